@@ -1,0 +1,141 @@
+-- Data model helpers shared by every module: the key prefix and key names, argument
+-- parsing, JSON encoding rules, errors. Everything is local: Redis 7+ and Valkey make the
+-- global environment read-only.
+
+-- The namespaces of the domain modules, declared up front so that each module can call
+-- functions that a later module defines.
+local Job, Queue, Recurring, Worker = {}, {}, {}, {}
+
+-- The key prefix; api.lua replaces it when the caller passes one KEY ending in ':'.
+local PREFIX = 'ql:'
+
+local Keys = {}
+function Keys.config() return PREFIX .. 'config' end
+function Keys.queues() return PREFIX .. 'queues' end
+function Keys.paused() return PREFIX .. 'paused_queues' end
+function Keys.queue(q, kind) return PREFIX .. 'q:' .. q .. '-' .. kind end
+function Keys.job(jid) return PREFIX .. 'j:' .. jid end
+function Keys.history(jid) return PREFIX .. 'j:' .. jid .. '-history' end
+function Keys.dependencies(jid) return PREFIX .. 'j:' .. jid .. '-dependencies' end
+function Keys.dependents(jid) return PREFIX .. 'j:' .. jid .. '-dependents' end
+function Keys.recurring(jid) return PREFIX .. 'r:' .. jid end
+function Keys.completed() return PREFIX .. 'completed' end
+function Keys.tracked() return PREFIX .. 'tracked' end
+function Keys.tag(tag) return PREFIX .. 't:' .. tag end
+function Keys.tags() return PREFIX .. 'tags' end
+function Keys.failures() return PREFIX .. 'failures' end
+function Keys.failed(group) return PREFIX .. 'f:' .. group end
+function Keys.workers() return PREFIX .. 'workers' end
+function Keys.worker_jobs(worker) return PREFIX .. 'w:' .. worker .. ':jobs' end
+function Keys.stats(kind, bin, q) return PREFIX .. 's:' .. kind .. ':' .. bin .. ':' .. q end
+function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
+function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
+function Keys.channel(name) return PREFIX .. name end
+-- The throttle every job of a queue holds: its id is the queue's key stem.
+function Keys.queue_throttle(q) return PREFIX .. 'q:' .. q end
+
+-- The five sets of a queue that hold jobs (the recur set holds templates).
+local QUEUE_SETS = {'work', 'locks', 'scheduled', 'depends', 'throttled'}
+
+local function call(...) return redis.call(...) end
+
+-- Errors: a table error makes the server reply with the text itself, undecorated.
+local function raise(message) error({err = message}, 0) end
+
+local function check(condition, message)
+  if not condition then raise(message) end
+end
+
+-- A finite number or nil. Lua's tonumber accepts 'nan' and 'inf'; the protocol must not
+-- store them (they break sorted sets and JSON), so they count as "not a number".
+local function number(value)
+  local n = tonumber(value)
+  if n == nil or n ~= n or n == math.huge or n == -math.huge then return nil end
+  return n
+end
+
+-- Decodes a JSON argument. Malformed text raises the JSON library's error; a missing value
+-- raises as well. Returns the decoded value (false for the JSON literal false).
+local function decode(text)
+  if text == nil then raise('JSON text expected, got nil') end
+  return cjson.decode(text)
+end
+
+-- Decodes JSON that the script stored itself; nil when absent or empty.
+local function decode_stored(text)
+  if text == nil or text == false or text == '' then return nil end
+  local ok, value = pcall(cjson.decode, text)
+  if ok then return value end
+  return nil
+end
+
+-- An array of strings (tags, jids, throttle ids) from a decoded JSON value, or nil.
+local function string_list(value)
+  if type(value) ~= 'table' then return nil end
+  local list = {}
+  for i = 1, #value do
+    local item = value[i]
+    if type(item) == 'number' then item = tostring(item) end
+    if type(item) ~= 'string' then return nil end
+    list[i] = item
+  end
+  return list
+end
+
+-- cjson writes an empty table as {}. reqless replies write empty lists as [].
+local function json_array(list)
+  if #list == 0 then return '[]' end
+  return cjson.encode(list)
+end
+
+-- A JSON value for event payloads: strings as cjson writes them, absent values as false.
+local function json_value(value)
+  if value == nil or value == false then return 'false' end
+  return cjson.encode(value)
+end
+
+local function contains(list, value)
+  for _, item in ipairs(list) do
+    if item == value then return true end
+  end
+  return false
+end
+
+-- Option pairs after the fixed arguments: name -> value, last one wins.
+local function options(args, first)
+  local result = {}
+  for i = first, #args, 2 do
+    if args[i + 1] ~= nil then result[args[i]] = args[i + 1] end
+  end
+  return result
+end
+
+-- The day bin of a time (floored modulo, also for negative times).
+local function day_bin(t)
+  return t - (t % 86400)
+end
+
+-- Sorted-set score of a waiting job: higher priority first, then earlier insertion.
+local function work_score(priority, t)
+  return priority - (t / 10000000000)
+end
+
+-- Redis replies false for a missing hash field; this reads it as nil.
+local function field(value)
+  if value == false then return nil end
+  return value
+end
+
+-- The arguments a[first..n] as a list.
+local function rest(a, first)
+  local list = {}
+  for i = first, a.n do list[#list + 1] = a[i] end
+  return list
+end
+
+-- Deletes members from a sorted set, in batches small enough for unpack.
+local function zrem_all(key, members)
+  for i = 1, #members, 5000 do
+    call('ZREM', key, unpack(members, i, math.min(i + 4999, #members)))
+  end
+end

@@ -1,0 +1,67 @@
+-- Configuration: the ql:config hash, read once per call, with the built-in fallbacks.
+
+local Config = {}
+
+-- The values the script falls back to where an option is used and not set.
+local FALLBACKS = {
+  ['heartbeat'] = 60,
+  ['grace-period'] = 10,
+  ['jobs-history'] = 604800,
+  ['jobs-history-count'] = 50000,
+  ['max-job-history'] = 100,
+  ['max-pop-retry'] = 1,
+  ['max-worker-age'] = 86400,
+}
+
+local stored = nil
+
+-- Every stored option (name -> string), read with one HGETALL per call.
+function Config.stored()
+  if stored == nil then
+    stored = {}
+    local flat = call('HGETALL', Keys.config())
+    for i = 1, #flat, 2 do stored[flat[i]] = flat[i + 1] end
+  end
+  return stored
+end
+
+-- An option as a number: the stored value if numeric, else `fallback`, else the built-in.
+function Config.number(name, fallback)
+  local value = number(Config.stored()[name])
+  if value ~= nil then return value end
+  if fallback ~= nil then return fallback end
+  return FALLBACKS[name]
+end
+
+-- HB(q): the lock duration of a queue (config <queue>-heartbeat, else heartbeat).
+function Config.heartbeat(queue)
+  return Config.number(queue .. '-heartbeat', Config.number('heartbeat'))
+end
+
+-- The value `config.get <option>` answers (the name is shared by both vocabularies): the
+-- stored string, else the classic default (numbers stay numbers), else reqless's default.
+function Config.get(option)
+  local value = Config.stored()[option]
+  if value ~= nil then return value end
+  value = CLASSIC.config_defaults[option]
+  if value ~= nil then return value end
+  return RELESS.config_defaults[option]
+end
+
+-- The defaults of a vocabulary overlaid with every stored option.
+function Config.all(D)
+  local result = {}
+  for name, value in pairs(D.config_defaults) do result[name] = value end
+  for name, value in pairs(Config.stored()) do result[name] = value end
+  return result
+end
+
+function Config.set(option, value)
+  call('HSET', Keys.config(), option, value)
+  stored = nil
+end
+
+function Config.unset(option)
+  call('HDEL', Keys.config(), option)
+  stored = nil
+end

@@ -1,0 +1,63 @@
+-- Pubsub notifications. Payloads are concatenated in the reference key order instead of
+-- encoding a Lua table, whose key order differs between Lua builds: the bytes are the same
+-- on every server.
+
+local Events = {}
+
+local function object(pairs_)
+  local parts = {}
+  for i = 1, #pairs_, 2 do
+    parts[#parts + 1] = '"' .. pairs_[i] .. '":' .. json_value(pairs_[i + 1])
+  end
+  return '{' .. table.concat(parts, ',') .. '}'
+end
+
+function Events.publish(channel, payload)
+  call('PUBLISH', Keys.channel(channel), payload)
+end
+
+function Events.is_tracked(jid)
+  return call('ZSCORE', Keys.tracked(), jid) ~= false
+end
+
+-- Publishes the bare jid on a tracking channel when the job is tracked.
+function Events.if_tracked(channel, jid, tracked)
+  if tracked == nil then tracked = Events.is_tracked(jid) end
+  if tracked then Events.publish(channel, jid) end
+end
+
+function Events.put(jid, queue)
+  Events.publish('log', object({'jid', jid, 'event', 'put', 'queue', queue}))
+end
+
+-- LOST(jid, worker): the worker's own channel, then the log.
+function Events.lock_lost(jid, worker)
+  local payload = object({'jid', jid, 'event', 'lock_lost', 'worker', worker})
+  Events.publish('w:' .. worker, payload)
+  Events.publish('log', payload)
+end
+
+function Events.canceled_payload(jid, queue, worker)
+  return object({'jid', jid, 'queue', queue, 'event', 'canceled', 'worker', worker})
+end
+
+function Events.completed(jid, queue)
+  Events.publish('log', object({'jid', jid, 'event', 'completed', 'queue', queue}))
+end
+
+function Events.advanced(jid, queue, to)
+  Events.publish('log', object({'jid', jid, 'to', to, 'event', 'advanced', 'queue', queue}))
+end
+
+function Events.failed(jid, group, message, worker)
+  Events.publish('log', object({
+    'message', message, 'jid', jid, 'group', group, 'event', 'failed', 'worker', worker}))
+end
+
+function Events.config_set(option, value)
+  Events.publish('log', object({'option', option, 'event', 'config_set', 'value', value}))
+end
+
+function Events.config_unset(option)
+  Events.publish('log', object({'event', 'config_unset', 'option', option}))
+end

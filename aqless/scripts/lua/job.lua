@@ -1,0 +1,677 @@
+-- Jobs: the job object, and every state change of a single job (put, complete, fail,
+-- retry, heartbeat, timeout, cancel, dependencies, priority, tags, tracking, log).
+
+local JOB_FIELDS = {'jid', 'klass', 'state', 'queue', 'worker', 'priority', 'expires',
+  'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid', 'throttles'}
+
+-- A job hash's fields by name (absent fields are nil).
+function Job.read(jid, names)
+  local values = call('HMGET', Keys.job(jid), unpack(names))
+  local result = {}
+  for i, name in ipairs(names) do result[name] = field(values[i]) end
+  return result
+end
+
+-- The job object (17 keys classic, 18 reqless), or nil when the job does not exist.
+function Job.object(D, jid)
+  local f = Job.read(jid, JOB_FIELDS)
+  if f.jid == nil then return nil end
+  local object = {
+    jid = f.jid,
+    klass = f.klass or '',
+    state = f.state or '',
+    queue = f.queue or '',
+    worker = f.worker or '',
+    tracked = Events.is_tracked(jid),
+    priority = tonumber(f.priority) or 0,
+    expires = tonumber(f.expires) or 0,
+    retries = tonumber(f.retries) or 0,
+    remaining = math.floor(tonumber(f.remaining) or 0),
+    data = f.data or '{}',
+    tags = decode_stored(f.tags) or {},
+    history = History.read(D, jid),
+    failure = decode_stored(f.failure) or {},
+    spawned_from_jid = f.spawned_from_jid or false,
+    dependents = call('SMEMBERS', Keys.dependents(jid)),
+    dependencies = call('SMEMBERS', Keys.dependencies(jid)),
+  }
+  if D.show_throttles then object.throttles = decode_stored(f.throttles) or {} end
+  return object
+end
+
+-- The objects of the jids that exist, in order.
+function Job.objects(D, jids)
+  local result = {}
+  for _, jid in ipairs(jids) do
+    local object = Job.object(D, jid)
+    if object ~= nil then result[#result + 1] = object end
+  end
+  return result
+end
+
+function Job.to_work(queue, jid, priority, t)
+  call('ZADD', Keys.queue(queue, 'work'), work_score(priority, t), jid)
+end
+
+-- Removes the job from every set of the queue that holds jobs.
+function Job.leave_queue(queue, jid)
+  for _, kind in ipairs(QUEUE_SETS) do call('ZREM', Keys.queue(queue, kind), jid) end
+end
+
+function Job.register_queue(queue, now)
+  call('ZADD', Keys.queues(), 'NX', now, queue)
+end
+
+-- DEPEND: registers the dependencies that are neither missing nor complete; returns how
+-- many were registered.
+function Job.add_dependencies(jid, dependencies)
+  local added = 0
+  for _, dependency in ipairs(dependencies) do
+    local state = call('HGET', Keys.job(dependency), 'state')
+    if state and state ~= 'complete' then
+      call('SADD', Keys.dependents(dependency), jid)
+      call('SADD', Keys.dependencies(jid), dependency)
+      added = added + 1
+    end
+  end
+  return added
+end
+
+-- RELEASE: dependents whose last dependency this was become waiting (or scheduled).
+function Job.release_dependents(jid, now)
+  local dependents = call('SMEMBERS', Keys.dependents(jid))
+  for _, dependent in ipairs(dependents) do
+    call('SREM', Keys.dependencies(dependent), jid)
+    if call('SCARD', Keys.dependencies(dependent)) == 0 then
+      local f = Job.read(dependent, {'queue', 'priority', 'scheduled'})
+      if f.queue ~= nil then
+        call('ZREM', Keys.queue(f.queue, 'depends'), dependent)
+        if f.scheduled ~= nil then
+          call('ZADD', Keys.queue(f.queue, 'scheduled'), f.scheduled, dependent)
+          call('HSET', Keys.job(dependent), 'state', 'scheduled')
+          call('HDEL', Keys.job(dependent), 'scheduled')
+        else
+          Job.to_work(f.queue, dependent, tonumber(f.priority) or 0, now)
+          call('HSET', Keys.job(dependent), 'state', 'waiting')
+        end
+      end
+    end
+  end
+  call('DEL', Keys.dependents(jid))
+end
+
+-- Deletes a job's keys (cancel and the retention purge).
+function Job.delete(D, jid, tags)
+  Tags.all_off(D, jid, tags)
+  call('DEL', Keys.job(jid), Keys.history(jid))
+end
+
+local function time_field(now) return string.format('%.20f', now) end
+
+local function failure_text(group, message, when, worker)
+  return cjson.encode({group = group, message = message, when = when, worker = worker})
+end
+
+local function exhausted_message(queue)
+  return 'Job exhausted retries in queue "' .. tostring(queue) .. '"'
+end
+
+-- Leaves a failure group: the list, the group when empty, the `failed` counter of the
+-- failure's day.
+local function leave_failure_group(jid, failure_text_, stats_queue, now)
+  local failure = decode_stored(failure_text_) or {}
+  local group = failure.group
+  if type(group) ~= 'string' then return end
+  call('LREM', Keys.failed(group), 0, jid)
+  if call('EXISTS', Keys.failed(group)) == 0 then call('SREM', Keys.failures(), group) end
+  Stats.count(stats_queue, tonumber(failure.when) or now, {failed = -1})
+end
+
+local function join_failure_group(jid, group)
+  call('SADD', Keys.failures(), group)
+  call('LPUSH', Keys.failed(group), jid)
+end
+
+---------------------------------------------------------------------------------------------
+-- put / requeue
+
+-- Validates put's arguments (after now: worker queue jid klass data delay [name value]...)
+-- in the reference's order; returns them parsed.
+local function parse_put(D, a)
+  local queue, jid, klass, data, delay = a[2], a[3], a[4], a[5], a[6]
+  check(queue, 'Queue(): no queue name provided')
+  check(jid, 'Put(): Arg "jid" missing')
+  check(klass, 'Put(): Arg "klass" missing')
+  check(decode(data) ~= false, 'Put(): Arg "data" missing or not JSON: ' .. tostring(data))
+  local delay_n = number(delay)
+  check(delay_n, 'Put(): Arg "delay" not a number: ' .. tostring(delay))
+  if a.n > 6 and (a.n - 6) % 2 == 1 then
+    raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
+  end
+  local o = options(a, 7)
+  local parsed = {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
+    delay = delay_n}
+  if o.retries ~= nil then
+    parsed.retries = number(o.retries)
+    check(parsed.retries, 'Put(): Arg "retries" not a number: ' .. o.retries)
+  end
+  if o.tags ~= nil then
+    parsed.tags = string_list(decode(o.tags))
+    check(parsed.tags, 'Put(): Arg "tags" not JSON' .. o.tags)
+  end
+  if o.priority ~= nil then
+    parsed.priority = number(o.priority)
+    check(parsed.priority, 'Put(): Arg "priority" not a number' .. o.priority)
+  end
+  parsed.depends = {}
+  if o.depends ~= nil then
+    parsed.depends = string_list(decode(o.depends))
+    check(parsed.depends, 'Put(): Arg "depends" not JSON: ' .. o.depends)
+  end
+  parsed.throttles = {}
+  if D.throttle_options and o.throttles ~= nil then
+    parsed.throttles = string_list(decode(o.throttles))
+    check(parsed.throttles, 'Put(): Arg "throttles" not JSON array: ' .. o.throttles)
+  end
+  return parsed
+end
+
+function Job.put(D, now, a)
+  local p = parse_put(D, a)
+  local jid, queue = p.jid, p.queue
+  local old = Job.read(jid, {'priority', 'tags', 'queue', 'state', 'failure', 'retries',
+    'worker'})
+  local priority = p.priority or tonumber(old.priority) or 0
+  local retries = p.retries or tonumber(old.retries) or 5
+  local old_tags = Tags.parse(old.tags)
+  local tags = p.tags or old_tags
+
+  Tags.all_off(D, jid, old_tags)
+  if #p.depends > 0 and old.state ~= nil then
+    for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
+      if not contains(p.depends, dependency) then
+        call('SREM', Keys.dependents(dependency), jid)
+        call('SREM', Keys.dependencies(jid), dependency)
+      end
+    end
+  end
+  Events.put(jid, queue)
+  History.put(D, jid, now, queue)
+  if old.queue ~= nil then Job.leave_queue(old.queue, jid) end
+  if old.worker ~= nil and old.worker ~= '' then
+    call('ZREM', Keys.worker_jobs(old.worker), jid)
+    if old.worker ~= p.worker then Events.lock_lost(jid, old.worker) end
+  end
+  if old.state == 'complete' then call('ZREM', Keys.completed(), jid) end
+  for _, tag in ipairs(tags) do Tags.on(jid, tag, now) end
+  if old.state == 'failed' then leave_failure_group(jid, old.failure, queue, now) end
+
+  local old_stem = nil
+  if old.queue ~= nil then old_stem = Keys.queue_throttle(old.queue) end
+  local throttles = Throttle.list_for(p.throttles, old_stem, queue)
+  local state = 'waiting'
+  if p.delay > 0 then state = 'scheduled' end
+  call('HSET', Keys.job(jid), 'jid', jid, 'klass', p.klass, 'data', p.data,
+    'priority', priority, 'tags', cjson.encode(tags), 'state', state, 'worker', '',
+    'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
+    'time', time_field(now), 'throttles', cjson.encode(throttles))
+  Job.add_dependencies(jid, p.depends)
+
+  local has_dependencies = (old.state ~= nil or #p.depends > 0)
+    and call('SCARD', Keys.dependencies(jid)) > 0
+  if has_dependencies then
+    call('ZADD', Keys.queue(queue, 'depends'), now, jid)
+    call('HSET', Keys.job(jid), 'state', 'depends')
+    if p.delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + p.delay) end
+  elseif p.delay > 0 then
+    call('ZADD', Keys.queue(queue, 'scheduled'), now + p.delay, jid)
+  elseif Throttle.first_unavailable(throttles) ~= nil then
+    Throttle.park(queue, jid, throttles, state, now)
+  else
+    Job.to_work(queue, jid, priority, now)
+  end
+  Job.register_queue(queue, now)
+  Events.if_tracked('put', jid)
+  return jid
+end
+
+function Job.requeue(D, now, a)
+  check(a[3], 'Job(): no jid provided')
+  check(call('EXISTS', Keys.job(a[3])) == 1, 'Requeue(): Job ' .. a[3] .. ' does not exist')
+  return Job.put(D, now, a)
+end
+
+---------------------------------------------------------------------------------------------
+-- complete / fail / retry / heartbeat / timeout: only a running job's owner may
+
+-- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
+local function purge_completed(D, now)
+  local function purge(jids)
+    for _, jid in ipairs(jids) do
+      Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
+      if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
+    end
+  end
+  local horizon = now - Config.number('jobs-history')
+  local old = call('ZRANGEBYSCORE', Keys.completed(), 0, horizon)
+  if #old > 0 then
+    purge(old)
+    call('ZREMRANGEBYSCORE', Keys.completed(), 0, horizon)
+  end
+  local keep = math.floor(Config.number('jobs-history-count'))
+  local excess = call('ZRANGE', Keys.completed(), 0, -(keep + 1))
+  if #excess > 0 then
+    purge(excess)
+    call('ZREMRANGEBYRANK', Keys.completed(), 0, -(keep + 1))
+  end
+end
+
+-- Completes a running job; with `next` it is put into that queue instead.
+-- o: next, delay (number), depends (list), each optional.
+function Job.complete(D, now, jid, worker, queue, data, o)
+  check(jid, 'Job(): no jid provided')
+  check(worker, 'Complete(): Arg "worker" missing')
+  if queue == nil then refuse(D, 'complete_no_queue') end
+  check(decode(data) ~= false, 'Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
+  local delay, depends = nil, nil
+  if o.delay ~= nil then
+    delay = number(o.delay)
+    check(delay, 'assertion failed!')
+  end
+  if o.depends ~= nil then
+    depends = string_list(decode(o.depends))
+    check(depends, 'Complete(): Arg "depends" not JSON: ' .. o.depends)
+  end
+  local next_queue = o.next
+  check(delay == nil or next_queue ~= nil,
+    'Complete(): "delay" cannot be used without a "next".')
+  check(depends == nil or next_queue ~= nil,
+    'Complete(): "depends" cannot be used without a "next".')
+  local job = Job.read(jid, {'worker', 'state', 'priority', 'retries', 'queue', 'time'})
+  local values = {jid = jid, state = job.state, worker = job.worker, queue = job.queue}
+  if job.state == nil then refuse(D, 'complete_missing', values) end
+  if job.state ~= 'running' then refuse(D, 'complete_state', values) end
+  if job.worker ~= worker then refuse(D, 'complete_worker', values) end
+  if job.queue ~= queue then refuse(D, 'complete_queue', values) end
+
+  History.append(jid, now, 'done')
+  Job.leave_queue(queue, jid)
+  Throttle.release_all(jid, now)
+  Stats.record(queue, 'run', now, {now - (tonumber(job.time) or now)})
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  Events.if_tracked('completed', jid)
+  local retries = tonumber(job.retries) or 5
+
+  if next_queue ~= nil then
+    delay, depends = delay or 0, depends or {}
+    Events.advanced(jid, queue, next_queue)
+    History.put(D, jid, now, next_queue)
+    Job.register_queue(next_queue, now)
+    call('HSET', Keys.job(jid), 'data', data, 'state', 'waiting', 'worker', '',
+      'failure', '{}', 'queue', next_queue, 'expires', 0, 'remaining', retries,
+      'time', time_field(now))
+    if delay > 0 and #depends == 0 then
+      -- the reference leaves the state at `waiting` here
+      call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
+      return 'scheduled'
+    end
+    if Job.add_dependencies(jid, depends) > 0 then
+      call('ZADD', Keys.queue(next_queue, 'depends'), now, jid)
+      call('HSET', Keys.job(jid), 'state', 'depends')
+      if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
+      return 'depends'
+    end
+    Job.to_work(next_queue, jid, tonumber(job.priority) or 0, now)
+    return 'waiting'
+  end
+
+  Events.completed(jid, queue)
+  call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
+    'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now))
+  call('ZADD', Keys.completed(), now, jid)
+  purge_completed(D, now)
+  Job.release_dependents(jid, now)
+  return 'complete'
+end
+
+function Job.fail(D, now, jid, worker, group, message, data)
+  check(jid, 'Job(): no jid provided')
+  check(worker, 'Fail(): Arg "worker" missing')
+  check(group, 'Fail(): Arg "group" missing')
+  check(message, 'Fail(): Arg "message" missing')
+  local decoded = nil
+  if data ~= nil then
+    decoded = decode(data)
+    check(decoded ~= false, 'Fail(): Arg "data" not JSON: ' .. data)
+  end
+  local job = Job.read(jid, {'queue', 'state', 'worker'})
+  local values = {jid = jid, state = job.state, worker = job.worker}
+  if job.state == nil then refuse(D, 'fail_missing', values) end
+  if job.state ~= 'running' then refuse(D, 'fail_state', values) end
+  if job.worker ~= worker then refuse(D, 'fail_worker', values) end
+
+  Events.failed(jid, group, message, worker)
+  Events.if_tracked('failed', jid)
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  History.append(jid, now, 'failed', {worker = worker, group = group})
+  Stats.count(job.queue, now, {failures = 1, failed = 1})
+  Job.leave_queue(job.queue, jid)
+  local key = Keys.job(jid)
+  if decoded ~= nil then call('HSET', key, 'data', cjson.encode(decoded)) end
+  call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
+    'failure', failure_text(group, message, math.floor(now), worker))
+  Throttle.release_all(jid, now)
+  join_failure_group(jid, group)
+  return jid
+end
+
+function Job.retry(D, now, jid, queue, worker, delay, group, message)
+  check(jid, 'Job(): no jid provided')
+  if queue == nil then refuse(D, 'retry_no_queue') end
+  check(worker, 'Retry(): Arg "worker" missing')
+  local delay_n = 0
+  if delay ~= nil then
+    delay_n = number(delay)
+    check(delay_n, 'Retry(): Arg "delay" not a number: ' .. delay)
+  end
+  local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority'})
+  local values = {jid = jid, state = job.state, worker = job.worker}
+  if job.state == nil then refuse(D, 'retry_missing', values) end
+  if job.state ~= 'running' then refuse(D, 'retry_state', values) end
+  if job.worker ~= worker then refuse(D, 'retry_worker', values) end
+
+  local key = Keys.job(jid)
+  local remaining = call('HINCRBY', key, 'remaining', -1)
+  call('HDEL', key, 'grace')
+  call('ZREM', Keys.queue(job.queue, 'locks'), jid)
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  Throttle.release_all(jid, now)
+  local explained = group ~= nil and message ~= nil
+  if remaining < 0 then
+    group = group or ('failed-retries-' .. queue)
+    History.append(jid, now, D.exhausted_retry_history, {group = group})
+    local failure
+    if explained then
+      failure = failure_text(group, message, math.floor(now), worker)
+    else
+      failure = failure_text(group, exhausted_message(job.queue), now, '')
+    end
+    call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '', 'failure', failure)
+    if D.exhausted_retry_publishes then Events.if_tracked('failed', jid) end
+    join_failure_group(jid, group)
+    Stats.count(queue, now, {failures = 1, failed = 1})
+  else
+    if delay_n > 0 then
+      call('ZADD', Keys.queue(queue, 'scheduled'), now + delay_n, jid)
+      call('HSET', key, 'state', 'scheduled')
+    else
+      Job.to_work(queue, jid, tonumber(job.priority) or 0, now)
+      call('HSET', key, 'state', 'waiting')
+    end
+    if explained then
+      call('HSET', key, 'failure', failure_text(group, message, math.floor(now), worker))
+    end
+  end
+  return math.floor(remaining)
+end
+
+function Job.heartbeat(D, now, jid, worker, data)
+  check(jid, 'Job(): no jid provided')
+  check(worker, 'Heatbeat(): Arg "worker" missing')
+  local job = Job.read(jid, {'queue', 'worker', 'state'})
+  local expires = now + Config.heartbeat(job.queue or '')
+  local decoded = nil
+  if data ~= nil then
+    decoded = decode(data)
+    check(decoded ~= false, 'Heartbeat(): Arg "data" not JSON: ' .. data)
+  end
+  local values = {jid = jid, state = job.state, worker = job.worker}
+  if job.worker == nil then refuse(D, 'heartbeat_missing', values) end
+  if job.state ~= 'running' then refuse(D, 'heartbeat_state', values) end
+  if job.worker ~= worker or job.worker == '' then refuse(D, 'heartbeat_worker', values) end
+
+  local key = Keys.job(jid)
+  if decoded ~= nil then
+    call('HSET', key, 'expires', expires, 'worker', worker, 'data', cjson.encode(decoded))
+  else
+    call('HSET', key, 'expires', expires, 'worker', worker)
+  end
+  call('ZADD', Keys.worker_jobs(worker), expires, jid)
+  if D.heartbeat_registers_worker then call('ZADD', Keys.workers(), now, worker) end
+  call('ZADD', Keys.queue(job.queue, 'locks'), expires, jid)
+  return expires
+end
+
+function Job.timeout(D, now, jids)
+  local jobs = {}
+  for i, jid in ipairs(jids) do
+    local job = Job.read(jid, {'queue', 'state', 'worker'})
+    if job.queue == nil then refuse(D, 'timeout_missing', {jid = jid}) end
+    check(job.state == 'running', 'Timeout(): Job ' .. jid .. ' not running')
+    jobs[i] = job
+  end
+  for i, jid in ipairs(jids) do
+    local job = jobs[i]
+    History.append(jid, now, 'timed-out')
+    call('ZREM', Keys.queue(job.queue, 'locks'), jid)
+    Throttle.release_all(jid, now)
+    call('ZADD', Keys.queue(job.queue, 'work'), '+inf', jid)
+    if D.timeout_clears_worker then
+      call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0, 'worker', '')
+    else
+      call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0)
+    end
+    Events.lock_lost(jid, job.worker or '')
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- cancel
+
+function Job.cancel(D, now, jids)
+  local named = {}
+  for _, jid in ipairs(jids) do named[jid] = true end
+  for _, jid in ipairs(jids) do
+    for _, dependent in ipairs(call('SMEMBERS', Keys.dependents(jid))) do
+      check(named[dependent], 'Cancel(): ' .. jid .. ' is a dependency of ' .. dependent ..
+        ' but is not mentioned to be canceled')
+    end
+  end
+  for _, jid in ipairs(jids) do
+    local job = Job.read(jid, {'state', 'queue', 'failure', 'worker', 'tags'})
+    if job.state ~= 'complete' then
+      local payload = Events.canceled_payload(jid, job.queue, job.worker)
+      Events.publish('log', payload)
+      if job.worker ~= nil and job.worker ~= '' then
+        call('ZREM', Keys.worker_jobs(job.worker), jid)
+        Events.publish('w:' .. job.worker, payload)
+      end
+      if job.queue ~= nil then Job.leave_queue(job.queue, jid) end
+      Throttle.release_all(jid, now)
+      for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
+        call('SREM', Keys.dependents(dependency), jid)
+      end
+      call('DEL', Keys.dependencies(jid))
+      if job.state == 'failed' then
+        leave_failure_group(jid, job.failure, job.queue or '', now)
+      end
+      local tracked = Events.is_tracked(jid)
+      Job.delete(D, jid, Tags.parse(job.tags))
+      Events.if_tracked('canceled', jid, tracked)
+    end
+  end
+  return jids
+end
+
+---------------------------------------------------------------------------------------------
+-- dependencies, priority, log, tracking, tags
+
+local function release_from_depends(jid, now)
+  local job = Job.read(jid, {'queue', 'priority'})
+  if job.queue == nil then return end
+  call('ZREM', Keys.queue(job.queue, 'depends'), jid)
+  Job.to_work(job.queue, jid, tonumber(job.priority) or 0, now)
+  call('HSET', Keys.job(jid), 'state', 'waiting')
+end
+
+-- `depends jid on|off jid...` / `depends jid off all`.
+function Job.depends(D, now, jid, command, dependencies)
+  check(jid, 'Job(): no jid provided')
+  check(command, 'Depends(): Arg "command" missing')
+  local state = field(call('HGET', Keys.job(jid), 'state'))
+  check(state == 'depends',
+    'Depends(): Job ' .. jid .. ' not in the depends state: ' .. tostring(state or false))
+  if command == 'on' then
+    Job.add_dependencies(jid, dependencies)
+  elseif command == 'off' then
+    if dependencies[1] == 'all' then
+      for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
+        call('SREM', Keys.dependents(dependency), jid)
+      end
+      call('DEL', Keys.dependencies(jid))
+      release_from_depends(jid, now)
+    else
+      for _, dependency in ipairs(dependencies) do
+        call('SREM', Keys.dependents(dependency), jid)
+        call('SREM', Keys.dependencies(jid), dependency)
+      end
+      if call('SCARD', Keys.dependencies(jid)) == 0 then release_from_depends(jid, now) end
+    end
+  else
+    raise('Depends(): Argument "command" must be "on" or "off"')
+  end
+  return 1
+end
+
+function Job.set_priority(D, now, jid, priority)
+  check(jid, 'Job(): no jid provided')
+  local value = number(priority)
+  check(value, 'Priority(): Arg "priority" missing or not a number: ' .. tostring(priority))
+  local queue = field(call('HGET', Keys.job(jid), 'queue'))
+  if queue == nil then refuse(D, 'priority_missing', {jid = jid}) end
+  if queue ~= '' and call('ZSCORE', Keys.queue(queue, 'work'), jid) then
+    call('ZADD', Keys.queue(queue, 'work'), value, jid)
+  end
+  call('HSET', Keys.job(jid), 'priority', value)
+  return value
+end
+
+function Job.log(D, now, jid, message, data)
+  check(jid, "Log(): Argument 'jid' missing")
+  check(message, "Log(): Argument 'message' missing")
+  local item = nil
+  if data ~= nil then
+    item = decode(data)
+    check(type(item) == 'table', "Log(): Argument 'data' not cjson: " .. data)
+  end
+  check(call('EXISTS', Keys.job(jid)) == 1, 'Log(): Job ' .. jid .. ' does not exist')
+  History.append(jid, now, message, item)
+end
+
+-- {"jobs": [objects], "expired": [jids]} over every tracked jid.
+function Job.tracked(D)
+  local jobs, expired = {}, {}
+  for _, jid in ipairs(call('ZRANGE', Keys.tracked(), 0, -1)) do
+    local object = Job.object(D, jid)
+    if object ~= nil then jobs[#jobs + 1] = object else expired[#expired + 1] = jid end
+  end
+  return {jobs = jobs, expired = expired}
+end
+
+-- `track track|untrack jid`: returns the JSON text of how many members changed.
+function Job.track(D, now, action, jid)
+  check(jid, 'Track(): Arg "jid" missing')
+  check(call('EXISTS', Keys.job(jid)) == 1, 'Track(): Job does not exist')
+  local word = string.lower(action)
+  if word == 'track' then
+    Events.publish('track', jid)
+    return cjson.encode(call('ZADD', Keys.tracked(), now, jid))
+  elseif word == 'untrack' then
+    Events.publish('untrack', jid)
+    return cjson.encode(call('ZREM', Keys.tracked(), jid))
+  end
+  raise('Track(): Unknown action "' .. action .. '"')
+end
+
+local function job_tags(jid)
+  check(jid, 'Tag(): Arg "jid" missing')
+  local text = call('HGET', Keys.job(jid), 'tags')
+  check(text, 'Tag(): Job ' .. jid .. ' does not exist')
+  return Tags.parse(text)
+end
+
+function Job.add_tags(D, now, jid, tags)
+  local list = job_tags(jid)
+  for _, tag in ipairs(tags) do
+    if not contains(list, tag) then list[#list + 1] = tag end
+    Tags.on(jid, tag, now)
+  end
+  call('HSET', Keys.job(jid), 'tags', cjson.encode(list))
+  return D.list(list)
+end
+
+function Job.remove_tags(D, now, jid, tags)
+  local list = job_tags(jid)
+  local removed = {}
+  for _, tag in ipairs(tags) do
+    Tags.off(D, jid, tag)
+    removed[tag] = true
+  end
+  local kept = {}
+  for _, tag in ipairs(list) do
+    if not removed[tag] then kept[#kept + 1] = tag end
+  end
+  call('HSET', Keys.job(jid), 'tags', cjson.encode(kept))
+  return D.list(kept)
+end
+
+---------------------------------------------------------------------------------------------
+-- lock expiry (used by pop)
+
+-- INVALIDATE: expired locks of a queue, oldest first. The first pop after expiry warns
+-- (courtesy step); the first pop after the grace period reclaims the job, spending a retry,
+-- or fails it when none is left. Returns the reclaimed jids.
+function Job.invalidate(D, queue, now, count)
+  local reclaimed = {}
+  if count <= 0 then return reclaimed end
+  local expired = call('ZRANGEBYSCORE', Keys.queue(queue, 'locks'), '-inf', now,
+    'LIMIT', 0, count)
+  local grace = Config.number('grace-period')
+  for _, jid in ipairs(expired) do
+    local key = Keys.job(jid)
+    local job = Job.read(jid, {'worker', 'grace', 'queue'})
+    local worker = job.worker or ''
+    call('ZREM', Keys.worker_jobs(worker), jid)
+    local warned = job.grace == '1'
+    if grace <= 0 or not warned then
+      Events.if_tracked('stalled', jid)
+      History.append(jid, now, 'timed-out')
+      call('HSET', key, 'grace', 1)
+      Events.lock_lost(jid, worker)
+      call('ZADD', Keys.queue(queue, 'locks'), now + grace, jid)
+      Stats.count(queue, now, {retries = 1})
+    end
+    if grace <= 0 or warned then
+      call('HDEL', key, 'grace')
+      local remaining = call('HINCRBY', key, 'remaining', -1)
+      if remaining < 0 then
+        call('ZREM', Keys.queue(queue, 'work'), jid)
+        call('ZREM', Keys.queue(queue, 'locks'), jid)
+        call('ZREM', Keys.queue(queue, 'scheduled'), jid)
+        Throttle.release_all(jid, now)
+        local group = 'failed-retries-' .. tostring(job.queue)
+        local message = exhausted_message(queue)
+        History.append(jid, now, 'failed', {group = group})
+        call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
+          'failure', failure_text(group, message, now, ''))
+        join_failure_group(jid, group)
+        Events.if_tracked('failed', jid)
+        Events.failed(jid, group, message, worker)
+        Stats.count(queue, now, {failures = 1, failed = 1})
+      else
+        reclaimed[#reclaimed + 1] = jid
+      end
+    end
+  end
+  return reclaimed
+end

@@ -1,0 +1,271 @@
+-- Queues: pop and peek (with lock expiry, recurring spawns, scheduled promotion and
+-- throttles), counts, listings by state, pause, unfail.
+
+-- PROMOTE: due scheduled jobs become waiting (inserted at `now`).
+function Queue.promote(queue, now, limit)
+  if limit <= 0 then return end
+  local scheduled = Keys.queue(queue, 'scheduled')
+  local due = call('ZRANGEBYSCORE', scheduled, 0, now, 'LIMIT', 0, limit)
+  if #due == 0 then return end
+  for _, jid in ipairs(due) do
+    local job = Job.read(jid, {'jid', 'priority'})
+    if job.jid ~= nil then
+      Job.to_work(queue, jid, tonumber(job.priority) or 0, now)
+      call('HSET', Keys.job(jid), 'state', 'waiting')
+    end
+  end
+  zrem_all(scheduled, due)
+end
+
+-- Hands a job to a worker: history, wait statistic, lock. Returns false for a jid whose
+-- job hash is gone.
+local function hand_out(queue, jid, worker, expires, now, waits)
+  local job = Job.read(jid, {'jid', 'time'})
+  if job.jid == nil then return false end
+  History.append(jid, now, 'popped', {worker = worker})
+  waits[#waits + 1] = now - (tonumber(job.time) or now)
+  call('ZADD', Keys.worker_jobs(worker), expires, jid)
+  call('HSET', Keys.job(jid), 'time', string.format('%.20f', now), 'worker', worker,
+    'expires', expires, 'state', 'running')
+  call('ZADD', Keys.queue(queue, 'locks'), expires, jid)
+  Events.if_tracked('popped', jid)
+  return true
+end
+
+-- Pops up to `count` jobs for `worker`; returns the popped jids in order.
+function Queue.pop_jids(D, now, queue, worker, count)
+  local popped, waits = {}, {}
+  if call('SISMEMBER', Keys.paused(), queue) == 1 then return popped end
+  call('ZADD', Keys.workers(), now, worker)
+  if D.max_concurrency then
+    local maximum = Config.number(queue .. '-max-concurrency', 0)
+    if maximum > 0 then
+      local running = call('ZCOUNT', Keys.queue(queue, 'locks'), now, '+inf')
+      count = math.min(math.max(0, maximum - running), count)
+    end
+  end
+  if count <= 0 then return popped end
+  local expires = now + Config.heartbeat(queue)
+
+  -- reclaimed jobs still hold their throttles: no acquisition
+  local reclaimed = Job.invalidate(D, queue, now, count)
+  for _, jid in ipairs(reclaimed) do
+    if hand_out(queue, jid, worker, expires, now, waits) then popped[#popped + 1] = jid end
+  end
+  if Throttle.available(Keys.queue_throttle(queue)) then
+    Recurring.spawn(D, queue, now, count - #reclaimed)
+    Queue.promote(queue, now, count - #reclaimed)
+    local passes = Config.number(queue .. '-max-pop-retry', Config.number('max-pop-retry'))
+    local work = Keys.queue(queue, 'work')
+    while #popped < count and passes > 0 do
+      local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
+      if #batch == 0 then break end
+      for _, jid in ipairs(batch) do
+        local job = Job.read(jid, {'throttles', 'state'})
+        local throttles = Throttle.parse(job.throttles)
+        if Throttle.try_acquire(jid, throttles) then
+          if hand_out(queue, jid, worker, expires, now, waits) then popped[#popped + 1] = jid end
+        elseif job.state ~= nil then
+          Throttle.park(queue, jid, throttles, job.state, now)
+        end
+      end
+      zrem_all(work, batch)
+      passes = passes - 1
+    end
+  end
+  Stats.record(queue, 'wait', now, waits)
+  return popped
+end
+
+function Queue.pop(D, now, queue, worker, count)
+  check(queue, 'Queue(): no queue name provided')
+  check(worker, 'Pop(): Arg "worker" missing')
+  local n = number(count)
+  if n == nil then refuse(D, 'pop_count', {value = tostring(count)}) end
+  return D.list(Job.objects(D, Queue.pop_jids(D, now, queue, worker, math.floor(n))))
+end
+
+-- The jids a pop would take, without taking them: expired locks first, then the work set
+-- (recurring jobs are spawned and due scheduled jobs promoted on the way).
+local function peek_jids(D, queue, now, offset, limit)
+  local wanted = offset + limit
+  local expired = call('ZRANGEBYSCORE', Keys.queue(queue, 'locks'), '-inf', now,
+    'LIMIT', 0, wanted)
+  local room = wanted - #expired
+  Recurring.spawn(D, queue, now, room)
+  Queue.promote(queue, now, room)
+  local work = Keys.queue(queue, 'work')
+  if offset > #expired then
+    return call('ZREVRANGE', work, offset - #expired, offset - #expired + limit - 1)
+  end
+  local jids = expired
+  if room > 0 then
+    for _, jid in ipairs(call('ZREVRANGE', work, 0, room - 1)) do jids[#jids + 1] = jid end
+  end
+  local result = {}
+  for i = offset + 1, math.min(#jids, offset + limit) do result[#result + 1] = jids[i] end
+  return result
+end
+
+-- classic `peek queue count`
+function Queue.peek(D, now, queue, count)
+  check(queue, 'Queue(): no queue name provided')
+  local n = number(count)
+  check(n, 'Peek(): Arg "count" missing or not a number: ' .. tostring(count))
+  n = math.floor(n)
+  if n <= 0 then return D.list({}) end
+  return D.list(Job.objects(D, peek_jids(D, queue, now, 0, n)))
+end
+
+-- reqless `queue.peek queue offset limit`
+function Queue.peek_range(D, now, queue, offset, limit)
+  check(queue, 'Queue(): no queue name provided')
+  local first = number(offset)
+  check(first, 'Peek(): Arg "offset" missing or not a number: ' .. tostring(offset))
+  local n = number(limit)
+  check(n, 'Peek(): Arg "limit" missing or not a number: ' .. tostring(limit))
+  first, n = math.max(0, math.floor(first)), math.floor(n)
+  if n <= 0 then return D.list({}) end
+  return D.list(Job.objects(D, peek_jids(D, queue, now, first, n)))
+end
+
+-- The counts object of a queue (8 keys classic, 9 with `throttled` for reqless).
+function Queue.counts(D, now, queue)
+  local locks = Keys.queue(queue, 'locks')
+  local stalled = call('ZCOUNT', locks, 0, now)
+  Queue.promote(queue, now, call('ZCARD', Keys.queue(queue, 'scheduled')))
+  local counts = {
+    name = queue,
+    waiting = call('ZCARD', Keys.queue(queue, 'work')),
+    stalled = stalled,
+    running = call('ZCARD', locks) - stalled,
+    scheduled = call('ZCARD', Keys.queue(queue, 'scheduled')),
+    depends = call('ZCARD', Keys.queue(queue, 'depends')),
+    recurring = call('ZCARD', Keys.queue(queue, 'recur')),
+    paused = call('SISMEMBER', Keys.paused(), queue) == 1,
+  }
+  if D.count_throttled then counts.throttled = call('ZCARD', Keys.queue(queue, 'throttled')) end
+  return counts
+end
+
+function Queue.names()
+  return call('ZRANGE', Keys.queues(), 0, -1)
+end
+
+function Queue.all_counts(D, now)
+  local result = {}
+  for i, queue in ipairs(Queue.names()) do result[i] = Queue.counts(D, now, queue) end
+  return result
+end
+
+function Queue.length(now, queue)
+  check(queue, 'Queue(): no queue name provided')
+  return call('ZCARD', Keys.queue(queue, 'locks')) + call('ZCARD', Keys.queue(queue, 'work'))
+    + call('ZCARD', Keys.queue(queue, 'scheduled'))
+end
+
+local function names_given(names, command)
+  check(#names > 0, command .. '(): wrong number of arguments: give at least one name')
+end
+
+function Queue.pause(names)
+  names_given(names, 'Pause')
+  call('SADD', Keys.paused(), unpack(names))
+end
+
+function Queue.unpause(names)
+  names_given(names, 'Unpause')
+  call('SREM', Keys.paused(), unpack(names))
+end
+
+function Queue.forget(names)
+  names_given(names, 'Forget')
+  call('ZREM', Keys.queues(), unpack(names))
+end
+
+-- An optional offset and count (paging arguments), validated with the given texts.
+function Queue.page(offset, count, default_count, offset_text, count_text)
+  local first = 0
+  if offset ~= nil then
+    first = number(offset)
+    check(first, offset_text .. offset)
+  end
+  local n = default_count
+  if count ~= nil then
+    n = number(count)
+    check(n, count_text .. count)
+  end
+  return math.floor(first), math.floor(n)
+end
+
+function Queue.completed(offset, count)
+  return call('ZREVRANGE', Keys.completed(), offset, offset + count - 1)
+end
+
+-- Jids of a queue by state (`jobs <state> <queue>`, `queue.jobsByState`).
+function Queue.jobs_by_state(D, now, state, queue, offset, count)
+  local key = function(kind) return Keys.queue(queue, kind) end
+  if state == 'running' then
+    return call('ZRANGEBYSCORE', key('locks'), now, '+inf', 'LIMIT', offset, count)
+  elseif state == 'stalled' then
+    return call('ZRANGEBYSCORE', key('locks'), '-inf', now, 'LIMIT', offset, count)
+  elseif state == 'scheduled' then
+    Queue.promote(queue, now, call('ZCARD', key('scheduled')))
+    return call('ZRANGE', key('scheduled'), offset, offset + count - 1)
+  elseif state == 'depends' then
+    return call('ZRANGE', key('depends'), offset, offset + count - 1)
+  elseif state == 'throttled' then
+    return call('ZRANGE', key('throttled'), offset, offset + count - 1)
+  elseif state == 'recurring' then
+    local low = 0
+    if D == RELESS then low = '-inf' end
+    return call('ZRANGEBYSCORE', key('recur'), low, '+inf', 'LIMIT', offset, count)
+  end
+  raise('Jobs(): Unknown type "' .. state .. '"')
+end
+
+-- Moves the oldest failures of a group into a queue; returns how many moved.
+function Queue.unfail(D, now, queue, group, count)
+  if queue == nil then refuse(D, 'unfail_no_queue') end
+  check(group, 'Unfail(): Arg "group" missing')
+  local n = 25
+  if count ~= nil then
+    n = number(count)
+    check(n, 'Unfail(): Arg "count" not a number: ' .. count)
+  end
+  n = math.floor(n)
+  if D.unfail_positive_count then
+    check(n > 0, 'Unfail(): Arg "count" must be greater than zero')
+  end
+  if n <= 0 then return 0 end
+  local list = Keys.failed(group)
+  local jids = call('LRANGE', list, -n, -1)
+  local moved = 0
+  for _, jid in ipairs(jids) do
+    local job = Job.read(jid, {'jid', 'retries', 'priority'})
+    if job.jid ~= nil then
+      History.put(D, jid, now, queue)
+      call('HSET', Keys.job(jid), 'state', 'waiting', 'worker', '', 'expires', 0,
+        'queue', queue, 'remaining', tonumber(job.retries) or 5)
+      Job.to_work(queue, jid, tonumber(job.priority) or 0, now)
+      moved = moved + 1
+    end
+  end
+  call('LTRIM', list, 0, -n - 1)
+  if call('EXISTS', list) == 0 then call('SREM', Keys.failures(), group) end
+  return moved
+end
+
+-- `failed` without a group: group -> number of failed jobs.
+function Queue.failure_groups()
+  local result = {}
+  for _, group in ipairs(call('SMEMBERS', Keys.failures())) do
+    result[group] = call('LLEN', Keys.failed(group))
+  end
+  return result
+end
+
+function Queue.failed_in_group(group, start, limit)
+  local list = Keys.failed(group)
+  return {total = call('LLEN', list), jobs = call('LRANGE', list, start, start + limit - 1)}
+end

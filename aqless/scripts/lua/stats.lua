@@ -1,0 +1,77 @@
+-- Per-day statistics: wait and run times (running mean, Welford variance, histogram) and
+-- the failures/failed/retries counters of ql:s:stats:<bin>:<queue>.
+
+local Stats = {}
+
+local function histogram_field(value)
+  local v = math.floor(value)
+  if v < 60 then return 's' .. v end
+  if v < 3600 then return 'm' .. math.floor(v / 60) end
+  if v < 86400 then return 'h' .. math.floor(v / 3600) end
+  return 'd' .. math.floor(v / 86400)
+end
+
+-- STAT for several samples at once (a pop records one wait sample per job): one read and
+-- one write of the summary, one increment per histogram bucket.
+function Stats.record(queue, kind, now, samples)
+  if #samples == 0 then return end
+  local key = Keys.stats(kind, day_bin(now), queue)
+  local summary = call('HMGET', key, 'total', 'mean', 'vk')
+  local total, mean, vk = tonumber(summary[1]), tonumber(summary[2]), tonumber(summary[3])
+  local buckets, order = {}, {}
+  for _, value in ipairs(samples) do
+    if total == nil then
+      total, mean, vk = 1, value, 0
+    else
+      local old = mean
+      total = total + 1
+      mean = mean + (value - mean) / total
+      vk = vk + (value - mean) * (value - old)
+    end
+    local bucket = histogram_field(value)
+    if buckets[bucket] == nil then
+      buckets[bucket] = 0
+      order[#order + 1] = bucket
+    end
+    buckets[bucket] = buckets[bucket] + 1
+  end
+  for _, bucket in ipairs(order) do call('HINCRBY', key, bucket, buckets[bucket]) end
+  call('HSET', key, 'total', total, 'mean', mean, 'vk', vk)
+end
+
+function Stats.count(queue, at, counters)
+  local key = Keys.stats('stats', day_bin(at), queue)
+  for name, delta in pairs(counters) do call('HINCRBY', key, name, delta) end
+end
+
+local function summary(key)
+  local flat = call('HGETALL', key)
+  local fields = {}
+  for i = 1, #flat, 2 do fields[flat[i]] = flat[i + 1] end
+  local count = tonumber(fields.total) or 0
+  local mean = tonumber(fields.mean) or 0
+  local std = 0
+  if count > 1 then std = math.sqrt((tonumber(fields.vk) or 0) / (count - 1)) end
+  local histogram = {}
+  local function add(prefix, first, last)
+    for i = first, last do histogram[#histogram + 1] = tonumber(fields[prefix .. i]) or 0 end
+  end
+  add('s', 0, 59)
+  add('m', 1, 59)
+  add('h', 1, 23)
+  add('d', 1, 6)
+  return {count = count, mean = mean, std = std, histogram = histogram}
+end
+
+-- The stats object of a queue for the day of `date`.
+function Stats.of_day(queue, date)
+  local bin = day_bin(date)
+  local counters = call('HMGET', Keys.stats('stats', bin, queue), 'retries', 'failed', 'failures')
+  return {
+    retries = tonumber(counters[1]) or 0,
+    failed = tonumber(counters[2]) or 0,
+    failures = tonumber(counters[3]) or 0,
+    wait = summary(Keys.stats('wait', bin, queue)),
+    run = summary(Keys.stats('run', bin, queue)),
+  }
+end

@@ -1,0 +1,111 @@
+-- Throttles: named concurrency limits. ql:th:<tid> holds the maximum (0 = unlimited),
+-- ql:th:<tid>-locks the jids holding a slot, ql:th:<tid>-pending the jids waiting for one.
+-- Every job also holds its queue's throttle, whose id is ql:q:<queue>.
+
+local Throttle = {}
+
+local function locks_key(tid) return Keys.throttle(tid) .. '-locks' end
+local function pending_key(tid) return Keys.throttle(tid) .. '-pending' end
+
+function Throttle.maximum(tid)
+  return number(call('HGET', Keys.throttle(tid), 'maximum')) or 0
+end
+
+function Throttle.available(tid)
+  local maximum = Throttle.maximum(tid)
+  return maximum <= 0 or call('ZCARD', locks_key(tid)) < maximum
+end
+
+local function free_slots(tid)
+  local maximum = Throttle.maximum(tid)
+  if maximum <= 0 then return 10 end
+  return maximum - call('ZCARD', locks_key(tid))
+end
+
+-- The throttle list of a job or template (stored JSON text; absent means none).
+function Throttle.parse(text)
+  return string_list(decode_stored(text)) or {}
+end
+
+-- The list a put or recur stores: the given ids minus the old queue's own throttle (the
+-- reference scans forwards while removing, so an entry right after a removed one stays),
+-- then the new queue's throttle.
+function Throttle.list_for(given, old_stem, queue)
+  local list = {}
+  for i, tid in ipairs(given) do list[i] = tid end
+  if old_stem ~= nil then
+    local i = 1
+    while i <= #list do
+      if list[i] == old_stem then table.remove(list, i) end
+      i = i + 1
+    end
+  end
+  list[#list + 1] = Keys.queue_throttle(queue)
+  return list
+end
+
+-- The first throttle of the list without a free slot, or nil.
+function Throttle.first_unavailable(throttles)
+  for _, tid in ipairs(throttles) do
+    if not Throttle.available(tid) then return tid end
+  end
+  return nil
+end
+
+-- Takes a slot on every throttle, or on none when one is full.
+function Throttle.try_acquire(jid, throttles)
+  if Throttle.first_unavailable(throttles) ~= nil then return false end
+  for _, tid in ipairs(throttles) do call('ZADD', locks_key(tid), 1, jid) end
+  return true
+end
+
+-- Parks a job that could not get its throttles: state `throttled`, in the queue's
+-- throttled set and in the pending set of the first full throttle.
+function Throttle.park(queue, jid, throttles, state, now)
+  local tid = Throttle.first_unavailable(throttles)
+  if tid ~= nil then call('ZADD', pending_key(tid), now, jid) end
+  call('ZADD', Keys.queue(queue, 'throttled'), now, jid)
+  if state ~= 'throttled' then
+    call('HSET', Keys.job(jid), 'state', 'throttled')
+    History.append(jid, now, 'throttled', {queue = queue})
+  end
+end
+
+-- Frees the job's slot (or its place in line) and moves as many pending jobs back to
+-- their queue's work set as there are free slots. Moved jobs acquire at their next pop.
+function Throttle.release(tid, jid, now)
+  if call('ZREM', locks_key(tid), jid) == 0 then call('ZREM', pending_key(tid), jid) end
+  if call('ZCARD', pending_key(tid)) == 0 then return end
+  local slots = free_slots(tid)
+  if slots < 1 then return end
+  local waiting = call('ZRANGE', pending_key(tid), 0, slots - 1)
+  for _, pending in ipairs(waiting) do
+    local job = call('HMGET', Keys.job(pending), 'queue', 'priority')
+    local queue = field(job[1])
+    if queue ~= nil and queue ~= '' then
+      call('ZREM', Keys.queue(queue, 'throttled'), pending)
+      call('ZADD', Keys.queue(queue, 'work'),
+        work_score(tonumber(job[2]) or 0, now), pending)
+    end
+  end
+  call('ZREMRANGEBYRANK', pending_key(tid), 0, #waiting - 1)
+end
+
+-- release-all: every throttle in the job's stored list, in order.
+function Throttle.release_all(jid, now)
+  local throttles = Throttle.parse(call('HGET', Keys.job(jid), 'throttles'))
+  for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now) end
+end
+
+function Throttle.set(tid, maximum, expiration)
+  call('HSET', Keys.throttle(tid), 'id', tid, 'maximum', maximum)
+  if expiration > 0 then call('EXPIRE', Keys.throttle(tid), expiration) end
+end
+
+function Throttle.info(tid)
+  return {id = tid, maximum = Throttle.maximum(tid), ttl = call('TTL', Keys.throttle(tid))}
+end
+
+function Throttle.locks(tid) return call('ZRANGE', locks_key(tid), 0, -1) end
+function Throttle.pending(tid) return call('ZRANGE', pending_key(tid), 0, -1) end
+function Throttle.delete(tid) call('DEL', Keys.throttle(tid)) end

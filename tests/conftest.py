@@ -1,0 +1,134 @@
+"""Fixtures shared by every test: real servers (Valkey 9 and Redis 7) and the script."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from aqless.scripts.loader import Argument, Script
+from tests import servers
+
+SERVERS = {"valkey9": servers.valkey9, "redis7": servers.redis7}
+
+
+@pytest.fixture(scope="session")
+def _server_stack() -> Iterator[ExitStack]:
+    with ExitStack() as stack:
+        yield stack
+
+
+_started: dict[str, str] = {}
+
+
+@pytest.fixture(scope="session", params=sorted(SERVERS))
+def server_url(request: pytest.FixtureRequest, _server_stack: ExitStack) -> str:
+    """The URL of a real server; every test that uses it runs on Valkey 9 and on Redis 7."""
+    name: str = request.param
+    if name == "redis7" and servers.redis7_binary() is None:
+        if servers.REQUIRE_REDIS7:
+            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
+        pytest.skip("redis-server (Redis 7) is not installed; apt-get install redis-server")
+    if name not in _started:
+        _started[name] = _server_stack.enter_context(SERVERS[name]())
+    return _started[name]
+
+
+@pytest.fixture
+async def redis(server_url: str) -> AsyncIterator[aioredis.Redis]:
+    """A clean database on the server: flushed before each test."""
+    connection = aioredis.Redis.from_url(server_url, decode_responses=True)
+    await connection.flushall()
+    await connection.script_flush()
+    try:
+        yield connection
+    finally:
+        await connection.aclose()
+
+
+class Lua:
+    """Calls the script like the qless test harnesses do: ``await lua('put', 0, ...)``.
+
+    ``await lua(...)`` returns the raw reply (str, int, None or list); ``await lua.json(...)``
+    decodes a JSON reply.
+    """
+
+    def __init__(self, redis: aioredis.Redis, prefix: str | None = None) -> None:
+        self.redis = redis
+        self.script = Script(redis, prefix=prefix)
+
+    async def __call__(self, command: str, now: float, *args: Argument) -> Any:
+        return await self.script(command, now, *args)
+
+    async def json(self, command: str, now: float, *args: Argument) -> Any:
+        reply = await self.script(command, now, *args)
+        assert isinstance(reply, str), f"expected a JSON text, got {reply!r}"
+        return json.loads(reply)
+
+
+@pytest.fixture
+def lua(redis: aioredis.Redis) -> Lua:
+    return Lua(redis)
+
+
+class Captured:
+    """Messages published while a block ran, in order: a list of (channel, payload)."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str]] = []
+
+    def channels(self) -> list[str]:
+        return [channel for channel, _ in self.messages]
+
+    def on(self, channel: str) -> list[str]:
+        return [payload for name, payload in self.messages if name == channel]
+
+
+class EventCapture:
+    """``async with events() as captured:`` records every ``ql:*`` publication in the block.
+
+    No sleeping: on exit a sentinel is published on a private channel and messages are read
+    until it arrives; a server delivers one connection's messages in publication order.
+    """
+
+    SENTINEL = "aqless-test-sentinel"
+
+    def __init__(self, redis: aioredis.Redis, pattern: str) -> None:
+        self._redis = redis
+        self._pattern = pattern
+        self._pubsub = redis.pubsub()
+        self.captured = Captured()
+
+    async def __aenter__(self) -> Captured:
+        await self._pubsub.psubscribe(self._pattern, self.SENTINEL)
+        for _ in range(2):
+            await self._pubsub.get_message(timeout=5)  # the two subscribe confirmations
+        return self.captured
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        try:
+            if exc_info[0] is None:
+                await self._redis.publish(self.SENTINEL, "end")
+                while True:
+                    message = await self._pubsub.get_message(timeout=5)
+                    assert message is not None, "the sentinel never arrived"
+                    if message["channel"] == self.SENTINEL:
+                        break
+                    if message["type"] == "pmessage":
+                        self.captured.messages.append((message["channel"], message["data"]))
+        finally:
+            await self._pubsub.aclose()
+
+
+@pytest.fixture
+def events(redis: aioredis.Redis) -> Any:
+    """``async with events() as captured`` (default pattern ``ql:*``)."""
+
+    def capture(pattern: str = "ql:*") -> EventCapture:
+        return EventCapture(redis, pattern)
+
+    return capture

