@@ -43,8 +43,21 @@ def redis7() -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="aqless-redis7-") as folder:
         socket = Path(folder) / "redis.sock"
         process = subprocess.Popen(
-            [binary, "--port", "0", "--unixsocket", str(socket), "--unixsocketperm", "700",
-             "--save", "", "--appendonly", "no", "--dir", folder],
+            [
+                binary,
+                "--port",
+                "0",
+                "--unixsocket",
+                str(socket),
+                "--unixsocketperm",
+                "700",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                folder,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.STDOUT,
         )

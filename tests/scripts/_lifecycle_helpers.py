@@ -155,6 +155,11 @@ class Vocabulary:
     def peek_args(self, count: int) -> tuple[int, ...]:
         return (0, count) if self.reqless else (count,)
 
+    async def track(self, lua: Lua, now: float, jid: str = "jid") -> Any:
+        if self.reqless:
+            return await lua("job.track", now, jid)
+        return await lua("track", now, "track", jid)
+
     async def complete(
         self, lua: Lua, now: float, jid: str = "jid", worker: str = "worker",
         queue: str = "queue", data: str = "{}",
@@ -166,3 +171,8 @@ class Vocabulary:
 CLASSIC = Vocabulary(reqless=False)
 REQLESS = Vocabulary(reqless=True)
 BOTH = pytest.mark.parametrize("v", [CLASSIC, REQLESS], ids=["classic", "reqless"])
+
+
+def score(priority: float, t: float) -> Any:
+    """The work-set score of CORE 2.3, compared precisely enough to see the time part."""
+    return pytest.approx(priority - t / 1e10, rel=0, abs=1e-12)

@@ -119,7 +119,8 @@ class Vocab:
     async def pop(
         self, now: float, queue: str = "queue", worker: str = "worker", count: int = 1
     ) -> Any:
-        return await self.lua.json("queue.pop" if self.reqless else "pop", now, queue, worker, count)
+        command = "queue.pop" if self.reqless else "pop"
+        return await self.lua.json(command, now, queue, worker, count)
 
     async def peek(self, now: float, queue: str = "queue", count: int = 10) -> Any:
         if self.reqless:

