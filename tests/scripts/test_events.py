@@ -449,7 +449,7 @@ async def test_advance_and_exhaustion_payloads_escape(
         (LOG, '{"jid":"a","to":"n\\/2","event":"advanced","queue":"q\\"1"}'),
         ("ql:w:worker", lost),
         (LOG, lost),
-        (LOG, '{"message":"Job exhausted retries in queue \\"q\\\\\\"1\\"","jid":"b",'
+        (LOG, '{"message":"Job exhausted retries in queue \\"q\\"1\\"","jid":"b",'
               '"group":"failed-retries-q\\"1","event":"failed","worker":"worker"}'),
     ]
 

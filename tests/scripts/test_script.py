@@ -157,11 +157,13 @@ def test_the_script_writes_no_globals() -> None:
 
 @pytest.mark.parametrize("command", sorted(set(CLASSIC_COMMANDS + RELESS_COMMANDS)))
 async def test_every_command_is_dispatched(lua: Lua, command: str) -> None:
+    text = ""
     try:
         await lua(command, 0)
     except ResponseError as error:
-        assert "Unknown command" not in str(error)
-        assert "attempt to" not in str(error)
+        text = str(error)
+    assert "Unknown command" not in text
+    assert "attempt to" not in text
 
 
 @pytest.mark.parametrize(
