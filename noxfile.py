@@ -17,6 +17,13 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *session.posargs)
 
 
+@nox.session(python=PYTHON, default=False)
+def tests_long(session: nox.Session) -> None:
+    """The long property runs (thousands of random command sequences per server)."""
+    session.install("-e", ".[dev,fast]")
+    session.run("pytest", "-m", "slow", *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check."""

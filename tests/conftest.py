@@ -121,7 +121,7 @@ class EventCapture:
                     if message["type"] == "pmessage":
                         self.captured.messages.append((message["channel"], message["data"]))
         finally:
-            await self._pubsub.aclose()
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
 @pytest.fixture

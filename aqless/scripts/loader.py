@@ -34,7 +34,7 @@ class Script:
         return sha.decode() if isinstance(sha, bytes) else sha
 
     async def __call__(self, command: str, now: float, *args: Argument) -> Reply:
-        argv = (command, repr(now) if isinstance(now, float) else now, *args)
+        argv = (command, repr(now), *args)
         try:
             return await self._redis.evalsha(self.sha, len(self._keys), *self._keys, *argv)
         except NoScriptError:

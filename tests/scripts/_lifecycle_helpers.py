@@ -64,7 +64,8 @@ def reqless_job(jid: str = "jid", **fields: Any) -> dict[str, Any]:
 async def snapshot(redis: aioredis.Redis) -> dict[str, Any]:
     """Every key of the database with its type, content (and scores) and TTL."""
     state: dict[str, Any] = {}
-    for key in sorted(await redis.keys("*")):
+    keys = [str(key) for key in await redis.keys("*")]  # decode_responses: already str
+    for key in sorted(keys):
         kind = await redis.type(key)
         value: Any
         if kind == "string":
@@ -81,6 +82,13 @@ async def snapshot(redis: aioredis.Redis) -> dict[str, Any]:
             value = kind
         state[key] = (kind, value, await redis.ttl(key))
     return state
+
+
+async def hfield(redis: aioredis.Redis, key: str, name: str) -> str:
+    """A hash field that must exist, as text."""
+    value = await redis.hget(key, name)
+    assert isinstance(value, str), f"{key} {name}: {value!r}"
+    return value
 
 
 async def assert_fails(
@@ -161,11 +169,17 @@ class Vocabulary:
         return await lua("track", now, "track", jid)
 
     async def complete(
-        self, lua: Lua, now: float, jid: str = "jid", worker: str = "worker",
-        queue: str = "queue", data: str = "{}",
+        self,
+        lua: Lua,
+        now: float,
+        jid: str = "jid",
+        worker: str = "worker",
+        queue: str = "queue",
+        data: str = "{}",
     ) -> Any:
-        return await lua("job.complete" if self.reqless else "complete", now, jid, worker,
-                         queue, data)
+        return await lua(
+            "job.complete" if self.reqless else "complete", now, jid, worker, queue, data
+        )
 
 
 CLASSIC = Vocabulary(reqless=False)

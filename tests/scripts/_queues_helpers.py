@@ -19,7 +19,7 @@ async def snapshot(lua: Lua) -> dict[str, tuple[str, object, bool]]:
     redis = lua.redis
     state: dict[str, tuple[str, object, bool]] = {}
     for key in sorted(await redis.keys("*")):
-        kind = await redis.type(key)
+        kind = str(await redis.type(key))
         value: object
         if kind == "string":
             value = await redis.get(key)
@@ -33,13 +33,11 @@ async def snapshot(lua: Lua) -> dict[str, tuple[str, object, bool]]:
             value = await redis.zrange(key, 0, -1, withscores=True)
         else:  # pragma: no cover - the protocol uses no other type
             value = kind
-        state[key] = (kind, value, await redis.ttl(key) != -1)
+        state[str(key)] = (kind, value, await redis.ttl(key) != -1)
     return state
 
 
-async def refused(
-    lua: Lua, text: str | None, command: str, now: float, *args: Argument
-) -> str:
+async def refused(lua: Lua, text: str | None, command: str, now: float, *args: Argument) -> str:
     """Call a command that must fail: with `text` in the error (any error when None), no Lua
     runtime error ("attempt to ..."), no publication and no change to the database."""
     before = await snapshot(lua)

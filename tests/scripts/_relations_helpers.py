@@ -130,8 +130,9 @@ class Vocab:
     async def complete(
         self, now: float, jid: str, worker: str = "worker", queue: str = "queue", data: str = "{}"
     ) -> Any:
-        return await self.lua("job.complete" if self.reqless else "complete", now, jid, worker,
-                              queue, data)
+        return await self.lua(
+            "job.complete" if self.reqless else "complete", now, jid, worker, queue, data
+        )
 
     async def advance(
         self,
@@ -145,8 +146,9 @@ class Vocab:
     ) -> Any:
         """``complete ... next <to> [options]`` / ``job.completeAndRequeue ... <to> [options]``."""
         if self.reqless:
-            return await self.lua("job.completeAndRequeue", now, jid, worker, queue, data, to,
-                                  *options)
+            return await self.lua(
+                "job.completeAndRequeue", now, jid, worker, queue, data, to, *options
+            )
         return await self.lua("complete", now, jid, worker, queue, data, "next", to, *options)
 
     async def fail(
@@ -157,14 +159,16 @@ class Vocab:
         group: str = "group",
         message: str = "message",
     ) -> Any:
-        return await self.lua("job.fail" if self.reqless else "fail", now, jid, worker, group,
-                              message)
+        return await self.lua(
+            "job.fail" if self.reqless else "fail", now, jid, worker, group, message
+        )
 
     async def retry(
         self, now: float, jid: str, queue: str = "queue", worker: str = "worker", *rest: Any
     ) -> Any:
-        return await self.lua("job.retry" if self.reqless else "retry", now, jid, queue, worker,
-                              *rest)
+        return await self.lua(
+            "job.retry" if self.reqless else "retry", now, jid, queue, worker, *rest
+        )
 
     async def heartbeat(self, now: float, jid: str, worker: str = "worker") -> Any:
         return await self.lua("job.heartbeat" if self.reqless else "heartbeat", now, jid, worker)
@@ -194,8 +198,7 @@ class Vocab:
         return await self.lua("depends", now, jid, word, *jids)
 
     async def priority(self, now: float, jid: str, priority: Any) -> Any:
-        return await self.lua("job.setPriority" if self.reqless else "priority", now, jid,
-                              priority)
+        return await self.lua("job.setPriority" if self.reqless else "priority", now, jid, priority)
 
     async def log(self, now: float, jid: str, message: str, *data: str) -> Any:
         return await self.lua("job.log" if self.reqless else "log", now, jid, message, *data)
@@ -237,12 +240,14 @@ class Vocab:
         return await self.lua.json("failureGroups.counts" if self.reqless else "failed", now)
 
     async def failed_group(self, now: float, group: str, *paging: Any) -> Any:
-        return await self.lua.json("jobs.failedByGroup" if self.reqless else "failed", now,
-                                   group, *paging)
+        return await self.lua.json(
+            "jobs.failedByGroup" if self.reqless else "failed", now, group, *paging
+        )
 
     async def unfail(self, now: float, queue: str, group: str, *count: Any) -> Any:
-        return await self.lua("queue.unfail" if self.reqless else "unfail", now, queue, group,
-                              *count)
+        return await self.lua(
+            "queue.unfail" if self.reqless else "unfail", now, queue, group, *count
+        )
 
 
 VOCABULARIES = ["classic", "reqless"]
@@ -255,7 +260,8 @@ def make_vocab(lua: Lua, name: str) -> Vocab:
 async def snapshot(redis: aioredis.Redis) -> dict[str, Any]:
     """Every key of the database with its type and content (for "nothing changed" checks)."""
     result: dict[str, Any] = {}
-    for key in sorted(await redis.keys("*")):
+    keys = [str(key) for key in await redis.keys("*")]
+    for key in sorted(keys):
         kind = await redis.type(key)
         value: Any
         if kind == "string":
@@ -272,6 +278,19 @@ async def snapshot(redis: aioredis.Redis) -> dict[str, Any]:
             value = kind
         result[key] = (kind, value, await redis.ttl(key))
     return result
+
+
+async def hfield(redis: aioredis.Redis, key: str, field: str) -> str:
+    """A hash field that must exist."""
+    value = await redis.hget(key, field)
+    assert isinstance(value, str), f"{key} has no field {field}"
+    return value
+
+
+async def zscores(redis: aioredis.Redis, key: str) -> dict[str, float]:
+    """Members of a sorted set with their scores."""
+    pairs: Any = await redis.zrange(key, 0, -1, withscores=True)
+    return {str(member): float(score) for member, score in pairs}
 
 
 async def assert_rejected(

@@ -27,23 +27,23 @@ ALLOWED = {
 QUEUE_SETS = ("work", "scheduled", "depends", "locks", "throttled")
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+def text_of(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def structures(r: redis.Redis, queues: list[str], prefix: str = "ql:") -> dict[str, list[str]]:
     """jid -> the structures holding it, e.g. {'a': ['work:q']}."""
     held: dict[str, list[str]] = defaultdict(list)
-    known = {_text(q) for q in r.zrange(f"{prefix}queues", 0, -1)}
+    known = {text_of(q) for q in r.zrange(f"{prefix}queues", 0, -1)}
     for queue in sorted(known | set(queues)):
         for kind in QUEUE_SETS:
             for jid in r.zrange(f"{prefix}q:{queue}-{kind}", 0, -1):
-                held[_text(jid)].append(f"{kind}:{queue}")
+                held[text_of(jid)].append(f"{kind}:{queue}")
     for jid in r.zrange(f"{prefix}completed", 0, -1):
-        held[_text(jid)].append("completed")
-    for group in (_text(g) for g in r.smembers(f"{prefix}failures")):
+        held[text_of(jid)].append("completed")
+    for group in (text_of(g) for g in r.smembers(f"{prefix}failures")):
         for jid in r.lrange(f"{prefix}f:{group}", 0, -1):
-            held[_text(jid)].append(f"failed:{group}")
+            held[text_of(jid)].append(f"failed:{group}")
     return held
 
 
@@ -52,7 +52,7 @@ def job_states(r: redis.Redis, prefix: str = "ql:") -> dict[str, str]:
     for key in r.scan_iter(match=f"{prefix}j:*", _type="hash"):
         jid, state = r.hmget(key, "jid", "state")
         if jid is not None:
-            states[_text(jid)] = _text(state or b"")
+            states[text_of(jid)] = text_of(state or b"")
     return states
 
 
@@ -76,7 +76,7 @@ def violations(r: redis.Redis, queues: list[str], prefix: str = "ql:") -> list[s
             problems.append(f"{jid} is {state} but held by {places}")
         if state == "depends" and r.scard(f"{prefix}j:{jid}-dependencies") == 0:
             problems.append(f"{jid} is depends without dependencies")
-    for group in (_text(g) for g in r.smembers(f"{prefix}failures")):
+    for group in (text_of(g) for g in r.smembers(f"{prefix}failures")):
         if r.llen(f"{prefix}f:{group}") == 0:
             problems.append(f"failure group {group} is listed but empty")
     return problems

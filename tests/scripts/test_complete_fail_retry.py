@@ -19,6 +19,7 @@ from tests.scripts._lifecycle_helpers import (
     REQLESS,
     Vocabulary,
     assert_fails,
+    hfield,
     histogram,
     popped_entry,
     score,
@@ -35,7 +36,6 @@ EXHAUSTED_EVENT = (
     '"group":"failed-retries-queue","event":"failed","worker":"worker"}'
 )
 EXHAUSTED_MESSAGE = 'Job exhausted retries in queue "queue"'
-DONE = {"what": "done"}
 
 
 def done(when: int) -> dict[str, Any]:
@@ -46,13 +46,27 @@ def timed_out(when: int) -> dict[str, Any]:
     return {"when": when, "what": "timed-out"}
 
 
-async def put(lua: Lua, v: Vocabulary, now: float, jid: str = "jid", *options: Any,
-              queue: str = "queue", delay: int = 0) -> Any:
+async def put(
+    lua: Lua,
+    v: Vocabulary,
+    now: float,
+    jid: str = "jid",
+    *options: Any,
+    queue: str = "queue",
+    delay: int = 0,
+) -> Any:
     return await lua(v.put, now, "worker", queue, jid, "klass", "{}", delay, *options)
 
 
-async def pop(lua: Lua, v: Vocabulary, now: float, count: int = 1, *, queue: str = "queue",
-              worker: str = "worker") -> Any:
+async def pop(
+    lua: Lua,
+    v: Vocabulary,
+    now: float,
+    count: int = 1,
+    *,
+    queue: str = "queue",
+    worker: str = "worker",
+) -> Any:
     return await lua.json(v.pop, now, queue, worker, count)
 
 
@@ -63,8 +77,13 @@ async def running(lua: Lua, v: Vocabulary, jid: str = "jid", *options: Any) -> N
 
 
 def running_job(v: Vocabulary, jid: str = "jid", **fields: Any) -> dict[str, Any]:
-    fields.setdefault("history", [v.put_entry(0), popped_entry(1)])
-    return v.job(jid, state="running", worker="worker", expires=61, **fields)
+    base: dict[str, Any] = {
+        "state": "running",
+        "worker": "worker",
+        "expires": 61,
+        "history": [v.put_entry(0), popped_entry(1)],
+    }
+    return v.job(jid, **{**base, **fields})
 
 
 async def make_state(lua: Lua, v: Vocabulary, state: str) -> None:
@@ -97,13 +116,15 @@ async def test_complete(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
     await running(lua, v)
     assert await v.complete(lua, 2) == "complete"
     assert await lua.json(v.get, 2, "jid") == v.job(
-        state="complete", queue="", history=[v.put_entry(0), popped_entry(1), done(2)],
+        state="complete",
+        queue="",
+        history=[v.put_entry(0), popped_entry(1), done(2)],
         throttles=["ql:q:queue"],
     )
     assert await redis.zrange("ql:completed", 0, -1, withscores=True) == [("jid", 2.0)]
     for key in ("ql:q:queue-locks", "ql:q:queue-work", "ql:w:worker:jobs"):
         assert await redis.zcard(key) == 0, key
-    assert float(await redis.hget("ql:j:jid", "time")) == 2
+    assert float(await hfield(redis, "ql:j:jid", "time")) == 2
     if v.reqless:  # REQLESS 6.8: the locks of every throttle are released
         assert await redis.zcard("ql:th:ql:q:queue-locks") == 0
 
@@ -156,8 +177,9 @@ async def test_complete_releases_dependents(lua: Lua, redis: aioredis.Redis, v: 
 
 async def complete_next(lua: Lua, v: Vocabulary, now: float, *options: Any) -> Any:
     if v.reqless:
-        return await lua("job.completeAndRequeue", now, "jid", "worker", "queue", "{}", "other",
-                         *options)
+        return await lua(
+            "job.completeAndRequeue", now, "jid", "worker", "queue", "{}", "other", *options
+        )
     return await lua("complete", now, "jid", "worker", "queue", "{}", "next", "other", *options)
 
 
@@ -174,8 +196,9 @@ async def test_complete_with_next_advances_the_job(
     assert captured.messages == [("ql:log", ADVANCED_EVENT)]
     history = [v.put_entry(0), popped_entry(1), popped_entry(3), done(4), v.put_entry(4, "other")]
     # REQLESS 6.3: the throttle list is not updated by an advance
-    expected = v.job(queue="other", retries=2, remaining=2, history=history,
-                     throttles=["ql:q:queue"])
+    expected = v.job(
+        queue="other", retries=2, remaining=2, history=history, throttles=["ql:q:queue"]
+    )
     assert await lua.json(v.get, 4, "jid") == expected
     assert await redis.zrange("ql:q:other-work", 0, -1, withscores=True) == [("jid", score(0, 4))]
     assert await redis.zscore("ql:queues", "other") == 4
@@ -224,7 +247,28 @@ async def test_complete_with_next_and_depends(
     job = await lua.json(v.get, 2, "jid")
     assert (job["state"], job["queue"], job["dependencies"]) == ("depends", "other", ["b"])
     assert await redis.zrange("ql:q:other-depends", 0, -1, withscores=True) == [("jid", 2.0)]
-    assert float(await redis.hget("ql:j:jid", "scheduled")) == 12
+    assert float(await hfield(redis, "ql:j:jid", "scheduled")) == 12
+
+
+async def test_complete_with_next_depends_and_delay_counts_the_delay_from_completion(
+    lua: Lua, redis: aioredis.Redis
+) -> None:
+    # CORE 6.5 notes: completed at 3 with delay 10 -> due at 13, whenever b completes
+    await put(lua, CLASSIC, 0, "b", queue="bq")
+    await put(lua, CLASSIC, 0, "a")
+    await pop(lua, CLASSIC, 1)
+    reply = await lua(
+        "complete", 3, "a", "worker", "queue", "{}", "next", "foo", "depends", '["b"]', "delay", 10
+    )
+    assert reply == "depends"
+    await pop(lua, CLASSIC, 4, queue="bq")
+    await lua("complete", 6, "b", "worker", "bq", "{}")
+    assert (await lua.json("get", 6, "a"))["state"] == "scheduled"
+    assert await redis.zrange("ql:q:foo-scheduled", 0, -1, withscores=True) == [("a", 13.0)]
+    assert await redis.hexists("ql:j:a", "scheduled") == 0
+    assert await lua("peek", 12, "foo", 10) == "{}"
+    assert [job["jid"] for job in await lua.json("peek", 13, "foo", 10)] == ["a"]
+    assert (await lua.json("get", 13, "a"))["state"] == "waiting"
 
 
 @BOTH
@@ -239,7 +283,8 @@ async def test_complete_with_satisfied_depends_ignores_the_delay(
 async def test_job_complete_ignores_extra_arguments(lua: Lua) -> None:
     await running(lua, REQLESS)
     assert await lua("job.complete", 2, "jid", "worker", "queue", "{}", "next", "other") == (
-        "complete")
+        "complete"
+    )
     assert (await lua.json("job.get", 2, "jid"))["queue"] == ""
 
 
@@ -263,14 +308,18 @@ COMPLETE_CASES = [
     ((J, W, Q, "{}", "next", "other", "delay", "foo"), "assertion failed!"),
     ((J, W, Q, "{}", "next", "other", "delay", "nan"), "assertion failed!"),
     ((J, W, Q, "{}", "delay", "foo"), "assertion failed!"),
-    ((J, W, Q, "{}", "next", "other", "depends", "false"),
-     'Complete(): Arg "depends" not JSON: false'),
+    (
+        (J, W, Q, "{}", "next", "other", "depends", "false"),
+        'Complete(): Arg "depends" not JSON: false',
+    ),
     ((J, W, Q, "{}", "next", "other", "depends", "{]"), None),
     ((J, W, Q, "{}", "delay", 5), 'Complete(): "delay" cannot be used without a "next".'),
     ((J, W, Q, "{}", "delay", 0), 'Complete(): "delay" cannot be used without a "next".'),
     ((J, W, Q, "{}", "depends", "[]"), 'Complete(): "depends" cannot be used without a "next".'),
-    ((J, W, Q, "{}", "depends", "[]", "delay", 5),
-     'Complete(): "delay" cannot be used without a "next".'),
+    (
+        (J, W, Q, "{}", "depends", "[]", "delay", 5),
+        'Complete(): "delay" cannot be used without a "next".',
+    ),
     ((J, W, Q, "{}", "depends", "false", "next", "other", "delay", "foo"), "assertion failed!"),
     ((J, W, Q, "{}", "next", "other", "delay", 5), "Complete(): Job jid does not exist"),
 ]
@@ -321,10 +370,17 @@ async def test_complete_of_a_job_that_is_not_running(
     await make_state(lua, v, state)
     jid = "" if v.reqless else "jid "
     text = f"Complete(): Job {jid}is not currently running: {state}"
-    await assert_fails(lua, redis, text, "job.complete" if v.reqless else "complete", 2,
-                       "jid", "worker", "queue" if state != "complete" else "", "{}")
-    await assert_fails(lua, redis, text, "job.complete" if v.reqless else "complete", 2,
-                       "jid", "worker", "queue", "{}")
+    await assert_fails(
+        lua,
+        redis,
+        text,
+        "job.complete" if v.reqless else "complete",
+        2,
+        "jid",
+        "worker",
+        "queue",
+        "{}",
+    )
 
 
 @BOTH
@@ -334,19 +390,47 @@ async def test_complete_by_another_worker_or_in_another_queue(
     await running(lua, v)
     command = "job.complete" if v.reqless else "complete"
     jid = "" if v.reqless else "jid "
-    await assert_fails(lua, redis, f"Complete(): Job {jid}has been handed out to another "
-                       "worker: worker", command, 2, "jid", "other", "queue", "{}")
-    await assert_fails(lua, redis, f"Complete(): Job {jid}running in another queue: queue",
-                       command, 2, "jid", "worker", "other", "{}")
+    await assert_fails(
+        lua,
+        redis,
+        f"Complete(): Job {jid}has been handed out to another worker: worker",
+        command,
+        2,
+        "jid",
+        "other",
+        "queue",
+        "{}",
+    )
+    await assert_fails(
+        lua,
+        redis,
+        f"Complete(): Job {jid}running in another queue: queue",
+        command,
+        2,
+        "jid",
+        "worker",
+        "other",
+        "{}",
+    )
     # the worker is compared before the queue
     await assert_fails(lua, redis, "another worker", command, 2, "jid", "other", "other", "{}")
-    await assert_fails(lua, redis, "Complete(): Job does not exist" if v.reqless else
-                       "Complete(): Job missing does not exist", command, 2, "missing",
-                       "worker", "queue", "{}")
+    await assert_fails(
+        lua,
+        redis,
+        "Complete(): Job does not exist" if v.reqless else "Complete(): Job missing does not exist",
+        command,
+        2,
+        "missing",
+        "worker",
+        "queue",
+        "{}",
+    )
 
 
 @BOTH
-async def test_complete_records_run_statistics(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
+async def test_complete_records_run_statistics(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
     for i in range(20):
         await put(lua, v, 0, f"jid-{i}")
     popped = await pop(lua, v, 0, 20)
@@ -422,9 +506,13 @@ async def test_fail(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
     assert await lua(v.fail, 2, "jid", "worker", "group", "message") == "jid"
     failure = {"group": "group", "message": "message", "when": 2, "worker": "worker"}
     assert await lua.json(v.get, 2, "jid") == v.job(
-        state="failed", failure=failure,
-        history=[v.put_entry(0), popped_entry(1),
-                 {"when": 2, "what": "failed", "group": "group", "worker": "worker"}],
+        state="failed",
+        failure=failure,
+        history=[
+            v.put_entry(0),
+            popped_entry(1),
+            {"when": 2, "what": "failed", "group": "group", "worker": "worker"},
+        ],
     )
     assert await redis.smembers("ql:failures") == {"group"}
     assert await redis.lrange("ql:f:group", 0, -1) == ["jid"]
@@ -470,15 +558,18 @@ async def test_fail_events(lua: Lua, events: Any, v: Vocabulary) -> None:
     async with events() as captured:
         await lua(v.fail, 2, "jid", "worker", "g/1", 'it "broke"')
     assert captured.messages == [
-        ("ql:log", '{"message":"it \\"broke\\"","jid":"jid","group":"g\\/1","event":"failed",'
-                   '"worker":"worker"}'),
+        (
+            "ql:log",
+            '{"message":"it \\"broke\\"","jid":"jid","group":"g\\/1","event":"failed",'
+            '"worker":"worker"}',
+        ),
         ("ql:failed", "jid"),
     ]
 
 
 @BOTH
 async def test_fail_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
-    await put(lua, v, 0, "other-job")
+    await put(lua, v, 0, "other-job", queue="elsewhere")
     await assert_fails(lua, redis, "Job(): no jid provided", v.fail, 1)
     await assert_fails(lua, redis, 'Fail(): Arg "worker" missing', v.fail, 1, J)
     await assert_fails(lua, redis, 'Fail(): Arg "group" missing', v.fail, 1, J, W)
@@ -489,8 +580,11 @@ async def test_fail_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -
     assert "does not exist" not in message  # data is checked before the job
     await running(lua, v)
     await assert_fails(lua, redis, None, v.fail, 2, J, W, "group", "message", "[}")
-    other = "Fail(): Job running with another worker: worker" if v.reqless else (
-        "Fail(): Job jid running with another worker: worker")
+    other = (
+        "Fail(): Job running with another worker: worker"
+        if v.reqless
+        else ("Fail(): Job jid running with another worker: worker")
+    )
     await assert_fails(lua, redis, other, v.fail, 2, J, "other", "group", "message")
 
 
@@ -500,8 +594,8 @@ async def test_fail_of_a_job_that_is_not_running(
     lua: Lua, redis: aioredis.Redis, v: Vocabulary, state: str
 ) -> None:
     await make_state(lua, v, state)
-    jid = "" if v.reqless else "jid"
-    text = f"Fail(): Job {jid}not currently running: {state}"
+    # classic: no space after the jid (CORE 6.6); reqless: no jid (REQLESS 8.5)
+    text = f"Fail(): Job {'' if v.reqless else 'jid'}not currently running: {state}"
     if v.reqless:
         text = f"Fail(): Job not currently running: {state}"
     await assert_fails(lua, redis, text, v.fail, 2, "jid", "worker", "group", "message")
@@ -541,8 +635,7 @@ async def test_retry_with_group_and_message_records_the_failure(lua: Lua, v: Voc
     await lua(v.retry, 2.5, "jid", "queue", "worker", 0, "group", "message")
     job = await lua.json(v.get, 3, "jid")
     assert (job["state"], job["remaining"]) == ("waiting", 4)
-    assert job["failure"] == {"group": "group", "message": "message", "when": 2,
-                              "worker": "worker"}
+    assert job["failure"] == {"group": "group", "message": "message", "when": 2, "worker": "worker"}
 
 
 @BOTH
@@ -564,11 +657,20 @@ async def test_retry_exhausting_the_retries(
     assert captured.messages == []
     what = "failed-retries" if v.reqless else "failed"
     assert await lua.json(v.get, 3, "jid") == v.job(
-        state="failed", retries=0, remaining=-1,
-        failure={"group": "failed-retries-queue", "message": EXHAUSTED_MESSAGE, "when": 2.5,
-                 "worker": ""},
-        history=[v.put_entry(0), popped_entry(1),
-                 {"when": 2, "what": what, "group": "failed-retries-queue"}],
+        state="failed",
+        retries=0,
+        remaining=-1,
+        failure={
+            "group": "failed-retries-queue",
+            "message": EXHAUSTED_MESSAGE,
+            "when": 2.5,
+            "worker": "",
+        },
+        history=[
+            v.put_entry(0),
+            popped_entry(1),
+            {"when": 2, "what": what, "group": "failed-retries-queue"},
+        ],
     )
     assert await redis.lrange("ql:f:failed-retries-queue", 0, -1) == ["jid"]
     assert await redis.smembers("ql:failures") == {"failed-retries-queue"}
@@ -578,14 +680,11 @@ async def test_retry_exhausting_the_retries(
 
 
 @BOTH
-async def test_retry_exhausting_the_retries_with_group_and_message(
-    lua: Lua, v: Vocabulary
-) -> None:
+async def test_retry_exhausting_the_retries_with_group_and_message(lua: Lua, v: Vocabulary) -> None:
     await running(lua, v, "jid", "retries", 0)
     assert await lua(v.retry, 2.5, "jid", "queue", "worker", 0, "group", "message") == -1
     job = await lua.json(v.get, 3, "jid")
-    assert job["failure"] == {"group": "group", "message": "message", "when": 2,
-                              "worker": "worker"}
+    assert job["failure"] == {"group": "group", "message": "message", "when": 2, "worker": "worker"}
     what = "failed-retries" if v.reqless else "failed"
     assert job["history"][-1] == {"when": 2, "what": what, "group": "group"}
 
@@ -617,22 +716,27 @@ async def test_retry_exhausting_a_tracked_job(lua: Lua, events: Any, v: Vocabula
 
 @BOTH
 async def test_retry_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
-    await put(lua, v, 0, "other-job")
+    await put(lua, v, 0, "other-job", queue="elsewhere")
     queue_arg = "queue_name" if v.reqless else "queue"
     await assert_fails(lua, redis, "Job(): no jid provided", v.retry, 1)
     await assert_fails(lua, redis, f'Retry(): Arg "{queue_arg}" missing', v.retry, 1, J)
     await assert_fails(lua, redis, 'Retry(): Arg "worker" missing', v.retry, 1, J, Q)
     for bad in ("foo", "nan"):
-        await assert_fails(lua, redis, f'Retry(): Arg "delay" not a number: {bad}', v.retry, 1,
-                           J, Q, W, bad)
+        await assert_fails(
+            lua, redis, f'Retry(): Arg "delay" not a number: {bad}', v.retry, 1, J, Q, W, bad
+        )
     missing = "Retry(): Job does not exist" if v.reqless else "Retry(): Job jid does not exist"
     await assert_fails(lua, redis, missing, v.retry, 1, J, Q, W)
     await running(lua, v)
-    other = "Retry(): Job has been given to another worker: worker" if v.reqless else (
-        "Retry(): Job jid has been given to another worker: worker")
+    other = (
+        "Retry(): Job has been given to another worker: worker"
+        if v.reqless
+        else ("Retry(): Job jid has been given to another worker: worker")
+    )
     await assert_fails(lua, redis, other, v.retry, 2, J, Q, "other")
-    await assert_fails(lua, redis, 'Retry(): Arg "delay" not a number: foo', v.retry, 2,
-                       J, Q, W, "foo")
+    await assert_fails(
+        lua, redis, 'Retry(): Arg "delay" not a number: foo', v.retry, 2, J, Q, W, "foo"
+    )
 
 
 @BOTH
@@ -642,8 +746,16 @@ async def test_retry_of_a_job_that_is_not_running(
 ) -> None:
     await make_state(lua, v, state)
     jid = "" if v.reqless else "jid "
-    await assert_fails(lua, redis, f"Retry(): Job {jid}is not currently running: {state}",
-                       v.retry, 2, "jid", "queue", "worker")
+    await assert_fails(
+        lua,
+        redis,
+        f"Retry(): Job {jid}is not currently running: {state}",
+        v.retry,
+        2,
+        "jid",
+        "queue",
+        "worker",
+    )
 
 
 @BOTH
@@ -651,13 +763,26 @@ async def test_a_retried_job_is_not_running(lua: Lua, redis: aioredis.Redis, v: 
     await running(lua, v)
     await lua(v.retry, 2, "jid", "queue", "worker")
     jid = "" if v.reqless else "jid "
-    await assert_fails(lua, redis, f"Complete(): Job {jid}is not currently running: waiting",
-                       "job.complete" if v.reqless else "complete", 3, J, W, Q, "{}")
-    fail = "Fail(): Job not currently running: waiting" if v.reqless else (
-        "Fail(): Job jidnot currently running: waiting")
+    await assert_fails(
+        lua,
+        redis,
+        f"Complete(): Job {jid}is not currently running: waiting",
+        "job.complete" if v.reqless else "complete",
+        3,
+        J,
+        W,
+        Q,
+        "{}",
+    )
+    fail = (
+        "Fail(): Job not currently running: waiting"
+        if v.reqless
+        else ("Fail(): Job jidnot currently running: waiting")
+    )
     await assert_fails(lua, redis, fail, v.fail, 3, J, W, "group", "message")
-    await assert_fails(lua, redis, f"Heartbeat(): Job {jid}not currently running: waiting",
-                       v.heartbeat, 3, J, W)
+    await assert_fails(
+        lua, redis, f"Heartbeat(): Job {jid}not currently running: waiting", v.heartbeat, 3, J, W
+    )
 
 
 # ------------------------------------------------------------------------------ heartbeat
@@ -670,7 +795,7 @@ async def test_heartbeat(lua: Lua, redis: aioredis.Redis, events: Any, v: Vocabu
         assert await lua(v.heartbeat, 10, "jid", "worker") == 70
     assert captured.messages == []
     assert await lua.json(v.get, 10, "jid") == running_job(v, expires=70)
-    assert float(await redis.hget("ql:j:jid", "expires")) == 70
+    assert float(await hfield(redis, "ql:j:jid", "expires")) == 70
     assert await redis.zrange("ql:q:queue-locks", 0, -1, withscores=True) == [("jid", 70.0)]
     assert await redis.zrange("ql:w:worker:jobs", 0, -1, withscores=True) == [("jid", 70.0)]
     # classic heartbeats keep the worker registered; reqless ones do not (REQLESS 8.7)
@@ -694,26 +819,32 @@ async def test_heartbeat_uses_the_heartbeat_of_the_queue(lua: Lua, v: Vocabulary
 async def test_heartbeat_reencodes_data(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
     await running(lua, v)
     await lua(v.heartbeat, 10, "jid", "worker", '{"list": [], "n": 1}')
-    assert json.loads(await redis.hget("ql:j:jid", "data")) == {"list": {}, "n": 1}
+    assert json.loads(await hfield(redis, "ql:j:jid", "data")) == {"list": {}, "n": 1}
     await lua(v.heartbeat, 11, "jid", "worker", '{"path": "x/y"}')
     assert (await lua.json(v.get, 11, "jid"))["data"] == '{"path":"x\\/y"}'
 
 
 @BOTH
 async def test_heartbeat_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
-    await put(lua, v, 0, "other-job")
+    await put(lua, v, 0, "other-job", queue="elsewhere")
     await assert_fails(lua, redis, "Job(): no jid provided", v.heartbeat, 1)
     await assert_fails(lua, redis, 'Heatbeat(): Arg "worker" missing', v.heartbeat, 1, J)
     message = await assert_fails(lua, redis, None, v.heartbeat, 1, J, W, "[}")
     assert "does not exist" not in message  # data is checked before the job
-    missing = "Heartbeat(): Job does not exist" if v.reqless else (
-        "Heartbeat(): Job jid does not exist")
+    missing = (
+        "Heartbeat(): Job does not exist" if v.reqless else ("Heartbeat(): Job jid does not exist")
+    )
     await assert_fails(lua, redis, missing, v.heartbeat, 1, J, W)
     await running(lua, v)
     await assert_fails(lua, redis, None, v.heartbeat, 2, J, W, "[}")
-    other = "Heartbeat(): Job given out to another worker: worker" if v.reqless else (
-        "Heartbeat(): Job jid given out to another worker: worker")
+    other = (
+        "Heartbeat(): Job given out to another worker: worker"
+        if v.reqless
+        else ("Heartbeat(): Job jid given out to another worker: worker")
+    )
     await assert_fails(lua, redis, other, v.heartbeat, 2, J, "other")
+    await lua("job.cancel" if v.reqless else "cancel", 3, "jid")
+    await assert_fails(lua, redis, missing, v.heartbeat, 4, J, W)
 
 
 @BOTH
@@ -723,8 +854,15 @@ async def test_heartbeat_of_a_job_that_is_not_running(
 ) -> None:
     await make_state(lua, v, state)
     jid = "" if v.reqless else "jid "
-    await assert_fails(lua, redis, f"Heartbeat(): Job {jid}not currently running: {state}",
-                       v.heartbeat, 2, "jid", "worker")
+    await assert_fails(
+        lua,
+        redis,
+        f"Heartbeat(): Job {jid}not currently running: {state}",
+        v.heartbeat,
+        2,
+        "jid",
+        "worker",
+    )
 
 
 # -------------------------------------------------------------------------------- timeout
@@ -747,25 +885,25 @@ async def test_timeout(lua: Lua, redis: aioredis.Redis, events: Any, v: Vocabula
     if v.reqless:
         assert await redis.zcard("ql:th:ql:q:queue-locks") == 0
     # timed-out jobs are handed out before anything else
-    assert [job["jid"] for job in await pop(lua, v, 4, 2, worker="other")] == [
-        "jid", "important"
-    ]
+    assert [job["jid"] for job in await pop(lua, v, 4, 2, worker="other")] == ["jid", "important"]
 
 
 @BOTH
 async def test_timeout_validation(
     lua: Lua, redis: aioredis.Redis, events: Any, v: Vocabulary
 ) -> None:
-    missing = "Timeout(): Job jid not running" if v.reqless else (
-        "Timeout(): Job jid does not exist")
+    missing = (
+        "Timeout(): Job jid not running" if v.reqless else ("Timeout(): Job jid does not exist")
+    )
     await assert_fails(lua, redis, missing, v.timeout, 0, "jid")
-    await put(lua, v, 0, "waiting")
+    await put(lua, v, 0, "waiting", queue="elsewhere")
     await assert_fails(lua, redis, "Timeout(): Job waiting not running", v.timeout, 0, "waiting")
     # project decision 1: a later bad jid leaves the earlier ones alone
     await running(lua, v)
     async with events() as captured:
-        await assert_fails(lua, redis, "Timeout(): Job waiting not running", v.timeout, 2,
-                           "jid", "waiting")
+        await assert_fails(
+            lua, redis, "Timeout(): Job waiting not running", v.timeout, 2, "jid", "waiting"
+        )
     assert captured.messages == []
     assert (await lua.json(v.get, 2, "jid"))["state"] == "running"
 
@@ -794,8 +932,13 @@ async def test_lock_expiry_with_the_grace_period(
     async with events() as captured:  # invalidation step: reclaimed
         popped = await pop(lua, v, 71, worker="other")
     assert captured.messages == []
-    expected = v.job(state="running", worker="other", expires=131, remaining=4,
-                     history=[*history, popped_entry(71, "other")])
+    expected = v.job(
+        state="running",
+        worker="other",
+        expires=131,
+        remaining=4,
+        history=[*history, popped_entry(71, "other")],
+    )
     assert popped == [expected]
     assert await redis.hexists("ql:j:jid", "grace") == 0
     assert await redis.zrange("ql:w:other:jobs", 0, -1, withscores=True) == [("jid", 131.0)]
@@ -809,12 +952,20 @@ async def test_lock_expiry_without_grace_period(
     await lua("config.set", 0, "grace-period", 0)
     await running(lua, v)
     popped = await pop(lua, v, 71, worker="another")
-    assert popped == [v.job(
-        state="running", worker="another", expires=131, remaining=4,
-        history=[v.put_entry(0), popped_entry(1), timed_out(71), popped_entry(71, "another")],
-    )]
-    text = "Heartbeat(): Job given out to another worker: another" if v.reqless else (
-        "Heartbeat(): Job jid given out to another worker: another")
+    assert popped == [
+        v.job(
+            state="running",
+            worker="another",
+            expires=131,
+            remaining=4,
+            history=[v.put_entry(0), popped_entry(1), timed_out(71), popped_entry(71, "another")],
+        )
+    ]
+    text = (
+        "Heartbeat(): Job given out to another worker: another"
+        if v.reqless
+        else ("Heartbeat(): Job jid given out to another worker: another")
+    )
     await assert_fails(lua, redis, text, v.heartbeat, 72, "jid", "worker")
 
 
@@ -825,7 +976,9 @@ async def test_lock_expiry_of_a_tracked_job(lua: Lua, events: Any, v: Vocabulary
     async with events() as captured:
         await lua(v.pop, 61, "queue", "other", 1)
     assert captured.messages == [
-        ("ql:stalled", "jid"), ("ql:w:worker", LOST_EVENT), ("ql:log", LOST_EVENT)
+        ("ql:stalled", "jid"),
+        ("ql:w:worker", LOST_EVENT),
+        ("ql:log", LOST_EVENT),
     ]
     async with events() as captured:
         await lua(v.pop, 71, "queue", "other", 1)
@@ -852,11 +1005,22 @@ async def test_lock_loss_exhausting_the_retries(
         ("ql:log", EXHAUSTED_EVENT),
     ]
     assert await lua.json(v.get, 3, "jid") == v.job(
-        state="failed", retries=0, remaining=-1, tracked=tracked,
-        failure={"group": "failed-retries-queue", "message": EXHAUSTED_MESSAGE, "when": 2.5,
-                 "worker": ""},
-        history=[v.put_entry(0), popped_entry(1), timed_out(2),
-                 {"when": 2, "what": "failed", "group": "failed-retries-queue"}],
+        state="failed",
+        retries=0,
+        remaining=-1,
+        tracked=tracked,
+        failure={
+            "group": "failed-retries-queue",
+            "message": EXHAUSTED_MESSAGE,
+            "when": 2.5,
+            "worker": "",
+        },
+        history=[
+            v.put_entry(0),
+            popped_entry(1),
+            timed_out(2),
+            {"when": 2, "what": "failed", "group": "failed-retries-queue"},
+        ],
     )
     assert await redis.lrange("ql:f:failed-retries-queue", 0, -1) == ["jid"]
     assert await redis.hget("ql:j:jid", "expires") == ""
@@ -921,7 +1085,9 @@ async def test_a_heartbeat_does_not_reset_the_courtesy_warning(
 
 
 @BOTH
-async def test_retry_clears_the_courtesy_warning(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
+async def test_retry_clears_the_courtesy_warning(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
     await running(lua, v)
     await lua(v.pop, 61, "queue", "other", 1)  # warning
     await lua(v.retry, 62, "jid", "queue", "worker")

@@ -248,9 +248,7 @@ async def test_workers_after_lock_expiry_and_reclaim(lua: Lua) -> None:
         ("put", ("other", "queue", "jid", "klass", "{}", "0")),
     ],
 )
-async def test_workers_forget_finished_jobs(
-    lua: Lua, command: str, args: tuple[str, ...]
-) -> None:
+async def test_workers_forget_finished_jobs(lua: Lua, command: str, args: tuple[str, ...]) -> None:
     await put(lua, 0, "jid")
     await pop(lua, 0)
     await lua(command, 1, *args)
@@ -451,9 +449,7 @@ async def test_identifier_patterns_custom_default(lua: Lua, redis: aioredis.Redi
 
 
 async def test_identifier_patterns_length_rule(lua: Lua, redis: aioredis.Redis) -> None:
-    await lua(
-        "queueIdentifierPatterns.setAll", 0, "object", '{"a": ["b"]}', "text", '"abc"'
-    )
+    await lua("queueIdentifierPatterns.setAll", 0, "object", '{"a": ["b"]}', "text", '"abc"')
     # objects have length 0 and are dropped; a JSON string counts its characters
     assert await redis.hgetall("ql:qp:identifiers") == {"text": '"abc"', "default": '["*"]'}
 

@@ -7,6 +7,8 @@ byte strings the tests expect, and the reqless differences: no ``ql:failed`` for
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import redis.asyncio as aioredis
 
@@ -31,8 +33,14 @@ def vocab(request: pytest.FixtureRequest, lua: Lua) -> Vocab:
     return make_vocab(lua, request.param)
 
 
-async def running(vocab: Vocab, jid: str = "jid", queue: str = "queue",
-                  worker: str = "worker", now: float = 0, **options: object) -> None:
+async def running(
+    vocab: Vocab,
+    jid: str = "jid",
+    queue: str = "queue",
+    worker: str = "worker",
+    now: float = 0,
+    **options: Any,
+) -> None:
     await vocab.put(now, jid, queue, **options)
     popped = await vocab.pop(now, queue, worker)
     assert [job["jid"] for job in popped] == [jid]
@@ -90,7 +98,11 @@ async def test_tracked_reput_by_another_worker(vocab: Vocab, events: EventsFacto
     async with events() as captured:
         await vocab.put(1, "jid", worker="another")
     assert captured.messages == [
-        (LOG, PUT), ("ql:w:worker", LOCK_LOST), (LOG, LOCK_LOST), ("ql:put", "jid")]
+        (LOG, PUT),
+        ("ql:w:worker", LOCK_LOST),
+        (LOG, LOCK_LOST),
+        ("ql:put", "jid"),
+    ]
 
 
 async def test_reput_by_the_owning_worker(vocab: Vocab, events: EventsFactory) -> None:
@@ -100,9 +112,7 @@ async def test_reput_by_the_owning_worker(vocab: Vocab, events: EventsFactory) -
     assert captured.messages == [(LOG, PUT)]
 
 
-async def test_reqless_parked_put_publishes_only_the_put(
-    lua: Lua, events: EventsFactory
-) -> None:
+async def test_reqless_parked_put_publishes_only_the_put(lua: Lua, events: EventsFactory) -> None:
     vocab = make_vocab(lua, "reqless")
     await lua("queue.throttle.set", 0, "queue", 1)
     await running(vocab, "holder")
@@ -141,7 +151,10 @@ async def test_tracked_stall_with_default_grace(vocab: Vocab, events: EventsFact
     async with events() as captured:
         assert await vocab.pop(61, worker="another") == vocab.empty
     assert captured.messages == [
-        ("ql:stalled", "jid"), ("ql:w:worker", LOCK_LOST), (LOG, LOCK_LOST)]
+        ("ql:stalled", "jid"),
+        ("ql:w:worker", LOCK_LOST),
+        (LOG, LOCK_LOST),
+    ]
     # the reclaim at the end of the grace period only hands the job out
     async with events() as captured:
         popped = await vocab.pop(71, worker="another")
@@ -164,8 +177,7 @@ async def test_lock_loss_with_exhausted_retries(vocab: Vocab, events: EventsFact
     await running(vocab, retries=0)
     async with events() as captured:
         assert await vocab.pop(61, worker="another") == vocab.empty
-    assert captured.messages == [
-        ("ql:w:worker", LOCK_LOST), (LOG, LOCK_LOST), (LOG, EXHAUSTED)]
+    assert captured.messages == [("ql:w:worker", LOCK_LOST), (LOG, LOCK_LOST), (LOG, EXHAUSTED)]
 
 
 async def test_tracked_lock_loss_with_exhausted_retries(
@@ -208,7 +220,8 @@ async def test_advance(vocab: Vocab, events: EventsFactory) -> None:
     async with events() as captured:
         assert await vocab.advance(1, "jid", "queue") == "waiting"
     assert captured.messages == [
-        (LOG, '{"jid":"jid","to":"queue","event":"advanced","queue":"queue"}')]
+        (LOG, '{"jid":"jid","to":"queue","event":"advanced","queue":"queue"}')
+    ]
 
 
 async def test_tracked_advance_with_options(vocab: Vocab, events: EventsFactory) -> None:
@@ -289,8 +302,12 @@ async def test_timeout_of_several_jobs(vocab: Vocab, events: EventsFactory) -> N
         await vocab.timeout(1, "b", "a")
     b_lost = '{"jid":"b","event":"lock_lost","worker":"w2"}'
     a_lost = '{"jid":"a","event":"lock_lost","worker":"w1"}'
-    assert captured.messages == [("ql:w:w2", b_lost), (LOG, b_lost), ("ql:w:w1", a_lost),
-                                 (LOG, a_lost)]
+    assert captured.messages == [
+        ("ql:w:w2", b_lost),
+        (LOG, b_lost),
+        ("ql:w:w1", a_lost),
+        (LOG, a_lost),
+    ]
 
 
 # ---- cancel ----------------------------------------------------------------------------------
@@ -355,7 +372,8 @@ async def test_cancel_nonexistent(vocab: Vocab, events: EventsFactory) -> None:
     async with events() as captured:
         assert await vocab.cancel(1, "jid") == ["jid"]
     assert captured.messages == [
-        (LOG, '{"jid":"jid","queue":false,"event":"canceled","worker":false}')]
+        (LOG, '{"jid":"jid","queue":false,"event":"canceled","worker":false}')
+    ]
 
 
 async def test_cancel_complete_publishes_nothing(vocab: Vocab, events: EventsFactory) -> None:
@@ -408,11 +426,13 @@ async def test_failed_payload_escapes_every_value(vocab: Vocab, events: EventsFa
     message = 'said "hi" \\ / \n\t\x01 é'
     async with events() as captured:
         await vocab.fail(1, "j/1", 'w"1', "g/1", message)
-    assert captured.messages == [(
-        LOG,
-        '{"message":"said \\"hi\\" \\\\ \\/ \\n\\t\\u0001 é","jid":"j\\/1",'
-        '"group":"g\\/1","event":"failed","worker":"w\\"1"}',
-    )]
+    assert captured.messages == [
+        (
+            LOG,
+            '{"message":"said \\"hi\\" \\\\ \\/ \\n\\t\\u0001 é","jid":"j\\/1",'
+            '"group":"g\\/1","event":"failed","worker":"w\\"1"}',
+        )
+    ]
 
 
 async def test_worker_channel_is_the_raw_name(vocab: Vocab, events: EventsFactory) -> None:
@@ -435,9 +455,7 @@ async def test_lock_lost_payload_escapes(vocab: Vocab, events: EventsFactory) ->
     ]
 
 
-async def test_advance_and_exhaustion_payloads_escape(
-    vocab: Vocab, events: EventsFactory
-) -> None:
+async def test_advance_and_exhaustion_payloads_escape(vocab: Vocab, events: EventsFactory) -> None:
     await vocab.config_set(0, "grace-period", 0)
     await running(vocab, "a", 'q"1')
     await running(vocab, "b", 'q"1', retries=0)
@@ -449,8 +467,11 @@ async def test_advance_and_exhaustion_payloads_escape(
         (LOG, '{"jid":"a","to":"n\\/2","event":"advanced","queue":"q\\"1"}'),
         ("ql:w:worker", lost),
         (LOG, lost),
-        (LOG, '{"message":"Job exhausted retries in queue \\"q\\"1\\"","jid":"b",'
-              '"group":"failed-retries-q\\"1","event":"failed","worker":"worker"}'),
+        (
+            LOG,
+            '{"message":"Job exhausted retries in queue \\"q\\"1\\"","jid":"b",'
+            '"group":"failed-retries-q\\"1","event":"failed","worker":"worker"}',
+        ),
     ]
 
 
@@ -467,9 +488,7 @@ async def test_config_payload_escapes(vocab: Vocab, events: EventsFactory) -> No
 # ---- commands that publish nothing (CORE 7.3 "all others") -----------------------------------
 
 
-async def test_silent_commands(
-    vocab: Vocab, redis: aioredis.Redis, events: EventsFactory
-) -> None:
+async def test_silent_commands(vocab: Vocab, redis: aioredis.Redis, events: EventsFactory) -> None:
     await vocab.put(0, "a", "other")
     await vocab.put(0, "b", depends=["a"], tags=["t"])
     await running(vocab, "r", "rq")

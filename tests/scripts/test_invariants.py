@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from aqless.scripts import build
-from tests.scripts.invariants import snapshot, violations
+from tests.scripts.invariants import snapshot, text_of, violations
 
 JIDS = ["a", "b", "c", "d", "e"]
 QUEUES = ["q1", "q2"]
@@ -60,7 +60,7 @@ class Protocol(RuleBasedStateMachine):
 
     def job(self, jid: str) -> dict[str, str]:
         raw = self.redis.hgetall(f"ql:j:{jid}")
-        return {k.decode(): v.decode() for k, v in raw.items()}
+        return {text_of(k): text_of(v) for k, v in raw.items()}
 
     @initialize()
     def settle(self) -> None:
@@ -284,5 +284,6 @@ def test_random_command_sequences_keep_the_invariants(server_url: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_many_random_command_sequences(server_url: str) -> None:
     run(server_url, examples=1000)

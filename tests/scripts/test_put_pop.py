@@ -21,6 +21,7 @@ from tests.scripts._lifecycle_helpers import (
     Vocabulary,
     assert_fails,
     classic_job,
+    hfield,
     histogram,
     popped_entry,
     put_entry,
@@ -33,14 +34,29 @@ PUT_EVENT = '{"jid":"jid","event":"put","queue":"queue"}'
 LOST_EVENT = '{"jid":"jid","event":"lock_lost","worker":"worker"}'
 
 
-async def put(lua: Lua, v: Vocabulary, now: float, jid: str = "jid", *options: Any,
-              queue: str = "queue", delay: int = 0, data: str = "{}",
-              worker: str = "worker") -> Any:
+async def put(
+    lua: Lua,
+    v: Vocabulary,
+    now: float,
+    jid: str = "jid",
+    *options: Any,
+    queue: str = "queue",
+    delay: int = 0,
+    data: str = "{}",
+    worker: str = "worker",
+) -> Any:
     return await lua(v.put, now, worker, queue, jid, "klass", data, delay, *options)
 
 
-async def pop(lua: Lua, v: Vocabulary, now: float, count: int = 1, *, queue: str = "queue",
-              worker: str = "worker") -> Any:
+async def pop(
+    lua: Lua,
+    v: Vocabulary,
+    now: float,
+    count: int = 1,
+    *,
+    queue: str = "queue",
+    worker: str = "worker",
+) -> Any:
     return await lua.json(v.pop, now, queue, worker, count)
 
 
@@ -57,7 +73,11 @@ async def test_put_returns_jid_and_stores_a_waiting_job(
     assert await redis.zrange("ql:queues", 0, -1, withscores=True) == [("queue", 0.0)]
     job = await redis.hgetall("ql:j:jid")
     assert {k: job[k] for k in ("jid", "klass", "data", "state", "worker", "queue")} == {
-        "jid": "jid", "klass": "klass", "data": "{}", "state": "waiting", "worker": "",
+        "jid": "jid",
+        "klass": "klass",
+        "data": "{}",
+        "state": "waiting",
+        "worker": "",
         "queue": "queue",
     }
     assert json.loads(job["tags"]) in ({}, [])
@@ -88,8 +108,9 @@ async def test_put_with_delay_schedules_the_job(
     assert await lua(v.pop, 0, "queue", "worker", 1) == v.empty
     popped = await pop(lua, v, 2)
     assert popped == [
-        v.job(state="running", worker="worker", expires=62,
-              history=[v.put_entry(0), popped_entry(2)])
+        v.job(
+            state="running", worker="worker", expires=62, history=[v.put_entry(0), popped_entry(2)]
+        )
     ]
 
 
@@ -140,7 +161,7 @@ async def test_put_with_dependencies_and_delay_waits_for_dependencies(
     await put(lua, v, 0, "a")
     await put(lua, v, 1, "b", "depends", '["a"]', delay=10)
     assert (await lua.json(v.get, 1, "b"))["state"] == "depends"
-    assert float(await redis.hget("ql:j:b", "scheduled")) == 11
+    assert float(await hfield(redis, "ql:j:b", "scheduled")) == 11
     assert await redis.zrange("ql:q:queue-depends", 0, -1, withscores=True) == [("b", 1.0)]
     assert await redis.zcard("ql:q:queue-scheduled") == 0
 
@@ -168,15 +189,18 @@ async def test_put_moves_a_job_keeping_its_attributes(
     assert await lua(v.retry, 2, "jid", "queue", "worker") == 2
     await put(lua, v, 3, queue="other")
     assert await lua.json(v.get, 3, "jid") == v.job(
-        queue="other", priority=2, tags=["t"], retries=3, remaining=3,
+        queue="other",
+        priority=2,
+        tags=["t"],
+        retries=3,
+        remaining=3,
         history=[v.put_entry(0), popped_entry(1), v.put_entry(3, "other")],
     )
     assert await redis.zcard("ql:q:queue-work") == 0
-    assert await redis.zrange("ql:q:other-work", 0, -1, withscores=True) == [
-        ("jid", score(2, 3))
-    ]
+    assert await redis.zrange("ql:q:other-work", 0, -1, withscores=True) == [("jid", score(2, 3))]
     assert await redis.zrange("ql:queues", 0, -1, withscores=True) == [
-        ("queue", 0.0), ("other", 3.0)
+        ("queue", 0.0),
+        ("other", 3.0),
     ]
     assert await redis.zscore("ql:t:t", "jid") == 3
 
@@ -186,7 +210,11 @@ async def test_put_moves_a_job_overriding_its_attributes(lua: Lua, v: Vocabulary
     await put(lua, v, 0, "jid", "priority", 2, "tags", '["t"]', "retries", 3)
     await put(lua, v, 1, "jid", "priority", 5, "tags", '["u"]', "retries", 1, queue="other")
     assert await lua.json(v.get, 1, "jid") == v.job(
-        queue="other", priority=5, tags=["u"], retries=1, remaining=1,
+        queue="other",
+        priority=5,
+        tags=["u"],
+        retries=1,
+        remaining=1,
         history=[v.put_entry(0), v.put_entry(1, "other")],
     )
 
@@ -219,15 +247,20 @@ async def test_put_by_another_worker_takes_the_lock(
     async with events() as captured:
         await put(lua, v, 2, worker="other")
     assert captured.messages == [
-        ("ql:log", PUT_EVENT), ("ql:w:worker", LOST_EVENT), ("ql:log", LOST_EVENT)
+        ("ql:log", PUT_EVENT),
+        ("ql:w:worker", LOST_EVENT),
+        ("ql:log", LOST_EVENT),
     ]
     assert await redis.zcard("ql:w:worker:jobs") == 0
     assert await redis.zcard("ql:q:queue-locks") == 0
     assert await lua.json(v.get, 2, "jid") == v.job(
         history=[v.put_entry(0), popped_entry(1), v.put_entry(2)]
     )
-    text = "Heartbeat(): Job not currently running: waiting" if v.reqless else (
-        "Heartbeat(): Job jid not currently running: waiting")
+    text = (
+        "Heartbeat(): Job not currently running: waiting"
+        if v.reqless
+        else ("Heartbeat(): Job jid not currently running: waiting")
+    )
     await assert_fails(lua, redis, text, v.heartbeat, 3, "jid", "worker")
 
 
@@ -253,7 +286,8 @@ async def test_put_of_a_failed_job(lua: Lua, redis: aioredis.Redis, v: Vocabular
     assert await lua.json(v.get, 3, "jid") == v.job(
         failure=failure,
         history=[
-            v.put_entry(0), popped_entry(1),
+            v.put_entry(0),
+            popped_entry(1),
             {"when": 2, "what": "failed", "group": "group", "worker": "worker"},
             v.put_entry(3),
         ],
@@ -279,8 +313,8 @@ async def test_put_of_a_completed_job(lua: Lua, redis: aioredis.Redis, v: Vocabu
 W, Q, J, K = "worker", "queue", "jid", "klass"
 PUT_CASES = [
     # CORE 6.1 steps 1..11, one malformed case per step (None: any error text)
-    ((), 'Queue(): no queue name provided'),
-    ((W,), 'Queue(): no queue name provided'),
+    ((), "Queue(): no queue name provided"),
+    ((W,), "Queue(): no queue name provided"),
     ((W, Q), 'Put(): Arg "jid" missing'),
     ((W, Q, J), 'Put(): Arg "klass" missing'),
     ((W, Q, J, K), None),
@@ -303,13 +337,19 @@ PUT_CASES = [
     ((W, Q, J, K, "false", "foo"), 'Put(): Arg "data" missing or not JSON: false'),
     ((W, Q, J, K, "{}", "foo", "priority"), 'Put(): Arg "delay" not a number: foo'),
     ((W, Q, J, K, "{}", 0, "retries", "foo", "priority"), "Odd number of additional args: "),
-    ((W, Q, J, K, "{}", 0, "priority", "foo", "retries", "bar"),
-     'Put(): Arg "retries" not a number: bar'),
-    ((W, Q, J, K, "{}", 0, "tags", "false", "retries", "bar"),
-     'Put(): Arg "retries" not a number: bar'),
+    (
+        (W, Q, J, K, "{}", 0, "priority", "foo", "retries", "bar"),
+        'Put(): Arg "retries" not a number: bar',
+    ),
+    (
+        (W, Q, J, K, "{}", 0, "tags", "false", "retries", "bar"),
+        'Put(): Arg "retries" not a number: bar',
+    ),
     ((W, Q, J, K, "{}", 0, "priority", "foo", "tags", "false"), 'Put(): Arg "tags" not JSONfalse'),
-    ((W, Q, J, K, "{}", 0, "depends", "false", "priority", "foo"),
-     'Put(): Arg "priority" not a numberfoo'),
+    (
+        (W, Q, J, K, "{}", 0, "depends", "false", "priority", "foo"),
+        'Put(): Arg "priority" not a numberfoo',
+    ),
     ((W, Q, J, K, "{]", "foo"), None),
     ((W, Q, J, K, "{}", 0, "priority", "foo", "tags", "{]"), None),
 ]
@@ -329,8 +369,14 @@ async def test_put_validation_order(
 @BOTH
 @pytest.mark.parametrize(
     "options",
-    [("retries", "foo"), ("tags", "false"), ("priority", "foo"), ("depends", "false"),
-     ("depends", "{]"), ("tags", '["x"]', "priority")],
+    [
+        ("retries", "foo"),
+        ("tags", "false"),
+        ("priority", "foo"),
+        ("depends", "false"),
+        ("depends", "{]"),
+        ("tags", '["x"]', "priority"),
+    ],
 )
 async def test_bad_put_of_an_existing_job_changes_nothing(
     lua: Lua, redis: aioredis.Redis, events: Any, v: Vocabulary, options: tuple[str, ...]
@@ -341,15 +387,29 @@ async def test_bad_put_of_an_existing_job_changes_nothing(
     await pop(lua, v, 1)
     before = await snapshot(redis)
     async with events() as captured:
-        await assert_fails(lua, redis, None, v.put, 2, "other", "queue", "jid", "klass", "{}",
-                           0, *options)
+        await assert_fails(
+            lua, redis, None, v.put, 2, "other", "queue", "jid", "klass", "{}", 0, *options
+        )
     assert captured.messages == []
     assert await snapshot(redis) == before
 
 
 async def test_queue_put_bad_throttles(lua: Lua, redis: aioredis.Redis) -> None:
-    await assert_fails(lua, redis, 'Put(): Arg "throttles" not JSON array: false', "queue.put",
-                       0, W, Q, J, K, "{}", 0, "throttles", "false")
+    await assert_fails(
+        lua,
+        redis,
+        'Put(): Arg "throttles" not JSON array: false',
+        "queue.put",
+        0,
+        W,
+        Q,
+        J,
+        K,
+        "{}",
+        0,
+        "throttles",
+        "false",
+    )
     await assert_fails(lua, redis, None, "queue.put", 0, W, Q, J, K, "{}", 0, "throttles", "{]")
 
 
@@ -361,11 +421,13 @@ async def test_queue_put_throttle_lists(lua: Lua, redis: aioredis.Redis) -> None
     await put(lua, REQLESS, 0, "b", "throttles", '["tid", "wid"]')
     assert (await lua.json("job.get", 0, "a"))["throttles"] == ["tid", "ql:q:queue"]
     assert (await lua.json("job.get", 0, "b"))["throttles"] == ["tid", "wid", "ql:q:queue"]
-    assert json.loads(await redis.hget("ql:j:a", "throttles")) == ["tid", "ql:q:queue"]
+    assert json.loads(await hfield(redis, "ql:j:a", "throttles")) == ["tid", "ql:q:queue"]
     # moving drops the old queue's throttle; a re-put without the option resets the list
     await put(lua, REQLESS, 1, "a", "throttles", '["ql:q:queue"]', queue="other")
     assert await lua.json("job.get", 1, "a") == reqless_job(
-        "a", queue="other", throttles=["ql:q:other"],
+        "a",
+        queue="other",
+        throttles=["ql:q:other"],
         history=[put_entry(0, reqless=True), put_entry(1, "other", reqless=True)],
     )
     await put(lua, REQLESS, 2, "b")
@@ -380,7 +442,7 @@ async def test_history_is_shown_in_the_readers_vocabulary(lua: Lua, redis: aiore
     assert await lua.json("get", 0, "b") == classic_job("b")
     assert await lua.json("job.get", 0, "a") == reqless_job("a")
     assert await lua.json("job.get", 0, "b") == reqless_job("b")
-    assert json.loads(await redis.hget("ql:j:a", "throttles")) == ["ql:q:queue"]
+    assert json.loads(await hfield(redis, "ql:j:a", "throttles")) == ["ql:q:queue"]
 
 
 # ------------------------------------------------------------------------------- requeue
@@ -400,8 +462,9 @@ async def test_requeue_moves_an_existing_job(lua: Lua, events: Any, v: Vocabular
 async def test_job_requeue_keeps_everything_but_queue_throttles_history(lua: Lua) -> None:
     await put(lua, REQLESS, 0, "jid", "throttles", '["tid"]', "priority", 3, "tags", '["t"]')
     before = await lua.json("job.get", 0, "jid")
-    await lua("job.requeue", 1, "worker", "queue-2", "jid", "klass", "{}", 0,
-              "throttles", '["tid"]')
+    await lua(
+        "job.requeue", 1, "worker", "queue-2", "jid", "klass", "{}", 0, "throttles", '["tid"]'
+    )
     after = await lua.json("job.get", 1, "jid")
     assert after["throttles"] == ["tid", "ql:q:queue-2"]
     assert after["queue"] == "queue-2"
@@ -420,8 +483,9 @@ async def test_requeue_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary
     await assert_fails(lua, redis, missing, v.requeue, 0, W, Q, J)  # existence first
     await put(lua, v, 0)
     await assert_fails(lua, redis, 'Put(): Arg "klass" missing', v.requeue, 0, W, Q, J)
-    await assert_fails(lua, redis, 'Put(): Arg "delay" not a number: foo', v.requeue, 0,
-                       W, Q, J, K, "{}", "foo")
+    await assert_fails(
+        lua, redis, 'Put(): Arg "delay" not a number: foo', v.requeue, 0, W, Q, J, K, "{}", "foo"
+    )
     await lua("cancel" if not v.reqless else "job.cancel", 1, "jid")
     await assert_fails(lua, redis, missing, v.requeue, 2, W, Q, J, K, "{}", 0)
 
@@ -436,10 +500,19 @@ async def test_pop_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) ->
     await assert_fails(lua, redis, "Queue(): no queue name provided", v.pop, 1)
     await assert_fails(lua, redis, 'Pop(): Arg "worker" missing', v.pop, 1, "queue")
     for bad in ("number", "nan"):
-        await assert_fails(lua, redis, f'Pop(): Arg "{name}" missing or not a number: {bad}',
-                           v.pop, 1, "queue", "worker", bad)
-    await assert_fails(lua, redis, f'Pop(): Arg "{name}" missing or not a number: nil',
-                       v.pop, 1, "queue", "worker")
+        await assert_fails(
+            lua,
+            redis,
+            f'Pop(): Arg "{name}" missing or not a number: {bad}',
+            v.pop,
+            1,
+            "queue",
+            "worker",
+            bad,
+        )
+    await assert_fails(
+        lua, redis, f'Pop(): Arg "{name}" missing or not a number: nil', v.pop, 1, "queue", "worker"
+    )
 
 
 @BOTH
@@ -453,16 +526,17 @@ async def test_pop_of_an_empty_queue_registers_the_worker(
 @BOTH
 async def test_pop_hands_out_a_job(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
     await put(lua, v, 0)
-    expected = v.job(state="running", worker="worker", expires=61,
-                     history=[v.put_entry(0), popped_entry(1)])
+    expected = v.job(
+        state="running", worker="worker", expires=61, history=[v.put_entry(0), popped_entry(1)]
+    )
     assert await pop(lua, v, 1, 10) == [expected]
     assert await lua.json(v.get, 1, "jid") == expected
     assert await redis.zcard("ql:q:queue-work") == 0
     assert await redis.zrange("ql:q:queue-locks", 0, -1, withscores=True) == [("jid", 61.0)]
     assert await redis.zrange("ql:w:worker:jobs", 0, -1, withscores=True) == [("jid", 61.0)]
     assert await redis.zrange("ql:workers", 0, -1, withscores=True) == [("worker", 1.0)]
-    assert float(await redis.hget("ql:j:jid", "time")) == 1
-    assert float(await redis.hget("ql:j:jid", "expires")) == 61
+    assert float(await hfield(redis, "ql:j:jid", "time")) == 1
+    assert float(await hfield(redis, "ql:j:jid", "expires")) == 61
     if v.reqless:
         assert await redis.zrange("ql:th:ql:q:queue-locks", 0, -1) == ["jid"]
 
@@ -512,7 +586,9 @@ async def test_pop_breaks_exact_ties_by_reverse_jid(lua: Lua, v: Vocabulary) -> 
 
 
 @BOTH
-async def test_priority_beats_insertion_time(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
+async def test_priority_beats_insertion_time(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
     await put(lua, v, 0, "early")
     await put(lua, v, 5, "late", "priority", 1)
     await put(lua, v, 6, "low", "priority", -1)
@@ -568,7 +644,7 @@ async def test_pop_records_wait_statistics(lua: Lua, redis: aioredis.Redis, v: V
     assert day["wait"]["histogram"] == histogram(**{f"s{i}": 1 for i in range(20)})
     assert day["run"] == {"count": 0, "mean": 0, "std": 0, "histogram": histogram()}
     assert (day["retries"], day["failed"], day["failures"]) == (0, 0, 0)
-    stored = await redis.hgetall("ql:s:wait:0:queue")
+    stored = {str(k): str(n) for k, n in (await redis.hgetall("ql:s:wait:0:queue")).items()}
     assert int(stored["total"]) == 20
     assert float(stored["mean"]) == pytest.approx(9.5)
     assert float(stored["vk"]) == pytest.approx(665)
@@ -598,10 +674,14 @@ async def test_wait_histogram_buckets(lua: Lua, redis: aioredis.Redis, v: Vocabu
 
 @BOTH
 async def test_stats_of_an_empty_day(lua: Lua, v: Vocabulary) -> None:
-    empty = {"count": 0, "mean": 0, "std": 0, "histogram": histogram()}
+    empty: dict[str, Any] = {"count": 0, "mean": 0, "std": 0, "histogram": histogram()}
     assert len(empty["histogram"]) == 148
     assert await lua.json(v.stats, 0, "queue", 0) == {
-        "retries": 0, "failed": 0, "failures": 0, "wait": empty, "run": empty
+        "retries": 0,
+        "failed": 0,
+        "failures": 0,
+        "wait": empty,
+        "run": empty,
     }
 
 
@@ -609,8 +689,9 @@ async def test_stats_of_an_empty_day(lua: Lua, v: Vocabulary) -> None:
 async def test_stats_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
     await assert_fails(lua, redis, "Queue(): no queue name provided", v.stats, 0)
     for args, bad in ((("queue",), "nil"), (("queue", "foo"), "foo"), (("queue", "nan"), "nan")):
-        await assert_fails(lua, redis, f'Stats(): Arg "date" missing or not a number: {bad}',
-                           v.stats, 0, *args)
+        await assert_fails(
+            lua, redis, f'Stats(): Arg "date" missing or not a number: {bad}', v.stats, 0, *args
+        )
 
 
 # ---------------------------------------------------------------------------------- peek
@@ -619,10 +700,18 @@ async def test_stats_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) 
 async def test_peek_validation(lua: Lua, redis: aioredis.Redis) -> None:
     await put(lua, CLASSIC, 0)
     await assert_fails(lua, redis, "Queue(): no queue name provided", "peek", 0)
-    await assert_fails(lua, redis, 'Peek(): Arg "count" missing or not a number: nil',
-                       "peek", 0, "queue")
-    await assert_fails(lua, redis, 'Peek(): Arg "count" missing or not a number: number',
-                       "peek", 0, "queue", "number")
+    await assert_fails(
+        lua, redis, 'Peek(): Arg "count" missing or not a number: nil', "peek", 0, "queue"
+    )
+    await assert_fails(
+        lua,
+        redis,
+        'Peek(): Arg "count" missing or not a number: number',
+        "peek",
+        0,
+        "queue",
+        "number",
+    )
 
 
 async def test_queue_peek_validation(lua: Lua, redis: aioredis.Redis) -> None:
@@ -686,17 +775,30 @@ async def test_peek_lists_expired_locks_first_without_reclaiming(
     async with events() as captured:
         peeked = await lua.json(v.peek, 100, "queue", *v.peek_args(2))
     assert [job["jid"] for job in peeked] == ["stale", "high"]
-    assert peeked[0] == v.job("stale", state="running", worker="worker", expires=60,
-                              history=[v.put_entry(0), popped_entry(0)])
+    assert peeked[0] == v.job(
+        "stale",
+        state="running",
+        worker="worker",
+        expires=60,
+        history=[v.put_entry(0), popped_entry(0)],
+    )
     assert captured.messages == []
     assert await snapshot(redis) == before
 
 
 @pytest.mark.parametrize(
     ("offset", "limit", "expected"),
-    [(0, 10, range(10)), (0, 20, range(20)), (10, 10, range(10, 20)), (0, 3, range(3)),
-     (10, 3, range(10, 13)), (12, 3, range(12, 15)), (18, 3, range(18, 20)),
-     (20, 5, range(0)), *[(k, 1, range(k, k + 1)) for k in range(20)]],
+    [
+        (0, 10, range(10)),
+        (0, 20, range(20)),
+        (10, 10, range(10, 20)),
+        (0, 3, range(3)),
+        (10, 3, range(10, 13)),
+        (12, 3, range(12, 15)),
+        (18, 3, range(18, 20)),
+        (20, 5, range(0)),
+        *[(k, 1, range(k, k + 1)) for k in range(20)],
+    ],
 )
 async def test_queue_peek_offset_and_limit(
     lua: Lua, offset: int, limit: int, expected: range
@@ -761,3 +863,61 @@ async def test_max_job_history_zero_is_unlimited(lua: Lua, v: Vocabulary) -> Non
     for t in range(120):
         await put(lua, v, t)
     assert len((await lua.json(v.get, 120, "jid"))["history"]) == 120
+
+
+@BOTH
+async def test_put_ignores_dependencies_on_complete_jobs(lua: Lua, v: Vocabulary) -> None:
+    await put(lua, v, 0, "done")
+    await pop(lua, v, 1)
+    await v.complete(lua, 2, "done")
+    await put(lua, v, 3, "jid", "depends", '["done"]')
+    job = await lua.json(v.get, 3, "jid")
+    assert (job["state"], job["dependencies"]) == ("waiting", {})
+
+
+async def test_classic_max_concurrency_does_not_count_expired_locks(lua: Lua) -> None:
+    await lua("config.set", 0, "queue-max-concurrency", 1)
+    await lua("config.set", 0, "grace-period", 0)
+    await put(lua, CLASSIC, 0, "a")
+    await put(lua, CLASSIC, 0, "b")
+    assert [job["jid"] for job in await pop(lua, CLASSIC, 1, 2)] == ["b"]
+    assert await lua("pop", 2, "queue", "worker", 2) == "{}"
+    popped = await pop(lua, CLASSIC, 71, 1, worker="other")
+    assert [(job["jid"], job["remaining"]) for job in popped] == [("b", 4)]
+
+
+async def test_queue_pop_skips_jids_without_a_job(lua: Lua, redis: aioredis.Redis) -> None:
+    # REQLESS 6.7 steps 9-10: such jids are dropped from the work set, nothing is handed out
+    await put(lua, REQLESS, 0)
+    await redis.zadd("ql:q:queue-work", {"phantom": 5})
+    popped = await pop(lua, REQLESS, 1, 2)
+    assert [job["jid"] for job in popped] == ["jid"]
+    assert await redis.zcard("ql:q:queue-work") == 0
+    assert await redis.exists("ql:j:phantom", "ql:j:phantom-history") == 0
+    assert await redis.zrange("ql:q:queue-locks", 0, -1) == ["jid"]
+    await redis.zadd("ql:q:queue-work", {"phantom": 5})
+    assert await lua("queue.pop", 2, "queue", "worker", 5) == "[]"
+    assert await redis.zcard("ql:q:queue-work") == 0
+
+
+@BOTH
+async def test_priority_change_reorders_the_work_set(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
+    command = "job.setPriority" if v.reqless else "priority"
+    await put(lua, v, 0, "a")
+    await put(lua, v, 1, "b", "priority", 1)
+    assert [job["jid"] for job in await lua.json(v.peek, 2, "queue", *v.peek_args(2))] == [
+        "b",
+        "a",
+    ]
+    assert await lua(command, 2, "a", 2) == 2
+    assert await redis.zscore("ql:q:queue-work", "a") == 2  # CORE 2.3: time part dropped
+    assert [job["jid"] for job in await lua.json(v.peek, 2, "queue", *v.peek_args(2))] == [
+        "a",
+        "b",
+    ]
+    missing = (
+        "Queue(): no queue name provided" if v.reqless else "Priority(): Job missing does not exist"
+    )
+    await assert_fails(lua, redis, missing, command, 2, "missing", 1)

@@ -483,9 +483,7 @@ async def test_counts_throttled_and_paused(lua: Lua) -> None:
     assert await rpop(lua, 2, 2) == ["a"]
     assert await lua.json("queue.counts", 3, "queue") == counts(running=1, throttled=1)
     assert await lua("queue.pause", 3, "queue") is None
-    assert await lua.json("queue.counts", 3, "queue") == counts(
-        running=1, throttled=1, paused=True
-    )
+    assert await lua.json("queue.counts", 3, "queue") == counts(running=1, throttled=1, paused=True)
     assert await lua("queue.unpause", 3, "queue") is None
     assert await lua.json("queue.counts", 3, "queue") == counts(running=1, throttled=1)
 

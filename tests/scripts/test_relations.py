@@ -22,8 +22,10 @@ from tests.scripts._relations_helpers import (
     EventsFactory,
     Vocab,
     assert_rejected,
+    hfield,
     make_vocab,
     work_score,
+    zscores,
 )
 
 
@@ -32,8 +34,9 @@ def vocab(request: pytest.FixtureRequest, lua: Lua) -> Vocab:
     return make_vocab(lua, request.param)
 
 
-async def running(vocab: Vocab, jid: str, queue: str = "queue", worker: str = "worker",
-                  now: float = 0) -> None:
+async def running(
+    vocab: Vocab, jid: str, queue: str = "queue", worker: str = "worker", now: float = 0
+) -> None:
     """Put ``jid`` alone into ``queue`` and pop it."""
     await vocab.put(now, jid, queue)
     popped = await vocab.pop(now, queue, worker)
@@ -45,8 +48,9 @@ async def completed(vocab: Vocab, jid: str, queue: str = "queue", now: float = 0
     assert await vocab.complete(now, jid, "worker", queue) == "complete"
 
 
-async def failed(vocab: Vocab, jid: str, queue: str = "queue", group: str = "group",
-                 now: float = 0) -> None:
+async def failed(
+    vocab: Vocab, jid: str, queue: str = "queue", group: str = "group", now: float = 0
+) -> None:
     await running(vocab, jid, queue, now=now)
     assert await vocab.fail(now, jid, "worker", group, "message") == jid
 
@@ -60,7 +64,8 @@ async def test_put_depends_registers_both_sides(vocab: Vocab, redis: aioredis.Re
     assert await vocab.put(0, "a") == "a"
     assert await vocab.put(1, "b", depends=["a"]) == "b"
     assert await vocab.get(2, "b") == vocab.job(
-        "b", state="depends", dependencies=["a"], history=[vocab.put_entry("queue", 1)])
+        "b", state="depends", dependencies=["a"], history=[vocab.put_entry("queue", 1)]
+    )
     assert await vocab.get(2, "a") == vocab.job("a", dependents=["b"])
     assert await redis.zrange("ql:q:queue-depends", 0, -1, withscores=True) == [("b", 1.0)]
     assert await redis.zrange("ql:q:queue-work", 0, -1) == ["a"]
@@ -78,7 +83,8 @@ async def test_put_depends_on_missing_or_complete_jobs_is_ignored(
     assert job["dependencies"] == {}
     assert (await vocab.get(1, "a"))["dependents"] == {}
     assert await redis.zrange("ql:q:queue-work", 0, -1, withscores=True) == [
-        ("b", pytest.approx(work_score(0, 1), rel=1e-9))]
+        ("b", pytest.approx(work_score(0, 1), rel=1e-9))
+    ]
     assert await redis.zcard("ql:q:queue-depends") == 0
     for key in ("ql:j:b-dependencies", "ql:j:a-dependents", "ql:j:missing-dependents"):
         assert not await redis.exists(key)
@@ -90,7 +96,7 @@ async def test_put_with_delay_and_depends_waits_then_is_scheduled(
     await vocab.put(0, "a")
     await vocab.put(0, "b", delay=10, depends=["a"])
     assert (await vocab.get(0, "b"))["state"] == "depends"
-    assert float(await redis.hget("ql:j:b", "scheduled")) == 10
+    assert float(await hfield(redis, "ql:j:b", "scheduled")) == 10
     assert await redis.zrange("ql:q:queue-depends", 0, -1) == ["b"]
     assert await redis.zcard("ql:q:queue-scheduled") == 0
     popped = await vocab.pop(1)
@@ -210,6 +216,7 @@ async def test_depends_on_adds_dependencies(vocab: Vocab, redis: aioredis.Redis)
     assert not await redis.exists("ql:j:missing-dependents")
     # the job stays where it was
     assert await redis.zrange("ql:q:queue-depends", 0, -1, withscores=True) == [("b", 0.0)]
+    assert job["history"] == [vocab.put_entry("queue", 0)]
 
 
 async def test_depends_off_one_at_a_time(vocab: Vocab, redis: aioredis.Redis) -> None:
@@ -227,7 +234,8 @@ async def test_depends_off_one_at_a_time(vocab: Vocab, redis: aioredis.Redis) ->
     assert (job["state"], job["dependencies"]) == ("waiting", {})
     assert await redis.zcard("ql:q:queue-depends") == 0
     assert await redis.zrange("ql:q:queue-work", 0, -1, withscores=True) == [
-        ("b", pytest.approx(work_score(2, 2), rel=1e-9))]
+        ("b", pytest.approx(work_score(2, 2), rel=1e-9))
+    ]
     for jid in deps:
         assert (await vocab.get(2, jid))["dependents"] == {}
 
@@ -243,7 +251,8 @@ async def test_depends_off_all(vocab: Vocab, redis: aioredis.Redis) -> None:
     assert not await redis.exists("ql:j:a-dependents")
     assert not await redis.exists("ql:j:c-dependents")
     assert await redis.zrange("ql:q:queue-work", 0, -1, withscores=True) == [
-        ("b", pytest.approx(work_score(0, 3), rel=1e-9))]
+        ("b", pytest.approx(work_score(0, 3), rel=1e-9))
+    ]
     assert await redis.zcard("ql:q:queue-depends") == 0
 
 
@@ -255,7 +264,7 @@ async def test_depends_off_ignores_a_pending_delay(vocab: Vocab, redis: aioredis
     assert await redis.zrange("ql:q:queue-work", 0, -1) == ["b"]
     assert await redis.zcard("ql:q:queue-scheduled") == 0
     # the stale field stays (CORE 6.11)
-    assert float(await redis.hget("ql:j:b", "scheduled")) == 10
+    assert float(await hfield(redis, "ql:j:b", "scheduled")) == 10
 
 
 async def _depends_fixture(vocab: Vocab) -> None:
@@ -297,8 +306,7 @@ REQLESS_DEPENDS_ERRORS: list[tuple[str, tuple[str, ...], str]] = [
     ("job.addDependency", ("s", "a"), "Depends(): Job s not in the depends state: scheduled"),
     ("job.removeDependency", ("r", "a"), "Depends(): Job r not in the depends state: running"),
     ("job.addDependency", ("f", "a"), "Depends(): Job f not in the depends state: failed"),
-    ("job.removeDependency", ("nope", "a"),
-     "Depends(): Job nope not in the depends state: false"),
+    ("job.removeDependency", ("nope", "a"), "Depends(): Job nope not in the depends state: false"),
 ]
 
 
@@ -323,8 +331,17 @@ async def test_put_rejects_depends_that_is_not_a_json_list(
     command = "queue.put" if vocab.reqless else "put"
     base = ("worker", "queue", "jid", "klass", "{}", 0, "tags", '["u"]')
     # CORE 6.1 validation 11: decoding to false names the argument
-    await assert_rejected(vocab.lua, redis, events, 'Put(): Arg "depends" not JSON: false',
-                          command, 1, *base, "depends", "false")
+    await assert_rejected(
+        vocab.lua,
+        redis,
+        events,
+        'Put(): Arg "depends" not JSON: false',
+        command,
+        1,
+        *base,
+        "depends",
+        "false",
+    )
     await assert_rejected(vocab.lua, redis, events, None, command, 1, *base, "depends", "[}")
     await assert_rejected(vocab.lua, redis, events, None, command, 1, *base, "depends")
 
@@ -339,14 +356,20 @@ async def test_advance_with_depends_and_delay(vocab: Vocab, redis: aioredis.Redi
     assert await vocab.advance(3, "a", "foo", "depends", '["b"]', "delay", 10) == "depends"
     job = await vocab.get(3, "a")
     assert job == vocab.job(
-        "a", queue="foo", state="depends", dependencies=["b"], put_queue="queue",
-        history=[vocab.put_entry("queue", 0),
-                 {"when": 1, "what": "popped", "worker": "worker"},
-                 {"when": 3, "what": "done"},
-                 vocab.put_entry("foo", 3)],
+        "a",
+        queue="foo",
+        state="depends",
+        dependencies=["b"],
+        put_queue="queue",
+        history=[
+            vocab.put_entry("queue", 0),
+            {"when": 1, "what": "popped", "worker": "worker"},
+            {"when": 3, "what": "done"},
+            vocab.put_entry("foo", 3),
+        ],
     )
     assert await redis.zrange("ql:q:foo-depends", 0, -1, withscores=True) == [("a", 3.0)]
-    assert float(await redis.hget("ql:j:a", "scheduled")) == 13
+    assert float(await hfield(redis, "ql:j:a", "scheduled")) == 13
     assert await redis.smembers("ql:j:b-dependents") == {"a"}
     await vocab.pop(4, "other")
     assert await vocab.complete(6, "b", "worker", "other") == "complete"
@@ -363,12 +386,14 @@ async def test_advance_with_satisfied_depends_ignores_the_delay(
     await completed(vocab, "b", "other")
     await vocab.put(0, "a")
     await vocab.pop(1)
-    assert await vocab.advance(2, "a", "foo", "depends", '["b", "missing"]', "delay", 10) \
-        == "waiting"
+    assert (
+        await vocab.advance(2, "a", "foo", "depends", '["b", "missing"]', "delay", 10) == "waiting"
+    )
     job = await vocab.get(2, "a")
     assert (job["state"], job["queue"], job["dependencies"]) == ("waiting", "foo", {})
     assert await redis.zrange("ql:q:foo-work", 0, -1, withscores=True) == [
-        ("a", pytest.approx(work_score(0, 2), rel=1e-9))]
+        ("a", pytest.approx(work_score(0, 2), rel=1e-9))
+    ]
     assert await redis.zcard("ql:q:foo-scheduled") == 0
     assert await redis.zcard("ql:q:foo-depends") == 0
 
@@ -408,8 +433,7 @@ async def test_classic_complete_rejects_dependency_options(
         ('Complete(): "depends" cannot be used without a "next".', ("depends", "[]")),
         ('Complete(): "delay" cannot be used without a "next".', ("delay", 5)),
         ('Complete(): "delay" cannot be used without a "next".', ("delay", 0)),
-        ('Complete(): "delay" cannot be used without a "next".',
-         ("depends", '["x"]', "delay", 5)),
+        ('Complete(): "delay" cannot be used without a "next".', ("depends", '["x"]', "delay", 5)),
         ('Complete(): Arg "depends" not JSON: false', ("next", "foo", "depends", "false")),
         (None, ("next", "foo", "depends", "[}")),
         ("assertion failed!", ("next", "foo", "delay", "foo")),
@@ -423,12 +447,23 @@ async def test_reqless_complete_and_requeue_rejects_dependency_options(
 ) -> None:
     await running(make_vocab(lua, "reqless"), "jid")
     base = ("jid", "worker", "queue", "{}", "foo")
-    await assert_rejected(lua, redis, events, "assertion failed!", "job.completeAndRequeue", 1,
-                          *base, "delay", "foo")
-    await assert_rejected(lua, redis, events, None, "job.completeAndRequeue", 1,
-                          *base, "depends", "[}")
-    await assert_rejected(lua, redis, events, 'Complete(): Arg "depends" not JSON: false',
-                          "job.completeAndRequeue", 1, *base, "depends", "false")
+    await assert_rejected(
+        lua, redis, events, "assertion failed!", "job.completeAndRequeue", 1, *base, "delay", "foo"
+    )
+    await assert_rejected(
+        lua, redis, events, None, "job.completeAndRequeue", 1, *base, "depends", "[}"
+    )
+    await assert_rejected(
+        lua,
+        redis,
+        events,
+        'Complete(): Arg "depends" not JSON: false',
+        "job.completeAndRequeue",
+        1,
+        *base,
+        "depends",
+        "false",
+    )
 
 
 # =============================================================================================
@@ -459,8 +494,11 @@ async def test_cancel_running_job(vocab: Vocab, redis: aioredis.Redis) -> None:
     assert await vocab.get(1, "jid") is None
     assert not await redis.exists("ql:w:worker:jobs")
     assert not await redis.exists("ql:q:queue-locks")
-    text = "Heartbeat(): Job does not exist" if vocab.reqless else \
-        "Heartbeat(): Job jid does not exist"
+    text = (
+        "Heartbeat(): Job does not exist"
+        if vocab.reqless
+        else "Heartbeat(): Job jid does not exist"
+    )
     with pytest.raises(ResponseError, match=re.escape(text)):
         await vocab.heartbeat(2, "jid")
 
@@ -571,13 +609,29 @@ async def test_cancel_rejects_a_dependency_whose_dependent_stays(
     await vocab.put(0, "d", "other", depends=["a"])
     await vocab.put(0, "x", "other")
     await assert_rejected(
-        vocab.lua, redis, events,
+        vocab.lua,
+        redis,
+        events,
         "Cancel(): b is a dependency of c but is not mentioned to be canceled",
-        command, 1, "x", "a", "b", "d")
+        command,
+        1,
+        "x",
+        "a",
+        "b",
+        "d",
+    )
     await assert_rejected(
-        vocab.lua, redis, events,
+        vocab.lua,
+        redis,
+        events,
         "Cancel(): a is a dependency of d but is not mentioned to be canceled",
-        command, 1, "x", "c", "b", "a")
+        command,
+        1,
+        "x",
+        "c",
+        "b",
+        "a",
+    )
     assert await vocab.cancel(2, "d", "c", "b", "a") == ["d", "c", "b", "a"]
     assert sorted(await redis.keys("ql:j:*")) == ["ql:j:x", "ql:j:x-history"]
 
@@ -611,6 +665,41 @@ async def test_cancel_tagged_jobs_reqless_removes_unused_tags(
     await vocab.cancel(2, "b")
     assert await redis.zrange("ql:tags", 0, -1) == []
     assert await vocab.tagged(3, "t", 0, 0) == {"total": 0, "jobs": {}}
+
+
+async def test_reput_moves_tag_bookkeeping(vocab: Vocab, redis: aioredis.Redis) -> None:
+    await vocab.put(0, "jid", tags=["a", "b"])
+    await vocab.put(0, "other", tags=["b"])
+    await vocab.put(1, "jid", tags=["c"])
+    assert (await vocab.get(1, "jid"))["tags"] == ["c"]
+    assert not await redis.exists("ql:t:a")
+    assert await redis.zrange("ql:t:b", 0, -1) == ["other"]
+    assert await redis.zrange("ql:t:c", 0, -1, withscores=True) == [("jid", 1.0)]
+    counters = await zscores(redis, "ql:tags")
+    if vocab.reqless:  # REQLESS 4.4: a tag without carriers leaves ql:tags
+        assert counters == {"b": 1.0, "c": 1.0}
+    else:  # CORE 5.10: decremented, kept
+        assert counters == {"a": 0.0, "b": 1.0, "c": 1.0}
+    # without the option the job keeps its tags: tagged again at the time of the re-put
+    await vocab.put(2, "jid")
+    assert (await vocab.get(2, "jid"))["tags"] == ["c"]
+    assert await redis.zrange("ql:t:c", 0, -1, withscores=True) == [("jid", 2.0)]
+    assert await redis.zscore("ql:tags", "c") == 1.0
+
+
+async def test_retention_purge_cleans_tags(vocab: Vocab, redis: aioredis.Redis) -> None:
+    await vocab.config_set(0, "jobs-history", -1)
+    await vocab.put(0, "jid", tags=["abc"])
+    await vocab.pop(0)
+    assert await vocab.complete(1, "jid") == "complete"
+    assert await vocab.get(1, "jid") is None
+    assert not await redis.exists("ql:t:abc")
+    if vocab.reqless:  # REQLESS 8.20
+        assert await vocab.tagged(1, "abc", 0, 0) == {"total": 0, "jobs": {}}
+        assert await redis.zrange("ql:tags", 0, -1) == []
+    else:  # CORE 5.7 purge: tag off
+        assert await vocab.tagged(1, "abc") == {"total": 0, "jobs": {}}
+        assert await redis.zrange("ql:tags", 0, -1, withscores=True) == [("abc", 0.0)]
 
 
 async def test_cancel_keeps_tracking(vocab: Vocab, redis: aioredis.Redis) -> None:
@@ -677,7 +766,8 @@ async def test_priority_of_a_scheduled_job_applies_on_promotion(
     assert (await vocab.get(1, "jid"))["priority"] == 5
     await vocab.peek(10)
     assert await redis.zscore("ql:q:queue-work", "jid") == pytest.approx(
-        work_score(5, 10), rel=1e-12)
+        work_score(5, 10), rel=1e-12
+    )
 
 
 async def test_priority_of_running_depending_and_complete_jobs(
@@ -696,8 +786,7 @@ async def test_priority_of_running_depending_and_complete_jobs(
     assert (await vocab.get(1, "c"))["queue"] == ""
     # the new priority is used when the job is next inserted into a work set
     await vocab.complete(2, "r")
-    assert await redis.zscore("ql:q:other-work", "d") == pytest.approx(
-        work_score(7, 2), rel=1e-12)
+    assert await redis.zscore("ql:q:other-work", "d") == pytest.approx(work_score(7, 2), rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -722,8 +811,11 @@ async def test_priority_rejects(
 ) -> None:
     await vocab.put(0, "jid")
     if text is None:  # nonexistent job: the texts differ (REQLESS 8.9)
-        text = "Queue(): no queue name provided" if vocab.reqless else \
-            "Priority(): Job nope does not exist"
+        text = (
+            "Queue(): no queue name provided"
+            if vocab.reqless
+            else "Priority(): Job nope does not exist"
+        )
     command = "job.setPriority" if vocab.reqless else "priority"
     await assert_rejected(vocab.lua, redis, events, text, command, 1, *args)
 
@@ -749,8 +841,7 @@ async def test_log_appends_a_history_entry(vocab: Vocab, redis: aioredis.Redis) 
 async def test_log_item_when_and_what_are_shadowed(vocab: Vocab) -> None:
     await vocab.put(0, "jid")
     await vocab.log(5, "jid", "msg", '{"when": 99, "what": "x", "k": [1, "a/b"]}')
-    assert (await vocab.get(5, "jid"))["history"][-1] == {
-        "when": 5, "what": "msg", "k": [1, "a/b"]}
+    assert (await vocab.get(5, "jid"))["history"][-1] == {"when": 5, "what": "msg", "k": [1, "a/b"]}
 
 
 async def test_log_on_a_complete_job(vocab: Vocab) -> None:
@@ -801,9 +892,7 @@ async def test_track_and_untrack(vocab: Vocab, redis: aioredis.Redis) -> None:
     assert await vocab.get(4, "jid") == vocab.job("jid")
 
 
-async def test_classic_track_words_are_case_insensitive(
-    lua: Lua, redis: aioredis.Redis
-) -> None:
+async def test_classic_track_words_are_case_insensitive(lua: Lua, redis: aioredis.Redis) -> None:
     await make_vocab(lua, "classic").put(0, "jid")
     assert await lua("track", 1, "TRACK", "jid") == "1"
     assert await redis.zrange("ql:tracked", 0, -1) == ["jid"]
@@ -881,11 +970,14 @@ async def test_tag_add(vocab: Vocab, redis: aioredis.Redis) -> None:
     await vocab.put(0, "jid", tags=["a"])
     assert await vocab.tag_add(1, "jid", "b", "c", "b") == ["a", "b", "c"]
     assert await vocab.get(1, "jid") == vocab.job("jid", tags=["a", "b", "c"])
-    assert json.loads(await redis.hget("ql:j:jid", "tags")) == ["a", "b", "c"]
+    assert json.loads(await hfield(redis, "ql:j:jid", "tags")) == ["a", "b", "c"]
     assert await redis.zrange("ql:t:b", 0, -1, withscores=True) == [("jid", 1.0)]
     # CORE 5.10: the counter is incremented per argument
     assert await redis.zrange("ql:tags", 0, -1, withscores=True) == [
-        ("a", 1.0), ("c", 1.0), ("b", 2.0)]
+        ("a", 1.0),
+        ("c", 1.0),
+        ("b", 2.0),
+    ]
     # adding a tag the job already has re-tags it now
     assert await vocab.tag_add(2, "jid", "a") == ["a", "b", "c"]
     assert await redis.zscore("ql:t:a", "jid") == 2.0
@@ -922,7 +1014,10 @@ async def test_tag_remove_classic_counters(lua: Lua, redis: aioredis.Redis) -> N
     assert await vocab.tag_remove(1, "jid", "a", "ghost") == ["b"]
     # CORE 5.10: decremented per argument, never removed (ghost drifts to -1)
     assert await redis.zrange("ql:tags", 0, -1, withscores=True) == [
-        ("ghost", -1.0), ("a", 0.0), ("b", 1.0)]
+        ("ghost", -1.0),
+        ("a", 0.0),
+        ("b", 1.0),
+    ]
 
 
 async def test_tag_remove_reqless_counters(lua: Lua, redis: aioredis.Redis) -> None:
@@ -933,8 +1028,7 @@ async def test_tag_remove_reqless_counters(lua: Lua, redis: aioredis.Redis) -> N
     assert await vocab.tag_remove(1, "jid", "a", "ghost", "shared") == ["b"]
     # REQLESS 4.4: a tag without carriers leaves ql:tags; a tag with carriers is decremented
     # even when this job did not carry it
-    assert await redis.zrange("ql:tags", 0, -1, withscores=True) == [
-        ("b", 1.0), ("shared", 1.0)]
+    assert await redis.zrange("ql:tags", 0, -1, withscores=True) == [("b", 1.0), ("shared", 1.0)]
     assert await redis.zrange("ql:t:shared", 0, -1) == ["x", "y"]
 
 
@@ -1046,7 +1140,9 @@ async def test_failed_counts_and_groups(vocab: Vocab) -> None:
     assert await vocab.failed_counts(6) == {"group": 5, "other": 1}
     # most recently failed first
     assert await vocab.failed_group(6, "group") == {
-        "total": 5, "jobs": ["g4", "g3", "g2", "g1", "g0"]}
+        "total": 5,
+        "jobs": ["g4", "g3", "g2", "g1", "g0"],
+    }
     assert await vocab.failed_group(6, "group", 0, 2) == {"total": 5, "jobs": ["g4", "g3"]}
     assert await vocab.failed_group(6, "group", 2, 2) == {"total": 5, "jobs": ["g2", "g1"]}
     assert await vocab.failed_group(6, "group", 3) == {"total": 5, "jobs": ["g1", "g0"]}
@@ -1079,8 +1175,7 @@ async def test_reqless_failure_group_counts_ignore_paging(lua: Lua) -> None:
         ("failed", ("group", "0", "foo"), 'Failed(): Arg "limit" is not a number: foo'),
         ("failed", ("group", "nan"), 'Failed(): Arg "start" is not a number: nan'),
         ("jobs.failedByGroup", ("group", "foo"), 'Failed(): Arg "start" is not a number: foo'),
-        ("jobs.failedByGroup", ("group", "0", "foo"),
-         'Failed(): Arg "limit" is not a number: foo'),
+        ("jobs.failedByGroup", ("group", "0", "foo"), 'Failed(): Arg "limit" is not a number: foo'),
         ("failureGroups.counts", ("foo",), 'Failed(): Arg "start" is not a number: foo'),
         ("failureGroups.counts", ("0", "foo"), 'Failed(): Arg "limit" is not a number: foo'),
     ],
@@ -1105,16 +1200,18 @@ async def test_unfail_moves_the_oldest_failures(vocab: Vocab, redis: aioredis.Re
     assert await redis.lrange("ql:f:group", 0, -1) == ["j4", "j3", "j2"]
     assert await redis.smembers("ql:failures") == {"group"}
     assert sorted(await redis.zrange("ql:q:queue-work", 0, -1)) == ["j0", "j1"]
-    for jid, score in await redis.zrange("ql:q:queue-work", 0, -1, withscores=True):
+    for jid, score in (await zscores(redis, "ql:q:queue-work")).items():
         assert score == pytest.approx(work_score(0, 10), rel=1e-12), jid
     job = await vocab.get(10, "j0")
     assert job == vocab.job(
         "j0",
         failure={"group": "group", "message": "message", "when": 0, "worker": "worker"},
-        history=[vocab.put_entry("queue", 0),
-                 {"when": 0, "what": "popped", "worker": "worker"},
-                 {"when": 0, "what": "failed", "worker": "worker", "group": "group"},
-                 vocab.put_entry("queue", 10)],
+        history=[
+            vocab.put_entry("queue", 0),
+            {"when": 0, "what": "popped", "worker": "worker"},
+            {"when": 0, "what": "failed", "worker": "worker", "group": "group"},
+            vocab.put_entry("queue", 10),
+        ],
     )
     # default count 25 takes the rest; the group disappears
     assert await vocab.unfail(11, "queue", "group") == 3
@@ -1136,11 +1233,16 @@ async def test_unfail_into_another_queue(vocab: Vocab, redis: aioredis.Redis) ->
     assert await vocab.unfail(3, "elsewhere", "group", 100) == 1
     job = await vocab.get(3, "jid")
     assert (job["state"], job["queue"], job["worker"], job["expires"]) == (
-        "waiting", "elsewhere", "", 0)
+        "waiting",
+        "elsewhere",
+        "",
+        0,
+    )
     assert (job["retries"], job["remaining"], job["priority"]) == (2, 2, 3)
     assert job["history"][-1] == vocab.put_entry("elsewhere", 3)
     assert await redis.zscore("ql:q:elsewhere-work", "jid") == pytest.approx(
-        work_score(3, 3), rel=1e-12)
+        work_score(3, 3), rel=1e-12
+    )
     # the queue is not registered (CORE 6.19)
     assert await redis.zrange("ql:queues", 0, -1) == queues
     assert [j["jid"] for j in await vocab.pop(4, "elsewhere")] == ["jid"]

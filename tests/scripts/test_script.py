@@ -180,7 +180,7 @@ async def test_every_command_is_dispatched(lua: Lua, command: str) -> None:
     ],
 )
 async def test_dispatcher_errors(
-    redis: aioredis.Redis, argv: list[object], keys: list[str], text: str
+    redis: aioredis.Redis, argv: list[str | int], keys: list[str], text: str
 ) -> None:
     with pytest.raises(ResponseError, match=re.escape(text)):
         await redis.eval(build(), len(keys), *keys, *argv)
@@ -204,9 +204,11 @@ async def test_a_prefix_key_moves_every_key_and_channel(
     assert popped[0]["jid"] == "jid"
     keys = await redis.keys("*")
     assert keys, "the commands wrote nothing"
-    assert all(key.startswith("{billing}:ql:") for key in keys), keys
+    assert all(str(key).startswith("{billing}:ql:") for key in keys), keys
     assert {channel for channel, _ in captured.messages} == {"{billing}:ql:log"}
-    throttles = json.loads(await redis.hget("{billing}:ql:j:jid", "throttles"))
+    stored = await redis.hget("{billing}:ql:j:jid", "throttles")
+    assert isinstance(stored, str)
+    throttles = json.loads(stored)
     assert throttles == ["{billing}:ql:q:q"]
     # the default prefix sees none of it
     plain = Lua(redis)

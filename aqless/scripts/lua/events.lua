@@ -4,10 +4,12 @@
 
 local Events = {}
 
-local function object(pairs_)
+-- object('jid', jid, 'event', 'put', ...): a JSON object in exactly this key order.
+local function object(...)
   local parts = {}
-  for i = 1, #pairs_, 2 do
-    parts[#parts + 1] = '"' .. pairs_[i] .. '":' .. json_value(pairs_[i + 1])
+  for i = 1, select('#', ...), 2 do
+    local key, value = select(i, ...)
+    parts[#parts + 1] = '"' .. key .. '":' .. json_value(value)
   end
   return '{' .. table.concat(parts, ',') .. '}'
 end
@@ -27,37 +29,37 @@ function Events.if_tracked(channel, jid, tracked)
 end
 
 function Events.put(jid, queue)
-  Events.publish('log', object({'jid', jid, 'event', 'put', 'queue', queue}))
+  Events.publish('log', object('jid', jid, 'event', 'put', 'queue', queue))
 end
 
 -- LOST(jid, worker): the worker's own channel, then the log.
 function Events.lock_lost(jid, worker)
-  local payload = object({'jid', jid, 'event', 'lock_lost', 'worker', worker})
+  local payload = object('jid', jid, 'event', 'lock_lost', 'worker', worker)
   Events.publish('w:' .. worker, payload)
   Events.publish('log', payload)
 end
 
 function Events.canceled_payload(jid, queue, worker)
-  return object({'jid', jid, 'queue', queue, 'event', 'canceled', 'worker', worker})
+  return object('jid', jid, 'queue', queue, 'event', 'canceled', 'worker', worker)
 end
 
 function Events.completed(jid, queue)
-  Events.publish('log', object({'jid', jid, 'event', 'completed', 'queue', queue}))
+  Events.publish('log', object('jid', jid, 'event', 'completed', 'queue', queue))
 end
 
 function Events.advanced(jid, queue, to)
-  Events.publish('log', object({'jid', jid, 'to', to, 'event', 'advanced', 'queue', queue}))
+  Events.publish('log', object('jid', jid, 'to', to, 'event', 'advanced', 'queue', queue))
 end
 
 function Events.failed(jid, group, message, worker)
-  Events.publish('log', object({
-    'message', message, 'jid', jid, 'group', group, 'event', 'failed', 'worker', worker}))
+  Events.publish('log', object(
+    'message', message, 'jid', jid, 'group', group, 'event', 'failed', 'worker', worker))
 end
 
 function Events.config_set(option, value)
-  Events.publish('log', object({'option', option, 'event', 'config_set', 'value', value}))
+  Events.publish('log', object('option', option, 'event', 'config_set', 'value', value))
 end
 
 function Events.config_unset(option)
-  Events.publish('log', object({'event', 'config_unset', 'option', option}))
+  Events.publish('log', object('event', 'config_unset', 'option', option))
 end
