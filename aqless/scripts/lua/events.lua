@@ -18,9 +18,16 @@ function Events.publish(channel, payload)
   call('PUBLISH', Keys.channel(channel), payload)
 end
 
+-- Whether anything is tracked, read once per call: most deployments track nothing, and
+-- then no job needs its own look-up.
+local anything_tracked = nil
+
 function Events.is_tracked(jid)
-  return call('ZSCORE', Keys.tracked(), jid) ~= false
+  if anything_tracked == nil then anything_tracked = call('EXISTS', Keys.tracked()) == 1 end
+  return anything_tracked and call('ZSCORE', Keys.tracked(), jid) ~= false
 end
+
+function Events.tracking_changed() anything_tracked = nil end
 
 -- Publishes the bare jid on a tracking channel when the job is tracked.
 function Events.if_tracked(channel, jid, tracked)

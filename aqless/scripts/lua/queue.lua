@@ -19,8 +19,7 @@ end
 
 -- Hands a job to a worker: history, wait statistic, lock. Returns false for a jid whose
 -- job hash is gone.
-local function hand_out(queue, jid, worker, expires, now, waits)
-  local job = Job.read(jid, {'jid', 'time'})
+local function hand_out(queue, jid, job, worker, expires, now, waits)
   if job.jid == nil then return false end
   History.append(jid, now, 'popped', {worker = worker})
   waits[#waits + 1] = now - (tonumber(job.time) or now)
@@ -50,7 +49,8 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- reclaimed jobs still hold their throttles: no acquisition
   local reclaimed = Job.invalidate(D, queue, now, count)
   for _, jid in ipairs(reclaimed) do
-    if hand_out(queue, jid, worker, expires, now, waits) then popped[#popped + 1] = jid end
+    local job = Job.read(jid, {'jid', 'time'})
+    if hand_out(queue, jid, job, worker, expires, now, waits) then popped[#popped + 1] = jid end
   end
   if Throttle.available(Keys.queue_throttle(queue)) then
     Recurring.spawn(D, queue, now, count - #reclaimed)
@@ -61,10 +61,12 @@ function Queue.pop_jids(D, now, queue, worker, count)
       local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
-        local job = Job.read(jid, {'throttles', 'state'})
+        local job = Job.read(jid, {'jid', 'time', 'throttles', 'state'})
         local throttles = Throttle.parse(job.throttles)
         if Throttle.try_acquire(jid, throttles) then
-          if hand_out(queue, jid, worker, expires, now, waits) then popped[#popped + 1] = jid end
+          if hand_out(queue, jid, job, worker, expires, now, waits) then
+            popped[#popped + 1] = jid
+          end
         elseif job.state ~= nil then
           Throttle.park(queue, jid, throttles, job.state, now)
         end

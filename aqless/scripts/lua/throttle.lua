@@ -7,8 +7,14 @@ local Throttle = {}
 local function locks_key(tid) return Keys.throttle(tid) .. '-locks' end
 local function pending_key(tid) return Keys.throttle(tid) .. '-pending' end
 
+-- Maximums read during this call (throttle.set and throttle.delete forget theirs).
+local maximums = {}
+
 function Throttle.maximum(tid)
-  return number(call('HGET', Keys.throttle(tid), 'maximum')) or 0
+  if maximums[tid] == nil then
+    maximums[tid] = number(call('HGET', Keys.throttle(tid), 'maximum')) or 0
+  end
+  return maximums[tid]
 end
 
 function Throttle.available(tid)
@@ -98,6 +104,7 @@ function Throttle.release_all(jid, now)
 end
 
 function Throttle.set(tid, maximum, expiration)
+  maximums[tid] = nil
   call('HSET', Keys.throttle(tid), 'id', tid, 'maximum', maximum)
   if expiration > 0 then call('EXPIRE', Keys.throttle(tid), expiration) end
 end
@@ -108,4 +115,7 @@ end
 
 function Throttle.locks(tid) return call('ZRANGE', locks_key(tid), 0, -1) end
 function Throttle.pending(tid) return call('ZRANGE', pending_key(tid), 0, -1) end
-function Throttle.delete(tid) call('DEL', Keys.throttle(tid)) end
+function Throttle.delete(tid)
+  maximums[tid] = nil
+  call('DEL', Keys.throttle(tid))
+end
