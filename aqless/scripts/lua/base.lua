@@ -82,6 +82,23 @@ local function string_list(value)
   return list
 end
 
+-- An optional numeric argument: `default` when absent, else its number, else the error
+-- `text` followed by the value.
+local function optional_number(value, default, text)
+  if value == nil then return default end
+  local n = number(value)
+  check(n, text .. value)
+  return n
+end
+
+-- An optional JSON list of strings, the same way.
+local function optional_list(value, default, text)
+  if value == nil then return default end
+  local list = string_list(decode(value))
+  check(list, text .. value)
+  return list
+end
+
 -- cjson writes an empty table as {}. reqless replies write empty lists as [].
 local function json_array(list)
   if #list == 0 then return '[]' end

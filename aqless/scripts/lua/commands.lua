@@ -65,12 +65,8 @@ local function tid_given(tid) check(tid, 'Throttle(): no tid provided') end
 local function throttle_set(tid, maximum, expiration)
   tid_given(tid)
   check(number(maximum), 'Throttle(): Arg "maximum" not a number: ' .. tostring(maximum))
-  local seconds = 0
-  if expiration ~= nil then
-    seconds = number(expiration)
-    check(seconds, 'Throttle(): Arg "expiration" not a number: ' .. expiration)
-  end
-  Throttle.set(tid, maximum, seconds)
+  Throttle.set(tid, maximum,
+    optional_number(expiration, 0, 'Throttle(): Arg "expiration" not a number: '))
 end
 
 local CLASSIC_COMMANDS = {

@@ -144,36 +144,21 @@ local function parse_put(D, a)
   check(klass, 'Put(): Arg "klass" missing')
   check(decode(data) ~= false, 'Put(): Arg "data" missing or not JSON: ' .. tostring(data))
   local delay_n = number(delay)
-  check(delay_n, 'Put(): Arg "delay" not a number: ' .. tostring(delay))
+  check(delay_n, 'Put(): Arg "delay" not a number: ' .. tostring(delay))  -- also when missing
   if a.n > 6 and (a.n - 6) % 2 == 1 then
     raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
   end
   local o = options(a, 7)
-  local parsed = {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
-    delay = delay_n}
-  if o.retries ~= nil then
-    parsed.retries = number(o.retries)
-    check(parsed.retries, 'Put(): Arg "retries" not a number: ' .. o.retries)
-  end
-  if o.tags ~= nil then
-    parsed.tags = string_list(decode(o.tags))
-    check(parsed.tags, 'Put(): Arg "tags" not JSON' .. o.tags)
-  end
-  if o.priority ~= nil then
-    parsed.priority = number(o.priority)
-    check(parsed.priority, 'Put(): Arg "priority" not a number' .. o.priority)
-  end
-  parsed.depends = {}
-  if o.depends ~= nil then
-    parsed.depends = string_list(decode(o.depends))
-    check(parsed.depends, 'Put(): Arg "depends" not JSON: ' .. o.depends)
-  end
-  parsed.throttles = {}
-  if D.throttle_options and o.throttles ~= nil then
-    parsed.throttles = string_list(decode(o.throttles))
-    check(parsed.throttles, 'Put(): Arg "throttles" not JSON array: ' .. o.throttles)
-  end
-  return parsed
+  if not D.throttle_options then o.throttles = nil end
+  -- checked in the reference's order; absent retries/tags/priority keep the job's own
+  local retries = optional_number(o.retries, nil, 'Put(): Arg "retries" not a number: ')
+  local tags = optional_list(o.tags, nil, 'Put(): Arg "tags" not JSON')
+  local priority = optional_number(o.priority, nil, 'Put(): Arg "priority" not a number')
+  local depends = optional_list(o.depends, {}, 'Put(): Arg "depends" not JSON: ')
+  local throttles = optional_list(o.throttles, {}, 'Put(): Arg "throttles" not JSON array: ')
+  return {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
+    delay = delay_n, retries = retries, tags = tags, priority = priority, depends = depends,
+    throttles = throttles}
 end
 
 function Job.put(D, now, a)
@@ -369,11 +354,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   check(jid, 'Job(): no jid provided')
   if queue == nil then refuse(D, 'retry_no_queue') end
   check(worker, 'Retry(): Arg "worker" missing')
-  local delay_n = 0
-  if delay ~= nil then
-    delay_n = number(delay)
-    check(delay_n, 'Retry(): Arg "delay" not a number: ' .. delay)
-  end
+  local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority'})
   local values = {jid = jid, state = job.state, worker = job.worker}
   if job.state == nil then refuse(D, 'retry_missing', values) end

@@ -187,16 +187,8 @@ end
 
 -- An optional offset and count (paging arguments), validated with the given texts.
 function Queue.page(offset, count, default_count, offset_text, count_text)
-  local first = 0
-  if offset ~= nil then
-    first = number(offset)
-    check(first, offset_text .. offset)
-  end
-  local n = default_count
-  if count ~= nil then
-    n = number(count)
-    check(n, count_text .. count)
-  end
+  local first = optional_number(offset, 0, offset_text)
+  local n = optional_number(count, default_count, count_text)
   return math.floor(first), math.floor(n)
 end
 
@@ -230,12 +222,7 @@ end
 function Queue.unfail(D, now, queue, group, count)
   if queue == nil then refuse(D, 'unfail_no_queue') end
   check(group, 'Unfail(): Arg "group" missing')
-  local n = 25
-  if count ~= nil then
-    n = number(count)
-    check(n, 'Unfail(): Arg "count" not a number: ' .. count)
-  end
-  n = math.floor(n)
+  local n = math.floor(optional_number(count, 25, 'Unfail(): Arg "count" not a number: '))
   if D.unfail_positive_count then
     check(n > 0, 'Unfail(): Arg "count" must be greater than zero')
   end

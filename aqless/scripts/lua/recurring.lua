@@ -67,23 +67,16 @@ local function parse_recur(D, a)
     refuse(D, 'recur_odd', {value = (a.n - first_option + 1) .. ' option arguments'})
   end
   local o = options(a, first_option)
-  local parsed = {queue = queue, jid = jid, klass = klass, data = data, interval = interval,
-    offset = offset, tags = {}, priority = 0, retries = 0, backlog = 0, throttles = {}}
-  if o.tags ~= nil then
-    parsed.tags = string_list(decode(o.tags))
-    check(parsed.tags, 'Recur(): Arg "tags" must be JSON string array: ' .. o.tags)
-  end
-  for _, name in ipairs({'priority', 'retries', 'backlog'}) do
-    if o[name] ~= nil then
-      parsed[name] = number(o[name])
-      check(parsed[name], 'Recur(): Arg "' .. name .. '" not a number: ' .. o[name])
-    end
-  end
-  if D.throttle_options and o.throttles ~= nil then
-    parsed.throttles = string_list(decode(o.throttles))
-    check(parsed.throttles, 'Recur(): Arg "throttles" not JSON array: ' .. o.throttles)
-  end
-  return parsed
+  if not D.throttle_options then o.throttles = nil end
+  -- checked in the reference's order
+  local tags = optional_list(o.tags, {}, 'Recur(): Arg "tags" must be JSON string array: ')
+  local priority = optional_number(o.priority, 0, 'Recur(): Arg "priority" not a number: ')
+  local retries = optional_number(o.retries, 0, 'Recur(): Arg "retries" not a number: ')
+  local backlog = optional_number(o.backlog, 0, 'Recur(): Arg "backlog" not a number: ')
+  local throttles = optional_list(o.throttles, {}, 'Recur(): Arg "throttles" not JSON array: ')
+  return {queue = queue, jid = jid, klass = klass, data = data, interval = interval,
+    offset = offset, tags = tags, priority = priority, retries = retries, backlog = backlog,
+    throttles = throttles}
 end
 
 function Recurring.recur(D, now, a)
