@@ -111,6 +111,31 @@ local function json_value(value)
   return cjson.encode(value)
 end
 
+-- A hash's fields by name (absent fields are nil).
+local function read_hash(key, names)
+  local values = call('HMGET', key, unpack(names))
+  local result = {}
+  for i, name in ipairs(names) do
+    if values[i] ~= false then result[name] = values[i] end
+  end
+  return result
+end
+
+local function set_of(list)
+  local set = {}
+  for _, item in ipairs(list) do set[item] = true end
+  return set
+end
+
+-- The items of `list` that are not in the set `removed`, in order.
+local function without(list, removed)
+  local kept = {}
+  for _, item in ipairs(list) do
+    if not removed[item] then kept[#kept + 1] = item end
+  end
+  return kept
+end
+
 local function contains(list, value)
   for _, item in ipairs(list) do
     if item == value then return true end

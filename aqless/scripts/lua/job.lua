@@ -6,10 +6,7 @@ local JOB_FIELDS = {'jid', 'klass', 'state', 'queue', 'worker', 'priority', 'exp
 
 -- A job hash's fields by name (absent fields are nil).
 function Job.read(jid, names)
-  local values = call('HMGET', Keys.job(jid), unpack(names))
-  local result = {}
-  for i, name in ipairs(names) do result[name] = field(values[i]) end
-  return result
+  return read_hash(Keys.job(jid), names)
 end
 
 -- The job object (17 keys classic, 18 reqless), or nil when the job does not exist.
@@ -47,6 +44,20 @@ function Job.objects(D, jids)
     if object ~= nil then result[#result + 1] = object end
   end
   return result
+end
+
+-- The queue whose sets hold the job. It is the job's `queue` field, except after a retry
+-- with another queue's name: the reference puts the job in that queue's sets but leaves
+-- `queue` as it was (a quirk clients may rely on), so the sets' queue is kept in the
+-- hidden field `held_in` until the job is placed again. Every set operation goes through
+-- here, so the job never sits in two queues' sets.
+function Job.home(job)
+  return job.held_in or job.queue
+end
+
+-- Forgets `held_in` once the job is placed by its `queue` field again.
+local function settle_home(jid, job)
+  if job.held_in ~= nil then call('HDEL', Keys.job(jid), 'held_in') end
 end
 
 function Job.to_work(queue, jid, priority, t)
@@ -165,7 +176,7 @@ function Job.put(D, now, a)
   local p = parse_put(D, a)
   local jid, queue = p.jid, p.queue
   local old = Job.read(jid, {'priority', 'tags', 'queue', 'state', 'failure', 'retries',
-    'worker'})
+    'worker', 'held_in'})
   local priority = p.priority or tonumber(old.priority) or 0
   local retries = p.retries or tonumber(old.retries) or 5
   local old_tags = Tags.parse(old.tags)
@@ -182,7 +193,7 @@ function Job.put(D, now, a)
   end
   Events.put(jid, queue)
   History.put(D, jid, now, queue)
-  if old.queue ~= nil then Job.leave_queue(old.queue, jid) end
+  if old.queue ~= nil then Job.leave_queue(Job.home(old), jid) end
   if old.worker ~= nil and old.worker ~= '' then
     call('ZREM', Keys.worker_jobs(old.worker), jid)
     if old.worker ~= p.worker then Events.lock_lost(jid, old.worker) end
@@ -200,6 +211,7 @@ function Job.put(D, now, a)
     'priority', priority, 'tags', cjson.encode(tags), 'state', state, 'worker', '',
     'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
     'time', time_field(now), 'throttles', cjson.encode(throttles))
+  settle_home(jid, old)
   Job.add_dependencies(jid, p.depends)
 
   local has_dependencies = (old.state ~= nil or #p.depends > 0)
@@ -272,7 +284,8 @@ function Job.complete(D, now, jid, worker, queue, data, o)
     'Complete(): "delay" cannot be used without a "next".')
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
-  local job = Job.read(jid, {'worker', 'state', 'priority', 'retries', 'queue', 'time'})
+  local job = Job.read(jid, {'worker', 'state', 'priority', 'retries', 'queue', 'time',
+    'held_in'})
   local values = {jid = jid, state = job.state, worker = job.worker, queue = job.queue}
   if job.state == nil then refuse(D, 'complete_missing', values) end
   if job.state ~= 'running' then refuse(D, 'complete_state', values) end
@@ -280,7 +293,8 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   if job.queue ~= queue then refuse(D, 'complete_queue', values) end
 
   History.append(jid, now, 'done')
-  Job.leave_queue(queue, jid)
+  Job.leave_queue(Job.home(job), jid)
+  settle_home(jid, job)
   Throttle.release_all(jid, now)
   Stats.record(queue, 'run', now, {now - (tonumber(job.time) or now)})
   call('ZREM', Keys.worker_jobs(worker), jid)
@@ -329,7 +343,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
     decoded = decode(data)
     check(decoded ~= false, 'Fail(): Arg "data" not JSON: ' .. data)
   end
-  local job = Job.read(jid, {'queue', 'state', 'worker'})
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in'})
   local values = {jid = jid, state = job.state, worker = job.worker}
   if job.state == nil then refuse(D, 'fail_missing', values) end
   if job.state ~= 'running' then refuse(D, 'fail_state', values) end
@@ -340,7 +354,8 @@ function Job.fail(D, now, jid, worker, group, message, data)
   call('ZREM', Keys.worker_jobs(worker), jid)
   History.append(jid, now, 'failed', {worker = worker, group = group})
   Stats.count(job.queue, now, {failures = 1, failed = 1})
-  Job.leave_queue(job.queue, jid)
+  Job.leave_queue(Job.home(job), jid)
+  settle_home(jid, job)
   local key = Keys.job(jid)
   if decoded ~= nil then call('HSET', key, 'data', cjson.encode(decoded)) end
   call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
@@ -355,7 +370,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   if queue == nil then refuse(D, 'retry_no_queue') end
   check(worker, 'Retry(): Arg "worker" missing')
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
-  local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority'})
+  local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in'})
   local values = {jid = jid, state = job.state, worker = job.worker}
   if job.state == nil then refuse(D, 'retry_missing', values) end
   if job.state ~= 'running' then refuse(D, 'retry_state', values) end
@@ -364,9 +379,14 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   local key = Keys.job(jid)
   local remaining = call('HINCRBY', key, 'remaining', -1)
   call('HDEL', key, 'grace')
-  call('ZREM', Keys.queue(job.queue, 'locks'), jid)
+  call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)
   call('ZREM', Keys.worker_jobs(worker), jid)
   Throttle.release_all(jid, now)
+  if queue == job.queue then
+    settle_home(jid, job)
+  elseif remaining >= 0 then
+    call('HSET', key, 'held_in', queue)
+  end
   local explained = group ~= nil and message ~= nil
   if remaining < 0 then
     group = group or ('failed-retries-' .. queue)
@@ -378,6 +398,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
       failure = failure_text(group, exhausted_message(job.queue), now, '')
     end
     call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '', 'failure', failure)
+    settle_home(jid, job)
     if D.exhausted_retry_publishes then Events.if_tracked('failed', jid) end
     join_failure_group(jid, group)
     Stats.count(queue, now, {failures = 1, failed = 1})
@@ -399,7 +420,7 @@ end
 function Job.heartbeat(D, now, jid, worker, data)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Heatbeat(): Arg "worker" missing')
-  local job = Job.read(jid, {'queue', 'worker', 'state'})
+  local job = Job.read(jid, {'queue', 'worker', 'state', 'held_in'})
   local expires = now + Config.heartbeat(job.queue or '')
   local decoded = nil
   if data ~= nil then
@@ -419,14 +440,14 @@ function Job.heartbeat(D, now, jid, worker, data)
   end
   call('ZADD', Keys.worker_jobs(worker), expires, jid)
   if D.heartbeat_registers_worker then call('ZADD', Keys.workers(), now, worker) end
-  call('ZADD', Keys.queue(job.queue, 'locks'), expires, jid)
+  call('ZADD', Keys.queue(Job.home(job), 'locks'), expires, jid)
   return expires
 end
 
 function Job.timeout(D, now, jids)
   local jobs = {}
   for i, jid in ipairs(jids) do
-    local job = Job.read(jid, {'queue', 'state', 'worker'})
+    local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in'})
     if job.queue == nil then refuse(D, 'timeout_missing', {jid = jid}) end
     check(job.state == 'running', 'Timeout(): Job ' .. jid .. ' not running')
     jobs[i] = job
@@ -434,9 +455,9 @@ function Job.timeout(D, now, jids)
   for i, jid in ipairs(jids) do
     local job = jobs[i]
     History.append(jid, now, 'timed-out')
-    call('ZREM', Keys.queue(job.queue, 'locks'), jid)
+    call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)
     Throttle.release_all(jid, now)
-    call('ZADD', Keys.queue(job.queue, 'work'), '+inf', jid)
+    call('ZADD', Keys.queue(Job.home(job), 'work'), '+inf', jid)
     if D.timeout_clears_worker then
       call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0, 'worker', '')
     else
@@ -450,8 +471,7 @@ end
 -- cancel
 
 function Job.cancel(D, now, jids)
-  local named = {}
-  for _, jid in ipairs(jids) do named[jid] = true end
+  local named = set_of(jids)
   for _, jid in ipairs(jids) do
     for _, dependent in ipairs(call('SMEMBERS', Keys.dependents(jid))) do
       check(named[dependent], 'Cancel(): ' .. jid .. ' is a dependency of ' .. dependent ..
@@ -459,7 +479,7 @@ function Job.cancel(D, now, jids)
     end
   end
   for _, jid in ipairs(jids) do
-    local job = Job.read(jid, {'state', 'queue', 'failure', 'worker', 'tags'})
+    local job = Job.read(jid, {'state', 'queue', 'failure', 'worker', 'tags', 'held_in'})
     if job.state ~= 'complete' then
       local payload = Events.canceled_payload(jid, job.queue, job.worker)
       Events.publish('log', payload)
@@ -467,7 +487,7 @@ function Job.cancel(D, now, jids)
         call('ZREM', Keys.worker_jobs(job.worker), jid)
         Events.publish('w:' .. job.worker, payload)
       end
-      if job.queue ~= nil then Job.leave_queue(job.queue, jid) end
+      if job.queue ~= nil then Job.leave_queue(Job.home(job), jid) end
       Throttle.release_all(jid, now)
       for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
         call('SREM', Keys.dependents(dependency), jid)
@@ -528,11 +548,10 @@ function Job.set_priority(D, now, jid, priority)
   check(jid, 'Job(): no jid provided')
   local value = number(priority)
   check(value, 'Priority(): Arg "priority" missing or not a number: ' .. tostring(priority))
-  local queue = field(call('HGET', Keys.job(jid), 'queue'))
-  if queue == nil then refuse(D, 'priority_missing', {jid = jid}) end
-  if queue ~= '' and call('ZSCORE', Keys.queue(queue, 'work'), jid) then
-    call('ZADD', Keys.queue(queue, 'work'), value, jid)
-  end
+  local job = Job.read(jid, {'queue', 'held_in'})
+  if job.queue == nil then refuse(D, 'priority_missing', {jid = jid}) end
+  local work = Keys.queue(Job.home(job), 'work')
+  if job.queue ~= '' and call('ZSCORE', work, jid) then call('ZADD', work, value, jid) end
   call('HSET', Keys.job(jid), 'priority', value)
   return value
 end
@@ -593,16 +612,8 @@ function Job.add_tags(D, now, jid, tags)
 end
 
 function Job.remove_tags(D, now, jid, tags)
-  local list = job_tags(jid)
-  local removed = {}
-  for _, tag in ipairs(tags) do
-    Tags.off(D, jid, tag)
-    removed[tag] = true
-  end
-  local kept = {}
-  for _, tag in ipairs(list) do
-    if not removed[tag] then kept[#kept + 1] = tag end
-  end
+  local kept = without(job_tags(jid), set_of(tags))
+  for _, tag in ipairs(tags) do Tags.off(D, jid, tag) end
   call('HSET', Keys.job(jid), 'tags', cjson.encode(kept))
   return D.list(kept)
 end
@@ -621,7 +632,7 @@ function Job.invalidate(D, queue, now, count)
   local grace = Config.number('grace-period')
   for _, jid in ipairs(expired) do
     local key = Keys.job(jid)
-    local job = Job.read(jid, {'worker', 'grace', 'queue'})
+    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in'})
     local worker = job.worker or ''
     call('ZREM', Keys.worker_jobs(worker), jid)
     local warned = job.grace == '1'
@@ -646,6 +657,7 @@ function Job.invalidate(D, queue, now, count)
         History.append(jid, now, 'failed', {group = group})
         call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
           'failure', failure_text(group, message, now, ''))
+        settle_home(jid, job)
         join_failure_group(jid, group)
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)

@@ -231,12 +231,13 @@ function Queue.unfail(D, now, queue, group, count)
   local jids = call('LRANGE', list, -n, -1)
   local moved = 0
   for _, jid in ipairs(jids) do
-    local job = Job.read(jid, {'jid', 'retries', 'priority'})
+    local job = Job.read(jid, {'jid', 'retries', 'priority', 'held_in'})
     if job.jid ~= nil then
       History.put(D, jid, now, queue)
       call('HSET', Keys.job(jid), 'state', 'waiting', 'worker', '', 'expires', 0,
         'queue', queue, 'remaining', tonumber(job.retries) or 5)
       Job.to_work(queue, jid, tonumber(job.priority) or 0, now)
+      if job.held_in ~= nil then call('HDEL', Keys.job(jid), 'held_in') end
       moved = moved + 1
     end
   end

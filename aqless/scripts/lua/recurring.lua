@@ -98,9 +98,7 @@ end
 
 function Recurring.object(D, jid)
   check(jid, 'Recurring(): no jid provided')
-  local values = call('HMGET', Keys.recurring(jid), unpack(TEMPLATE_FIELDS))
-  local f = {}
-  for i, name in ipairs(TEMPLATE_FIELDS) do f[name] = field(values[i]) end
+  local f = read_hash(Keys.recurring(jid), TEMPLATE_FIELDS)
   if f.jid == nil then return nil end
   local object = {
     jid = f.jid,
@@ -181,8 +179,7 @@ end
 
 function Recurring.add_tags(D, jid, tags)
   local list = template_tags(jid, 'Tag(): Job ')
-  local before = {}
-  for _, tag in ipairs(list) do before[tag] = true end
+  local before = set_of(list)
   for _, tag in ipairs(tags) do
     -- only tags absent before this call: one given twice is appended twice (reference)
     if not before[tag] then list[#list + 1] = tag end
@@ -194,13 +191,7 @@ end
 
 function Recurring.remove_tags(D, jid, tags)
   local list = template_tags(jid, 'Untag(): Job ')
-  local removed = {}
-  for _, tag in ipairs(tags) do removed[tag] = true end
-  local kept = {}
-  for _, tag in ipairs(list) do
-    if not removed[tag] then kept[#kept + 1] = tag end
-  end
-  local text = cjson.encode(kept)
+  local text = cjson.encode(without(list, set_of(tags)))
   call('HSET', Keys.recurring(jid), 'tags', text)
   return text
 end

@@ -86,12 +86,12 @@ function Throttle.release(tid, jid, now)
   if slots < 1 then return end
   local waiting = call('ZRANGE', pending_key(tid), 0, slots - 1)
   for _, pending in ipairs(waiting) do
-    local job = call('HMGET', Keys.job(pending), 'queue', 'priority')
-    local queue = field(job[1])
+    local job = Job.read(pending, {'queue', 'priority', 'held_in'})
+    local queue = Job.home(job)
     if queue ~= nil and queue ~= '' then
       call('ZREM', Keys.queue(queue, 'throttled'), pending)
-      call('ZADD', Keys.queue(queue, 'work'),
-        work_score(tonumber(job[2]) or 0, now), pending)
+      call('ZADD', Keys.queue(queue, 'work'), work_score(tonumber(job.priority) or 0, now),
+        pending)
     end
   end
   call('ZREMRANGEBYRANK', pending_key(tid), 0, #waiting - 1)
