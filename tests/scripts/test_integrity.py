@@ -1,0 +1,67 @@
+"""A job is held by exactly one structure, also after the protocol's odd paths.
+
+`retry` with another queue's name puts the job in that queue's sets but leaves its `queue`
+field alone (CORE 6.7, a quirk kept as is). Every later command must still find the job
+where it really is.
+"""
+
+from __future__ import annotations
+
+import redis as sync_redis
+import redis.asyncio as aioredis
+
+from tests.conftest import Lua
+from tests.scripts.invariants import violations
+
+QUEUES = ["queue", "other", "third"]
+
+
+async def retried_into_other(lua: Lua) -> None:
+    await lua("put", 0, "w", "queue", "jid", "k", "{}", 0)
+    await lua("pop", 1, "queue", "worker", 1)
+    await lua("retry", 2, "jid", "other", "worker")
+
+
+def consistent(server_url: str) -> list[str]:
+    with sync_redis.Redis.from_url(server_url) as connection:
+        return violations(connection, QUEUES)
+
+
+async def test_a_put_after_a_retry_into_another_queue(
+    lua: Lua, redis: aioredis.Redis, server_url: str
+) -> None:
+    await retried_into_other(lua)
+    await lua("put", 3, "w", "third", "jid", "k", "{}", 0)
+    assert await redis.zrange("ql:q:other-work", 0, -1) == []
+    assert await redis.zrange("ql:q:third-work", 0, -1) == ["jid"]
+    assert await redis.hget("ql:j:jid", "held_in") is None
+    assert consistent(server_url) == []
+
+
+async def test_popping_and_completing_it_from_the_other_queue(
+    lua: Lua, redis: aioredis.Redis, server_url: str
+) -> None:
+    await retried_into_other(lua)
+    popped = await lua.json("pop", 3, "other", "worker", 1)
+    assert [job["jid"] for job in popped] == ["jid"]
+    assert popped[0]["queue"] == "queue"  # the quirk stays visible
+    assert await lua("heartbeat", 4, "jid", "worker") == 64
+    assert await redis.zrange("ql:q:queue-locks", 0, -1) == []
+    assert await lua("complete", 5, "jid", "worker", "queue", "{}") == "complete"
+    assert await redis.zrange("ql:q:other-locks", 0, -1) == []
+    assert consistent(server_url) == []
+
+
+async def test_timeout_cancel_and_priority_find_it(
+    lua: Lua, redis: aioredis.Redis, server_url: str
+) -> None:
+    await retried_into_other(lua)
+    await lua("priority", 3, "jid", 7)
+    assert await redis.zscore("ql:q:other-work", "jid") == 7
+    await lua("pop", 4, "other", "worker", 1)
+    await lua("timeout", 5, "jid")
+    assert await redis.zrange("ql:q:other-work", 0, -1) == ["jid"]
+    assert consistent(server_url) == []
+    assert await lua("cancel", 6, "jid") == ["jid"]
+    assert await redis.zrange("ql:q:other-work", 0, -1) == []
+    assert consistent(server_url) == []
