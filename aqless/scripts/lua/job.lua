@@ -91,6 +91,7 @@ end
 -- RELEASE: dependents whose last dependency this was become waiting (or scheduled).
 function Job.release_dependents(jid, now)
   local dependents = call('SMEMBERS', Keys.dependents(jid))
+  if #dependents == 0 then return end
   for _, dependent in ipairs(dependents) do
     call('SREM', Keys.dependencies(dependent), jid)
     if call('SCARD', Keys.dependencies(dependent)) == 0 then
@@ -285,7 +286,7 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
   local job = Job.read(jid, {'worker', 'state', 'priority', 'retries', 'queue', 'time',
-    'held_in'})
+    'held_in', 'throttles'})
   local values = {jid = jid, state = job.state, worker = job.worker, queue = job.queue}
   if job.state == nil then refuse(D, 'complete_missing', values) end
   if job.state ~= 'running' then refuse(D, 'complete_state', values) end
@@ -293,9 +294,10 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   if job.queue ~= queue then refuse(D, 'complete_queue', values) end
 
   History.append(jid, now, 'done')
-  Job.leave_queue(Job.home(job), jid)
+  -- a running job is in its queue's locks only (the other sets can't hold it)
+  call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)
   settle_home(jid, job)
-  Throttle.release_all(jid, now)
+  Throttle.release_all(jid, now, job.throttles or false)
   Stats.record(queue, 'run', now, {now - (tonumber(job.time) or now)})
   call('ZREM', Keys.worker_jobs(worker), jid)
   Events.if_tracked('completed', jid)
@@ -343,7 +345,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
     decoded = decode(data)
     check(decoded ~= false, 'Fail(): Arg "data" not JSON: ' .. data)
   end
-  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in'})
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles'})
   local values = {jid = jid, state = job.state, worker = job.worker}
   if job.state == nil then refuse(D, 'fail_missing', values) end
   if job.state ~= 'running' then refuse(D, 'fail_state', values) end
@@ -354,13 +356,13 @@ function Job.fail(D, now, jid, worker, group, message, data)
   call('ZREM', Keys.worker_jobs(worker), jid)
   History.append(jid, now, 'failed', {worker = worker, group = group})
   Stats.count(job.queue, now, {failures = 1, failed = 1})
-  Job.leave_queue(Job.home(job), jid)
+  call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)  -- where a running job is
   settle_home(jid, job)
   local key = Keys.job(jid)
   if decoded ~= nil then call('HSET', key, 'data', cjson.encode(decoded)) end
   call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
     'failure', failure_text(group, message, math.floor(now), worker))
-  Throttle.release_all(jid, now)
+  Throttle.release_all(jid, now, job.throttles or false)
   join_failure_group(jid, group)
   return jid
 end
@@ -370,7 +372,8 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   if queue == nil then refuse(D, 'retry_no_queue') end
   check(worker, 'Retry(): Arg "worker" missing')
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
-  local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in'})
+  local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
+    'throttles'})
   local values = {jid = jid, state = job.state, worker = job.worker}
   if job.state == nil then refuse(D, 'retry_missing', values) end
   if job.state ~= 'running' then refuse(D, 'retry_state', values) end
@@ -381,7 +384,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   call('HDEL', key, 'grace')
   call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)
   call('ZREM', Keys.worker_jobs(worker), jid)
-  Throttle.release_all(jid, now)
+  Throttle.release_all(jid, now, job.throttles or false)
   if queue == job.queue then
     settle_home(jid, job)
   elseif remaining >= 0 then

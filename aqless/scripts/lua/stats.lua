@@ -13,12 +13,23 @@ end
 
 -- STAT for several samples at once (a pop records one wait sample per job): one read and
 -- one write of the summary, one increment per histogram bucket.
+-- STAT for several samples at once (a pop records one wait sample per job): one read of
+-- the summary and the samples' buckets, one write.
 function Stats.record(queue, kind, now, samples)
   if #samples == 0 then return end
   local key = Keys.stats(kind, day_bin(now), queue)
-  local summary = call('HMGET', key, 'total', 'mean', 'vk')
-  local total, mean, vk = tonumber(summary[1]), tonumber(summary[2]), tonumber(summary[3])
-  local buckets, order = {}, {}
+  local fields = {'total', 'mean', 'vk'}
+  local added = {}
+  for _, value in ipairs(samples) do
+    local bucket = histogram_field(value)
+    if added[bucket] == nil then
+      added[bucket] = 0
+      fields[#fields + 1] = bucket
+    end
+    added[bucket] = added[bucket] + 1
+  end
+  local current = call('HMGET', key, unpack(fields))
+  local total, mean, vk = tonumber(current[1]), tonumber(current[2]), tonumber(current[3])
   for _, value in ipairs(samples) do
     if total == nil then
       total, mean, vk = 1, value, 0
@@ -28,15 +39,13 @@ function Stats.record(queue, kind, now, samples)
       mean = mean + (value - mean) / total
       vk = vk + (value - mean) * (value - old)
     end
-    local bucket = histogram_field(value)
-    if buckets[bucket] == nil then
-      buckets[bucket] = 0
-      order[#order + 1] = bucket
-    end
-    buckets[bucket] = buckets[bucket] + 1
   end
-  for _, bucket in ipairs(order) do call('HINCRBY', key, bucket, buckets[bucket]) end
-  call('HSET', key, 'total', total, 'mean', mean, 'vk', vk)
+  local writes = {'total', total, 'mean', mean, 'vk', vk}
+  for i = 4, #fields do
+    writes[#writes + 1] = fields[i]
+    writes[#writes + 1] = (tonumber(current[i]) or 0) + added[fields[i]]
+  end
+  call('HSET', key, unpack(writes))
 end
 
 function Stats.count(queue, at, counters)

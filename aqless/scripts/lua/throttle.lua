@@ -97,9 +97,11 @@ function Throttle.release(tid, jid, now)
   call('ZREMRANGEBYRANK', pending_key(tid), 0, #waiting - 1)
 end
 
--- release-all: every throttle in the job's stored list, in order.
-function Throttle.release_all(jid, now)
-  local throttles = Throttle.parse(call('HGET', Keys.job(jid), 'throttles'))
+-- release-all: every throttle in the job's stored list, in order (`stored`: the list's
+-- text when the caller has already read it).
+function Throttle.release_all(jid, now, stored)
+  if stored == nil then stored = call('HGET', Keys.job(jid), 'throttles') end
+  local throttles = Throttle.parse(stored)
   for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now) end
 end
 
