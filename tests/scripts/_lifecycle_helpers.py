@@ -1,115 +1,34 @@
-"""Helpers of the job-lifecycle tests (test_put_pop.py, test_complete_fail_retry.py).
-
-Expected job objects are built from the documents (CORE 4.1, REQLESS 5.1), never from what
-the script returns, so that whole-object comparisons pin every key.
+"""Helpers of the job-lifecycle tests (test_put_pop.py, test_complete_fail_retry.py): the
+command names and expected shapes of one vocabulary, and put/pop shortcuts. The expected
+objects themselves are built in expect.py.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
 
+from aqless.scripts.loader import Argument
 from tests.conftest import Lua
+from tests.scripts.expect import JSONObject, job_object, refused, work_score
 
-
-def put_entry(when: int, queue: str = "queue", *, reqless: bool = False) -> dict[str, Any]:
-    """A presented `put` history entry (CORE 4.3; REQLESS 5.3 renames `q` to `queue`)."""
-    return {"when": when, "what": "put", ("queue" if reqless else "q"): queue}
-
-
-def popped_entry(when: int, worker: str = "worker") -> dict[str, Any]:
-    return {"when": when, "what": "popped", "worker": worker}
-
-
-def classic_job(jid: str = "jid", **fields: Any) -> dict[str, Any]:
-    """The 17-key classic job object (CORE 4.1) of a fresh job, overridden by ``fields``."""
-    job: dict[str, Any] = {
-        "jid": jid,
-        "klass": "klass",
-        "state": "waiting",
-        "queue": "queue",
-        "worker": "",
-        "tracked": False,
-        "priority": 0,
-        "expires": 0,
-        "retries": 5,
-        "remaining": 5,
-        "data": "{}",
-        "tags": {},
-        "history": [put_entry(0)],
-        "failure": {},
-        "spawned_from_jid": False,
-        "dependents": {},
-        "dependencies": {},
-    }
-    unknown = set(fields) - set(job)
-    assert not unknown, f"not a classic job key: {unknown}"
-    job.update(fields)
-    return job
-
-
-def reqless_job(jid: str = "jid", **fields: Any) -> dict[str, Any]:
-    """The 18-key reqless job object (REQLESS 5.1): classic keys plus `throttles`."""
-    throttles = fields.pop("throttles", None)
-    history = fields.pop("history", [put_entry(0, fields.get("queue", "queue"), reqless=True)])
-    job = classic_job(jid, history=history, **fields)
-    job["throttles"] = throttles if throttles is not None else [f"ql:q:{job['queue']}"]
-    return job
-
-
-async def snapshot(redis: aioredis.Redis) -> dict[str, Any]:
-    """Every key of the database with its type, content (and scores) and TTL."""
-    state: dict[str, Any] = {}
-    keys = [str(key) for key in await redis.keys("*")]  # decode_responses: already str
-    for key in sorted(keys):
-        kind = await redis.type(key)
-        value: Any
-        if kind == "string":
-            value = await redis.get(key)
-        elif kind == "hash":
-            value = await redis.hgetall(key)
-        elif kind == "list":
-            value = await redis.lrange(key, 0, -1)
-        elif kind == "set":
-            value = sorted(await redis.smembers(key))
-        elif kind == "zset":
-            value = await redis.zrange(key, 0, -1, withscores=True)
-        else:  # pragma: no cover - the protocol uses no other type
-            value = kind
-        state[key] = (kind, value, await redis.ttl(key))
-    return state
-
-
-async def hfield(redis: aioredis.Redis, key: str, name: str) -> str:
-    """A hash field that must exist, as text."""
-    value = await redis.hget(key, name)
-    assert isinstance(value, str), f"{key} {name}: {value!r}"
-    return value
+# moved to expect.py, still importable from here
+from tests.scripts.expect import classic_job as classic_job
+from tests.scripts.expect import hfield as hfield
+from tests.scripts.expect import popped_entry as popped_entry
+from tests.scripts.expect import put_entry as put_entry
+from tests.scripts.expect import reqless_job as reqless_job
+from tests.scripts.expect import snapshot as snapshot
 
 
 async def assert_fails(
-    lua: Lua,
-    redis: aioredis.Redis,
-    text: str | None,
-    command: str,
-    now: float,
-    *args: str | int | float,
+    lua: Lua, redis: aioredis.Redis, text: str | None, command: str, now: float, *args: Argument
 ) -> str:
-    """The call raises an error containing ``text`` (any error when None) and changes nothing.
-
-    Returns the error message for further checks.
-    """
-    before = await snapshot(redis)
-    with pytest.raises(ResponseError, match=None if text is None else re.escape(text)) as info:
-        await lua(command, now, *args)
-    assert await snapshot(redis) == before, f"{command} {args} changed the database"
-    message = str(info.value)
-    assert "attempt to" not in message, message
-    return message
+    """`expect.refused` under its former name (``redis`` is the connection of ``lua``)."""
+    assert redis is lua.redis
+    return await refused(lua, text, command, now, *args)
 
 
 async def stats(lua: Lua, command: str = "stats", queue: str = "queue", date: int = 0) -> Any:
@@ -151,13 +70,11 @@ class Vocabulary:
     def __repr__(self) -> str:
         return self.name
 
-    def job(self, jid: str = "jid", **fields: Any) -> dict[str, Any]:
-        if self.reqless:
-            return reqless_job(jid, **fields)
-        fields.pop("throttles", None)
-        return classic_job(jid, **fields)
+    def job(self, jid: str = "jid", **fields: Any) -> JSONObject:
+        """The job object this vocabulary shows (`throttles` is ignored in classic)."""
+        return job_object(jid, reqless=self.reqless, **fields)
 
-    def put_entry(self, when: int, queue: str = "queue") -> dict[str, Any]:
+    def put_entry(self, when: int, queue: str = "queue") -> JSONObject:
         return put_entry(when, queue, reqless=self.reqless)
 
     def peek_args(self, count: int) -> tuple[int, ...]:
@@ -187,6 +104,34 @@ REQLESS = Vocabulary(reqless=True)
 BOTH = pytest.mark.parametrize("v", [CLASSIC, REQLESS], ids=["classic", "reqless"])
 
 
+async def put(
+    lua: Lua,
+    v: Vocabulary,
+    now: float,
+    jid: str = "jid",
+    *options: Any,
+    queue: str = "queue",
+    delay: int = 0,
+    data: str = "{}",
+    worker: str = "worker",
+) -> Any:
+    """`put` / `queue.put` of a job of class `klass`; the raw reply."""
+    return await lua(v.put, now, worker, queue, jid, "klass", data, delay, *options)
+
+
+async def pop(
+    lua: Lua,
+    v: Vocabulary,
+    now: float,
+    count: int = 1,
+    *,
+    queue: str = "queue",
+    worker: str = "worker",
+) -> Any:
+    """`pop` / `queue.pop`, decoded."""
+    return await lua.json(v.pop, now, queue, worker, count)
+
+
 def score(priority: float, t: float) -> Any:
     """The work-set score of CORE 2.3, compared precisely enough to see the time part."""
-    return pytest.approx(priority - t / 1e10, rel=0, abs=1e-12)
+    return pytest.approx(work_score(priority, t), rel=0, abs=1e-12)

@@ -9,22 +9,21 @@ kept here.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
 
 from tests.conftest import EventCapture, Lua
+from tests.scripts.expect import JSONObject, job_object, put_entry, refused
+
+# moved to expect.py, still importable from here
+from tests.scripts.expect import hfield as hfield
+from tests.scripts.expect import snapshot as snapshot
+from tests.scripts.expect import work_score as work_score
+from tests.scripts.expect import zscores as zscores
 
 EventsFactory = Callable[..., EventCapture]
-
-
-def work_score(priority: float, t: float) -> float:
-    """The work-set score of CORE 2.3."""
-    return priority - (t / 10000000000)
 
 
 class Vocab:
@@ -45,57 +44,13 @@ class Vocab:
         """A top-level empty list in replies that reqless prints as ``[]`` (REQLESS 11.2)."""
         return [] if self.reqless else {}
 
-    def put_entry(self, queue: str, when: int) -> dict[str, Any]:
+    def put_entry(self, queue: str, when: int) -> JSONObject:
         """A presented ``put`` history entry (decision 4: the reader's vocabulary)."""
-        return {"when": when, "what": "put", ("queue" if self.reqless else "q"): queue}
+        return put_entry(when, queue, reqless=self.reqless)
 
-    def job(
-        self,
-        jid: str = "jid",
-        *,
-        queue: str = "queue",
-        state: str = "waiting",
-        worker: str = "",
-        tracked: bool = False,
-        priority: float = 0,
-        expires: float = 0,
-        retries: int = 5,
-        remaining: int = 5,
-        data: str = "{}",
-        tags: Any = None,
-        history: Any = None,
-        failure: Any = None,
-        spawned_from_jid: Any = False,
-        dependents: Any = None,
-        dependencies: Any = None,
-        klass: str = "klass",
-        throttles: Any = None,
-        put_queue: str | None = None,
-    ) -> dict[str, Any]:
+    def job(self, jid: str = "jid", **fields: Any) -> JSONObject:
         """The expected job object (CORE 4.1; REQLESS 5.1 adds ``throttles``)."""
-        expected: dict[str, Any] = {
-            "jid": jid,
-            "klass": klass,
-            "state": state,
-            "queue": queue,
-            "worker": worker,
-            "tracked": tracked,
-            "priority": priority,
-            "expires": expires,
-            "retries": retries,
-            "remaining": remaining,
-            "data": data,
-            "tags": {} if tags is None else tags,
-            "history": [self.put_entry(queue, 0)] if history is None else history,
-            "failure": {} if failure is None else failure,
-            "spawned_from_jid": spawned_from_jid,
-            "dependents": {} if dependents is None else dependents,
-            "dependencies": {} if dependencies is None else dependencies,
-        }
-        if self.reqless:
-            origin = queue if put_queue is None else put_queue
-            expected["throttles"] = [f"ql:q:{origin}"] if throttles is None else throttles
-        return expected
+        return job_object(jid, reqless=self.reqless, **fields)
 
     # ---- job life cycle ----------------------------------------------------------------
 
@@ -257,42 +212,6 @@ def make_vocab(lua: Lua, name: str) -> Vocab:
     return Vocab(lua, name == "reqless")
 
 
-async def snapshot(redis: aioredis.Redis) -> dict[str, Any]:
-    """Every key of the database with its type and content (for "nothing changed" checks)."""
-    result: dict[str, Any] = {}
-    keys = [str(key) for key in await redis.keys("*")]
-    for key in sorted(keys):
-        kind = await redis.type(key)
-        value: Any
-        if kind == "string":
-            value = await redis.get(key)
-        elif kind == "hash":
-            value = await redis.hgetall(key)
-        elif kind == "list":
-            value = await redis.lrange(key, 0, -1)
-        elif kind == "set":
-            value = sorted(await redis.smembers(key))
-        elif kind == "zset":
-            value = await redis.zrange(key, 0, -1, withscores=True)
-        else:  # pragma: no cover - the protocol uses no other type
-            value = kind
-        result[key] = (kind, value, await redis.ttl(key))
-    return result
-
-
-async def hfield(redis: aioredis.Redis, key: str, field: str) -> str:
-    """A hash field that must exist."""
-    value = await redis.hget(key, field)
-    assert isinstance(value, str), f"{key} has no field {field}"
-    return value
-
-
-async def zscores(redis: aioredis.Redis, key: str) -> dict[str, float]:
-    """Members of a sorted set with their scores."""
-    pairs: Any = await redis.zrange(key, 0, -1, withscores=True)
-    return {str(member): float(score) for member, score in pairs}
-
-
 async def assert_rejected(
     lua: Lua,
     redis: aioredis.Redis,
@@ -302,14 +221,7 @@ async def assert_rejected(
     now: float,
     *args: Any,
 ) -> str:
-    """The call raises an error containing ``text`` (any error when None), changes no key and
-    publishes nothing (decision 1: bad input never leaves partial state)."""
-    before = await snapshot(redis)
-    async with events() as captured:
-        with pytest.raises(ResponseError, match=None if text is None else re.escape(text)) as info:
-            await lua(command, now, *args)
-    assert captured.messages == []
-    assert await snapshot(redis) == before
-    message = str(info.value)
-    assert "attempt to" not in message
-    return message
+    """`expect.refused` under its former name (``redis`` is the connection of ``lua``, and
+    ``events`` captures its publications)."""
+    assert redis is lua.redis
+    return await refused(lua, text, command, now, *args)

@@ -18,12 +18,12 @@ from tests.scripts._lifecycle_helpers import (
     CLASSIC,
     REQLESS,
     Vocabulary,
-    assert_fails,
-    hfield,
     histogram,
-    popped_entry,
+    pop,
+    put,
     score,
 )
+from tests.scripts.expect import hfield, popped_entry, refused
 
 COMPLETED_EVENT = '{"jid":"jid","event":"completed","queue":"queue"}'
 ADVANCED_EVENT = '{"jid":"jid","to":"other","event":"advanced","queue":"queue"}'
@@ -36,6 +36,13 @@ EXHAUSTED_EVENT = (
     '"group":"failed-retries-queue","event":"failed","worker":"worker"}'
 )
 EXHAUSTED_MESSAGE = 'Job exhausted retries in queue "queue"'
+# the failure of a job whose retries ran out at 2.5 (no worker holds it any more)
+EXHAUSTED_FAILURE_AT_2_5 = {
+    "group": "failed-retries-queue",
+    "message": EXHAUSTED_MESSAGE,
+    "when": 2.5,
+    "worker": "",
+}
 
 
 def done(when: int) -> dict[str, Any]:
@@ -44,30 +51,6 @@ def done(when: int) -> dict[str, Any]:
 
 def timed_out(when: int) -> dict[str, Any]:
     return {"when": when, "what": "timed-out"}
-
-
-async def put(
-    lua: Lua,
-    v: Vocabulary,
-    now: float,
-    jid: str = "jid",
-    *options: Any,
-    queue: str = "queue",
-    delay: int = 0,
-) -> Any:
-    return await lua(v.put, now, "worker", queue, jid, "klass", "{}", delay, *options)
-
-
-async def pop(
-    lua: Lua,
-    v: Vocabulary,
-    now: float,
-    count: int = 1,
-    *,
-    queue: str = "queue",
-    worker: str = "worker",
-) -> Any:
-    return await lua.json(v.pop, now, queue, worker, count)
 
 
 async def running(lua: Lua, v: Vocabulary, jid: str = "jid", *options: Any) -> None:
@@ -328,11 +311,9 @@ COMPLETE_CASES = [
 @pytest.mark.parametrize(
     ("args", "text"), COMPLETE_CASES, ids=[str(i) for i in range(len(COMPLETE_CASES))]
 )
-async def test_complete_validation(
-    lua: Lua, redis: aioredis.Redis, args: tuple[Any, ...], text: str | None
-) -> None:
+async def test_complete_validation(lua: Lua, args: tuple[Any, ...], text: str | None) -> None:
     await put(lua, CLASSIC, 0, "other-job")
-    message = await assert_fails(lua, redis, text, "complete", 1, *args)
+    message = await refused(lua, text, "complete", 1, *args)
     if text is None:
         assert "does not exist" not in message
 
@@ -354,75 +335,58 @@ async def test_complete_validation(
     ],
 )
 async def test_job_complete_validation(
-    lua: Lua, redis: aioredis.Redis, command: str, args: tuple[Any, ...], text: str | None
+    lua: Lua, command: str, args: tuple[Any, ...], text: str | None
 ) -> None:
     await put(lua, REQLESS, 0, "other-job")
-    message = await assert_fails(lua, redis, text, command, 1, *args)
+    message = await refused(lua, text, command, 1, *args)
     if text is None:
         assert "does not exist" not in message
 
 
 @BOTH
 @STATES
-async def test_complete_of_a_job_that_is_not_running(
-    lua: Lua, redis: aioredis.Redis, v: Vocabulary, state: str
-) -> None:
+async def test_complete_of_a_job_that_is_not_running(lua: Lua, v: Vocabulary, state: str) -> None:
     await make_state(lua, v, state)
     jid = "" if v.reqless else "jid "
     text = f"Complete(): Job {jid}is not currently running: {state}"
-    await assert_fails(
-        lua,
-        redis,
-        text,
-        "job.complete" if v.reqless else "complete",
-        2,
-        "jid",
-        "worker",
-        "queue",
-        "{}",
-    )
+    await refused(lua, text, "job.complete" if v.reqless else "complete", 2, J, W, Q, "{}")
 
 
 @BOTH
-async def test_complete_by_another_worker_or_in_another_queue(
-    lua: Lua, redis: aioredis.Redis, v: Vocabulary
-) -> None:
+async def test_complete_by_another_worker_or_in_another_queue(lua: Lua, v: Vocabulary) -> None:
     await running(lua, v)
     command = "job.complete" if v.reqless else "complete"
     jid = "" if v.reqless else "jid "
-    await assert_fails(
+    await refused(
         lua,
-        redis,
         f"Complete(): Job {jid}has been handed out to another worker: worker",
         command,
         2,
-        "jid",
+        J,
         "other",
-        "queue",
+        Q,
         "{}",
     )
-    await assert_fails(
+    await refused(
         lua,
-        redis,
         f"Complete(): Job {jid}running in another queue: queue",
         command,
         2,
-        "jid",
-        "worker",
+        J,
+        W,
         "other",
         "{}",
     )
     # the worker is compared before the queue
-    await assert_fails(lua, redis, "another worker", command, 2, "jid", "other", "other", "{}")
-    await assert_fails(
+    await refused(lua, "another worker", command, 2, "jid", "other", "other", "{}")
+    await refused(
         lua,
-        redis,
         "Complete(): Job does not exist" if v.reqless else "Complete(): Job missing does not exist",
         command,
         2,
         "missing",
-        "worker",
-        "queue",
+        W,
+        Q,
         "{}",
     )
 
@@ -568,37 +532,35 @@ async def test_fail_events(lua: Lua, events: Any, v: Vocabulary) -> None:
 
 
 @BOTH
-async def test_fail_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
+async def test_fail_validation(lua: Lua, v: Vocabulary) -> None:
     await put(lua, v, 0, "other-job", queue="elsewhere")
-    await assert_fails(lua, redis, "Job(): no jid provided", v.fail, 1)
-    await assert_fails(lua, redis, 'Fail(): Arg "worker" missing', v.fail, 1, J)
-    await assert_fails(lua, redis, 'Fail(): Arg "group" missing', v.fail, 1, J, W)
-    await assert_fails(lua, redis, 'Fail(): Arg "message" missing', v.fail, 1, J, W, "group")
+    await refused(lua, "Job(): no jid provided", v.fail, 1)
+    await refused(lua, 'Fail(): Arg "worker" missing', v.fail, 1, J)
+    await refused(lua, 'Fail(): Arg "group" missing', v.fail, 1, J, W)
+    await refused(lua, 'Fail(): Arg "message" missing', v.fail, 1, J, W, "group")
     missing = "Fail(): Job does not exist" if v.reqless else "Fail(): Job jiddoes not exist"
-    await assert_fails(lua, redis, missing, v.fail, 1, J, W, "group", "message")
-    message = await assert_fails(lua, redis, None, v.fail, 1, J, W, "group", "message", "[}")
+    await refused(lua, missing, v.fail, 1, J, W, "group", "message")
+    message = await refused(lua, None, v.fail, 1, J, W, "group", "message", "[}")
     assert "does not exist" not in message  # data is checked before the job
     await running(lua, v)
-    await assert_fails(lua, redis, None, v.fail, 2, J, W, "group", "message", "[}")
+    await refused(lua, None, v.fail, 2, J, W, "group", "message", "[}")
     other = (
         "Fail(): Job running with another worker: worker"
         if v.reqless
         else ("Fail(): Job jid running with another worker: worker")
     )
-    await assert_fails(lua, redis, other, v.fail, 2, J, "other", "group", "message")
+    await refused(lua, other, v.fail, 2, J, "other", "group", "message")
 
 
 @BOTH
 @STATES
-async def test_fail_of_a_job_that_is_not_running(
-    lua: Lua, redis: aioredis.Redis, v: Vocabulary, state: str
-) -> None:
+async def test_fail_of_a_job_that_is_not_running(lua: Lua, v: Vocabulary, state: str) -> None:
     await make_state(lua, v, state)
     # classic: no space after the jid (CORE 6.6); reqless: no jid (REQLESS 8.5)
     text = f"Fail(): Job {'' if v.reqless else 'jid'}not currently running: {state}"
     if v.reqless:
         text = f"Fail(): Job not currently running: {state}"
-    await assert_fails(lua, redis, text, v.fail, 2, "jid", "worker", "group", "message")
+    await refused(lua, text, v.fail, 2, "jid", "worker", "group", "message")
 
 
 # ---------------------------------------------------------------------------------- retry
@@ -660,12 +622,7 @@ async def test_retry_exhausting_the_retries(
         state="failed",
         retries=0,
         remaining=-1,
-        failure={
-            "group": "failed-retries-queue",
-            "message": EXHAUSTED_MESSAGE,
-            "when": 2.5,
-            "worker": "",
-        },
+        failure=EXHAUSTED_FAILURE_AT_2_5,
         history=[
             v.put_entry(0),
             popped_entry(1),
@@ -715,57 +672,41 @@ async def test_retry_exhausting_a_tracked_job(lua: Lua, events: Any, v: Vocabula
 
 
 @BOTH
-async def test_retry_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
+async def test_retry_validation(lua: Lua, v: Vocabulary) -> None:
     await put(lua, v, 0, "other-job", queue="elsewhere")
     queue_arg = "queue_name" if v.reqless else "queue"
-    await assert_fails(lua, redis, "Job(): no jid provided", v.retry, 1)
-    await assert_fails(lua, redis, f'Retry(): Arg "{queue_arg}" missing', v.retry, 1, J)
-    await assert_fails(lua, redis, 'Retry(): Arg "worker" missing', v.retry, 1, J, Q)
+    await refused(lua, "Job(): no jid provided", v.retry, 1)
+    await refused(lua, f'Retry(): Arg "{queue_arg}" missing', v.retry, 1, J)
+    await refused(lua, 'Retry(): Arg "worker" missing', v.retry, 1, J, Q)
     for bad in ("foo", "nan"):
-        await assert_fails(
-            lua, redis, f'Retry(): Arg "delay" not a number: {bad}', v.retry, 1, J, Q, W, bad
-        )
+        await refused(lua, f'Retry(): Arg "delay" not a number: {bad}', v.retry, 1, J, Q, W, bad)
     missing = "Retry(): Job does not exist" if v.reqless else "Retry(): Job jid does not exist"
-    await assert_fails(lua, redis, missing, v.retry, 1, J, Q, W)
+    await refused(lua, missing, v.retry, 1, J, Q, W)
     await running(lua, v)
     other = (
         "Retry(): Job has been given to another worker: worker"
         if v.reqless
         else ("Retry(): Job jid has been given to another worker: worker")
     )
-    await assert_fails(lua, redis, other, v.retry, 2, J, Q, "other")
-    await assert_fails(
-        lua, redis, 'Retry(): Arg "delay" not a number: foo', v.retry, 2, J, Q, W, "foo"
-    )
+    await refused(lua, other, v.retry, 2, J, Q, "other")
+    await refused(lua, 'Retry(): Arg "delay" not a number: foo', v.retry, 2, J, Q, W, "foo")
 
 
 @BOTH
 @STATES
-async def test_retry_of_a_job_that_is_not_running(
-    lua: Lua, redis: aioredis.Redis, v: Vocabulary, state: str
-) -> None:
+async def test_retry_of_a_job_that_is_not_running(lua: Lua, v: Vocabulary, state: str) -> None:
     await make_state(lua, v, state)
     jid = "" if v.reqless else "jid "
-    await assert_fails(
-        lua,
-        redis,
-        f"Retry(): Job {jid}is not currently running: {state}",
-        v.retry,
-        2,
-        "jid",
-        "queue",
-        "worker",
-    )
+    await refused(lua, f"Retry(): Job {jid}is not currently running: {state}", v.retry, 2, J, Q, W)
 
 
 @BOTH
-async def test_a_retried_job_is_not_running(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
+async def test_a_retried_job_is_not_running(lua: Lua, v: Vocabulary) -> None:
     await running(lua, v)
     await lua(v.retry, 2, "jid", "queue", "worker")
     jid = "" if v.reqless else "jid "
-    await assert_fails(
+    await refused(
         lua,
-        redis,
         f"Complete(): Job {jid}is not currently running: waiting",
         "job.complete" if v.reqless else "complete",
         3,
@@ -779,9 +720,9 @@ async def test_a_retried_job_is_not_running(lua: Lua, redis: aioredis.Redis, v: 
         if v.reqless
         else ("Fail(): Job jidnot currently running: waiting")
     )
-    await assert_fails(lua, redis, fail, v.fail, 3, J, W, "group", "message")
-    await assert_fails(
-        lua, redis, f"Heartbeat(): Job {jid}not currently running: waiting", v.heartbeat, 3, J, W
+    await refused(lua, fail, v.fail, 3, J, W, "group", "message")
+    await refused(
+        lua, f"Heartbeat(): Job {jid}not currently running: waiting", v.heartbeat, 3, J, W
     )
 
 
@@ -825,43 +766,35 @@ async def test_heartbeat_reencodes_data(lua: Lua, redis: aioredis.Redis, v: Voca
 
 
 @BOTH
-async def test_heartbeat_validation(lua: Lua, redis: aioredis.Redis, v: Vocabulary) -> None:
+async def test_heartbeat_validation(lua: Lua, v: Vocabulary) -> None:
     await put(lua, v, 0, "other-job", queue="elsewhere")
-    await assert_fails(lua, redis, "Job(): no jid provided", v.heartbeat, 1)
-    await assert_fails(lua, redis, 'Heatbeat(): Arg "worker" missing', v.heartbeat, 1, J)
-    message = await assert_fails(lua, redis, None, v.heartbeat, 1, J, W, "[}")
+    await refused(lua, "Job(): no jid provided", v.heartbeat, 1)
+    await refused(lua, 'Heatbeat(): Arg "worker" missing', v.heartbeat, 1, J)
+    message = await refused(lua, None, v.heartbeat, 1, J, W, "[}")
     assert "does not exist" not in message  # data is checked before the job
     missing = (
         "Heartbeat(): Job does not exist" if v.reqless else ("Heartbeat(): Job jid does not exist")
     )
-    await assert_fails(lua, redis, missing, v.heartbeat, 1, J, W)
+    await refused(lua, missing, v.heartbeat, 1, J, W)
     await running(lua, v)
-    await assert_fails(lua, redis, None, v.heartbeat, 2, J, W, "[}")
+    await refused(lua, None, v.heartbeat, 2, J, W, "[}")
     other = (
         "Heartbeat(): Job given out to another worker: worker"
         if v.reqless
         else ("Heartbeat(): Job jid given out to another worker: worker")
     )
-    await assert_fails(lua, redis, other, v.heartbeat, 2, J, "other")
+    await refused(lua, other, v.heartbeat, 2, J, "other")
     await lua("job.cancel" if v.reqless else "cancel", 3, "jid")
-    await assert_fails(lua, redis, missing, v.heartbeat, 4, J, W)
+    await refused(lua, missing, v.heartbeat, 4, J, W)
 
 
 @BOTH
 @STATES
-async def test_heartbeat_of_a_job_that_is_not_running(
-    lua: Lua, redis: aioredis.Redis, v: Vocabulary, state: str
-) -> None:
+async def test_heartbeat_of_a_job_that_is_not_running(lua: Lua, v: Vocabulary, state: str) -> None:
     await make_state(lua, v, state)
     jid = "" if v.reqless else "jid "
-    await assert_fails(
-        lua,
-        redis,
-        f"Heartbeat(): Job {jid}not currently running: {state}",
-        v.heartbeat,
-        2,
-        "jid",
-        "worker",
+    await refused(
+        lua, f"Heartbeat(): Job {jid}not currently running: {state}", v.heartbeat, 2, J, W
     )
 
 
@@ -889,21 +822,17 @@ async def test_timeout(lua: Lua, redis: aioredis.Redis, events: Any, v: Vocabula
 
 
 @BOTH
-async def test_timeout_validation(
-    lua: Lua, redis: aioredis.Redis, events: Any, v: Vocabulary
-) -> None:
+async def test_timeout_validation(lua: Lua, events: Any, v: Vocabulary) -> None:
     missing = (
         "Timeout(): Job jid not running" if v.reqless else ("Timeout(): Job jid does not exist")
     )
-    await assert_fails(lua, redis, missing, v.timeout, 0, "jid")
+    await refused(lua, missing, v.timeout, 0, "jid")
     await put(lua, v, 0, "waiting", queue="elsewhere")
-    await assert_fails(lua, redis, "Timeout(): Job waiting not running", v.timeout, 0, "waiting")
+    await refused(lua, "Timeout(): Job waiting not running", v.timeout, 0, "waiting")
     # project decision 1: a later bad jid leaves the earlier ones alone
     await running(lua, v)
     async with events() as captured:
-        await assert_fails(
-            lua, redis, "Timeout(): Job waiting not running", v.timeout, 2, "jid", "waiting"
-        )
+        await refused(lua, "Timeout(): Job waiting not running", v.timeout, 2, "jid", "waiting")
     assert captured.messages == []
     assert (await lua.json(v.get, 2, "jid"))["state"] == "running"
 
@@ -946,9 +875,7 @@ async def test_lock_expiry_with_the_grace_period(
 
 
 @BOTH
-async def test_lock_expiry_without_grace_period(
-    lua: Lua, redis: aioredis.Redis, v: Vocabulary
-) -> None:
+async def test_lock_expiry_without_grace_period(lua: Lua, v: Vocabulary) -> None:
     await lua("config.set", 0, "grace-period", 0)
     await running(lua, v)
     popped = await pop(lua, v, 71, worker="another")
@@ -966,7 +893,7 @@ async def test_lock_expiry_without_grace_period(
         if v.reqless
         else ("Heartbeat(): Job jid given out to another worker: another")
     )
-    await assert_fails(lua, redis, text, v.heartbeat, 72, "jid", "worker")
+    await refused(lua, text, v.heartbeat, 72, "jid", "worker")
 
 
 @BOTH
@@ -1009,12 +936,7 @@ async def test_lock_loss_exhausting_the_retries(
         retries=0,
         remaining=-1,
         tracked=tracked,
-        failure={
-            "group": "failed-retries-queue",
-            "message": EXHAUSTED_MESSAGE,
-            "when": 2.5,
-            "worker": "",
-        },
+        failure=EXHAUSTED_FAILURE_AT_2_5,
         history=[
             v.put_entry(0),
             popped_entry(1),

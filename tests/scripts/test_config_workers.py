@@ -16,7 +16,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.conftest import EventCapture, Lua
-from tests.scripts._queues_helpers import pop, put, refused, rpop, rput
+from tests.scripts._queues_helpers import pop, put, rpop, rput
+from tests.scripts.expect import refused
 
 CLASSIC_DEFAULTS: dict[str, Any] = {
     "application": "qless",

@@ -65,3 +65,18 @@ async def test_timeout_cancel_and_priority_find_it(
     assert await lua("cancel", 6, "jid") == ["jid"]
     assert await redis.zrange("ql:q:other-work", 0, -1) == []
     assert consistent(server_url) == []
+
+
+async def test_a_stale_held_in_left_by_another_client_is_ignored(
+    lua: Lua, redis: aioredis.Redis, server_url: str
+) -> None:
+    await retried_into_other(lua)
+    # another qless client re-puts the job into its own queue without knowing `held_in`
+    await redis.zrem("ql:q:other-work", "jid")
+    await redis.zadd("ql:q:queue-work", {"jid": 0})
+    assert await redis.hget("ql:j:jid", "held_in") == "other"
+    popped = await lua.json("pop", 3, "queue", "worker", 1)
+    assert [job["jid"] for job in popped] == ["jid"]
+    assert await lua("complete", 4, "jid", "worker", "queue", "{}") == "complete"
+    assert await redis.zrange("ql:q:queue-locks", 0, -1) == []
+    assert consistent(server_url) == []

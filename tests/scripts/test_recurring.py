@@ -14,15 +14,14 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.conftest import EventCapture, Lua
-from tests.scripts._queues_helpers import (
+from tests.scripts._queues_helpers import pop, put, rpop
+from tests.scripts.expect import (
     classic_job,
-    pop,
     popped_entry,
-    put,
     put_entry,
     refused,
     reqless_job,
-    rpop,
+    throttle_list,
 )
 
 
@@ -72,7 +71,7 @@ def template(**fields: Any) -> dict[str, Any]:
 def rtemplate(throttles: list[str] | None = None, **fields: Any) -> dict[str, Any]:
     """The reqless 12-key recurring object (REQLESS 5.2)."""
     result = template(**fields)
-    result["throttles"] = [f"ql:q:{result['queue']}"] if throttles is None else throttles or {}
+    result["throttles"] = throttle_list(result["queue"], throttles)
     return result
 
 
@@ -591,7 +590,7 @@ async def test_reqless_spawn(lua: Lua, redis: aioredis.Redis) -> None:
             tags=["foo"],
             spawned_from_jid="jid",
             throttles=["tid", "ql:q:queue"],
-            history=[put_entry(0, key="queue"), popped_entry(0)],
+            history=[put_entry(0, reqless=True), popped_entry(0)],
         )
     ]
     assert await redis.hget("ql:j:jid-1", "throttles") == '["tid","ql:q:queue"]'
@@ -613,7 +612,7 @@ async def test_history_vocabulary_of_spawned_jobs(lua: Lua) -> None:
     # decision 4: the put entry is shown in the reader's vocabulary
     await recur(lua, 0)
     await lua("peek", 0, "queue", 10)
-    assert (await lua.json("job.get", 0, "jid-1"))["history"] == [put_entry(0, key="queue")]
+    assert (await lua.json("job.get", 0, "jid-1"))["history"] == [put_entry(0, reqless=True)]
     assert (await lua.json("get", 0, "jid-1"))["history"] == [put_entry(0)]
 
 

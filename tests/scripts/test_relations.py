@@ -17,16 +17,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from tests.conftest import Lua
-from tests.scripts._relations_helpers import (
-    VOCABULARIES,
-    EventsFactory,
-    Vocab,
-    assert_rejected,
-    hfield,
-    make_vocab,
-    work_score,
-    zscores,
-)
+from tests.scripts._relations_helpers import VOCABULARIES, Vocab, make_vocab
+from tests.scripts.expect import hfield, refused, work_score, zscores
 
 
 @pytest.fixture(params=VOCABULARIES)
@@ -291,11 +283,9 @@ CLASSIC_DEPENDS_ERRORS: list[tuple[tuple[str, ...], str]] = [
 
 
 @pytest.mark.parametrize(("args", "text"), CLASSIC_DEPENDS_ERRORS)
-async def test_classic_depends_rejects(
-    lua: Lua, redis: aioredis.Redis, events: EventsFactory, args: tuple[str, ...], text: str
-) -> None:
+async def test_classic_depends_rejects(lua: Lua, args: tuple[str, ...], text: str) -> None:
     await _depends_fixture(make_vocab(lua, "classic"))
-    await assert_rejected(lua, redis, events, text, "depends", 1, *args)
+    await refused(lua, text, "depends", 1, *args)
 
 
 REQLESS_DEPENDS_ERRORS: list[tuple[str, tuple[str, ...], str]] = [
@@ -313,28 +303,22 @@ REQLESS_DEPENDS_ERRORS: list[tuple[str, tuple[str, ...], str]] = [
 @pytest.mark.parametrize(("command", "args", "text"), REQLESS_DEPENDS_ERRORS)
 async def test_reqless_dependency_commands_reject(
     lua: Lua,
-    redis: aioredis.Redis,
-    events: EventsFactory,
     command: str,
     args: tuple[str, ...],
     text: str,
 ) -> None:
     await _depends_fixture(make_vocab(lua, "reqless"))
-    await assert_rejected(lua, redis, events, text, command, 1, *args)
+    await refused(lua, text, command, 1, *args)
 
 
-async def test_put_rejects_depends_that_is_not_a_json_list(
-    vocab: Vocab, redis: aioredis.Redis, events: EventsFactory
-) -> None:
+async def test_put_rejects_depends_that_is_not_a_json_list(vocab: Vocab) -> None:
     await vocab.put(0, "a", "other")
     await vocab.put(0, "jid", tags=["t"])
     command = "queue.put" if vocab.reqless else "put"
     base = ("worker", "queue", "jid", "klass", "{}", 0, "tags", '["u"]')
     # CORE 6.1 validation 11: decoding to false names the argument
-    await assert_rejected(
+    await refused(
         vocab.lua,
-        redis,
-        events,
         'Put(): Arg "depends" not JSON: false',
         command,
         1,
@@ -342,8 +326,8 @@ async def test_put_rejects_depends_that_is_not_a_json_list(
         "depends",
         "false",
     )
-    await assert_rejected(vocab.lua, redis, events, None, command, 1, *base, "depends", "[}")
-    await assert_rejected(vocab.lua, redis, events, None, command, 1, *base, "depends")
+    await refused(vocab.lua, None, command, 1, *base, "depends", "[}")
+    await refused(vocab.lua, None, command, 1, *base, "depends")
 
 
 # ---- complete ... next ... depends / delay ---------------------------------------------------
@@ -423,9 +407,7 @@ async def test_advance_with_depends_into_the_same_queue(
     assert [job["jid"] for job in await vocab.pop(5)] == ["a"]
 
 
-async def test_classic_complete_rejects_dependency_options(
-    lua: Lua, redis: aioredis.Redis, events: EventsFactory
-) -> None:
+async def test_classic_complete_rejects_dependency_options(lua: Lua) -> None:
     await running(make_vocab(lua, "classic"), "jid")
     base = ("jid", "worker", "queue", "{}")
     cases: list[tuple[str | None, tuple[Any, ...]]] = [
@@ -439,24 +421,16 @@ async def test_classic_complete_rejects_dependency_options(
         ("assertion failed!", ("next", "foo", "delay", "foo")),
     ]
     for text, options in cases:
-        await assert_rejected(lua, redis, events, text, "complete", 1, *base, *options)
+        await refused(lua, text, "complete", 1, *base, *options)
 
 
-async def test_reqless_complete_and_requeue_rejects_dependency_options(
-    lua: Lua, redis: aioredis.Redis, events: EventsFactory
-) -> None:
+async def test_reqless_complete_and_requeue_rejects_dependency_options(lua: Lua) -> None:
     await running(make_vocab(lua, "reqless"), "jid")
     base = ("jid", "worker", "queue", "{}", "foo")
-    await assert_rejected(
-        lua, redis, events, "assertion failed!", "job.completeAndRequeue", 1, *base, "delay", "foo"
-    )
-    await assert_rejected(
-        lua, redis, events, None, "job.completeAndRequeue", 1, *base, "depends", "[}"
-    )
-    await assert_rejected(
+    await refused(lua, "assertion failed!", "job.completeAndRequeue", 1, *base, "delay", "foo")
+    await refused(lua, None, "job.completeAndRequeue", 1, *base, "depends", "[}")
+    await refused(
         lua,
-        redis,
-        events,
         'Complete(): Arg "depends" not JSON: false',
         "job.completeAndRequeue",
         1,
@@ -600,7 +574,7 @@ async def test_cancel_a_whole_chain_in_any_order(
 
 
 async def test_cancel_rejects_a_dependency_whose_dependent_stays(
-    vocab: Vocab, redis: aioredis.Redis, events: EventsFactory
+    vocab: Vocab, redis: aioredis.Redis
 ) -> None:
     command = "job.cancel" if vocab.reqless else "cancel"
     await vocab.put(0, "a")
@@ -608,10 +582,8 @@ async def test_cancel_rejects_a_dependency_whose_dependent_stays(
     await vocab.put(0, "c", depends=["b"])
     await vocab.put(0, "d", "other", depends=["a"])
     await vocab.put(0, "x", "other")
-    await assert_rejected(
+    await refused(
         vocab.lua,
-        redis,
-        events,
         "Cancel(): b is a dependency of c but is not mentioned to be canceled",
         command,
         1,
@@ -620,10 +592,8 @@ async def test_cancel_rejects_a_dependency_whose_dependent_stays(
         "b",
         "d",
     )
-    await assert_rejected(
+    await refused(
         vocab.lua,
-        redis,
-        events,
         "Cancel(): a is a dependency of d but is not mentioned to be canceled",
         command,
         1,
@@ -804,8 +774,6 @@ async def test_priority_of_running_depending_and_complete_jobs(
 )
 async def test_priority_rejects(
     vocab: Vocab,
-    redis: aioredis.Redis,
-    events: EventsFactory,
     args: tuple[str, ...],
     text: str | None,
 ) -> None:
@@ -817,7 +785,7 @@ async def test_priority_rejects(
             else "Priority(): Job nope does not exist"
         )
     command = "job.setPriority" if vocab.reqless else "priority"
-    await assert_rejected(vocab.lua, redis, events, text, command, 1, *args)
+    await refused(vocab.lua, text, command, 1, *args)
 
 
 # =============================================================================================
@@ -864,14 +832,12 @@ async def test_log_on_a_complete_job(vocab: Vocab) -> None:
 )
 async def test_log_rejects(
     vocab: Vocab,
-    redis: aioredis.Redis,
-    events: EventsFactory,
     args: tuple[str, ...],
     text: str | None,
 ) -> None:
     await vocab.put(0, "jid")
     command = "job.log" if vocab.reqless else "log"
-    await assert_rejected(vocab.lua, redis, events, text, command, 1, *args)
+    await refused(vocab.lua, text, command, 1, *args)
 
 
 # =============================================================================================
@@ -933,11 +899,9 @@ CLASSIC_TRACK_ERRORS: list[tuple[tuple[str, ...], str]] = [
 
 
 @pytest.mark.parametrize(("args", "text"), CLASSIC_TRACK_ERRORS)
-async def test_classic_track_rejects(
-    lua: Lua, redis: aioredis.Redis, events: EventsFactory, args: tuple[str, ...], text: str
-) -> None:
+async def test_classic_track_rejects(lua: Lua, args: tuple[str, ...], text: str) -> None:
     await make_vocab(lua, "classic").put(0, "jid")
-    await assert_rejected(lua, redis, events, text, "track", 1, *args)
+    await refused(lua, text, "track", 1, *args)
 
 
 @pytest.mark.parametrize(
@@ -951,14 +915,12 @@ async def test_classic_track_rejects(
 )
 async def test_reqless_track_rejects(
     lua: Lua,
-    redis: aioredis.Redis,
-    events: EventsFactory,
     command: str,
     args: tuple[str, ...],
     text: str,
 ) -> None:
     await make_vocab(lua, "reqless").put(0, "jid")
-    await assert_rejected(lua, redis, events, text, command, 1, *args)
+    await refused(lua, text, command, 1, *args)
 
 
 # =============================================================================================
@@ -1093,11 +1055,9 @@ CLASSIC_TAG_ERRORS: list[tuple[tuple[str, ...], str]] = [
 
 
 @pytest.mark.parametrize(("args", "text"), CLASSIC_TAG_ERRORS)
-async def test_classic_tag_rejects(
-    lua: Lua, redis: aioredis.Redis, events: EventsFactory, args: tuple[str, ...], text: str
-) -> None:
+async def test_classic_tag_rejects(lua: Lua, args: tuple[str, ...], text: str) -> None:
     await make_vocab(lua, "classic").put(0, "jid", tags=["x"])
-    await assert_rejected(lua, redis, events, text, "tag", 1, *args)
+    await refused(lua, text, "tag", 1, *args)
 
 
 REQLESS_TAG_ERRORS: list[tuple[str, tuple[str, ...], str]] = [
@@ -1117,14 +1077,12 @@ REQLESS_TAG_ERRORS: list[tuple[str, tuple[str, ...], str]] = [
 @pytest.mark.parametrize(("command", "args", "text"), REQLESS_TAG_ERRORS)
 async def test_reqless_tag_commands_reject(
     lua: Lua,
-    redis: aioredis.Redis,
-    events: EventsFactory,
     command: str,
     args: tuple[str, ...],
     text: str,
 ) -> None:
     await make_vocab(lua, "reqless").put(0, "jid", tags=["x"])
-    await assert_rejected(lua, redis, events, text, command, 1, *args)
+    await refused(lua, text, command, 1, *args)
 
 
 # =============================================================================================
@@ -1182,14 +1140,12 @@ async def test_reqless_failure_group_counts_ignore_paging(lua: Lua) -> None:
 )
 async def test_failed_rejects(
     lua: Lua,
-    redis: aioredis.Redis,
-    events: EventsFactory,
     command: str,
     args: tuple[str, ...],
     text: str,
 ) -> None:
     await failed(make_vocab(lua, "classic"), "jid")
-    await assert_rejected(lua, redis, events, text, command, 1, *args)
+    await refused(lua, text, command, 1, *args)
 
 
 async def test_unfail_moves_the_oldest_failures(vocab: Vocab, redis: aioredis.Redis) -> None:
@@ -1271,11 +1227,9 @@ async def test_reqless_unfail_keeps_throttles(lua: Lua) -> None:
         (("queue", "group", "nan"), 'Unfail(): Arg "count" not a number: nan'),
     ],
 )
-async def test_classic_unfail_rejects(
-    lua: Lua, redis: aioredis.Redis, events: EventsFactory, args: tuple[str, ...], text: str
-) -> None:
+async def test_classic_unfail_rejects(lua: Lua, args: tuple[str, ...], text: str) -> None:
     await failed(make_vocab(lua, "classic"), "jid")
-    await assert_rejected(lua, redis, events, text, "unfail", 1, *args)
+    await refused(lua, text, "unfail", 1, *args)
 
 
 @pytest.mark.parametrize(
@@ -1288,8 +1242,6 @@ async def test_classic_unfail_rejects(
         (("queue", "group", "-3"), 'Unfail(): Arg "count" must be greater than zero'),
     ],
 )
-async def test_reqless_unfail_rejects(
-    lua: Lua, redis: aioredis.Redis, events: EventsFactory, args: tuple[str, ...], text: str
-) -> None:
+async def test_reqless_unfail_rejects(lua: Lua, args: tuple[str, ...], text: str) -> None:
     await failed(make_vocab(lua, "reqless"), "jid")
-    await assert_rejected(lua, redis, events, text, "queue.unfail", 1, *args)
+    await refused(lua, text, "queue.unfail", 1, *args)

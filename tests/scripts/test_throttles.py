@@ -10,16 +10,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from tests.conftest import EventCapture, Lua
-from tests.scripts._queues_helpers import (
-    pop,
-    popped_entry,
-    put,
-    put_entry,
-    refused,
-    reqless_job,
-    rpop,
-    rput,
-)
+from tests.scripts._queues_helpers import pop, put, rpop, rput
+from tests.scripts.expect import popped_entry, put_entry, refused, reqless_job
 
 
 def throttled_entry(when: int, queue: str = "queue") -> dict[str, object]:
@@ -195,7 +187,7 @@ async def test_throttle_list_of_a_new_job(lua: Lua, redis: aioredis.Redis) -> No
     await rput(lua, 0, "jid")
     assert await redis.hget("ql:j:jid", "throttles") == '["ql:q:queue"]'
     assert await lua.json("job.get", 0, "jid") == reqless_job(
-        "jid", history=[put_entry(0, key="queue")]
+        "jid", history=[put_entry(0, reqless=True)]
     )
     await rput(lua, 0, "one", "throttles", '["tid"]')
     assert (await lua.json("job.get", 0, "one"))["throttles"] == ["tid", "ql:q:queue"]
@@ -222,7 +214,7 @@ async def test_throttle_list_of_a_requeued_job(lua: Lua) -> None:
     after = await lua.json("job.get", 1, "jid")
     assert after["throttles"] == ["tid", "ql:q:queue-2"]
     assert after["queue"] == "queue-2"
-    assert after["history"] == [put_entry(0, key="queue"), put_entry(1, "queue-2", key="queue")]
+    assert after["history"] == [put_entry(0, reqless=True), put_entry(1, "queue-2", reqless=True)]
     for key in ("throttles", "queue", "history"):
         del before[key], after[key]
     assert after == before
@@ -274,7 +266,7 @@ async def test_throttle_limits_pops(lua: Lua, redis: aioredis.Redis) -> None:
         "jid2",
         state="throttled",
         throttles=["tid", "ql:q:queue"],
-        history=[put_entry(2, key="queue"), throttled_entry(5)],
+        history=[put_entry(2, reqless=True), throttled_entry(5)],
     )
     assert await lua("queue.pop", 6, "queue", "worker", 4) == "[]"
 
@@ -314,7 +306,7 @@ async def test_put_parks_a_ready_job_only(lua: Lua, redis: aioredis.Redis) -> No
     assert await state(lua, "later") == "scheduled"
     assert await state(lua, "dependent") == "depends"
     assert (await lua.json("job.get", 1, "ready"))["history"] == [
-        put_entry(1, key="queue"),
+        put_entry(1, reqless=True),
         throttled_entry(1),
     ]
     assert await redis.zscore("ql:th:ql:q:queue-pending", "ready") == 1
@@ -334,7 +326,7 @@ async def test_parked_job_is_only_recorded_once(lua: Lua) -> None:
     assert await rpop(lua, 3) == []  # parked again, on wid this time
     assert await pending(lua, "wid") == ["c"]
     history = (await lua.json("job.get", 3, "c"))["history"]
-    assert history == [put_entry(1, key="queue"), throttled_entry(1)]
+    assert history == [put_entry(1, reqless=True), throttled_entry(1)]
 
 
 async def test_released_job_enters_the_work_set_at_release_time(
@@ -689,7 +681,7 @@ async def test_walk_through(lua: Lua, redis: aioredis.Redis) -> None:
     assert await redis.zrange("ql:q:q-throttled", 0, -1, withscores=True) == [("jid2", 3)]
     jid2 = await lua.json("job.get", 3, "jid2")
     assert jid2["state"] == "throttled"
-    assert jid2["history"] == [put_entry(2, "q", key="queue"), throttled_entry(3, "q")]
+    assert jid2["history"] == [put_entry(2, "q", reqless=True), throttled_entry(3, "q")]
 
     counts = await lua.json("queue.counts", 4, "q")
     assert (counts["running"], counts["throttled"], counts["waiting"]) == (1, 1, 0)
@@ -697,7 +689,7 @@ async def test_walk_through(lua: Lua, redis: aioredis.Redis) -> None:
     await lua("queue.put", 5, "w", "q", "jid3", "k", "{}", 0, "throttles", '["tid"]')
     jid3 = await lua.json("job.get", 5, "jid3")
     assert jid3["state"] == "throttled"
-    assert jid3["history"] == [put_entry(5, "q", key="queue"), throttled_entry(5, "q")]
+    assert jid3["history"] == [put_entry(5, "q", reqless=True), throttled_entry(5, "q")]
 
     assert await lua("job.complete", 6, "jid1", "worker", "q", "{}") == "complete"
     assert await redis.zrange("ql:q:q-work", 0, -1, withscores=True) == [
@@ -719,7 +711,7 @@ async def test_walk_through(lua: Lua, redis: aioredis.Redis) -> None:
         worker="worker",
         expires=69,
         throttles=["tid", "ql:q:q"],
-        history=[put_entry(2, "q", key="queue"), throttled_entry(3, "q"), popped_entry(9)],
+        history=[put_entry(2, "q", reqless=True), throttled_entry(3, "q"), popped_entry(9)],
     )
     expected["klass"] = "k"
     assert await lua.json("queue.pop", 9, "q", "worker", 10) == [expected]

@@ -65,8 +65,8 @@ local function tid_given(tid) check(tid, 'Throttle(): no tid provided') end
 local function throttle_set(tid, maximum, expiration)
   tid_given(tid)
   check(number(maximum), 'Throttle(): Arg "maximum" not a number: ' .. tostring(maximum))
-  Throttle.set(tid, maximum,
-    optional_number(expiration, 0, 'Throttle(): Arg "expiration" not a number: '))
+  local seconds = optional_number(expiration, 0, 'Throttle(): Arg "expiration" not a number: ')
+  Throttle.set(tid, maximum, math.floor(seconds))
 end
 
 local CLASSIC_COMMANDS = {

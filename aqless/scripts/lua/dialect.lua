@@ -19,8 +19,8 @@ local CLASSIC = {
   list = function(list) return cjson.encode(list) end,
   -- job objects have 17 keys, recurring objects 11: no `throttles`
   show_throttles = false,
-  -- queue counts objects have no `throttled`
-  count_throttled = false,
+  -- queue counts and `jobs` listings know no `throttled` state
+  throttled_state = false,
   -- `throttles` is an option of put, recur and recur.update
   throttle_options = false,
   -- ql:tags counters are decremented, never removed
@@ -83,7 +83,7 @@ local RELESS = {
   history_queue = 'queue',
   list = json_array,
   show_throttles = true,
-  count_throttled = true,
+  throttled_state = true,
   throttle_options = true,
   drop_unused_tags = true,
   purge_dependencies = true,

@@ -50,9 +50,16 @@ end
 -- with another queue's name: the reference puts the job in that queue's sets but leaves
 -- `queue` as it was (a quirk clients may rely on), so the sets' queue is kept in the
 -- hidden field `held_in` until the job is placed again. Every set operation goes through
--- here, so the job never sits in two queues' sets.
-function Job.home(job)
-  return job.held_in or job.queue
+-- here, so the job never sits in two queues' sets. Another client may have moved the job
+-- without clearing `held_in`: it counts only while that queue really holds the job.
+function Job.home(job, jid)
+  local held_in = job.held_in
+  if held_in ~= nil and held_in ~= job.queue then
+    for _, kind in ipairs(QUEUE_SETS) do
+      if call('ZSCORE', Keys.queue(held_in, kind), jid) then return held_in end
+    end
+  end
+  return job.queue
 end
 
 -- Forgets `held_in` once the job is placed by its `queue` field again.
@@ -194,7 +201,7 @@ function Job.put(D, now, a)
   end
   Events.put(jid, queue)
   History.put(D, jid, now, queue)
-  if old.queue ~= nil then Job.leave_queue(Job.home(old), jid) end
+  if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
   if old.worker ~= nil and old.worker ~= '' then
     call('ZREM', Keys.worker_jobs(old.worker), jid)
     if old.worker ~= p.worker then Events.lock_lost(jid, old.worker) end
@@ -294,8 +301,8 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   if job.queue ~= queue then refuse(D, 'complete_queue', values) end
 
   History.append(jid, now, 'done')
-  -- a running job is in its queue's locks only (the other sets can't hold it)
-  call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)
+  -- not just the lock: a throttle release may have put a running job back in the work set
+  Job.leave_queue(Job.home(job, jid), jid)
   settle_home(jid, job)
   Throttle.release_all(jid, now, job.throttles or false)
   Stats.record(queue, 'run', now, {now - (tonumber(job.time) or now)})
@@ -341,10 +348,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
   check(group, 'Fail(): Arg "group" missing')
   check(message, 'Fail(): Arg "message" missing')
   local decoded = nil
-  if data ~= nil then
-    decoded = decode(data)
-    check(decoded ~= false, 'Fail(): Arg "data" not JSON: ' .. data)
-  end
+  if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
   local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles'})
   local values = {jid = jid, state = job.state, worker = job.worker}
   if job.state == nil then refuse(D, 'fail_missing', values) end
@@ -356,7 +360,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
   call('ZREM', Keys.worker_jobs(worker), jid)
   History.append(jid, now, 'failed', {worker = worker, group = group})
   Stats.count(job.queue, now, {failures = 1, failed = 1})
-  call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)  -- where a running job is
+  Job.leave_queue(Job.home(job, jid), jid)
   settle_home(jid, job)
   local key = Keys.job(jid)
   if decoded ~= nil then call('HSET', key, 'data', cjson.encode(decoded)) end
@@ -382,7 +386,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   local key = Keys.job(jid)
   local remaining = call('HINCRBY', key, 'remaining', -1)
   call('HDEL', key, 'grace')
-  call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)
+  call('ZREM', Keys.queue(Job.home(job, jid), 'locks'), jid)
   call('ZREM', Keys.worker_jobs(worker), jid)
   Throttle.release_all(jid, now, job.throttles or false)
   if queue == job.queue then
@@ -426,10 +430,7 @@ function Job.heartbeat(D, now, jid, worker, data)
   local job = Job.read(jid, {'queue', 'worker', 'state', 'held_in'})
   local expires = now + Config.heartbeat(job.queue or '')
   local decoded = nil
-  if data ~= nil then
-    decoded = decode(data)
-    check(decoded ~= false, 'Heartbeat(): Arg "data" not JSON: ' .. data)
-  end
+  if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
   local values = {jid = jid, state = job.state, worker = job.worker}
   if job.worker == nil then refuse(D, 'heartbeat_missing', values) end
   if job.state ~= 'running' then refuse(D, 'heartbeat_state', values) end
@@ -443,24 +444,26 @@ function Job.heartbeat(D, now, jid, worker, data)
   end
   call('ZADD', Keys.worker_jobs(worker), expires, jid)
   if D.heartbeat_registers_worker then call('ZADD', Keys.workers(), now, worker) end
-  call('ZADD', Keys.queue(Job.home(job), 'locks'), expires, jid)
+  call('ZADD', Keys.queue(Job.home(job, jid), 'locks'), expires, jid)
   return expires
 end
 
 function Job.timeout(D, now, jids)
-  local jobs = {}
+  local jobs, seen = {}, {}
   for i, jid in ipairs(jids) do
     local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in'})
     if job.queue == nil then refuse(D, 'timeout_missing', {jid = jid}) end
-    check(job.state == 'running', 'Timeout(): Job ' .. jid .. ' not running')
-    jobs[i] = job
+    -- a repeated jid is no longer running by its turn
+    check(job.state == 'running' and not seen[jid], 'Timeout(): Job ' .. jid .. ' not running')
+    jobs[i], seen[jid] = job, true
   end
   for i, jid in ipairs(jids) do
     local job = jobs[i]
     History.append(jid, now, 'timed-out')
-    call('ZREM', Keys.queue(Job.home(job), 'locks'), jid)
+    local home = Job.home(job, jid)
+    call('ZREM', Keys.queue(home, 'locks'), jid)
     Throttle.release_all(jid, now)
-    call('ZADD', Keys.queue(Job.home(job), 'work'), '+inf', jid)
+    call('ZADD', Keys.queue(home, 'work'), '+inf', jid)
     if D.timeout_clears_worker then
       call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0, 'worker', '')
     else
@@ -490,7 +493,7 @@ function Job.cancel(D, now, jids)
         call('ZREM', Keys.worker_jobs(job.worker), jid)
         Events.publish('w:' .. job.worker, payload)
       end
-      if job.queue ~= nil then Job.leave_queue(Job.home(job), jid) end
+      if job.queue ~= nil then Job.leave_queue(Job.home(job, jid), jid) end
       Throttle.release_all(jid, now)
       for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
         call('SREM', Keys.dependents(dependency), jid)
@@ -553,7 +556,7 @@ function Job.set_priority(D, now, jid, priority)
   check(value, 'Priority(): Arg "priority" missing or not a number: ' .. tostring(priority))
   local job = Job.read(jid, {'queue', 'held_in'})
   if job.queue == nil then refuse(D, 'priority_missing', {jid = jid}) end
-  local work = Keys.queue(Job.home(job), 'work')
+  local work = Keys.queue(Job.home(job, jid), 'work')
   if job.queue ~= '' and call('ZSCORE', work, jid) then call('ZADD', work, value, jid) end
   call('HSET', Keys.job(jid), 'priority', value)
   return value

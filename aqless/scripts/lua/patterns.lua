@@ -57,11 +57,15 @@ function Patterns.set_priorities(a)
   local elements = {}
   local has_default = false
   for i = 1, a.n do
-    local value = decode(a[i])
-    check(type(value) == 'table' and type(value.pattern) == 'table',
-      'queuePriorityPatterns.setAll(): each pattern must be a JSON object with a "pattern" list')
-    if not has_default and #value.pattern == 1 and value.pattern[1] == 'default' then
-      has_default = true
+    -- like the reference, the scan stops at the first default entry
+    if not has_default then
+      local value = decode(a[i])
+      local kind = type(value) == 'table' and type(value.pattern)
+      check(kind == 'table' or kind == 'string',
+        'queuePriorityPatterns.setAll(): each pattern must be a JSON object with a "pattern"')
+      if kind == 'table' and #value.pattern == 1 and value.pattern[1] == 'default' then
+        has_default = true
+      end
     end
     elements[i] = a[i]
   end

@@ -146,7 +146,7 @@ function Queue.counts(D, now, queue)
     recurring = call('ZCARD', Keys.queue(queue, 'recur')),
     paused = call('SISMEMBER', Keys.paused(), queue) == 1,
   }
-  if D.count_throttled then counts.throttled = call('ZCARD', Keys.queue(queue, 'throttled')) end
+  if D.throttled_state then counts.throttled = call('ZCARD', Keys.queue(queue, 'throttled')) end
   return counts
 end
 
@@ -208,7 +208,7 @@ function Queue.jobs_by_state(D, now, state, queue, offset, count)
     return call('ZRANGE', key('scheduled'), offset, offset + count - 1)
   elseif state == 'depends' then
     return call('ZRANGE', key('depends'), offset, offset + count - 1)
-  elseif state == 'throttled' then
+  elseif state == 'throttled' and D.throttled_state then
     return call('ZRANGE', key('throttled'), offset, offset + count - 1)
   elseif state == 'recurring' then
     local low = 0

@@ -17,15 +17,16 @@ function Throttle.maximum(tid)
   return maximums[tid]
 end
 
+-- 0 means unlimited; a negative maximum admits no one (as the reference).
 function Throttle.available(tid)
   local maximum = Throttle.maximum(tid)
-  return maximum <= 0 or call('ZCARD', locks_key(tid)) < maximum
+  return maximum == 0 or call('ZCARD', locks_key(tid)) < maximum
 end
 
 local function free_slots(tid)
   local maximum = Throttle.maximum(tid)
-  if maximum <= 0 then return 10 end
-  return maximum - call('ZCARD', locks_key(tid))
+  if maximum == 0 then return 10 end
+  return math.floor(maximum - call('ZCARD', locks_key(tid)))
 end
 
 -- The throttle list of a job or template (stored JSON text; absent means none).
@@ -87,7 +88,7 @@ function Throttle.release(tid, jid, now)
   local waiting = call('ZRANGE', pending_key(tid), 0, slots - 1)
   for _, pending in ipairs(waiting) do
     local job = Job.read(pending, {'queue', 'priority', 'held_in'})
-    local queue = Job.home(job)
+    local queue = Job.home(job, pending)
     if queue ~= nil and queue ~= '' then
       call('ZREM', Keys.queue(queue, 'throttled'), pending)
       call('ZADD', Keys.queue(queue, 'work'), work_score(tonumber(job.priority) or 0, now),
