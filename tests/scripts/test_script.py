@@ -152,7 +152,7 @@ def test_the_script_writes_no_globals() -> None:
     # Redis 7 and Valkey refuse writes to globals; every top-level name must be local.
     for line in build().splitlines():
         if line and not line.startswith((" ", "\t", "--", "}", ")", "]", "end", "return")):
-            assert re.match(r"(local |for |if |function [A-Z]\w*\.)", line), line
+            assert re.match(r"(local |for |if |function [A-Z]\w*\.|[A-Z]+\[)", line), line
 
 
 @pytest.mark.parametrize("command", sorted(set(CLASSIC_COMMANDS + RELESS_COMMANDS)))

@@ -8,7 +8,7 @@ local function main()
   end
   local name = ARGV[1]
   check(name, 'Must provide a command')
-  local command = COMMANDS[name]
+  local command = find_command(name)
   check(command, 'Unknown command ' .. name)
   local now = number(ARGV[2])
   check(now, 'Arg "now" missing or not a number: nil')

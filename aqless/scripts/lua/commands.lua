@@ -69,7 +69,12 @@ local function throttle_set(tid, maximum, expiration)
   Throttle.set(tid, maximum, math.floor(seconds))
 end
 
-local CLASSIC_COMMANDS = {
+-- Commands by the word before their first dot ('' for the classic names without one). A
+-- call builds only its own group's table: every closure a script creates costs the server
+-- time on every call, so building all of them would cost more than most commands do.
+local GROUPS = {}
+
+GROUPS[''] = function() return {
   ['put'] = function(now, a) return Job.put(CLASSIC, now, a) end,
   ['requeue'] = function(now, a) return Job.requeue(CLASSIC, now, a) end,
   ['pop'] = function(now, a) return Queue.pop(CLASSIC, now, a[1], a[2], a[3]) end,
@@ -123,13 +128,57 @@ local CLASSIC_COMMANDS = {
   ['length'] = function(now, a) return Queue.length(now, a[1]) end,
   ['pause'] = function(now, a) Queue.pause(rest(a, 1)) end,
   ['unpause'] = function(now, a) Queue.unpause(rest(a, 1)) end,
-  ['queue.forget'] = function(now, a) Queue.forget(rest(a, 1)) end,
   ['stats'] = function(now, a) return stats(now, a[1], a[2]) end,
   ['workers'] = function(now, a)
     if a[1] ~= nil then return json(Worker.jobs(now, a[1])) end
     return json(Worker.counts(now))
   end,
+  ['recur'] = function(now, a) return Recurring.recur(CLASSIC, now, a) end,
+  ['unrecur'] = function(now, a) return Recurring.cancel(a[1]) end,
+} end
+
+GROUPS['queue'] = function() return {
+  ['queue.forget'] = function(now, a) Queue.forget(rest(a, 1)) end,
+  ['queue.counts'] = function(now, a)
+    if a[1] ~= nil then return json(Queue.counts(RELESS, now, a[1])) end
+    return json(Queue.all_counts(RELESS, now))
+  end,
+  ['queue.jobsByState'] = function(now, a)
+    check(a[1], 'Jobs(): Arg "state" missing')
+    if a[1] == 'complete' then
+      return json_array(Queue.completed(jobs_page(RELESS, a[2], a[3])))
+    end
+    return json_array(jobs_by_state(RELESS, now, a[1], a[2], a[3], a[4]))
+  end,
+  ['queue.length'] = function(now, a) return Queue.length(now, a[1]) end,
+  ['queue.pause'] = function(now, a) Queue.pause(rest(a, 1)) end,
+  ['queue.unpause'] = function(now, a) Queue.unpause(rest(a, 1)) end,
+  ['queue.peek'] = function(now, a) return Queue.peek_range(RELESS, now, a[1], a[2], a[3]) end,
+  ['queue.pop'] = function(now, a) return Queue.pop(RELESS, now, a[1], a[2], a[3]) end,
+  ['queue.put'] = function(now, a) return Job.put(RELESS, now, a) end,
+  ['queue.recurAtInterval'] = function(now, a) return Recurring.recur(RELESS, now, a) end,
+  ['queue.stats'] = function(now, a) return stats(now, a[1], a[2]) end,
+  ['queue.throttle.get'] = function(now, a)
+    check(a[1], 'Queue(): no queue name provided')
+    return json(Throttle.info(Keys.queue_throttle(a[1])))
+  end,
+  ['queue.throttle.set'] = function(now, a)
+    check(a[1], 'Queue(): no queue name provided')
+    throttle_set(Keys.queue_throttle(a[1]), a[2], nil)
+  end,
+  ['queue.unfail'] = function(now, a) return Queue.unfail(RELESS, now, a[1], a[2], a[3]) end,
+} end
+
+GROUPS['worker'] = function() return {
   ['worker.deregister'] = function(now, a) Worker.forget(rest(a, 1)) end,
+  ['worker.forget'] = function(now, a) Worker.forget(rest(a, 1)) end,
+  ['worker.jobs'] = function(now, a)
+    if a[1] ~= nil then return json(Worker.jobs(now, a[1])) end
+    return json(Worker.counts(now))
+  end,
+} end
+
+GROUPS['config'] = function() return {
   -- shared by both vocabularies: no option lists everything (classic), an option answers
   -- its value (Config.get)
   ['config.get'] = function(now, a)
@@ -138,25 +187,37 @@ local CLASSIC_COMMANDS = {
   end,
   ['config.set'] = function(now, a) config_set(a[1], a[2]) end,
   ['config.unset'] = function(now, a) config_unset(a[1]) end,
-  ['recur'] = function(now, a) return Recurring.recur(CLASSIC, now, a) end,
+  ['config.getAll'] = function(now, a) return json(Config.all(RELESS)) end,
+} end
+
+GROUPS['recur'] = function() return {
   ['recur.get'] = function(now, a) return object_or_nil(Recurring.object(CLASSIC, a[1])) end,
   ['recur.update'] = function(now, a) return Recurring.update(CLASSIC, now, a) end,
   ['recur.tag'] = function(now, a) return Recurring.add_tags(CLASSIC, a[1], rest(a, 2)) end,
   ['recur.untag'] = function(now, a) return Recurring.remove_tags(CLASSIC, a[1], rest(a, 2)) end,
-  ['unrecur'] = function(now, a) return Recurring.cancel(a[1]) end,
-}
+} end
 
-local RELESS_COMMANDS = {
-  ['config.getAll'] = function(now, a) return json(Config.all(RELESS)) end,
+GROUPS['failureGroups'] = function() return {
   ['failureGroups.counts'] = function(now, a)
     failed_page(a[1], a[2])
     return json(Queue.failure_groups())
   end,
+} end
+
+GROUPS['jobs'] = function() return {
   ['jobs.failedByGroup'] = function(now, a)
     if a[1] == nil then return json(Queue.failure_groups()) end
     local start, limit = failed_page(a[2], a[3])
     return json(Queue.failed_in_group(a[1], start, limit))
   end,
+  ['jobs.tagged'] = function(now, a) return tagged(RELESS, a[1], a[2], a[3]) end,
+  ['jobs.completed'] = function(now, a)
+    return json_array(Queue.completed(jobs_page(RELESS, a[1], a[2])))
+  end,
+  ['jobs.tracked'] = function(now, a) return json(Job.tracked(RELESS)) end,
+} end
+
+GROUPS['job'] = function() return {
   ['job.addDependency'] = function(now, a)
     return Job.depends(RELESS, now, a[1], 'on', rest(a, 2))
   end,
@@ -165,8 +226,6 @@ local RELESS_COMMANDS = {
   end,
   ['job.addTag'] = function(now, a) return Job.add_tags(RELESS, now, a[1], rest(a, 2)) end,
   ['job.removeTag'] = function(now, a) return Job.remove_tags(RELESS, now, a[1], rest(a, 2)) end,
-  ['jobs.tagged'] = function(now, a) return tagged(RELESS, a[1], a[2], a[3]) end,
-  ['tags.top'] = function(now, a) return top_tags(RELESS, a[1], a[2]) end,
   ['job.cancel'] = function(now, a) return Job.cancel(RELESS, now, rest(a, 1)) end,
   ['job.complete'] = function(now, a)
     return Job.complete(RELESS, now, a[1], a[2], a[3], a[4], {})
@@ -192,45 +251,28 @@ local RELESS_COMMANDS = {
   ['job.timeout'] = function(now, a) Job.timeout(RELESS, now, rest(a, 1)) end,
   ['job.track'] = function(now, a) return Job.track(RELESS, now, 'track', a[1]) end,
   ['job.untrack'] = function(now, a) return Job.track(RELESS, now, 'untrack', a[1]) end,
-  ['jobs.completed'] = function(now, a)
-    return json_array(Queue.completed(jobs_page(RELESS, a[1], a[2])))
-  end,
-  ['jobs.tracked'] = function(now, a) return json(Job.tracked(RELESS)) end,
-  ['queue.counts'] = function(now, a)
-    if a[1] ~= nil then return json(Queue.counts(RELESS, now, a[1])) end
-    return json(Queue.all_counts(RELESS, now))
-  end,
+} end
+
+GROUPS['tags'] = function() return {
+  ['tags.top'] = function(now, a) return top_tags(RELESS, a[1], a[2]) end,
+} end
+
+GROUPS['queues'] = function() return {
   ['queues.counts'] = function(now, a) return json_array(Queue.all_counts(RELESS, now)) end,
   ['queues.names'] = function(now, a) return json_array(Queue.names()) end,
-  ['queue.forget'] = function(now, a) Queue.forget(rest(a, 1)) end,
-  ['queue.jobsByState'] = function(now, a)
-    check(a[1], 'Jobs(): Arg "state" missing')
-    if a[1] == 'complete' then
-      return json_array(Queue.completed(jobs_page(RELESS, a[2], a[3])))
-    end
-    return json_array(jobs_by_state(RELESS, now, a[1], a[2], a[3], a[4]))
-  end,
-  ['queue.length'] = function(now, a) return Queue.length(now, a[1]) end,
-  ['queue.pause'] = function(now, a) Queue.pause(rest(a, 1)) end,
-  ['queue.unpause'] = function(now, a) Queue.unpause(rest(a, 1)) end,
-  ['queue.peek'] = function(now, a) return Queue.peek_range(RELESS, now, a[1], a[2], a[3]) end,
-  ['queue.pop'] = function(now, a) return Queue.pop(RELESS, now, a[1], a[2], a[3]) end,
-  ['queue.put'] = function(now, a) return Job.put(RELESS, now, a) end,
-  ['queue.recurAtInterval'] = function(now, a) return Recurring.recur(RELESS, now, a) end,
-  ['queue.stats'] = function(now, a) return stats(now, a[1], a[2]) end,
-  ['queue.throttle.get'] = function(now, a)
-    check(a[1], 'Queue(): no queue name provided')
-    return json(Throttle.info(Keys.queue_throttle(a[1])))
-  end,
-  ['queue.throttle.set'] = function(now, a)
-    check(a[1], 'Queue(): no queue name provided')
-    throttle_set(Keys.queue_throttle(a[1]), a[2], nil)
-  end,
-  ['queue.unfail'] = function(now, a) return Queue.unfail(RELESS, now, a[1], a[2], a[3]) end,
+} end
+
+GROUPS['queueIdentifierPatterns'] = function() return {
   ['queueIdentifierPatterns.getAll'] = function(now, a) return json(Patterns.identifiers()) end,
   ['queueIdentifierPatterns.setAll'] = function(now, a) Patterns.set_identifiers(a) end,
+} end
+
+GROUPS['queuePriorityPatterns'] = function() return {
   ['queuePriorityPatterns.getAll'] = function(now, a) return json(Patterns.priorities()) end,
   ['queuePriorityPatterns.setAll'] = function(now, a) Patterns.set_priorities(a) end,
+} end
+
+GROUPS['recurringJob'] = function() return {
   ['recurringJob.cancel'] = function(now, a) return Recurring.cancel(a[1]) end,
   ['recurringJob.get'] = function(now, a)
     return object_or_nil(Recurring.object(RELESS, a[1]))
@@ -242,6 +284,9 @@ local RELESS_COMMANDS = {
     return Recurring.remove_tags(RELESS, a[1], rest(a, 2))
   end,
   ['recurringJob.update'] = function(now, a) return Recurring.update(RELESS, now, a) end,
+} end
+
+GROUPS['throttle'] = function() return {
   ['throttle.delete'] = function(now, a)
     tid_given(a[1])
     Throttle.delete(a[1])
@@ -263,17 +308,15 @@ local RELESS_COMMANDS = {
     for _, jid in ipairs(rest(a, 2)) do Throttle.release(a[1], jid, now) end
   end,
   ['throttle.set'] = function(now, a) throttle_set(a[1], a[2], a[3]) end,
-  ['worker.forget'] = function(now, a) Worker.forget(rest(a, 1)) end,
-  ['worker.jobs'] = function(now, a)
-    if a[1] ~= nil then return json(Worker.jobs(now, a[1])) end
-    return json(Worker.counts(now))
-  end,
-  ['workers.counts'] = function(now, a) return json_array(Worker.counts(now)) end,
-}
+} end
 
--- name -> function(now, a); shared names (config.*, queue.forget) answer as above.
-local COMMANDS = {}
-for name, command in pairs(CLASSIC_COMMANDS) do COMMANDS[name] = command end
-for name, command in pairs(RELESS_COMMANDS) do
-  if COMMANDS[name] == nil then COMMANDS[name] = command end
+GROUPS['workers'] = function() return {
+  ['workers.counts'] = function(now, a) return json_array(Worker.counts(now)) end,
+} end
+
+-- The handler of a command name (function(now, a)), or nil.
+local function find_command(name)
+  local group = GROUPS[string.match(name, '^([^.]*)%.') or '']
+  if group == nil then return nil end
+  return group()[name]
 end
