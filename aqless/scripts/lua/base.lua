@@ -54,6 +54,13 @@ local function number(value)
   return n
 end
 
+-- A count, offset or retry budget as a whole number within what Redis takes as an integer
+-- (floored; huge values are clamped rather than refused by the server halfway through).
+local WHOLE_LIMIT = 2 ^ 53
+local function whole(n)
+  return math.max(-WHOLE_LIMIT, math.min(WHOLE_LIMIT, math.floor(n)))
+end
+
 -- Decodes a JSON argument. Malformed text raises the JSON library's error; a missing value
 -- raises as well. Returns the decoded value (false for the JSON literal false).
 local function decode(text)
@@ -175,9 +182,9 @@ local function rest(a, first)
   return list
 end
 
--- Deletes members from a sorted set, in batches small enough for unpack.
-local function zrem_all(key, members)
+-- `command key member...` for any number of members, in batches small enough for unpack.
+local function call_batched(command, key, members)
   for i = 1, #members, 5000 do
-    call('ZREM', key, unpack(members, i, math.min(i + 4999, #members)))
+    call(command, key, unpack(members, i, math.min(i + 4999, #members)))
   end
 end

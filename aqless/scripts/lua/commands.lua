@@ -66,7 +66,7 @@ local function throttle_set(tid, maximum, expiration)
   tid_given(tid)
   check(number(maximum), 'Throttle(): Arg "maximum" not a number: ' .. tostring(maximum))
   local seconds = optional_number(expiration, 0, 'Throttle(): Arg "expiration" not a number: ')
-  Throttle.set(tid, maximum, math.floor(seconds))
+  Throttle.set(tid, maximum, math.min(whole(seconds), 2 ^ 31))
 end
 
 -- Commands by the word before their first dot ('' for the classic names without one). A

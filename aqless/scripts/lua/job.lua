@@ -171,6 +171,7 @@ local function parse_put(D, a)
   if not D.throttle_options then o.throttles = nil end
   -- checked in the reference's order; absent retries/tags/priority keep the job's own
   local retries = optional_number(o.retries, nil, 'Put(): Arg "retries" not a number: ')
+  if retries ~= nil then retries = whole(retries) end  -- `remaining` is counted down
   local tags = optional_list(o.tags, nil, 'Put(): Arg "tags" not JSON')
   local priority = optional_number(o.priority, nil, 'Put(): Arg "priority" not a number')
   local depends = optional_list(o.depends, {}, 'Put(): Arg "depends" not JSON: ')
@@ -263,7 +264,7 @@ local function purge_completed(D, now)
     purge(old)
     call('ZREMRANGEBYSCORE', Keys.completed(), 0, horizon)
   end
-  local keep = math.floor(Config.number('jobs-history-count'))
+  local keep = whole(Config.number('jobs-history-count'))
   local excess = call('ZRANGE', Keys.completed(), 0, -(keep + 1))
   if #excess > 0 then
     purge(excess)

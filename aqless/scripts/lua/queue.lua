@@ -14,7 +14,7 @@ function Queue.promote(queue, now, limit)
       call('HSET', Keys.job(jid), 'state', 'waiting')
     end
   end
-  zrem_all(scheduled, due)
+  call_batched('ZREM', scheduled, due)
 end
 
 -- Hands a job to a worker: history, wait statistic, lock. Returns false for a jid whose
@@ -71,7 +71,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
           Throttle.park(queue, jid, throttles, job.state, now)
         end
       end
-      zrem_all(work, batch)
+      call_batched('ZREM', work, batch)
       passes = passes - 1
     end
   end
@@ -84,7 +84,7 @@ function Queue.pop(D, now, queue, worker, count)
   check(worker, 'Pop(): Arg "worker" missing')
   local n = number(count)
   if n == nil then refuse(D, 'pop_count', {value = tostring(count)}) end
-  return D.list(Job.objects(D, Queue.pop_jids(D, now, queue, worker, math.floor(n))))
+  return D.list(Job.objects(D, Queue.pop_jids(D, now, queue, worker, whole(n))))
 end
 
 -- The jids a pop would take, without taking them: expired locks first, then the work set
@@ -114,7 +114,7 @@ function Queue.peek(D, now, queue, count)
   check(queue, 'Queue(): no queue name provided')
   local n = number(count)
   check(n, 'Peek(): Arg "count" missing or not a number: ' .. tostring(count))
-  n = math.floor(n)
+  n = whole(n)
   if n <= 0 then return D.list({}) end
   return D.list(Job.objects(D, peek_jids(D, queue, now, 0, n)))
 end
@@ -126,7 +126,7 @@ function Queue.peek_range(D, now, queue, offset, limit)
   check(first, 'Peek(): Arg "offset" missing or not a number: ' .. tostring(offset))
   local n = number(limit)
   check(n, 'Peek(): Arg "limit" missing or not a number: ' .. tostring(limit))
-  first, n = math.max(0, math.floor(first)), math.floor(n)
+  first, n = math.max(0, whole(first)), whole(n)
   if n <= 0 then return D.list({}) end
   return D.list(Job.objects(D, peek_jids(D, queue, now, first, n)))
 end
@@ -172,24 +172,24 @@ end
 
 function Queue.pause(names)
   names_given(names, 'Pause')
-  call('SADD', Keys.paused(), unpack(names))
+  call_batched('SADD', Keys.paused(), names)
 end
 
 function Queue.unpause(names)
   names_given(names, 'Unpause')
-  call('SREM', Keys.paused(), unpack(names))
+  call_batched('SREM', Keys.paused(), names)
 end
 
 function Queue.forget(names)
   names_given(names, 'Forget')
-  call('ZREM', Keys.queues(), unpack(names))
+  call_batched('ZREM', Keys.queues(), names)
 end
 
 -- An optional offset and count (paging arguments), validated with the given texts.
 function Queue.page(offset, count, default_count, offset_text, count_text)
   local first = optional_number(offset, 0, offset_text)
   local n = optional_number(count, default_count, count_text)
-  return math.floor(first), math.floor(n)
+  return whole(first), whole(n)
 end
 
 function Queue.completed(offset, count)
@@ -222,7 +222,7 @@ end
 function Queue.unfail(D, now, queue, group, count)
   if queue == nil then refuse(D, 'unfail_no_queue') end
   check(group, 'Unfail(): Arg "group" missing')
-  local n = math.floor(optional_number(count, 25, 'Unfail(): Arg "count" not a number: '))
+  local n = whole(optional_number(count, 25, 'Unfail(): Arg "count" not a number: '))
   if D.unfail_positive_count then
     check(n > 0, 'Unfail(): Arg "count" must be greater than zero')
   end

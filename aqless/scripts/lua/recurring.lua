@@ -71,7 +71,7 @@ local function parse_recur(D, a)
   -- checked in the reference's order
   local tags = optional_list(o.tags, {}, 'Recur(): Arg "tags" must be JSON string array: ')
   local priority = optional_number(o.priority, 0, 'Recur(): Arg "priority" not a number: ')
-  local retries = optional_number(o.retries, 0, 'Recur(): Arg "retries" not a number: ')
+  local retries = whole(optional_number(o.retries, 0, 'Recur(): Arg "retries" not a number: '))
   local backlog = optional_number(o.backlog, 0, 'Recur(): Arg "backlog" not a number: ')
   local throttles = optional_list(o.throttles, {}, 'Recur(): Arg "throttles" not JSON array: ')
   return {queue = queue, jid = jid, klass = klass, data = data, interval = interval,
@@ -133,6 +133,7 @@ function Recurring.update(D, now, a)
     if UPDATE_NUMBERS[name] then
       parsed = number(value)
       check(parsed, 'Recur(): Arg "' .. name .. '" must be a number: ' .. value)
+      if name == 'retries' then parsed = whole(parsed) end
     elseif name == 'backlog' then
       parsed = number(value)
       check(parsed, 'Recur(): Arg "backlog" not a number: ' .. value)

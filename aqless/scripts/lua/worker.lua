@@ -35,5 +35,5 @@ end
 
 function Worker.forget(names)
   check(#names > 0, 'Worker(): wrong number of arguments: give at least one worker name')
-  call('ZREM', Keys.workers(), unpack(names))
+  call_batched('ZREM', Keys.workers(), names)
 end
