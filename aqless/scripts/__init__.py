@@ -25,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "tags.lua",
     "throttle.lua",
     "job.lua",
+    "lifecycle.lua",
     "queue.lua",
     "recurring.lua",
     "worker.lua",

@@ -30,9 +30,8 @@ end
 function Events.tracking_changed() anything_tracked = nil end
 
 -- Publishes the bare jid on a tracking channel when the job is tracked.
-function Events.if_tracked(channel, jid, tracked)
-  if tracked == nil then tracked = Events.is_tracked(jid) end
-  if tracked then Events.publish(channel, jid) end
+function Events.if_tracked(channel, jid)
+  if Events.is_tracked(jid) then Events.publish(channel, jid) end
 end
 
 function Events.put(jid, queue)

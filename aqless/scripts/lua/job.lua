@@ -1,5 +1,6 @@
--- Jobs: the job object, and every state change of a single job (put, complete, fail,
--- retry, heartbeat, timeout, cancel, dependencies, priority, tags, tracking, log).
+-- Jobs: the job object, where a job is held, and the edits of a single job that are not
+-- steps of its way through a queue (dependencies, priority, tags, tracking, log, cancel).
+
 
 local JOB_FIELDS = {'jid', 'klass', 'state', 'queue', 'worker', 'priority', 'expires',
   'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid', 'throttles'}
@@ -63,7 +64,7 @@ function Job.home(job, jid)
 end
 
 -- Forgets `held_in` once the job is placed by its `queue` field again.
-local function settle_home(jid, job)
+function Job.settle_home(jid, job)
   if job.held_in ~= nil then call('HDEL', Keys.job(jid), 'held_in') end
 end
 
@@ -119,26 +120,10 @@ function Job.release_dependents(jid, now)
   call('DEL', Keys.dependents(jid))
 end
 
--- Deletes a job's keys (cancel and the retention purge).
-function Job.delete(D, jid, tags)
-  Tags.all_off(D, jid, tags)
-  call('DEL', Keys.job(jid), Keys.history(jid))
-end
-
-local function time_field(now) return string.format('%.20f', now) end
-
-local function failure_text(group, message, when, worker)
-  return cjson.encode({group = group, message = message, when = when, worker = worker})
-end
-
-local function exhausted_message(queue)
-  return 'Job exhausted retries in queue "' .. tostring(queue) .. '"'
-end
-
 -- Leaves a failure group: the list, the group when empty, the `failed` counter of the
 -- failure's day.
-local function leave_failure_group(jid, failure_text_, stats_queue, now)
-  local failure = decode_stored(failure_text_) or {}
+function Job.leave_failure_group(jid, failure_text, stats_queue, now)
+  local failure = decode_stored(failure_text) or {}
   local group = failure.group
   if type(group) ~= 'string' then return end
   call('LREM', Keys.failed(group), 0, jid)
@@ -146,332 +131,10 @@ local function leave_failure_group(jid, failure_text_, stats_queue, now)
   Stats.count(stats_queue, tonumber(failure.when) or now, {failed = -1})
 end
 
-local function join_failure_group(jid, group)
-  call('SADD', Keys.failures(), group)
-  call('LPUSH', Keys.failed(group), jid)
-end
-
----------------------------------------------------------------------------------------------
--- put / requeue
-
--- Validates put's arguments (after now: worker queue jid klass data delay [name value]...)
--- in the reference's order; returns them parsed.
-local function parse_put(D, a)
-  local queue, jid, klass, data, delay = a[2], a[3], a[4], a[5], a[6]
-  check(queue, 'Queue(): no queue name provided')
-  check(jid, 'Put(): Arg "jid" missing')
-  check(klass, 'Put(): Arg "klass" missing')
-  check(decode(data) ~= false, 'Put(): Arg "data" missing or not JSON: ' .. tostring(data))
-  local delay_n = number(delay)
-  check(delay_n, 'Put(): Arg "delay" not a number: ' .. tostring(delay))  -- also when missing
-  if a.n > 6 and (a.n - 6) % 2 == 1 then
-    raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
-  end
-  local o = options(a, 7)
-  if not D.throttle_options then o.throttles = nil end
-  -- checked in the reference's order; absent retries/tags/priority keep the job's own
-  local retries = optional_number(o.retries, nil, 'Put(): Arg "retries" not a number: ')
-  if retries ~= nil then retries = whole(retries) end  -- `remaining` is counted down
-  local tags = optional_list(o.tags, nil, 'Put(): Arg "tags" not JSON')
-  local priority = optional_number(o.priority, nil, 'Put(): Arg "priority" not a number')
-  local depends = optional_list(o.depends, {}, 'Put(): Arg "depends" not JSON: ')
-  local throttles = optional_list(o.throttles, {}, 'Put(): Arg "throttles" not JSON array: ')
-  return {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
-    delay = delay_n, retries = retries, tags = tags, priority = priority, depends = depends,
-    throttles = throttles}
-end
-
-function Job.put(D, now, a)
-  local p = parse_put(D, a)
-  local jid, queue = p.jid, p.queue
-  local old = Job.read(jid, {'priority', 'tags', 'queue', 'state', 'failure', 'retries',
-    'worker', 'held_in'})
-  local priority = p.priority or tonumber(old.priority) or 0
-  local retries = p.retries or tonumber(old.retries) or 5
-  local old_tags = Tags.parse(old.tags)
-  local tags = p.tags or old_tags
-
-  Tags.all_off(D, jid, old_tags)
-  if #p.depends > 0 and old.state ~= nil then
-    for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
-      if not contains(p.depends, dependency) then
-        call('SREM', Keys.dependents(dependency), jid)
-        call('SREM', Keys.dependencies(jid), dependency)
-      end
-    end
-  end
-  Events.put(jid, queue)
-  History.put(D, jid, now, queue)
-  if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
-  if old.worker ~= nil and old.worker ~= '' then
-    call('ZREM', Keys.worker_jobs(old.worker), jid)
-    if old.worker ~= p.worker then Events.lock_lost(jid, old.worker) end
-  end
-  if old.state == 'complete' then call('ZREM', Keys.completed(), jid) end
-  for _, tag in ipairs(tags) do Tags.on(jid, tag, now) end
-  if old.state == 'failed' then leave_failure_group(jid, old.failure, queue, now) end
-
-  local old_stem = nil
-  if old.queue ~= nil then old_stem = Keys.queue_throttle(old.queue) end
-  local throttles = Throttle.list_for(p.throttles, old_stem, queue)
-  local state = 'waiting'
-  if p.delay > 0 then state = 'scheduled' end
-  call('HSET', Keys.job(jid), 'jid', jid, 'klass', p.klass, 'data', p.data,
-    'priority', priority, 'tags', cjson.encode(tags), 'state', state, 'worker', '',
-    'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-    'time', time_field(now), 'throttles', cjson.encode(throttles))
-  settle_home(jid, old)
-  Job.add_dependencies(jid, p.depends)
-
-  local has_dependencies = (old.state ~= nil or #p.depends > 0)
-    and call('SCARD', Keys.dependencies(jid)) > 0
-  if has_dependencies then
-    call('ZADD', Keys.queue(queue, 'depends'), now, jid)
-    call('HSET', Keys.job(jid), 'state', 'depends')
-    if p.delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + p.delay) end
-  elseif p.delay > 0 then
-    call('ZADD', Keys.queue(queue, 'scheduled'), now + p.delay, jid)
-  elseif Throttle.first_unavailable(throttles) ~= nil then
-    Throttle.park(queue, jid, throttles, state, now)
-  else
-    Job.to_work(queue, jid, priority, now)
-  end
-  Job.register_queue(queue, now)
-  Events.if_tracked('put', jid)
-  return jid
-end
-
-function Job.requeue(D, now, a)
-  check(a[3], 'Job(): no jid provided')
-  check(call('EXISTS', Keys.job(a[3])) == 1, 'Requeue(): Job ' .. a[3] .. ' does not exist')
-  return Job.put(D, now, a)
-end
-
----------------------------------------------------------------------------------------------
--- complete / fail / retry / heartbeat / timeout: only a running job's owner may
-
--- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
-local function purge_completed(D, now)
-  local function purge(jids)
-    for _, jid in ipairs(jids) do
-      Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
-      if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
-    end
-  end
-  local horizon = now - Config.number('jobs-history')
-  local old = call('ZRANGEBYSCORE', Keys.completed(), 0, horizon)
-  if #old > 0 then
-    purge(old)
-    call('ZREMRANGEBYSCORE', Keys.completed(), 0, horizon)
-  end
-  local keep = whole(Config.number('jobs-history-count'))
-  local excess = call('ZRANGE', Keys.completed(), 0, -(keep + 1))
-  if #excess > 0 then
-    purge(excess)
-    call('ZREMRANGEBYRANK', Keys.completed(), 0, -(keep + 1))
-  end
-end
-
--- Completes a running job; with `next` it is put into that queue instead.
--- o: next, delay (number), depends (list), each optional.
-function Job.complete(D, now, jid, worker, queue, data, o)
-  check(jid, 'Job(): no jid provided')
-  check(worker, 'Complete(): Arg "worker" missing')
-  if queue == nil then refuse(D, 'complete_no_queue') end
-  check(decode(data) ~= false, 'Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
-  local delay, depends = nil, nil
-  if o.delay ~= nil then
-    delay = number(o.delay)
-    check(delay, 'assertion failed!')
-  end
-  if o.depends ~= nil then
-    depends = string_list(decode(o.depends))
-    check(depends, 'Complete(): Arg "depends" not JSON: ' .. o.depends)
-  end
-  local next_queue = o.next
-  check(delay == nil or next_queue ~= nil,
-    'Complete(): "delay" cannot be used without a "next".')
-  check(depends == nil or next_queue ~= nil,
-    'Complete(): "depends" cannot be used without a "next".')
-  local job = Job.read(jid, {'worker', 'state', 'priority', 'retries', 'queue', 'time',
-    'held_in', 'throttles'})
-  local values = {jid = jid, state = job.state, worker = job.worker, queue = job.queue}
-  if job.state == nil then refuse(D, 'complete_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'complete_state', values) end
-  if job.worker ~= worker then refuse(D, 'complete_worker', values) end
-  if job.queue ~= queue then refuse(D, 'complete_queue', values) end
-
-  History.append(jid, now, 'done')
-  -- not just the lock: a throttle release may have put a running job back in the work set
-  Job.leave_queue(Job.home(job, jid), jid)
-  settle_home(jid, job)
-  Throttle.release_all(jid, now, job.throttles or false)
-  Stats.record(queue, 'run', now, {now - (tonumber(job.time) or now)})
-  call('ZREM', Keys.worker_jobs(worker), jid)
-  Events.if_tracked('completed', jid)
-  local retries = tonumber(job.retries) or 5
-
-  if next_queue ~= nil then
-    delay, depends = delay or 0, depends or {}
-    Events.advanced(jid, queue, next_queue)
-    History.put(D, jid, now, next_queue)
-    Job.register_queue(next_queue, now)
-    call('HSET', Keys.job(jid), 'data', data, 'state', 'waiting', 'worker', '',
-      'failure', '{}', 'queue', next_queue, 'expires', 0, 'remaining', retries,
-      'time', time_field(now))
-    if delay > 0 and #depends == 0 then
-      -- the reference leaves the state at `waiting` here
-      call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
-      return 'scheduled'
-    end
-    if Job.add_dependencies(jid, depends) > 0 then
-      call('ZADD', Keys.queue(next_queue, 'depends'), now, jid)
-      call('HSET', Keys.job(jid), 'state', 'depends')
-      if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
-      return 'depends'
-    end
-    Job.to_work(next_queue, jid, tonumber(job.priority) or 0, now)
-    return 'waiting'
-  end
-
-  Events.completed(jid, queue)
-  call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
-    'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now))
-  call('ZADD', Keys.completed(), now, jid)
-  purge_completed(D, now)
-  Job.release_dependents(jid, now)
-  return 'complete'
-end
-
-function Job.fail(D, now, jid, worker, group, message, data)
-  check(jid, 'Job(): no jid provided')
-  check(worker, 'Fail(): Arg "worker" missing')
-  check(group, 'Fail(): Arg "group" missing')
-  check(message, 'Fail(): Arg "message" missing')
-  local decoded = nil
-  if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
-  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles'})
-  local values = {jid = jid, state = job.state, worker = job.worker}
-  if job.state == nil then refuse(D, 'fail_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'fail_state', values) end
-  if job.worker ~= worker then refuse(D, 'fail_worker', values) end
-
-  Events.failed(jid, group, message, worker)
-  Events.if_tracked('failed', jid)
-  call('ZREM', Keys.worker_jobs(worker), jid)
-  History.append(jid, now, 'failed', {worker = worker, group = group})
-  Stats.count(job.queue, now, {failures = 1, failed = 1})
-  Job.leave_queue(Job.home(job, jid), jid)
-  settle_home(jid, job)
-  local key = Keys.job(jid)
-  if decoded ~= nil then call('HSET', key, 'data', cjson.encode(decoded)) end
-  call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
-    'failure', failure_text(group, message, math.floor(now), worker))
-  Throttle.release_all(jid, now, job.throttles or false)
-  join_failure_group(jid, group)
-  return jid
-end
-
-function Job.retry(D, now, jid, queue, worker, delay, group, message)
-  check(jid, 'Job(): no jid provided')
-  if queue == nil then refuse(D, 'retry_no_queue') end
-  check(worker, 'Retry(): Arg "worker" missing')
-  local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
-  local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
-    'throttles'})
-  local values = {jid = jid, state = job.state, worker = job.worker}
-  if job.state == nil then refuse(D, 'retry_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'retry_state', values) end
-  if job.worker ~= worker then refuse(D, 'retry_worker', values) end
-
-  local key = Keys.job(jid)
-  local remaining = call('HINCRBY', key, 'remaining', -1)
-  call('HDEL', key, 'grace')
-  call('ZREM', Keys.queue(Job.home(job, jid), 'locks'), jid)
-  call('ZREM', Keys.worker_jobs(worker), jid)
-  Throttle.release_all(jid, now, job.throttles or false)
-  if queue == job.queue then
-    settle_home(jid, job)
-  elseif remaining >= 0 then
-    call('HSET', key, 'held_in', queue)
-  end
-  local explained = group ~= nil and message ~= nil
-  if remaining < 0 then
-    group = group or ('failed-retries-' .. queue)
-    History.append(jid, now, D.exhausted_retry_history, {group = group})
-    local failure
-    if explained then
-      failure = failure_text(group, message, math.floor(now), worker)
-    else
-      failure = failure_text(group, exhausted_message(job.queue), now, '')
-    end
-    call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '', 'failure', failure)
-    settle_home(jid, job)
-    if D.exhausted_retry_publishes then Events.if_tracked('failed', jid) end
-    join_failure_group(jid, group)
-    Stats.count(queue, now, {failures = 1, failed = 1})
-  else
-    if delay_n > 0 then
-      call('ZADD', Keys.queue(queue, 'scheduled'), now + delay_n, jid)
-      call('HSET', key, 'state', 'scheduled')
-    else
-      Job.to_work(queue, jid, tonumber(job.priority) or 0, now)
-      call('HSET', key, 'state', 'waiting')
-    end
-    if explained then
-      call('HSET', key, 'failure', failure_text(group, message, math.floor(now), worker))
-    end
-  end
-  return math.floor(remaining)
-end
-
-function Job.heartbeat(D, now, jid, worker, data)
-  check(jid, 'Job(): no jid provided')
-  check(worker, 'Heatbeat(): Arg "worker" missing')
-  local job = Job.read(jid, {'queue', 'worker', 'state', 'held_in'})
-  local expires = now + Config.heartbeat(job.queue or '')
-  local decoded = nil
-  if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
-  local values = {jid = jid, state = job.state, worker = job.worker}
-  if job.worker == nil then refuse(D, 'heartbeat_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'heartbeat_state', values) end
-  if job.worker ~= worker or job.worker == '' then refuse(D, 'heartbeat_worker', values) end
-
-  local key = Keys.job(jid)
-  if decoded ~= nil then
-    call('HSET', key, 'expires', expires, 'worker', worker, 'data', cjson.encode(decoded))
-  else
-    call('HSET', key, 'expires', expires, 'worker', worker)
-  end
-  call('ZADD', Keys.worker_jobs(worker), expires, jid)
-  if D.heartbeat_registers_worker then call('ZADD', Keys.workers(), now, worker) end
-  call('ZADD', Keys.queue(Job.home(job, jid), 'locks'), expires, jid)
-  return expires
-end
-
-function Job.timeout(D, now, jids)
-  local jobs, seen = {}, {}
-  for i, jid in ipairs(jids) do
-    local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in'})
-    if job.queue == nil then refuse(D, 'timeout_missing', {jid = jid}) end
-    -- a repeated jid is no longer running by its turn
-    check(job.state == 'running' and not seen[jid], 'Timeout(): Job ' .. jid .. ' not running')
-    jobs[i], seen[jid] = job, true
-  end
-  for i, jid in ipairs(jids) do
-    local job = jobs[i]
-    History.append(jid, now, 'timed-out')
-    local home = Job.home(job, jid)
-    call('ZREM', Keys.queue(home, 'locks'), jid)
-    Throttle.release_all(jid, now)
-    call('ZADD', Keys.queue(home, 'work'), '+inf', jid)
-    if D.timeout_clears_worker then
-      call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0, 'worker', '')
-    else
-      call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0)
-    end
-    Events.lock_lost(jid, job.worker or '')
-  end
+-- Deletes a job's keys (cancel and the retention purge).
+function Job.delete(D, jid, tags)
+  Tags.all_off(D, jid, tags)
+  call('DEL', Keys.job(jid), Keys.history(jid))
 end
 
 ---------------------------------------------------------------------------------------------
@@ -501,11 +164,10 @@ function Job.cancel(D, now, jids)
       end
       call('DEL', Keys.dependencies(jid))
       if job.state == 'failed' then
-        leave_failure_group(jid, job.failure, job.queue or '', now)
+        Job.leave_failure_group(jid, job.failure, job.queue or '', now)
       end
-      local tracked = Events.is_tracked(jid)
       Job.delete(D, jid, Tags.parse(job.tags))
-      Events.if_tracked('canceled', jid, tracked)
+      Events.if_tracked('canceled', jid)
     end
   end
   return jids
@@ -623,56 +285,4 @@ function Job.remove_tags(D, now, jid, tags)
   for _, tag in ipairs(tags) do Tags.off(D, jid, tag) end
   call('HSET', Keys.job(jid), 'tags', cjson.encode(kept))
   return D.list(kept)
-end
-
----------------------------------------------------------------------------------------------
--- lock expiry (used by pop)
-
--- INVALIDATE: expired locks of a queue, oldest first. The first pop after expiry warns
--- (courtesy step); the first pop after the grace period reclaims the job, spending a retry,
--- or fails it when none is left. Returns the reclaimed jids.
-function Job.invalidate(D, queue, now, count)
-  local reclaimed = {}
-  if count <= 0 then return reclaimed end
-  local expired = call('ZRANGEBYSCORE', Keys.queue(queue, 'locks'), '-inf', now,
-    'LIMIT', 0, count)
-  local grace = Config.number('grace-period')
-  for _, jid in ipairs(expired) do
-    local key = Keys.job(jid)
-    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in'})
-    local worker = job.worker or ''
-    call('ZREM', Keys.worker_jobs(worker), jid)
-    local warned = job.grace == '1'
-    if grace <= 0 or not warned then
-      Events.if_tracked('stalled', jid)
-      History.append(jid, now, 'timed-out')
-      call('HSET', key, 'grace', 1)
-      Events.lock_lost(jid, worker)
-      call('ZADD', Keys.queue(queue, 'locks'), now + grace, jid)
-      Stats.count(queue, now, {retries = 1})
-    end
-    if grace <= 0 or warned then
-      call('HDEL', key, 'grace')
-      local remaining = call('HINCRBY', key, 'remaining', -1)
-      if remaining < 0 then
-        call('ZREM', Keys.queue(queue, 'work'), jid)
-        call('ZREM', Keys.queue(queue, 'locks'), jid)
-        call('ZREM', Keys.queue(queue, 'scheduled'), jid)
-        Throttle.release_all(jid, now)
-        local group = 'failed-retries-' .. tostring(job.queue)
-        local message = exhausted_message(queue)
-        History.append(jid, now, 'failed', {group = group})
-        call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
-          'failure', failure_text(group, message, now, ''))
-        settle_home(jid, job)
-        join_failure_group(jid, group)
-        Events.if_tracked('failed', jid)
-        Events.failed(jid, group, message, worker)
-        Stats.count(queue, now, {failures = 1, failed = 1})
-      else
-        reclaimed[#reclaimed + 1] = jid
-      end
-    end
-  end
-  return reclaimed
 end
