@@ -1,7 +1,8 @@
-"""Server cost of the script per job: commands run inside it and its CPU time, per call.
+"""Server cost of the protocol per job: the commands it runs and its CPU time, per call.
 
-Runs put, pop, heartbeat and complete N times in each vocabulary against the embedded
-Valkey 9 (or --url), reading INFO commandstats around each phase. Prints a table.
+Runs put, pop, heartbeat and complete N times in each vocabulary, both as the script
+(EVALSHA) and as the function library (FCALL), against the embedded Valkey 9 (or --url),
+reading INFO commandstats around each phase. Prints a table.
 
     python benchmarks/lua_cost.py [--jobs 2000] [--url redis://...]
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import redis
 
-from aqless.scripts import build
+from aqless.scripts import build, build_library, function_name
 
 PHASES = ("put", "pop", "heartbeat", "complete")
 NAMES = {
@@ -28,8 +29,6 @@ NAMES = {
         "complete": "job.complete",
     },
 }
-
-
 # now, then the command's arguments, for job number i
 ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
     "put": lambda i: [0, "w", "q", f"j{i}", "K", "{}", 0],
@@ -37,6 +36,7 @@ ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
     "heartbeat": lambda i: [2, f"j{i}", "w"],
     "complete": lambda i: [3, f"j{i}", "w", "q", "{}"],
 }
+Row = tuple[str, str, str, float, float]
 
 
 @contextmanager
@@ -51,16 +51,62 @@ def server(url: str | None) -> Iterator[str]:
 
 
 def measure(connection: redis.Redis, run: Callable[[], None], jobs: int) -> tuple[float, float]:
-    """Commands per call (besides the EVALSHA itself) and script microseconds per call."""
+    """Commands per call (besides the call itself) and microseconds per call."""
     connection.config_resetstat()
     run()
     stats: dict[str, Any] = connection.info("commandstats")
-    commands = sum(
-        value["calls"]
-        for name, value in stats.items()
-        if name not in ("cmdstat_evalsha", "cmdstat_config|resetstat", "cmdstat_info")
-    )
-    return commands / jobs, stats.get("cmdstat_evalsha", {}).get("usec", 0) / jobs
+    calls = ("cmdstat_evalsha", "cmdstat_fcall")
+    ignored = (*calls, "cmdstat_config|resetstat", "cmdstat_info")
+    commands = sum(value["calls"] for name, value in stats.items() if name not in ignored)
+    micros = sum(stats.get(name, {}).get("usec", 0) for name in calls)
+    return commands / jobs, micros / jobs
+
+
+def callers(connection: redis.Redis) -> dict[str, Callable[[list[str | int]], Any]]:
+    script = connection.register_script(build())
+    connection.function_load(build_library(), replace=True)
+    function = function_name()
+    return {
+        "evalsha": lambda argv: script(args=argv),
+        "fcall": lambda argv: connection.fcall(function, 0, *argv),
+    }
+
+
+def run_all(url: str, jobs: int) -> list[Row]:
+    rows: list[Row] = []
+    connection = redis.Redis.from_url(url, decode_responses=True)
+    for mode, call in callers(connection).items():
+        for vocabulary, names in NAMES.items():
+            connection.flushdb()
+            for phase in PHASES:
+
+                def run(
+                    phase: str = phase,
+                    names: dict[str, str] = names,
+                    call: Callable[[list[str | int]], Any] = call,
+                ) -> None:
+                    for i in range(jobs):
+                        call([names[phase], *ARGUMENTS[phase](i)])
+
+                commands, micros = measure(connection, run, jobs)
+                rows.append((mode, vocabulary, phase, commands, micros))
+    connection.close()
+    return rows
+
+
+def report(rows: list[Row]) -> None:
+    out = sys.stdout
+    out.write(f"{'call':<8} {'vocabulary':<10} {'command':<10} {'server cmds':>11} {'us':>7}\n")
+    for mode, vocabulary, phase, commands, micros in rows:
+        out.write(f"{mode:<8} {vocabulary:<10} {phase:<10} {commands:>11.1f} {micros:>7.1f}\n")
+    for mode in ("evalsha", "fcall"):
+        for vocabulary in NAMES:
+            mine = [r for r in rows if r[0] == mode and r[1] == vocabulary]
+            commands = sum(r[3] for r in mine)
+            micros = sum(r[4] for r in mine)
+            out.write(
+                f"{mode:<8} {vocabulary:<10} {'lifecycle':<10} {commands:>11.1f} {micros:>7.1f}\n"
+            )
 
 
 def main() -> None:
@@ -68,30 +114,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--url", default=None, help="a server to use (default: embedded)")
     options = parser.parse_args()
-    jobs: int = options.jobs
-    rows: list[tuple[str, str, float, float]] = []
     with server(options.url) as url:
-        connection = redis.Redis.from_url(url, decode_responses=True)
-        script = connection.register_script(build())
-        for vocabulary, names in NAMES.items():
-            connection.flushall()
-            for phase in PHASES:
-
-                def run(phase: str = phase, names: dict[str, str] = names) -> None:
-                    for i in range(jobs):
-                        script(args=[names[phase], *ARGUMENTS[phase](i)])
-
-                commands, micros = measure(connection, run, jobs)
-                rows.append((vocabulary, phase, commands, micros))
-        connection.close()
-    out = sys.stdout
-    out.write(f"{'vocabulary':<10} {'command':<10} {'server cmds/call':>17} {'us/call':>8}\n")
-    for vocabulary, phase, commands, micros in rows:
-        out.write(f"{vocabulary:<10} {phase:<10} {commands:>17.1f} {micros:>8.1f}\n")
-    for vocabulary in NAMES:
-        total = sum(c for v, _, c, _ in rows if v == vocabulary)
-        cpu = sum(m for v, _, _, m in rows if v == vocabulary)
-        out.write(f"{vocabulary:<10} {'lifecycle':<10} {total:>17.1f} {cpu:>8.1f}\n")
+        report(run_all(url, options.jobs))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ async def redis(server_url: str) -> AsyncIterator[aioredis.Redis]:
     connection = aioredis.Redis.from_url(server_url, decode_responses=True)
     await connection.flushall()
     await connection.script_flush()
+    await connection.function_flush()
     try:
         yield connection
     finally:

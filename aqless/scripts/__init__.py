@@ -1,5 +1,9 @@
 """The qless protocol as one Lua script, assembled from the modules in ``lua/``.
 
+The same modules also make a Redis 7 / Valkey function library (``build_library``): loaded
+once with FUNCTION LOAD and called with FCALL, it skips the cost of defining the script's
+functions on every call. Both answer exactly the same commands.
+
 The script answers both the classic qless-core vocabulary (``put``, ``pop``...) and the
 reqless-core one (``queue.put``, ``queue.pop``...) over one data model. It is called with
 ``ARGV = command, now, arguments...`` and no KEYS, or one KEY ending in ``:`` that replaces
@@ -35,9 +39,7 @@ MODULES: tuple[str, ...] = (
 )
 
 
-@cache
-def build() -> str:
-    """Return the complete script, the modules concatenated in ``MODULES`` order."""
+def _modules() -> str:
     folder = resources.files(__package__).joinpath("lua")
     parts = [f"-- aqless {__version__}: the qless protocol (qless-core and reqless-core)\n"]
     for name in MODULES:
@@ -46,9 +48,34 @@ def build() -> str:
     return "".join(parts)
 
 
+def _ending(name: str) -> str:
+    text = resources.files(__package__).joinpath("lua", name).read_text(encoding="utf-8")
+    return f"\n-- {name} {'-' * (90 - len(name))}\n{text}"
+
+
+@cache
+def build() -> str:
+    """The complete script (for SCRIPT LOAD / EVALSHA): the modules in ``MODULES`` order."""
+    return _modules() + _ending("script.lua")
+
+
 def sha1() -> str:
     """The SHA1 digest under which the server caches the script (EVALSHA's argument)."""
     return hashlib.sha1(build().encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-__all__ = ["MODULES", "build", "sha1"]
+def function_name() -> str:
+    """The name of the library and of its one function: versioned by the script's digest,
+    so that deployments of different aqless versions can share a server."""
+    return f"aqless_{sha1()[:16]}"
+
+
+@cache
+def build_library() -> str:
+    """The function library (for FUNCTION LOAD / FCALL): the same modules and dispatcher."""
+    name = function_name()
+    ending = _ending("library.lua").replace("@FUNCTION@", name)
+    return f"#!lua name={name}\n{_modules()}{ending}"
+
+
+__all__ = ["MODULES", "build", "build_library", "function_name", "sha1"]

@@ -7,6 +7,7 @@ changes nothing at all, and no error is a Lua runtime error.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from aqless.scripts import build
+from aqless.scripts import build, build_library, function_name
 from tests.scripts.invariants import snapshot, text_of, violations
 
 JIDS = ["a", "b", "c", "d", "e"]
@@ -33,12 +34,17 @@ class Protocol(RuleBasedStateMachine):
     """Drives the script with random commands against a real server."""
 
     url: str = ""
+    library: bool = False  # FCALL the function library instead of EVALSHA the script
 
     def __init__(self) -> None:
         super().__init__()
         self.redis = redis.Redis.from_url(self.url)
         self.redis.flushall()
-        self.script = self.redis.register_script(build())
+        script = self.redis.register_script(build())
+        self.send: Callable[[list[Any]], Any] = lambda argv: script(args=argv)
+        if self.library:
+            self.redis.function_load(build_library(), replace=True)
+            self.send = lambda argv: self.redis.fcall(function_name(), 0, *argv)
         self.now = 0.0
         self.errors = 0
 
@@ -48,7 +54,7 @@ class Protocol(RuleBasedStateMachine):
     def call(self, *args: Any) -> Any:
         before = snapshot(self.redis)
         try:
-            return self.script(args=[args[0], self.now, *args[1:]])
+            return self.send([args[0], self.now, *args[1:]])
         except redis.ResponseError as error:
             text = str(error)
             assert "attempt to" not in text, f"Lua runtime error for {args}: {text}"
@@ -267,8 +273,9 @@ class Protocol(RuleBasedStateMachine):
         assert not problems, "\n".join(problems)
 
 
-def run(url: str, examples: int) -> None:
+def run(url: str, examples: int, *, library: bool = False) -> None:
     Protocol.url = url
+    Protocol.library = library
     test = Protocol.TestCase
     test.settings = settings(
         max_examples=examples,
@@ -283,7 +290,13 @@ def test_random_command_sequences_keep_the_invariants(server_url: str) -> None:
     run(server_url, examples=60)
 
 
+def test_random_command_sequences_through_the_function_library(server_url: str) -> None:
+    # the library keeps module state between calls: nothing may leak from one to the next
+    run(server_url, examples=40, library=True)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_many_random_command_sequences(server_url: str) -> None:
     run(server_url, examples=1000)
+    run(server_url, examples=500, library=True)

@@ -18,7 +18,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from aqless.scripts import MODULES, build, sha1
+from aqless.scripts import MODULES, build, build_library, function_name, sha1
 from aqless.scripts.loader import Script
 from tests.conftest import Lua
 
@@ -138,7 +138,14 @@ def test_build_concatenates_every_module_in_order() -> None:
     assert script.startswith("-- aqless ")
     positions = [script.index(f"-- {name} ") for name in MODULES]
     assert positions == sorted(positions)
-    assert script.rstrip().endswith("return main()")
+    assert script.rstrip().endswith("return main(KEYS, ARGV)")
+
+
+def test_the_library_is_the_script_with_another_ending() -> None:
+    library = build_library()
+    assert library.startswith(f"#!lua name={function_name()}\n")
+    assert build().rsplit("-- script.lua", 1)[0] in library
+    assert f"redis.register_function('{function_name()}'" in library
 
 
 def test_python_m_aqless_scripts_prints_the_script() -> None:
@@ -217,13 +224,55 @@ async def test_a_prefix_key_moves_every_key_and_channel(
 
 
 async def test_the_loader_reloads_after_script_flush(redis: aioredis.Redis) -> None:
-    script = Script(redis)
+    script = Script(redis, functions=False)
     assert await script("put", 0, "w", "q", "jid", "k", "{}", 0) == "jid"
     await redis.script_flush()
     assert await redis.script_exists(script.sha) == [False]
     assert await script("get", 1, "jid") is not None
     assert await redis.script_exists(script.sha) == [True]
     assert script.sha == sha1()
+
+
+async def test_the_loader_uses_the_function_library_and_reloads_it(
+    redis: aioredis.Redis,
+) -> None:
+    script = Script(redis)
+    assert await script("put", 0, "w", "q", "jid", "k", "{}", 0) == "jid"
+    libraries = await redis.function_list()
+    assert len(libraries) == 1
+    assert function_name() in str(libraries)
+    assert await redis.script_exists(script.sha) == [False]  # no EVALSHA was needed
+    await redis.function_flush()
+    reply = await script("get", 1, "jid")
+    assert isinstance(reply, str)
+    assert json.loads(reply)["jid"] == "jid"
+    assert len(await redis.function_list()) == 1
+
+
+async def test_the_library_forgets_each_call_s_prefix_and_caches(redis: aioredis.Redis) -> None:
+    # a library keeps module state between calls; nothing of one call may leak into the next
+    prefixed, plain = Lua(redis, prefix="{a}:ql:"), Lua(redis)
+    await prefixed("config.set", 0, "heartbeat", 10)
+    await prefixed("put", 0, "w", "q", "jid", "k", "{}", 0)
+    assert json.loads(await prefixed("pop", 0, "q", "w", 1))[0]["expires"] == 10
+    await plain("put", 0, "w", "q", "jid", "k", "{}", 0)
+    assert json.loads(await plain("pop", 0, "q", "w", 1))[0]["expires"] == 60
+    await plain("track", 0, "track", "jid")
+    assert json.loads(await prefixed("get", 0, "jid"))["tracked"] is False
+    await prefixed("queue.throttle.set", 0, "q", 1)
+    assert await plain.json("queue.throttle.get", 0, "q") == {
+        "id": "ql:q:q",
+        "maximum": 0,
+        "ttl": -2,
+    }
+
+
+async def test_the_script_and_the_library_answer_alike(redis: aioredis.Redis) -> None:
+    script, library = Script(redis, functions=False), Script(redis)
+    await script("put", 0, "w", "q", "a", "k", "{}", 0)
+    await library("put", 0, "w", "q", "b", "k", "{}", 0)
+    assert await script("jobs", 1, "depends", "q") == await library("jobs", 1, "depends", "q")
+    assert await script("peek", 1, "q", 5) == await library("peek", 1, "q", 5)
 
 
 async def test_the_loader_survives_a_server_restart() -> None:
@@ -254,3 +303,13 @@ async def test_the_loader_survives_a_server_restart() -> None:
 def test_a_prefix_must_end_with_a_colon() -> None:
     with pytest.raises(ValueError, match="must end with"):
         Script(aioredis.Redis(), prefix="billing")
+
+
+def test_python_m_aqless_scripts_library_prints_the_library() -> None:
+    printed = subprocess.run(
+        [sys.executable, "-m", "aqless.scripts", "--library"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert printed == build_library()

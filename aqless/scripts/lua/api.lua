@@ -1,20 +1,29 @@
--- Entry point: ARGV = command, now, arguments...; no KEYS, or one KEY ending in ':' that
--- replaces the 'ql:' key prefix (a hash-tagged prefix keeps a deployment in one slot).
+-- The dispatcher: KEYS = none, or one key ending in ':' that replaces the 'ql:' key prefix
+-- (a hash-tagged prefix keeps a deployment in one slot); ARGV = command, now, arguments...
+-- The script (script.lua) and the function library (library.lua) both end by calling it.
 
-local function main()
-  if #KEYS > 0 then
-    check(#KEYS == 1 and string.sub(KEYS[1], -1) == ':', 'No Keys should be provided')
-    PREFIX = KEYS[1]
+-- Starts a call: a function library keeps module state between calls, so every per-call
+-- cache is cleared here (a script starts afresh anyway).
+local function start_call(keys)
+  PREFIX = 'ql:'
+  if #keys > 0 then
+    check(#keys == 1 and string.sub(keys[1], -1) == ':', 'No Keys should be provided')
+    PREFIX = keys[1]
   end
-  local name = ARGV[1]
+  Config.forget()
+  Events.forget()
+  Throttle.forget()
+end
+
+local function main(keys, argv)
+  start_call(keys)
+  local name = argv[1]
   check(name, 'Must provide a command')
   local command = find_command(name)
   check(command, 'Unknown command ' .. name)
-  local now = number(ARGV[2])
+  local now = number(argv[2])
   check(now, 'Arg "now" missing or not a number: nil')
-  local a = {n = math.max(0, #ARGV - 2)}
-  for i = 3, #ARGV do a[i - 2] = ARGV[i] end
+  local a = {n = math.max(0, #argv - 2)}
+  for i = 3, #argv do a[i - 2] = argv[i] end
   return command(now, a)
 end
-
-return main()

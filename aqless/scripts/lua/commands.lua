@@ -314,9 +314,16 @@ GROUPS['workers'] = function() return {
   ['workers.counts'] = function(now, a) return json_array(Worker.counts(now)) end,
 } end
 
+-- Groups built so far: one per call in a script, kept across calls in a function library.
+local built = {}
+
 -- The handler of a command name (function(now, a)), or nil.
 local function find_command(name)
-  local group = GROUPS[string.match(name, '^([^.]*)%.') or '']
-  if group == nil then return nil end
-  return group()[name]
+  local prefix = string.match(name, '^([^.]*)%.') or ''
+  if built[prefix] == nil then
+    local group = GROUPS[prefix]
+    if group == nil then return nil end
+    built[prefix] = group()
+  end
+  return built[prefix][name]
 end

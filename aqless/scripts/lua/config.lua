@@ -56,6 +56,8 @@ function Config.all(D)
   return result
 end
 
+function Config.forget() stored = nil end
+
 function Config.set(option, value)
   call('HSET', Keys.config(), option, value)
   stored = nil

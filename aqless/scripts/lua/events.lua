@@ -27,7 +27,7 @@ function Events.is_tracked(jid)
   return anything_tracked and call('ZSCORE', Keys.tracked(), jid) ~= false
 end
 
-function Events.tracking_changed() anything_tracked = nil end
+function Events.forget() anything_tracked = nil end
 
 -- Publishes the bare jid on a tracking channel when the job is tracked.
 function Events.if_tracked(channel, jid)

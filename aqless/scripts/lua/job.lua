@@ -252,7 +252,7 @@ function Job.track(D, now, action, jid)
   check(jid, 'Track(): Arg "jid" missing')
   check(call('EXISTS', Keys.job(jid)) == 1, 'Track(): Job does not exist')
   local word = string.lower(action)
-  Events.tracking_changed()
+  Events.forget()
   if word == 'track' then
     Events.publish('track', jid)
     return cjson.encode(call('ZADD', Keys.tracked(), now, jid))

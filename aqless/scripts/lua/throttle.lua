@@ -10,6 +10,8 @@ local function pending_key(tid) return Keys.throttle(tid) .. '-pending' end
 -- Maximums read during this call (throttle.set and throttle.delete forget theirs).
 local maximums = {}
 
+function Throttle.forget() maximums = {} end
+
 function Throttle.maximum(tid)
   if maximums[tid] == nil then
     maximums[tid] = number(call('HGET', Keys.throttle(tid), 'maximum')) or 0

@@ -1,0 +1,2 @@
+-- The end of the script (EVALSHA): one call.
+return main(KEYS, ARGV)
