@@ -80,3 +80,16 @@ async def test_a_stale_held_in_left_by_another_client_is_ignored(
     assert await lua("complete", 4, "jid", "worker", "queue", "{}") == "complete"
     assert await redis.zrange("ql:q:queue-locks", 0, -1) == []
     assert consistent(server_url) == []
+
+
+async def test_a_job_popped_from_a_queue_its_field_does_not_name(
+    lua: Lua, redis: aioredis.Redis, server_url: str
+) -> None:
+    await lua("put", 0, "w", "queue", "jid", "k", "{}", 0)
+    # data written by another client: the job waits in `other` though it says `queue`
+    await redis.zrem("ql:q:queue-work", "jid")
+    await redis.zadd("ql:q:other-work", {"jid": 0})
+    assert [job["jid"] for job in await lua.json("pop", 1, "other", "worker", 1)] == ["jid"]
+    assert await lua("complete", 2, "jid", "worker", "queue", "{}") == "complete"
+    assert await redis.zrange("ql:q:other-locks", 0, -1) == []
+    assert consistent(server_url) == []

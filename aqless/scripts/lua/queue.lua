@@ -26,6 +26,10 @@ local function hand_out(queue, jid, job, worker, expires, now, waits)
   call('ZADD', Keys.worker_jobs(worker), expires, jid)
   call('HSET', Keys.job(jid), 'time', string.format('%.20f', now), 'worker', worker,
     'expires', expires, 'state', 'running')
+  -- held by a queue its `queue` field does not name (a retry into another queue)
+  if job.queue ~= queue and job.held_in ~= queue then
+    call('HSET', Keys.job(jid), 'held_in', queue)
+  end
   call('ZADD', Keys.queue(queue, 'locks'), expires, jid)
   Events.if_tracked('popped', jid)
   return true
@@ -49,7 +53,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- reclaimed jobs still hold their throttles: no acquisition
   local reclaimed = Job.invalidate(D, queue, now, count)
   for _, jid in ipairs(reclaimed) do
-    local job = Job.read(jid, {'jid', 'time'})
+    local job = Job.read(jid, {'jid', 'time', 'queue', 'held_in'})
     if hand_out(queue, jid, job, worker, expires, now, waits) then popped[#popped + 1] = jid end
   end
   if Throttle.available(Keys.queue_throttle(queue)) then
@@ -61,7 +65,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
       local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
-        local job = Job.read(jid, {'jid', 'time', 'throttles', 'state'})
+        local job = Job.read(jid, {'jid', 'time', 'throttles', 'state', 'queue', 'held_in'})
         local throttles = Throttle.parse(job.throttles)
         if Throttle.try_acquire(jid, throttles) then
           if hand_out(queue, jid, job, worker, expires, now, waits) then
