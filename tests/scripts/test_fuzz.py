@@ -4,11 +4,14 @@ error, and a call that fails changes nothing."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aqless.scripts import build
+from aqless.scripts import build, build_library, function_name
 from tests.scripts.invariants import snapshot
 from tests.scripts.test_script import CLASSIC_COMMANDS, RELESS_COMMANDS
 
@@ -77,12 +80,22 @@ words = st.sampled_from(
 arguments = st.lists(st.one_of(words, st.text(max_size=8), st.integers(-5, 5)), max_size=9)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.parametrize("library", [False, True], ids=["evalsha", "fcall"])
+@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_hostile_arguments_get_clear_errors(server_url: str, data: st.DataObject) -> None:
+def test_hostile_arguments_get_clear_errors(
+    server_url: str, library: bool, data: st.DataObject
+) -> None:
     with redis.Redis.from_url(server_url) as connection:
-        script = connection.register_script(build())
+        evalsha = connection.register_script(build())
         connection.flushall()
+        connection.function_load(build_library(), replace=True)
+
+        def script(args: list[Any]) -> Any:
+            if library:
+                return connection.fcall(function_name(), 0, *args)
+            return evalsha(args=args)
+
         # some state for the commands to trip over
         script(args=["put", 0, "w", "queue", "jid", "K", "{}", 0, "tags", '["t"]'])
         script(args=["queue.put", 0, "w", "queue", "other", "K", "{}", 0, "depends", '["jid"]'])
