@@ -16,7 +16,7 @@ import hashlib
 from functools import cache
 from importlib import resources
 
-from aqless import __version__
+from aqless._version import __version__
 
 # The order matters: every module may use what the modules before it define.
 MODULES: tuple[str, ...] = (

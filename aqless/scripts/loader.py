@@ -71,6 +71,37 @@ class Script:
                 self._functions = False
         return await self._evalsha(argv)
 
+    async def many(
+        self, command: str, now: float, calls: Sequence[Sequence[Argument]]
+    ) -> list[Reply]:
+        """The same command with many argument lists, pipelined in one round trip (not a
+        transaction: each call is atomic on its own). A refused call's reply is its
+        ResponseError, in place."""
+        replies = await self._pipeline(command, now, calls)
+        if replies and isinstance(replies[0], ResponseError):
+            first = replies[0]
+            if self._functions and _no_functions(first):
+                self._functions = False
+                replies = await self._pipeline(command, now, calls)
+            elif _missing_function(first) or isinstance(first, NoScriptError):
+                # the server lost the code: nothing ran, so the whole batch can go again
+                await (self.load_library() if self._functions else self.load())
+                replies = await self._pipeline(command, now, calls)
+        return replies
+
+    async def _pipeline(
+        self, command: str, now: float, calls: Sequence[Sequence[Argument]]
+    ) -> list[Reply]:
+        pipeline = self._redis.pipeline(transaction=False)
+        for args in calls:
+            argv = (command, repr(now), *args)
+            if self._functions:
+                pipeline.fcall(self.function, len(self._keys), *self._keys, *argv)
+            else:
+                pipeline.evalsha(self.sha, len(self._keys), *self._keys, *argv)
+        replies: list[Reply] = await pipeline.execute(raise_on_error=False)
+        return replies
+
     async def _fcall(self, argv: Sequence[Argument]) -> Reply:
         try:
             return await self._redis.fcall(self.function, len(self._keys), *self._keys, *argv)

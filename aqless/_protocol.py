@@ -1,0 +1,132 @@
+"""The only caller of the script: sends `now` and the arguments, decodes replies, maps errors.
+
+Every call uses the reqless-core vocabulary. Errors come back as aqless exceptions raised
+from the redis-py originals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from aqless.errors import (
+    ConnectionLostError,
+    InvalidArgumentError,
+    JobNotFoundError,
+    LockLostError,
+    ScriptError,
+)
+from aqless.scripts.loader import Argument, Script
+
+Clock = Callable[[], float]
+
+# The server decorates script errors: "<text> script: on @user_script:12." (and older
+# servers "user_script:12: <text> ..."); keep the text.
+_DECORATION = re.compile(r"^(?:user_script:\d+: )?(?P<text>.*?)(?: script: .*)?$", re.DOTALL)
+
+_LOCK_LOST = (
+    "not currently running",
+    "another worker",
+    "given out to another",
+    "handed out to another",
+    "not running",
+)
+_NOT_FOUND = ("does not exist", "No recurring job")
+
+
+def error_for(command: str, server_text: str) -> ScriptError:
+    """The most specific exception for a refusal of `command` with the server's text."""
+    match = _DECORATION.match(server_text)
+    detail = match.group("text") if match else server_text
+    if any(marker in detail for marker in _NOT_FOUND):
+        return JobNotFoundError(command, detail)
+    if any(marker in detail for marker in _LOCK_LOST):
+        return LockLostError(command, detail)
+    if "is a dependency of" in detail or "not in the depends state" in detail:
+        return ScriptError(command, detail)
+    return InvalidArgumentError(command, detail)
+
+
+@contextmanager
+def translated(command: str) -> Iterator[None]:
+    """Maps redis-py errors to aqless errors, raised from the original."""
+    try:
+        yield
+    except ResponseError as error:
+        raise error_for(command, str(error)) from error
+    except (RedisConnectionError, RedisTimeoutError, OSError) as error:
+        raise ConnectionLostError(f"{command}: {error}") from error
+
+
+class Protocol:
+    """Calls the script for a client: one connection pool, one key prefix, one clock."""
+
+    def __init__(
+        self, redis: aioredis.Redis, *, prefix: str | None = None, clock: Clock = time.time
+    ) -> None:
+        self.redis = redis
+        self.prefix = prefix or "ql:"
+        self.clock = clock
+        self.script = Script(redis, prefix=prefix)
+
+    async def call(self, command: str, *args: Argument) -> Any:
+        with translated(command):
+            return await self.script(command, self.clock(), *args)
+
+    async def json(self, command: str, *args: Argument) -> Any:
+        """A command whose reply is a JSON text (None stays None)."""
+        reply = await self.call(command, *args)
+        if reply is None:
+            return None
+        if not isinstance(reply, str):
+            raise ScriptError(command, f"expected a JSON text, got {reply!r}")
+        return json.loads(reply)
+
+    async def text(self, command: str, *args: Argument) -> str:
+        reply = await self.call(command, *args)
+        if not isinstance(reply, str):
+            raise ScriptError(command, f"expected a text, got {reply!r}")
+        return reply
+
+    async def integer(self, command: str, *args: Argument) -> int:
+        reply = await self.call(command, *args)
+        if not isinstance(reply, int):
+            raise ScriptError(command, f"expected an integer, got {reply!r}")
+        return reply
+
+    async def many(self, command: str, calls: Sequence[Sequence[Argument]]) -> list[Any]:
+        """The same command with many argument lists, pipelined in one round trip. Returns
+        each reply, or the aqless exception for a refused call, in order."""
+        with translated(command):
+            replies = await self.script.many(command, self.clock(), calls)
+        return [
+            _refusal(command, reply) if isinstance(reply, ResponseError) else reply
+            for reply in replies
+        ]
+
+
+def _refusal(command: str, error: ResponseError) -> ScriptError:
+    """The aqless exception for a refused call of a pipeline, chained to redis-py's as a
+    `raise ... from` would (the pipeline returns it rather than raising it)."""
+    refusal = error_for(command, str(error))
+    refusal.__cause__ = error
+    return refusal
+
+
+def encode_json(value: object, what: str) -> str:
+    """JSON text of `value`, or PayloadError before anything is sent."""
+    from aqless.errors import PayloadError
+
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise PayloadError(f"{what} is not JSON-serializable: {error}") from error

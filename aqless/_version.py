@@ -1,0 +1,3 @@
+"""The package version (one place: pyproject reads it too)."""
+
+__version__ = "0.1.0.dev0"

@@ -1,0 +1,362 @@
+"""Client: one connection pool to one qless deployment, and the way in to everything else."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, Self
+
+import redis.asyncio as aioredis
+
+from aqless._protocol import Clock, Protocol
+from aqless.errors import ConfigurationError
+from aqless.events import EventStream, wait_for
+from aqless.job import Job, RecurringJob
+from aqless.models import (
+    JobState,
+    Page,
+    QueueCounts,
+    ThrottleInfo,
+    WorkerCounts,
+    WorkerJobs,
+    listed,
+)
+from aqless.queue import Queue
+
+
+def default_worker_name() -> str:
+    """`<host>-<pid>`: how the server tells this process's locks from others'."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Client:
+    """A connection to one qless deployment (one server, one key namespace).
+
+    ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, with
+    the username and password of an ACL user in the URL or as keywords; extra keywords go to
+    ``redis.asyncio.Redis`` (e.g. ``ssl_ca_certs``, ``socket_timeout``). ``Client(redis=r)``
+    uses a client you made (it must decode responses). ``Client()`` uses ``AQLESS_URL`` or
+    ``REDIS_URL``, else an embedded Valkey whose data lives in
+    ``~/.local/share/aqless/valkey``
+    (``AQLESS_HOME`` moves it; see aqless.embedded).
+
+    Use it as ``async with Client(...) as client`` or call ``await client.close()``.
+
+    Args:
+        namespace: keep this deployment's keys under ``<namespace>:ql:`` instead of ``ql:``;
+            a hash tag such as ``"{billing}"`` keeps them in one Redis Cluster slot.
+        worker_name: how this process appears to the server (default ``<host>-<pid>``).
+        clock: the time source for ``now`` (default ``time.time``). Every client and worker
+            of a deployment must agree on the time within a few seconds: lock expiry,
+            schedules and statistics all use the clock of whoever calls.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        redis: aioredis.Redis | None = None,
+        namespace: str | None = None,
+        worker_name: str | None = None,
+        clock: Clock = time.time,
+        **connection_options: Any,
+    ) -> None:
+        if url is not None and redis is not None:
+            raise ConfigurationError("give a url or a redis client, not both")
+        self.url = url or os.environ.get("AQLESS_URL") or os.environ.get("REDIS_URL")
+        self.namespace = namespace
+        self.prefix = f"{namespace}:ql:" if namespace else "ql:"
+        self.worker_name = worker_name or default_worker_name()
+        self.clock = clock
+        self._connection_options = connection_options
+        self._owns_redis = redis is None
+        self._protocol: Protocol | None = None
+        self._closed = False
+        if redis is not None:
+            if not redis.connection_pool.connection_kwargs.get("decode_responses"):
+                raise ConfigurationError("the redis client must use decode_responses=True")
+            self._use(redis)
+        elif self.url is not None:
+            self._use(self._connect(self.url))
+        self.queues = Queues(self)
+        self.jobs = Jobs(self)
+        self.config = Config(self)
+        self.workers = Workers(self)
+        self.throttles = Throttles(self)
+        self.tags = Tags(self)
+
+    @classmethod
+    def from_sentinel(
+        cls,
+        sentinels: Sequence[tuple[str, int]],
+        service_name: str,
+        *,
+        namespace: str | None = None,
+        worker_name: str | None = None,
+        sentinel_options: dict[str, Any] | None = None,
+        **connection_options: Any,
+    ) -> Client:
+        """A client that follows the primary that Redis Sentinel names for `service_name`."""
+        from redis.asyncio.sentinel import Sentinel
+
+        sentinel = Sentinel(  # type: ignore[no-untyped-call]
+            sentinels, sentinel_kwargs=sentinel_options or {}
+        )
+        primary = sentinel.master_for(service_name, decode_responses=True, **connection_options)
+        client = cls(redis=primary, namespace=namespace, worker_name=worker_name)
+        client._owns_redis = True
+        return client
+
+    def _connect(self, url: str) -> aioredis.Redis:
+        try:
+            return aioredis.Redis.from_url(url, decode_responses=True, **self._connection_options)
+        except ValueError as error:
+            raise ConfigurationError(f"bad server URL {url!r}: {error}") from error
+
+    def _use(self, redis: aioredis.Redis) -> None:
+        self._protocol = Protocol(
+            redis, prefix=None if self.prefix == "ql:" else self.prefix, clock=self.clock
+        )
+
+    async def open(self) -> Self:
+        """Start (or find) the embedded server when no URL was given; otherwise nothing."""
+        if self._closed:
+            raise ConfigurationError("this client is closed; make a new one")
+        if self._protocol is None:
+            from aqless import embedded
+
+            self.url = await embedded.default_url_async()
+            self._use(self._connect(self.url))
+        return self
+
+    async def close(self) -> None:
+        """Release every connection (idempotent)."""
+        self._closed = True
+        if self._protocol is not None and self._owns_redis:
+            await self._protocol.redis.aclose()
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def protocol(self) -> Protocol:
+        """The script caller (internal: the verbs of Queue, Job... go through it)."""
+        if self._closed:
+            raise ConfigurationError("this client is closed; make a new one")
+        if self._protocol is None:
+            raise ConfigurationError(
+                "no server URL was given: use `async with Client() as client` (or await "
+                "client.open()) to start the embedded server, or set AQLESS_URL"
+            )
+        return self._protocol
+
+    @property
+    def redis(self) -> aioredis.Redis:
+        """The underlying redis.asyncio client."""
+        return self.protocol.redis
+
+    def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream:
+        """An async iterator (and async context manager) of Events: `ql:log` and the
+        tracked-job channels by default, or the channels named (``"completed"``...), plus
+        the channels of the named workers."""
+        return EventStream(self.redis, prefix=self.prefix, channels=channels, workers=workers)
+
+    async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
+        """Wait until the job completes or fails (its final state); None if it was
+        cancelled or is gone. Driven by events, not polling."""
+
+        async def current_state() -> str | None:
+            state = await self.redis.hget(f"{self.prefix}j:{jid}", "state")
+            return state if isinstance(state, str) else None
+
+        final = await wait_for(
+            self.redis, jid, prefix=self.prefix, timeout=timeout, current_state=current_state
+        )
+        return None if final is None else JobState(final)
+
+    def __repr__(self) -> str:
+        return f"<Client {self.url or 'embedded'} {self.prefix}>"
+
+
+class Queues:
+    """``client.queues[name]`` (no I/O), and every queue's counts and names."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> Queue:
+        return Queue(self._client, name)
+
+    async def names(self) -> list[str]:
+        return listed(await self._client.protocol.json("queues.names"))
+
+    async def counts(self) -> list[QueueCounts]:
+        reply = await self._client.protocol.json("queues.counts")
+        return [QueueCounts.from_json(counts) for counts in reply or []]
+
+
+class Jobs:
+    """Jobs by id, tag, tracking, completion and failure."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def get(self, jid: str) -> Job | RecurringJob | None:
+        """The job or recurring job with this id, or None."""
+        fields = await self._client.protocol.json("job.get", jid)
+        if fields is not None:
+            return Job(self._client, fields)
+        template = await self._client.protocol.json("recurringJob.get", jid)
+        if template is not None:
+            return RecurringJob(self._client, template)
+        return None
+
+    async def get_many(self, jids: Sequence[str]) -> list[Job]:
+        """The jobs that exist among `jids`, in order (missing ones are skipped)."""
+        if not jids:
+            return []
+        reply = await self._client.protocol.json("job.getMulti", *jids)
+        return [Job(self._client, fields) for fields in reply or []]
+
+    async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
+        reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)
+        return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
+
+    async def tracked(self) -> tuple[list[Job], list[str]]:
+        """The tracked jobs, and the tracked jids whose jobs are gone."""
+        reply = await self._client.protocol.json("jobs.tracked")
+        jobs = [Job(self._client, fields) for fields in listed_objects(reply.get("jobs"))]
+        return jobs, listed(reply.get("expired"))
+
+    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Completed jids, most recent first."""
+        return listed(await self._client.protocol.json("jobs.completed", offset, count))
+
+    async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
+        """The jids failed in `group`, most recent first."""
+        reply = await self._client.protocol.json("jobs.failedByGroup", group, offset, count)
+        return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
+
+    async def failure_groups(self) -> dict[str, int]:
+        """Every failure group with the number of jobs failed in it."""
+        reply = await self._client.protocol.json("failureGroups.counts")
+        return {str(group): int(count) for group, count in (reply or {}).items()}
+
+
+def listed_objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+class Config:
+    """The deployment's settings (`heartbeat`, `grace-period`, `jobs-history`...)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def get(self, option: str) -> str | None:
+        """An option's value (its default when not set), or None for an unknown one."""
+        value = await self._client.protocol.call("config.get", option)
+        return None if value is None else str(value)
+
+    async def set(self, option: str, value: str | float) -> None:
+        await self._client.protocol.call("config.set", option, value)
+
+    async def unset(self, option: str) -> None:
+        await self._client.protocol.call("config.unset", option)
+
+    async def all(self) -> dict[str, str]:
+        """Every option: the defaults overlaid with what was set."""
+        reply = await self._client.protocol.json("config.getAll")
+        return {str(name): str(value) for name, value in reply.items()}
+
+
+class Workers:
+    """The workers the server has seen."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def counts(self) -> list[WorkerCounts]:
+        """Every worker, most recently active first, with how many jobs it holds."""
+        reply = await self._client.protocol.json("workers.counts")
+        return [
+            WorkerCounts(name=str(w["name"]), jobs=int(w["jobs"]), stalled=int(w["stalled"]))
+            for w in listed_objects(reply)
+        ]
+
+    async def jobs(self, worker: str) -> WorkerJobs:
+        """The jids one worker holds."""
+        reply = await self._client.protocol.json("worker.jobs", worker)
+        return WorkerJobs(
+            jobs=tuple(listed(reply["jobs"])), stalled=tuple(listed(reply["stalled"]))
+        )
+
+    async def forget(self, *workers: str) -> None:
+        if workers:
+            await self._client.protocol.call("worker.forget", *workers)
+
+
+class Throttle:
+    """A named concurrency limit (``client.throttles[name]``); jobs name it in `throttles`."""
+
+    def __init__(self, client: Client, name: str) -> None:
+        self._client = client
+        self.name = name
+
+    async def get(self) -> ThrottleInfo:
+        return ThrottleInfo.from_json(await self._client.protocol.json("throttle.get", self.name))
+
+    async def set(self, maximum: int, *, expiration: int = 0) -> None:
+        """At most `maximum` jobs hold it at once (0: unlimited); `expiration` seconds
+        later the limit is lifted."""
+        await self._client.protocol.call("throttle.set", self.name, maximum, expiration)
+
+    async def delete(self) -> None:
+        await self._client.protocol.call("throttle.delete", self.name)
+
+    async def locks(self) -> list[str]:
+        """The jids holding it."""
+        return listed(await self._client.protocol.json("throttle.locks", self.name))
+
+    async def pending(self) -> list[str]:
+        """The jids waiting for it."""
+        return listed(await self._client.protocol.json("throttle.pending", self.name))
+
+    async def release(self, *jids: str) -> None:
+        await self._client.protocol.call("throttle.release", self.name, *jids)
+
+
+class Throttles:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> Throttle:
+        return Throttle(self._client, name)
+
+
+class Tags:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Tags carried by at least two jobs, most used first."""
+        return listed(await self._client.protocol.json("tags.top", offset, count))
+
+
+@asynccontextmanager
+async def connect(url: str | None = None, **options: Any) -> AsyncIterator[Client]:
+    """``async with aqless.connect(url) as client``: the same as ``async with Client(url)``."""
+    async with Client(url, **options) as client:
+        yield client

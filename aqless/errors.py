@@ -1,0 +1,64 @@
+"""The exceptions aqless raises: one tree, so callers catch meaning rather than strings.
+
+```
+AqlessError                  base, never raised itself
+├── ConfigurationError       bad URL, option, or a missing optional package
+├── ConnectionLostError      server unreachable, restarted or timed out
+├── ScriptError              the script refused a command; .command, .detail (server text)
+│   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number'
+│   ├── JobNotFoundError       the job (or recurring job) does not exist
+│   └── LockLostError          the job is no longer ours (expired, cancelled, given away)
+├── PayloadError             job data that is not JSON or cannot be encoded as JSON
+└── UnknownJobClassError     no handler for a klass, and importing it is not allowed
+```
+"""
+
+from __future__ import annotations
+
+
+class AqlessError(Exception):
+    """Base of every aqless exception; never raised itself."""
+
+
+class ConfigurationError(AqlessError):
+    """A bad URL or option, or an optional package that is needed but not installed."""
+
+
+class ConnectionLostError(AqlessError):
+    """The server could not be reached, went away, or did not answer in time."""
+
+
+class ScriptError(AqlessError):
+    """The qless script refused a command.
+
+    Attributes:
+        command: the protocol command that was refused (e.g. ``job.complete``).
+        detail: the script's own text (e.g. ``Complete(): Job is not currently running:
+            waiting``), without the server's decoration.
+    """
+
+    def __init__(self, command: str, detail: str) -> None:
+        super().__init__(f"{command}: {detail}")
+        self.command = command
+        self.detail = detail
+
+
+class InvalidArgumentError(ScriptError):
+    """An argument the script rejected: missing, malformed, or not allowed here."""
+
+
+class JobNotFoundError(ScriptError):
+    """The job (or recurring job) does not exist."""
+
+
+class LockLostError(ScriptError):
+    """The job is not running for us any more: its lock expired and was given to another
+    worker, or it was cancelled, moved, retried, completed or failed meanwhile."""
+
+
+class PayloadError(AqlessError):
+    """Job data (or log data) that cannot be encoded as JSON, or stored data that is not."""
+
+
+class UnknownJobClassError(AqlessError):
+    """A job names a class that has no handler and may not be imported."""

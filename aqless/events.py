@@ -1,0 +1,429 @@
+"""The qless pubsub channels as typed events, and waiting for a job to finish.
+
+The script publishes on ``ql:log`` (every job, JSON), ``ql:w:<worker>`` (JSON, to a worker
+that loses a job) and on one channel per tracked-job event (``ql:put``, ``ql:completed``...,
+the bare jid). CORE.md section 7 and REQLESS.md section 10 list them.
+
+``EventStream`` reads them from a connection of its own, one message per ``__anext__``: no
+background task. Pubsub keeps nothing for a subscriber that is away, so events published
+while the connection is down are lost. After a dropped connection the stream resubscribes
+and then yields an ``Event`` of kind ``'reconnected'`` where the gap was, so a consumer can
+re-read whatever state it follows (``wait_for`` does).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Final, Literal, Self
+
+import anyio
+import redis.asyncio as aioredis
+from redis import exceptions as redis_errors
+from redis.asyncio.client import PubSub
+
+__all__ = [
+    "RECONNECTED",
+    "TRACKED_CHANNELS",
+    "Event",
+    "EventStream",
+    "FinalState",
+    "parse_event",
+    "wait_for",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The channels that publish a tracked job's jid; the kind of their events is the name.
+TRACKED_CHANNELS: Final = (
+    "put",
+    "popped",
+    "completed",
+    "failed",
+    "canceled",
+    "stalled",
+    "track",
+    "untrack",
+)
+#: The kind of the event that marks a resubscription: events may have been lost before it.
+RECONNECTED: Final = "reconnected"
+
+_JSON_FIELDS: Final = ("queue", "to", "worker", "group", "message", "option", "value")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One publication of the script.
+
+    Attributes:
+        kind: the channel's name for the bare-jid channels (``'put'``, ``'popped'``,
+            ``'completed'``...); the payload's ``event`` for ``ql:log`` and ``ql:w:<worker>``
+            (``'put'``, ``'completed'``, ``'advanced'``, ``'failed'``, ``'canceled'``,
+            ``'lock_lost'``, ``'config_set'``, ``'config_unset'``); ``'unknown'`` for a
+            payload that does not parse; ``'reconnected'`` after a resubscription.
+        jid: the job, if the event names one.
+        channel: the full channel name (``'ql:log'``, ``'ql:w:worker-1'``...); ``''`` for
+            ``'reconnected'``.
+        raw: the payload as published.
+        queue, to, worker, group, message, option, value: the payload's fields of that name
+            (``to``: the next queue of ``'advanced'``); None when absent or ``false``.
+    """
+
+    kind: str
+    jid: str | None
+    channel: str
+    raw: str
+    queue: str | None = None
+    to: str | None = None
+    worker: str | None = None
+    group: str | None = None
+    message: str | None = None
+    option: str | None = None
+    value: str | None = None
+
+
+def parse_event(channel: str, payload: str, *, prefix: str = "ql:") -> Event:
+    """The ``Event`` of one publication; never raises (kind ``'unknown'`` instead)."""
+    name = channel[len(prefix) :] if channel.startswith(prefix) else ""
+    if name in TRACKED_CHANNELS:
+        return Event(kind=name, jid=payload, channel=channel, raw=payload)
+    if name == "log" or name.startswith("w:"):
+        fields = _json_object(payload)
+        kind = None if fields is None else fields.get("event")
+        if fields is not None and isinstance(kind, str):
+            texts = {key: _text(fields.get(key)) for key in _JSON_FIELDS}
+            jid = _text(fields.get("jid"))
+            return Event(kind=kind, jid=jid, channel=channel, raw=payload, **texts)
+    return Event(kind="unknown", jid=None, channel=channel, raw=payload)
+
+
+def _json_object(payload: str) -> dict[str, object] | None:
+    try:
+        value: object = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    return {str(key): item for key, item in value.items()}
+
+
+def _text(value: object) -> str | None:
+    # the script writes every field as a JSON string, or `false` when there is none
+    return value if isinstance(value, str) else None
+
+
+def _decoded(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+_State = Literal["unopened", "open", "closed"]
+# Errors that mean the connection is gone. Refused credentials are not retried: they will
+# not get better by waiting.
+_DROPPED: Final = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
+_REFUSED: Final = (redis_errors.AuthenticationError, redis_errors.AuthorizationError)
+
+
+class EventStream:
+    """Events from a pubsub connection of its own, as an async iterator.
+
+    ``async with EventStream(redis) as events: async for event in events: ...`` is the
+    intended use: the channels are subscribed (and the server has confirmed it) when
+    ``__aenter__`` returns, so no event published after that is missed, and leaving the
+    block unsubscribes and closes the connection, also when the task is cancelled. A plain
+    ``async for`` subscribes on the first ``__anext__``; then call ``aclose()`` (or use
+    ``contextlib.aclosing``), since breaking out of the loop does not.
+
+    A dropped connection (a server restart, ``CLIENT KILL``, a network failure, or no answer
+    to a ``PING`` sent after ``ping_interval`` of silence) is reopened with exponential
+    backoff capped at ``max_backoff``, for as long as it takes, and resubscribed; the next
+    event is then of kind ``'reconnected'``. Events published meanwhile are lost. The first
+    subscription is not retried: an unreachable server fails ``__aenter__``.
+
+    One task reads at a time. ``aclose()`` from another task ends that task's iteration.
+
+    Args:
+        redis: the client whose connection pool provides the connection.
+        prefix: the key prefix of the deployment, ending in ``':'``.
+        channels: channel names without the prefix (``'log'``, ``'completed'``...); empty
+            means every tracked-job channel and ``'log'``.
+        workers: worker names whose ``ql:w:<worker>`` channel to subscribe to as well.
+        ping_interval: seconds of silence after which the connection is checked.
+        max_backoff: the longest wait, in seconds, between two reconnection attempts.
+        close_timeout: seconds granted to each step of the cleanup.
+
+    Raises:
+        ValueError: an unknown channel name, an empty worker name, or a bad prefix.
+    """
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        *,
+        prefix: str = "ql:",
+        channels: Sequence[str] = (),
+        workers: Sequence[str] = (),
+        ping_interval: float = 30.0,
+        max_backoff: float = 5.0,
+        close_timeout: float = 5.0,
+    ) -> None:
+        if not prefix.endswith(":"):
+            raise ValueError(f"a key prefix must end with ':', got {prefix!r}")
+        known = (*TRACKED_CHANNELS, "log")
+        for name in channels:
+            if name not in known and not (name.startswith("w:") and len(name) > 2):
+                raise ValueError(f"unknown event channel {name!r}; expected one of {known}")
+        if any(not worker for worker in workers):
+            raise ValueError("a worker name must not be empty")
+        names = [*(channels or known), *(f"w:{worker}" for worker in workers)]
+        self._redis = redis
+        self._prefix = prefix
+        self._channels = tuple(dict.fromkeys(prefix + name for name in names))
+        self._ping_interval = ping_interval
+        self._max_backoff = max_backoff
+        self._close_timeout = close_timeout
+        self._state: _State = "unopened"
+        self._pubsub: PubSub | None = None
+        self._ready: deque[Event] = deque()
+        self._unconfirmed: set[str] = set()
+        self._gap = False  # resubscribed: announce it once every channel is confirmed
+        self._pinged = False
+        self._backoff = 0.0
+        self._reader: anyio.CancelScope | None = None  # the task reading, for aclose()
+        self._reader_done: anyio.Event | None = None
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        """The full names of the subscribed channels."""
+        return self._channels
+
+    async def __aenter__(self) -> Self:
+        await self._open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._state == "unopened":
+            await self._open()
+        if self._ready:
+            return self._ready.popleft()
+        if self._state == "closed":
+            raise StopAsyncIteration
+        if self._reader is not None:
+            raise RuntimeError("another task is already reading this EventStream")
+        self._reader_done = done = anyio.Event()
+        with anyio.CancelScope() as self._reader:
+            try:
+                while True:
+                    event = await self._read()
+                    if event is not None:
+                        return event
+            finally:
+                self._reader = None
+                done.set()
+        raise StopAsyncIteration  # aclose() from another task cancelled the read
+
+    async def aclose(self) -> None:
+        """Unsubscribe and close the connection; idempotent. Shielded and bounded in time."""
+        self._state = "closed"
+        self._ready.clear()
+        if self._reader is not None and self._reader_done is not None:
+            self._reader.cancel()  # another task is reading: stop it before closing
+            with anyio.move_on_after(self._close_timeout, shield=True):
+                await self._reader_done.wait()
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            await self._release(pubsub, unsubscribe=True)
+
+    # ---- connection ----------------------------------------------------------------------
+
+    async def _open(self) -> None:
+        if self._state != "unopened":
+            raise RuntimeError(f"this EventStream is {self._state}: it can be opened once")
+        self._state = "open"
+        try:
+            pubsub = await self._subscribe()
+            while self._unconfirmed:  # the server has subscribed us once it confirms
+                message = await self._next_message(pubsub)
+                event = None if message is None else self._handle(message)
+                if event is not None:
+                    self._ready.append(event)
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def _subscribe(self) -> PubSub:
+        pubsub = self._redis.pubsub()
+        try:
+            await pubsub.subscribe(*self._channels)
+        except BaseException:
+            await self._release(pubsub, unsubscribe=False)
+            raise
+        self._pubsub = pubsub
+        self._pinged = False
+        self._unconfirmed = set(self._channels)
+        return pubsub
+
+    async def _read(self) -> Event | None:
+        """One message, or None for a message that is not an event (or a reconnection)."""
+        pubsub = self._pubsub
+        if pubsub is None:  # a cancellation interrupted the reconnection: resume it
+            await self._reconnect(None)
+            return None
+        try:
+            message = await self._next_message(pubsub)
+        except _REFUSED:
+            raise
+        except _DROPPED as error:
+            await self._reconnect(error)
+            return None
+        return None if message is None else self._handle(message)
+
+    async def _next_message(self, pubsub: PubSub) -> dict[str, object] | None:
+        """A message, or None after ``ping_interval`` of silence, when a PING goes out; a
+        second silence means the connection is dead."""
+        message: dict[str, object] | None = await pubsub.get_message(timeout=self._ping_interval)
+        if message is not None:
+            self._pinged = False
+            return message
+        if self._pinged:
+            raise redis_errors.TimeoutError("no answer to PING on the pubsub connection")
+        await pubsub.ping()  # the answer arrives as a message
+        self._pinged = True
+        return None
+
+    async def _reconnect(self, error: BaseException | None) -> None:
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            await self._release(pubsub, unsubscribe=False)
+        while True:
+            self._backoff = min(max(self._backoff * 2, 0.05), self._max_backoff)
+            logger.warning(
+                "event stream lost its connection (%s); reconnecting in %.2f s",
+                error or "interrupted",
+                self._backoff,
+            )
+            await anyio.sleep(self._backoff)
+            try:
+                await self._subscribe()
+            except _REFUSED:
+                raise
+            except _DROPPED as again:
+                error = again
+            else:
+                self._gap = True  # the 'reconnected' event follows the confirmations
+                return
+
+    async def _release(self, pubsub: PubSub, *, unsubscribe: bool) -> None:
+        # Two bounded steps, so that a hung UNSUBSCRIBE still leaves time to close.
+        if unsubscribe:
+            with anyio.move_on_after(self._close_timeout, shield=True), suppress(*_DROPPED):
+                await pubsub.unsubscribe()
+                # read the confirmations: once they are in, the server holds no subscription
+                while pubsub.subscribed:
+                    if await pubsub.get_message(timeout=self._close_timeout) is None:
+                        break
+        with (
+            anyio.move_on_after(self._close_timeout, shield=True),
+            suppress(redis_errors.RedisError, OSError),
+        ):
+            await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+
+    def _handle(self, message: dict[str, object]) -> Event | None:
+        kind = message.get("type")
+        if kind == "message":
+            channel = _decoded(message.get("channel"))
+            return parse_event(channel, _decoded(message.get("data")), prefix=self._prefix)
+        if kind != "subscribe":
+            return None  # pong, unsubscribe
+        if not self._unconfirmed:
+            # a confirmation we did not ask for: redis-py reconnected on its own (its retry
+            # policy) and resubscribed; events published before are lost as well
+            self._unconfirmed = set(self._channels)
+            self._gap = True
+        self._unconfirmed.discard(_decoded(message.get("channel")))
+        if self._unconfirmed or not self._gap:
+            return None
+        self._gap = False
+        self._backoff = 0.0
+        logger.info("event stream resubscribed to %d channels", len(self._channels))
+        return Event(kind=RECONNECTED, jid=None, channel="", raw="")
+
+
+FinalState = Literal["complete", "failed"]
+# what wait_for returns for a job in such a state (None: the job does not exist)...
+_FINAL_STATES: Final[dict[str | None, FinalState | None]] = {
+    "complete": "complete",
+    "failed": "failed",
+    None: None,
+}
+# ...and after such an event
+_FINAL_EVENTS: Final[dict[str, FinalState | None]] = {
+    "completed": "complete",
+    "failed": "failed",
+    "canceled": None,
+}
+
+
+async def wait_for(
+    redis: aioredis.Redis,
+    jid: str,
+    *,
+    current_state: Callable[[], Awaitable[str | None]],
+    prefix: str = "ql:",
+    timeout: float | None = None,
+) -> FinalState | None:
+    """Wait until a job is complete, failed, canceled or gone, driven by events.
+
+    Subscribes to ``ql:log`` and ``ql:failed`` first, then reads the job's state once (so a
+    job finishing in between is not missed), then waits for its ``completed`` (an
+    ``advanced`` job is not finished), ``failed`` or ``canceled`` event. The state is read
+    again after a reconnection, since events may have been lost.
+
+    A job failed by ``retry`` with its retries spent publishes nothing on ``ql:log``, and
+    ``ql:failed`` only if it is tracked and only in the classic vocabulary (CORE 7.3,
+    REQLESS 10): ``wait_for`` does not see an untracked one fail, and times out.
+
+    Args:
+        redis: the client whose connection pool provides the pubsub connection.
+        jid: the job.
+        current_state: reads the job's state now (``'running'``, ``'complete'``...), None
+            if the job does not exist.
+        prefix: the key prefix of the deployment.
+        timeout: seconds to wait at most; None waits for ever.
+
+    Returns:
+        ``'complete'`` or ``'failed'``; None for a canceled job or one that does not exist.
+
+    Raises:
+        TimeoutError: the job did not finish within ``timeout``.
+    """
+    with anyio.fail_after(timeout):
+        async with EventStream(redis, prefix=prefix, channels=("log", "failed")) as events:
+            state = await current_state()
+            if state in _FINAL_STATES:
+                return _FINAL_STATES[state]
+            async for event in events:
+                if event.kind == RECONNECTED:  # events may have been lost: look again
+                    state = await current_state()
+                    if state in _FINAL_STATES:
+                        return _FINAL_STATES[state]
+                elif event.jid == jid and event.kind in _FINAL_EVENTS:
+                    return _FINAL_EVENTS[event.kind]
+    raise RuntimeError("the event stream ended")  # only aclose() ends it, and nobody calls it

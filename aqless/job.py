@@ -1,0 +1,403 @@
+"""Job and RecurringJob: snapshots of what the server holds, with coroutine verbs.
+
+Attributes are plain values read when the job was fetched; nothing reads the server except
+the coroutines. A verb that changes the job also updates the attributes it knows changed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from aqless._protocol import encode_json
+from aqless.errors import ConfigurationError, PayloadError
+from aqless.models import Failure, HistoryEntry, JobState, listed
+
+if TYPE_CHECKING:
+    from aqless.client import Client
+
+
+def _decoded_data(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise PayloadError(f"stored job data is not JSON: {text[:80]!r}") from error
+
+
+def job_state(text: str) -> JobState | str:
+    """The JobState named `text`; an unknown name (another client's) stays a string."""
+    try:
+        return JobState(text)
+    except ValueError:
+        return text
+
+
+class Job:
+    """A job as the server holds it.
+
+    Attributes:
+        jid: the job's id.
+        klass_name: the name of the class or function that processes it.
+        queue_name: the queue it is in (``""`` once complete).
+        data: its payload, decoded from JSON.
+        priority: higher runs earlier.
+        tags: its tags, in the order they were added.
+        state: waiting, scheduled, depends, throttled, running, stalled, complete, failed.
+        worker_name: the worker holding it (``""`` when none).
+        expires_at: when its lock expires (epoch seconds; 0 when not running).
+        history: what happened to it, oldest first.
+        dependencies: jids it waits for; dependents: jids waiting for it.
+        original_retries: its retry budget; retries_left: what is left of it.
+        failure: why it last failed, or None.
+        tracked: whether its events go to the tracking channels.
+        throttles: the throttles it must hold to run.
+        spawned_from_jid: the recurring job that spawned it, or None.
+    """
+
+    __slots__ = (
+        "_client",
+        "data",
+        "dependencies",
+        "dependents",
+        "expires_at",
+        "failure",
+        "history",
+        "jid",
+        "klass_name",
+        "original_retries",
+        "priority",
+        "queue_name",
+        "retries_left",
+        "spawned_from_jid",
+        "state",
+        "tags",
+        "throttles",
+        "tracked",
+        "worker_name",
+    )
+
+    def __init__(self, client: Client | None, fields: Mapping[str, Any]) -> None:
+        self._client = client
+        self.jid: str = str(fields["jid"])
+        self.klass_name: str = str(fields.get("klass", ""))
+        self.queue_name: str = str(fields.get("queue", ""))
+        self.data: Any = _decoded_data(fields.get("data", "{}"))
+        self.priority: float = float(fields.get("priority", 0))
+        self.tags: tuple[str, ...] = tuple(listed(fields.get("tags")))
+        self.state: JobState | str = job_state(str(fields.get("state", "")))
+        self.worker_name: str = str(fields.get("worker", ""))
+        self.expires_at: float = float(fields.get("expires", 0) or 0)
+        history = fields.get("history")
+        self.history: tuple[HistoryEntry, ...] = tuple(
+            HistoryEntry.from_json(entry)
+            for entry in (history if isinstance(history, list) else [])
+            if isinstance(entry, Mapping)
+        )
+        self.dependencies: tuple[str, ...] = tuple(listed(fields.get("dependencies")))
+        self.dependents: tuple[str, ...] = tuple(listed(fields.get("dependents")))
+        self.original_retries: int = int(fields.get("retries", 0))
+        self.retries_left: int = int(fields.get("remaining", 0))
+        self.failure: Failure | None = Failure.from_json(fields.get("failure"))
+        self.tracked: bool = bool(fields.get("tracked", False))
+        self.throttles: tuple[str, ...] = tuple(listed(fields.get("throttles")))
+        spawned = fields.get("spawned_from_jid")
+        self.spawned_from_jid: str | None = spawned if isinstance(spawned, str) else None
+
+    @classmethod
+    def build(
+        cls,
+        klass: str,
+        data: Any = None,
+        *,
+        jid: str = "jid",
+        queue: str = "queue",
+        state: JobState | str = JobState.RUNNING,
+        worker: str = "worker",
+        priority: float = 0,
+        tags: Sequence[str] = (),
+        retries: int = 5,
+        **fields: Any,
+    ) -> Job:
+        """A Job made without a server, for unit tests of job code. Its verbs need a client
+        and raise ConfigurationError; everything else behaves as for a fetched job."""
+        values: dict[str, Any] = {
+            "jid": jid,
+            "klass": klass,
+            "queue": queue,
+            "data": encode_json({} if data is None else data, "job data"),
+            "state": str(state),
+            "worker": worker,
+            "priority": priority,
+            "tags": list(tags),
+            "retries": retries,
+            "remaining": retries,
+            **fields,
+        }
+        return cls(None, values)
+
+    def __repr__(self) -> str:
+        return f"<Job {self.jid} {self.klass_name} {self.state} in {self.queue_name!r}>"
+
+    @property
+    def ttl(self) -> float:
+        """Seconds until the lock expires, by this machine's clock (negative: expired)."""
+        clock = self._client.clock if self._client is not None else time.time
+        return self.expires_at - clock()
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            raise ConfigurationError(f"job {self.jid} was built without a client")
+        return self._client
+
+    # -- the owner's verbs: only the worker holding the job may call them ---------------------
+
+    async def complete(
+        self,
+        next_queue: str | None = None,
+        *,
+        delay: float | None = None,
+        depends: Sequence[str] | None = None,
+    ) -> JobState:
+        """Finish the job, or (with `next_queue`) move it on to that queue: waiting, or
+        scheduled after `delay` seconds, or depending on the `depends` jids."""
+        protocol = self.client.protocol
+        data = encode_json(self.data, "job data")
+        base = (self.jid, self.worker_name, self.queue_name, data)
+        if next_queue is None:
+            if delay is not None or depends is not None:
+                raise ValueError("delay and depends need a next_queue")
+            state = await protocol.text("job.complete", *base)
+        else:
+            options: list[str | float] = []
+            if delay is not None:
+                options += ["delay", delay]
+            if depends is not None:
+                options += ["depends", encode_json(list(depends), "depends")]
+            state = await protocol.text("job.completeAndRequeue", *base, next_queue, *options)
+        self.state = JobState(state)
+        self.queue_name = "" if next_queue is None else next_queue
+        self.worker_name = ""
+        self.expires_at = 0.0
+        return self.state
+
+    async def fail(self, group: str, message: str) -> None:
+        """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""
+        await self.client.protocol.call("job.fail", self.jid, self.worker_name, group, message)
+        self.state = JobState.FAILED
+        self.worker_name = ""
+        self.expires_at = 0.0
+
+    async def heartbeat(self) -> float:
+        """Renew the lock; returns the new expiry time (also in `expires_at`)."""
+        expires = await self.client.protocol.integer("job.heartbeat", self.jid, self.worker_name)
+        self.expires_at = float(expires)
+        return self.expires_at
+
+    async def retry(
+        self, delay: float = 0, group: str | None = None, message: str | None = None
+    ) -> int:
+        """Give the job back to its queue (after `delay` seconds), spending one retry; with
+        none left it fails (into `group`, or `failed-retries-<queue>`). Returns the retries
+        left (-1: it failed)."""
+        args: list[str | float] = [delay]
+        if group is not None:
+            args.append(group)
+            if message is not None:
+                args.append(message)
+        left = await self.client.protocol.integer(
+            "job.retry", self.jid, self.queue_name, self.worker_name, *args
+        )
+        self.retries_left = left
+        self.state = (
+            JobState.FAILED if left < 0 else (JobState.SCHEDULED if delay > 0 else JobState.WAITING)
+        )
+        return left
+
+    # -- anyone's verbs ---------------------------------------------------------------------
+
+    async def cancel(self) -> None:
+        """Delete the job (refused while other jobs depend on it)."""
+        await self.client.protocol.call("job.cancel", self.jid)
+
+    async def move(
+        self,
+        queue: str,
+        *,
+        delay: float = 0,
+        priority: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        depends: Sequence[str] | None = None,
+        throttles: Sequence[str] | None = None,
+    ) -> None:
+        """Put the job into `queue` again (it must still exist), keeping its data."""
+        await self.client.queues[queue].put(
+            self.klass_name,
+            self.data,
+            jid=self.jid,
+            delay=delay,
+            priority=priority,
+            tags=tags,
+            retries=retries,
+            depends=depends,
+            throttles=throttles,
+            requeue=True,
+        )
+        self.queue_name = queue
+
+    requeue = move
+
+    async def tag(self, *tags: str) -> tuple[str, ...]:
+        """Add tags; returns all of the job's tags."""
+        self.tags = tuple(listed(await self.client.protocol.json("job.addTag", self.jid, *tags)))
+        return self.tags
+
+    async def untag(self, *tags: str) -> tuple[str, ...]:
+        """Remove tags; returns the tags left."""
+        reply = await self.client.protocol.json("job.removeTag", self.jid, *tags)
+        self.tags = tuple(listed(reply))
+        return self.tags
+
+    async def track(self) -> bool:
+        """Send this job's events to the tracking channels too; False if it already was."""
+        added = bool(await self.client.protocol.json("job.track", self.jid) == 1)
+        self.tracked = True
+        return added
+
+    async def untrack(self) -> bool:
+        """Stop tracking; False if it was not tracked."""
+        removed = bool(await self.client.protocol.json("job.untrack", self.jid) == 1)
+        self.tracked = False
+        return removed
+
+    async def set_priority(self, priority: float) -> None:
+        await self.client.protocol.call("job.setPriority", self.jid, priority)
+        self.priority = priority
+
+    async def depend(self, *jids: str) -> None:
+        """Wait for more jobs too (only while the job is in the depends state)."""
+        await self.client.protocol.call("job.addDependency", self.jid, *jids)
+
+    async def undepend(self, *jids: str, all: bool = False) -> None:
+        """Stop waiting for some jobs (or `all=True`); with none left it becomes waiting."""
+        if all:
+            jids = ("all",)
+        await self.client.protocol.call("job.removeDependency", self.jid, *jids)
+
+    async def log(self, message: str, **data: Any) -> None:
+        """Add an entry to the job's history: `message` with `data` as its details."""
+        args: list[str] = [message]
+        if data:
+            args.append(encode_json(data, "log data"))
+        await self.client.protocol.call("job.log", self.jid, *args)
+
+    async def timeout(self) -> None:
+        """Take the job away from its worker now, as if its lock had expired."""
+        await self.client.protocol.call("job.timeout", self.jid)
+        self.state = JobState.STALLED
+        self.worker_name = ""
+        self.expires_at = 0.0
+
+    async def wait(self, timeout: float | None = None) -> JobState | None:
+        """Wait until the job completes or fails; None if it was cancelled. TimeoutError
+        after `timeout` seconds."""
+        return await self.client.wait(self.jid, timeout=timeout)
+
+    async def refresh(self) -> Job:
+        """The job as the server holds it now."""
+        job = await self.client.jobs.get(self.jid)
+        if not isinstance(job, Job):
+            from aqless.errors import JobNotFoundError
+
+            raise JobNotFoundError("job.get", f"Job {self.jid} does not exist")
+        return job
+
+
+class RecurringJob:
+    """A recurring job: a template the server spawns a job from every `interval` seconds."""
+
+    __slots__ = (
+        "_client",
+        "backlog",
+        "count",
+        "data",
+        "interval",
+        "jid",
+        "klass_name",
+        "priority",
+        "queue_name",
+        "retries",
+        "tags",
+        "throttles",
+    )
+
+    def __init__(self, client: Client, fields: Mapping[str, Any]) -> None:
+        self._client = client
+        self.jid: str = str(fields["jid"])
+        self.klass_name: str = str(fields.get("klass", ""))
+        self.queue_name: str = str(fields.get("queue", ""))
+        self.data: Any = _decoded_data(fields.get("data", "{}"))
+        self.priority: float = float(fields.get("priority", 0))
+        self.interval: float = float(fields.get("interval", 0))
+        self.retries: int = int(fields.get("retries", 0))
+        self.count: int = int(fields.get("count", 0))
+        self.backlog: int = int(fields.get("backlog", 0))
+        self.tags: tuple[str, ...] = tuple(listed(fields.get("tags")))
+        self.throttles: tuple[str, ...] = tuple(listed(fields.get("throttles")))
+
+    def __repr__(self) -> str:
+        return f"<RecurringJob {self.jid} {self.klass_name} every {self.interval}s>"
+
+    async def update(
+        self,
+        *,
+        interval: float | None = None,
+        priority: float | None = None,
+        retries: int | None = None,
+        data: Any = None,
+        klass: str | None = None,
+        queue: str | None = None,
+        backlog: int | None = None,
+        throttles: Sequence[str] | None = None,
+    ) -> None:
+        """Change the template; jobs it spawns from now on follow the change."""
+        options: list[str | float] = []
+        for name, value in (
+            ("interval", interval),
+            ("priority", priority),
+            ("retries", retries),
+            ("klass", klass),
+            ("queue", queue),
+            ("backlog", backlog),
+        ):
+            if value is not None:
+                options += [name, value]
+        if data is not None:
+            options += ["data", encode_json(data, "job data")]
+        if throttles is not None:
+            options += ["throttles", encode_json(list(throttles), "throttles")]
+        if options:
+            await self._client.protocol.call("recurringJob.update", self.jid, *options)
+        fresh = await self._client.jobs.get(self.jid)
+        if isinstance(fresh, RecurringJob):
+            for name in RecurringJob.__slots__[1:]:
+                setattr(self, name, getattr(fresh, name))
+
+    async def tag(self, *tags: str) -> tuple[str, ...]:
+        reply = await self._client.protocol.json("recurringJob.addTag", self.jid, *tags)
+        self.tags = tuple(listed(reply))
+        return self.tags
+
+    async def untag(self, *tags: str) -> tuple[str, ...]:
+        reply = await self._client.protocol.json("recurringJob.removeTag", self.jid, *tags)
+        self.tags = tuple(listed(reply))
+        return self.tags
+
+    async def cancel(self) -> None:
+        """Stop spawning (jobs already spawned are left alone)."""
+        await self._client.protocol.call("recurringJob.cancel", self.jid)

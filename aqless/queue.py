@@ -1,0 +1,276 @@
+"""Queue: put jobs in, take them out, and look at what a queue holds."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aqless._protocol import encode_json
+from aqless.errors import ScriptError
+from aqless.job import Job
+from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
+
+if TYPE_CHECKING:
+    from aqless.client import Client
+
+# What `put` accepts as the job's class: a class, a function, or its dotted name.
+JobClass = type | Callable[..., Any] | str
+
+
+def class_name(klass: JobClass) -> str:
+    """`module.qualname` of a class or function; a string is taken as it is."""
+    if isinstance(klass, str):
+        if not klass:
+            raise ValueError("a job class name must not be empty")
+        return klass
+    return f"{klass.__module__}.{klass.__qualname__}"
+
+
+def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
+    """The options a job class asks for (its `default_job_options(data)`), if any."""
+    method = getattr(klass, "default_job_options", None)
+    if method is None or isinstance(klass, str):
+        return {}
+    options = method(data)
+    if not isinstance(options, Mapping):
+        raise TypeError(f"{class_name(klass)}.default_job_options must return a mapping")
+    return options
+
+
+@dataclass(frozen=True, slots=True)
+class PutRequest:
+    """One job for `Queue.put_many`."""
+
+    klass: JobClass
+    data: Any = None
+    jid: str | None = None
+    priority: float | None = None
+    delay: float | None = None
+    tags: Sequence[str] | None = None
+    retries: int | None = None
+    depends: Sequence[str] | None = None
+    throttles: Sequence[str] | None = None
+
+
+class Queue:
+    """A named queue. Making one does no I/O: `client.queues["emails"]`."""
+
+    def __init__(self, client: Client, name: str) -> None:
+        if not name:
+            raise ValueError("a queue name must not be empty")
+        self._client = client
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<Queue {self.name}>"
+
+    # -- putting ------------------------------------------------------------------------------
+
+    def _put_arguments(self, request: PutRequest) -> tuple[str, list[str | float]]:
+        options = {**default_options(request.klass, request.data)}
+        for name in ("priority", "tags", "retries", "depends", "throttles"):
+            value = getattr(request, name)
+            if value is not None:
+                options[name] = value
+        # an explicit delay, even 0, wins over the class's default
+        delay = options.pop("delay", 0) if request.delay is None else request.delay
+        jid = request.jid or options.pop("jid", None) or uuid.uuid4().hex
+        options.pop("jid", None)
+        args: list[str | float] = [
+            self._client.worker_name,
+            self.name,
+            jid,
+            class_name(request.klass),
+            encode_json({} if request.data is None else request.data, "job data"),
+            delay,
+        ]
+        for name in ("priority", "retries"):
+            if name in options:
+                args += [name, options[name]]
+        for name in ("tags", "depends", "throttles"):
+            if name in options:
+                args += [name, encode_json(list(options[name]), name)]
+        return jid, args
+
+    async def put(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        jid: str | None = None,
+        priority: float | None = None,
+        delay: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        depends: Sequence[str] | None = None,
+        throttles: Sequence[str] | None = None,
+        requeue: bool = False,
+    ) -> str:
+        """Put a job into this queue; returns its jid.
+
+        Args:
+            klass: the job's class or function, or its dotted name (stored as
+                ``module.qualname``). A class's ``default_job_options(data)`` supplies
+                options not given here.
+            data: the payload; anything JSON can encode.
+            jid: the job's id (a new random one by default). Putting an existing jid
+                replaces that job: explicit jids make jobs unique.
+            priority: higher runs earlier (default 0, or the existing job's).
+            delay: seconds before the job may run (default 0, or the class's default).
+            tags: tags to find the job by.
+            retries: how many lost locks or retries it may spend (default 5).
+            depends: jids that must complete before this job runs.
+            throttles: throttles it must hold to run (besides its queue's own).
+            requeue: refuse (JobNotFoundError) if the job does not exist already.
+        """
+        request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
+        _, args = self._put_arguments(request)
+        command = "job.requeue" if requeue else "queue.put"
+        return await self._client.protocol.text(command, *args)
+
+    async def put_many(self, requests: Iterable[PutRequest], *, batch: int = 1000) -> list[str]:
+        """Put many jobs, pipelined: one round trip per `batch` jobs. Every payload is encoded
+        before anything is sent. Not a transaction: if the server refuses one job, the
+        others are still put, and the first refusal is raised afterwards."""
+        prepared = [self._put_arguments(request) for request in requests]
+        jids: list[str] = []
+        refusal: Exception | None = None
+        for start in range(0, len(prepared), batch):
+            chunk = prepared[start : start + batch]
+            replies = await self._client.protocol.many("queue.put", [args for _, args in chunk])
+            for (jid, _), reply in zip(chunk, replies, strict=True):
+                if isinstance(reply, ScriptError):
+                    refusal = refusal or reply
+                else:
+                    jids.append(jid)
+        if refusal is not None:
+            raise refusal
+        return jids
+
+    async def recur(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        interval: float = 60,
+        *,
+        jid: str | None = None,
+        offset: float = 0,
+        priority: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        backlog: int | None = None,
+        throttles: Sequence[str] | None = None,
+    ) -> str:
+        """Spawn a job every `interval` seconds, the first after `offset` seconds; returns the
+        recurring job's id. `backlog` caps how many missed spawns are caught up."""
+        rjid = jid or uuid.uuid4().hex
+        args: list[str | float] = [
+            self.name,
+            rjid,
+            class_name(klass),
+            encode_json({} if data is None else data, "job data"),
+            interval,
+            offset,
+        ]
+        for name, number in (("priority", priority), ("retries", retries), ("backlog", backlog)):
+            if number is not None:
+                args += [name, number]
+        for name, values in (("tags", tags), ("throttles", throttles)):
+            if values is not None:
+                args += [name, encode_json(list(values), name)]
+        return await self._client.protocol.text("queue.recurAtInterval", *args)
+
+    # -- taking -------------------------------------------------------------------------------
+
+    async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
+        """Take up to `count` jobs to work on; they are locked for this worker."""
+        if count <= 0:
+            return []
+        worker = worker or self._client.worker_name
+        popped = await self._client.protocol.json("queue.pop", self.name, worker, count)
+        return [Job(self._client, fields) for fields in popped or []]
+
+    async def pop(self, *, worker: str | None = None) -> Job | None:
+        """Take the next job, or None when there is none."""
+        jobs = await self.pop_many(1, worker=worker)
+        return jobs[0] if jobs else None
+
+    async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
+        """The jobs a pop would take next, without taking them."""
+        peeked = await self._client.protocol.json("queue.peek", self.name, offset, count)
+        return [Job(self._client, fields) for fields in peeked or []]
+
+    # -- looking ------------------------------------------------------------------------------
+
+    async def pause(self) -> None:
+        """Stop handing out jobs (put and peek still work)."""
+        await self._client.protocol.call("queue.pause", self.name)
+
+    async def unpause(self) -> None:
+        await self._client.protocol.call("queue.unpause", self.name)
+
+    async def length(self) -> int:
+        """Waiting, scheduled and running jobs."""
+        return await self._client.protocol.integer("queue.length", self.name)
+
+    async def counts(self) -> QueueCounts:
+        return QueueCounts.from_json(await self._client.protocol.json("queue.counts", self.name))
+
+    async def stats(self, date: datetime.date | float | None = None) -> QueueStats:
+        """Wait and run times and failure counts for the day of `date` (default: today)."""
+        if date is None:
+            when = self._client.clock()
+        elif isinstance(date, datetime.date):
+            moment = datetime.datetime(date.year, date.month, date.day, tzinfo=datetime.UTC)
+            when = moment.timestamp()
+        else:
+            when = float(date)
+        return QueueStats.from_json(
+            await self._client.protocol.json("queue.stats", self.name, when)
+        )
+
+    async def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Jids in a state: running, stalled, scheduled, depends, throttled or recurring
+        (recurring jobs' ids); complete lists every queue's completed jobs."""
+        if str(state) == JobState.COMPLETE:
+            # `complete` takes no queue name: the completed set is every queue's
+            reply = await self._client.protocol.json("queue.jobsByState", "complete", offset, count)
+        else:
+            reply = await self._client.protocol.json(
+                "queue.jobsByState", str(state), self.name, offset, count
+            )
+        return listed(reply)
+
+    async def heartbeat(self) -> float:
+        """Seconds a lock lasts in this queue (its own setting, else the global one)."""
+        own = await self._client.config.get(f"{self.name}-heartbeat")
+        value = own if own is not None else await self._client.config.get("heartbeat")
+        return float(value if value is not None else 60)
+
+    async def set_heartbeat(self, seconds: float | None) -> None:
+        """Set this queue's lock duration; None goes back to the global one."""
+        if seconds is None:
+            await self._client.config.unset(f"{self.name}-heartbeat")
+        else:
+            await self._client.config.set(f"{self.name}-heartbeat", seconds)
+
+    async def throttle(self) -> ThrottleInfo:
+        """This queue's own throttle: how many of its jobs may run at once."""
+        return ThrottleInfo.from_json(
+            await self._client.protocol.json("queue.throttle.get", self.name)
+        )
+
+    async def set_throttle(self, maximum: int) -> None:
+        """Let at most `maximum` of this queue's jobs run at once (0: unlimited)."""
+        await self._client.protocol.call("queue.throttle.set", self.name, maximum)
+
+    async def unfail(self, group: str, count: int = 25) -> int:
+        """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""
+        return await self._client.protocol.integer("queue.unfail", self.name, group, count)
+
+    async def forget(self) -> None:
+        """Drop this queue from the list of queues (its jobs stay)."""
+        await self._client.protocol.call("queue.forget", self.name)

@@ -1,0 +1,35 @@
+"""Every Python snippet of README.md runs as it is, against a real server."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+
+README = Path(__file__).parent.parent / "README.md"
+SNIPPETS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_the_readme_has_snippets() -> None:
+    assert len(SNIPPETS) >= 6
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
+def test_a_readme_snippet_runs(server_url: str, snippet: str) -> None:
+    with redis.Redis.from_url(server_url) as connection:
+        connection.flushall()
+    environment = {**os.environ, "AQLESS_URL": server_url}
+    result = subprocess.run(
+        [sys.executable, "-c", snippet],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
