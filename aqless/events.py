@@ -173,6 +173,7 @@ class EventStream:
         max_backoff: float = 5.0,
         close_timeout: float = 5.0,
     ) -> None:
+        self._managed = False  # inside `async with`: its exit closes the stream
         if not prefix.endswith(":"):
             raise ValueError(f"a key prefix must end with ':', got {prefix!r}")
         known = (*TRACKED_CHANNELS, "log")
@@ -204,6 +205,7 @@ class EventStream:
         return self._channels
 
     async def __aenter__(self) -> Self:
+        self._managed = True
         await self._open()
         return self
 
@@ -228,15 +230,23 @@ class EventStream:
         if self._reader is not None:
             raise RuntimeError("another task is already reading this EventStream")
         self._reader_done = done = anyio.Event()
+        cancelled = False
         with anyio.CancelScope() as self._reader:
             try:
                 while True:
                     event = await self._read()
                     if event is not None:
                         return event
+            except anyio.get_cancelled_exc_class():
+                cancelled = True
+                raise
             finally:
                 self._reader = None
                 done.set()
+                if cancelled and not self._managed and self._state != "closed":
+                    # a bare `async for` whose task is cancelled: nobody else will close
+                    with anyio.CancelScope(shield=True):
+                        await self.aclose()
         raise StopAsyncIteration  # aclose() from another task cancelled the read
 
     async def aclose(self) -> None:
