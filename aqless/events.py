@@ -243,7 +243,7 @@ class EventStream:
             finally:
                 self._reader = None
                 done.set()
-                if cancelled and not self._managed and self._state != "closed":
+                if cancelled and not self._managed and self._state == "open":
                     # a bare `async for` whose task is cancelled: nobody else will close
                     with anyio.CancelScope(shield=True):
                         await self.aclose()

@@ -12,13 +12,11 @@ pytest_plugins = ["tests.client_fixtures"]
 
 async def subscribers(client: aqless.Client) -> list[str]:
     """The server's connections that hold a (pattern) subscription."""
-    listing = str(await client.redis.execute_command("CLIENT", "LIST"))
-    held = []
-    for line in listing.splitlines():
-        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-        if fields.get("sub", "0") != "0" or fields.get("psub", "0") != "0":
-            held.append(line)
-    return held
+    return [
+        str(connection.get("id"))
+        for connection in await client.redis.client_list()
+        if str(connection.get("sub", "0")) != "0" or str(connection.get("psub", "0")) != "0"
+    ]
 
 
 async def test_a_consumer_sees_every_event_of_tracked_jobs_in_order(
