@@ -49,6 +49,8 @@ def error_for(command: str, server_text: str) -> ScriptError:
     detail = match.group("text") if match else server_text
     if any(marker in detail for marker in _NOT_FOUND):
         return JobNotFoundError(command, detail)
+    if command == "job.setPriority" and "no queue name provided" in detail:
+        return JobNotFoundError(command, detail)  # reqless's text for a missing job
     if any(marker in detail for marker in _LOCK_LOST):
         return LockLostError(command, detail)
     if "is a dependency of" in detail or "not in the depends state" in detail:

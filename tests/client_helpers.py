@@ -1,0 +1,82 @@
+"""Helpers for the tests of the client API: a clock the test moves, a round-trip counter,
+and short ways to fetch jobs. The fixtures built on them are in client_fixtures.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio.connection import UnixDomainSocketConnection
+
+import aqless
+
+# 2023-11-14 22:13:20 UTC: a realistic time, well inside its day (stats are per day).
+START = 1_700_000_000.0
+START_DAY = 1_699_920_000.0
+
+WORKER = "worker-1"
+
+
+class ManualClock:
+    """A clock that moves only when told to: ``Client(url, clock=clock)``."""
+
+    def __init__(self, now: float = START) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> float:
+        self.now += seconds
+        return self.now
+
+
+class RoundTrips:
+    """How many requests a client sent: each write of one command or of a whole pipeline
+    is one round trip (the client then waits for the replies)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+class CountingConnection(UnixDomainSocketConnection):
+    """A unix-socket connection that counts its writes in `round_trips`."""
+
+    def __init__(self, *, round_trips: RoundTrips, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._round_trips = round_trips
+
+    async def send_packed_command(
+        self, command: bytes | str | Iterable[bytes], check_health: bool = True
+    ) -> None:
+        self._round_trips.count += 1
+        await super().send_packed_command(command, check_health)
+
+
+@dataclass
+class Counted:
+    """A client, and the round trips of its connections."""
+
+    client: aqless.Client
+    round_trips: RoundTrips
+
+
+async def get_job(client: aqless.Client, jid: str) -> aqless.Job:
+    """The job with this jid (it must exist and not be a recurring job)."""
+    job = await client.jobs.get(jid)
+    assert isinstance(job, aqless.Job), f"no job {jid}: {job!r}"
+    return job
+
+
+async def get_recurring(client: aqless.Client, jid: str) -> aqless.RecurringJob:
+    job = await client.jobs.get(jid)
+    assert isinstance(job, aqless.RecurringJob), f"no recurring job {jid}: {job!r}"
+    return job
+
+
+async def pop_one(queue: aqless.Queue, *, worker: str | None = None) -> aqless.Job:
+    """The next job of the queue (there must be one)."""
+    job = await queue.pop(worker=worker)
+    assert job is not None, f"{queue.name} handed out nothing"
+    return job

@@ -1,0 +1,82 @@
+"""The public API: `aqless.__all__` names exactly what the package exports, and all of it
+exists."""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import pytest
+
+import aqless
+from aqless import client, errors, job, models, queue
+
+# the modules whose public classes make up the API (each of them is exported)
+API_MODULES = (client, errors, job, models, queue)
+
+
+def exported() -> set[str]:
+    """The public names the package's namespace holds, submodules aside."""
+    return {
+        name
+        for name, value in vars(aqless).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+
+
+def test_all_has_no_duplicates() -> None:
+    assert len(aqless.__all__) == len(set(aqless.__all__))
+
+
+@pytest.mark.parametrize("name", aqless.__all__)
+def test_every_name_in_all_exists(name: str) -> None:
+    assert getattr(aqless, name, None) is not None, name
+
+
+def test_all_matches_what_the_package_exports() -> None:
+    assert exported() == set(aqless.__all__) - {"__version__"}
+
+
+def test_star_import_gives_exactly_all() -> None:
+    namespace: dict[str, object] = {}
+    exec("from aqless import *", namespace)  # noqa: S102 -- a fixed, trusted statement
+    assert set(namespace) - {"__builtins__"} == set(aqless.__all__)
+
+
+@pytest.mark.parametrize("module", API_MODULES, ids=lambda module: module.__name__)
+def test_every_public_class_of_the_api_modules_is_exported(module: types.ModuleType) -> None:
+    classes = {
+        name
+        for name, value in vars(module).items()
+        if inspect.isclass(value) and value.__module__ == module.__name__
+        if not name.startswith("_")
+    }
+    assert classes
+    assert classes <= set(aqless.__all__), classes - set(aqless.__all__)
+    for name in classes:
+        assert getattr(aqless, name) is getattr(module, name)
+
+
+def test_the_exception_tree() -> None:
+    assert issubclass(aqless.AqlessError, Exception)
+    for name in (
+        "ConfigurationError",
+        "ConnectionLostError",
+        "ScriptError",
+        "PayloadError",
+        "UnknownJobClassError",
+    ):
+        assert getattr(aqless, name).__bases__ == (aqless.AqlessError,), name
+    for name in ("InvalidArgumentError", "JobNotFoundError", "LockLostError"):
+        assert getattr(aqless, name).__bases__ == (aqless.ScriptError,), name
+    assert errors.__doc__ is not None
+    for name in vars(errors):
+        value = getattr(errors, name)
+        if inspect.isclass(value) and issubclass(value, aqless.AqlessError):
+            assert name in errors.__doc__, f"{name} is missing from the tree in errors.py"
+            assert value.__doc__, f"{name} does not say when it is raised"
+
+
+def test_version() -> None:
+    assert isinstance(aqless.__version__, str)
+    assert aqless.__version__[0].isdigit()

@@ -1,0 +1,780 @@
+"""Queue: put (and its options, job classes, defaults, payloads), put_many, pop, peek,
+recur, pause, length, counts, stats, listings, heartbeat, throttle, unfail, forget."""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from redis.exceptions import ResponseError
+
+import aqless
+from aqless import (
+    Durations,
+    InvalidArgumentError,
+    JobNotFoundError,
+    JobState,
+    PayloadError,
+    PutRequest,
+    QueueCounts,
+    QueueStats,
+    ThrottleInfo,
+)
+from aqless.queue import JobClass
+from tests.client_helpers import (
+    START,
+    START_DAY,
+    WORKER,
+    Counted,
+    ManualClock,
+    get_job,
+    get_recurring,
+    pop_one,
+)
+
+pytest_plugins = ["tests.client_fixtures"]
+
+
+class SendEmail:
+    class Nested:
+        pass
+
+
+async def resize_image(job: aqless.Job) -> None:
+    pass
+
+
+class WithDefaults:
+    """A job class whose options depend on its data."""
+
+    @staticmethod
+    def default_job_options(data: Any) -> dict[str, Any]:
+        return {
+            "jid": f"defaults-{data['n']}",
+            "priority": data["n"],
+            "tags": ["defaults"],
+            "retries": 2,
+            "delay": 30,
+            "throttles": ["mail"],
+        }
+
+
+class WithClassDefaults:
+    @classmethod
+    def default_job_options(cls, data: Any) -> Mapping[str, object]:
+        return {"priority": 4, "tags": [cls.__name__]}
+
+
+class WithBadDefaults:
+    @staticmethod
+    def default_job_options(data: Any) -> list[str]:
+        return ["priority"]
+
+
+# -- put ---------------------------------------------------------------------------------------
+
+
+async def test_put_returns_the_jid_and_stores_the_job(
+    timed_client: aqless.Client,
+) -> None:
+    queue = timed_client.queues["q"]
+    jid = await queue.put("app.jobs.Welcome", {"user": 42})
+    assert isinstance(jid, str)
+    assert len(jid) == 32
+    job = await get_job(timed_client, jid)
+    assert (job.jid, job.klass_name, job.queue_name, job.data) == (
+        jid,
+        "app.jobs.Welcome",
+        "q",
+        {"user": 42},
+    )
+    assert (job.state, job.priority, job.tags, job.original_retries, job.retries_left) == (
+        JobState.WAITING,
+        0.0,
+        (),
+        5,
+        5,
+    )
+    assert (job.dependencies, job.throttles, job.worker_name) == ((), ("ql:q:q",), "")
+    # another put gets another jid
+    assert await queue.put("app.jobs.Welcome") != jid
+
+
+@pytest.mark.parametrize(
+    ("data", "stored"),
+    [
+        (None, "{}"),
+        ({"a": [1, 2.5, None, True], "é": "ü"}, '{"a":[1,2.5,null,true],"\\u00e9":"\\u00fc"}'),
+        ([1, "x"], '[1,"x"]'),
+        ("text", '"text"'),
+    ],
+)
+async def test_put_data_is_stored_as_json(client: aqless.Client, data: Any, stored: str) -> None:
+    jid = await client.queues["q"].put("app.Job", data)
+    assert await client.redis.hget(f"ql:j:{jid}", "data") == stored
+    assert (await get_job(client, jid)).data == ({} if data is None else data)
+
+
+async def test_put_priority(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    low = await queue.put("app.Job", priority=-1)
+    high = await queue.put("app.Job", priority=10.5)
+    middle = await queue.put("app.Job")
+    assert (await get_job(timed_client, high)).priority == 10.5
+    assert [job.jid for job in await queue.pop_many(3)] == [high, middle, low]
+
+
+async def test_put_delay(timed_client: aqless.Client, clock: ManualClock) -> None:
+    queue = timed_client.queues["q"]
+    jid = await queue.put("app.Job", delay=30)
+    assert (await get_job(timed_client, jid)).state == JobState.SCHEDULED
+    assert await queue.jobs(JobState.SCHEDULED) == [jid]
+    clock.advance(29)
+    assert await queue.pop() is None
+    clock.advance(1)
+    assert (await pop_one(queue)).jid == jid
+
+
+async def test_put_tags(client: aqless.Client) -> None:
+    jid = await client.queues["q"].put("app.Job", tags=["red", "big"])
+    assert (await get_job(client, jid)).tags == ("red", "big")
+    assert (await client.jobs.tagged("big")).jids == (jid,)
+
+
+async def test_put_retries(client: aqless.Client) -> None:
+    jid = await client.queues["q"].put("app.Job", retries=2)
+    job = await get_job(client, jid)
+    assert (job.original_retries, job.retries_left) == (2, 2)
+
+
+async def test_put_depends(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    first = await queue.put("app.Job")
+    second = await queue.put("app.Job", depends=[first, "no-such-job"])
+    job = await get_job(timed_client, second)
+    assert (job.state, job.dependencies) == (JobState.DEPENDS, (first,))
+    assert (await get_job(timed_client, first)).dependents == (second,)
+    assert await queue.jobs(JobState.DEPENDS) == [second]
+    assert [job.jid for job in await queue.pop_many(5)] == [first]
+    await (await get_job(timed_client, first)).complete()
+    assert (await get_job(timed_client, second)).state == JobState.WAITING
+    # a dependency that is complete (or missing) is no dependency
+    third = await queue.put("app.Job", depends=[first])
+    assert (await get_job(timed_client, third)).state == JobState.WAITING
+
+
+async def test_put_throttles(timed_client: aqless.Client) -> None:
+    await timed_client.throttles["mail"].set(1)
+    queue = timed_client.queues["q"]
+    first = await queue.put("app.Job", throttles=["mail"], priority=1)
+    second = await queue.put("app.Job", throttles=["mail"])
+    assert (await get_job(timed_client, first)).throttles == ("mail", "ql:q:q")
+    assert [job.jid for job in await queue.pop_many(2)] == [first]
+    assert (await get_job(timed_client, second)).state == JobState.THROTTLED
+
+
+async def test_put_stores_classes_and_functions_as_module_and_qualname(
+    client: aqless.Client,
+) -> None:
+    queue = client.queues["q"]
+    cases: list[tuple[JobClass, str]] = [
+        (SendEmail, "tests.test_queue.SendEmail"),
+        (SendEmail.Nested, "tests.test_queue.SendEmail.Nested"),
+        (resize_image, "tests.test_queue.resize_image"),
+        ("app.jobs.Welcome", "app.jobs.Welcome"),
+    ]
+    for klass, name in cases:
+        jid = await queue.put(klass)
+        assert (await get_job(client, jid)).klass_name == name
+    with pytest.raises(ValueError, match="must not be empty"):
+        await queue.put("")
+
+
+async def test_put_uses_the_class_default_options(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    jid = await queue.put(WithDefaults, {"n": 7})
+    assert jid == "defaults-7"
+    job = await get_job(timed_client, jid)
+    assert (job.priority, job.tags, job.original_retries) == (7.0, ("defaults",), 2)
+    assert (job.state, job.throttles) == (JobState.SCHEDULED, ("mail", "ql:q:q"))
+    clock.advance(30)
+    assert (await pop_one(queue)).jid == jid
+
+    jid = await queue.put(WithClassDefaults)
+    job = await get_job(timed_client, jid)
+    assert (job.priority, job.tags) == (4.0, ("WithClassDefaults",))
+
+
+async def test_put_options_override_the_class_defaults(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    jid = await queue.put(
+        WithDefaults,
+        {"n": 7},
+        jid="mine",
+        priority=1,
+        tags=["own"],
+        retries=9,
+        delay=0,  # explicit: runs now, not after the class's 30 seconds
+        throttles=[],
+    )
+    assert jid == "mine"
+    job = await get_job(timed_client, jid)
+    assert (job.priority, job.tags, job.original_retries) == (1.0, ("own",), 9)
+    assert (job.state, job.throttles) == (JobState.WAITING, ("ql:q:q",))
+    assert await timed_client.jobs.get("defaults-7") is None
+
+
+async def test_put_refuses_default_options_that_are_not_a_mapping(
+    client: aqless.Client,
+) -> None:
+    with pytest.raises(TypeError, match="default_job_options must return a mapping"):
+        await client.queues["q"].put(WithBadDefaults)
+    assert await client.redis.dbsize() == 0
+
+
+async def test_put_with_an_existing_jid_replaces_the_job(timed_client: aqless.Client) -> None:
+    client = timed_client
+    first, second = client.queues["first"], client.queues["second"]
+    await first.put("app.Old", {"v": 1}, jid="unique", priority=5, tags=["a"])
+    assert await second.put("app.New", {"v": 2}, jid="unique") == "unique"
+    job = await get_job(client, "unique")
+    assert (job.klass_name, job.queue_name, job.data) == ("app.New", "second", {"v": 2})
+    # what the second put did not say is kept from the job it replaced
+    assert (job.priority, job.tags) == (5.0, ("a",))
+    assert (await first.length(), await second.length()) == (0, 1)
+    assert [entry.what for entry in job.history] == ["put", "put"]
+
+
+async def test_put_refuses_data_that_is_not_json_before_sending_anything(
+    counted: Counted,
+) -> None:
+    queue = counted.client.queues["q"]
+    for data in ({"when": datetime.date(2024, 1, 1)}, {1, 2}, {"x": math.nan}, b"bytes"):
+        with pytest.raises(PayloadError, match="job data is not JSON-serializable"):
+            await queue.put("app.Job", data)
+    assert counted.round_trips.count == 0
+    assert await counted.client.redis.dbsize() == 0
+
+
+async def test_put_arguments_the_script_refuses(client: aqless.Client) -> None:
+    queue = client.queues["q"]
+    with pytest.raises(InvalidArgumentError, match='Arg "priority" not a number') as raised:
+        await queue.put("app.Job", priority=math.nan)
+    assert raised.value.command == "queue.put"
+    with pytest.raises(InvalidArgumentError, match='Arg "delay" not a number: inf'):
+        await queue.put("app.Job", delay=math.inf)
+    with pytest.raises(InvalidArgumentError, match='Arg "retries" not a number'):
+        await queue.put("app.Job", retries=math.nan)  # type: ignore[arg-type]
+    assert await client.redis.dbsize() == 0
+
+
+async def test_put_requeue_needs_an_existing_job(client: aqless.Client) -> None:
+    queue = client.queues["q"]
+    with pytest.raises(JobNotFoundError, match="Requeue\\(\\): Job gone does not exist"):
+        await queue.put("app.Job", jid="gone", requeue=True)
+    await queue.put("app.Job", {"v": 1}, jid="here")
+    await client.queues["other"].put("app.Job", {"v": 2}, jid="here", requeue=True)
+    assert (await get_job(client, "here")).queue_name == "other"
+
+
+# -- put_many ----------------------------------------------------------------------------------
+
+
+async def test_put_many_10000_jobs_in_10_round_trips(counted: Counted) -> None:
+    client, round_trips = counted.client, counted.round_trips
+    queue = client.queues["bulk"]
+    requests = [PutRequest("app.Job", {"n": n}, jid=f"job-{n}") for n in range(10_000)]
+    jids = await queue.put_many(requests)
+    # one pipeline of 1000 puts per round trip
+    assert round_trips.count == 10, f"{round_trips.count} round trips for 10,000 jobs"
+    assert jids == [f"job-{n}" for n in range(10_000)]
+    assert await queue.length() == 10_000
+    assert (await get_job(client, "job-9999")).data == {"n": 9999}
+    info = await client.redis.info("commandstats")
+    assert info["cmdstat_fcall"]["calls"] >= 10_000
+
+
+async def test_put_many_reloads_a_lost_protocol_once(counted: Counted) -> None:
+    client, round_trips = counted.client, counted.round_trips
+    await client.redis.function_flush()
+    await client.redis.script_flush()
+    round_trips.count = 0
+    requests = [PutRequest("app.Job", {"n": n}) for n in range(10_000)]
+    assert len(await client.queues["bulk"].put_many(requests)) == 10_000
+    # the first batch is refused whole, the library is loaded, and the batch sent again
+    assert round_trips.count == 12, f"{round_trips.count} round trips for 10,000 jobs"
+    assert await client.queues["bulk"].length() == 10_000
+
+
+async def test_put_many_batch_size(counted: Counted) -> None:
+    queue = counted.client.queues["bulk"]
+    requests = [PutRequest("app.Job", {"n": n}) for n in range(250)]
+    assert len(await queue.put_many(requests, batch=100)) == 250
+    assert counted.round_trips.count == 3
+    assert await queue.length() == 250
+
+
+async def test_put_many_options_and_defaults(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    jids = await queue.put_many(
+        [
+            PutRequest(WithDefaults, {"n": 1}),
+            PutRequest(SendEmail, None, jid="mail", priority=3, tags=["t"], retries=1),
+            PutRequest("app.Job", {"v": 1}, delay=10, depends=["mail"], throttles=["x"]),
+        ]
+    )
+    assert jids[:2] == ["defaults-1", "mail"]
+    defaults, mail, last = await timed_client.jobs.get_many(jids)
+    assert (defaults.state, defaults.priority, defaults.tags) == (
+        JobState.SCHEDULED,
+        1.0,
+        ("defaults",),
+    )
+    assert (mail.klass_name, mail.priority, mail.tags, mail.original_retries) == (
+        "tests.test_queue.SendEmail",
+        3.0,
+        ("t",),
+        1,
+    )
+    assert (last.state, last.dependencies, last.throttles) == (
+        JobState.DEPENDS,
+        ("mail",),
+        ("x", "ql:q:q"),
+    )
+
+
+async def test_put_many_puts_the_others_when_one_is_refused(counted: Counted) -> None:
+    client = counted.client
+    queue = client.queues["q"]
+    requests = [PutRequest("app.Job", {"n": n}, jid=f"job-{n}") for n in range(6)]
+    # refused jobs first in their batch (not mistaken for a lost script), and the first
+    # refusal is the one raised
+    requests[0] = PutRequest("app.Job", {"n": 0}, jid="job-0", priority=math.nan)
+    requests[4] = PutRequest("app.Job", {"n": 4}, jid="job-4", delay=math.inf)
+    with pytest.raises(InvalidArgumentError, match='Arg "priority" not a number') as raised:
+        await queue.put_many(requests, batch=2)
+    assert raised.value.command == "queue.put"
+    assert isinstance(raised.value.__cause__, ResponseError)
+    assert counted.round_trips.count == 3
+    jobs = await client.jobs.get_many([f"job-{n}" for n in range(6)])
+    assert [job.jid for job in jobs] == ["job-1", "job-2", "job-3", "job-5"]
+
+
+async def test_put_many_refuses_bad_data_before_sending_anything(counted: Counted) -> None:
+    queue = counted.client.queues["q"]
+    requests = [PutRequest("app.Job", {"n": 1}), PutRequest("app.Job", {"n": {1, 2}})]
+    with pytest.raises(PayloadError):
+        await queue.put_many(requests)
+    assert counted.round_trips.count == 0
+    assert await counted.client.redis.dbsize() == 0
+
+
+async def test_put_many_of_nothing_sends_nothing(counted: Counted) -> None:
+    assert await counted.client.queues["q"].put_many([]) == []
+    assert counted.round_trips.count == 0
+
+
+# -- pop, pop_many, peek -----------------------------------------------------------------------
+
+
+async def test_pop(timed_client: aqless.Client, clock: ManualClock) -> None:
+    queue = timed_client.queues["q"]
+    assert await queue.pop() is None
+    jid = await queue.put("app.Job", {"n": 1})
+    clock.advance(5)
+    job = await pop_one(queue)
+    assert (job.jid, job.data, job.state, job.worker_name) == (
+        jid,
+        {"n": 1},
+        JobState.RUNNING,
+        WORKER,
+    )
+    assert job.expires_at == START + 5 + 60
+    assert job.history[-1].what == "popped"
+    assert job.history[-1].details == {"worker": WORKER}
+    assert await queue.pop() is None  # it is ours now
+
+
+async def test_pop_for_another_worker(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    await queue.put("app.Job")
+    job = await pop_one(queue, worker="worker-2")
+    assert job.worker_name == "worker-2"
+    assert (await timed_client.workers.jobs("worker-2")).jobs == (job.jid,)
+
+
+async def test_pop_many(timed_client: aqless.Client, clock: ManualClock) -> None:
+    queue = timed_client.queues["q"]
+    assert await queue.pop_many(3) == []
+    jids = []
+    for _ in range(5):
+        jids.append(await queue.put("app.Job"))
+        clock.advance(1)
+    popped = await queue.pop_many(3)
+    assert [job.jid for job in popped] == jids[:3]  # same priority: oldest first
+    assert {job.state for job in popped} == {JobState.RUNNING}
+    assert await queue.pop_many(0) == []
+    assert await queue.pop_many(-1) == []
+    assert [job.jid for job in await queue.pop_many(10)] == jids[3:]
+
+
+async def test_peek(timed_client: aqless.Client, clock: ManualClock) -> None:
+    queue = timed_client.queues["q"]
+    assert await queue.peek() == []
+    jids = []
+    for _ in range(3):
+        jids.append(await queue.put("app.Job"))
+        clock.advance(1)
+    assert [job.jid for job in await queue.peek()] == jids[:1]
+    assert [job.jid for job in await queue.peek(2)] == jids[:2]
+    assert [job.jid for job in await queue.peek(2, offset=1)] == jids[1:]
+    assert await queue.peek(0) == []
+    peeked = await queue.peek(5)
+    assert {job.state for job in peeked} == {JobState.WAITING}  # not taken
+    assert (await queue.counts()).waiting == 3
+    assert [job.jid for job in await queue.pop_many(5)] == jids
+
+
+async def test_peek_refuses_a_bad_count(client: aqless.Client) -> None:
+    with pytest.raises(InvalidArgumentError, match='Arg "limit" missing or not a number'):
+        await client.queues["q"].peek(math.nan)  # type: ignore[arg-type]
+
+
+# -- pause, unpause ----------------------------------------------------------------------------
+
+
+async def test_pause_and_unpause(timed_client: aqless.Client, clock: ManualClock) -> None:
+    queue = timed_client.queues["q"]
+    jid = await queue.put("app.Job")
+    clock.advance(1)
+    await queue.pause()
+    assert (await queue.counts()).paused is True
+    assert await queue.pop() is None
+    assert await queue.pop_many(5) == []
+    assert [job.jid for job in await queue.peek()] == [jid]  # peek and put still work
+    await queue.put("app.Job")
+    await timed_client.queues["other"].put("app.Job")
+    assert (await pop_one(timed_client.queues["other"])).state == JobState.RUNNING  # not paused
+    await queue.unpause()
+    assert (await queue.counts()).paused is False
+    assert (await pop_one(queue)).jid == jid
+    await queue.unpause()  # unpausing a running queue changes nothing
+
+
+# -- recur -------------------------------------------------------------------------------------
+
+
+async def test_recur_stores_a_template(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    rjid = await queue.recur(
+        SendEmail,
+        {"to": "x"},
+        60,
+        jid="every-minute",
+        offset=30,
+        priority=2,
+        tags=["cron"],
+        retries=3,
+        backlog=4,
+        throttles=["mail"],
+    )
+    assert rjid == "every-minute"
+    template = await get_recurring(timed_client, rjid)
+    assert (template.klass_name, template.queue_name, template.data) == (
+        "tests.test_queue.SendEmail",
+        "q",
+        {"to": "x"},
+    )
+    assert (template.interval, template.priority, template.retries, template.backlog) == (
+        60.0,
+        2.0,
+        3,
+        4,
+    )
+    assert (template.tags, template.throttles, template.count) == (
+        ("cron",),
+        ("mail", "ql:q:q"),
+        0,
+    )
+    assert await queue.jobs("recurring") == [rjid]
+    assert (await queue.counts()).recurring == 1
+    # a random id by default
+    other = await queue.recur("app.Job")
+    assert len(other) == 32
+    assert (await get_recurring(timed_client, other)).interval == 60.0
+
+
+async def test_recur_spawns_jobs_on_schedule(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    rjid = await queue.recur("app.Tick", {"n": 1}, 60, offset=30, priority=2, tags=["cron"])
+    assert await queue.pop() is None
+    clock.advance(30)
+    job = await pop_one(queue)
+    assert (job.jid, job.spawned_from_jid, job.klass_name, job.data) == (
+        f"{rjid}-1",
+        rjid,
+        "app.Tick",
+        {"n": 1},
+    )
+    assert (job.priority, job.tags, job.queue_name) == (2.0, ("cron",), "q")
+    assert await queue.pop() is None
+    clock.advance(60)
+    assert (await pop_one(queue)).jid == f"{rjid}-2"
+    assert (await get_recurring(timed_client, rjid)).count == 2
+
+
+async def test_recur_backlog_caps_the_catch_up(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    capped = await queue.recur("app.Tick", {}, 60, backlog=2)
+    unlimited = await queue.recur("app.Tock", {}, 60)
+    clock.advance(600)  # ten intervals missed
+    spawned = [job.spawned_from_jid for job in await queue.pop_many(100)]
+    assert spawned.count(unlimited) == 11
+    assert spawned.count(capped) == 3  # the last two missed, and the one due now
+
+
+async def test_recur_refusals(client: aqless.Client) -> None:
+    queue = client.queues["q"]
+    with pytest.raises(InvalidArgumentError, match='Arg "interval" must be greater than 0'):
+        await queue.recur("app.Job", {}, 0)
+    with pytest.raises(PayloadError):
+        await queue.recur("app.Job", {"x": object()}, 60)
+    assert await client.redis.dbsize() == 0
+
+
+# -- length, counts, stats ---------------------------------------------------------------------
+
+
+async def test_length(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    assert await queue.length() == 0
+    first = await queue.put("app.Job")
+    await queue.put("app.Job", priority=-1)
+    await queue.put("app.Job", delay=60)
+    await queue.put("app.Job", depends=[first])
+    await queue.pop()
+    # running, waiting and scheduled; not those waiting for a dependency
+    assert await queue.length() == 3
+
+
+async def test_counts(timed_client: aqless.Client, clock: ManualClock) -> None:
+    queue = timed_client.queues["q"]
+    assert await queue.counts() == QueueCounts("q", 0, 0, 0, 0, 0, 0, 0, paused=False)
+    await timed_client.throttles["api"].set(1)
+    first = await queue.put("app.Job", priority=3)
+    await queue.put("app.Job", priority=2, throttles=["api"])
+    await queue.put("app.Job", priority=1)
+    await queue.put("app.Job", delay=600)
+    await queue.put("app.Job", depends=[first])
+    await queue.recur("app.Job", {}, 3600, offset=3600)
+    await queue.pop(worker="early")
+    clock.advance(30)
+    await queue.pop(worker="late")  # holds the throttle
+    await queue.put("app.Job", throttles=["api"])  # parked: the throttle is full
+    clock.advance(31)  # the first lock has expired
+    await queue.pause()
+    assert await queue.counts() == QueueCounts(
+        name="q",
+        waiting=1,
+        running=1,
+        stalled=1,
+        scheduled=1,
+        depends=1,
+        throttled=1,
+        recurring=1,
+        paused=True,
+    )
+
+
+async def test_stats(timed_client: aqless.Client, clock: ManualClock) -> None:
+    client = timed_client
+    await client.config.set("grace-period", 0)
+    queue = client.queues["q"]
+    await queue.put("app.Job")
+    clock.advance(5)
+    job = await pop_one(queue)  # waited 5 s
+    clock.advance(3)
+    await job.complete()  # ran 3 s
+    await queue.put("app.Job")
+    clock.advance(1)
+    await (await pop_one(queue)).fail("boom", "it broke")  # waited 1 s
+    await queue.put("app.Job")
+    await pop_one(queue)  # waited 0 s
+    clock.advance(61)
+    await pop_one(queue)  # its lock lapsed: reclaimed (a retry), waited 61 s
+
+    stats = await queue.stats()
+    assert (stats.failed, stats.failures, stats.retries) == (1, 1, 1)
+    assert (stats.wait.count, stats.wait.mean) == (4, (5 + 1 + 0 + 61) / 4)
+    mean = stats.wait.mean
+    variance = sum((x - mean) ** 2 for x in (5, 1, 0, 61)) / 3
+    assert stats.wait.std == pytest.approx(math.sqrt(variance))
+    assert len(stats.wait.histogram) == 148
+    histogram = [0] * 148
+    histogram[0] = histogram[1] = histogram[5] = 1
+    histogram[60] = 1  # 61 s: the 1-minute bucket
+    assert stats.wait.histogram == tuple(histogram)
+    run_histogram = [0] * 148
+    run_histogram[3] = 1
+    assert stats.run == Durations(count=1, mean=3.0, std=0.0, histogram=tuple(run_histogram))
+
+    # the same day, named by a date or by a time in it
+    assert await queue.stats(datetime.date(2023, 11, 14)) == stats
+    assert await queue.stats(START_DAY + 60) == stats
+    assert await queue.stats(datetime.datetime(2023, 11, 14, 1, tzinfo=datetime.UTC)) == stats
+    # another day: nothing
+    empty = Durations(count=0, mean=0.0, std=0.0, histogram=(0,) * 148)
+    assert await queue.stats(datetime.date(2023, 11, 15)) == QueueStats(
+        wait=empty, run=empty, failed=0, failures=0, retries=0
+    )
+    assert await client.queues["other"].stats() == QueueStats(empty, empty, 0, 0, 0)
+
+
+# -- jobs by state -----------------------------------------------------------------------------
+
+
+async def test_jobs_by_state(timed_client: aqless.Client, clock: ManualClock) -> None:
+    client = timed_client
+    queue = client.queues["q"]
+    for state in (*JobState, "recurring"):
+        if state not in (JobState.WAITING, JobState.FAILED):
+            assert await queue.jobs(state) == []
+    await client.throttles["api"].set(1)
+    stalled = await queue.put("app.Job", priority=3)
+    running = await queue.put("app.Job", priority=2, throttles=["api"])
+    scheduled = await queue.put("app.Job", delay=600)
+    depends = await queue.put("app.Job", depends=[stalled])
+    rjid = await queue.recur("app.Job", {}, 3600, offset=3600)
+    done = await client.queues["elsewhere"].put("app.Job")
+    await (await pop_one(client.queues["elsewhere"])).complete()
+    await queue.pop()
+    clock.advance(30)
+    await queue.pop()  # holds the throttle
+    throttled = await queue.put("app.Job", throttles=["api"])
+    clock.advance(31)
+
+    assert await queue.jobs(JobState.RUNNING) == [running]
+    assert await queue.jobs("running") == [running]
+    assert await queue.jobs(JobState.STALLED) == [stalled]
+    assert await queue.jobs(JobState.SCHEDULED) == [scheduled]
+    assert await queue.jobs(JobState.DEPENDS) == [depends]
+    assert await queue.jobs(JobState.THROTTLED) == [throttled]
+    assert await queue.jobs("recurring") == [rjid]
+    # completed jobs are every queue's
+    assert await queue.jobs(JobState.COMPLETE) == [done]
+    assert await client.queues["nowhere"].jobs(JobState.COMPLETE) == [done]
+
+
+async def test_jobs_by_state_pages(timed_client: aqless.Client, clock: ManualClock) -> None:
+    queue = timed_client.queues["q"]
+    jids = []
+    for _ in range(4):
+        jids.append(await queue.put("app.Job", delay=60))
+        clock.advance(1)
+    assert await queue.jobs(JobState.SCHEDULED, offset=1, count=2) == jids[1:3]
+    for _ in jids:
+        await queue.put("app.Job", jid=_, requeue=True)  # waiting now
+        await (await pop_one(queue)).complete()
+        clock.advance(1)
+    assert await queue.jobs(JobState.COMPLETE, offset=1, count=2) == jids[::-1][1:3]
+
+
+async def test_jobs_by_an_unknown_state(client: aqless.Client) -> None:
+    with pytest.raises(InvalidArgumentError, match='Jobs\\(\\): Unknown type "waiting"'):
+        await client.queues["q"].jobs(JobState.WAITING)  # waiting jobs are peeked, not listed
+
+
+# -- heartbeat, throttle -----------------------------------------------------------------------
+
+
+async def test_heartbeat_get_and_set(timed_client: aqless.Client) -> None:
+    client = timed_client
+    queue = client.queues["q"]
+    assert await queue.heartbeat() == 60.0
+    await client.config.set("heartbeat", 45)
+    assert await queue.heartbeat() == 45.0
+    await queue.set_heartbeat(30)
+    assert await queue.heartbeat() == 30.0
+    assert await client.queues["other"].heartbeat() == 45.0
+    assert await client.config.get("q-heartbeat") == "30"
+    await queue.put("app.Job")
+    assert (await pop_one(queue)).expires_at == START + 30
+    await queue.set_heartbeat(None)  # back to the global setting
+    assert await queue.heartbeat() == 45.0
+    assert await client.config.get("q-heartbeat") is None
+
+
+async def test_throttle_get_and_set(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    assert await queue.throttle() == ThrottleInfo(id="ql:q:q", maximum=0, ttl=-2)
+    await queue.set_throttle(1)
+    assert await queue.throttle() == ThrottleInfo(id="ql:q:q", maximum=1, ttl=-1)
+    first = await queue.put("app.Job", priority=1)
+    second = await queue.put("app.Job")
+    [job] = await queue.pop_many(2)
+    assert job.jid == first
+    assert (await get_job(timed_client, second)).state == JobState.THROTTLED
+    await job.complete()  # frees the slot
+    assert (await pop_one(queue)).jid == second
+    await queue.set_throttle(0)  # unlimited
+    await queue.put("app.Job")
+    await queue.put("app.Job")
+    assert len(await queue.pop_many(2)) == 2
+
+
+# -- unfail, forget ----------------------------------------------------------------------------
+
+
+async def test_unfail(timed_client: aqless.Client, clock: ManualClock) -> None:
+    client = timed_client
+    queue = client.queues["q"]
+    jids = []
+    for _ in range(3):
+        jids.append(await queue.put("app.Job", retries=2))
+        job = await pop_one(queue)
+        await job.retry()  # spends a retry
+        await (await pop_one(queue)).fail("boom", "it broke")
+        clock.advance(1)
+    target = client.queues["again"]
+    assert await target.unfail("boom", 2) == 2
+    # the oldest failures first
+    for jid in jids[:2]:
+        job = await get_job(client, jid)
+        assert (job.state, job.queue_name, job.retries_left) == (JobState.WAITING, "again", 2)
+    assert await client.jobs.failure_groups() == {"boom": 1}
+    assert await target.unfail("boom") == 1
+    assert await client.jobs.failure_groups() == {}
+    assert await target.length() == 3
+    assert await target.unfail("no-such-group") == 0
+
+
+async def test_unfail_refuses_a_count_below_one(client: aqless.Client) -> None:
+    with pytest.raises(InvalidArgumentError, match='Arg "count" must be greater than zero'):
+        await client.queues["q"].unfail("boom", 0)
+
+
+async def test_forget(timed_client: aqless.Client) -> None:
+    client = timed_client
+    queue = client.queues["q"]
+    jid = await queue.put("app.Job")
+    await client.queues["other"].put("app.Job")
+    await queue.forget()
+    assert await client.queues.names() == ["other"]
+    assert (await get_job(client, jid)).queue_name == "q"  # its jobs stay
+    assert (await pop_one(queue)).jid == jid
+    await queue.put("app.Job")  # using it again lists it again
+    assert sorted(await client.queues.names()) == ["other", "q"]
+
+
+async def test_a_queue_needs_a_name(client: aqless.Client) -> None:
+    with pytest.raises(ValueError, match="must not be empty"):
+        aqless.Queue(client, "")
