@@ -74,6 +74,7 @@ class Client:
         self.clock = clock
         self._connection_options = connection_options
         self._owns_redis = redis is None
+        self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
         self._protocol: Protocol | None = None
         self._closed = False
         if redis is not None:
@@ -109,6 +110,7 @@ class Client:
         primary = sentinel.master_for(service_name, decode_responses=True, **connection_options)
         client = cls(redis=primary, namespace=namespace, worker_name=worker_name)
         client._owns_redis = True
+        client._sentinels = list(sentinel.sentinels)
         return client
 
     def _connect(self, url: str) -> aioredis.Redis:
@@ -138,6 +140,9 @@ class Client:
         self._closed = True
         if self._protocol is not None and self._owns_redis:
             await self._protocol.redis.aclose()
+        for sentinel in self._sentinels:
+            await sentinel.aclose()
+        self._sentinels = []
 
     async def __aenter__(self) -> Self:
         return await self.open()
