@@ -23,6 +23,7 @@ from aqless.errors import (
     InvalidArgumentError,
     JobNotFoundError,
     LockLostError,
+    PayloadError,
     ScriptError,
 )
 from aqless.scripts.loader import Argument, Script
@@ -126,8 +127,6 @@ def _refusal(command: str, error: ResponseError) -> ScriptError:
 
 def encode_json(value: object, what: str) -> str:
     """JSON text of `value`, or PayloadError before anything is sent."""
-    from aqless.errors import PayloadError
-
     try:
         return json.dumps(value, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as error:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aqless._protocol import encode_json
-from aqless.errors import ConfigurationError, PayloadError
+from aqless.errors import ConfigurationError, JobNotFoundError, PayloadError
 from aqless.models import Failure, HistoryEntry, JobState, listed
 
 if TYPE_CHECKING:
@@ -34,6 +34,13 @@ def job_state(text: str) -> JobState | str:
         return JobState(text)
     except ValueError:
         return text
+
+
+async def _edit_tags(
+    client: Client, command: str, jid: str, tags: Sequence[str]
+) -> tuple[str, ...]:
+    """Adds or removes tags of a job or recurring job; returns its tags afterwards."""
+    return tuple(listed(await client.protocol.json(command, jid, *tags)))
 
 
 class Job:
@@ -254,13 +261,12 @@ class Job:
 
     async def tag(self, *tags: str) -> tuple[str, ...]:
         """Add tags; returns all of the job's tags."""
-        self.tags = tuple(listed(await self.client.protocol.json("job.addTag", self.jid, *tags)))
+        self.tags = await _edit_tags(self.client, "job.addTag", self.jid, tags)
         return self.tags
 
     async def untag(self, *tags: str) -> tuple[str, ...]:
         """Remove tags; returns the tags left."""
-        reply = await self.client.protocol.json("job.removeTag", self.jid, *tags)
-        self.tags = tuple(listed(reply))
+        self.tags = await _edit_tags(self.client, "job.removeTag", self.jid, tags)
         return self.tags
 
     async def track(self) -> bool:
@@ -312,8 +318,6 @@ class Job:
         """The job as the server holds it now."""
         job = await self.client.jobs.get(self.jid)
         if not isinstance(job, Job):
-            from aqless.errors import JobNotFoundError
-
             raise JobNotFoundError("job.get", f"Job {self.jid} does not exist")
         return job
 
@@ -389,13 +393,13 @@ class RecurringJob:
                 setattr(self, name, getattr(fresh, name))
 
     async def tag(self, *tags: str) -> tuple[str, ...]:
-        reply = await self._client.protocol.json("recurringJob.addTag", self.jid, *tags)
-        self.tags = tuple(listed(reply))
+        """Add tags for the jobs it spawns from now on; returns all of them."""
+        self.tags = await _edit_tags(self._client, "recurringJob.addTag", self.jid, tags)
         return self.tags
 
     async def untag(self, *tags: str) -> tuple[str, ...]:
-        reply = await self._client.protocol.json("recurringJob.removeTag", self.jid, *tags)
-        self.tags = tuple(listed(reply))
+        """Remove tags; returns the tags left."""
+        self.tags = await _edit_tags(self._client, "recurringJob.removeTag", self.jid, tags)
         return self.tags
 
     async def cancel(self) -> None:

@@ -21,7 +21,7 @@ class JobState(StrEnum):
     FAILED = "failed"
 
 
-def _listed(value: Any) -> list[str]:
+def listed(value: Any) -> list[str]:
     """A list the script encodes as JSON (`{}` when empty, as cjson writes it)."""
     if isinstance(value, list):
         return [str(item) for item in value]
@@ -178,8 +178,3 @@ class Page:
 
     total: int
     jids: Sequence[str]
-
-
-def listed(value: Any) -> list[str]:
-    """Public alias of the `{}`-tolerant list decoder, for the other modules."""
-    return _listed(value)
