@@ -13,6 +13,7 @@ from aqless.errors import (
     ScriptError,
     UnknownJobClassError,
 )
+from aqless.handlers import Handler, Handlers
 from aqless.job import Job, RecurringJob
 from aqless.models import (
     Durations,
@@ -26,21 +27,28 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
+from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.queue import PutRequest, Queue
+from aqless.reservers import QueueSelection, Reserver
+from aqless.worker import Worker, WorkerCounters
 
 __all__ = [
     "AqlessError",
+    "Backoff",
     "Client",
     "Config",
     "ConfigurationError",
     "ConnectionLostError",
     "Durations",
     "Failure",
+    "Handler",
+    "Handlers",
     "HistoryEntry",
     "InvalidArgumentError",
     "Job",
     "JobNotFoundError",
     "JobState",
+    "JobTimeoutError",
     "Jobs",
     "LockLostError",
     "Page",
@@ -48,15 +56,20 @@ __all__ = [
     "PutRequest",
     "Queue",
     "QueueCounts",
+    "QueueSelection",
     "QueueStats",
     "Queues",
     "RecurringJob",
+    "Reserver",
+    "Retry",
     "ScriptError",
     "Tags",
     "Throttle",
     "ThrottleInfo",
     "Throttles",
     "UnknownJobClassError",
+    "Worker",
+    "WorkerCounters",
     "WorkerCounts",
     "WorkerJobs",
     "Workers",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqless._protocol import encode_json
@@ -63,6 +64,8 @@ class Job:
         tracked: whether its events go to the tracking channels.
         throttles: the throttles it must hold to run.
         spawned_from_jid: the recurring job that spawned it, or None.
+        sandbox: a clean directory for the job's files while a worker with a workdir runs
+            it (removed afterwards); None otherwise.
     """
 
     __slots__ = (
@@ -79,6 +82,7 @@ class Job:
         "priority",
         "queue_name",
         "retries_left",
+        "sandbox",
         "spawned_from_jid",
         "state",
         "tags",
@@ -113,6 +117,7 @@ class Job:
         self.throttles: tuple[str, ...] = tuple(listed(fields.get("throttles")))
         spawned = fields.get("spawned_from_jid")
         self.spawned_from_jid: str | None = spawned if isinstance(spawned, str) else None
+        self.sandbox: Path | None = None
 
     @classmethod
     def build(
@@ -230,6 +235,8 @@ class Job:
     async def cancel(self) -> None:
         """Delete the job (refused while other jobs depend on it)."""
         await self.client.protocol.call("job.cancel", self.jid)
+        self.worker_name = ""
+        self.expires_at = 0.0
 
     async def move(
         self,
@@ -256,6 +263,11 @@ class Job:
             requeue=True,
         )
         self.queue_name = queue
+        self.state = (
+            JobState.DEPENDS if depends else JobState.SCHEDULED if delay > 0 else JobState.WAITING
+        )
+        self.worker_name = ""
+        self.expires_at = 0.0
 
     requeue = move
 

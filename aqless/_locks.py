@@ -1,0 +1,113 @@
+"""The worker's hold on its jobs: heartbeats, and the news that a job was taken away.
+
+While a job's code runs, its lock is renewed when a third of it has passed, whatever the code
+does; all renewals due together go in one pipelined round trip. A refused renewal, or an event
+on ``ql:w:<worker>`` (the job was cancelled, timed out, moved, or its lock expired and it went
+to another worker), cancels the job's code at once; nothing is reported for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, MutableMapping
+
+import anyio
+from anyio.abc import TaskStatus
+
+from aqless._slots import Pulse, Slot
+from aqless.client import Client
+from aqless.errors import ConnectionLostError, ScriptError
+from aqless.events import RECONNECTED
+
+logger = logging.getLogger("aqless.worker")
+
+#: The longest sleep between two looks at the slots.
+_TICK = 1.0
+#: Events on a worker's channel that mean a job is not its own any more.
+_TAKEN_AWAY = frozenset({"lock_lost", "canceled"})
+
+
+class LockKeeper:
+    """Heartbeats the running jobs of one worker and listens on its channel.
+
+    Args:
+        client: the worker's client.
+        worker: the worker's name.
+        slots: the running jobs by jid (shared with the worker, which adds and removes).
+        on_lost: called with the slot of every job taken away.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        worker: str,
+        slots: MutableMapping[str, Slot],
+        on_lost: Callable[[Slot], None] = lambda slot: None,
+    ) -> None:
+        self._client = client
+        self._worker = worker
+        self._slots = slots
+        self._on_lost = on_lost
+        self._renew_now = Pulse()
+        self.renewals = 0
+        self.refusals = 0
+
+    def renew_soon(self) -> None:
+        """Renew every lock now (after a gap in the events, or for a new job's sake)."""
+        for slot in self._slots.values():
+            slot.renew_at = 0.0
+        self._renew_now.fire()
+
+    def lose(self, slot: Slot, reason: str) -> None:
+        if slot.lost is None and not slot.reporting and not slot.settled:
+            logger.warning("job %s lost: %s; its code is cancelled", slot.job.jid, reason)
+            slot.lose(reason)
+            self._on_lost(slot)
+
+    async def keep(self) -> None:
+        """Renew locks as they come due, for ever (cancel to stop)."""
+        failures = 0
+        while True:
+            wake = self._renew_now.event
+            now = self._client.clock()
+            due = [s for s in self._slots.values() if s.renew_at <= now and not s.settled]
+            if due:
+                try:
+                    await self._renew(due, now)
+                    failures = 0
+                except ConnectionLostError as error:
+                    failures += 1
+                    delay = min(0.1 * 2**failures, 2.0)
+                    logger.warning("heartbeat failed (%s); again in %.1f s", error, delay)
+                    for slot in due:
+                        slot.renew_at = now + delay
+            soonest = min((slot.renew_at for slot in self._slots.values()), default=now + _TICK)
+            with anyio.move_on_after(max(0.0, min(soonest - self._client.clock(), _TICK))):
+                await wake.wait()
+
+    async def _renew(self, due: list[Slot], now: float) -> None:
+        calls = [(slot.job.jid, self._worker) for slot in due]
+        replies = await self._client.protocol.many("job.heartbeat", calls)
+        self.renewals += len(due)
+        for slot, reply in zip(due, replies, strict=True):
+            if isinstance(reply, ScriptError):
+                self.refusals += 1
+                if not slot.reporting:  # a job being completed right now is no longer held
+                    self.lose(slot, f"heartbeat refused: {reply.detail}")
+                continue
+            slot.job.expires_at = now + slot.lock_seconds
+            slot.renew_at = now + slot.lock_seconds / 3
+
+    async def listen(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Read ``ql:w:<worker>`` for ever; started once subscribed."""
+        async with self._client.events(f"w:{self._worker}") as events:
+            task_status.started()
+            async for event in events:
+                if event.kind == RECONNECTED:
+                    self.renew_soon()  # events may have been lost: ask the server
+                    continue
+                slot = self._slots.get(event.jid or "")
+                if slot is not None and event.kind in _TAKEN_AWAY and not slot.settled:
+                    self.lose(slot, f"{event.kind} event")
+                elif slot is not None:
+                    logger.debug("event %s for running job %s", event.kind, event.jid)

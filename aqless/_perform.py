@@ -1,0 +1,170 @@
+"""Running one job's code in its slot and reporting how it ended (see aqless.outcomes)."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from aqless._slots import Slot
+from aqless.errors import ConnectionLostError, ScriptError, UnknownJobClassError
+from aqless.handlers import Handler, calls_coroutine
+from aqless.job import Job
+from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
+from aqless.outcomes import Backoff, JobTimeoutError, Retry, failure_group, failure_message
+
+if TYPE_CHECKING:
+    from aqless.worker import Worker
+
+logger = logging.getLogger("aqless.worker")
+
+Verb = Callable[[], Awaitable[Any]]
+
+
+class Performer:
+    """Runs jobs' code for a worker: handler, middleware, timeout, thread for sync code."""
+
+    def __init__(
+        self,
+        worker: Worker,
+        *,
+        job_timeout: float | None,
+        backoff: Backoff | None,
+        middleware: Sequence[Middleware],
+    ) -> None:
+        if job_timeout is not None and not job_timeout > 0:
+            raise ValueError(f"a job timeout must be positive, got {job_timeout!r}")
+        self._worker = worker
+        self.job_timeout = job_timeout
+        self.backoff = backoff
+        self._middleware: tuple[Wrapper, ...] = tuple(as_wrapper(hook) for hook in middleware)
+        self._chains: dict[str, tuple[Wrapper, ...]] = {}
+        self._threads = anyio.CapacityLimiter(worker.concurrency)
+
+    async def perform(self, slot: Slot) -> None:
+        job = slot.job
+        try:
+            handler = self._worker.handlers.resolve(job.klass_name)
+            function = handler.function_for(job.queue_name)
+        except UnknownJobClassError as error:
+            logger.error("job %s: %s", job.jid, error)
+            group = failure_group(job.queue_name, error)
+            await self._report(slot, partial(job.fail, group, str(error)), "fail")
+            self._worker.counters.failed += 1
+            return
+        if self._worker.workdir is not None:
+            job.sandbox = slot.sandbox = self._worker.workdir / f"slot-{slot.index}"
+            await anyio.to_thread.run_sync(_fresh_directory, slot.sandbox)
+        try:
+            raised = await self._run(slot, handler, function)
+        finally:
+            if slot.sandbox is not None:
+                await anyio.to_thread.run_sync(partial(shutil.rmtree, slot.sandbox, True))
+        await self._conclude(slot, raised)
+
+    async def _run(
+        self, slot: Slot, handler: Handler, function: Callable[[Job], Any]
+    ) -> BaseException | None:
+        """Runs the code; returns what it raised (None: it returned)."""
+        job = slot.job
+        if calls_coroutine(function):
+            perform: Perform = partial(function, job)
+        else:
+            perform = partial(
+                anyio.to_thread.run_sync,
+                function,
+                job,
+                abandon_on_cancel=True,
+                limiter=self._threads,
+            )
+        timeout = handler.timeout if handler.timeout is not None else self.job_timeout
+        with anyio.CancelScope() as slot.scope:
+            if slot.lost is not None or slot.handing_back is not None:
+                slot.scope.cancel()
+            with anyio.move_on_after(timeout if timeout is not None else float("inf")) as limit:
+                try:
+                    await wrapped(self._chain(handler), job, perform)()
+                except (Exception, SystemExit) as error:
+                    return error
+            if limit.cancelled_caught:
+                return JobTimeoutError(f"job {job.jid} ran past its timeout of {timeout:g} s")
+        return None
+
+    def _chain(self, handler: Handler) -> tuple[Wrapper, ...]:
+        chain = self._chains.get(handler.klass)
+        if chain is None:
+            chain = self._middleware + tuple(as_wrapper(hook) for hook in handler.middleware)
+            self._chains[handler.klass] = chain
+        return chain
+
+    async def _conclude(self, slot: Slot, error: BaseException | None) -> None:
+        job, counters = slot.job, self._worker.counters
+        if slot.lost is not None:
+            return
+        if slot.settled:  # the code completed, failed, retried, moved or cancelled it
+            if error is not None:
+                logger.warning("job %s raised after settling itself: %r", job.jid, error)
+            return
+        if slot.handing_back is not None:
+            group = f"{job.queue_name}-WorkerStopped"
+            if await self._retry(slot, 0, group, slot.handing_back):
+                counters.handed_back += 1
+            return
+        if error is None:
+            if await self._report(slot, job.complete, "complete"):
+                counters.completed += 1
+            return
+        delay: float | None = None
+        if isinstance(error, Retry):
+            delay, message = error.delay, error.message
+            group = error.group or f"{job.queue_name}-Retry"
+        else:
+            group, message = failure_group(job.queue_name, error), failure_message(error)
+            if self.backoff is not None and self.backoff.covers(error):
+                delay = self.backoff.delay(job.original_retries - job.retries_left)
+        logger.info("job %s (%s) raised %s", job.jid, job.klass_name, type(error).__name__)
+        if delay is None:
+            if await self._report(slot, partial(job.fail, group, message), "fail"):
+                counters.failed += 1
+        elif await self._retry(slot, delay, group, message):
+            counters.retried += 1
+
+    async def _retry(self, slot: Slot, delay: float, group: str, message: str) -> bool:
+        """Retry the job, or fail it when it has no retries left (the retry command would
+        fail it too, but silently: no event on ``ql:log``)."""
+        job = slot.job
+        if job.retries_left <= 0:
+            group = f"failed-retries-{job.queue_name}"
+            if await self._report(slot, partial(job.fail, group, message), "fail"):
+                self._worker.counters.failed += 1
+            return False
+        return await self._report(slot, partial(job.retry, delay, group, message), "retry")
+
+    async def _report(self, slot: Slot, verb: Verb, what: str) -> bool:
+        """Send the outcome; a dropped connection is retried while the lock may still be
+        ours (heartbeats go on meanwhile). Returns whether the server took it."""
+        slot.reporting = True
+        failures = 0
+        while True:
+            try:
+                await verb()
+            except ScriptError as error:
+                logger.warning("could not %s job %s: %s", what, slot.job.jid, error.detail)
+                return False
+            except ConnectionLostError as error:
+                if self._worker.client.clock() >= slot.job.expires_at:
+                    logger.error("gave up %s of job %s: %s", what, slot.job.jid, error)
+                    return False
+                failures += 1
+                await anyio.sleep(min(0.05 * 2**failures, 2.0))
+            else:
+                return True
+
+
+def _fresh_directory(path: Any) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)

@@ -1,0 +1,72 @@
+"""What a worker knows about each job it runs, and a wake-up signal without lost wake-ups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from aqless.job import Job
+from aqless.models import JobState
+
+
+@dataclass(slots=True, eq=False)
+class Slot:
+    """A running job, from its pop until its outcome is reported.
+
+    Attributes:
+        job: the job as popped (job code may change its attributes).
+        index: the slot's number (0..concurrency-1), which names its sandbox.
+        lock_seconds: how long a lock lasts in the job's queue.
+        renew_at: when (by the client's clock) to heartbeat next.
+        scope: cancels the job's code (None until it starts).
+        lost: why the job is no longer ours (None while it is): its code is cancelled and
+            nothing is reported.
+        handing_back: the worker is stopping: the code is cancelled and the job retried.
+        reporting: the code ended; its outcome is being sent.
+        sandbox: the slot's clean directory, when the worker has a workdir.
+    """
+
+    job: Job
+    index: int
+    lock_seconds: float
+    renew_at: float
+    scope: anyio.CancelScope | None = None
+    lost: str | None = None
+    handing_back: str | None = None
+    reporting: bool = False
+    sandbox: Path | None = field(default=None)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the job's code already completed, failed, retried, moved or cancelled it."""
+        return self.job.state != JobState.RUNNING or not self.job.worker_name
+
+    def cancel(self) -> None:
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def lose(self, reason: str) -> None:
+        """The job is not ours any more: stop its code, report nothing."""
+        if self.lost is None:
+            self.lost = reason
+        self.cancel()
+
+    def hand_back(self, reason: str) -> None:
+        """Stop the job's code and give the job back to its queue."""
+        if self.handing_back is None and not self.reporting:
+            self.handing_back = reason
+            self.cancel()
+
+
+class Pulse:
+    """Wakes whoever waits on it. Take ``pulse.event`` *before* checking for work, then wait
+    on that event: a ``fire()`` in between is not lost."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+
+    def fire(self) -> None:
+        event, self.event = self.event, anyio.Event()
+        event.set()

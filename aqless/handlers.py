@@ -1,0 +1,212 @@
+"""Handlers: which code processes a job, and which modules a worker may import to find it.
+
+A job names its code in ``klass``: ``"app.jobs.Welcome"`` is the attribute ``Welcome`` of the
+module ``app.jobs``. The worker finds it in its registry first; otherwise it imports the
+module, but only when the module is in the allow list. A payload in Redis naming any other
+module (``os``, ``subprocess``...) fails with UnknownJobClassError and imports nothing.
+
+The code is one of:
+
+- a function taking the job, ``async def`` or plain (plain ones run in a worker thread);
+- a class with one method per queue name (the pipeline style: a job in queue ``"verify"``
+  runs ``Class.verify(job)``) or, failing that, ``process(job)``. Static and class methods are
+  called on the class; instance methods on a fresh instance made with no arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from aqless.errors import ConfigurationError, UnknownJobClassError
+
+if TYPE_CHECKING:
+    from aqless.job import Job
+    from aqless.middleware import Middleware
+
+__all__ = ["Handler", "Handlers", "JobFunction"]
+
+JobFunction = Callable[["Job"], Any]
+Target = TypeVar("Target", bound=Callable[..., Any])
+
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """The code for one klass, and how to run it.
+
+    Attributes:
+        klass: the name jobs use.
+        target: the function or class.
+        timeout: seconds a job may run (None: the worker's default).
+        middleware: around_perform hooks for this klass only, inside the worker's own.
+    """
+
+    klass: str
+    target: Any
+    timeout: float | None = None
+    middleware: Sequence[Middleware] = field(default=())
+
+    def function_for(self, queue: str) -> JobFunction:
+        """What to call with a job of `queue`."""
+        if not inspect.isclass(self.target):
+            return self.target  # type: ignore[no-any-return]
+        name = queue if _is_method(self.target, queue) else "process"
+        if not _is_method(self.target, name):
+            raise UnknownJobClassError(
+                f"{self.klass} has neither a {queue!r} method nor a 'process' method"
+            )
+        static = inspect.getattr_static(self.target, name)
+        if isinstance(static, staticmethod | classmethod):
+            return getattr(self.target, name)  # type: ignore[no-any-return]
+        return getattr(self.target(), name)  # type: ignore[no-any-return]
+
+
+def _is_method(cls: type, name: str) -> bool:
+    return not name.startswith("_") and callable(getattr(cls, name, None))
+
+
+def _is_coroutine_function(function: object) -> bool:
+    call = getattr(function, "__call__", None)  # noqa: B004  # callable objects too
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
+def calls_coroutine(function: JobFunction) -> bool:
+    """Whether calling `function` returns an awaitable (else it runs in a thread)."""
+    return _is_coroutine_function(function)
+
+
+class Handlers:
+    """A registry of job code, and the modules the worker may import to find more.
+
+    Args:
+        allow: module names (``"app.jobs"``) whose own and submodules' attributes may be
+            imported to process a job that no registration names.
+    """
+
+    def __init__(self, *, allow: Iterable[str] = ()) -> None:
+        self._registered: dict[str, Handler] = {}
+        self._found: dict[str, Handler] = {}
+        self._allowed: tuple[str, ...] = tuple(dict.fromkeys(allow))
+        for module in self._allowed:
+            if not _DOTTED.match(module + ".x"):
+                raise ConfigurationError(f"not a module name: {module!r}")
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        return self._allowed
+
+    @property
+    def registered(self) -> tuple[str, ...]:
+        return tuple(self._registered)
+
+    def allow(self, *modules: str) -> None:
+        """Allow importing from more modules (and their submodules)."""
+        for module in modules:
+            if not _DOTTED.match(module + ".x"):
+                raise ConfigurationError(f"not a module name: {module!r}")
+        self._allowed = tuple(dict.fromkeys((*self._allowed, *modules)))
+
+    def merge(self, other: Handlers) -> None:
+        """Take over another registry's handlers and allowed modules."""
+        self._registered.update(other._registered)
+        self.allow(*other.allowed)
+
+    def add(
+        self,
+        target: Any,
+        klass: str | None = None,
+        *,
+        timeout: float | None = None,
+        middleware: Sequence[Middleware] = (),
+    ) -> Handler:
+        """Register a function or class for jobs whose klass is `klass` (default: the
+        target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores)."""
+        if not callable(target):
+            raise ConfigurationError(f"a handler must be a function or class, got {target!r}")
+        name = klass or f"{target.__module__}.{target.__qualname__}"
+        if timeout is not None and not timeout > 0:
+            raise ConfigurationError(f"a timeout must be positive, got {timeout!r}")
+        handler = Handler(
+            name,
+            target,
+            timeout=timeout if timeout is not None else getattr(target, "timeout", None),
+            middleware=tuple(middleware or getattr(target, "middleware", ())),
+        )
+        self._registered[name] = handler
+        return handler
+
+    @overload
+    def register(self, klass: Target, /) -> Target: ...
+
+    @overload
+    def register(
+        self,
+        klass: str | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        middleware: Sequence[Middleware] = (),
+    ) -> Callable[[Target], Target]: ...
+
+    def register(
+        self,
+        klass: str | Target | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        middleware: Sequence[Middleware] = (),
+    ) -> Target | Callable[[Target], Target]:
+        """Decorator: ``@handlers.register`` or ``@handlers.register("app.jobs.Welcome",
+        timeout=30)``."""
+        if callable(klass):
+            self.add(klass)
+            return klass
+
+        def decorate(target: Target) -> Target:
+            self.add(target, klass, timeout=timeout, middleware=middleware)
+            return target
+
+        return decorate
+
+    def is_allowed(self, module: str) -> bool:
+        return any(module == name or module.startswith(name + ".") for name in self._allowed)
+
+    def resolve(self, klass: str) -> Handler:
+        """The handler for `klass`: registered, or imported from an allowed module.
+
+        Raises:
+            UnknownJobClassError: nothing registered under that name and its module is not
+                allowed (nothing is imported), or the module has no such attribute.
+        """
+        handler = self._registered.get(klass) or self._found.get(klass)
+        if handler is not None:
+            return handler
+        if not _DOTTED.match(klass):
+            raise UnknownJobClassError(f"{klass!r} is not a registered handler or a dotted name")
+        module_name, _, attribute = klass.rpartition(".")
+        if not self.is_allowed(module_name):
+            raise UnknownJobClassError(
+                f"{klass!r} is not registered and module {module_name!r} is not allowed "
+                f"(allowed: {', '.join(self._allowed) or 'none'}); nothing was imported"
+            )
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise UnknownJobClassError(f"cannot import {module_name!r}: {error}") from error
+        target = getattr(module, attribute, None)
+        if target is None or not callable(target):
+            raise UnknownJobClassError(f"module {module_name!r} has no callable {attribute!r}")
+        handler = Handler(
+            klass,
+            target,
+            timeout=getattr(target, "timeout", None),
+            middleware=tuple(getattr(target, "middleware", ())),
+        )
+        self._found[klass] = handler
+        return handler

@@ -1,0 +1,222 @@
+"""Which queues a worker serves, and in which order it pops from them.
+
+A worker is given queue specs:
+
+- ``"emails"``: that queue, whether or not it exists yet;
+- ``"mail-*"``: every existing queue the glob matches (fnmatch, case-sensitive);
+- ``"!mail-spam"``: none of the queues this glob matches, whatever else names them;
+- ``"@batch"``: the patterns stored under the identifier ``batch`` (REQLESS 7.1, set with
+  ``queueIdentifierPatterns.setAll``), which may be globs and negations themselves.
+
+``QueueSelection`` turns specs into queue names, re-reading the queue list when they hold
+patterns. With ``priorities=True`` the names are then ordered by the stored priority patterns
+(REQLESS 7.2): queues matching an earlier pattern group come first, a ``fairly`` group is
+shuffled, and the ``default`` group marks where the queues no group matches go.
+
+A reserver takes the names and gives the order of one reservation:
+
+- ``ordered``: always the given order: the first queue is drained before the second is tried;
+- ``round-robin``: the first queue tried moves on by one every reservation;
+- ``shuffled``: round-robin over an order shuffled once when the worker starts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Final, Literal
+
+from aqless.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from aqless.client import Client
+
+__all__ = ["RESERVERS", "PriorityPattern", "QueueSelection", "Reserver"]
+
+ReserverName = Literal["ordered", "round-robin", "shuffled"]
+RESERVERS: Final[tuple[ReserverName, ...]] = ("ordered", "round-robin", "shuffled")
+_GLOB = frozenset("*?[")
+
+
+def is_pattern(spec: str) -> bool:
+    return spec.startswith(("@", "!")) or bool(_GLOB & set(spec))
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityPattern:
+    """One group of the stored priority order: queues matching `patterns`, shuffled when
+    `fairly`. The group whose patterns are exactly ``["default"]`` stands for every queue no
+    other group matches."""
+
+    patterns: tuple[str, ...]
+    fairly: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        return self.patterns == ("default",)
+
+
+async def identifier_patterns(client: Client) -> dict[str, list[str]]:
+    """The stored identifier patterns: name -> queue patterns (``default`` always there)."""
+    stored = await client.protocol.json("queueIdentifierPatterns.getAll")
+    patterns: dict[str, list[str]] = {}
+    for name, text in (stored or {}).items():
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            continue  # another client's malformed entry: it names no queues
+        if isinstance(value, list):
+            patterns[str(name)] = [str(item) for item in value]
+    return patterns
+
+
+async def priority_patterns(client: Client) -> list[PriorityPattern]:
+    """The stored priority patterns, in order (a default group always among them)."""
+    stored = await client.protocol.json("queuePriorityPatterns.getAll")
+    groups: list[PriorityPattern] = []
+    for text in stored or []:
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(value, dict) and isinstance(value.get("pattern"), list):
+            patterns = tuple(str(item) for item in value["pattern"])
+            groups.append(PriorityPattern(patterns, fairly=bool(value.get("fairly"))))
+    return groups
+
+
+class QueueSelection:
+    """The queues a worker serves, from its specs (see the module's documentation).
+
+    Args:
+        specs: queue names, globs, negations and ``@identifiers``.
+        priorities: order the queues by the stored priority patterns.
+        shuffle: the random source for ``fairly`` groups.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[str],
+        *,
+        priorities: bool = False,
+        shuffle: random.Random | None = None,
+    ) -> None:
+        specs = [spec.strip() for spec in specs if spec.strip()]
+        if not specs:
+            raise ConfigurationError("a worker needs at least one queue")
+        for spec in specs:
+            if spec in ("@", "!"):
+                raise ConfigurationError(f"bad queue spec {spec!r}")
+        self.specs: tuple[str, ...] = tuple(dict.fromkeys(specs))
+        self.priorities = priorities
+        self.is_static = not priorities and not any(is_pattern(s) for s in self.specs)
+        self._random = shuffle or random.Random()  # noqa: S311  # fairness, not secrecy
+        self._positive: tuple[str, ...] = tuple(s for s in self.specs if not s.startswith("!"))
+        self._negative: tuple[str, ...] = tuple(s[1:] for s in self.specs if s.startswith("!"))
+
+    def may_serve(self, queue: str) -> bool:
+        """Whether `queue` could be among the queues (without reading the server): what a
+        put event is checked against. ``@identifiers`` may name anything."""
+        if any(fnmatchcase(queue, pattern) for pattern in self._negative):
+            return False
+        return any(spec.startswith("@") or fnmatchcase(queue, spec) for spec in self._positive)
+
+    async def resolve(self, client: Client) -> list[str]:
+        """The queue names now, in the order the specs (and priority patterns) give."""
+        if self.is_static:
+            return list(self._positive)
+        positive, negative = list(self._positive), list(self._negative)
+        if any(spec.startswith("@") for spec in positive):
+            identifiers = await identifier_patterns(client)
+            positive, more_negative = _expanded(positive, identifiers)
+            negative += more_negative
+        known = await client.queues.names()
+        names: dict[str, None] = {}
+        for spec in positive:
+            if bool(_GLOB & set(spec)):
+                names.update(dict.fromkeys(sorted(n for n in known if fnmatchcase(n, spec))))
+            else:
+                names[spec] = None
+        chosen = [n for n in names if not any(fnmatchcase(n, pattern) for pattern in negative)]
+        if self.priorities:
+            chosen = self._prioritized(chosen, await priority_patterns(client))
+        return chosen
+
+    def _prioritized(self, names: list[str], groups: list[PriorityPattern]) -> list[str]:
+        placed: list[list[str]] = [[] for _ in groups]
+        default = next((i for i, group in enumerate(groups) if group.is_default), len(groups))
+        leftover: list[str] = []
+        for name in names:
+            index = next(
+                (
+                    i
+                    for i, group in enumerate(groups)
+                    if not group.is_default and _matches(name, group.patterns)
+                ),
+                None,
+            )
+            (leftover if index is None else placed[index]).append(name)
+        ordered: list[str] = []
+        for i, group in enumerate(groups):
+            members = leftover if i == default else placed[i]
+            if group.fairly:
+                members = members[:]
+                self._random.shuffle(members)
+            ordered += members
+        if default == len(groups):
+            ordered += leftover
+        return ordered
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    """A name matches a pattern list if a glob matches it and no negation does."""
+    if any(p.startswith("!") and fnmatchcase(name, p[1:]) for p in patterns):
+        return False
+    return any(not p.startswith("!") and fnmatchcase(name, p) for p in patterns)
+
+
+def _expanded(specs: list[str], identifiers: dict[str, list[str]]) -> tuple[list[str], list[str]]:
+    """The specs with every ``@identifier`` replaced by its stored patterns; an unknown
+    identifier names nothing. Returns the positive and the negative patterns."""
+    positive: list[str] = []
+    negative: list[str] = []
+    for spec in specs:
+        for pattern in identifiers.get(spec[1:], []) if spec.startswith("@") else [spec]:
+            if pattern.startswith("!"):
+                negative.append(pattern[1:])
+            elif not pattern.startswith("@"):  # identifiers do not nest
+                positive.append(pattern)
+    return positive, negative
+
+
+class Reserver:
+    """The order of the queues for each reservation (see the module's documentation)."""
+
+    def __init__(self, name: ReserverName = "ordered", *, shuffle: random.Random | None = None):
+        if name not in RESERVERS:
+            raise ConfigurationError(f"unknown reserver {name!r}; expected one of {RESERVERS}")
+        self.name = name
+        self._turn = 0
+        self._random = shuffle or random.Random()  # noqa: S311
+        self._shuffled: dict[tuple[str, ...], list[str]] = {}
+
+    def order(self, queues: Sequence[str]) -> list[str]:
+        """The queues in the order to try them this time."""
+        if self.name == "ordered" or len(queues) < 2:
+            return list(queues)
+        base = list(queues)
+        if self.name == "shuffled":
+            key = tuple(sorted(queues))
+            if key not in self._shuffled:
+                self._shuffled = {key: base}
+                self._random.shuffle(base)
+            base = self._shuffled[key]
+        start = self._turn % len(base)
+        self._turn += 1
+        return base[start:] + base[:start]
+
+    def __repr__(self) -> str:
+        return f"<Reserver {self.name}>"

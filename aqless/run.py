@@ -1,0 +1,411 @@
+"""``aqless-run``: the worker command.
+
+Every option can also come from an environment variable (``AQLESS_URL``, ``AQLESS_QUEUES``,
+``AQLESS_CONCURRENCY``...; shown in ``--help``). With ``--processes`` above 1, or with
+``--max-jobs``/``--max-memory``, a supervisor runs the worker processes and replaces each one
+that exits (see aqless.supervisor).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from aqless import _logs, _process
+from aqless._version import __version__
+from aqless.client import Client
+from aqless.errors import AqlessError, ConfigurationError
+from aqless.handlers import Handlers
+from aqless.middleware import Middleware
+from aqless.outcomes import Backoff
+from aqless.reservers import RESERVERS, ReserverName
+from aqless.worker import Worker
+
+__all__ = ["RunOptions", "main"]
+
+logger = logging.getLogger("aqless.run")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The worker's configuration, as the command line gives it."""
+
+    queues: tuple[str, ...]
+    url: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    concurrency: int = 10
+    reserver: ReserverName = "ordered"
+    priorities: bool = False
+    interval: float = 5.0
+    grace: float = 30.0
+    imports: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    registries: tuple[str, ...] = ()
+    middleware: tuple[str, ...] = ()
+    timeout: float | None = None
+    backoff: float | None = None
+    backoff_cap: float = 300.0
+    max_jobs: int | None = None
+    max_memory_mb: int | None = None
+    resume: bool = False
+    workdir: Path | None = None
+    supervised: bool = False
+
+    def handlers(self) -> Handlers:
+        """The registry: the named Handlers objects merged, plus the allowed modules.
+        Imports what the command line names (the operator's choice, never a payload's)."""
+        handlers = Handlers(allow=(*self.imports, *self.allow))
+        for module in self.imports:
+            importlib.import_module(module)
+        for reference in self.registries:
+            registry = load_reference(reference)
+            if not isinstance(registry, Handlers):
+                raise ConfigurationError(f"{reference} is not an aqless.Handlers")
+            handlers.merge(registry)
+        return handlers
+
+    def worker(self, client: Client) -> Worker:
+        return Worker(
+            client,
+            self.queues,
+            handlers=self.handlers(),
+            concurrency=self.concurrency,
+            reserver=self.reserver,
+            priorities=self.priorities,
+            interval=self.interval,
+            grace=self.grace,
+            job_timeout=self.timeout,
+            backoff=None if self.backoff is None else Backoff(self.backoff, cap=self.backoff_cap),
+            middleware=[self._hook(reference) for reference in self.middleware],
+            workdir=self.workdir,
+            max_jobs=self.max_jobs,
+            max_memory=None if self.max_memory_mb is None else self.max_memory_mb << 20,
+            resume=self.resume,
+        )
+
+    @staticmethod
+    def _hook(reference: str) -> Middleware:
+        hook = load_reference(reference)
+        if not callable(hook):
+            raise ConfigurationError(f"middleware {reference} is not callable")
+        return hook  # type: ignore[no-any-return]
+
+
+def load_reference(reference: str) -> Any:
+    """The object ``module:attribute`` names (command-line configuration only)."""
+    module, _, attribute = reference.partition(":")
+    if not module or not attribute:
+        raise ConfigurationError(f"expected module:attribute, got {reference!r}")
+    try:
+        value = importlib.import_module(module)
+    except ImportError as error:
+        raise ConfigurationError(f"cannot import {module!r}: {error}") from error
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise ConfigurationError(f"{module!r} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+async def serve(options: RunOptions) -> int:
+    """Run one worker until a signal stops it; the process's exit status."""
+    async with Client(options.url, namespace=options.namespace, worker_name=options.name) as client:
+        worker = options.worker(client)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_obey_signals, worker)
+            if options.supervised:
+                group.start_soon(_stop_when_orphaned, worker)
+            await worker.run()
+            group.cancel_scope.cancel()
+    return 0
+
+
+async def _obey_signals(worker: Worker) -> None:
+    from aqless import _stacks
+
+    with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
+        async for number in received:
+            logger.warning("worker %s: %s", worker.name, signal.Signals(number).name)
+            if number in (signal.SIGTERM, signal.SIGINT):
+                worker.stop()
+            elif number == signal.SIGQUIT:
+                worker.finish()
+            elif number == signal.SIGUSR1:
+                worker.hand_back_running("cancelled by SIGUSR1")
+            elif number == signal.SIGUSR2:
+                worker.pause()
+                _stacks.log_all(logger)
+            else:
+                worker.resume_popping()
+
+
+async def _stop_when_orphaned(worker: Worker) -> None:
+    """A supervised worker whose supervisor died (even by SIGKILL) stops on its own."""
+    parent = os.getppid()
+    while os.getppid() == parent:  # noqa: ASYNC110  # no event tells of a parent's death
+        await anyio.sleep(1.0)
+    logger.warning("worker %s: the supervisor is gone; stopping", worker.name)
+    worker.stop()
+
+
+async def check(options: RunOptions) -> int:
+    """Validate the configuration and reach the server; print what was found."""
+    try:
+        handlers = options.handlers()
+        async with Client(options.url, namespace=options.namespace) as client:
+            worker = options.worker(client)
+            await client.redis.ping()
+            config = await client.config.all()
+            queues = await worker.selection.resolve(client)
+    except (AqlessError, ImportError) as error:
+        click.echo(f"check failed: {error}", err=True)
+        return 1
+    click.echo(f"server      {client.url}  (heartbeat {config.get('heartbeat', '?')} s)")
+    click.echo(f"worker      {client.worker_name}, {options.concurrency} slots")
+    click.echo(f"queues      {', '.join(queues) or '(none exist yet)'}")
+    click.echo(f"registered  {', '.join(handlers.registered) or '(none)'}")
+    click.echo(f"allowed     {', '.join(handlers.allowed) or '(none)'}")
+    return 0
+
+
+def run_async(function: Any, options: RunOptions) -> int:
+    """anyio.run with uvloop when it is installed."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return int(anyio.run(function, options))
+    return int(anyio.run(function, options, backend_options={"use_uvloop": True}))
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def option(*declarations: str, **settings: Any) -> Any:
+    """click.option, with its environment variable shown in --help."""
+    return click.option(*declarations, show_envvar=True, **settings)
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Values given repeatedly or comma/space separated (as environment variables are)."""
+    return tuple(part for value in values for part in value.replace(",", " ").split())
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.argument("queue_args", metavar="[QUEUE]...", nargs=-1)
+@option(
+    "-q",
+    "--queue",
+    "queues",
+    multiple=True,
+    envvar="AQLESS_QUEUES",
+    help="A queue to serve: a name, a glob (mail-*), a negation (!mail-spam) or "
+    "@identifier. Repeatable; AQLESS_QUEUES takes a comma-separated list.",
+)
+@option(
+    "--url",
+    envvar="AQLESS_URL",
+    help="redis://, rediss:// or unix:// server URL (default: the embedded Valkey).",
+)
+@option("--namespace", envvar="AQLESS_NAMESPACE", help="Key namespace (<ns>:ql:).")
+@option(
+    "-n",
+    "--name",
+    envvar="AQLESS_WORKER_NAME",
+    help="Worker name (default: <host>-<pid>; with --processes, <name>-<i>).",
+)
+@option(
+    "-c",
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    envvar="AQLESS_CONCURRENCY",
+    help="Jobs run at once by each process.",
+)
+@option(
+    "--reserver",
+    type=click.Choice(RESERVERS),
+    default="ordered",
+    show_default=True,
+    envvar="AQLESS_RESERVER",
+    help="The order queues are popped in.",
+)
+@option(
+    "--priorities",
+    is_flag=True,
+    envvar="AQLESS_PRIORITIES",
+    help="Order queues by the priority patterns stored in the server.",
+)
+@option(
+    "--interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    envvar="AQLESS_INTERVAL",
+    help="Seconds between polls while idle (put events wake a worker sooner).",
+)
+@option(
+    "--grace",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    envvar="AQLESS_GRACE",
+    help="Seconds running jobs get after SIGTERM/SIGINT before they are handed back.",
+)
+@option(
+    "-i",
+    "--import",
+    "imports",
+    multiple=True,
+    envvar="AQLESS_IMPORT",
+    help="Import this module at start and allow jobs to name its classes "
+    "(and its submodules'). Repeatable.",
+)
+@option(
+    "--allow",
+    multiple=True,
+    envvar="AQLESS_ALLOW",
+    help="Allow jobs to name classes of this module and its submodules, imported "
+    "when first needed. Repeatable. Nothing else is ever imported.",
+)
+@option(
+    "--handlers",
+    "registries",
+    multiple=True,
+    envvar="AQLESS_HANDLERS",
+    help="An aqless.Handlers registry as module:attribute. Repeatable.",
+)
+@option(
+    "--middleware",
+    multiple=True,
+    envvar="AQLESS_MIDDLEWARE",
+    help="An around_perform hook as module:attribute, outermost first. Repeatable.",
+)
+@option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    envvar="AQLESS_TIMEOUT",
+    help="Seconds a job may run unless its handler sets its own (default: no limit).",
+)
+@option(
+    "--backoff",
+    type=click.FloatRange(min=0, min_open=True),
+    envvar="AQLESS_BACKOFF",
+    help="Retry failing jobs after BACKOFF, 2xBACKOFF, 4xBACKOFF... seconds "
+    "(with jitter) while they have retries left, instead of failing them.",
+)
+@option(
+    "--backoff-cap",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    envvar="AQLESS_BACKOFF_CAP",
+    help="The longest backoff delay.",
+)
+@option(
+    "-p",
+    "--processes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    envvar="AQLESS_PROCESSES",
+    help="Worker processes, under a supervisor.",
+)
+@option(
+    "--max-jobs",
+    type=click.IntRange(min=1),
+    envvar="AQLESS_MAX_JOBS",
+    help="Replace a worker process after it has taken this many jobs.",
+)
+@option(
+    "--max-memory",
+    "max_memory_mb",
+    type=click.IntRange(min=1),
+    envvar="AQLESS_MAX_MEMORY",
+    help="Replace a worker process above this many MB.",
+)
+@option(
+    "--resume",
+    is_flag=True,
+    envvar="AQLESS_RESUME",
+    help="First take back the jobs the server lists as held by this worker name.",
+)
+@option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="AQLESS_WORKDIR",
+    help="Give each job a clean folder here (job.sandbox).",
+)
+@option("-v", "--verbose", count=True, help="-v: info, -vv: debug.")
+@option("--log-json", is_flag=True, envvar="AQLESS_LOG_JSON", help="Log JSON lines.")
+@option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Validate the configuration and the connection, then exit.",
+)
+@option("--child", is_flag=True, hidden=True)
+@click.version_option(__version__, prog_name="aqless-run")
+def main(
+    queue_args: tuple[str, ...],
+    queues: tuple[str, ...],
+    processes: int,
+    verbose: int,
+    log_json: bool,
+    check_only: bool,
+    child: bool,
+    **settings: Any,
+) -> None:
+    """Run aqless workers: pop jobs from QUEUEs and run them, CONCURRENCY at a time.
+
+    \b
+    Signals: TERM/INT  stop popping, give running jobs --grace seconds, hand back the rest
+             QUIT      stop popping, finish the running jobs, exit
+             USR1      cancel running jobs (handed back) and go on
+             USR2      pause popping and log every task's stack;  CONT: resume
+    \b
+    Example: aqless-run -c 50 -i app.jobs emails 'reports-*'
+    """
+    _logs.configure(verbose, structured=log_json)
+    if os.getcwd() not in sys.path:  # modules of the project being run, as python -m does
+        sys.path.insert(0, os.getcwd())
+    names = _split((*queue_args, *queues))
+    settings.update(
+        imports=_split(settings["imports"]),
+        allow=_split(settings["allow"]),
+        registries=_split(settings["registries"]),
+        middleware=_split(settings["middleware"]),
+    )
+    if not names:
+        raise click.UsageError("name at least one queue (argument, -q or AQLESS_QUEUES)")
+    options = RunOptions(queues=names, supervised=child, **settings)
+    try:
+        if check_only:
+            sys.exit(run_async(check, options))
+        recycling = options.max_jobs is not None or options.max_memory_mb is not None
+        if not child and (processes > 1 or recycling):
+            from aqless import supervisor
+
+            sys.exit(supervisor.run(sys.argv[1:], processes=processes, name=options.name))
+        sys.exit(run_async(serve, options))
+    except (ConfigurationError, ImportError) as error:
+        raise click.ClickException(str(error)) from error
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,368 @@
+"""Worker: runs up to `concurrency` jobs at once as coroutines in one process.
+
+The worker's loop pops as many jobs as it has free slots, from its queues in the order its
+reserver gives, and starts each job's code in a task of its own. When a pop comes back short
+it subscribes to ``ql:log`` and pops again as soon as a job is put into one of its queues
+(or every `interval` seconds, for jobs that become due or are put by scripts that publish
+nothing); when its slots are full it unsubscribes again, so a busy worker reads no events.
+
+Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
+away (see aqless._locks), and the perform step (aqless._perform) turns the end of the code
+into complete, fail or retry.
+
+Stopping: ``stop()`` stops popping, waits up to `grace` seconds for the running jobs, then
+cancels the rest and hands them back to their queues at once (a retry), so another worker
+takes them without waiting for their locks to expire; a second ``stop()`` hands back at once.
+``finish()`` waits for the running jobs however long they take.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import anyio
+from anyio.abc import TaskGroup
+
+from aqless import _process
+from aqless._locks import LockKeeper
+from aqless._perform import Performer
+from aqless._slots import Pulse, Slot
+from aqless.client import Client
+from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
+from aqless.events import RECONNECTED
+from aqless.handlers import Handlers
+from aqless.job import Job
+from aqless.middleware import Middleware
+from aqless.models import JobState
+from aqless.outcomes import Backoff
+from aqless.reservers import QueueSelection, Reserver, ReserverName
+
+__all__ = ["Worker", "WorkerCounters"]
+
+logger = logging.getLogger("aqless.worker")
+
+_State = Literal["new", "running", "stopping", "stopped"]
+
+
+@dataclass(slots=True)
+class WorkerCounters:
+    """What a worker has done since it started."""
+
+    started: int = 0
+    completed: int = 0
+    failed: int = 0
+    retried: int = 0
+    lost: int = 0
+    handed_back: int = 0
+
+
+class Worker:
+    """Runs jobs from some queues, `concurrency` at a time.
+
+    Args:
+        client: an open client; its ``worker_name`` is the worker's name.
+        queues: queue names, globs, negations and ``@identifiers`` (see aqless.reservers).
+        handlers: the job code (default: an empty registry, which imports nothing).
+        concurrency: how many jobs run at once.
+        reserver: ``"ordered"``, ``"round-robin"``, ``"shuffled"`` or a Reserver.
+        priorities: order the queues by the stored priority patterns.
+        interval: seconds between polls while idle (put events wake it sooner).
+        grace: seconds that running jobs get to finish after ``stop()``.
+        job_timeout: seconds a job may run unless its handler says otherwise (None: no limit).
+        backoff: retries failing jobs with growing delays (None: they fail at once).
+        middleware: around_perform hooks for every job, outermost first.
+        workdir: a folder for the slots' sandboxes (``job.sandbox``).
+        max_jobs: take this many jobs, then finish and return (None: no limit).
+        max_memory: finish once the process's resident memory exceeds this many bytes.
+        resume: first take back the jobs the server lists as held by this worker's name.
+        refresh: seconds between re-reading which queues the patterns match.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        queues: Sequence[str],
+        *,
+        handlers: Handlers | None = None,
+        concurrency: int = 10,
+        reserver: ReserverName | Reserver = "ordered",
+        priorities: bool = False,
+        interval: float = 5.0,
+        grace: float = 30.0,
+        job_timeout: float | None = None,
+        backoff: Backoff | None = None,
+        middleware: Sequence[Middleware] = (),
+        workdir: str | Path | None = None,
+        max_jobs: int | None = None,
+        max_memory: int | None = None,
+        resume: bool = False,
+        refresh: float = 60.0,
+    ) -> None:
+        if isinstance(queues, str):
+            raise ConfigurationError("queues must be a list of names, not one string")
+        if concurrency < 1:
+            raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
+        for name, value in (("interval", interval), ("refresh", refresh)):
+            if not value > 0:
+                raise ConfigurationError(f"{name} must be positive, got {value!r}")
+        if not grace >= 0:
+            raise ConfigurationError(f"grace must be >= 0, got {grace!r}")
+        self.client = client
+        self.name = client.worker_name
+        self.selection = QueueSelection(queues, priorities=priorities)
+        self.reserver = reserver if isinstance(reserver, Reserver) else Reserver(reserver)
+        self.handlers = handlers if handlers is not None else Handlers()
+        self.concurrency = concurrency
+        self.interval = interval
+        self.grace = grace
+        self.max_jobs = max_jobs
+        self.max_memory = max_memory
+        self.resume = resume
+        self.refresh = refresh
+        self.workdir = Path(workdir) if workdir is not None else None
+        self.counters = WorkerCounters()
+        self.slots: dict[str, Slot] = {}
+        self.paused = False
+        self._state: _State = "new"
+        self._free_indexes = list(range(concurrency - 1, -1, -1))
+        self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
+        self._drained = Pulse()  # a slot freed (for stopping)
+        self._hard_stop = False
+        self._listening = anyio.Event()  # set while the worker wants put events
+        self._listener: anyio.CancelScope | None = None
+        self._queues: list[str] = []
+        self._queues_read_at = float("-inf")
+        self._pop_failures = 0
+        self.locks = LockKeeper(client, self.name, self.slots, on_lost=self._count_lost)
+        self.performer = Performer(
+            self,
+            job_timeout=job_timeout,
+            backoff=backoff,
+            middleware=middleware,
+        )
+
+    def __repr__(self) -> str:
+        return f"<Worker {self.name} {len(self.slots)}/{self.concurrency} {self._state}>"
+
+    @property
+    def state(self) -> _State:
+        return self._state
+
+    # -- control, from signal handlers or other tasks ------------------------------------------
+
+    def stop(self) -> None:
+        """Stop popping; running jobs get `grace` seconds, then are handed back. A second
+        call hands them back at once."""
+        if self._state == "stopping":
+            self._hard_stop = True
+            self._drained.fire()
+        self._begin_stop()
+
+    def finish(self) -> None:
+        """Stop popping and return once the running jobs have finished, however long."""
+        self.grace = float("inf")
+        self._begin_stop()
+
+    def hand_back_running(self, reason: str = "the worker was asked to cancel") -> None:
+        """Cancel every running job's code and give the jobs back to their queues."""
+        for slot in list(self.slots.values()):
+            slot.hand_back(reason)
+
+    def pause(self) -> None:
+        """Stop popping (running jobs go on) until ``resume()``."""
+        self.paused = True
+
+    def resume_popping(self) -> None:
+        self.paused = False
+        self._wakeup.fire()
+
+    def _begin_stop(self) -> None:
+        if self._state in ("new", "running"):
+            self._state = "stopping"
+        self._wakeup.fire()
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    async def run(self) -> WorkerCounters:
+        """Work until stopped (or `max_jobs`/`max_memory`); returns what was done."""
+        if self._state not in ("new", "stopping"):
+            raise ConfigurationError("a Worker runs once; make a new one")
+        stopped_early = self._state == "stopping"
+        self._state = "stopping" if stopped_early else "running"
+        if self.workdir is not None:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        logger.info(
+            "worker %s serving %s with %d slots (%s reserver)",
+            self.name,
+            ", ".join(self.selection.specs),
+            self.concurrency,
+            self.reserver.name,
+        )
+        async with anyio.create_task_group() as services:
+            await services.start(self.locks.listen)
+            services.start_soon(self.locks.keep)
+            services.start_soon(self._listen_for_work)
+            services.start_soon(self._housekeeping)
+            async with anyio.create_task_group() as jobs:
+                if self.resume:
+                    await self._resume(jobs)
+                await self._reserve_loop(jobs)
+                await self._wind_down()
+            services.cancel_scope.cancel()
+        self._state = "stopped"
+        _process.set_title(f"aqless-run {self.name}: stopped")
+        logger.info("worker %s stopped: %s", self.name, self.counters)
+        return self.counters
+
+    async def _reserve_loop(self, jobs: TaskGroup) -> None:
+        while self._state == "running":
+            wake = self._wakeup.event
+            free = self.concurrency - len(self.slots)
+            if self.paused or free <= 0:
+                self._listen(False)
+                await wake.wait()
+                continue
+            if self.max_jobs is not None:
+                free = min(free, self.max_jobs - self.counters.started)
+            popped = await self._reserve(free)
+            for job in popped:
+                self._start(jobs, job)
+            if self.max_jobs is not None and self.counters.started >= self.max_jobs:
+                logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
+                self.finish()
+                break
+            if len(popped) < free:
+                self._listen(True)
+                with anyio.move_on_after(self.interval):
+                    await wake.wait()
+
+    async def _reserve(self, count: int) -> list[Job]:
+        """Up to `count` jobs from the queues, in the reserver's order."""
+        popped: list[Job] = []
+        try:
+            for queue in self.reserver.order(await self._current_queues()):
+                popped += await self.client.queues[queue].pop_many(count - len(popped))
+                if len(popped) >= count:
+                    break
+        except ConnectionLostError as error:
+            self._pop_failures += 1
+            delay = min(0.05 * 2**self._pop_failures, 5.0)
+            logger.warning("pop failed (%s); again in %.2f s", error, delay)
+            await anyio.sleep(delay)
+        except ScriptError as error:
+            logger.error("pop refused: %s", error)
+            await anyio.sleep(self.interval)
+        else:
+            self._pop_failures = 0
+        return popped
+
+    async def _current_queues(self) -> list[str]:
+        now = anyio.current_time()
+        if now - self._queues_read_at >= self.refresh:
+            self._queues = await self.selection.resolve(self.client)
+            self._queues_read_at = now
+        return self._queues
+
+    def _start(self, jobs: TaskGroup, job: Job) -> None:
+        now = self.client.clock()
+        lock_seconds = max(job.expires_at - now, 0.3)
+        slot = Slot(job, self._free_indexes.pop(), lock_seconds, renew_at=now + lock_seconds / 3)
+        self.slots[job.jid] = slot
+        self.counters.started += 1
+        jobs.start_soon(self._perform, slot, name=f"aqless job {job.jid}")
+
+    async def _perform(self, slot: Slot) -> None:
+        try:
+            await self.performer.perform(slot)
+        finally:
+            del self.slots[slot.job.jid]
+            self._free_indexes.append(slot.index)
+            self._wakeup.fire()
+            self._drained.fire()
+
+    async def _wind_down(self) -> None:
+        self._listen(False)
+        if self.slots:
+            logger.info("worker %s stopping: %d jobs running", self.name, len(self.slots))
+        with anyio.move_on_after(self.grace):
+            while self.slots and not self._hard_stop:
+                await self._drained.event.wait()
+        self.hand_back_running("the worker stopped before the job finished")
+
+    async def _resume(self, jobs: TaskGroup) -> None:
+        held = await self.client.workers.jobs(self.name)
+        for job in await self.client.jobs.get_many(list(held.jobs)):
+            if job.state == JobState.RUNNING and job.worker_name == self.name:
+                logger.info("resuming job %s (%s)", job.jid, job.klass_name)
+                self._start(jobs, job)
+                self.slots[job.jid].renew_at = 0.0  # heartbeat it now: it may be ours no more
+        self.locks.renew_soon()
+
+    # -- put events ----------------------------------------------------------------------------
+
+    def _listen(self, wanted: bool) -> None:
+        if wanted and not self._listening.is_set():
+            self._listening.set()
+        elif not wanted and self._listening.is_set():
+            self._listening = anyio.Event()
+            if self._listener is not None:
+                self._listener.cancel()
+
+    async def _listen_for_work(self) -> None:
+        failures = 0
+        while True:
+            await self._listening.wait()
+            try:
+                async with self.client.events("log") as events:
+                    with anyio.CancelScope() as self._listener:
+                        if not self._listening.is_set():
+                            continue
+                        self._wakeup.fire()  # a put before the subscription: pop again
+                        failures = 0
+                        async for event in events:
+                            if self._brings_work(event.kind, event.queue, event.to):
+                                self._wakeup.fire()
+            except ConnectionLostError as error:
+                failures += 1
+                logger.warning("cannot subscribe to put events (%s)", error)
+                await anyio.sleep(min(0.1 * 2**failures, 5.0))
+            finally:
+                self._listener = None
+
+    def _brings_work(self, kind: str, queue: str | None, to: str | None) -> bool:
+        if kind == RECONNECTED:
+            return True
+        target = queue if kind == "put" else to if kind == "advanced" else None
+        if target is None or not self.selection.may_serve(target):
+            return False
+        if target not in self._queues:
+            self._queues_read_at = float("-inf")  # a new queue a pattern may match
+        return True
+
+    # -- housekeeping --------------------------------------------------------------------------
+
+    async def _housekeeping(self) -> None:
+        while True:
+            mode = "paused" if self.paused else self._state
+            _process.set_title(
+                f"aqless-run {self.name}: {mode}, {len(self.slots)}/{self.concurrency} running, "
+                f"{self.counters.started} taken"
+            )
+            if self.max_memory is not None and self._state == "running":
+                rss = _process.resident_memory()
+                if rss is not None and rss > self.max_memory:
+                    logger.warning(
+                        "worker %s uses %d MB, over its limit of %d MB: finishing",
+                        self.name,
+                        rss >> 20,
+                        self.max_memory >> 20,
+                    )
+                    self.finish()
+            await anyio.sleep(1.0)
+
+    def _count_lost(self, slot: Slot) -> None:
+        self.counters.lost += 1
