@@ -13,9 +13,10 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import click
@@ -193,7 +194,10 @@ def run_async(function: Any, options: RunOptions) -> int:
 # -- the command --------------------------------------------------------------------------------
 
 
-def option(*declarations: str, **settings: Any) -> Any:
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def option(*declarations: str, **settings: Any) -> Callable[[Command], Command]:
     """click.option, with its environment variable shown in --help."""
     return click.option(*declarations, show_envvar=True, **settings)
 
