@@ -56,6 +56,9 @@ class Performer:
             await self._report(slot, partial(job.fail, group, str(error)), "fail")
             self._worker.counters.failed += 1
             return
+        except Exception as error:  # the class could not be made: its outcome, like the code's
+            await self._conclude(slot, error)
+            return
         if self._worker.workdir is not None:
             job.sandbox = slot.sandbox = self._worker.workdir / f"slot-{slot.index}"
             await anyio.to_thread.run_sync(_fresh_directory, slot.sandbox)
