@@ -50,6 +50,8 @@ class Client:
         namespace: keep this deployment's keys under ``<namespace>:ql:`` instead of ``ql:``;
             a hash tag such as ``"{billing}"`` keeps them in one Redis Cluster slot.
         worker_name: how this process appears to the server (default ``<host>-<pid>``).
+        max_connections: the pool's size (default 100). A call that finds every connection
+            busy waits up to ``timeout`` seconds (default 20) for one, rather than failing.
         clock: the time source for ``now`` (default ``time.time``). Every client and worker
             of a deployment must agree on the time within a few seconds: lock expiry,
             schedules and statistics all use the clock of whoever calls.
@@ -114,8 +116,11 @@ class Client:
         return client
 
     def _connect(self, url: str) -> aioredis.Redis:
+        options = {"max_connections": 100, **self._connection_options}
         try:
-            return aioredis.Redis.from_url(url, decode_responses=True, **self._connection_options)
+            # a full pool waits for a free connection instead of failing a burst of calls
+            pool = aioredis.BlockingConnectionPool.from_url(url, decode_responses=True, **options)
+            return aioredis.Redis.from_pool(pool)  # owns the pool: closed with the client
         except ValueError as error:
             raise ConfigurationError(f"bad server URL {url!r}: {error}") from error
 
