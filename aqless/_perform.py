@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from aqless._protocol import encode_json
 from aqless._slots import Slot
-from aqless.errors import ConnectionLostError, ScriptError, UnknownJobClassError
+from aqless.errors import ConnectionLostError, PayloadError, ScriptError, UnknownJobClassError
 from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
 from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
@@ -118,9 +119,14 @@ class Performer:
                 counters.handed_back += 1
             return
         if error is None:
-            if await self._report(slot, job.complete, "complete"):
-                counters.completed += 1
-            return
+            try:
+                encode_json(job.data, "job data")  # the code may have put anything in it
+            except PayloadError as unsendable:
+                error = unsendable
+            else:
+                if await self._report(slot, job.complete, "complete"):
+                    counters.completed += 1
+                return
         delay: float | None = None
         if isinstance(error, Retry):
             delay, message = error.delay, error.message

@@ -12,6 +12,7 @@ import anyio
 
 import aqless
 from aqless import Job, JobState, Worker, WorkerCounters
+from aqless.events import Event
 
 WORKER = "test-worker"
 
@@ -141,3 +142,18 @@ async def process(
     worker = make_worker(client, queues or [queue], handlers, **options)
     async with running(worker):
         return await until_state(client, jid, *states, timeout=timeout)
+
+
+@asynccontextmanager
+async def collecting(client: aqless.Client, *channels: str) -> AsyncIterator[list[Event]]:
+    """The events published on `channels` while the block runs (subscribed before it)."""
+    events: list[Event] = []
+    async with client.events(*channels) as stream, anyio.create_task_group() as tasks:
+
+        async def read() -> None:
+            async for event in stream:
+                events.append(event)
+
+        tasks.start_soon(read)
+        yield events
+        tasks.cancel_scope.cancel()
