@@ -1,0 +1,232 @@
+"""Real ``aqless-run`` processes for the tests. A test module imports the fixtures
+(``from tests.worker.process_helpers import aq_fixture, spawn_fixture``) and uses them by
+their names:
+
+- ``spawn``: starts ``aqless-run`` in a temporary folder holding the job module ``aqjobs``
+  (JOBS below), on the test server; every process it started (and their children) is killed
+  at teardown.
+- ``aq``: an open Client on a flushed server, lock heartbeat 1 s, no grace period.
+
+The job code records what it does as Redis writes (RPUSH of the jid to a list), so the tests
+count exactly what ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+import aqless
+
+#: The job module every spawned worker can import (``-i aqjobs``).
+JOBS = '''
+import os
+import time
+
+import anyio
+import redis
+
+URL = os.environ["AQLESS_URL"]
+
+
+async def _seconds(job, key):
+    value = await job.client.redis.get(key)
+    return float(value) if value is not None else float(job.data.get(key, 0))
+
+
+async def noop(job):
+    await job.client.redis.rpush("done", job.jid)
+
+
+async def sleeper(job):
+    """Sleeps `sleep` seconds (the Redis key, else the job's data) between two marks."""
+    r = job.client.redis
+    await r.rpush("started", job.jid)
+    await r.rpush("pids", f"{os.getpid()} {job.worker_name}")
+    try:
+        await anyio.sleep(await _seconds(job, "sleep"))
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await r.rpush("cancelled", f"{job.jid} {time.time()}")
+        raise
+    await r.rpush("done", job.jid)
+
+
+def sync_sleeper(job):
+    r = redis.Redis.from_url(URL)
+    r.rpush("sync-started", job.jid)
+    time.sleep(float(job.data["sleep"]))
+    r.rpush("sync-done", job.jid)
+
+
+async def sandboxed(job):
+    found = sorted(os.listdir(job.sandbox))
+    (job.sandbox / "left-over").write_text(job.jid)
+    await job.client.redis.rpush("sandboxes", f"{job.sandbox} {','.join(found)}")
+'''
+
+#: A module on the worker's path that must never be imported by a payload.
+EVIL = """
+import pathlib
+pathlib.Path(__file__).with_name("IMPORTED").write_text("evil was imported")
+
+
+def run(job):
+    pass
+"""
+
+#: Seconds any wait of these tests may take before it fails.
+PATIENCE = 20.0
+_CLEAN_ENV = {name: value for name, value in os.environ.items() if not name.startswith("AQLESS_")}
+
+
+class WorkerProcess:
+    """One ``aqless-run`` process; its stderr (the log) goes to a file."""
+
+    def __init__(self, process: subprocess.Popen[bytes], log: Path) -> None:
+        self.process = process
+        self.log_path = log
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def send(self, number: signal.Signals) -> None:
+        self.process.send_signal(number)
+
+    async def exited(self, timeout: float = PATIENCE) -> int:
+        """The exit status, once the process has exited (fails after `timeout`)."""
+        await eventually(lambda: self.process.poll() is not None, timeout, f"{self} exited")
+        return self.process.returncode
+
+    async def logged(self, text: str, timeout: float = PATIENCE) -> None:
+        await eventually(lambda: text in self.log(), timeout, f"{text!r} in the log")
+
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def children(self) -> list[int]:
+        return children(self.pid)
+
+    def __repr__(self) -> str:
+        return f"<aqless-run {self.pid}: {' '.join(map(str, self.process.args))}>"  # type: ignore[arg-type]
+
+
+def children(pid: int) -> list[int]:
+    """The pids of a live process's children (Linux)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(word) for word in text.split()]
+
+
+def descendants(pid: int) -> list[int]:
+    found = []
+    for child in children(pid):
+        found += [child, *descendants(child)]
+    return found
+
+
+class Spawner:
+    """Starts ``aqless-run`` processes in `folder` on `url`; kills them all in `close()`."""
+
+    def __init__(self, url: str, folder: Path) -> None:
+        self.url = url
+        self.folder = folder
+        self.started: list[WorkerProcess] = []
+        (folder / "aqjobs.py").write_text(JOBS)
+        (folder / "evil.py").write_text(EVIL)
+
+    def __call__(
+        self, *arguments: str, env: dict[str, str] | None = None, url: bool = True
+    ) -> WorkerProcess:
+        """``aqless-run -v <arguments>`` with AQLESS_URL set (unless `url` is False)."""
+        environment = {**_CLEAN_ENV, **({"AQLESS_URL": self.url} if url else {}), **(env or {})}
+        log = self.folder / f"worker-{len(self.started)}.log"
+        with log.open("wb") as stderr:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "aqless.run", "-v", *arguments],
+                cwd=self.folder,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=stderr,
+                stderr=stderr,
+            )
+        worker = WorkerProcess(process, log)
+        self.started.append(worker)
+        return worker
+
+    def close(self) -> None:
+        for worker in self.started:
+            for pid in [*descendants(worker.pid), worker.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            worker.process.wait(timeout=10)
+
+
+@pytest.fixture(name="spawn")
+def spawn_fixture(server_url: str, tmp_path: Path) -> Iterator[Spawner]:
+    spawner = Spawner(server_url, tmp_path)
+    try:
+        yield spawner
+    finally:
+        spawner.close()
+
+
+@pytest.fixture(name="aq")
+async def aq_fixture(server_url: str) -> AsyncIterator[aqless.Client]:
+    """An open client on a flushed server: 1 s locks, reclaimed at once when they expire."""
+    async with aqless.Client(server_url) as client:
+        await client.redis.flushall()
+        await client.config.set("heartbeat", 1)
+        await client.config.set("grace-period", 0)
+        yield client
+
+
+@pytest.fixture(name="valkey_only")
+def valkey_only_fixture(server_url: str, request: pytest.FixtureRequest) -> None:
+    """Slow process tests run on the first server only (the worker is the same on both)."""
+    if request.node.callspec.params.get("server_url") != "valkey9":
+        pytest.skip("slow process test: run on Valkey 9 only")
+
+
+async def eventually(
+    condition: Callable[[], bool | Awaitable[bool]], timeout: float = PATIENCE, what: str = ""
+) -> None:
+    """Wait until `condition()` is true; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"not true after {timeout} s: {what or condition}")
+        await anyio.sleep(0.02)
+
+
+async def listed(client: aqless.Client, key: str) -> list[str]:
+    return [str(item) for item in await client.redis.lrange(key, 0, -1)]
+
+
+async def count_reaches(
+    client: aqless.Client, key: str, count: int, timeout: float = PATIENCE
+) -> None:
+    async def reached() -> bool:
+        return int(await client.redis.llen(key)) >= count
+
+    await eventually(reached, timeout, f"{count} items in {key!r}")
