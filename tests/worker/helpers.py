@@ -4,6 +4,7 @@ with a deadline (a hang fails the test instead of blocking it), and read jobs ba
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -157,3 +158,40 @@ async def collecting(client: aqless.Client, *channels: str) -> AsyncIterator[lis
         tasks.start_soon(read)
         yield events
         tasks.cancel_scope.cancel()
+
+
+def one(function: Callable[[Job], Any], klass: str = "app.job", **options: Any) -> aqless.Handlers:
+    """A registry with `function` registered under `klass` (options: timeout, middleware)."""
+    handlers = aqless.Handlers()
+    handlers.register(klass, **options)(function)
+    return handlers
+
+
+class Sleeper:
+    """Job code that sleeps until cancelled; remembers when it started and was cancelled."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.cancelled_at: float | None = None
+
+    async def __call__(self, job: Job) -> None:
+        self.started.set()
+        try:
+            await anyio.sleep(60)
+        except anyio.get_cancelled_exc_class():
+            self.cancelled_at = time.monotonic()
+            raise
+
+
+@asynccontextmanager
+async def sleeping(
+    client: aqless.Client, **options: Any
+) -> AsyncIterator[tuple[Worker, Sleeper, str]]:
+    """A worker running a job (its jid) that sleeps until cancelled."""
+    sleeper = Sleeper()
+    jid = await client.queues["q"].put("app.job")
+    worker = make_worker(client, ["q"], one(sleeper), **options)
+    async with running(worker):
+        with anyio.fail_after(5):
+            await sleeper.started.wait()
+        yield worker, sleeper, jid

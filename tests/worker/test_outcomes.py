@@ -19,18 +19,12 @@ from tests.worker.helpers import (
     get_job,
     history_of,
     make_worker,
+    one,
     process,
     running,
     until,
     until_state,
 )
-
-
-def one(function: Callable[[Job], Any], klass: str = "app.job", **options: Any) -> Handlers:
-    """A registry with `function` under `klass`."""
-    handlers = Handlers()
-    handlers.register(klass, **options)(function)
-    return handlers
 
 
 def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
