@@ -9,15 +9,17 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+import anyio
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from aqless._batching import Batcher
 from aqless.errors import (
     ConnectionLostError,
     InvalidArgumentError,
@@ -26,7 +28,7 @@ from aqless.errors import (
     PayloadError,
     ScriptError,
 )
-from aqless.scripts.loader import Argument, Script
+from aqless.scripts.loader import Argument, Call, Script
 
 Clock = Callable[[], float]
 
@@ -80,10 +82,44 @@ class Protocol:
         self.prefix = prefix or "ql:"
         self.clock = clock
         self.script = Script(redis, prefix=prefix)
+        self._batcher: Batcher | None = None
 
     async def call(self, command: str, *args: Argument) -> Any:
+        if self._batcher is not None:
+            with translated(command):
+                reply = await self._batcher.submit((command, args))
+            if isinstance(reply, ResponseError):
+                raise error_for(command, str(reply)) from reply
+            return reply
         with translated(command):
             return await self.script(command, self.clock(), *args)
+
+    @asynccontextmanager
+    async def batching(self) -> AsyncIterator[Batcher]:
+        """While inside, calls made concurrently share round trips (see aqless._batching).
+        Nested uses share the outer one."""
+        if self._batcher is not None:
+            yield self._batcher
+            return
+        batcher = Batcher(self._send)
+        async with anyio.create_task_group() as group:
+            await group.start(batcher.run)
+            self._batcher = batcher
+            try:
+                yield batcher
+            finally:
+                self._batcher = None
+                batcher.close()  # run() returns once the queued calls are sent
+
+    async def _send(self, calls: Sequence[Call]) -> list[Any]:
+        now = self.clock()
+        if len(calls) > 1:
+            return await self.script.batch(now, calls)
+        command, args = calls[0]
+        try:
+            return [await self.script(command, now, *args)]
+        except ResponseError as error:
+            return [error]
 
     async def json(self, command: str, *args: Argument) -> Any:
         """A command whose reply is a JSON text (None stays None)."""

@@ -1,4 +1,4 @@
-"""What a worker knows about each job it runs, and a wake-up signal without lost wake-ups."""
+"""What a worker knows about each job it runs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from pathlib import Path
 
 import anyio
 
+from aqless._pulse import Pulse
 from aqless.job import Job
 from aqless.models import JobState
+
+__all__ = ["Pulse", "Slot"]
 
 
 @dataclass(slots=True, eq=False)
@@ -58,15 +61,3 @@ class Slot:
         if self.handing_back is None and not self.reporting:
             self.handing_back = reason
             self.cancel()
-
-
-class Pulse:
-    """Wakes whoever waits on it. Take ``pulse.event`` *before* checking for work, then wait
-    on that event: a ``fire()`` in between is not lost."""
-
-    def __init__(self) -> None:
-        self.event = anyio.Event()
-
-    def fire(self) -> None:
-        event, self.event = self.event, anyio.Event()
-        event.set()

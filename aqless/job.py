@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,6 +169,18 @@ class Job:
 
     # -- the owner's verbs: only the worker holding the job may call them ---------------------
 
+    @contextmanager
+    def _letting_go(self) -> Iterator[None]:
+        """While a verb that ends the worker's hold is on its way, the job shows no worker,
+        so its worker neither heartbeats it nor takes the server's news of it (a
+        ``canceled`` event, a refused heartbeat) for a loss. Restored if the verb fails."""
+        worker, self.worker_name = self.worker_name, ""
+        try:
+            yield
+        except BaseException:
+            self.worker_name = worker
+            raise
+
     async def complete(
         self,
         next_queue: str | None = None,
@@ -183,14 +196,16 @@ class Job:
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise ValueError("delay and depends need a next_queue")
-            state = await protocol.text("job.complete", *base)
+            with self._letting_go():
+                state = await protocol.text("job.complete", *base)
         else:
             options: list[str | float] = []
             if delay is not None:
                 options += ["delay", delay]
             if depends is not None:
                 options += ["depends", encode_json(list(depends), "depends")]
-            state = await protocol.text("job.completeAndRequeue", *base, next_queue, *options)
+            with self._letting_go():
+                state = await protocol.text("job.completeAndRequeue", *base, next_queue, *options)
         self.state = JobState(state)
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
@@ -199,7 +214,9 @@ class Job:
 
     async def fail(self, group: str, message: str) -> None:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""
-        await self.client.protocol.call("job.fail", self.jid, self.worker_name, group, message)
+        arguments = (self.jid, self.worker_name, group, message)
+        with self._letting_go():
+            await self.client.protocol.call("job.fail", *arguments)
         self.state = JobState.FAILED
         self.worker_name = ""
         self.expires_at = 0.0
@@ -221,9 +238,11 @@ class Job:
             args.append(group)
             if message is not None:
                 args.append(message)
-        left = await self.client.protocol.integer(
-            "job.retry", self.jid, self.queue_name, self.worker_name, *args
-        )
+        arguments = (self.jid, self.queue_name, self.worker_name, *args)
+        with self._letting_go():
+            left = await self.client.protocol.integer("job.retry", *arguments)
+        self.worker_name = ""
+        self.expires_at = 0.0
         self.retries_left = left
         self.state = (
             JobState.FAILED if left < 0 else (JobState.SCHEDULED if delay > 0 else JobState.WAITING)
@@ -234,7 +253,8 @@ class Job:
 
     async def cancel(self) -> None:
         """Delete the job (refused while other jobs depend on it)."""
-        await self.client.protocol.call("job.cancel", self.jid)
+        with self._letting_go():
+            await self.client.protocol.call("job.cancel", self.jid)
         self.worker_name = ""
         self.expires_at = 0.0
 
@@ -250,6 +270,25 @@ class Job:
         throttles: Sequence[str] | None = None,
     ) -> None:
         """Put the job into `queue` again (it must still exist), keeping its data."""
+        with self._letting_go():
+            await self._move(queue, delay, priority, tags, retries, depends, throttles)
+        self.queue_name = queue
+        self.state = (
+            JobState.DEPENDS if depends else JobState.SCHEDULED if delay > 0 else JobState.WAITING
+        )
+        self.worker_name = ""
+        self.expires_at = 0.0
+
+    async def _move(
+        self,
+        queue: str,
+        delay: float,
+        priority: float | None,
+        tags: Sequence[str] | None,
+        retries: int | None,
+        depends: Sequence[str] | None,
+        throttles: Sequence[str] | None,
+    ) -> None:
         await self.client.queues[queue].put(
             self.klass_name,
             self.data,
@@ -262,12 +301,6 @@ class Job:
             throttles=throttles,
             requeue=True,
         )
-        self.queue_name = queue
-        self.state = (
-            JobState.DEPENDS if depends else JobState.SCHEDULED if delay > 0 else JobState.WAITING
-        )
-        self.worker_name = ""
-        self.expires_at = 0.0
 
     requeue = move
 

@@ -202,7 +202,7 @@ class Worker:
             self.concurrency,
             self.reserver.name,
         )
-        async with anyio.create_task_group() as services:
+        async with self.client.protocol.batching(), anyio.create_task_group() as services:
             await services.start(self.locks.listen)
             services.start_soon(self.locks.keep)
             services.start_soon(self._listen_for_work)

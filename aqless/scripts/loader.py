@@ -16,6 +16,7 @@ from redis.exceptions import NoScriptError, ResponseError
 from aqless.scripts import build, build_library, function_name, sha1
 
 Argument = str | bytes | int | float
+Call = tuple[str, Sequence[Argument]]  # a command and its arguments (after `now`)
 Reply = object
 
 
@@ -77,23 +78,27 @@ class Script:
         """The same command with many argument lists, pipelined in one round trip (not a
         transaction: each call is atomic on its own). A refused call's reply is its
         ResponseError, in place."""
-        replies = await self._pipeline(command, now, calls)
+        return await self.batch(now, [(command, args) for args in calls])
+
+    async def batch(self, now: float, calls: Sequence[Call]) -> list[Reply]:
+        """Commands with their arguments, pipelined in one round trip (not a transaction:
+        each call is atomic on its own). A refused call's reply is its ResponseError, in
+        place."""
+        replies = await self._pipeline(now, calls)
         if replies and isinstance(replies[0], ResponseError):
             first = replies[0]
             if self._functions and _no_functions(first):
                 self._functions = False
-                replies = await self._pipeline(command, now, calls)
+                replies = await self._pipeline(now, calls)
             elif _missing_function(first) or isinstance(first, NoScriptError):
                 # the server lost the code: nothing ran, so the whole batch can go again
                 await (self.load_library() if self._functions else self.load())
-                replies = await self._pipeline(command, now, calls)
+                replies = await self._pipeline(now, calls)
         return replies
 
-    async def _pipeline(
-        self, command: str, now: float, calls: Sequence[Sequence[Argument]]
-    ) -> list[Reply]:
+    async def _pipeline(self, now: float, calls: Sequence[Call]) -> list[Reply]:
         pipeline = self._redis.pipeline(transaction=False)
-        for args in calls:
+        for command, args in calls:
             argv = (command, repr(now), *args)
             if self._functions:
                 pipeline.fcall(self.function, len(self._keys), *self._keys, *argv)

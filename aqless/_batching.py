@@ -1,0 +1,103 @@
+"""Automatic pipelining: calls made while a round trip is in flight go together in the next.
+
+A worker makes many small calls at once (completes, heartbeats, pops, its jobs' own verbs).
+Sending each alone costs a round trip and a connection apiece; a ``Batcher`` keeps one
+pipeline in flight instead, so at 200 concurrent jobs a round trip carries the calls of all
+the jobs that finished meanwhile. A lone call goes at once, as a plain call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+import anyio
+from anyio.abc import TaskStatus
+
+from aqless._pulse import Pulse
+from aqless.errors import ConnectionLostError
+from aqless.scripts.loader import Call, Reply
+
+__all__ = ["Batcher"]
+
+Send = Callable[[Sequence[Call]], Awaitable[list[Reply]]]
+
+
+class _Pending:
+    __slots__ = ("call", "done", "error", "reply")
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+        self.done = anyio.Event()
+        self.reply: Reply = None
+        self.error: BaseException | None = None
+
+
+class Batcher:
+    """Sends submitted calls through `send`, a batch per round trip, from one task
+    (``run``) owned by whoever started it."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._queue: list[_Pending] = []
+        self._arrived = Pulse()
+        self._closed = False
+        self.round_trips = 0
+        self.calls = 0
+
+    async def submit(self, call: Call) -> Reply:
+        """The call's reply (a refusal is returned as the server's error, not raised); the
+        exception of a failed round trip is raised. A caller cancelled while waiting does
+        not take its call back: it may already be on its way."""
+        if self._closed:
+            raise RuntimeError("this batcher is closed")
+        pending = _Pending(call)
+        self._queue.append(pending)
+        self._arrived.fire()
+        await pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+        return pending.reply
+
+    def close(self) -> None:
+        """Let ``run`` return once what was submitted has been sent."""
+        self._closed = True
+        self._arrived.fire()
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        try:
+            await self._send_all()
+        finally:  # cancelled: nobody will send what is left, so nobody may wait for it
+            self._closed = True
+            for pending in self._queue:
+                pending.error = ConnectionLostError("the batcher stopped before sending this")
+                pending.done.set()
+            self._queue = []
+
+    async def _send_all(self) -> None:
+        while True:
+            arrived = self._arrived.event
+            if not self._queue:
+                if self._closed:
+                    return
+                await arrived.wait()
+                continue
+            batch, self._queue = self._queue, []
+            self.round_trips += 1
+            self.calls += len(batch)
+            try:
+                replies = await self._send([pending.call for pending in batch])
+            except BaseException as error:  # the round trip failed: every call of it did
+                for pending in batch:
+                    pending.error = (
+                        error
+                        if isinstance(error, Exception)
+                        else ConnectionLostError("the call was interrupted")
+                    )
+                    pending.done.set()
+                if not isinstance(error, Exception):
+                    raise
+                continue
+            for pending, reply in zip(batch, replies, strict=True):
+                pending.reply = reply
+                pending.done.set()

@@ -1,0 +1,111 @@
+"""Automatic pipelining: concurrent calls share round trips, each keeps its own outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+import pytest
+
+from aqless import Client, JobNotFoundError
+from aqless._batching import Batcher
+from aqless.errors import ConnectionLostError
+from aqless.scripts.loader import Call, Reply
+
+pytest_plugins = ["tests.client_fixtures"]
+
+
+async def test_concurrent_calls_share_round_trips(client: Client) -> None:
+    queue = client.queues["q"]
+    jids: list[str] = []
+
+    async def put(n: int) -> None:
+        jids.append(await queue.put("k", {"n": n}))
+
+    async with client.protocol.batching() as batcher, anyio.create_task_group() as group:
+        for n in range(100):
+            group.start_soon(put, n)
+    assert len(set(jids)) == 100
+    assert batcher.calls == 100
+    assert batcher.round_trips < 20  # the first goes alone, the rest ride together
+    assert await queue.length() == 100
+
+
+async def test_a_refusal_reaches_only_its_caller(client: Client) -> None:
+    jid = await client.queues["q"].put("k", {})
+    outcomes: dict[str, object] = {}
+
+    async def priority(name: str, target: str) -> None:
+        try:
+            await client.protocol.call("job.setPriority", target, 5)
+            outcomes[name] = "ok"
+        except JobNotFoundError as error:
+            outcomes[name] = error
+
+    async with client.protocol.batching(), anyio.create_task_group() as group:
+        group.start_soon(priority, "real", jid)
+        group.start_soon(priority, "missing", "no-such-jid")
+    assert outcomes["real"] == "ok"
+    assert isinstance(outcomes["missing"], JobNotFoundError)
+    job = await client.jobs.get(jid)
+    assert job is not None
+    assert job.priority == 5
+
+
+async def test_nested_batching_shares_the_outer_batcher(client: Client) -> None:
+    async with client.protocol.batching() as outer, client.protocol.batching() as inner:
+        assert inner is outer
+        await client.queues["q"].put("k", {})
+    assert outer.calls == 1
+    await client.queues["q"].put("k", {})  # after the block: a plain call again
+    assert outer.calls == 1
+
+
+async def test_a_failed_round_trip_fails_each_of_its_calls() -> None:
+    async def send(calls: object) -> list[Reply]:
+        raise ConnectionLostError("gone")
+
+    batcher = Batcher(send)
+    failures: list[BaseException] = []
+
+    async def submit() -> None:
+        try:
+            await batcher.submit(("job.get", ("x",)))
+        except ConnectionLostError as error:
+            failures.append(error)
+
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        for _ in range(3):
+            group.start_soon(submit)
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert len(failures) == 3
+
+
+async def test_calls_left_when_the_batcher_is_cancelled_fail_instead_of_hanging() -> None:
+    release = anyio.Event()
+
+    async def send(calls: Sequence[Call]) -> list[Reply]:
+        await release.wait()
+        return [None for _ in calls]
+
+    batcher = Batcher(send)
+    failures: list[BaseException] = []
+
+    async def submit() -> None:
+        try:
+            await batcher.submit(("job.get", ("x",)))
+        except ConnectionLostError as error:
+            failures.append(error)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as callers, anyio.create_task_group() as runner:
+            await runner.start(batcher.run)
+            for _ in range(3):
+                callers.start_soon(submit)
+            await anyio.wait_all_tasks_blocked()  # one in flight, two queued
+            runner.cancel_scope.cancel()
+    assert len(failures) == 3
+    with pytest.raises(RuntimeError, match="closed"):
+        await batcher.submit(("job.get", ("x",)))
