@@ -349,7 +349,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 )
 @option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False, resolve_path=True, path_type=Path),
     envvar="AQLESS_WORKDIR",
     help="Give each job a clean folder here (job.sandbox).",
 )
