@@ -106,6 +106,11 @@ class WorkerProcess:
     def send(self, number: signal.Signals) -> None:
         self.process.send_signal(number)
 
+    def send_to(self, child: int, number: signal.Signals) -> None:
+        """Signal one of this process's children (a supervisor's worker)."""
+        assert child in self.children(), f"{child} is not a child of {self.pid}"
+        os.kill(child, number)
+
     async def exited(self, timeout: float = PATIENCE) -> int:
         """The exit status, once the process has exited (fails after `timeout`)."""
         await eventually(lambda: self.process.poll() is not None, timeout, f"{self} exited")
@@ -230,3 +235,37 @@ async def count_reaches(
         return int(await client.redis.llen(key)) >= count
 
     await eventually(reached, timeout, f"{count} items in {key!r}")
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def pids_and_names(aq: aqless.Client) -> list[tuple[int, str]]:
+    """(pid, worker name) of every run of ``aqjobs.sleeper``, in order."""
+    entries = [entry.split() for entry in await listed(aq, "pids")]
+    return [(int(pid), name) for pid, name in entries]
+
+
+#: The arguments of a worker running the job module, polling every second.
+WORKER = ("-i", "aqjobs", "--interval", "1")
+
+
+async def put(aq: aqless.Client, klass: str, count: int, queue: str = "q") -> list[str]:
+    return [await aq.queues[queue].put(klass) for _ in range(count)]
+
+
+async def running_sleepers(
+    aq: aqless.Client, spawn: Spawner, count: int, *arguments: str, sleep: float
+) -> tuple[WorkerProcess, list[str]]:
+    """A worker (WORKER + `arguments`, queue q) running `count` sleepers of `sleep` s."""
+    await aq.redis.set("sleep", sleep)
+    jids = await put(aq, "aqjobs.sleeper", count)
+    worker = spawn(*WORKER, *arguments, "q")
+    await count_reaches(aq, "started", count)
+    return worker, jids

@@ -14,18 +14,18 @@ import pytest
 import aqless
 from aqless.queue import PutRequest
 from tests.worker.process_helpers import (
+    WORKER,
     Spawner,
     aq_fixture,  # noqa: F401
     count_reaches,
     eventually,
     listed,
+    running_sleepers,
     spawn_fixture,  # noqa: F401
     valkey_only_fixture,  # noqa: F401
 )
 
 pytestmark = pytest.mark.timeout(60)
-
-WORKER = ("-i", "aqjobs", "--interval", "1")
 
 
 async def job(aq: aqless.Client, jid: str) -> aqless.Job:
@@ -114,12 +114,7 @@ async def _all_done(aq: aqless.Client, jids: list[str]) -> bool:
 async def test_sigterm_hands_running_jobs_back_at_once_and_loses_none(
     aq: aqless.Client, spawn: Spawner
 ) -> None:
-    await aq.redis.set("sleep", 30)
-    jids = [await aq.queues["q"].put("aqjobs.sleeper") for _ in range(3)]
-    await aq.queues["q"].put("aqjobs.noop")  # no job is waiting when the signal arrives
-    first = spawn(*WORKER, "-c", "10", "--grace", "0.2", "q")
-    await count_reaches(aq, "started", 3)
-    await count_reaches(aq, "done", 1)
+    first, jids = await running_sleepers(aq, spawn, 3, "--grace", "0.2", sleep=30)
     first.send(signal.SIGTERM)
     assert await first.exited(timeout=5) == 0
     for jid in jids:  # handed back, not waiting for their locks to expire
