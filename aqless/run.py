@@ -24,7 +24,7 @@ import click
 from aqless import _logs, _process
 from aqless._version import __version__
 from aqless.client import Client
-from aqless.errors import AqlessError, ConfigurationError
+from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError
 from aqless.handlers import Handlers
 from aqless.middleware import Middleware
 from aqless.outcomes import Backoff
@@ -125,6 +125,7 @@ async def serve(options: RunOptions) -> int:
     """Run one worker until a signal stops it; the process's exit status."""
     async with Client(options.url, namespace=options.namespace, worker_name=options.name) as client:
         worker = options.worker(client)
+        await client.config.get("heartbeat")  # an unreachable server: one clear error
         async with anyio.create_task_group() as group:
             group.start_soon(_obey_signals, worker)
             if options.supervised:
@@ -168,8 +169,7 @@ async def check(options: RunOptions) -> int:
         handlers = options.handlers()
         async with Client(options.url, namespace=options.namespace) as client:
             worker = options.worker(client)
-            await client.redis.ping()
-            config = await client.config.all()
+            config = await client.config.all()  # reaches the server (errors as AqlessError)
             queues = await worker.selection.resolve(client)
     except (AqlessError, ImportError) as error:
         click.echo(f"check failed: {error}", err=True)
@@ -405,7 +405,7 @@ def main(
 
             sys.exit(supervisor.run(sys.argv[1:], processes=processes, name=options.name))
         sys.exit(run_async(serve, options))
-    except (ConfigurationError, ImportError) as error:
+    except (ConfigurationError, ConnectionLostError, ImportError) as error:
         raise click.ClickException(str(error)) from error
     except KeyboardInterrupt:
         sys.exit(130)
