@@ -203,9 +203,9 @@ async def aq_fixture(server_url: str) -> AsyncIterator[aqless.Client]:
 
 @pytest.fixture(name="valkey_only")
 def valkey_only_fixture(server_url: str, request: pytest.FixtureRequest) -> None:
-    """Slow process tests run on the first server only (the worker is the same on both)."""
+    """Slow process tests, and those that need no server, run on Valkey 9 only."""
     if request.node.callspec.params.get("server_url") != "valkey9":
-        pytest.skip("slow process test: run on Valkey 9 only")
+        pytest.skip("runs on Valkey 9 only")
 
 
 async def eventually(
