@@ -1,0 +1,108 @@
+"""Connections killed under a running worker (CLIENT KILL from another connection): no job
+is lost, put events and worker events come back."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+import redis.asyncio as aioredis
+
+import aqless
+from aqless import Job, JobState
+from tests.worker.helpers import (
+    all_complete,
+    get_job,
+    history_of,
+    make_worker,
+    one,
+    running,
+    sleeping,
+    until,
+    until_state,
+)
+
+
+@pytest.fixture
+async def killer(server_url: str) -> AsyncIterator[aioredis.Redis]:
+    """A connection of the test's own, which kills the others (SKIPME yes: not itself)."""
+    connection = aioredis.Redis.from_url(server_url, decode_responses=True)
+    try:
+        yield connection
+    finally:
+        await connection.aclose()
+
+
+async def kill(killer: aioredis.Redis, kind: str) -> int:
+    return int(await killer.client_kill_filter(_type=kind, skipme=True))
+
+
+async def test_killed_connections_lose_no_job(
+    client: aqless.Client, killer: aioredis.Redis
+) -> None:
+    await client.config.set("q-heartbeat", 1)
+
+    async def works(job: Job) -> None:
+        await anyio.sleep(0.05 * (job.data["n"] % 5))
+
+    jids = [await client.queues["q"].put("app.job", {"n": n}) for n in range(60)]
+    worker = make_worker(client, ["q"], one(works), concurrency=8)
+    async with running(worker):
+        for stage, kind in enumerate(("normal", "pubsub", "normal", "pubsub")):
+            await until(lambda: worker.counters.completed >= 10 * stage + 5)  # noqa: B023
+            assert await kill(killer, kind) >= 1
+        await all_complete(client, jids, timeout=20)
+    assert worker.counters.completed == 60
+    assert worker.counters.lost == 0
+    for job in await client.jobs.get_many(jids):
+        assert history_of(job) == ["put", "popped", "done"], job.history
+
+
+async def test_put_events_come_back_after_a_kill(
+    client: aqless.Client, killer: aioredis.Redis
+) -> None:
+    ran: list[str] = []
+
+    async def record(job: Job) -> None:
+        ran.append(job.jid)
+
+    worker = make_worker(client, ["q"], one(record), interval=30)
+    async with running(worker):
+        await anyio.sleep(0.2)  # idle, listening
+        assert await kill(killer, "pubsub") >= 2  # ql:log and ql:w:<worker>
+        await anyio.sleep(0.5)  # resubscribed
+        jid = await client.queues["q"].put("app.job")
+        await until(lambda: jid in ran, timeout=2)
+
+
+async def test_a_cancel_during_a_kill_still_stops_the_job(
+    client: aqless.Client, killer: aioredis.Redis
+) -> None:
+    """The cancel event is published while the worker's channel is down: after the
+    reconnection the worker heartbeats every job, is refused, and cancels the code."""
+    async with sleeping(client) as (worker, sleeper, jid):
+        assert await kill(killer, "pubsub") >= 1
+        await (await get_job(client, jid)).cancel()
+        await until(lambda: not worker.slots, timeout=3)
+    assert sleeper.cancelled_at is not None
+    assert worker.counters.lost == 1
+    assert await client.jobs.get(jid) is None
+
+
+async def test_a_job_finishing_while_connections_die_is_reported(
+    client: aqless.Client, killer: aioredis.Redis
+) -> None:
+    gate = anyio.Event()
+
+    async def gated(job: Job) -> None:
+        await gate.wait()
+
+    jid = await client.queues["q"].put("app.job")
+    worker = make_worker(client, ["q"], one(gated))
+    async with running(worker):
+        await until(lambda: len(worker.slots) == 1)
+        assert await kill(killer, "normal") >= 1
+        gate.set()
+        job = await until_state(client, jid, JobState.COMPLETE)
+    assert history_of(job) == ["put", "popped", "done"]
