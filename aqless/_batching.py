@@ -8,6 +8,7 @@ the jobs that finished meanwhile. A lone call goes at once, as a plain call.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
@@ -27,7 +28,7 @@ class _Pending:
 
     def __init__(self, call: Call) -> None:
         self.call = call
-        self.done = anyio.Event()
+        self.done = asyncio.Event()  # see aqless._pulse for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
 

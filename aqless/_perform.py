@@ -86,16 +86,17 @@ class Performer:
                 limiter=self._threads,
             )
         timeout = handler.timeout if handler.timeout is not None else self.job_timeout
-        with anyio.CancelScope() as slot.scope:
+        deadline = float("inf") if timeout is None else anyio.current_time() + timeout
+        # one scope for all three ways to stop the code: lost, handed back, or timed out
+        with anyio.CancelScope(deadline=deadline) as slot.scope:
             if slot.lost is not None or slot.handing_back is not None:
                 slot.scope.cancel()
-            with anyio.move_on_after(timeout if timeout is not None else float("inf")) as limit:
-                try:
-                    await wrapped(self._chain(handler), job, perform)()
-                except (Exception, SystemExit) as error:
-                    return error
-            if limit.cancelled_caught:
-                return JobTimeoutError(f"job {job.jid} ran past its timeout of {timeout:g} s")
+            try:
+                await wrapped(self._chain(handler), job, perform)()
+            except (Exception, SystemExit) as error:
+                return error
+        if slot.scope.cancelled_caught and slot.lost is None and slot.handing_back is None:
+            return JobTimeoutError(f"job {job.jid} ran past its timeout of {timeout:g} s")
         return None
 
     def _chain(self, handler: Handler) -> tuple[Wrapper, ...]:

@@ -161,9 +161,13 @@ def _refusal(command: str, error: ResponseError) -> ScriptError:
     return refusal
 
 
+# one encoder for all: json.dumps with options builds a new one per call
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode_json(value: object, what: str) -> str:
     """JSON text of `value`, or PayloadError before anything is sent."""
     try:
-        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError) as error:
         raise PayloadError(f"{what} is not JSON-serializable: {error}") from error

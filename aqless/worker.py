@@ -130,7 +130,6 @@ class Worker:
         self._state: _State = "new"
         self._free_indexes = list(range(concurrency - 1, -1, -1))
         self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
-        self._drained = Pulse()  # a slot freed (for stopping)
         self._hard_stop = False
         self._listening = anyio.Event()  # set while the worker wants put events
         self._listener: anyio.CancelScope | None = None
@@ -159,7 +158,6 @@ class Worker:
         call hands them back at once."""
         if self._state == "stopping":
             self._hard_stop = True
-            self._drained.fire()
         self._begin_stop()
 
     def finish(self) -> None:
@@ -282,7 +280,6 @@ class Worker:
             del self.slots[slot.job.jid]
             self._free_indexes.append(slot.index)
             self._wakeup.fire()
-            self._drained.fire()
 
     async def _wind_down(self) -> None:
         self._listen(False)
@@ -290,7 +287,7 @@ class Worker:
             logger.info("worker %s stopping: %d jobs running", self.name, len(self.slots))
         with anyio.move_on_after(self.grace):
             while self.slots and not self._hard_stop:
-                await self._drained.event.wait()
+                await self._wakeup.event.wait()  # fired as slots free, and by stop()
         self.hand_back_running("the worker stopped before the job finished")
 
     async def _resume(self, jobs: TaskGroup) -> None:
