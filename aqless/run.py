@@ -59,6 +59,7 @@ class RunOptions:
     max_jobs: int | None = None
     max_memory_mb: int | None = None
     resume: bool = False
+    burst: bool = False
     workdir: Path | None = None
     supervised: bool = False
 
@@ -92,6 +93,7 @@ class RunOptions:
             max_jobs=self.max_jobs,
             max_memory=None if self.max_memory_mb is None else self.max_memory_mb << 20,
             resume=self.resume,
+            burst=self.burst,
         )
 
     @staticmethod
@@ -346,6 +348,12 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     is_flag=True,
     envvar="AQLESS_RESUME",
     help="First take back the jobs the server lists as held by this worker name.",
+)
+@option(
+    "--burst",
+    is_flag=True,
+    envvar="AQLESS_BURST",
+    help="Exit once no job is running and the queues have none waiting.",
 )
 @option(
     "--workdir",

