@@ -31,16 +31,12 @@ class SetupError(click.ClickException):
     exit_code = 2
 
 
-def _leaf(error: BaseException) -> BaseException:
-    """The one exception inside task-group wrappers (anyio raises ExceptionGroups)."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
-
-
 def translated(error: BaseException) -> click.ClickException | None:
-    """The click exception (with its exit code) for an error of the client or server."""
-    error = _leaf(error)
+    """The click exception (with its exit code) for an error of the client or server; for
+    a task group's ExceptionGroup, that of the first error it holds that has one."""
+    if isinstance(error, BaseExceptionGroup):
+        found = (translated(inner) for inner in error.exceptions)
+        return next((mapped for mapped in found if mapped is not None), None)
     if isinstance(error, aqless.JobNotFoundError):
         return NotFound(error.detail)
     if isinstance(error, aqless.ScriptError):

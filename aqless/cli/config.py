@@ -25,7 +25,12 @@ def config() -> None:
 
 @config.command("list")
 def list_options() -> None:
-    """Every setting: the defaults overlaid with what was set."""
+    """Every setting: the defaults overlaid with what was set.
+
+    \b
+    Example:
+      aqless config list
+    """
     options = run(lambda client: client.config.all())
     emit(options, table(None, ("option", "value"), sorted(options.items())))
 
@@ -33,7 +38,12 @@ def list_options() -> None:
 @config.command()
 @click.argument("option")
 def get(option: str) -> None:
-    """One setting's value (its default when not set); exit 1 for an unknown one."""
+    """One setting's value (its default when not set); exit 1 for an unknown one.
+
+    \b
+    Example:
+      aqless config get grace-period
+    """
     value = run(lambda client: client.config.get(option))
     if value is None:
         raise NotFound(f"no setting {option!r}")
@@ -44,7 +54,13 @@ def get(option: str) -> None:
 @click.argument("option")
 @click.argument("value")
 def set_option(option: str, value: str) -> None:
-    """Set OPTION to VALUE."""
+    """Set OPTION to VALUE, for every client and worker of the deployment.
+
+    \b
+    Examples:
+      aqless config set heartbeat 120
+      aqless config set emails-heartbeat 30
+    """
     run(lambda client: client.config.set(option, value))
     emit({option: value}, f"{option} = {value}")
 
@@ -52,7 +68,12 @@ def set_option(option: str, value: str) -> None:
 @config.command()
 @click.argument("option")
 def unset(option: str) -> None:
-    """Forget OPTION's value: it goes back to its default."""
+    """Forget OPTION's value: it goes back to its default.
+
+    \b
+    Example:
+      aqless config unset heartbeat
+    """
 
     async def act(client: aqless.Client) -> str | None:
         await client.config.unset(option)

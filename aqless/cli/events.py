@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -54,16 +57,23 @@ async def _tail(client: aqless.Client, channels: tuple[str, ...], workers: tuple
     out: Console = console()
     async with client.events(*channels, workers=workers) as stream:
         note(f"listening on {', '.join(stream.channels)} (Ctrl-C to stop)")
-        async for event in stream:
-            received = time.time()
-            if as_json:
-                click.echo(to_json(event_document(event, received), indent=None))
-            else:
-                out.print(event_line(event, received))
+        async with _until_signal():
+            async for event in stream:
+                received = time.time()
+                if as_json:
+                    click.echo(to_json(event_document(event, received), indent=None))
+                else:
+                    out.print(event_line(event, received))
 
 
-async def _until_signal(client: aqless.Client, *args: tuple[str, ...]) -> None:
-    """Tail until SIGINT or SIGTERM, then unsubscribe and return normally."""
+@asynccontextmanager
+async def _until_signal() -> AsyncIterator[None]:
+    """Cancel the block on SIGINT or SIGTERM, so that the stream unsubscribes and the
+    command exits 0. Signals can only be caught in the main thread; elsewhere (tests),
+    nothing is installed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     async with anyio.create_task_group() as group:
 
         async def stop_on_signal() -> None:
@@ -72,7 +82,7 @@ async def _until_signal(client: aqless.Client, *args: tuple[str, ...]) -> None:
                     group.cancel_scope.cancel()
 
         group.start_soon(stop_on_signal)
-        await _tail(client, *args)
+        yield
         group.cancel_scope.cancel()
 
 
@@ -92,7 +102,7 @@ def events(channels: tuple[str, ...], workers: tuple[str, ...]) -> None:
       aqless events completed failed
       aqless --json events log | jq -c 'select(.kind == "failed")'
     """
-    run(lambda client: _until_signal(client, channels, workers))
+    run(lambda client: _tail(client, channels, workers))
 
 
 COMMANDS = (events,)

@@ -49,7 +49,13 @@ def recurring() -> None:
 @recurring.command("list")
 @click.argument("queues", nargs=-1)
 def list_recurring(queues: tuple[str, ...]) -> None:
-    """The recurring jobs of QUEUES (default: every queue)."""
+    """The recurring jobs of QUEUES (default: every queue).
+
+    \b
+    Examples:
+      aqless recurring list
+      aqless recurring list reports emails
+    """
     jobs = run(lambda client: _recurring(client, queues))
     rows = (
         (
@@ -71,7 +77,12 @@ def list_recurring(queues: tuple[str, ...]) -> None:
 @recurring.command()
 @click.argument("rjid")
 def show(rjid: str) -> None:
-    """One recurring job's template."""
+    """One recurring job's template: class, queue, interval, data...
+
+    \b
+    Example:
+      aqless recurring show daily-report
+    """
     job = run(lambda client: require_recurring(client, rjid))
     emit(recurring_document(job), recurring_view(job))
 
@@ -86,7 +97,12 @@ def show(rjid: str) -> None:
 @click.option("--klass", help="The spawned jobs' class.")
 @click.option("--queue", help="Spawn into this queue instead.")
 def update(rjid: str, **changes: Any) -> None:
-    """Change a recurring job; the jobs it spawns from now on follow."""
+    """Change a recurring job; the jobs it spawns from now on follow.
+
+    \b
+    Example:
+      aqless recurring update daily-report --interval 3600 --data '{"full": true}'
+    """
     given = {name: value for name, value in changes.items() if value is not None}
     if not given:
         raise click.UsageError("nothing to change: give at least one option")
@@ -103,7 +119,12 @@ def update(rjid: str, **changes: Any) -> None:
 @recurring.command("cancel")
 @click.argument("rjid")
 def cancel_recurring(rjid: str) -> None:
-    """Stop spawning (jobs already spawned stay)."""
+    """Stop spawning; the jobs already spawned stay.
+
+    \b
+    Example:
+      aqless recurring cancel daily-report
+    """
 
     async def act(client: aqless.Client) -> None:
         await (await require_recurring(client, rjid)).cancel()

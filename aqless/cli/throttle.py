@@ -51,7 +51,13 @@ async def _show(client: aqless.Client, name: str, is_queue: bool) -> dict[str, A
 @click.argument("name")
 @QUEUE_FLAG
 def show(name: str, is_queue: bool) -> None:
-    """A throttle: its maximum, expiry, and the jobs holding it and waiting for it."""
+    """A throttle: its maximum, expiry, and the jobs holding it and waiting for it.
+
+    \b
+    Examples:
+      aqless throttle show smtp
+      aqless throttle show emails --queue
+    """
     document = run(lambda client: _show(client, name, is_queue))
     ttl = document["ttl"]
     view = fields(
@@ -74,7 +80,13 @@ def show(name: str, is_queue: bool) -> None:
 )
 @QUEUE_FLAG
 def set_throttle(name: str, maximum: int, expiration: int, is_queue: bool) -> None:
-    """Let at most MAXIMUM jobs holding NAME run at once (0: unlimited)."""
+    """Let at most MAXIMUM jobs holding NAME run at once (0: unlimited).
+
+    \b
+    Examples:
+      aqless throttle set smtp 10 --expiration 3600
+      aqless throttle set emails 4 --queue
+    """
     if is_queue and expiration:
         raise click.UsageError("a queue's throttle has no --expiration")
 
@@ -91,7 +103,12 @@ def set_throttle(name: str, maximum: int, expiration: int, is_queue: bool) -> No
 @throttle.command()
 @click.argument("name")
 def delete(name: str) -> None:
-    """Delete a throttle (its limit is lifted)."""
+    """Delete a throttle: its limit is lifted.
+
+    \b
+    Example:
+      aqless throttle delete smtp
+    """
     run(lambda client: client.throttles[name].delete())
     emit({"deleted": name}, f"deleted throttle {name}")
 
