@@ -9,6 +9,7 @@ from typing import IO, Any
 import click
 
 import aqless
+from aqless.cli.params import names, parse_json
 from aqless.cli.render import plural
 from aqless.cli.runtime import chunks, emit, progress, run
 
@@ -24,22 +25,6 @@ LINE_FIELDS = (
     "depends",
     "throttles",
 )
-
-
-def parse_json(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    """An option's or argument's JSON text, decoded (a usage error if it is not JSON)."""
-    if value is None:
-        return None
-    try:
-        return json.loads(value)
-    except ValueError as error:
-        raise click.BadParameter(f"not JSON: {error}", ctx, param) from error
-
-
-def _names(values: tuple[str, ...]) -> list[str] | None:
-    """Repeated options, each possibly comma-separated; None when not given."""
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    return names or None
 
 
 def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.PutRequest]:
@@ -110,10 +95,10 @@ def put(
     options: dict[str, Any] = {
         "priority": priority,
         "delay": delay,
-        "tags": _names(tags),
+        "tags": names(tags),
         "retries": retries,
-        "depends": _names(depends),
-        "throttles": _names(throttles),
+        "depends": names(depends),
+        "throttles": names(throttles),
     }
     given = {name: value for name, value in options.items() if value is not None}
     if source is None:

@@ -9,7 +9,7 @@ import click
 import aqless
 from aqless.cli.documents import recurring_document
 from aqless.cli.job_view import recurring_view
-from aqless.cli.put import parse_json
+from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
 from aqless.cli.runtime import NotFound, emit, run
 
