@@ -35,7 +35,7 @@ def list_options() -> None:
     emit(options, table(None, ("option", "value"), sorted(options.items())))
 
 
-@config.command()
+@config.command(short_help="One setting's value.")
 @click.argument("option")
 def get(option: str) -> None:
     """One setting's value (its default when not set); exit 1 for an unknown one.
@@ -50,7 +50,7 @@ def get(option: str) -> None:
     emit({option: value}, value)
 
 
-@config.command("set")
+@config.command("set", short_help="Set OPTION to VALUE.")
 @click.argument("option")
 @click.argument("value")
 def set_option(option: str, value: str) -> None:

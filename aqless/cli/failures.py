@@ -33,7 +33,7 @@ def last_line(message: str) -> str:
     return lines[-1] if lines else ""
 
 
-@click.command()
+@click.command(short_help="Failure groups with counts; or one group's jobs.")
 @click.argument("group", required=False)
 @click.option("-n", "--count", default=25, show_default=True, help="Jobs to show.")
 @click.option("--offset", default=0, show_default=True, help="Jobs to skip (most recent first).")
@@ -74,12 +74,12 @@ def failed(group: str | None, count: int, offset: int) -> None:
 
 
 async def _requeue(client: aqless.Client, jids: list[str], queue: str | None) -> int:
-    """Put failed jobs back into their queue (or `queue`); the ones no longer failed are
-    left alone. Returns how many moved."""
+    """Put failed jobs back into their queue (or `queue`); jobs that are no longer failed,
+    or gone, are left alone. Returns how many moved."""
     moved = 0
     with progress("retrying", len(jids)) as advance:
         for chunk in chunks(jids, PAGE):
-            for job in await require_jobs(client, chunk):
+            for job in await client.jobs.get_many(chunk):
                 if job.state == aqless.JobState.FAILED:
                     await job.move(queue or job.queue_name)
                     moved += 1
@@ -101,7 +101,7 @@ async def _unfail(client: aqless.Client, group: str, queue: str, limit: int | No
     return moved
 
 
-@click.command()
+@click.command(short_help="Requeue failed jobs: a group's, or given jids.")
 @click.argument("targets", nargs=-1, required=True, metavar="GROUP | JID...")
 @click.option("--queue", help="Put the jobs into this queue instead of each one's own.")
 @click.option("-n", "--count", type=int, help="At most this many of the group's jobs.")
@@ -126,7 +126,8 @@ def retry(targets: tuple[str, ...], queue: str | None, count: int | None) -> Non
             if queue is not None:
                 return group, await _unfail(client, group, queue, count)
             return group, await _requeue(client, await group_jids(client, group, count), None)
-        return "", await _requeue(client, list(targets), queue)
+        jids = [job.jid for job in await require_jobs(client, targets)]  # all exist, or none moves
+        return "", await _requeue(client, jids, queue)
 
     group, moved = run(act)
     document = {"group": group or None, "retried": moved}

@@ -47,7 +47,7 @@ def get(jid: str) -> None:
         emit(job_document(job), job_view(job))
 
 
-@click.command()
+@click.command(short_help="Set a job's priority (higher runs earlier).")
 @click.argument("jid")
 @click.argument("priority", type=float)
 def priority(jid: str, priority: float) -> None:
@@ -69,7 +69,7 @@ def priority(jid: str, priority: float) -> None:
     emit({"jid": jid, "priority": priority}, f"{jid}: priority {priority:g}")
 
 
-@click.command()
+@click.command(short_help="Track jobs; with no JID, list the tracked ones.")
 @click.argument("jids", nargs=-1)
 def track(jids: tuple[str, ...]) -> None:
     """Track jobs (their events go to the tracking channels); no JID lists tracked jobs.
@@ -133,7 +133,7 @@ def tag(jid: str, tags: tuple[str, ...]) -> None:
     _tagging(True, jid, tags)
 
 
-@click.command()
+@click.command(short_help="Remove tags from a job (or a recurring job).")
 @click.argument("jid")
 @click.argument("tags", nargs=-1, required=True)
 def untag(jid: str, tags: tuple[str, ...]) -> None:

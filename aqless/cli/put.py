@@ -48,7 +48,7 @@ def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.Put
     return requests
 
 
-@click.command()
+@click.command(short_help="Put a job (or a JSON-lines file of jobs) into a queue.")
 @click.argument("queue")
 @click.argument("klass", required=False)
 @click.argument("data", required=False, callback=parse_json)

@@ -18,7 +18,7 @@ from aqless.cli.runtime import emit, run
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
 
 
-@click.command()
+@click.command(short_help="Every queue's job counts by state.")
 def queues() -> None:
     """Every queue with how many jobs it holds in each state, and whether it is paused.
 
@@ -57,7 +57,7 @@ def _day(value: datetime.datetime | None) -> datetime.date | None:
     return None if value is None else value.date()
 
 
-@click.command()
+@click.command(short_help="A queue's wait/run times and failures for a day.")
 @click.argument("queue")
 @click.option(
     "--date",

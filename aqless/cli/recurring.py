@@ -74,7 +74,7 @@ def list_recurring(queues: tuple[str, ...]) -> None:
     emit([recurring_document(job) for job in jobs], table(None, columns, rows))
 
 
-@recurring.command()
+@recurring.command(short_help="One recurring job's template.")
 @click.argument("rjid")
 def show(rjid: str) -> None:
     """One recurring job's template: class, queue, interval, data...
@@ -87,7 +87,7 @@ def show(rjid: str) -> None:
     emit(recurring_document(job), recurring_view(job))
 
 
-@recurring.command()
+@recurring.command(short_help="Change a recurring job (interval, priority, data).")
 @click.argument("rjid")
 @click.option("--interval", type=float, help="Seconds between two spawns.")
 @click.option("--priority", type=float, help="The spawned jobs' priority.")

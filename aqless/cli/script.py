@@ -7,7 +7,7 @@ import click
 from aqless import scripts
 
 
-@click.command()
+@click.command(short_help="Print the Lua script, or the function library.")
 @click.option(
     "--library", is_flag=True, help="The Redis 7 / Valkey function library (FUNCTION LOAD)."
 )

@@ -15,7 +15,7 @@ QUEUE_FLAG = click.option(
 )
 
 
-@click.group()
+@click.group(short_help="Show, set and delete throttles.")
 def throttle() -> None:
     """Show, set and delete throttles: how many jobs holding one may run at once.
 
@@ -47,7 +47,7 @@ async def _show(client: aqless.Client, name: str, is_queue: bool) -> dict[str, A
     return document
 
 
-@throttle.command()
+@throttle.command(short_help="A throttle: its limit, holders and waiters.")
 @click.argument("name")
 @QUEUE_FLAG
 def show(name: str, is_queue: bool) -> None:
@@ -72,7 +72,7 @@ def show(name: str, is_queue: bool) -> None:
     emit(document, view)
 
 
-@throttle.command("set")
+@throttle.command("set", short_help="Let at most MAXIMUM jobs holding NAME run.")
 @click.argument("name")
 @click.argument("maximum", type=click.IntRange(min=0))
 @click.option(

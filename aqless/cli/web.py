@@ -23,7 +23,7 @@ def dashboard() -> ModuleType:
         raise MissingExtra("the dashboard needs: pip install 'aqless[web]'") from error
 
 
-@click.command()
+@click.command(short_help="Serve the web dashboard.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
 @click.option("--port", default=8000, show_default=True, help="The port to listen on.")
 @click.option("--read-only", is_flag=True, help="Show everything, change nothing.")

@@ -11,7 +11,7 @@ from aqless.cli.render import table
 from aqless.cli.runtime import NotFound, emit, run
 
 
-@click.command()
+@click.command(short_help="Workers and their job counts; or one worker's jobs.")
 @click.argument("name", required=False)
 def workers(name: str | None) -> None:
     """Every worker with how many jobs it holds (and how many stalled); with NAME, its jobs.

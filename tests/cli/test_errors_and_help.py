@@ -92,6 +92,7 @@ async def test_every_command_has_complete_help(run_cli: Cli, path: tuple[str, ..
     assert command.help is not None
     assert len(command.help.split()) >= 5, "a real description"
     assert "Example" in command.help
+    assert not command.get_short_help_str(limit=60).endswith("..."), "a short help that fits"
     for param in command.params:
         if isinstance(param, click.Option) and param.name != "help":
             assert param.help, f"--{param.name} has no help"

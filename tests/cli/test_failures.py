@@ -73,7 +73,10 @@ async def test_retry_given_jids_skips_jobs_that_did_not_fail(
     assert document == {"group": None, "retried": 1}
     assert (await get_job(client, failed[0])).state == "waiting"
     assert (await get_job(client, failed[1])).state == "failed"
-    assert (await run_cli("retry", "nope")).code == 1
+    missing = await run_cli("retry", failed[1], "nope")  # all exist, or nothing moves
+    assert missing.code == 1
+    assert "no job nope" in missing.stderr
+    assert (await get_job(client, failed[1])).state == "failed"
 
 
 async def test_cancel_jids_all_or_nothing(client: aqless.Client, run_cli: Cli) -> None:
