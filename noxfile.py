@@ -46,11 +46,21 @@ def demo(session: nox.Session) -> None:
     session.run("python", "examples/demo.py")
 
 
+BENCHMARKS = ("lua_cost", "worker_drain")
+
+
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Benchmarks, on demand: the script's server cost per call."""
+    """Benchmarks, on demand: the script's server cost per call (lua_cost), the worker's
+    drain throughput and pickup latency (worker_drain). ``nox -s bench`` runs both;
+    ``nox -s bench -- worker_drain --jobs 5000`` runs one with its options."""
     session.install("-e", ".[embedded,fast]")
-    session.run("python", "benchmarks/lua_cost.py", *session.posargs)
+    names: tuple[str, ...] = BENCHMARKS
+    arguments = session.posargs
+    if arguments and arguments[0] in BENCHMARKS:
+        names, arguments = (arguments[0],), arguments[1:]
+    for name in names:
+        session.run("python", f"benchmarks/{name}.py", *arguments)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -1,0 +1,46 @@
+"""The ``aqless`` admin command: one module per command group, assembled here."""
+
+from __future__ import annotations
+
+from aqless.cli import (
+    cancel,
+    config,
+    events,
+    failures,
+    jobs,
+    put,
+    queues,
+    recurring,
+    script,
+    throttle,
+    web,
+    workers,
+)
+from aqless.cli.app import cli
+
+GROUPS = (
+    put,
+    jobs,
+    cancel,
+    queues,
+    workers,
+    failures,
+    config,
+    events,
+    recurring,
+    throttle,
+    web,
+    script,
+)
+for module in GROUPS:
+    for command in module.COMMANDS:
+        cli.add_command(command)
+cli.add_command(failures.retry, name="unfail")  # qless's name for it
+
+
+def main() -> None:
+    """The console script's entry point."""
+    cli(prog_name="aqless")
+
+
+__all__ = ["cli", "main"]

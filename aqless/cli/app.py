@@ -1,0 +1,101 @@
+"""The ``aqless`` group: global options, and the one place where errors become exit codes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from redis import exceptions as redis_errors
+
+import aqless
+from aqless.cli.runtime import NotFound, Settings
+
+EXIT_CODES = """\b
+Exit codes:
+  0  done
+  1  what was asked for does not exist (an unknown jid, group, worker...)
+  2  usage or setup error (a bad option, URL or JSON; a missing package)
+  3  the server refused the command (its reason is printed)
+  4  cannot connect to the server"""
+
+
+class ServerRefused(click.ClickException):
+    exit_code = 3
+
+
+class CannotConnect(click.ClickException):
+    exit_code = 4
+
+
+class SetupError(click.ClickException):
+    exit_code = 2
+
+
+def translated(error: BaseException) -> click.ClickException | None:
+    """The click exception (with its exit code) for an error of the client or server; for
+    a task group's ExceptionGroup, that of the first error it holds that has one."""
+    if isinstance(error, BaseExceptionGroup):
+        found = (translated(inner) for inner in error.exceptions)
+        return next((mapped for mapped in found if mapped is not None), None)
+    if isinstance(error, aqless.JobNotFoundError):
+        return NotFound(error.detail)
+    if isinstance(error, aqless.ScriptError):
+        return ServerRefused(f"the server refused {error.command}: {error.detail}")
+    if isinstance(error, aqless.ConnectionLostError | redis_errors.ConnectionError):
+        return CannotConnect(f"cannot connect to the server: {error}")
+    if isinstance(error, aqless.ConfigurationError | aqless.PayloadError):
+        return SetupError(str(error))
+    if isinstance(error, click.ClickException):
+        return error
+    return None
+
+
+class AqlessGroup(click.Group):
+    """A click group that maps aqless errors to the documented exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as error:
+            mapped = translated(error)
+            if mapped is None or mapped is error:
+                raise
+            raise mapped from error
+
+
+@click.group(cls=AqlessGroup, epilog=EXIT_CODES, context_settings={"max_content_width": 100})
+@click.option(
+    "--url",
+    envvar="AQLESS_URL",
+    metavar="URL",
+    help="The server: redis://, rediss:// or unix:// (env AQLESS_URL; default: the embedded "
+    "Valkey server).",
+)
+@click.option(
+    "--namespace",
+    envvar="AQLESS_NAMESPACE",
+    metavar="NAME",
+    help="Use the deployment whose keys are under NAME:ql: (env AQLESS_NAMESPACE).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document (JSON lines for `events`) instead of tables.",
+)
+@click.version_option(aqless.__version__, prog_name="aqless")
+@click.pass_context
+def cli(ctx: click.Context, url: str | None, namespace: str | None, as_json: bool) -> None:
+    """Look at and operate a qless deployment: jobs, queues, workers, failures, stats.
+
+    \b
+    Examples:
+      aqless queues                         every queue's counts
+      aqless put emails app.Send '{"to": "ann"}' --priority 5
+      aqless get 3f2a...                    a job: fields, data, history, failure
+      aqless failed                         failure groups; `aqless failed GROUP` its jobs
+      aqless retry GROUP                    requeue a group's failed jobs
+      aqless --json queues | jq .           machine-readable output
+      aqless events                         tail the events until Ctrl-C
+    """
+    ctx.obj = Settings(url=url or None, namespace=namespace or None, json=as_json)

@@ -1,0 +1,48 @@
+"""cancel: delete jobs by jid, or a whole failure group."""
+
+from __future__ import annotations
+
+import click
+
+import aqless
+from aqless.cli.failures import PAGE, group_jids
+from aqless.cli.jobs import require_jobs
+from aqless.cli.missing import cancel_jobs
+from aqless.cli.render import plural
+from aqless.cli.runtime import chunks, emit, progress, run
+
+
+@click.command()
+@click.argument("jids", nargs=-1)
+@click.option("--group", help="Cancel every job failed in this group.")
+def cancel(jids: tuple[str, ...], group: str | None) -> None:
+    """Cancel jobs: the given jids, or every failed job of --group.
+
+    Every jid must exist, or nothing is cancelled (exit 1). The server refuses to cancel a
+    job that others depend on unless they are cancelled with it (exit 3). Bulk
+    cancellation draws a progress bar on a terminal.
+
+    \b
+    Examples:
+      aqless cancel 3f2a9c... 77b1e0...
+      aqless cancel --group TimeoutError
+    """
+    if bool(jids) == bool(group):
+        raise click.UsageError("give jids or --group, not both")
+
+    async def act(client: aqless.Client) -> list[str]:
+        if group is not None:
+            targets = await group_jids(client, group)
+        else:
+            targets = [job.jid for job in await require_jobs(client, jids)]
+        with progress("cancelling", len(targets)) as advance:
+            for chunk in chunks(targets, PAGE):
+                await cancel_jobs(client, chunk)
+                advance(len(chunk))
+        return targets
+
+    cancelled = run(act)
+    emit({"cancelled": cancelled}, f"cancelled {plural(len(cancelled), 'job')}")
+
+
+COMMANDS = (cancel,)

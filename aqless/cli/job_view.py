@@ -1,0 +1,126 @@
+"""The terminal view of one job: its fields, its data, its history as a timeline, its
+failure; and a table of several jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.json import JSON
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from aqless.cli.render import ago, duration, fields, joined, moment, number, short, table
+from aqless.cli.runtime import to_json
+from aqless.job import Job, RecurringJob
+from aqless.models import Failure, HistoryEntry
+
+STATE_STYLES = {
+    "waiting": "cyan",
+    "scheduled": "blue",
+    "depends": "magenta",
+    "throttled": "magenta",
+    "running": "green",
+    "stalled": "yellow",
+    "complete": "bright_black",
+    "failed": "bold red",
+}
+
+
+def state_text(state: str) -> Text:
+    return Text(state, style=STATE_STYLES.get(state, ""))
+
+
+def data_panel(data: Any) -> Panel:
+    return Panel(JSON(to_json(data)), title="data", title_align="left", expand=False)
+
+
+def _details(details: Mapping[str, Any]) -> str:
+    return " ".join(f"{name}={short(value, 40)}" for name, value in details.items())
+
+
+def history_view(history: Sequence[HistoryEntry]) -> Table:
+    """The history as a timeline: when, time since the first entry, what, details."""
+    start = history[0].when if history else 0.0
+    rows = (
+        (
+            moment(entry.when),
+            f"+{duration(entry.when - start)}",
+            entry.what,
+            _details(entry.details),
+        )
+        for entry in history
+    )
+    return table("history", ("when", "since put#", "what", "details"), rows)
+
+
+def failure_view(failure: Failure) -> Panel:
+    heading = Text(f"{moment(failure.when)} ({ago(failure.when)}) on {failure.worker or '-'}")
+    return Panel(
+        Group(heading, Text(failure.message)),
+        title=f"failed: {failure.group}",
+        title_align="left",
+        border_style="red",
+    )
+
+
+def job_view(job: Job) -> RenderableType:
+    lock = f"{moment(job.expires_at)} ({ago(job.expires_at)})" if job.expires_at else "-"
+    summary = fields(
+        [
+            ("jid", job.jid),
+            ("class", job.klass_name),
+            ("queue", job.queue_name or "-"),
+            ("state", state_text(str(job.state))),
+            ("priority", number(job.priority)),
+            ("tags", joined(job.tags)),
+            ("worker", job.worker_name or "-"),
+            ("lock expires", lock),
+            ("retries left", f"{job.retries_left} of {job.original_retries}"),
+            ("depends on", joined(job.dependencies)),
+            ("dependents", joined(job.dependents)),
+            ("throttles", joined(job.throttles)),
+            ("tracked", "yes" if job.tracked else "no"),
+            ("spawned from", job.spawned_from_jid or "-"),
+        ]
+    )
+    parts: list[RenderableType] = [summary, data_panel(job.data), history_view(job.history)]
+    if job.failure is not None:
+        parts.append(failure_view(job.failure))
+    return Group(*parts)
+
+
+def recurring_view(job: RecurringJob) -> RenderableType:
+    summary = fields(
+        [
+            ("jid", job.jid),
+            ("recurring", f"every {duration(job.interval)}"),
+            ("class", job.klass_name),
+            ("queue", job.queue_name),
+            ("priority", number(job.priority)),
+            ("tags", joined(job.tags)),
+            ("retries", job.retries),
+            ("spawned", job.count),
+            ("backlog", job.backlog or "-"),
+            ("throttles", joined(job.throttles)),
+        ]
+    )
+    return Group(summary, data_panel(job.data))
+
+
+def jobs_table(title: str | None, jobs: Iterable[Job]) -> Table:
+    rows = (
+        (
+            job.jid,
+            job.klass_name,
+            job.queue_name or "-",
+            state_text(str(job.state)),
+            number(job.priority),
+            joined(job.tags),
+            short(job.data, 40),
+        )
+        for job in jobs
+    )
+    return table(title, ("jid", "class", "queue", "state", "priority#", "tags", "data"), rows)

@@ -1,0 +1,122 @@
+"""Queues: every queue's counts, what a queue would hand out next, a day's statistics,
+pausing."""
+
+from __future__ import annotations
+
+import datetime
+
+import click
+from rich.console import Group
+
+import aqless
+from aqless.cli.documents import job_document, record_document
+from aqless.cli.histogram import histogram_chart
+from aqless.cli.job_view import jobs_table
+from aqless.cli.render import fields, table
+from aqless.cli.runtime import emit, run
+
+STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
+
+
+@click.command(short_help="Every queue's job counts by state.")
+def queues() -> None:
+    """Every queue with how many jobs it holds in each state, and whether it is paused.
+
+    \b
+    Examples:
+      aqless queues
+      aqless --json queues | jq '.[] | select(.waiting > 100) | .name'
+    """
+    counts = run(lambda client: client.queues.counts())
+    rows = [
+        (c.name, *(getattr(c, state) for state in STATES), "paused" if c.paused else "")
+        for c in counts
+    ]
+    if len(rows) > 1:
+        totals = [sum(getattr(c, state) for c in counts) for state in STATES]
+        rows.append(("(all)", *totals, ""))
+    columns = ("queue", *(f"{state}#" for state in STATES), "")
+    emit([record_document(c) for c in counts], table(None, columns, rows))
+
+
+@click.command()
+@click.argument("queue")
+@click.option("-n", "--count", default=10, show_default=True, help="How many jobs.")
+def peek(queue: str, count: int) -> None:
+    """The jobs QUEUE would hand out next, without taking them.
+
+    \b
+    Example:
+      aqless peek emails -n 20
+    """
+    jobs = run(lambda client: client.queues[queue].peek(count))
+    emit([job_document(job) for job in jobs], jobs_table(f"next in {queue}", jobs))
+
+
+def _day(value: datetime.datetime | None) -> datetime.date | None:
+    return None if value is None else value.date()
+
+
+@click.command(short_help="A queue's wait/run times and failures for a day.")
+@click.argument("queue")
+@click.option(
+    "--date",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="The day (YYYY-MM-DD, UTC); default today.",
+)
+def stats(queue: str, date: datetime.datetime | None) -> None:
+    """A queue's statistics for one day: wait and run times with their histograms, and
+    its failure and retry counts.
+
+    \b
+    Examples:
+      aqless stats emails
+      aqless stats emails --date 2024-05-01
+    """
+    day = _day(date)
+    result = run(lambda client: client.queues[queue].stats(day))
+    counters = fields(
+        [("failed", result.failed), ("failures", result.failures), ("retries", result.retries)]
+    )
+    view = Group(
+        histogram_chart("wait", result.wait), "", histogram_chart("run", result.run), "", counters
+    )
+    emit({"queue": queue, **record_document(result)}, view)
+
+
+def _pausing(pause: bool, names: tuple[str, ...]) -> None:
+    async def act(client: aqless.Client) -> None:
+        for name in names:
+            queue = client.queues[name]
+            await (queue.pause() if pause else queue.unpause())
+
+    run(act)
+    word = "paused" if pause else "unpaused"
+    emit({word: list(names)}, *(f"{word} {name}" for name in names))
+
+
+@click.command()
+@click.argument("queues", nargs=-1, required=True)
+def pause(queues: tuple[str, ...]) -> None:
+    """Stop queues from handing out jobs (put and peek still work).
+
+    \b
+    Example:
+      aqless pause emails reports
+    """
+    _pausing(True, queues)
+
+
+@click.command()
+@click.argument("queues", nargs=-1, required=True)
+def unpause(queues: tuple[str, ...]) -> None:
+    """Let paused queues hand out jobs again.
+
+    \b
+    Example:
+      aqless unpause emails
+    """
+    _pausing(False, queues)
+
+
+COMMANDS = (queues, peek, stats, pause, unpause)

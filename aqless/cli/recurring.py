@@ -1,0 +1,136 @@
+"""recurring: list, show, change and cancel recurring jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+import aqless
+from aqless.cli.documents import recurring_document
+from aqless.cli.job_view import recurring_view
+from aqless.cli.params import parse_json
+from aqless.cli.render import duration, joined, number, short, table
+from aqless.cli.runtime import NotFound, emit, run
+
+
+async def require_recurring(client: aqless.Client, rjid: str) -> aqless.RecurringJob:
+    found = await client.jobs.get(rjid)
+    if not isinstance(found, aqless.RecurringJob):
+        raise NotFound(f"no recurring job {rjid}")
+    return found
+
+
+async def _recurring(client: aqless.Client, queues: tuple[str, ...]) -> list[aqless.RecurringJob]:
+    names = list(queues) or await client.queues.names()
+    found: list[aqless.RecurringJob] = []
+    for name in names:
+        rjids = await client.queues[name].jobs("recurring", count=10_000)
+        for rjid in rjids:
+            job = await client.jobs.get(rjid)
+            if isinstance(job, aqless.RecurringJob):
+                found.append(job)
+    return found
+
+
+@click.group()
+def recurring() -> None:
+    """List, show, change and cancel recurring jobs.
+
+    \b
+    Examples:
+      aqless recurring list
+      aqless recurring show daily-report
+      aqless recurring update daily-report --interval 3600 --priority 5
+      aqless recurring cancel daily-report
+    """
+
+
+@recurring.command("list")
+@click.argument("queues", nargs=-1)
+def list_recurring(queues: tuple[str, ...]) -> None:
+    """The recurring jobs of QUEUES (default: every queue).
+
+    \b
+    Examples:
+      aqless recurring list
+      aqless recurring list reports emails
+    """
+    jobs = run(lambda client: _recurring(client, queues))
+    rows = (
+        (
+            job.jid,
+            job.queue_name,
+            job.klass_name,
+            duration(job.interval),
+            number(job.priority),
+            job.count,
+            joined(job.tags),
+            short(job.data, 40),
+        )
+        for job in jobs
+    )
+    columns = ("jid", "queue", "class", "every", "priority#", "spawned#", "tags", "data")
+    emit([recurring_document(job) for job in jobs], table(None, columns, rows))
+
+
+@recurring.command(short_help="One recurring job's template.")
+@click.argument("rjid")
+def show(rjid: str) -> None:
+    """One recurring job's template: class, queue, interval, data...
+
+    \b
+    Example:
+      aqless recurring show daily-report
+    """
+    job = run(lambda client: require_recurring(client, rjid))
+    emit(recurring_document(job), recurring_view(job))
+
+
+@recurring.command(short_help="Change a recurring job (interval, priority, data).")
+@click.argument("rjid")
+@click.option("--interval", type=float, help="Seconds between two spawns.")
+@click.option("--priority", type=float, help="The spawned jobs' priority.")
+@click.option("--retries", type=int, help="The spawned jobs' retries.")
+@click.option("--backlog", type=int, help="How many missed spawns to catch up at most.")
+@click.option("--data", callback=parse_json, help="The spawned jobs' data (JSON).")
+@click.option("--klass", help="The spawned jobs' class.")
+@click.option("--queue", help="Spawn into this queue instead.")
+def update(rjid: str, **changes: Any) -> None:
+    """Change a recurring job; the jobs it spawns from now on follow.
+
+    \b
+    Example:
+      aqless recurring update daily-report --interval 3600 --data '{"full": true}'
+    """
+    given = {name: value for name, value in changes.items() if value is not None}
+    if not given:
+        raise click.UsageError("nothing to change: give at least one option")
+
+    async def act(client: aqless.Client) -> aqless.RecurringJob:
+        job = await require_recurring(client, rjid)
+        await job.update(**given)
+        return job
+
+    job = run(act)
+    emit(recurring_document(job), recurring_view(job))
+
+
+@recurring.command("cancel")
+@click.argument("rjid")
+def cancel_recurring(rjid: str) -> None:
+    """Stop spawning; the jobs already spawned stay.
+
+    \b
+    Example:
+      aqless recurring cancel daily-report
+    """
+
+    async def act(client: aqless.Client) -> None:
+        await (await require_recurring(client, rjid)).cancel()
+
+    run(act)
+    emit({"cancelled": rjid}, f"cancelled recurring job {rjid}")
+
+
+COMMANDS = (recurring,)

@@ -1,0 +1,88 @@
+"""Small pieces of the terminal views: times, durations, short texts, tables."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+
+def moment(epoch: float) -> str:
+    """Local date and time of an epoch, or ``-`` for none."""
+    if not epoch:
+        return "-"
+    return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def duration(seconds: float) -> str:
+    """A short human duration: ``850ms``, ``12.5s``, ``3m20s``, ``2h05m``, ``3d04h``."""
+    sign = "-" if seconds < 0 else ""
+    seconds = abs(seconds)
+    if seconds < 1:
+        return f"{sign}{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{sign}{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{sign}{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{sign}{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{sign}{days}d{hours:02d}h"
+
+
+def ago(epoch: float) -> str:
+    """``3m20s ago`` or ``in 12.0s``."""
+    delta = time.time() - epoch
+    return f"{duration(delta)} ago" if delta >= 0 else f"in {duration(-delta)}"
+
+
+def number(value: float) -> str:
+    """An integer without its ``.0``; other numbers as they are."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def short(value: Any, width: int = 60) -> str:
+    """A one-line text of at most `width` characters (JSON for non-strings)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 job``, ``3 jobs``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def joined(values: Iterable[str]) -> str:
+    return ", ".join(values) or "-"
+
+
+def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
+    """A table; columns whose name ends with ``#`` hold numbers and align right."""
+    view = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for column in columns:
+        if column.endswith("#"):
+            view.add_column(column[:-1], justify="right")
+        else:
+            view.add_column(column)
+    for row in rows:
+        view.add_row(*(cell if isinstance(cell, Text) else str(cell) for cell in row))
+    return view
+
+
+def fields(pairs: Iterable[tuple[str, Any]]) -> Table:
+    """A two-column view of names and values."""
+    view = Table.grid(padding=(0, 2))
+    view.add_column(style="bold")
+    view.add_column()
+    for name, value in pairs:
+        view.add_row(name, value if isinstance(value, Text) else str(value))
+    return view

@@ -1,0 +1,116 @@
+"""throttle: show, set and delete concurrency limits (named ones and queues' own)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+import aqless
+from aqless.cli.render import fields, joined
+from aqless.cli.runtime import NotFound, emit, run
+
+QUEUE_FLAG = click.option(
+    "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own throttle."
+)
+
+
+@click.group(short_help="Show, set and delete throttles.")
+def throttle() -> None:
+    """Show, set and delete throttles: how many jobs holding one may run at once.
+
+    \b
+    Examples:
+      aqless throttle show smtp
+      aqless throttle set smtp 10                at most 10 jobs holding `smtp` run at once
+      aqless throttle set smtp 10 --expiration 3600
+      aqless throttle set emails 4 --queue       the emails queue's own throttle
+      aqless throttle delete smtp
+    """
+
+
+async def _show(client: aqless.Client, name: str, is_queue: bool) -> dict[str, Any]:
+    if is_queue:
+        info = await client.queues[name].throttle()
+    else:
+        info = await client.throttles[name].get()
+    named = client.throttles[info.id]
+    document = {
+        "id": info.id,
+        "maximum": info.maximum,
+        "ttl": info.ttl,
+        "locks": await named.locks(),
+        "pending": await named.pending(),
+    }
+    if info.ttl == -2 and not document["locks"] and not document["pending"]:
+        raise NotFound(f"no throttle {name!r}")
+    return document
+
+
+@throttle.command(short_help="A throttle: its limit, holders and waiters.")
+@click.argument("name")
+@QUEUE_FLAG
+def show(name: str, is_queue: bool) -> None:
+    """A throttle: its maximum, expiry, and the jobs holding it and waiting for it.
+
+    \b
+    Examples:
+      aqless throttle show smtp
+      aqless throttle show emails --queue
+    """
+    document = run(lambda client: _show(client, name, is_queue))
+    ttl = document["ttl"]
+    view = fields(
+        [
+            ("throttle", document["id"]),
+            ("maximum", document["maximum"] or "unlimited"),
+            ("expires", f"in {ttl}s" if ttl >= 0 else "never"),
+            ("held by", joined(document["locks"])),
+            ("waiting", joined(document["pending"])),
+        ]
+    )
+    emit(document, view)
+
+
+@throttle.command("set", short_help="Let at most MAXIMUM jobs holding NAME run.")
+@click.argument("name")
+@click.argument("maximum", type=click.IntRange(min=0))
+@click.option(
+    "--expiration", type=click.IntRange(min=0), default=0, help="Seconds until it lapses."
+)
+@QUEUE_FLAG
+def set_throttle(name: str, maximum: int, expiration: int, is_queue: bool) -> None:
+    """Let at most MAXIMUM jobs holding NAME run at once (0: unlimited).
+
+    \b
+    Examples:
+      aqless throttle set smtp 10 --expiration 3600
+      aqless throttle set emails 4 --queue
+    """
+    if is_queue and expiration:
+        raise click.UsageError("a queue's throttle has no --expiration")
+
+    async def act(client: aqless.Client) -> None:
+        if is_queue:
+            await client.queues[name].set_throttle(maximum)
+        else:
+            await client.throttles[name].set(maximum, expiration=expiration)
+
+    run(act)
+    emit({"name": name, "maximum": maximum}, f"{name}: at most {maximum or 'unlimited'}")
+
+
+@throttle.command()
+@click.argument("name")
+def delete(name: str) -> None:
+    """Delete a throttle: its limit is lifted.
+
+    \b
+    Example:
+      aqless throttle delete smtp
+    """
+    run(lambda client: client.throttles[name].delete())
+    emit({"deleted": name}, f"deleted throttle {name}")
+
+
+COMMANDS = (throttle,)

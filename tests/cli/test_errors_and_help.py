@@ -1,0 +1,98 @@
+"""Exit codes of each class of error, --namespace, and the help of every command."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import pytest
+
+import aqless
+from aqless.cli import cli
+from tests.cli.helpers import Cli
+
+pytest_plugins = ["tests.client_fixtures"]
+
+
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command and subcommand, as the words that name it."""
+    paths: list[tuple[str, ...]] = []
+    for name, command in sorted(cli.commands.items()):
+        paths.append((name,))
+        if isinstance(command, click.Group):
+            paths.extend((name, sub) for sub in sorted(command.commands))
+    return paths
+
+
+async def test_the_server_refusing_exits_3_with_its_reason(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    first = await client.queues["q"].put("app.First", {})
+    await client.queues["q"].put("app.Second", {}, depends=[first])
+    outcome = await run_cli("cancel", first)
+    assert outcome.code == 3
+    assert outcome.stdout == ""
+    assert "is a dependency of" in outcome.stderr
+    assert await client.jobs.get(first) is not None
+    refused = await run_cli("put", "q", "app.A", "--priority", "nan")
+    assert refused.code == 3
+    assert "priority" in refused.stderr.lower()
+
+
+async def test_no_server_exits_4(run_cli: Cli, tmp_path: object) -> None:
+    away = Cli(f"unix://{tmp_path}/nothing-listens-here.sock")
+    for args in (("queues",), ("--json", "get", "x"), ("events",)):
+        outcome = await away(*args)
+        assert outcome.code == 4, args
+        assert "cannot connect" in outcome.stderr
+        assert outcome.stdout == ""
+
+
+async def test_a_bad_url_exits_2(run_cli: Cli) -> None:
+    outcome = await Cli("nonsense://x")("queues")
+    assert outcome.code == 2
+    assert "nonsense://x" in outcome.stderr
+
+
+async def test_a_namespace_keeps_its_own_keys(client: aqless.Client, run_cli: Cli) -> None:
+    jid = (await run_cli("--namespace", "billing", "put", "q", "app.A")).stdout.strip()
+    assert await client.redis.exists(f"billing:ql:j:{jid}") == 1
+    assert await client.jobs.get(jid) is None
+    assert (await run_cli("--namespace", "billing", "get", jid)).code == 0
+    assert (await run_cli("get", jid)).code == 1
+
+
+async def test_web_without_the_dashboard_says_what_to_install(
+    run_cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "aqless.web", None)  # importing it raises ImportError
+    outcome = await run_cli("web", "--port", "0")
+    assert outcome.code == 2
+    assert "the dashboard needs: pip install 'aqless[web]'" in outcome.stderr
+
+
+async def test_the_group_help_documents_the_exit_codes(run_cli: Cli) -> None:
+    outcome = await run_cli("--help")
+    assert outcome.code == 0
+    for line in ("0  done", "1  what was asked for does not exist", "2  usage", "3  the server",
+                 "4  cannot connect"):  # fmt: skip
+        assert line in outcome.stdout
+    assert all(f"  {path[0]} " in outcome.stdout for path in command_paths())
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=" ".join)
+async def test_every_command_has_complete_help(run_cli: Cli, path: tuple[str, ...]) -> None:
+    outcome = await run_cli(*path, "--help")
+    assert outcome.code == 0
+    assert outcome.stdout.startswith("Usage: ")
+    command: click.Command = cli
+    for word in path:
+        assert isinstance(command, click.Group)
+        command = command.commands[word]
+    assert command.help is not None
+    assert len(command.help.split()) >= 5, "a real description"
+    assert "Example" in command.help
+    assert not command.get_short_help_str(limit=60).endswith("..."), "a short help that fits"
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name != "help":
+            assert param.help, f"--{param.name} has no help"

@@ -1,0 +1,81 @@
+"""queues, peek, stats, pause/unpause."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import aqless
+from aqless.cli.histogram import LABELS, bar
+from tests.cli.helpers import Cli
+from tests.client_helpers import pop_one
+
+pytest_plugins = ["tests.client_fixtures"]
+
+
+async def test_queues_table_and_json(client: aqless.Client, run_cli: Cli) -> None:
+    for _ in range(3):
+        await client.queues["emails"].put("app.Send", {})
+    await client.queues["reports"].put("app.Report", {}, delay=60)
+    await pop_one(client.queues["emails"], worker="w-1")
+    await client.queues["reports"].pause()
+    table = await run_cli("queues")
+    lines = {line.split()[0]: line.split() for line in table.stdout.splitlines() if line.strip()}
+    assert lines["emails"][1:3] == ["2", "1"]  # waiting, running
+    assert lines["reports"][4] == "1"
+    assert lines["reports"][-1] == "paused"
+    assert lines["(all)"][1:5] == ["2", "1", "0", "1"]
+    document = (await run_cli("--json", "queues")).json()
+    assert document == [dataclasses.asdict(c) for c in await client.queues.counts()]
+
+
+async def test_peek_lists_the_next_jobs_without_taking_them(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    low = await client.queues["q"].put("app.Low", {"n": 1})
+    high = await client.queues["q"].put("app.High", {"n": 2}, priority=5)
+    outcome = await run_cli("peek", "q", "-n", "5")
+    assert outcome.stdout.index(high) < outcome.stdout.index(low)
+    assert "app.High" in outcome.stdout
+    assert '{"n": 2}' in outcome.stdout
+    document = (await run_cli("--json", "peek", "q", "-n", "1")).json()
+    assert [job["jid"] for job in document] == [high]
+    assert (await client.queues["q"].counts()).waiting == 2
+
+
+async def test_stats_draws_the_histograms_and_json_matches(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    for _ in range(4):
+        await client.queues["q"].put("app.A", {})
+    for _ in range(4):
+        await (await pop_one(client.queues["q"])).complete()
+    outcome = await run_cli("stats", "q")
+    assert "wait: 4 jobs" in outcome.stdout
+    assert "run: 4 jobs" in outcome.stdout
+    assert any(line.split()[:3] == ["0s", "█" * 40, "4"] for line in outcome.stdout.splitlines())
+    document = (await run_cli("--json", "stats", "q")).json()
+    stats = await client.queues["q"].stats()
+    assert document["wait"]["count"] == stats.wait.count == 4
+    assert document["run"]["histogram"] == list(stats.run.histogram)
+    empty = await run_cli("stats", "q", "--date", "2001-01-01")
+    assert "wait: 0 jobs" in empty.stdout
+    assert "no samples" in empty.stdout
+    assert (await run_cli("stats", "q", "--date", "yesterday")).code == 2
+
+
+def test_histogram_labels_and_bars() -> None:
+    assert (len(LABELS), LABELS[0], LABELS[59], LABELS[60], LABELS[119], LABELS[-1]) == (
+        148, "0s", "59s", "1m", "1h", "6d",
+    )  # fmt: skip
+    assert bar(10, 10, width=4) == "████"
+    assert bar(1, 1000, width=4) == "▏"  # a sliver, never nothing
+    assert bar(0, 10) == ""
+
+
+async def test_pause_and_unpause(client: aqless.Client, run_cli: Cli) -> None:
+    await client.queues["q"].put("app.A", {})
+    assert (await run_cli("pause", "q")).code == 0
+    assert (await client.queues["q"].counts()).paused
+    assert await client.queues["q"].pop() is None
+    assert (await run_cli("unpause", "q")).code == 0
+    assert not (await client.queues["q"].counts()).paused
