@@ -264,6 +264,13 @@ class Jobs:
         reply = await self._client.protocol.json("failureGroups.counts")
         return {str(group): int(count) for group, count in (reply or {}).items()}
 
+    async def cancel(self, *jids: str) -> None:
+        """Cancel several jobs in one call: jobs that depend on each other can only be
+        cancelled together. Refused (nothing cancelled) if a job outside `jids` depends on
+        one of them."""
+        if jids:
+            await self._client.protocol.call("job.cancel", *jids)
+
 
 def listed_objects(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

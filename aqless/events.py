@@ -27,6 +27,8 @@ import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 
+from aqless.errors import ConnectionLostError
+
 __all__ = [
     "RECONNECTED",
     "TRACKED_CHANNELS",
@@ -144,7 +146,8 @@ class EventStream:
     to a ``PING`` sent after ``ping_interval`` of silence) is reopened with exponential
     backoff capped at ``max_backoff``, for as long as it takes, and resubscribed; the next
     event is then of kind ``'reconnected'``. Events published meanwhile are lost. The first
-    subscription is not retried: an unreachable server fails ``__aenter__``.
+    subscription is not retried: an unreachable server fails ``__aenter__`` with
+    ConnectionLostError.
 
     One task reads at a time. ``aclose()`` from another task ends that task's iteration.
 
@@ -274,6 +277,9 @@ class EventStream:
                 event = None if message is None else self._handle(message)
                 if event is not None:
                     self._ready.append(event)
+        except _DROPPED as error:
+            await self.aclose()
+            raise ConnectionLostError(f"cannot subscribe to events: {error}") from error
         except BaseException:
             await self.aclose()
             raise

@@ -533,3 +533,14 @@ async def test_jobs_verbs_on_missing_jobs(client: aqless.Client) -> None:
     assert await client.jobs.get(jid) is None
     with pytest.raises(JobNotFoundError):
         await job.refresh()
+
+
+async def test_jobs_cancel_takes_a_clique_together(client: Client) -> None:
+    queue = client.queues["q"]
+    first = await queue.put("k", {})
+    second = await queue.put("k", {}, depends=[first])
+    with pytest.raises(ScriptError, match="dependency"):
+        await client.jobs.cancel(first)
+    assert await client.jobs.get(first) is not None
+    await client.jobs.cancel(first, second)
+    assert await client.jobs.get_many([first, second]) == []

@@ -19,8 +19,8 @@ import redis.asyncio as aioredis
 from anyio.abc import TaskStatus
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
 
+from aqless.errors import ConnectionLostError
 from aqless.events import RECONNECTED, Event, EventStream, FinalState, parse_event, wait_for
 from aqless.scripts.loader import Script
 
@@ -409,7 +409,7 @@ async def test_an_unreachable_server_fails_on_entry() -> None:
         client = connect(f"unix://{Path(folder) / 'nothing.sock'}")
         try:
             events = EventStream(client)
-            with anyio.fail_after(10), pytest.raises(RedisConnectionError):
+            with anyio.fail_after(10), pytest.raises(ConnectionLostError):
                 await events.__aenter__()
             assert [event async for event in events] == []  # and it is closed
         finally:

@@ -7,7 +7,6 @@ import click
 import aqless
 from aqless.cli.failures import PAGE, group_jids
 from aqless.cli.jobs import require_jobs
-from aqless.cli.missing import cancel_jobs
 from aqless.cli.render import plural
 from aqless.cli.runtime import chunks, emit, progress, run
 
@@ -37,7 +36,7 @@ def cancel(jids: tuple[str, ...], group: str | None) -> None:
             targets = [job.jid for job in await require_jobs(client, jids)]
         with progress("cancelling", len(targets)) as advance:
             for chunk in chunks(targets, PAGE):
-                await cancel_jobs(client, chunk)
+                await client.jobs.cancel(*chunk)
                 advance(len(chunk))
         return targets
 
