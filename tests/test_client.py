@@ -535,7 +535,7 @@ async def test_jobs_verbs_on_missing_jobs(client: aqless.Client) -> None:
         await job.refresh()
 
 
-async def test_jobs_cancel_takes_a_clique_together(client: Client) -> None:
+async def test_jobs_cancel_takes_a_clique_together(client: aqless.Client) -> None:
     queue = client.queues["q"]
     first = await queue.put("k", {})
     second = await queue.put("k", {}, depends=[first])
