@@ -167,6 +167,18 @@ def one(function: Callable[[Job], Any], klass: str = "app.job", **options: Any) 
     return handlers
 
 
+class Recorder:
+    """Job code that records the jid and queue of every job it runs, in order."""
+
+    def __init__(self) -> None:
+        self.jids: list[str] = []
+        self.queues: list[str] = []
+
+    async def __call__(self, job: Job) -> None:
+        self.jids.append(job.jid)
+        self.queues.append(job.queue_name)
+
+
 class Sleeper:
     """Job code that sleeps until cancelled; remembers when it started and was cancelled."""
 

@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 import aqless
 from aqless import Job, JobState
 from tests.worker.helpers import (
+    Recorder,
     all_complete,
     get_job,
     history_of,
@@ -62,18 +63,14 @@ async def test_killed_connections_lose_no_job(
 async def test_put_events_come_back_after_a_kill(
     client: aqless.Client, killer: aioredis.Redis
 ) -> None:
-    ran: list[str] = []
-
-    async def record(job: Job) -> None:
-        ran.append(job.jid)
-
-    worker = make_worker(client, ["q"], one(record), interval=30)
+    recorder = Recorder()
+    worker = make_worker(client, ["q"], one(recorder), interval=30)
     async with running(worker):
         await anyio.sleep(0.2)  # idle, listening
         assert await kill(killer, "pubsub") >= 2  # ql:log and ql:w:<worker>
         await anyio.sleep(0.5)  # resubscribed
         jid = await client.queues["q"].put("app.job")
-        await until(lambda: jid in ran, timeout=2)
+        await until(lambda: jid in recorder.jids, timeout=2)
 
 
 async def test_a_cancel_during_a_kill_still_stops_the_job(

@@ -11,18 +11,8 @@ from typing import Any
 import anyio
 
 import aqless
-from aqless import Job, QueueSelection, Reserver
-from tests.worker.helpers import make_worker, one, running, until
-
-
-class Recorder:
-    """Job code that records the queue of every job it runs, in order."""
-
-    def __init__(self) -> None:
-        self.queues: list[str] = []
-
-    async def __call__(self, job: Job) -> None:
-        self.queues.append(job.queue_name)
+from aqless import QueueSelection, Reserver
+from tests.worker.helpers import Recorder, make_worker, one, running, until
 
 
 async def run_all(

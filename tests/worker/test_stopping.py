@@ -11,6 +11,7 @@ import anyio
 import aqless
 from aqless import Job, JobState
 from tests.worker.helpers import (
+    Recorder,
     all_complete,
     get_job,
     make_worker,
@@ -152,21 +153,17 @@ async def test_max_jobs(client: aqless.Client) -> None:
 async def test_resume_takes_back_the_jobs_held_under_its_name(
     client: aqless.Client, other: aqless.Client
 ) -> None:
-    done: list[str] = []
-
-    async def record(job: Job) -> None:
-        done.append(job.jid)
-
+    recorder = Recorder()
     queue = client.queues["q"]
     ours = await queue.put("app.job")
     theirs = await queue.put("app.job")
     assert (await queue.pop()) is not None  # popped by this name, never finished
     assert (await other.queues["q"].pop()) is not None
-    worker = make_worker(client, ["q"], one(record), resume=True)
+    worker = make_worker(client, ["q"], one(recorder), resume=True)
     async with running(worker):
         await until_state(client, ours, JobState.COMPLETE)
         await anyio.sleep(0.2)
-    assert done == [ours]
+    assert recorder.jids == [ours]
     job = await get_job(client, theirs)
     assert (job.state, job.worker_name) == (JobState.RUNNING, "other-worker")
 
