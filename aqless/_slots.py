@@ -29,6 +29,8 @@ class Slot:
         handing_back: the worker is stopping: the code is cancelled and the job retried.
         reporting: the code ended; its outcome is being sent.
         sandbox: the slot's clean directory, when the worker has a workdir.
+        frees: finishing the job may make other jobs poppable (it has dependents, or holds
+            a throttle with a maximum).
     """
 
     job: Job
@@ -40,6 +42,7 @@ class Slot:
     handing_back: str | None = None
     reporting: bool = False
     sandbox: Path | None = field(default=None)
+    frees: bool = False
 
     @property
     def settled(self) -> bool:

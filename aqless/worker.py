@@ -18,6 +18,7 @@ takes them without waiting for their locks to expire; a second ``stop()`` hands 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -138,8 +139,12 @@ class Worker:
         self._listening = anyio.Event()  # set while the worker wants put events
         self._listener: anyio.CancelScope | None = None
         self._queues: list[str] = []
+        self._throttled_queues: set[str] = set()
         self._queues_read_at = float("-inf")
         self._pop_failures = 0
+        # whether a pop could find a job: the last one came back full, or news came since;
+        # when not, a finished job wakes the loop only if it may have released others
+        self._maybe_more = True
         self.locks = LockKeeper(client, self.name, self.slots, on_lost=self._count_lost)
         self.performer = Performer(
             self,
@@ -226,11 +231,13 @@ class Worker:
             free = self.concurrency - len(self.slots)
             if self.paused or free <= 0:
                 self._listen(False)
+                self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
                 await wake.wait()
                 continue
             if self.max_jobs is not None:
                 free = min(free, self.max_jobs - self.counters.started)
             popped = await self._reserve(free)
+            self._maybe_more = len(popped) >= free
             for job in popped:
                 self._start(jobs, job)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
@@ -271,12 +278,28 @@ class Worker:
         if now - self._queues_read_at >= self.refresh:
             self._queues = await self.selection.resolve(self.client)
             self._queues_read_at = now
+            self._throttled_queues = await self._with_throttles(self._queues)
         return self._queues
+
+    async def _with_throttles(self, queues: list[str]) -> set[str]:
+        """The queues whose own throttle has a maximum (read with the queue list)."""
+        ids = [[f"{self.client.prefix}q:{queue}"] for queue in queues]
+        replies = await self.client.protocol.many("throttle.get", ids) if ids else []
+        return {
+            queue
+            for queue, reply in zip(queues, replies, strict=True)
+            if isinstance(reply, str) and json.loads(reply).get("maximum", 0) > 0
+        }
 
     def _start(self, jobs: TaskGroup, job: Job) -> None:
         now = self.client.clock()
         lock_seconds = max(job.expires_at - now, 0.3)
         slot = Slot(job, self._free_indexes.pop(), lock_seconds, renew_at=now + lock_seconds / 3)
+        own_throttle = f"{self.client.prefix}q:{job.queue_name}"
+        slot.frees = bool(job.dependents) or any(
+            throttle != own_throttle or job.queue_name in self._throttled_queues
+            for throttle in job.throttles
+        )
         self.slots[job.jid] = slot
         self.counters.started += 1
         jobs.start_soon(self._perform, slot, name=f"aqless job {job.jid}")
@@ -287,7 +310,8 @@ class Worker:
         finally:
             del self.slots[slot.job.jid]
             self._free_indexes.append(slot.index)
-            self._wakeup.fire()
+            if self._maybe_more or self._state != "running" or self.burst or slot.frees:
+                self._wakeup.fire()
 
     async def _wind_down(self) -> None:
         self._listen(False)
@@ -340,12 +364,14 @@ class Worker:
 
     def _brings_work(self, kind: str, queue: str | None, to: str | None) -> bool:
         if kind == RECONNECTED:
+            self._maybe_more = True
             return True
         target = queue if kind == "put" else to if kind == "advanced" else None
         if target is None or not self.selection.may_serve(target):
             return False
         if target not in self._queues:
             self._queues_read_at = float("-inf")  # a new queue a pattern may match
+        self._maybe_more = True
         return True
 
     # -- housekeeping --------------------------------------------------------------------------
