@@ -8,6 +8,8 @@ import uvicorn
 from aqless.client import Client
 from aqless.web.app import create_app
 
+CLOSE_TIMEOUT = 5.0
+
 
 async def serve(
     url: str | None = None,
@@ -19,7 +21,9 @@ async def serve(
 ) -> None:
     """Serve the dashboard of the deployment at `url` (the embedded Valkey when None) on
     http://host:port/ until this coroutine is cancelled or the process is interrupted."""
-    async with Client(url, namespace=namespace) as client:
+    client = Client(url, namespace=namespace)
+    try:
+        await client.open()
         config = uvicorn.Config(
             create_app(client, read_only=read_only),
             host=host,
@@ -32,6 +36,10 @@ async def serve(
         try:
             await server.serve()
         except anyio.get_cancelled_exc_class():
-            with anyio.move_on_after(5, shield=True):
+            with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
                 await server.shutdown()
             raise
+    finally:
+        # Client.close() is not shielded: cancelled, it would leave its connections open
+        with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
+            await client.close()

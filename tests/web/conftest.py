@@ -61,7 +61,7 @@ def artifacts() -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def _live_server(server_url: str) -> Iterator[LiveServer]:
     with live_server(server_url) as server:
         yield server
@@ -74,8 +74,10 @@ def live(_live_server: LiveServer) -> LiveServer:
     return _live_server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[BrowserContext]:
+    # module scope: Playwright's sync API keeps an event loop running in this thread, and
+    # the async tests of other modules need it stopped
     if not Path(CHROMIUM).exists():
         if os.environ.get("AQLESS_REQUIRE_CHROMIUM") == "1":
             pytest.fail("AQLESS_REQUIRE_CHROMIUM=1 but /usr/bin/chromium is not installed")

@@ -3,6 +3,7 @@ update arrives without a reload, and screenshots are saved for a person to look 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import quote
 
@@ -246,3 +247,48 @@ async def job_fail(client: aqless.Client, jid: str) -> None:
     job = await client.jobs.get(jid)
     assert isinstance(job, aqless.Job)
     await job.fail("live.Failure", "gone wrong")
+
+
+PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><b>bold</b>'
+
+
+async def hostile(client: aqless.Client) -> tuple[str, str]:
+    """Jobs whose every user-given field is markup: data, tags, class, queue, worker,
+    failure group and message."""
+    queue = client.queues["q" + PAYLOAD]
+    failed = await queue.put(PAYLOAD, {"html": PAYLOAD}, tags=[PAYLOAD])
+    waiting = await queue.put(PAYLOAD, {"html": PAYLOAD}, tags=[PAYLOAD])  # a top tag now
+    job = await queue.pop(worker="w" + PAYLOAD)
+    assert job is not None
+    assert job.jid == failed
+    await job.track()
+    await job.fail(PAYLOAD, PAYLOAD)
+    return failed, waiting
+
+
+def test_markup_in_job_fields_renders_inert_everywhere(
+    live: LiveServer, page: Page, artifacts: Path
+) -> None:
+    failed, waiting = live.run(hostile)
+    pages = [
+        "/",
+        path("queues", "q" + PAYLOAD),
+        path("jobs", failed),
+        path("jobs", waiting),
+        "/failed",
+        path("failed", PAYLOAD),
+        "/tracked",
+        "/tags?tag=" + quote(PAYLOAD, safe=""),
+        "/workers",
+        path("workers", "w" + PAYLOAD),
+    ]
+    for url in pages:
+        page.goto(live.url + url)
+        assert page.evaluate("window.__pwned") is None, url
+        assert page.locator("main b", has_text="bold").count() == 0, url
+        assert page.locator("main img").count() == 0, url
+        assert PAYLOAD in page.locator("main").inner_text(), url
+    page.goto(live.url + path("jobs", failed))
+    assert f'"html": {json.dumps(PAYLOAD)}' in page.locator("pre.json").inner_text()
+    assert page.locator("pre.traceback").inner_text() == PAYLOAD
+    page.screenshot(path=artifacts / "job-with-markup.png", full_page=True)
