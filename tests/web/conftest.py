@@ -25,7 +25,6 @@ from tests.web.live_server import LiveServer, live_server
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, ConsoleMessage, Page
 
-pytest_plugins = ["tests.client_fixtures"]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -39,6 +38,14 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def client(server_url: str) -> AsyncIterator[aqless.Client]:
+    """An open client on a clean server."""
+    async with aqless.Client(server_url) as opened:
+        await opened.redis.flushall()
+        yield opened
 
 
 @pytest.fixture
