@@ -1,0 +1,272 @@
+"""The state-changing verbs the dashboard offers, one handler per verb. Each takes the
+submitted form and returns what to tell the person; the caller (`pages.act`) has already
+checked permission, read-only mode and the CSRF token."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final
+
+from aqless.client import Client
+from aqless.errors import AqlessError
+from aqless.job import Job, RecurringJob
+
+BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
+
+
+class ActionError(Exception):
+    """The request cannot be carried out (bad input, missing job); nothing was changed."""
+
+
+class Form:
+    """A submitted form: each field may come several times (checkboxes)."""
+
+    def __init__(self, fields: Sequence[tuple[str, str]]) -> None:
+        self._fields = fields
+
+    def all(self, name: str) -> list[str]:
+        return [value for key, value in self._fields if key == name]
+
+    def get(self, name: str) -> str | None:
+        values = self.all(name)
+        return values[0] if values else None
+
+    def text(self, name: str) -> str:
+        value = (self.get(name) or "").strip()
+        if not value:
+            raise ActionError(f"{name} is required")
+        return value
+
+    def number(self, name: str) -> float:
+        try:
+            return float(self.text(name))
+        except ValueError:
+            raise ActionError(f"{name} must be a number") from None
+
+    def integer(self, name: str) -> int:
+        value = self.number(name)
+        if not value.is_integer():
+            raise ActionError(f"{name} must be a whole number")
+        return int(value)
+
+
+Handler = Callable[[Client, Form], Awaitable[str]]
+
+
+async def a_job(client: Client, jid: str) -> Job:
+    found = await client.jobs.get(jid)
+    if not isinstance(found, Job):
+        raise ActionError(f"no job {jid!r}")
+    return found
+
+
+async def a_template(client: Client, jid: str) -> RecurringJob:
+    found = await client.jobs.get(jid)
+    if not isinstance(found, RecurringJob):
+        raise ActionError(f"no recurring job {jid!r}")
+    return found
+
+
+def words(text: str) -> list[str]:
+    return [word for word in re.split(r"[,\s]+", text) if word]
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+# -- queues ----------------------------------------------------------------------------------
+
+
+async def queue_pause(client: Client, form: Form) -> str:
+    name = form.text("queue")
+    await client.queues[name].pause()
+    return f"Paused {name}"
+
+
+async def queue_unpause(client: Client, form: Form) -> str:
+    name = form.text("queue")
+    await client.queues[name].unpause()
+    return f"Resumed {name}"
+
+
+async def queue_throttle(client: Client, form: Form) -> str:
+    name, maximum = form.text("queue"), form.integer("maximum")
+    if maximum < 0:
+        raise ActionError("maximum must not be negative")
+    await client.queues[name].set_throttle(maximum)
+    return f"{name} runs at most {maximum} jobs at once" if maximum else f"{name} is unthrottled"
+
+
+# -- one job ---------------------------------------------------------------------------------
+
+
+def one_job(verb: Callable[[Job], Awaitable[object]], done: str) -> Handler:
+    """A handler doing `verb` to the job the form names; `done` is said with its jid."""
+
+    async def handler(client: Client, form: Form) -> str:
+        job = await a_job(client, form.text("jid"))
+        await verb(job)
+        return done.format(jid=job.jid, queue=job.queue_name)
+
+    return handler
+
+
+async def requeue(job: Job) -> None:
+    await job.move(job.queue_name)
+
+
+async def job_move(client: Client, form: Form) -> str:
+    job, queue = await a_job(client, form.text("jid")), form.text("queue")
+    await job.move(queue)
+    return f"Moved {job.jid} to {queue}"
+
+
+async def job_priority(client: Client, form: Form) -> str:
+    job, priority = await a_job(client, form.text("jid")), form.number("priority")
+    await job.set_priority(priority)
+    return f"Priority of {job.jid} is {priority:g}"
+
+
+async def job_tag(client: Client, form: Form) -> str:
+    tags = words(form.text("tags"))
+    found = await client.jobs.get(form.text("jid"))
+    if found is None:
+        raise ActionError(f"no job {form.text('jid')!r}")
+    await found.tag(*tags)
+    return f"Tagged {found.jid}: {', '.join(tags)}"
+
+
+async def job_untag(client: Client, form: Form) -> str:
+    tag = form.text("tag")
+    found = await client.jobs.get(form.text("jid"))
+    if found is None:
+        raise ActionError(f"no job {form.text('jid')!r}")
+    await found.untag(tag)
+    return f"Removed tag {tag} from {found.jid}"
+
+
+async def job_undepend(client: Client, form: Form) -> str:
+    job, dependency = await a_job(client, form.text("jid")), form.text("dependency")
+    await job.undepend(dependency)
+    return f"{job.jid} no longer waits for {dependency}"
+
+
+# -- many jobs -------------------------------------------------------------------------------
+
+
+async def apply(client: Client, verb: str, jids: Sequence[str]) -> str:
+    """Retry (put back into its queue) or cancel each job; one refusal does not stop the
+    others, and the message says how many were refused and why."""
+    if verb not in ("retry", "cancel"):
+        raise ActionError(f"unknown bulk action {verb!r}")
+    if not jids:
+        raise ActionError("no jobs selected")
+    done, refusals = 0, []
+    for job in await client.jobs.get_many(list(jids)):
+        try:
+            if verb == "retry":
+                await job.move(job.queue_name)
+            else:
+                await job.cancel()
+            done += 1
+        except AqlessError as error:
+            refusals.append(f"{job.jid}: {error}")
+    message = f"{'Retried' if verb == 'retry' else 'Cancelled'} {plural(done, 'job')}"
+    if refusals:
+        raise ActionError(f"{message}; {len(refusals)} refused ({'; '.join(refusals[:3])})")
+    return message
+
+
+async def jobs_bulk(client: Client, form: Form) -> str:
+    return await apply(client, form.text("action"), form.all("jid"))
+
+
+async def failed_group(client: Client, form: Form) -> str:
+    group = form.text("group")
+    listing = await client.jobs.failed(group, count=BULK_LIMIT)
+    return await apply(client, form.text("action"), listing.jids) + f" of {group}"
+
+
+# -- recurring jobs, throttles, config, workers ----------------------------------------------
+
+
+async def recurring_update(client: Client, form: Form) -> str:
+    template = await a_template(client, form.text("jid"))
+    interval = form.number("interval")
+    if interval <= 0:
+        raise ActionError("interval must be positive")
+    await template.update(
+        interval=interval, priority=form.number("priority"), retries=form.integer("retries")
+    )
+    return f"Updated {template.jid}: every {interval:g} s"
+
+
+async def recurring_cancel(client: Client, form: Form) -> str:
+    template = await a_template(client, form.text("jid"))
+    await template.cancel()
+    return f"Stopped recurring job {template.jid}"
+
+
+async def throttle_set(client: Client, form: Form) -> str:
+    name, maximum = form.text("name"), form.integer("maximum")
+    expiration = int(form.number("expiration")) if form.get("expiration") else 0
+    if maximum < 0 or expiration < 0:
+        raise ActionError("maximum and expiration must not be negative")
+    await client.throttles[name].set(maximum, expiration=expiration)
+    return f"Throttle {name}: at most {maximum}"
+
+
+async def throttle_delete(client: Client, form: Form) -> str:
+    name = form.text("name")
+    await client.throttles[name].delete()
+    return f"Deleted throttle {name}"
+
+
+async def config_set(client: Client, form: Form) -> str:
+    option, value = form.text("option"), form.text("value")
+    await client.config.set(option, value)
+    return f"Set {option} = {value}"
+
+
+async def config_unset(client: Client, form: Form) -> str:
+    option = form.text("option")
+    await client.config.unset(option)
+    return f"Reset {option} to its default"
+
+
+async def worker_forget(client: Client, form: Form) -> str:
+    name = form.text("worker")
+    await client.workers.forget(name)
+    return f"Forgot worker {name}"
+
+
+HANDLERS: Final[dict[str, Handler]] = {
+    "job_retry": one_job(requeue, "Put {jid} back into {queue}"),
+    "job_cancel": one_job(Job.cancel, "Cancelled {jid}"),
+    "job_track": one_job(Job.track, "Tracking {jid}"),
+    "job_untrack": one_job(Job.untrack, "Stopped tracking {jid}"),
+    "job_timeout": one_job(Job.timeout, "Took {jid} away from its worker"),
+} | {
+    handler.__name__: handler
+    for handler in (
+        queue_pause,
+        queue_unpause,
+        queue_throttle,
+        job_move,
+        job_priority,
+        job_tag,
+        job_untag,
+        job_undepend,
+        jobs_bulk,
+        failed_group,
+        recurring_update,
+        recurring_cancel,
+        throttle_set,
+        throttle_delete,
+        config_set,
+        config_unset,
+        worker_forget,
+    )
+}

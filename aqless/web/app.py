@@ -1,0 +1,95 @@
+"""`create_app(client)`: the dashboard as a Starlette app, with no module-level state."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Final
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from aqless.client import Client
+from aqless.web import reads, render
+from aqless.web.pages import Dashboard, act, api_page, events, html_page
+from aqless.web.reads import Loader
+from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
+
+# path, route name, template, loader: each page is also served as JSON at /api<path>
+PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
+    ("/", "overview", "overview.html", reads.overview),
+    ("/queues/{name:path}", "queue", "queue.html", reads.queue),
+    ("/jobs/{jid:path}", "job", "job.html", reads.job),
+    ("/failed", "failed", "failed.html", reads.failed),
+    ("/failed/{group:path}", "failed_group", "failed_group.html", reads.failed_group),
+    ("/tracked", "tracked", "tracked.html", reads.tracked),
+    ("/tags", "tags", "tags.html", reads.tags),
+    ("/workers", "workers", "workers.html", reads.workers),
+    ("/workers/{name:path}", "worker", "worker.html", reads.worker),
+    ("/recurring", "recurring", "recurring.html", reads.recurring),
+    ("/throttles", "throttles", "throttles.html", reads.throttles),
+    ("/config", "config", "config.html", reads.config),
+    ("/completed", "completed", "completed.html", reads.completed),
+)
+
+
+def routes() -> list[BaseRoute]:
+    found: list[BaseRoute] = []
+    for path, name, template, load in PAGES:
+        found.append(Route(path, html_page(template, load), name=name))
+        api_path = "/api/overview" if path == "/" else "/api" + path
+        found.append(Route(api_path, api_page(load), name=f"api_{name}"))
+    found += [
+        Route("/events", events, name="events"),
+        Route("/actions/{verb}", act, methods=["POST"], name="act"),
+        Mount("/static", StaticFiles(packages=[("aqless.web", "static")]), name="static"),
+    ]
+    return found
+
+
+def create_app(
+    client: Client,
+    *,
+    read_only: bool = False,
+    auth: Auth = None,
+    secret: str | bytes | None = None,
+    live_interval: float = 1.0,
+) -> Starlette:
+    """The dashboard of the deployment `client` talks to, as an ASGI app.
+
+    Serve it alone (``python -m aqless.web``) or mount it: ``app.mount("/aqless",
+    create_app(client))`` in FastAPI or Starlette. The client must be open while the app
+    serves; the app never closes it.
+
+    Args:
+        client: an open client.
+        read_only: show everything, offer no action, refuse every POST.
+        auth: who may see and act. Either a check ``auth(request, "view" | "act") -> bool``
+            (or an awaitable bool), called for every page and every action, or Starlette
+            ``Middleware`` (one or a sequence) wrapped around the dashboard, e.g. an
+            authentication middleware of the host application.
+        secret: the key CSRF tokens are signed with; give the same one to every process
+            serving the dashboard behind one address (default: random per app).
+        live_interval: at most one live update per this many seconds on each open page.
+    """
+    check: AuthCheck | None = None
+    middleware = [Middleware(SecurityHeaders)]
+    if isinstance(auth, Middleware):
+        middleware.append(auth)
+    elif isinstance(auth, Sequence):
+        middleware += list(auth)
+    elif auth is not None:
+        check = auth
+    key = secret.encode() if isinstance(secret, str) else secret
+    app = Starlette(routes=routes(), middleware=middleware)
+    app.state.dashboard = Dashboard(
+        client=client,
+        read_only=read_only,
+        check=check,
+        csrf=Csrf(key or secrets.token_bytes(32)),
+        env=render.environment(),
+        live_interval=live_interval,
+    )
+    return app

@@ -1,0 +1,147 @@
+"""The endpoints: each page as HTML and as JSON under /api, the action verbs (POST), and
+the live event stream. Permission, read-only mode and CSRF are checked here, once."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import parse_qsl, urlsplit
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from aqless.client import Client
+from aqless.errors import AqlessError
+from aqless.web import render
+from aqless.web.actions import HANDLERS, ActionError, Form
+from aqless.web.live import EventSourceResponse
+from aqless.web.reads import Loader, NotFound
+from aqless.web.security import CSRF_FIELD, CSRF_HEADER, AuthCheck, Csrf, allowed, safe_next
+
+MAX_FORM: Final = 1 << 20  # bytes
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True, slots=True)
+class Dashboard:
+    """Everything the endpoints share: one per app, kept in ``app.state.dashboard``."""
+
+    client: Client
+    read_only: bool
+    check: AuthCheck | None
+    csrf: Csrf
+    env: jinja2.Environment
+    live_interval: float
+
+    async def may(self, request: Request, permission: str) -> bool:
+        if permission == "act":
+            return not self.read_only and await allowed(self.check, request, "act")
+        return await allowed(self.check, request, "view")
+
+
+def dashboard(request: Request) -> Dashboard:
+    found: Dashboard = request.app.state.dashboard
+    return found
+
+
+def wants_json(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+def refusal(request: Request, status: int, message: str) -> Response:
+    if wants_json(request):
+        return JSONResponse({"ok": False, "error": message}, status_code=status)
+    board = dashboard(request)
+    context = {"read_only": board.read_only, "can_act": False, "csrf": "", "status": status}
+    return render.html(
+        board.env, request, "error.html", {**context, "message": message}, status=status
+    )
+
+
+def html_page(template: str, load: Loader) -> Endpoint:
+    async def endpoint(request: Request) -> Response:
+        board = dashboard(request)
+        if not await board.may(request, "view"):
+            return refusal(request, 403, "You may not see this dashboard.")
+        try:
+            data = await load(board.client, request)
+        except NotFound as missing:
+            return refusal(request, 404, str(missing))
+        can_act = await board.may(request, "act")
+        nonce, new = board.csrf.nonce(request)
+        context = {
+            **data,
+            "read_only": board.read_only,
+            "can_act": can_act,
+            "csrf": board.csrf.token(nonce),
+        }
+        response = render.html(board.env, request, template, context)
+        if new:
+            board.csrf.set_cookie(response, request, nonce)
+        return response
+
+    return endpoint
+
+
+def api_page(load: Loader) -> Endpoint:
+    async def endpoint(request: Request) -> Response:
+        board = dashboard(request)
+        if not await board.may(request, "view"):
+            return JSONResponse({"ok": False, "error": "forbidden"}, status_code=403)
+        try:
+            return JSONResponse(await load(board.client, request))
+        except NotFound as missing:
+            return JSONResponse({"ok": False, "error": str(missing)}, status_code=404)
+
+    return endpoint
+
+
+async def act(request: Request) -> Response:
+    """POST /actions/<verb>: check, then change; answer JSON or redirect back with a flash."""
+    board = dashboard(request)
+    handler = HANDLERS.get(request.path_params["verb"])
+    if handler is None:
+        return refusal(request, 404, "No such action.")
+    if board.read_only:
+        return refusal(request, 403, "This dashboard is read-only.")
+    if not await allowed(board.check, request, "act"):
+        return refusal(request, 403, "You may not act on this dashboard.")
+    body = await request.body()
+    if len(body) > MAX_FORM:
+        return refusal(request, 413, "The form is too large.")
+    form = Form(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
+    token = form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
+    if not board.csrf.valid(request, token):
+        message = "The form has expired (CSRF token missing or wrong): reload the page."
+        return refusal(request, 403, message)
+    try:
+        kind, message = "ok", await handler(board.client, form)
+    except (ActionError, AqlessError) as error:
+        kind, message = "error", str(error)
+    if wants_json(request):
+        return JSONResponse(
+            {"ok": kind == "ok", "message": message}, status_code=200 if kind == "ok" else 400
+        )
+    # done: where the form says (a cancelled job's page is gone); refused: back to the form
+    target = form.get("next") if kind == "ok" else came_from(request)
+    response = RedirectResponse(safe_next(request, target), status_code=303)
+    render.set_flash(response, request, kind, message)
+    return response
+
+
+def came_from(request: Request) -> str | None:
+    referer = urlsplit(request.headers.get("referer", ""))
+    if referer.netloc != request.url.netloc:
+        return None
+    return referer.path + (f"?{referer.query}" if referer.query else "")
+
+
+async def events(request: Request) -> Response:
+    board = dashboard(request)
+    if not await board.may(request, "view"):
+        return JSONResponse({"ok": False, "error": "forbidden"}, status_code=403)
+    return EventSourceResponse(board.client, interval=board.live_interval)

@@ -1,0 +1,232 @@
+"""What each page shows, read from the server as plain JSON values. Every page's HTML and
+its `/api` twin come from the same loader here."""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final
+
+from starlette.requests import Request
+
+from aqless.client import Client
+from aqless.job import RecurringJob
+from aqless.web.serialize import (
+    JSON,
+    counts_json,
+    job_json,
+    recurring_json,
+    stats_json,
+    throttle_json,
+)
+
+PAGE_SIZE: Final = 25
+QUEUE_STATES: Final = (
+    "waiting",
+    "running",
+    "scheduled",
+    "stalled",
+    "depends",
+    "throttled",
+    "recurring",
+)
+TREND_DAYS: Final = 14
+FAILED_SAMPLES: Final = 3
+
+Loader = Callable[[Client, Request], Awaitable[JSON]]
+
+
+class NotFound(Exception):
+    """The page's subject does not exist (a 404)."""
+
+
+def page_number(request: Request) -> int:
+    try:
+        return max(1, int(request.query_params.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def paging(page: int, total: int) -> JSON:
+    return {"page": page, "pages": max(1, math.ceil(total / PAGE_SIZE)), "total": total}
+
+
+async def jobs_json(client: Client, jids: Sequence[str]) -> list[JSON]:
+    return [job_json(job) for job in await client.jobs.get_many(list(jids))]
+
+
+async def overview(client: Client, request: Request) -> JSON:
+    queues = []
+    for counts in await client.queues.counts():
+        today = await client.queues[counts.name].stats()
+        queues.append(
+            {
+                **counts_json(counts),
+                "popped_today": today.wait.count,
+                "completed_today": today.run.count,
+                "failed_today": today.failed,
+            }
+        )
+    groups = await client.jobs.failure_groups()
+    tracked, _ = await client.jobs.tracked()
+    return {
+        "queues": queues,
+        "workers": [vars_of(worker) for worker in await client.workers.counts()],
+        "failed": {"groups": len(groups), "jobs": sum(groups.values())},
+        "tracked": len(tracked),
+        "tags": await client.tags.top(count=20),
+    }
+
+
+def vars_of(record: Any) -> JSON:
+    return {name: getattr(record, name) for name in record.__slots__}
+
+
+async def queue(client: Client, request: Request) -> JSON:
+    name = request.path_params["name"]
+    state = request.query_params.get("state", "waiting")
+    if state not in QUEUE_STATES:
+        state = "waiting"
+    page = page_number(request)
+    offset = (page - 1) * PAGE_SIZE
+    q = client.queues[name]
+    counts = counts_json(await q.counts())
+    jobs: list[JSON] = []
+    if state == "waiting":
+        jobs = [job_json(job) for job in await q.peek(PAGE_SIZE, offset=offset)]
+    elif state == "recurring":
+        for rjid in await q.jobs(state, offset=offset, count=PAGE_SIZE):
+            template = await client.jobs.get(rjid)
+            if isinstance(template, RecurringJob):
+                jobs.append(recurring_json(template))
+    else:
+        jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
+    now = client.clock()
+    days = []
+    for back in range(TREND_DAYS - 1, -1, -1):
+        moment = now - back * 86400
+        stats = await q.stats(moment)
+        day = datetime.datetime.fromtimestamp(moment, datetime.UTC).date().isoformat()
+        days.append({"date": day, **stats_json(stats)})
+    throttle = await q.throttle()
+    return {
+        "name": name,
+        "counts": counts,
+        "state": state,
+        "states": list(QUEUE_STATES),
+        "jobs": jobs,
+        **paging(page, int(counts[state])),
+        "throttle": {"maximum": throttle.maximum, "ttl": throttle.ttl},
+        "heartbeat": await q.heartbeat(),
+        "today": days[-1],
+        "days": days,
+    }
+
+
+async def job(client: Client, request: Request) -> JSON:
+    jid = request.path_params["jid"]
+    found = await client.jobs.get(jid)
+    if found is None:
+        raise NotFound(f"no job {jid!r}")
+    queues = await client.queues.names()
+    if isinstance(found, RecurringJob):
+        return {"kind": "recurring", "job": recurring_json(found), "queues": queues}
+    return {"kind": "job", "job": job_json(found), "queues": queues}
+
+
+async def failed(client: Client, request: Request) -> JSON:
+    groups = []
+    counts = await client.jobs.failure_groups()
+    for group, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        sample = await client.jobs.failed(group, count=FAILED_SAMPLES)
+        groups.append(
+            {"group": group, "count": count, "samples": await jobs_json(client, sample.jids)}
+        )
+    return {"groups": groups, "total": sum(counts.values())}
+
+
+async def failed_group(client: Client, request: Request) -> JSON:
+    group = request.path_params["group"]
+    page = page_number(request)
+    listing = await client.jobs.failed(group, offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE)
+    jobs = await jobs_json(client, listing.jids)
+    return {"group": group, "jobs": jobs, **paging(page, listing.total)}
+
+
+async def tracked(client: Client, request: Request) -> JSON:
+    jobs, expired = await client.jobs.tracked()
+    return {"jobs": [job_json(job) for job in jobs], "expired": expired}
+
+
+async def tags(client: Client, request: Request) -> JSON:
+    tag = request.query_params.get("tag", "").strip()
+    page = page_number(request)
+    result: JSON = {"tag": tag, "top": await client.tags.top(count=50), "jobs": []}
+    if tag:
+        listing = await client.jobs.tagged(tag, offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE)
+        result["jobs"] = await jobs_json(client, listing.jids)
+        result.update(paging(page, listing.total))
+    else:
+        result.update(paging(1, 0))
+    return result
+
+
+async def workers(client: Client, request: Request) -> JSON:
+    return {"workers": [vars_of(worker) for worker in await client.workers.counts()]}
+
+
+async def worker(client: Client, request: Request) -> JSON:
+    name = request.path_params["name"]
+    held = await client.workers.jobs(name)
+    return {
+        "name": name,
+        "jobs": await jobs_json(client, held.jobs),
+        "stalled": await jobs_json(client, held.stalled),
+    }
+
+
+async def recurring(client: Client, request: Request) -> JSON:
+    templates = []
+    for name in await client.queues.names():
+        for rjid in await client.queues[name].jobs("recurring", count=1000):
+            template = await client.jobs.get(rjid)
+            if isinstance(template, RecurringJob):
+                templates.append(recurring_json(template))
+    return {"jobs": templates}
+
+
+def glob_escape(text: str) -> str:
+    return "".join(f"\\{char}" if char in "*?[]\\" else char for char in text)
+
+
+async def throttles(client: Client, request: Request) -> JSON:
+    # the protocol keeps no list of throttles: each one with a maximum is a hash `<prefix>th:<id>`
+    prefix = f"{client.prefix}th:"
+    names = sorted(
+        [
+            key[len(prefix) :]
+            async for key in client.redis.scan_iter(match=glob_escape(prefix) + "*", _type="HASH")
+        ]
+    )
+    found = []
+    for name in names:
+        throttle = client.throttles[name]
+        found.append(
+            throttle_json(
+                await throttle.get(), locks=await throttle.locks(), pending=await throttle.pending()
+            )
+        )
+    return {"throttles": found}
+
+
+async def config(client: Client, request: Request) -> JSON:
+    return {"options": await client.config.all()}
+
+
+async def completed(client: Client, request: Request) -> JSON:
+    page = page_number(request)
+    jids = await client.jobs.completed(offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE + 1)
+    more = len(jids) > PAGE_SIZE
+    jobs = await jobs_json(client, jids[:PAGE_SIZE])
+    return {"jobs": jobs, "page": page, "pages": page + 1 if more else page, "total": None}

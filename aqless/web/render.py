@@ -1,0 +1,126 @@
+"""HTML pages: the Jinja environment (autoescaped), its filters, links that work under any
+mount prefix, and the one-shot flash message that follows an action."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+from typing import Any, Final
+from urllib.parse import quote, unquote
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from aqless.web import charts
+from aqless.web.security import CSRF_FIELD, root_path
+
+FLASH_COOKIE: Final = "aqless_flash"
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("aqless.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        when=when, ago=ago, duration=charts.duration, pretty=pretty, number=number, seconds=seconds
+    )
+    env.globals.update(queue_charts=charts.queue_charts, csrf_field=CSRF_FIELD)
+    return env
+
+
+def when(timestamp: float | None) -> str:
+    if not timestamp:
+        return "—"
+    moment = datetime.datetime.fromtimestamp(timestamp, datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def ago(timestamp: float | None, now: float | None = None) -> str:
+    if not timestamp:
+        return ""
+    delta = (now if now is not None else time.time()) - timestamp
+    text = seconds(abs(delta))
+    return f"{text} ago" if delta >= 0 else f"in {text}"
+
+
+def seconds(value: float) -> str:
+    value = abs(value)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if value >= size:
+            return f"{value / size:.0f} {unit}"
+    return f"{value:.0f} s"
+
+
+def pretty(value: Any) -> str:
+    """JSON for people: indented, non-ASCII kept (autoescaping makes it inert)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def number(value: float) -> str:
+    return f"{value:g}"
+
+
+class Links:
+    """Paths of the dashboard's routes, prefixed by where it is mounted. Path parameters are
+    percent-encoded whole, so a jid or queue name with `/`, `?` or `#` links correctly."""
+
+    def __init__(self, request: Request) -> None:
+        self._request = request
+        self._root = root_path(request)
+
+    def __call__(self, route: str, /, **params: Any) -> str:
+        quoted = {key: quote(str(value), safe="") for key, value in params.items()}
+        path: str = self._request.app.url_path_for(route, **quoted)
+        return self._root + path
+
+    def asset(self, path: str) -> str:
+        found: str = self._request.app.url_path_for("static", path="/" + path)
+        return self._root + found
+
+
+def take_flash(request: Request) -> dict[str, str] | None:
+    raw = request.cookies.get(FLASH_COOKIE)
+    if not raw:
+        return None
+    kind, _, text = unquote(raw).partition(":")
+    return {"kind": "error" if kind == "error" else "ok", "text": text}
+
+
+def set_flash(response: Response, request: Request, kind: str, text: str) -> None:
+    response.set_cookie(
+        FLASH_COOKIE,
+        quote(f"{kind}:{text[:400]}", safe=""),
+        path=root_path(request) or "/",
+        httponly=True,
+        samesite="strict",
+        max_age=60,
+    )
+
+
+def html(
+    env: jinja2.Environment,
+    request: Request,
+    template: str,
+    context: dict[str, Any],
+    *,
+    status: int = 200,
+) -> HTMLResponse:
+    flash = take_flash(request)
+    body = env.get_template(template).render(
+        request=request,
+        url=Links(request),
+        here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        flash=flash,
+        now=time.time(),
+        **context,
+    )
+    response = HTMLResponse(body, status_code=status, headers={"cache-control": "no-store"})
+    if flash is not None:
+        response.delete_cookie(FLASH_COOKIE, path=root_path(request) or "/")
+    return response
