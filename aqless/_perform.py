@@ -16,6 +16,7 @@ from aqless.errors import ConnectionLostError, PayloadError, ScriptError, Unknow
 from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
 from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
+from aqless.models import JobState
 from aqless.outcomes import Backoff, JobTimeoutError, Retry, failure_group, failure_message
 
 if TYPE_CHECKING:
@@ -163,6 +164,8 @@ class Performer:
             try:
                 await verb()
             except ScriptError as error:
+                if await self._took_effect(slot, what):
+                    return True
                 logger.warning("could not %s job %s: %s", what, slot.job.jid, error.detail)
                 return False
             except ConnectionLostError as error:
@@ -173,6 +176,29 @@ class Performer:
                 await anyio.sleep(min(0.05 * 2**failures, 2.0))
             else:
                 return True
+
+    async def _took_effect(self, slot: Slot, what: str) -> bool:
+        """Whether a refused verb had already been done by this worker: a connection dropped
+        after the script ran but before its reply came hides that it ran, and redis-py
+        sends the command again, which the server refuses. Reads the job to tell."""
+        try:
+            job = await self._worker.client.jobs.get(slot.job.jid)
+        except (ConnectionLostError, ScriptError):
+            return False
+        if not isinstance(job, Job):
+            return False
+        popped = [i for i, entry in enumerate(job.history) if entry.what == "popped"]
+        if not popped or job.history[popped[-1]].details.get("worker") != self._worker.name:
+            return False
+        since = [entry.what for entry in job.history[popped[-1] + 1 :]]
+        if "timed-out" in since:
+            return False
+        ours = job.failure is not None and job.failure.worker == self._worker.name
+        if what == "complete":
+            return "done" in since
+        if what == "fail":
+            return job.state == JobState.FAILED and ours
+        return job.state in (JobState.WAITING, JobState.SCHEDULED) and ours
 
 
 def _fresh_directory(path: Any) -> None:

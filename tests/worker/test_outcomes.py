@@ -284,3 +284,35 @@ async def test_data_that_cannot_be_sent_fails_the_job(client: aqless.Client) -> 
     assert job.failure is not None
     assert job.failure.group == "q-PayloadError"
     assert "not JSON-serializable" in job.failure.message
+
+
+@pytest.mark.parametrize(
+    ("verb", "state"),
+    [("complete", JobState.COMPLETE), ("fail", JobState.FAILED), ("retry", JobState.SCHEDULED)],
+)
+async def test_an_outcome_sent_twice_is_counted_once(
+    client: aqless.Client, caplog: pytest.LogCaptureFixture, verb: str, state: JobState
+) -> None:
+    """A connection dropped after the script ran hides its reply, and redis-py sends the
+    command again, which the server refuses: the worker reads the job and sees that its
+    outcome went through. Simulated by a hook that sends the outcome behind its back."""
+
+    async def behind_its_back(job: Job, perform: Any) -> None:
+        other_copy = await get_job(client, job.jid)
+        if verb == "complete":
+            await other_copy.complete()
+        elif verb == "fail":
+            await other_copy.fail("q-ValueError", "sent once already")
+            raise ValueError("boom")
+        else:
+            await other_copy.retry(60, "q-Retry", "sent once already")
+            raise Retry(60)
+
+    async def fine(job: Job) -> None:
+        pass
+
+    caplog.set_level(logging.WARNING, logger="aqless")
+    job = await process(client, one(fine), "app.job", middleware=[behind_its_back], states=[state])
+    refusals = [r.getMessage() for r in caplog.records if "could not" in r.getMessage()]
+    assert refusals == []
+    assert job.state == state
