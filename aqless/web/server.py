@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import anyio
 import uvicorn
 
@@ -9,6 +14,24 @@ from aqless.client import Client
 from aqless.web.app import create_app
 
 CLOSE_TIMEOUT = 5.0
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, minus its signal capture: it re-raises SIGTERM and SIGINT after
+    shutting down, so a dashboard stopped cleanly would still die of the signal."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def _stop_on_signals(server: uvicorn.Server) -> None:
+    """SIGTERM or SIGINT: shut down gracefully (a second one: at once), then exit 0."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+        async for _ in received:
+            if server.should_exit:
+                server.force_exit = True
+            server.should_exit = True
 
 
 async def serve(
@@ -20,7 +43,8 @@ async def serve(
     namespace: str | None = None,
 ) -> None:
     """Serve the dashboard of the deployment at `url` (the embedded Valkey when None) on
-    http://host:port/ until this coroutine is cancelled or the process is interrupted."""
+    http://host:port/ until this coroutine is cancelled or the process gets SIGTERM or
+    SIGINT (which end it normally)."""
     client = Client(url, namespace=namespace)
     try:
         await client.open()
@@ -32,9 +56,13 @@ async def serve(
             timeout_graceful_shutdown=2,  # open live pages would hold a shutdown forever
             log_level="info",
         )
-        server = uvicorn.Server(config)
+        server = _Server(config)
         try:
-            await server.serve()
+            async with anyio.create_task_group() as group:
+                if threading.current_thread() is threading.main_thread():
+                    group.start_soon(_stop_on_signals, server)
+                await server.serve()
+                group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(CLOSE_TIMEOUT, shield=True):
                 await server.shutdown()

@@ -81,3 +81,30 @@ async def test_events_tails_until_stopped(
             if process.returncode is None:
                 process.kill()
     assert await client.redis.pubsub_numsub("ql:log") == [("ql:log", 0)]
+
+
+async def test_web_serves_the_dashboard_until_stopped(
+    client: aqless.Client, server_url: str
+) -> None:
+    import httpx
+
+    from tests.web.live_server import free_port
+
+    await client.queues["emails"].put("app.Send", {})
+    port = free_port()
+    command = [entry_point(), "--url", server_url, "web", "--port", str(port), "--read-only"]
+    async with await anyio.open_process(command) as process, httpx.AsyncClient() as http:
+        overview: dict[str, object] = {}
+        with anyio.fail_after(20):
+            while not overview:
+                try:
+                    reply = await http.get(f"http://127.0.0.1:{port}/api/overview")
+                    overview = reply.json()
+                except httpx.TransportError:
+                    await anyio.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(10):
+            assert await process.wait() == 0
+    queues = overview["queues"]
+    assert isinstance(queues, list)
+    assert [(q["name"], q["waiting"]) for q in queues] == [("emails", 1)]
