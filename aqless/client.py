@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
 
+import anyio
 import redis.asyncio as aioredis
 
 from aqless._protocol import Clock, Protocol
@@ -141,12 +142,13 @@ class Client:
         return self
 
     async def close(self) -> None:
-        """Release every connection (idempotent)."""
+        """Release every connection (idempotent). Shielded: a cancelled task still closes."""
         self._closed = True
-        if self._protocol is not None and self._owns_redis:
-            await self._protocol.redis.aclose()
-        for sentinel in self._sentinels:
-            await sentinel.aclose()
+        with anyio.move_on_after(5, shield=True):
+            if self._protocol is not None and self._owns_redis:
+                await self._protocol.redis.aclose()
+            for sentinel in self._sentinels:
+                await sentinel.aclose()
         self._sentinels = []
 
     async def __aenter__(self) -> Self:

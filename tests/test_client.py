@@ -7,6 +7,7 @@ import os
 import socket
 from pathlib import Path
 
+import anyio
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -544,3 +545,21 @@ async def test_jobs_cancel_takes_a_clique_together(client: aqless.Client) -> Non
     assert await client.jobs.get(first) is not None
     await client.jobs.cancel(first, second)
     assert await client.jobs.get_many([first, second]) == []
+
+
+async def test_a_cancelled_close_still_releases_the_connections(server_url: str) -> None:
+    async with aqless.Client(server_url) as observer:
+
+        async def connections() -> int:
+            return len(await observer.redis.client_list(_type="normal"))
+
+        before = await connections()
+        client = aqless.Client(server_url)
+        await client.queues["q"].length()
+        assert await connections() == before + 1
+        with anyio.CancelScope() as scope:
+            scope.cancel()  # the closing task is cancelled before it starts
+            await client.close()
+        with anyio.fail_after(2):  # the server notices a closed socket soon after
+            while await connections() != before:
+                await anyio.sleep(0.01)
