@@ -10,6 +10,7 @@ from aqless.errors import (
     JobNotFoundError,
     LockLostError,
     PayloadError,
+    PermissionDeniedError,
     ScriptError,
     UnknownJobClassError,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "LockLostError",
     "Page",
     "PayloadError",
+    "PermissionDeniedError",
     "PutRequest",
     "Queue",
     "QueueCounts",

@@ -26,6 +26,7 @@ from aqless.errors import (
     JobNotFoundError,
     LockLostError,
     PayloadError,
+    PermissionDeniedError,
     ScriptError,
 )
 from aqless.scripts.loader import Argument, Call, Script
@@ -44,10 +45,17 @@ _LOCK_LOST = (
     "not running",
 )
 _NOT_FOUND = ("does not exist", "No recurring job")
+# ACL refusals: of the call itself (redis-py's NoPermissionError, "NOPERM ..." on the wire), or
+# of a command the script runs (Valkey: "ACL failure in script: ...", Redis 7: "The user
+# executing the script can't run ...")
+_NO_PERMISSION = ("acl failure", "noperm", "no permissions to", "user executing the script can't")
 
 
 def error_for(command: str, server_text: str) -> ScriptError:
     """The most specific exception for a refusal of `command` with the server's text."""
+    if any(marker in server_text.lower() for marker in _NO_PERMISSION):
+        # the text itself may say "script: "; only the server's last decoration goes
+        return PermissionDeniedError(command, server_text.rsplit(" script: ", 1)[0])
     match = _DECORATION.match(server_text)
     detail = match.group("text") if match else server_text
     if any(marker in detail for marker in _NOT_FOUND):

@@ -7,7 +7,8 @@ AqlessError                  base, never raised itself
 ├── ScriptError              the script refused a command; .command, .detail (server text)
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number'
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
-│   └── LockLostError          the job is no longer ours (expired, cancelled, given away)
+│   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
+│   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
 └── UnknownJobClassError     no handler for a klass, and importing it is not allowed
 ```
@@ -54,6 +55,11 @@ class JobNotFoundError(ScriptError):
 class LockLostError(ScriptError):
     """The job is not running for us any more: its lock expired and was given to another
     worker, or it was cancelled, moved, retried, completed or failed meanwhile."""
+
+
+class PermissionDeniedError(ScriptError):
+    """The server's ACL refused the call, or a command the script runs for it (the user
+    lacks a command, a key or a channel); ``detail`` is the server's text. See SECURITY.md."""
 
 
 class PayloadError(AqlessError):

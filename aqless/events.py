@@ -27,6 +27,7 @@ import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 
+from aqless._protocol import error_for
 from aqless.errors import ConnectionLostError
 
 __all__ = [
@@ -280,6 +281,13 @@ class EventStream:
         except _DROPPED as error:
             await self.aclose()
             raise ConnectionLostError(f"cannot subscribe to events: {error}") from error
+        except redis_errors.ResponseError as error:  # e.g. the ACL allows no such channel
+            # nothing to unsubscribe from: close at once rather than wait for confirmations
+            self._state = "closed"
+            refused, self._pubsub = self._pubsub, None
+            if refused is not None:
+                await self._release(refused, unsubscribe=False)
+            raise error_for("subscribe", str(error)) from error
         except BaseException:
             await self.aclose()
             raise
