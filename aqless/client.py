@@ -12,6 +12,8 @@ from typing import Any, Self
 
 import anyio
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from aqless._protocol import Clock, Protocol
 from aqless.errors import ConfigurationError
@@ -121,7 +123,12 @@ class Client:
         try:
             # a full pool waits for a free connection instead of failing a burst of calls
             pool = aioredis.BlockingConnectionPool.from_url(url, decode_responses=True, **options)
-            return aioredis.Redis.from_pool(pool)  # owns the pool: closed with the client
+            # No silent resends: a script call resent after a dropped connection may run
+            # twice (a second pop takes more jobs). A dropped call raises
+            # ConnectionLostError, and the layer that knows what it meant decides.
+            redis = aioredis.Redis(connection_pool=pool, retry=Retry(NoBackoff(), 0))
+            redis.auto_close_connection_pool = True  # owns the pool: closed with the client
+            return redis
         except ValueError as error:
             raise ConfigurationError(f"bad server URL {url!r}: {error}") from error
 

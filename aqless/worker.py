@@ -134,6 +134,7 @@ class Worker:
         self.paused = False
         self._state: _State = "new"
         self._free_indexes = list(range(concurrency - 1, -1, -1))
+        self._extra_slots = 0
         self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._listening = anyio.Event()  # set while the worker wants put events
@@ -142,6 +143,7 @@ class Worker:
         self._throttled_queues: set[str] = set()
         self._queues_read_at = float("-inf")
         self._pop_failures = 0
+        self._pop_lost_replies = False  # a pop failed: it may have run, its jobs unknown
         # whether a pop could find a job: the last one came back full, or news came since;
         # when not, a finished job wakes the loop only if it may have released others
         self._maybe_more = True
@@ -240,6 +242,9 @@ class Worker:
             self._maybe_more = len(popped) >= free
             for job in popped:
                 self._start(jobs, job)
+            if self._pop_failures == 0 and self._pop_lost_replies:
+                self._pop_lost_replies = False  # a pop whose reply was lost took jobs
+                await self._resume(jobs)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
                 logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
                 self.finish()
@@ -263,6 +268,7 @@ class Worker:
                     break
         except ConnectionLostError as error:
             self._pop_failures += 1
+            self._pop_lost_replies = True
             delay = min(0.05 * 2**self._pop_failures, 5.0)
             logger.warning("pop failed (%s); again in %.2f s", error, delay)
             await anyio.sleep(delay)
@@ -294,7 +300,13 @@ class Worker:
     def _start(self, jobs: TaskGroup, job: Job) -> None:
         now = self.client.clock()
         lock_seconds = max(job.expires_at - now, 0.3)
-        slot = Slot(job, self._free_indexes.pop(), lock_seconds, renew_at=now + lock_seconds / 3)
+        # taken-back jobs may exceed the slots for a while; their sandboxes get extra numbers
+        if self._free_indexes:
+            index = self._free_indexes.pop()
+        else:
+            self._extra_slots += 1
+            index = self.concurrency + self._extra_slots
+        slot = Slot(job, index, lock_seconds, renew_at=now + lock_seconds / 3)
         own_throttle = f"{self.client.prefix}q:{job.queue_name}"
         slot.frees = bool(job.dependents) or any(
             throttle != own_throttle or job.queue_name in self._throttled_queues
@@ -309,7 +321,8 @@ class Worker:
             await self.performer.perform(slot)
         finally:
             del self.slots[slot.job.jid]
-            self._free_indexes.append(slot.index)
+            if slot.index < self.concurrency:
+                self._free_indexes.append(slot.index)
             if self._maybe_more or self._state != "running" or self.burst or slot.frees:
                 self._wakeup.fire()
 
@@ -323,10 +336,14 @@ class Worker:
         self.hand_back_running("the worker stopped before the job finished")
 
     async def _resume(self, jobs: TaskGroup) -> None:
+        """Run the jobs the server lists as held by this worker's name that it is not
+        running: left by an earlier process of the same name (``resume``), or popped by a
+        call whose reply a dropped connection lost."""
         held = await self.client.workers.jobs(self.name)
-        for job in await self.client.jobs.get_many(list(held.jobs)):
+        unknown = [jid for jid in held.jobs if jid not in self.slots]
+        for job in await self.client.jobs.get_many(unknown):
             if job.state == JobState.RUNNING and job.worker_name == self.name:
-                logger.info("resuming job %s (%s)", job.jid, job.klass_name)
+                logger.info("taking back job %s (%s)", job.jid, job.klass_name)
                 self._start(jobs, job)
                 self.slots[job.jid].renew_at = 0.0  # heartbeat it now: it may be ours no more
         self.locks.renew_soon()
