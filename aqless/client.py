@@ -28,7 +28,7 @@ from aqless.models import (
     WorkerJobs,
     listed,
 )
-from aqless.queue import Queue
+from aqless.queue import PutHook, Queue
 
 
 def default_worker_name() -> str:
@@ -94,6 +94,9 @@ class Client:
         self.workers = Workers(self)
         self.throttles = Throttles(self)
         self.tags = Tags(self)
+        #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.queue.PutHook);
+        #: ``aqless.tracing.instrument(client)`` adds one.
+        self.put_hooks: list[PutHook] = []
 
     @classmethod
     def from_sentinel(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from aqless._protocol import encode_json
 from aqless.errors import ScriptError
@@ -38,6 +38,14 @@ def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
     if not isinstance(options, Mapping):
         raise TypeError(f"{class_name(klass)}.default_job_options must return a mapping")
     return options
+
+
+#: Sends put requests; returns their jids.
+PutSender: TypeAlias = Callable[[list["PutRequest"]], Awaitable[list[str]]]
+#: Wraps every put: ``async def hook(queue, requests, send) -> jids`` may look at or replace
+#: the requests (e.g. add a trace context to their data) before ``await send(requests)``.
+#: Registered in ``client.put_hooks``; the first hook is outermost.
+PutHook: TypeAlias = Callable[["Queue", list["PutRequest"], PutSender], Awaitable[list[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +135,33 @@ class Queue:
             requeue: refuse (JobNotFoundError) if the job does not exist already.
         """
         request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
-        _, args = self._put_arguments(request)
         command = "job.requeue" if requeue else "queue.put"
-        return await self._client.protocol.text(command, *args)
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            (request,) = requests
+            _, args = self._put_arguments(request)
+            return [await self._client.protocol.text(command, *args)]
+
+        (jid,) = await self._hooked(send, [request])
+        return jid
+
+    async def _hooked(self, send: PutSender, requests: list[PutRequest]) -> list[str]:
+        """`send(requests)` inside the client's put hooks."""
+        for hook in reversed(self._client.put_hooks):
+            send = _bound_hook(hook, self, send)
+        return await send(requests)
 
     async def put_many(self, requests: Iterable[PutRequest], *, batch: int = 1000) -> list[str]:
         """Put many jobs, pipelined: one round trip per `batch` jobs. Every payload is encoded
         before anything is sent. Not a transaction: if the server refuses one job, the
         others are still put, and the first refusal is raised afterwards."""
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            return await self._put_many(requests, batch)
+
+        return await self._hooked(send, list(requests))
+
+    async def _put_many(self, requests: list[PutRequest], batch: int) -> list[str]:
         prepared = [self._put_arguments(request) for request in requests]
         jids: list[str] = []
         refusal: Exception | None = None
@@ -274,3 +301,10 @@ class Queue:
     async def forget(self) -> None:
         """Drop this queue from the list of queues (its jobs stay)."""
         await self._client.protocol.call("queue.forget", self.name)
+
+
+def _bound_hook(hook: PutHook, queue: Queue, send: PutSender) -> PutSender:
+    async def call(requests: list[PutRequest]) -> list[str]:
+        return await hook(queue, requests, send)
+
+    return call
