@@ -135,7 +135,7 @@ async def test_renewals_are_batched(client: aqless.Client, monkeypatch: pytest.M
     async with running(worker):
         await all_complete(client, jids)
     assert worker.counters.lost == 0
-    assert worker.locks.renewals >= 20 * 4
+    assert worker.locks.renewals >= 20 * 2  # every 1/3 s of 2 s: 6 each when idle, fewer when busy
     assert round_trips * 5 <= worker.locks.renewals, (round_trips, worker.locks.renewals)
 
 
