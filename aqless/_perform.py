@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("aqless.worker")
 
 Verb = Callable[[], Awaitable[Any]]
+#: Told of every job a worker ran: ``listener(job, queue, outcome, seconds)`` once its
+#: outcome was sent: the queue it was popped from, what became of it (see `outcome_of`), and
+#: the seconds since its code started. For metrics (aqless.metrics).
+JobListener = Callable[[Job, str, str, float], None]
 
 
 class Performer:
@@ -46,8 +50,21 @@ class Performer:
         self._middleware: tuple[Wrapper, ...] = tuple(as_wrapper(hook) for hook in middleware)
         self._chains: dict[str, tuple[Wrapper, ...]] = {}
         self._threads = anyio.CapacityLimiter(worker.concurrency)
+        self.listeners: list[JobListener] = []
 
     async def perform(self, slot: Slot) -> None:
+        queue, started = slot.job.queue_name, anyio.current_time()
+        try:
+            await self._perform(slot)
+        finally:
+            seconds = anyio.current_time() - started
+            for listener in self.listeners:
+                try:
+                    listener(slot.job, queue, outcome_of(slot, queue), seconds)
+                except Exception:
+                    logger.exception("job listener %r failed", listener)
+
+    async def _perform(self, slot: Slot) -> None:
         job = slot.job
         try:
             handler = self._worker.handlers.resolve(job.klass_name)
@@ -199,6 +216,25 @@ class Performer:
         if what == "fail":
             return job.state == JobState.FAILED and ours
         return job.state in (JobState.WAITING, JobState.SCHEDULED) and ours
+
+
+def outcome_of(slot: Slot, queue: str) -> str:
+    """What became of a job popped from `queue`: ``completed``, ``failed``, ``retried``,
+    ``advanced`` (moved on to another queue), ``handed_back`` (the worker stopped),
+    ``canceled``, ``lost`` (taken away while running) or ``unreported`` (the outcome could not
+    be sent: the job is still running, its lock will expire)."""
+    job = slot.job
+    if slot.lost is not None:
+        return "lost"
+    if job.state == JobState.COMPLETE:
+        return "completed"
+    if job.state == JobState.FAILED:
+        return "failed"
+    if job.state == JobState.RUNNING:
+        return "unreported" if job.worker_name else "canceled"
+    if job.queue_name != queue:
+        return "advanced"
+    return "handed_back" if slot.handing_back is not None else "retried"
 
 
 def _fresh_directory(path: Any) -> None:

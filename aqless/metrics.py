@@ -1,0 +1,213 @@
+"""Prometheus metrics: what workers did, and what the queues hold.
+
+Needs ``pip install 'aqless[prometheus]'``::
+
+    metrics = aqless.metrics.Metrics()         # on prometheus_client's default registry
+    metrics.instrument(worker)                 # jobs, durations, heartbeats of this worker
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(metrics.watch, client)  # queue depths, every 15 s
+        tasks.start_soon(worker.run)
+    app.mount("/metrics", metrics.asgi_app())  # in the service that hosts the dashboard
+
+The metrics (``aqless_`` is the default namespace):
+
+================================================  =========  ==============================
+``aqless_jobs_total{queue,klass,outcome}``        counter    jobs run by instrumented
+                                                              workers; outcome: completed,
+                                                              failed, retried, advanced,
+                                                              handed_back, canceled, lost,
+                                                              unreported
+``aqless_job_duration_seconds{queue,klass}``      histogram  from the start of the code to
+                                                              the outcome sent
+``aqless_worker_heartbeats_total{worker}``        counter    locks renewed
+``aqless_worker_heartbeat_refusals_total{worker}``  counter  renewals refused (lock lost)
+``aqless_worker_running_jobs{worker}``            gauge      jobs running now
+``aqless_queue_jobs{queue,state}``                gauge      jobs by state: waiting, running,
+                                                              stalled, scheduled, depends,
+                                                              throttled, recurring
+``aqless_queue_paused{queue}``                    gauge      1 while paused
+``aqless_failed_jobs{group}``                     gauge      failed jobs by failure group
+================================================  =========  ==============================
+
+Failures: ``aqless_jobs_total{outcome="failed"}`` counts the ones workers sent,
+``aqless_failed_jobs`` what the server holds (from any client). The queue gauges come from
+`refresh` (one round trip per queue, plus one), run by `watch` in a task you own; in a
+fleet, run it in one process (the dashboard's, say), not in every worker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
+
+try:
+    from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+    from prometheus_client import make_asgi_app as _make_asgi_app
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+    from prometheus_client.registry import Collector
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ConfigurationError(
+        "aqless.metrics needs prometheus-client: pip install 'aqless[prometheus]'"
+    ) from error
+
+if TYPE_CHECKING:
+    from aqless.client import Client
+    from aqless.job import Job
+    from aqless.worker import Worker
+
+__all__ = ["DURATION_BUCKETS", "QUEUE_STATES", "Metrics"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds: from a few milliseconds to an hour.
+DURATION_BUCKETS: Final = (
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    300.0,
+    900.0,
+    3600.0,
+)
+#: The states `aqless_queue_jobs` reports.
+QUEUE_STATES: Final = (
+    "waiting",
+    "running",
+    "stalled",
+    "scheduled",
+    "depends",
+    "throttled",
+    "recurring",
+)
+
+
+class _Workers(Collector):
+    """Reads the instrumented workers' own counters at scrape time."""
+
+    def __init__(self, namespace: str) -> None:
+        self._namespace = namespace
+        self.workers: list[Worker] = []
+
+    def collect(self) -> Iterator[Metric]:
+        prefix = f"{self._namespace}_worker"
+        renewals = CounterMetricFamily(
+            f"{prefix}_heartbeats", "Locks renewed by the worker", labels=["worker"]
+        )
+        refusals = CounterMetricFamily(
+            f"{prefix}_heartbeat_refusals",
+            "Lock renewals the server refused (the job was lost)",
+            labels=["worker"],
+        )
+        running = GaugeMetricFamily(
+            f"{prefix}_running_jobs", "Jobs the worker runs now", labels=["worker"]
+        )
+        for worker in self.workers:
+            renewals.add_metric([worker.name], worker.locks.renewals)
+            refusals.add_metric([worker.name], worker.locks.refusals)
+            running.add_metric([worker.name], len(worker.slots))
+        yield from (renewals, refusals, running)
+
+    def describe(self) -> Iterator[Metric]:
+        workers, self.workers = self.workers, []
+        try:
+            yield from self.collect()  # the names, without samples
+        finally:
+            self.workers = workers
+
+
+class Metrics:
+    """One set of aqless metrics in a Prometheus registry.
+
+    Args:
+        registry: where the metrics are registered (default: prometheus_client's global
+            registry, which ``prometheus_client.start_http_server`` serves). Make one
+            ``Metrics`` per registry.
+        namespace: the metric names' prefix.
+        buckets: the duration histogram's buckets, in seconds.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        namespace: str = "aqless",
+        buckets: Sequence[float] = DURATION_BUCKETS,
+    ) -> None:
+        self.registry = registry if registry is not None else REGISTRY
+        options: dict[str, Any] = {"namespace": namespace, "registry": self.registry}
+        self.jobs = Counter(
+            "jobs", "Jobs run by workers, by outcome", ["queue", "klass", "outcome"], **options
+        )
+        self.durations = Histogram(
+            "job_duration_seconds",
+            "Seconds from the start of a job's code to its outcome sent",
+            ["queue", "klass"],
+            buckets=tuple(buckets),
+            **options,
+        )
+        self.queue_jobs = Gauge(
+            "queue_jobs", "Jobs in a queue by state", ["queue", "state"], **options
+        )
+        self.queue_paused = Gauge("queue_paused", "1 while a queue is paused", ["queue"], **options)
+        self.failed_jobs = Gauge(
+            "failed_jobs", "Failed jobs by failure group", ["group"], **options
+        )
+        self._workers = _Workers(namespace)
+        self.registry.register(self._workers)
+
+    def instrument(self, worker: Worker) -> None:
+        """Count `worker`'s jobs and time them; report its heartbeats (idempotent)."""
+        if worker in self._workers.workers:
+            return
+        self._workers.workers.append(worker)
+        worker.performer.listeners.append(self._observe)
+
+    def _observe(self, job: Job, queue: str, outcome: str, seconds: float) -> None:
+        self.jobs.labels(queue, job.klass_name, outcome).inc()
+        self.durations.labels(queue, job.klass_name).observe(seconds)
+
+    async def refresh(self, client: Client) -> None:
+        """Read every queue's counts and the failure groups into the gauges."""
+        counts = await client.queues.counts()
+        groups = await client.jobs.failure_groups()
+        # cleared and set with no await between: a scrape never sees them half done
+        self.queue_jobs.clear()
+        self.queue_paused.clear()
+        self.failed_jobs.clear()
+        for queue in counts:
+            for state in QUEUE_STATES:
+                self.queue_jobs.labels(queue.name, state).set(getattr(queue, state))
+            self.queue_paused.labels(queue.name).set(1 if queue.paused else 0)
+        for group, count in groups.items():
+            self.failed_jobs.labels(group).set(count)
+
+    async def watch(self, client: Client, *, interval: float = 15.0) -> None:
+        """`refresh` every `interval` seconds, for ever (cancel it to stop); a failed read is
+        logged and tried again at the next interval."""
+        if not interval > 0:
+            raise ValueError(f"interval must be positive, got {interval!r}")
+        while True:
+            try:
+                await self.refresh(client)
+            except (ConnectionLostError, ScriptError) as error:
+                logger.warning("could not read the queues' counts: %s", error)
+            await anyio.sleep(interval)
+
+    def asgi_app(self) -> Any:
+        """An ASGI app serving this registry in Prometheus's text format (mount it at
+        ``/metrics`` next to the dashboard)."""
+        return _make_asgi_app(self.registry)

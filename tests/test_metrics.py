@@ -1,0 +1,121 @@
+"""aqless.metrics: a real worker's jobs, durations and heartbeats, and the queues' depths, in a
+Prometheus registry (served over ASGI)."""
+
+from __future__ import annotations
+
+import anyio
+import httpx
+import pytest
+from prometheus_client import CollectorRegistry
+
+import aqless
+from aqless.metrics import Metrics
+
+pytest_plugins = ["tests.client_fixtures"]
+
+handlers = aqless.Handlers()
+
+
+@handlers.register("m.Ok")
+async def ok(job: aqless.Job) -> None:
+    await anyio.sleep(float(job.data.get("sleep", 0)))
+
+
+@handlers.register("m.Broken")
+async def broken(job: aqless.Job) -> None:
+    raise ValueError("broken")
+
+
+@handlers.register("m.Again")
+async def again(job: aqless.Job) -> None:
+    raise aqless.Retry(delay=3600)
+
+
+@handlers.register("m.Step")
+async def step(job: aqless.Job) -> None:
+    await job.complete("next")
+
+
+def sample(registry: CollectorRegistry, name: str, **labels: str) -> float | None:
+    return registry.get_sample_value(name, labels)
+
+
+async def test_a_workers_jobs_by_outcome_durations_and_heartbeats(client: aqless.Client) -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    q = client.queues["m"]
+    await q.set_heartbeat(3)  # renewed after a second
+    await q.put("m.Ok", {"sleep": 1.3})
+    await q.put("m.Ok", {})
+    await q.put("m.Broken", {})
+    await q.put("m.Again", {})
+    await q.put("m.Step", {})
+    worker = aqless.Worker(client, ["m"], handlers=handlers, burst=True, interval=0.1)
+    metrics.instrument(worker)
+    metrics.instrument(worker)  # idempotent
+    with anyio.fail_after(20):
+        await worker.run()
+
+    def jobs(klass: str, outcome: str) -> float | None:
+        return sample(registry, "aqless_jobs_total", queue="m", klass=klass, outcome=outcome)
+
+    assert jobs("m.Ok", "completed") == 2
+    assert jobs("m.Broken", "failed") == 1
+    assert jobs("m.Again", "retried") == 1
+    assert jobs("m.Step", "advanced") == 1
+    durations = "aqless_job_duration_seconds"
+    assert sample(registry, f"{durations}_count", queue="m", klass="m.Ok") == 2
+    total = sample(registry, f"{durations}_sum", queue="m", klass="m.Ok")
+    assert total is not None
+    assert 1.3 <= total < 5
+    assert sample(registry, f"{durations}_bucket", queue="m", klass="m.Ok", le="0.5") == 1
+    renewals = sample(registry, "aqless_worker_heartbeats_total", worker=worker.name)
+    assert renewals is not None
+    assert renewals >= 1
+    assert sample(registry, "aqless_worker_heartbeat_refusals_total", worker=worker.name) == 0
+    assert sample(registry, "aqless_worker_running_jobs", worker=worker.name) == 0
+
+
+async def test_queue_depths_and_failure_groups_are_refreshed_and_served(
+    client: aqless.Client,
+) -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    emails = client.queues["emails"]
+    for _ in range(3):
+        await emails.put("Send", {})
+    await emails.put("Send", {}, delay=600)
+    failing = await client.queues["reports"].put("Report", {})
+    job = await client.queues["reports"].pop()
+    assert job is not None
+    assert job.jid == failing
+    await job.fail("reports-ValueError", "boom")
+    await emails.pause()
+
+    await metrics.refresh(client)
+    assert sample(registry, "aqless_queue_jobs", queue="emails", state="waiting") == 3
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lambda: metrics.watch(client, interval=0.05))
+        await emails.put("Send", {})  # a later refresh sees it
+        for _ in range(200):
+            if sample(registry, "aqless_queue_jobs", queue="emails", state="waiting") == 4:
+                break
+            await anyio.sleep(0.02)
+        tasks.cancel_scope.cancel()
+
+    assert sample(registry, "aqless_queue_jobs", queue="emails", state="scheduled") == 1
+    assert sample(registry, "aqless_queue_paused", queue="emails") == 1
+    assert sample(registry, "aqless_queue_paused", queue="reports") == 0
+    assert sample(registry, "aqless_failed_jobs", group="reports-ValueError") == 1
+
+    transport = httpx.ASGITransport(app=metrics.asgi_app())
+    async with httpx.AsyncClient(transport=transport, base_url="http://metrics") as http:
+        text = (await http.get("/")).text
+    assert 'aqless_queue_jobs{queue="emails",state="waiting"} 4.0' in text
+    assert 'aqless_failed_jobs{group="reports-ValueError"} 1.0' in text
+
+
+def test_a_bad_interval_is_refused() -> None:
+    metrics = Metrics(CollectorRegistry())
+    with pytest.raises(ValueError, match="interval"):
+        anyio.run(lambda: metrics.watch(aqless.Client("redis://localhost:1"), interval=0))
