@@ -24,6 +24,14 @@ def tests_long(session: nox.Session) -> None:
     session.run("pytest", "-m", "slow", *session.posargs)
 
 
+@nox.session(python=PYTHON, default=False)
+def faults_long(session: nox.Session) -> None:
+    """The long fault run: 100,000 jobs, a worker SIGKILLed every 2 s, two server restarts
+    (AQLESS_FAULTS_JOBS=N for another size). Prints lost, duplicates and recovery times."""
+    session.install("-e", ".[dev,fast]")
+    session.run("pytest", "-m", "faults_long", "-s", "tests/faults", *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check."""

