@@ -1,0 +1,168 @@
+"""OpenTelemetry spans around put and process, one trace from the web request to the worker.
+
+Needs ``pip install 'aqless[otel]'`` (the OpenTelemetry API; the SDK and an exporter are the
+application's choice, as always with OpenTelemetry)::
+
+    aqless.tracing.instrument(client)                     # producer side: every put
+    aqless.Worker(client, queues, middleware=[aqless.tracing.middleware, ...])  # consumer side
+
+- **put** (and ``put_many``, and ``job.move``, which put again) runs in a ``send <queue>``
+  span of kind PRODUCER, and writes that span's context into each job it puts.
+- **process**: the worker's middleware reads it back and runs the job's code in a
+  ``process <queue>`` span of kind CONSUMER whose parent is the ``send`` span. A put made in
+  a web request's span thus shows the job's processing in the request's trace.
+
+**Where the context lives.** In the job's data, under the reserved key ``"_aqless_trace"``
+(`TRACE_KEY`), as the propagator's carrier (W3C ``traceparent``/``tracestate`` by default):
+``{"user": 42, "_aqless_trace": {"traceparent": "00-..."}}``. Only data that is a JSON object
+(a dict) gets it; the caller's dict is copied, not changed. A put made outside any trace
+starts one (its ``send`` span is the root). Data of another shape (a list, a string) carries
+nothing: its processing starts a trace of its own.
+The middleware removes the key from ``job.data`` before the job's code (and any middleware
+after it) runs, so job code never sees it; put the tracing middleware first. Other qless
+clients, the dashboard and ``aqless get`` show the key as part of the data.
+
+The key stays in the stored job until the job completes: a retried job is processed again
+under the same parent. A pipeline step that hands its job on with ``job.complete(next_queue)``
+sends the data without the key, so the next step starts a new trace, unless the step first
+calls ``job.data = aqless.tracing.inject(job.data)`` (then the next step is a child of this
+one's ``process`` span). Recurring jobs (``recur``) carry no context: each spawn starts its
+own trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
+
+from aqless._version import __version__
+from aqless.errors import ConfigurationError
+from aqless.outcomes import Retry
+from aqless.queue import PutRequest, PutSender, class_name
+
+try:
+    from opentelemetry import propagate, trace
+    from opentelemetry.trace import SpanKind, Status, StatusCode
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ConfigurationError(
+        "aqless.tracing needs OpenTelemetry: pip install 'aqless[otel]'"
+    ) from error
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+
+    from aqless.client import Client
+    from aqless.job import Job
+    from aqless.middleware import Perform
+    from aqless.queue import Queue
+
+__all__ = ["TRACE_KEY", "Tracing", "extract", "inject", "instrument", "middleware"]
+
+#: The key of the job data that carries the trace context.
+TRACE_KEY: Final = "_aqless_trace"
+_SYSTEM: Final = "qless"
+
+
+def inject(data: Any) -> Any:
+    """`data` with the current trace context under `TRACE_KEY`: a copy, if `data` is a dict
+    and a span is active; otherwise `data` itself."""
+    if not isinstance(data, Mapping) or not trace.get_current_span().get_span_context().is_valid:
+        return data
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return {**data, TRACE_KEY: carrier} if carrier else data
+
+
+def extract(job: Job) -> Context | None:
+    """Remove the trace context from ``job.data`` and return it (None when it has none)."""
+    if not isinstance(job.data, dict):
+        return None
+    carrier = job.data.pop(TRACE_KEY, None)
+    if not isinstance(carrier, Mapping):
+        return None
+    return propagate.extract({str(key): str(value) for key, value in carrier.items()})
+
+
+class Tracing:
+    """The put hook and the worker middleware, on a tracer provider of your choice.
+
+    Args:
+        tracer_provider: where spans go (default: the global one, at each span, so a
+            provider set after this object is made is used).
+    """
+
+    def __init__(self, tracer_provider: trace.TracerProvider | None = None) -> None:
+        self._provider = tracer_provider
+
+    def _tracer(self) -> trace.Tracer:
+        return trace.get_tracer("aqless", __version__, tracer_provider=self._provider)
+
+    def instrument(self, client: Client) -> None:
+        """Trace every put of `client` (idempotent)."""
+        if not any(getattr(hook, "__self__", None) is self for hook in client.put_hooks):
+            client.put_hooks.append(self.put_hook)
+
+    async def put_hook(
+        self, queue: Queue, requests: list[PutRequest], send: PutSender
+    ) -> list[str]:
+        """A `client.put_hooks` entry: a PRODUCER span, its context written into each job."""
+        attributes: dict[str, str | int] = {
+            "messaging.system": _SYSTEM,
+            "messaging.operation.type": "send",
+            "messaging.destination.name": queue.name,
+        }
+        if len(requests) == 1:
+            attributes["aqless.klass"] = class_name(requests[0].klass)
+        else:
+            attributes["messaging.batch.message_count"] = len(requests)
+        with self._tracer().start_as_current_span(
+            f"send {queue.name}", kind=SpanKind.PRODUCER, attributes=attributes
+        ) as span:
+            jids = await send([replace(r, data=inject(r.data)) for r in requests])
+            if len(jids) == 1:
+                span.set_attribute("messaging.message.id", jids[0])
+            return jids
+
+    async def middleware(self, job: Job, perform: Perform) -> Any:
+        """Worker middleware: the job's code in a CONSUMER span, child of the put's span."""
+        parent = extract(job)
+        attributes: dict[str, str | int] = {
+            "messaging.system": _SYSTEM,
+            "messaging.operation.type": "process",
+            "messaging.destination.name": job.queue_name,
+            "messaging.message.id": job.jid,
+            "aqless.klass": job.klass_name,
+            "aqless.retries_left": job.retries_left,
+        }
+        with self._tracer().start_as_current_span(
+            f"process {job.queue_name}",
+            context=parent,
+            kind=SpanKind.CONSUMER,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                return await perform()
+            except Retry as retry:  # control flow, not an error
+                span.set_attribute("aqless.retry_delay", retry.delay)
+                raise
+            except Exception as error:
+                span.record_exception(error)
+                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+                raise
+
+
+_default = Tracing()
+
+
+def instrument(client: Client, *, tracer_provider: trace.TracerProvider | None = None) -> None:
+    """Trace every put of `client`, on `tracer_provider` (default: the global one)."""
+    (_default if tracer_provider is None else Tracing(tracer_provider)).instrument(client)
+
+
+async def middleware(job: Job, perform: Perform) -> Any:
+    """Worker middleware on the global tracer provider (``aqless-run --middleware
+    aqless.tracing:middleware``); put it first so no other middleware sees the context."""
+    return await _default.middleware(job, perform)

@@ -1,0 +1,67 @@
+"""Loading an example as a module, serving an ASGI app with a real uvicorn on a free port,
+and an in-memory OpenTelemetry exporter."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import uvicorn
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+EXAMPLES = Path(__file__).parent.parent.parent / "examples"
+
+
+def load_example(name: str) -> ModuleType:
+    """examples/<name>.py as a module (examples/ is not a package)."""
+    module_name = f"aqless_example_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@asynccontextmanager
+async def served(app: Any) -> AsyncIterator[str]:
+    """Serve `app` (lifespan included) with uvicorn on 127.0.0.1, a free port; yield its
+    base URL. Stopped on exit."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(server.serve)
+        with anyio.fail_after(20):
+            while not server.started:  # noqa: ASYNC110  # uvicorn offers no event
+                await anyio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            server.should_exit = True
+
+
+_exporter: InMemorySpanExporter | None = None
+
+
+def span_exporter() -> InMemorySpanExporter:
+    """The global tracer provider, set once per process to an SDK one exporting here."""
+    global _exporter
+    if _exporter is None:
+        _exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(_exporter))
+        trace.set_tracer_provider(provider)
+    return _exporter

@@ -1,0 +1,149 @@
+"""aqless.tracing on a real server and a real worker, spans read from the SDK's in-memory
+exporter: where the context travels, who sees it, retries, pipelines and failures."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind, StatusCode
+
+import aqless
+from aqless import tracing
+from aqless.tracing import TRACE_KEY
+from tests.examples.helpers import span_exporter
+
+pytest_plugins = ["tests.client_fixtures"]
+
+handlers = aqless.Handlers()
+seen: list[object] = []
+
+
+@handlers.register("t.Look")
+async def look(job: aqless.Job) -> None:
+    seen.append(job.data)
+
+
+@handlers.register("t.Flaky")
+async def flaky(job: aqless.Job) -> None:
+    seen.append(job.data)
+    if job.retries_left == job.original_retries:
+        raise aqless.Retry()
+
+
+@handlers.register("t.Broken")
+async def broken(job: aqless.Job) -> None:
+    raise ValueError("broken")
+
+
+@handlers.register("t.Step")
+async def step(job: aqless.Job) -> None:
+    job.data = tracing.inject(job.data)  # carry the trace to the next step
+    await job.complete("t-next")
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    span_exporter().clear()
+    seen.clear()
+
+
+def finished(name: str) -> list[ReadableSpan]:
+    return [span for span in span_exporter().get_finished_spans() if span.name == name]
+
+
+async def run(client: aqless.Client, *queues: str) -> None:
+    worker = aqless.Worker(
+        client, list(queues), handlers=handlers, middleware=[tracing.middleware], burst=True
+    )
+    with anyio.fail_after(20):
+        await worker.run()
+
+
+async def test_the_context_rides_in_the_data_and_job_code_never_sees_it(
+    client: aqless.Client,
+) -> None:
+    tracing.instrument(client)
+    tracing.instrument(client)  # idempotent
+    assert len(client.put_hooks) == 1
+    data = {"user": 42}
+    with trace.get_tracer("test").start_as_current_span("request") as request:
+        jid = await client.queues["t"].put("t.Look", data)
+        await client.queues["t"].put_many(
+            [aqless.PutRequest("t.Look", {"n": 1}), aqless.PutRequest("t.Look", [1, 2])]
+        )
+    assert data == {"user": 42}  # the caller's dict is left alone
+    stored = json.loads(await client.redis.hget(f"ql:j:{jid}", "data") or "{}")
+    assert stored["user"] == 42
+    assert (
+        stored[TRACE_KEY]["traceparent"].split("-")[1]
+        == f"{request.get_span_context().trace_id:032x}"
+    )
+    await run(client, "t")
+    assert sorted(map(str, seen)) == sorted(map(str, [{"user": 42}, {"n": 1}, [1, 2]]))
+    (single,) = [s for s in finished("send t") if s.attributes and "aqless.klass" in s.attributes]
+    (batch,) = [s for s in finished("send t") if s is not single]
+    assert batch.attributes is not None
+    assert batch.attributes["messaging.batch.message_count"] == 2
+    processes = finished("process t")
+    assert len(processes) == 3
+    parents = sorted(p.parent.span_id for p in processes if p.parent is not None)
+    # the list data carried nothing: its processing starts a trace of its own
+    assert parents == sorted([single.context.span_id, batch.context.span_id])
+    assert all(p.kind == SpanKind.CONSUMER for p in processes)
+
+
+async def test_a_put_outside_any_trace_starts_one(client: aqless.Client) -> None:
+    assert tracing.inject({"a": 1}) == {"a": 1}  # no span: nothing to carry
+    tracing.instrument(client)
+    await client.queues["t"].put("t.Look", {"user": 1})
+    await run(client, "t")
+    (send,) = finished("send t")
+    (process,) = finished("process t")
+    assert send.parent is None
+    assert process.parent is not None
+    assert process.parent.span_id == send.context.span_id
+    assert seen == [{"user": 1}]
+
+
+async def test_a_retried_job_keeps_its_parent_and_failures_are_errors(
+    client: aqless.Client,
+) -> None:
+    tracing.instrument(client)
+    with trace.get_tracer("test").start_as_current_span("request"):
+        await client.queues["t"].put("t.Flaky", {"x": 1})
+        await client.queues["t"].put("t.Broken", {})
+    await run(client, "t")
+    assert seen == [{"x": 1}, {"x": 1}]
+    sends = {s.attributes["aqless.klass"]: s for s in finished("send t") if s.attributes}
+    processes = finished("process t")
+    flaky_runs = [
+        p for p in processes if p.attributes and p.attributes["aqless.klass"] == "t.Flaky"
+    ]
+    assert len(flaky_runs) == 2
+    assert {p.parent.span_id for p in flaky_runs if p.parent} == {sends["t.Flaky"].context.span_id}
+    assert all(p.status.status_code == StatusCode.UNSET for p in flaky_runs)  # Retry: no error
+    (failed,) = [
+        p for p in processes if p.attributes and p.attributes["aqless.klass"] == "t.Broken"
+    ]
+    assert failed.status.status_code == StatusCode.ERROR
+    assert [event.name for event in failed.events] == ["exception"]
+
+
+async def test_a_pipeline_step_that_injects_makes_the_next_step_its_child(
+    client: aqless.Client,
+) -> None:
+    tracing.instrument(client)
+    with trace.get_tracer("test").start_as_current_span("request"):
+        await client.queues["t"].put("t.Step", {"order": 7})
+    await run(client, "t")
+    (first,) = finished("process t")
+    job_data = json.loads(
+        await client.redis.hget(f"ql:j:{(await client.queues['t-next'].peek())[0].jid}", "data")
+        or "{}"
+    )
+    assert TRACE_KEY in job_data
+    assert job_data[TRACE_KEY]["traceparent"].split("-")[2] == f"{first.context.span_id:016x}"
