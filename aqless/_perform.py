@@ -133,8 +133,7 @@ class Performer:
                 logger.warning("job %s raised after settling itself: %r", job.jid, error)
             return
         if slot.handing_back is not None:
-            group = f"{job.queue_name}-WorkerStopped"
-            if await self._retry(slot, 0, group, slot.handing_back):
+            if await self._hand_back(slot):
                 counters.handed_back += 1
             return
         if error is None:
@@ -160,6 +159,19 @@ class Performer:
                 counters.failed += 1
         elif await self._retry(slot, delay, group, message):
             counters.retried += 1
+
+    async def _hand_back(self, slot: Slot) -> bool:
+        """Give an interrupted job back to its queue at once: a retry (spending one, and
+        recording why), or, when it has none left, a put into the same queue, so that a
+        stopping worker never fails a job."""
+        job = slot.job
+        verb: Verb
+        if job.retries_left > 0:
+            group = f"{job.queue_name}-WorkerStopped"
+            verb = partial(job.retry, 0, group, slot.handing_back)
+        else:
+            verb = partial(job.move, job.queue_name)
+        return await self._report(slot, verb, "hand back")
 
     async def _retry(self, slot: Slot, delay: float, group: str, message: str) -> bool:
         """Retry the job, or fail it when it has no retries left (the retry command would

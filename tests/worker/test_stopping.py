@@ -12,6 +12,7 @@ import aqless
 from aqless import Job, JobState
 from tests.worker.helpers import (
     Recorder,
+    Sleeper,
     all_complete,
     get_job,
     make_worker,
@@ -197,3 +198,19 @@ async def test_workdir_gives_each_job_a_clean_sandbox(
     assert [files for _, files in seen] == [[], [], []]
     assert all(sandbox.parent == workdir for sandbox, _ in seen)
     assert not any(sandbox.exists() for sandbox, _ in seen)
+
+
+async def test_a_job_with_no_retries_left_is_put_back_not_failed(client: aqless.Client) -> None:
+    sleeper = Sleeper()
+    jid = await client.queues["q"].put("app.job", {"n": 1}, retries=0)
+    worker = make_worker(client, handlers=one(sleeper), grace=0)
+    async with running(worker) as run:
+        with anyio.fail_after(5):
+            await sleeper.started.wait()
+        worker.stop()
+        counters = await run.stopped()
+    assert counters.handed_back == 1
+    job = await get_job(client, jid)
+    assert job.state == JobState.WAITING
+    assert job.queue_name == "q"
+    assert job.data == {"n": 1}

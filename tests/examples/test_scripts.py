@@ -1,0 +1,79 @@
+"""The example scripts run as they are (a fresh process each, AQLESS_URL set) and print what
+they promise; examples/demo.py has its own test in tests/test_examples.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.examples.helpers import EXAMPLES
+
+# example -> lines its output must contain
+PROMISES = {
+    "pipelines.py": ["went through: underpants -> unknown -> profit", "'profit': 120"],
+    "dependencies.py": ["dinner is depends, waiting for 2 jobs", "cooked in order: stuffing"],
+    "recurring.py": ["every 1 s into clock", "ran 2 spawns", "recurring job cancelled"],
+    "throttles.py": ["12 mails sent, at most 2 at once"],
+    "events_consumer.py": [
+        "order 1: put",
+        "order 1: completed",
+        "order 2: failed (orders-RuntimeError)",
+        "order 4: complete",
+    ],
+    "middleware.py": ["2 completed, 1 failed; stored: ['book', 'lamp']"],
+    "observability.py": [
+        'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',
+        'aqless_failed_jobs{group="reports-ValueError"} 1.0',
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROMISES))
+def test_an_example_runs_and_shows_what_it_says(name: str, server_url: str) -> None:
+    import redis
+
+    with redis.Redis.from_url(server_url) as connection:
+        connection.flushall()
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / name)],
+        env={**os.environ, "AQLESS_URL": server_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    for promise in PROMISES[name]:
+        assert promise in result.stdout, result.stdout
+
+
+def test_every_example_is_tested() -> None:
+    tested = {*PROMISES, "demo.py", "fastapi_app.py", "aiohttp_app.py"}
+    assert {path.name for path in EXAMPLES.glob("*.py")} == tested
+
+
+def test_observability_traces_one_tree(server_url: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "observability.py")],
+        env={**os.environ, "AQLESS_URL": server_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    spans = [line.split() for line in result.stdout.splitlines() if line.startswith("span ")]
+    # span NAME... trace T span S <- P
+    by_id = {fields[-3]: fields for fields in spans}
+    roots = [fields for fields in spans if fields[-1] == "(root)"]
+    assert [" ".join(root[1:3]) for root in roots] == ["nightly reports"]
+    processes = [fields for fields in spans if fields[1] == "process"]
+    assert len(processes) == 3
+    for process in processes:
+        send = by_id[process[-1]]
+        assert send[1] == "send"
+        assert send[-1] == roots[0][-3]
+        assert process[-5] == roots[0][-5]  # one trace
