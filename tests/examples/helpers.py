@@ -4,6 +4,9 @@ and an in-memory OpenTelemetry exporter."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -65,3 +68,30 @@ def span_exporter() -> InMemorySpanExporter:
         provider.add_span_processor(SimpleSpanProcessor(_exporter))
         trace.set_tracer_provider(provider)
     return _exporter
+
+
+async def read_events(lines: AsyncIterator[str], until: str) -> list[tuple[str, dict[str, Any]]]:
+    """Server-sent events (kind, JSON data) from a stream's lines, up to the first `until`."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    kind = ""
+    with anyio.fail_after(10):
+        async for line in lines:
+            if line.startswith("event: "):
+                kind = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                events.append((kind, json.loads(line.removeprefix("data: "))))
+                if kind == until:
+                    break
+    return events
+
+
+def run_example(name: str, url: str) -> subprocess.CompletedProcess[str]:
+    """Run examples/<name> in a fresh process on the server at `url`."""
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name)],
+        env={**os.environ, "AQLESS_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-import anyio
 import httpx
 from aiohttp import web
 
 import aqless
-from tests.examples.helpers import load_example
+from tests.examples.helpers import load_example, read_events
 
 aiohttp_app = load_example("aiohttp_app")
 
@@ -30,16 +26,7 @@ async def test_put_from_a_handler_and_stream_its_events(server_url: str) -> None
                 lines = stream.aiter_lines()
                 assert await anext(lines) == ": subscribed"
                 jid = (await http.post("/signups", json={"email": "ann@example.com"})).json()["jid"]
-                events: list[tuple[str, dict[str, Any]]] = []
-                kind = ""
-                with anyio.fail_after(10):
-                    async for line in lines:
-                        if line.startswith("event: "):
-                            kind = line.removeprefix("event: ")
-                        elif line.startswith("data: "):
-                            events.append((kind, json.loads(line.removeprefix("data: "))))
-                            if kind == "completed":
-                                break
+                events = await read_events(lines, until="completed")
             assert events[0] == ("put", {"jid": jid, "queue": "signups", "to": None})
             assert events[-1][0] == "completed"
             assert (await http.get(f"/jobs/{jid}")).json() == {

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-import anyio
 import httpx
 import pytest
 from opentelemetry.trace import SpanContext, SpanKind
 
 import aqless
-from tests.examples.helpers import load_example, served, span_exporter
+from tests.examples.helpers import load_example, read_events, served, span_exporter
 
 fastapi_app = load_example("fastapi_app")
 
@@ -35,16 +31,7 @@ async def test_put_from_an_endpoint_stream_its_events_and_see_the_dashboard(
             reply = await http.post("/signups", json={"email": "ann@example.com"})
             assert reply.status_code == 200
             jid = reply.json()["jid"]
-            events: list[tuple[str, dict[str, Any]]] = []
-            with anyio.fail_after(10):
-                kind = ""
-                async for line in lines:
-                    if line.startswith("event: "):
-                        kind = line.removeprefix("event: ")
-                    elif line.startswith("data: "):
-                        events.append((kind, json.loads(line.removeprefix("data: "))))
-                        if kind == "completed":
-                            break
+            events = await read_events(lines, until="completed")
         assert ("put", {"jid": jid, "queue": "signups", "to": None}) in events
         assert events[-1][0] == "completed"
         assert events[-1][1]["jid"] == jid

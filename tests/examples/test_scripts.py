@@ -3,13 +3,9 @@ they promise; examples/demo.py has its own test in tests/test_examples.py."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.examples.helpers import EXAMPLES
+from tests.examples.helpers import EXAMPLES, run_example
 
 # example -> lines its output must contain
 PROMISES = {
@@ -37,14 +33,7 @@ def test_an_example_runs_and_shows_what_it_says(name: str, server_url: str) -> N
 
     with redis.Redis.from_url(server_url) as connection:
         connection.flushall()
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)],
-        env={**os.environ, "AQLESS_URL": server_url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_example(name, server_url)
     assert result.returncode == 0, result.stderr
     for promise in PROMISES[name]:
         assert promise in result.stdout, result.stdout
@@ -56,14 +45,7 @@ def test_every_example_is_tested() -> None:
 
 
 def test_observability_traces_one_tree(server_url: str) -> None:
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLES / "observability.py")],
-        env={**os.environ, "AQLESS_URL": server_url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_example("observability.py", server_url)
     assert result.returncode == 0, result.stderr
     spans = [line.split() for line in result.stdout.splitlines() if line.startswith("span ")]
     # span NAME... trace T span S <- P
