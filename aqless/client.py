@@ -222,9 +222,11 @@ class Queues:
         return Queue(self._client, name)
 
     async def names(self) -> list[str]:
+        """The names of the queues the server knows."""
         return listed(await self._client.protocol.json("queues.names"))
 
     async def counts(self) -> list[QueueCounts]:
+        """Every queue's counts by state."""
         reply = await self._client.protocol.json("queues.counts")
         return [QueueCounts.from_json(counts) for counts in reply or []]
 
@@ -253,6 +255,7 @@ class Jobs:
         return [Job(self._client, fields) for fields in reply or []]
 
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
+        """The jids tagged `tag`, a page at a time, with the total."""
         reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)
         return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
 
@@ -300,9 +303,11 @@ class Config:
         return None if value is None else str(value)
 
     async def set(self, option: str, value: str | float) -> None:
+        """Set a configuration option (e.g. ``heartbeat``, ``<queue>-heartbeat``)."""
         await self._client.protocol.call("config.set", option, value)
 
     async def unset(self, option: str) -> None:
+        """Remove an option: back to its default."""
         await self._client.protocol.call("config.unset", option)
 
     async def all(self) -> dict[str, str]:
@@ -333,6 +338,7 @@ class Workers:
         )
 
     async def forget(self, *workers: str) -> None:
+        """Drop workers from the list of workers (their jobs are not touched)."""
         if workers:
             await self._client.protocol.call("worker.forget", *workers)
 
@@ -345,6 +351,7 @@ class Throttle:
         self.name = name
 
     async def get(self) -> ThrottleInfo:
+        """This throttle's maximum and expiry."""
         return ThrottleInfo.from_json(await self._client.protocol.json("throttle.get", self.name))
 
     async def set(self, maximum: int, *, expiration: int = 0) -> None:
@@ -353,6 +360,7 @@ class Throttle:
         await self._client.protocol.call("throttle.set", self.name, maximum, expiration)
 
     async def delete(self) -> None:
+        """Remove this throttle (its holders keep running)."""
         await self._client.protocol.call("throttle.delete", self.name)
 
     async def locks(self) -> list[str]:
@@ -364,10 +372,13 @@ class Throttle:
         return listed(await self._client.protocol.json("throttle.pending", self.name))
 
     async def release(self, *jids: str) -> None:
+        """Release the locks the given jobs hold on this throttle."""
         await self._client.protocol.call("throttle.release", self.name, *jids)
 
 
 class Throttles:
+    """Named throttles: ``client.throttles["smtp"]`` (no I/O)."""
+
     def __init__(self, client: Client) -> None:
         self._client = client
 
@@ -376,6 +387,8 @@ class Throttles:
 
 
 class Tags:
+    """The tags in use: ``client.tags.top()``."""
+
     def __init__(self, client: Client) -> None:
         self._client = client
 

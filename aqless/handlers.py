@@ -99,10 +99,12 @@ class Handlers:
 
     @property
     def allowed(self) -> tuple[str, ...]:
+        """The modules a job's klass may be imported from."""
         return self._allowed
 
     @property
     def registered(self) -> tuple[str, ...]:
+        """The klass names registered."""
         return tuple(self._registered)
 
     def allow(self, *modules: str) -> None:
@@ -175,6 +177,7 @@ class Handlers:
         return decorate
 
     def is_allowed(self, module: str) -> bool:
+        """Whether importing `klass`'s module is allowed."""
         return any(module == name or module.startswith(name + ".") for name in self._allowed)
 
     def resolve(self, klass: str) -> Handler:

@@ -163,6 +163,7 @@ class Job:
 
     @property
     def client(self) -> Client:
+        """The client the job was fetched with (ConfigurationError for a built one)."""
         if self._client is None:
             raise ConfigurationError(f"job {self.jid} was built without a client")
         return self._client
@@ -327,6 +328,7 @@ class Job:
         return removed
 
     async def set_priority(self, priority: float) -> None:
+        """Change the job's priority (higher runs earlier)."""
         await self.client.protocol.call("job.setPriority", self.jid, priority)
         self.priority = priority
 

@@ -39,6 +39,7 @@ class HistoryEntry:
 
     @classmethod
     def from_json(cls, entry: Mapping[str, Any]) -> HistoryEntry:
+        """Decode one history entry."""
         details = {k: v for k, v in entry.items() if k not in ("when", "what")}
         return cls(
             when=float(entry.get("when", 0)), what=str(entry.get("what", "")), details=details
@@ -56,6 +57,7 @@ class Failure:
 
     @classmethod
     def from_json(cls, value: Any) -> Failure | None:
+        """Decode a job's failure (None when it has none)."""
         if not isinstance(value, Mapping) or "group" not in value:
             return None
         return cls(
@@ -82,6 +84,7 @@ class QueueCounts:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> QueueCounts:
+        """Decode one queue's counts."""
         return cls(
             name=str(value["name"]),
             waiting=int(value.get("waiting", 0)),
@@ -107,6 +110,7 @@ class Durations:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Durations:
+        """Decode the script's JSON for one histogram."""
         return cls(
             count=int(value.get("count", 0)),
             mean=float(value.get("mean", 0)),
@@ -131,6 +135,7 @@ class QueueStats:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> QueueStats:
+        """Decode a queue's statistics for one day."""
         return cls(
             wait=Durations.from_json(value.get("wait", {})),
             run=Durations.from_json(value.get("run", {})),
@@ -150,6 +155,7 @@ class ThrottleInfo:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> ThrottleInfo:
+        """Decode a throttle's settings."""
         return cls(
             id=str(value["id"]), maximum=int(value.get("maximum", 0)), ttl=int(value.get("ttl", -2))
         )

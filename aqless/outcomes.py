@@ -74,6 +74,7 @@ class Backoff:
             raise ValueError(f"bad backoff: {self!r}")
 
     def covers(self, error: BaseException) -> bool:
+        """Whether this backoff retries `error` (an instance of one of its `on` types)."""
         return isinstance(error, self.on)
 
     def delay(self, spent: int) -> float:

@@ -237,6 +237,7 @@ class Queue:
         await self._client.protocol.call("queue.pause", self.name)
 
     async def unpause(self) -> None:
+        """Hand out jobs again after `pause`."""
         await self._client.protocol.call("queue.unpause", self.name)
 
     async def length(self) -> int:
@@ -244,6 +245,7 @@ class Queue:
         return await self._client.protocol.integer("queue.length", self.name)
 
     async def counts(self) -> QueueCounts:
+        """How many jobs this queue holds in each state."""
         return QueueCounts.from_json(await self._client.protocol.json("queue.counts", self.name))
 
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats:

@@ -160,6 +160,7 @@ class Worker:
 
     @property
     def state(self) -> _State:
+        """new, running, stopping or stopped."""
         return self._state
 
     # -- control, from signal handlers or other tasks ------------------------------------------
@@ -186,6 +187,7 @@ class Worker:
         self.paused = True
 
     def resume_popping(self) -> None:
+        """Pop again after `pause()`."""
         self.paused = False
         self._wakeup.fire()
 
