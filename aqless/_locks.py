@@ -23,8 +23,11 @@ logger = logging.getLogger("aqless.worker")
 
 #: The longest sleep between two looks at the slots.
 _TICK = 1.0
-#: Events on a worker's channel that mean a job is not its own any more.
-_TAKEN_AWAY = frozenset({"lock_lost", "canceled"})
+#: The event on a worker's channel that means a job is gone for good.
+_CANCELED = "canceled"
+#: The event that means a job may not be its own any more: its lock expired (the server
+#: warns first and reclaims only after a grace period), or it was timed out or moved.
+_LOCK_LOST = "lock_lost"
 
 
 class LockKeeper:
@@ -107,7 +110,13 @@ class LockKeeper:
                     self.renew_soon()  # events may have been lost: ask the server
                     continue
                 slot = self._slots.get(event.jid or "")
-                if slot is not None and event.kind in _TAKEN_AWAY and not slot.settled:
-                    self.lose(slot, f"{event.kind} event")
-                elif slot is not None:
+                if slot is None or slot.settled:
+                    continue
+                if event.kind == _CANCELED:
+                    self.lose(slot, "canceled event")
+                elif event.kind == _LOCK_LOST:
+                    # a warning may leave the job ours: renew now; a refusal cancels it
+                    slot.renew_at = 0.0
+                    self._renew_now.fire()
+                else:
                     logger.debug("event %s for running job %s", event.kind, event.jid)

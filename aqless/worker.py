@@ -321,6 +321,8 @@ class Worker:
     async def _perform(self, slot: Slot) -> None:
         try:
             await self.performer.perform(slot)
+        except Exception:  # a bug must cost one job (its lock expires), not the worker
+            logger.exception("job %s: running or reporting it failed", slot.job.jid)
         finally:
             del self.slots[slot.job.jid]
             if slot.index < self.concurrency:

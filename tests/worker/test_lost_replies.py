@@ -1,10 +1,21 @@
-"""A pop whose reply a dropped connection lost: the jobs it took are found and run."""
+"""News the worker must not take at face value: a pop whose reply a dropped connection lost
+(the jobs it took are found and run), and a lock expiry warning (answered with a heartbeat)."""
 
 from __future__ import annotations
 
+import anyio
+
 import aqless
 from aqless.models import JobState
-from tests.worker.helpers import Recorder, all_complete, make_worker, one, running, until
+from tests.worker.helpers import (
+    Recorder,
+    all_complete,
+    get_job,
+    make_worker,
+    one,
+    running,
+    until,
+)
 
 
 async def test_jobs_held_but_unknown_are_taken_back_after_a_failed_pop(
@@ -22,3 +33,30 @@ async def test_jobs_held_but_unknown_are_taken_back_after_a_failed_pop(
         await all_complete(client, jids, timeout=5)
         await until(lambda: worker.counters.completed == 3)
     assert sorted(recorder.jids) == sorted(jids)
+
+
+async def test_a_lock_expiry_warning_is_answered_with_a_heartbeat(
+    client: aqless.Client, other: aqless.Client
+) -> None:
+    release = anyio.Event()
+
+    async def waits(job: aqless.Job) -> None:
+        await release.wait()
+
+    queue = client.queues["q"]
+    jid = await queue.put("app.job", {})
+    worker = make_worker(client, handlers=one(waits))
+    async with running(worker):
+        await until(lambda: jid in worker.slots)
+        # as if the worker had been frozen past its lock: expired, as the server sees it
+        past = client.clock() - 1
+        await client.redis.zadd("ql:q:q-locks", {jid: past})
+        await client.redis.hset(f"ql:j:{jid}", "expires", past)
+        assert await other.queues["q"].pop() is None  # the courtesy step: a warning only
+        await until(lambda: worker.locks.renewals >= 1)
+        job = await get_job(client, jid)
+        assert job.worker_name == client.worker_name
+        assert job.expires_at > client.clock()  # renewed: the job stayed ours
+        release.set()
+        await all_complete(client, [jid])
+    assert (worker.counters.completed, worker.counters.lost) == (1, 0)
