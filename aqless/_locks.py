@@ -52,6 +52,7 @@ class LockKeeper:
         self._slots = slots
         self._on_lost = on_lost
         self._renew_now = Pulse()
+        self._wakes_at = 0.0  # when keep() looks at the slots next (client clock)
         self.renewals = 0
         self.refusals = 0
 
@@ -85,8 +86,14 @@ class LockKeeper:
                     for slot in due:
                         slot.renew_at = now + delay
             soonest = min((slot.renew_at for slot in self._slots.values()), default=now + _TICK)
-            with anyio.move_on_after(max(0.0, min(soonest - self._client.clock(), _TICK))):
+            self._wakes_at = min(soonest, self._client.clock() + _TICK)
+            with anyio.move_on_after(max(0.0, self._wakes_at - self._client.clock())):
                 await wake.wait()
+
+    def watch(self, slot: Slot) -> None:
+        """A job started: make sure the keeper wakes in time for its first renewal."""
+        if slot.renew_at < self._wakes_at:
+            self._renew_now.fire()
 
     async def _renew(self, due: list[Slot], now: float) -> None:
         calls = [(slot.job.jid, self._worker) for slot in due]

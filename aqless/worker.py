@@ -315,6 +315,7 @@ class Worker:
             for throttle in job.throttles
         )
         self.slots[job.jid] = slot
+        self.locks.watch(slot)
         self.counters.started += 1
         jobs.start_soon(self._perform, slot, name=f"aqless job {job.jid}")
 
