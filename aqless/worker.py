@@ -314,6 +314,9 @@ class Worker:
             throttle != own_throttle or job.queue_name in self._throttled_queues
             for throttle in job.throttles
         )
+        stale = self.slots.get(job.jid)
+        if stale is not None:  # its lock expired (e.g. in an outage) and we popped it again
+            self.locks.lose(stale, "popped again by this worker")
         self.slots[job.jid] = slot
         self.locks.watch(slot)
         self.counters.started += 1
@@ -325,7 +328,8 @@ class Worker:
         except Exception:  # a bug must cost one job (its lock expires), not the worker
             logger.exception("job %s: running or reporting it failed", slot.job.jid)
         finally:
-            del self.slots[slot.job.jid]
+            if self.slots.get(slot.job.jid) is slot:  # not replaced by a second pop of the job
+                del self.slots[slot.job.jid]
             if slot.index < self.concurrency:
                 self._free_indexes.append(slot.index)
             if self._maybe_more or self._state != "running" or self.burst or slot.frees:
