@@ -1,0 +1,217 @@
+"""Sentinel failover mid-drain: a Valkey primary with a replica and three Valkey sentinels on
+loopback; the primary is SIGKILLed while workers (``Client.from_sentinel``) drain jobs; the
+sentinels promote the replica, the clients follow, and every job completes.
+
+Replication is asynchronous: writes the old primary acknowledged but had not yet sent to the
+replica are lost in a failover. The jobs are put, and replicated (WAIT), before the fault;
+a completion lost that way leaves its job running with a lock that expires, so it runs
+again: a duplicate, counted, never a loss."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import anyio
+import pytest
+import redis
+
+import aqless
+from tests.faults.harness import (
+    DONE,
+    QUEUE,
+    Report,
+    account,
+    drained,
+    prepare,
+    put_jobs,
+    valkey_binary,
+)
+from tests.faults.test_faults import check
+from tests.test_client_servers import free_port
+from tests.worker.process_helpers import eventually
+
+pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
+
+SERVICE = "aqless"
+
+
+class Group:
+    """The processes of the test: a primary, a replica and three sentinels."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.processes: dict[int, subprocess.Popen[bytes]] = {}
+
+    def server(self, port: int, *arguments: str) -> None:
+        self.processes[port] = subprocess.Popen(
+            [
+                valkey_binary(),
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--dbfilename",
+                f"dump-{port}.rdb",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                *arguments,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def sentinel(self, port: int, primary: int) -> None:
+        config = self.folder / f"sentinel-{port}.conf"
+        config.write_text(
+            f"port {port}\nbind 127.0.0.1\ndir {self.folder}\n"
+            f"sentinel monitor {SERVICE} 127.0.0.1 {primary} 2\n"
+            f"sentinel down-after-milliseconds {SERVICE} 1000\n"
+            f"sentinel failover-timeout {SERVICE} 10000\n"
+        )
+        self.processes[port] = subprocess.Popen(
+            [valkey_binary(), str(config), "--sentinel"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def kill(self, port: int) -> None:
+        self.processes[port].kill()
+        self.processes[port].wait(timeout=10)
+
+    def close(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def ask(port: int, *command: str) -> object:
+    with redis.Redis(port=port, decode_responses=True, socket_timeout=2) as connection:
+        return connection.execute_command(*command)  # type: ignore[no-untyped-call,unused-ignore]
+
+
+def until(condition: object, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if condition():  # type: ignore[operator]
+                return
+        except (redis.ConnectionError, redis.ResponseError):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true after {timeout} s: {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def sentinels() -> Iterator[tuple[Group, int, list[int]]]:
+    """(the group, the primary's port, the sentinels' ports), once all is linked up."""
+    with ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aqless-sent-")))
+        group = Group(folder)
+        stack.callback(group.close)
+        primary, replica = free_port(), free_port()
+        group.server(primary, "--repl-diskless-sync-delay", "0")
+        until(lambda: ask(primary, "PING"), "the primary is up")
+        group.server(replica, "--replicaof", "127.0.0.1", str(primary))
+        until(
+            lambda: _field(ask(replica, "INFO", "replication"), "master_link_status") == "up",
+            "the replica in sync",
+        )
+        ports = [free_port() for _ in range(3)]
+        for port in ports:
+            group.sentinel(port, primary)
+        for port in ports:
+            until(
+                lambda port=port: _sentinel_ready(port),
+                "every sentinel knows the replica and the other sentinels",
+            )
+        yield group, primary, ports
+
+
+def _field(info: object, name: str) -> object:
+    assert isinstance(info, dict)
+    return info.get(name)
+
+
+def _sentinel_ready(port: int) -> bool:
+    info = ask(port, "SENTINEL", "MASTER", SERVICE)
+    fields = dict(zip(info[::2], info[1::2], strict=True)) if isinstance(info, list) else info
+    assert isinstance(fields, dict)
+    return int(fields["num-other-sentinels"]) == 2 and int(fields["num-slaves"]) == 1
+
+
+async def test_a_failover_mid_drain_loses_no_job(
+    sentinels: tuple[Group, int, list[int]],
+) -> None:
+    group, primary, ports = sentinels
+    addresses = [("127.0.0.1", port) for port in ports]
+    handlers = aqless.Handlers()
+
+    @handlers.register("faultjobs.work")
+    async def work(job: aqless.Job) -> None:
+        await anyio.sleep(float(job.data["sleep"]))
+        await job.client.redis.rpush(DONE, job.jid)
+
+    async with aqless.Client.from_sentinel(addresses, SERVICE) as client:
+        await prepare(client)
+        jids = await put_jobs(client, 1_500, sleep=0.02)
+        assert await client.redis.execute_command("WAIT", 1, 5000) == 1  # type: ignore[no-untyped-call]
+        async with anyio.create_task_group() as tasks:
+            running = []
+            for index in range(2):
+                worker_client = aqless.Client.from_sentinel(
+                    addresses, SERVICE, worker_name=f"sentinel-worker-{index}"
+                )
+                worker = aqless.Worker(
+                    worker_client,
+                    [QUEUE],
+                    handlers=handlers,
+                    concurrency=10,
+                    interval=1,
+                    backoff=aqless.Backoff(0.2, cap=2),  # a side effect refused in the failover
+                )
+                running.append((worker, worker_client))
+                tasks.start_soon(worker.run)
+            await eventually(lambda: _done_at_least(client, 300), 30, "300 jobs done")
+            group.kill(primary)
+            killed_at = time.monotonic()
+            await eventually(lambda: _promoted(ports[0], primary), 30, "a new primary")
+            promoted_after = time.monotonic() - killed_at
+            await drained(client, len(jids), timeout=60)
+            recovered_after = time.monotonic() - killed_at
+            for worker, _ in running:
+                worker.stop()
+        for _, worker_client in running:
+            await worker_client.close()
+        final = await account_on_primary(client, ports[0], jids)
+        final.faults, final.recoveries = 1, [promoted_after, recovered_after]
+        check(final, duplicates_at_most=20)
+        assert sum(worker.counters.completed for worker, _ in running) >= len(jids) - 20
+
+
+async def _done_at_least(client: aqless.Client, count: int) -> bool:
+    try:
+        return int(await client.redis.llen(DONE)) >= count
+    except aqless.ConnectionLostError:
+        return False
+
+
+async def _promoted(sentinel: int, old: int) -> bool:
+    address = ask(sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
+    return isinstance(address, list) and int(address[1]) != old
+
+
+async def account_on_primary(client: aqless.Client, sentinel: int, jids: list[str]) -> Report:
+    address = ask(sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
+    assert isinstance(address, list)
+    return await account(client, f"redis://{address[0]}:{address[1]}/0", jids)
