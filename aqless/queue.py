@@ -136,6 +136,8 @@ class Queue:
         """
         request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
         command = "job.requeue" if requeue else "queue.put"
+        if not self._client.put_hooks:  # the common case: no closure, no hook chain
+            return await self._client.protocol.text(command, *self._put_arguments(request)[1])
 
         async def send(requests: list[PutRequest]) -> list[str]:
             (request,) = requests
