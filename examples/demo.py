@@ -14,6 +14,8 @@ Runs on the embedded Valkey 9 (or AQLESS_URL), under the namespace ``aqless-demo
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import socket
 import sys
 
 import anyio
@@ -138,10 +140,43 @@ async def summary(client: aqless.Client, console: Console) -> None:
     console.print(table)
 
 
+def free_port(preferred: int = 8000) -> int:
+    """`preferred` if nothing listens there, else any free port."""
+    for port in (preferred, 0):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(probe.getsockname()[1])
+    raise OSError("no free port")
+
+
+async def dashboard(client: aqless.Client, port: int, stop: anyio.Event) -> None:
+    """Serve the dashboard on `port` until `stop` is set."""
+    import uvicorn
+
+    from aqless.web import create_app
+
+    config = uvicorn.Config(
+        create_app(client), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve)
+        await stop.wait()
+        server.should_exit = True
+
+
 async def main() -> None:
     console = Console()
-    async with aqless.Client(namespace=NAMESPACE) as client:
+    async with aqless.Client(namespace=NAMESPACE) as client, anyio.create_task_group() as web:
         console.print(f"server: [bold]{client.url}[/], keys under [bold]{client.prefix}[/]")
+        stop_dashboard = anyio.Event()
+        if importlib.util.find_spec("uvicorn") is not None:
+            port = free_port()
+            web.start_soon(dashboard, client, port, stop_dashboard)
+            console.print(f"dashboard: [bold]http://127.0.0.1:{port}/[/] (live while this runs)")
         await clear(client)
         jids = await enqueue(client)
         worker = aqless.Worker(
@@ -166,9 +201,13 @@ async def main() -> None:
             f"worker {worker.name}: {counters.completed} completed, {counters.retried} retried, "
             f"{counters.failed} failed"
         )
+        if not stop_dashboard.is_set() and sys.stdin.isatty():
+            console.print("The dashboard stays up: press Ctrl-C to stop.")
+            await anyio.sleep_forever()
+        stop_dashboard.set()
         console.print(
-            f"See it in the dashboard: [bold]aqless web --namespace {NAMESPACE}[/] "
-            "(pip install 'aqless\\[web]'), then open http://127.0.0.1:8000"
+            f"Later: [bold]aqless web --namespace {NAMESPACE}[/] serves the dashboard again "
+            "(pip install 'aqless\\[web]')."
         )
 
 
