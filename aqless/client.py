@@ -53,8 +53,10 @@ class Client:
         namespace: keep this deployment's keys under ``<namespace>:ql:`` instead of ``ql:``;
             a hash tag such as ``"{billing}"`` keeps them in one Redis Cluster slot.
         worker_name: how this process appears to the server (default ``<host>-<pid>``).
-        max_connections: the pool's size (default 100). A call that finds every connection
-            busy waits up to ``timeout`` seconds (default 20) for one, rather than failing.
+        max_connections: cap the connection pool: a call that finds every connection busy
+            then waits up to ``timeout`` seconds (default 20) for one. Without a cap (the
+            default) a burst of concurrent calls opens as many connections as it needs, and
+            each call costs less.
         clock: the time source for ``now`` (default ``time.time``). Every client and worker
             of a deployment must agree on the time within a few seconds: lock expiry,
             schedules and statistics all use the clock of whoever calls.
@@ -122,10 +124,16 @@ class Client:
         return client
 
     def _connect(self, url: str) -> aioredis.Redis:
-        options = {"max_connections": 100, **self._connection_options}
+        options = self._connection_options
         try:
-            # a full pool waits for a free connection instead of failing a burst of calls
-            pool = aioredis.BlockingConnectionPool.from_url(url, decode_responses=True, **options)
+            if "max_connections" in options:  # a full pool waits rather than failing a call
+                pool: aioredis.ConnectionPool = aioredis.BlockingConnectionPool.from_url(
+                    url, decode_responses=True, **options
+                )
+            else:  # redis-py's own default (100) fails calls beyond it
+                pool = aioredis.ConnectionPool.from_url(
+                    url, decode_responses=True, max_connections=2**31, **options
+                )
             # No silent resends: a script call resent after a dropped connection may run
             # twice (a second pop takes more jobs). A dropped call raises
             # ConnectionLostError, and the layer that knows what it meant decides.

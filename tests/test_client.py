@@ -563,3 +563,14 @@ async def test_a_cancelled_close_still_releases_the_connections(server_url: str)
         with anyio.fail_after(2):  # the server notices a closed socket soon after
             while await connections() != before:
                 await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize("cap", [None, 3], ids=["uncapped", "capped"])
+async def test_a_burst_of_concurrent_calls_all_succeed(server_url: str, cap: int | None) -> None:
+    options = {} if cap is None else {"max_connections": cap}
+    async with aqless.Client(server_url, **options) as client:
+        queue = client.queues["burst"]
+        async with anyio.create_task_group() as group:
+            for n in range(300):  # more than redis-py's default pool of 100
+                group.start_soon(queue.put, "k", {"n": n})
+        assert await queue.length() == 300
