@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -561,15 +562,16 @@ async def test_a_cancelled_close_still_releases_the_connections(server_url: str)
             scope.cancel()  # the closing task is cancelled before it starts
             await client.close()
         with anyio.fail_after(2):  # the server notices a closed socket soon after
-            while await connections() != before:
+            while await connections() != before:  # noqa: ASYNC110  # polling the server
                 await anyio.sleep(0.01)
 
 
 @pytest.mark.parametrize("cap", [None, 3], ids=["uncapped", "capped"])
 async def test_a_burst_of_concurrent_calls_all_succeed(server_url: str, cap: int | None) -> None:
-    options = {} if cap is None else {"max_connections": cap}
+    options: dict[str, Any] = {} if cap is None else {"max_connections": cap}
     async with aqless.Client(server_url, **options) as client:
-        queue = client.queues["burst"]
+        queue = client.queues[f"burst-{cap}"]
+        await client.redis.delete(f"ql:q:burst-{cap}-work")
         async with anyio.create_task_group() as group:
             for n in range(300):  # more than redis-py's default pool of 100
                 group.start_soon(queue.put, "k", {"n": n})
