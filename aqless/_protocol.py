@@ -14,9 +14,8 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
-import redis.asyncio as aioredis
+from redis.exceptions import ClusterError, ResponseError, SlotNotCoveredError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from aqless._batching import Batcher
@@ -29,7 +28,7 @@ from aqless.errors import (
     PermissionDeniedError,
     ScriptError,
 )
-from aqless.scripts.loader import Argument, Call, Script
+from aqless.scripts.loader import AnyRedis, Argument, Call, Script
 
 Clock = Callable[[], float]
 
@@ -69,22 +68,34 @@ def error_for(command: str, server_text: str) -> ScriptError:
     return InvalidArgumentError(command, detail)
 
 
+# A lost connection, or a Cluster without a healthy node for the slot just now (CLUSTERDOWN,
+# TRYAGAIN, a slot not covered while the cluster reconfigures): the call may be tried again.
+_UNAVAILABLE = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    OSError,
+    ClusterError,
+    TryAgainError,
+    SlotNotCoveredError,
+)
+
+
 @contextmanager
 def translated(command: str) -> Iterator[None]:
     """Maps redis-py errors to aqless errors, raised from the original."""
     try:
         yield
+    except _UNAVAILABLE as error:
+        raise ConnectionLostError(f"{command}: {error}") from error
     except ResponseError as error:
         raise error_for(command, str(error)) from error
-    except (RedisConnectionError, RedisTimeoutError, OSError) as error:
-        raise ConnectionLostError(f"{command}: {error}") from error
 
 
 class Protocol:
     """Calls the script for a client: one connection pool, one key prefix, one clock."""
 
     def __init__(
-        self, redis: aioredis.Redis, *, prefix: str | None = None, clock: Clock = time.time
+        self, redis: AnyRedis, *, prefix: str | None = None, clock: Clock = time.time
     ) -> None:
         self.redis = redis
         self.prefix = prefix or "ql:"

@@ -12,12 +12,14 @@ from typing import Any, Self
 
 import anyio
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from aqless import _cluster
 from aqless._protocol import Clock, Protocol
 from aqless.errors import ConfigurationError
-from aqless.events import EventStream, wait_for
+from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.job import Job, RecurringJob
 from aqless.models import (
     JobState,
@@ -29,6 +31,7 @@ from aqless.models import (
     listed,
 )
 from aqless.queue import PutHook, Queue
+from aqless.scripts.loader import AnyRedis
 
 
 def default_worker_name() -> str:
@@ -42,7 +45,8 @@ class Client:
     ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, with
     the username and password of an ACL user in the URL or as keywords; extra keywords go to
     ``redis.asyncio.Redis`` (e.g. ``ssl_ca_certs``, ``socket_timeout``). ``Client(redis=r)``
-    uses a client you made (it must decode responses). ``Client()`` uses ``AQLESS_URL`` or
+    uses a client you made (it must decode responses; a ``RedisCluster`` needs a hash-tagged
+    namespace: see ``from_cluster``). ``Client()`` uses ``AQLESS_URL`` or
     ``REDIS_URL``, else an embedded Valkey whose data lives in
     ``~/.local/share/aqless/valkey``
     (``AQLESS_HOME`` moves it; see aqless.embedded).
@@ -59,14 +63,15 @@ class Client:
             each call costs less.
         clock: the time source for ``now`` (default ``time.time``). Every client and worker
             of a deployment must agree on the time within a few seconds: lock expiry,
-            schedules and statistics all use the clock of whoever calls.
+            schedules and statistics all use the clock of whoever calls (a lock of H seconds
+            tolerates clocks 2H/3 apart; README, "Clocks").
     """
 
     def __init__(
         self,
         url: str | None = None,
         *,
-        redis: aioredis.Redis | None = None,
+        redis: AnyRedis | None = None,
         namespace: str | None = None,
         worker_name: str | None = None,
         clock: Clock = time.time,
@@ -85,8 +90,13 @@ class Client:
         self._protocol: Protocol | None = None
         self._closed = False
         if redis is not None:
-            if not redis.connection_pool.connection_kwargs.get("decode_responses"):
+            if not redis.get_encoder().decode_responses:
                 raise ConfigurationError("the redis client must use decode_responses=True")
+            if isinstance(redis, RedisCluster) and _cluster.hash_tag(namespace or "") is None:
+                raise ConfigurationError(
+                    "on a Redis Cluster the namespace must carry a hash tag, such as "
+                    f"'{{billing}}', so that all of its keys are in one slot; got {namespace!r}"
+                )
             self._use(redis)
         elif self.url is not None:
             self._use(self._connect(self.url))
@@ -123,6 +133,40 @@ class Client:
         client._sentinels = list(sentinel.sentinels)
         return client
 
+    @classmethod
+    def from_cluster(
+        cls,
+        nodes: str | Sequence[tuple[str, int]],
+        *,
+        namespace: str,
+        worker_name: str | None = None,
+        clock: Clock = time.time,
+        **connection_options: Any,
+    ) -> Client:
+        """A client of a deployment on a Redis or Valkey Cluster, found from a ``redis://``
+        URL of one of its nodes or from (host, port) pairs; extra keywords go to
+        ``redis.asyncio.cluster.RedisCluster``.
+
+        The namespace must carry a hash tag (``"{billing}"``): all of the deployment's keys
+        are then in one slot, on one node; deployments with different tags may land on
+        different nodes. Calls go to that node; events are read from it too.
+
+        Raises:
+            ConfigurationError: the namespace has no hash tag.
+        """
+        if _cluster.hash_tag(namespace) is None:  # before anything connects
+            raise ConfigurationError(
+                "on a Redis Cluster the namespace must carry a hash tag, such as "
+                f"'{{billing}}', so that all of its keys are in one slot; got {namespace!r}"
+            )
+        try:
+            cluster = _cluster.connect(nodes, **connection_options)
+        except ValueError as error:
+            raise ConfigurationError(f"bad cluster address {nodes!r}: {error}") from error
+        client = cls(redis=cluster, namespace=namespace, worker_name=worker_name, clock=clock)
+        client._owns_redis = True
+        return client
+
     def _connect(self, url: str) -> aioredis.Redis:
         options = self._connection_options
         try:
@@ -143,7 +187,7 @@ class Client:
         except ValueError as error:
             raise ConfigurationError(f"bad server URL {url!r}: {error}") from error
 
-    def _use(self, redis: aioredis.Redis) -> None:
+    def _use(self, redis: AnyRedis) -> None:
         self._protocol = Protocol(
             redis, prefix=None if self.prefix == "ql:" else self.prefix, clock=self.clock
         )
@@ -193,15 +237,22 @@ class Client:
         return self._protocol
 
     @property
-    def redis(self) -> aioredis.Redis:
-        """The underlying redis.asyncio client."""
+    def redis(self) -> AnyRedis:
+        """The underlying redis.asyncio client (a ``RedisCluster`` from ``from_cluster``)."""
         return self.protocol.redis
+
+    @property
+    def _events_source(self) -> PubSubSource:
+        redis = self.redis
+        return _cluster.NodePubSub(redis, self.prefix) if isinstance(redis, RedisCluster) else redis
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream:
         """An async iterator (and async context manager) of Events: `ql:log` and the
         tracked-job channels by default, or the channels named (``"completed"``...), plus
         the channels of the named workers."""
-        return EventStream(self.redis, prefix=self.prefix, channels=channels, workers=workers)
+        return EventStream(
+            self._events_source, prefix=self.prefix, channels=channels, workers=workers
+        )
 
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
         """Wait until the job completes or fails (its final state); None if it was
@@ -212,7 +263,11 @@ class Client:
             return state if isinstance(state, str) else None
 
         final = await wait_for(
-            self.redis, jid, prefix=self.prefix, timeout=timeout, current_state=current_state
+            self._events_source,
+            jid,
+            prefix=self.prefix,
+            timeout=timeout,
+            current_state=current_state,
         )
         return None if final is None else JobState(final)
 

@@ -20,10 +20,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Literal, Self
+from typing import Final, Literal, Protocol, Self
 
 import anyio
-import redis.asyncio as aioredis
 from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 
@@ -36,6 +35,7 @@ __all__ = [
     "Event",
     "EventStream",
     "FinalState",
+    "PubSubSource",
     "parse_event",
     "wait_for",
 ]
@@ -126,6 +126,14 @@ def _decoded(value: object) -> str:
     return str(value)
 
 
+class PubSubSource(Protocol):
+    """What an EventStream subscribes through: a ``redis.asyncio.Redis`` (its connection pool
+    lends the connection), or anything else that makes a ``PubSub`` (a Cluster client's
+    events come from one of its nodes: aqless._cluster.NodePubSub)."""
+
+    def pubsub(self) -> PubSub: ...
+
+
 _State = Literal["unopened", "open", "closed"]
 # Errors that mean the connection is gone. Refused credentials are not retried: they will
 # not get better by waiting.
@@ -153,7 +161,7 @@ class EventStream:
     One task reads at a time. ``aclose()`` from another task ends that task's iteration.
 
     Args:
-        redis: the client whose connection pool provides the connection.
+        redis: the client whose connection pool provides the connection (any PubSubSource).
         prefix: the key prefix of the deployment, ending in ``':'``.
         channels: channel names without the prefix (``'log'``, ``'completed'``...); empty
             means every tracked-job channel and ``'log'``.
@@ -168,7 +176,7 @@ class EventStream:
 
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: PubSubSource,
         *,
         prefix: str = "ql:",
         channels: Sequence[str] = (),
@@ -406,7 +414,7 @@ _FINAL_EVENTS: Final[dict[str, FinalState | None]] = {
 
 
 async def wait_for(
-    redis: aioredis.Redis,
+    redis: PubSubSource,
     jid: str,
     *,
     current_state: Callable[[], Awaitable[str | None]],
@@ -425,7 +433,8 @@ async def wait_for(
     REQLESS 10): ``wait_for`` does not see an untracked one fail, and times out.
 
     Args:
-        redis: the client whose connection pool provides the pubsub connection.
+        redis: the client whose connection pool provides the pubsub connection (any
+            PubSubSource).
         jid: the job.
         current_state: reads the job's state now (``'running'``, ``'complete'``...), None
             if the job does not exist.

@@ -60,6 +60,7 @@ async def test_connect_is_client_as_a_context_manager(server_url: str) -> None:
 
 async def test_connection_options_go_to_redis(server_url: str) -> None:
     async with aqless.Client(server_url, socket_timeout=5, client_name="aqless-test") as client:
+        assert isinstance(client.redis, aioredis.Redis)
         assert client.redis.connection_pool.connection_kwargs["socket_timeout"] == 5
         await client.queues["q"].length()
         assert (await client.redis.client_info())["name"] == "aqless-test"

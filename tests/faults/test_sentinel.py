@@ -18,7 +18,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-import redis
 
 import aqless
 from tests.faults.harness import (
@@ -26,9 +25,11 @@ from tests.faults.harness import (
     QUEUE,
     Report,
     account,
+    ask,
     drained,
     prepare,
     put_jobs,
+    until,
     valkey_binary,
 )
 from tests.faults.test_faults import check
@@ -94,24 +95,6 @@ class Group:
                 process.wait(timeout=10)
 
 
-def ask(port: int, *command: str) -> object:
-    with redis.Redis(port=port, decode_responses=True, socket_timeout=2) as connection:
-        return connection.execute_command(*command)  # type: ignore[no-untyped-call,unused-ignore]
-
-
-def until(condition: object, what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if condition():  # type: ignore[operator]
-                return
-        except (redis.ConnectionError, redis.ResponseError):
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true after {timeout} s: {what}")
-        time.sleep(0.1)
-
-
 @pytest.fixture
 def sentinels() -> Iterator[tuple[Group, int, list[int]]]:
     """(the group, the primary's port, the sentinels' ports), once all is linked up."""
@@ -165,7 +148,7 @@ async def test_a_failover_mid_drain_loses_no_job(
     async with aqless.Client.from_sentinel(addresses, SERVICE) as client:
         await prepare(client)
         jids = await put_jobs(client, 1_500, sleep=0.02)
-        assert await client.redis.execute_command("WAIT", 1, 5000) == 1  # type: ignore[no-untyped-call]
+        assert await client.redis.execute_command("WAIT", 1, 5000) == 1  # type: ignore[no-untyped-call,unused-ignore]
         async with anyio.create_task_group() as tasks:
             running = []
             for index in range(2):

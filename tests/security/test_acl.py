@@ -118,6 +118,7 @@ async def listen(client: aqless.Client) -> None:
 
 async def refusals_every_role_gets(client: aqless.Client) -> None:
     r = client.redis
+    assert isinstance(r, aioredis.Redis)
     await refused(r.function_load(build_library(), replace=True))
     await refused(r.function_flush())
     await refused(r.flushall())

@@ -162,6 +162,7 @@ async def lifecycle(client: aqless.Client) -> None:
 async def test_the_client_verifies_the_server_with_the_ca(one_way: TlsServer) -> None:
     async with aqless.Client(one_way.url, ssl_ca_certs=str(one_way.ca)) as client:
         await lifecycle(client)
+        assert isinstance(client.redis, redis.asyncio.Redis)
         assert client.redis.connection_pool.connection_class.__name__ == "SSLConnection"
 
 

@@ -1,0 +1,69 @@
+"""Redis / Valkey Cluster: a deployment's keys in one slot, its events from one node.
+
+A deployment runs on a Cluster when its namespace carries a hash tag (``{billing}``): every
+key and the script's KEYS[1] (the prefix ``{billing}:ql:``) then hash to one slot, so each
+call and each pipeline goes to the one node that holds it (aqless.scripts.loader.Script
+names that node). The script publishes with PUBLISH, not SPUBLISH, and a Cluster forwards
+such messages to every node, so an event stream may listen on any node: ``NodePubSub``
+takes the node that holds the deployment's slot, looked up again at each (re)subscription.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import SlotNotCoveredError
+
+__all__ = ["NodePubSub", "connect", "hash_tag"]
+
+
+def hash_tag(name: str) -> str | None:
+    """The hash tag of `name` as a Cluster reads it: the text between the first ``{`` and
+    the next ``}``, if there is any; None otherwise (then the whole key is hashed)."""
+    start = name.find("{")
+    if start < 0:
+        return None
+    end = name.find("}", start + 1)
+    return name[start + 1 : end] if end > start + 1 else None
+
+
+def connect(nodes: str | Sequence[tuple[str, int]], **options: Any) -> RedisCluster:
+    """A cluster client from a ``redis://`` URL of one node or (host, port) pairs; it
+    decodes replies and does not resend commands after a dropped connection (as Client)."""
+    options = {"decode_responses": True, "retry": Retry(NoBackoff(), 0), **options}
+    if isinstance(nodes, str):
+        return RedisCluster.from_url(nodes, **options)
+    return RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in nodes], **options)
+
+
+class NodePubSub:
+    """Makes PubSubs on a plain connection to the node holding `key`'s slot (any node hears
+    every PUBLISH of a Cluster); before the client has read the slot map, on a startup node.
+    An EventStream asks again at each reconnection, so it follows a failover."""
+
+    def __init__(self, cluster: RedisCluster, key: str) -> None:
+        self._cluster = cluster
+        self._key = key
+
+    def node(self) -> ClusterNode:
+        try:
+            node = self._cluster.get_node_from_key(self._key)
+        except SlotNotCoveredError:  # the slot map is not read yet, or being reassigned
+            node = None
+        if node is None:
+            node = next(iter(self._cluster.nodes_manager.startup_nodes.values()))
+        return node
+
+    def pubsub(self) -> PubSub:
+        node = self.node()
+        # a pool of its own: PubSub.aclose() disconnects the one connection it lends
+        pool = aioredis.ConnectionPool(
+            connection_class=node.connection_class, **node.connection_kwargs
+        )
+        return PubSub(pool)

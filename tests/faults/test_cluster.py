@@ -1,0 +1,212 @@
+"""Cluster: a three-primary Valkey Cluster on loopback; two deployments with different hash
+tags (``{a}`` and ``{b}``) land on different nodes, and each runs the whole lifecycle there at
+the same time: put, pop, heartbeat, complete, events, ``wait``, and a real Worker that picks
+jobs up from put events and drains them. A namespace without a hash tag is refused."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import anyio
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.crc import key_slot
+
+import aqless
+from aqless._cluster import hash_tag
+from aqless.events import Event, EventStream
+from tests.faults.cluster import SLOTS, Cluster, valkey_cluster
+from tests.faults.harness import ask
+from tests.worker.process_helpers import eventually
+
+pytestmark = [pytest.mark.faults, pytest.mark.timeout(60)]
+
+DEPLOYMENTS = ("{a}", "{b}")
+JOBS = 200
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with valkey_cluster() as running:
+        yield running
+
+
+def addresses(cluster: Cluster) -> list[tuple[str, int]]:
+    return [("127.0.0.1", port) for port in cluster.ports]
+
+
+def home(cluster: Cluster, namespace: str) -> int:
+    """The port of the node that holds the namespace's slot."""
+    return cluster.port_for_slot(key_slot(f"{namespace}:ql:".encode()))
+
+
+def test_the_two_hash_tags_land_on_different_nodes(cluster: Cluster) -> None:
+    homes = [home(cluster, namespace) for namespace in DEPLOYMENTS]
+    assert len(set(homes)) == 2
+    for namespace, port in zip(DEPLOYMENTS, homes, strict=True):
+        slot = ask(port, "CLUSTER", "KEYSLOT", f"{namespace}:ql:j:some-jid")
+        first, last = SLOTS[cluster.ports.index(port)]
+        assert isinstance(slot, int)
+        assert first <= slot <= last
+
+
+async def test_two_deployments_run_the_whole_lifecycle_each_on_its_node(
+    cluster: Cluster,
+) -> None:
+    for port in cluster.ports:
+        ask(port, "FUNCTION", "FLUSH")  # each deployment finds it missing and loads it
+        ask(port, "CONFIG", "RESETSTAT")
+    async with anyio.create_task_group() as deployments:
+        for namespace in DEPLOYMENTS:
+            deployments.start_soon(lifecycle, cluster, namespace)
+    for port in cluster.ports:
+        keys = ask(port, "KEYS", "*")
+        assert isinstance(keys, list)
+        # every key of a deployment is on its home node, and nothing anywhere else
+        expected = [ns for ns in DEPLOYMENTS if home(cluster, ns) == port]
+        assert {key.split(":", 1)[0] for key in keys} == set(expected)
+        # the library is on every primary, loaded by whichever deployment missed it first
+        # (both, if they did at the same time)
+        library = ask(port, "FUNCTION", "LIST")
+        assert isinstance(library, list)
+        assert len(library) == 1
+        stats = ask(port, "INFO", "commandstats")
+        assert isinstance(stats, dict)
+        assert 1 <= stats["cmdstat_function|load"]["calls"] <= len(DEPLOYMENTS)
+        # calls name their node: redis-py never asks a server where FCALL's keys are
+        assert "cmdstat_command|getkeys" not in stats
+        if expected:
+            assert stats["cmdstat_fcall"]["calls"] > 2 * JOBS  # a put and a complete each
+
+
+async def lifecycle(cluster: Cluster, namespace: str) -> None:
+    nodes = addresses(cluster)
+    done = f"{namespace}:done"  # the jobs' side effect, in the deployment's slot
+    async with aqless.Client.from_cluster(nodes, namespace=namespace) as client:
+        queue = client.queues["jobs"]
+        async with client.events("log") as events:
+            jid = await queue.put("app.Work", {"by": "hand"})
+            job = await queue.pop()
+            assert job is not None
+            assert job.jid == jid
+            assert job.data == {"by": "hand"}
+            await job.heartbeat()
+            await job.complete()
+            finished = await client.jobs.get(jid)
+            assert isinstance(finished, aqless.Job)
+            assert finished.state == "complete"
+            with anyio.fail_after(10):
+                seen = [(event.kind, event.jid) async for event in until_completed(events, jid)]
+        assert ("put", jid) in seen
+        assert ("completed", jid) in seen
+        assert set(events.channels) == {f"{namespace}:ql:log"}
+
+        handlers = aqless.Handlers()
+
+        @handlers.register("app.Work")
+        async def work(job: aqless.Job) -> None:
+            await job.client.redis.rpush(done, job.jid)
+
+        # A poll interval longer than the test: the worker can only hear of the jobs put
+        # after it went idle through the put events on its event stream.
+        worker_client = aqless.Client.from_cluster(
+            nodes, namespace=namespace, worker_name=f"worker-{namespace}"
+        )
+        worker = aqless.Worker(
+            worker_client, ["jobs"], handlers=handlers, concurrency=20, interval=120
+        )
+        async with worker_client, anyio.create_task_group() as tasks:
+            tasks.start_soon(worker.run)
+            await eventually(
+                lambda: _listeners(cluster, f"{namespace}:ql:log") == 1, 10, "the worker idle"
+            )
+            jids = await queue.put_many(
+                [aqless.PutRequest("app.Work", {"n": n}) for n in range(JOBS)]
+            )
+            last = jids[-1]
+            assert await client.wait(last, timeout=20) == aqless.JobState.COMPLETE
+            await eventually(
+                lambda: _length(client, done, JOBS), 20, f"{JOBS} side effects in {namespace}"
+            )
+            worker.stop()
+        assert worker.counters.completed == JOBS
+        assert sorted(await client.redis.lrange(done, 0, -1)) == sorted(jids)
+        counts = await queue.counts()
+        assert (counts.waiting, counts.running) == (0, 0)
+        assert len(await client.jobs.completed(count=JOBS + 10)) == JOBS + 1
+
+
+def _listeners(cluster: Cluster, channel: str) -> int:
+    """Subscribers to `channel` on every node (an idle worker listens for put events)."""
+    total = 0
+    for port in cluster.ports:
+        reply = ask(port, "PUBSUB", "NUMSUB", channel)
+        assert isinstance(reply, list)
+        total += int(reply[1])
+    return total
+
+
+async def until_completed(events: EventStream, jid: str) -> AsyncIterator[Event]:
+    async for event in events:
+        yield event
+        if event.kind == "completed" and event.jid == jid:
+            return
+
+
+async def _length(client: aqless.Client, key: str, count: int) -> bool:
+    return int(await client.redis.llen(key)) >= count
+
+
+async def test_any_node_hears_every_deployments_events(cluster: Cluster) -> None:
+    """The script PUBLISHes, and a Cluster forwards that to every node: a stream on a node
+    that holds neither deployment hears both."""
+    (elsewhere,) = set(cluster.ports) - {home(cluster, ns) for ns in DEPLOYMENTS}
+    listener = aioredis.Redis(port=elsewhere, decode_responses=True)
+    try:
+        async with aqless.Client.from_cluster(addresses(cluster), namespace="{a}") as client:
+            stream = EventStream(listener, prefix=client.prefix, channels=("log",))
+            async with stream:
+                jid = await client.queues["heard"].put("app.Work", {})
+                with anyio.fail_after(5):
+                    event = await anext(aiter(stream))
+            assert (event.kind, event.jid, event.queue) == ("put", jid, "heard")
+    finally:
+        await listener.aclose()
+
+
+@pytest.mark.parametrize("namespace", ["billing", "{}billing", "bill{ing", "bill}{"])
+async def test_a_namespace_without_a_hash_tag_is_refused(cluster: Cluster, namespace: str) -> None:
+    with pytest.raises(aqless.ConfigurationError, match="hash tag"):
+        aqless.Client.from_cluster(addresses(cluster), namespace=namespace)
+    made = RedisCluster(host="127.0.0.1", port=cluster.ports[0], decode_responses=True)
+    try:
+        with pytest.raises(aqless.ConfigurationError, match="hash tag"):
+            aqless.Client(redis=made, namespace=namespace)
+        with pytest.raises(aqless.ConfigurationError, match="hash tag"):
+            aqless.Client(redis=made)  # the plain ql: keys are spread over every slot
+    finally:
+        await made.aclose()
+
+
+async def test_a_cluster_client_of_ones_own_works_with_a_hash_tag(cluster: Cluster) -> None:
+    made = RedisCluster(host="127.0.0.1", port=cluster.ports[1], decode_responses=True)
+    try:
+        async with aqless.Client(redis=made, namespace="app{billing}") as client:
+            jid = await client.queues["q"].put("app.Work", {})
+            job = await client.queues["q"].pop()
+            assert job is not None
+            assert job.jid == jid
+            await job.complete()
+    finally:
+        await made.aclose()  # not the client's: it closes only what it made
+    port = cluster.port_for_slot(key_slot(b"billing"))
+    assert ask(port, "HGET", f"app{{billing}}:ql:j:{jid}", "state") == "complete"
+
+
+def test_hash_tags_are_read_as_the_cluster_reads_them() -> None:
+    assert hash_tag("{billing}") == "billing"
+    assert hash_tag("app{billing}x") == "billing"
+    assert hash_tag("}{x}{y}") == "x"
+    for untagged in ("billing", "{}billing", "{billing", "billing}", ""):
+        assert hash_tag(untagged) is None
