@@ -35,13 +35,16 @@ class _Pending:
 
 class Batcher:
     """Sends submitted calls through `send`, a batch per round trip, from one task
-    (``run``) owned by whoever started it."""
+    (``run``) owned by whoever started it. Up to `depth` batches are in flight at once (on
+    as many connections), so the client prepares one while the server runs another."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, *, depth: int = 2) -> None:
         self._send = send
         self._queue: list[_Pending] = []
-        self._arrived = Pulse()
+        self._changed = Pulse()  # calls arrived, or a batch landed
         self._closed = False
+        self._in_flight = 0
+        self.depth = depth
         self.round_trips = 0
         self.calls = 0
 
@@ -53,7 +56,7 @@ class Batcher:
             raise RuntimeError("this batcher is closed")
         pending = _Pending(call)
         self._queue.append(pending)
-        self._arrived.fire()
+        self._changed.fire()
         await pending.done.wait()
         if pending.error is not None:
             raise pending.error
@@ -62,7 +65,7 @@ class Batcher:
     def close(self) -> None:
         """Let ``run`` return once what was submitted has been sent."""
         self._closed = True
-        self._arrived.fire()
+        self._changed.fire()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
@@ -76,29 +79,40 @@ class Batcher:
             self._queue = []
 
     async def _send_all(self) -> None:
-        while True:
-            arrived = self._arrived.event
-            if not self._queue:
-                if self._closed:
-                    return
-                await arrived.wait()
-                continue
-            batch, self._queue = self._queue, []
-            self.round_trips += 1
-            self.calls += len(batch)
-            try:
-                replies = await self._send([pending.call for pending in batch])
-            except BaseException as error:  # the round trip failed: every call of it did
-                for pending in batch:
-                    pending.error = (
-                        error
-                        if isinstance(error, Exception)
-                        else ConnectionLostError("the call was interrupted")
-                    )
-                    pending.done.set()
-                if not isinstance(error, Exception):
-                    raise
-                continue
+        async with anyio.create_task_group() as flights:
+            while True:
+                changed = self._changed.event
+                if not self._queue:
+                    if self._closed:
+                        return  # the task group waits for the batches in flight
+                    await changed.wait()
+                    continue
+                if self._in_flight >= self.depth:
+                    await changed.wait()  # a batch lands, or more calls arrive
+                    continue
+                batch, self._queue = self._queue, []
+                self.round_trips += 1
+                self.calls += len(batch)
+                self._in_flight += 1
+                flights.start_soon(self._fly, batch)
+
+    async def _fly(self, batch: list[_Pending]) -> None:
+        try:
+            replies = await self._send([pending.call for pending in batch])
+        except BaseException as error:  # the round trip failed: every call of it did
+            for pending in batch:
+                pending.error = (
+                    error
+                    if isinstance(error, Exception)
+                    else ConnectionLostError("the call was interrupted")
+                )
+                pending.done.set()
+            if not isinstance(error, Exception):
+                raise
+        else:
             for pending, reply in zip(batch, replies, strict=True):
                 pending.reply = reply
                 pending.done.set()
+        finally:
+            self._in_flight -= 1
+            self._changed.fire()

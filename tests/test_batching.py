@@ -109,3 +109,25 @@ async def test_calls_left_when_the_batcher_is_cancelled_fail_instead_of_hanging(
     assert len(failures) == 3
     with pytest.raises(RuntimeError, match="closed"):
         await batcher.submit(("job.get", ("x",)))
+
+
+async def test_up_to_depth_batches_fly_at_once() -> None:
+    release = anyio.Event()
+    sent: list[int] = []
+
+    async def send(calls: Sequence[Call]) -> list[Reply]:
+        sent.append(len(calls))
+        await release.wait()
+        return [None for _ in calls]
+
+    batcher = Batcher(send, depth=2)
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        for _ in range(5):
+            group.start_soon(batcher.submit, ("job.get", ("x",)))
+            await anyio.wait_all_tasks_blocked()
+        assert sent == [1, 1]  # two in flight; the other three wait for a landing
+        release.set()
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert sorted(sent) == [1, 1, 3]
