@@ -54,21 +54,20 @@ def demo(session: nox.Session) -> None:
     session.run("python", "examples/demo.py")
 
 
-BENCHMARKS = ("lua_cost", "worker_drain")
+BENCHMARKS = ("compare", "lua_cost", "worker_drain")
 
 
 @nox.session(python=PYTHON, default=False)
 def bench(session: nox.Session) -> None:
-    """Benchmarks, on demand: the script's server cost per call (lua_cost), the worker's
-    drain throughput and pickup latency (worker_drain). ``nox -s bench`` runs both;
-    ``nox -s bench -- worker_drain --jobs 5000`` runs one with its options."""
+    """Benchmarks, on demand (never in the tests). ``nox -s bench`` runs compare: aqless and
+    its peers side by side on one server, writing benchmarks/RESULTS.md. ``nox -s bench --
+    lua_cost`` (the script's server cost per call) or ``-- worker_drain --jobs 5000`` (the
+    worker alone) runs another, with its options."""
     session.install("-e", ".[embedded,fast]")
-    names: tuple[str, ...] = BENCHMARKS
-    arguments = session.posargs
+    name, arguments = "compare", list(session.posargs)
     if arguments and arguments[0] in BENCHMARKS:
-        names, arguments = (arguments[0],), arguments[1:]
-    for name in names:
-        session.run("python", f"benchmarks/{name}.py", *arguments)
+        name, arguments = arguments[0], arguments[1:]
+    session.run("python", f"benchmarks/{name}.py", *arguments)
 
 
 @nox.session(python=PYTHON, default=False)
