@@ -53,6 +53,31 @@ ALL_WORKLOADS = (*DEFAULT_WORKLOADS, "scale")
 DRAIN_CONCURRENCY = (1, 50, 200)
 DASH = "\u2013"  # en dash, for ranges
 
+NOTES = """\
+### How each library is run (read before comparing)
+
+- Every runner starts from an empty server and measures only its phase: enqueue from the
+  first call to the last reply; drain from the worker's start to the start of the last job's
+  code (the queue was filled beforehand, unmeasured); latency from just before the put call
+  to the start of the job code, producer and worker in the same process and event loop.
+- Each library's defaults are kept, apart from the concurrency. So arq polls every 0.5 s
+  (its drain at c=1 runs about one job per poll, hence the time budget) and keeps results
+  for an hour; bullmq keeps every completed job; streaq pickles and keeps results;
+  taskiq uses taskiq-redis's RedisStreamBroker (acknowledged delivery) with no result
+  backend; reqless runs its GeventWorker with `interval=0.1` (it polls, one pop per job, and
+  makes a sandbox folder per job). aqless keeps what the qless protocol requires (history,
+  daily stats, the worker's job list).
+- "Fastest" enqueue is the library's batch call where it has one (aqless `put_many`,
+  bullmq `addBulk`, streaq `enqueue_many`); arq, saq and taskiq have none, so 100 calls are
+  in flight at once; reqless-py has none either, so its own script is pipelined,
+  1,000 per round trip (`Client._lua`, not a public API).
+- Server cost comes from INFO deltas around the phase: all of the server's CPU, idle
+  polling included; commands include those run inside Lua scripts. "Lifecycle" is the
+  one-by-one put plus the drain at c=50. The ceiling is 1e6 / lifecycle microseconds.
+- Client CPU is the runner process's CPU during the phase (all threads): for the drain,
+  the worker's CPU per job.
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Run:
@@ -450,6 +475,7 @@ def report(
         "",
     ]
     failed = [lib for lib in libraries if lib.failure or lib.errors]
+    lines.append(NOTES)
     lines.append(tables(libraries, arguments))
     lines.append(
         f"\u2020 the drain's time budget ({arguments.budget:.0f} s) ran out: the rate is of the "
