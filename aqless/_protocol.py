@@ -188,5 +188,5 @@ def encode_json(value: object, what: str) -> str:
     """JSON text of `value`, or PayloadError before anything is sent."""
     try:
         return _ENCODER.encode(value)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, RecursionError) as error:  # RecursionError: nested too deep
         raise PayloadError(f"{what} is not JSON-serializable: {error}") from error

@@ -5,7 +5,7 @@ AqlessError                  base, never raised itself
 ├── ConfigurationError       bad URL, option, or a missing optional package
 ├── ConnectionLostError      server unreachable, restarted or timed out
 ├── ScriptError              the script refused a command; .command, .detail (server text)
-│   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number'
+│   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
@@ -44,8 +44,9 @@ class ScriptError(AqlessError):
         self.detail = detail
 
 
-class InvalidArgumentError(ScriptError):
-    """An argument the script rejected: missing, malformed, or not allowed here."""
+class InvalidArgumentError(ScriptError, ValueError):
+    """An argument rejected, by the script or before sending: missing, malformed, or not
+    allowed here. Also a ValueError."""
 
 
 class JobNotFoundError(ScriptError):

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aqless._protocol import encode_json
-from aqless.errors import ConfigurationError, JobNotFoundError, PayloadError
+from aqless.errors import (
+    ConfigurationError,
+    InvalidArgumentError,
+    JobNotFoundError,
+    PayloadError,
+)
 from aqless.models import Failure, HistoryEntry, JobState, listed
 
 if TYPE_CHECKING:
@@ -26,7 +31,7 @@ def _decoded_data(text: Any) -> Any:
         return text
     try:
         return json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise PayloadError(f"stored job data is not JSON: {text[:80]!r}") from error
 
 
@@ -196,7 +201,7 @@ class Job:
         base = (self.jid, self.worker_name, self.queue_name, data)
         if next_queue is None:
             if delay is not None or depends is not None:
-                raise ValueError("delay and depends need a next_queue")
+                raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
             with self._letting_go():
                 state = await protocol.text("job.complete", *base)
         else:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from aqless._protocol import encode_json
-from aqless.errors import ScriptError
+from aqless.errors import InvalidArgumentError, ScriptError
 from aqless.job import Job
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 
@@ -24,7 +24,7 @@ def class_name(klass: JobClass) -> str:
     """`module.qualname` of a class or function; a string is taken as it is."""
     if isinstance(klass, str):
         if not klass:
-            raise ValueError("a job class name must not be empty")
+            raise InvalidArgumentError("queue.put", "a job class name must not be empty")
         return klass
     return f"{klass.__module__}.{klass.__qualname__}"
 
@@ -68,7 +68,7 @@ class Queue:
 
     def __init__(self, client: Client, name: str) -> None:
         if not name:
-            raise ValueError("a queue name must not be empty")
+            raise InvalidArgumentError("queue", "a queue name must not be empty")
         self._client = client
         self.name = name
 

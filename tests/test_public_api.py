@@ -67,8 +67,10 @@ def test_the_exception_tree() -> None:
         "UnknownJobClassError",
     ):
         assert getattr(aqless, name).__bases__ == (aqless.AqlessError,), name
-    for name in ("InvalidArgumentError", "JobNotFoundError", "LockLostError"):
+    for name in ("JobNotFoundError", "LockLostError", "PermissionDeniedError"):
         assert getattr(aqless, name).__bases__ == (aqless.ScriptError,), name
+    # a bad argument is a ValueError too, whether the script or the client refused it
+    assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
     assert errors.__doc__ is not None
     for name in vars(errors):
         value = getattr(errors, name)
