@@ -175,7 +175,8 @@ async def test_a_leaking_worker_is_recycled_and_loses_nothing(tmp_path: Path) ->
             scene.jids.append(await scene.client.queues[QUEUE].put("faultjobs.leak", {"mb": 40}))
         supervisor = scene.start(*WORKER[:-1], "--max-memory", "100", QUEUE)
         await scene.finish(duplicates_at_most=0)
-        await supervisor.logged("recycled")  # a worker over its memory limit, replaced
+        # a worker over its memory limit, replaced (slow on a busy machine: be patient)
+        await supervisor.logged("recycled", timeout=60)
         assert supervisor.running()
 
 
