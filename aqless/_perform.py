@@ -71,13 +71,11 @@ class Performer:
             function = handler.function_for(job.queue_name)
         except UnknownJobClassError as error:
             logger.error("job %s: %s", job.jid, error)
-            self._worker.code_finished(slot)
             group = failure_group(job.queue_name, error)
             await self._report(slot, partial(job.fail, group, str(error)), "fail")
             self._worker.counters.failed += 1
             return
         except Exception as error:  # the class could not be made: its outcome, like the code's
-            self._worker.code_finished(slot)
             await self._conclude(slot, error)
             return
         if self._worker.workdir is not None:
@@ -88,7 +86,6 @@ class Performer:
         finally:
             if slot.sandbox is not None:
                 await anyio.to_thread.run_sync(partial(shutil.rmtree, slot.sandbox, True))
-        self._worker.code_finished(slot)
         await self._conclude(slot, raised)
 
     async def _run(

@@ -31,8 +31,6 @@ class Slot:
         sandbox: the slot's clean directory, when the worker has a workdir.
         frees: finishing the job may make other jobs poppable (it has dependents, or holds
             a throttle with a maximum).
-        code_done: the job's code has ended: its slot is free for the next job while the
-            outcome is still being reported.
     """
 
     job: Job
@@ -45,7 +43,6 @@ class Slot:
     reporting: bool = False
     sandbox: Path | None = field(default=None)
     frees: bool = False
-    code_done: bool = False
 
     @property
     def settled(self) -> bool:

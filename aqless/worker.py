@@ -134,7 +134,6 @@ class Worker:
         self.paused = False
         self._state: _State = "new"
         self._free_indexes = list(range(concurrency - 1, -1, -1))
-        self._busy = 0  # jobs whose code runs (or is about to): what the slots limit
         self._extra_slots = 0
         self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
@@ -233,7 +232,7 @@ class Worker:
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":
             wake = self._wakeup.event
-            free = self.concurrency - self._busy
+            free = self.concurrency - len(self.slots)
             if self.paused or free <= 0:
                 self._listen(False)
                 self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
@@ -319,7 +318,6 @@ class Worker:
         if stale is not None:  # its lock expired (e.g. in an outage) and we popped it again
             self.locks.lose(stale, "popped again by this worker")
         self.slots[job.jid] = slot
-        self._busy += 1
         self.locks.watch(slot)
         self.counters.started += 1
         jobs.start_soon(self._perform, slot, name=f"aqless job {job.jid}")
@@ -330,24 +328,12 @@ class Worker:
         except Exception:  # a bug must cost one job (its lock expires), not the worker
             logger.exception("job %s: running or reporting it failed", slot.job.jid)
         finally:
-            self.code_finished(slot)
             if self.slots.get(slot.job.jid) is slot:  # not replaced by a second pop of the job
                 del self.slots[slot.job.jid]
-            # reported: what it released (dependents, throttles) can be popped now
-            if self._state != "running" or self.burst or slot.frees:
+            if slot.index < self.concurrency:
+                self._free_indexes.append(slot.index)
+            if self._maybe_more or self._state != "running" or self.burst or slot.frees:
                 self._wakeup.fire()
-
-    def code_finished(self, slot: Slot) -> None:
-        """The job's code has ended: its slot takes the next job while the outcome is
-        being reported (so the next pop can share the report's round trip)."""
-        if slot.code_done:
-            return
-        slot.code_done = True
-        self._busy -= 1
-        if slot.index < self.concurrency:
-            self._free_indexes.append(slot.index)
-        if self._maybe_more or self._state != "running":
-            self._wakeup.fire()
 
     async def _wind_down(self) -> None:
         self._listen(False)
