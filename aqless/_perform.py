@@ -71,9 +71,7 @@ class Performer:
             function = handler.function_for(job.queue_name)
         except UnknownJobClassError as error:
             logger.error("job %s: %s", job.jid, error)
-            group = failure_group(job.queue_name, error)
-            await self._report(slot, partial(job.fail, group, str(error)), "fail")
-            self._worker.counters.failed += 1
+            await self._fail(slot, failure_group(job.queue_name, error), str(error))
             return
         except Exception as error:  # the class could not be made: its outcome, like the code's
             await self._conclude(slot, error)
@@ -155,8 +153,7 @@ class Performer:
                 delay = self.backoff.delay(job.original_retries - job.retries_left)
         logger.info("job %s (%s) raised %s", job.jid, job.klass_name, type(error).__name__)
         if delay is None:
-            if await self._report(slot, partial(job.fail, group, message), "fail"):
-                counters.failed += 1
+            await self._fail(slot, group, message)
         elif await self._retry(slot, delay, group, message):
             counters.retried += 1
 
@@ -178,11 +175,14 @@ class Performer:
         fail it too, but silently: no event on ``ql:log``)."""
         job = slot.job
         if job.retries_left <= 0:
-            group = f"failed-retries-{job.queue_name}"
-            if await self._report(slot, partial(job.fail, group, message), "fail"):
-                self._worker.counters.failed += 1
+            await self._fail(slot, f"failed-retries-{job.queue_name}", message)
             return False
         return await self._report(slot, partial(job.retry, delay, group, message), "retry")
+
+    async def _fail(self, slot: Slot, group: str, message: str) -> None:
+        """Fail the job into `group`, counting it once the server took it."""
+        if await self._report(slot, partial(slot.job.fail, group, message), "fail"):
+            self._worker.counters.failed += 1
 
     async def _report(self, slot: Slot, verb: Verb, what: str) -> bool:
         """Send the outcome; a dropped connection is retried while the lock may still be

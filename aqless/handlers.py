@@ -92,10 +92,8 @@ class Handlers:
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
         self._registered: dict[str, Handler] = {}
         self._found: dict[str, Handler] = {}
-        self._allowed: tuple[str, ...] = tuple(dict.fromkeys(allow))
-        for module in self._allowed:
-            if not _DOTTED.match(module + ".x"):
-                raise ConfigurationError(f"not a module name: {module!r}")
+        self._allowed: tuple[str, ...] = ()
+        self.allow(*allow)
 
     @property
     def allowed(self) -> tuple[str, ...]:

@@ -76,11 +76,12 @@ class RunOptions:
             handlers.merge(registry)
         return handlers
 
-    def worker(self, client: Client) -> Worker:
+    def worker(self, client: Client, handlers: Handlers | None = None) -> Worker:
+        """The worker, with `handlers` if already made (else they are made now)."""
         return Worker(
             client,
             self.queues,
-            handlers=self.handlers(),
+            handlers=handlers if handlers is not None else self.handlers(),
             concurrency=self.concurrency,
             reserver=self.reserver,
             priorities=self.priorities,
@@ -170,7 +171,7 @@ async def check(options: RunOptions) -> int:
     try:
         handlers = options.handlers()
         async with Client(options.url, namespace=options.namespace) as client:
-            worker = options.worker(client)
+            worker = options.worker(client, handlers)
             config = await client.config.all()  # reaches the server (errors as AqlessError)
             queues = await worker.selection.resolve(client)
     except (AqlessError, ImportError) as error:

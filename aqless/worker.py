@@ -38,7 +38,7 @@ from aqless.events import RECONNECTED
 from aqless.handlers import Handlers
 from aqless.job import Job
 from aqless.middleware import Middleware
-from aqless.models import JobState
+from aqless.models import JobState, ThrottleInfo
 from aqless.outcomes import Backoff
 from aqless.reservers import QueueSelection, Reserver, ReserverName
 
@@ -291,12 +291,12 @@ class Worker:
 
     async def _with_throttles(self, queues: list[str]) -> set[str]:
         """The queues whose own throttle has a maximum (read with the queue list)."""
-        ids = [[f"{self.client.prefix}q:{queue}"] for queue in queues]
-        replies = await self.client.protocol.many("throttle.get", ids) if ids else []
+        calls = [[queue] for queue in queues]
+        replies = await self.client.protocol.many("queue.throttle.get", calls) if calls else []
         return {
             queue
             for queue, reply in zip(queues, replies, strict=True)
-            if isinstance(reply, str) and json.loads(reply).get("maximum", 0) > 0
+            if isinstance(reply, str) and ThrottleInfo.from_json(json.loads(reply)).maximum > 0
         }
 
     def _start(self, jobs: TaskGroup, job: Job) -> None:
