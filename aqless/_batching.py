@@ -4,6 +4,12 @@ A worker makes many small calls at once (completes, heartbeats, pops, its jobs' 
 Sending each alone costs a round trip and a connection apiece; a ``Batcher`` keeps one
 pipeline in flight instead, so at 200 concurrent jobs a round trip carries the calls of all
 the jobs that finished meanwhile. A lone call goes at once, as a plain call.
+
+An *ordered* call (``submit_ordered``) runs only after every call submitted before it: it
+goes last in a batch sent while no other batch is in flight, and its arguments are made
+when that batch is sent. The worker pops this way: the pop rides in the same round trip as
+the outcomes of the jobs whose slots it fills, and the server has run those outcomes before
+it hands out the new jobs.
 """
 
 from __future__ import annotations
@@ -21,13 +27,19 @@ from aqless.scripts.loader import Call, Reply
 __all__ = ["Batcher"]
 
 Send = Callable[[Sequence[Call]], Awaitable[list[Reply]]]
+#: Makes an ordered call's command and arguments when its batch is sent.
+MakeCall = Callable[[], Call]
+
+
+_UNMADE: Call = ("", ())
 
 
 class _Pending:
-    __slots__ = ("call", "done", "error", "reply")
+    __slots__ = ("call", "done", "error", "make", "reply")
 
-    def __init__(self, call: Call) -> None:
+    def __init__(self, call: Call, make: MakeCall | None = None) -> None:
         self.call = call
+        self.make = make
         self.done = asyncio.Event()  # see aqless._pulse for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
@@ -44,6 +56,12 @@ class Batcher:
         self._changed = Pulse()  # calls arrived, or a batch landed
         self._closed = False
         self._in_flight = 0
+        self._ordered = 0  # ordered calls waiting in the queue
+        #: While set, a lone call is sent by the batcher's task, with whatever else is
+        #: submitted meanwhile, rather than at once: set by a caller about to submit an
+        #: ordered call (a worker waiting for a slot, whose next pop should share the round
+        #: trip of the outcome that frees it).
+        self.hold_lone_calls = False
         self.depth = depth
         self.round_trips = 0
         self.calls = 0
@@ -54,9 +72,22 @@ class Batcher:
         not take its call back: it may already be on its way."""
         if self._closed:
             raise RuntimeError("this batcher is closed")
-        if not self._queue and self._in_flight == 0:
+        if not self._queue and self._in_flight == 0 and not self.hold_lone_calls:
             return await self._alone(call)
-        pending = _Pending(call)
+        return await self._wait(_Pending(call))
+
+    async def submit_ordered(self, make: MakeCall) -> Reply:
+        """Like ``submit``, for a call that the server must run after every call submitted
+        before it (they are in earlier batches that have landed, or ahead of it in its own);
+        `make` gives its command and arguments when its batch is sent."""
+        if self._closed:
+            raise RuntimeError("this batcher is closed")
+        if not self._queue and self._in_flight == 0:
+            return await self._alone(make())
+        self._ordered += 1
+        return await self._wait(_Pending(_UNMADE, make))
+
+    async def _wait(self, pending: _Pending) -> Reply:
         self._queue.append(pending)
         self._changed.fire()
         await pending.done.wait()
@@ -92,6 +123,7 @@ class Batcher:
                 pending.error = ConnectionLostError("the batcher stopped before sending this")
                 pending.done.set()
             self._queue = []
+            self._ordered = 0
 
     async def _send_all(self) -> None:
         async with anyio.create_task_group() as flights:
@@ -102,14 +134,35 @@ class Batcher:
                         return  # the task group waits for the batches in flight
                     await changed.wait()
                     continue
-                if self._in_flight >= self.depth:
+                if self._in_flight >= (1 if self._ordered else self.depth):
                     await changed.wait()  # a batch lands, or more calls arrive
                     continue
-                batch, self._queue = self._queue, []
+                batch = self._take_batch()
+                if not batch:
+                    continue
                 self.round_trips += 1
                 self.calls += len(batch)
                 self._in_flight += 1
                 flights.start_soon(self._fly, batch)
+
+    def _take_batch(self) -> list[_Pending]:
+        """The queued calls, ordered ones last and made now (after every other call)."""
+        batch, self._queue = self._queue, []
+        if not self._ordered:
+            return batch
+        self._ordered = 0
+        batch.sort(key=lambda pending: pending.make is not None)  # stable
+        made: list[_Pending] = []
+        for pending in batch:
+            if pending.make is not None:
+                try:
+                    pending.call = pending.make()
+                except Exception as error:  # its caller's bug, not the batch's
+                    pending.error = error
+                    pending.done.set()
+                    continue
+            made.append(pending)
+        return made
 
     async def _fly(self, batch: list[_Pending]) -> None:
         try:

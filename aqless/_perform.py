@@ -190,6 +190,7 @@ class Performer:
         slot.reporting = True
         failures = 0
         while True:
+            self._worker.release(slot)  # the verb's call is queued before the next pop
             try:
                 await verb()
             except ScriptError as error:
@@ -198,6 +199,7 @@ class Performer:
                 logger.warning("could not %s job %s: %s", what, slot.job.jid, error.detail)
                 return False
             except ConnectionLostError as error:
+                self._worker.hold_again(slot)
                 if self._worker.client.clock() >= slot.job.expires_at:
                     logger.error("gave up %s of job %s: %s", what, slot.job.jid, error)
                     return False

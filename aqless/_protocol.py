@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -28,7 +28,7 @@ from aqless.errors import (
     PermissionDeniedError,
     ScriptError,
 )
-from aqless.scripts.loader import AnyRedis, Argument, Call, Script
+from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
 
 Clock = Callable[[], float]
 
@@ -105,13 +105,29 @@ class Protocol:
 
     async def call(self, command: str, *args: Argument) -> Any:
         if self._batcher is not None:
-            with translated(command):
-                reply = await self._batcher.submit((command, args))
-            if isinstance(reply, ResponseError):
-                raise error_for(command, str(reply)) from reply
-            return reply
-        with translated(command):
+            return await self._batched(command, self._batcher.submit((command, args)))
+        try:  # translated(command), without a context manager on the hot path
             return await self.script(command, self.clock(), *args)
+        except _UNAVAILABLE as error:
+            raise ConnectionLostError(f"{command}: {error}") from error
+        except ResponseError as error:
+            raise error_for(command, str(error)) from error
+
+    async def call_ordered(self, command: str, arguments: Callable[[], Sequence[Argument]]) -> Any:
+        """A call that the server runs after every call made before it on this client, with
+        the `arguments` made when it is sent (see aqless._batching)."""
+        if self._batcher is None:
+            return await self.call(command, *arguments())
+        return await self._batched(
+            command, self._batcher.submit_ordered(lambda: (command, arguments()))
+        )
+
+    async def _batched(self, command: str, submitted: Awaitable[Reply]) -> Any:
+        with translated(command):
+            reply = await submitted
+        if isinstance(reply, ResponseError):
+            raise error_for(command, str(reply)) from reply
+        return reply
 
     @asynccontextmanager
     async def batching(self) -> AsyncIterator[Batcher]:
@@ -142,12 +158,11 @@ class Protocol:
 
     async def json(self, command: str, *args: Argument) -> Any:
         """A command whose reply is a JSON text (None stays None)."""
-        reply = await self.call(command, *args)
-        if reply is None:
-            return None
-        if not isinstance(reply, str):
-            raise ScriptError(command, f"expected a JSON text, got {reply!r}")
-        return json.loads(reply)
+        return _decoded(command, await self.call(command, *args))
+
+    async def json_ordered(self, command: str, arguments: Callable[[], Sequence[Argument]]) -> Any:
+        """``call_ordered`` for a command whose reply is a JSON text."""
+        return _decoded(command, await self.call_ordered(command, arguments))
 
     async def text(self, command: str, *args: Argument) -> str:
         reply = await self.call(command, *args)
@@ -170,6 +185,15 @@ class Protocol:
             _refusal(command, reply) if isinstance(reply, ResponseError) else reply
             for reply in replies
         ]
+
+
+def _decoded(command: str, reply: Any) -> Any:
+    """The value of a JSON text reply (None stays None)."""
+    if reply is None:
+        return None
+    if not isinstance(reply, str):
+        raise ScriptError(command, f"expected a JSON text, got {reply!r}")
+    return json.loads(reply)
 
 
 def _refusal(command: str, error: ResponseError) -> ScriptError:

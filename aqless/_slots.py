@@ -31,6 +31,8 @@ class Slot:
         sandbox: the slot's clean directory, when the worker has a workdir.
         frees: finishing the job may make other jobs poppable (it has dependents, or holds
             a throttle with a maximum).
+        released: the slot may take its next job: the outcome is on its way to the server
+            (the next pop will run after it), or there is nothing to report.
     """
 
     job: Job
@@ -43,6 +45,7 @@ class Slot:
     reporting: bool = False
     sandbox: Path | None = field(default=None)
     frees: bool = False
+    released: bool = False
 
     @property
     def settled(self) -> bool:

@@ -18,10 +18,12 @@ takes them without waiting for their locks to expire; a second ``stop()`` hands 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +31,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from aqless import _process
+from aqless._batching import Batcher
 from aqless._locks import LockKeeper
 from aqless._perform import Performer
 from aqless._slots import Pulse, Slot
@@ -134,6 +137,11 @@ class Worker:
         self.paused = False
         self._state: _State = "new"
         self._free_indexes = list(range(concurrency - 1, -1, -1))
+        self._holding = 0  # slots not yet released: what `concurrency` limits
+        # a pop asks for at most half the slots, so that while one half's jobs run here
+        # the server works on the other half's outcomes and next pop
+        self._pop_limit = (concurrency + 1) // 2
+        self._batcher: Batcher | None = None
         self._extra_slots = 0
         self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
@@ -213,7 +221,10 @@ class Worker:
             self.concurrency,
             self.reserver.name,
         )
-        async with self.client.protocol.batching(), anyio.create_task_group() as services:
+        async with (
+            self.client.protocol.batching() as self._batcher,
+            anyio.create_task_group() as services,
+        ):
             await services.start(self.locks.listen)
             services.start_soon(self.locks.keep)
             services.start_soon(self._listen_for_work)
@@ -232,16 +243,13 @@ class Worker:
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":
             wake = self._wakeup.event
-            free = self.concurrency - len(self.slots)
-            if self.paused or free <= 0:
+            if self.paused or self._free() <= 0:
                 self._listen(False)
                 self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
-                await wake.wait()
+                await self._wait_for_a_slot(wake)
                 continue
-            if self.max_jobs is not None:
-                free = min(free, self.max_jobs - self.counters.started)
-            popped = await self._reserve(free)
-            self._maybe_more = len(popped) >= free
+            popped, asked = await self._reserve()
+            self._maybe_more = len(popped) >= asked
             for job in popped:
                 self._start(jobs, job)
             if self._pop_failures == 0 and self._pop_lost_replies:
@@ -255,18 +263,53 @@ class Worker:
                 logger.info("worker %s found no more work; finishing", self.name)
                 self.finish()
                 break
-            if len(popped) < free:
+            if len(popped) < asked:
                 self._listen(True)
                 with anyio.move_on_after(self.interval):
                     await wake.wait()
 
-    async def _reserve(self, count: int) -> list[Job]:
-        """Up to `count` jobs from the queues, in the reserver's order."""
+    async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:
+        """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
+        to share its round trip."""
+        batcher = self._batcher
+        if batcher is not None and not self.paused:
+            batcher.hold_lone_calls = True
+        try:
+            await wake.wait()
+        finally:
+            if batcher is not None:
+                batcher.hold_lone_calls = False
+
+    def _free(self) -> int:
+        """How many jobs the worker may take now."""
+        free = self.concurrency - self._holding
+        if self.max_jobs is not None:
+            free = min(free, self.max_jobs - self.counters.started)
+        return free
+
+    async def _reserve(self) -> tuple[list[Job], int]:
+        """Jobs for the free slots, from the queues in the reserver's order, and how many
+        were asked for. Each pop is counted when it is sent, behind the outcomes of the
+        jobs whose slots it fills (see aqless._batching): the server never sees this
+        worker hold more jobs than it has slots."""
         popped: list[Job] = []
+        asked = self._free()
+
+        def arguments(queue: str) -> tuple[str, str, int]:
+            nonlocal asked
+            wanted = max(0, min(self._free(), self._pop_limit) - len(popped))
+            if self._state != "running" or self.paused:  # since the pop was asked for
+                wanted = 0
+            asked = len(popped) + wanted
+            return queue, self.name, wanted
+
         try:
             for queue in self.reserver.order(await self._current_queues()):
-                popped += await self.client.queues[queue].pop_many(count - len(popped))
-                if len(popped) >= count:
+                reply = await self.client.protocol.json_ordered(
+                    "queue.pop", partial(arguments, queue)
+                )
+                popped += [Job(self.client, fields) for fields in reply or []]
+                if len(popped) >= asked:
                     break
         except ConnectionLostError as error:
             self._pop_failures += 1
@@ -279,7 +322,7 @@ class Worker:
             await anyio.sleep(self.interval)
         else:
             self._pop_failures = 0
-        return popped
+        return popped, asked
 
     async def _current_queues(self) -> list[str]:
         now = anyio.current_time()
@@ -318,6 +361,7 @@ class Worker:
         if stale is not None:  # its lock expired (e.g. in an outage) and we popped it again
             self.locks.lose(stale, "popped again by this worker")
         self.slots[job.jid] = slot
+        self._holding += 1
         self.locks.watch(slot)
         self.counters.started += 1
         jobs.start_soon(self._perform, slot, name=f"aqless job {job.jid}")
@@ -328,12 +372,32 @@ class Worker:
         except Exception:  # a bug must cost one job (its lock expires), not the worker
             logger.exception("job %s: running or reporting it failed", slot.job.jid)
         finally:
+            self.release(slot)
             if self.slots.get(slot.job.jid) is slot:  # not replaced by a second pop of the job
                 del self.slots[slot.job.jid]
-            if slot.index < self.concurrency:
-                self._free_indexes.append(slot.index)
-            if self._maybe_more or self._state != "running" or self.burst or slot.frees:
+            # reported: what it released (dependents, throttles) can be popped now
+            if self._state != "running" or self.burst or slot.frees:
                 self._wakeup.fire()
+
+    def release(self, slot: Slot) -> None:
+        """The slot may take its next job: its outcome is on its way (any pop sent from
+        now on runs after it), or there is nothing to report."""
+        if slot.released:
+            return
+        slot.released = True
+        self._holding -= 1
+        if slot.index < self.concurrency:
+            self._free_indexes.append(slot.index)
+            slot.index = self.concurrency  # given back once
+        if self._maybe_more or self._state != "running":
+            self._wakeup.fire()
+
+    def hold_again(self, slot: Slot) -> None:
+        """The slot's outcome did not reach the server (a dropped connection): it counts
+        as taken until the outcome is sent again."""
+        if slot.released:
+            slot.released = False
+            self._holding += 1
 
     async def _wind_down(self) -> None:
         self._listen(False)
@@ -376,7 +440,9 @@ class Worker:
                     with anyio.CancelScope() as self._listener:
                         if not self._listening.is_set():
                             continue
-                        self._wakeup.fire()  # a put before the subscription: pop again
+                        # a put before the subscription, maybe into a new queue: look again
+                        self._queues_read_at = float("-inf")
+                        self._wakeup.fire()
                         failures = 0
                         async for event in events:
                             if self._brings_work(event.kind, event.queue, event.to):
