@@ -35,12 +35,25 @@ def _decoded_data(text: Any) -> Any:
         raise PayloadError(f"stored job data is not JSON: {text[:80]!r}") from error
 
 
+_STATES: dict[str, JobState] = {state.value: state for state in JobState}
+
+
 def job_state(text: str) -> JobState | str:
     """The JobState named `text`; an unknown name (another client's) stays a string."""
-    try:
-        return JobState(text)
-    except ValueError:
-        return text
+    return _STATES.get(text, text)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """``tuple(listed(value))``: a list the script encodes as JSON (`{}` when empty)."""
+    return tuple(map(str, value)) if isinstance(value, list) else ()
+
+
+def _history(value: Any) -> tuple[HistoryEntry, ...]:
+    return tuple(
+        HistoryEntry.from_json(entry)
+        for entry in (value if isinstance(value, list) else [])
+        if isinstance(entry, Mapping)
+    )
 
 
 async def _edit_tags(
@@ -76,12 +89,13 @@ class Job:
 
     __slots__ = (
         "_client",
+        "_history",
+        "_history_fields",
         "data",
         "dependencies",
         "dependents",
         "expires_at",
         "failure",
-        "history",
         "jid",
         "klass_name",
         "original_retries",
@@ -98,32 +112,44 @@ class Job:
     )
 
     def __init__(self, client: Client | None, fields: Mapping[str, Any]) -> None:
+        get = fields.get
         self._client = client
         self.jid: str = str(fields["jid"])
-        self.klass_name: str = str(fields.get("klass", ""))
-        self.queue_name: str = str(fields.get("queue", ""))
-        self.data: Any = _decoded_data(fields.get("data", "{}"))
-        self.priority: float = float(fields.get("priority", 0))
-        self.tags: tuple[str, ...] = tuple(listed(fields.get("tags")))
-        self.state: JobState | str = job_state(str(fields.get("state", "")))
-        self.worker_name: str = str(fields.get("worker", ""))
-        self.expires_at: float = float(fields.get("expires", 0) or 0)
-        history = fields.get("history")
-        self.history: tuple[HistoryEntry, ...] = tuple(
-            HistoryEntry.from_json(entry)
-            for entry in (history if isinstance(history, list) else [])
-            if isinstance(entry, Mapping)
-        )
-        self.dependencies: tuple[str, ...] = tuple(listed(fields.get("dependencies")))
-        self.dependents: tuple[str, ...] = tuple(listed(fields.get("dependents")))
-        self.original_retries: int = int(fields.get("retries", 0))
-        self.retries_left: int = int(fields.get("remaining", 0))
-        self.failure: Failure | None = Failure.from_json(fields.get("failure"))
-        self.tracked: bool = bool(fields.get("tracked", False))
-        self.throttles: tuple[str, ...] = tuple(listed(fields.get("throttles")))
-        spawned = fields.get("spawned_from_jid")
+        self.klass_name: str = str(get("klass", ""))
+        self.queue_name: str = str(get("queue", ""))
+        self.data: Any = _decoded_data(get("data", "{}"))
+        self.priority: float = float(get("priority", 0))
+        self.tags: tuple[str, ...] = _strings(get("tags"))
+        self.state: JobState | str = job_state(str(get("state", "")))
+        self.worker_name: str = str(get("worker", ""))
+        self.expires_at: float = float(get("expires", 0) or 0)
+        # decoded when first read: a worker seldom reads it
+        self._history: tuple[HistoryEntry, ...] | None = None
+        self._history_fields: Any = get("history")
+        self.dependencies: tuple[str, ...] = _strings(get("dependencies"))
+        self.dependents: tuple[str, ...] = _strings(get("dependents"))
+        self.original_retries: int = int(get("retries", 0))
+        self.retries_left: int = int(get("remaining", 0))
+        self.failure: Failure | None = Failure.from_json(get("failure"))
+        self.tracked: bool = bool(get("tracked", False))
+        self.throttles: tuple[str, ...] = _strings(get("throttles"))
+        spawned = get("spawned_from_jid")
         self.spawned_from_jid: str | None = spawned if isinstance(spawned, str) else None
         self.sandbox: Path | None = None
+
+    @property
+    def history(self) -> tuple[HistoryEntry, ...]:
+        """What happened to the job, oldest first."""
+        history = self._history
+        if history is None:
+            history = self._history = _history(self._history_fields)
+            self._history_fields = None
+        return history
+
+    @history.setter
+    def history(self, entries: tuple[HistoryEntry, ...]) -> None:
+        self._history = entries
+        self._history_fields = None
 
     @classmethod
     def build(
@@ -198,13 +224,18 @@ class Job:
         scheduled after `delay` seconds, or depending on the `depends` jids."""
         protocol = self.client.protocol
         data = encode_json(self.data, "job data")
-        base = (self.jid, self.worker_name, self.queue_name, data)
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
-            with self._letting_go():
-                state = await protocol.text("job.complete", *base)
+            # _letting_go, spelled out on the hot path
+            worker, self.worker_name = self.worker_name, ""
+            try:
+                state = await protocol.text("job.complete", self.jid, worker, self.queue_name, data)
+            except BaseException:
+                self.worker_name = worker
+                raise
         else:
+            base = (self.jid, self.worker_name, self.queue_name, data)
             options: list[str | float] = []
             if delay is not None:
                 options += ["delay", delay]
@@ -212,7 +243,7 @@ class Job:
                 options += ["depends", encode_json(list(depends), "depends")]
             with self._letting_go():
                 state = await protocol.text("job.completeAndRequeue", *base, next_queue, *options)
-        self.state = JobState(state)
+        self.state = _STATES.get(state) or JobState(state)
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
         self.expires_at = 0.0

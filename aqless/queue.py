@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-import uuid
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -38,6 +38,16 @@ def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
     if not isinstance(options, Mapping):
         raise TypeError(f"{class_name(klass)}.default_job_options must return a mapping")
     return options
+
+
+# uuid.uuid4().hex without making a UUID: random bits with the version and variant set
+_UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
+_UUID4_SET = (4 << 76) | (0x8000 << 48)
+
+
+def _new_jid() -> str:
+    """A new random jid: the hex of a version 4 UUID, as ``uuid.uuid4().hex``."""
+    return "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_KEEP | _UUID4_SET)
 
 
 #: Sends put requests; returns their jids.
@@ -78,29 +88,69 @@ class Queue:
     # -- putting ------------------------------------------------------------------------------
 
     def _put_arguments(self, request: PutRequest) -> tuple[str, list[str | float]]:
-        options = {**default_options(request.klass, request.data)}
-        for name in ("priority", "tags", "retries", "depends", "throttles"):
-            value = getattr(request, name)
+        return self._arguments(
+            request.klass,
+            request.data,
+            request.jid,
+            request.priority,
+            request.delay,
+            request.tags,
+            request.retries,
+            request.depends,
+            request.throttles,
+        )
+
+    def _arguments(
+        self,
+        klass: JobClass,
+        data: Any,
+        jid: str | None,
+        priority: float | None,
+        delay: float | None,
+        tags: Sequence[str] | None,
+        retries: int | None,
+        depends: Sequence[str] | None,
+        throttles: Sequence[str] | None,
+    ) -> tuple[str, list[str | float]]:
+        """The jid and the arguments of a put: the options given, else the class's."""
+        # the common case, a class name, has no default options to ask for
+        defaults = {} if isinstance(klass, str) else default_options(klass, data)
+        name = class_name(klass)
+        options: dict[str, Any] = {}
+        wait: float = 0 if delay is None else delay
+        if defaults:
+            options.update(defaults)
+            # an explicit delay, even 0, wins over the class's default
+            default_delay = options.pop("delay", 0)
+            default_jid = options.pop("jid", None)
+            if delay is None:
+                wait = default_delay
+            jid = jid or default_jid
+        for option, value in (
+            ("priority", priority),
+            ("tags", tags),
+            ("retries", retries),
+            ("depends", depends),
+            ("throttles", throttles),
+        ):
             if value is not None:
-                options[name] = value
-        # an explicit delay, even 0, wins over the class's default
-        delay = options.pop("delay", 0) if request.delay is None else request.delay
-        jid = request.jid or options.pop("jid", None) or uuid.uuid4().hex
-        options.pop("jid", None)
+                options[option] = value
+        jid = jid or _new_jid()
         args: list[str | float] = [
             self._client.worker_name,
             self.name,
             jid,
-            class_name(request.klass),
-            encode_json({} if request.data is None else request.data, "job data"),
-            delay,
+            name,
+            encode_json({} if data is None else data, "job data"),
+            wait,
         ]
-        for name in ("priority", "retries"):
-            if name in options:
-                args += [name, options[name]]
-        for name in ("tags", "depends", "throttles"):
-            if name in options:
-                args += [name, encode_json(list(options[name]), name)]
+        if options:
+            for option in ("priority", "retries"):
+                if option in options:
+                    args += [option, options[option]]
+            for option in ("tags", "depends", "throttles"):
+                if option in options:
+                    args += [option, encode_json(list(options[option]), option)]
         return jid, args
 
     async def put(
@@ -134,10 +184,13 @@ class Queue:
             throttles: throttles it must hold to run (besides its queue's own).
             requeue: refuse (JobNotFoundError) if the job does not exist already.
         """
-        request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
         command = "job.requeue" if requeue else "queue.put"
-        if not self._client.put_hooks:  # the common case: no closure, no hook chain
-            return await self._client.protocol.text(command, *self._put_arguments(request)[1])
+        if not self._client.put_hooks:  # the common case: no request, no closure, no hooks
+            _, args = self._arguments(
+                klass, data, jid, priority, delay, tags, retries, depends, throttles
+            )
+            return await self._client.protocol.text(command, *args)
+        request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
 
         async def send(requests: list[PutRequest]) -> list[str]:
             (request,) = requests
@@ -195,7 +248,7 @@ class Queue:
     ) -> str:
         """Spawn a job every `interval` seconds, the first after `offset` seconds; returns the
         recurring job's id. `backlog` caps how many missed spawns are caught up."""
-        rjid = jid or uuid.uuid4().hex
+        rjid = jid or _new_jid()
         args: list[str | float] = [
             self.name,
             rjid,

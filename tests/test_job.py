@@ -283,6 +283,12 @@ async def test_complete_refusals(timed_client: aqless.Client) -> None:
         await job.complete()
     assert (await job.refresh()).state == JobState.RUNNING  # nothing happened
     job.data = {}
+    await (await job.refresh()).timeout()  # taken away: the complete is refused
+    with pytest.raises(LockLostError):
+        await job.complete()
+    assert job.worker_name == WORKER  # restored: the job is still thought ours
+    job = await pop_one(queue)
+    job.data = {}
     assert await job.complete() is JobState.COMPLETE
     with pytest.raises(LockLostError, match="not currently running: complete"):
         await job.complete()
@@ -795,6 +801,20 @@ def test_build_takes_any_field() -> None:
     assert job.failure == Failure("boom", "m", 1.0, "w")
     assert job.spawned_from_jid == "tick"
     assert 0 < job.ttl <= 30  # by this machine's clock
+
+
+def test_history_is_decoded_when_first_read() -> None:
+    entries = [{"what": "put", "when": 1, "queue": "q"}, "junk", {"what": "popped", "when": 2}]
+    job = Job.build("app.Job", history=entries)
+    assert job.history == (
+        HistoryEntry(when=1.0, what="put", details={"queue": "q"}),
+        HistoryEntry(when=2.0, what="popped", details={}),
+    )
+    assert job.history is job.history
+    job.history = ()
+    assert job.history == ()
+    assert Job.build("app.Job").history == ()
+    assert Job.build("app.Job", history={}).history == ()  # cjson's empty list
 
 
 def test_build_refuses_data_that_is_not_json() -> None:

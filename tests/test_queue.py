@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +25,7 @@ from aqless import (
     QueueStats,
     ThrottleInfo,
 )
-from aqless.queue import JobClass
+from aqless.queue import JobClass, _new_jid
 from tests.client_helpers import (
     START,
     START_DAY,
@@ -84,6 +86,7 @@ async def test_put_returns_the_jid_and_stores_the_job(
     jid = await queue.put("app.jobs.Welcome", {"user": 42})
     assert isinstance(jid, str)
     assert len(jid) == 32
+    assert uuid.UUID(hex=jid).version == 4  # as uuid.uuid4().hex
     job = await get_job(timed_client, jid)
     assert (job.jid, job.klass_name, job.queue_name, job.data) == (
         jid,
@@ -191,6 +194,14 @@ async def test_put_stores_classes_and_functions_as_module_and_qualname(
         assert (await get_job(client, jid)).klass_name == name
     with pytest.raises(ValueError, match="must not be empty"):
         await queue.put("")
+
+
+def test_new_jids_are_uuid4_hex(monkeypatch: pytest.MonkeyPatch) -> None:
+    for random in (os.urandom(16) for _ in range(200)):
+        monkeypatch.setattr(os, "urandom", lambda size, random=random: random)
+        assert _new_jid() == uuid.uuid4().hex
+        monkeypatch.undo()
+    assert len({_new_jid() for _ in range(1000)}) == 1000
 
 
 async def test_put_uses_the_class_default_options(

@@ -8,7 +8,7 @@ restart, SCRIPT FLUSH, FUNCTION FLUSH) gets it again, transparently.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -62,6 +62,9 @@ class Script:
         self.source = build()
         self.sha = sha1()
         self.function = function_name()
+        # what comes before a call's own arguments, built once
+        self._fcall: tuple[Argument, ...] = ("FCALL", self.function, len(self._keys), *self._keys)
+        self._evalsha: tuple[Argument, ...] = ("EVALSHA", self.sha, len(self._keys), *self._keys)
 
     async def load(self) -> str:
         """Register the script with SCRIPT LOAD; return its SHA1."""
@@ -95,12 +98,22 @@ class Script:
         argv = (command, repr(now), *args)
         if self._functions:
             try:
-                return await self._fcall(argv)
+                try:
+                    return await self._send(self._fcall + argv)
+                except ResponseError as error:
+                    if not _missing_function(error):
+                        raise
+                await self.load_library()
+                return await self._send(self._fcall + argv)
             except ResponseError as error:
                 if not _no_functions(error):
                     raise
                 self._functions = False
-        return await self._evalsha(argv)
+        try:
+            return await self._send(self._evalsha + argv)
+        except NoScriptError:
+            await self.load()
+            return await self._send(self._evalsha + argv)
 
     async def many(
         self, command: str, now: float, calls: Sequence[Sequence[Argument]]
@@ -129,37 +142,20 @@ class Script:
     async def _pipeline(self, now: float, calls: Sequence[Call]) -> list[Reply]:
         route = await self._route()  # one slot: a Cluster's pipeline goes to one node
         pipeline = self._redis.pipeline(transaction=False)
+        head = self._fcall if self._functions else self._evalsha
+        when = repr(now)
+        queue = pipeline.execute_command
         for command, args in calls:
-            argv = (command, repr(now), *args)
-            if self._functions:
-                pipeline.execute_command(
-                    "FCALL", self.function, len(self._keys), *self._keys, *argv, **route
-                )
-            else:
-                pipeline.execute_command(
-                    "EVALSHA", self.sha, len(self._keys), *self._keys, *argv, **route
-                )
+            queue(*head, command, when, *args, **route)
         replies: list[Reply] = await pipeline.execute(raise_on_error=False)
         return replies
 
-    async def _fcall(self, argv: Sequence[Argument]) -> Reply:
-        try:
-            return await self._send("FCALL", self.function, argv)
-        except ResponseError as error:
-            if not _missing_function(error):
-                raise
-            await self.load_library()
-            return await self._send("FCALL", self.function, argv)
+    def _send(self, argv: tuple[Argument, ...]) -> Awaitable[Reply]:
+        """One call: `argv` is the verb, its name, the keys and the arguments. Not a
+        coroutine of its own: off a Cluster it is redis-py's."""
+        if self._cluster is None:
+            return self._redis.execute_command(*argv)
+        return self._send_routed(argv)
 
-    async def _evalsha(self, argv: Sequence[Argument]) -> Reply:
-        try:
-            return await self._send("EVALSHA", self.sha, argv)
-        except NoScriptError:
-            await self.load()
-            return await self._send("EVALSHA", self.sha, argv)
-
-    async def _send(self, verb: str, name: str, argv: Sequence[Argument]) -> Reply:
-        keys = self._keys
-        return await self._redis.execute_command(
-            verb, name, len(keys), *keys, *argv, **await self._route()
-        )
+    async def _send_routed(self, argv: tuple[Argument, ...]) -> Reply:
+        return await self._redis.execute_command(*argv, **await self._route())
