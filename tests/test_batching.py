@@ -136,3 +136,87 @@ async def test_up_to_depth_batches_fly_at_once() -> None:
         await anyio.wait_all_tasks_blocked()
         batcher.close()
     assert sorted(sent) == [1, 1, 3]
+
+
+class _Gated:
+    """A fake round trip that records each batch and lands when released."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[Call]] = []
+        self.release = anyio.Event()
+
+    async def __call__(self, calls: Sequence[Call]) -> list[Reply]:
+        self.batches.append(list(calls))
+        await self.release.wait()
+        return [command for command, _ in calls]
+
+
+async def test_an_ordered_call_waits_for_the_flights_and_goes_last_made_when_sent() -> None:
+    send = _Gated()
+    batcher = Batcher(send, depth=2)
+    made_with: list[int] = []
+    counter = [0]
+
+    def pop() -> Call:
+        made_with.append(counter[0])
+        return ("queue.pop", ("q", "w", counter[0]))
+
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        group.start_soon(batcher.submit, ("job.complete", ("a",)))  # alone, in flight
+        await anyio.wait_all_tasks_blocked()
+        group.start_soon(batcher.submit_ordered, pop)
+        await anyio.wait_all_tasks_blocked()
+        counter[0] = 2
+        group.start_soon(batcher.submit, ("job.complete", ("b",)))  # after the pop
+        await anyio.wait_all_tasks_blocked()
+        # depth 2 would let a second batch fly, but the pop must follow the first
+        assert [[command for command, _ in batch] for batch in send.batches] == [["job.complete"]]
+        assert made_with == []
+        send.release.set()
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert send.batches[1] == [("job.complete", ("b",)), ("queue.pop", ("q", "w", 2))]
+    assert made_with == [2]  # made when its batch was sent, after `b` was counted
+
+
+async def test_a_lone_ordered_call_goes_at_once_and_held_lone_calls_wait() -> None:
+    send = _Gated()
+    send.release.set()
+    batcher = Batcher(send)
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        assert await batcher.submit_ordered(lambda: ("queue.pop", ("q", "w", 1))) == "queue.pop"
+        batcher.hold_lone_calls = True
+        group.start_soon(batcher.submit, ("job.complete", ("a",)))
+        group.start_soon(batcher.submit_ordered, lambda: ("queue.pop", ("q", "w", 1)))
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    # the held outcome and the pop that followed it shared one round trip
+    assert [len(batch) for batch in send.batches] == [1, 2]
+
+
+async def test_an_ordered_call_whose_arguments_fail_fails_alone() -> None:
+    send = _Gated()
+    send.release.set()
+    batcher = Batcher(send)
+    outcomes: list[object] = []
+
+    def broken() -> Call:
+        raise ValueError("no arguments")
+
+    async def ordered() -> None:
+        try:
+            outcomes.append(await batcher.submit_ordered(broken))
+        except ValueError as error:
+            outcomes.append(error)
+
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        batcher.hold_lone_calls = True
+        group.start_soon(batcher.submit, ("job.complete", ("a",)))
+        group.start_soon(ordered)
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert [len(batch) for batch in send.batches] == [1]
+    assert isinstance(outcomes[0], ValueError)

@@ -63,6 +63,27 @@ async def test_never_more_jobs_than_slots(client: aqless.Client) -> None:
     assert worker.counters.completed == 24
 
 
+async def test_the_server_never_sees_more_jobs_held_than_slots(
+    client: aqless.Client, other: aqless.Client
+) -> None:
+    """Pops ride behind the outcomes that free their slots: sampled from another client
+    while quick jobs drain, the worker's job list never exceeds its concurrency."""
+
+    async def quick(job: Job) -> None:
+        await anyio.sleep(0.001 * (hash(job.jid) % 3))
+
+    jids = [await client.queues["q"].put("app.job") for _ in range(400)]
+    worker = make_worker(client, ["q"], one(quick), concurrency=4)
+    held: list[int] = []
+    key = f"ql:w:{client.worker_name}:jobs"
+    async with running(worker):
+        while worker.counters.completed < len(jids):
+            held.append(await other.redis.zcard(key))
+    await all_complete(client, jids)
+    assert len(held) > 50, "too few samples to tell"
+    assert max(held) <= 4, held
+
+
 async def test_sync_job_does_not_block_the_loop(client: aqless.Client) -> None:
     release = threading.Event()
     handlers = Handlers()
