@@ -1024,3 +1024,30 @@ async def test_reclaim_ignores_a_full_queue_throttle(lua: Lua) -> None:
     await put(lua, REQLESS, 2, "waiting")
     popped = await pop(lua, REQLESS, 71, worker="other")
     assert [(job["jid"], job["remaining"]) for job in popped] == [("jid", 4)]
+
+
+@BOTH
+@pytest.mark.parametrize("tracked", [False, True], ids=["untracked", "tracked"])
+@pytest.mark.parametrize("dependent", [False, True], ids=["alone", "dependent"])
+@pytest.mark.parametrize("other_tracked", [False, True], ids=["", "other-tracked"])
+async def test_complete_reads_tracking_and_dependents_together(
+    lua: Lua, events: Any, v: Vocabulary, tracked: bool, dependent: bool, other_tracked: bool
+) -> None:
+    # one EXISTS answers both when neither key exists; every combination still publishes
+    # exactly when the job is tracked and releases exactly its dependents
+    await running(lua, v, "jid")
+    await put(lua, v, 1, "other")
+    if dependent:
+        await put(lua, v, 0, "child", "depends", '["jid"]')
+    if tracked:
+        await v.track(lua, 0, "jid")
+    if other_tracked:
+        await v.track(lua, 0, "other")
+    async with events() as captured:
+        assert await v.complete(lua, 2) == "complete"
+    expected = [("ql:log", COMPLETED_EVENT)]
+    if tracked:
+        expected.insert(0, ("ql:completed", "jid"))
+    assert captured.messages == expected
+    if dependent:
+        assert (await lua.json(v.get, 2, "child"))["state"] == "waiting"

@@ -886,3 +886,82 @@ async def test_priority_change_reorders_the_work_set(
         "Queue(): no queue name provided" if v.reqless else "Priority(): Job missing does not exist"
     )
     await refused(lua, missing, command, 2, "missing", 1)
+
+
+async def popped_and_stored(lua: Lua, v: Vocabulary, now: float, count: int) -> tuple[Any, Any]:
+    """A pop's objects, and the same jobs read with `get` right after it."""
+    popped = await pop(lua, v, now, count)
+    stored = [await lua.json(v.get, now, job["jid"]) for job in popped]
+    return popped, stored
+
+
+@BOTH
+async def test_popped_objects_are_the_stored_jobs(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
+    # the objects a pop returns are built from what it read and wrote, not read again
+    await put(lua, v, 0, "a", "tags", '["t"]', "priority", 2, "retries", 3)
+    await put(lua, v, 0, "b", data='{"n": 1.5}')
+    await put(lua, v, 0, "c", "depends", '["a"]')
+    await put(lua, v, 0.25, "d")
+    await v.track(lua, 0, "b")
+    await redis.sadd("ql:j:d-dependencies", "gone")  # written by another client
+    popped, stored = await popped_and_stored(lua, v, 1.125, 5)
+    assert [job["jid"] for job in popped] == ["a", "b", "d"]
+    assert popped == stored
+    assert popped[0]["dependents"] == ["c"]
+    assert popped[2]["dependencies"] == ["gone"]
+    assert popped[1]["tracked"] is True
+    assert popped[0]["expires"] == 61.125
+
+
+@BOTH
+async def test_a_job_taken_twice_by_one_pop_shows_its_final_state(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
+    # a running job whose lock expired, also back in the work set (a throttle release of a
+    # stale pending entry): the pop reclaims it, then takes it again from the work set
+    await lua("config.set", 0, "grace-period", 0)
+    await put(lua, v, 0)
+    await pop(lua, v, 1)
+    await redis.zadd("ql:q:queue-work", {"jid": 0})
+    popped, stored = await popped_and_stored(lua, v, 100, 2)
+    assert [job["jid"] for job in popped] == ["jid", "jid"]
+    assert popped == stored
+    assert [entry["what"] for entry in popped[0]["history"]][-2:] == ["popped", "popped"]
+
+
+async def test_a_job_reclaimed_then_parked_by_one_pop_shows_its_final_state(
+    lua: Lua, redis: aioredis.Redis
+) -> None:
+    await lua("config.set", 0, "grace-period", 0)
+    await lua("throttle.set", 0, "t", 1)
+    await put(lua, REQLESS, 0, "jid", "throttles", '["t"]')
+    await pop(lua, REQLESS, 1)
+    await redis.zadd("ql:q:queue-work", {"jid": 0})
+    popped, stored = await popped_and_stored(lua, REQLESS, 100, 2)
+    assert [job["jid"] for job in popped] == ["jid"]
+    assert popped == stored
+    assert popped[0]["state"] == "throttled"
+
+
+@BOTH
+async def test_a_pop_of_several_jobs_takes_their_throttle_slots(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
+    # slots on unlimited throttles are added together, limited ones one by one
+    await lua("throttle.set", 0, "limited", 2)
+    for i in range(4):
+        await lua(
+            "queue.put", i, "w", "queue", f"j{i}", "K", "{}", 0, "throttles", '["u", "limited"]'
+        )
+    popped = await pop(lua, v, 5, 4)
+    assert [job["jid"] for job in popped] == ["j0", "j1"]
+    for tid in ("ql:th:u-locks", "ql:th:limited-locks", "ql:th:ql:q:queue-locks"):
+        assert await redis.zrange(tid, 0, -1, withscores=True) == [("j0", 1.0), ("j1", 1.0)]
+    assert await redis.zrange("ql:th:limited-pending", 0, -1) == ["j2", "j3"]
+    assert await redis.zrange("ql:q:queue-locks", 0, -1, withscores=True) == [
+        ("j0", 65.0),
+        ("j1", 65.0),
+    ]
+    assert await redis.zrange("ql:w:worker:jobs", 0, -1) == ["j0", "j1"]

@@ -630,6 +630,23 @@ async def test_reput_does_not_release(lua: Lua, redis: aioredis.Redis) -> None:
     assert await redis.zrange("ql:q:queue-throttled", 0, -1) == ["jid2", "jid1"]
 
 
+async def test_cancelling_a_job_that_waits_for_itself_leaves_nothing_behind(
+    lua: Lua, redis: aioredis.Redis
+) -> None:
+    await lua("queue.throttle.set", 0, "queue", 1)
+    await rput(lua, 1, "e")
+    assert await rpop(lua, 2) == ["e"]
+    await rput(lua, 3, "e")  # re-put while holding the queue's only slot: parked on itself
+    assert await pending(lua, "ql:q:queue") == ["e"]
+    await lua("job.cancel", 4, "e")
+    # the release moved it to the work set; the cancel takes it out again
+    assert await redis.zrange("ql:q:queue-work", 0, -1) == []
+    assert await redis.zrange("ql:q:queue-throttled", 0, -1) == []
+    assert await pending(lua, "ql:q:queue") == []
+    assert await locks(lua, "ql:q:queue") == []
+    assert await rpop(lua, 5) == []
+
+
 async def test_unfail_goes_straight_to_work(lua: Lua, redis: aioredis.Redis) -> None:
     await lua("queue.throttle.set", 0, "queue", 1)
     await rput(lua, 0, "a")

@@ -188,3 +188,19 @@ local function call_batched(command, key, members)
     call(command, key, unpack(members, i, math.min(i + 4999, #members)))
   end
 end
+
+-- `ZADD key score member...` of every member with one score, batched the same way.
+local function zadd_batched(key, score, members)
+  if #members == 1 then
+    call('ZADD', key, score, members[1])
+    return
+  end
+  for i = 1, #members, 2500 do
+    local args = {}
+    for j = i, math.min(i + 2499, #members) do
+      args[#args + 1] = score
+      args[#args + 1] = members[j]
+    end
+    call('ZADD', key, unpack(args))
+  end
+end

@@ -29,6 +29,9 @@ end
 
 function Events.forget() anything_tracked = nil end
 
+-- Records what a caller learnt of the tracking set (see Job.complete).
+function Events.learn_tracked(anything) anything_tracked = anything end
+
 -- Publishes the bare jid on a tracking channel when the job is tracked.
 function Events.if_tracked(channel, jid)
   if Events.is_tracked(jid) then Events.publish(channel, jid) end

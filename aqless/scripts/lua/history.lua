@@ -3,6 +3,7 @@
 local History = {}
 
 -- Appends an entry, keeping the first entry and at most `max-job-history` entries in all.
+-- Up to two entries every limit keeps them all, so the configuration is read only beyond.
 function History.append(jid, now, what, item)
   local entry
   if item == nil then
@@ -11,18 +12,17 @@ function History.append(jid, now, what, item)
     entry = cjson.encode({math.floor(now), what, item})
   end
   local key = Keys.history(jid)
-  local max = Config.number('max-job-history')
-  if max > 0 and max <= 2 then
-    -- the reference's trimming, literally (its index arithmetic is odd for tiny limits)
-    local first = call('LPOP', key)
-    call('LTRIM', key, 2 - max, -1)
-    if first then call('LPUSH', key, first) end
-    call('RPUSH', key, entry)
-    return
-  end
   local length = call('RPUSH', key, entry)
-  if max > 0 and length > max then
-    -- same result as the reference for max >= 3, in one command on the common path
+  if length <= 2 then return end
+  local max = Config.number('max-job-history')
+  if max == 1 then
+    -- the reference's trimming (pop the first, LTRIM from 1, push the first back, append)
+    -- drops the second entry; a limit of 2 never trims
+    local first = call('LPOP', key)
+    call('LPOP', key)
+    call('LPUSH', key, first)
+  elseif max > 2 and length > max then
+    -- same result as the reference for max >= 3
     local first = call('LPOP', key)
     call('LTRIM', key, 1 - max, -1)
     call('LPUSH', key, first)

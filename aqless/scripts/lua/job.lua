@@ -10,10 +10,24 @@ function Job.read(jid, names)
   return read_hash(Keys.job(jid), names)
 end
 
--- The job object (17 keys classic, 18 reqless), or nil when the job does not exist.
-function Job.object(D, jid)
-  local f = Job.read(jid, JOB_FIELDS)
+-- The jids of the jobs that depend on a job and of those it depends on. Most jobs have
+-- neither, so one EXISTS of both sets comes first; its count spares the second read when
+-- only the dependents exist.
+local function relations(jid)
+  local dependents, dependencies = Keys.dependents(jid), Keys.dependencies(jid)
+  local existing = call('EXISTS', dependents, dependencies)
+  if existing == 0 then return {}, {} end
+  local first = call('SMEMBERS', dependents)
+  if existing == 1 and #first > 0 then return first, {} end
+  return first, call('SMEMBERS', dependencies)
+end
+
+-- The job object (17 keys classic, 18 reqless), or nil when the job does not exist. `f`:
+-- the job's fields (JOB_FIELDS at least) when the caller holds them as they are stored.
+function Job.object(D, jid, f)
+  f = f or Job.read(jid, JOB_FIELDS)
   if f.jid == nil then return nil end
+  local dependents, dependencies = relations(jid)
   local object = {
     jid = f.jid,
     klass = f.klass or '',
@@ -30,18 +44,18 @@ function Job.object(D, jid)
     history = History.read(D, jid),
     failure = decode_stored(f.failure) or {},
     spawned_from_jid = f.spawned_from_jid or false,
-    dependents = call('SMEMBERS', Keys.dependents(jid)),
-    dependencies = call('SMEMBERS', Keys.dependencies(jid)),
+    dependents = dependents,
+    dependencies = dependencies,
   }
   if D.show_throttles then object.throttles = decode_stored(f.throttles) or {} end
   return object
 end
 
--- The objects of the jids that exist, in order.
-function Job.objects(D, jids)
+-- The objects of the jids that exist, in order (`known`: jid -> fields, see Job.object).
+function Job.objects(D, jids, known)
   local result = {}
   for _, jid in ipairs(jids) do
-    local object = Job.object(D, jid)
+    local object = Job.object(D, jid, known and known[jid] or nil)
     if object ~= nil then result[#result + 1] = object end
   end
   return result
@@ -96,9 +110,21 @@ function Job.add_dependencies(jid, dependencies)
   return added
 end
 
--- RELEASE: dependents whose last dependency this was become waiting (or scheduled).
-function Job.release_dependents(jid, now)
+-- The jids of the jobs depending on a job, read together with whether anything is tracked
+-- (Events.is_tracked): one EXISTS of both keys answers both when neither exists.
+function Job.dependents_and_tracking(jid)
+  local existing = call('EXISTS', Keys.tracked(), Keys.dependents(jid))
+  if existing == 0 then
+    Events.learn_tracked(false)
+    return {}
+  end
   local dependents = call('SMEMBERS', Keys.dependents(jid))
+  Events.learn_tracked(existing == 2 or #dependents == 0)
+  return dependents
+end
+
+-- RELEASE: dependents whose last dependency this was become waiting (or scheduled).
+function Job.release_dependents(jid, now, dependents)
   if #dependents == 0 then return end
   for _, dependent in ipairs(dependents) do
     call('SREM', Keys.dependencies(dependent), jid)
@@ -159,6 +185,9 @@ function Job.cancel(D, now, jids)
       end
       if job.queue ~= nil then Job.leave_queue(Job.home(job, jid), jid) end
       Throttle.release_all(jid, now)
+      -- a job re-put while holding its throttle waits for itself in the pending set: the
+      -- release above moved it back to the work set of its queue, which it is leaving
+      if job.queue ~= nil then call('ZREM', Keys.queue(job.queue, 'work'), jid) end
       for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
         call('SREM', Keys.dependents(dependency), jid)
       end

@@ -11,6 +11,11 @@ local function exhausted_message(queue)
   return 'Job exhausted retries in queue "' .. tostring(queue) .. '"'
 end
 
+-- Refuses a command on a job: the error names what its text needs of the job.
+local function refuse_job(D, name, jid, job)
+  refuse(D, name, {jid = jid, state = job.state, worker = job.worker, queue = job.queue})
+end
+
 local function join_failure_group(jid, group)
   call('SADD', Keys.failures(), group)
   call('LPUSH', Keys.failed(group), jid)
@@ -160,19 +165,20 @@ function Job.complete(D, now, jid, worker, queue, data, o)
     'Complete(): "depends" cannot be used without a "next".')
   local job = Job.read(jid, {'worker', 'state', 'priority', 'retries', 'queue', 'time',
     'held_in', 'throttles'})
-  local values = {jid = jid, state = job.state, worker = job.worker, queue = job.queue}
-  if job.state == nil then refuse(D, 'complete_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'complete_state', values) end
-  if job.worker ~= worker then refuse(D, 'complete_worker', values) end
-  if job.queue ~= queue then refuse(D, 'complete_queue', values) end
+  if job.state == nil then refuse_job(D, 'complete_missing', jid, job) end
+  if job.state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
+  if job.worker ~= worker then refuse_job(D, 'complete_worker', jid, job) end
+  if job.queue ~= queue then refuse_job(D, 'complete_queue', jid, job) end
 
   History.append(jid, now, 'done')
   -- not just the lock: a throttle release may have put a running job back in the work set
   Job.leave_queue(Job.home(job, jid), jid)
   Job.settle_home(jid, job)
   Throttle.release_all(jid, now, job.throttles or false)
-  Stats.record(queue, 'run', now, {now - (tonumber(job.time) or now)})
+  Stats.record_one(queue, 'run', now, now - (tonumber(job.time) or now))
   call('ZREM', Keys.worker_jobs(worker), jid)
+  local dependents = nil
+  if next_queue == nil then dependents = Job.dependents_and_tracking(jid) end
   Events.if_tracked('completed', jid)
   local retries = tonumber(job.retries) or 5
 
@@ -204,7 +210,7 @@ function Job.complete(D, now, jid, worker, queue, data, o)
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now))
   call('ZADD', Keys.completed(), now, jid)
   purge_completed(D, now)
-  Job.release_dependents(jid, now)
+  Job.release_dependents(jid, now, dependents)
   return 'complete'
 end
 
@@ -216,10 +222,9 @@ function Job.fail(D, now, jid, worker, group, message, data)
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
   local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles'})
-  local values = {jid = jid, state = job.state, worker = job.worker}
-  if job.state == nil then refuse(D, 'fail_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'fail_state', values) end
-  if job.worker ~= worker then refuse(D, 'fail_worker', values) end
+  if job.state == nil then refuse_job(D, 'fail_missing', jid, job) end
+  if job.state ~= 'running' then refuse_job(D, 'fail_state', jid, job) end
+  if job.worker ~= worker then refuse_job(D, 'fail_worker', jid, job) end
 
   Events.failed(jid, group, message, worker)
   Events.if_tracked('failed', jid)
@@ -244,10 +249,9 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
     'throttles'})
-  local values = {jid = jid, state = job.state, worker = job.worker}
-  if job.state == nil then refuse(D, 'retry_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'retry_state', values) end
-  if job.worker ~= worker then refuse(D, 'retry_worker', values) end
+  if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
+  if job.state ~= 'running' then refuse_job(D, 'retry_state', jid, job) end
+  if job.worker ~= worker then refuse_job(D, 'retry_worker', jid, job) end
 
   local key = Keys.job(jid)
   local remaining = call('HINCRBY', key, 'remaining', -1)
@@ -297,10 +301,11 @@ function Job.heartbeat(D, now, jid, worker, data)
   local expires = now + Config.heartbeat(job.queue or '')
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
-  local values = {jid = jid, state = job.state, worker = job.worker}
-  if job.worker == nil then refuse(D, 'heartbeat_missing', values) end
-  if job.state ~= 'running' then refuse(D, 'heartbeat_state', values) end
-  if job.worker ~= worker or job.worker == '' then refuse(D, 'heartbeat_worker', values) end
+  if job.worker == nil then refuse_job(D, 'heartbeat_missing', jid, job) end
+  if job.state ~= 'running' then refuse_job(D, 'heartbeat_state', jid, job) end
+  if job.worker ~= worker or job.worker == '' then
+    refuse_job(D, 'heartbeat_worker', jid, job)
+  end
 
   local key = Keys.job(jid)
   if decoded ~= nil then

@@ -17,28 +17,43 @@ function Queue.promote(queue, now, limit)
   call_batched('ZREM', scheduled, due)
 end
 
--- Hands a job to a worker: history, wait statistic, lock. Returns false for a jid whose
--- job hash is gone.
+-- What a pop reads of each job: what it needs, and every field of the job's object, which
+-- it then builds without reading the job again.
+local POP_FIELDS = {'time', 'held_in'}
+for i = 1, #JOB_FIELDS do POP_FIELDS[i + 2] = JOB_FIELDS[i] end
+
+-- Hands a job to a worker: history, wait statistic, job fields (the caller adds the locks
+-- of all the jobs it hands out at the end). Returns false for a jid whose job hash is gone.
 local function hand_out(queue, jid, job, worker, expires, now, waits)
   if job.jid == nil then return false end
   History.append(jid, now, 'popped', {worker = worker})
   waits[#waits + 1] = now - (tonumber(job.time) or now)
-  call('ZADD', Keys.worker_jobs(worker), expires, jid)
   call('HSET', Keys.job(jid), 'time', string.format('%.20f', now), 'worker', worker,
     'expires', expires, 'state', 'running')
+  job.worker, job.expires, job.state = worker, expires, 'running'
   -- held by a queue its `queue` field does not name (a retry into another queue)
   if job.queue ~= queue and job.held_in ~= queue then
     call('HSET', Keys.job(jid), 'held_in', queue)
   end
-  call('ZADD', Keys.queue(queue, 'locks'), expires, jid)
   Events.if_tracked('popped', jid)
   return true
 end
 
--- Pops up to `count` jobs for `worker`; returns the popped jids in order.
+-- Records a handed-out job: its jid in `popped`, its fields in `known` (false for a jid
+-- taken twice, as a job reclaimed and also back in the work set: its object reads it).
+-- Returns `known`, made on the first job.
+local function taken(popped, known, jid, job)
+  popped[#popped + 1] = jid
+  known = known or {}
+  if known[jid] == nil then known[jid] = job else known[jid] = false end
+  return known
+end
+
+-- Pops up to `count` jobs for `worker`; returns the popped jids in order, and jid -> the
+-- fields of each popped job as they are stored now (see `taken`), or nil.
 function Queue.pop_jids(D, now, queue, worker, count)
-  local popped, waits = {}, {}
-  if call('SISMEMBER', Keys.paused(), queue) == 1 then return popped end
+  local popped, waits, known = {}, {}, nil
+  if call('SISMEMBER', Keys.paused(), queue) == 1 then return popped, known end
   call('ZADD', Keys.workers(), now, worker)
   if D.max_concurrency then
     local maximum = Config.number(queue .. '-max-concurrency', 0)
@@ -47,40 +62,51 @@ function Queue.pop_jids(D, now, queue, worker, count)
       count = math.min(math.max(0, maximum - running), count)
     end
   end
-  if count <= 0 then return popped end
+  if count <= 0 then return popped, known end
   local expires = now + Config.heartbeat(queue)
 
   -- reclaimed jobs still hold their throttles: no acquisition
   local reclaimed = Job.invalidate(D, queue, now, count)
   for _, jid in ipairs(reclaimed) do
-    local job = Job.read(jid, {'jid', 'time', 'queue', 'held_in'})
-    if hand_out(queue, jid, job, worker, expires, now, waits) then popped[#popped + 1] = jid end
+    local job = Job.read(jid, POP_FIELDS)
+    if hand_out(queue, jid, job, worker, expires, now, waits) then
+      known = taken(popped, known, jid, job)
+    end
   end
   if Throttle.available(Keys.queue_throttle(queue)) then
     Recurring.spawn(D, queue, now, count - #reclaimed)
     Queue.promote(queue, now, count - #reclaimed)
     local passes = Config.number(queue .. '-max-pop-retry', Config.number('max-pop-retry'))
     local work = Keys.queue(queue, 'work')
+    -- the slots of several jobs on an unlimited throttle are added together
+    local unlimited = nil
+    if count > 1 then unlimited = {} end
     while #popped < count and passes > 0 do
       local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
-        local job = Job.read(jid, {'jid', 'time', 'throttles', 'state', 'queue', 'held_in'})
+        local job = Job.read(jid, POP_FIELDS)
         local throttles = Throttle.parse(job.throttles)
-        if Throttle.try_acquire(jid, throttles) then
+        if Throttle.try_acquire(jid, throttles, unlimited) then
           if hand_out(queue, jid, job, worker, expires, now, waits) then
-            popped[#popped + 1] = jid
+            known = taken(popped, known, jid, job)
           end
         elseif job.state ~= nil then
+          if known and known[jid] then known[jid] = false end
           Throttle.park(queue, jid, throttles, job.state, now)
         end
       end
       call_batched('ZREM', work, batch)
       passes = passes - 1
     end
+    if unlimited ~= nil then Throttle.add_locks(unlimited) end
+  end
+  if #popped > 0 then
+    zadd_batched(Keys.worker_jobs(worker), expires, popped)
+    zadd_batched(Keys.queue(queue, 'locks'), expires, popped)
   end
   Stats.record(queue, 'wait', now, waits)
-  return popped
+  return popped, known
 end
 
 function Queue.pop(D, now, queue, worker, count)

@@ -11,12 +11,31 @@ local function histogram_field(value)
   return 'd' .. math.floor(v / 86400)
 end
 
--- STAT for several samples at once (a pop records one wait sample per job): one read and
--- one write of the summary, one increment per histogram bucket.
+-- Welford's running count, mean and variance sum after one more sample.
+local function welford(total, mean, vk, value)
+  if total == nil then return 1, value, 0 end
+  local old = mean
+  total = total + 1
+  mean = mean + (value - mean) / total
+  return total, mean, vk + (value - mean) * (value - old)
+end
+
+-- STAT for one sample: one read of the summary and the sample's bucket, one write.
+function Stats.record_one(queue, kind, now, value)
+  local key = Keys.stats(kind, day_bin(now), queue)
+  local bucket = histogram_field(value)
+  local current = call('HMGET', key, 'total', 'mean', 'vk', bucket)
+  local total, mean, vk = welford(tonumber(current[1]), tonumber(current[2]),
+    tonumber(current[3]), value)
+  call('HSET', key, 'total', total, 'mean', mean, 'vk', vk,
+    bucket, (tonumber(current[4]) or 0) + 1)
+end
+
 -- STAT for several samples at once (a pop records one wait sample per job): one read of
 -- the summary and the samples' buckets, one write.
 function Stats.record(queue, kind, now, samples)
   if #samples == 0 then return end
+  if #samples == 1 then return Stats.record_one(queue, kind, now, samples[1]) end
   local key = Keys.stats(kind, day_bin(now), queue)
   local fields = {'total', 'mean', 'vk'}
   local added = {}
@@ -30,16 +49,7 @@ function Stats.record(queue, kind, now, samples)
   end
   local current = call('HMGET', key, unpack(fields))
   local total, mean, vk = tonumber(current[1]), tonumber(current[2]), tonumber(current[3])
-  for _, value in ipairs(samples) do
-    if total == nil then
-      total, mean, vk = 1, value, 0
-    else
-      local old = mean
-      total = total + 1
-      mean = mean + (value - mean) / total
-      vk = vk + (value - mean) * (value - old)
-    end
-  end
+  for _, value in ipairs(samples) do total, mean, vk = welford(total, mean, vk, value) end
   local writes = {'total', total, 'mean', mean, 'vk', vk}
   for i = 4, #fields do
     writes[#writes + 1] = fields[i]

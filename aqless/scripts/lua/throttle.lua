@@ -61,11 +61,29 @@ function Throttle.first_unavailable(throttles)
   return nil
 end
 
--- Takes a slot on every throttle, or on none when one is full.
-function Throttle.try_acquire(jid, throttles)
+-- Takes a slot on every throttle, or on none when one is full. With `unlimited` given,
+-- slots on unlimited throttles (whose locks nothing counts) are only noted there, in order,
+-- for Throttle.add_locks to add together: its list holds the throttle ids, tid -> jids.
+function Throttle.try_acquire(jid, throttles, unlimited)
   if Throttle.first_unavailable(throttles) ~= nil then return false end
-  for _, tid in ipairs(throttles) do call('ZADD', locks_key(tid), 1, jid) end
+  for _, tid in ipairs(throttles) do
+    if unlimited ~= nil and Throttle.maximum(tid) == 0 then
+      local jids = unlimited[tid]
+      if jids == nil then
+        jids = {}
+        unlimited[tid] = jids
+        unlimited[#unlimited + 1] = tid
+      end
+      jids[#jids + 1] = jid
+    else
+      call('ZADD', locks_key(tid), 1, jid)
+    end
+  end
   return true
+end
+
+function Throttle.add_locks(unlimited)
+  for _, tid in ipairs(unlimited) do zadd_batched(locks_key(tid), 1, unlimited[tid]) end
 end
 
 -- Parks a job that could not get its throttles: state `throttled`, in the queue's
