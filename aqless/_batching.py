@@ -5,11 +5,11 @@ Sending each alone costs a round trip and a connection apiece; a ``Batcher`` kee
 pipeline in flight instead, so at 200 concurrent jobs a round trip carries the calls of all
 the jobs that finished meanwhile. A lone call goes at once, as a plain call.
 
-An *ordered* call (``submit_ordered``) runs only after every call submitted before it: it
-goes last in a batch sent while no other batch is in flight, and its arguments are made
-when that batch is sent. The worker pops this way: the pop rides in the same round trip as
-the outcomes of the jobs whose slots it fills, and the server has run those outcomes before
-it hands out the new jobs.
+An *ordered* call (``submit_ordered``) goes last in its batch, and its arguments are made
+when that batch is sent, from the calls that go ahead of it there (calls of other batches
+in flight may run before or after it). The worker pops this way: a pop asks for the slots
+whose outcomes have landed or ride ahead of it, so the server has let go of those jobs
+before it hands out new ones.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = ["Batcher"]
 
 Send = Callable[[Sequence[Call]], Awaitable[list[Reply]]]
 #: Makes an ordered call's command and arguments when its batch is sent.
-MakeCall = Callable[[], Call]
+MakeCall = Callable[[Sequence[Call]], Call]
 
 
 _UNMADE: Call = ("", ())
@@ -77,13 +77,13 @@ class Batcher:
         return await self._wait(_Pending(call))
 
     async def submit_ordered(self, make: MakeCall) -> Reply:
-        """Like ``submit``, for a call that the server must run after every call submitted
-        before it (they are in earlier batches that have landed, or ahead of it in its own);
-        `make` gives its command and arguments when its batch is sent."""
+        """Like ``submit``, for a call made when its batch is sent: ``make(ahead)`` gives
+        its command and arguments, `ahead` being the calls that go before it in its batch
+        (the server runs them first). A lone call is made at once, with nothing ahead."""
         if self._closed:
             raise RuntimeError("this batcher is closed")
         if not self._queue and self._in_flight == 0:
-            return await self._alone(make())
+            return await self._alone(make(()))
         self._ordered += 1
         return await self._wait(_Pending(_UNMADE, make))
 
@@ -134,7 +134,7 @@ class Batcher:
                         return  # the task group waits for the batches in flight
                     await changed.wait()
                     continue
-                if self._in_flight >= (1 if self._ordered else self.depth):
+                if self._in_flight >= self.depth:
                     await changed.wait()  # a batch lands, or more calls arrive
                     continue
                 batch = self._take_batch()
@@ -156,7 +156,7 @@ class Batcher:
         for pending in batch:
             if pending.make is not None:
                 try:
-                    pending.call = pending.make()
+                    pending.call = pending.make([ahead.call for ahead in made])
                 except Exception as error:  # its caller's bug, not the batch's
                     pending.error = error
                     pending.done.set()

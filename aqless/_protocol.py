@@ -113,13 +113,15 @@ class Protocol:
         except ResponseError as error:
             raise error_for(command, str(error)) from error
 
-    async def call_ordered(self, command: str, arguments: Callable[[], Sequence[Argument]]) -> Any:
-        """A call that the server runs after every call made before it on this client, with
-        the `arguments` made when it is sent (see aqless._batching)."""
+    async def call_ordered(
+        self, command: str, arguments: Callable[[Sequence[Call]], Sequence[Argument]]
+    ) -> Any:
+        """A call whose ``arguments(ahead)`` are made when it is sent, `ahead` being the
+        calls the server runs just before it in its round trip (see aqless._batching)."""
         if self._batcher is None:
-            return await self.call(command, *arguments())
+            return await self.call(command, *arguments(()))
         return await self._batched(
-            command, self._batcher.submit_ordered(lambda: (command, arguments()))
+            command, self._batcher.submit_ordered(lambda ahead: (command, arguments(ahead)))
         )
 
     async def _batched(self, command: str, submitted: Awaitable[Reply]) -> Any:
@@ -160,7 +162,9 @@ class Protocol:
         """A command whose reply is a JSON text (None stays None)."""
         return _decoded(command, await self.call(command, *args))
 
-    async def json_ordered(self, command: str, arguments: Callable[[], Sequence[Argument]]) -> Any:
+    async def json_ordered(
+        self, command: str, arguments: Callable[[Sequence[Call]], Sequence[Argument]]
+    ) -> Any:
         """``call_ordered`` for a command whose reply is a JSON text."""
         return _decoded(command, await self.call_ordered(command, arguments))
 

@@ -44,12 +44,21 @@ from aqless.middleware import Middleware
 from aqless.models import JobState, ThrottleInfo
 from aqless.outcomes import Backoff
 from aqless.reservers import QueueSelection, Reserver, ReserverName
+from aqless.scripts.loader import Call
 
 __all__ = ["Worker", "WorkerCounters"]
 
 logger = logging.getLogger("aqless.worker")
 
 _State = Literal["new", "running", "stopping", "stopped"]
+# the commands that report a running job's outcome -> where their arguments name the jid
+_OUTCOME_JID = {
+    "job.complete": 0,
+    "job.completeAndRequeue": 0,
+    "job.fail": 0,
+    "job.retry": 0,
+    "job.requeue": 2,
+}
 
 
 @dataclass(slots=True)
@@ -268,6 +277,17 @@ class Worker:
                 with anyio.move_on_after(self.interval):
                     await wake.wait()
 
+    def _outcomes_in(self, calls: Sequence[Call]) -> int:
+        """How many of `calls` report the outcome of a job running here."""
+        count = 0
+        for command, args in calls:
+            index = _OUTCOME_JID.get(command)
+            if index is not None and len(args) > index:
+                slot = self.slots.get(str(args[index]))
+                if slot is not None and slot.released:
+                    count += 1
+        return count
+
     async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:
         """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
         to share its round trip."""
@@ -280,24 +300,29 @@ class Worker:
             if batcher is not None:
                 batcher.hold_lone_calls = False
 
-    def _free(self) -> int:
-        """How many jobs the worker may take now."""
-        free = self.concurrency - self._holding
+    def _free(self, ahead: Sequence[Call] | None = None) -> int:
+        """How many jobs the worker may take now; with `ahead`, the calls a pop goes behind,
+        how many the server will have let go of when it runs the pop: the jobs whose
+        outcomes have landed, or go ahead of it."""
+        if ahead is None:
+            free = self.concurrency - self._holding
+        else:
+            free = self.concurrency - len(self.slots) + self._outcomes_in(ahead)
         if self.max_jobs is not None:
             free = min(free, self.max_jobs - self.counters.started)
         return free
 
     async def _reserve(self) -> tuple[list[Job], int]:
         """Jobs for the free slots, from the queues in the reserver's order, and how many
-        were asked for. Each pop is counted when it is sent, behind the outcomes of the
-        jobs whose slots it fills (see aqless._batching): the server never sees this
-        worker hold more jobs than it has slots."""
+        were asked for. Each pop is counted when it is sent (see aqless._batching): it asks
+        only for slots whose outcomes have landed or ride ahead of it in its round trip, so
+        the server never sees this worker hold more jobs than it has slots."""
         popped: list[Job] = []
         asked = self._free()
 
-        def arguments(queue: str) -> tuple[str, str, int]:
+        def arguments(queue: str, ahead: Sequence[Call]) -> tuple[str, str, int]:
             nonlocal asked
-            wanted = max(0, min(self._free(), self._pop_limit) - len(popped))
+            wanted = max(0, min(self._free(ahead), self._pop_limit) - len(popped))
             if self._state != "running" or self.paused:  # since the pop was asked for
                 wanted = 0
             asked = len(popped) + wanted

@@ -151,33 +151,30 @@ class _Gated:
         return [command for command, _ in calls]
 
 
-async def test_an_ordered_call_waits_for_the_flights_and_goes_last_made_when_sent() -> None:
+async def test_an_ordered_call_goes_last_made_with_the_calls_ahead_of_it() -> None:
     send = _Gated()
     batcher = Batcher(send, depth=2)
-    made_with: list[int] = []
-    counter = [0]
+    seen: list[list[Call]] = []
 
-    def pop() -> Call:
-        made_with.append(counter[0])
-        return ("queue.pop", ("q", "w", counter[0]))
+    def pop(ahead: Sequence[Call]) -> Call:
+        seen.append(list(ahead))
+        return ("queue.pop", ("q", "w", len(ahead)))
 
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
         group.start_soon(batcher.submit, ("job.complete", ("a",)))  # alone, in flight
         await anyio.wait_all_tasks_blocked()
+        batcher.hold_lone_calls = True  # keep the next ones queued until all are in
         group.start_soon(batcher.submit_ordered, pop)
-        await anyio.wait_all_tasks_blocked()
-        counter[0] = 2
         group.start_soon(batcher.submit, ("job.complete", ("b",)))  # after the pop
         await anyio.wait_all_tasks_blocked()
-        # depth 2 would let a second batch fly, but the pop must follow the first
-        assert [[command for command, _ in batch] for batch in send.batches] == [["job.complete"]]
-        assert made_with == []
         send.release.set()
         await anyio.wait_all_tasks_blocked()
         batcher.close()
-    assert send.batches[1] == [("job.complete", ("b",)), ("queue.pop", ("q", "w", 2))]
-    assert made_with == [2]  # made when its batch was sent, after `b` was counted
+    # the second batch flew beside the first; the pop went last in it, made knowing that
+    # only `b` goes ahead of it (`a` is in another round trip, which may land later)
+    assert send.batches[1] == [("job.complete", ("b",)), ("queue.pop", ("q", "w", 1))]
+    assert seen == [[("job.complete", ("b",))]]
 
 
 async def test_a_lone_ordered_call_goes_at_once_and_held_lone_calls_wait() -> None:
@@ -186,10 +183,12 @@ async def test_a_lone_ordered_call_goes_at_once_and_held_lone_calls_wait() -> No
     batcher = Batcher(send)
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
-        assert await batcher.submit_ordered(lambda: ("queue.pop", ("q", "w", 1))) == "queue.pop"
+        made = await batcher.submit_ordered(lambda ahead: ("queue.pop", ("q", "w", len(ahead))))
+        assert made == "queue.pop"
+        assert send.batches == [[("queue.pop", ("q", "w", 0))]]
         batcher.hold_lone_calls = True
         group.start_soon(batcher.submit, ("job.complete", ("a",)))
-        group.start_soon(batcher.submit_ordered, lambda: ("queue.pop", ("q", "w", 1)))
+        group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", ("q", "w", 1)))
         await anyio.wait_all_tasks_blocked()
         batcher.close()
     # the held outcome and the pop that followed it shared one round trip
@@ -202,7 +201,7 @@ async def test_an_ordered_call_whose_arguments_fail_fails_alone() -> None:
     batcher = Batcher(send)
     outcomes: list[object] = []
 
-    def broken() -> Call:
+    def broken(ahead: Sequence[Call]) -> Call:
         raise ValueError("no arguments")
 
     async def ordered() -> None:
