@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from aqless._protocol import encode_json
 from aqless._slots import Slot
 from aqless.errors import ConnectionLostError, PayloadError, ScriptError, UnknownJobClassError
 from aqless.handlers import Handler, calls_coroutine
@@ -136,13 +135,11 @@ class Performer:
             return
         if error is None:
             try:
-                encode_json(job.data, "job data")  # the code may have put anything in it
-            except PayloadError as unsendable:
-                error = unsendable
-            else:
                 if await self._report(slot, job.complete, "complete"):
                     counters.completed += 1
                 return
+            except PayloadError as unsendable:  # the code put something in the data that
+                error = unsendable  # JSON cannot encode: raised before anything was sent
         delay: float | None = None
         if isinstance(error, Retry):
             delay, message = error.delay, error.message
