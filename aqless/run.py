@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import anyio
 import click
+from anyio.abc import TaskStatus
 
 from aqless import _logs, _process
 from aqless._version import __version__
@@ -130,7 +131,7 @@ async def serve(options: RunOptions) -> int:
         worker = options.worker(client)
         await client.config.get("heartbeat")  # an unreachable server: one clear error
         async with anyio.create_task_group() as group:
-            group.start_soon(_obey_signals, worker)
+            await group.start(_obey_signals, worker)  # before anything says it serves
             if options.supervised:
                 group.start_soon(_stop_when_orphaned, worker)
             await worker.run()
@@ -138,10 +139,13 @@ async def serve(options: RunOptions) -> int:
     return 0
 
 
-async def _obey_signals(worker: Worker) -> None:
+async def _obey_signals(
+    worker: Worker, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+) -> None:
     from aqless import _stacks
 
     with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
+        task_status.started()
         async for number in received:
             logger.warning("worker %s: %s", worker.name, signal.Signals(number).name)
             if number in (signal.SIGTERM, signal.SIGINT):

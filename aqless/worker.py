@@ -34,6 +34,7 @@ from aqless import _process
 from aqless._batching import Batcher
 from aqless._locks import LockKeeper
 from aqless._perform import Performer
+from aqless._runners import Runners
 from aqless._slots import Pulse, Slot
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
@@ -165,6 +166,7 @@ class Worker:
         # when not, a finished job wakes the loop only if it may have released others
         self._maybe_more = True
         self.locks = LockKeeper(client, self.name, self.slots, on_lost=self._count_lost)
+        self._runners = Runners(self._perform, _task_name, keep=concurrency)
         self.performer = Performer(
             self,
             job_timeout=job_timeout,
@@ -389,7 +391,7 @@ class Worker:
         self._holding += 1
         self.locks.watch(slot)
         self.counters.started += 1
-        jobs.start_soon(self._perform, slot, name=f"aqless job {job.jid}")
+        self._runners.start(jobs, slot)
 
     async def _perform(self, slot: Slot) -> None:
         try:
@@ -425,6 +427,7 @@ class Worker:
             self._holding += 1
 
     async def _wind_down(self) -> None:
+        self._runners.close()
         self._listen(False)
         if self.slots:
             logger.info("worker %s stopping: %d jobs running", self.name, len(self.slots))
@@ -514,3 +517,7 @@ class Worker:
 
     def _count_lost(self, slot: Slot) -> None:
         self.counters.lost += 1
+
+
+def _task_name(slot: Slot) -> str:
+    return f"aqless job {slot.job.jid}"

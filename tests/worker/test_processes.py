@@ -39,11 +39,17 @@ def history(found: aqless.Job) -> list[str]:
 
 
 async def all_complete(aq: aqless.Client, jids: list[str]) -> list[aqless.Job]:
+    """The jobs, once all complete (their code's side effects come just before)."""
     jobs: list[aqless.Job] = []
-    for start in range(0, len(jids), 500):
-        jobs += await aq.jobs.get_many(jids[start : start + 500])
+
+    async def complete() -> bool:
+        jobs[:] = []
+        for start in range(0, len(jids), 500):
+            jobs.extend(await aq.jobs.get_many(jids[start : start + 500]))
+        return Counter(str(found.state) for found in jobs) == {"complete": len(jids)}
+
+    await eventually(complete, 5, "every job complete")
     assert len(jobs) == len(jids)
-    assert Counter(str(found.state) for found in jobs) == {"complete": len(jids)}
     return jobs
 
 
