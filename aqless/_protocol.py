@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
 from typing import Any
 
 import anyio
@@ -80,15 +81,25 @@ _UNAVAILABLE = (
 )
 
 
-@contextmanager
-def translated(command: str) -> Iterator[None]:
-    """Maps redis-py errors to aqless errors, raised from the original."""
-    try:
-        yield
-    except _UNAVAILABLE as error:
-        raise ConnectionLostError(f"{command}: {error}") from error
-    except ResponseError as error:
-        raise error_for(command, str(error)) from error
+class translated:
+    """Maps redis-py errors to aqless errors, raised from the original. A class rather than
+    a generator context manager: it wraps every call the client makes."""
+
+    __slots__ = ("command",)
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
+    ) -> None:
+        if isinstance(error, _UNAVAILABLE):
+            raise ConnectionLostError(f"{self.command}: {error}") from error
+        if isinstance(error, ResponseError):
+            raise error_for(self.command, str(error)) from error
 
 
 class Protocol:
@@ -106,12 +117,8 @@ class Protocol:
     async def call(self, command: str, *args: Argument) -> Any:
         if self._batcher is not None:
             return await self._batched(command, self._batcher.submit((command, args)))
-        try:  # translated(command), without a context manager on the hot path
+        with translated(command):
             return await self.script(command, self.clock(), *args)
-        except _UNAVAILABLE as error:
-            raise ConnectionLostError(f"{command}: {error}") from error
-        except ResponseError as error:
-            raise error_for(command, str(error)) from error
 
     async def call_ordered(
         self, command: str, arguments: Callable[[Sequence[Call]], Sequence[Argument]]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from aqless._protocol import encode_json
@@ -201,17 +201,11 @@ class Job:
 
     # -- the owner's verbs: only the worker holding the job may call them ---------------------
 
-    @contextmanager
-    def _letting_go(self) -> Iterator[None]:
+    def _letting_go(self) -> _LettingGo:
         """While a verb that ends the worker's hold is on its way, the job shows no worker,
         so its worker neither heartbeats it nor takes the server's news of it (a
         ``canceled`` event, a refused heartbeat) for a loss. Restored if the verb fails."""
-        worker, self.worker_name = self.worker_name, ""
-        try:
-            yield
-        except BaseException:
-            self.worker_name = worker
-            raise
+        return _LettingGo(self)
 
     async def complete(
         self,
@@ -227,13 +221,8 @@ class Job:
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
-            # _letting_go, spelled out on the hot path
-            worker, self.worker_name = self.worker_name, ""
-            try:
+            with self._letting_go() as worker:
                 state = await protocol.text("job.complete", self.jid, worker, self.queue_name, data)
-            except BaseException:
-                self.worker_name = worker
-                raise
         else:
             base = (self.jid, self.worker_name, self.queue_name, data)
             options: list[str | float] = []
@@ -488,3 +477,25 @@ class RecurringJob:
     async def cancel(self) -> None:
         """Stop spawning (jobs already spawned are left alone)."""
         await self._client.protocol.call("recurringJob.cancel", self.jid)
+
+
+class _LettingGo:
+    """``Job._letting_go``: a class rather than a generator context manager, since every
+    completed job goes through it."""
+
+    __slots__ = ("job", "worker")
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.worker = ""
+
+    def __enter__(self) -> str:
+        """Clears the job's worker; returns who it was."""
+        self.worker, self.job.worker_name = self.job.worker_name, ""
+        return self.worker
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
+    ) -> None:
+        if error is not None:
+            self.job.worker_name = self.worker
