@@ -20,6 +20,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from aqless._batching import Batcher
+from aqless._wire import Wire
 from aqless.errors import (
     ConnectionLostError,
     InvalidArgumentError,
@@ -111,7 +112,8 @@ class Protocol:
         self.redis = redis
         self.prefix = prefix or "ql:"
         self.clock = clock
-        self.script = Script(redis, prefix=prefix)
+        self._wire = Wire.serving(redis)  # None: redis-py's connections carry the calls
+        self.script = Script(redis, prefix=prefix, wire=self._wire)
         self._batcher: Batcher | None = None
 
     async def call(self, command: str, *args: Argument) -> Any:
@@ -137,6 +139,11 @@ class Protocol:
         if isinstance(reply, ResponseError):
             raise error_for(command, str(reply)) from reply
         return reply
+
+    async def close(self) -> None:
+        """Close the protocol's own connection, if it has one (redis-py's stay open)."""
+        if self._wire is not None:
+            await self._wire.close()
 
     @asynccontextmanager
     async def batching(self) -> AsyncIterator[Batcher]:

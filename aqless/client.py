@@ -207,6 +207,8 @@ class Client:
         """Release every connection (idempotent). Shielded: a cancelled task still closes."""
         self._closed = True
         with anyio.move_on_after(5, shield=True):
+            if self._protocol is not None:
+                await self._protocol.close()
             if self._protocol is not None and self._owns_redis:
                 await self._protocol.redis.aclose()
             for sentinel in self._sentinels:

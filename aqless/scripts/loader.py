@@ -15,6 +15,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
+from aqless._wire import Wire
 from aqless.scripts import build, build_library, function_name, sha1
 
 Argument = str | bytes | int | float
@@ -46,15 +47,23 @@ class Script:
             hash-tagged so that all of a deployment's keys are in its slot).
         functions: call the function library with FCALL where the server has functions
             (the default); False always uses EVALSHA.
+        wire: a lean connection to the same server to send the calls through (see
+            aqless._wire); its owner closes it. Without one, redis-py's connections do.
     """
 
     def __init__(
-        self, redis: AnyRedis, *, prefix: str | None = None, functions: bool = True
+        self,
+        redis: AnyRedis,
+        *,
+        prefix: str | None = None,
+        functions: bool = True,
+        wire: Wire | None = None,
     ) -> None:
         if prefix is not None and not prefix.endswith(":"):
             raise ValueError(f"a key prefix must end with ':', got {prefix!r}")
         self._redis = redis
         self._cluster = redis if isinstance(redis, RedisCluster) else None
+        self._wire = wire
         if self._cluster is not None and prefix is None:
             raise ValueError("on a Redis Cluster the script needs a (hash-tagged) key prefix")
         self._keys: Sequence[str] = () if prefix is None else (prefix,)
@@ -140,10 +149,14 @@ class Script:
         return replies
 
     async def _pipeline(self, now: float, calls: Sequence[Call]) -> list[Reply]:
-        route = await self._route()  # one slot: a Cluster's pipeline goes to one node
-        pipeline = self._redis.pipeline(transaction=False)
         head = self._fcall if self._functions else self._evalsha
         when = repr(now)
+        if self._wire is not None:
+            return await self._wire.pipeline(
+                [(*head, command, when, *args) for command, args in calls]
+            )
+        route = await self._route()  # one slot: a Cluster's pipeline goes to one node
+        pipeline = self._redis.pipeline(transaction=False)
         queue = pipeline.execute_command
         for command, args in calls:
             queue(*head, command, when, *args, **route)
@@ -153,6 +166,8 @@ class Script:
     def _send(self, argv: tuple[Argument, ...]) -> Awaitable[Reply]:
         """One call: `argv` is the verb, its name, the keys and the arguments. Not a
         coroutine of its own: off a Cluster it is redis-py's."""
+        if self._wire is not None:
+            return self._wire.call(argv)
         if self._cluster is None:
             return self._redis.execute_command(*argv)
         return self._send_routed(argv)

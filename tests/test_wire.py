@@ -1,0 +1,190 @@
+"""The lean connection of script calls (aqless._wire): replies reach their callers in order,
+a dropped or stalled connection fails what it carried and the next call connects again."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import anyio
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.sentinel import SentinelConnectionPool
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from aqless import Client, JobNotFoundError
+from aqless._wire import Wire
+from aqless.errors import ConnectionLostError
+
+pytest_plugins = ["tests.client_fixtures"]
+
+
+def wire_of(client: Client) -> Wire:
+    wire = client.protocol._wire
+    assert wire is not None, "a unix-socket client talks through a Wire"
+    return wire
+
+
+async def wire_connection_id(client: Client, name: str) -> int:
+    """The server's id of the client's Wire connection, found by naming it."""
+    await wire_of(client).call(("CLIENT", "SETNAME", name))
+    for entry in await client.redis.client_list():
+        if entry.get("name") == name:
+            return int(entry["id"])
+    raise AssertionError(f"no connection named {name}")
+
+
+async def test_concurrent_calls_get_their_own_replies(client: Client) -> None:
+    queue = client.queues["q"]
+    jids = [f"job-{n}" for n in range(200)]
+
+    async def put(n: int, jid: str) -> None:
+        await queue.put("k", {"n": n}, jid=jid)
+
+    async with anyio.create_task_group() as group:
+        for n, jid in enumerate(jids):
+            group.start_soon(put, n, jid)
+    jobs = {jid: await client.jobs.get(jid) for jid in jids}
+    assert all(job is not None and job.data == {"n": n} for n, job in enumerate(jobs.values()))
+
+
+async def test_replies_and_refusals_of_a_pipeline_stay_in_place(client: Client) -> None:
+    wire = wire_of(client)
+    await client.redis.set("a", "1")
+    replies = await wire.pipeline([("GET", "a"), ("INCRBY", "a", "x"), ("GET", "missing")])
+    assert replies[0] == "1"
+    assert isinstance(replies[1], ResponseError)
+    assert replies[2] is None
+    with pytest.raises(ResponseError):
+        await wire.call(("INCRBY", "a", "x"))
+    assert await wire.call(("INCR", "a")) == 2
+
+
+async def test_a_refused_script_call_raises_the_typed_error(client: Client) -> None:
+    with pytest.raises(JobNotFoundError):
+        await client.protocol.call("job.complete", "nobody", "w", "q", "{}")
+    assert await client.queues["q"].length() == 0  # and the connection still serves
+
+
+async def test_a_cancelled_caller_leaves_the_replies_of_others_in_order(client: Client) -> None:
+    wire = wire_of(client)
+    await client.redis.mset({"a": "A", "b": "B"})
+    slow = asyncio.ensure_future(wire.call(("GET", "a")))
+    after = asyncio.ensure_future(wire.call(("GET", "b")))
+    slow.cancel()
+    assert await after == "B"
+    assert await wire.call(("GET", "a")) == "A"
+
+
+async def test_a_dropped_connection_fails_its_calls_and_the_next_one_reconnects(
+    client: Client,
+) -> None:
+    queue = client.queues["q"]
+    await queue.put("k", {}, jid="before")
+    killer = client.redis
+    wire_id = await wire_connection_id(client, "aqless-wire-test")
+    await killer.client_pause(2000)  # so a call is in flight when the connection goes
+    try:
+        pending = asyncio.ensure_future(queue.put("k", {}, jid="during"))
+        await asyncio.sleep(0.1)
+        assert not pending.done()
+        await killer.execute_command("CLIENT", "KILL", "ID", wire_id)
+        with pytest.raises(ConnectionLostError):
+            await pending
+    finally:
+        await killer.client_unpause()
+    await queue.put("k", {}, jid="after")
+    assert all([await client.jobs.get("before"), await client.jobs.get("after")])
+
+
+async def test_a_connection_the_server_closed_while_idle_is_replaced_unnoticed(
+    client: Client,
+) -> None:
+    queue = client.queues["q"]
+    await queue.put("k", {}, jid="before")
+    wire_id = await wire_connection_id(client, "aqless-idle-test")
+    await client.redis.execute_command("CLIENT", "KILL", "ID", wire_id)
+    # at once: the event loop may not have seen the connection close yet
+    await queue.put("k", {}, jid="after")
+    assert await queue.length() == 2
+
+
+async def test_a_stalled_server_fails_the_call_after_the_socket_timeout(
+    server_url: str,
+) -> None:
+    admin = aioredis.Redis.from_url(server_url, decode_responses=True)
+    async with Client(server_url, socket_timeout=0.3) as client:
+        await client.queues["q"].length()
+        await admin.client_pause(1500)
+        started = time.monotonic()
+        try:
+            with pytest.raises(ConnectionLostError):
+                await client.queues["q"].length()
+            waited = time.monotonic() - started
+        finally:
+            await admin.client_unpause()  # Redis 7 may hold this until the pause ends
+            await admin.aclose()
+        assert 0.25 < waited < 1.2
+        assert await client.queues["q"].length() >= 0  # a new connection serves
+
+
+async def test_the_wire_selects_the_urls_database_and_names_itself(server_url: str) -> None:
+    url = server_url + "?db=3&client_name=aqless-db3"
+    async with Client(url) as client:
+        await client.redis.flushdb()
+        await client.queues["q"].put("k", {}, jid="in-db-3")
+        clients = await client.redis.client_list()
+        assert [c for c in clients if c.get("name") == "aqless-db3" and c.get("db") == "3"]
+        assert await client.redis.exists("ql:j:in-db-3") == 1
+    other = aioredis.Redis.from_url(server_url, decode_responses=True)
+    try:
+        assert await other.exists("ql:j:in-db-3") == 0
+    finally:
+        await other.aclose()
+
+
+async def test_a_closed_client_sends_nothing_more(server_url: str) -> None:
+    client = Client(server_url)
+    await client.queues["q"].length()
+    wire = wire_of(client)
+    await client.close()
+    with pytest.raises(RedisConnectionError):
+        await wire.call(("PING",))
+
+
+def test_a_client_used_from_another_event_loop_moves_its_connection_there(
+    server_url: str,
+) -> None:
+    client = Client(server_url)
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+
+    async def put(jid: str) -> int:
+        await client.queues["q"].put("k", {}, jid=jid)
+        return await client.queues["q"].length()
+
+    try:
+        before = first.run_until_complete(put("one"))
+        assert second.run_until_complete(put("two")) == before + 1
+        first.run_until_complete(asyncio.sleep(0))  # the first loop's connection closes
+        second.run_until_complete(client.close())
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.parametrize(
+    ("pool", "served"),
+    [
+        (aioredis.ConnectionPool.from_url("redis://user:secret@h:1/2?client_name=x"), True),
+        (aioredis.ConnectionPool.from_url("unix:///tmp/s.sock"), True),
+        (aioredis.ConnectionPool.from_url("rediss://h:1"), False),  # TLS stays with redis-py
+        (aioredis.ConnectionPool.from_url("redis://h:1", protocol=3), False),
+        (aioredis.ConnectionPool(host="h", credential_provider=object()), False),
+        (SentinelConnectionPool("svc", object()), False),  # type: ignore[no-untyped-call]
+    ],
+)
+def test_the_wire_serves_only_connections_it_can_open_alike(
+    pool: aioredis.ConnectionPool, served: bool
+) -> None:
+    assert (Wire.serving(aioredis.Redis(connection_pool=pool)) is not None) is served
