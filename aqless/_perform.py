@@ -52,6 +52,9 @@ class Performer:
         self.listeners: list[JobListener] = []
 
     async def perform(self, slot: Slot) -> None:
+        if not self.listeners:  # no clock reads: they are a few percent of a no-op job
+            await self._perform(slot)
+            return
         queue, started = slot.job.queue_name, anyio.current_time()
         try:
             await self._perform(slot)
