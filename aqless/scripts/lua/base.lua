@@ -112,10 +112,69 @@ local function json_array(list)
   return cjson.encode(list)
 end
 
--- A JSON value for event payloads: strings as cjson writes them, absent values as false.
+-- A JSON value for event payloads and stored entries: exactly as cjson writes it (absent
+-- values as false). A string with nothing cjson escapes (it escapes / as well) is only
+-- quoted.
 local function json_value(value)
   if value == nil or value == false then return 'false' end
+  if type(value) == 'string' and not string.find(value, '[%c"/\\]') then
+    return '"' .. value .. '"'
+  end
   return cjson.encode(value)
+end
+
+-- Replies that hold job objects are concatenated as JSON text rather than built as tables
+-- and encoded: each table or string a call makes costs the server about as much as a small
+-- command. These helpers give exactly the JSON values cjson would write.
+-- The characters of a JSON string for `s`, without the quotes: `s` itself when nothing in
+-- it needs escaping.
+local function json_chars(s)
+  if not string.find(s, '[%c"\\]') then return s end
+  return string.sub(cjson.encode(s), 2, -2)
+end
+
+-- A JSON string.
+local function json_string(s)
+  if not string.find(s, '[%c"\\]') then return '"' .. s .. '"' end
+  return cjson.encode(s)
+end
+
+-- A stored number (string or number), 0 when absent or not a number, to concatenate:
+-- Lua writes numbers as cjson does (%.14g). cjson refuses NaN and infinities.
+local function json_number(value)
+  local n = tonumber(value) or 0
+  if n ~= n or n == math.huge or n == -math.huge then return cjson.encode(n) end
+  return n
+end
+
+-- A list from a reply as cjson writes it: an empty one as {}.
+local function json_list(list)
+  if #list == 0 then return '{}' end
+  return cjson.encode(list)
+end
+
+-- Stored JSON text (tags, throttles, failure) as cjson writes it once decoded, {} when
+-- absent or malformed: the text itself when it is `[]`, `{}` (both written {}) or an array
+-- of strings with nothing escaped, else decoded and encoded again.
+local function json_stored(text)
+  if text == nil or text == false or text == '' or text == '[]' or text == '{}' then
+    return '{}'
+  end
+  if string.byte(text, 1) == 91 then  -- [
+    local at = 2
+    while true do
+      local _, last = string.find(text, '^"[^"\\%c]*"', at)
+      if last == nil then break end
+      local after = string.byte(text, last + 1)
+      if after == 93 then  -- ]
+        if last + 1 == #text then return text end
+        break
+      end
+      if after ~= 44 then break end  -- ,
+      at = last + 2
+    end
+  end
+  return cjson.encode(decode_stored(text) or {})
 end
 
 -- A hash's fields by name (absent fields are nil).

@@ -93,12 +93,12 @@ GROUPS[''] = function() return {
   ['priority'] = function(now, a) return Job.set_priority(CLASSIC, now, a[1], a[2]) end,
   ['get'] = function(now, a)
     check(a[1], 'Job(): no jid provided')
-    return object_or_nil(Job.object(CLASSIC, a[1]))
+    return Job.json(CLASSIC, a[1])
   end,
-  ['multiget'] = function(now, a) return json(Job.objects(CLASSIC, rest(a, 1))) end,
+  ['multiget'] = function(now, a) return Job.list_json(CLASSIC, rest(a, 1)) end,
   ['log'] = function(now, a) Job.log(CLASSIC, now, a[1], a[2], a[3]) end,
   ['track'] = function(now, a)
-    if a.n == 0 then return json(Job.tracked(CLASSIC)) end
+    if a.n == 0 then return Job.tracked(CLASSIC) end
     return Job.track(CLASSIC, now, a[1], a[2])
   end,
   ['tag'] = function(now, a)
@@ -214,7 +214,7 @@ GROUPS['jobs'] = function() return {
   ['jobs.completed'] = function(now, a)
     return json_array(Queue.completed(jobs_page(RELESS, a[1], a[2])))
   end,
-  ['jobs.tracked'] = function(now, a) return json(Job.tracked(RELESS)) end,
+  ['jobs.tracked'] = function(now, a) return Job.tracked(RELESS) end,
 } end
 
 GROUPS['job'] = function() return {
@@ -238,9 +238,9 @@ GROUPS['job'] = function() return {
   ['job.fail'] = function(now, a) return Job.fail(RELESS, now, a[1], a[2], a[3], a[4], a[5]) end,
   ['job.get'] = function(now, a)
     check(a[1], 'Job(): no jid provided')
-    return object_or_nil(Job.object(RELESS, a[1]))
+    return Job.json(RELESS, a[1])
   end,
-  ['job.getMulti'] = function(now, a) return json_array(Job.objects(RELESS, rest(a, 1))) end,
+  ['job.getMulti'] = function(now, a) return Job.list_json(RELESS, rest(a, 1)) end,
   ['job.heartbeat'] = function(now, a) return Job.heartbeat(RELESS, now, a[1], a[2], a[3]) end,
   ['job.log'] = function(now, a) Job.log(RELESS, now, a[1], a[2], a[3]) end,
   ['job.requeue'] = function(now, a) return Job.requeue(RELESS, now, a) end,

@@ -4,13 +4,8 @@ local History = {}
 
 -- Appends an entry, keeping the first entry and at most `max-job-history` entries in all.
 -- Up to two entries every limit keeps them all, so the configuration is read only beyond.
-function History.append(jid, now, what, item)
-  local entry
-  if item == nil then
-    entry = cjson.encode({math.floor(now), what})
-  else
-    entry = cjson.encode({math.floor(now), what, item})
-  end
+-- `entry`: the entry's JSON text, as cjson writes {when, what[, item]}.
+local function push(jid, entry)
   local key = Keys.history(jid)
   local length = call('RPUSH', key, entry)
   if length <= 2 then return end
@@ -29,28 +24,78 @@ function History.append(jid, now, what, item)
   end
 end
 
--- A `put` entry; its item key is the writer's vocabulary's ({q} or {queue}).
-function History.put(D, jid, now, queue)
-  History.append(jid, now, 'put', {[D.history_queue] = queue})
+-- An entry [when, what] or [when, what, item] as cjson writes it. Without an item, or with
+-- one pair `key` = `value` (History.pair), it is concatenated: Lua writes a number as
+-- cjson does (%.14g), json_value a string.
+function History.append(jid, now, what, item)
+  if item == nil then
+    push(jid, '[' .. math.floor(now) .. ',' .. json_value(what) .. ']')
+  else
+    push(jid, cjson.encode({math.floor(now), what, item}))
+  end
 end
 
--- The presented history: one object per entry, `when` and `what` added to the item. A put
--- entry names its queue in the reader's vocabulary, whichever vocabulary wrote it.
-function History.read(D, jid)
-  local entries = call('LRANGE', Keys.history(jid), 0, -1)
-  local result = {}
-  for i, text in ipairs(entries) do
-    local entry = decode_stored(text) or {}
-    local item = entry[3]
-    if type(item) ~= 'table' then item = {} end
-    item.when = entry[1]
-    item.what = entry[2]
-    if item.what == 'put' then
-      local queue = item.q or item.queue
-      item.q, item.queue = nil, nil
-      item[D.history_queue] = queue
-    end
-    result[i] = item
+-- An entry whose item is one pair; `what` and `key` are words of this script.
+function History.pair(jid, now, what, key, value)
+  if value == nil then return History.append(jid, now, what, {}) end
+  push(jid, '[' .. math.floor(now) .. ',"' .. what .. '",{"' .. key .. '":' ..
+    json_value(value) .. '}]')
+end
+
+-- A `put` entry; its item key is the writer's vocabulary's ({q} or {queue}).
+function History.put(D, jid, now, queue)
+  History.pair(jid, now, 'put', D.history_queue, queue)
+end
+
+-- A stored entry as presented: its item with `when` and `what` added. A put entry names its
+-- queue in the reader's vocabulary, whichever vocabulary wrote it.
+local function presented(D, text)
+  local entry = decode_stored(text) or {}
+  local item = entry[3]
+  if type(item) ~= 'table' then item = {} end
+  item.when = entry[1]
+  item.what = entry[2]
+  if item.what == 'put' then
+    local queue = item.q or item.queue
+    item.q, item.queue = nil, nil
+    item[D.history_queue] = queue
   end
-  return result
+  return item
+end
+
+-- The JSON text of a stored entry as presented. The entries this script writes
+-- (`[when,"what"]` or `[when,"what",{"key":"value"}]`, two pairs at most, as cjson writes
+-- them: a whole positive time of 14 digits at most, word-like what and keys, string values
+-- with nothing escaped) are rewritten as text; anything else is decoded and encoded.
+local function entry_json(D, text)
+  if string.byte(text, -2) ~= 125 then  -- no item: [when,"what"]
+    local when, what = string.match(text, '^%[([1-9]%d*),"([%w_%-]*)"%]$')
+    if when ~= nil and #when <= 14 then
+      return '{"when":' .. when .. ',"what":"' .. what .. '"}'
+    end
+    return cjson.encode(presented(D, text))
+  end
+  local when, what, key, value =
+    string.match(text, '^%[([1-9]%d*),"([%w_%-]*)",{"([%w_]+)":("[^"\\%c]*")}%]$')
+  if when ~= nil and #when <= 14 and key ~= 'when' and key ~= 'what' then
+    if what == 'put' and (key == 'q' or key == 'queue') then key = D.history_queue end
+    return '{"' .. key .. '":' .. value .. ',"when":' .. when .. ',"what":"' .. what .. '"}'
+  end
+  local pairs_text, other
+  when, what, pairs_text, key, other = string.match(text,
+    '^%[([1-9]%d*),"([%w_%-]*)",{("([%w_]+)":"[^"\\%c]*","([%w_]+)":"[^"\\%c]*")}%]$')
+  if when ~= nil and #when <= 14 and what ~= 'put' and key ~= other and key ~= 'when' and
+      key ~= 'what' and other ~= 'when' and other ~= 'what' then
+    return '{' .. pairs_text .. ',"when":' .. when .. ',"what":"' .. what .. '"}'
+  end
+  return cjson.encode(presented(D, text))
+end
+
+-- The presented history as JSON text: one object per entry ({} when there is none, as
+-- cjson writes an empty list).
+function History.json(D, jid)
+  local entries = call('LRANGE', Keys.history(jid), 0, -1)
+  if #entries == 0 then return '{}' end
+  for i = 1, #entries do entries[i] = entry_json(D, entries[i]) end
+  return '[' .. table.concat(entries, ',') .. ']'
 end

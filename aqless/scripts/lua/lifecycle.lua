@@ -54,8 +54,11 @@ end
 function Job.put(D, now, a)
   local p = parse_put(D, a)
   local jid, queue = p.jid, p.queue
-  local old = Job.read(jid, {'priority', 'tags', 'queue', 'state', 'failure', 'retries',
-    'worker', 'held_in'})
+  local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
+    'retries', 'worker', 'held_in')
+  local old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
+    state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil, worker = v[7] or nil,
+    held_in = v[8] or nil}
   local priority = p.priority or tonumber(old.priority) or 0
   local retries = p.retries or tonumber(old.retries) or 5
   local old_tags = Tags.parse(old.tags)
@@ -163,8 +166,11 @@ function Job.complete(D, now, jid, worker, queue, data, o)
     'Complete(): "delay" cannot be used without a "next".')
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
-  local job = Job.read(jid, {'worker', 'state', 'priority', 'retries', 'queue', 'time',
-    'held_in', 'throttles'})
+  local v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
+    'time', 'held_in', 'throttles')
+  local job = {worker = v[1] or nil, state = v[2] or nil, priority = v[3] or nil,
+    retries = v[4] or nil, queue = v[5] or nil, time = v[6] or nil, held_in = v[7] or nil,
+    throttles = v[8] or nil}
   if job.state == nil then refuse_job(D, 'complete_missing', jid, job) end
   if job.state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'complete_worker', jid, job) end
@@ -297,7 +303,9 @@ end
 function Job.heartbeat(D, now, jid, worker, data)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Heatbeat(): Arg "worker" missing')
-  local job = Job.read(jid, {'queue', 'worker', 'state', 'held_in'})
+  local v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in')
+  local job = {queue = v[1] or nil, worker = v[2] or nil, state = v[3] or nil,
+    held_in = v[4] or nil}
   local expires = now + Config.heartbeat(job.queue or '')
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)

@@ -17,16 +17,11 @@ function Queue.promote(queue, now, limit)
   call_batched('ZREM', scheduled, due)
 end
 
--- What a pop reads of each job: what it needs, and every field of the job's object, which
--- it then builds without reading the job again.
-local POP_FIELDS = {'time', 'held_in'}
-for i = 1, #JOB_FIELDS do POP_FIELDS[i + 2] = JOB_FIELDS[i] end
-
 -- Hands a job to a worker: history, wait statistic, job fields (the caller adds the locks
 -- of all the jobs it hands out at the end). Returns false for a jid whose job hash is gone.
 local function hand_out(queue, jid, job, worker, expires, now, waits)
   if job.jid == nil then return false end
-  History.append(jid, now, 'popped', {worker = worker})
+  History.pair(jid, now, 'popped', 'worker', worker)
   waits[#waits + 1] = now - (tonumber(job.time) or now)
   call('HSET', Keys.job(jid), 'time', string.format('%.20f', now), 'worker', worker,
     'expires', expires, 'state', 'running')
@@ -68,7 +63,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- reclaimed jobs still hold their throttles: no acquisition
   local reclaimed = Job.invalidate(D, queue, now, count)
   for _, jid in ipairs(reclaimed) do
-    local job = Job.read(jid, POP_FIELDS)
+    local job = Job.read_full(jid)
     if hand_out(queue, jid, job, worker, expires, now, waits) then
       known = taken(popped, known, jid, job)
     end
@@ -85,7 +80,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
       local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
-        local job = Job.read(jid, POP_FIELDS)
+        local job = Job.read_full(jid)
         local throttles = Throttle.parse(job.throttles)
         if Throttle.try_acquire(jid, throttles, unlimited) then
           if hand_out(queue, jid, job, worker, expires, now, waits) then
@@ -114,7 +109,7 @@ function Queue.pop(D, now, queue, worker, count)
   check(worker, 'Pop(): Arg "worker" missing')
   local n = number(count)
   if n == nil then refuse(D, 'pop_count', {value = tostring(count)}) end
-  return D.list(Job.objects(D, Queue.pop_jids(D, now, queue, worker, whole(n))))
+  return Job.list_json(D, Queue.pop_jids(D, now, queue, worker, whole(n)))
 end
 
 -- The jids a pop would take, without taking them: expired locks first, then the work set
@@ -146,7 +141,7 @@ function Queue.peek(D, now, queue, count)
   check(n, 'Peek(): Arg "count" missing or not a number: ' .. tostring(count))
   n = whole(n)
   if n <= 0 then return D.list({}) end
-  return D.list(Job.objects(D, peek_jids(D, queue, now, 0, n)))
+  return Job.list_json(D, peek_jids(D, queue, now, 0, n))
 end
 
 -- reqless `queue.peek queue offset limit`
@@ -158,7 +153,7 @@ function Queue.peek_range(D, now, queue, offset, limit)
   check(n, 'Peek(): Arg "limit" missing or not a number: ' .. tostring(limit))
   first, n = math.max(0, whole(first)), whole(n)
   if n <= 0 then return D.list({}) end
-  return D.list(Job.objects(D, peek_jids(D, queue, now, first, n)))
+  return Job.list_json(D, peek_jids(D, queue, now, first, n))
 end
 
 -- The counts object of a queue (8 keys classic, 9 with `throttled` for reqless).

@@ -4,6 +4,7 @@ local Tags = {}
 
 -- The tags of a job or template, from the stored text ({} and [] both mean none).
 function Tags.parse(text)
+  if text == '[]' or text == '{}' then return {} end
   return string_list(decode_stored(text)) or {}
 end
 

@@ -33,6 +33,9 @@ end
 
 -- The throttle list of a job or template (stored JSON text; absent means none).
 function Throttle.parse(text)
+  -- the usual list, the queue's throttle alone, read without decoding
+  local one = type(text) == 'string' and string.match(text, '^%["([^"\\%c]*)"%]$')
+  if one then return {one} end
   return string_list(decode_stored(text)) or {}
 end
 
@@ -94,7 +97,7 @@ function Throttle.park(queue, jid, throttles, state, now)
   call('ZADD', Keys.queue(queue, 'throttled'), now, jid)
   if state ~= 'throttled' then
     call('HSET', Keys.job(jid), 'state', 'throttled')
-    History.append(jid, now, 'throttled', {queue = queue})
+    History.pair(jid, now, 'throttled', 'queue', queue)
   end
 end
 
