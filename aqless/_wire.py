@@ -116,9 +116,13 @@ class _Link(asyncio.Protocol):
         if self.lost is not None:
             future.set_exception(_dropped(self.lost))
             return future
-        if not self._unsent:
+        if self._unsent:
+            self._unsent.append(packed)  # joins the write at the end of this turn
+        elif self._transport is not None and not self._waiters:
+            self._transport.write(packed)  # idle: at once, rather than a turn later
+        else:
+            self._unsent.append(packed)
             self.loop.call_soon(self._flush)  # later calls of this turn join the write
-        self._unsent.append(packed)
         self._waiters.append(_Waiter(future, expected, time.monotonic()))
         if self._watchdog is None and self._timeout:
             self._watchdog = self.loop.call_later(self._timeout, self._watch)
