@@ -123,7 +123,8 @@ class _Link(asyncio.Protocol):
         else:
             self._unsent.append(packed)
             self.loop.call_soon(self._flush)  # later calls of this turn join the write
-        self._waiters.append(_Waiter(future, expected, time.monotonic()))
+        sent = time.monotonic() if self._timeout else 0.0  # only the watchdog reads it
+        self._waiters.append(_Waiter(future, expected, sent))
         if self._watchdog is None and self._timeout:
             self._watchdog = self.loop.call_later(self._timeout, self._watch)
         return future

@@ -209,8 +209,8 @@ class Client:
         with anyio.move_on_after(5, shield=True):
             if self._protocol is not None:
                 await self._protocol.close()
-            if self._protocol is not None and self._owns_redis:
-                await self._protocol.redis.aclose()
+                if self._owns_redis:
+                    await self._protocol.redis.aclose()
             for sentinel in self._sentinels:
                 await sentinel.aclose()
         self._sentinels = []

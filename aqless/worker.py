@@ -140,7 +140,6 @@ class Worker:
         self.burst = burst
         self.max_memory = max_memory
         self.resume = resume
-        self.refresh = refresh
         self.workdir = Path(workdir) if workdir is not None else None
         self.counters = WorkerCounters()
         self.slots: dict[str, Slot] = {}
@@ -174,6 +173,15 @@ class Worker:
 
     def __repr__(self) -> str:
         return f"<Worker {self.name} {len(self.slots)}/{self.concurrency} {self._state}>"
+
+    @property
+    def refresh(self) -> float:
+        """Seconds between re-reading which queues the patterns match."""
+        return self._served.refresh
+
+    @refresh.setter
+    def refresh(self, seconds: float) -> None:
+        self._served.refresh = seconds
 
     @property
     def state(self) -> _State:

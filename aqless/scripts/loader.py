@@ -165,7 +165,7 @@ class Script:
 
     def _send(self, argv: tuple[Argument, ...]) -> Awaitable[Reply]:
         """One call: `argv` is the verb, its name, the keys and the arguments. Not a
-        coroutine of its own: off a Cluster it is redis-py's."""
+        coroutine of its own: the Wire's, or off a Cluster redis-py's."""
         if self._wire is not None:
             return self._wire.call(argv)
         if self._cluster is None:

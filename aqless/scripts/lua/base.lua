@@ -135,8 +135,7 @@ end
 
 -- A JSON string.
 local function json_string(s)
-  if not string.find(s, '[%c"\\]') then return '"' .. s .. '"' end
-  return cjson.encode(s)
+  return '"' .. json_chars(s) .. '"'
 end
 
 -- A stored number (string or number), 0 when absent or not a number, to concatenate:
@@ -145,12 +144,6 @@ local function json_number(value)
   local n = tonumber(value) or 0
   if n ~= n or n == math.huge or n == -math.huge then return cjson.encode(n) end
   return n
-end
-
--- A list from a reply as cjson writes it: an empty one as {}.
-local function json_list(list)
-  if #list == 0 then return '{}' end
-  return cjson.encode(list)
 end
 
 -- Stored JSON text (tags, throttles, failure) as cjson writes it once decoded, {} when

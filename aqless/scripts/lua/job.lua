@@ -20,7 +20,7 @@ function Job.read_full(jid)
     spawned_from_jid = v[15] or nil, throttles = v[16] or nil}
 end
 
--- The JSON lists of the jids of the jobs that depend on a job and of those it depends on.
+-- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job and of those it depends on.
 -- Most jobs have neither, so one EXISTS of both sets comes first; its count spares the
 -- second read when only the dependents exist.
 local function relations_json(jid)
@@ -28,8 +28,8 @@ local function relations_json(jid)
   local existing = call('EXISTS', dependents, dependencies)
   if existing == 0 then return '{}', '{}' end
   local first = call('SMEMBERS', dependents)
-  if existing == 1 and #first > 0 then return json_list(first), '{}' end
-  return json_list(first), json_list(call('SMEMBERS', dependencies))
+  if existing == 1 and #first > 0 then return cjson.encode(first), '{}' end
+  return cjson.encode(first), cjson.encode(call('SMEMBERS', dependencies))
 end
 
 -- The job object (17 keys classic, 18 reqless) as JSON text, or nil when the job does not
@@ -298,7 +298,7 @@ function Job.tracked(D)
   end
   local list = '{}'
   if #jobs > 0 then list = '[' .. table.concat(jobs, ',') .. ']' end
-  return '{"jobs":' .. list .. ',"expired":' .. json_list(expired) .. '}'
+  return '{"jobs":' .. list .. ',"expired":' .. cjson.encode(expired) .. '}'
 end
 
 -- `track track|untrack jid`: returns the JSON text of how many members changed.
