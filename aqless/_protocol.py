@@ -112,8 +112,8 @@ class Protocol:
         self.redis = redis
         self.prefix = prefix or "ql:"
         self.clock = clock
-        self._wire = Wire.serving(redis)  # None: redis-py's connections carry the calls
-        self.script = Script(redis, prefix=prefix, wire=self._wire)
+        self.wire = Wire.serving(redis)  # None: redis-py's connections carry the calls
+        self.script = Script(redis, prefix=prefix, wire=self.wire)
         self._batcher: Batcher | None = None
 
     async def call(self, command: str, *args: Argument) -> Any:
@@ -142,8 +142,8 @@ class Protocol:
 
     async def close(self) -> None:
         """Close the protocol's own connection, if it has one (redis-py's stay open)."""
-        if self._wire is not None:
-            await self._wire.close()
+        if self.wire is not None:
+            await self.wire.close()
 
     @asynccontextmanager
     async def batching(self) -> AsyncIterator[Batcher]:

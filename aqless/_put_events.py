@@ -1,33 +1,76 @@
 """A worker's ear for new work: while it has free slots and found its queues empty, it
 listens on ``ql:log`` and is told the moment a job is put (or advanced) into a queue it
 serves, by any qless client. A worker with full slots stops listening, so a busy worker
-reads no events."""
+reads no events.
+
+Where the client has its own lean connection (aqless._wire), the worker also offers to take
+its queues' next jobs (``worker.offer``, see worker.lua) and listens on its push channel: a
+put made through aqless's scripts then pops the job for it and publishes it there, so the job
+arrives with the news instead of a pop's round trip later. The put event of a job pushed
+here brings nothing to pop; one pushed to another worker still triggers a pop, which finds
+what is left.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Protocol
 
 import anyio
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
+from aqless._ear import Ear, Message
 from aqless._served import ServedQueues
+from aqless._wire import Wire
 from aqless.client import Client
-from aqless.errors import ConnectionLostError
-from aqless.events import RECONNECTED
+from aqless.errors import ConnectionLostError, ScriptError
+from aqless.events import RECONNECTED, parse_event
+from aqless.job import Job
 
 logger = logging.getLogger("aqless.worker")
 
 
+class PushTaker(Protocol):
+    """The worker, as the push channel sees it."""
+
+    name: str
+    concurrency: int
+    interval: float
+
+    def take_pushed(self, jobs: Sequence[Job]) -> None:
+        """Start jobs the server popped for this worker."""
+
+    def pushes_may_be_lost(self) -> None:
+        """The push channel's connection dropped: jobs pushed meanwhile never arrived."""
+
+
 class PutListener:
     """Calls `news()` when an event may bring work (and once per (re)subscription: a put
-    made just before it went unheard)."""
+    made just before it went unheard); hands pushed jobs to `taker`, if given."""
 
-    def __init__(self, client: Client, served: ServedQueues, news: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        served: ServedQueues,
+        news: Callable[[], None],
+        taker: PushTaker | None = None,
+    ) -> None:
         self._client = client
         self._served = served
         self._news = news
+        self._taker = taker
         self._wanted = anyio.Event()  # set while the worker wants put events
+        self._quiet = anyio.Event()  # set while nothing is subscribed
+        self._quiet.set()
         self._scope: anyio.CancelScope | None = None
+        self._ear: Ear | None = None
+        self._log_channel = f"{client.prefix}log"
+        self._offered: tuple[str, ...] = ()
+        self._offered_at = float("-inf")
 
     def want(self, wanted: bool) -> None:
         if wanted and not self._wanted.is_set():
@@ -36,14 +79,41 @@ class PutListener:
             self._wanted = anyio.Event()
             if self._scope is not None:
                 self._scope.cancel()
+            if self._ear is not None:
+                self._ear.wake()
+
+    @property
+    def listening(self) -> bool:
+        return not self._quiet.is_set()
+
+    async def quiet(self) -> None:
+        """Wait until nothing is subscribed: after ``want(False)``, every job pushed here
+        has been handed over once this returns."""
+        await self._quiet.wait()
 
     async def run(self) -> None:
         """Listen whenever wanted, for ever (resubscribing after a lost connection)."""
+        wire = self._client.protocol.wire
+        if wire is not None and self._taker is not None:
+            await self._listen_for_pushes(wire, self._taker)
+        else:
+            await self._listen_to_events()
+
+    async def withdraw(self) -> None:
+        """Take back the offers made (the worker is stopping)."""
+        if self._taker is not None and self._offered:
+            offered, self._offered = self._offered, ()
+            await self._client.protocol.call("worker.withdraw", self._taker.name, *offered)
+
+    # -- through redis-py's pubsub: put events only --------------------------------------------
+
+    async def _listen_to_events(self) -> None:
         failures = 0
         while True:
             await self._wanted.wait()
             try:
                 async with self._client.events("log") as events:
+                    self._quiet = anyio.Event()
                     with anyio.CancelScope() as self._scope:
                         if not self._wanted.is_set():
                             continue
@@ -60,6 +130,91 @@ class PutListener:
                 await anyio.sleep(min(0.1 * 2**failures, 5.0))
             finally:
                 self._scope = None
+                self._quiet.set()
+
+    # -- through an Ear of its own: put events and pushed jobs ---------------------------------
+
+    async def _listen_for_pushes(self, wire: Wire, taker: PushTaker) -> None:
+        failures = 0
+        push_channel = f"{self._client.prefix}push:{taker.name}"
+        while True:
+            await self._wanted.wait()
+            try:
+                self._ear = ear = await Ear.open(wire.options, partial(self._hear, push_channel))
+                try:
+                    while True:
+                        await self._wanted.wait()
+                        self._quiet = anyio.Event()
+                        await self._listen_once(ear, taker, push_channel)
+                        failures = 0
+                        self._quiet.set()
+                finally:
+                    self._ear = None
+                    ear.close()
+            except (ResponseError, ScriptError) as error:  # e.g. an ACL refusing them
+                logger.warning("cannot listen for pushed jobs (%s); put events only", error)
+                self._quiet.set()
+                await self._listen_to_events()
+            except (RedisConnectionError, ConnectionLostError, TimeoutError, OSError) as error:
+                failures += 1
+                taker.pushes_may_be_lost()
+                self._offered_at = float("-inf")
+                logger.warning("cannot listen for put events and pushed jobs (%s)", error)
+                self._quiet.set()
+                await anyio.sleep(min(0.1 * 2**failures, 5.0))
+
+    async def _listen_once(self, ear: Ear, taker: PushTaker, push_channel: str) -> None:
+        """Subscribe, offer, listen until no longer wanted, unsubscribe."""
+        await ear.subscribe([self._log_channel, push_channel])
+        self._served.stale()  # a put before the subscription, maybe into a new queue
+        self._news()
+        await self._offer(taker)
+        while self._wanted.is_set():
+            await ear.wait(taker.interval)
+            if self._wanted.is_set():  # a quiet interval: offer again, check the line
+                await self._offer(taker)
+                with anyio.fail_after(max(taker.interval, 1.0)):
+                    await ear.ping()
+        await ear.unsubscribe()
+
+    async def _offer(self, taker: PushTaker) -> None:
+        """Offer to take the served queues' next jobs, unless a recent offer stands."""
+        names = tuple(self._served.names)
+        if not names:
+            return  # not yet known: the first pop reads them, and the next quiet offers
+        now = anyio.current_time()
+        if names == self._offered and now - self._offered_at < taker.interval / 2:
+            return
+        gone = set(self._offered) - set(names)
+        if gone:
+            await self._client.protocol.call("worker.withdraw", taker.name, *gone)
+        lasts = 3 * taker.interval + 1
+        await self._client.protocol.call(
+            "worker.offer", taker.name, taker.concurrency, lasts, *names
+        )
+        self._offered, self._offered_at = names, now
+
+    def _hear(self, push_channel: str, messages: list[Message]) -> None:
+        pushed: list[Job] = []
+        pushed_jids: set[str] = set()
+        channel_bytes = push_channel.encode()
+        for channel, payload in messages:
+            if channel == channel_bytes:
+                jobs = [Job(self._client, fields) for fields in json.loads(payload)]
+                pushed += jobs
+                pushed_jids.update(job.jid for job in jobs)
+        news = False
+        for channel, payload in messages:
+            if channel == channel_bytes:
+                continue
+            event = parse_event(channel.decode(), payload.decode(), prefix=self._client.prefix)
+            if event.kind == "put" and event.jid in pushed_jids:
+                continue  # its job is here already
+            news = news or self._brings_work(event.kind, event.queue, event.to)
+        if pushed and self._taker is not None:
+            self._taker.take_pushed(pushed)
+        if news:
+            self._news()
 
     def _brings_work(self, kind: str, queue: str | None, to: str | None) -> bool:
         if kind == RECONNECTED:

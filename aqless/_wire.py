@@ -23,7 +23,7 @@ import select
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import hiredis
 import redis.asyncio as aioredis
@@ -53,13 +53,13 @@ _IGNORED = frozenset(
         "lib_version", "event_dispatcher",
     }
 )  # fmt: skip
-_NO_MORE = object()  # what the reader gives back when a reply is incomplete
+NO_MORE = object()  # what the reader gives back when a reply is incomplete
 
 #: redis-py's exception for an error reply ("NOSCRIPT ..." -> NoScriptError, ...)
 _refusal = cast(Callable[[str], ResponseError], BaseParser.parse_error)
 
 
-def _pack(argv: Sequence[Argument]) -> bytes:
+def pack(argv: Sequence[Argument]) -> bytes:
     """One command in the wire format (hiredis's stub wrongly types it as a 1-tuple)."""
     packed: bytes = hiredis.pack_command(tuple(argv))  # type: ignore[arg-type]
     return packed
@@ -77,7 +77,7 @@ class _Waiter:
         self.sent = sent
 
 
-class _Link(asyncio.Protocol):
+class Link(asyncio.Protocol):
     """One open connection: writes what it is given, hands each reply to its waiter."""
 
     def __init__(self, reader: hiredis.Reader, timeout: float | None) -> None:
@@ -114,7 +114,7 @@ class _Link(asyncio.Protocol):
     def send(self, packed: bytes, expected: int) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = self.loop.create_future()
         if self.lost is not None:
-            future.set_exception(_dropped(self.lost))
+            future.set_exception(dropped(self.lost))
             return future
         if self._unsent:
             self._unsent.append(packed)  # joins the write at the end of this turn
@@ -138,7 +138,7 @@ class _Link(asyncio.Protocol):
         reader = self._reader
         try:
             reader.feed(data)
-            while (reply := reader.gets()) is not _NO_MORE:
+            while (reply := reader.gets()) is not NO_MORE:
                 self._deliver(reply)
         except hiredis.ProtocolError as error:
             self.abort(RedisConnectionError(f"the server's reply is garbled: {error}"))
@@ -192,7 +192,7 @@ class _Link(asyncio.Protocol):
         waiters, self._waiters, self._unsent = self._waiters, deque(), []
         for waiter in waiters:
             if not waiter.future.done():
-                waiter.future.set_exception(_dropped(self.lost))
+                waiter.future.set_exception(dropped(self.lost))
 
     def close(self) -> None:
         if self._transport is not None and not self.loop.is_closed():
@@ -200,7 +200,7 @@ class _Link(asyncio.Protocol):
             self._transport.close()
 
 
-def _dropped(cause: BaseException) -> RedisConnectionError:
+def dropped(cause: BaseException) -> RedisConnectionError:
     if isinstance(cause, RedisConnectionError):
         return cause
     error = RedisConnectionError(f"the connection to the server was lost: {cause}")
@@ -212,9 +212,9 @@ class Wire:
     """Script calls of one client over one lazily opened connection (per event loop)."""
 
     def __init__(self, options: dict[str, Any]) -> None:
-        self._options = options
-        self._link: _Link | None = None
-        self._connecting: asyncio.Future[_Link] | None = None
+        self.options = options  # the connection's: host, port, password...
+        self._link: Link | None = None
+        self._connecting: asyncio.Future[Link] | None = None
         self._closed = False
 
     @classmethod
@@ -236,11 +236,11 @@ class Wire:
 
     async def call(self, argv: Sequence[Argument]) -> Any:
         """The reply to one command (raising a refusal as redis-py's ResponseError)."""
-        return await self._send(_pack(argv), 0)
+        return await self._send(pack(argv), 0)
 
     async def pipeline(self, argvs: Sequence[Sequence[Argument]]) -> list[Any]:
         """The replies to commands sent together; a refusal is its ResponseError, in place."""
-        packed = b"".join([_pack(argv) for argv in argvs])
+        packed = b"".join([pack(argv) for argv in argvs])
         replies: list[Any] = await self._send(packed, len(argvs))
         return replies
 
@@ -254,7 +254,7 @@ class Wire:
             link = await self._connect()
         return await link.send(packed, expected)
 
-    async def _connect(self) -> _Link:
+    async def _connect(self) -> Link:
         loop = asyncio.get_running_loop()
         if self._connecting is not None and self._connecting.get_loop() is loop:
             return await asyncio.shield(self._connecting)
@@ -274,59 +274,68 @@ class Wire:
         self._link = link
         return link
 
-    async def _open(self) -> _Link:
-        options = self._options
-        reader_options: dict[str, Any] = {"notEnoughData": _NO_MORE}
-        if options.get("decode_responses"):
-            reader_options["encoding"] = options.get("encoding", "utf-8")
-            reader_options["errors"] = options.get("encoding_errors", "strict")
-        loop = asyncio.get_running_loop()
-
-        def link() -> _Link:
-            return _Link(hiredis.Reader(**reader_options), options.get("socket_timeout"))
-
-        timeout = options.get("socket_connect_timeout") or options.get("socket_timeout")
-        try:
-            async with asyncio.timeout(timeout):
-                if options.get("path"):
-                    _, opened = await loop.create_unix_connection(link, options["path"])
-                else:
-                    _, opened = await loop.create_connection(
-                        link, options.get("host", "localhost"), options.get("port", 6379)
-                    )
-        except (OSError, TimeoutError) as error:
-            where = options.get("path") or f"{options.get('host')}:{options.get('port')}"
-            raise RedisConnectionError(f"cannot connect to {where}: {error}") from error
-        await self._greet(opened)
-        return opened
-
-    async def _greet(self, link: _Link) -> None:
-        """Authenticate, select the database and name the connection, as redis-py would."""
-        options = self._options
-        hello: list[tuple[Argument, ...]] = []
-        if options.get("password") is not None:
-            user = options.get("username")
-            password = options["password"]
-            hello.append(("AUTH", user, password) if user else ("AUTH", password))
-        if options.get("client_name"):
-            hello.append(("CLIENT", "SETNAME", options["client_name"]))
-        if options.get("db"):
-            hello.append(("SELECT", options["db"]))
-        if not hello:
-            return
-        packed = b"".join([_pack(command) for command in hello])
-        try:
-            replies: list[Any] = await link.send(packed, len(hello))
-        except BaseException:
-            link.abort(RedisConnectionError("greeting interrupted"))
-            raise
-        for reply in replies:
-            if isinstance(reply, BaseException):
-                link.abort(RedisConnectionError(str(reply)))
-                raise reply
+    async def _open(self) -> Link:
+        return await open_link(self.options, Link)
 
     async def close(self) -> None:
         self._closed = True
         link, self._link = self._link, None
         if link is not None and link.lost is None:
             link.close()
+
+
+LinkType = TypeVar("LinkType", bound=Link)
+
+
+async def open_link(
+    options: dict[str, Any], make: Callable[[hiredis.Reader, float | None], LinkType]
+) -> LinkType:
+    """A connection made by `make(reader, socket_timeout)`, greeted as redis-py would:
+    authenticated, its database selected and its name set."""
+    reader_options: dict[str, Any] = {"notEnoughData": NO_MORE}
+    if options.get("decode_responses"):
+        reader_options["encoding"] = options.get("encoding", "utf-8")
+        reader_options["errors"] = options.get("encoding_errors", "strict")
+    loop = asyncio.get_running_loop()
+
+    def link() -> LinkType:
+        return make(hiredis.Reader(**reader_options), options.get("socket_timeout"))
+
+    timeout = options.get("socket_connect_timeout") or options.get("socket_timeout")
+    try:
+        async with asyncio.timeout(timeout):
+            if options.get("path"):
+                _, opened = await loop.create_unix_connection(link, options["path"])
+            else:
+                _, opened = await loop.create_connection(
+                    link, options.get("host", "localhost"), options.get("port", 6379)
+                )
+    except (OSError, TimeoutError) as error:
+        where = options.get("path") or f"{options.get('host')}:{options.get('port')}"
+        raise RedisConnectionError(f"cannot connect to {where}: {error}") from error
+    await _greet(options, opened)
+    return opened
+
+
+async def _greet(options: dict[str, Any], link: Link) -> None:
+    hello: list[tuple[Argument, ...]] = []
+    if options.get("password") is not None:
+        user = options.get("username")
+        password = options["password"]
+        hello.append(("AUTH", user, password) if user else ("AUTH", password))
+    if options.get("client_name"):
+        hello.append(("CLIENT", "SETNAME", options["client_name"]))
+    if options.get("db"):
+        hello.append(("SELECT", options["db"]))
+    if not hello:
+        return
+    packed = b"".join([pack(command) for command in hello])
+    try:
+        replies: list[Any] = await link.send(packed, len(hello))
+    except BaseException:
+        link.abort(RedisConnectionError("greeting interrupted"))
+        raise
+    for reply in replies:
+        if isinstance(reply, BaseException):
+            link.abort(RedisConnectionError(str(reply)))
+            raise reply

@@ -5,6 +5,8 @@ reserver gives, and starts each job's code in a task of its own. When a pop come
 it subscribes to ``ql:log`` and pops again as soon as a job is put into one of its queues
 (or every `interval` seconds, for jobs that become due or are put by scripts that publish
 nothing); when its slots are full it unsubscribes again, so a busy worker reads no events.
+Meanwhile it offers to take its queues' next jobs, and a put pops the job for it and pushes
+it on its own channel (aqless._put_events): those jobs start without a pop.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._locks), and the perform step (aqless._perform) turns the end of the code
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -156,7 +159,10 @@ class Worker:
         self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._served = ServedQueues(client, self.selection, refresh)
-        self._put_events = PutListener(client, self._served, self._news)
+        # pushes (see aqless._put_events) suit workers that take work for ever
+        taker = self if max_jobs is None and not burst else None
+        self._put_events = PutListener(client, self._served, self._news, taker)
+        self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
         self._pop_failures = 0
         self._pop_lost_replies = False  # a pop failed: it may have run, its jobs unknown
         # whether a pop could find a job: the last one came back full, or news came since;
@@ -182,6 +188,13 @@ class Worker:
     @refresh.setter
     def refresh(self, seconds: float) -> None:
         self._served.refresh = seconds
+
+    @property
+    def listening(self) -> bool:
+        """Whether the worker is subscribed to put events (and, where the server pushes
+        jobs, to its pushed jobs): it is while it has free slots and found its queues empty.
+        After ``stop()`` or ``pause()``, the server may push jobs until this turns False."""
+        return self._put_events.listening
 
     @property
     def state(self) -> _State:
@@ -210,6 +223,7 @@ class Worker:
     def pause(self) -> None:
         """Stop popping (running jobs go on) until ``resume()``."""
         self.paused = True
+        self._put_events.want(False)  # and stop taking pushed jobs
 
     def resume_popping(self) -> None:
         """Pop again after `pause()`."""
@@ -219,6 +233,7 @@ class Worker:
     def _begin_stop(self) -> None:
         if self._state in ("new", "running"):
             self._state = "stopping"
+        self._put_events.want(False)  # jobs pushed until the server hears it still run
         self._wakeup.fire()
 
     # -- the loop ------------------------------------------------------------------------------
@@ -247,10 +262,12 @@ class Worker:
             services.start_soon(self._put_events.run)
             services.start_soon(self._housekeeping)
             async with anyio.create_task_group() as jobs:
+                self._jobs = jobs
                 if self.resume:
                     await self._resume(jobs)
                 await self._reserve_loop(jobs)
                 await self._wind_down()
+                self._jobs = None
             services.cancel_scope.cancel()
         self._state = "stopped"
         _process.set_title(f"aqless-run {self.name}: stopped")
@@ -417,6 +434,10 @@ class Worker:
     async def _wind_down(self) -> None:
         self._runners.close()
         self._put_events.want(False)
+        with anyio.move_on_after(5.0):
+            await self._put_events.quiet()  # the jobs pushed until the server heard it run
+            with suppress(ConnectionLostError, ScriptError):
+                await self._put_events.withdraw()
         if self.slots:
             logger.info("worker %s stopping: %d jobs running", self.name, len(self.slots))
         with anyio.move_on_after(self.grace):
@@ -457,6 +478,20 @@ class Worker:
                     )
                     self.finish()
             await anyio.sleep(1.0)
+
+    def take_pushed(self, jobs: Sequence[Job]) -> None:
+        """Start jobs the server popped for this worker on a put (see aqless._put_events)."""
+        group = self._jobs
+        for job in jobs:
+            if group is None:  # cannot happen: pushes end before the group closes
+                logger.error("job %s pushed to a stopped worker; its lock will expire", job.jid)
+            else:
+                self._start(group, job)
+
+    def pushes_may_be_lost(self) -> None:
+        """Look for jobs this worker holds but never heard of, after the next pop."""
+        self._pop_lost_replies = True
+        self._wakeup.fire()
 
     def _news(self) -> None:
         """A put event: a pop may find a job now."""

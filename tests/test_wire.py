@@ -21,7 +21,7 @@ pytest_plugins = ["tests.client_fixtures"]
 
 
 def wire_of(client: Client) -> Wire:
-    wire = client.protocol._wire
+    wire = client.protocol.wire
     assert wire is not None, "a unix-socket client talks through a Wire"
     return wire
 

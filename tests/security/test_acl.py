@@ -79,11 +79,16 @@ async def deployed(as_user: Callable[..., Any]) -> None:
         await Script(deployer.redis).load_library()
 
 
+SUBCOMMANDS = {"PUBSUB"}
+
+
 def script_commands() -> set[str]:
     """Every command the protocol's Lua code runs, lower case."""
     folder = resources.files("aqless.scripts").joinpath("lua")
     text = "".join(entry.read_text() for entry in folder.iterdir() if entry.name.endswith(".lua"))
-    return {name.lower() for name in re.findall(r"call(?:_batched)?\(\s*'([A-Z]+)'", text)}
+    calls = re.findall(r"call(?:_batched)?\(\s*'([A-Z]+)'(?:,\s*'([A-Z]+)')?", text)
+    # a container command is allowed by its subcommand (PUBSUB NUMSUB: pubsub|numsub)
+    return {(f"{name}|{sub}" if name in SUBCOMMANDS else name).lower() for name, sub in calls}
 
 
 async def test_the_command_lists_cover_the_script_and_the_viewer_only_reads(
@@ -129,6 +134,27 @@ async def refusals_every_role_gets(client: aqless.Client) -> None:
     await refused(raw(r, "ACL", "LIST"))
     await refused(r.get("session:1234"))  # a key of the application, not of qless
     await refused(r.set("ql:x", 1))  # a command the script does not use, even on ql: keys
+
+
+async def test_a_producer_of_an_older_acl_still_puts_without_pushes(
+    redis: aioredis.Redis, server_url: str, deployed: None
+) -> None:
+    """Before offers, the rule had no HLEN, HRANDFIELD or PUBSUB: puts go on, unpushed."""
+    added = {"+hlen", "+hrandfield", "+pubsub|numsub"}
+    older = [word for word in rules_for("producer") if word not in added]
+    admin = redis_sync(server_url)
+    command(admin, "ACL", "SETUSER", "aqless-older", "reset", *older)
+    try:
+        async with aqless.Client(
+            server_url, username="aqless-older", password=PASSWORD
+        ) as producer:
+            await redis.hset("ql:offers:q", "w1", "5 99999999999.000")
+            jid = await producer.queues["q"].put("app.Send", {"to": "ann"})
+            job = await producer.jobs.get(jid)
+            assert job is not None and job.state == "waiting"
+    finally:
+        command(admin, "ACL", "DELUSER", "aqless-older")
+        admin.close()
 
 
 async def test_the_producer_puts_and_reads_and_nothing_more(

@@ -39,6 +39,7 @@ async def test_sigquit_finishes_the_running_jobs_then_exits_0(
     worker, jids = await running_sleepers(aq, spawn, 3, sleep=1.0)
     worker.send(signal.SIGQUIT)
     await worker.logged("SIGQUIT")
+    await worker.logged("stopping: 3 jobs running")  # logged once it listens no more
     later = await put(aq, "aqjobs.noop", 1)  # not taken: the worker stopped popping
     assert await worker.exited(timeout=5) == 0
     assert sorted(await listed(aq, "done")) == sorted(jids)

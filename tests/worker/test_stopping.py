@@ -57,6 +57,7 @@ async def test_stop_gives_grace_then_hands_back(
         await until(lambda: len(worker.slots) == 2)
         stopped_at = time.monotonic()
         worker.stop()
+        await until(lambda: not worker.listening)  # the server knows: it pushes no more
         later = await client.queues["q"].put("app.finishes")
         finishing.set()
         counters = await run.stopped()
@@ -94,6 +95,7 @@ async def test_finish_waits_for_every_job(client: aqless.Client) -> None:
     async with running(worker) as run:
         await until(lambda: len(worker.slots) == 2)
         worker.finish()
+        await until(lambda: not worker.listening)
         later = await client.queues["q"].put("app.job")
         await anyio.sleep(0.3)
         assert len(worker.slots) == 2

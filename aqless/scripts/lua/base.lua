@@ -30,6 +30,8 @@ function Keys.worker_jobs(worker) return PREFIX .. 'w:' .. worker .. ':jobs' end
 function Keys.stats(kind, bin, q) return PREFIX .. 's:' .. kind .. ':' .. bin .. ':' .. q end
 function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
+-- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)
+function Keys.offers(q) return PREFIX .. 'offers:' .. q end
 function Keys.channel(name) return PREFIX .. name end
 -- The throttle every job of a queue holds: its id is the queue's key stem.
 function Keys.queue_throttle(q) return PREFIX .. 'q:' .. q end

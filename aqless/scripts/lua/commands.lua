@@ -172,6 +172,9 @@ GROUPS['queue'] = function() return {
 GROUPS['worker'] = function() return {
   ['worker.deregister'] = function(now, a) Worker.forget(rest(a, 1)) end,
   ['worker.forget'] = function(now, a) Worker.forget(rest(a, 1)) end,
+  -- aqless's own (see Worker.offer)
+  ['worker.offer'] = function(now, a) Worker.offer(now, a[1], a[2], a[3], rest(a, 4)) end,
+  ['worker.withdraw'] = function(now, a) Worker.withdraw(a[1], rest(a, 2)) end,
   ['worker.jobs'] = function(now, a)
     if a[1] ~= nil then return json(Worker.jobs(now, a[1])) end
     return json(Worker.counts(now))

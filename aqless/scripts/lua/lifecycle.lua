@@ -96,6 +96,7 @@ function Job.put(D, now, a)
   Job.settle_home(jid, old)
   Job.add_dependencies(jid, p.depends)
 
+  local waiting = false
   local has_dependencies = (old.state ~= nil or #p.depends > 0)
     and call('SCARD', Keys.dependencies(jid)) > 0
   if has_dependencies then
@@ -108,9 +109,11 @@ function Job.put(D, now, a)
     Throttle.park(queue, jid, throttles, state, now)
   else
     Job.to_work(queue, jid, priority, now)
+    waiting = true
   end
   Job.register_queue(queue, now)
   Events.if_tracked('put', jid)
+  if waiting then Worker.push(now, queue) end
   return jid
 end
 

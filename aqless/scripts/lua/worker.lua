@@ -1,4 +1,5 @@
--- Workers: ql:workers (name -> last activity) and ql:w:<worker>:jobs (jid -> lock expiry).
+-- Workers: ql:workers (name -> last activity) and ql:w:<worker>:jobs (jid -> lock expiry),
+-- and aqless's offers: ql:offers:<queue> (worker -> "<slots> <until>").
 
 -- Forgets workers idle for longer than max-worker-age (done before every listing).
 local function expire_workers(now)
@@ -36,4 +37,71 @@ end
 function Worker.forget(names)
   check(#names > 0, 'Worker(): wrong number of arguments: give at least one worker name')
   call_batched('ZREM', Keys.workers(), names)
+end
+
+-- Offers (aqless's own; other clients neither make nor see them). A worker that found its
+-- queues empty offers to take their next jobs; a put into such a queue then pops a job for
+-- the offering worker with the most free slots and publishes the pop's reply on
+-- ql:push:<worker>: the job reaches the worker in one hop instead of an event and a pop.
+-- An offer counts until it lapses, while the worker listens on that channel, and while it
+-- holds fewer unexpired locks than its slots; otherwise the job waits for a pop as ever.
+
+local function push_channel(worker) return 'push:' .. worker end
+
+function Worker.offer(now, worker, slots, seconds, queues)
+  check(worker, 'Offer(): Arg "worker" missing')
+  local n = number(slots)
+  check(n and n >= 1, 'Offer(): Arg "slots" not a positive number: ' .. tostring(slots))
+  local lasts = number(seconds)
+  check(lasts and lasts > 0, 'Offer(): Arg "seconds" not a positive number: ' ..
+    tostring(seconds))
+  check(#queues > 0, 'Offer(): wrong number of arguments: give at least one queue name')
+  local offer = string.format('%d %.3f', whole(n), now + lasts)
+  for _, queue in ipairs(queues) do call('HSET', Keys.offers(queue), worker, offer) end
+end
+
+function Worker.withdraw(worker, queues)
+  check(worker, 'Withdraw(): Arg "worker" missing')
+  for _, queue in ipairs(queues) do call('HDEL', Keys.offers(queue), worker) end
+end
+
+-- Of (at most) eight offers drawn at random, the listening worker with the most free
+-- slots, or nil. Lapsed offers met on the way are dropped.
+local function taker(now, queue)
+  local key = Keys.offers(queue)
+  -- pcall: a user whose ACL predates offers (no HLEN) still puts, without pushes
+  local count = redis.pcall('HLEN', key)
+  if type(count) ~= 'number' or count == 0 then return nil end
+  local offers
+  if count <= 8 then
+    offers = call('HGETALL', key)  -- HRANDFIELD costs ten times more on a small hash
+  else
+    offers = call('HRANDFIELD', key, 8, 'WITHVALUES')
+  end
+  local best, most = nil, 0
+  for i = 1, #offers, 2 do
+    local worker = offers[i]
+    local slots, lapses = string.match(offers[i + 1], '^(%d+) (%S+)$')
+    if slots == nil or (tonumber(lapses) or 0) < now then
+      call('HDEL', key, worker)
+    else
+      local free = tonumber(slots) - call('ZCOUNT', Keys.worker_jobs(worker), now, '+inf')
+      if free > most
+        and call('PUBSUB', 'NUMSUB', Keys.channel(push_channel(worker)))[2] > 0 then
+        best, most = worker, free
+      end
+    end
+  end
+  return best
+end
+
+-- After a put made `queue` hold a waiting job: pops one job for an offering worker and
+-- publishes it to that worker (exactly a put followed by that worker's pop).
+function Worker.push(now, queue)
+  local worker = taker(now, queue)
+  if worker == nil then return end
+  local popped, known = Queue.pop_jids(RELESS, now, queue, worker, 1)
+  if #popped > 0 then
+    Events.publish(push_channel(worker), Job.list_json(RELESS, popped, known))
+  end
 end

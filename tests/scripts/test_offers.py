@@ -1,0 +1,202 @@
+"""aqless's offers and pushes (worker.lua): `worker.offer`, `worker.withdraw`, and the pop a
+put makes for an offering worker that listens on ``ql:push:<worker>``.
+
+A push must leave exactly what a put followed by that worker's pop leaves, and publish the
+pop's reply; without a listening, unexpired offer with a free slot nothing changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+import redis.asyncio as aioredis
+
+from tests.conftest import EventCapture, Lua
+from tests.scripts._queues_helpers import rpop, rput
+from tests.scripts.expect import refused, snapshot
+
+OFFERS = "ql:offers:queue"
+
+
+@asynccontextmanager
+async def listening(redis: aioredis.Redis, *workers: str) -> AsyncIterator[None]:
+    """Subscribe to the workers' push channels, as their Ears do."""
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(*(f"ql:push:{worker}" for worker in workers))
+    try:
+        yield
+    finally:
+        await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+
+async def offer(lua: Lua, now: float, worker: str, slots: int, *queues: str) -> None:
+    assert await lua("worker.offer", now, worker, slots, 30, *(queues or ("queue",))) is None
+
+
+def pushed_jobs(captured: list[str]) -> list[dict[str, object]]:
+    return [job for payload in captured for job in json.loads(payload)]
+
+
+async def test_a_put_pops_its_job_for_a_listening_offer_and_publishes_it(lua: Lua) -> None:
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "jid")
+    jobs = pushed_jobs(captured.on("ql:push:w1"))
+    assert [(job["jid"], job["worker"], job["state"]) for job in jobs] == [("jid", "w1", "running")]
+    assert jobs[0] == await lua.json("job.get", 1, "jid")  # the job as stored, whole
+    assert captured.channels() == ["ql:log", "ql:push:w1"]  # the put event, then the push
+    assert await lua.redis.zrange("ql:w:w1:jobs", 0, -1) == ["jid"]
+    assert await lua.redis.zcard("ql:q:queue-work") == 0
+
+
+async def test_a_push_leaves_what_a_put_and_a_pop_leave(lua: Lua) -> None:
+    await rput(lua, 1, "jid", "priority", 3, "tags", '["a"]')
+    await rpop(lua, 1, 1, worker="w1")
+    popped = await snapshot(lua)
+    await lua.redis.flushall()
+
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"):
+        await rput(lua, 1, "jid", "priority", 3, "tags", '["a"]')
+    pushed = await snapshot(lua)
+    assert pushed.pop(OFFERS) == ("hash", {"w1": "2 30.000"}, -1)
+    assert pushed == popped
+
+
+@pytest.mark.parametrize("command", ["put", "queue.put"])
+async def test_both_vocabularies_push(lua: Lua, command: str) -> None:
+    await offer(lua, 0, "w1", 1)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await lua(command, 1, "", "queue", "jid", "klass", "{}", 0)
+    assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:w1"))] == ["jid"]
+
+
+async def test_nothing_is_pushed_to_a_worker_that_does_not_listen(lua: Lua) -> None:
+    await offer(lua, 0, "w1", 2)
+    async with EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "jid")
+    assert captured.on("ql:push:w1") == []
+    assert await lua.redis.hget("ql:j:jid", "state") == "waiting"
+    assert await lua.redis.hgetall(OFFERS) == {"w1": "2 30.000"}  # it may listen again
+
+
+async def test_a_lapsed_offer_is_dropped_and_pushes_nothing(lua: Lua) -> None:
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 31, "jid")
+    assert captured.on("ql:push:w1") == []
+    assert await lua.redis.exists(OFFERS) == 0
+    assert await lua.redis.hget("ql:j:jid", "state") == "waiting"
+
+
+async def test_no_push_beyond_the_offered_slots(lua: Lua) -> None:
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        for n in range(3):
+            await rput(lua, 1 + n, f"jid-{n}")
+    assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:w1"))] == ["jid-0", "jid-1"]
+    assert await lua.redis.hget("ql:j:jid-2", "state") == "waiting"
+
+
+async def test_locks_that_expired_free_their_slots(lua: Lua) -> None:
+    await offer(lua, 0, "w1", 1)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "first")
+        await rput(lua, 2, "second")  # w1 holds `first`: no slot
+        await offer(lua, 61, "w1", 1)  # renewed, as a listening worker does
+        await rput(lua, 62, "third")  # first's lock (60 s) has expired
+    # the pop takes what a pop would: the oldest waiting job, not necessarily the one put
+    assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:w1"))] == ["first", "second"]
+    assert await lua.redis.hget("ql:j:third", "state") == "waiting"
+
+
+async def test_the_worker_with_the_most_free_slots_takes_the_job(lua: Lua) -> None:
+    await offer(lua, 0, "small", 1)
+    await offer(lua, 0, "big", 5)
+    async with (
+        listening(lua.redis, "small", "big"),
+        EventCapture(lua.redis, "ql:*") as captured,
+    ):
+        await rput(lua, 1, "jid")
+    assert captured.on("ql:push:small") == []
+    assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:big"))] == ["jid"]
+
+
+@pytest.mark.parametrize(
+    ("setup", "options", "delay", "state"),
+    [
+        (None, (), 5, "scheduled"),
+        ("paused", (), 0, "waiting"),
+        ("dependency", ("depends", '["other"]'), 0, "depends"),
+        ("throttle", ("throttles", '["t"]'), 0, "throttled"),
+    ],
+)
+async def test_a_job_that_is_not_waiting_is_not_pushed(
+    lua: Lua, setup: str | None, options: tuple[str, ...], delay: float, state: str
+) -> None:
+    if setup == "paused":
+        await lua("queue.pause", 0, "queue")
+    elif setup == "dependency":
+        await rput(lua, 0, "other", queue="elsewhere")
+    elif setup == "throttle":
+        await lua("throttle.set", 0, "t", 1)
+        await rput(lua, 0, "holder", "throttles", '["t"]', queue="elsewhere")
+        await rpop(lua, 0, 1, queue="elsewhere", worker="other")
+    await offer(lua, 0, "w1", 5)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "jid", *options, delay=delay)
+    assert captured.on("ql:push:w1") == []
+    assert await lua.redis.hget("ql:j:jid", "state") == state
+
+
+async def test_an_offer_covers_each_queue_it_names(lua: Lua) -> None:
+    await offer(lua, 0, "w1", 3, "a", "b")
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "in-a", queue="a")
+        await rput(lua, 1, "in-b", queue="b")
+        await rput(lua, 1, "in-c", queue="c")
+    assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:w1"))] == ["in-a", "in-b"]
+
+
+async def test_withdraw_takes_the_offer_back(lua: Lua) -> None:
+    await offer(lua, 0, "w1", 3, "a", "b")
+    assert await lua("worker.withdraw", 0, "w1", "a", "b") is None
+    assert await lua.redis.exists("ql:offers:a", "ql:offers:b") == 0
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "jid", queue="a")
+    assert captured.on("ql:push:w1") == []
+
+
+async def test_many_offers_are_sampled_and_the_job_still_goes_to_a_listener(lua: Lua) -> None:
+    for n in range(20):
+        await offer(lua, 0, f"idle-{n}", 1)  # none of them listens
+    await offer(lua, 0, "w1", 1)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        for n in range(40):  # eight offers are drawn per put
+            await rput(lua, 1, f"jid-{n}")
+            if captured.on("ql:push:w1"):
+                break
+    assert len(pushed_jobs(captured.on("ql:push:w1"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        ((), 'Offer(): Arg "worker" missing'),
+        (("w1",), 'Offer(): Arg "slots" not a positive number: nil'),
+        (("w1", 0, 30, "q"), 'Offer(): Arg "slots" not a positive number: 0'),
+        (("w1", "x", 30, "q"), 'Offer(): Arg "slots" not a positive number: x'),
+        (("w1", 2, 0, "q"), 'Offer(): Arg "seconds" not a positive number: 0'),
+        (("w1", 2, "soon", "q"), 'Offer(): Arg "seconds" not a positive number: soon'),
+        (("w1", 2, 30), "Offer(): wrong number of arguments"),
+    ],
+)
+async def test_a_malformed_offer_is_refused(lua: Lua, args: tuple[object, ...], text: str) -> None:
+    await refused(lua, text, "worker.offer", 0, *args)  # type: ignore[arg-type]
+
+
+async def test_a_withdraw_without_a_worker_is_refused(lua: Lua) -> None:
+    await refused(lua, 'Withdraw(): Arg "worker" missing', "worker.withdraw", 0)

@@ -1,0 +1,181 @@
+"""Pushed jobs: an idle worker offers to take its queues' next jobs, and a put pops the job
+for it and publishes it on its push channel (aqless._put_events, worker.lua). The job starts
+without a pop; a full, stopped or paused worker is not pushed to; a push lost with its
+connection is taken back; without the lean connection the worker listens to put events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from json import loads
+from typing import Any
+
+import anyio
+import pytest
+import redis.asyncio as aioredis
+
+import aqless
+from aqless import Job, JobState
+from tests.conftest import EventCapture
+from tests.worker.helpers import WORKER, get_job, make_worker, one, running, until, until_state
+
+OFFERS = "ql:offers:q"
+
+
+class Pops:
+    """Counts the worker's `queue.pop` calls (they all go through Protocol.json_ordered)."""
+
+    def __init__(self, client: aqless.Client) -> None:
+        self.count = 0
+        protocol = client.protocol
+        original = protocol.json_ordered
+
+        async def counting(command: str, arguments: Any) -> Any:
+            if command == "queue.pop":
+                self.count += 1
+            return await original(command, arguments)
+
+        protocol.json_ordered = counting  # type: ignore[method-assign]
+
+
+async def offered_slots(client: aqless.Client) -> int:
+    """The slots the worker offers on queue q (0: no offer)."""
+    offer = await client.redis.hget(OFFERS, WORKER)
+    return 0 if offer is None else int(offer.split()[0])
+
+
+def offers(client: aqless.Client) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return await offered_slots(client) > 0
+
+    return check
+
+
+def connection(client: aqless.Client) -> aioredis.Redis:
+    assert isinstance(client.redis, aioredis.Redis)
+    return client.redis
+
+
+@pytest.fixture
+async def plain_client(server_url: str) -> AsyncIterator[aqless.Client]:
+    """A client whose calls go through redis-py (no lean connection, so no pushes)."""
+
+    class PlainRedis(aioredis.Redis):
+        pass
+
+    redis = PlainRedis.from_url(server_url, decode_responses=True)
+    async with aqless.Client(redis=redis, worker_name=WORKER) as client:
+        await client.redis.flushall()
+        yield client
+    await redis.aclose()
+
+
+async def test_an_idle_worker_offers_and_is_pushed_its_jobs_without_a_pop(
+    client: aqless.Client,
+) -> None:
+    done: list[str] = []
+    worker = make_worker(client, ["q"], one(lambda job: done.append(job.jid)), concurrency=3)
+    pops = Pops(client)
+    async with running(worker):
+        await until(lambda: worker.listening, what="the worker listens")
+        await until(offers(client), what="the worker offers")
+        assert await offered_slots(client) == 3
+        pops_before = pops.count
+        jids = []
+        async with EventCapture(connection(client), "ql:push:*") as captured:
+            for _ in range(5):
+                jids.append(await client.queues["q"].put("app.job"))
+                await until(lambda: jids[-1] in done, timeout=2)
+        pops_after = pops.count
+    assert pops_after == pops_before  # neither the push nor the put event cost a pop
+    pushed = [job["jid"] for payload in captured.on(f"ql:push:{WORKER}") for job in loads(payload)]
+    assert pushed == jids
+    for job in await client.jobs.get_many(jids):
+        assert job.state == JobState.COMPLETE
+
+
+async def test_a_full_worker_is_not_pushed_and_pops_once_a_slot_frees(
+    client: aqless.Client,
+) -> None:
+    gate = anyio.Event()
+
+    async def gated(job: Job) -> None:
+        await gate.wait()
+
+    worker = make_worker(client, ["q"], one(gated), concurrency=1, interval=30)
+    async with running(worker):
+        await until(offers(client), what="the worker offers")
+        first = await client.queues["q"].put("app.job")
+        await until(lambda: first in worker.slots, timeout=2)
+        second = await client.queues["q"].put("app.job")
+        await anyio.sleep(0.2)
+        assert (await get_job(client, second)).state == JobState.WAITING
+        gate.set()
+        await until_state(client, second, JobState.COMPLETE, timeout=2)
+
+
+async def test_a_stopped_worker_withdraws_its_offer(client: aqless.Client) -> None:
+    worker = make_worker(client, ["q"], one(lambda job: None))
+    async with running(worker) as run:
+        await until(offers(client), what="the worker offers")
+        worker.stop()
+        await run.stopped()
+    assert await client.redis.exists(OFFERS) == 0
+    jid = await client.queues["q"].put("app.job")
+    assert (await get_job(client, jid)).state == JobState.WAITING
+
+
+async def test_a_paused_worker_is_not_pushed(client: aqless.Client) -> None:
+    worker = make_worker(client, ["q"], one(lambda job: None), interval=30)
+    async with running(worker):
+        await until(lambda: worker.listening, what="the worker listens")
+        worker.pause()
+        await until(lambda: not worker.listening, what="the worker stops listening")
+        jid = await client.queues["q"].put("app.job")
+        await anyio.sleep(0.2)
+        assert (await get_job(client, jid)).state == JobState.WAITING
+        worker.resume_popping()
+        await until_state(client, jid, JobState.COMPLETE, timeout=2)
+
+
+async def test_a_push_lost_with_the_connection_is_taken_back(
+    client: aqless.Client, other: aqless.Client
+) -> None:
+    done: list[str] = []
+    worker = make_worker(client, ["q"], one(lambda job: done.append(job.jid)), interval=30)
+    async with running(worker):
+        await until(lambda: worker.listening, what="the worker listens")
+        # a job popped in the worker's name whose push never arrived
+        await other.queues["q"].pause()
+        jid = await other.queues["q"].put("app.job")  # paused: neither pushed nor popped
+        await anyio.sleep(0.1)
+        await other.queues["q"].unpause()
+        await other.protocol.call("queue.pop", "q", WORKER, 1)
+        assert jid not in worker.slots
+        await client.redis.client_kill_filter(_type="pubsub")  # the push channel's, too
+        await until(lambda: jid in done, timeout=5)
+    assert (await get_job(client, jid)).state == JobState.COMPLETE
+
+
+async def test_without_the_lean_connection_the_worker_listens_to_put_events(
+    plain_client: aqless.Client,
+) -> None:
+    done: list[str] = []
+    worker = make_worker(plain_client, ["q"], one(lambda job: done.append(job.jid)), interval=30)
+    async with running(worker), EventCapture(connection(plain_client), "ql:push:*") as captured:
+        await until(lambda: worker.listening, what="the worker listens")
+        jid = await plain_client.queues["q"].put("app.job")
+        await until(lambda: jid in done, timeout=2)
+        assert await plain_client.redis.exists(OFFERS) == 0  # nothing offered
+    assert captured.messages == []
+
+
+@pytest.mark.parametrize("options", [{"burst": True}, {"max_jobs": 5}])
+async def test_workers_that_end_by_themselves_make_no_offer(
+    client: aqless.Client, options: dict[str, Any]
+) -> None:
+    worker = make_worker(client, ["q"], one(lambda job: None), **options)
+    jid = await client.queues["q"].put("app.job")
+    async with running(worker):
+        await until_state(client, jid, JobState.COMPLETE, timeout=2)
+        await anyio.sleep(0.3)
+        assert await client.redis.exists(OFFERS) == 0
