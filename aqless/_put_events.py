@@ -171,7 +171,7 @@ class PutListener:
         await self._offer(taker)
         while self._wanted.is_set():
             await ear.wait(taker.interval)
-            if self._wanted.is_set():  # a quiet interval: offer again, check the line
+            if self._wanted.is_set():  # every interval: renew the offer, check the line
                 await self._offer(taker)
                 with anyio.fail_after(max(taker.interval, 1.0)):
                     await ear.ping()
