@@ -4,6 +4,10 @@ While a job's code runs, its lock is renewed when a third of it has passed, what
 does; all renewals due together go in one pipelined round trip. A refused renewal, or an event
 on ``ql:w:<worker>`` (the job was cancelled, timed out, moved, or its lock expired and it went
 to another worker), cancels the job's code at once; nothing is reported for it.
+
+A renewal that gets no reply while half the time left on its soonest lock passes gives up the
+connection (a server gone without closing it, a network that drops everything) and tries again
+on a new one, before the lock runs out.
 """
 
 from __future__ import annotations
@@ -82,9 +86,19 @@ class LockKeeper:
                 if s.renew_at - s.lock_seconds / 30 <= now and not s.settled
             ]
             if due:
+                patience = max(min(slot.job.expires_at for slot in due) - now, 2.0) / 2
                 try:
-                    await self._renew(due, now)
+                    with anyio.fail_after(patience):
+                        await self._renew(due, now)
                     failures = 0
+                except TimeoutError:
+                    failures += 1
+                    delay = min(0.1 * 2**failures, 2.0)
+                    reason = f"a heartbeat got no reply within {patience:.1f} s"
+                    logger.warning("%s; reconnecting", reason)
+                    self._client.protocol.abandon_connection(reason)
+                    for slot in due:
+                        slot.renew_at = now + delay
                 except ConnectionLostError as error:
                     failures += 1
                     delay = min(0.1 * 2**failures, 2.0)

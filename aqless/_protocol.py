@@ -140,6 +140,13 @@ class Protocol:
             raise error_for(command, str(reply)) from reply
         return reply
 
+    def abandon_connection(self, reason: str) -> None:
+        """Give up the protocol's own connection, whose calls get no reply: they fail as
+        lost, and the next call connects again. (redis-py drops a connection whose call
+        was cancelled by itself.)"""
+        if self.wire is not None:
+            self.wire.abandon(reason)
+
     async def close(self) -> None:
         """Close the protocol's own connection, if it has one (redis-py's stay open)."""
         if self.wire is not None:

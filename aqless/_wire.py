@@ -277,11 +277,24 @@ class Wire:
     async def _open(self) -> Link:
         return await open_link(self.options, Link)
 
+    def abandon(self, reason: str) -> None:
+        """Drop the connection: its calls fail with `reason`, the next call connects again."""
+        link = self._link
+        if link is not None and link.lost is None and link.loop is _running_loop():
+            link.abort(RedisConnectionError(reason))
+
     async def close(self) -> None:
         self._closed = True
         link, self._link = self._link, None
         if link is not None and link.lost is None:
             link.close()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 LinkType = TypeVar("LinkType", bound=Link)

@@ -98,6 +98,24 @@ async def test_a_dropped_connection_fails_its_calls_and_the_next_one_reconnects(
     assert all([await client.jobs.get("before"), await client.jobs.get("after")])
 
 
+async def test_an_abandoned_connection_fails_its_calls_and_the_next_one_reconnects(
+    client: Client,
+) -> None:
+    queue = client.queues["q"]
+    await queue.length()
+    await client.redis.client_pause(2000)  # the call below gets no reply
+    try:
+        pending = asyncio.ensure_future(queue.put("k", {}, jid="during"))
+        await asyncio.sleep(0.1)
+        client.protocol.abandon_connection("no reply for too long")
+        with pytest.raises(ConnectionLostError, match="no reply for too long"):
+            await pending
+    finally:
+        await client.redis.client_unpause()
+    await queue.put("k", {}, jid="after")
+    assert await client.jobs.get("after") is not None
+
+
 async def test_a_connection_the_server_closed_while_idle_is_replaced_unnoticed(
     client: Client,
 ) -> None:

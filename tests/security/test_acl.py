@@ -151,7 +151,8 @@ async def test_a_producer_of_an_older_acl_still_puts_without_pushes(
             await redis.hset("ql:offers:q", "w1", "5 99999999999.000")
             jid = await producer.queues["q"].put("app.Send", {"to": "ann"})
             job = await producer.jobs.get(jid)
-            assert job is not None and job.state == "waiting"
+            assert isinstance(job, aqless.Job)
+            assert job.state == "waiting"
     finally:
         command(admin, "ACL", "DELUSER", "aqless-older")
         admin.close()

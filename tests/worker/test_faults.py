@@ -1,5 +1,6 @@
-"""Connections killed under a running worker (CLIENT KILL from another connection): no job
-is lost, put events and worker events come back."""
+"""Connections killed under a running worker (CLIENT KILL from another connection), or gone
+silent (neither answering nor closed): no job is lost, put events and worker events come
+back."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import redis.asyncio as aioredis
 import aqless
 from aqless import Job, JobState
 from tests.worker.helpers import (
+    WORKER,
     Recorder,
     all_complete,
     get_job,
@@ -23,6 +25,7 @@ from tests.worker.helpers import (
     until,
     until_state,
 )
+from tests.worker.silencing_proxy import SilencingProxy
 
 
 @pytest.fixture
@@ -103,3 +106,35 @@ async def test_a_job_finishing_while_connections_die_is_reported(
         gate.set()
         job = await until_state(client, jid, JobState.COMPLETE)
     assert history_of(job) == ["put", "popped", "done"]
+
+
+async def test_a_heartbeat_without_reply_reconnects_before_the_lock_expires(
+    server_url: str, client: aqless.Client
+) -> None:
+    """The worker's connections go silent (the server neither answers nor closes them): the
+    renewal due gives up on its connection in time and renews the lock over a new one."""
+    await client.config.set("q-heartbeat", 3)
+    jid = await client.queues["q"].put("app.job")
+    started, release = anyio.Event(), anyio.Event()
+
+    async def works(job: Job) -> None:
+        started.set()
+        await release.wait()
+
+    async with (
+        SilencingProxy(server_url) as proxy,
+        aqless.Client(proxy.url, worker_name=WORKER) as through_proxy,
+    ):
+        worker = make_worker(through_proxy, ["q"], one(works), interval=1)
+        async with running(worker):
+            await started.wait()
+            renewed_before = worker.locks.renewals
+            assert proxy.silence() >= 2
+            await until(lambda: worker.locks.renewals > renewed_before, timeout=4)
+            job = await get_job(client, jid)
+            assert job.state == JobState.RUNNING
+            assert job.worker_name == WORKER
+            release.set()
+            await until_state(client, jid, JobState.COMPLETE, timeout=5)
+        assert worker.counters.lost == 0
+        assert worker.counters.completed == 1

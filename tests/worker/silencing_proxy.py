@@ -1,0 +1,68 @@
+"""A TCP proxy to the test server whose connections can be made to go silent: what either
+side sends is dropped, and the sockets stay open, as when a server's host vanishes or a
+firewall forgets the connection. Connections opened afterwards work."""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from urllib.parse import urlsplit
+
+
+class _Pair:
+    silent = False
+
+
+class SilencingProxy:
+    def __init__(self, server_url: str) -> None:
+        self._target = urlsplit(server_url)
+        self._pairs: list[_Pair] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> SilencingProxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"redis://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def silence(self) -> int:
+        """Silence every connection open now, for good; returns how many."""
+        for pair in self._pairs:
+            pair.silent = True
+        return len(self._pairs)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._target.scheme == "unix":
+            up_reader, up_writer = await asyncio.open_unix_connection(self._target.path)
+        else:
+            host, port = self._target.hostname or "localhost", self._target.port or 6379
+            up_reader, up_writer = await asyncio.open_connection(host, port)
+        pair = _Pair()
+        self._pairs.append(pair)
+        for source, sink in ((reader, up_writer), (up_reader, writer)):
+            task = asyncio.create_task(self._pump(source, sink, pair))
+            self._tasks.add(task)
+
+    @staticmethod
+    async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter, pair: _Pair) -> None:
+        try:
+            while data := await source.read(65536):
+                if not pair.silent:
+                    sink.write(data)
+                    await sink.drain()
+        finally:
+            sink.close()
