@@ -39,6 +39,7 @@ from aqless._perform import Performer
 from aqless._put_events import PutListener
 from aqless._runners import Runners
 from aqless._served import ServedQueues
+from aqless._slot_table import SlotTable
 from aqless._slots import Pulse, Slot
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
@@ -55,14 +56,6 @@ __all__ = ["Worker", "WorkerCounters"]
 logger = logging.getLogger("aqless.worker")
 
 _State = Literal["new", "running", "stopping", "stopped"]
-# the commands that report a running job's outcome -> where their arguments name the jid
-_OUTCOME_JID = {
-    "job.complete": 0,
-    "job.completeAndRequeue": 0,
-    "job.fail": 0,
-    "job.retry": 0,
-    "job.requeue": 2,
-}
 
 
 @dataclass(slots=True)
@@ -145,17 +138,15 @@ class Worker:
         self.resume = resume
         self.workdir = Path(workdir) if workdir is not None else None
         self.counters = WorkerCounters()
-        self.slots: dict[str, Slot] = {}
+        self._slots = SlotTable(concurrency)
+        self.slots = self._slots.running
         self.paused = False
         self._state: _State = "new"
-        self._free_indexes = list(range(concurrency - 1, -1, -1))
-        self._holding = 0  # slots not yet released: what `concurrency` limits
         # a pop asks for at most a quarter of the slots, so that while some groups' jobs run
         # here the server works on the others' outcomes and next pops (measured: a drain at
         # 50 or 200 slots goes 25-35% faster than with halves, and eighths gain nothing)
         self._pop_limit = (concurrency + 3) // 4
         self._batcher: Batcher | None = None
-        self._extra_slots = 0
         self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._served = ServedQueues(client, self.selection, refresh)
@@ -302,17 +293,6 @@ class Worker:
                 with anyio.move_on_after(self.interval):
                     await wake.wait()
 
-    def _outcomes_in(self, calls: Sequence[Call]) -> int:
-        """How many of `calls` report the outcome of a job running here."""
-        count = 0
-        for command, args in calls:
-            index = _OUTCOME_JID.get(command)
-            if index is not None and len(args) > index:
-                slot = self.slots.get(str(args[index]))
-                if slot is not None and slot.released:
-                    count += 1
-        return count
-
     async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:
         """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
         to share its round trip."""
@@ -326,13 +306,8 @@ class Worker:
                 batcher.hold_lone_calls = False
 
     def _free(self, ahead: Sequence[Call] | None = None) -> int:
-        """How many jobs the worker may take now; with `ahead`, the calls a pop goes behind,
-        how many the server will have let go of when it runs the pop: the jobs whose
-        outcomes have landed, or go ahead of it."""
-        if ahead is None:
-            free = self.concurrency - self._holding
-        else:
-            free = self.concurrency - len(self.slots) + self._outcomes_in(ahead)
+        """How many jobs the worker may take now (see SlotTable.free)."""
+        free = self._slots.free(ahead)
         if self.max_jobs is not None:
             free = min(free, self.max_jobs - self.counters.started)
         return free
@@ -377,23 +352,14 @@ class Worker:
     def _start(self, jobs: TaskGroup, job: Job) -> None:
         now = self.client.clock()
         lock_seconds = max(job.expires_at - now, 0.3)
-        # taken-back jobs may exceed the slots for a while; their sandboxes get extra numbers
-        if self._free_indexes:
-            index = self._free_indexes.pop()
-        else:
-            self._extra_slots += 1
-            index = self.concurrency + self._extra_slots
-        slot = Slot(job, index, lock_seconds, renew_at=now + lock_seconds / 3)
+        slot, stale = self._slots.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
         own_throttle = f"{self.client.prefix}q:{job.queue_name}"
         slot.frees = bool(job.dependents) or any(
             throttle != own_throttle or job.queue_name in self._served.throttled
             for throttle in job.throttles
         )
-        stale = self.slots.get(job.jid)
         if stale is not None:  # its lock expired (e.g. in an outage) and we popped it again
             self.locks.lose(stale, "popped again by this worker")
-        self.slots[job.jid] = slot
-        self._holding += 1
         self.locks.watch(slot)
         self.counters.started += 1
         self._runners.start(jobs, slot)
@@ -405,8 +371,7 @@ class Worker:
             logger.exception("job %s: running or reporting it failed", slot.job.jid)
         finally:
             self.release(slot)
-            if self.slots.get(slot.job.jid) is slot:  # not replaced by a second pop of the job
-                del self.slots[slot.job.jid]
+            self._slots.remove(slot)
             # reported: what it released (dependents, throttles) can be popped now
             if self._state != "running" or self.burst or slot.frees:
                 self._wakeup.fire()
@@ -414,22 +379,13 @@ class Worker:
     def release(self, slot: Slot) -> None:
         """The slot may take its next job: its outcome is on its way (any pop sent from
         now on runs after it), or there is nothing to report."""
-        if slot.released:
-            return
-        slot.released = True
-        self._holding -= 1
-        if slot.index < self.concurrency:
-            self._free_indexes.append(slot.index)
-            slot.index = self.concurrency  # given back once
-        if self._maybe_more or self._state != "running":
+        if self._slots.release(slot) and (self._maybe_more or self._state != "running"):
             self._wakeup.fire()
 
     def hold_again(self, slot: Slot) -> None:
         """The slot's outcome did not reach the server (a dropped connection): it counts
         as taken until the outcome is sent again."""
-        if slot.released:
-            slot.released = False
-            self._holding += 1
+        self._slots.hold_again(slot)
 
     async def _wind_down(self) -> None:
         self._runners.close()
