@@ -91,18 +91,14 @@ class LockKeeper:
                     with anyio.fail_after(patience):
                         await self._renew(due, now)
                     failures = 0
-                except TimeoutError:
+                except (TimeoutError, ConnectionLostError) as failure:
+                    reason = str(failure)
+                    if isinstance(failure, TimeoutError):
+                        reason = f"no reply within {patience:.1f} s: a new connection"
+                        self._client.protocol.abandon_connection(f"heartbeat: {reason}")
                     failures += 1
                     delay = min(0.1 * 2**failures, 2.0)
-                    reason = f"a heartbeat got no reply within {patience:.1f} s"
-                    logger.warning("%s; reconnecting", reason)
-                    self._client.protocol.abandon_connection(reason)
-                    for slot in due:
-                        slot.renew_at = now + delay
-                except ConnectionLostError as error:
-                    failures += 1
-                    delay = min(0.1 * 2**failures, 2.0)
-                    logger.warning("heartbeat failed (%s); again in %.1f s", error, delay)
+                    logger.warning("heartbeat failed (%s); again in %.1f s", reason, delay)
                     for slot in due:
                         slot.renew_at = now + delay
             soonest = min((slot.renew_at for slot in self._slots.values()), default=now + _TICK)

@@ -278,9 +278,10 @@ class Wire:
         return await open_link(self.options, Link)
 
     def abandon(self, reason: str) -> None:
-        """Drop the connection: its calls fail with `reason`, the next call connects again."""
+        """Drop the connection: its calls fail with `reason`, the next call connects again.
+        Called from the event loop that uses it (another loop's is replaced anyway)."""
         link = self._link
-        if link is not None and link.lost is None and link.loop is _running_loop():
+        if link is not None and link.lost is None and link.loop is asyncio.get_running_loop():
             link.abort(RedisConnectionError(reason))
 
     async def close(self) -> None:
@@ -288,13 +289,6 @@ class Wire:
         link, self._link = self._link, None
         if link is not None and link.lost is None:
             link.close()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 LinkType = TypeVar("LinkType", bound=Link)

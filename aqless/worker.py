@@ -138,8 +138,8 @@ class Worker:
         self.resume = resume
         self.workdir = Path(workdir) if workdir is not None else None
         self.counters = WorkerCounters()
-        self._slots = SlotTable(concurrency)
-        self.slots = self._slots.running
+        self._slot_table = SlotTable(concurrency)
+        self.slots = self._slot_table.running
         self.paused = False
         self._state: _State = "new"
         # a pop asks for at most a quarter of the slots, so that while some groups' jobs run
@@ -307,7 +307,7 @@ class Worker:
 
     def _free(self, ahead: Sequence[Call] | None = None) -> int:
         """How many jobs the worker may take now (see SlotTable.free)."""
-        free = self._slots.free(ahead)
+        free = self._slot_table.free(ahead)
         if self.max_jobs is not None:
             free = min(free, self.max_jobs - self.counters.started)
         return free
@@ -352,7 +352,7 @@ class Worker:
     def _start(self, jobs: TaskGroup, job: Job) -> None:
         now = self.client.clock()
         lock_seconds = max(job.expires_at - now, 0.3)
-        slot, stale = self._slots.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
+        slot, stale = self._slot_table.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
         own_throttle = f"{self.client.prefix}q:{job.queue_name}"
         slot.frees = bool(job.dependents) or any(
             throttle != own_throttle or job.queue_name in self._served.throttled
@@ -371,7 +371,7 @@ class Worker:
             logger.exception("job %s: running or reporting it failed", slot.job.jid)
         finally:
             self.release(slot)
-            self._slots.remove(slot)
+            self._slot_table.remove(slot)
             # reported: what it released (dependents, throttles) can be popped now
             if self._state != "running" or self.burst or slot.frees:
                 self._wakeup.fire()
@@ -379,13 +379,13 @@ class Worker:
     def release(self, slot: Slot) -> None:
         """The slot may take its next job: its outcome is on its way (any pop sent from
         now on runs after it), or there is nothing to report."""
-        if self._slots.release(slot) and (self._maybe_more or self._state != "running"):
+        if self._slot_table.release(slot) and (self._maybe_more or self._state != "running"):
             self._wakeup.fire()
 
     def hold_again(self, slot: Slot) -> None:
         """The slot's outcome did not reach the server (a dropped connection): it counts
         as taken until the outcome is sent again."""
-        self._slots.hold_again(slot)
+        self._slot_table.hold_again(slot)
 
     async def _wind_down(self) -> None:
         self._runners.close()
