@@ -12,6 +12,8 @@ from aqless.errors import (
     PayloadError,
     PermissionDeniedError,
     ScriptError,
+    ServerFullError,
+    ServerUnavailableError,
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, Handlers
@@ -65,6 +67,8 @@ __all__ = [
     "Reserver",
     "Retry",
     "ScriptError",
+    "ServerFullError",
+    "ServerUnavailableError",
     "Tags",
     "Throttle",
     "ThrottleInfo",

@@ -114,6 +114,9 @@ class LockKeeper:
     async def _renew(self, due: list[Slot], now: float) -> None:
         calls = [(slot.job.jid, self._worker) for slot in due]
         replies = await self._client.protocol.many("job.heartbeat", calls)
+        unavailable = next((r for r in replies if isinstance(r, ConnectionLostError)), None)
+        if unavailable is not None:  # the server renewed none, or not all: try them again
+            raise unavailable
         self.renewals += len(due)
         for slot, reply in zip(due, replies, strict=True):
             if isinstance(reply, ScriptError):

@@ -185,8 +185,11 @@ class Performer:
             self._worker.counters.failed += 1
 
     async def _report(self, slot: Slot, verb: Verb, what: str) -> bool:
-        """Send the outcome; a dropped connection is retried while the lock may still be
-        ours (heartbeats go on meanwhile). Returns whether the server took it."""
+        """Send the outcome until it lands or the server refuses it (the job is no longer
+        ours): a dropped connection, or a server that cannot run it now (restarting,
+        loading its data, full), is retried, heartbeats going on meanwhile. Only a stopping
+        worker whose lock on the job has expired gives up. Returns whether the server took
+        it."""
         slot.reporting = True
         failures = 0
         while True:
@@ -200,11 +203,16 @@ class Performer:
                 return False
             except ConnectionLostError as error:
                 self._worker.hold_again(slot)
-                if self._worker.client.clock() >= slot.job.expires_at:
+                expired = self._worker.client.clock() >= slot.job.expires_at
+                if expired and self._worker.state == "stopping":
                     logger.error("gave up %s of job %s: %s", what, slot.job.jid, error)
                     return False
                 failures += 1
-                await anyio.sleep(min(0.05 * 2**failures, 2.0))
+                delay = min(0.05 * 2**failures, 2.0)
+                logger.warning(
+                    "%s of job %s: %s; again in %.2f s", what, slot.job.jid, error, delay
+                )
+                await anyio.sleep(delay)
             else:
                 return True
 

@@ -7,6 +7,7 @@ from the redis-py originals.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -15,7 +16,16 @@ from types import TracebackType
 from typing import Any
 
 import anyio
-from redis.exceptions import ClusterError, ResponseError, SlotNotCoveredError, TryAgainError
+from redis.exceptions import (
+    BusyLoadingError,
+    ClusterError,
+    MasterDownError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -29,14 +39,19 @@ from aqless.errors import (
     PayloadError,
     PermissionDeniedError,
     ScriptError,
+    ServerFullError,
+    ServerUnavailableError,
 )
 from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
 
 Clock = Callable[[], float]
 
-# The server decorates script errors: "<text> script: on @user_script:12." (and older
-# servers "user_script:12: <text> ..."); keep the text.
-_DECORATION = re.compile(r"^(?:user_script:\d+: )?(?P<text>.*?)(?: script: .*)?$", re.DOTALL)
+# The script raises as the reference core does, and the server decorates the text:
+# "user_script:12: <text> script: ..., on @user_script:12." (user_function under FCALL);
+# keep the text.
+_DECORATION = re.compile(
+    r"^(?:user_(?:script|function):\d+: )?(?P<text>.*?)(?: script: .*)?$", re.DOTALL
+)
 
 _LOCK_LOST = (
     "not currently running",
@@ -70,6 +85,48 @@ def error_for(command: str, server_text: str) -> ScriptError:
     return InvalidArgumentError(command, detail)
 
 
+# The server's refusals to run a call at all, for now (nothing of it ran): by redis-py's
+# exception, or by the error code that starts the text (the Wire keeps codes in the text).
+_CONDITION_CLASSES: tuple[tuple[type[Exception], str], ...] = (
+    (BusyLoadingError, "LOADING"),
+    (ReadOnlyError, "READONLY"),
+    (OutOfMemoryError, "OOM"),
+    (MasterDownError, "MASTERDOWN"),
+)
+_CONDITION_CODES = frozenset(
+    {"LOADING", "BUSY", "READONLY", "MASTERDOWN", "NOREPLICAS", "OOM", "MISCONF"}
+)
+_FULL = frozenset({"OOM", "MISCONF"})
+
+
+def server_condition(command: str, error: BaseException) -> ServerUnavailableError | None:
+    """The typed error for a server that refused to run `command` just now, or None when
+    `error` is something else (a script's refusal, a dropped connection)."""
+    text = str(error)
+    condition = next((code for kind, code in _CONDITION_CLASSES if isinstance(error, kind)), None)
+    if condition is None and isinstance(error, ResponseError):
+        code = text.split(" ", 1)[0]
+        condition = code if code in _CONDITION_CODES else None
+    if condition is None:
+        return None
+    kind = ServerFullError if condition in _FULL else ServerUnavailableError
+    return kind(command, condition, text)
+
+
+def refusal_for(command: str, error: BaseException) -> Exception | None:
+    """The aqless exception for a failed call of `command`, chained to `error`; None for an
+    exception aqless does not translate."""
+    translated: Exception | None = server_condition(command, error)
+    if translated is None:
+        if isinstance(error, _UNAVAILABLE):
+            translated = ConnectionLostError(f"{command}: {error}")
+        elif isinstance(error, ResponseError):
+            translated = error_for(command, str(error))
+    if translated is not None:
+        translated.__cause__ = error
+    return translated
+
+
 # A lost connection, or a Cluster without a healthy node for the slot just now (CLUSTERDOWN,
 # TRYAGAIN, a slot not covered while the cluster reconfigures): the call may be tried again.
 _UNAVAILABLE = (
@@ -97,10 +154,38 @@ class translated:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
     ) -> None:
-        if isinstance(error, _UNAVAILABLE):
-            raise ConnectionLostError(f"{self.command}: {error}") from error
-        if isinstance(error, ResponseError):
-            raise error_for(self.command, str(error)) from error
+        if error is not None and (refusal := refusal_for(self.command, error)) is not None:
+            raise refusal
+
+
+class Stamps:
+    """The `now` of a client's puts: its clock, made later than the last put's by as little
+    as orders them. A job waits in its queue under the score ``priority - now / 1e10``
+    (CORE 2.3): two puts of one moment tie there, and ties pop in jid order, not in the order
+    they were put. So each put's `now` is moved just past the previous one's where the
+    score at its priority would not tell them apart (about a microsecond at priority 0)."""
+
+    __slots__ = ("clock", "last")
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.last = -math.inf
+
+    def __call__(self, priority: float) -> float:
+        now, last = self.clock(), self.last
+        if work_score(priority, now) >= work_score(priority, last):
+            step = 1e-6
+            now = last + step
+            while work_score(priority, now) >= work_score(priority, last):
+                step *= 2
+                now = last + step
+        self.last = now
+        return now
+
+
+def work_score(priority: float, now: float) -> float:
+    """A waiting job's score in its queue's work set (as the script computes it)."""
+    return priority - now / 10000000000
 
 
 class Protocol:
@@ -112,32 +197,45 @@ class Protocol:
         self.redis = redis
         self.prefix = prefix or "ql:"
         self.clock = clock
+        self._put_stamps = Stamps(clock)
         self.wire = Wire.serving(redis)  # None: redis-py's connections carry the calls
         self.script = Script(redis, prefix=prefix, wire=self.wire)
         self._batcher: Batcher | None = None
 
-    async def call(self, command: str, *args: Argument) -> Any:
+    def _now(self, priority: float | None) -> str:
+        """A call's `now`, as sent; a call that puts a job at `priority` gets one that
+        keeps the client's puts in order (see Stamps)."""
+        return repr(self.clock() if priority is None else self._put_stamps(priority))
+
+    async def call(self, command: str, *args: Argument, priority: float | None = None) -> Any:
+        """Call `command`; `priority` for a call that puts a job at that priority (so the
+        client's puts of one priority pop in the order they were made)."""
+        timed = (self._now(priority), *args)
         if self._batcher is not None:
-            return await self._batched(command, self._batcher.submit((command, args)))
+            return await self._batched(command, self._batcher.submit((command, timed)))
         with translated(command):
-            return await self.script(command, self.clock(), *args)
+            return await self.script.send(command, timed)
 
     async def call_ordered(
         self, command: str, arguments: Callable[[Sequence[Call]], Sequence[Argument]]
     ) -> Any:
         """A call whose ``arguments(ahead)`` are made when it is sent, `ahead` being the
-        calls the server runs just before it in its round trip (see aqless._batching)."""
+        calls the server runs just before it in its round trip (see aqless._batching; their
+        arguments begin with their `now`)."""
         if self._batcher is None:
             return await self.call(command, *arguments(()))
         return await self._batched(
-            command, self._batcher.submit_ordered(lambda ahead: (command, arguments(ahead)))
+            command,
+            self._batcher.submit_ordered(
+                lambda ahead: (command, (self._now(None), *arguments(ahead)))
+            ),
         )
 
     async def _batched(self, command: str, submitted: Awaitable[Reply]) -> Any:
         with translated(command):
             reply = await submitted
-        if isinstance(reply, ResponseError):
-            raise error_for(command, str(reply)) from reply
+        if isinstance(reply, BaseException):
+            raise refusal_for(command, reply) or reply
         return reply
 
     def abandon_connection(self, reason: str) -> None:
@@ -170,13 +268,12 @@ class Protocol:
                 batcher.close()  # run() returns once the queued calls are sent
 
     async def _send(self, calls: Sequence[Call]) -> list[Any]:
-        now = self.clock()
         if len(calls) > 1:
-            return await self.script.batch(now, calls)
+            return await self.script.send_many(calls)
         command, args = calls[0]
         try:
-            return [await self.script(command, now, *args)]
-        except ResponseError as error:
+            return [await self.script.send(command, args)]
+        except ResponseError as error:  # the refusal goes to its caller, as in a batch
             return [error]
 
     async def json(self, command: str, *args: Argument) -> Any:
@@ -189,8 +286,8 @@ class Protocol:
         """``call_ordered`` for a command whose reply is a JSON text."""
         return _decoded(command, await self.call_ordered(command, arguments))
 
-    async def text(self, command: str, *args: Argument) -> str:
-        reply = await self.call(command, *args)
+    async def text(self, command: str, *args: Argument, priority: float | None = None) -> str:
+        reply = await self.call(command, *args, priority=priority)
         if not isinstance(reply, str):
             raise ScriptError(command, f"expected a text, got {reply!r}")
         return reply
@@ -201,13 +298,23 @@ class Protocol:
             raise ScriptError(command, f"expected an integer, got {reply!r}")
         return reply
 
-    async def many(self, command: str, calls: Sequence[Sequence[Argument]]) -> list[Any]:
-        """The same command with many argument lists, pipelined in one round trip. Returns
-        each reply, or the aqless exception for a refused call, in order."""
+    async def many(
+        self,
+        command: str,
+        calls: Sequence[Sequence[Argument]],
+        priorities: Sequence[float | None] | None = None,
+    ) -> list[Any]:
+        """The same command with many argument lists, pipelined in one round trip; with
+        `priorities`, calls that put jobs at those priorities (see ``call``). Returns each
+        reply, or the aqless exception for a refused call, in order."""
+        timed = [
+            (command, (self._now(None if priorities is None else priorities[i]), *args))
+            for i, args in enumerate(calls)
+        ]
         with translated(command):
-            replies = await self.script.many(command, self.clock(), calls)
+            replies = await self.script.send_many(timed)
         return [
-            _refusal(command, reply) if isinstance(reply, ResponseError) else reply
+            refusal_for(command, reply) or reply if isinstance(reply, BaseException) else reply
             for reply in replies
         ]
 
@@ -219,14 +326,6 @@ def _decoded(command: str, reply: Any) -> Any:
     if not isinstance(reply, str):
         raise ScriptError(command, f"expected a JSON text, got {reply!r}")
     return json.loads(reply)
-
-
-def _refusal(command: str, error: ResponseError) -> ScriptError:
-    """The aqless exception for a refused call of a pipeline, chained to redis-py's as a
-    `raise ... from` would (the pipeline returns it rather than raising it)."""
-    refusal = error_for(command, str(error))
-    refusal.__cause__ = error
-    return refusal
 
 
 # one encoder for all: json.dumps with options builds a new one per call

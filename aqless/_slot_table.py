@@ -10,13 +10,14 @@ from aqless.scripts.loader import Call
 
 __all__ = ["SlotTable"]
 
-# the commands that report a running job's outcome -> where their arguments name the jid
+# the commands that report a running job's outcome -> where their arguments (`now` first)
+# name the jid
 _OUTCOME_JID = {
-    "job.complete": 0,
-    "job.completeAndRequeue": 0,
-    "job.fail": 0,
-    "job.retry": 0,
-    "job.requeue": 2,
+    "job.complete": 1,
+    "job.completeAndRequeue": 1,
+    "job.fail": 1,
+    "job.retry": 1,
+    "job.requeue": 3,
 }
 
 

@@ -23,14 +23,13 @@ import select
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import hiredis
 import redis.asyncio as aioredis
-from redis._parsers.base import BaseParser
 from redis.asyncio.connection import Connection, UnixDomainSocketConnection
+from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 
 __all__ = ["Wire"]
 
@@ -55,8 +54,15 @@ _IGNORED = frozenset(
 )  # fmt: skip
 NO_MORE = object()  # what the reader gives back when a reply is incomplete
 
-#: redis-py's exception for an error reply ("NOSCRIPT ..." -> NoScriptError, ...)
-_refusal = cast(Callable[[str], ResponseError], BaseParser.parse_error)
+
+def refusal(text: str) -> ResponseError:
+    """The exception for an error reply: NoScriptError for ``NOSCRIPT``, else a
+    ResponseError with the text, less a generic ``ERR``; other codes (``LOADING``,
+    ``READONLY``, ``OOM``...) stay in the text for aqless._protocol to read."""
+    code, _, rest = text.partition(" ")
+    if code == "NOSCRIPT":
+        return NoScriptError(rest)
+    return ResponseError(rest if code == "ERR" else text)
 
 
 def pack(argv: Sequence[Argument]) -> bytes:
@@ -148,7 +154,7 @@ class Link(asyncio.Protocol):
             raise hiredis.ProtocolError(f"a reply nobody waits for: {reply!r:.80}")
         waiter = self._waiters[0]
         if isinstance(reply, hiredis.ReplyError):
-            reply = _refusal(str(reply))
+            reply = refusal(str(reply))
         if not waiter.expected:  # one call: its reply, or its error
             self._waiters.popleft()
             if not waiter.future.done():  # done: its caller was cancelled meanwhile
@@ -343,6 +349,7 @@ async def _greet(options: dict[str, Any], link: Link) -> None:
         link.abort(RedisConnectionError("greeting interrupted"))
         raise
     for reply in replies:
-        if isinstance(reply, BaseException):
+        if isinstance(reply, BaseException):  # a wrong password, or no such database
             link.abort(RedisConnectionError(str(reply)))
-            raise reply
+            refused = AuthenticationError if "WRONGPASS" in str(reply) else RedisConnectionError
+            raise refused(f"the server refused the connection: {reply}") from reply

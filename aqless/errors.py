@@ -3,7 +3,10 @@
 ```
 AqlessError                  base, never raised itself
 ├── ConfigurationError       bad URL, option, or a missing optional package
-├── ConnectionLostError      server unreachable, restarted or timed out
+├── ConnectionLostError      server unreachable, restarted or timed out: the call may have run
+│   └── ServerUnavailableError   the server refused to run the call for now (nothing ran):
+│       │                        loading its data, busy, a read-only replica, its primary down
+│       └── ServerFullError        out of memory (OOM) or unable to persist (MISCONF)
 ├── ScriptError              the script refused a command; .command, .detail (server text)
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
@@ -27,6 +30,29 @@ class ConfigurationError(AqlessError):
 
 class ConnectionLostError(AqlessError):
     """The server could not be reached, went away, or did not answer in time."""
+
+
+class ServerUnavailableError(ConnectionLostError):
+    """The server answered, but refused to run the call for now, so nothing of it ran: it is
+    loading its data after a restart (``LOADING``), running a long script (``BUSY``), a
+    replica that takes no writes (``READONLY``, after a failover) or one whose primary is
+    down (``MASTERDOWN``). Try again later: a ConnectionLostError, so code that retries over a
+    dropped connection retries this too.
+
+    Attributes:
+        command: the protocol command that was refused.
+        condition: the server's error code (``LOADING``, ``BUSY``, ``READONLY``...).
+    """
+
+    def __init__(self, command: str, condition: str, text: str) -> None:
+        super().__init__(f"{command}: the server cannot run it now ({condition}): {text}")
+        self.command = command
+        self.condition = condition
+
+
+class ServerFullError(ServerUnavailableError):
+    """The server refuses writes: it reached ``maxmemory`` (``OOM``) or cannot write its
+    data to disk (``MISCONF``). Nothing of the call ran."""
 
 
 class ScriptError(AqlessError):

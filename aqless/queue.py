@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from aqless._protocol import encode_json
-from aqless.errors import InvalidArgumentError, ScriptError
+from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 
@@ -189,13 +189,15 @@ class Queue:
             _, args = self._arguments(
                 klass, data, jid, priority, delay, tags, retries, depends, throttles
             )
-            return await self._client.protocol.text(command, *args)
+            return await self._client.protocol.text(command, *args, priority=priority or 0.0)
         request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
 
         async def send(requests: list[PutRequest]) -> list[str]:
             (request,) = requests
             _, args = self._put_arguments(request)
-            return [await self._client.protocol.text(command, *args)]
+            return [
+                await self._client.protocol.text(command, *args, priority=request.priority or 0.0)
+            ]
 
         (jid,) = await self._hooked(send, [request])
         return jid
@@ -222,9 +224,13 @@ class Queue:
         refusal: Exception | None = None
         for start in range(0, len(prepared), batch):
             chunk = prepared[start : start + batch]
-            replies = await self._client.protocol.many("queue.put", [args for _, args in chunk])
+            replies = await self._client.protocol.many(
+                "queue.put",
+                [args for _, args in chunk],
+                [request.priority or 0.0 for request in requests[start : start + batch]],
+            )
             for (jid, _), reply in zip(chunk, replies, strict=True):
-                if isinstance(reply, ScriptError):
+                if isinstance(reply, AqlessError):
                     refusal = refusal or reply
                 else:
                     jids.append(jid)

@@ -69,6 +69,9 @@ def test_the_exception_tree() -> None:
         assert getattr(aqless, name).__bases__ == (aqless.AqlessError,), name
     for name in ("JobNotFoundError", "LockLostError", "PermissionDeniedError"):
         assert getattr(aqless, name).__bases__ == (aqless.ScriptError,), name
+    # a server that refuses to run a call for now: retried wherever a lost connection is
+    assert aqless.ServerUnavailableError.__bases__ == (aqless.ConnectionLostError,)
+    assert aqless.ServerFullError.__bases__ == (aqless.ServerUnavailableError,)
     # a bad argument is a ValueError too, whether the script or the client refused it
     assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
     assert errors.__doc__ is not None

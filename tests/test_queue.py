@@ -8,8 +8,10 @@ import math
 import os
 import uuid
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
+import anyio
 import pytest
 from redis.exceptions import ResponseError
 
@@ -789,3 +791,38 @@ async def test_forget(timed_client: aqless.Client) -> None:
 async def test_a_queue_needs_a_name(client: aqless.Client) -> None:
     with pytest.raises(ValueError, match="must not be empty"):
         aqless.Queue(client, "")
+
+
+# -- FIFO within a priority ("Jobs with the same priority get popped in the order they were
+# inserted"): a client's puts of one moment still pop in the order they were made ----------
+
+
+@pytest.mark.parametrize("priority", [0, 5, -3, 1000])
+async def test_put_many_of_one_moment_pops_in_insertion_order(
+    timed_client: aqless.Client, priority: int
+) -> None:
+    queue = timed_client.queues["q"]  # its clock stands still: every put has one `now`
+    jids = await queue.put_many(
+        aqless.PutRequest("Job", {"n": n}, priority=priority) for n in range(10)
+    )
+    await queue.put("Urgent", {}, priority=priority + 1)
+    popped = await queue.pop_many(11)
+    assert [job.klass_name for job in popped[:1]] == ["Urgent"]
+    assert [job.jid for job in popped[1:]] == jids
+
+
+async def test_one_by_one_puts_of_one_moment_pop_in_order(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    jids = [await queue.put("Job", {}, priority=2) for _ in range(10)]
+    assert [job.jid for job in await queue.pop_many(10)] == jids
+
+
+async def test_concurrent_puts_on_a_batching_client_pop_in_the_order_they_were_made(
+    client: aqless.Client,
+) -> None:
+    queue = client.queues["q"]
+    jids = [f"job-{n}" for n in range(20)]
+    async with client.protocol.batching(), anyio.create_task_group() as group:
+        for jid in jids:  # started in this order, sent together in one round trip
+            group.start_soon(partial(queue.put, "Job", {}, jid=jid))
+    assert [job.jid for job in await queue.pop_many(20)] == jids

@@ -19,7 +19,7 @@ from aqless._wire import Wire
 from aqless.scripts import build, build_library, function_name, sha1
 
 Argument = str | bytes | int | float
-Call = tuple[str, Sequence[Argument]]  # a command and its arguments (after `now`)
+Call = tuple[str, Sequence[Argument]]  # a command and its arguments
 Reply = object
 #: A server (or Sentinel's primary), or a Redis Cluster.
 AnyRedis = aioredis.Redis | RedisCluster
@@ -104,7 +104,11 @@ class Script:
         return {"target_nodes": self._cluster.get_node_from_key(self._keys[0])}
 
     async def __call__(self, command: str, now: float, *args: Argument) -> Reply:
-        argv = (command, repr(now), *args)
+        return await self.send(command, (repr(now), *args))
+
+    async def send(self, command: str, args: Sequence[Argument]) -> Reply:
+        """One call whose arguments begin with its `now` (as text)."""
+        argv = (command, *args)
         if self._functions:
             try:
                 try:
@@ -136,30 +140,32 @@ class Script:
         """Commands with their arguments, pipelined in one round trip (not a transaction:
         each call is atomic on its own). A refused call's reply is its ResponseError, in
         place."""
-        replies = await self._pipeline(now, calls)
+        when = repr(now)
+        return await self.send_many([(command, (when, *args)) for command, args in calls])
+
+    async def send_many(self, calls: Sequence[Call]) -> list[Reply]:
+        """``batch`` for calls whose arguments begin with their own `now` (as text)."""
+        replies = await self._pipeline(calls)
         if replies and isinstance(replies[0], ResponseError):
             first = replies[0]
             if self._functions and _no_functions(first):
                 self._functions = False
-                replies = await self._pipeline(now, calls)
+                replies = await self._pipeline(calls)
             elif _missing_function(first) or isinstance(first, NoScriptError):
                 # the server lost the code: nothing ran, so the whole batch can go again
                 await (self.load_library() if self._functions else self.load())
-                replies = await self._pipeline(now, calls)
+                replies = await self._pipeline(calls)
         return replies
 
-    async def _pipeline(self, now: float, calls: Sequence[Call]) -> list[Reply]:
+    async def _pipeline(self, calls: Sequence[Call]) -> list[Reply]:
         head = self._fcall if self._functions else self._evalsha
-        when = repr(now)
         if self._wire is not None:
-            return await self._wire.pipeline(
-                [(*head, command, when, *args) for command, args in calls]
-            )
+            return await self._wire.pipeline([(*head, command, *args) for command, args in calls])
         route = await self._route()  # one slot: a Cluster's pipeline goes to one node
         pipeline = self._redis.pipeline(transaction=False)
         queue = pipeline.execute_command
         for command, args in calls:
-            queue(*head, command, when, *args, **route)
+            queue(*head, command, *args, **route)
         replies: list[Reply] = await pipeline.execute(raise_on_error=False)
         return replies
 

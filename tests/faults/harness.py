@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,6 +88,13 @@ def ask(port: int, *command: str | int) -> object:
         return connection.execute_command(*command)  # type: ignore[no-untyped-call,unused-ignore]
 
 
+def free_port() -> int:
+    """A loopback TCP port free just now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def until(condition: object, what: str, timeout: float = 30) -> None:
     """Wait (blocking) until `condition()` is true; server errors meanwhile count as false."""
     deadline = time.monotonic() + timeout
@@ -106,22 +113,34 @@ class OwnServer:
     """A Valkey server on a unix socket with a data folder and the append-only file on,
     which the test stops (cleanly or with SIGKILL) and starts again on the same data."""
 
-    def __init__(self, appendfsync: str = "everysec") -> None:
+    def __init__(
+        self,
+        appendfsync: str = "everysec",
+        *,
+        binary: str | None = None,
+        port: int = 0,
+        extra: Sequence[str] = (),
+    ) -> None:
         # a short folder: a unix socket's path holds at most 107 bytes
         self.folder = Path(tempfile.mkdtemp(prefix="aqf-"))
+        self.binary = binary or valkey_binary()
+        self.port = port  # 0: none, only the unix socket (a replica needs a port)
+        self.extra = tuple(extra)  # more options, e.g. a delay per key while loading
         self.socket = self.folder / "valkey.sock"
         self.url = f"unix://{self.socket}"
         self.appendfsync = appendfsync
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
-    def start(self) -> None:
+    def start(self, *, loaded: bool = True) -> None:
+        """Start on the data folder; return once it serves (`loaded`), or once it accepts
+        connections, perhaps still loading its data."""
         with (self.folder / "valkey.log").open("ab") as log:
             self.process = subprocess.Popen(
                 [
-                    valkey_binary(),
+                    self.binary,
                     "--port",
-                    "0",
+                    str(self.port),
                     "--unixsocket",
                     str(self.socket),
                     "--unixsocketperm",
@@ -134,6 +153,7 @@ class OwnServer:
                     self.appendfsync,
                     "--save",
                     "",
+                    *self.extra,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -145,6 +165,10 @@ class OwnServer:
                 with redis.Redis(unix_socket_path=str(self.socket)) as connection:
                     connection.ping()  # answers -LOADING while it reads the file
                 return
+            except redis.BusyLoadingError:
+                if not loaded:
+                    return
+                time.sleep(0.02)
             except (redis.ConnectionError, redis.ResponseError, FileNotFoundError):
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"valkey did not start: {self.log()[-2000:]}") from None

@@ -313,3 +313,36 @@ def test_python_m_aqless_scripts_library_prints_the_library() -> None:
         check=True,
     ).stdout
     assert printed == build_library()
+
+
+# the patterns other clients of the family read a refusal with: Ruby's LuaScript and the
+# Node client (then CantCompleteError...), and PHP's ExceptionFactory (area + message)
+RUBY_REFUSAL = re.compile(r"user_script:\d+:\s*(\w+.+$)")
+PHP_REFUSAL = re.compile(r"^ERR.*user_script:\d+:\s*(?P<area>[\w.:]+)\(\):\s*(?P<message>.*)")
+
+
+async def test_refusals_have_the_reference_shape_other_clients_parse(
+    redis: aioredis.Redis,
+) -> None:
+    """A client of the family calling the script with EVALSHA turns a refusal into its own
+    exception only when the reply reads ``ERR user_script:<line>: <message>``."""
+    sha = await redis.script_load(build())
+    await redis.evalsha(sha, 0, "put", 0, "w", "q", "jid", "Foo", "{}", 0)
+    await redis.evalsha(sha, 0, "pop", 1, "q", "w", 1)
+    await redis.evalsha(sha, 0, "fail", 2, "jid", "w", "group", "message", "{}")
+    connection = await redis.connection_pool.get_connection()  # type: ignore[no-untyped-call]
+    try:  # the raw reply, as hiredis gives it to any client (redis-py takes "ERR " off)
+        await connection.send_command("EVALSHA", sha, 0, "complete", 3, "jid", "w", "q", "{}")
+        raw = await connection.read_response(disable_decoding=True)
+    except ResponseError as error:
+        raw = error
+    finally:
+        await redis.connection_pool.release(connection)
+    text = "ERR " + str(raw)
+    ruby = RUBY_REFUSAL.search(text)
+    assert ruby is not None, text
+    assert ruby.group(1).startswith("Complete(): Job jid is not currently running: failed")
+    php = PHP_REFUSAL.match(text)
+    assert php is not None, text
+    assert php["area"] == "Complete"
+    assert php["message"].startswith("Job jid is not currently running")

@@ -41,8 +41,10 @@ local QUEUE_SETS = {'work', 'locks', 'scheduled', 'depends', 'throttled'}
 
 local function call(...) return redis.call(...) end
 
--- Errors: a table error makes the server reply with the text itself, undecorated.
-local function raise(message) error({err = message}, 0) end
+-- Errors: a string error, as the reference core raises them, so the reply reads
+-- "ERR user_script:<line>: <text> script: ..." (user_function under FCALL): the shape every
+-- qless client of the family parses (Ruby's CantCompleteError, PHP's areas...).
+local function raise(message) error(message) end
 
 local function check(condition, message)
   if not condition then raise(message) end
