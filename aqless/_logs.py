@@ -1,4 +1,5 @@
-"""Logging for the commands: plain lines for people, JSON lines for log collectors."""
+"""Logging for the commands: plain lines for people, JSON lines for log collectors; to
+stderr or appended to a file (reopened on request, for log rotation)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 import logging
 import sys
 import time
+from pathlib import Path
 
-__all__ = ["JsonFormatter", "configure"]
+__all__ = ["JsonFormatter", "configure", "reopen_files"]
 
 # attributes every LogRecord has; anything else was passed in `extra=` and is kept
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message"}
@@ -33,10 +35,15 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-def configure(verbosity: int, *, structured: bool) -> None:
-    """Warnings and errors by default; INFO with one -v, DEBUG with two."""
+def configure(verbosity: int, *, structured: bool, file: Path | None = None) -> None:
+    """Warnings and errors by default; INFO with one -v, DEBUG with two; appended to `file`
+    when given, else written to stderr."""
     level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
-    handler = logging.StreamHandler(sys.stderr)
+    handler: logging.Handler = (
+        logging.StreamHandler(sys.stderr)
+        if file is None
+        else logging.FileHandler(file, mode="a", encoding="utf-8")
+    )
     handler.setFormatter(
         JsonFormatter()
         if structured
@@ -47,3 +54,16 @@ def configure(verbosity: int, *, structured: bool) -> None:
     root.setLevel(level)
     if verbosity < 3:  # redis-py's connection chatter only at -vvv
         logging.getLogger("redis").setLevel(max(level, logging.INFO))
+
+
+def reopen_files() -> list[str]:
+    """Reopen the files the logs go to (after a rotation moved them); the paths reopened."""
+    reopened = []
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler):
+            fresh = open(handler.baseFilename, "a", encoding=handler.encoding)  # noqa: SIM115
+            old = handler.setStream(fresh)
+            if old is not None:
+                old.close()
+            reopened.append(handler.baseFilename)
+    return reopened

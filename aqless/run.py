@@ -3,7 +3,9 @@
 Every option can also come from an environment variable (``AQLESS_URL``, ``AQLESS_QUEUES``,
 ``AQLESS_CONCURRENCY``...; shown in ``--help``). With ``--processes`` above 1, or with
 ``--max-jobs``/``--max-memory``, a supervisor runs the worker processes and replaces each one
-that exits (see aqless.supervisor).
+that exits (see aqless.supervisor); a worker that reached one of those limits exits with
+``_process.EXIT_RECYCLE`` to be replaced at once, one that was stopped or (``--burst``) found
+no more work exits 0.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ async def serve(options: RunOptions) -> int:
                 group.start_soon(_stop_when_orphaned, worker)
             await worker.run()
             group.cancel_scope.cancel()
-    return 0
+    return _process.EXIT_RECYCLE if worker.limit_reached else 0
 
 
 async def _obey_signals(
@@ -145,8 +147,17 @@ async def _obey_signals(
     from aqless import _stacks
 
     with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
+        _process.obey_control_signals()
         task_status.started()
         async for number in received:
+            if number == signal.SIGHUP:  # the log file first, so that it has this line
+                reopened = _logs.reopen_files()
+                logger.warning(
+                    "worker %s: SIGHUP: %s",
+                    worker.name,
+                    f"reopened {', '.join(reopened)}" if reopened else "nothing to do",
+                )
+                continue
             logger.warning("worker %s: %s", worker.name, signal.Signals(number).name)
             if number in (signal.SIGTERM, signal.SIGINT):
                 worker.stop()
@@ -366,8 +377,25 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     envvar="AQLESS_WORKDIR",
     help="Give each job a clean folder here (job.sandbox).",
 )
+@option(
+    "--path",
+    "paths",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path),
+    envvar="AQLESS_PATH",
+    help="Put this folder first on the module path before importing the job code and "
+    "middleware (like PYTHONPATH). Repeatable; AQLESS_PATH takes a "
+    f"{os.pathsep!r}-separated list.",
+)
 @option("-v", "--verbose", count=True, help="-v: info, -vv: debug.")
 @option("--log-json", is_flag=True, envvar="AQLESS_LOG_JSON", help="Log JSON lines.")
+@option(
+    "--log-file",
+    type=click.Path(dir_okay=False, resolve_path=True, path_type=Path),
+    envvar="AQLESS_LOG_FILE",
+    help="Append the log to this file instead of stderr (every process of --processes "
+    "to the same file; SIGHUP reopens it after a rotation).",
+)
 @option(
     "--check",
     "check_only",
@@ -380,8 +408,10 @@ def main(
     queue_args: tuple[str, ...],
     queues: tuple[str, ...],
     processes: int,
+    paths: tuple[Path, ...],
     verbose: int,
     log_json: bool,
+    log_file: Path | None,
     check_only: bool,
     child: bool,
     **settings: Any,
@@ -393,12 +423,14 @@ def main(
              QUIT      stop popping, finish the running jobs, exit
              USR1      cancel running jobs (handed back) and go on
              USR2      pause popping and log every task's stack;  CONT: resume
+             HUP       reopen --log-file (nothing else)
     \b
     Example: aqless-run -c 50 -i app.jobs emails 'reports-*'
     """
-    _logs.configure(verbose, structured=log_json)
+    _logs.configure(verbose, structured=log_json, file=log_file)
     if os.getcwd() not in sys.path:  # modules of the project being run, as python -m does
         sys.path.insert(0, os.getcwd())
+    sys.path[:0] = [str(path) for path in paths]
     names = _split((*queue_args, *queues))
     settings.update(
         imports=_split(settings["imports"]),
@@ -416,7 +448,11 @@ def main(
         if not child and (processes > 1 or recycling):
             from aqless import supervisor
 
-            sys.exit(supervisor.run(sys.argv[1:], processes=processes, name=options.name))
+            sys.exit(
+                supervisor.run(
+                    sys.argv[1:], processes=processes, name=options.name, burst=options.burst
+                )
+            )
         sys.exit(run_async(serve, options))
     except (ConfigurationError, ConnectionLostError, ImportError) as error:
         raise click.ClickException(str(error)) from error

@@ -1,12 +1,19 @@
 """The supervisor ``aqless-run --processes P`` becomes: it keeps P worker processes running.
 
 Each worker is ``python -m aqless.run <the same arguments> --child``, in a session of its own
-(so a terminal's Ctrl-C reaches only the supervisor, which passes it on once). A worker that
-exits is replaced: at once when it exited cleanly (it was recycled after ``--max-jobs`` or
-``--max-memory``), after a growing pause when it crashed soon after starting. Signals are
-passed to every worker: TERM, INT and QUIT also stop the replacing, and the supervisor exits
-once the workers have. With ``--name N`` the workers are named ``N-1`` ... ``N-P`` (stable, so
-that ``--resume`` finds their jobs after a restart).
+(so a terminal's Ctrl-C reaches only the supervisor, which passes it on once), started with
+the control signals blocked until it obeys them (one sent meanwhile waits instead of killing
+it). The worker's exit status says what to do next:
+
+- ``EXIT_RECYCLE`` (75): it reached ``--max-jobs`` or ``--max-memory``: replaced at once;
+- 0: it was stopped by a signal: replaced at once, or under ``--burst`` it found no more
+  work: not replaced, and the supervisor exits 0 once every worker has;
+- anything else: it crashed: replaced, after a growing pause if it died soon after starting.
+
+Signals are passed to every worker: TERM, INT and QUIT also stop the replacing, and the
+supervisor exits once the workers have; HUP also reopens the supervisor's own --log-file.
+With ``--name N`` the workers are named ``N-1`` ... ``N-P`` (stable, so that ``--resume``
+finds their jobs after a restart).
 """
 
 from __future__ import annotations
@@ -18,9 +25,9 @@ import sys
 from collections.abc import Sequence
 
 import anyio
-from anyio.abc import Process
+from anyio.abc import Process, TaskStatus
 
-from aqless import _process
+from aqless import _logs, _process
 
 __all__ = ["Supervisor", "run"]
 
@@ -34,13 +41,17 @@ _QUICK_DEATH = 5.0
 class Supervisor:
     """Keeps `processes` workers running `arguments` (aqless-run's own arguments)."""
 
-    def __init__(self, arguments: Sequence[str], *, processes: int, name: str | None) -> None:
+    def __init__(
+        self, arguments: Sequence[str], *, processes: int, name: str | None, burst: bool = False
+    ) -> None:
         self.arguments = list(arguments)
         self.processes = processes
         self.name = name
+        self.burst = burst
         self.children: dict[int, Process] = {}
         self.restarts = 0
         self.stopping = False
+        self._starting = anyio.Lock()  # the signal mask is the whole process's
 
     def command(self, index: int) -> list[str]:
         command = [sys.executable, "-m", "aqless.run", *self.arguments, "--child"]
@@ -51,7 +62,7 @@ class Supervisor:
     async def run(self) -> int:
         _process.set_title(f"aqless-run supervisor: {self.processes} workers")
         async with anyio.create_task_group() as group:
-            group.start_soon(self._forward_signals)
+            await group.start(self._forward_signals)
             async with anyio.create_task_group() as workers:
                 for index in range(self.processes):
                     workers.start_soon(self._keep_alive, index)
@@ -63,22 +74,21 @@ class Supervisor:
         quick_deaths = 0
         while not self.stopping:
             started = anyio.current_time()
-            process = await anyio.open_process(
-                self.command(index),
-                stdin=subprocess.DEVNULL,
-                stdout=None,
-                stderr=None,
-                start_new_session=True,
-            )
-            self.children[index] = process
-            logger.info("supervisor: worker %d started (pid %d)", index + 1, process.pid)
+            process = await self._start(index)
             code = await process.wait()
             del self.children[index]
             if self._stopped():
                 break
+            if code == 0 and self.burst:
+                logger.info("supervisor: worker %d found no more work", index + 1)
+                break
             self.restarts += 1
-            if code == 0:
-                logger.info("supervisor: worker %d recycled", index + 1)
+            if code in (0, _process.EXIT_RECYCLE):
+                logger.info(
+                    "supervisor: worker %d %s; replacing it",
+                    index + 1,
+                    "recycled" if code else "stopped",
+                )
                 quick_deaths = 0
                 continue
             lived = anyio.current_time() - started
@@ -95,16 +105,41 @@ class Supervisor:
     def _stopped(self) -> bool:
         return self.stopping  # set by a signal while the worker ran
 
-    async def _forward_signals(self) -> None:
+    async def _start(self, index: int) -> Process:
+        async with self._starting:
+            with _process.control_signals_blocked():
+                process = await anyio.open_process(
+                    self.command(index),
+                    stdin=subprocess.DEVNULL,
+                    stdout=None,
+                    stderr=None,
+                    start_new_session=True,
+                )
+        self.children[index] = process
+        logger.info("supervisor: worker %d started (pid %d)", index + 1, process.pid)
+        return process
+
+    async def _forward_signals(
+        self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
+            task_status.started()
             async for number in received:
                 if number in _STOPPING:
                     self.stopping = True
+                elif number == signal.SIGHUP:
+                    _logs.reopen_files()
+                logger.info(
+                    "supervisor: %s, passed to %d workers",
+                    signal.Signals(number).name,
+                    len(self.children),
+                )
                 for process in list(self.children.values()):
                     if process.returncode is None:
                         process.send_signal(number)
 
 
-def run(arguments: Sequence[str], *, processes: int, name: str | None) -> int:
+def run(arguments: Sequence[str], *, processes: int, name: str | None, burst: bool = False) -> int:
     """Supervise until the workers have stopped; the exit status."""
-    return int(anyio.run(Supervisor(arguments, processes=processes, name=name).run))
+    supervisor = Supervisor(arguments, processes=processes, name=name, burst=burst)
+    return int(anyio.run(supervisor.run))

@@ -56,6 +56,7 @@ __all__ = ["Worker", "WorkerCounters"]
 logger = logging.getLogger("aqless.worker")
 
 _State = Literal["new", "running", "stopping", "stopped"]
+_Limit = Literal["max_jobs", "max_memory"]
 
 
 @dataclass(slots=True)
@@ -136,6 +137,9 @@ class Worker:
         self.burst = burst
         self.max_memory = max_memory
         self.resume = resume
+        #: the limit that made the worker finish, if one did (aqless-run then asks its
+        #: supervisor to replace the process)
+        self.limit_reached: _Limit | None = None
         self.workdir = Path(workdir) if workdir is not None else None
         self.counters = WorkerCounters()
         self._slot_table = SlotTable(concurrency)
@@ -282,6 +286,7 @@ class Worker:
                 await self._resume(jobs)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
                 logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
+                self.limit_reached = "max_jobs"
                 self.finish()
                 break
             if self.burst and not popped and not self.slots:
@@ -432,6 +437,7 @@ class Worker:
                         rss >> 20,
                         self.max_memory >> 20,
                     )
+                    self.limit_reached = "max_memory"
                     self.finish()
             await anyio.sleep(1.0)
 

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -116,8 +117,11 @@ class WorkerProcess:
         await eventually(lambda: self.process.poll() is not None, timeout, f"{self} exited")
         return self.process.returncode
 
-    async def logged(self, text: str, timeout: float = PATIENCE) -> None:
-        await eventually(lambda: text in self.log(), timeout, f"{text!r} in the log")
+    async def logged(self, text: str, timeout: float = PATIENCE, times: int = 1) -> None:
+        """Wait until `text` is in the log `times` times (once per process of a supervisor)."""
+        await eventually(
+            lambda: self.log().count(text) >= times, timeout, f"{text!r} {times}x in the log"
+        )
 
     def running(self) -> bool:
         return self.process.poll() is None
@@ -269,3 +273,20 @@ async def running_sleepers(
     worker = spawn(*WORKER, *arguments, "q")
     await count_reaches(aq, "started", count)
     return worker, jids
+
+
+async def states(aq: aqless.Client, jids: list[str]) -> Counter[str]:
+    """How many of the jobs are in each state."""
+    return Counter(str(job.state) for job in await aq.jobs.get_many(jids))
+
+
+async def reach_states(
+    aq: aqless.Client, jids: list[str], expected: dict[str, int], timeout: float = 5
+) -> None:
+    """Wait until the jobs are in the `expected` states (a worker reports an outcome just
+    after the code's side effects)."""
+
+    async def reached() -> bool:
+        return await states(aq, jids) == expected
+
+    await eventually(reached, timeout, f"jobs {expected}")

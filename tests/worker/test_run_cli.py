@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+from pathlib import Path
 
 import click
 import pytest
@@ -16,7 +18,9 @@ from tests.worker.process_helpers import (
     Spawner,
     aq_fixture,  # noqa: F401
     count_reaches,
+    eventually,
     put,
+    reach_states,
     spawn_fixture,  # noqa: F401
     valkey_only_fixture,  # noqa: F401
 )
@@ -134,3 +138,63 @@ async def test_version(spawn: Spawner) -> None:
     code, text = await finished(spawn, "--version")
     assert code == 0
     assert text.strip() == f"aqless-run, version {aqless.__version__}"
+
+
+def module(folder: Path, name: str, text: str) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.py").write_text(text)
+
+
+LIBRARY = """
+async def mark(job):
+    await job.client.redis.rpush("marked", job.jid)
+"""
+HOOKS = """
+import contextlib
+
+
+@contextlib.asynccontextmanager
+async def around(job):
+    await job.client.redis.rpush("around", job.jid)
+    yield
+"""
+
+
+async def test_path_puts_folders_first_on_the_module_path(
+    aq: aqless.Client, spawn: Spawner, tmp_path: Path
+) -> None:
+    module(tmp_path / "lib", "libjobs", LIBRARY)
+    module(tmp_path / "hooks", "libhooks", HOOKS)
+    imports = ("-i", "libjobs", "--middleware", "libhooks:around")
+    code, text = await finished(spawn, "--check", *imports, "q")
+    assert code == 1, "found without --path"
+    assert "libjobs" in text
+    code, text = await finished(spawn, "--check", "--path", "lib", "--path", "hooks", *imports, "q")
+    assert code == 0, text
+    assert "allowed     libjobs" in text
+    jids = await put(aq, "libjobs.mark", 2)
+    worker = spawn(*imports, "-p", "2", "q", env={"AQLESS_PATH": f"lib{os.pathsep}hooks"})
+    await reach_states(aq, jids, {"complete": 2})
+    assert sorted(await aq.redis.lrange("around", 0, -1)) == sorted(jids)
+    assert worker.running()
+
+
+async def test_log_file_gets_every_process_log_and_hup_reopens_it(
+    aq: aqless.Client, spawn: Spawner, tmp_path: Path
+) -> None:
+    log = tmp_path / "logs" / "worker.log"
+    log.parent.mkdir()
+    supervisor = spawn(*WORKER, "-p", "2", "q", env={"AQLESS_LOG_FILE": "logs/worker.log"})
+    await eventually(lambda: log.exists() and log.read_text().count("serving q") == 2)
+    assert supervisor.log() == ""  # nothing on stderr
+    workers = supervisor.children()
+    for pid in [supervisor.pid, *workers]:
+        assert f"[{pid}]" in log.read_text()
+    log.rename(tmp_path / "logs" / "worker.log.1")  # a rotation
+    supervisor.send(signal.SIGHUP)
+    await eventually(lambda: log.exists() and log.read_text().count("SIGHUP: reopened") == 2)
+    assert supervisor.children() == workers
+    assert f"[{supervisor.pid}] aqless.supervisor: supervisor: SIGHUP" in log.read_text()
+    assert "SIGHUP" not in (tmp_path / "logs" / "worker.log.1").read_text()
+    jids = await put(aq, "aqjobs.noop", 1)
+    await reach_states(aq, jids, {"complete": 1})

@@ -149,8 +149,13 @@ async def test_max_jobs(client: aqless.Client) -> None:
     async with running(worker) as run:
         counters = await run.stopped()
     assert (counters.started, counters.completed) == (3, 3)
+    assert worker.limit_reached == "max_jobs"
     counts = await client.queues["q"].counts()
     assert (counts.waiting, counts.running) == (2, 0)
+    burst = make_worker(client, ["q"], one(fine), max_jobs=3, burst=True)
+    async with running(burst) as run:
+        await run.stopped()
+    assert burst.limit_reached is None  # the queue ran dry first
 
 
 async def test_resume_takes_back_the_jobs_held_under_its_name(
