@@ -258,7 +258,8 @@ class Client:
 
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
         """Wait until the job completes or fails (its final state); None if it was
-        cancelled or is gone. Driven by events, not polling."""
+        cancelled or is gone. Driven by events; the state is read now and then too, since
+        a retry that fails a job publishes none (aqless.events.wait_for)."""
 
         async def current_state() -> str | None:
             state = await self.redis.hget(f"{self.prefix}j:{jid}", "state")
