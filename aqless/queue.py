@@ -10,23 +10,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from aqless._protocol import encode_json
 from aqless.errors import InvalidArgumentError, ScriptError
-from aqless.job import Job
+from aqless.job import Job, JobClass, class_name
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 
 if TYPE_CHECKING:
     from aqless.client import Client
-
-# What `put` accepts as the job's class: a class, a function, or its dotted name.
-JobClass = type | Callable[..., Any] | str
-
-
-def class_name(klass: JobClass) -> str:
-    """`module.qualname` of a class or function; a string is taken as it is."""
-    if isinstance(klass, str):
-        if not klass:
-            raise InvalidArgumentError("queue.put", "a job class name must not be empty")
-        return klass
-    return f"{klass.__module__}.{klass.__qualname__}"
 
 
 def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
