@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import quote
 
 import anyio
 import redis.asyncio as aioredis
@@ -33,6 +34,31 @@ from aqless.models import (
 from aqless.queue import PutHook, Queue
 from aqless.scripts.loader import AnyRedis
 
+# what the embedded server's URL looks like, for checking the options before it starts
+EMBEDDED_URL_SHAPE = "unix:///embedded/valkey.sock"
+
+
+def address_url(host: str | None, port: int | None, unix_socket_path: str | None) -> str | None:
+    """The URL of ``Client(host=..., port=...)`` or ``Client(unix_socket_path=...)`` (None
+    when none is given): ``redis://host:port`` (``localhost:6379`` by default) or
+    ``unix://path``; ``db``, ``username``, ``password`` go to the connection as they are."""
+    if unix_socket_path is not None:
+        if host is not None or port is not None:
+            raise ConfigurationError("give host/port or unix_socket_path, not both")
+        if not unix_socket_path:
+            raise ConfigurationError("unix_socket_path must not be empty")
+        return f"unix://{quote(unix_socket_path)}"
+    if host is None and port is None:
+        return None
+    if host is not None and (not host or any(c in host for c in "/@?#")):
+        raise ConfigurationError(f"not a host name or address: {host!r}")
+    if port is not None and not (type(port) is int and 0 < port < 65536):  # not a bool
+        raise ConfigurationError(f"a port is a number from 1 to 65535, got {port!r}")
+    name = host or "localhost"
+    if ":" in name and not name.startswith("["):  # an IPv6 address
+        name = f"[{name}]"
+    return f"redis://{name}:{port or 6379}"
+
 
 def default_worker_name() -> str:
     """`<host>-<pid>`: how the server tells this process's locks from others'."""
@@ -44,7 +70,10 @@ class Client:
 
     ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, with
     the username and password of an ACL user in the URL or as keywords; extra keywords go to
-    ``redis.asyncio.Redis`` (e.g. ``ssl_ca_certs``, ``socket_timeout``). ``Client(redis=r)``
+    ``redis.asyncio.Redis`` (e.g. ``db``, ``ssl_ca_certs``, ``socket_timeout``).
+    ``Client(host="foo.bar.com", port=1234)`` or ``Client(unix_socket_path=...)`` name the
+    server instead of a URL. Bad options raise ConfigurationError here, before anything
+    connects or starts. ``Client(redis=r)``
     uses a client you made (it must decode responses; a ``RedisCluster`` needs a hash-tagged
     namespace: see ``from_cluster``). ``Client()`` uses ``AQLESS_URL`` or
     ``REDIS_URL``, else an embedded Valkey whose data lives in
@@ -75,10 +104,26 @@ class Client:
         namespace: str | None = None,
         worker_name: str | None = None,
         clock: Clock = time.time,
+        host: str | None = None,
+        port: int | None = None,
+        unix_socket_path: str | None = None,
         **connection_options: Any,
     ) -> None:
+        # Everything is checked before anything starts: an embedded server is only started
+        # by open(), and only for a client whose options are good.
         if url is not None and redis is not None:
             raise ConfigurationError("give a url or a redis client, not both")
+        address = address_url(host, port, unix_socket_path)
+        if address is not None and (url is not None or redis is not None):
+            raise ConfigurationError(
+                "give host/port/unix_socket_path or a url or a redis client, not two of them"
+            )
+        if redis is not None and connection_options:
+            raise ConfigurationError(
+                f"connection options ({', '.join(connection_options)}) are for a client that "
+                "connects by itself; the redis client given was made with its own"
+            )
+        url = url or address
         self.url = url or os.environ.get("AQLESS_URL") or os.environ.get("REDIS_URL")
         self.namespace = namespace
         self.prefix = f"{namespace}:ql:" if namespace else "ql:"
@@ -100,6 +145,8 @@ class Client:
             self._use(redis)
         elif self.url is not None:
             self._use(self._connect(self.url))
+        else:  # the embedded server's URL is known once open() has found it
+            self._pool(EMBEDDED_URL_SHAPE)
         self.queues = Queues(self)
         self.jobs = Jobs(self)
         self.config = Config(self)
@@ -168,6 +215,15 @@ class Client:
         return client
 
     def _connect(self, url: str) -> aioredis.Redis:
+        # No silent resends: a script call resent after a dropped connection may run
+        # twice (a second pop takes more jobs). A dropped call raises
+        # ConnectionLostError, and the layer that knows what it meant decides.
+        redis = aioredis.Redis(connection_pool=self._pool(url), retry=Retry(NoBackoff(), 0))
+        redis.auto_close_connection_pool = True  # owns the pool: closed with the client
+        return redis
+
+    def _pool(self, url: str) -> aioredis.ConnectionPool:
+        """A connection pool for `url` with the client's options; connects nothing."""
         options = self._connection_options
         try:
             if "max_connections" in options:  # a full pool waits rather than failing a call
@@ -178,14 +234,13 @@ class Client:
                 pool = aioredis.ConnectionPool.from_url(
                     url, decode_responses=True, max_connections=2**31, **options
                 )
-            # No silent resends: a script call resent after a dropped connection may run
-            # twice (a second pop takes more jobs). A dropped call raises
-            # ConnectionLostError, and the layer that knows what it meant decides.
-            redis = aioredis.Redis(connection_pool=pool, retry=Retry(NoBackoff(), 0))
-            redis.auto_close_connection_pool = True  # owns the pool: closed with the client
-            return redis
         except ValueError as error:
             raise ConfigurationError(f"bad server URL {url!r}: {error}") from error
+        try:  # makes a connection object without connecting: rejects unknown options
+            pool.connection_class(**pool.connection_kwargs)
+        except TypeError as error:
+            raise ConfigurationError(f"bad connection option: {error}") from error
+        return pool
 
     def _use(self, redis: AnyRedis) -> None:
         self._protocol = Protocol(
@@ -258,7 +313,8 @@ class Client:
 
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
         """Wait until the job completes or fails (its final state); None if it was
-        cancelled or is gone. Driven by events, not polling."""
+        cancelled or is gone. Driven by events; the state is read now and then too, since
+        a retry that fails a job publishes none (aqless.events.wait_for)."""
 
         async def current_state() -> str | None:
             state = await self.redis.hget(f"{self.prefix}j:{jid}", "state")

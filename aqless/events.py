@@ -413,6 +413,10 @@ _FINAL_EVENTS: Final[dict[str, FinalState | None]] = {
 }
 
 
+# the longest wait between two readings of the state by wait_for
+_MAX_POLL_INTERVAL: Final = 1.0
+
+
 async def wait_for(
     redis: PubSubSource,
     jid: str,
@@ -428,9 +432,11 @@ async def wait_for(
     ``advanced`` job is not finished), ``failed`` or ``canceled`` event. The state is read
     again after a reconnection, since events may have been lost.
 
-    A job failed by ``retry`` with its retries spent publishes nothing on ``ql:log``, and
-    ``ql:failed`` only if it is tracked and only in the classic vocabulary (CORE 7.3,
-    REQLESS 10): ``wait_for`` does not see an untracked one fail, and times out.
+    One way to fail has no event: ``retry`` with the retries spent publishes nothing on
+    ``ql:log``, and on ``ql:failed`` only for a tracked job and only in the classic
+    vocabulary (CORE 6.7, REQLESS 10). So the state is also read while no event ends the
+    wait: 0.05 s after the first reading, then twice as long each time up to
+    a second.
 
     Args:
         redis: the client whose connection pool provides the pubsub connection (any
@@ -452,11 +458,36 @@ async def wait_for(
             state = await current_state()
             if state in _FINAL_STATES:
                 return _FINAL_STATES[state]
-            async for event in events:
-                if event.kind == RECONNECTED:  # events may have been lost: look again
-                    state = await current_state()
-                    if state in _FINAL_STATES:
-                        return _FINAL_STATES[state]
-                elif event.jid == jid and event.kind in _FINAL_EVENTS:
-                    return _FINAL_EVENTS[event.kind]
+            final: list[FinalState | None] = []
+            async with anyio.create_task_group() as tasks:
+
+                async def settle(watch: Awaitable[FinalState | None]) -> None:
+                    final.append(await watch)
+                    tasks.cancel_scope.cancel()
+
+                tasks.start_soon(settle, _final_event(events, jid, current_state))
+                tasks.start_soon(settle, _final_state(current_state))
+            return final[0]
+
+
+async def _final_event(
+    events: EventStream, jid: str, current_state: Callable[[], Awaitable[str | None]]
+) -> FinalState | None:
+    async for event in events:
+        if event.kind == RECONNECTED:  # events may have been lost: look again
+            state = await current_state()
+            if state in _FINAL_STATES:
+                return _FINAL_STATES[state]
+        elif event.jid == jid and event.kind in _FINAL_EVENTS:
+            return _FINAL_EVENTS[event.kind]
     raise RuntimeError("the event stream ended")  # only aclose() ends it, and nobody calls it
+
+
+async def _final_state(current_state: Callable[[], Awaitable[str | None]]) -> FinalState | None:
+    interval = 0.05
+    while True:
+        await anyio.sleep(interval)
+        state = await current_state()
+        if state in _FINAL_STATES:
+            return _FINAL_STATES[state]
+        interval = min(interval * 2, _MAX_POLL_INTERVAL)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from aqless.errors import ConfigurationError, UnknownJobClassError
+from aqless.job import class_name
 
 if TYPE_CHECKING:
     from aqless.job import Job
@@ -129,7 +130,7 @@ class Handlers:
         target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores)."""
         if not callable(target):
             raise ConfigurationError(f"a handler must be a function or class, got {target!r}")
-        name = klass or f"{target.__module__}.{target.__qualname__}"
+        name = klass or class_name(target)
         if timeout is not None and not timeout > 0:
             raise ConfigurationError(f"a timeout must be positive, got {timeout!r}")
         handler = Handler(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,19 @@ from aqless.models import Failure, HistoryEntry, JobState, listed
 
 if TYPE_CHECKING:
     from aqless.client import Client
+
+
+# What `put` and `Job.build` accept as the job's class: a class, a function, or its dotted name.
+JobClass = type | Callable[..., Any] | str
+
+
+def class_name(klass: JobClass) -> str:
+    """`module.qualname` of a class or function (a job's `klass`); a string is taken as it is."""
+    if isinstance(klass, str):
+        if not klass:
+            raise InvalidArgumentError("queue.put", "a job class name must not be empty")
+        return klass
+    return f"{klass.__module__}.{klass.__qualname__}"
 
 
 def _decoded_data(text: Any) -> Any:
@@ -154,7 +167,7 @@ class Job:
     @classmethod
     def build(
         cls,
-        klass: str,
+        klass: JobClass,
         data: Any = None,
         *,
         jid: str = "jid",
@@ -166,11 +179,12 @@ class Job:
         retries: int = 5,
         **fields: Any,
     ) -> Job:
-        """A Job made without a server, for unit tests of job code. Its verbs need a client
-        and raise ConfigurationError; everything else behaves as for a fetched job."""
+        """A Job made without a server, for unit tests of job code. `klass` is a class, a
+        function or a dotted name, stored as ``put`` stores it. Its verbs need a client and
+        raise ConfigurationError; everything else behaves as for a fetched job."""
         values: dict[str, Any] = {
             "jid": jid,
-            "klass": klass,
+            "klass": class_name(klass),
             "queue": queue,
             "data": encode_json({} if data is None else data, "job data"),
             "state": str(state),

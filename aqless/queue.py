@@ -5,28 +5,26 @@ from __future__ import annotations
 import datetime
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import anyio
+
 from aqless._protocol import encode_json
-from aqless.errors import AqlessError, InvalidArgumentError
-from aqless.job import Job
+from aqless.errors import (
+    AqlessError,
+    InvalidArgumentError,
+    JobNotFoundError,
+    LockLostError,
+    ScriptError,
+)
+from aqless.job import Job, class_name
+from aqless.job import JobClass as JobClass  # re-exported: put's argument type
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 
 if TYPE_CHECKING:
     from aqless.client import Client
-
-# What `put` accepts as the job's class: a class, a function, or its dotted name.
-JobClass = type | Callable[..., Any] | str
-
-
-def class_name(klass: JobClass) -> str:
-    """`module.qualname` of a class or function; a string is taken as it is."""
-    if isinstance(klass, str):
-        if not klass:
-            raise InvalidArgumentError("queue.put", "a job class name must not be empty")
-        return klass
-    return f"{klass.__module__}.{klass.__qualname__}"
 
 
 def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
@@ -293,9 +291,35 @@ class Queue:
 
     # -- looking ------------------------------------------------------------------------------
 
-    async def pause(self) -> None:
-        """Stop handing out jobs (put and peek still work)."""
+    async def pause(self, *, stopjobs: bool = False) -> list[str]:
+        """Stop handing out jobs (put and peek still work). With `stopjobs`, also time out
+        the jobs of the queue that are running (as ``job.timeout()`` does: their workers
+        lose them, and they wait at the head of the queue for ``unpause``). Returns the
+        jids timed out (none without `stopjobs`)."""
         await self._client.protocol.call("queue.pause", self.name)
+        if not stopjobs:
+            return []
+        jids = [*await self._all_jobs(JobState.RUNNING), *await self._all_jobs(JobState.STALLED)]
+        timed_out: set[str] = set()
+
+        async def stop(jid: str) -> None:
+            # a job that ended since it was listed is no longer running: nothing to stop
+            with suppress(LockLostError, JobNotFoundError):
+                await self._client.protocol.call("job.timeout", jid)
+                timed_out.add(jid)
+
+        async with anyio.create_task_group() as tasks:  # one round trip for all of them
+            for jid in jids:
+                tasks.start_soon(stop, jid)
+        return [jid for jid in jids if jid in timed_out]
+
+    async def _all_jobs(self, state: JobState, page: int = 1000) -> list[str]:
+        jids: list[str] = []
+        while True:
+            found = await self.jobs(state, offset=len(jids), count=page)
+            jids += found
+            if len(found) < page:
+                return jids
 
     async def unpause(self) -> None:
         """Hand out jobs again after `pause`."""

@@ -14,6 +14,8 @@ installed (entry point ``pytest11``). The async fixtures need pytest-asyncio.
           assert counters.completed == 1
 
 For unit tests without a server, ``Job.build("app.jobs.Welcome", {...})`` makes a job.
+``await perform(job, handlers)`` runs one popped job's code as a worker would and reports
+its outcome (qless's ``job.perform``).
 """
 
 from __future__ import annotations
@@ -30,10 +32,18 @@ import pytest
 from aqless.client import Client
 from aqless.errors import ConfigurationError
 from aqless.handlers import Handlers
+from aqless.job import Job
 from aqless.queue import Queue
 from aqless.worker import Worker, WorkerCounters
 
-__all__ = ["RunWorker", "aqless_client", "aqless_queue", "aqless_url", "aqless_worker"]
+__all__ = [
+    "RunWorker",
+    "aqless_client",
+    "aqless_queue",
+    "aqless_url",
+    "aqless_worker",
+    "perform",
+]
 
 RunWorker = Callable[..., Awaitable[WorkerCounters]]
 
@@ -41,6 +51,16 @@ try:
     from pytest_asyncio import fixture as async_fixture
 except ImportError:  # without pytest-asyncio only aqless_url is offered
     async_fixture = None  # type: ignore[assignment]
+
+
+async def perform(job: Job, handlers: Handlers | None = None, **worker_options: Any) -> str:
+    """Run a popped job's code (handler and middleware) as a worker would, outside one, and
+    report its outcome: complete on return, fail or retry on raise. Returns what became of
+    it (``completed``, ``failed``, ``retried``...; see ``Worker.perform``); the job's
+    attributes show its new state. `worker_options` are the Worker's (``middleware``,
+    ``backoff``, ``job_timeout``, ``workdir``...)."""
+    worker = Worker(job.client, [job.queue_name], handlers=handlers, **worker_options)
+    return await worker.perform(job)
 
 
 @pytest.fixture(scope="session")

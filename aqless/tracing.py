@@ -38,8 +38,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aqless._version import __version__
 from aqless.errors import ConfigurationError
+from aqless.job import class_name
 from aqless.outcomes import Retry
-from aqless.queue import PutRequest, PutSender, class_name
+from aqless.queue import PutRequest, PutSender
 
 try:
     from opentelemetry import propagate, trace

@@ -35,7 +35,7 @@ from anyio.abc import TaskGroup
 from aqless import _process
 from aqless._batching import Batcher
 from aqless._locks import LockKeeper
-from aqless._perform import Performer
+from aqless._perform import Performer, outcome_of
 from aqless._put_events import PutListener
 from aqless._runners import Runners
 from aqless._served import ServedQueues
@@ -225,6 +225,17 @@ class Worker:
         self.paused = False
         self._wakeup.fire()
 
+    async def perform(self, job: Job) -> str:
+        """Run one popped job's code as `run()` would (handler, middleware, timeout) and
+        report how it ended (complete on return, fail or retry on raise); outside `run()`,
+        for tests. Its lock is not renewed meanwhile. Returns what became of the job:
+        ``completed``, ``failed``, ``retried``, ``advanced``... (aqless._perform.outcome_of).
+        """
+        queue = job.queue_name
+        slot, _ = self._take_slot(job)
+        await self._perform(slot)
+        return outcome_of(slot, queue)
+
     def _begin_stop(self) -> None:
         if self._state in ("new", "running"):
             self._state = "stopping"
@@ -354,10 +365,13 @@ class Worker:
             self._pop_failures = 0
         return popped, asked
 
-    def _start(self, jobs: TaskGroup, job: Job) -> None:
+    def _take_slot(self, job: Job) -> tuple[Slot, Slot | None]:
         now = self.client.clock()
         lock_seconds = max(job.expires_at - now, 0.3)
-        slot, stale = self._slot_table.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
+        return self._slot_table.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
+
+    def _start(self, jobs: TaskGroup, job: Job) -> None:
+        slot, stale = self._take_slot(job)
         own_throttle = f"{self.client.prefix}q:{job.queue_name}"
         slot.frees = bool(job.dependents) or any(
             throttle != own_throttle or job.queue_name in self._served.throttled

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import anyio
 import pytest
 
 import aqless
+from tests.client_helpers import ManualClock
 
 pytest_plugins = ["tests.client_fixtures"]
 
@@ -100,3 +103,80 @@ async def test_wait_for_a_cancelled_job_is_none(client: aqless.Client) -> None:
     assert isinstance(job, aqless.Job)
     await job.cancel()
     assert await client.wait(jid, timeout=5) is None
+
+
+async def waiting_for(
+    client: aqless.Client, jid: str, finish: Callable[[], Awaitable[None]]
+) -> object:
+    """What `client.wait(jid)` returns when `finish()` runs once the wait has subscribed."""
+    async with anyio.create_task_group() as tasks:
+        result: list[object] = []
+
+        async def wait() -> None:
+            result.append(await client.wait(jid, timeout=10))
+
+        tasks.start_soon(wait)
+        with anyio.fail_after(10):
+            while not await subscribers(client):  # noqa: ASYNC110 - waiting for the server
+                await anyio.sleep(0.01)
+        await finish()
+    return result[0]
+
+
+async def test_wait_sees_a_retry_with_no_retries_left_fail_the_job(
+    client: aqless.Client,
+) -> None:
+    # the (reqless) retry command publishes nothing when it fails a job: no event to wait for
+    queue = client.queues["q"]
+    jid = await queue.put("Klass", {}, retries=0)
+    job = await queue.pop()
+    assert job is not None
+
+    async def retry() -> None:
+        assert await job.retry() == -1
+
+    assert await waiting_for(client, jid, retry) is aqless.JobState.FAILED
+
+
+async def test_wait_sees_a_job_failed_by_lock_expiry_with_no_retries_left(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    client = timed_client
+    await client.config.set("grace-period", 0)
+    queue = client.queues["q"]
+    jid = await queue.put("Klass", {}, retries=0)
+    assert await queue.pop() is not None
+
+    async def expire() -> None:
+        clock.advance(61)  # past the lock's expiry: the next pop reclaims the job, and fails it
+        assert await queue.pop(worker="worker-2") is None
+
+    assert await waiting_for(client, jid, expire) is aqless.JobState.FAILED
+    job = await client.jobs.get(jid)
+    assert isinstance(job, aqless.Job)
+    assert job.failure is not None
+    assert job.failure.group == "failed-retries-q"  # failed by the reclaim, not by a worker
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+async def test_wait_for_a_job_that_already_failed(client: aqless.Client, retries: int) -> None:
+    queue = client.queues["q"]
+    jid = await queue.put("Klass", {}, retries=retries)
+    job = await queue.pop()
+    assert job is not None
+    if retries:
+        await job.fail("group", "message")
+    else:
+        assert await job.retry() == -1
+    assert await client.wait(jid, timeout=5) is aqless.JobState.FAILED
+    assert await job.wait(timeout=5) is aqless.JobState.FAILED
+
+
+async def test_wait_for_a_job_that_already_completed(client: aqless.Client) -> None:
+    queue = client.queues["q"]
+    jid = await queue.put("Klass", {})
+    job = await queue.pop()
+    assert job is not None
+    await job.complete()
+    assert await client.wait(jid, timeout=5) is aqless.JobState.COMPLETE
+    assert await job.wait(timeout=5) is aqless.JobState.COMPLETE

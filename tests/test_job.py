@@ -817,6 +817,27 @@ def test_history_is_decoded_when_first_read() -> None:
     assert Job.build("app.Job", history={}).history == ()  # cjson's empty list
 
 
+class MyJobClass:
+    @staticmethod
+    def process(job: Job) -> None:
+        pass
+
+
+def my_job_function(job: Job) -> None:
+    pass
+
+
+@pytest.mark.parametrize("klass", [MyJobClass, my_job_function])
+async def test_build_names_a_class_or_function_as_put_does(
+    client: aqless.Client, klass: type | Callable[[Job], None]
+) -> None:
+    jid = await client.queues["q"].put(klass, {})
+    stored = await client.jobs.get(jid)
+    assert stored is not None
+    built = Job.build(klass)
+    assert built.klass_name == stored.klass_name == f"tests.test_job.{klass.__qualname__}"
+
+
 def test_build_refuses_data_that_is_not_json() -> None:
     with pytest.raises(PayloadError):
         Job.build("app.Job", {"x": object()})

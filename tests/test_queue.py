@@ -21,6 +21,7 @@ from aqless import (
     InvalidArgumentError,
     JobNotFoundError,
     JobState,
+    LockLostError,
     PayloadError,
     PutRequest,
     QueueCounts,
@@ -477,6 +478,35 @@ async def test_pause_and_unpause(timed_client: aqless.Client, clock: ManualClock
     assert (await queue.counts()).paused is False
     assert (await pop_one(queue)).jid == jid
     await queue.unpause()  # unpausing a running queue changes nothing
+
+
+async def test_pause_with_stopjobs_times_out_the_running_jobs(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    for jid in ("a", "b", "c", "d"):
+        await queue.put("app.Job", jid=jid)
+        clock.advance(1)  # popped in this order
+    first, second, third = await queue.pop_many(3)
+    await third.complete()
+    clock.advance(30)
+    (fourth,) = await queue.pop_many(1, worker="worker-2")
+    assert fourth.jid == "d"
+    clock.advance(31)  # a's and b's locks have expired (stalled, until a pop reclaims them)
+    assert await queue.jobs(JobState.STALLED) == ["a", "b"]
+
+    assert await queue.pause(stopjobs=True) == ["d", "a", "b"]  # running, then stalled ones
+    assert (await queue.counts()).paused is True
+    for job in (first, second, fourth):
+        assert (await job.refresh()).state == JobState.STALLED
+        with pytest.raises(LockLostError):
+            await job.complete()
+    assert await queue.jobs(JobState.RUNNING) == await queue.jobs(JobState.STALLED) == []
+    assert await queue.pop() is None
+    await queue.unpause()
+    assert {job.jid for job in await queue.pop_many(5)} == {"a", "b", "d"}
+    assert await queue.pause() == []  # without stopjobs, running jobs go on
+    assert await queue.jobs(JobState.RUNNING) != []
 
 
 # -- recur -------------------------------------------------------------------------------------

@@ -84,27 +84,35 @@ def stats(queue: str, date: datetime.datetime | None) -> None:
     emit({"queue": queue, **record_document(result)}, view)
 
 
-def _pausing(pause: bool, names: tuple[str, ...]) -> None:
-    async def act(client: aqless.Client) -> None:
-        for name in names:
-            queue = client.queues[name]
-            await (queue.pause() if pause else queue.unpause())
-
-    run(act)
-    word = "paused" if pause else "unpaused"
-    emit({word: list(names)}, *(f"{word} {name}" for name in names))
-
-
 @click.command()
 @click.argument("queues", nargs=-1, required=True)
-def pause(queues: tuple[str, ...]) -> None:
+@click.option(
+    "--stop-jobs",
+    is_flag=True,
+    help="Also time out the queues' running jobs: their workers lose them, and they wait "
+    "for the queue to be unpaused.",
+)
+def pause(queues: tuple[str, ...], stop_jobs: bool) -> None:
     """Stop queues from handing out jobs (put and peek still work).
 
     \b
-    Example:
+    Examples:
       aqless pause emails reports
+      aqless pause emails --stop-jobs
     """
-    _pausing(True, queues)
+
+    async def act(client: aqless.Client) -> dict[str, list[str]]:
+        return {name: await client.queues[name].pause(stopjobs=stop_jobs) for name in queues}
+
+    timed_out = run(act)
+    document: dict[str, object] = {"paused": list(queues)}
+    if stop_jobs:
+        document["timed_out"] = timed_out
+    lines = [
+        f"paused {name}" + (f"; timed out {len(jids)} running jobs" if stop_jobs else "")
+        for name, jids in timed_out.items()
+    ]
+    emit(document, *lines)
 
 
 @click.command()
@@ -116,7 +124,13 @@ def unpause(queues: tuple[str, ...]) -> None:
     Example:
       aqless unpause emails
     """
-    _pausing(False, queues)
+
+    async def act(client: aqless.Client) -> None:
+        for name in queues:
+            await client.queues[name].unpause()
+
+    run(act)
+    emit({"unpaused": list(queues)}, *(f"unpaused {name}" for name in queues))
 
 
 COMMANDS = (queues, peek, stats, pause, unpause)

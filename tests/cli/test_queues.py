@@ -79,3 +79,26 @@ async def test_pause_and_unpause(client: aqless.Client, run_cli: Cli) -> None:
     assert await client.queues["q"].pop() is None
     assert (await run_cli("unpause", "q")).code == 0
     assert not (await client.queues["q"].counts()).paused
+
+
+async def test_pause_with_stop_jobs_times_out_the_running_jobs(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    queue = client.queues["q"]
+    for name in ("a", "b", "c"):
+        await queue.put("app.A", {}, jid=name)
+    running = [await queue.pop(), await queue.pop()]
+    other = client.queues["other"]
+    await other.put("app.A", {}, jid="elsewhere")
+    assert await other.pop() is not None
+    result = await run_cli("--json", "pause", "q", "--stop-jobs")
+    assert result.code == 0
+    document = result.json()
+    assert document["paused"] == ["q"]
+    assert sorted(document["timed_out"]["q"]) == sorted(job.jid for job in running if job)
+    assert len(document["timed_out"]["q"]) == 2
+    assert (await queue.counts()).paused
+    assert await queue.jobs(aqless.JobState.RUNNING) == []
+    assert (await other.counts()).running == 1  # another queue's jobs go on
+    text = await run_cli("pause", "q", "--stop-jobs")
+    assert "paused q; timed out 0 running jobs" in text.stdout
