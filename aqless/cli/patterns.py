@@ -59,7 +59,7 @@ def show() -> None:
             sorted((name, joined(patterns)) for name, patterns in identifiers.items()),
         ),
         table(
-            "priorities, first served first",
+            "priorities",
             ("#", "queues", "fairly"),
             (
                 (n, joined(g.patterns), "yes" if g.fairly else "")
