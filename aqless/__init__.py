@@ -31,6 +31,7 @@ from aqless.models import (
     WorkerJobs,
 )
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
+from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.queue import PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
 from aqless.worker import Worker, WorkerCounters
@@ -57,9 +58,11 @@ __all__ = [
     "Page",
     "PayloadError",
     "PermissionDeniedError",
+    "PriorityPattern",
     "PutRequest",
     "Queue",
     "QueueCounts",
+    "QueuePatterns",
     "QueueSelection",
     "QueueStats",
     "Queues",

@@ -31,6 +31,7 @@ from aqless.models import (
     WorkerJobs,
     listed,
 )
+from aqless.patterns import QueuePatterns
 from aqless.queue import PutHook, Queue
 from aqless.scripts.loader import AnyRedis
 
@@ -153,6 +154,7 @@ class Client:
         self.workers = Workers(self)
         self.throttles = Throttles(self)
         self.tags = Tags(self)
+        self.queue_patterns = QueuePatterns(self)
         #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.queue.PutHook);
         #: ``aqless.tracing.instrument(client)`` adds one.
         self.put_hooks: list[PutHook] = []

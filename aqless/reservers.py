@@ -22,14 +22,13 @@ A reserver takes the names and gives the order of one reservation:
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Final, Literal
 
 from aqless.errors import ConfigurationError
+from aqless.patterns import PriorityPattern
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -43,49 +42,6 @@ _GLOB = frozenset("*?[")
 
 def is_pattern(spec: str) -> bool:
     return spec.startswith(("@", "!")) or bool(_GLOB & set(spec))
-
-
-@dataclass(frozen=True, slots=True)
-class PriorityPattern:
-    """One group of the stored priority order: queues matching `patterns`, shuffled when
-    `fairly`. The group whose patterns are exactly ``["default"]`` stands for every queue no
-    other group matches."""
-
-    patterns: tuple[str, ...]
-    fairly: bool = False
-
-    @property
-    def is_default(self) -> bool:
-        return self.patterns == ("default",)
-
-
-async def identifier_patterns(client: Client) -> dict[str, list[str]]:
-    """The stored identifier patterns: name -> queue patterns (``default`` always there)."""
-    stored = await client.protocol.json("queueIdentifierPatterns.getAll")
-    patterns: dict[str, list[str]] = {}
-    for name, text in (stored or {}).items():
-        try:
-            value = json.loads(text)
-        except (TypeError, ValueError):
-            continue  # another client's malformed entry: it names no queues
-        if isinstance(value, list):
-            patterns[str(name)] = [str(item) for item in value]
-    return patterns
-
-
-async def priority_patterns(client: Client) -> list[PriorityPattern]:
-    """The stored priority patterns, in order (a default group always among them)."""
-    stored = await client.protocol.json("queuePriorityPatterns.getAll")
-    groups: list[PriorityPattern] = []
-    for text in stored or []:
-        try:
-            value = json.loads(text)
-        except (TypeError, ValueError):
-            continue
-        if isinstance(value, dict) and isinstance(value.get("pattern"), list):
-            patterns = tuple(str(item) for item in value["pattern"])
-            groups.append(PriorityPattern(patterns, fairly=bool(value.get("fairly"))))
-    return groups
 
 
 class QueueSelection:
@@ -130,7 +86,7 @@ class QueueSelection:
             return list(self._positive)
         positive, negative = list(self._positive), list(self._negative)
         if any(spec.startswith("@") for spec in positive):
-            identifiers = await identifier_patterns(client)
+            identifiers = await client.queue_patterns.identifiers()
             positive, more_negative = _expanded(positive, identifiers)
             negative += more_negative
         known = await client.queues.names()
@@ -142,7 +98,7 @@ class QueueSelection:
                 names[spec] = None
         chosen = [n for n in names if not any(fnmatchcase(n, pattern) for pattern in negative)]
         if self.priorities:
-            chosen = self._prioritized(chosen, await priority_patterns(client))
+            chosen = self._prioritized(chosen, await client.queue_patterns.priorities())
         return chosen
 
     def _prioritized(self, names: list[str], groups: list[PriorityPattern]) -> list[str]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any, TextIO
+
 import click
 
 import aqless
-from aqless.cli.render import table
-from aqless.cli.runtime import NotFound, emit, run
+from aqless.cli.render import plural, table
+from aqless.cli.runtime import NotFound, emit, run, to_json
 
 
 @click.group()
@@ -20,6 +23,8 @@ def config() -> None:
       aqless config set heartbeat 120
       aqless config set emails-heartbeat 30      one queue's lock duration
       aqless config unset heartbeat              back to the default
+      aqless config dump > config.json           every setting, as JSON
+      aqless config load config.json --clear     set them all (qless-config)
     """
 
 
@@ -81,6 +86,63 @@ def unset(option: str) -> None:
 
     value = run(act)
     emit({option: value}, f"{option} unset" + ("" if value is None else f" (default {value})"))
+
+
+@config.command(short_help="Every setting as one JSON object.")
+def dump() -> None:
+    """Print every setting (the defaults overlaid with what was set) as one JSON object,
+    for `aqless config load` on this or another deployment.
+
+    \b
+    Example:
+      aqless config dump > config.json
+    """
+    click.echo(to_json(dict(sorted(run(lambda client: client.config.all()).items()))))
+
+
+def settings_file(ctx: click.Context, param: click.Parameter, file: TextIO) -> dict[str, str]:
+    """The settings of a JSON object whose values are strings or numbers (a usage error
+    otherwise: then nothing is set)."""
+    try:
+        document: Any = json.load(file)
+    except ValueError as error:
+        raise click.BadParameter(f"not JSON: {error}", ctx, param) from error
+    if not isinstance(document, dict):
+        raise click.BadParameter("not a JSON object of settings", ctx, param)
+    for option, value in document.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise click.BadParameter(
+                f"{option!r} must be a string or a number, not {json.dumps(value)}", ctx, param
+            )
+    return {option: str(value) for option, value in document.items()}
+
+
+@config.command(short_help="Set every setting of a JSON object (a file, or - for stdin).")
+@click.argument("settings", type=click.File("r"), callback=settings_file, metavar="FILE|-")
+@click.option("--clear", is_flag=True, help="First unset every setting the file does not name.")
+def load(settings: dict[str, str], clear: bool) -> None:
+    """Set each setting of a JSON object such as `aqless config dump` prints (qless-config).
+
+    With --clear, every setting the file does not name goes back to its default. The file
+    is checked whole before anything is changed.
+
+    \b
+    Examples:
+      aqless config load config.json
+      aqless --url redis://staging config dump | aqless config load - --clear
+    """
+
+    async def act(client: aqless.Client) -> list[str]:
+        unset = sorted(set(await client.config.all()) - set(settings)) if clear else []
+        for option in unset:
+            await client.config.unset(option)
+        for option, value in settings.items():
+            await client.config.set(option, value)
+        return unset
+
+    unset = run(act)
+    message = f"set {plural(len(settings), 'setting')}"
+    emit({"set": settings, "unset": unset}, message + (f", unset {len(unset)}" if clear else ""))
 
 
 COMMANDS = (config,)

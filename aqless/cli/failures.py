@@ -101,12 +101,24 @@ async def _unfail(client: aqless.Client, group: str, queue: str, limit: int | No
     return moved
 
 
-@click.command(short_help="Requeue failed jobs: a group's, or given jids.")
-@click.argument("targets", nargs=-1, required=True, metavar="GROUP | JID...")
+async def _retry_group(
+    client: aqless.Client, group: str, queue: str | None, limit: int | None
+) -> int:
+    if queue is not None:
+        return await _unfail(client, group, queue, limit)
+    return await _requeue(client, await group_jids(client, group, limit), None)
+
+
+@click.command(short_help="Requeue failed jobs: a group's, every group's, or given jids.")
+@click.argument("targets", nargs=-1, metavar="GROUP | JID...")
+@click.option("--all", "every_group", is_flag=True, help="Every failure group's jobs.")
 @click.option("--queue", help="Put the jobs into this queue instead of each one's own.")
-@click.option("-n", "--count", type=int, help="At most this many of the group's jobs.")
-def retry(targets: tuple[str, ...], queue: str | None, count: int | None) -> None:
-    """Put failed jobs back to work: a failure group's, or the given jids.
+@click.option("-n", "--count", type=int, help="At most this many of each group's jobs.")
+def retry(
+    targets: tuple[str, ...], every_group: bool, queue: str | None, count: int | None
+) -> None:
+    """Put failed jobs back to work: a failure group's, every group's (--all), or the
+    given jids.
 
     One argument that names a failure group takes its jobs; otherwise the arguments are
     jids. Each job goes back to its own queue, or to --queue. `unfail` is the same
@@ -116,16 +128,28 @@ def retry(targets: tuple[str, ...], queue: str | None, count: int | None) -> Non
     Examples:
       aqless retry TimeoutError               every job of the group
       aqless retry TimeoutError --count 100 --queue slow
+      aqless retry --all                      every failed job
       aqless retry 3f2a9c... 77b1e0...
     """
+    if every_group == bool(targets):
+        raise click.UsageError("give a GROUP, JIDs or --all (and not both)")
+    if every_group:
+
+        async def retry_all(client: aqless.Client) -> dict[str, int]:
+            groups = await client.jobs.failure_groups()
+            return {group: await _retry_group(client, group, queue, count) for group in groups}
+
+        retried = run(retry_all)
+        total = sum(retried.values())
+        text = f"retried {plural(total, 'job')} of {plural(len(retried), 'group')}"
+        emit({"groups": retried, "retried": total}, text)
+        return
 
     async def act(client: aqless.Client) -> tuple[str, int]:
         groups = await client.jobs.failure_groups()
         if len(targets) == 1 and targets[0] in groups:
             group = targets[0]
-            if queue is not None:
-                return group, await _unfail(client, group, queue, count)
-            return group, await _requeue(client, await group_jids(client, group, count), None)
+            return group, await _retry_group(client, group, queue, count)
         jids = [job.jid for job in await require_jobs(client, targets)]  # all exist, or none moves
         return "", await _requeue(client, jids, queue)
 

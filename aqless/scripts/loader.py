@@ -75,6 +75,12 @@ class Script:
         self._fcall: tuple[Argument, ...] = ("FCALL", self.function, len(self._keys), *self._keys)
         self._evalsha: tuple[Argument, ...] = ("EVALSHA", self.sha, len(self._keys), *self._keys)
 
+    @property
+    def uses_functions(self) -> bool:
+        """Whether calls go through the function library (FCALL): until a server is found
+        to have no functions, when they go by EVALSHA."""
+        return self._functions
+
     async def load(self) -> str:
         """Register the script with SCRIPT LOAD; return its SHA1."""
         if self._cluster is not None:

@@ -11,6 +11,7 @@ from typing import Final
 from aqless.client import Client
 from aqless.errors import AqlessError
 from aqless.job import Job, RecurringJob
+from aqless.patterns import PriorityPattern
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
 
@@ -189,7 +190,20 @@ async def failed_group(client: Client, form: Form) -> str:
     return await apply(client, form.text("action"), listing.jids) + f" of {group}"
 
 
-# -- recurring jobs, throttles, config, workers ----------------------------------------------
+async def failed_retry_all(client: Client, form: Form) -> str:
+    """Every failure group's jobs back into their queues (at most BULK_LIMIT in all)."""
+    groups = await client.jobs.failure_groups()
+    if not groups:
+        raise ActionError("no failed jobs")
+    jids: list[str] = []
+    for group in groups:
+        jids += (await client.jobs.failed(group, count=BULK_LIMIT - len(jids))).jids
+        if len(jids) >= BULK_LIMIT:
+            break
+    return await apply(client, "retry", jids) + f" of {plural(len(groups), 'group')}"
+
+
+# -- recurring jobs, throttles, config, patterns, workers ------------------------------------
 
 
 async def recurring_update(client: Client, form: Form) -> str:
@@ -236,6 +250,30 @@ async def config_unset(client: Client, form: Form) -> str:
     return f"Reset {option} to its default"
 
 
+async def identifier_set(client: Client, form: Form) -> str:
+    name, patterns = form.text("name"), words(form.text("patterns"))
+    identifiers = await client.queue_patterns.identifiers()
+    await client.queue_patterns.set_identifiers({**identifiers, name: patterns})
+    return f"@{name} = {', '.join(patterns)}"
+
+
+async def identifier_unset(client: Client, form: Form) -> str:
+    name = form.text("name")
+    identifiers = await client.queue_patterns.identifiers()
+    if identifiers.pop(name, None) is None:
+        raise ActionError(f"no identifier {name!r}")
+    await client.queue_patterns.set_identifiers(identifiers)
+    return f"Forgot @{name}"
+
+
+async def priorities_set(client: Client, form: Form) -> str:
+    lines = (form.get("groups") or "").splitlines()
+    groups = [PriorityPattern.parse(line) for line in lines if line.strip()]
+    await client.queue_patterns.set_priorities(groups)
+    order = await client.queue_patterns.priorities()
+    return "Priorities: " + " > ".join(str(group) for group in order)
+
+
 async def worker_forget(client: Client, form: Form) -> str:
     name = form.text("worker")
     await client.workers.forget(name)
@@ -261,12 +299,16 @@ HANDLERS: Final[dict[str, Handler]] = {
         job_undepend,
         jobs_bulk,
         failed_group,
+        failed_retry_all,
         recurring_update,
         recurring_cancel,
         throttle_set,
         throttle_delete,
         config_set,
         config_unset,
+        identifier_set,
+        identifier_unset,
+        priorities_set,
         worker_forget,
     )
 }

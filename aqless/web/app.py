@@ -31,6 +31,8 @@ PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/recurring", "recurring", "recurring.html", reads.recurring),
     ("/throttles", "throttles", "throttles.html", reads.throttles),
     ("/config", "config", "config.html", reads.config),
+    ("/patterns", "patterns", "patterns.html", reads.patterns),
+    ("/about", "about", "about.html", reads.about),
     ("/completed", "completed", "completed.html", reads.completed),
 )
 

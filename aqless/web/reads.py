@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import datetime
 import math
+import platform
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 from starlette.requests import Request
 
+from aqless import scripts
+from aqless._version import __version__
 from aqless.client import Client
 from aqless.job import RecurringJob
 from aqless.web.serialize import (
@@ -222,6 +225,46 @@ async def throttles(client: Client, request: Request) -> JSON:
 
 async def config(client: Client, request: Request) -> JSON:
     return {"options": await client.config.all()}
+
+
+async def patterns(client: Client, request: Request) -> JSON:
+    priorities = await client.queue_patterns.priorities()
+    return {
+        "identifiers": await client.queue_patterns.identifiers(),
+        "priorities": [
+            {"patterns": list(group.patterns), "fairly": group.fairly, "text": str(group)}
+            for group in priorities
+        ],
+    }
+
+
+def server_of(info: dict[str, Any]) -> JSON:
+    """The server's name and version from INFO: Valkey also reports a `redis_version`
+    (the Redis version it is compatible with), so its own version is looked for first."""
+    if "valkey_version" in info:
+        return {
+            "name": str(info.get("server_name") or "valkey"),
+            "version": str(info["valkey_version"]),
+        }
+    return {"name": "redis", "version": str(info.get("redis_version", "unknown"))}
+
+
+async def about(client: Client, request: Request) -> JSON:
+    info: dict[str, Any] = await client.redis.info("server")
+    return {
+        "aqless": __version__,
+        "server": server_of(info),
+        "script": {
+            "sha1": scripts.sha1(),
+            "function": scripts.function_name(),
+            "calls": "FCALL" if client.protocol.script.uses_functions else "EVALSHA",
+        },
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+        },
+        "namespace": client.prefix,
+    }
 
 
 async def completed(client: Client, request: Request) -> JSON:

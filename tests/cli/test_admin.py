@@ -1,8 +1,14 @@
-"""workers, config, recurring, throttle."""
+"""workers, config (and its dump and load), patterns, recurring, throttle."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 import aqless
+from aqless import PriorityPattern
 from tests.cli.helpers import Cli
 from tests.client_helpers import get_recurring, pop_one
 
@@ -95,3 +101,91 @@ async def test_a_queues_own_throttle(client: aqless.Client, run_cli: Cli) -> Non
     assert (
         await run_cli("throttle", "set", "emails", "4", "--queue", "--expiration", "5")
     ).code == 2
+
+
+async def test_config_dump_then_load(client: aqless.Client, run_cli: Cli) -> None:
+    await client.config.set("heartbeat", 120)
+    await client.config.set("emails-heartbeat", 30)
+    dumped = await run_cli("config", "dump")  # JSON without --json: it is a file's content
+    assert json.loads(dumped.stdout) == await client.config.all()
+    assert json.loads(dumped.stdout)["heartbeat"] == "120"
+    await client.config.set("heartbeat", 5)
+    await client.config.set("grace-period", 1)
+    await client.config.set("reports-heartbeat", 7)
+    loaded = await run_cli("--json", "config", "load", "-", input=dumped.stdout)
+    assert loaded.json()["unset"] == []
+    assert await client.config.get("heartbeat") == "120"
+    assert await client.config.get("grace-period") == "10"  # the dump holds the defaults too
+    assert await client.config.get("reports-heartbeat") == "7"  # not cleared without --clear
+    await client.config.set("grace-period", 1)
+    settings = json.dumps({"heartbeat": 90, "jobs-history": "3600"})
+    cleared = await run_cli("--json", "config", "load", "-", "--clear", input=settings)
+    assert {"emails-heartbeat", "reports-heartbeat"} <= set(cleared.json()["unset"])
+    assert await client.config.get("reports-heartbeat") is None
+    assert await client.config.get("emails-heartbeat") is None
+    assert await client.config.get("grace-period") == "10"  # back to its default
+    assert (await client.config.get("heartbeat"), await client.config.get("jobs-history")) == (
+        "90",
+        "3600",
+    )
+
+
+async def test_config_load_from_a_file(client: aqless.Client, run_cli: Cli, tmp_path: Path) -> None:
+    settings = tmp_path / "config.json"
+    settings.write_text('{"heartbeat": "75", "max-worker-age": 600.5}')
+    outcome = await run_cli("config", "load", str(settings))
+    assert "set 2 settings" in outcome.stdout
+    assert await client.config.get("max-worker-age") == "600.5"
+
+
+@pytest.mark.parametrize(
+    "text", ["not json", "[1, 2]", '{"heartbeat": true}', '{"heartbeat": 1, "x": {"y": 1}}']
+)
+async def test_config_load_refuses_a_bad_file_whole(
+    client: aqless.Client, run_cli: Cli, text: str
+) -> None:
+    outcome = await run_cli("config", "load", "-", "--clear", input=text)
+    assert outcome.code == 2
+    assert await client.config.get("heartbeat") == "60"
+    assert (await run_cli("config", "load", "/no/such/file")).code == 2
+
+
+async def test_patterns_show_and_set(client: aqless.Client, run_cli: Cli) -> None:
+    shown = (await run_cli("--json", "patterns", "show")).json()
+    assert shown == {
+        "identifiers": {"default": ["*"]},
+        "priorities": [{"patterns": ["default"], "fairly": False}],
+    }
+    assert (await run_cli("patterns", "set-identifier", "mail", "mail-*", "!mail-spam")).code == 0
+    await run_cli("patterns", "set-identifier", "web", "web")
+    identifiers = await client.queue_patterns.identifiers()
+    assert identifiers == {"mail": ["mail-*", "!mail-spam"], "web": ["web"], "default": ["*"]}
+    table = await run_cli("patterns", "show")
+    assert ["mail", "mail-*,", "!mail-spam"] in [line.split() for line in table.stdout.splitlines()]
+    assert (await run_cli("patterns", "unset-identifier", "mail")).code == 0
+    assert "mail" not in await client.queue_patterns.identifiers()
+    missing = await run_cli("patterns", "unset-identifier", "mail")
+    assert missing.code == 1
+    assert "no identifier 'mail'" in missing.stderr
+    assert (await run_cli("patterns", "set-identifier", "empty")).code == 2
+
+
+async def test_patterns_set_priorities(client: aqless.Client, run_cli: Cli) -> None:
+    outcome = await run_cli("--json", "patterns", "set-priorities", "urgent-*,alerts",
+                            "fairly:bulk-*")  # fmt: skip
+    assert outcome.json() == [
+        {"patterns": ["urgent-*", "alerts"], "fairly": False},
+        {"patterns": ["bulk-*"], "fairly": True},
+        {"patterns": ["default"], "fairly": False},
+    ]
+    assert await client.queue_patterns.priorities() == [
+        PriorityPattern(("urgent-*", "alerts")),
+        PriorityPattern(("bulk-*",), fairly=True),
+        PriorityPattern(("default",)),
+    ]
+    text = await run_cli("patterns", "set-priorities", "default", "slow")
+    assert "default > slow" in text.stdout
+    assert (await run_cli("patterns", "set-priorities", "fairly:")).code == 2
+    assert len(await client.queue_patterns.priorities()) == 2  # the refused call changed nothing
+    assert (await run_cli("patterns", "set-priorities")).code == 0
+    assert await client.queue_patterns.priorities() == [PriorityPattern(("default",))]

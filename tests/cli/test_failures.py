@@ -103,3 +103,31 @@ async def test_cancel_a_group_in_bulk(client: aqless.Client, run_cli: Cli) -> No
 async def test_cancel_needs_jids_or_a_group(run_cli: Cli) -> None:
     assert (await run_cli("cancel")).code == 2
     assert (await run_cli("cancel", "a", "--group", "g")).code == 2
+
+
+async def test_retry_every_group(client: aqless.Client, run_cli: Cli) -> None:
+    await fail_jobs(client, "q", "Flaky", 3)
+    await fail_jobs(client, "other", "Boom", 2)
+    outcome = await run_cli("--json", "retry", "--all")
+    assert outcome.json() == {"groups": {"Flaky": 3, "Boom": 2}, "retried": 5}
+    assert await client.jobs.failure_groups() == {}
+    assert ((await client.queues["q"].counts()).waiting, await client.queues["other"].length()) == (
+        3,
+        2,
+    )
+    await fail_jobs(client, "q", "Flaky", 2)
+    await fail_jobs(client, "other", "Boom", 1)
+    into = await run_cli("retry", "--all", "--queue", "slow")
+    assert "retried 3 jobs of 2 groups" in into.stdout
+    assert await client.queues["slow"].length() == 3
+    nothing = (await run_cli("--json", "retry", "--all")).json()
+    assert nothing == {"groups": {}, "retried": 0}
+
+
+async def test_retry_needs_targets_or_all_but_not_both(client: aqless.Client, run_cli: Cli) -> None:
+    await fail_jobs(client, "q", "Flaky", 1)
+    for args in ((), ("Flaky", "--all")):
+        outcome = await run_cli("retry", *args)
+        assert outcome.code == 2
+        assert "--all" in outcome.stderr
+    assert await client.jobs.failure_groups() == {"Flaky": 1}

@@ -72,6 +72,8 @@ def test_every_page_loads_and_screenshots(
         "/recurring": "app.jobs.DailyReport",
         "/throttles": "ql:q:billing",
         "/config": "heartbeat",
+        "/patterns": "@default",
+        "/about": "Function library",
         "/completed": "app.jobs.Export",
         "/tracked": "No job is tracked.",
     }
@@ -82,6 +84,8 @@ def test_every_page_loads_and_screenshots(
         assert page.get_by_text(text).first.is_visible(), url
     page.goto(live.url + path("queues", "reports"))
     page.screenshot(path=artifacts / "queue-stats.png", full_page=True)
+    page.goto(live.url + "/patterns")
+    page.screenshot(path=artifacts / "patterns.png", full_page=True)
 
 
 def test_job_actions(live: LiveServer, deployment: Deployment, page: Page) -> None:

@@ -3,6 +3,7 @@ the auth hook, escaping, security headers and mounting under a prefix."""
 
 from __future__ import annotations
 
+import platform
 import re
 
 import httpx
@@ -15,6 +16,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount
 
 import aqless
+from aqless import scripts
 from aqless.web import create_app
 from aqless.web.security import Permission
 from tests.web.conftest import csrf_token
@@ -41,7 +43,8 @@ async def test_every_page_has_a_json_twin(
     assert [job["jid"] for job in tagged["jobs"]] == [jid]
     missing = await app_client.get("/api/jobs/nope")
     assert missing.status_code == 404
-    for path in ("/failed", "/tracked", "/workers", "/recurring", "/throttles", "/config"):
+    for path in ("/failed", "/tracked", "/workers", "/recurring", "/throttles", "/config",
+                 "/patterns", "/about"):  # fmt: skip
         response = await app_client.get("/api" + path)
         assert response.status_code == 200, path
         assert isinstance(response.json(), dict), path
@@ -153,7 +156,10 @@ async def test_everything_shown_is_escaped(
     job = await queue.pop(worker=PAYLOAD)
     assert job is not None
     await job.fail(PAYLOAD, PAYLOAD)
-    for path in ("/", f"/jobs/{jid}", "/failed", f"/workers/{PAYLOAD}", "/tags?tag=" + PAYLOAD):
+    await client.queue_patterns.set_identifiers({PAYLOAD: [PAYLOAD]})
+    await client.queue_patterns.set_priorities([aqless.PriorityPattern((PAYLOAD,))])
+    pages = ("/", f"/jobs/{jid}", "/failed", f"/workers/{PAYLOAD}", "/tags?tag=" + PAYLOAD)
+    for path in (*pages, "/patterns"):
         body = (await app_client.get(path)).text
         assert "<script>window" not in body, path
         assert "<img src=x" not in body, path
@@ -215,3 +221,124 @@ async def test_unknown_verbs_and_bad_input_change_nothing(
     )
     assert response.status_code in (400, 404)
     assert await client.jobs.get(jid) is not None
+
+
+async def test_the_about_page(client: aqless.Client, app_client: httpx.AsyncClient) -> None:
+    info = await client.redis.info("server")
+    about = (await app_client.get("/api/about")).json()
+    assert about["aqless"] == aqless.__version__
+    if "valkey_version" in info:
+        assert about["server"] == {"name": "valkey", "version": info["valkey_version"]}
+    else:
+        assert about["server"] == {"name": "redis", "version": info["redis_version"]}
+    assert about["script"] == {
+        "sha1": scripts.sha1(),
+        "function": scripts.function_name(),
+        "calls": "FCALL",  # both test servers have functions
+    }
+    assert about["python"]["version"] == platform.python_version()
+    page = (await app_client.get("/about")).text
+    for shown in (aqless.__version__, about["server"]["version"], scripts.function_name()):
+        assert shown in page
+
+
+async def test_the_about_page_escapes_the_namespace(server_url: str) -> None:
+    async with (
+        aqless.Client(server_url, namespace=PAYLOAD) as client,
+        http(create_app(client)) as dash,
+    ):
+        page = (await dash.get("/about")).text
+    assert "<script>window" not in page
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page
+
+
+async def test_patterns_are_seen_and_edited(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    token = csrf_token((await app_client.get("/patterns")).text)
+
+    async def post(verb: str, **form: str) -> httpx.Response:
+        return await app_client.post(f"/actions/{verb}", data={**form, "csrf": token})
+
+    done = await post("identifier_set", name="mail", patterns="mail-*, !mail-spam")
+    assert done.status_code == 303
+    await post("identifier_set", name="web", patterns="web")
+    assert await client.queue_patterns.identifiers() == {
+        "mail": ["mail-*", "!mail-spam"],
+        "web": ["web"],
+        "default": ["*"],
+    }
+    await post("identifier_unset", name="web")
+    assert "web" not in await client.queue_patterns.identifiers()
+    await post("priorities_set", groups="urgent-*,alerts\r\n\r\nfairly:bulk-*\r\n")
+    assert await client.queue_patterns.priorities() == [
+        aqless.PriorityPattern(("urgent-*", "alerts")),
+        aqless.PriorityPattern(("bulk-*",), fairly=True),
+        aqless.PriorityPattern(("default",)),
+    ]
+    shown = (await app_client.get("/api/patterns")).json()
+    assert shown["identifiers"]["mail"] == ["mail-*", "!mail-spam"]
+    assert [group["text"] for group in shown["priorities"]] == [
+        "urgent-*,alerts",
+        "fairly:bulk-*",
+        "default",
+    ]
+    page = (await app_client.get("/patterns")).text
+    assert "fairly:bulk-*\n" in page  # the textarea holds the order as it is written
+    assert 'value="mail-* !mail-spam"' in page
+    assert (await post("priorities_set", groups="")).status_code == 303
+    assert await client.queue_patterns.priorities() == [aqless.PriorityPattern(("default",))]
+    headers = {"accept": "application/json", "x-aqless-csrf": token}
+    refused = await app_client.post(
+        "/actions/identifier_unset", data={"name": "nope"}, headers=headers
+    )
+    assert (refused.status_code, refused.json()["ok"]) == (400, False)
+    refused = await app_client.post(
+        "/actions/priorities_set", data={"groups": "fairly:"}, headers=headers
+    )
+    assert refused.status_code == 400
+
+
+async def test_every_failure_group_is_retried_at_once(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    for queue, group in (("q", "Flaky"), ("q", "Flaky"), ("other", "Boom")):
+        await client.queues[queue].put("app.Job", {})
+        job = await client.queues[queue].pop()
+        assert job is not None
+        await job.fail(group, "failed")
+    page = (await app_client.get("/failed")).text
+    assert 'data-confirm="Retry all 3 failed jobs of every group?"' in page
+    token = csrf_token(page)
+    headers = {"accept": "application/json", "x-aqless-csrf": token}
+    done = await app_client.post("/actions/failed_retry_all", headers=headers)
+    assert done.json() == {"ok": True, "message": "Retried 3 jobs of 2 groups"}
+    assert await client.jobs.failure_groups() == {}
+    assert (await client.queues["q"].length(), await client.queues["other"].length()) == (2, 1)
+    nothing = await app_client.post("/actions/failed_retry_all", headers=headers)
+    assert nothing.json() == {"ok": False, "message": "no failed jobs"}
+
+
+async def test_a_read_only_app_offers_no_pattern_edit_and_no_retry_of_every_group(
+    client: aqless.Client,
+) -> None:
+    await client.queues["q"].put("app.Job", {})
+    job = await client.queues["q"].pop()
+    assert job is not None
+    await job.fail("Boom", "failed")
+    app = create_app(client, read_only=True, secret="test-key")  # noqa: S106 -- a test key
+    async with http(app) as dash:
+        for path in ("/patterns", "/failed"):
+            page = await dash.get(path)
+            assert page.status_code == 200
+            assert 'method="post"' not in page.text, path
+        token = app.state.dashboard.csrf.token(dash.cookies["aqless_csrf"])
+        for verb, form in (
+            ("identifier_set", {"name": "x", "patterns": "y"}),
+            ("priorities_set", {"groups": "y"}),
+            ("failed_retry_all", {}),
+        ):
+            refused = await dash.post(f"/actions/{verb}", data={**form, "csrf": token})
+            assert refused.status_code == 403
+    assert "x" not in await client.queue_patterns.identifiers()
+    assert await client.jobs.failure_groups() == {"Boom": 1}

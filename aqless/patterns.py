@@ -1,0 +1,111 @@
+"""Queue identifier and priority patterns (REQLESS 7): two documents stored in the server for
+every client, which say which queues an ``@identifier`` stands for and in which order a
+worker started with ``priorities=True`` serves its queues (see aqless.reservers)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from aqless.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from aqless.client import Client
+
+#: How `PriorityPattern.parse` marks a group whose queues are shuffled.
+FAIRLY: Final = "fairly:"
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityPattern:
+    """One group of the stored priority order: queues matching `patterns`, shuffled when
+    `fairly`. The group whose patterns are exactly ``["default"]`` stands for every queue no
+    other group matches."""
+
+    patterns: tuple[str, ...]
+    fairly: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        return self.patterns == ("default",)
+
+    @classmethod
+    def parse(cls, text: str) -> PriorityPattern:
+        """A group written as comma-separated globs, shuffled with a ``fairly:`` prefix:
+        ``"urgent-*,alerts"`` or ``"fairly:mail-*"`` (the CLI's and the dashboard's form).
+
+        Raises:
+            ConfigurationError: the text names no pattern.
+        """
+        text = text.strip()
+        fairly = text.startswith(FAIRLY)
+        body = text.removeprefix(FAIRLY) if fairly else text
+        patterns = tuple(part.strip() for part in body.split(",") if part.strip())
+        if not patterns:
+            raise ConfigurationError(f"a priority group needs at least one pattern: {text!r}")
+        return cls(patterns, fairly=fairly)
+
+    def __str__(self) -> str:
+        return (FAIRLY if self.fairly else "") + ",".join(self.patterns)
+
+
+class QueuePatterns:
+    """``client.queue_patterns``: the stored identifier and priority patterns."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def identifiers(self) -> dict[str, list[str]]:
+        """Each identifier's queue patterns (``default``, ``["*"]`` unless set, is always
+        there). Another client's entry that is not a JSON list is left out."""
+        stored = await self._client.protocol.json("queueIdentifierPatterns.getAll")
+        identifiers: dict[str, list[str]] = {}
+        for name, text in (stored or {}).items():
+            try:
+                value = json.loads(text)
+            except (TypeError, ValueError):
+                continue  # another client's malformed entry: it names no queues
+            if isinstance(value, list):
+                identifiers[str(name)] = [str(item) for item in value]
+        return identifiers
+
+    async def set_identifiers(self, identifiers: Mapping[str, Sequence[str]]) -> None:
+        """Replace every identifier: ``@name`` then stands for the queues its patterns
+        (names, globs, ``!negations``) match. An identifier with no pattern is dropped;
+        ``default`` is ``["*"]`` unless given.
+
+        Raises:
+            ConfigurationError: a name is empty or a pattern list is a bare string.
+        """
+        arguments: list[str] = []
+        for name, patterns in identifiers.items():
+            if not name or isinstance(patterns, str):
+                raise ConfigurationError(
+                    f"an identifier needs a name and a list of patterns: {name!r}: {patterns!r}"
+                )
+            arguments += [name, json.dumps([str(pattern) for pattern in patterns])]
+        await self._client.protocol.call("queueIdentifierPatterns.setAll", *arguments)
+
+    async def priorities(self) -> list[PriorityPattern]:
+        """The priority groups in order (a default group always among them)."""
+        stored = await self._client.protocol.json("queuePriorityPatterns.getAll")
+        groups: list[PriorityPattern] = []
+        for text in stored or []:
+            try:
+                value = json.loads(text)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(value, dict) and isinstance(value.get("pattern"), list):
+                patterns = tuple(str(item) for item in value["pattern"])
+                groups.append(PriorityPattern(patterns, fairly=bool(value.get("fairly"))))
+        return groups
+
+    async def set_priorities(self, groups: Sequence[PriorityPattern]) -> None:
+        """Replace the priority order; without a default group one goes last. No groups:
+        back to the default order."""
+        await self._client.protocol.call(
+            "queuePriorityPatterns.setAll",
+            *(json.dumps({"fairly": g.fairly, "pattern": list(g.patterns)}) for g in groups),
+        )
