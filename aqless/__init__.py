@@ -29,6 +29,7 @@ from aqless.models import (
     WorkerJobs,
 )
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
+from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.queue import PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
 from aqless.worker import Worker, WorkerCounters
@@ -62,8 +63,10 @@ __all__ = [
     "QueueStats",
     "Queues",
     "RecurringJob",
+    "RequeuePolicy",
     "Reserver",
     "Retry",
+    "RetryPolicy",
     "ScriptError",
     "Tags",
     "Throttle",
