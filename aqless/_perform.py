@@ -83,7 +83,7 @@ class Performer:
             logger.error("job %s: %s", job.jid, error)
             group = failure_group(job.queue_name, error)
             decision = Decision("fail", group, str(error), attempt=attempt(job))
-            if await self._fail(slot, decision.group, decision.message):
+            if await self._send(slot, decision):
                 self._tell(job, error, decision)
             return
         except Exception as error:  # the class could not be made: its outcome, like the code's
