@@ -32,6 +32,7 @@ from aqless.models import (
 )
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
+from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.queue import PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
 from aqless.worker import Worker, WorkerCounters
@@ -67,8 +68,10 @@ __all__ = [
     "QueueStats",
     "Queues",
     "RecurringJob",
+    "RequeuePolicy",
     "Reserver",
     "Retry",
+    "RetryPolicy",
     "ScriptError",
     "ServerFullError",
     "ServerUnavailableError",

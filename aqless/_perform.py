@@ -16,7 +16,8 @@ from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
 from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
 from aqless.models import JobState
-from aqless.outcomes import Backoff, JobTimeoutError, Retry, failure_group, failure_message
+from aqless.outcomes import Decision, JobTimeoutError, decide, failure_group
+from aqless.policies import RequeuePolicy, RetryPolicy, attempt
 
 if TYPE_CHECKING:
     from aqless.worker import Worker
@@ -28,6 +29,10 @@ Verb = Callable[[], Awaitable[Any]]
 #: outcome was sent: the queue it was popped from, what became of it (see `outcome_of`), and
 #: the seconds since its code started. For metrics (aqless.metrics).
 JobListener = Callable[[Job, str, str, float], None]
+#: Told of every exception that ended a job's code, once the server took what the worker
+#: sent for it: ``listener(job, error, decision)`` (see aqless.outcomes.Decision). For error
+#: reporting (aqless.sentry).
+FailureListener = Callable[[Job, BaseException, Decision], None]
 
 
 class Performer:
@@ -38,18 +43,21 @@ class Performer:
         worker: Worker,
         *,
         job_timeout: float | None,
-        backoff: Backoff | None,
+        retry: RetryPolicy | None,
+        requeue: Sequence[RequeuePolicy],
         middleware: Sequence[Middleware],
     ) -> None:
         if job_timeout is not None and not job_timeout > 0:
             raise ValueError(f"a job timeout must be positive, got {job_timeout!r}")
         self._worker = worker
         self.job_timeout = job_timeout
-        self.backoff = backoff
+        self.retry = retry
+        self.requeue = tuple(requeue)
         self._middleware: tuple[Wrapper, ...] = tuple(as_wrapper(hook) for hook in middleware)
         self._chains: dict[str, tuple[Wrapper, ...]] = {}
         self._threads = anyio.CapacityLimiter(worker.concurrency)
         self.listeners: list[JobListener] = []
+        self.failure_listeners: list[FailureListener] = []
 
     async def perform(self, slot: Slot) -> None:
         if not self.listeners:  # no clock reads: they are a few percent of a no-op job
@@ -73,7 +81,10 @@ class Performer:
             function = handler.function_for(job.queue_name)
         except UnknownJobClassError as error:
             logger.error("job %s: %s", job.jid, error)
-            await self._fail(slot, failure_group(job.queue_name, error), str(error))
+            group = failure_group(job.queue_name, error)
+            decision = Decision("fail", group, str(error), attempt=attempt(job))
+            if await self._send(slot, decision):
+                self._tell(job, error, decision)
             return
         except Exception as error:  # the class could not be made: its outcome, like the code's
             await self._conclude(slot, error)
@@ -143,19 +154,38 @@ class Performer:
                 return
             except PayloadError as unsendable:  # the code put something in the data that
                 error = unsendable  # JSON cannot encode: raised before anything was sent
-        delay: float | None = None
-        if isinstance(error, Retry):
-            delay, message = error.delay, error.message
-            group = error.group or f"{job.queue_name}-Retry"
-        else:
-            group, message = failure_group(job.queue_name, error), failure_message(error)
-            if self.backoff is not None and self.backoff.covers(error):
-                delay = self.backoff.delay(job.original_retries - job.retries_left)
         logger.info("job %s (%s) raised %s", job.jid, job.klass_name, type(error).__name__)
-        if delay is None:
-            await self._fail(slot, group, message)
-        elif await self._retry(slot, delay, group, message):
-            counters.retried += 1
+        handler = self._worker.handlers.resolve(job.klass_name)
+        retry = self.retry if handler.retry is None else handler.retry
+        decision = decide(job, error, retry=retry, requeue=(*handler.requeue, *self.requeue))
+        await decision.notify(job, error)
+        if await self._send(slot, decision):
+            self._tell(job, error, decision)
+
+    async def _send(self, slot: Slot, decision: Decision) -> bool:
+        """Send what was decided, unless the policy's callback settled the job itself;
+        returns whether the server took it."""
+        job, counters = slot.job, self._worker.counters
+        if slot.settled:
+            return False
+        if decision.verb == "fail":
+            return await self._fail(slot, decision.group, decision.message)
+        if decision.verb == "retry":
+            retry = partial(job.retry, decision.delay, decision.group, decision.message)
+            if sent := await self._report(slot, retry, "retry"):
+                counters.retried += 1
+            return sent
+        requeue = partial(job.requeue, job.queue_name, delay=decision.delay)
+        if sent := await self._report(slot, requeue, "requeue"):
+            counters.requeued += 1
+        return sent
+
+    def _tell(self, job: Job, error: BaseException, decision: Decision) -> None:
+        for listener in self.failure_listeners:
+            try:
+                listener(job, error, decision)
+            except Exception:
+                logger.exception("failure listener %r failed", listener)
 
     async def _hand_back(self, slot: Slot) -> bool:
         """Give an interrupted job back to its queue at once: a retry (spending one, and
@@ -170,19 +200,12 @@ class Performer:
             verb = partial(job.move, job.queue_name)
         return await self._report(slot, verb, "hand back")
 
-    async def _retry(self, slot: Slot, delay: float, group: str, message: str) -> bool:
-        """Retry the job, or fail it when it has no retries left (the retry command would
-        fail it too, but silently: no event on ``ql:log``)."""
-        job = slot.job
-        if job.retries_left <= 0:
-            await self._fail(slot, f"failed-retries-{job.queue_name}", message)
-            return False
-        return await self._report(slot, partial(job.retry, delay, group, message), "retry")
-
-    async def _fail(self, slot: Slot, group: str, message: str) -> None:
+    async def _fail(self, slot: Slot, group: str, message: str) -> bool:
         """Fail the job into `group`, counting it once the server took it."""
         if await self._report(slot, partial(slot.job.fail, group, message), "fail"):
             self._worker.counters.failed += 1
+            return True
+        return False
 
     async def _report(self, slot: Slot, verb: Verb, what: str) -> bool:
         """Send the outcome until it lands or the server refuses it (the job is no longer

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from aqless.errors import ConfigurationError, UnknownJobClassError
 from aqless.job import class_name
+from aqless.outcomes import Backoff, retry_policy
+from aqless.policies import RequeuePolicy, RetryPolicy
 
 if TYPE_CHECKING:
     from aqless.job import Job
@@ -46,12 +48,16 @@ class Handler:
         target: the function or class.
         timeout: seconds a job may run (None: the worker's default).
         middleware: around_perform hooks for this klass only, inside the worker's own.
+        retry: how its jobs are retried, instead of the worker's policy (None: the worker's).
+        requeue: which exceptions put its jobs back, ahead of the worker's policies.
     """
 
     klass: str
     target: Any
     timeout: float | None = None
     middleware: Sequence[Middleware] = field(default=())
+    retry: RetryPolicy | None = None
+    requeue: Sequence[RequeuePolicy] = field(default=())
 
     def function_for(self, queue: str) -> JobFunction:
         """What to call with a job of `queue`."""
@@ -125,9 +131,12 @@ class Handlers:
         *,
         timeout: float | None = None,
         middleware: Sequence[Middleware] = (),
+        retry: RetryPolicy | Backoff | None = None,
+        requeue: Sequence[RequeuePolicy] = (),
     ) -> Handler:
         """Register a function or class for jobs whose klass is `klass` (default: the
-        target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores)."""
+        target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores).
+        `retry` and `requeue` are its failure policies (see aqless.policies)."""
         if not callable(target):
             raise ConfigurationError(f"a handler must be a function or class, got {target!r}")
         name = klass or class_name(target)
@@ -138,6 +147,8 @@ class Handlers:
             target,
             timeout=timeout if timeout is not None else getattr(target, "timeout", None),
             middleware=tuple(middleware or getattr(target, "middleware", ())),
+            retry=retry_policy(retry),
+            requeue=tuple(requeue),
         )
         self._registered[name] = handler
         return handler
@@ -153,6 +164,8 @@ class Handlers:
         *,
         timeout: float | None = None,
         middleware: Sequence[Middleware] = (),
+        retry: RetryPolicy | Backoff | None = None,
+        requeue: Sequence[RequeuePolicy] = (),
     ) -> Callable[[Target], Target]: ...
 
     def register(
@@ -162,15 +175,19 @@ class Handlers:
         *,
         timeout: float | None = None,
         middleware: Sequence[Middleware] = (),
+        retry: RetryPolicy | Backoff | None = None,
+        requeue: Sequence[RequeuePolicy] = (),
     ) -> Target | Callable[[Target], Target]:
         """Decorator: ``@handlers.register`` or ``@handlers.register("app.jobs.Welcome",
-        timeout=30)``."""
+        timeout=30, retry=RetryPolicy(max_attempts=3))``."""
         if callable(klass):
             self.add(klass)
             return klass
 
         def decorate(target: Target) -> Target:
-            self.add(target, klass, timeout=timeout, middleware=middleware)
+            self.add(
+                target, klass, timeout=timeout, middleware=middleware, retry=retry, requeue=requeue
+            )
             return target
 
         return decorate

@@ -2,9 +2,11 @@
 
 - it returned: ``complete`` (unless the code already completed, failed, retried or moved it);
 - it raised ``Retry``: ``retry`` after the delay it asks for;
-- it raised anything else (or ran past its timeout): ``retry`` with the delay a ``Backoff``
-  gives, if the worker has one that covers the exception, else ``fail`` into the group
-  ``<queue>-<ExceptionType>`` with the traceback as message.
+- it raised anything else (or ran past its timeout): a ``put`` back into its queue if a
+  ``RequeuePolicy`` covers the exception and has requeues left for the job; else ``retry``
+  with the delay a ``RetryPolicy`` (or ``Backoff``) gives, if one covers the exception and
+  the job has attempts left; else ``fail`` into the group ``<queue>-<ExceptionType>`` with
+  the traceback as message (see aqless.policies).
 
 A retry with no retries left becomes a ``fail`` into ``failed-retries-<queue>``, the group
 the protocol itself uses, sent as ``fail`` so that the failure is published like any other.
@@ -12,12 +14,30 @@ the protocol itself uses, sent as ``fail`` so that the failure is published like
 
 from __future__ import annotations
 
+import inspect
+import logging
 import random
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
-__all__ = ["Backoff", "JobTimeoutError", "Retry", "failure_group", "failure_message"]
+from aqless.policies import JobCallback, RequeuePolicy, RetryPolicy, attempt
+
+if TYPE_CHECKING:
+    from aqless.job import Job
+
+__all__ = [
+    "Backoff",
+    "Decision",
+    "JobTimeoutError",
+    "Retry",
+    "decide",
+    "failure_group",
+    "failure_message",
+]
+
+logger = logging.getLogger("aqless.worker")
 
 #: The longest failure message sent (tracebacks of deep recursion can be megabytes).
 MAX_MESSAGE = 64 * 1024
@@ -79,8 +99,95 @@ class Backoff:
 
     def delay(self, spent: int) -> float:
         """The delay before the retry after `spent` earlier retries."""
-        full = min(self.cap, self.base * self.factor ** min(max(spent, 0), 64))
-        return full * (1 - self.jitter * self.random())
+        return self.as_policy().delay_after(spent)
+
+    def as_policy(self) -> RetryPolicy:
+        """The same retries as a RetryPolicy (exponential, with no cap on attempts)."""
+        return RetryPolicy(
+            delay=self.base,
+            factor=self.factor,
+            cap=self.cap,
+            jitter=self.jitter,
+            on=self.on,
+            random=self.random,
+        )
+
+
+def retry_policy(policy: RetryPolicy | Backoff | None) -> RetryPolicy | None:
+    """`policy` as a RetryPolicy."""
+    return policy.as_policy() if isinstance(policy, Backoff) else policy
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the worker sends for a job whose code raised.
+
+    Attributes:
+        verb: ``requeue`` (a put into the job's queue), ``retry`` or ``fail``.
+        group: the failure group recorded (with a retry or a fail).
+        message: the message recorded with it.
+        delay: seconds before the job may run again (requeue, retry).
+        attempt: the run of the job that raised (see aqless.policies.attempt).
+        callback: the policy's callback, to call before sending.
+    """
+
+    verb: Literal["requeue", "retry", "fail"]
+    group: str
+    message: str
+    delay: float = 0.0
+    attempt: int = 1
+    callback: JobCallback | None = None
+
+    async def notify(self, job: Job, error: BaseException) -> None:
+        """Call the callback (awaiting what it returns); its own exceptions are logged."""
+        if self.callback is None:
+            return
+        try:
+            result = self.callback(job, error)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception("the %s callback for job %s failed", self.verb, job.jid)
+
+
+def decide(
+    job: Job,
+    error: BaseException,
+    *,
+    retry: RetryPolicy | None,
+    requeue: Sequence[RequeuePolicy] = (),
+) -> Decision:
+    """What to send for `job`, whose code raised `error`, under the policies given. The
+    first requeue policy covering the exception decides whether the job is requeued; a
+    requeue is counted in the job's data."""
+    queue, run = job.queue_name, attempt(job)
+    if isinstance(error, Retry):
+        if job.retries_left <= 0:
+            return Decision("fail", out_of_retries(queue), error.message, attempt=run)
+        group = error.group or f"{queue}-Retry"
+        return Decision("retry", group, error.message, error.delay, run)
+    group, message = failure_group(queue, error), failure_message(error)
+    for policy in requeue:
+        kind = policy.covering(error)
+        if kind is not None:
+            if policy.count(job, kind):
+                delay = policy.draw_delay()
+                return Decision("requeue", group, message, delay, run, policy.on_requeue)
+            break
+    if retry is None or not retry.covers(error):
+        return Decision("fail", group, message, attempt=run)
+    if retry.exhausted(job):
+        return Decision("fail", group, message, attempt=run, callback=retry.on_give_up)
+    if job.retries_left <= 0:
+        group = out_of_retries(queue)
+        return Decision("fail", group, message, attempt=run, callback=retry.on_give_up)
+    delay = retry.delay_after(run - 1)
+    return Decision("retry", group, message, delay, run, retry.on_retry)
+
+
+def out_of_retries(queue: str) -> str:
+    """The protocol's failure group for the jobs of `queue` that ran out of retries."""
+    return f"failed-retries-{queue}"
 
 
 def failure_group(queue: str, error: BaseException) -> str:

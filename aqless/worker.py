@@ -47,7 +47,8 @@ from aqless.handlers import Handlers
 from aqless.job import Job
 from aqless.middleware import Middleware
 from aqless.models import JobState
-from aqless.outcomes import Backoff
+from aqless.outcomes import Backoff, retry_policy
+from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.reservers import QueueSelection, Reserver, ReserverName
 from aqless.scripts.loader import Call
 
@@ -67,6 +68,7 @@ class WorkerCounters:
     completed: int = 0
     failed: int = 0
     retried: int = 0
+    requeued: int = 0
     lost: int = 0
     handed_back: int = 0
 
@@ -84,7 +86,10 @@ class Worker:
         interval: seconds between polls while idle (put events wake it sooner).
         grace: seconds that running jobs get to finish after ``stop()``.
         job_timeout: seconds a job may run unless its handler says otherwise (None: no limit).
-        backoff: retries failing jobs with growing delays (None: they fail at once).
+        retry: how failing jobs are retried, unless their handler says (None: they fail
+            at once); see aqless.policies.
+        requeue: which exceptions put jobs back into their queue without spending a retry.
+        backoff: the same as `retry` (the older name).
         middleware: around_perform hooks for every job, outermost first.
         workdir: a folder for the slots' sandboxes (``job.sandbox``).
         max_jobs: take this many jobs, then finish and return (None: no limit).
@@ -107,6 +112,8 @@ class Worker:
         interval: float = 5.0,
         grace: float = 30.0,
         job_timeout: float | None = None,
+        retry: RetryPolicy | Backoff | None = None,
+        requeue: Sequence[RequeuePolicy] = (),
         backoff: Backoff | None = None,
         middleware: Sequence[Middleware] = (),
         workdir: str | Path | None = None,
@@ -125,6 +132,8 @@ class Worker:
                 raise ConfigurationError(f"{name} must be positive, got {value!r}")
         if not grace >= 0:
             raise ConfigurationError(f"grace must be >= 0, got {grace!r}")
+        if retry is not None and backoff is not None:
+            raise ConfigurationError("give either retry or backoff, not both")
         self.client = client
         self.name = client.worker_name
         self.selection = QueueSelection(queues, priorities=priorities)
@@ -168,7 +177,8 @@ class Worker:
         self.performer = Performer(
             self,
             job_timeout=job_timeout,
-            backoff=backoff,
+            retry=retry_policy(retry if backoff is None else backoff),
+            requeue=requeue,
             middleware=middleware,
         )
 

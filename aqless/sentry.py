@@ -1,0 +1,82 @@
+"""Error reporting to Sentry (the ``sentry`` extra: ``pip install aqless[sentry]``).
+
+``SentryReporter().instrument(worker)`` reports each exception that failed a job, once the
+worker sent the fail, through the Sentry client that ``sentry_sdk.init`` set up. The event
+carries the job's jid, queue, klass, tags, attempt and failure group as tags (``aqless.*``),
+and the same with the job's priority and retries in the ``aqless job`` context. Exceptions
+that only retried or requeued the job are reported when asked for; an ``aqless.Retry``
+never is (it is control flow, not an error).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import sentry_sdk
+
+from aqless.outcomes import Decision, Retry
+
+if TYPE_CHECKING:
+    from aqless.job import Job
+    from aqless.worker import Worker
+
+__all__ = ["SentryReporter"]
+
+#: Sentry's longest tag value.
+MAX_TAG = 200
+
+
+class SentryReporter:
+    """Reports jobs' failures to Sentry.
+
+    Args:
+        retries: also report the exceptions after which the job was retried.
+        requeues: also report the exceptions after which the job was requeued.
+    """
+
+    def __init__(self, *, retries: bool = False, requeues: bool = False) -> None:
+        self.retries = retries
+        self.requeues = requeues
+
+    def instrument(self, worker: Worker) -> None:
+        """Report `worker`'s failures (idempotent)."""
+        if self.report not in worker.performer.failure_listeners:
+            worker.performer.failure_listeners.append(self.report)
+
+    def wants(self, error: BaseException, decision: Decision) -> bool:
+        """Whether an exception that had `decision` sent is reported."""
+        if isinstance(error, Retry):
+            return False
+        if decision.verb == "retry":
+            return self.retries
+        if decision.verb == "requeue":
+            return self.requeues
+        return True
+
+    def report(self, job: Job, error: BaseException, decision: Decision) -> None:
+        """Send one event for `error` (when wanted), with the job's tags and context."""
+        if not self.wants(error, decision):
+            return
+        with sentry_sdk.new_scope() as scope:
+            tags = {
+                "jid": job.jid,
+                "queue": job.queue_name,
+                "klass": job.klass_name,
+                "attempt": str(decision.attempt),
+                "group": decision.group,
+                "outcome": decision.verb,
+                "tags": ",".join(job.tags),
+            }
+            for name, value in tags.items():
+                scope.set_tag(f"aqless.{name}", value[:MAX_TAG])
+            scope.set_context(
+                "aqless job",
+                {
+                    **tags,
+                    "attempt": decision.attempt,
+                    "tags": list(job.tags),
+                    "priority": job.priority,
+                    "retries": job.original_retries,
+                },
+            )
+            sentry_sdk.capture_exception(error)
