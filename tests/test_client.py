@@ -414,6 +414,24 @@ async def test_config_get_set_unset(client: aqless.Client) -> None:
     await config.unset("no-such-option")  # nothing to unset: no error
 
 
+@pytest.mark.parametrize(
+    ("option", "default"),
+    [
+        ("heartbeat", "60"),
+        ("grace-period", "10"),
+        ("jobs-history", "604800"),
+        ("jobs-history-count", "50000"),
+    ],
+)
+async def test_config_defaults_are_strings_as_listed(
+    client: aqless.Client, option: str, default: str
+) -> None:
+    # the script answers `config.get` of these with classic integers (a name both
+    # vocabularies share); the client promises reqless's strings, as `all()` lists them
+    assert await client.config.get(option) == default
+    assert (await client.config.all())[option] == default
+
+
 async def test_config_all(client: aqless.Client) -> None:
     defaults = {
         "application": "reqless",
