@@ -774,11 +774,22 @@ async def test_throttle_get_and_set(timed_client: aqless.Client) -> None:
     assert len(await queue.pop_many(2)) == 2
 
 
-async def test_set_throttle_is_qless_max_concurrency(timed_client: aqless.Client) -> None:
-    # qless's `queue.max_concurrency = 2` (config `q-max-concurrency`, read by classic pops
-    # only): reqless, and so aqless, cap a queue with its own throttle instead
+async def test_qless_max_concurrency_caps_aqless_pops(timed_client: aqless.Client) -> None:
+    # qless's `queue.max_concurrency = 2` (the config key `q-max-concurrency`, which a Ruby
+    # client sets): aqless's pops honour it, as classic pops do
     queue = timed_client.queues["q"]
-    await timed_client.config.set("q-max-concurrency", 1)  # not read by reqless pops
+    await timed_client.config.set("q-max-concurrency", 2)
+    jids = [await queue.put("app.Job", jid=f"j{n}", priority=9 - n) for n in range(4)]
+    running = await queue.pop_many(4)
+    assert [job.jid for job in running] == jids[:2]
+    assert await queue.pop_many(4) == []
+    await running[0].complete()
+    assert [job.jid for job in await queue.pop_many(4)] == ["j2"]
+
+
+async def test_set_throttle_caps_a_queue(timed_client: aqless.Client) -> None:
+    # reqless's replacement of max-concurrency: the queue's own throttle
+    queue = timed_client.queues["q"]
     await queue.set_throttle(2)
     assert (await queue.throttle()).maximum == 2
     jids = [await queue.put("app.Job", jid=f"j{n}", priority=9 - n) for n in range(4)]

@@ -153,9 +153,7 @@ async def test_a_job_that_is_not_waiting_is_not_pushed(
 
 
 async def test_a_push_caps_the_queue_as_queue_pop_does(lua: Lua) -> None:
-    # the queue's throttle binds a push; the classic `<queue>-max-concurrency` does not
-    # (REQLESS 4.4, 6.7), exactly as for the worker's own `queue.pop`
-    await lua("config.set", 0, "queue-max-concurrency", 1)
+    # the queue's throttle binds a push, exactly as the worker's own `queue.pop`
     await lua("queue.throttle.set", 0, "queue", 2)
     await offer(lua, 0, "w1", 5)
     async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
@@ -163,6 +161,16 @@ async def test_a_push_caps_the_queue_as_queue_pop_does(lua: Lua) -> None:
             await rput(lua, 1 + n, f"jid-{n}")
     assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:w1"))] == ["jid-0", "jid-1"]
     assert await lua.redis.hget("ql:j:jid-2", "state") == "throttled"
+
+
+async def test_a_push_obeys_the_queue_max_concurrency(lua: Lua) -> None:
+    await lua("config.set", 0, "queue-max-concurrency", 1)
+    await offer(lua, 0, "w1", 5)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        for n in range(3):
+            await rput(lua, 1 + n, f"jid-{n}")
+    assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:w1"))] == ["jid-0"]
+    assert await lua.redis.hget("ql:j:jid-2", "state") == "waiting"
 
 
 async def test_an_offer_covers_each_queue_it_names(lua: Lua) -> None:

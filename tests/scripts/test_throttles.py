@@ -763,9 +763,13 @@ async def test_release_of_a_vanished_pending_job(lua: Lua, redis: aioredis.Redis
     assert "attempt to" not in message
 
 
-async def test_max_concurrency_is_classic_only(lua: Lua) -> None:
-    await lua("config.set", 0, "queue-max-concurrency", 1)
-    for i in range(3):
+async def test_max_concurrency_binds_both_vocabularies(lua: Lua) -> None:
+    # qless's `queue.max_concurrency = n`: reqless-core stopped reading it (REQLESS 4.4);
+    # aqless reads it in both, so a cap a qless client set binds every worker of a fleet
+    await lua("config.set", 0, "queue-max-concurrency", 2)
+    for i in range(4):
         await rput(lua, i, f"jid-{i}")
-    assert await pop(lua, 5, 3) == ["jid-0"]  # classic pop honours the option
-    assert await rpop(lua, 6, 3) == ["jid-1", "jid-2"]  # reqless ignores it
+    assert await pop(lua, 5, 3) == ["jid-0", "jid-1"]  # classic pop honours the option
+    assert await rpop(lua, 6, 3) == []  # and so does reqless's: both slots are held
+    await lua("job.complete", 7, "jid-0", "worker", "queue", "{}")
+    assert await rpop(lua, 8, 3) == ["jid-2"]

@@ -91,7 +91,9 @@ local RELESS = {
   exhausted_retry_publishes = false,
   heartbeat_registers_worker = false,
   timeout_clears_worker = true,
-  max_concurrency = false,
+  -- reqless-core no longer reads `<queue>-max-concurrency`; aqless does, in both vocabularies,
+  -- so a cap set by a qless client (Ruby's `queue.max_concurrency = n`) binds every worker
+  max_concurrency = true,
   unfail_positive_count = true,
   recur_tags_list = json_array,
   errors = {
