@@ -17,7 +17,6 @@ from aqless.errors import (
     InvalidArgumentError,
     JobNotFoundError,
     LockLostError,
-    ScriptError,
 )
 from aqless.job import Job, class_name
 from aqless.job import JobClass as JobClass  # re-exported: put's argument type
@@ -187,14 +186,18 @@ class Queue:
             _, args = self._arguments(
                 klass, data, jid, priority, delay, tags, retries, depends, throttles
             )
-            return await self._client.protocol.text(command, *args, priority=priority or 0.0)
+            return await self._client.protocol.text(
+                command, *args, priority=_order(priority, delay)
+            )
         request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
 
         async def send(requests: list[PutRequest]) -> list[str]:
             (request,) = requests
             _, args = self._put_arguments(request)
             return [
-                await self._client.protocol.text(command, *args, priority=request.priority or 0.0)
+                await self._client.protocol.text(
+                    command, *args, priority=_order(request.priority, request.delay)
+                )
             ]
 
         (jid,) = await self._hooked(send, [request])
@@ -225,7 +228,7 @@ class Queue:
             replies = await self._client.protocol.many(
                 "queue.put",
                 [args for _, args in chunk],
-                [request.priority or 0.0 for request in requests[start : start + batch]],
+                [_order(r.priority, r.delay) for r in requests[start : start + batch]],
             )
             for (jid, _), reply in zip(chunk, replies, strict=True):
                 if isinstance(reply, AqlessError):
@@ -395,3 +398,9 @@ def _bound_hook(hook: PutHook, queue: Queue, send: PutSender) -> PutSender:
         return await hook(queue, requests, send)
 
     return call
+
+
+def _order(priority: float | None, delay: float | None) -> float | None:
+    """The priority a put waits at, for keeping the client's puts in order (see
+    aqless._protocol.Stamps); None for a delayed put, which waits by its time instead."""
+    return None if delay else (priority or 0.0)

@@ -303,7 +303,6 @@ async def test_jobs_of_the_same_priority_pop_in_insertion_order(client: aqless.C
     assert [job.jid for job in popped] == [urgent, *jids]
 
 
-@pytest.mark.xfail(reason="defect 1: put_many pops out of insertion order", strict=True)
 async def test_jobs_put_in_one_batch_pop_in_insertion_order(client: aqless.Client) -> None:
     """6. Priority -- Jobs with the same priority get popped in the order they were
     inserted."""

@@ -227,7 +227,6 @@ async def test_a_client_with_a_url_connects_to_that_server() -> None:
     await client.close()
 
 
-@pytest.mark.xfail(reason="defect 7: Client(host=, port=) is not accepted", strict=True)
 async def test_a_client_with_a_host_and_port_connects_to_that_server() -> None:
     """You can specify the host and port you want to use for the reqless server."""
     client = aqless.Client(host="127.0.0.1", port=1)  # nothing listens there
