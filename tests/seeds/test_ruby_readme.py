@@ -8,7 +8,7 @@ import contextlib
 import re
 import signal
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +162,30 @@ async def test_a_failed_job_is_kept_in_its_failure_group(client: aqless.Client) 
     assert job.failure is not None
     assert (job.failure.group, job.failure.message) == ("bad-input", "no such user")
     assert await client.jobs.failure_groups() == {"bad-input": 1}
+
+
+async def test_a_worker_fails_a_job_on_an_error_and_drops_it_on_a_retry(
+    client: aqless.Client,
+) -> None:
+    """Seed: "A worker should only fail a job if the error is likely not a transient one;
+    otherwise, that worker should just drop it and let the system reclaim it." In aqless job
+    code raises to fail, or raises ``aqless.Retry`` to give the job back."""
+
+    async def broken(job: Job) -> None:
+        raise ValueError("systematically problematic")
+
+    async def transient(job: Job) -> None:
+        raise aqless.Retry(delay=0)
+
+    failed = await process(client, one(broken), "app.job")
+    assert failed.state == JobState.FAILED
+    assert failed.failure is not None
+    assert failed.failure.group == "q-ValueError"
+    jid = await client.queues["q"].put("app.job", {})
+    worker = make_worker(client, ["q"], one(transient), max_jobs=1)
+    assert (await worker.run()).retried == 1
+    dropped = await get_job(client, jid)
+    assert (dropped.state, dropped.retries_left) == (JobState.WAITING, 4)
 
 
 # == Features ===============================================================================
@@ -478,7 +502,9 @@ async def test_the_worker_is_configured_by_environment_variables(
 ) -> None:
     """Seed: "ENV['REDIS_URL'] ||= ...; ENV['QUEUES'] ||= 'fizz,buzz'; ENV['JOB_RESERVER'] ||=
     'Ordered'; ENV['INTERVAL'] ||= '10'": aqless-run reads REDIS_URL (or AQLESS_URL),
-    AQLESS_QUEUES, AQLESS_RESERVER and AQLESS_INTERVAL."""
+    AQLESS_QUEUES, AQLESS_RESERVER and AQLESS_INTERVAL; and where the rake task "runs
+    qless:setup before starting the main work loop so that users can load their
+    environment", -i imports the application's module before the first pop."""
     assert isinstance(aq.url, str)
     (tmp_path / "envjobs.py").write_text(
         "async def noop(job):\n    await job.client.redis.rpush('done', job.jid)\n"
@@ -532,6 +558,25 @@ async def test_the_round_robin_reserver_alternates(client: aqless.Client) -> Non
     """Seed: "The round-robin reserver will pop a job off the first queue, then the second queue,
     and so on." """
     assert await order_of_pops(client, "round-robin") == ["first", "second", "first", "second"]
+
+
+class Reversed(aqless.Reserver):
+    """A reserver of one's own: the queues in reverse order."""
+
+    def order(self, queues: Sequence[str]) -> list[str]:
+        return list(reversed(queues))
+
+
+async def test_you_can_implement_your_own_reserver(client: aqless.Client) -> None:
+    """Seed: "You could also easily implement your own." """
+    recorder = Recorder()
+    for name in ("first", "second"):
+        await client.queues[name].put("app.job", {})
+    worker = make_worker(
+        client, ["first", "second"], one(recorder), concurrency=1, burst=True, reserver=Reversed()
+    )
+    await worker.run()
+    assert recorder.queues == ["second", "first"]
 
 
 # -- the signals ("The following signals are supported in the parent process")
