@@ -217,7 +217,6 @@ async def test_jobs_with_the_same_priority_pop_in_insertion_order(
     assert [job.jid for job in await queue.pop_many(20)] == jids
 
 
-@pytest.mark.xfail(reason="defect 1: put_many jobs pop out of insertion order", strict=True)
 async def test_jobs_put_in_one_batch_pop_in_insertion_order(client: aqless.Client) -> None:
     """Seed: "Jobs with the same priority get popped in the order they were inserted." (put_many)"""
     queue = client.queues["q"]
@@ -275,9 +274,6 @@ async def test_a_repeatedly_dropped_job_is_automatically_failed(
     assert job.failure.group == "failed-retries-q"
 
 
-@pytest.mark.xfail(
-    reason="defect 2: wait() misses a failure by retry() with none left", strict=True
-)
 async def test_waiting_sees_a_job_failed_by_its_last_retry(client: aqless.Client) -> None:
     """A job out of retries is failed, and whoever waits for it learns so."""
     jid = await client.queues["q"].put(MyJobClass, {}, retries=0)
@@ -330,7 +326,6 @@ async def test_a_client_without_arguments_uses_redis_url(
         assert await client.redis.exists(f"ql:j:{jid}") == 1
 
 
-@pytest.mark.xfail(reason="defect 7: Client(host=, port=) raises TypeError", strict=True)
 async def test_a_client_connects_to_a_host_and_port(server_url: str) -> None:
     """Seed: "client = Qless::Client.new(:host => 'foo.bar.com', :port => 1234)" """
     async with SilencingProxy(server_url) as proxy:
@@ -1358,7 +1353,6 @@ def test_job_build_supports_a_normal_jobs_options() -> None:
     assert (job.original_retries, job.retries_left, job.worker_name) == (2, 2, "w")
 
 
-@pytest.mark.xfail(reason="defect 8: Job.build(MyClass) stores the class repr", strict=True)
 def test_job_build_takes_the_job_class_itself() -> None:
     """Seed: "Qless::Job.build(client, MyJobClass, ...)" — the class, as put takes it."""
     job = Job.build(MyJobClass, {"some": "data"})  # type: ignore[arg-type]
