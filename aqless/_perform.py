@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from aqless._children import ChildPool
 from aqless._slots import Slot
 from aqless._threads import ThreadCall
 from aqless.errors import ConnectionLostError, PayloadError, ScriptError, UnknownJobClassError
@@ -33,7 +34,8 @@ JobListener = Callable[[Job, str, str, float], None]
 
 
 class Performer:
-    """Runs jobs' code for a worker: handler, middleware, timeout, thread for sync code."""
+    """Runs jobs' code for a worker: handler, middleware, timeout, and a thread or a child
+    process (`isolate`) for sync code."""
 
     def __init__(
         self,
@@ -42,6 +44,8 @@ class Performer:
         job_timeout: float | None,
         backoff: Backoff | None,
         middleware: Sequence[Middleware],
+        isolate: bool = False,
+        isolate_max_jobs: int | None = None,
     ) -> None:
         if job_timeout is not None and not job_timeout > 0:
             raise ValueError(f"a job timeout must be positive, got {job_timeout!r}")
@@ -51,7 +55,13 @@ class Performer:
         self._middleware: tuple[Wrapper, ...] = tuple(as_wrapper(hook) for hook in middleware)
         self._chains: dict[str, tuple[Wrapper, ...]] = {}
         self._threads = anyio.CapacityLimiter(worker.concurrency)
+        self.isolate = isolate
+        self.children = ChildPool(max_jobs_per_child=isolate_max_jobs)
         self.listeners: list[JobListener] = []
+
+    async def aclose(self) -> None:
+        """Stop the child processes of isolated code (the worker's jobs have ended)."""
+        await self.children.aclose()
 
     async def perform(self, slot: Slot) -> None:
         if not self.listeners:  # no clock reads: they are a few percent of a no-op job
@@ -102,6 +112,8 @@ class Performer:
         job = slot.job
         if calls_coroutine(function):
             perform: Perform = partial(function, job)
+        elif self.isolate if handler.isolate is None else handler.isolate:
+            perform = partial(self.children.run, function, job)
         else:
             perform = partial(self._in_thread, slot, function)
         timeout = handler.timeout if handler.timeout is not None else self.job_timeout

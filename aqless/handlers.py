@@ -7,7 +7,8 @@ module (``os``, ``subprocess``...) fails with UnknownJobClassError and imports n
 
 The code is one of:
 
-- a function taking the job, ``async def`` or plain (plain ones run in a worker thread);
+- a function taking the job, ``async def`` or plain (plain ones run in a worker thread, or
+  with ``isolate`` in a child process that can be stopped: see aqless._children);
 - a class with one method per queue name (the pipeline style: a job in queue ``"verify"``
   runs ``Class.verify(job)``) or, failing that, ``process(job)``. Static and class methods are
   called on the class; instance methods on a fresh instance made with no arguments.
@@ -45,12 +46,14 @@ class Handler:
         target: the function or class.
         timeout: seconds a job may run (None: the worker's default).
         middleware: around_perform hooks for this klass only, inside the worker's own.
+        isolate: run plain (sync) code in a child process (None: as the worker says).
     """
 
     klass: str
     target: Any
     timeout: float | None = None
     middleware: Sequence[Middleware] = field(default=())
+    isolate: bool | None = None
 
     def function_for(self, queue: str) -> JobFunction:
         """What to call with a job of `queue`."""
@@ -74,6 +77,12 @@ def _is_method(cls: type, name: str) -> bool:
 def _is_coroutine_function(function: object) -> bool:
     call = getattr(function, "__call__", None)  # noqa: B004  # callable objects too
     return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
+def _isolate_attribute(target: Any) -> bool | None:
+    """A class's own say on isolation: an ``isolate = True`` (or False) attribute."""
+    value = getattr(target, "isolate", None)
+    return value if isinstance(value, bool) else None
 
 
 def calls_coroutine(function: JobFunction) -> bool:
@@ -124,19 +133,27 @@ class Handlers:
         *,
         timeout: float | None = None,
         middleware: Sequence[Middleware] = (),
+        isolate: bool | None = None,
     ) -> Handler:
         """Register a function or class for jobs whose klass is `klass` (default: the
-        target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores)."""
+        target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores).
+        `isolate` runs its plain (sync) code in a child process (None: as the worker says)."""
         if not callable(target):
             raise ConfigurationError(f"a handler must be a function or class, got {target!r}")
         name = klass or f"{target.__module__}.{target.__qualname__}"
         if timeout is not None and not timeout > 0:
             raise ConfigurationError(f"a timeout must be positive, got {timeout!r}")
+        if isolate and _is_coroutine_function(target):
+            raise ConfigurationError(
+                f"{name}: isolate=True runs plain functions in a child process; "
+                "a coroutine function runs in the worker's event loop"
+            )
         handler = Handler(
             name,
             target,
             timeout=timeout if timeout is not None else getattr(target, "timeout", None),
             middleware=tuple(middleware or getattr(target, "middleware", ())),
+            isolate=isolate if isolate is not None else _isolate_attribute(target),
         )
         self._registered[name] = handler
         return handler
@@ -152,6 +169,7 @@ class Handlers:
         *,
         timeout: float | None = None,
         middleware: Sequence[Middleware] = (),
+        isolate: bool | None = None,
     ) -> Callable[[Target], Target]: ...
 
     def register(
@@ -161,15 +179,16 @@ class Handlers:
         *,
         timeout: float | None = None,
         middleware: Sequence[Middleware] = (),
+        isolate: bool | None = None,
     ) -> Target | Callable[[Target], Target]:
         """Decorator: ``@handlers.register`` or ``@handlers.register("app.jobs.Welcome",
-        timeout=30)``."""
+        timeout=30, isolate=True)``."""
         if callable(klass):
             self.add(klass)
             return klass
 
         def decorate(target: Target) -> Target:
-            self.add(target, klass, timeout=timeout, middleware=middleware)
+            self.add(target, klass, timeout=timeout, middleware=middleware, isolate=isolate)
             return target
 
         return decorate
@@ -208,6 +227,7 @@ class Handlers:
             target,
             timeout=getattr(target, "timeout", None),
             middleware=tuple(getattr(target, "middleware", ())),
+            isolate=_isolate_attribute(target),
         )
         self._found[klass] = handler
         return handler

@@ -16,6 +16,8 @@ import random
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 __all__ = ["Backoff", "JobTimeoutError", "Retry", "failure_group", "failure_message"]
 
@@ -40,6 +42,11 @@ class Retry(Exception):
         self.delay = float(delay)
         self.group = group
         self.message = message or str(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled when isolated job code raises it in a child process: made again from
+        # its own arguments (Exception's default passes the text as the delay)
+        return (partial(type(self), group=self.group, message=self.message), (self.delay,))
 
 
 class JobTimeoutError(Exception):
