@@ -96,7 +96,7 @@ class Performer:
         try:
             raised = await self._run(slot, handler, function)
         finally:
-            if slot.overrun is None:
+            if slot.sandbox is not None and slot.overrun is None:
                 await _remove_sandbox(slot)
         await self._conclude(slot, raised)
         if slot.overrun is not None:

@@ -261,3 +261,25 @@ async def test_aqless_run_isolate_kills_the_child_of_a_job_cut_off_by_a_stop(
     assert f"job {jid}: stopping its process {pid}" in worker.log()
     assert await aq.redis.llen("sync-done") == 0
     assert (await get_job(aq, jid)).state == JobState.WAITING  # handed back
+
+
+def running_process(pid: int) -> bool:
+    """Whether the process runs (not gone, not a zombie that its new parent leaves unreaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+async def test_a_child_exits_when_its_worker_is_killed(aq: aqless.Client, spawn: Spawner) -> None:
+    await aq.queues["q"].put("aqjobs.sync_pid_sleeper", {"sleep": 30})
+    worker = spawn("--isolate", "-i", "aqjobs", "q")
+    await count_reaches(aq, "sync-pids", 1)
+    noted = await aq.redis.lindex("sync-pids", 0)
+    assert noted is not None
+    pid = int(noted)
+    assert running_process(pid)
+    worker.send(signal.SIGKILL)
+    await until(lambda: not running_process(pid), timeout=2, what=f"process {pid} gone")
+    assert await aq.redis.llen("sync-done") == 0

@@ -84,3 +84,26 @@ async def test_sync_code_cut_off_keeps_its_slot_until_it_returns(
     assert len(overran) == 2, overran
     for jid in first:
         assert any(jid in message for message in overran), (jid, overran)
+
+
+async def test_a_stopping_worker_hands_sync_code_back_and_returns_once_it_has(
+    client: aqless.Client,
+) -> None:
+    gate = BlockingGate()
+    jid = await client.queues["q"].put("app.job")
+    worker = make_worker(client, ["q"], one(gate), grace=0.2)
+    try:
+        async with running(worker) as run:
+            await until(lambda: len(gate.entered) == 1)
+            worker.stop()
+            job = await until_state(client, jid, JobState.WAITING)  # handed back after grace
+            assert job.failure is not None
+            assert job.failure.group == "q-WorkerStopped"
+            assert worker.state == "stopping"  # its slot waits for the thread
+            assert gate.inside == 1
+            gate.open.set()
+            counters = await run.stopped()
+    finally:
+        gate.open.set()
+    assert gate.inside == 0
+    assert counters.handed_back == 1
