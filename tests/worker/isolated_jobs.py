@@ -16,7 +16,9 @@ from aqless import Job
 
 
 def _note_pid(job: Job) -> None:
-    Path(job.data["dir"], f"{job.jid}.pid").write_text(str(os.getpid()))
+    path = Path(job.data["dir"], f"{job.jid}.pid")
+    path.with_suffix(".new").write_text(str(os.getpid()))
+    path.with_suffix(".new").rename(path)  # whole: the test may read it the moment it appears
 
 
 def records(job: Job) -> str:
