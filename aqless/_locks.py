@@ -83,7 +83,7 @@ class LockKeeper:
             due = [
                 s
                 for s in self._slots.values()
-                if s.renew_at - s.lock_seconds / 30 <= now and not s.settled
+                if s.renew_at - s.lock_seconds / 30 <= now and s.held
             ]
             if due:
                 patience = max(min(slot.job.expires_at for slot in due) - now, 2.0) / 2
@@ -101,7 +101,10 @@ class LockKeeper:
                     logger.warning("heartbeat failed (%s); again in %.1f s", reason, delay)
                     for slot in due:
                         slot.renew_at = now + delay
-            soonest = min((slot.renew_at for slot in self._slots.values()), default=now + _TICK)
+            # a slot no longer held (its code runs on, or settled the job) renews nothing
+            soonest = min(
+                (slot.renew_at for slot in self._slots.values() if slot.held), default=now + _TICK
+            )
             self._wakes_at = min(soonest, self._client.clock() + _TICK)
             with anyio.move_on_after(max(0.0, self._wakes_at - self._client.clock())):
                 await wake.wait()

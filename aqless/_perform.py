@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from aqless._children import ChildPool
 from aqless._slots import Slot
+from aqless._threads import ThreadCall
 from aqless.errors import ConnectionLostError, PayloadError, ScriptError, UnknownJobClassError
 from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
@@ -36,7 +39,8 @@ FailureListener = Callable[[Job, BaseException, Decision], None]
 
 
 class Performer:
-    """Runs jobs' code for a worker: handler, middleware, timeout, thread for sync code."""
+    """Runs jobs' code for a worker: handler, middleware, timeout, and a thread or a child
+    process (`isolate`) for sync code."""
 
     def __init__(
         self,
@@ -46,6 +50,8 @@ class Performer:
         retry: RetryPolicy | None,
         requeue: Sequence[RequeuePolicy],
         middleware: Sequence[Middleware],
+        isolate: bool = False,
+        isolate_max_jobs: int | None = None,
     ) -> None:
         if job_timeout is not None and not job_timeout > 0:
             raise ValueError(f"a job timeout must be positive, got {job_timeout!r}")
@@ -56,8 +62,14 @@ class Performer:
         self._middleware: tuple[Wrapper, ...] = tuple(as_wrapper(hook) for hook in middleware)
         self._chains: dict[str, tuple[Wrapper, ...]] = {}
         self._threads = anyio.CapacityLimiter(worker.concurrency)
+        self.isolate = isolate
+        self.children = ChildPool(max_jobs_per_child=isolate_max_jobs)
         self.listeners: list[JobListener] = []
         self.failure_listeners: list[FailureListener] = []
+
+    async def aclose(self) -> None:
+        """Stop the child processes of isolated code (the worker's jobs have ended)."""
+        await self.children.aclose()
 
     async def perform(self, slot: Slot) -> None:
         if not self.listeners:  # no clock reads: they are a few percent of a no-op job
@@ -95,9 +107,14 @@ class Performer:
         try:
             raised = await self._run(slot, handler, function)
         finally:
-            if slot.sandbox is not None:
-                await anyio.to_thread.run_sync(partial(shutil.rmtree, slot.sandbox, True))
+            if slot.sandbox is not None and slot.overrun is None:
+                await _remove_sandbox(slot)
         await self._conclude(slot, raised)
+        if slot.overrun is not None:
+            try:
+                await self._outlast(slot, slot.overrun)
+            finally:
+                await _remove_sandbox(slot)
 
     async def _run(
         self, slot: Slot, handler: Handler, function: Callable[[Job], Any]
@@ -106,14 +123,10 @@ class Performer:
         job = slot.job
         if calls_coroutine(function):
             perform: Perform = partial(function, job)
+        elif self.isolate if handler.isolate is None else handler.isolate:
+            perform = partial(self.children.run, function, job)
         else:
-            perform = partial(
-                anyio.to_thread.run_sync,
-                function,
-                job,
-                abandon_on_cancel=True,
-                limiter=self._threads,
-            )
+            perform = partial(self._in_thread, slot, function)
         timeout = handler.timeout if handler.timeout is not None else self.job_timeout
         deadline = float("inf") if timeout is None else anyio.current_time() + timeout
         # one scope for all three ways to stop the code: lost, handed back, or timed out
@@ -127,6 +140,41 @@ class Performer:
         if slot.scope.cancelled_caught and slot.lost is None and slot.handing_back is None:
             return JobTimeoutError(f"job {job.jid} ran past its timeout of {timeout:g} s")
         return None
+
+    async def _in_thread(self, slot: Slot, function: Callable[[Job], Any]) -> Any:
+        call = ThreadCall()
+        try:
+            return await anyio.to_thread.run_sync(
+                call, function, slot.job, abandon_on_cancel=True, limiter=self._threads
+            )
+        except anyio.get_cancelled_exc_class():
+            if call.cut_off():
+                slot.overrun = call
+            raise
+
+    async def _outlast(self, slot: Slot, overrun: ThreadCall) -> None:
+        """Keep the slot taken until the thread of its cut-off code returns."""
+        jid = slot.job.jid
+        if slot.lost is not None:
+            why = "taken away"
+        else:
+            why = "handed back" if slot.handing_back is not None else "timed out"
+        logger.warning(
+            "job %s was %s, but its code runs on in its thread (threads cannot be stopped; "
+            "see isolate=True): its slot stays taken until it returns",
+            jid,
+            why,
+        )
+        try:
+            await overrun.returned()
+        finally:
+            slot.overrun = None
+        logger.warning(
+            "job %s: its code returned %.1f s after the job was %s",
+            jid,
+            time.monotonic() - overrun.cut_off_at,
+            why,
+        )
 
     def _chain(self, handler: Handler) -> tuple[Wrapper, ...]:
         chain = self._chains.get(handler.klass)
@@ -280,6 +328,11 @@ def outcome_of(slot: Slot, queue: str) -> str:
     if job.queue_name != queue:
         return "advanced"
     return "handed_back" if slot.handing_back is not None else "retried"
+
+
+async def _remove_sandbox(slot: Slot) -> None:
+    if slot.sandbox is not None:
+        await anyio.to_thread.run_sync(partial(shutil.rmtree, slot.sandbox, True))
 
 
 def _fresh_directory(path: Any) -> None:

@@ -71,8 +71,9 @@ class SlotTable:
         return slot, stale
 
     def release(self, slot: Slot) -> bool:
-        """Let the slot take its next job; False if it was released already."""
-        if slot.released:
+        """Let the slot take its next job; False if it was released already, or its code
+        runs on in a thread (it is released once that returns)."""
+        if slot.released or slot.overrun is not None:
             return False
         slot.released = True
         self._holding -= 1

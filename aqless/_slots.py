@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 
 from aqless._pulse import Pulse
+from aqless._threads import ThreadCall
 from aqless.job import Job
 from aqless.models import JobState
 
@@ -33,6 +34,8 @@ class Slot:
             a throttle with a maximum).
         released: the slot may take its next job: the outcome is on its way to the server
             (the next pop will run after it), or there is nothing to report.
+        overrun: the job's code was cut off but its thread runs on: the slot is not
+            released until it returns (see aqless._threads).
     """
 
     job: Job
@@ -46,11 +49,17 @@ class Slot:
     sandbox: Path | None = field(default=None)
     frees: bool = False
     released: bool = False
+    overrun: ThreadCall | None = None
 
     @property
     def settled(self) -> bool:
         """Whether the job's code already completed, failed, retried, moved or cancelled it."""
         return self.job.state != JobState.RUNNING or not self.job.worker_name
+
+    @property
+    def held(self) -> bool:
+        """Whether the job's lock is the worker's to renew: not taken away, not settled."""
+        return self.lost is None and not self.settled
 
     def cancel(self) -> None:
         if self.scope is not None:

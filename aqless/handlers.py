@@ -7,7 +7,8 @@ module (``os``, ``subprocess``...) fails with UnknownJobClassError and imports n
 
 The code is one of:
 
-- a function taking the job, ``async def`` or plain (plain ones run in a worker thread);
+- a function taking the job, ``async def`` or plain (plain ones run in a worker thread, or
+  with ``isolate`` in a child process that can be stopped: see aqless._children);
 - a class with one method per queue name (the pipeline style: a job in queue ``"verify"``
   runs ``Class.verify(job)``) or, failing that, ``process(job)``. Static and class methods are
   called on the class; instance methods on a fresh instance made with no arguments.
@@ -50,6 +51,7 @@ class Handler:
         middleware: around_perform hooks for this klass only, inside the worker's own.
         retry: how its jobs are retried, instead of the worker's policy (None: the worker's).
         requeue: which exceptions put its jobs back, ahead of the worker's policies.
+        isolate: run plain (sync) code in a child process (None: as the worker says).
     """
 
     klass: str
@@ -58,6 +60,7 @@ class Handler:
     middleware: Sequence[Middleware] = field(default=())
     retry: RetryPolicy | None = None
     requeue: Sequence[RequeuePolicy] = field(default=())
+    isolate: bool | None = None
 
     def function_for(self, queue: str) -> JobFunction:
         """What to call with a job of `queue`."""
@@ -81,6 +84,12 @@ def _is_method(cls: type, name: str) -> bool:
 def _is_coroutine_function(function: object) -> bool:
     call = getattr(function, "__call__", None)  # noqa: B004  # callable objects too
     return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
+def _isolate_attribute(target: Any) -> bool | None:
+    """A class's own say on isolation: an ``isolate = True`` (or False) attribute."""
+    value = getattr(target, "isolate", None)
+    return value if isinstance(value, bool) else None
 
 
 def calls_coroutine(function: JobFunction) -> bool:
@@ -133,15 +142,22 @@ class Handlers:
         middleware: Sequence[Middleware] = (),
         retry: RetryPolicy | Backoff | None = None,
         requeue: Sequence[RequeuePolicy] = (),
+        isolate: bool | None = None,
     ) -> Handler:
         """Register a function or class for jobs whose klass is `klass` (default: the
         target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores).
-        `retry` and `requeue` are its failure policies (see aqless.policies)."""
+        `retry` and `requeue` are its failure policies (see aqless.policies); `isolate` runs
+        its plain (sync) code in a child process (None: as the worker says)."""
         if not callable(target):
             raise ConfigurationError(f"a handler must be a function or class, got {target!r}")
         name = klass or class_name(target)
         if timeout is not None and not timeout > 0:
             raise ConfigurationError(f"a timeout must be positive, got {timeout!r}")
+        if isolate and _is_coroutine_function(target):
+            raise ConfigurationError(
+                f"{name}: isolate=True runs plain functions in a child process; "
+                "a coroutine function runs in the worker's event loop"
+            )
         handler = Handler(
             name,
             target,
@@ -149,6 +165,7 @@ class Handlers:
             middleware=tuple(middleware or getattr(target, "middleware", ())),
             retry=retry_policy(retry),
             requeue=tuple(requeue),
+            isolate=isolate if isolate is not None else _isolate_attribute(target),
         )
         self._registered[name] = handler
         return handler
@@ -166,6 +183,7 @@ class Handlers:
         middleware: Sequence[Middleware] = (),
         retry: RetryPolicy | Backoff | None = None,
         requeue: Sequence[RequeuePolicy] = (),
+        isolate: bool | None = None,
     ) -> Callable[[Target], Target]: ...
 
     def register(
@@ -177,16 +195,23 @@ class Handlers:
         middleware: Sequence[Middleware] = (),
         retry: RetryPolicy | Backoff | None = None,
         requeue: Sequence[RequeuePolicy] = (),
+        isolate: bool | None = None,
     ) -> Target | Callable[[Target], Target]:
         """Decorator: ``@handlers.register`` or ``@handlers.register("app.jobs.Welcome",
-        timeout=30, retry=RetryPolicy(max_attempts=3))``."""
+        timeout=30, retry=RetryPolicy(max_attempts=3), isolate=True)``."""
         if callable(klass):
             self.add(klass)
             return klass
 
         def decorate(target: Target) -> Target:
             self.add(
-                target, klass, timeout=timeout, middleware=middleware, retry=retry, requeue=requeue
+                target,
+                klass,
+                timeout=timeout,
+                middleware=middleware,
+                retry=retry,
+                requeue=requeue,
+                isolate=isolate,
             )
             return target
 
@@ -226,6 +251,7 @@ class Handlers:
             target,
             timeout=getattr(target, "timeout", None),
             middleware=tuple(getattr(target, "middleware", ())),
+            isolate=_isolate_attribute(target),
         )
         self._found[klass] = handler
         return handler

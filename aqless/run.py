@@ -64,6 +64,7 @@ class RunOptions:
     resume: bool = False
     burst: bool = False
     workdir: Path | None = None
+    isolate: bool = False
     supervised: bool = False
 
     def handlers(self) -> Handlers:
@@ -98,6 +99,7 @@ class RunOptions:
             max_memory=None if self.max_memory_mb is None else self.max_memory_mb << 20,
             resume=self.resume,
             burst=self.burst,
+            isolate=self.isolate,
         )
 
     @staticmethod
@@ -193,7 +195,8 @@ async def check(options: RunOptions) -> int:
         click.echo(f"check failed: {error}", err=True)
         return 1
     click.echo(f"server      {client.url}  (heartbeat {config.get('heartbeat', '?')} s)")
-    click.echo(f"worker      {client.worker_name}, {options.concurrency} slots")
+    isolated = ", sync code in child processes" if options.isolate else ""
+    click.echo(f"worker      {client.worker_name}, {options.concurrency} slots{isolated}")
     click.echo(f"queues      {', '.join(queues) or '(none exist yet)'}")
     click.echo(f"registered  {', '.join(handlers.registered) or '(none)'}")
     click.echo(f"allowed     {', '.join(handlers.allowed) or '(none)'}")
@@ -386,6 +389,13 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Put this folder first on the module path before importing the job code and "
     "middleware (like PYTHONPATH). Repeatable; AQLESS_PATH takes a "
     f"{os.pathsep!r}-separated list.",
+)
+@option(
+    "--isolate",
+    is_flag=True,
+    envvar="AQLESS_ISOLATE",
+    help="Run plain (sync) job functions in child processes, stopped (SIGTERM, then "
+    "SIGKILL) when their job is taken away, times out or is cut off by a stop.",
 )
 @option("-v", "--verbose", count=True, help="-v: info, -vv: debug.")
 @option("--log-json", is_flag=True, envvar="AQLESS_LOG_JSON", help="Log JSON lines.")

@@ -98,6 +98,10 @@ class Worker:
         max_memory: finish once the process's resident memory exceeds this many bytes.
         resume: first take back the jobs the server lists as held by this worker's name.
         refresh: seconds between re-reading which queues the patterns match.
+        isolate: run plain (sync) job code in child processes, which are stopped
+            (SIGTERM, then SIGKILL) when their job is taken away, times out or is cut off
+            by a stop; a handler's own ``isolate`` wins (see aqless._children).
+        isolate_max_jobs: replace each such child process after this many jobs.
     """
 
     def __init__(
@@ -122,6 +126,8 @@ class Worker:
         max_memory: int | None = None,
         resume: bool = False,
         refresh: float = 60.0,
+        isolate: bool = False,
+        isolate_max_jobs: int | None = None,
     ) -> None:
         if isinstance(queues, str):
             raise ConfigurationError("queues must be a list of names, not one string")
@@ -134,6 +140,8 @@ class Worker:
             raise ConfigurationError(f"grace must be >= 0, got {grace!r}")
         if retry is not None and backoff is not None:
             raise ConfigurationError("give either retry or backoff, not both")
+        if isolate_max_jobs is not None and isolate_max_jobs < 1:
+            raise ConfigurationError(f"isolate_max_jobs must be >= 1, got {isolate_max_jobs}")
         self.client = client
         self.name = client.worker_name
         self.selection = QueueSelection(queues, priorities=priorities)
@@ -180,6 +188,8 @@ class Worker:
             retry=retry_policy(retry if backoff is None else backoff),
             requeue=requeue,
             middleware=middleware,
+            isolate=isolate,
+            isolate_max_jobs=isolate_max_jobs,
         )
 
     def __repr__(self) -> str:
@@ -277,13 +287,17 @@ class Worker:
             services.start_soon(self.locks.keep)
             services.start_soon(self._put_events.run)
             services.start_soon(self._housekeeping)
-            async with anyio.create_task_group() as jobs:
-                self._jobs = jobs
-                if self.resume:
-                    await self._resume(jobs)
-                await self._reserve_loop(jobs)
-                await self._wind_down()
-                self._jobs = None
+            try:
+                async with anyio.create_task_group() as jobs:
+                    self._jobs = jobs
+                    if self.resume:
+                        await self._resume(jobs)
+                    await self._reserve_loop(jobs)
+                    await self._wind_down()
+                    self._jobs = None
+            finally:
+                with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
+                    await self.performer.aclose()
             services.cancel_scope.cancel()
         self._state = "stopped"
         _process.set_title(f"aqless-run {self.name}: stopped")

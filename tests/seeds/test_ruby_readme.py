@@ -1355,5 +1355,5 @@ def test_job_build_supports_a_normal_jobs_options() -> None:
 
 def test_job_build_takes_the_job_class_itself() -> None:
     """Seed: "Qless::Job.build(client, MyJobClass, ...)" — the class, as put takes it."""
-    job = Job.build(MyJobClass, {"some": "data"})  # type: ignore[arg-type]
+    job = Job.build(MyJobClass, {"some": "data"})
     assert job.klass_name == f"{__name__}.MyJobClass"

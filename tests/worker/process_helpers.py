@@ -69,6 +69,13 @@ def sync_sleeper(job):
     r.rpush("sync-done", job.jid)
 
 
+def sync_pid_sleeper(job):
+    r = redis.Redis.from_url(URL)
+    r.rpush("sync-pids", os.getpid())
+    time.sleep(float(job.data["sleep"]))
+    r.rpush("sync-done", job.jid)
+
+
 async def sandboxed(job):
     found = sorted(os.listdir(job.sandbox))
     (job.sandbox / "left-over").write_text(job.jid)

@@ -1,0 +1,265 @@
+"""Isolated job code: plain job functions run in child processes, which can be stopped.
+
+A worker with ``isolate=True`` (or a handler registered with it) runs such a function in a
+child process of its own, as the Ruby qless worker forks one per job; unlike a thread, the
+child can be stopped: when the job is taken away, times out, or is cut off by a stop, the
+child gets SIGTERM, and SIGKILL if it is still there `KILL_AFTER` seconds later. The slot
+stays taken until the child is gone. A child that was stopped or died is not used again.
+
+Children are started with ``spawn`` (a fresh interpreter: no copy of the worker's threads,
+event loop or connections) and reused for job after job, one job at a time; with
+`max_jobs_per_child` each is replaced after that many jobs, so whatever a job's code leaks
+goes with its child. The child gets the function and a snapshot of the job without its
+client (see `detached`), both pickled: the function must be importable by name (defined at
+module level), and the job's verbs cannot be called from the child. What it returns goes back
+to the worker when it pickles (else None); what it raises goes back with the child's
+traceback, and makes the job fail or retry as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import anyio
+
+from aqless.job import Job
+
+__all__ = ["KILL_AFTER", "ChildPool", "ChildProcessDied", "detached"]
+
+logger = logging.getLogger("aqless.worker")
+
+#: Seconds a child gets to exit after SIGTERM before it gets SIGKILL.
+KILL_AFTER = 0.5
+#: Seconds to wait for a child to be gone after SIGKILL.
+_REAP_AFTER_KILL = 5.0
+_HELLO = b"ready"
+
+
+class ChildProcessDied(Exception):
+    """The child process running an isolated job exited before it answered (it crashed,
+    exited, or was killed by something other than the worker: the OOM killer...)."""
+
+
+class ChildTraceback(Exception):
+    """Where an isolated job's exception was raised, in its child (its ``__cause__``)."""
+
+    def __str__(self) -> str:
+        return f'\n"""\n{self.args[0]}"""'
+
+
+def detached(job: Job) -> Job:
+    """A copy of `job` without its client, which pickles: what isolated code receives."""
+    copy = Job.__new__(Job)
+    for name in Job.__slots__:
+        setattr(copy, name, getattr(job, name))
+    copy._client = None
+    return copy
+
+
+class _Child:
+    __slots__ = ("connection", "jobs", "process")
+
+    def __init__(self, process: BaseProcess, connection: Connection) -> None:
+        self.process = process
+        self.connection = connection
+        self.jobs = 0
+
+    async def receive(self) -> bytes:
+        """The child's next message; ChildProcessDied when it exited instead."""
+        try:
+            await anyio.wait_readable(self.connection.fileno())
+            # readable: the message is written in one go, so this does not wait for long
+            return self.connection.recv_bytes()
+        except (EOFError, OSError):
+            pass
+        await _exited_within(self.process, KILL_AFTER)
+        raise ChildProcessDied(f"the job's process {self.process.pid} {_exit_text(self.process)}")
+
+
+class ChildPool:
+    """Child processes for isolated job code, started as needed, one job at a time each.
+
+    Args:
+        max_jobs_per_child: replace a child after it ran this many jobs (None: never).
+    """
+
+    def __init__(self, *, max_jobs_per_child: int | None = None) -> None:
+        if max_jobs_per_child is not None and max_jobs_per_child < 1:
+            raise ValueError(f"max_jobs_per_child must be >= 1, got {max_jobs_per_child!r}")
+        self.max_jobs_per_child = max_jobs_per_child
+        self._context = multiprocessing.get_context("spawn")
+        self._idle: list[_Child] = []
+        self._busy: set[_Child] = set()
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the children, busy or idle."""
+        return [child.process.pid or 0 for child in (*self._busy, *self._idle)]
+
+    async def run(self, function: Callable[[Job], Any], job: Job) -> Any:
+        """``function(job)`` in a child: its return value, or its exception raised here.
+        Cancelled, it stops the child (SIGTERM, then SIGKILL) before it returns."""
+        request = pickle.dumps((function, detached(job)), pickle.HIGHEST_PROTOCOL)
+        child = await self._take()
+        self._busy.add(child)
+        try:
+            child.connection.send_bytes(request)
+            reply = await child.receive()
+        except BaseException:
+            with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
+                await self._stop(child, job.jid)
+            raise
+        self._busy.discard(child)
+        child.jobs += 1
+        if self.max_jobs_per_child is not None and child.jobs >= self.max_jobs_per_child:
+            with anyio.CancelScope(shield=True):
+                await self._stop(child)
+        else:
+            self._idle.append(child)
+        return _outcome(reply)
+
+    async def aclose(self) -> None:
+        """Stop every child (the worker's jobs have ended; any still busy is cut off)."""
+        children, self._idle = [*self._busy, *self._idle], []
+        for child in children:
+            await self._stop(child)
+
+    async def _take(self) -> _Child:
+        """An idle child that is still alive, or a new one."""
+        while self._idle:
+            child = self._idle.pop()
+            if child.process.exitcode is None:
+                return child
+            logger.warning("process %d %s while idle", child.process.pid, _exit_text(child.process))
+            await self._stop(child)
+        return await self._start()
+
+    async def _start(self) -> _Child:
+        ours, theirs = self._context.Pipe()
+        process = self._context.Process(
+            target=_serve, args=(theirs,), name="aqless isolated job", daemon=False
+        )
+        process.start()
+        theirs.close()  # the child's end lives in the child: its exit is our end's EOF
+        child = _Child(process, ours)
+        try:
+            hello = await child.receive()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._stop(child)
+            raise
+        if hello != _HELLO:
+            await self._stop(child)
+            raise ChildProcessDied(f"the job's process {process.pid} said {hello[:40]!r}")
+        logger.debug("started process %d for isolated jobs", process.pid)
+        return child
+
+    async def _stop(self, child: _Child, jid: str | None = None) -> None:
+        """Stop the child (SIGTERM, SIGKILL after KILL_AFTER s) and reap it."""
+        self._busy.discard(child)
+        child.connection.close()
+        process = child.process
+        if process.exitcode is None:
+            if jid is not None:
+                logger.warning("job %s: stopping its process %d", jid, process.pid)
+            process.terminate()
+            if not await _exited_within(process, KILL_AFTER):
+                logger.warning("process %d ignored SIGTERM: SIGKILL", process.pid)
+                process.kill()
+                if not await _exited_within(process, _REAP_AFTER_KILL):
+                    logger.error("process %d outlived SIGKILL; left behind", process.pid)
+                    return
+        process.close()
+
+
+async def _exited_within(process: BaseProcess, seconds: float) -> bool:
+    """Whether the process exited (and was reaped) within `seconds`."""
+    with anyio.move_on_after(seconds):
+        # exitcode polls waitpid, which reaps it; the sentinel is no event for this: a
+        # grandchild the job forked may hold it open
+        while process.exitcode is None:  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+    return process.exitcode is not None
+
+
+def _exit_text(process: BaseProcess) -> str:
+    code = process.exitcode
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with status {code}"
+
+
+def _outcome(reply: bytes) -> Any:
+    """What the child's reply says: a return value, or an exception raised here."""
+    returned, value, name, message, text = pickle.loads(reply)  # noqa: S301  # our child's
+    if returned:
+        return value
+    error = value if value is not None else _stand_in(name, message)
+    raise error from ChildTraceback(text)
+
+
+def _stand_in(name: str, message: str) -> Exception:
+    """An exception of the same name, for one that did not pickle (the failure group
+    stays ``<queue>-<name>``)."""
+    kind: type[Exception] = type(name, (Exception,), {"__module__": __name__})
+    return kind(message)
+
+
+# -- in the child ---------------------------------------------------------------------------
+
+
+def _serve(connection: Connection) -> None:
+    """The child's loop: run the functions the worker sends until it closes the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the worker's
+    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
+    connection.send_bytes(_HELLO)
+    while True:
+        try:
+            request = connection.recv_bytes()
+        except (EOFError, OSError):
+            return
+        connection.send_bytes(_answer(request))
+
+
+def _exit_with(parent_sentinel: int) -> None:
+    """A child whose worker died (even by SIGKILL) exits, in the middle of a job too."""
+    wait([parent_sentinel])
+    os._exit(1)
+
+
+def _answer(request: bytes) -> bytes:
+    try:
+        function, job = pickle.loads(request)  # noqa: S301  # from the worker, our parent
+        result = function(job)
+    except (Exception, SystemExit) as error:
+        return _raised(error)
+    try:
+        return pickle.dumps((True, result, "", "", ""), pickle.HIGHEST_PROTOCOL)
+    except Exception:  # what does not pickle does not come back
+        return pickle.dumps((True, None, "", "", ""), pickle.HIGHEST_PROTOCOL)
+
+
+def _raised(error: BaseException) -> bytes:
+    text = "".join(traceback.format_exception(error))
+    name, message = type(error).__name__, str(error)
+    try:
+        reply = pickle.dumps((False, error, name, message, text), pickle.HIGHEST_PROTOCOL)
+        pickle.loads(reply)  # noqa: S301  # an exception may pickle, yet not unpickle
+    except Exception:
+        reply = pickle.dumps((False, None, name, message, text), pickle.HIGHEST_PROTOCOL)
+    return reply
