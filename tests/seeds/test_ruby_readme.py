@@ -617,15 +617,18 @@ async def test_usr1_kills_the_running_job_and_continues(aq: aqless.Client, spawn
 
 
 @processes
-@pytest.mark.xfail(reason="defect 5: sync job code keeps running after cancel", strict=True)
 async def test_usr1_stops_sync_job_code_too(aq: aqless.Client, spawn: Spawner) -> None:
-    """Seed: "USR1: Kill the forked child immediately": a plain (sync) function's run stops too."""
-    await aq.queues["q"].put("aqjobs.sync_sleeper", {"sleep": 1.5})
-    worker = spawn(*WORKER, "--grace", "0", "q")
+    """Seed: "USR1: Kill the forked child immediately": a plain (sync) function's run stops
+    too when the worker runs it in a child process (--isolate, qless's fork per job)."""
+    jid = await aq.queues["q"].put("aqjobs.sync_sleeper", {"sleep": 1.5})
+    worker = spawn(*WORKER, "--grace", "0", "--isolate", "q")
     await count_reaches(aq, "sync-started", 1)
+    await aq.queues["q"].pause()  # the job handed back stays waiting
     worker.send(signal.SIGUSR1)
-    await anyio.sleep(2.5)  # the sync code would have finished by now
+    await until_state(aq, jid, JobState.WAITING)
+    await anyio.sleep(2.0)  # the code, had it gone on, would have ended by now
     assert await listed(aq, "sync-done") == []
+    assert worker.running()
 
 
 @processes
