@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import anyio
 import pytest
 import redis
+import redis.asyncio as aioredis
+from redis.asyncio.connection import UnixDomainSocketConnection
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -49,6 +52,36 @@ def slow_loading(request: pytest.FixtureRequest) -> Iterator[OwnServer]:
         server.close()
 
 
+class PlainSocket(UnixDomainSocketConnection):
+    """redis-py's own connection, under a class the lean Wire does not take over."""
+
+
+@pytest.fixture(params=["wire", "redis-py"])
+async def connect(
+    request: pytest.FixtureRequest,
+) -> AsyncIterator[Callable[[OwnServer], aqless.Client]]:
+    """A client over either connection path: the lean Wire (plain TCP and unix sockets),
+    or redis-py's connections (TLS, Sentinel, Cluster and unusual options), without
+    redis-py's own retries so that every refusal shows."""
+    opened: list[aioredis.Redis] = []
+
+    def client(server: OwnServer) -> aqless.Client:
+        if request.param == "wire":
+            return aqless.Client(server.url)
+        pool = aioredis.ConnectionPool(
+            connection_class=PlainSocket,
+            path=str(server.socket),
+            decode_responses=True,
+            retry=AsyncRetry(NoBackoff(), 0),
+        )
+        opened.append(aioredis.Redis.from_pool(pool))
+        return aqless.Client(redis=opened[-1])
+
+    yield client
+    for redis_client in opened:
+        await redis_client.aclose()
+
+
 def loading(server: OwnServer) -> bool:
     with redis.Redis(unix_socket_path=str(server.socket), decode_responses=True) as connection:
         return bool(connection.info("persistence")["loading"] == 1)
@@ -76,10 +109,10 @@ async def reloading(server: OwnServer, client: aqless.Client) -> AsyncIterator[N
 
 
 async def test_calls_while_the_server_loads_raise_and_what_they_acknowledge_is_stored(
-    slow_loading: OwnServer,
+    slow_loading: OwnServer, connect: Callable[[OwnServer], aqless.Client]
 ) -> None:
     server = slow_loading
-    async with aqless.Client(server.url) as client:
+    async with connect(server) as client:
         queue = client.queues["q"]
         kept = await queue.put("app.Job", {}, jid="before")
         calls = Calls()
@@ -148,7 +181,9 @@ class Calls:
 
 
 async def test_an_outcome_met_by_a_loading_server_is_sent_again_until_it_lands(
-    slow_loading: OwnServer, caplog: pytest.LogCaptureFixture
+    slow_loading: OwnServer,
+    caplog: pytest.LogCaptureFixture,
+    connect: Callable[[OwnServer], aqless.Client],
 ) -> None:
     server = slow_loading
     handlers = aqless.Handlers()
@@ -161,7 +196,7 @@ async def test_an_outcome_met_by_a_loading_server_is_sent_again_until_it_lands(
         started.set()
         await release.wait()
 
-    async with aqless.Client(server.url) as client:
+    async with connect(server) as client:
         jid = await client.queues["q"].put("app.Slow", {})
         worker = aqless.Worker(client, ["q"], handlers=handlers, concurrency=1, interval=0.2)
         async with anyio.create_task_group() as group:
