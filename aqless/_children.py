@@ -10,18 +10,21 @@ Children are started with ``spawn`` (a fresh interpreter: no copy of the worker'
 event loop or connections) and reused for job after job, one job at a time; with
 `max_jobs_per_child` each is replaced after that many jobs, so whatever a job's code leaks
 goes with its child. The child gets the function and a snapshot of the job without its
-client (see `detached`), both pickled: the function must be importable by name (defined at
-module level), and the job's verbs cannot be called from the child. What it returns goes back
-to the worker when it pickles (else None); what it raises goes back with the child's
-traceback, and makes the job fail or retry as usual.
+client (see `detached`), sent as multiprocessing sends its arguments: the function must be
+importable by name (defined at module level), and the job's verbs cannot be called from the
+child. The child answers in JSON, never in pickle, so what job code makes cannot run code in
+the worker: what it returns comes back when it is JSON (else None); what it raises comes
+back as its type's name, text and traceback, raised in the worker as that built-in exception
+(or `Retry`), else as a stand-in of the same name (its failure group stays the same).
 """
 
 from __future__ import annotations
 
+import builtins
+import json
 import logging
 import multiprocessing
 import os
-import pickle
 import signal
 import threading
 import traceback
@@ -33,6 +36,7 @@ from typing import Any
 import anyio
 
 from aqless.job import Job
+from aqless.outcomes import Retry
 
 __all__ = ["KILL_AFTER", "ChildPool", "ChildProcessDied", "detached"]
 
@@ -109,11 +113,11 @@ class ChildPool:
     async def run(self, function: Callable[[Job], Any], job: Job) -> Any:
         """``function(job)`` in a child: its return value, or its exception raised here.
         Cancelled, it stops the child (SIGTERM, then SIGKILL) before it returns."""
-        request = pickle.dumps((function, detached(job)), pickle.HIGHEST_PROTOCOL)
+        request = (function, detached(job))
         child = await self._take()
         self._busy.add(child)
         try:
-            child.connection.send_bytes(request)
+            child.connection.send(request)
             reply = await child.receive()
         except BaseException:
             with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
@@ -202,19 +206,28 @@ def _exit_text(process: BaseProcess) -> str:
 
 
 def _outcome(reply: bytes) -> Any:
-    """What the child's reply says: a return value, or an exception raised here."""
-    returned, value, name, message, text = pickle.loads(reply)  # noqa: S301  # our child's
-    if returned:
-        return value
-    error = value if value is not None else _stand_in(name, message)
-    raise error from ChildTraceback(text)
+    """What the child's JSON reply says: a return value, or an exception raised here."""
+    answer = json.loads(reply)
+    if answer["returned"]:
+        return answer["value"]
+    retry = answer.get("retry")
+    if retry is not None:
+        error: Exception = Retry(retry["delay"], group=retry["group"], message=retry["message"])
+    else:
+        error = _stand_in(answer["name"], answer["message"])
+    raise error from ChildTraceback(answer["traceback"])
 
 
 def _stand_in(name: str, message: str) -> Exception:
-    """An exception of the same name, for one that did not pickle (the failure group
+    """The built-in exception of that name, or one made with the name (the failure group
     stays ``<queue>-<name>``)."""
-    kind: type[Exception] = type(name, (Exception,), {"__module__": __name__})
-    return kind(message)
+    made: type[Exception] = type(name, (Exception,), {"__module__": __name__})
+    found = getattr(builtins, name, None)
+    kind = found if isinstance(found, type) and issubclass(found, Exception) else made
+    try:
+        return kind(message)
+    except Exception:  # a built-in that wants other arguments
+        return made(message)
 
 
 # -- in the child ---------------------------------------------------------------------------
@@ -230,7 +243,7 @@ def _serve(connection: Connection) -> None:
     connection.send_bytes(_HELLO)
     while True:
         try:
-            request = connection.recv_bytes()
+            request = connection.recv()
         except (EOFError, OSError):
             return
         connection.send_bytes(_answer(request))
@@ -242,24 +255,25 @@ def _exit_with(parent_sentinel: int) -> None:
     os._exit(1)
 
 
-def _answer(request: bytes) -> bytes:
+def _answer(request: tuple[Callable[[Job], Any], Job]) -> bytes:
+    function, job = request
     try:
-        function, job = pickle.loads(request)  # noqa: S301  # from the worker, our parent
         result = function(job)
     except (Exception, SystemExit) as error:
         return _raised(error)
     try:
-        return pickle.dumps((True, result, "", "", ""), pickle.HIGHEST_PROTOCOL)
-    except Exception:  # what does not pickle does not come back
-        return pickle.dumps((True, None, "", "", ""), pickle.HIGHEST_PROTOCOL)
+        return json.dumps({"returned": True, "value": result}).encode()
+    except (TypeError, ValueError):  # what is not JSON does not come back
+        return json.dumps({"returned": True, "value": None}).encode()
 
 
 def _raised(error: BaseException) -> bytes:
-    text = "".join(traceback.format_exception(error))
-    name, message = type(error).__name__, str(error)
-    try:
-        reply = pickle.dumps((False, error, name, message, text), pickle.HIGHEST_PROTOCOL)
-        pickle.loads(reply)  # noqa: S301  # an exception may pickle, yet not unpickle
-    except Exception:
-        reply = pickle.dumps((False, None, name, message, text), pickle.HIGHEST_PROTOCOL)
-    return reply
+    answer: dict[str, Any] = {
+        "returned": False,
+        "name": type(error).__name__,
+        "message": str(error),
+        "traceback": "".join(traceback.format_exception(error)),
+    }
+    if isinstance(error, Retry):
+        answer["retry"] = {"delay": error.delay, "group": error.group, "message": error.message}
+    return json.dumps(answer).encode()
