@@ -20,8 +20,7 @@ import random
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from aqless.policies import JobCallback, RequeuePolicy, RetryPolicy, attempt
 
@@ -61,11 +60,6 @@ class Retry(Exception):
         self.delay = float(delay)
         self.group = group
         self.message = message or str(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # pickled when isolated job code raises it in a child process: made again from
-        # its own arguments (Exception's default passes the text as the delay)
-        return (partial(type(self), group=self.group, message=self.message), (self.delay,))
 
 
 class JobTimeoutError(Exception):

@@ -134,23 +134,10 @@ class Script:
             await self.load()
             return await self._send(self._evalsha + argv)
 
-    async def many(
-        self, command: str, now: float, calls: Sequence[Sequence[Argument]]
-    ) -> list[Reply]:
-        """The same command with many argument lists, pipelined in one round trip (not a
-        transaction: each call is atomic on its own). A refused call's reply is its
-        ResponseError, in place."""
-        return await self.batch(now, [(command, args) for args in calls])
-
-    async def batch(self, now: float, calls: Sequence[Call]) -> list[Reply]:
-        """Commands with their arguments, pipelined in one round trip (not a transaction:
-        each call is atomic on its own). A refused call's reply is its ResponseError, in
-        place."""
-        when = repr(now)
-        return await self.send_many([(command, (when, *args)) for command, args in calls])
-
     async def send_many(self, calls: Sequence[Call]) -> list[Reply]:
-        """``batch`` for calls whose arguments begin with their own `now` (as text)."""
+        """Calls whose arguments begin with their own `now` (as text), pipelined in one
+        round trip (not a transaction: each call is atomic on its own). A refused call's
+        reply is its ResponseError, in place."""
         replies = await self._pipeline(calls)
         if replies and isinstance(replies[0], ResponseError):
             first = replies[0]

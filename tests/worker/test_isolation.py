@@ -97,7 +97,7 @@ async def test_an_isolated_job_retries(client: aqless.Client, tmp_path: Path) ->
     assert worker.counters.retried == 1
 
 
-async def test_an_exception_that_does_not_unpickle_keeps_its_name(
+async def test_an_exception_of_its_own_class_comes_back_with_its_name(
     client: aqless.Client, tmp_path: Path
 ) -> None:
     jid = await put(client, tmp_path)
