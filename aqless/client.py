@@ -17,8 +17,8 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from aqless import _cluster
-from aqless._protocol import Clock, Protocol
+from aqless._connection import cluster as _cluster
+from aqless._connection.protocol import Clock, Protocol
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.job import Job, RecurringJob

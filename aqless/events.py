@@ -26,7 +26,7 @@ import anyio
 from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 
-from aqless._protocol import error_for
+from aqless._connection.protocol import error_for
 from aqless.errors import ConnectionLostError
 
 __all__ = [
@@ -129,7 +129,7 @@ def _decoded(value: object) -> str:
 class PubSubSource(Protocol):
     """What an EventStream subscribes through: a ``redis.asyncio.Redis`` (its connection pool
     lends the connection), or anything else that makes a ``PubSub`` (a Cluster client's
-    events come from one of its nodes: aqless._cluster.NodePubSub)."""
+    events come from one of its nodes: aqless._connection.cluster.NodePubSub)."""
 
     def pubsub(self) -> PubSub: ...
 

@@ -8,7 +8,7 @@ module (``os``, ``subprocess``...) fails with UnknownJobClassError and imports n
 The code is one of:
 
 - a function taking the job, ``async def`` or plain (plain ones run in a worker thread, or
-  with ``isolate`` in a child process that can be stopped: see aqless._children);
+  with ``isolate`` in a child process that can be stopped: see aqless._worker.children);
 - a class with one method per queue name (the pipeline style: a job in queue ``"verify"``
   runs ``Class.verify(job)``) or, failing that, ``process(job)``. Static and class methods are
   called on the class; instance methods on a fresh instance made with no arguments.

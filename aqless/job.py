@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from aqless._protocol import encode_json
+from aqless._connection.protocol import encode_json
 from aqless.errors import (
     ConfigurationError,
     InvalidArgumentError,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
-from aqless._protocol import encode_json
+from aqless._connection.protocol import encode_json
 from aqless.errors import (
     AqlessError,
     InvalidArgumentError,
@@ -402,5 +402,5 @@ def _bound_hook(hook: PutHook, queue: Queue, send: PutSender) -> PutSender:
 
 def _order(priority: float | None, delay: float | None) -> float | None:
     """The priority a put waits at, for keeping the client's puts in order (see
-    aqless._protocol.Stamps); None for a delayed put, which waits by its time instead."""
+    aqless._connection.protocol.Stamps); None for a delayed put, which waits by its time instead."""
     return None if delay else (priority or 0.0)

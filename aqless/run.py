@@ -24,8 +24,9 @@ import anyio
 import click
 from anyio.abc import TaskStatus
 
-from aqless import _logs, _process
 from aqless._version import __version__
+from aqless._worker import logs as _logs
+from aqless._worker import process as _process
 from aqless.client import Client
 from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError
 from aqless.handlers import Handlers
@@ -146,7 +147,7 @@ async def serve(options: RunOptions) -> int:
 async def _obey_signals(
     worker: Worker, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
 ) -> None:
-    from aqless import _stacks
+    from aqless._worker import stacks as _stacks
 
     with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
         _process.obey_control_signals()

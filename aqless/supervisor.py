@@ -27,7 +27,8 @@ from collections.abc import Sequence
 import anyio
 from anyio.abc import Process, TaskStatus
 
-from aqless import _logs, _process
+from aqless._worker import logs as _logs
+from aqless._worker import process as _process
 
 __all__ = ["Supervisor", "run"]
 

@@ -6,10 +6,11 @@ it subscribes to ``ql:log`` and pops again as soon as a job is put into one of i
 (or every `interval` seconds, for jobs that become due or are put by scripts that publish
 nothing); when its slots are full it unsubscribes again, so a busy worker reads no events.
 Meanwhile it offers to take its queues' next jobs, and a put pops the job for it and pushes
-it on its own channel (aqless._put_events): those jobs start without a pop.
+it on its own channel (aqless._worker.pickup): those jobs start without a pop.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
-away (see aqless._locks), and the perform step (aqless._perform) turns the end of the code
+away (see aqless._worker.locks), and the perform step
+(aqless._worker.perform) turns the end of the code
 into complete, fail or retry.
 
 Stopping: ``stop()`` stops popping, waits up to `grace` seconds for the running jobs, then
@@ -32,15 +33,15 @@ from typing import Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from aqless import _process
-from aqless._batching import Batcher
-from aqless._locks import LockKeeper
-from aqless._perform import Performer, outcome_of
-from aqless._put_events import PutListener
-from aqless._runners import Runners
-from aqless._served import ServedQueues
-from aqless._slot_table import SlotTable
-from aqless._slots import Pulse, Slot
+from aqless._connection.batching import Batcher
+from aqless._worker import process as _process
+from aqless._worker.locks import LockKeeper
+from aqless._worker.perform import Performer, outcome_of
+from aqless._worker.pickup import Pickup
+from aqless._worker.runners import Runners
+from aqless._worker.served import ServedQueues
+from aqless._worker.slot_table import SlotTable
+from aqless._worker.slots import Slot, Wakeup
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
 from aqless.handlers import Handlers
@@ -100,7 +101,7 @@ class Worker:
         refresh: seconds between re-reading which queues the patterns match.
         isolate: run plain (sync) job code in child processes, which are stopped
             (SIGTERM, then SIGKILL) when their job is taken away, times out or is cut off
-            by a stop; a handler's own ``isolate`` wins (see aqless._children).
+            by a stop; a handler's own ``isolate`` wins (see aqless._worker.children).
         isolate_max_jobs: replace each such child process after this many jobs.
     """
 
@@ -168,12 +169,12 @@ class Worker:
         # 50 or 200 slots goes 25-35% faster than with halves, and eighths gain nothing)
         self._pop_limit = (concurrency + 3) // 4
         self._batcher: Batcher | None = None
-        self._wakeup = Pulse()  # a slot freed, a put arrived, stop or resume was asked
+        self._wakeup = Wakeup()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._served = ServedQueues(client, self.selection, refresh)
-        # pushes (see aqless._put_events) suit workers that take work for ever
+        # pushes (see aqless._worker.pickup) suit workers that take work for ever
         taker = self if max_jobs is None and not burst else None
-        self._put_events = PutListener(client, self._served, self._news, taker)
+        self._pickup = Pickup(client, self._served, self._news, taker)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
         self._pop_failures = 0
         self._pop_lost_replies = False  # a pop failed: it may have run, its jobs unknown
@@ -209,7 +210,7 @@ class Worker:
         """Whether the worker is subscribed to put events (and, where the server pushes
         jobs, to its pushed jobs): it is while it has free slots and found its queues empty.
         After ``stop()`` or ``pause()``, the server may push jobs until this turns False."""
-        return self._put_events.listening
+        return self._pickup.listening
 
     @property
     def state(self) -> _State:
@@ -238,7 +239,7 @@ class Worker:
     def pause(self) -> None:
         """Stop popping (running jobs go on) until ``resume()``."""
         self.paused = True
-        self._put_events.want(False)  # and stop taking pushed jobs
+        self._pickup.want(False)  # and stop taking pushed jobs
 
     def resume_popping(self) -> None:
         """Pop again after `pause()`."""
@@ -249,7 +250,7 @@ class Worker:
         """Run one popped job's code as `run()` would (handler, middleware, timeout) and
         report how it ended (complete on return, fail or retry on raise); outside `run()`,
         for tests. Its lock is not renewed meanwhile. Returns what became of the job:
-        ``completed``, ``failed``, ``retried``, ``advanced``... (aqless._perform.outcome_of).
+        ``completed``, ``failed``, ``retried``, ``advanced``... (aqless._worker.perform.outcome_of).
         """
         queue = job.queue_name
         slot, _ = self._take_slot(job)
@@ -259,7 +260,7 @@ class Worker:
     def _begin_stop(self) -> None:
         if self._state in ("new", "running"):
             self._state = "stopping"
-        self._put_events.want(False)  # jobs pushed until the server hears it still run
+        self._pickup.want(False)  # jobs pushed until the server hears it still run
         self._wakeup.fire()
 
     # -- the loop ------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ class Worker:
         ):
             await services.start(self.locks.listen)
             services.start_soon(self.locks.keep)
-            services.start_soon(self._put_events.run)
+            services.start_soon(self._pickup.run)
             services.start_soon(self._housekeeping)
             try:
                 async with anyio.create_task_group() as jobs:
@@ -308,7 +309,7 @@ class Worker:
         while self._state == "running":
             wake = self._wakeup.event
             if self.paused or self._free() <= 0:
-                self._put_events.want(False)
+                self._pickup.want(False)
                 self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
                 await self._wait_for_a_slot(wake)
                 continue
@@ -329,7 +330,7 @@ class Worker:
                 self.finish()
                 break
             if len(popped) < asked:
-                self._put_events.want(True)
+                self._pickup.want(True)
                 with anyio.move_on_after(self.interval):
                     await wake.wait()
 
@@ -354,7 +355,8 @@ class Worker:
 
     async def _reserve(self) -> tuple[list[Job], int]:
         """Jobs for the free slots, from the queues in the reserver's order, and how many
-        were asked for. Each pop is counted when it is sent (see aqless._batching): it asks
+        were asked for. Each pop is counted when it is sent
+        (see aqless._connection.batching): it asks
         only for slots whose outcomes have landed or ride ahead of it in its round trip, so
         the server never sees this worker hold more jobs than it has slots."""
         popped: list[Job] = []
@@ -432,11 +434,11 @@ class Worker:
 
     async def _wind_down(self) -> None:
         self._runners.close()
-        self._put_events.want(False)
+        self._pickup.want(False)
         with anyio.move_on_after(5.0):
-            await self._put_events.quiet()  # the jobs pushed until the server heard it run
+            await self._pickup.quiet()  # the jobs pushed until the server heard it run
             with suppress(ConnectionLostError, ScriptError):
-                await self._put_events.withdraw()
+                await self._pickup.withdraw()
         if self.slots:
             logger.info("worker %s stopping: %d jobs running", self.name, len(self.slots))
         with anyio.move_on_after(self.grace):
@@ -480,7 +482,7 @@ class Worker:
             await anyio.sleep(1.0)
 
     def take_pushed(self, jobs: Sequence[Job]) -> None:
-        """Start jobs the server popped for this worker on a put (see aqless._put_events)."""
+        """Start jobs the server popped for this worker on a put (see aqless._worker.pickup)."""
         group = self._jobs
         for job in jobs:
             if group is None:  # cannot happen: pushes end before the group closes

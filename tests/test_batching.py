@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from aqless import Client, JobNotFoundError
-from aqless._batching import Batcher
+from aqless._connection.batching import Batcher
 from aqless.errors import ConnectionLostError
 from aqless.scripts.loader import Call, Reply
 

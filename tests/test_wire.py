@@ -1,4 +1,5 @@
-"""The lean connection of script calls (aqless._wire): replies reach their callers in order,
+"""The lean connection of script calls (aqless._connection.lean): replies reach their callers in
+order,
 a dropped or stalled connection fails what it carried and the next call connects again."""
 
 from __future__ import annotations
@@ -14,20 +15,20 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from aqless import Client, JobNotFoundError
-from aqless._wire import Wire
+from aqless._connection.lean import LeanConnection
 from aqless.errors import ConnectionLostError
 
 pytest_plugins = ["tests.client_fixtures"]
 
 
-def wire_of(client: Client) -> Wire:
+def wire_of(client: Client) -> LeanConnection:
     wire = client.protocol.wire
-    assert wire is not None, "a unix-socket client talks through a Wire"
+    assert wire is not None, "a unix-socket client talks through a LeanConnection"
     return wire
 
 
 async def wire_connection_id(client: Client, name: str) -> int:
-    """The server's id of the client's Wire connection, found by naming it."""
+    """The server's id of the client's LeanConnection connection, found by naming it."""
     await wire_of(client).call(("CLIENT", "SETNAME", name))
     for entry in await client.redis.client_list():
         if entry.get("name") == name:
@@ -205,4 +206,4 @@ def test_a_client_used_from_another_event_loop_moves_its_connection_there(
 def test_the_wire_serves_only_connections_it_can_open_alike(
     pool: aioredis.ConnectionPool, served: bool
 ) -> None:
-    assert (Wire.serving(aioredis.Redis(connection_pool=pool)) is not None) is served
+    assert (LeanConnection.serving(aioredis.Redis(connection_pool=pool)) is not None) is served

@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
-from aqless._wire import Wire
+from aqless._connection.lean import LeanConnection
 from aqless.scripts import build, build_library, function_name, sha1
 
 Argument = str | bytes | int | float
@@ -48,7 +48,7 @@ class Script:
         functions: call the function library with FCALL where the server has functions
             (the default); False always uses EVALSHA.
         wire: a lean connection to the same server to send the calls through (see
-            aqless._wire); its owner closes it. Without one, redis-py's connections do.
+            aqless._connection.lean); its owner closes it. Without one, redis-py's connections do.
     """
 
     def __init__(
@@ -57,7 +57,7 @@ class Script:
         *,
         prefix: str | None = None,
         functions: bool = True,
-        wire: Wire | None = None,
+        wire: LeanConnection | None = None,
     ) -> None:
         if prefix is not None and not prefix.endswith(":"):
             raise ValueError(f"a key prefix must end with ':', got {prefix!r}")
@@ -164,7 +164,7 @@ class Script:
 
     def _send(self, argv: tuple[Argument, ...]) -> Awaitable[Reply]:
         """One call: `argv` is the verb, its name, the keys and the arguments. Not a
-        coroutine of its own: the Wire's, or off a Cluster redis-py's."""
+        coroutine of its own: the LeanConnection's, or off a Cluster redis-py's."""
         if self._wire is not None:
             return self._wire.call(argv)
         if self._cluster is None:

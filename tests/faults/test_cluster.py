@@ -14,7 +14,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
 import aqless
-from aqless._cluster import hash_tag
+from aqless._connection.cluster import hash_tag
 from aqless.events import Event, EventStream
 from tests.faults.cluster import SLOTS, Cluster, valkey_cluster
 from tests.faults.harness import ask

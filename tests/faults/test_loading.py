@@ -53,14 +53,14 @@ def slow_loading(request: pytest.FixtureRequest) -> Iterator[OwnServer]:
 
 
 class PlainSocket(UnixDomainSocketConnection):
-    """redis-py's own connection, under a class the lean Wire does not take over."""
+    """redis-py's own connection, under a class the lean LeanConnection does not take over."""
 
 
 @pytest.fixture(params=["wire", "redis-py"])
 async def connect(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[Callable[[OwnServer], aqless.Client]]:
-    """A client over either connection path: the lean Wire (plain TCP and unix sockets),
+    """A client over either connection path: the lean LeanConnection (plain TCP and unix sockets),
     or redis-py's connections (TLS, Sentinel, Cluster and unusual options), without
     redis-py's own retries so that every refusal shows."""
     opened: list[aioredis.Redis] = []

@@ -1,5 +1,5 @@
 """Pushed jobs: an idle worker offers to take its queues' next jobs, and a put pops the job
-for it and publishes it on its push channel (aqless._put_events, worker.lua). The job starts
+for it and publishes it on its push channel (aqless._worker.pickup, worker.lua). The job starts
 without a pop; a full, stopped or paused worker is not pushed to; a push lost with its
 connection is taken back; without the lean connection the worker listens to put events."""
 

@@ -1,7 +1,8 @@
 """A lean pubsub connection: the worker's ear for put events and pushed jobs.
 
 redis-py's PubSub (and the EventStream around it) hands over one message per read, through a
-few layers of Python and a task switch. An ``Ear`` is a ``Link`` (aqless._wire) that also
+few layers of Python and a task switch. A ``Subscriber`` is a ``RespStream``
+(aqless._connection.lean) that also
 takes pubsub messages and hands everything one read from the socket brings to a callback at
 once, as one batch: a pushed job starts without waiting for a task to wake, and the reader
 can weigh a put event against the push of the same job right behind it.
@@ -21,16 +22,16 @@ from typing import Any
 import hiredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from aqless._wire import NO_MORE, Link, dropped, open_link, pack
+from aqless._connection.lean import NO_MORE, RespStream, dropped, open_stream, pack
 
-__all__ = ["Ear", "Message"]
+__all__ = ["Message", "Subscriber"]
 
 logger = logging.getLogger("aqless.worker")
 
 Message = tuple[bytes, bytes]  # channel, payload
 
 
-class Ear(Link):
+class Subscriber(RespStream):
     """A connection that subscribes to channels and hands what is published on them to
     `hear`, one batch per read, in publication order (from the event loop's callback: `hear`
     must not block, and what it raises is logged and dropped)."""
@@ -46,9 +47,12 @@ class Ear(Link):
         self.subscribed = 0  # channels, as the server last counted them
 
     @classmethod
-    async def open(cls, options: dict[str, Any], hear: Callable[[list[Message]], None]) -> Ear:
-        """An Ear to the server of a Wire's `options` (replies as bytes whatever they say)."""
-        return await open_link(
+    async def open(
+        cls, options: dict[str, Any], hear: Callable[[list[Message]], None]
+    ) -> Subscriber:
+        """A Subscriber to the server of a LeanConnection's `options` (replies as bytes
+        whatever they say)."""
+        return await open_stream(
             {**options, "decode_responses": False},
             lambda reader, timeout: cls(reader, timeout, hear),
         )

@@ -18,7 +18,7 @@ from collections.abc import Callable, MutableMapping
 import anyio
 from anyio.abc import TaskStatus
 
-from aqless._slots import Pulse, Slot
+from aqless._worker.slots import Slot, Wakeup
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, ScriptError
 from aqless.events import RECONNECTED
@@ -55,7 +55,7 @@ class LockKeeper:
         self._worker = worker
         self._slots = slots
         self._on_lost = on_lost
-        self._renew_now = Pulse()
+        self._renew_now = Wakeup()
         self._wakes_at = 0.0  # when keep() looks at the slots next (client clock)
         self.renewals = 0
         self.refusals = 0

@@ -3,7 +3,7 @@
 Nothing can stop a thread from outside. When a job's code is cut off (timed out, taken away,
 handed back) while its thread still runs, the worker reports the job as it would any other,
 but its slot stays taken until the thread returns: `concurrency` bounds the job code that
-runs, not only the jobs the server counts. Isolated code (aqless._children) can be stopped.
+runs, not only the jobs the server counts. Isolated code (aqless._worker.children) can be stopped.
 """
 
 from __future__ import annotations

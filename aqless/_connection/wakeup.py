@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 
-class Pulse:
+class Wakeup:
     """Wakes whoever waits on it. Take ``pulse.event`` *before* checking for work, then wait
     on that event: a ``fire()`` in between is not lost."""
 

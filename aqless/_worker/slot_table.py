@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aqless._slots import Slot
+from aqless._worker.slots import Slot
 from aqless.job import Job
 from aqless.scripts.loader import Call
 

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import anyio
 from anyio.abc import TaskStatus
 
-from aqless._pulse import Pulse
+from aqless._connection.wakeup import Wakeup
 from aqless.errors import ConnectionLostError
 from aqless.scripts.loader import Call, Reply
 
@@ -40,7 +40,7 @@ class _Pending:
     def __init__(self, call: Call, make: MakeCall | None = None) -> None:
         self.call = call
         self.make = make
-        self.done = asyncio.Event()  # see aqless._pulse for why not anyio's
+        self.done = asyncio.Event()  # see aqless._connection.wakeup for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
 
@@ -53,7 +53,7 @@ class Batcher:
     def __init__(self, send: Send, *, depth: int = 2) -> None:
         self._send = send
         self._queue: list[_Pending] = []
-        self._changed = Pulse()  # calls arrived, or a batch landed
+        self._changed = Wakeup()  # calls arrived, or a batch landed
         self._closed = False
         self._in_flight = 0
         self._ordered = 0  # ordered calls waiting in the queue

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import anyio
 
-from aqless._pulse import Pulse
-from aqless._threads import ThreadCall
+from aqless._connection.wakeup import Wakeup
+from aqless._worker.threads import ThreadCall
 from aqless.job import Job
 from aqless.models import JobState
 
-__all__ = ["Pulse", "Slot"]
+__all__ = ["Slot", "Wakeup"]
 
 
 @dataclass(slots=True, eq=False)
@@ -35,7 +35,7 @@ class Slot:
         released: the slot may take its next job: the outcome is on its way to the server
             (the next pop will run after it), or there is nothing to report.
         overrun: the job's code was cut off but its thread runs on: the slot is not
-            released until it returns (see aqless._threads).
+            released until it returns (see aqless._worker.threads).
     """
 
     job: Job

@@ -2,14 +2,14 @@
 
 redis-py checks a connection out of its pool for each call or pipeline, packs commands in
 Python and reads each reply under a timer of its own: about 60 µs of client CPU per round
-trip and 15 µs per pipelined call on a slow machine. A ``Wire`` keeps one connection per
+trip and 15 µs per pipelined call on a slow machine. A ``LeanConnection`` keeps one connection per
 client and event loop, packs with hiredis (C), writes every call at once (calls made in the
 same turn of the event loop share one write), and matches replies to callers in order. One
 timer per connection, not per call, enforces the socket timeout.
 
 It serves the plain cases: TCP or a Unix socket, a password and/or user name, a database
 number, a client name. Anything else (TLS, Sentinel, a Cluster, credential providers, RESP3)
-keeps redis-py's connections: ``Wire.serving`` returns None for it.
+keeps redis-py's connections: ``LeanConnection.serving`` returns None for it.
 
 A call whose connection drops fails with redis-py's ``ConnectionError`` (the caller maps it
 to ConnectionLostError): the server may or may not have run it, so it is never resent. The
@@ -31,11 +31,11 @@ from redis.asyncio.connection import Connection, UnixDomainSocketConnection
 from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-__all__ = ["Wire"]
+__all__ = ["LeanConnection"]
 
 Argument = str | bytes | int | float
 
-# connection options a Wire honours, and those that do not change what goes on the wire
+# connection options a LeanConnection honours, and those that do not change what goes on the wire
 _UNDERSTOOD = frozenset(
     {
         "host", "port", "path", "db", "username", "password", "client_name",
@@ -58,7 +58,7 @@ NO_MORE = object()  # what the reader gives back when a reply is incomplete
 def refusal(text: str) -> ResponseError:
     """The exception for an error reply: NoScriptError for ``NOSCRIPT``, else a
     ResponseError with the text, less a generic ``ERR``; other codes (``LOADING``,
-    ``READONLY``, ``OOM``...) stay in the text for aqless._protocol to read."""
+    ``READONLY``, ``OOM``...) stay in the text for aqless._connection.protocol to read."""
     code, _, rest = text.partition(" ")
     if code == "NOSCRIPT":
         return NoScriptError(rest)
@@ -83,7 +83,7 @@ class _Waiter:
         self.sent = sent
 
 
-class Link(asyncio.Protocol):
+class RespStream(asyncio.Protocol):
     """One open connection: writes what it is given, hands each reply to its waiter."""
 
     def __init__(self, reader: hiredis.Reader, timeout: float | None) -> None:
@@ -214,18 +214,18 @@ def dropped(cause: BaseException) -> RedisConnectionError:
     return error
 
 
-class Wire:
+class LeanConnection:
     """Script calls of one client over one lazily opened connection (per event loop)."""
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options  # the connection's: host, port, password...
-        self._link: Link | None = None
-        self._connecting: asyncio.Future[Link] | None = None
+        self._link: RespStream | None = None
+        self._connecting: asyncio.Future[RespStream] | None = None
         self._closed = False
 
     @classmethod
-    def serving(cls, redis: object) -> Wire | None:
-        """A Wire to the server `redis` talks to, or None where redis-py must stay."""
+    def serving(cls, redis: object) -> LeanConnection | None:
+        """A LeanConnection to the server `redis` talks to, or None where redis-py must stay."""
         if type(redis) is not aioredis.Redis:
             return None
         pool = redis.connection_pool
@@ -260,7 +260,7 @@ class Wire:
             link = await self._connect()
         return await link.send(packed, expected)
 
-    async def _connect(self) -> Link:
+    async def _connect(self) -> RespStream:
         loop = asyncio.get_running_loop()
         if self._connecting is not None and self._connecting.get_loop() is loop:
             return await asyncio.shield(self._connecting)
@@ -280,8 +280,8 @@ class Wire:
         self._link = link
         return link
 
-    async def _open(self) -> Link:
-        return await open_link(self.options, Link)
+    async def _open(self) -> RespStream:
+        return await open_stream(self.options, RespStream)
 
     def abandon(self, reason: str) -> None:
         """Drop the connection: its calls fail with `reason`, the next call connects again.
@@ -297,12 +297,12 @@ class Wire:
             link.close()
 
 
-LinkType = TypeVar("LinkType", bound=Link)
+StreamType = TypeVar("StreamType", bound=RespStream)
 
 
-async def open_link(
-    options: dict[str, Any], make: Callable[[hiredis.Reader, float | None], LinkType]
-) -> LinkType:
+async def open_stream(
+    options: dict[str, Any], make: Callable[[hiredis.Reader, float | None], StreamType]
+) -> StreamType:
     """A connection made by `make(reader, socket_timeout)`, greeted as redis-py would:
     authenticated, its database selected and its name set."""
     reader_options: dict[str, Any] = {"notEnoughData": NO_MORE}
@@ -311,7 +311,7 @@ async def open_link(
         reader_options["errors"] = options.get("encoding_errors", "strict")
     loop = asyncio.get_running_loop()
 
-    def link() -> LinkType:
+    def link() -> StreamType:
         return make(hiredis.Reader(**reader_options), options.get("socket_timeout"))
 
     timeout = options.get("socket_connect_timeout") or options.get("socket_timeout")
@@ -330,7 +330,7 @@ async def open_link(
     return opened
 
 
-async def _greet(options: dict[str, Any], link: Link) -> None:
+async def _greet(options: dict[str, Any], link: RespStream) -> None:
     hello: list[tuple[Argument, ...]] = []
     if options.get("password") is not None:
         user = options.get("username")

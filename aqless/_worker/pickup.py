@@ -3,7 +3,8 @@ listens on ``ql:log`` and is told the moment a job is put (or advanced) into a q
 serves, by any qless client. A worker with full slots stops listening, so a busy worker
 reads no events.
 
-Where the client has its own lean connection (aqless._wire), the worker also offers to take
+Where the client has its own lean connection (aqless._connection.lean), the worker also offers to
+take
 its queues' next jobs (``worker.offer``, see worker.lua) and listens on its push channel: a
 put made through aqless's scripts then pops the job for it and publishes it there, so the job
 arrives with the news instead of a pop's round trip later. The put event of a job pushed
@@ -23,9 +24,9 @@ import anyio
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from aqless._ear import Ear, Message
-from aqless._served import ServedQueues
-from aqless._wire import Wire
+from aqless._connection.lean import LeanConnection
+from aqless._connection.subscriber import Message, Subscriber
+from aqless._worker.served import ServedQueues
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, ScriptError
 from aqless.events import RECONNECTED, parse_event
@@ -48,7 +49,7 @@ class PushTaker(Protocol):
         """The push channel's connection dropped: jobs pushed meanwhile never arrived."""
 
 
-class PutListener:
+class Pickup:
     """Calls `news()` when an event may bring work (and once per (re)subscription: a put
     made just before it went unheard); hands pushed jobs to `taker`, if given."""
 
@@ -67,7 +68,7 @@ class PutListener:
         self._quiet = anyio.Event()  # set while nothing is subscribed
         self._quiet.set()
         self._scope: anyio.CancelScope | None = None
-        self._ear: Ear | None = None
+        self._ear: Subscriber | None = None
         self._log_channel = f"{client.prefix}log"
         self._offered: tuple[str, ...] = ()
         self._offered_at = float("-inf")
@@ -132,15 +133,17 @@ class PutListener:
                 self._scope = None
                 self._quiet.set()
 
-    # -- through an Ear of its own: put events and pushed jobs ---------------------------------
+    # -- through a Subscriber of its own: put events and pushed jobs -----------------------
 
-    async def _listen_for_pushes(self, wire: Wire, taker: PushTaker) -> None:
+    async def _listen_for_pushes(self, wire: LeanConnection, taker: PushTaker) -> None:
         failures = 0
         push_channel = f"{self._client.prefix}push:{taker.name}"
         while True:
             await self._wanted.wait()
             try:
-                self._ear = ear = await Ear.open(wire.options, partial(self._hear, push_channel))
+                self._ear = ear = await Subscriber.open(
+                    wire.options, partial(self._hear, push_channel)
+                )
                 try:
                     while True:
                         await self._wanted.wait()
@@ -163,7 +166,7 @@ class PutListener:
                 self._quiet.set()
                 await anyio.sleep(min(0.1 * 2**failures, 5.0))
 
-    async def _listen_once(self, ear: Ear, taker: PushTaker, push_channel: str) -> None:
+    async def _listen_once(self, ear: Subscriber, taker: PushTaker, push_channel: str) -> None:
         """Subscribe, offer, listen until no longer wanted, unsubscribe."""
         await ear.subscribe([self._log_channel, push_channel])
         self._served.stale()  # a put before the subscription, maybe into a new queue

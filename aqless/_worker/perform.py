@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from aqless._children import ChildPool
-from aqless._slots import Slot
-from aqless._threads import ThreadCall
+from aqless._worker.children import ChildPool
+from aqless._worker.slots import Slot
+from aqless._worker.threads import ThreadCall
 from aqless.errors import ConnectionLostError, PayloadError, ScriptError, UnknownJobClassError
 from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job

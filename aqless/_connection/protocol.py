@@ -29,8 +29,8 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from aqless._batching import Batcher
-from aqless._wire import Wire
+from aqless._connection.batching import Batcher
+from aqless._connection.lean import LeanConnection
 from aqless.errors import (
     ConnectionLostError,
     InvalidArgumentError,
@@ -86,7 +86,7 @@ def error_for(command: str, server_text: str) -> ScriptError:
 
 
 # The server's refusals to run a call at all, for now (nothing of it ran): by redis-py's
-# exception, or by the error code that starts the text (the Wire keeps codes in the text).
+# exception, or by the error code that starts the text (the LeanConnection keeps codes in the text).
 _CONDITION_CLASSES: tuple[tuple[type[Exception], str], ...] = (
     (BusyLoadingError, "LOADING"),
     (ReadOnlyError, "READONLY"),
@@ -198,7 +198,7 @@ class Protocol:
         self.prefix = prefix or "ql:"
         self.clock = clock
         self._put_stamps = Stamps(clock)
-        self.wire = Wire.serving(redis)  # None: redis-py's connections carry the calls
+        self.wire = LeanConnection.serving(redis)  # None: redis-py's connections carry the calls
         self.script = Script(redis, prefix=prefix, wire=self.wire)
         self._batcher: Batcher | None = None
 
@@ -220,7 +220,8 @@ class Protocol:
         self, command: str, arguments: Callable[[Sequence[Call]], Sequence[Argument]]
     ) -> Any:
         """A call whose ``arguments(ahead)`` are made when it is sent, `ahead` being the
-        calls the server runs just before it in its round trip (see aqless._batching; their
+        calls the server runs just before it in its round trip
+        (see aqless._connection.batching; their
         arguments begin with their `now`)."""
         if self._batcher is None:
             return await self.call(command, *arguments(()))
@@ -252,7 +253,8 @@ class Protocol:
 
     @asynccontextmanager
     async def batching(self) -> AsyncIterator[Batcher]:
-        """While inside, calls made concurrently share round trips (see aqless._batching).
+        """While inside, calls made concurrently share round trips
+        (see aqless._connection.batching).
         Nested uses share the outer one."""
         if self._batcher is not None:
             yield self._batcher

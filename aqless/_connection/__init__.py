@@ -1,0 +1,6 @@
+"""The connection layer: how script calls and subscriptions reach the server.
+
+Private: nothing here is public API. ``protocol.Protocol`` is the one caller of the script
+(the layer above calls only it); ``lean`` holds the pipelined connections, ``subscriber``
+the pubsub one, ``batching`` automatic pipelining, ``cluster`` a Cluster's hash-tag rule.
+"""
