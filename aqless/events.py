@@ -26,6 +26,7 @@ import anyio
 from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 
+from aqless._backoff import Delays
 from aqless._connection.protocol import error_for
 from aqless.errors import ConnectionLostError
 
@@ -199,7 +200,7 @@ class EventStream:
         self._prefix = prefix
         self._channels = tuple(dict.fromkeys(prefix + name for name in names))
         self._ping_interval = ping_interval
-        self._max_backoff = max_backoff
+        self._delays = Delays(0.05, max_backoff)
         self._close_timeout = close_timeout
         self._state: _State = "unopened"
         self._pubsub: PubSub | None = None
@@ -207,7 +208,7 @@ class EventStream:
         self._unconfirmed: set[str] = set()
         self._gap = False  # resubscribed: announce it once every channel is confirmed
         self._pinged = False
-        self._backoff = 0.0
+        self._failures = 0
         self._reader: anyio.CancelScope | None = None  # the task reading, for aclose()
         self._reader_done: anyio.Event | None = None
 
@@ -345,13 +346,14 @@ class EventStream:
         if pubsub is not None:
             await self._release(pubsub, unsubscribe=False)
         while True:
-            self._backoff = min(max(self._backoff * 2, 0.05), self._max_backoff)
+            self._failures += 1
+            delay = self._delays.after(self._failures)
             logger.warning(
                 "event stream lost its connection (%s); reconnecting in %.2f s",
                 error or "interrupted",
-                self._backoff,
+                delay,
             )
-            await anyio.sleep(self._backoff)
+            await anyio.sleep(delay)
             try:
                 await self._subscribe()
             except _REFUSED:
@@ -393,7 +395,7 @@ class EventStream:
         if self._unconfirmed or not self._gap:
             return None
         self._gap = False
-        self._backoff = 0.0
+        self._failures = 0
         logger.info("event stream resubscribed to %d channels", len(self._channels))
         return Event(kind=RECONNECTED, jid=None, channel="", raw="")
 

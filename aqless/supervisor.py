@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import anyio
 from anyio.abc import Process, TaskStatus
 
+from aqless._backoff import RESPAWN
 from aqless._worker import logs as _logs
 from aqless._worker import process as _process
 
@@ -94,7 +95,7 @@ class Supervisor:
                 continue
             lived = anyio.current_time() - started
             quick_deaths = quick_deaths + 1 if lived < _QUICK_DEATH else 0
-            pause = min(0.5 * 2**quick_deaths, 30.0) if quick_deaths else 0.0
+            pause = RESPAWN.after(quick_deaths)
             logger.warning(
                 "supervisor: worker %d exited with %d; replacing it in %.1f s",
                 index + 1,

@@ -33,6 +33,7 @@ from typing import Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from aqless._backoff import POP
 from aqless._connection.batching import Batcher
 from aqless._worker import process as _process
 from aqless._worker.locks import LockKeeper
@@ -381,7 +382,7 @@ class Worker:
         except ConnectionLostError as error:
             self._pop_failures += 1
             self._pop_lost_replies = True
-            delay = min(0.05 * 2**self._pop_failures, 5.0)
+            delay = POP.after(self._pop_failures)
             logger.warning("pop failed (%s); again in %.2f s", error, delay)
             await anyio.sleep(delay)
         except ScriptError as error:

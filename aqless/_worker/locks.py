@@ -18,6 +18,7 @@ from collections.abc import Callable, MutableMapping
 import anyio
 from anyio.abc import TaskStatus
 
+from aqless._backoff import HEARTBEAT
 from aqless._worker.slots import Slot, Wakeup
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, ScriptError
@@ -97,7 +98,7 @@ class LockKeeper:
                         reason = f"no reply within {patience:.1f} s: a new connection"
                         self._client.protocol.abandon_connection(f"heartbeat: {reason}")
                     failures += 1
-                    delay = min(0.1 * 2**failures, 2.0)
+                    delay = HEARTBEAT.after(failures)
                     logger.warning("heartbeat failed (%s); again in %.1f s", reason, delay)
                     for slot in due:
                         slot.renew_at = now + delay

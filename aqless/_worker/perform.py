@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from aqless._backoff import OUTCOME
 from aqless._worker.children import ChildPool
 from aqless._worker.slots import Slot
 from aqless._worker.threads import ThreadCall
@@ -279,7 +280,7 @@ class Performer:
                     logger.error("gave up %s of job %s: %s", what, slot.job.jid, error)
                     return False
                 failures += 1
-                delay = min(0.05 * 2**failures, 2.0)
+                delay = OUTCOME.after(failures)
                 logger.warning(
                     "%s of job %s: %s; again in %.2f s", what, slot.job.jid, error, delay
                 )

@@ -24,6 +24,7 @@ import anyio
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
+from aqless._backoff import SUBSCRIBE
 from aqless._connection.lean import LeanConnection
 from aqless._connection.subscriber import Message, Subscriber
 from aqless._worker.served import ServedQueues
@@ -128,7 +129,7 @@ class Pickup:
             except ConnectionLostError as error:
                 failures += 1
                 logger.warning("cannot subscribe to put events (%s)", error)
-                await anyio.sleep(min(0.1 * 2**failures, 5.0))
+                await anyio.sleep(SUBSCRIBE.after(failures))
             finally:
                 self._scope = None
                 self._quiet.set()
@@ -164,7 +165,7 @@ class Pickup:
                 self._offered_at = float("-inf")
                 logger.warning("cannot listen for put events and pushed jobs (%s)", error)
                 self._quiet.set()
-                await anyio.sleep(min(0.1 * 2**failures, 5.0))
+                await anyio.sleep(SUBSCRIBE.after(failures))
 
     async def _listen_once(self, ear: Subscriber, taker: PushTaker, push_channel: str) -> None:
         """Subscribe, offer, listen until no longer wanted, unsubscribe."""
