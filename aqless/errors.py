@@ -2,7 +2,7 @@
 
 ```
 AqlessError                  base, never raised itself
-├── ConfigurationError       bad URL, option, or a missing optional package
+├── ConfigurationError       bad URL, option, or a missing optional package (also a ValueError)
 ├── ConnectionLostError      server unreachable, restarted or timed out: the call may have run
 │   └── ServerUnavailableError   the server refused to run the call for now (nothing ran):
 │       │                        loading its data, busy, a read-only replica, its primary down
@@ -24,8 +24,9 @@ class AqlessError(Exception):
     """Base of every aqless exception; never raised itself."""
 
 
-class ConfigurationError(AqlessError):
-    """A bad URL or option, or an optional package that is needed but not installed."""
+class ConfigurationError(AqlessError, ValueError):
+    """A bad URL or option, or an optional package that is needed but not installed. Also a
+    ValueError."""
 
 
 class ConnectionLostError(AqlessError):

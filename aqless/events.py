@@ -28,7 +28,7 @@ from redis.asyncio.client import PubSub
 
 from aqless._backoff import Delays
 from aqless._connection.protocol import error_for
-from aqless.errors import ConnectionLostError
+from aqless.errors import ConfigurationError, ConnectionLostError
 
 __all__ = [
     "RECONNECTED",
@@ -188,13 +188,13 @@ class EventStream:
     ) -> None:
         self._managed = False  # inside `async with`: its exit closes the stream
         if not prefix.endswith(":"):
-            raise ValueError(f"a key prefix must end with ':', got {prefix!r}")
+            raise ConfigurationError(f"a key prefix must end with ':', got {prefix!r}")
         known = (*TRACKED_CHANNELS, "log")
         for name in channels:
             if name not in known and not (name.startswith("w:") and len(name) > 2):
-                raise ValueError(f"unknown event channel {name!r}; expected one of {known}")
+                raise ConfigurationError(f"unknown event channel {name!r}; expected one of {known}")
         if any(not worker for worker in workers):
-            raise ValueError("a worker name must not be empty")
+            raise ConfigurationError("a worker name must not be empty")
         names = [*(channels or known), *(f"w:{worker}" for worker in workers)]
         self._redis = redis
         self._prefix = prefix

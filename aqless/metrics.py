@@ -199,7 +199,7 @@ class Metrics:
         """`refresh` every `interval` seconds, for ever (cancel it to stop); a failed read is
         logged and tried again at the next interval."""
         if not interval > 0:
-            raise ValueError(f"interval must be positive, got {interval!r}")
+            raise ConfigurationError(f"interval must be positive, got {interval!r}")
         while True:
             try:
                 await self.refresh(client)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from aqless.errors import ConfigurationError, InvalidArgumentError
 from aqless.policies import JobCallback, RequeuePolicy, RetryPolicy, attempt
 
 if TYPE_CHECKING:
@@ -55,7 +56,9 @@ class Retry(Exception):
 
     def __init__(self, delay: float = 0, *, group: str | None = None, message: str = "") -> None:
         if not delay >= 0:
-            raise ValueError(f"a retry delay must be a number >= 0, got {delay!r}")
+            raise InvalidArgumentError(
+                "job.retry", f"a retry delay must be a number >= 0, got {delay!r}"
+            )
         super().__init__(message or f"retry in {delay:g} s")
         self.delay = float(delay)
         self.group = group
@@ -91,7 +94,7 @@ class Backoff:
 
     def __post_init__(self) -> None:
         if not (self.base >= 0 and self.factor >= 1 and self.cap >= 0 and 0 <= self.jitter <= 1):
-            raise ValueError(f"bad backoff: {self!r}")
+            raise ConfigurationError(f"bad backoff: {self!r}")
 
     def covers(self, error: BaseException) -> bool:
         """Whether this backoff retries `error` (an instance of one of its `on` types)."""

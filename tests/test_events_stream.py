@@ -20,7 +20,7 @@ from anyio.abc import TaskStatus
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from aqless.errors import ConnectionLostError
+from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.events import RECONNECTED, Event, EventStream, FinalState, parse_event, wait_for
 from aqless.scripts.loader import Script
 
@@ -195,11 +195,11 @@ def test_channel_names_are_checked() -> None:
     )
     stream = EventStream(redis, prefix="a:", channels=["log", "log"], workers=["w1"])
     assert stream.channels == ("a:log", "a:w:w1")
-    with pytest.raises(ValueError, match="unknown event channel 'complete'"):
+    with pytest.raises(ConfigurationError, match="unknown event channel 'complete'"):
         EventStream(redis, channels=["complete"])
-    with pytest.raises(ValueError, match="must end with ':'"):
+    with pytest.raises(ConfigurationError, match="must end with ':'"):
         EventStream(redis, prefix="ql")
-    with pytest.raises(ValueError, match="worker name"):
+    with pytest.raises(ConfigurationError, match="worker name"):
         EventStream(redis, workers=[""])
 
 

@@ -117,5 +117,5 @@ async def test_queue_depths_and_failure_groups_are_refreshed_and_served(
 
 def test_a_bad_interval_is_refused() -> None:
     metrics = Metrics(CollectorRegistry())
-    with pytest.raises(ValueError, match="interval"):
+    with pytest.raises(aqless.ConfigurationError, match="interval"):
         anyio.run(lambda: metrics.watch(aqless.Client("redis://localhost:1"), interval=0))

@@ -60,7 +60,6 @@ def test_every_public_class_of_the_api_modules_is_exported(module: types.ModuleT
 def test_the_exception_tree() -> None:
     assert issubclass(aqless.AqlessError, Exception)
     for name in (
-        "ConfigurationError",
         "ConnectionLostError",
         "ScriptError",
         "PayloadError",
@@ -72,6 +71,8 @@ def test_the_exception_tree() -> None:
     # a server that refuses to run a call for now: retried wherever a lost connection is
     assert aqless.ServerUnavailableError.__bases__ == (aqless.ConnectionLostError,)
     assert aqless.ServerFullError.__bases__ == (aqless.ServerUnavailableError,)
+    # a bad option is a ValueError too, as it was before it had a type of its own
+    assert aqless.ConfigurationError.__bases__ == (aqless.AqlessError, ValueError)
     # a bad argument is a ValueError too, whether the script or the client refused it
     assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
     assert errors.__doc__ is not None

@@ -33,7 +33,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 __all__ = ["LeanConnection"]
 
-Argument = str | bytes | int | float
+from aqless.scripts.loader import Argument
 
 # connection options a LeanConnection honours, and those that do not change what goes on the wire
 _UNDERSTOOD = frozenset(

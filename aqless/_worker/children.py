@@ -35,6 +35,7 @@ from typing import Any
 
 import anyio
 
+from aqless.errors import ConfigurationError
 from aqless.job import Job
 from aqless.outcomes import Retry
 
@@ -99,7 +100,7 @@ class ChildPool:
 
     def __init__(self, *, max_jobs_per_child: int | None = None) -> None:
         if max_jobs_per_child is not None and max_jobs_per_child < 1:
-            raise ValueError(f"max_jobs_per_child must be >= 1, got {max_jobs_per_child!r}")
+            raise ConfigurationError(f"max_jobs_per_child must be >= 1, got {max_jobs_per_child!r}")
         self.max_jobs_per_child = max_jobs_per_child
         self._context = multiprocessing.get_context("spawn")
         self._idle: list[_Child] = []

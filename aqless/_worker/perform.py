@@ -15,7 +15,13 @@ from aqless._backoff import OUTCOME
 from aqless._worker.children import ChildPool
 from aqless._worker.slots import Slot
 from aqless._worker.threads import ThreadCall
-from aqless.errors import ConnectionLostError, PayloadError, ScriptError, UnknownJobClassError
+from aqless.errors import (
+    ConfigurationError,
+    ConnectionLostError,
+    PayloadError,
+    ScriptError,
+    UnknownJobClassError,
+)
 from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
 from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
@@ -55,7 +61,7 @@ class Performer:
         isolate_max_jobs: int | None = None,
     ) -> None:
         if job_timeout is not None and not job_timeout > 0:
-            raise ValueError(f"a job timeout must be positive, got {job_timeout!r}")
+            raise ConfigurationError(f"a job timeout must be positive, got {job_timeout!r}")
         self._worker = worker
         self.job_timeout = job_timeout
         self.retry = retry

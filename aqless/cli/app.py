@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -50,17 +52,33 @@ def translated(error: BaseException) -> click.ClickException | None:
     return None
 
 
+@contextmanager
+def exit_codes() -> Iterator[None]:
+    """Raises the click exception (with its documented exit code) for an aqless error."""
+    try:
+        yield
+    except Exception as error:
+        mapped = translated(error)
+        if mapped is None or mapped is error:
+            raise
+        raise mapped from error
+
+
 class AqlessGroup(click.Group):
     """A click group that maps aqless errors to the documented exit codes."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
+        with exit_codes():
             return super().invoke(ctx)
-        except Exception as error:
-            mapped = translated(error)
-            if mapped is None or mapped is error:
-                raise
-            raise mapped from error
+
+
+class AqlessCommand(click.Command):
+    """A command that maps aqless errors to the exit codes itself, so that it can also run
+    outside the group (``python -m aqless.web``)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with exit_codes():
+            return super().invoke(ctx)
 
 
 @click.group(cls=AqlessGroup, epilog=EXIT_CODES, context_settings={"max_content_width": 100})

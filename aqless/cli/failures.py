@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 import aqless
-from aqless.cli.documents import job_document
 from aqless.cli.jobs import require_jobs
 from aqless.cli.render import ago, plural, short, table
 from aqless.cli.runtime import NotFound, chunks, emit, progress, run
+from aqless.documents import job_document
 
 PAGE = 500
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import click
 
 import aqless
-from aqless.cli.documents import job_document, recurring_document
 from aqless.cli.job_view import job_view, jobs_table, recurring_view
 from aqless.cli.runtime import NotFound, emit, run
+from aqless.documents import job_document, recurring_document
 
 
 async def require(client: aqless.Client, jid: str) -> aqless.Job | aqless.RecurringJob:

@@ -9,6 +9,7 @@ import click
 import aqless
 from aqless.cli.render import joined, table
 from aqless.cli.runtime import NotFound, emit, run
+from aqless.documents import priority_document
 
 
 def patterns_document(
@@ -16,7 +17,7 @@ def patterns_document(
 ) -> dict[str, Any]:
     return {
         "identifiers": identifiers,
-        "priorities": [{"patterns": list(g.patterns), "fairly": g.fairly} for g in priorities],
+        "priorities": [priority_document(group) for group in priorities],
     }
 
 

@@ -9,11 +9,11 @@ import click
 from rich.console import Group
 
 import aqless
-from aqless.cli.documents import job_document, record_document
 from aqless.cli.histogram import histogram_chart
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import fields, table
 from aqless.cli.runtime import emit, run
+from aqless.documents import counts_document, job_document, stats_document
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
 
@@ -36,7 +36,7 @@ def queues() -> None:
         totals = [sum(getattr(c, state) for c in counts) for state in STATES]
         rows.append(("(all)", *totals, ""))
     columns = ("queue", *(f"{state}#" for state in STATES), "")
-    emit([record_document(c) for c in counts], table(None, columns, rows))
+    emit([counts_document(c) for c in counts], table(None, columns, rows))
 
 
 @click.command()
@@ -81,7 +81,7 @@ def stats(queue: str, date: datetime.datetime | None) -> None:
     view = Group(
         histogram_chart("wait", result.wait), "", histogram_chart("run", result.run), "", counters
     )
-    emit({"queue": queue, **record_document(result)}, view)
+    emit({"queue": queue, **stats_document(result)}, view)
 
 
 @click.command()

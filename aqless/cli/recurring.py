@@ -7,11 +7,11 @@ from typing import Any
 import click
 
 import aqless
-from aqless.cli.documents import recurring_document
 from aqless.cli.job_view import recurring_view
 from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
 from aqless.cli.runtime import NotFound, emit, run
+from aqless.documents import recurring_document
 
 
 async def require_recurring(client: aqless.Client, rjid: str) -> aqless.RecurringJob:

@@ -9,6 +9,7 @@ import click
 import aqless
 from aqless.cli.render import fields, joined
 from aqless.cli.runtime import NotFound, emit, run
+from aqless.documents import throttle_document
 
 QUEUE_FLAG = click.option(
     "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own throttle."
@@ -35,13 +36,7 @@ async def _show(client: aqless.Client, name: str, is_queue: bool) -> dict[str, A
     else:
         info = await client.throttles[name].get()
     named = client.throttles[info.id]
-    document = {
-        "id": info.id,
-        "maximum": info.maximum,
-        "ttl": info.ttl,
-        "locks": await named.locks(),
-        "pending": await named.pending(),
-    }
+    document = throttle_document(info, locks=await named.locks(), pending=await named.pending())
     if info.ttl == -2 and not document["locks"] and not document["pending"]:
         raise NotFound(f"no throttle {name!r}")
     return document

@@ -1,13 +1,15 @@
-"""web: serve the dashboard (``aqless[web]``)."""
+"""web: serve the dashboard (``aqless[web]``); ``python -m aqless.web`` runs this command too."""
 
 from __future__ import annotations
 
 import importlib
+import os
 from types import ModuleType
 
 import anyio
 import click
 
+from aqless.cli.app import AqlessCommand
 from aqless.cli.runtime import settings
 
 
@@ -23,23 +25,42 @@ def dashboard() -> ModuleType:
         raise MissingExtra("the dashboard needs: pip install 'aqless[web]'") from error
 
 
-@click.command(short_help="Serve the web dashboard.")
+@click.command(cls=AqlessCommand, short_help="Serve the web dashboard.")
+@click.option(
+    "--url",
+    metavar="URL",
+    help="The server (default: aqless's --url, else AQLESS_URL, REDIS_URL, else the embedded "
+    "Valkey server).",
+)
+@click.option(
+    "--namespace",
+    metavar="NAME",
+    help="The deployment whose keys are under NAME:ql: (default: aqless's --namespace, else "
+    "AQLESS_NAMESPACE).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
 @click.option("--port", default=8000, show_default=True, help="The port to listen on.")
 @click.option("--read-only", is_flag=True, help="Show everything, change nothing.")
-def web(host: str, port: int, read_only: bool) -> None:
-    """Serve the web dashboard for the deployment of --url/--namespace.
+def web(url: str | None, namespace: str | None, host: str, port: int, read_only: bool) -> None:
+    """Serve the web dashboard of a deployment until Ctrl-C or SIGTERM.
+
+    `aqless web` and `python -m aqless.web` are the same command.
 
     \b
     Examples:
       aqless web                                 http://127.0.0.1:8000
-      aqless --url redis://db:6379 web --host 0.0.0.0 --port 9000 --read-only
+      aqless web --url redis://db:6379 --host 0.0.0.0 --port 9000 --read-only
+      python -m aqless.web --url redis://db:6379 --namespace billing
     """
     module = dashboard()
     current = settings()
     anyio.run(
         lambda: module.serve(
-            current.url, host=host, port=port, read_only=read_only, namespace=current.namespace
+            url or current.url,
+            host=host,
+            port=port,
+            read_only=read_only,
+            namespace=namespace or current.namespace or os.environ.get("AQLESS_NAMESPACE") or None,
         )
     )
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 import aqless
-from aqless.cli.documents import job_document
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import table
 from aqless.cli.runtime import NotFound, emit, run
+from aqless.documents import job_document, worker_document
 
 
 @click.command(short_help="Workers and their job counts; or one worker's jobs.")
@@ -24,8 +24,8 @@ def workers(name: str | None) -> None:
     if name is None:
         counts = run(lambda client: client.workers.counts())
         rows = [(worker.name, worker.jobs, worker.stalled) for worker in counts]
-        listing = [{"name": w.name, "jobs": w.jobs, "stalled": w.stalled} for w in counts]
-        emit(listing, table(None, ("worker", "jobs#", "stalled#"), rows))
+        view = table(None, ("worker", "jobs#", "stalled#"), rows)
+        emit([worker_document(worker) for worker in counts], view)
         return
 
     async def read(client: aqless.Client) -> tuple[list[aqless.Job], list[aqless.Job]]:

@@ -9,14 +9,17 @@ restart, SCRIPT FLUSH, FUNCTION FLUSH) gets it again, transparently.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
-from aqless._connection.lean import LeanConnection
+from aqless.errors import ConfigurationError
 from aqless.scripts import build, build_library, function_name, sha1
+
+if TYPE_CHECKING:
+    from aqless._connection.lean import LeanConnection
 
 Argument = str | bytes | int | float
 Call = tuple[str, Sequence[Argument]]  # a command and its arguments
@@ -60,12 +63,14 @@ class Script:
         wire: LeanConnection | None = None,
     ) -> None:
         if prefix is not None and not prefix.endswith(":"):
-            raise ValueError(f"a key prefix must end with ':', got {prefix!r}")
+            raise ConfigurationError(f"a key prefix must end with ':', got {prefix!r}")
         self._redis = redis
         self._cluster = redis if isinstance(redis, RedisCluster) else None
         self._wire = wire
         if self._cluster is not None and prefix is None:
-            raise ValueError("on a Redis Cluster the script needs a (hash-tagged) key prefix")
+            raise ConfigurationError(
+                "on a Redis Cluster the script needs a (hash-tagged) key prefix"
+            )
         self._keys: Sequence[str] = () if prefix is None else (prefix,)
         self._functions = functions
         self.source = build()

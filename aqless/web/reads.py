@@ -14,15 +14,16 @@ from starlette.requests import Request
 from aqless import scripts
 from aqless._version import __version__
 from aqless.client import Client
-from aqless.job import RecurringJob
-from aqless.web.serialize import (
-    JSON,
-    counts_json,
-    job_json,
-    recurring_json,
-    stats_json,
-    throttle_json,
+from aqless.documents import (
+    counts_document,
+    job_document,
+    priority_document,
+    recurring_document,
+    stats_document,
+    throttle_document,
+    worker_document,
 )
+from aqless.job import RecurringJob
 
 PAGE_SIZE: Final = 25
 QUEUE_STATES: Final = (
@@ -37,6 +38,7 @@ QUEUE_STATES: Final = (
 TREND_DAYS: Final = 14
 FAILED_SAMPLES: Final = 3
 
+JSON = dict[str, Any]
 Loader = Callable[[Client, Request], Awaitable[JSON]]
 
 
@@ -56,7 +58,7 @@ def paging(page: int, total: int) -> JSON:
 
 
 async def jobs_json(client: Client, jids: Sequence[str]) -> list[JSON]:
-    return [job_json(job) for job in await client.jobs.get_many(list(jids))]
+    return [job_document(job) for job in await client.jobs.get_many(list(jids))]
 
 
 async def overview(client: Client, request: Request) -> JSON:
@@ -65,7 +67,7 @@ async def overview(client: Client, request: Request) -> JSON:
         today = await client.queues[counts.name].stats()
         queues.append(
             {
-                **counts_json(counts),
+                **counts_document(counts),
                 "popped_today": today.wait.count,
                 "completed_today": today.run.count,
                 "failed_today": today.failed,
@@ -75,15 +77,11 @@ async def overview(client: Client, request: Request) -> JSON:
     tracked, _ = await client.jobs.tracked()
     return {
         "queues": queues,
-        "workers": [vars_of(worker) for worker in await client.workers.counts()],
+        "workers": [worker_document(worker) for worker in await client.workers.counts()],
         "failed": {"groups": len(groups), "jobs": sum(groups.values())},
         "tracked": len(tracked),
         "tags": await client.tags.top(count=20),
     }
-
-
-def vars_of(record: Any) -> JSON:
-    return {name: getattr(record, name) for name in record.__slots__}
 
 
 async def queue(client: Client, request: Request) -> JSON:
@@ -94,15 +92,15 @@ async def queue(client: Client, request: Request) -> JSON:
     page = page_number(request)
     offset = (page - 1) * PAGE_SIZE
     q = client.queues[name]
-    counts = counts_json(await q.counts())
+    counts = counts_document(await q.counts())
     jobs: list[JSON] = []
     if state == "waiting":
-        jobs = [job_json(job) for job in await q.peek(PAGE_SIZE, offset=offset)]
+        jobs = [job_document(job) for job in await q.peek(PAGE_SIZE, offset=offset)]
     elif state == "recurring":
         for rjid in await q.jobs(state, offset=offset, count=PAGE_SIZE):
             template = await client.jobs.get(rjid)
             if isinstance(template, RecurringJob):
-                jobs.append(recurring_json(template))
+                jobs.append(recurring_document(template))
     else:
         jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
     now = client.clock()
@@ -111,7 +109,7 @@ async def queue(client: Client, request: Request) -> JSON:
         moment = now - back * 86400
         stats = await q.stats(moment)
         day = datetime.datetime.fromtimestamp(moment, datetime.UTC).date().isoformat()
-        days.append({"date": day, **stats_json(stats)})
+        days.append({"date": day, **stats_document(stats)})
     throttle = await q.throttle()
     return {
         "name": name,
@@ -134,8 +132,8 @@ async def job(client: Client, request: Request) -> JSON:
         raise NotFound(f"no job {jid!r}")
     queues = await client.queues.names()
     if isinstance(found, RecurringJob):
-        return {"kind": "recurring", "job": recurring_json(found), "queues": queues}
-    return {"kind": "job", "job": job_json(found), "queues": queues}
+        return {"kind": "recurring", "job": recurring_document(found), "queues": queues}
+    return {"kind": "job", "job": job_document(found), "queues": queues}
 
 
 async def failed(client: Client, request: Request) -> JSON:
@@ -159,7 +157,7 @@ async def failed_group(client: Client, request: Request) -> JSON:
 
 async def tracked(client: Client, request: Request) -> JSON:
     jobs, expired = await client.jobs.tracked()
-    return {"jobs": [job_json(job) for job in jobs], "expired": expired}
+    return {"jobs": [job_document(job) for job in jobs], "expired": expired}
 
 
 async def tags(client: Client, request: Request) -> JSON:
@@ -176,7 +174,7 @@ async def tags(client: Client, request: Request) -> JSON:
 
 
 async def workers(client: Client, request: Request) -> JSON:
-    return {"workers": [vars_of(worker) for worker in await client.workers.counts()]}
+    return {"workers": [worker_document(worker) for worker in await client.workers.counts()]}
 
 
 async def worker(client: Client, request: Request) -> JSON:
@@ -195,7 +193,7 @@ async def recurring(client: Client, request: Request) -> JSON:
         for rjid in await client.queues[name].jobs("recurring", count=1000):
             template = await client.jobs.get(rjid)
             if isinstance(template, RecurringJob):
-                templates.append(recurring_json(template))
+                templates.append(recurring_document(template))
     return {"jobs": templates}
 
 
@@ -216,7 +214,7 @@ async def throttles(client: Client, request: Request) -> JSON:
     for name in names:
         throttle = client.throttles[name]
         found.append(
-            throttle_json(
+            throttle_document(
                 await throttle.get(), locks=await throttle.locks(), pending=await throttle.pending()
             )
         )
@@ -231,10 +229,7 @@ async def patterns(client: Client, request: Request) -> JSON:
     priorities = await client.queue_patterns.priorities()
     return {
         "identifiers": await client.queue_patterns.identifiers(),
-        "priorities": [
-            {"patterns": list(group.patterns), "fairly": group.fairly, "text": str(group)}
-            for group in priorities
-        ],
+        "priorities": [{**priority_document(group), "text": str(group)} for group in priorities],
     }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
 import click
@@ -9,7 +11,7 @@ import pytest
 
 import aqless
 from aqless.cli import cli
-from tests.cli.helpers import Cli
+from tests.cli.helpers import ENVIRONMENT, Cli, entry_point
 
 pytest_plugins = ["tests.client_fixtures"]
 
@@ -96,3 +98,36 @@ async def test_every_command_has_complete_help(run_cli: Cli, path: tuple[str, ..
     for param in command.params:
         if isinstance(param, click.Option) and param.name != "help":
             assert param.help, f"--{param.name} has no help"
+
+
+def dashboard_command(prefix: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**os.environ, **ENVIRONMENT},
+    )
+
+
+PYTHON_M_AQLESS_WEB = [sys.executable, "-m", "aqless.web"]
+
+
+def test_python_m_aqless_web_is_the_aqless_web_command() -> None:
+    alias = dashboard_command(PYTHON_M_AQLESS_WEB, "--help")
+    command = dashboard_command([entry_point(), "web"], "--help")
+    assert (alias.returncode, command.returncode) == (0, 0)
+    assert alias.stdout.splitlines()[0] == "Usage: python -m aqless.web [OPTIONS]"
+    assert command.stdout.splitlines()[0] == "Usage: aqless web [OPTIONS]"
+    assert alias.stdout.splitlines()[1:] == command.stdout.splitlines()[1:]
+    for option in ("--url", "--namespace", "--host", "--port", "--read-only"):
+        assert f"  {option} " in alias.stdout, option
+
+
+async def test_both_dashboard_commands_exit_2_for_a_bad_url(run_cli: Cli) -> None:
+    alias = dashboard_command(PYTHON_M_AQLESS_WEB, "--url", "bogus://x", "--port", "0")
+    command = await run_cli("web", "--url", "bogus://x", "--port", "0")
+    assert (alias.returncode, command.code) == (2, 2)
+    assert "bad server URL 'bogus://x'" in alias.stderr
+    assert alias.stderr == command.stderr

@@ -18,6 +18,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
+from aqless.errors import ConfigurationError
 from aqless.scripts import MODULES, build, build_library, function_name, sha1
 from aqless.scripts.loader import Script
 from tests.conftest import Lua
@@ -301,7 +302,7 @@ async def test_the_loader_survives_a_server_restart() -> None:
 
 
 def test_a_prefix_must_end_with_a_colon() -> None:
-    with pytest.raises(ValueError, match="must end with"):
+    with pytest.raises(ConfigurationError, match="must end with"):
         Script(aioredis.Redis(), prefix="billing")
 
 

@@ -1,0 +1,119 @@
+"""The client's records as JSON documents: what ``aqless --json`` prints and the dashboard's
+``/api`` answers, one document per record.
+
+A job and a recurring job carry the field names of the qless job object (the script's
+``job.get`` and ``recurringJob.get``: ``expires``, ``remaining``, ``spawned_from_jid``...),
+history entries are flat (``when``, ``what`` and the entry's own fields) as the script
+stores them. The other records carry their dataclass's field names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from aqless.job import Job, RecurringJob
+from aqless.models import (
+    Failure,
+    HistoryEntry,
+    QueueCounts,
+    QueueStats,
+    ThrottleInfo,
+    WorkerCounts,
+)
+from aqless.patterns import PriorityPattern
+
+Document = dict[str, Any]
+
+__all__ = [
+    "Document",
+    "counts_document",
+    "failure_document",
+    "history_document",
+    "job_document",
+    "priority_document",
+    "recurring_document",
+    "stats_document",
+    "throttle_document",
+    "worker_document",
+]
+
+
+def failure_document(failure: Failure | None) -> Document | None:
+    return None if failure is None else dataclasses.asdict(failure)
+
+
+def history_document(entry: HistoryEntry) -> Document:
+    return {"when": entry.when, "what": entry.what, **entry.details}
+
+
+def job_document(job: Job) -> Document:
+    """A job as the script's `job.get` names its fields (its data decoded)."""
+    return {
+        "jid": job.jid,
+        "klass": job.klass_name,
+        "queue": job.queue_name,
+        "state": str(job.state),
+        "priority": job.priority,
+        "data": job.data,
+        "tags": list(job.tags),
+        "worker": job.worker_name,
+        "expires": job.expires_at,
+        "retries": job.original_retries,
+        "remaining": job.retries_left,
+        "dependencies": list(job.dependencies),
+        "dependents": list(job.dependents),
+        "tracked": job.tracked,
+        "throttles": list(job.throttles),
+        "spawned_from_jid": job.spawned_from_jid,
+        "failure": failure_document(job.failure),
+        "history": [history_document(entry) for entry in job.history],
+    }
+
+
+def recurring_document(job: RecurringJob) -> Document:
+    """A recurring job as the script's `recurringJob.get` names its fields."""
+    return {
+        "jid": job.jid,
+        "klass": job.klass_name,
+        "queue": job.queue_name,
+        "state": "recur",
+        "priority": job.priority,
+        "data": job.data,
+        "tags": list(job.tags),
+        "interval": job.interval,
+        "retries": job.retries,
+        "count": job.count,
+        "backlog": job.backlog,
+        "throttles": list(job.throttles),
+    }
+
+
+def counts_document(counts: QueueCounts) -> Document:
+    """A queue's name, its job count in each state, and `paused`."""
+    return dataclasses.asdict(counts)
+
+
+def stats_document(stats: QueueStats) -> Document:
+    """A queue's day: `wait` and `run` (count, mean, std, histogram), failed, failures,
+    retries."""
+    document = dataclasses.asdict(stats)
+    for kind in ("wait", "run"):
+        document[kind]["histogram"] = list(document[kind]["histogram"])
+    return document
+
+
+def throttle_document(info: ThrottleInfo, *, locks: list[str], pending: list[str]) -> Document:
+    """A throttle's id, maximum and ttl, the jids holding it (`locks`) and those waiting
+    for it (`pending`)."""
+    return {**dataclasses.asdict(info), "locks": locks, "pending": pending}
+
+
+def worker_document(worker: WorkerCounts) -> Document:
+    """A worker's name, how many jobs it holds and how many of them stalled."""
+    return dataclasses.asdict(worker)
+
+
+def priority_document(group: PriorityPattern) -> Document:
+    """A priority group: its queue patterns, and whether its queues are served fairly."""
+    return {"patterns": list(group.patterns), "fairly": group.fairly}
