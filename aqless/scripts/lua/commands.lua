@@ -362,7 +362,7 @@ GROUPS[''] = function() return {
   -- reads: ql:queues, <q>-*, ql:q:<q>-recur, ql:paused_queues
   -- writes: ql:q:<q>-scheduled|work, ql:j:<jid> (due scheduled jobs are promoted first)
   -- reply: the counts object of the queue (JSON), or the JSON list of every queue's
-  --    (queue.counts adds "throttled")
+  --    (empty: {}; queue.counts adds "throttled")
   -- errors: none
   ['queues'] = function(now, a)
     local queue = a[1]
