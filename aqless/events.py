@@ -2,7 +2,7 @@
 
 The script publishes on ``ql:log`` (every job, JSON), ``ql:w:<worker>`` (JSON, to a worker
 that loses a job) and on one channel per tracked-job event (``ql:put``, ``ql:completed``...,
-the bare jid). CORE.md section 7 and REQLESS.md section 10 list them.
+the bare jid). docs/protocol/CORE.md section 7 and docs/protocol/REQLESS.md section 10 list them.
 
 ``EventStream`` reads them from a connection of its own, one message per ``__anext__``: no
 background task. Pubsub keeps nothing for a subscriber that is away, so events published
