@@ -114,7 +114,13 @@ async def test_a_server_that_refuses_info_is_not_checked_and_says_so_at_debug_le
             commands=["+@all", "-info"],
         )  # fmt: skip
     try:
-        async with aqless.Client(server_url, username="no-info", password="pw", strict=True):
+        no_info = aqless.Client(
+            server_url,
+            username="no-info",
+            password="pw",  # noqa: S106 -- a throwaway user of a private test server
+            strict=True,
+        )
+        async with no_info:
             pass
     finally:
         with redis.Redis.from_url(server_url) as admin:
