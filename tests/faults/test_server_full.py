@@ -17,10 +17,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import anyio
+import httpx
 import pytest
 import redis
 
 import aqless
+from aqless.web import create_app
 from tests import servers
 from tests.faults.harness import OwnServer, valkey_binary
 from tests.worker.process_helpers import eventually
@@ -200,3 +202,30 @@ async def test_a_worker_sends_its_outcome_again_until_the_server_has_room(
             job = await client.jobs.get(jid)
             assert isinstance(job, aqless.Job)
             assert job.state == aqless.JobState.COMPLETE
+
+
+async def test_the_dashboard_shows_the_condition(
+    server: OwnServer, condition: tuple[str, Condition]
+) -> None:
+    name, make = condition
+    async with aqless.Client(server.url) as client:
+        await client.queues["q"].put("app.Job", {})
+        transport = httpx.ASGITransport(app=create_app(client))
+        async with httpx.AsyncClient(transport=transport, base_url="http://dash") as dash:
+            assert "alert" not in (await dash.get("/about")).text
+            async with make(server):
+                about = await dash.get("/about")  # INFO is answered: the page says why
+                assert about.status_code == 200
+                assert f"<strong>{name}</strong>" in about.text
+                overview = await dash.get("/")  # its reads go through the script: refused
+                assert overview.status_code == 503
+                assert f"({name})" in overview.text
+                said = overview.text.split("The server said:")[1].split("</p>")[0]
+                assert "&#39;" in said  # the server's text, escaped
+                assert not {"'", ">"} & set(said)
+                api = await dash.get("/api/queues/q")
+                assert api.status_code == 503
+                assert api.json()["condition"] == name
+                assert (await dash.get("/api/about")).json()["memory"]["condition"]["code"] == name
+            assert (await dash.get("/")).status_code == 200
+            assert "alert" not in (await dash.get("/about")).text
