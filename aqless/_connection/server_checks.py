@@ -53,8 +53,9 @@ async def check_eviction_policy(
     redis: AnyRedis, *, strict: bool, refusing: Callable[[], Awaitable[None]] | None = None
 ) -> None:
     """Warn once (logger ``aqless``) if the server evicts keys; raise EvictingServerError
-    instead when `strict`, after awaiting `refusing` (a client closing itself). A server that does not answer (ACLs, hosted offers without
-    INFO, unreachable just now) is not checked: said at debug level."""
+    instead when `strict`, after awaiting `refusing` (a client closing itself). A server
+    that does not answer INFO (ACLs, some hosted offers, unreachable just now) is not
+    checked: said at debug level."""
     if redis in _checked:
         return
     try:
