@@ -19,6 +19,7 @@ from redis.backoff import NoBackoff
 
 from aqless._connection import cluster as _cluster
 from aqless._connection.protocol import Clock, Protocol
+from aqless._connection.server_checks import check_eviction_policy
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.job import Job, RecurringJob
@@ -95,6 +96,8 @@ class Client:
             of a deployment must agree on the time within a few seconds: lock expiry,
             schedules and statistics all use the clock of whoever calls (a lock of H seconds
             tolerates clocks 2H/3 apart; README, "Clocks").
+        strict: refuse to open (ConfigurationError) a server whose ``maxmemory-policy``
+            evicts keys, instead of logging a warning (README, "Server memory").
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class Client:
         host: str | None = None,
         port: int | None = None,
         unix_socket_path: str | None = None,
+        strict: bool = False,
         **connection_options: Any,
     ) -> None:
         # Everything is checked before anything starts: an embedded server is only started
@@ -130,6 +134,7 @@ class Client:
         self.prefix = f"{namespace}:ql:" if namespace else "ql:"
         self.worker_name = worker_name or default_worker_name()
         self.clock = clock
+        self.strict = strict
         self._connection_options = connection_options
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
@@ -250,7 +255,8 @@ class Client:
         )
 
     async def open(self) -> Self:
-        """Start (or find) the embedded server when no URL was given; otherwise nothing."""
+        """Start (or find) the embedded server when no URL was given, then check that the
+        server does not evict keys (a warning, or ConfigurationError when ``strict``)."""
         if self._closed:
             raise ConfigurationError("this client is closed; make a new one")
         if self._protocol is None:
@@ -258,6 +264,7 @@ class Client:
 
             self.url = await embedded.default_url_async()
             self._use(self._connect(self.url))
+        await check_eviction_policy(self.redis, strict=self.strict, refusing=self.close)
         return self
 
     async def close(self) -> None:

@@ -24,6 +24,7 @@ import anyio
 import click
 from anyio.abc import TaskStatus
 
+from aqless._connection.server_checks import EvictingServerError
 from aqless._version import __version__
 from aqless._worker import logs as _logs
 from aqless._worker import process as _process
@@ -38,6 +39,8 @@ from aqless.worker import Worker
 __all__ = ["RunOptions", "main"]
 
 logger = logging.getLogger("aqless.run")
+
+EXIT_REFUSED = 2  # the server evicts keys and --allow-eviction was not given
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,7 @@ class RunOptions:
     burst: bool = False
     workdir: Path | None = None
     isolate: bool = False
+    allow_eviction: bool = False
     supervised: bool = False
 
     def handlers(self) -> Handlers:
@@ -80,6 +84,12 @@ class RunOptions:
                 raise ConfigurationError(f"{reference} is not an aqless.Handlers")
             handlers.merge(registry)
         return handlers
+
+    def client(self, name: str | None = None) -> Client:
+        """The client, strict about the server's eviction policy unless --allow-eviction."""
+        return Client(
+            self.url, namespace=self.namespace, worker_name=name, strict=not self.allow_eviction
+        )
 
     def worker(self, client: Client, handlers: Handlers | None = None) -> Worker:
         """The worker, with `handlers` if already made (else they are made now)."""
@@ -132,7 +142,7 @@ def load_reference(reference: str) -> Any:
 
 async def serve(options: RunOptions) -> int:
     """Run one worker until a signal stops it; the process's exit status."""
-    async with Client(options.url, namespace=options.namespace, worker_name=options.name) as client:
+    async with options.client(options.name) as client:
         worker = options.worker(client)
         await client.config.get("heartbeat")  # an unreachable server: one clear error
         async with anyio.create_task_group() as group:
@@ -184,17 +194,24 @@ async def _stop_when_orphaned(worker: Worker) -> None:
     worker.stop()
 
 
+async def preflight(options: RunOptions) -> int:
+    """Before a supervisor starts workers: refuse a server that evicts keys, once, rather
+    than in every worker it would replace."""
+    async with options.client():
+        return 0
+
+
 async def check(options: RunOptions) -> int:
     """Validate the configuration and reach the server; print what was found."""
     try:
         handlers = options.handlers()
-        async with Client(options.url, namespace=options.namespace) as client:
+        async with options.client() as client:
             worker = options.worker(client, handlers)
             config = await client.config.all()  # reaches the server (errors as AqlessError)
             queues = await worker.selection.resolve(client)
     except (AqlessError, ImportError) as error:
         click.echo(f"check failed: {error}", err=True)
-        return 1
+        return EXIT_REFUSED if isinstance(error, EvictingServerError) else 1
     click.echo(f"server      {client.url}  (heartbeat {config.get('heartbeat', '?')} s)")
     isolated = ", sync code in child processes" if options.isolate else ""
     click.echo(f"worker      {client.worker_name}, {options.concurrency} slots{isolated}")
@@ -211,6 +228,12 @@ def run_async(function: Any, options: RunOptions) -> int:
     except ImportError:
         return int(anyio.run(function, options))
     return int(anyio.run(function, options, backend_options={"use_uvloop": True}))
+
+
+class Refused(click.ClickException):
+    """The server is unfit to run jobs on (it evicts keys): exit status 2."""
+
+    exit_code = EXIT_REFUSED
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -398,6 +421,13 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Run plain (sync) job functions in child processes, stopped (SIGTERM, then "
     "SIGKILL) when their job is taken away, times out or is cut off by a stop.",
 )
+@option(
+    "--allow-eviction",
+    is_flag=True,
+    envvar="AQLESS_ALLOW_EVICTION",
+    help="Start even though the server's maxmemory-policy evicts keys (which may delete "
+    "jobs): a warning instead of a refusal.",
+)
 @option("-v", "--verbose", count=True, help="-v: info, -vv: debug.")
 @option("--log-json", is_flag=True, envvar="AQLESS_LOG_JSON", help="Log JSON lines.")
 @option(
@@ -459,12 +489,15 @@ def main(
         if not child and (processes > 1 or recycling):
             from aqless import supervisor
 
+            run_async(preflight, options)
             sys.exit(
                 supervisor.run(
                     sys.argv[1:], processes=processes, name=options.name, burst=options.burst
                 )
             )
         sys.exit(run_async(serve, options))
+    except EvictingServerError as error:
+        raise Refused(f"{error}, or start with --allow-eviction") from error
     except (ConfigurationError, ConnectionLostError, ImportError) as error:
         raise click.ClickException(str(error)) from error
     except KeyboardInterrupt:

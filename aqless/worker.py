@@ -35,6 +35,7 @@ from anyio.abc import TaskGroup
 
 from aqless._backoff import POP
 from aqless._connection.batching import Batcher
+from aqless._connection.server_checks import check_eviction_policy
 from aqless._worker import process as _process
 from aqless._worker.locks import LockKeeper
 from aqless._worker.perform import Performer, outcome_of
@@ -270,6 +271,7 @@ class Worker:
         """Work until stopped (or `max_jobs`, `max_memory`, `burst`); returns what was done."""
         if self._state not in ("new", "stopping"):
             raise ConfigurationError("a Worker runs once; make a new one")
+        await check_eviction_policy(self.client.redis, strict=self.client.strict)
         stopped_early = self._state == "stopping"
         self._state = "stopping" if stopped_early else "running"
         if self.workdir is not None:

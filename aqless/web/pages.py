@@ -13,9 +13,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from aqless.client import Client
-from aqless.errors import AqlessError
+from aqless.errors import AqlessError, ServerUnavailableError
 from aqless.web import render
 from aqless.web.actions import HANDLERS, ActionError, Form
+from aqless.web.condition import refused
 from aqless.web.live import EventSourceResponse
 from aqless.web.reads import Loader, NotFound
 from aqless.web.security import CSRF_FIELD, CSRF_HEADER, AuthCheck, Csrf, allowed, safe_next
@@ -71,6 +72,8 @@ def html_page(template: str, load: Loader) -> Endpoint:
             data = await load(board.client, request)
         except NotFound as missing:
             return refusal(request, 404, str(missing))
+        except ServerUnavailableError as error:
+            return refusal(request, 503, refused(error))
         can_act = await board.may(request, "act")
         nonce, new = board.csrf.nonce(request)
         context = {
@@ -96,6 +99,9 @@ def api_page(load: Loader) -> Endpoint:
             return JSONResponse(await load(board.client, request))
         except NotFound as missing:
             return JSONResponse({"ok": False, "error": str(missing)}, status_code=404)
+        except ServerUnavailableError as error:
+            unavailable = {"ok": False, "error": refused(error), "condition": error.condition}
+            return JSONResponse(unavailable, status_code=503)
 
     return endpoint
 

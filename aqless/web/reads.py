@@ -24,6 +24,7 @@ from aqless.documents import (
     worker_document,
 )
 from aqless.job import RecurringJob
+from aqless.web.condition import memory_of
 
 PAGE_SIZE: Final = 25
 QUEUE_STATES: Final = (
@@ -245,10 +246,11 @@ def server_of(info: dict[str, Any]) -> JSON:
 
 
 async def about(client: Client, request: Request) -> JSON:
-    info: dict[str, Any] = await client.redis.info("server")
+    info: dict[str, Any] = await client.redis.info("server", "memory", "persistence")
     return {
         "aqless": __version__,
         "server": server_of(info),
+        "memory": memory_of(info),
         "script": {
             "sha1": scripts.sha1(),
             "function": scripts.function_name(),
