@@ -10,6 +10,7 @@ policy evicts only keys with a TTL: aqless sets one only on a throttle given an
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,6 +31,9 @@ _checked: weakref.WeakSet[AnyRedis] = weakref.WeakSet()
 
 class EvictingServerError(ConfigurationError):
     """The server evicts keys when full, and the client is strict (or aqless-run refuses)."""
+
+
+_PATIENCE = 5.0  # seconds an INFO may take before the check is given up
 
 
 def evicts(policy: str) -> bool:
@@ -59,8 +63,9 @@ async def check_eviction_policy(
     if redis in _checked:
         return
     try:
-        info: Mapping[str, Any] = await redis.info("memory")
-    except (RedisError, OSError) as error:
+        async with asyncio.timeout(_PATIENCE):  # a silent host must not hold up open()
+            info: Mapping[str, Any] = await redis.info("memory")
+    except (RedisError, OSError, TimeoutError) as error:
         logger.debug("the server's maxmemory-policy could not be checked: %s", error)
         return
     evicting = sorted(policy for policy in policies(info) if evicts(policy))
