@@ -19,6 +19,7 @@ from tests.worker.process_helpers import (
     Spawner,
     aq_fixture,  # noqa: F401
     eventually,
+    listed,
     put,
     reach_states,
     spawn_fixture,  # noqa: F401
@@ -86,6 +87,7 @@ async def test_a_job_killing_its_worker_fails_after_its_retries_and_the_rest_com
 
     await reach_states(aq, [poison], {"failed": 1}, timeout=40)
     await reach_states(aq, others, {"complete": 6})
+    assert sorted(await listed(aq, "done")) == sorted(others)  # each once: none lost or repeated
     failed = await aq.jobs.get(poison)
     assert isinstance(failed, aqless.Job)
     assert failed.failure is not None
