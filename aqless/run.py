@@ -1,7 +1,7 @@
 """``aqless-run``: the worker command.
 
 Every option can also come from an environment variable (``AQLESS_URL``, ``AQLESS_QUEUES``,
-``AQLESS_CONCURRENCY``...; shown in ``--help``). With ``--processes`` above 1, or with
+``AQLESS_CONCURRENCY``...; shown in ``--help``). With ``--processes`` (even 1), or with
 ``--max-jobs``/``--max-memory``, a supervisor runs the worker processes and replaces each one
 that exits (see aqless.supervisor); a worker that reached one of those limits exits with
 ``_process.EXIT_RECYCLE`` to be replaced at once, one that was stopped or (``--burst``) found
@@ -368,10 +368,9 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     "-p",
     "--processes",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
+    show_default="1, without a supervisor",
     envvar="AQLESS_PROCESSES",
-    help="Worker processes, under a supervisor.",
+    help="Worker processes, under a supervisor (which replaces any that dies, even with -p 1).",
 )
 @option(
     "--max-jobs",
@@ -448,7 +447,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 def main(
     queue_args: tuple[str, ...],
     queues: tuple[str, ...],
-    processes: int,
+    processes: int | None,
     paths: tuple[Path, ...],
     verbose: int,
     log_json: bool,
@@ -486,13 +485,16 @@ def main(
         if check_only:
             sys.exit(run_async(check, options))
         recycling = options.max_jobs is not None or options.max_memory_mb is not None
-        if not child and (processes > 1 or recycling):
+        if not child and (processes is not None or recycling):
             from aqless import supervisor
 
             run_async(preflight, options)
             sys.exit(
                 supervisor.run(
-                    sys.argv[1:], processes=processes, name=options.name, burst=options.burst
+                    sys.argv[1:],
+                    processes=processes or 1,
+                    name=options.name,
+                    burst=options.burst,
                 )
             )
         sys.exit(run_async(serve, options))

@@ -8,7 +8,9 @@ it). The worker's exit status says what to do next:
 - ``EXIT_RECYCLE`` (75): it reached ``--max-jobs`` or ``--max-memory``: replaced at once;
 - 0: it was stopped by a signal: replaced at once, or under ``--burst`` it found no more
   work: not replaced, and the supervisor exits 0 once every worker has;
-- anything else: it crashed: replaced, after a growing pause if it died soon after starting.
+- anything else (an exit status or a signal such as SIGKILL or SIGSEGV): it crashed:
+  replaced, after a growing pause (`respawn`) if it died soon after starting, so that a
+  poison job killing one worker after another does not spin the machine.
 
 Signals are passed to every worker: TERM, INT and QUIT also stop the replacing, and the
 supervisor exits once the workers have; HUP also reopens the supervisor's own --log-file.
@@ -18,6 +20,7 @@ finds their jobs after a restart).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import subprocess
@@ -27,7 +30,7 @@ from collections.abc import Sequence
 import anyio
 from anyio.abc import Process, TaskStatus
 
-from aqless._backoff import RESPAWN
+from aqless._backoff import RESPAWN, Delays
 from aqless._worker import logs as _logs
 from aqless._worker import process as _process
 
@@ -44,9 +47,16 @@ class Supervisor:
     """Keeps `processes` workers running `arguments` (aqless-run's own arguments)."""
 
     def __init__(
-        self, arguments: Sequence[str], *, processes: int, name: str | None, burst: bool = False
+        self,
+        arguments: Sequence[str],
+        *,
+        processes: int,
+        name: str | None,
+        burst: bool = False,
+        respawn: Delays = RESPAWN,
     ) -> None:
         self.arguments = list(arguments)
+        self.respawn = respawn
         self.processes = processes
         self.name = name
         self.burst = burst
@@ -95,12 +105,9 @@ class Supervisor:
                 continue
             lived = anyio.current_time() - started
             quick_deaths = quick_deaths + 1 if lived < _QUICK_DEATH else 0
-            pause = RESPAWN.after(quick_deaths)
+            pause = self.respawn.after(quick_deaths)
             logger.warning(
-                "supervisor: worker %d exited with %d; replacing it in %.1f s",
-                index + 1,
-                code,
-                pause,
+                "supervisor: worker %d %s; replacing it in %.1f s", index + 1, _ending(code), pause
             )
             await anyio.sleep(pause)
 
@@ -139,6 +146,14 @@ class Supervisor:
                 for process in list(self.children.values()):
                     if process.returncode is None:
                         process.send_signal(number)
+
+
+def _ending(code: int) -> str:
+    """How a crashed worker ended, from its exit status ("was killed by SIGSEGV")."""
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with {code}"
 
 
 def run(arguments: Sequence[str], *, processes: int, name: str | None, burst: bool = False) -> int:
