@@ -156,7 +156,9 @@ async def test_renewals_are_batched(client: aqless.Client, monkeypatch: pytest.M
     async with running(worker):
         await all_complete(client, jids)
     assert worker.counters.lost == 0
-    assert worker.heartbeats.renewals >= 20 * 2  # every 1/3 s of 2 s: 6 each when idle, fewer when busy
+    assert (
+        worker.heartbeats.renewals >= 20 * 2
+    )  # every 1/3 s of 2 s: 6 each when idle, fewer when busy
     assert round_trips * 5 <= worker.heartbeats.renewals, (round_trips, worker.heartbeats.renewals)
 
 
