@@ -1,7 +1,7 @@
 """Worker: runs up to `concurrency` jobs at once as coroutines in one process.
 
 The worker's loop pops as many jobs as it has free slots, from its queues in the order its
-reserver gives, and starts each job's code in a task of its own. When a pop comes back short
+reserver gives (aqless._worker.popping), and starts each job's code in a task of its own. When a pop comes back short
 it subscribes to ``ql:log`` and pops again as soon as a job is put into one of its queues
 (or every `interval` seconds, for jobs that become due or are put by scripts that publish
 nothing); when its slots are full it unsubscribes again, so a busy worker reads no events.
@@ -26,14 +26,12 @@ import logging
 from collections.abc import KeysView, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Literal
 
 import anyio
 from anyio.abc import TaskGroup
 
-from aqless._backoff import POP
 from aqless._connection.batching import Batcher
 from aqless._connection.wakeup import Wakeup
 from aqless._worker import defaults
@@ -41,6 +39,7 @@ from aqless._worker import process as _process
 from aqless._worker.locks import LockKeeper
 from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
+from aqless._worker.popping import Popper
 from aqless._worker.runners import Runners
 from aqless._worker.running import RunningJob, RunningJobs
 from aqless._worker.served import ServedQueues
@@ -206,20 +205,23 @@ class Worker:
         self._running = RunningJobs(concurrency)
         self.paused = False
         self._state: _State = "new"
-        # a pop asks for at most a quarter of the slots, so that while some groups' jobs run
-        # here the server works on the others' outcomes and next pops (measured: a drain at
-        # 50 or 200 slots goes 25-35% faster than with halves, and eighths gain nothing)
-        self._pop_limit = (concurrency + 3) // 4
         self._batcher: Batcher | None = None
         self._wakeup = Wakeup()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._served = ServedQueues(client, self.selection, refresh)
+        self._popper = Popper(
+            client,
+            self._running,
+            self._served,
+            self.reserver,
+            self.counters,
+            max_jobs=max_jobs,
+            may_pop=lambda: self._state == "running" and not self.paused,
+        )
         # pushes (see aqless._worker.pickup) suit workers that take work for ever
         taker = _PushTaking(self) if max_jobs is None and not burst else None
         self._pickup = Pickup(client, self._served, self._news, taker)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
-        self._pop_failures = 0
-        self._pop_lost_replies = False  # a pop failed: it may have run, its jobs unknown
         # whether a pop could find a job: the last one came back full, or news came since;
         # when not, a finished job wakes the loop only if it may have released others
         self._maybe_more = True
@@ -369,17 +371,17 @@ class Worker:
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":
             wake = self._wakeup.event
-            if self.paused or self._free() <= 0:
+            if self.paused or self._popper.free() <= 0:
                 self._pickup.want(False)
                 self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
                 await self._wait_for_a_slot(wake)
                 continue
-            popped, asked = await self._reserve()
+            popped, asked = await self._popper.pop(self.interval)
             self._maybe_more = len(popped) >= asked
             for job in popped:
                 self._start(jobs, job)
-            if self._pop_failures == 0 and self._pop_lost_replies:
-                self._pop_lost_replies = False  # a pop whose reply was lost took jobs
+            if self._popper.failures == 0 and self._popper.unknown_held:
+                self._popper.unknown_held = False  # e.g. a pop whose reply was lost took jobs
                 await self._resume(jobs)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
                 logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
@@ -406,51 +408,6 @@ class Worker:
         finally:
             if batcher is not None:
                 batcher.hold_lone_calls = False
-
-    def _free(self, released: Sequence[str] | None = None) -> int:
-        """How many jobs the worker may take now (see RunningJobs.free)."""
-        free = self._running.free(released)
-        if self.max_jobs is not None:
-            free = min(free, self.max_jobs - self.counters.started)
-        return free
-
-    async def _reserve(self) -> tuple[list[Job], int]:
-        """Jobs for the free slots, from the queues in the reserver's order, and how many
-        were asked for. Each pop is counted when it is sent
-        (see aqless._connection.batching): it asks
-        only for slots whose outcomes have landed or ride ahead of it in its round trip, so
-        the server never sees this worker hold more jobs than it has slots."""
-        popped: list[Job] = []
-        asked = self._free()
-
-        def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
-            nonlocal asked
-            wanted = max(0, min(self._free(released), self._pop_limit) - len(popped))
-            if self._state != "running" or self.paused:  # since the pop was asked for
-                wanted = 0
-            asked = len(popped) + wanted
-            return queue, self.name, wanted
-
-        try:
-            for queue in self.reserver.order(await self._served.current()):
-                reply = await self.client.protocol.json_ordered(
-                    "queue.pop", partial(arguments, queue)
-                )
-                popped += [Job(self.client, fields) for fields in reply or []]
-                if len(popped) >= asked:
-                    break
-        except ConnectionLostError as error:
-            self._pop_failures += 1
-            self._pop_lost_replies = True
-            delay = POP.after(self._pop_failures)
-            logger.warning("pop failed (%s); again in %.2f s", error, delay)
-            await anyio.sleep(delay)
-        except ScriptError as error:
-            logger.error("pop refused: %s", error)
-            await anyio.sleep(self.interval)
-        else:
-            self._pop_failures = 0
-        return popped, asked
 
     def _take_slot(self, job: Job) -> tuple[RunningJob, RunningJob | None]:
         now = self.client.clock()
@@ -551,7 +508,7 @@ class Worker:
 
     def _pushes_may_be_lost(self) -> None:
         """Look for jobs this worker holds but never heard of, after the next pop."""
-        self._pop_lost_replies = True
+        self._popper.unknown_held = True
         self._wakeup.fire()
 
     def _news(self) -> None:

@@ -28,7 +28,7 @@ async def test_jobs_held_but_unknown_are_taken_back_after_a_failed_pop(
     taken = await queue.pop_many(2, worker=client.worker_name)
     assert {job.state for job in taken} == {JobState.RUNNING}
     worker = make_worker(client, handlers=one(recorder), concurrency=1)
-    worker._pop_lost_replies = True  # what a ConnectionLostError in a pop leaves behind
+    worker._popper.unknown_held = True  # what a ConnectionLostError in a pop leaves behind
     async with running(worker):
         await all_complete(client, jids, timeout=5)
         await until(lambda: worker.counters.completed == 3)
