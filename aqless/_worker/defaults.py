@@ -15,7 +15,7 @@ INTERVAL: Final = 5.0
 GRACE: Final = 30.0
 #: Seconds between re-reading which queues the patterns match (``refresh``).
 REFRESH: Final = 60.0
-#: The longest delay between retries (``Backoff.cap``, ``--backoff-cap``).
+#: The longest delay between retries (``Backoff.cap``, ``RetryPolicy.cap``, ``--backoff-cap``).
 BACKOFF_CAP: Final = 300.0
 #: Seconds between polls of the pytest plugin's workers (``aqless_worker``), which run
 #: in bursts: short, so a test waits little for a job that becomes due.
