@@ -1,12 +1,13 @@
 """Worker: runs up to `concurrency` jobs at once as coroutines in one process.
 
 The worker's loop pops as many jobs as it has free slots, from its queues in the order its
-reserver gives (aqless._worker.popping), and starts each job's code in a task of its own. When a pop comes back short
-it subscribes to ``ql:log`` and pops again as soon as a job is put into one of its queues
-(or every `interval` seconds, for jobs that become due or are put by scripts that publish
-nothing); when its slots are full it unsubscribes again, so a busy worker reads no events.
-Meanwhile it offers to take its queues' next jobs, and a put pops the job for it and pushes
-it on its own channel (aqless._worker.pickup): those jobs start without a pop.
+reserver gives (aqless._worker.popping), and starts each job's code in a task of its own.
+When a pop comes back short it subscribes to ``ql:log`` and pops again as soon as a job is
+put into one of its queues (or every `interval` seconds, for jobs that become due or are put
+by scripts that publish nothing); when its slots are full it unsubscribes again, so a busy
+worker reads no events. Meanwhile it offers to take its queues' next jobs, and a put pops
+the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
+without a pop.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._worker.locks), and the perform step
