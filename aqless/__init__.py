@@ -30,12 +30,13 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
+from aqless.observers import WorkerObserver
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.queue import PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
-from aqless.worker import Worker, WorkerCounters
+from aqless.worker import Heartbeats, Worker, WorkerCounters
 
 __all__ = [
     "AqlessError",
@@ -48,6 +49,7 @@ __all__ = [
     "Failure",
     "Handler",
     "Handlers",
+    "Heartbeats",
     "HistoryEntry",
     "InvalidArgumentError",
     "Job",
@@ -84,6 +86,7 @@ __all__ = [
     "WorkerCounters",
     "WorkerCounts",
     "WorkerJobs",
+    "WorkerObserver",
     "Workers",
     "__version__",
 ]

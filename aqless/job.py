@@ -236,7 +236,9 @@ class Job:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
             with self._letting_go() as worker:
-                state = await protocol.text("job.complete", self.jid, worker, self.queue_name, data)
+                state = await protocol.text(
+                    "job.complete", self.jid, worker, self.queue_name, data, releases=self.jid
+                )
         else:
             base = (self.jid, self.worker_name, self.queue_name, data)
             options: list[str | float] = []
@@ -245,7 +247,9 @@ class Job:
             if depends is not None:
                 options += ["depends", encode_json(list(depends), "depends")]
             with self._letting_go():
-                state = await protocol.text("job.completeAndRequeue", *base, next_queue, *options)
+                state = await protocol.text(
+                    "job.completeAndRequeue", *base, next_queue, *options, releases=self.jid
+                )
         self.state = _STATES.get(state) or JobState(state)
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
@@ -256,7 +260,7 @@ class Job:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""
         arguments = (self.jid, self.worker_name, group, message)
         with self._letting_go():
-            await self.client.protocol.call("job.fail", *arguments)
+            await self.client.protocol.call("job.fail", *arguments, releases=self.jid)
         self.state = JobState.FAILED
         self.worker_name = ""
         self.expires_at = 0.0
@@ -280,7 +284,7 @@ class Job:
                 args.append(message)
         arguments = (self.jid, self.queue_name, self.worker_name, *args)
         with self._letting_go():
-            left = await self.client.protocol.integer("job.retry", *arguments)
+            left = await self.client.protocol.integer("job.retry", *arguments, releases=self.jid)
         self.worker_name = ""
         self.expires_at = 0.0
         self.retries_left = left

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
+from aqless.observers import WorkerObserver
 
 try:
     from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -116,9 +117,10 @@ class _Workers(Collector):
             f"{prefix}_running_jobs", "Jobs the worker runs now", labels=["worker"]
         )
         for worker in self.workers:
-            renewals.add_metric([worker.name], worker.locks.renewals)
-            refusals.add_metric([worker.name], worker.locks.refusals)
-            running.add_metric([worker.name], len(worker.slots))
+            heartbeats = worker.heartbeats
+            renewals.add_metric([worker.name], heartbeats.renewals)
+            refusals.add_metric([worker.name], heartbeats.refusals)
+            running.add_metric([worker.name], len(worker.running))
         yield from (renewals, refusals, running)
 
     def describe(self) -> Iterator[Metric]:
@@ -127,6 +129,17 @@ class _Workers(Collector):
             yield from self.collect()  # the names, without samples
         finally:
             self.workers = workers
+
+
+class _JobMetrics(WorkerObserver):
+    """Counts and times a worker's jobs into `metrics`."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def job_finished(self, job: Job, queue: str, outcome: str, seconds: float) -> None:
+        self._metrics.jobs.labels(queue, job.klass_name, outcome).inc()
+        self._metrics.durations.labels(queue, job.klass_name).observe(seconds)
 
 
 class Metrics:
@@ -174,11 +187,7 @@ class Metrics:
         if worker in self._workers.workers:
             return
         self._workers.workers.append(worker)
-        worker.performer.listeners.append(self._observe)
-
-    def _observe(self, job: Job, queue: str, outcome: str, seconds: float) -> None:
-        self.jobs.labels(queue, job.klass_name, outcome).inc()
-        self.durations.labels(queue, job.klass_name).observe(seconds)
+        worker.observers.append(_JobMetrics(self))
 
     async def refresh(self, client: Client) -> None:
         """Read every queue's counts and the failure groups into the gauges."""

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from aqless._worker import defaults
 from aqless.errors import ConfigurationError, InvalidArgumentError
 from aqless.policies import JobCallback, RequeuePolicy, RetryPolicy, attempt
 
@@ -87,7 +88,7 @@ class Backoff:
 
     base: float = 1.0
     factor: float = 2.0
-    cap: float = 300.0
+    cap: float = defaults.BACKOFF_CAP
     jitter: float = 0.5
     on: tuple[type[BaseException], ...] = (Exception,)
     random: Callable[[], float] = field(default=random.random, repr=False, compare=False)

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from aqless._worker import defaults
 from aqless.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class RetryPolicy:
     strategy: Strategy = "exponential"
     delay: float = 1.0
     factor: float = 2.0
-    cap: float = 300.0
+    cap: float = defaults.BACKOFF_CAP
     jitter: float = 0.0
     max_attempts: int | None = None
     on: tuple[type[BaseException], ...] = (Exception,)

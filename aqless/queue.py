@@ -183,20 +183,22 @@ class Queue:
         """
         command = "job.requeue" if requeue else "queue.put"
         if not self._client.put_hooks:  # the common case: no request, no closure, no hooks
-            _, args = self._arguments(
+            jid, args = self._arguments(
                 klass, data, jid, priority, delay, tags, retries, depends, throttles
             )
             return await self._client.protocol.text(
-                command, *args, priority=_order(priority, delay)
+                command, *args, priority=_order(priority, delay), releases=_released(jid, requeue)
             )
         request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
 
         async def send(requests: list[PutRequest]) -> list[str]:
             (request,) = requests
-            _, args = self._put_arguments(request)
+            jid, args = self._put_arguments(request)
+            priority = _order(request.priority, request.delay)
+            released = _released(jid, requeue)
             return [
                 await self._client.protocol.text(
-                    command, *args, priority=_order(request.priority, request.delay)
+                    command, *args, priority=priority, releases=released
                 )
             ]
 
@@ -404,3 +406,9 @@ def _order(priority: float | None, delay: float | None) -> float | None:
     """The priority a put waits at, for keeping the client's puts in order (see
     aqless._connection.protocol.Stamps); None for a delayed put, which waits by its time instead."""
     return None if delay else (priority or 0.0)
+
+
+def _released(jid: str, requeue: bool) -> str | None:
+    """The running job a put ends its worker's hold on: a requeue's (``Job.move``), which
+    may be running here (see aqless._worker.pops)."""
+    return jid if requeue else None

@@ -26,6 +26,7 @@ from anyio.abc import TaskStatus
 
 from aqless._connection.server_checks import EvictingServerError
 from aqless._version import __version__
+from aqless._worker import defaults
 from aqless._worker import logs as _logs
 from aqless._worker import process as _process
 from aqless.client import Client
@@ -51,18 +52,18 @@ class RunOptions:
     url: str | None = None
     namespace: str | None = None
     name: str | None = None
-    concurrency: int = 10
-    reserver: ReserverName = "ordered"
+    concurrency: int = defaults.CONCURRENCY
+    reserver: ReserverName = defaults.RESERVER
     priorities: bool = False
-    interval: float = 5.0
-    grace: float = 30.0
+    interval: float = defaults.INTERVAL
+    grace: float = defaults.GRACE
     imports: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
     registries: tuple[str, ...] = ()
     middleware: tuple[str, ...] = ()
     timeout: float | None = None
     backoff: float | None = None
-    backoff_cap: float = 300.0
+    backoff_cap: float = defaults.BACKOFF_CAP
     max_jobs: int | None = None
     max_memory_mb: int | None = None
     resume: bool = False
@@ -279,7 +280,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     "-c",
     "--concurrency",
     type=click.IntRange(min=1),
-    default=10,
+    default=defaults.CONCURRENCY,
     show_default=True,
     envvar="AQLESS_CONCURRENCY",
     help="Jobs run at once by each process.",
@@ -287,7 +288,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @option(
     "--reserver",
     type=click.Choice(RESERVERS),
-    default="ordered",
+    default=defaults.RESERVER,
     show_default=True,
     envvar="AQLESS_RESERVER",
     help="The order queues are popped in.",
@@ -301,7 +302,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @option(
     "--interval",
     type=click.FloatRange(min=0, min_open=True),
-    default=5.0,
+    default=defaults.INTERVAL,
     show_default=True,
     envvar="AQLESS_INTERVAL",
     help="Seconds between polls while idle (put events wake a worker sooner).",
@@ -309,7 +310,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @option(
     "--grace",
     type=click.FloatRange(min=0),
-    default=30.0,
+    default=defaults.GRACE,
     show_default=True,
     envvar="AQLESS_GRACE",
     help="Seconds running jobs get after SIGTERM/SIGINT before they are handed back.",
@@ -359,7 +360,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @option(
     "--backoff-cap",
     type=click.FloatRange(min=0),
-    default=300.0,
+    default=defaults.BACKOFF_CAP,
     show_default=True,
     envvar="AQLESS_BACKOFF_CAP",
     help="The longest backoff delay.",

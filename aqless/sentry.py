@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import sentry_sdk
 
+from aqless.observers import WorkerObserver
 from aqless.outcomes import Decision, Retry
 
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ __all__ = ["SentryReporter"]
 MAX_TAG = 200
 
 
-class SentryReporter:
-    """Reports jobs' failures to Sentry.
+class SentryReporter(WorkerObserver):
+    """Reports jobs' failures to Sentry: a worker observer (see aqless.observers).
 
     Args:
         retries: also report the exceptions after which the job was retried.
@@ -40,8 +41,8 @@ class SentryReporter:
 
     def instrument(self, worker: Worker) -> None:
         """Report `worker`'s failures (idempotent)."""
-        if self.report not in worker.performer.failure_listeners:
-            worker.performer.failure_listeners.append(self.report)
+        if self not in worker.observers:
+            worker.observers.append(self)
 
     def wants(self, error: BaseException, decision: Decision) -> bool:
         """Whether an exception that had `decision` sent is reported."""
@@ -52,6 +53,10 @@ class SentryReporter:
         if decision.verb == "requeue":
             return self.requeues
         return True
+
+    def job_failed(self, job: Job, error: BaseException, decision: Decision) -> None:
+        """Called by the worker: `report`."""
+        self.report(job, error, decision)
 
     def report(self, job: Job, error: BaseException, decision: Decision) -> None:
         """Send one event for `error` (when wanted), with the job's tags and context."""

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from aqless._worker import defaults
 from aqless.client import Client
 from aqless.errors import ConfigurationError
 from aqless.handlers import Handlers
@@ -107,7 +108,7 @@ if async_fixture is not None:
         async def run(
             handlers: Handlers, *, queues: Sequence[str], **options: Any
         ) -> WorkerCounters:
-            options.setdefault("interval", 0.1)
+            options.setdefault("interval", defaults.TESTING_INTERVAL)
             worker = Worker(aqless_client, queues, handlers=handlers, burst=True, **options)
             return await worker.run()
 

@@ -1,12 +1,13 @@
 """Worker: runs up to `concurrency` jobs at once as coroutines in one process.
 
 The worker's loop pops as many jobs as it has free slots, from its queues in the order its
-reserver gives, and starts each job's code in a task of its own. When a pop comes back short
-it subscribes to ``ql:log`` and pops again as soon as a job is put into one of its queues
-(or every `interval` seconds, for jobs that become due or are put by scripts that publish
-nothing); when its slots are full it unsubscribes again, so a busy worker reads no events.
-Meanwhile it offers to take its queues' next jobs, and a put pops the job for it and pushes
-it on its own channel (aqless._worker.pickup): those jobs start without a pop.
+reserver gives (aqless._worker.popping), and starts each job's code in a task of its own.
+When a pop comes back short it subscribes to ``ql:log`` and pops again as soon as a job is
+put into one of its queues (or every `interval` seconds, for jobs that become due or are put
+by scripts that publish nothing); when its slots are full it unsubscribes again, so a busy
+worker reads no events. Meanwhile it offers to take its queues' next jobs, and a put pops
+the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
+without a pop.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._worker.locks), and the perform step
@@ -23,39 +24,39 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import KeysView, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Literal
 
 import anyio
 from anyio.abc import TaskGroup
 
-from aqless._backoff import POP
 from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
+from aqless._connection.wakeup import Wakeup
+from aqless._worker import defaults
 from aqless._worker import process as _process
 from aqless._worker.locks import LockKeeper
 from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
+from aqless._worker.popping import Popper
 from aqless._worker.runners import Runners
+from aqless._worker.running import RunningJob, RunningJobs
 from aqless._worker.served import ServedQueues
-from aqless._worker.slot_table import SlotTable
-from aqless._worker.slots import Slot, Wakeup
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
 from aqless.handlers import Handlers
 from aqless.job import Job
 from aqless.middleware import Middleware
 from aqless.models import JobState
+from aqless.observers import WorkerObserver
 from aqless.outcomes import Backoff, retry_policy
 from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.reservers import QueueSelection, Reserver, ReserverName
-from aqless.scripts.loader import Call
 
-__all__ = ["Worker", "WorkerCounters"]
+__all__ = ["Heartbeats", "Worker", "WorkerCounters"]
 
 logger = logging.getLogger("aqless.worker")
 
@@ -74,6 +75,42 @@ class WorkerCounters:
     requeued: int = 0
     lost: int = 0
     handed_back: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeats:
+    """A worker's lock renewals since it started: how many the server took, and how many
+    it refused (the job was no longer the worker's)."""
+
+    renewals: int = 0
+    refusals: int = 0
+
+
+class _PushTaking:
+    """The worker as its Pickup sees it (aqless._worker.pickup.PushTaker)."""
+
+    __slots__ = ("_worker",)
+
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    @property
+    def name(self) -> str:
+        return self._worker.name
+
+    @property
+    def concurrency(self) -> int:
+        return self._worker.concurrency
+
+    @property
+    def interval(self) -> float:
+        return self._worker.interval
+
+    def take_pushed(self, jobs: Sequence[Job]) -> None:
+        self._worker._take_pushed(jobs)
+
+    def pushes_may_be_lost(self) -> None:
+        self._worker._pushes_may_be_lost()
 
 
 class Worker:
@@ -105,6 +142,8 @@ class Worker:
             (SIGTERM, then SIGKILL) when their job is taken away, times out or is cut off
             by a stop; a handler's own ``isolate`` wins (see aqless._worker.children).
         isolate_max_jobs: replace each such child process after this many jobs.
+        observers: told what became of each job, for metrics and error reporting (see
+            aqless.observers; ``worker.observers`` is the list, to add more).
     """
 
     def __init__(
@@ -113,11 +152,11 @@ class Worker:
         queues: Sequence[str],
         *,
         handlers: Handlers | None = None,
-        concurrency: int = 10,
-        reserver: ReserverName | Reserver = "ordered",
+        concurrency: int = defaults.CONCURRENCY,
+        reserver: ReserverName | Reserver = defaults.RESERVER,
         priorities: bool = False,
-        interval: float = 5.0,
-        grace: float = 30.0,
+        interval: float = defaults.INTERVAL,
+        grace: float = defaults.GRACE,
         job_timeout: float | None = None,
         retry: RetryPolicy | Backoff | None = None,
         requeue: Sequence[RequeuePolicy] = (),
@@ -128,9 +167,10 @@ class Worker:
         burst: bool = False,
         max_memory: int | None = None,
         resume: bool = False,
-        refresh: float = 60.0,
+        refresh: float = defaults.REFRESH,
         isolate: bool = False,
         isolate_max_jobs: int | None = None,
+        observers: Sequence[WorkerObserver] = (),
     ) -> None:
         if isinstance(queues, str):
             raise ConfigurationError("queues must be a list of names, not one string")
@@ -162,31 +202,43 @@ class Worker:
         self.limit_reached: _Limit | None = None
         self.workdir = Path(workdir) if workdir is not None else None
         self.counters = WorkerCounters()
-        self._slot_table = SlotTable(concurrency)
-        self.slots = self._slot_table.running
+        #: told what became of each job (see aqless.observers)
+        self.observers: list[WorkerObserver] = list(observers)
+        self._running = RunningJobs(concurrency)
         self.paused = False
         self._state: _State = "new"
-        # a pop asks for at most a quarter of the slots, so that while some groups' jobs run
-        # here the server works on the others' outcomes and next pops (measured: a drain at
-        # 50 or 200 slots goes 25-35% faster than with halves, and eighths gain nothing)
-        self._pop_limit = (concurrency + 3) // 4
         self._batcher: Batcher | None = None
         self._wakeup = Wakeup()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._served = ServedQueues(client, self.selection, refresh)
+        self._popper = Popper(
+            client,
+            self._running,
+            self._served,
+            self.reserver,
+            self.counters,
+            max_jobs=max_jobs,
+            may_pop=lambda: self._state == "running" and not self.paused,
+        )
         # pushes (see aqless._worker.pickup) suit workers that take work for ever
-        taker = self if max_jobs is None and not burst else None
+        taker = _PushTaking(self) if max_jobs is None and not burst else None
         self._pickup = Pickup(client, self._served, self._news, taker)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
-        self._pop_failures = 0
-        self._pop_lost_replies = False  # a pop failed: it may have run, its jobs unknown
         # whether a pop could find a job: the last one came back full, or news came since;
         # when not, a finished job wakes the loop only if it may have released others
         self._maybe_more = True
-        self.locks = LockKeeper(client, self.name, self.slots, on_lost=self._count_lost)
+        self._locks = LockKeeper(client, self.name, self._running.by_jid, on_lost=self._count_lost)
         self._runners = Runners(self._perform, _task_name, keep=concurrency)
-        self.performer = Performer(
-            self,
+        self._performer = Performer(
+            client,
+            self.handlers,
+            self.counters,
+            self.observers,
+            release=self._release,
+            hold_again=self._running.hold_again,
+            stopping=lambda: self._state == "stopping",
+            concurrency=concurrency,
+            workdir=self.workdir,
             job_timeout=job_timeout,
             retry=retry_policy(retry if backoff is None else backoff),
             requeue=requeue,
@@ -196,7 +248,7 @@ class Worker:
         )
 
     def __repr__(self) -> str:
-        return f"<Worker {self.name} {len(self.slots)}/{self.concurrency} {self._state}>"
+        return f"<Worker {self.name} {len(self._running.by_jid)}/{self.concurrency} {self._state}>"
 
     @property
     def refresh(self) -> float:
@@ -219,6 +271,17 @@ class Worker:
         """new, running, stopping or stopped."""
         return self._state
 
+    @property
+    def running(self) -> KeysView[str]:
+        """The jids of the jobs running now, from their pop until their outcome is
+        reported (a live, read-only view)."""
+        return self._running.by_jid.keys()
+
+    @property
+    def heartbeats(self) -> Heartbeats:
+        """The lock renewals so far."""
+        return Heartbeats(self._locks.renewals, self._locks.refusals)
+
     # -- control, from signal handlers or other tasks ------------------------------------------
 
     def stop(self) -> None:
@@ -235,8 +298,8 @@ class Worker:
 
     def hand_back_running(self, reason: str = "the worker was asked to cancel") -> None:
         """Cancel every running job's code and give the jobs back to their queues."""
-        for slot in list(self.slots.values()):
-            slot.hand_back(reason)
+        for running in list(self._running.by_jid.values()):
+            running.hand_back(reason)
 
     def pause(self) -> None:
         """Stop popping (running jobs go on) until ``resume()``."""
@@ -255,9 +318,9 @@ class Worker:
         ``completed``, ``failed``, ``retried``, ``advanced``... (aqless._worker.perform.outcome_of).
         """
         queue = job.queue_name
-        slot, _ = self._take_slot(job)
-        await self._perform(slot)
-        return outcome_of(slot, queue)
+        running, _ = self._take_slot(job)
+        await self._perform(running)
+        return outcome_of(running, queue)
 
     def _begin_stop(self) -> None:
         if self._state in ("new", "running"):
@@ -287,8 +350,8 @@ class Worker:
             self.client.protocol.batching() as self._batcher,
             anyio.create_task_group() as services,
         ):
-            await services.start(self.locks.listen)
-            services.start_soon(self.locks.keep)
+            await services.start(self._locks.listen)
+            services.start_soon(self._locks.keep)
             services.start_soon(self._pickup.run)
             services.start_soon(self._housekeeping)
             try:
@@ -301,7 +364,7 @@ class Worker:
                     self._jobs = None
             finally:
                 with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
-                    await self.performer.aclose()
+                    await self._performer.aclose()
             services.cancel_scope.cancel()
         self._state = "stopped"
         _process.set_title(f"aqless-run {self.name}: stopped")
@@ -311,24 +374,24 @@ class Worker:
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":
             wake = self._wakeup.event
-            if self.paused or self._free() <= 0:
+            if self.paused or self._popper.free() <= 0:
                 self._pickup.want(False)
                 self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
                 await self._wait_for_a_slot(wake)
                 continue
-            popped, asked = await self._reserve()
+            popped, asked = await self._popper.pop(self.interval)
             self._maybe_more = len(popped) >= asked
             for job in popped:
                 self._start(jobs, job)
-            if self._pop_failures == 0 and self._pop_lost_replies:
-                self._pop_lost_replies = False  # a pop whose reply was lost took jobs
+            if self._popper.failures == 0 and self._popper.unknown_held:
+                self._popper.unknown_held = False  # e.g. a pop whose reply was lost took jobs
                 await self._resume(jobs)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
                 logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
                 self.limit_reached = "max_jobs"
                 self.finish()
                 break
-            if self.burst and not popped and not self.slots:
+            if self.burst and not popped and not self._running.by_jid:
                 logger.info("worker %s found no more work; finishing", self.name)
                 self.finish()
                 break
@@ -349,91 +412,41 @@ class Worker:
             if batcher is not None:
                 batcher.hold_lone_calls = False
 
-    def _free(self, ahead: Sequence[Call] | None = None) -> int:
-        """How many jobs the worker may take now (see SlotTable.free)."""
-        free = self._slot_table.free(ahead)
-        if self.max_jobs is not None:
-            free = min(free, self.max_jobs - self.counters.started)
-        return free
-
-    async def _reserve(self) -> tuple[list[Job], int]:
-        """Jobs for the free slots, from the queues in the reserver's order, and how many
-        were asked for. Each pop is counted when it is sent
-        (see aqless._connection.batching): it asks
-        only for slots whose outcomes have landed or ride ahead of it in its round trip, so
-        the server never sees this worker hold more jobs than it has slots."""
-        popped: list[Job] = []
-        asked = self._free()
-
-        def arguments(queue: str, ahead: Sequence[Call]) -> tuple[str, str, int]:
-            nonlocal asked
-            wanted = max(0, min(self._free(ahead), self._pop_limit) - len(popped))
-            if self._state != "running" or self.paused:  # since the pop was asked for
-                wanted = 0
-            asked = len(popped) + wanted
-            return queue, self.name, wanted
-
-        try:
-            for queue in self.reserver.order(await self._served.current()):
-                reply = await self.client.protocol.json_ordered(
-                    "queue.pop", partial(arguments, queue)
-                )
-                popped += [Job(self.client, fields) for fields in reply or []]
-                if len(popped) >= asked:
-                    break
-        except ConnectionLostError as error:
-            self._pop_failures += 1
-            self._pop_lost_replies = True
-            delay = POP.after(self._pop_failures)
-            logger.warning("pop failed (%s); again in %.2f s", error, delay)
-            await anyio.sleep(delay)
-        except ScriptError as error:
-            logger.error("pop refused: %s", error)
-            await anyio.sleep(self.interval)
-        else:
-            self._pop_failures = 0
-        return popped, asked
-
-    def _take_slot(self, job: Job) -> tuple[Slot, Slot | None]:
+    def _take_slot(self, job: Job) -> tuple[RunningJob, RunningJob | None]:
         now = self.client.clock()
         lock_seconds = max(job.expires_at - now, 0.3)
-        return self._slot_table.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
+        return self._running.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
 
     def _start(self, jobs: TaskGroup, job: Job) -> None:
-        slot, stale = self._take_slot(job)
+        running, stale = self._take_slot(job)
         own_throttle = f"{self.client.prefix}q:{job.queue_name}"
-        slot.frees = bool(job.dependents) or any(
+        running.frees = bool(job.dependents) or any(
             throttle != own_throttle or job.queue_name in self._served.throttled
             for throttle in job.throttles
         )
         if stale is not None:  # its lock expired (e.g. in an outage) and we popped it again
-            self.locks.lose(stale, "popped again by this worker")
-        self.locks.watch(slot)
+            self._locks.lose(stale, "popped again by this worker")
+        self._locks.watch(running)
         self.counters.started += 1
-        self._runners.start(jobs, slot)
+        self._runners.start(jobs, running)
 
-    async def _perform(self, slot: Slot) -> None:
+    async def _perform(self, running: RunningJob) -> None:
         try:
-            await self.performer.perform(slot)
+            await self._performer.perform(running)
         except Exception:  # a bug must cost one job (its lock expires), not the worker
-            logger.exception("job %s: running or reporting it failed", slot.job.jid)
+            logger.exception("job %s: running or reporting it failed", running.job.jid)
         finally:
-            self.release(slot)
-            self._slot_table.remove(slot)
+            self._release(running)
+            self._running.remove(running)
             # reported: what it released (dependents, throttles) can be popped now
-            if self._state != "running" or self.burst or slot.frees:
+            if self._state != "running" or self.burst or running.frees:
                 self._wakeup.fire()
 
-    def release(self, slot: Slot) -> None:
-        """The slot may take its next job: its outcome is on its way (any pop sent from
-        now on runs after it), or there is nothing to report."""
-        if self._slot_table.release(slot) and (self._maybe_more or self._state != "running"):
+    def _release(self, running: RunningJob) -> None:
+        """The job's slot may take the next job: its outcome is on its way (any pop sent
+        from now on runs after it), or there is nothing to report."""
+        if self._running.release(running) and (self._maybe_more or self._state != "running"):
             self._wakeup.fire()
-
-    def hold_again(self, slot: Slot) -> None:
-        """The slot's outcome did not reach the server (a dropped connection): it counts
-        as taken until the outcome is sent again."""
-        self._slot_table.hold_again(slot)
 
     async def _wind_down(self) -> None:
         self._runners.close()
@@ -442,10 +455,10 @@ class Worker:
             await self._pickup.quiet()  # the jobs pushed until the server heard it run
             with suppress(ConnectionLostError, ScriptError):
                 await self._pickup.withdraw()
-        if self.slots:
-            logger.info("worker %s stopping: %d jobs running", self.name, len(self.slots))
+        if self._running.by_jid:
+            logger.info("worker %s stopping: %d jobs running", self.name, len(self._running.by_jid))
         with anyio.move_on_after(self.grace):
-            while self.slots and not self._hard_stop:
+            while self._running.by_jid and not self._hard_stop:
                 await self._wakeup.event.wait()  # fired as slots free, and by stop()
         self.hand_back_running("the worker stopped before the job finished")
 
@@ -454,21 +467,24 @@ class Worker:
         running: left by an earlier process of the same name (``resume``), or popped by a
         call whose reply a dropped connection lost."""
         held = await self.client.workers.jobs(self.name)
-        unknown = [jid for jid in held.jobs if jid not in self.slots]
+        unknown = [jid for jid in held.jobs if jid not in self._running.by_jid]
         for job in await self.client.jobs.get_many(unknown):
             if job.state == JobState.RUNNING and job.worker_name == self.name:
                 logger.info("taking back job %s (%s)", job.jid, job.klass_name)
                 self._start(jobs, job)
-                self.slots[job.jid].renew_at = 0.0  # heartbeat it now: it may be ours no more
-        self.locks.renew_soon()
+                self._running.by_jid[
+                    job.jid
+                ].renew_at = 0.0  # heartbeat now: it may be ours no more
+        self._locks.renew_soon()
 
     # -- housekeeping --------------------------------------------------------------------------
 
     async def _housekeeping(self) -> None:
         while True:
             mode = "paused" if self.paused else self._state
+            running = len(self._running.by_jid)
             _process.set_title(
-                f"aqless-run {self.name}: {mode}, {len(self.slots)}/{self.concurrency} running, "
+                f"aqless-run {self.name}: {mode}, {running}/{self.concurrency} running, "
                 f"{self.counters.started} taken"
             )
             if self.max_memory is not None and self._state == "running":
@@ -484,7 +500,7 @@ class Worker:
                     self.finish()
             await anyio.sleep(1.0)
 
-    def take_pushed(self, jobs: Sequence[Job]) -> None:
+    def _take_pushed(self, jobs: Sequence[Job]) -> None:
         """Start jobs the server popped for this worker on a put (see aqless._worker.pickup)."""
         group = self._jobs
         for job in jobs:
@@ -493,9 +509,9 @@ class Worker:
             else:
                 self._start(group, job)
 
-    def pushes_may_be_lost(self) -> None:
+    def _pushes_may_be_lost(self) -> None:
         """Look for jobs this worker holds but never heard of, after the next pop."""
-        self._pop_lost_replies = True
+        self._popper.unknown_held = True
         self._wakeup.fire()
 
     def _news(self) -> None:
@@ -503,9 +519,9 @@ class Worker:
         self._maybe_more = True
         self._wakeup.fire()
 
-    def _count_lost(self, slot: Slot) -> None:
+    def _count_lost(self, running: RunningJob) -> None:
         self.counters.lost += 1
 
 
-def _task_name(slot: Slot) -> str:
-    return f"aqless job {slot.job.jid}"
+def _task_name(running: RunningJob) -> str:
+    return f"aqless job {running.job.jid}"

@@ -151,30 +151,35 @@ class _Gated:
         return [command for command, _ in calls]
 
 
-async def test_an_ordered_call_goes_last_made_with_the_calls_ahead_of_it() -> None:
+async def test_an_ordered_call_goes_last_made_with_what_the_calls_ahead_of_it_release() -> None:
     send = _Gated()
     batcher = Batcher(send, depth=2)
-    seen: list[list[Call]] = []
+    seen: list[list[str]] = []
 
-    def pop(ahead: Sequence[Call]) -> Call:
-        seen.append(list(ahead))
-        return ("queue.pop", ("q", "w", len(ahead)))
+    def pop(released: Sequence[str]) -> Call:
+        seen.append(list(released))
+        return ("queue.pop", ("q", "w", len(released)))
 
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
-        group.start_soon(batcher.submit, ("job.complete", ("a",)))  # alone, in flight
+        group.start_soon(batcher.submit, ("job.complete", ("a",)), "a")  # alone, in flight
         await anyio.wait_all_tasks_blocked()
         batcher.hold_lone_calls = True  # keep the next ones queued until all are in
         group.start_soon(batcher.submit_ordered, pop)
-        group.start_soon(batcher.submit, ("job.complete", ("b",)))  # after the pop
+        group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")  # after the pop
+        group.start_soon(batcher.submit, ("job.log", ("c",)))  # releases nothing
         await anyio.wait_all_tasks_blocked()
         send.release.set()
         await anyio.wait_all_tasks_blocked()
         batcher.close()
     # the second batch flew beside the first; the pop went last in it, made knowing that
-    # only `b` goes ahead of it (`a` is in another round trip, which may land later)
-    assert send.batches[1] == [("job.complete", ("b",)), ("queue.pop", ("q", "w", 1))]
-    assert seen == [[("job.complete", ("b",))]]
+    # only `b` is released ahead of it (`a` is in another round trip, which may land later)
+    assert send.batches[1] == [
+        ("job.complete", ("b",)),
+        ("job.log", ("c",)),
+        ("queue.pop", ("q", "w", 1)),
+    ]
+    assert seen == [["b"]]
 
 
 async def test_a_lone_ordered_call_goes_at_once_and_held_lone_calls_wait() -> None:
@@ -201,7 +206,7 @@ async def test_an_ordered_call_whose_arguments_fail_fails_alone() -> None:
     batcher = Batcher(send)
     outcomes: list[object] = []
 
-    def broken(ahead: Sequence[Call]) -> Call:
+    def broken(released: Sequence[str]) -> Call:
         raise ValueError("no arguments")
 
     async def ordered() -> None:

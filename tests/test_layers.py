@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "worker",
         (
             "aqless.worker", "aqless._worker", "aqless.handlers", "aqless.middleware",
-            "aqless.outcomes", "aqless.policies", "aqless.reservers",
+            "aqless.outcomes", "aqless.policies", "aqless.reservers", "aqless.observers",
         ),
     ),
     ("package", ("aqless",)),  # aqless/__init__.py: the public names, re-exported

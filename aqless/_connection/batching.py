@@ -7,9 +7,9 @@ the jobs that finished meanwhile. A lone call goes at once, as a plain call.
 
 An *ordered* call (``submit_ordered``) goes last in its batch, and its arguments are made
 when that batch is sent, from the calls that go ahead of it there (calls of other batches
-in flight may run before or after it). The worker pops this way: a pop asks for the slots
-whose outcomes have landed or ride ahead of it, so the server has let go of those jobs
-before it hands out new ones.
+in flight may run before or after it). A call that reports a running job's outcome says
+which jid it `releases`; an ordered call is made from the jids released by the calls ahead
+of it. The worker pops this way (see aqless._worker.pops).
 """
 
 from __future__ import annotations
@@ -27,19 +27,23 @@ from aqless.scripts.loader import Call, Reply
 __all__ = ["Batcher"]
 
 Send = Callable[[Sequence[Call]], Awaitable[list[Reply]]]
-#: Makes an ordered call's command and arguments when its batch is sent.
-MakeCall = Callable[[Sequence[Call]], Call]
+#: Makes an ordered call's command and arguments when its batch is sent, from the jids that
+#: the calls going ahead of it in that batch release (see ``Batcher.submit``).
+MakeCall = Callable[[Sequence[str]], Call]
 
 
 _UNMADE: Call = ("", ())
 
 
 class _Pending:
-    __slots__ = ("call", "done", "error", "make", "reply")
+    __slots__ = ("call", "done", "error", "make", "releases", "reply")
 
-    def __init__(self, call: Call, make: MakeCall | None = None) -> None:
+    def __init__(
+        self, call: Call, make: MakeCall | None = None, releases: str | None = None
+    ) -> None:
         self.call = call
         self.make = make
+        self.releases = releases
         self.done = asyncio.Event()  # see aqless._connection.wakeup for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
@@ -66,20 +70,22 @@ class Batcher:
         self.round_trips = 0
         self.calls = 0
 
-    async def submit(self, call: Call) -> Reply:
+    async def submit(self, call: Call, releases: str | None = None) -> Reply:
         """The call's reply (a refusal is returned as the server's error, not raised); the
         exception of a failed round trip is raised. A caller cancelled while waiting does
-        not take its call back: it may already be on its way."""
+        not take its call back: it may already be on its way. `releases`: the jid of the
+        running job whose outcome the call reports (the ordered calls behind it see it)."""
         if self._closed:
             raise RuntimeError("this batcher is closed")
         if not self._queue and self._in_flight == 0 and not self.hold_lone_calls:
             return await self._alone(call)
-        return await self._wait(_Pending(call))
+        return await self._wait(_Pending(call, None, releases))
 
     async def submit_ordered(self, make: MakeCall) -> Reply:
-        """Like ``submit``, for a call made when its batch is sent: ``make(ahead)`` gives
-        its command and arguments, `ahead` being the calls that go before it in its batch
-        (the server runs them first). A lone call is made at once, with nothing ahead."""
+        """Like ``submit``, for a call made when its batch is sent: ``make(released)`` gives
+        its command and arguments, `released` being the jids that the calls going before
+        it in its batch release (the server runs them first). A lone call is made at once,
+        with nothing ahead."""
         if self._closed:
             raise RuntimeError("this batcher is closed")
         if not self._queue and self._in_flight == 0:
@@ -156,7 +162,8 @@ class Batcher:
         for pending in batch:
             if pending.make is not None:
                 try:
-                    pending.call = pending.make([ahead.call for ahead in made])
+                    released = [ahead.releases for ahead in made if ahead.releases is not None]
+                    pending.call = pending.make(released)
                 except Exception as error:  # its caller's bug, not the batch's
                     pending.error = error
                     pending.done.set()

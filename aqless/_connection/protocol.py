@@ -207,22 +207,30 @@ class Protocol:
         keeps the client's puts in order (see Stamps)."""
         return repr(self.clock() if priority is None else self._put_stamps(priority))
 
-    async def call(self, command: str, *args: Argument, priority: float | None = None) -> Any:
+    async def call(
+        self,
+        command: str,
+        *args: Argument,
+        priority: float | None = None,
+        releases: str | None = None,
+    ) -> Any:
         """Call `command`; `priority` for a call that puts a job at that priority (so the
-        client's puts of one priority pop in the order they were made)."""
+        client's puts of one priority pop in the order they were made); `releases` for a
+        call that reports the outcome of the running job of that jid, ending its worker's
+        hold on it (see ``call_ordered``)."""
         timed = (self._now(priority), *args)
         if self._batcher is not None:
-            return await self._batched(command, self._batcher.submit((command, timed)))
+            submitted = self._batcher.submit((command, timed), releases)
+            return await self._batched(command, submitted)
         with translated(command):
             return await self.script.send(command, timed)
 
     async def call_ordered(
-        self, command: str, arguments: Callable[[Sequence[Call]], Sequence[Argument]]
+        self, command: str, arguments: Callable[[Sequence[str]], Sequence[Argument]]
     ) -> Any:
-        """A call whose ``arguments(ahead)`` are made when it is sent, `ahead` being the
-        calls the server runs just before it in its round trip
-        (see aqless._connection.batching; their
-        arguments begin with their `now`)."""
+        """A call whose ``arguments(released)`` are made when it is sent, `released` being
+        the jids that the calls the server runs just before it in its round trip release
+        (their `releases`; see aqless._connection.batching)."""
         if self._batcher is None:
             return await self.call(command, *arguments(()))
         return await self._batched(
@@ -283,19 +291,25 @@ class Protocol:
         return _decoded(command, await self.call(command, *args))
 
     async def json_ordered(
-        self, command: str, arguments: Callable[[Sequence[Call]], Sequence[Argument]]
+        self, command: str, arguments: Callable[[Sequence[str]], Sequence[Argument]]
     ) -> Any:
         """``call_ordered`` for a command whose reply is a JSON text."""
         return _decoded(command, await self.call_ordered(command, arguments))
 
-    async def text(self, command: str, *args: Argument, priority: float | None = None) -> str:
-        reply = await self.call(command, *args, priority=priority)
+    async def text(
+        self,
+        command: str,
+        *args: Argument,
+        priority: float | None = None,
+        releases: str | None = None,
+    ) -> str:
+        reply = await self.call(command, *args, priority=priority, releases=releases)
         if not isinstance(reply, str):
             raise ScriptError(command, f"expected a text, got {reply!r}")
         return reply
 
-    async def integer(self, command: str, *args: Argument) -> int:
-        reply = await self.call(command, *args)
+    async def integer(self, command: str, *args: Argument, releases: str | None = None) -> int:
+        reply = await self.call(command, *args, releases=releases)
         if not isinstance(reply, int):
             raise ScriptError(command, f"expected an integer, got {reply!r}")
         return reply

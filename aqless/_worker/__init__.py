@@ -1,7 +1,8 @@
 """The worker's machinery, behind ``aqless.worker.Worker``.
 
 Private: nothing here is public API. ``perform`` runs one job and reports its outcome,
-``locks`` heartbeats, ``slots``/``slot_table`` track the running jobs, ``pickup`` hears about
-new work, ``runners``/``threads``/``children`` run job code, ``served`` the queues served,
-``process``/``logs``/``stacks`` the process around it.
+``locks`` heartbeats, ``running`` tracks the running jobs and the slots they hold,
+``popping`` pops jobs for the free slots, ``pickup`` hears about new work,
+``runners``/``threads``/``children`` run job code, ``served`` the queues served,
+``defaults`` the worker's defaults, ``process``/``logs``/``stacks`` the process around it.
 """

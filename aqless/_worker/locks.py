@@ -19,14 +19,15 @@ import anyio
 from anyio.abc import TaskStatus
 
 from aqless._backoff import HEARTBEAT
-from aqless._worker.slots import Slot, Wakeup
+from aqless._connection.wakeup import Wakeup
+from aqless._worker.running import RunningJob
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, ScriptError
 from aqless.events import RECONNECTED
 
 logger = logging.getLogger("aqless.worker")
 
-#: The longest sleep between two looks at the slots.
+#: The longest sleep between two looks at the running jobs.
 _TICK = 1.0
 #: The event on a worker's channel that means a job is gone for good.
 _CANCELED = "canceled"
@@ -41,37 +42,37 @@ class LockKeeper:
     Args:
         client: the worker's client.
         worker: the worker's name.
-        slots: the running jobs by jid (shared with the worker, which adds and removes).
-        on_lost: called with the slot of every job taken away.
+        running: the running jobs by jid (shared with the worker, which adds and removes).
+        on_lost: called with every running job taken away.
     """
 
     def __init__(
         self,
         client: Client,
         worker: str,
-        slots: MutableMapping[str, Slot],
-        on_lost: Callable[[Slot], None] = lambda slot: None,
+        running: MutableMapping[str, RunningJob],
+        on_lost: Callable[[RunningJob], None] = lambda job: None,
     ) -> None:
         self._client = client
         self._worker = worker
-        self._slots = slots
+        self._running = running
         self._on_lost = on_lost
         self._renew_now = Wakeup()
-        self._wakes_at = 0.0  # when keep() looks at the slots next (client clock)
+        self._wakes_at = 0.0  # when keep() looks at the running jobs next (client clock)
         self.renewals = 0
         self.refusals = 0
 
     def renew_soon(self) -> None:
         """Renew every lock now (after a gap in the events, or for a new job's sake)."""
-        for slot in self._slots.values():
-            slot.renew_at = 0.0
+        for running in self._running.values():
+            running.renew_at = 0.0
         self._renew_now.fire()
 
-    def lose(self, slot: Slot, reason: str) -> None:
-        if slot.lost is None and not slot.reporting and not slot.settled:
-            logger.warning("job %s lost: %s; its code is cancelled", slot.job.jid, reason)
-            slot.lose(reason)
-            self._on_lost(slot)
+    def lose(self, running: RunningJob, reason: str) -> None:
+        if running.lost is None and not running.reporting and not running.settled:
+            logger.warning("job %s lost: %s; its code is cancelled", running.job.jid, reason)
+            running.lose(reason)
+            self._on_lost(running)
 
     async def keep(self) -> None:
         """Renew locks as they come due, for ever (cancel to stop)."""
@@ -83,11 +84,11 @@ class LockKeeper:
             # several groups moments apart share their renewals' round trips
             due = [
                 s
-                for s in self._slots.values()
+                for s in self._running.values()
                 if s.renew_at - s.lock_seconds / 30 <= now and s.held
             ]
             if due:
-                patience = max(min(slot.job.expires_at for slot in due) - now, 2.0) / 2
+                patience = max(min(running.job.expires_at for running in due) - now, 2.0) / 2
                 try:
                     with anyio.fail_after(patience):
                         await self._renew(due, now)
@@ -100,36 +101,37 @@ class LockKeeper:
                     failures += 1
                     delay = HEARTBEAT.after(failures)
                     logger.warning("heartbeat failed (%s); again in %.1f s", reason, delay)
-                    for slot in due:
-                        slot.renew_at = now + delay
-            # a slot no longer held (its code runs on, or settled the job) renews nothing
+                    for running in due:
+                        running.renew_at = now + delay
+            # a job no longer held (its code runs on, or settled it) renews nothing
             soonest = min(
-                (slot.renew_at for slot in self._slots.values() if slot.held), default=now + _TICK
+                (running.renew_at for running in self._running.values() if running.held),
+                default=now + _TICK,
             )
             self._wakes_at = min(soonest, self._client.clock() + _TICK)
             with anyio.move_on_after(max(0.0, self._wakes_at - self._client.clock())):
                 await wake.wait()
 
-    def watch(self, slot: Slot) -> None:
+    def watch(self, running: RunningJob) -> None:
         """A job started: make sure the keeper wakes in time for its first renewal."""
-        if slot.renew_at < self._wakes_at:
+        if running.renew_at < self._wakes_at:
             self._renew_now.fire()
 
-    async def _renew(self, due: list[Slot], now: float) -> None:
-        calls = [(slot.job.jid, self._worker) for slot in due]
+    async def _renew(self, due: list[RunningJob], now: float) -> None:
+        calls = [(running.job.jid, self._worker) for running in due]
         replies = await self._client.protocol.many("job.heartbeat", calls)
         unavailable = next((r for r in replies if isinstance(r, ConnectionLostError)), None)
         if unavailable is not None:  # the server renewed none, or not all: try them again
             raise unavailable
         self.renewals += len(due)
-        for slot, reply in zip(due, replies, strict=True):
+        for running, reply in zip(due, replies, strict=True):
             if isinstance(reply, ScriptError):
                 self.refusals += 1
-                if not slot.reporting:  # a job being completed right now is no longer held
-                    self.lose(slot, f"heartbeat refused: {reply.detail}")
+                if not running.reporting:  # a job being completed right now is no longer held
+                    self.lose(running, f"heartbeat refused: {reply.detail}")
                 continue
-            slot.job.expires_at = now + slot.lock_seconds
-            slot.renew_at = now + slot.lock_seconds / 3
+            running.job.expires_at = now + running.lock_seconds
+            running.renew_at = now + running.lock_seconds / 3
 
     async def listen(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Read ``ql:w:<worker>`` for ever; started once subscribed."""
@@ -139,14 +141,14 @@ class LockKeeper:
                 if event.kind == RECONNECTED:
                     self.renew_soon()  # events may have been lost: ask the server
                     continue
-                slot = self._slots.get(event.jid or "")
-                if slot is None or slot.settled:
+                running = self._running.get(event.jid or "")
+                if running is None or running.settled:
                     continue
                 if event.kind == _CANCELED:
-                    self.lose(slot, "canceled event")
+                    self.lose(running, "canceled event")
                 elif event.kind == _LOCK_LOST:
                     # a warning may leave the job ours: renew now; a refusal cancels it
-                    slot.renew_at = 0.0
+                    running.renew_at = 0.0
                     self._renew_now.fire()
                 else:
                     logger.debug("event %s for running job %s", event.kind, event.jid)

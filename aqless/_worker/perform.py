@@ -7,13 +7,14 @@ import shutil
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from aqless._backoff import OUTCOME
 from aqless._worker.children import ChildPool
-from aqless._worker.slots import Slot
+from aqless._worker.running import RunningJob
 from aqless._worker.threads import ThreadCall
 from aqless.errors import (
     ConfigurationError,
@@ -30,29 +31,47 @@ from aqless.outcomes import Decision, JobTimeoutError, decide, failure_group
 from aqless.policies import RequeuePolicy, RetryPolicy, attempt
 
 if TYPE_CHECKING:
-    from aqless.worker import Worker
+    from aqless.client import Client
+    from aqless.handlers import Handlers
+    from aqless.observers import WorkerObserver
+    from aqless.worker import WorkerCounters
 
 logger = logging.getLogger("aqless.worker")
 
 Verb = Callable[[], Awaitable[Any]]
-#: Told of every job a worker ran: ``listener(job, queue, outcome, seconds)`` once its
-#: outcome was sent: the queue it was popped from, what became of it (see `outcome_of`), and
-#: the seconds since its code started. For metrics (aqless.metrics).
-JobListener = Callable[[Job, str, str, float], None]
-#: Told of every exception that ended a job's code, once the server took what the worker
-#: sent for it: ``listener(job, error, decision)`` (see aqless.outcomes.Decision). For error
-#: reporting (aqless.sentry).
-FailureListener = Callable[[Job, BaseException, Decision], None]
+#: Called with a running job: its slot is released, or held again (see aqless._worker.running).
+SlotChange = Callable[[RunningJob], None]
 
 
 class Performer:
     """Runs jobs' code for a worker: handler, middleware, timeout, and a thread or a child
-    process (`isolate`) for sync code."""
+    process (`isolate`) for sync code; then reports the outcome.
+
+    Args:
+        client: the worker's client (its ``worker_name`` is the worker's).
+        handlers: the job code.
+        counters: the worker's counters, which the performer counts the outcomes in.
+        observers: told of every job (the worker's list: it may grow while jobs run).
+        release: called as an outcome is about to be sent: the job's slot may take the next.
+        hold_again: called when a sent outcome did not reach the server.
+        stopping: whether the worker is stopping (an outcome whose lock expired is then
+            given up).
+        concurrency: how many jobs' plain code may run in threads at once.
+        workdir: a folder for the slots' sandboxes, or None.
+    """
 
     def __init__(
         self,
-        worker: Worker,
+        client: Client,
+        handlers: Handlers,
+        counters: WorkerCounters,
+        observers: list[WorkerObserver],
         *,
+        release: SlotChange,
+        hold_again: SlotChange,
+        stopping: Callable[[], bool],
+        concurrency: int,
+        workdir: Path | None,
         job_timeout: float | None,
         retry: RetryPolicy | None,
         requeue: Sequence[RequeuePolicy],
@@ -62,110 +81,116 @@ class Performer:
     ) -> None:
         if job_timeout is not None and not job_timeout > 0:
             raise ConfigurationError(f"a job timeout must be positive, got {job_timeout!r}")
-        self._worker = worker
+        self._client = client
+        self._handlers = handlers
+        self._counters = counters
+        self._observers = observers
+        self._release = release
+        self._hold_again = hold_again
+        self._stopping = stopping
+        self._workdir = workdir
         self.job_timeout = job_timeout
         self.retry = retry
         self.requeue = tuple(requeue)
         self._middleware: tuple[Wrapper, ...] = tuple(as_wrapper(hook) for hook in middleware)
         self._chains: dict[str, tuple[Wrapper, ...]] = {}
-        self._threads = anyio.CapacityLimiter(worker.concurrency)
+        self._threads = anyio.CapacityLimiter(concurrency)
         self.isolate = isolate
         self.children = ChildPool(max_jobs_per_child=isolate_max_jobs)
-        self.listeners: list[JobListener] = []
-        self.failure_listeners: list[FailureListener] = []
 
     async def aclose(self) -> None:
         """Stop the child processes of isolated code (the worker's jobs have ended)."""
         await self.children.aclose()
 
-    async def perform(self, slot: Slot) -> None:
-        if not self.listeners:  # no clock reads: they are a few percent of a no-op job
-            await self._perform(slot)
+    async def perform(self, running: RunningJob) -> None:
+        if not self._observers:  # no clock reads: they are a few percent of a no-op job
+            await self._perform(running)
             return
-        queue, started = slot.job.queue_name, anyio.current_time()
+        queue, started = running.job.queue_name, anyio.current_time()
         try:
-            await self._perform(slot)
+            await self._perform(running)
         finally:
             seconds = anyio.current_time() - started
-            for listener in self.listeners:
+            outcome = outcome_of(running, queue)
+            for observer in self._observers:
                 try:
-                    listener(slot.job, queue, outcome_of(slot, queue), seconds)
+                    observer.job_finished(running.job, queue, outcome, seconds)
                 except Exception:
-                    logger.exception("job listener %r failed", listener)
+                    logger.exception("worker observer %r failed", observer)
 
-    async def _perform(self, slot: Slot) -> None:
-        job = slot.job
+    async def _perform(self, running: RunningJob) -> None:
+        job = running.job
         try:
-            handler = self._worker.handlers.resolve(job.klass_name)
+            handler = self._handlers.resolve(job.klass_name)
             function = handler.function_for(job.queue_name)
         except UnknownJobClassError as error:
             logger.error("job %s: %s", job.jid, error)
             group = failure_group(job.queue_name, error)
             decision = Decision("fail", group, str(error), attempt=attempt(job))
-            if await self._send(slot, decision):
+            if await self._send(running, decision):
                 self._tell(job, error, decision)
             return
         except Exception as error:  # the class could not be made: its outcome, like the code's
-            await self._conclude(slot, error)
+            await self._conclude(running, error)
             return
-        if self._worker.workdir is not None:
-            job.sandbox = slot.sandbox = self._worker.workdir / f"slot-{slot.index}"
-            await anyio.to_thread.run_sync(_fresh_directory, slot.sandbox)
+        if self._workdir is not None:
+            job.sandbox = running.sandbox = self._workdir / f"slot-{running.slot}"
+            await anyio.to_thread.run_sync(_fresh_directory, running.sandbox)
         try:
-            raised = await self._run(slot, handler, function)
+            raised = await self._run(running, handler, function)
         finally:
-            if slot.sandbox is not None and slot.overrun is None:
-                await _remove_sandbox(slot)
-        await self._conclude(slot, raised)
-        if slot.overrun is not None:
+            if running.sandbox is not None and running.overrun is None:
+                await _remove_sandbox(running)
+        await self._conclude(running, raised)
+        if running.overrun is not None:
             try:
-                await self._outlast(slot, slot.overrun)
+                await self._outlast(running, running.overrun)
             finally:
-                await _remove_sandbox(slot)
+                await _remove_sandbox(running)
 
     async def _run(
-        self, slot: Slot, handler: Handler, function: Callable[[Job], Any]
+        self, running: RunningJob, handler: Handler, function: Callable[[Job], Any]
     ) -> BaseException | None:
         """Runs the code; returns what it raised (None: it returned)."""
-        job = slot.job
+        job = running.job
         if calls_coroutine(function):
             perform: Perform = partial(function, job)
         elif self.isolate if handler.isolate is None else handler.isolate:
             perform = partial(self.children.run, function, job)
         else:
-            perform = partial(self._in_thread, slot, function)
+            perform = partial(self._in_thread, running, function)
         timeout = handler.timeout if handler.timeout is not None else self.job_timeout
         deadline = float("inf") if timeout is None else anyio.current_time() + timeout
         # one scope for all three ways to stop the code: lost, handed back, or timed out
-        with anyio.CancelScope(deadline=deadline) as slot.scope:
-            if slot.lost is not None or slot.handing_back is not None:
-                slot.scope.cancel()
+        with anyio.CancelScope(deadline=deadline) as running.scope:
+            if running.lost is not None or running.handing_back is not None:
+                running.scope.cancel()
             try:
                 await wrapped(self._chain(handler), job, perform)()
             except (Exception, SystemExit) as error:
                 return error
-        if slot.scope.cancelled_caught and slot.lost is None and slot.handing_back is None:
+        if running.scope.cancelled_caught and running.lost is None and running.handing_back is None:
             return JobTimeoutError(f"job {job.jid} ran past its timeout of {timeout:g} s")
         return None
 
-    async def _in_thread(self, slot: Slot, function: Callable[[Job], Any]) -> Any:
+    async def _in_thread(self, running: RunningJob, function: Callable[[Job], Any]) -> Any:
         call = ThreadCall()
         try:
             return await anyio.to_thread.run_sync(
-                call, function, slot.job, abandon_on_cancel=True, limiter=self._threads
+                call, function, running.job, abandon_on_cancel=True, limiter=self._threads
             )
         except anyio.get_cancelled_exc_class():
             if call.cut_off():
-                slot.overrun = call
+                running.overrun = call
             raise
 
-    async def _outlast(self, slot: Slot, overrun: ThreadCall) -> None:
-        """Keep the slot taken until the thread of its cut-off code returns."""
-        jid = slot.job.jid
-        if slot.lost is not None:
+    async def _outlast(self, running: RunningJob, overrun: ThreadCall) -> None:
+        """Keep the job's slot taken until the thread of its cut-off code returns."""
+        jid = running.job.jid
+        if running.lost is not None:
             why = "taken away"
         else:
-            why = "handed back" if slot.handing_back is not None else "timed out"
+            why = "handed back" if running.handing_back is not None else "timed out"
         logger.warning(
             "job %s was %s, but its code runs on in its thread (threads cannot be stopped; "
             "see isolate=True): its slot stays taken until it returns",
@@ -175,7 +200,7 @@ class Performer:
         try:
             await overrun.returned()
         finally:
-            slot.overrun = None
+            running.overrun = None
         logger.warning(
             "job %s: its code returned %.1f s after the job was %s",
             jid,
@@ -190,127 +215,127 @@ class Performer:
             self._chains[handler.klass] = chain
         return chain
 
-    async def _conclude(self, slot: Slot, error: BaseException | None) -> None:
-        job, counters = slot.job, self._worker.counters
-        if slot.lost is not None:
+    async def _conclude(self, running: RunningJob, error: BaseException | None) -> None:
+        job, counters = running.job, self._counters
+        if running.lost is not None:
             return
-        if slot.settled:  # the code completed, failed, retried, moved or cancelled it
+        if running.settled:  # the code completed, failed, retried, moved or cancelled it
             if error is not None:
                 logger.warning("job %s raised after settling itself: %r", job.jid, error)
             return
-        if slot.handing_back is not None:
-            if await self._hand_back(slot):
+        if running.handing_back is not None:
+            if await self._hand_back(running):
                 counters.handed_back += 1
             return
         if error is None:
             try:
-                if await self._report(slot, job.complete, "complete"):
+                if await self._report(running, job.complete, "complete"):
                     counters.completed += 1
                 return
             except PayloadError as unsendable:  # the code put something in the data that
                 error = unsendable  # JSON cannot encode: raised before anything was sent
         logger.info("job %s (%s) raised %s", job.jid, job.klass_name, type(error).__name__)
-        handler = self._worker.handlers.resolve(job.klass_name)
+        handler = self._handlers.resolve(job.klass_name)
         retry = self.retry if handler.retry is None else handler.retry
         decision = decide(job, error, retry=retry, requeue=(*handler.requeue, *self.requeue))
         await decision.notify(job, error)
-        if await self._send(slot, decision):
+        if await self._send(running, decision):
             self._tell(job, error, decision)
 
-    async def _send(self, slot: Slot, decision: Decision) -> bool:
+    async def _send(self, running: RunningJob, decision: Decision) -> bool:
         """Send what was decided, unless the policy's callback settled the job itself;
         returns whether the server took it."""
-        job, counters = slot.job, self._worker.counters
-        if slot.settled:
+        job, counters = running.job, self._counters
+        if running.settled:
             return False
         if decision.verb == "fail":
-            return await self._fail(slot, decision.group, decision.message)
+            return await self._fail(running, decision.group, decision.message)
         if decision.verb == "retry":
             retry = partial(job.retry, decision.delay, decision.group, decision.message)
-            if sent := await self._report(slot, retry, "retry"):
+            if sent := await self._report(running, retry, "retry"):
                 counters.retried += 1
             return sent
         requeue = partial(job.requeue, job.queue_name, delay=decision.delay)
-        if sent := await self._report(slot, requeue, "requeue"):
+        if sent := await self._report(running, requeue, "requeue"):
             counters.requeued += 1
         return sent
 
     def _tell(self, job: Job, error: BaseException, decision: Decision) -> None:
-        for listener in self.failure_listeners:
+        for observer in self._observers:
             try:
-                listener(job, error, decision)
+                observer.job_failed(job, error, decision)
             except Exception:
-                logger.exception("failure listener %r failed", listener)
+                logger.exception("worker observer %r failed", observer)
 
-    async def _hand_back(self, slot: Slot) -> bool:
+    async def _hand_back(self, running: RunningJob) -> bool:
         """Give an interrupted job back to its queue at once: a retry (spending one, and
         recording why), or, when it has none left, a put into the same queue, so that a
         stopping worker never fails a job."""
-        job = slot.job
+        job = running.job
         verb: Verb
         if job.retries_left > 0:
             group = f"{job.queue_name}-WorkerStopped"
-            verb = partial(job.retry, 0, group, slot.handing_back)
+            verb = partial(job.retry, 0, group, running.handing_back)
         else:
             verb = partial(job.move, job.queue_name)
-        return await self._report(slot, verb, "hand back")
+        return await self._report(running, verb, "hand back")
 
-    async def _fail(self, slot: Slot, group: str, message: str) -> bool:
+    async def _fail(self, running: RunningJob, group: str, message: str) -> bool:
         """Fail the job into `group`, counting it once the server took it."""
-        if await self._report(slot, partial(slot.job.fail, group, message), "fail"):
-            self._worker.counters.failed += 1
+        if await self._report(running, partial(running.job.fail, group, message), "fail"):
+            self._counters.failed += 1
             return True
         return False
 
-    async def _report(self, slot: Slot, verb: Verb, what: str) -> bool:
+    async def _report(self, running: RunningJob, verb: Verb, what: str) -> bool:
         """Send the outcome until it lands or the server refuses it (the job is no longer
         ours): a dropped connection, or a server that cannot run it now (restarting,
         loading its data, full), is retried, heartbeats going on meanwhile. Only a stopping
         worker whose lock on the job has expired gives up. Returns whether the server took
         it."""
-        slot.reporting = True
+        running.reporting = True
         failures = 0
         while True:
-            self._worker.release(slot)  # the verb's call is queued before the next pop
+            self._release(running)  # the verb's call is queued before the next pop
             try:
                 await verb()
             except ScriptError as error:
-                if await self._took_effect(slot, what):
+                if await self._took_effect(running, what):
                     return True
-                logger.warning("could not %s job %s: %s", what, slot.job.jid, error.detail)
+                logger.warning("could not %s job %s: %s", what, running.job.jid, error.detail)
                 return False
             except ConnectionLostError as error:
-                self._worker.hold_again(slot)
-                expired = self._worker.client.clock() >= slot.job.expires_at
-                if expired and self._worker.state == "stopping":
-                    logger.error("gave up %s of job %s: %s", what, slot.job.jid, error)
+                self._hold_again(running)
+                expired = self._client.clock() >= running.job.expires_at
+                if expired and self._stopping():
+                    logger.error("gave up %s of job %s: %s", what, running.job.jid, error)
                     return False
                 failures += 1
                 delay = OUTCOME.after(failures)
                 logger.warning(
-                    "%s of job %s: %s; again in %.2f s", what, slot.job.jid, error, delay
+                    "%s of job %s: %s; again in %.2f s", what, running.job.jid, error, delay
                 )
                 await anyio.sleep(delay)
             else:
                 return True
 
-    async def _took_effect(self, slot: Slot, what: str) -> bool:
+    async def _took_effect(self, running: RunningJob, what: str) -> bool:
         """Whether a refused verb had already been done by this worker: a connection dropped
         after the script ran but before its reply came hides that it ran, and redis-py
         sends the command again, which the server refuses. Reads the job to tell."""
         try:
-            job = await self._worker.client.jobs.get(slot.job.jid)
+            job = await self._client.jobs.get(running.job.jid)
         except (ConnectionLostError, ScriptError):
             return False
         if not isinstance(job, Job):
             return False
         popped = [i for i, entry in enumerate(job.history) if entry.what == "popped"]
-        if not popped or job.history[popped[-1]].details.get("worker") != self._worker.name:
+        if not popped or job.history[popped[-1]].details.get("worker") != self._client.worker_name:
             return False
         since = [entry.what for entry in job.history[popped[-1] + 1 :]]
         if "timed-out" in since:
             return False
-        ours = job.failure is not None and job.failure.worker == self._worker.name
+        ours = job.failure is not None and job.failure.worker == self._client.worker_name
         if what == "complete":
             return "done" in since
         if what == "fail":
@@ -318,13 +343,13 @@ class Performer:
         return job.state in (JobState.WAITING, JobState.SCHEDULED) and ours
 
 
-def outcome_of(slot: Slot, queue: str) -> str:
+def outcome_of(running: RunningJob, queue: str) -> str:
     """What became of a job popped from `queue`: ``completed``, ``failed``, ``retried``,
     ``advanced`` (moved on to another queue), ``handed_back`` (the worker stopped),
     ``canceled``, ``lost`` (taken away while running) or ``unreported`` (the outcome could not
     be sent: the job is still running, its lock will expire)."""
-    job = slot.job
-    if slot.lost is not None:
+    job = running.job
+    if running.lost is not None:
         return "lost"
     if job.state == JobState.COMPLETE:
         return "completed"
@@ -334,12 +359,12 @@ def outcome_of(slot: Slot, queue: str) -> str:
         return "unreported" if job.worker_name else "canceled"
     if job.queue_name != queue:
         return "advanced"
-    return "handed_back" if slot.handing_back is not None else "retried"
+    return "handed_back" if running.handing_back is not None else "retried"
 
 
-async def _remove_sandbox(slot: Slot) -> None:
-    if slot.sandbox is not None:
-        await anyio.to_thread.run_sync(partial(shutil.rmtree, slot.sandbox, True))
+async def _remove_sandbox(running: RunningJob) -> None:
+    if running.sandbox is not None:
+        await anyio.to_thread.run_sync(partial(shutil.rmtree, running.sandbox, True))
 
 
 def _fresh_directory(path: Any) -> None:

@@ -39,9 +39,14 @@ logger = logging.getLogger("aqless.worker")
 class PushTaker(Protocol):
     """The worker, as the push channel sees it."""
 
-    name: str
-    concurrency: int
-    interval: float
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def concurrency(self) -> int: ...
+
+    @property
+    def interval(self) -> float: ...
 
     def take_pushed(self, jobs: Sequence[Job]) -> None:
         """Start jobs the server popped for this worker."""

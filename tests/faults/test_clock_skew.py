@@ -52,7 +52,7 @@ async def holding(
         async with skewed(server_url, "holder", offset) as holder_client:
             worker = make_worker(holder_client, ["q"], one(work))
             async with running(worker):
-                await until(lambda: jid in worker.slots, what="the holder runs the job")
+                await until(lambda: jid in worker.running, what="the holder runs the job")
                 yield worker, client, jid
 
 
@@ -83,7 +83,7 @@ async def test_a_holder_behind_by_less_than_two_thirds_of_the_lock_keeps_it(
         job = await get_job(client, jid)
     assert job.state == aqless.JobState.COMPLETE
     assert "timed-out" not in history_of(job)  # not even a warning
-    assert worker.locks.renewals >= 2
+    assert worker.heartbeats.renewals >= 2
     assert worker.counters.lost == 0
 
 

@@ -84,7 +84,7 @@ async def test_a_cancel_during_a_kill_still_stops_the_job(
     async with sleeping(client) as (worker, sleeper, jid):
         assert await kill(killer, "pubsub") >= 1
         await (await get_job(client, jid)).cancel()
-        await until(lambda: not worker.slots, timeout=3)
+        await until(lambda: not worker.running, timeout=3)
     assert sleeper.cancelled_at is not None
     assert worker.counters.lost == 1
     assert await client.jobs.get(jid) is None
@@ -101,7 +101,7 @@ async def test_a_job_finishing_while_connections_die_is_reported(
     jid = await client.queues["q"].put("app.job")
     worker = make_worker(client, ["q"], one(gated))
     async with running(worker):
-        await until(lambda: len(worker.slots) == 1)
+        await until(lambda: len(worker.running) == 1)
         assert await kill(killer, "normal") >= 1
         gate.set()
         job = await until_state(client, jid, JobState.COMPLETE)
@@ -128,9 +128,9 @@ async def test_a_heartbeat_without_reply_reconnects_before_the_lock_expires(
         worker = make_worker(through_proxy, ["q"], one(works), interval=1)
         async with running(worker):
             await started.wait()
-            renewed_before = worker.locks.renewals
+            renewed_before = worker.heartbeats.renewals
             assert proxy.silence() >= 2
-            await until(lambda: worker.locks.renewals > renewed_before, timeout=4)
+            await until(lambda: worker.heartbeats.renewals > renewed_before, timeout=4)
             job = await get_job(client, jid)
             assert job.state == JobState.RUNNING
             assert job.worker_name == WORKER

@@ -63,7 +63,7 @@ async def test_an_isolated_job_completes_in_a_child_process(
         await until_state(client, jid, JobState.COMPLETE, timeout=20)
         pid = await pid_of(tmp_path, jid)
         assert pid != os.getpid()
-        assert worker.performer.children.pids == [pid]  # kept for the next job
+        assert worker._performer.children.pids == [pid]  # kept for the next job
     assert gone(pid), "the worker's stop left its idle child behind"
     seen = json.loads((tmp_path / f"{jid}.json").read_text())
     assert seen["data"] == {"dir": str(tmp_path), "n": 1}
@@ -135,7 +135,7 @@ async def test_a_cancelled_isolated_job_loses_its_process(
         pid = await pid_of(tmp_path, jid)
         await (await get_job(client, jid)).cancel()
         await until(lambda: gone(pid), timeout=1, what=f"process {pid} gone")
-        await until(lambda: not worker.slots, timeout=1)
+        await until(lambda: not worker.running, timeout=1)
         assert worker.counters.lost == 1
     assert await client.jobs.get(jid) is None
     assert worker.counters.failed == 0

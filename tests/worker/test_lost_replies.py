@@ -28,7 +28,7 @@ async def test_jobs_held_but_unknown_are_taken_back_after_a_failed_pop(
     taken = await queue.pop_many(2, worker=client.worker_name)
     assert {job.state for job in taken} == {JobState.RUNNING}
     worker = make_worker(client, handlers=one(recorder), concurrency=1)
-    worker._pop_lost_replies = True  # what a ConnectionLostError in a pop leaves behind
+    worker._popper.unknown_held = True  # what a ConnectionLostError in a pop leaves behind
     async with running(worker):
         await all_complete(client, jids, timeout=5)
         await until(lambda: worker.counters.completed == 3)
@@ -47,13 +47,13 @@ async def test_a_lock_expiry_warning_is_answered_with_a_heartbeat(
     jid = await queue.put("app.job", {})
     worker = make_worker(client, handlers=one(waits))
     async with running(worker):
-        await until(lambda: jid in worker.slots)
+        await until(lambda: jid in worker.running)
         # as if the worker had been frozen past its lock: expired, as the server sees it
         past = client.clock() - 1
         await client.redis.zadd("ql:q:q-locks", {jid: past})
         await client.redis.hset(f"ql:j:{jid}", "expires", past)
         assert await other.queues["q"].pop() is None  # the courtesy step: a warning only
-        await until(lambda: worker.locks.renewals >= 1)
+        await until(lambda: worker.heartbeats.renewals >= 1)
         job = await get_job(client, jid)
         assert job.worker_name == client.worker_name
         assert job.expires_at > client.clock()  # renewed: the job stayed ours

@@ -215,7 +215,7 @@ async def test_job_code_that_settles_its_job(
     jid = await client.queues["q"].put("app.job")
     worker = make_worker(client, ["q"], one(function))
     async with running(worker) as run:
-        await until(lambda: worker.counters.started == 1 and not worker.slots)
+        await until(lambda: worker.counters.started == 1 and not worker.running)
         worker.stop()
         counters = await run.stopped()
     assert (counters.completed, counters.failed, counters.retried, counters.lost) == (0, 0, 0, 0)

@@ -96,11 +96,11 @@ async def test_a_full_worker_does_not_listen(client: aqless.Client) -> None:
     worker = make_worker(client, ["q"], handlers, concurrency=2, interval=30)
     async with running(worker):
         await until(lambda: len(starts.started) == 2)
-        await until(lambda: len(worker.slots) == 2)
+        await until(lambda: len(worker.running) == 2)
         await until(listeners(client, 0), what="unsubscribed while full")
         await anyio.sleep(0.2)
         assert await log_subscribers(client) == 0
         starts.gate.set()  # all three finish; then it is idle and listens again
         await until(lambda: len(starts.started) == 3)
-        await until(lambda: not worker.slots)
+        await until(lambda: not worker.running)
         await until(listeners(client, 1), what="listens when idle")

@@ -105,7 +105,7 @@ async def test_a_full_worker_is_not_pushed_and_pops_once_a_slot_frees(
     async with running(worker):
         await until(offers(client), what="the worker offers")
         first = await client.queues["q"].put("app.job")
-        await until(lambda: first in worker.slots, timeout=2)
+        await until(lambda: first in worker.running, timeout=2)
         second = await client.queues["q"].put("app.job")
         await anyio.sleep(0.2)
         assert (await get_job(client, second)).state == JobState.WAITING
@@ -150,7 +150,7 @@ async def test_a_push_lost_with_the_connection_is_taken_back(
         await anyio.sleep(0.1)
         await other.queues["q"].unpause()
         await other.protocol.call("queue.pop", "q", WORKER, 1)
-        assert jid not in worker.slots
+        assert jid not in worker.running
         await client.redis.client_kill_filter(_type="pubsub")  # the push channel's, too
         await until(lambda: jid in done, timeout=5)
     assert (await get_job(client, jid)).state == JobState.COMPLETE

@@ -56,7 +56,7 @@ async def test_never_more_jobs_than_slots(client: aqless.Client) -> None:
         assert (held.name, held.jobs) == (client.worker_name, 5)
         assert (await client.queues["a"].counts()).running == 5
         assert (await client.queues["a"].counts()).waiting == 7
-        assert len(worker.slots) == 5
+        assert len(worker.running) == 5
         gate.open.set()
         await all_complete(client, jids)
     assert gate.most == 5
@@ -127,8 +127,8 @@ async def test_a_long_job_never_stalls(client: aqless.Client) -> None:
     assert history_of(job) == ["put", "popped", "done"]
     assert job.retries_left == job.original_retries
     assert worker.counters.lost == 0
-    assert worker.locks.refusals == 0
-    assert worker.locks.renewals >= 3
+    assert worker.heartbeats.refusals == 0
+    assert worker.heartbeats.renewals >= 3
 
 
 @pytest.mark.parametrize("server_url", ["valkey9"], indirect=True)
@@ -156,15 +156,17 @@ async def test_renewals_are_batched(client: aqless.Client, monkeypatch: pytest.M
     async with running(worker):
         await all_complete(client, jids)
     assert worker.counters.lost == 0
-    assert worker.locks.renewals >= 20 * 2  # every 1/3 s of 2 s: 6 each when idle, fewer when busy
-    assert round_trips * 5 <= worker.locks.renewals, (round_trips, worker.locks.renewals)
+    assert (
+        worker.heartbeats.renewals >= 20 * 2
+    )  # every 1/3 s of 2 s: 6 each when idle, fewer when busy
+    assert round_trips * 5 <= worker.heartbeats.renewals, (round_trips, worker.heartbeats.renewals)
 
 
 async def test_cancelling_a_running_job_cancels_its_code(client: aqless.Client) -> None:
     async with sleeping(client) as (worker, sleeper, jid):
         cancelled_at = time.monotonic()
         await (await get_job(client, jid)).cancel()
-        await until(lambda: not worker.slots, timeout=1)
+        await until(lambda: not worker.running, timeout=1)
     assert sleeper.cancelled_at is not None
     assert sleeper.cancelled_at - cancelled_at < 1
     assert await client.jobs.get(jid) is None
@@ -179,7 +181,7 @@ async def test_a_job_timed_out_from_outside_is_lost(
         worker.pause()  # so that it does not take the stalled job again
         timed_out_at = time.monotonic()
         await (await get_job(client, jid)).timeout()
-        await until(lambda: not worker.slots, timeout=1)
+        await until(lambda: not worker.running, timeout=1)
         assert sleeper.cancelled_at is not None
         assert sleeper.cancelled_at - timed_out_at < 1
         assert worker.counters.lost == 1
@@ -207,7 +209,7 @@ async def test_a_job_whose_lock_expired_is_lost(server_url: str, client: aqless.
         async with ahead:
             taken = await ahead.queues["q"].pop()
             assert taken is not None
-            await until(lambda: not worker.slots, timeout=1)
+            await until(lambda: not worker.running, timeout=1)
             await taken.complete()
     assert sleeper.cancelled_at is not None
     assert worker.counters.lost == 1

@@ -54,7 +54,7 @@ async def test_stop_gives_grace_then_hands_back(
     stuck = await client.queues["q"].put("app.never")
     worker = make_worker(client, ["q"], handlers, grace=0.5)
     async with running(worker) as run:
-        await until(lambda: len(worker.slots) == 2)
+        await until(lambda: len(worker.running) == 2)
         stopped_at = time.monotonic()
         worker.stop()
         await until(lambda: not worker.listening)  # the server knows: it pushes no more
@@ -74,7 +74,7 @@ async def test_a_second_stop_hands_back_at_once(
     async with sleeping(client, grace=30) as (worker, sleeper, jid):
         worker.stop()
         await anyio.sleep(0.1)
-        assert worker.slots  # still within its grace
+        assert worker.running  # still within its grace
         stopped_at = time.monotonic()
         worker.stop()
         await until(lambda: worker.state == "stopped", timeout=2)
@@ -93,12 +93,12 @@ async def test_finish_waits_for_every_job(client: aqless.Client) -> None:
     jids = [await client.queues["q"].put("app.job") for _ in range(2)]
     worker = make_worker(client, ["q"], one(gated), grace=0)
     async with running(worker) as run:
-        await until(lambda: len(worker.slots) == 2)
+        await until(lambda: len(worker.running) == 2)
         worker.finish()
         await until(lambda: not worker.listening)
         later = await client.queues["q"].put("app.job")
         await anyio.sleep(0.3)
-        assert len(worker.slots) == 2
+        assert len(worker.running) == 2
         assert worker.state == "stopping"
         gate.set()
         counters = await run.stopped()
@@ -129,7 +129,7 @@ async def test_hand_back_running_jobs_and_go_on(
     async with sleeping(client) as (worker, sleeper, jid):
         worker.pause()
         worker.hand_back_running("asked to")
-        await until(lambda: not worker.slots, timeout=1)
+        await until(lambda: not worker.running, timeout=1)
         assert worker.state == "running"
         assert sleeper.cancelled_at is not None
         assert worker.counters.handed_back == 1

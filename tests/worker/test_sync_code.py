@@ -67,7 +67,7 @@ async def test_sync_code_cut_off_keeps_its_slot_until_it_returns(
                 while len(gate.entered) < 3:  # noqa: ASYNC110  # nothing to await: an absence
                     await anyio.sleep(0.01)
             assert gate.entered == first
-            assert len(worker.slots) == 2
+            assert len(worker.running) == 2
             gate.open.set()
             for jid in set(jids) - set(first):
                 await until_state(client, jid, JobState.COMPLETE)

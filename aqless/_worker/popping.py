@@ -1,0 +1,115 @@
+"""Popping jobs for a worker's free slots, never more than the server has freed.
+
+A pop is an ordered call (see aqless._connection.batching): its count is made when its
+round trip is sent, last in it, from the slots whose outcomes have landed plus those whose
+outcome calls ride ahead of it (`RunningJobs.free`), so the server never sees the worker
+hold more jobs than it has slots. A pop asks for at most a quarter of the slots, so that
+while some groups' jobs run the server works on the others' outcomes and next pops
+(measured: a drain at 50 or 200 slots goes 25-35% faster than with halves, and eighths gain
+nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+import anyio
+
+from aqless._backoff import POP
+from aqless._worker.running import RunningJobs
+from aqless._worker.served import ServedQueues
+from aqless.client import Client
+from aqless.errors import ConnectionLostError, ScriptError
+from aqless.job import Job
+from aqless.reservers import Reserver
+
+if TYPE_CHECKING:
+    from aqless.worker import WorkerCounters
+
+logger = logging.getLogger("aqless.worker")
+
+
+class Popper:
+    """Pops a worker's jobs from its queues, in its reserver's order.
+
+    Args:
+        client: the worker's client (its ``worker_name`` is the worker's).
+        running: the worker's running jobs and the slots they hold.
+        served: the queues the worker serves.
+        reserver: the order queues are popped in.
+        counters: the worker's counters (``started``, for `max_jobs`).
+        max_jobs: the most jobs the worker takes, or None.
+        may_pop: whether the worker still wants jobs (it may stop or pause while a pop
+            waits for its round trip).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        running: RunningJobs,
+        served: ServedQueues,
+        reserver: Reserver,
+        counters: WorkerCounters,
+        *,
+        max_jobs: int | None,
+        may_pop: Callable[[], bool],
+    ) -> None:
+        self._client = client
+        self._running = running
+        self._served = served
+        self._reserver = reserver
+        self._counters = counters
+        self._max_jobs = max_jobs
+        self._may_pop = may_pop
+        self._limit = (running.concurrency + 3) // 4
+        self.failures = 0  # pops failed in a row
+        #: the worker may hold jobs it never heard of: a pop failed (it may have run, its
+        #: jobs unknown), or jobs pushed to it may have been lost
+        self.unknown_held = False
+
+    def free(self, released: Sequence[str] | None = None) -> int:
+        """How many jobs the worker may take now; with `released`, when a pop is sent
+        (see RunningJobs.free); never past `max_jobs`."""
+        free = self._running.free(released)
+        if self._max_jobs is not None:
+            free = min(free, self._max_jobs - self._counters.started)
+        return free
+
+    async def pop(self, refused_pause: float) -> tuple[list[Job], int]:
+        """Jobs for the free slots, and how many were asked for. A pop that fails is
+        followed by a backoff; one the server refuses by `refused_pause` seconds."""
+        popped: list[Job] = []
+        asked = self.free()
+        name = self._client.worker_name
+
+        def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
+            nonlocal asked
+            wanted = max(0, min(self.free(released), self._limit) - len(popped))
+            if not self._may_pop():  # since the pop was asked for
+                wanted = 0
+            asked = len(popped) + wanted
+            return queue, name, wanted
+
+        try:
+            for queue in self._reserver.order(await self._served.current()):
+                reply = await self._client.protocol.json_ordered(
+                    "queue.pop", partial(arguments, queue)
+                )
+                popped += [Job(self._client, fields) for fields in reply or []]
+                if len(popped) >= asked:
+                    break
+        except ConnectionLostError as error:
+            self.failures += 1
+            self.unknown_held = True
+            delay = POP.after(self.failures)
+            logger.warning("pop failed (%s); again in %.2f s", error, delay)
+            await anyio.sleep(delay)
+        except ScriptError as error:
+            logger.error("pop refused: %s", error)
+            await anyio.sleep(refused_pause)
+        else:
+            self.failures = 0
+        return popped, asked

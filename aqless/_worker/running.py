@@ -1,0 +1,151 @@
+"""The jobs a worker runs, and the slots (units of concurrency) they hold.
+
+The rule that keeps a worker within its slots lives here: a job *holds* a slot from its
+start until its outcome is on its way to the server (``release``), and stays listed until
+the outcome is reported (``remove``). A pop never asks for more jobs than the slots the
+server has freed when it runs the pop: the jobs no longer listed, plus those whose
+outcomes go ahead of the pop in its round trip, known by the jid each outcome call
+``releases`` (see aqless._connection.batching and the outcome verbs of aqless.job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from aqless._worker.threads import ThreadCall
+from aqless.job import Job
+from aqless.models import JobState
+
+__all__ = ["RunningJob", "RunningJobs"]
+
+
+@dataclass(slots=True, eq=False)
+class RunningJob:
+    """A running job, from its pop until its outcome is reported.
+
+    Attributes:
+        job: the job as popped (job code may change its attributes).
+        slot: the number of the slot it holds (0..concurrency-1), which names its sandbox.
+        lock_seconds: how long a lock lasts in the job's queue.
+        renew_at: when (by the client's clock) to heartbeat next.
+        scope: cancels the job's code (None until it starts).
+        lost: why the job is no longer ours (None while it is): its code is cancelled and
+            nothing is reported.
+        handing_back: the worker is stopping: the code is cancelled and the job retried.
+        reporting: the code ended; its outcome is being sent.
+        sandbox: the slot's clean directory, when the worker has a workdir.
+        frees: finishing the job may make other jobs poppable (it has dependents, or holds
+            a throttle with a maximum).
+        released: its slot may take the next job: the outcome is on its way to the server
+            (the next pop will run after it), or there is nothing to report.
+        overrun: the job's code was cut off but its thread runs on: the slot is not
+            released until it returns (see aqless._worker.threads).
+    """
+
+    job: Job
+    slot: int
+    lock_seconds: float
+    renew_at: float
+    scope: anyio.CancelScope | None = None
+    lost: str | None = None
+    handing_back: str | None = None
+    reporting: bool = False
+    sandbox: Path | None = field(default=None)
+    frees: bool = False
+    released: bool = False
+    overrun: ThreadCall | None = None
+
+    @property
+    def settled(self) -> bool:
+        """Whether the job's code already completed, failed, retried, moved or cancelled it."""
+        return self.job.state != JobState.RUNNING or not self.job.worker_name
+
+    @property
+    def held(self) -> bool:
+        """Whether the job's lock is the worker's to renew: not taken away, not settled."""
+        return self.lost is None and not self.settled
+
+    def cancel(self) -> None:
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def lose(self, reason: str) -> None:
+        """The job is not ours any more: stop its code, report nothing."""
+        if self.lost is None:
+            self.lost = reason
+        self.cancel()
+
+    def hand_back(self, reason: str) -> None:
+        """Stop the job's code and give the job back to its queue."""
+        if self.handing_back is None and not self.reporting:
+            self.handing_back = reason
+            self.cancel()
+
+
+class RunningJobs:
+    """The running jobs of a worker, by jid (`by_jid`, shared with the LockKeeper), and
+    the `concurrency` slots they hold."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+        self.by_jid: dict[str, RunningJob] = {}
+        self._free_slots = list(range(concurrency - 1, -1, -1))
+        self._extra_slots = 0
+        self._holding = 0
+
+    def free(self, released: Sequence[str] | None = None) -> int:
+        """How many more jobs fit now; with `released`, the jids that the calls a pop goes
+        behind release, how many the server will have let go of when it runs the pop: the
+        jobs whose outcomes have landed, or go ahead of it."""
+        if released is None:
+            return self.concurrency - self._holding
+        ahead = 0
+        for jid in released:
+            running = self.by_jid.get(jid)
+            if running is not None and running.released:
+                ahead += 1
+        return self.concurrency - len(self.by_jid) + ahead
+
+    def take(
+        self, job: Job, lock_seconds: float, renew_at: float
+    ) -> tuple[RunningJob, RunningJob | None]:
+        """List `job` with a slot of its own; returns it and the one it replaces (the same
+        job popped again after its lock expired), if any."""
+        # taken-back jobs may exceed the slots for a while; their sandboxes get extra numbers
+        if self._free_slots:
+            slot = self._free_slots.pop()
+        else:
+            self._extra_slots += 1
+            slot = self.concurrency + self._extra_slots
+        running = RunningJob(job, slot, lock_seconds, renew_at=renew_at)
+        stale = self.by_jid.get(job.jid)
+        self.by_jid[job.jid] = running
+        self._holding += 1
+        return running, stale
+
+    def release(self, running: RunningJob) -> bool:
+        """Let the job's slot take the next job; False if it was released already, or its
+        code runs on in a thread (it is released once that returns)."""
+        if running.released or running.overrun is not None:
+            return False
+        running.released = True
+        self._holding -= 1
+        if running.slot < self.concurrency:
+            self._free_slots.append(running.slot)
+            running.slot = self.concurrency  # given back once
+        return True
+
+    def hold_again(self, running: RunningJob) -> None:
+        """The job's outcome did not reach the server: it holds a slot until sent again."""
+        if running.released:
+            running.released = False
+            self._holding += 1
+
+    def remove(self, running: RunningJob) -> None:
+        """The job's outcome is reported: unlist it (unless a second pop replaced it)."""
+        if self.by_jid.get(running.job.jid) is running:
+            del self.by_jid[running.job.jid]
