@@ -11,22 +11,29 @@ from aqless._connection.lean import LeanConnection
 from tests.worker.helpers import make_worker, one, running, until
 
 
-async def assert_script_calls_go_lean(client: aqless.Client, kind: str) -> None:
+async def assert_script_calls_go_lean(
+    client: aqless.Client, kind: str, *, admin: aqless.Client | None = None
+) -> None:
     """The client's lean connection is of `kind` and carries its script calls: the server
-    sees the script called on the connection the lean one names."""
+    lists it (named, or by its ACL user when an `admin` client looks) as calling the script."""
     wire = client.protocol.wire
     assert wire.endpoint.kind == kind
     assert client.protocol.script.uses_lean_connection
-    await wire.call(("CLIENT", "SETNAME", "aqless-lean"))
+    if admin is None:
+        await wire.call(("CLIENT", "SETNAME", "aqless-lean"))
+        marker, onlooker = " name=aqless-lean ", LeanConnection(wire.endpoint)
+    else:  # a user allowed only the script: it cannot name itself
+        marker = f" user={wire.endpoint.options['username']} "
+        onlooker = admin.protocol.wire
     await client.queues["lean-probe"].length()  # a script call
     assert wire.endpoint.address is not None
-    onlooker = LeanConnection(wire.endpoint)  # another connection to the same server
     try:
         listed = await onlooker.call(("CLIENT", "LIST"))
     finally:
-        await onlooker.close()
-    [line] = [line for line in listed.splitlines() if " name=aqless-lean " in line]
-    assert " cmd=fcall " in line or " cmd=evalsha " in line, line
+        if admin is None:
+            await onlooker.close()
+    lines = [line for line in listed.splitlines() if marker in line]
+    assert any(" cmd=fcall " in line or " cmd=evalsha " in line for line in lines), lines
 
 
 class Pops:

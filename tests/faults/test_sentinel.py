@@ -20,6 +20,7 @@ import anyio
 import pytest
 
 import aqless
+from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
 from tests.faults.harness import (
     DONE,
     QUEUE,
@@ -198,3 +199,14 @@ async def account_on_primary(client: aqless.Client, sentinel: int, jids: list[st
     address = ask(sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
     assert isinstance(address, list)
     return await account(client, f"redis://{address[0]}:{address[1]}/0", jids)
+
+
+async def test_a_sentinel_client_calls_over_the_lean_connection_and_is_pushed_jobs(
+    sentinels: tuple[Group, int, list[int]],
+) -> None:
+    _, primary, ports = sentinels
+    addresses = [("127.0.0.1", port) for port in ports]
+    async with aqless.Client.from_sentinel(addresses, SERVICE) as client:
+        await assert_script_calls_go_lean(client, "sentinel")
+        assert client.protocol.wire.endpoint.address == ("127.0.0.1", primary)
+        await assert_a_worker_is_pushed_its_job(client)
