@@ -217,7 +217,10 @@ def test_every_kind_of_connection_has_its_endpoint(
     [
         (aioredis.ConnectionPool.from_url("redis://h:1", protocol=3), "protocol=3"),
         (aioredis.ConnectionPool(host="h", redis_connect_func=print), "redis_connect_func"),
-        (aioredis.ConnectionPool(connection_class=PlainConnection), "PlainConnection"),
+        (
+            aioredis.ConnectionPool(connection_class=PlainConnection),  # type: ignore[type-abstract]
+            "PlainConnection",
+        ),
     ],
 )
 def test_an_option_the_lean_connection_cannot_honour_is_refused_by_name(

@@ -257,7 +257,7 @@ async def test_a_moved_slot_is_followed_and_the_moved_call_sent_once_more(
 
 def move_slot(cluster: Cluster, slot: int, source: int, target: int) -> None:
     """Migrate `slot` with its keys from the node at `source` to the one at `target`."""
-    source_id, target_id = ask(source, "CLUSTER", "MYID"), ask(target, "CLUSTER", "MYID")
+    source_id, target_id = str(ask(source, "CLUSTER", "MYID")), str(ask(target, "CLUSTER", "MYID"))
     ask(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
     ask(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
     while keys := ask(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):

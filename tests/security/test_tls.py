@@ -242,7 +242,7 @@ async def test_tls_clients_call_over_the_lean_connection_and_are_pushed_jobs(
     server: str, request: pytest.FixtureRequest
 ) -> None:
     tls: TlsServer = request.getfixturevalue(server)
-    certificates = {
+    certificates: dict[str, Any] = {
         "ssl_ca_certs": str(tls.ca),
         "ssl_certfile": str(tls.client_cert),
         "ssl_keyfile": str(tls.client_key),
