@@ -71,7 +71,9 @@ class Client:
 
     ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, with
     the username and password of an ACL user in the URL or as keywords; extra keywords go to
-    ``redis.asyncio.Redis`` (e.g. ``db``, ``ssl_ca_certs``, ``socket_timeout``).
+    ``redis.asyncio.Redis`` (e.g. ``db``, ``ssl_ca_certs``, ``socket_timeout``) and to
+    aqless's own connection, which takes every kind of deployment the same way (an option
+    it cannot honour, such as ``protocol=3``, is a ConfigurationError).
     ``Client(host="foo.bar.com", port=1234)`` or ``Client(unix_socket_path=...)`` name the
     server instead of a URL. Bad options raise ConfigurationError here, before anything
     connects or starts. ``Client(redis=r)``
