@@ -12,6 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.sentinel import SentinelConnectionPool
+from redis.credentials import CredentialProvider
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
@@ -228,3 +229,30 @@ def test_an_option_the_lean_connection_cannot_honour_is_refused_by_name(
 ) -> None:
     with pytest.raises(ConfigurationError, match=named):
         Endpoint.of(aioredis.Redis(connection_pool=pool), "ql:")
+
+
+class RecordingCredentials(CredentialProvider):
+    """Credentials asked for at every connection (the default user takes any password)."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def get_credentials_async(self) -> tuple[str, str]:
+        self.asked += 1
+        return ("default", "any-password")
+
+
+async def test_a_credential_provider_is_asked_at_every_connection(server_url: str) -> None:
+    credentials = RecordingCredentials()
+    made = aioredis.Redis.from_url(
+        server_url, decode_responses=True, credential_provider=credentials
+    )
+    try:
+        async with Client(redis=made) as client:
+            await client.queues["q"].length()
+            assert credentials.asked == 1
+            client.protocol.abandon_connection("for a new one")
+            await client.queues["q"].length()
+            assert credentials.asked == 2
+    finally:
+        await made.aclose()
