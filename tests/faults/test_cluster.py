@@ -230,6 +230,14 @@ async def test_a_cluster_client_calls_over_the_lean_connection_and_is_pushed_job
         await assert_script_calls_go_lean(client, "cluster")
         assert client.protocol.wire.endpoint.address == ("127.0.0.1", home(cluster, "{lean}"))
         await assert_a_worker_is_pushed_its_job(client)
+    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports[1:])
+    async with aqless.Client(url, namespace="{url-lean}", worker_name="by-url") as client:
+        await assert_script_calls_go_lean(client, "cluster")
+        home_port = home(cluster, "{url-lean}")
+        assert client.protocol.wire.endpoint.address == ("127.0.0.1", home_port)
+        await assert_a_worker_is_pushed_its_job(client)
+    with pytest.raises(aqless.ConfigurationError, match="hash tag"):
+        aqless.Client(url)
 
 
 async def test_a_moved_slot_is_followed_and_the_moved_call_sent_once_more(

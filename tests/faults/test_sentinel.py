@@ -218,6 +218,11 @@ async def test_a_sentinel_client_calls_over_the_lean_connection_and_is_pushed_jo
         await assert_script_calls_go_lean(client, "sentinel")
         assert client.protocol.wire.endpoint.address == ("127.0.0.1", primary)
         await assert_a_worker_is_pushed_its_job(client)
+    url = f"redis+sentinel://127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/{SERVICE}"
+    async with aqless.Client(url, worker_name="by-url") as client:
+        await assert_script_calls_go_lean(client, "sentinel")
+        assert client.protocol.wire.endpoint.address == ("127.0.0.1", primary)
+        await assert_a_worker_is_pushed_its_job(client, "urlq")
 
 
 async def test_after_a_failover_the_next_calls_find_the_new_primary(
