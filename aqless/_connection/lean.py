@@ -329,10 +329,10 @@ async def open_stream(
     return opened
 
 
-async def _greet(hello: Sequence[tuple[Argument | None, ...]], link: RespStream) -> None:
+async def _greet(hello: Sequence[tuple[Argument, ...]], link: RespStream) -> None:
     if not hello:
         return
-    packed = b"".join([pack(command) for command in hello])  # type: ignore[arg-type]
+    packed = b"".join([pack(command) for command in hello])
     try:
         replies: list[Any] = await link.send(packed, len(hello))
     except BaseException:
