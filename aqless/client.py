@@ -18,6 +18,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from aqless._connection import cluster as _cluster
+from aqless._connection import urls
 from aqless._connection.protocol import Clock, Protocol
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.errors import ConfigurationError
@@ -70,9 +71,13 @@ def default_worker_name() -> str:
 class Client:
     """A connection to one qless deployment (one server, one key namespace).
 
-    ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, with
+    ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, to
+    ``redis+sentinel://host:port[,host:port]/service`` (the primary Sentinel names) and to
+    ``redis+cluster://host:port[,host:port]`` (with a hash-tagged namespace), with
     the username and password of an ACL user in the URL or as keywords; extra keywords go to
-    ``redis.asyncio.Redis`` (e.g. ``db``, ``ssl_ca_certs``, ``socket_timeout``).
+    ``redis.asyncio.Redis`` (e.g. ``db``, ``ssl_ca_certs``, ``socket_timeout``) and to
+    aqless's own connection, which takes every kind of deployment the same way (an option
+    it cannot honour, such as ``protocol=3``, is a ConfigurationError).
     ``Client(host="foo.bar.com", port=1234)`` or ``Client(unix_socket_path=...)`` name the
     server instead of a URL. Bad options raise ConfigurationError here, before anything
     connects or starts. ``Client(redis=r)``
@@ -149,6 +154,8 @@ class Client:
                     f"'{{billing}}', so that all of its keys are in one slot; got {namespace!r}"
                 )
             self._use(redis)
+        elif self.url is not None and urls.scheme_of(self.url) in (urls.SENTINEL, urls.CLUSTER):
+            self._use(self._connect_many(urls.parse(self.url)))
         elif self.url is not None:
             self._use(self._connect(self.url))
         else:  # the embedded server's URL is known once open() has found it
@@ -175,16 +182,14 @@ class Client:
         sentinel_options: dict[str, Any] | None = None,
         **connection_options: Any,
     ) -> Client:
-        """A client that follows the primary that Redis Sentinel names for `service_name`."""
-        from redis.asyncio.sentinel import Sentinel
-
-        sentinel = Sentinel(  # type: ignore[no-untyped-call]
-            sentinels, sentinel_kwargs=sentinel_options or {}
+        """A client that follows the primary that Redis Sentinel names for `service_name`
+        (the URL ``redis+sentinel://host:port,host:port/service`` does the same)."""
+        primary, sentinel_connections = _sentinel_primary(
+            sentinels, service_name, sentinel_options or {}, connection_options
         )
-        primary = sentinel.master_for(service_name, decode_responses=True, **connection_options)
         client = cls(redis=primary, namespace=namespace, worker_name=worker_name)
         client._owns_redis = True
-        client._sentinels = list(sentinel.sentinels)
+        client._sentinels = sentinel_connections
         return client
 
     @classmethod
@@ -220,6 +225,24 @@ class Client:
         client = cls(redis=cluster, namespace=namespace, worker_name=worker_name, clock=clock)
         client._owns_redis = True
         return client
+
+    def _connect_many(self, url: urls.ManyHosts) -> AnyRedis:
+        """The redis-py client of a ``redis+sentinel://`` or ``redis+cluster://`` URL."""
+        options = dict(self._connection_options)
+        if url.username is not None:
+            options["username"] = url.username
+        if url.password is not None:
+            options["password"] = url.password
+        if url.scheme == urls.CLUSTER:
+            if _cluster.hash_tag(self.namespace or "") is None:
+                raise ConfigurationError(
+                    "on a Redis Cluster the namespace must carry a hash tag, such as "
+                    f"'{{billing}}', so that all of its keys are in one slot; "
+                    f"got {self.namespace!r}"
+                )
+            return _cluster.connect(url.hosts, **options)
+        primary, self._sentinels = _sentinel_primary(url.hosts, url.path, {}, options)
+        return primary
 
     def _connect(self, url: str) -> aioredis.Redis:
         # No silent resends: a script call resent after a dropped connection may run
@@ -340,6 +363,23 @@ class Client:
 
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"
+
+
+def _sentinel_primary(
+    sentinels: Sequence[tuple[str, int]],
+    service_name: str,
+    sentinel_options: dict[str, Any],
+    options: dict[str, Any],
+) -> tuple[aioredis.Redis, list[aioredis.Redis]]:
+    """A client of the primary Sentinel names for `service_name`, and the connections to
+    the Sentinels (the caller closes them)."""
+    from redis.asyncio.sentinel import Sentinel
+
+    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        sentinels, sentinel_kwargs=sentinel_options
+    )
+    primary = sentinel.master_for(service_name, decode_responses=True, **options)
+    return primary, list(sentinel.sentinels)
 
 
 class Queues:

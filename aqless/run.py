@@ -267,7 +267,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @option(
     "--url",
     envvar="AQLESS_URL",
-    help="redis://, rediss:// or unix:// server URL (default: the embedded Valkey).",
+    help="redis://, rediss://, unix://, redis+sentinel://h:p,h:p/service or "
+    "redis+cluster://h:p,h:p server URL (default: the embedded Valkey).",
 )
 @option("--namespace", envvar="AQLESS_NAMESPACE", help="Key namespace (<ns>:ql:).")
 @option(

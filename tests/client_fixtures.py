@@ -4,18 +4,18 @@
 - ``client``: an open Client on a flushed server, on the real clock.
 - ``clock`` and ``timed_client``: a Client whose time only moves when the test says so, so
   lock expiry, schedules and statistics are tested without sleeping.
-- ``counted``: a Client whose connections count their round trips.
+- ``counted``: a Client whose lean connection counts its round trips.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 import aqless
-from tests.client_helpers import WORKER, Counted, CountingConnection, ManualClock, RoundTrips
+from tests.client_helpers import WORKER, Counted, ManualClock, RoundTrips
 
 
 @pytest.fixture
@@ -41,22 +41,19 @@ async def timed_client(server_url: str, clock: ManualClock) -> AsyncIterator[aql
 
 @pytest.fixture
 async def counted(server_url: str, clock: ManualClock) -> AsyncIterator[Counted]:
-    """A client (on `clock`) over a redis client that counts its round trips; the
-    connection is made, and the protocol loaded, before the count starts."""
-    assert server_url.startswith("unix://"), "the test servers listen on unix sockets"
+    """A client (on `clock`) whose lean connection counts its round trips (each write of
+    one call or of a whole pipeline); the connection is made, and the protocol loaded,
+    before the count starts."""
     round_trips = RoundTrips()
-    pool = aioredis.ConnectionPool(
-        connection_class=CountingConnection,
-        path=server_url.removeprefix("unix://"),
-        decode_responses=True,
-        round_trips=round_trips,
-    )
-    redis = aioredis.Redis.from_pool(pool)
-    try:
-        async with aqless.Client(redis=redis, clock=clock, worker_name=WORKER) as client:
-            await client.redis.flushall()
-            await client.queues["warm-up"].length()  # connects and loads the protocol
-            round_trips.count = 0
-            yield Counted(client, round_trips)
-    finally:
-        await redis.aclose()
+    async with aqless.Client(server_url, clock=clock, worker_name=WORKER) as client:
+        await client.redis.flushall()
+        await client.queues["warm-up"].length()  # connects and loads the protocol
+        wire = client.protocol.wire
+        send = wire._send
+
+        async def counting(packed: bytes, expected: int) -> Any:
+            round_trips.count += 1
+            return await send(packed, expected)
+
+        wire._send = counting  # type: ignore[method-assign]
+        yield Counted(client, round_trips)

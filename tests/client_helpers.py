@@ -3,11 +3,7 @@ and short ways to fetch jobs. The fixtures built on them are in client_fixtures.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-from redis.asyncio.connection import UnixDomainSocketConnection
 
 import aqless
 
@@ -38,20 +34,6 @@ class RoundTrips:
 
     def __init__(self) -> None:
         self.count = 0
-
-
-class CountingConnection(UnixDomainSocketConnection):
-    """A unix-socket connection that counts its writes in `round_trips`."""
-
-    def __init__(self, *, round_trips: RoundTrips, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._round_trips = round_trips
-
-    async def send_packed_command(
-        self, command: bytes | str | Iterable[bytes], check_health: bool = True
-    ) -> None:
-        self._round_trips.count += 1
-        await super().send_packed_command(command, check_health)
 
 
 @dataclass

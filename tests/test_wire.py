@@ -10,21 +10,22 @@ import time
 import anyio
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.sentinel import SentinelConnectionPool
+from redis.credentials import CredentialProvider
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from aqless import Client, JobNotFoundError
+from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import LeanConnection
-from aqless.errors import ConnectionLostError
+from aqless.errors import ConfigurationError, ConnectionLostError
 
 pytest_plugins = ["tests.client_fixtures"]
 
 
 def wire_of(client: Client) -> LeanConnection:
-    wire = client.protocol.wire
-    assert wire is not None, "a unix-socket client talks through a LeanConnection"
-    return wire
+    return client.protocol.wire
 
 
 async def wire_connection_id(client: Client, name: str) -> int:
@@ -192,18 +193,66 @@ def test_a_client_used_from_another_event_loop_moves_its_connection_there(
         second.close()
 
 
+class PlainConnection(AbstractConnection):
+    """A connection class of one's own: the lean connection cannot know what it does."""
+
+
 @pytest.mark.parametrize(
-    ("pool", "served"),
+    ("pool", "kind"),
     [
-        (aioredis.ConnectionPool.from_url("redis://user:secret@h:1/2?client_name=x"), True),
-        (aioredis.ConnectionPool.from_url("unix:///tmp/s.sock"), True),
-        (aioredis.ConnectionPool.from_url("rediss://h:1"), False),  # TLS stays with redis-py
-        (aioredis.ConnectionPool.from_url("redis://h:1", protocol=3), False),
-        (aioredis.ConnectionPool(host="h", credential_provider=object()), False),
-        (SentinelConnectionPool("svc", object()), False),  # type: ignore[no-untyped-call]
+        (aioredis.ConnectionPool.from_url("redis://user:secret@h:1/2?client_name=x"), "tcp"),
+        (aioredis.ConnectionPool.from_url("unix:///tmp/s.sock"), "unix"),
+        (aioredis.ConnectionPool.from_url("rediss://h:1"), "tls"),
+        (aioredis.ConnectionPool(host="h", retry=None, health_check_interval=30), "tcp"),
+        (SentinelConnectionPool("svc", object()), "sentinel"),  # type: ignore[no-untyped-call]
     ],
 )
-def test_the_wire_serves_only_connections_it_can_open_alike(
-    pool: aioredis.ConnectionPool, served: bool
+def test_every_kind_of_connection_has_its_endpoint(
+    pool: aioredis.ConnectionPool, kind: str
 ) -> None:
-    assert (LeanConnection.serving(aioredis.Redis(connection_pool=pool)) is not None) is served
+    assert Endpoint.of(aioredis.Redis(connection_pool=pool), "ql:").kind == kind
+
+
+@pytest.mark.parametrize(
+    ("pool", "named"),
+    [
+        (aioredis.ConnectionPool.from_url("redis://h:1", protocol=3), "protocol=3"),
+        (aioredis.ConnectionPool(host="h", redis_connect_func=print), "redis_connect_func"),
+        (
+            aioredis.ConnectionPool(connection_class=PlainConnection),  # type: ignore[type-abstract]
+            "PlainConnection",
+        ),
+    ],
+)
+def test_an_option_the_lean_connection_cannot_honour_is_refused_by_name(
+    pool: aioredis.ConnectionPool, named: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=named):
+        Endpoint.of(aioredis.Redis(connection_pool=pool), "ql:")
+
+
+class RecordingCredentials(CredentialProvider):
+    """Credentials asked for at every connection (the default user takes any password)."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def get_credentials_async(self) -> tuple[str, str]:
+        self.asked += 1
+        return ("default", "any-password")
+
+
+async def test_a_credential_provider_is_asked_at_every_connection(server_url: str) -> None:
+    credentials = RecordingCredentials()
+    made = aioredis.Redis.from_url(
+        server_url, decode_responses=True, credential_provider=credentials
+    )
+    try:
+        async with Client(redis=made) as client:
+            await client.queues["q"].length()
+            assert credentials.asked == 1
+            client.protocol.abandon_connection("for a new one")
+            await client.queues["q"].length()
+            assert credentials.asked == 2
+    finally:
+        await made.aclose()

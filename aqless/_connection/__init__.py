@@ -2,5 +2,7 @@
 
 Private: nothing here is public API. ``protocol.Protocol`` is the one caller of the script
 (the layer above calls only it); ``lean`` holds the pipelined connections, ``subscriber``
-the pubsub one, ``batching`` automatic pipelining, ``cluster`` a Cluster's hash-tag rule.
+the pubsub one, ``endpoint`` where both go (every kind of deployment) and how they greet,
+``urls`` the Sentinel and Cluster URLs, ``batching`` automatic pipelining, ``cluster`` a
+Cluster's hash-tag rule.
 """

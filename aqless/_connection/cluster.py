@@ -2,10 +2,11 @@
 
 A deployment runs on a Cluster when its namespace carries a hash tag (``{billing}``): every
 key and the script's KEYS[1] (the prefix ``{billing}:ql:``) then hash to one slot, so each
-call and each pipeline goes to the one node that holds it (aqless.scripts.loader.Script
-names that node). The script publishes with PUBLISH, not SPUBLISH, and a Cluster forwards
-such messages to every node, so an event stream may listen on any node: ``NodePubSub``
-takes the node that holds the deployment's slot, looked up again at each (re)subscription.
+call and each pipeline goes to the one node that holds it (the lean connection's Endpoint
+finds that node, aqless._connection.endpoint). The script publishes with PUBLISH, not
+SPUBLISH, and a Cluster forwards such messages to every node, so an event stream may
+listen on any node: ``NodePubSub`` takes the node that holds the deployment's slot, looked
+up again at each (re)subscription.
 """
 
 from __future__ import annotations

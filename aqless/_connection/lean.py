@@ -7,9 +7,12 @@ client and event loop, packs with hiredis (C), writes every call at once (calls 
 same turn of the event loop share one write), and matches replies to callers in order. One
 timer per connection, not per call, enforces the socket timeout.
 
-It serves the plain cases: TCP or a Unix socket, a password and/or user name, a database
-number, a client name. Anything else (TLS, Sentinel, a Cluster, credential providers, RESP3)
-keeps redis-py's connections: ``LeanConnection.serving`` returns None for it.
+It serves every kind of deployment: its ``Endpoint`` (aqless._connection.endpoint) says where
+to connect (TCP, a Unix socket, TLS, the primary Sentinel names, the node of a Cluster that
+holds the deployment's slot) and how to greet the server. A reply saying the connection is
+not the right one any more (``READONLY``, ``MOVED``...) retires it: the calls already sent on
+it get their replies, the next call connects again, to the address resolved again; a call
+that got ``MOVED`` did not run, and is sent once more to the node the reply names.
 
 A call whose connection drops fails with redis-py's ``ConnectionError`` (the caller maps it
 to ConnectionLostError): the server may or may not have run it, so it is never resent. The
@@ -26,32 +29,15 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import hiredis
-import redis.asyncio as aioredis
-from redis.asyncio.connection import Connection, UnixDomainSocketConnection
 from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
+
+from aqless._connection.endpoint import Endpoint
 
 __all__ = ["LeanConnection"]
 
 from aqless.scripts.loader import Argument
 
-# connection options a LeanConnection honours, and those that do not change what goes on the wire
-_UNDERSTOOD = frozenset(
-    {
-        "host", "port", "path", "db", "username", "password", "client_name",
-        "socket_timeout", "socket_connect_timeout", "decode_responses", "encoding",
-        "encoding_errors",
-    }
-)  # fmt: skip
-_IGNORED = frozenset(
-    {
-        "himport_registry", "maint_notifications_pool_handler", "maint_notifications_config",
-        "orig_host_address", "orig_socket_timeout", "orig_socket_connect_timeout",
-        "health_check_interval", "retry", "retry_on_timeout", "retry_on_error",
-        "socket_keepalive", "socket_keepalive_options", "socket_type", "lib_name",
-        "lib_version", "event_dispatcher",
-    }
-)  # fmt: skip
 NO_MORE = object()  # what the reader gives back when a reply is incomplete
 
 
@@ -96,6 +82,7 @@ class RespStream(asyncio.Protocol):
         self._watchdog: asyncio.TimerHandle | None = None
         self._idle_check: select.poll | None = None
         self.lost: BaseException | None = None
+        self._retired = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # a stream's: it writes
@@ -162,12 +149,15 @@ class RespStream(asyncio.Protocol):
                     waiter.future.set_exception(reply)
                 else:
                     waiter.future.set_result(reply)
-            return
-        waiter.replies.append(reply)  # a pipeline: errors stay in place
-        if len(waiter.replies) == waiter.expected:
+        else:
+            waiter.replies.append(reply)  # a pipeline: errors stay in place
+            if len(waiter.replies) < waiter.expected:
+                return
             self._waiters.popleft()
             if not waiter.future.done():
                 waiter.future.set_result(waiter.replies)
+        if self._retired and not self._waiters:
+            self.close()
 
     def eof_received(self) -> bool:
         self.connection_lost(None)
@@ -205,6 +195,12 @@ class RespStream(asyncio.Protocol):
             self._flush()
             self._transport.close()
 
+    def retire(self) -> None:
+        """Close once the calls sent on it have their replies (none is sent on it again)."""
+        self._retired = True
+        if not self._waiters:
+            self.close()
+
 
 def dropped(cause: BaseException) -> RedisConnectionError:
     if isinstance(cause, RedisConnectionError):
@@ -217,38 +213,51 @@ def dropped(cause: BaseException) -> RedisConnectionError:
 class LeanConnection:
     """Script calls of one client over one lazily opened connection (per event loop)."""
 
-    def __init__(self, options: dict[str, Any]) -> None:
-        self.options = options  # the connection's: host, port, password...
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self._follows = endpoint.follows()  # error codes that retire the connection
         self._link: RespStream | None = None
         self._connecting: asyncio.Future[RespStream] | None = None
         self._closed = False
 
-    @classmethod
-    def serving(cls, redis: object) -> LeanConnection | None:
-        """A LeanConnection to the server `redis` talks to, or None where redis-py must stay."""
-        if type(redis) is not aioredis.Redis:
-            return None
-        pool = redis.connection_pool
-        if pool.connection_class not in (Connection, UnixDomainSocketConnection):
-            return None
-        options = dict(pool.connection_kwargs)
-        if options.get("protocol") not in (None, 2, "2"):
-            return None
-        options.pop("protocol", None)
-        for name, value in options.items():
-            if name not in _UNDERSTOOD and name not in _IGNORED and value:
-                return None  # an option this connection would not honour
-        return cls(options)
-
     async def call(self, argv: Sequence[Argument]) -> Any:
         """The reply to one command (raising a refusal as redis-py's ResponseError)."""
-        return await self._send(pack(argv), 0)
+        packed = pack(argv)
+        if not self._follows:
+            return await self._send(packed, 0)
+        try:
+            return await self._send(packed, 0)
+        except ResponseError as error:
+            if not self._redirected(error):
+                raise
+        return await self._send(packed, 0)  # MOVED: it did not run; once more, on the new node
 
     async def pipeline(self, argvs: Sequence[Sequence[Argument]]) -> list[Any]:
         """The replies to commands sent together; a refusal is its ResponseError, in place."""
-        packed = b"".join([pack(argv) for argv in argvs])
-        replies: list[Any] = await self._send(packed, len(argvs))
+        packed = [pack(argv) for argv in argvs]
+        replies: list[Any] = await self._send(b"".join(packed), len(argvs))
+        if self._follows:
+            moved = [
+                n
+                for n, reply in enumerate(replies)
+                if isinstance(reply, ResponseError) and self._redirected(reply)
+            ]
+            if moved:  # they did not run: once more, together, on the new node
+                again = await self._send(b"".join([packed[n] for n in moved]), len(moved))
+                for n, reply in zip(moved, again, strict=True):
+                    replies[n] = reply
         return replies
+
+    def _redirected(self, error: ResponseError) -> bool:
+        """Retire the connection if `error` says it is not the right one any more; True
+        for a MOVED reply, whose call may be sent once more."""
+        text = str(error)
+        if not text.startswith(self._follows):
+            return False
+        link, self._link = self._link, None
+        if link is not None:
+            link.retire()
+        return self.endpoint.moved(text)
 
     async def _send(self, packed: bytes, expected: int) -> Any:
         link = self._link
@@ -266,7 +275,7 @@ class LeanConnection:
             return await asyncio.shield(self._connecting)
         self._connecting = connecting = loop.create_future()
         try:
-            link = await self._open()
+            link = await open_stream(self.endpoint, RespStream)
             if self._closed:  # closed while connecting
                 link.close()
                 raise RedisConnectionError("the client is closed")
@@ -279,9 +288,6 @@ class LeanConnection:
         connecting.set_result(link)
         self._link = link
         return link
-
-    async def _open(self) -> RespStream:
-        return await open_stream(self.options, RespStream)
 
     def abandon(self, reason: str) -> None:
         """Drop the connection: its calls fail with `reason`, the next call connects again.
@@ -301,45 +307,29 @@ StreamType = TypeVar("StreamType", bound=RespStream)
 
 
 async def open_stream(
-    options: dict[str, Any], make: Callable[[hiredis.Reader, float | None], StreamType]
+    endpoint: Endpoint,
+    make: Callable[[hiredis.Reader, float | None], StreamType],
+    *,
+    decode: bool | None = None,
 ) -> StreamType:
-    """A connection made by `make(reader, socket_timeout)`, greeted as redis-py would:
-    authenticated, its database selected and its name set."""
+    """A connection to `endpoint` made by `make(reader, socket_timeout)`, greeted as
+    redis-py would: authenticated, its database selected and its name set. Its replies are
+    decoded as the endpoint's options say, unless `decode` says otherwise."""
+    options = endpoint.options
     reader_options: dict[str, Any] = {"notEnoughData": NO_MORE}
-    if options.get("decode_responses"):
+    if options.get("decode_responses") if decode is None else decode:
         reader_options["encoding"] = options.get("encoding", "utf-8")
         reader_options["errors"] = options.get("encoding_errors", "strict")
-    loop = asyncio.get_running_loop()
 
     def link() -> StreamType:
         return make(hiredis.Reader(**reader_options), options.get("socket_timeout"))
 
-    timeout = options.get("socket_connect_timeout") or options.get("socket_timeout")
-    try:
-        async with asyncio.timeout(timeout):
-            if options.get("path"):
-                _, opened = await loop.create_unix_connection(link, options["path"])
-            else:
-                _, opened = await loop.create_connection(
-                    link, options.get("host", "localhost"), options.get("port", 6379)
-                )
-    except (OSError, TimeoutError) as error:
-        where = options.get("path") or f"{options.get('host')}:{options.get('port')}"
-        raise RedisConnectionError(f"cannot connect to {where}: {error}") from error
-    await _greet(options, opened)
+    opened = await endpoint.open(link)
+    await _greet(await endpoint.greeting(), opened)
     return opened
 
 
-async def _greet(options: dict[str, Any], link: RespStream) -> None:
-    hello: list[tuple[Argument, ...]] = []
-    if options.get("password") is not None:
-        user = options.get("username")
-        password = options["password"]
-        hello.append(("AUTH", user, password) if user else ("AUTH", password))
-    if options.get("client_name"):
-        hello.append(("CLIENT", "SETNAME", options["client_name"]))
-    if options.get("db"):
-        hello.append(("SELECT", options["db"]))
+async def _greet(hello: Sequence[tuple[Argument, ...]], link: RespStream) -> None:
     if not hello:
         return
     packed = b"".join([pack(command) for command in hello])

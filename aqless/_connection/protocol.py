@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -30,6 +31,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from aqless._connection.batching import Batcher
+from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import LeanConnection
 from aqless.errors import (
     ConnectionLostError,
@@ -45,6 +47,11 @@ from aqless.errors import (
 from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
 
 Clock = Callable[[], float]
+
+#: A diagnostic, read once: ``AQLESS_SCRIPT_CONNECTION=redis-py`` sends script calls through
+#: redis-py's connections instead of the lean one (benchmarks/connection.py compares them).
+#: Pushed jobs and put events keep the lean Subscriber either way.
+SCRIPT_CONNECTION = os.environ.get("AQLESS_SCRIPT_CONNECTION", "lean")
 
 # The script raises as the reference core does, and the server decorates the text:
 # "user_script:12: <text> script: ..., on @user_script:12." (user_function under FCALL);
@@ -95,6 +102,7 @@ _CONDITION_CLASSES: tuple[tuple[type[Exception], str], ...] = (
 )
 _CONDITION_CODES = frozenset(
     {"LOADING", "BUSY", "READONLY", "MASTERDOWN", "NOREPLICAS", "OOM", "MISCONF"}
+    | {"MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN"}  # a Cluster moving the slot: nothing ran
 )
 _FULL = frozenset({"OOM", "MISCONF"})
 
@@ -198,8 +206,11 @@ class Protocol:
         self.prefix = prefix or "ql:"
         self.clock = clock
         self._put_stamps = Stamps(clock)
-        self.wire = LeanConnection.serving(redis)  # None: redis-py's connections carry the calls
-        self.script = Script(redis, prefix=prefix, wire=self.wire)
+        #: where the lean connections go (the Subscriber of pushed jobs too)
+        self.endpoint = Endpoint.of(redis, self.prefix)
+        self.wire = LeanConnection(self.endpoint)
+        lean = SCRIPT_CONNECTION != "redis-py"
+        self.script = Script(redis, prefix=prefix, wire=self.wire if lean else None)
         self._batcher: Batcher | None = None
 
     def _now(self, priority: float | None) -> str:
@@ -251,13 +262,11 @@ class Protocol:
         """Give up the protocol's own connection, whose calls get no reply: they fail as
         lost, and the next call connects again. (redis-py drops a connection whose call
         was cancelled by itself.)"""
-        if self.wire is not None:
-            self.wire.abandon(reason)
+        self.wire.abandon(reason)
 
     async def close(self) -> None:
-        """Close the protocol's own connection, if it has one (redis-py's stay open)."""
-        if self.wire is not None:
-            await self.wire.close()
+        """Close the protocol's own connection (redis-py's stay open)."""
+        await self.wire.close()
 
     @asynccontextmanager
     async def batching(self) -> AsyncIterator[Batcher]:

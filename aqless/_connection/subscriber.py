@@ -17,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import hiredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import NO_MORE, RespStream, dropped, open_stream, pack
 
 __all__ = ["Message", "Subscriber"]
@@ -47,14 +47,10 @@ class Subscriber(RespStream):
         self.subscribed = 0  # channels, as the server last counted them
 
     @classmethod
-    async def open(
-        cls, options: dict[str, Any], hear: Callable[[list[Message]], None]
-    ) -> Subscriber:
-        """A Subscriber to the server of a LeanConnection's `options` (replies as bytes
-        whatever they say)."""
+    async def open(cls, endpoint: Endpoint, hear: Callable[[list[Message]], None]) -> Subscriber:
+        """A Subscriber to the server of `endpoint` (replies as bytes whatever they say)."""
         return await open_stream(
-            {**options, "decode_responses": False},
-            lambda reader, timeout: cls(reader, timeout, hear),
+            endpoint, lambda reader, timeout: cls(reader, timeout, hear), decode=False
         )
 
     async def subscribe(self, channels: Sequence[str]) -> None:

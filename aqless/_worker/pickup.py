@@ -3,13 +3,12 @@ listens on ``ql:log`` and is told the moment a job is put (or advanced) into a q
 serves, by any qless client. A worker with full slots stops listening, so a busy worker
 reads no events.
 
-Where the client has its own lean connection (aqless._connection.lean), the worker also offers to
-take
-its queues' next jobs (``worker.offer``, see worker.lua) and listens on its push channel: a
-put made through aqless's scripts then pops the job for it and publishes it there, so the job
-arrives with the news instead of a pop's round trip later. The put event of a job pushed
-here brings nothing to pop; one pushed to another worker still triggers a pop, which finds
-what is left.
+The worker also offers to take its queues' next jobs (``worker.offer``, see worker.lua) and
+listens on its push channel, on every kind of deployment (a Subscriber through the client's
+Endpoint, aqless._connection.endpoint): a put made through aqless's scripts then pops the
+job for it and publishes it there, so the job arrives with the news instead of a pop's round
+trip later. The put event of a job pushed here brings nothing to pop; one pushed to another
+worker still triggers a pop, which finds what is left.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from aqless._backoff import SUBSCRIBE
-from aqless._connection.lean import LeanConnection
 from aqless._connection.subscriber import Message, Subscriber
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
@@ -100,9 +98,8 @@ class Pickup:
 
     async def run(self) -> None:
         """Listen whenever wanted, for ever (resubscribing after a lost connection)."""
-        wire = self._client.protocol.wire
-        if wire is not None and self._taker is not None:
-            await self._listen_for_pushes(wire, self._taker)
+        if self._taker is not None:
+            await self._listen_for_pushes(self._taker)
         else:
             await self._listen_to_events()
 
@@ -112,7 +109,7 @@ class Pickup:
             offered, self._offered = self._offered, ()
             await self._client.protocol.call("worker.withdraw", self._taker.name, *offered)
 
-    # -- through redis-py's pubsub: put events only --------------------------------------------
+    # -- through redis-py's pubsub: put events only (no push taker, or pushes refused) ------
 
     async def _listen_to_events(self) -> None:
         failures = 0
@@ -141,14 +138,14 @@ class Pickup:
 
     # -- through a Subscriber of its own: put events and pushed jobs -----------------------
 
-    async def _listen_for_pushes(self, wire: LeanConnection, taker: PushTaker) -> None:
+    async def _listen_for_pushes(self, taker: PushTaker) -> None:
         failures = 0
         push_channel = f"{self._client.prefix}push:{taker.name}"
         while True:
             await self._wanted.wait()
             try:
                 self._ear = ear = await Subscriber.open(
-                    wire.options, partial(self._hear, push_channel)
+                    self._client.protocol.endpoint, partial(self._hear, push_channel)
                 )
                 try:
                     while True:

@@ -86,8 +86,8 @@ class AqlessCommand(click.Command):
     "--url",
     envvar="AQLESS_URL",
     metavar="URL",
-    help="The server: redis://, rediss:// or unix:// (env AQLESS_URL; default: the embedded "
-    "Valkey server).",
+    help="The server: redis://, rediss://, unix://, redis+sentinel://h:p,h:p/service or "
+    "redis+cluster://h:p,h:p (env AQLESS_URL; default: the embedded Valkey server).",
 )
 @click.option(
     "--namespace",

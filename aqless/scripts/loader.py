@@ -40,9 +40,12 @@ def _no_functions(error: ResponseError) -> bool:
 class Script:
     """The qless protocol bound to one ``redis.asyncio.Redis`` (or ``RedisCluster``) client.
 
-    On a Cluster every call names the node that holds the prefix's slot (so redis-py does not
-    ask the server where FCALL's keys are, a round trip per call), and the library or script
-    is loaded on every primary.
+    Calls go over the client's lean connection (aqless._connection.lean), which reaches every
+    kind of deployment, and the library or script is loaded where they go. Without one (the
+    ``AQLESS_SCRIPT_CONNECTION=redis-py`` diagnostic, or a Script made on its own) they go
+    through redis-py's connections: on a Cluster every call then names the node that holds the
+    prefix's slot (so redis-py does not ask the server where FCALL's keys are, a round trip
+    per call), and the library or script is loaded on every primary.
 
     Args:
         redis: the client to call through.
@@ -51,7 +54,8 @@ class Script:
         functions: call the function library with FCALL where the server has functions
             (the default); False always uses EVALSHA.
         wire: a lean connection to the same server to send the calls through (see
-            aqless._connection.lean); its owner closes it. Without one, redis-py's connections do.
+            aqless._connection.lean); its owner closes it. Without one, redis-py's connections
+            carry them.
     """
 
     def __init__(
@@ -86,8 +90,17 @@ class Script:
         to have no functions, when they go by EVALSHA."""
         return self._functions
 
+    @property
+    def uses_lean_connection(self) -> bool:
+        """Whether calls go over the lean connection (else through redis-py's)."""
+        return self._wire is not None
+
     async def load(self) -> str:
-        """Register the script with SCRIPT LOAD; return its SHA1."""
+        """Register the script with SCRIPT LOAD (on the server the calls go to); return its
+        SHA1."""
+        if self._wire is not None:
+            loaded = await self._wire.call(("SCRIPT", "LOAD", self.source))
+            return loaded.decode() if isinstance(loaded, bytes) else str(loaded)
         if self._cluster is not None:
             await self._cluster.script_load(self.source)  # goes to every primary
             return self.sha
@@ -96,8 +109,12 @@ class Script:
 
     async def load_library(self) -> None:
         """Register the function library with FUNCTION LOAD (replacing a library of the same
-        name, which is the same code: the name carries the script's digest). On a Cluster,
-        on every primary."""
+        name, which is the same code: the name carries the script's digest). Over the lean
+        connection, on the server (or Cluster node) the calls go to; through a Cluster
+        client's own connections, on every primary."""
+        if self._wire is not None:
+            await self._wire.call(("FUNCTION", "LOAD", "REPLACE", build_library()))
+            return
         if self._cluster is not None:
             await self._cluster.execute_command(
                 "FUNCTION LOAD", "REPLACE", build_library(), target_nodes=RedisCluster.PRIMARIES

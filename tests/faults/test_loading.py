@@ -15,13 +15,11 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 import redis
-import redis.asyncio as aioredis
-from redis.asyncio.connection import UnixDomainSocketConnection
-from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 import aqless
+from aqless._connection import protocol
 from tests import servers
 from tests.faults.harness import OwnServer, valkey_binary
 from tests.worker.process_helpers import eventually
@@ -52,34 +50,20 @@ def slow_loading(request: pytest.FixtureRequest) -> Iterator[OwnServer]:
         server.close()
 
 
-class PlainSocket(UnixDomainSocketConnection):
-    """redis-py's own connection, under a class the lean LeanConnection does not take over."""
-
-
-@pytest.fixture(params=["wire", "redis-py"])
-async def connect(
-    request: pytest.FixtureRequest,
-) -> AsyncIterator[Callable[[OwnServer], aqless.Client]]:
-    """A client over either connection path: the lean LeanConnection (plain TCP and unix sockets),
-    or redis-py's connections (TLS, Sentinel, Cluster and unusual options), without
-    redis-py's own retries so that every refusal shows."""
-    opened: list[aioredis.Redis] = []
+@pytest.fixture(params=["lean", "redis-py"])
+def connect(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[OwnServer], aqless.Client]:
+    """A client whose script calls go over the lean connection, or through redis-py's
+    connections (the ``AQLESS_SCRIPT_CONNECTION=redis-py`` diagnostic)."""
+    monkeypatch.setattr(protocol, "SCRIPT_CONNECTION", request.param)
 
     def client(server: OwnServer) -> aqless.Client:
-        if request.param == "wire":
-            return aqless.Client(server.url)
-        pool = aioredis.ConnectionPool(
-            connection_class=PlainSocket,
-            path=str(server.socket),
-            decode_responses=True,
-            retry=AsyncRetry(NoBackoff(), 0),
-        )
-        opened.append(aioredis.Redis.from_pool(pool))
-        return aqless.Client(redis=opened[-1])
+        made = aqless.Client(server.url)
+        assert made.protocol.script.uses_lean_connection is (request.param == "lean")
+        return made
 
-    yield client
-    for redis_client in opened:
-        await redis_client.aclose()
+    return client
 
 
 def loading(server: OwnServer) -> bool:

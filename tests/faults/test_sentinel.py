@@ -18,8 +18,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from redis.exceptions import ResponseError
 
 import aqless
+from aqless._connection.endpoint import Address, Endpoint
+from aqless._connection.lean import LeanConnection
+from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
 from tests.faults.harness import (
     DONE,
     QUEUE,
@@ -189,6 +193,11 @@ async def _done_at_least(client: aqless.Client, count: int) -> bool:
         return False
 
 
+def _demoted(port: int) -> bool:
+    role = ask(port, "ROLE")
+    return isinstance(role, list) and role[0] == "slave"
+
+
 async def _promoted(sentinel: int, old: int) -> bool:
     address = ask(sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
     return isinstance(address, list) and int(address[1]) != old
@@ -198,3 +207,73 @@ async def account_on_primary(client: aqless.Client, sentinel: int, jids: list[st
     address = ask(sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SERVICE)
     assert isinstance(address, list)
     return await account(client, f"redis://{address[0]}:{address[1]}/0", jids)
+
+
+async def test_a_sentinel_client_calls_over_the_lean_connection_and_is_pushed_jobs(
+    sentinels: tuple[Group, int, list[int]],
+) -> None:
+    _, primary, ports = sentinels
+    addresses = [("127.0.0.1", port) for port in ports]
+    async with aqless.Client.from_sentinel(addresses, SERVICE) as client:
+        await assert_script_calls_go_lean(client, "sentinel")
+        assert client.protocol.wire.endpoint.address == ("127.0.0.1", primary)
+        await assert_a_worker_is_pushed_its_job(client)
+    url = f"redis+sentinel://127.0.0.1:{ports[0]},127.0.0.1:{ports[1]}/{SERVICE}"
+    async with aqless.Client(url, worker_name="by-url") as client:
+        await assert_script_calls_go_lean(client, "sentinel")
+        assert client.protocol.wire.endpoint.address == ("127.0.0.1", primary)
+        await assert_a_worker_is_pushed_its_job(client, "urlq")
+
+
+async def test_after_a_failover_the_next_calls_find_the_new_primary(
+    sentinels: tuple[Group, int, list[int]],
+) -> None:
+    _, primary, ports = sentinels
+    addresses = [("127.0.0.1", port) for port in ports]
+    async with aqless.Client.from_sentinel(addresses, SERVICE) as client:
+        queue = client.queues["q"]
+        await queue.put("app.Work", {})
+        assert client.protocol.wire.endpoint.address == ("127.0.0.1", primary)
+        ask(ports[0], "SENTINEL", "FAILOVER", SERVICE)  # the old primary lives on, demoted
+        await eventually(lambda: _promoted(ports[0], primary), 30, "a new primary")
+        await eventually(lambda: _demoted(primary), 30, "the old primary a replica")
+        refusals: list[Exception] = []
+
+        async def put_lands() -> bool:
+            try:
+                await queue.put("app.Work", {})
+            except (aqless.ServerUnavailableError, aqless.ConnectionLostError) as error:
+                refusals.append(error)  # READONLY, or the connection the demotion closed
+                return False
+            return True
+
+        await eventually(put_lands, 10, "a put on the new primary")
+        assert len(refusals) <= 2, refusals
+        address = client.protocol.wire.endpoint.address
+        assert isinstance(address, tuple)
+        assert address[1] != primary
+
+
+async def test_a_readonly_reply_makes_the_next_call_find_the_primary_again(
+    tmp_path: Path,
+) -> None:
+    group = Group(tmp_path)
+    try:
+        primary, replica = free_port(), free_port()
+        group.server(primary)
+        until(lambda: ask(primary, "PING"), "the primary is up")
+        group.server(replica, "--replicaof", "127.0.0.1", str(primary))
+        until(lambda: ask(replica, "PING"), "the replica is up")
+        named = [("127.0.0.1", replica), ("127.0.0.1", primary)]  # stale, then current
+
+        async def sentinel_says() -> Address:
+            return named.pop(0) if len(named) > 1 else named[0]
+
+        wire = LeanConnection(Endpoint("sentinel", sentinel_says, {"decode_responses": True}))
+        with pytest.raises(ResponseError, match="READONLY"):
+            await wire.call(("SET", "k", "v"))
+        assert await wire.call(("SET", "k", "v")) == "OK"
+        assert wire.endpoint.address == ("127.0.0.1", primary)
+        await wire.close()
+    finally:
+        group.close()

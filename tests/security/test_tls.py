@@ -19,6 +19,7 @@ import trustme
 import aqless
 from aqless.scripts.loader import Script
 from tests import servers
+from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
 from tests.security.acl import PASSWORD, rules_for
 from tests.test_client_servers import free_port
 from tests.worker.process_helpers import Spawner
@@ -234,3 +235,23 @@ async def test_aqless_run_over_mutual_tls_as_the_worker_user(
         assert {str(job.state) for job in await client.jobs.get_many(jids)} == {"complete"}
         with pytest.raises(redis.exceptions.NoPermissionError):
             await client.redis.flushall()
+
+
+@pytest.mark.parametrize("server", ["one_way", "mutual"])
+async def test_tls_clients_call_over_the_lean_connection_and_are_pushed_jobs(
+    server: str, request: pytest.FixtureRequest
+) -> None:
+    tls: TlsServer = request.getfixturevalue(server)
+    certificates: dict[str, Any] = {
+        "ssl_ca_certs": str(tls.ca),
+        "ssl_certfile": str(tls.client_cert),
+        "ssl_keyfile": str(tls.client_key),
+    }
+    async with aqless.Client(tls.url, **certificates) as admin:
+        await admin.redis.flushall()
+        await assert_script_calls_go_lean(admin, "tls")
+        await assert_a_worker_is_pushed_its_job(admin)
+        url = f"rediss://aqless-worker:{PASSWORD}@localhost:{tls.port}/0"
+        async with aqless.Client(url, worker_name="acl-worker", **certificates) as user:
+            await assert_script_calls_go_lean(user, "tls", admin=admin)
+            await assert_a_worker_is_pushed_its_job(user, "userq")

@@ -1,7 +1,7 @@
 """Pushed jobs: an idle worker offers to take its queues' next jobs, and a put pops the job
 for it and publishes it on its push channel (aqless._worker.pickup, worker.lua). The job starts
 without a pop; a full, stopped or paused worker is not pushed to; a push lost with its
-connection is taken back; without the lean connection the worker listens to put events."""
+connection is taken back; a worker of any client is pushed to (tests/connection_kinds.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 import aqless
 from aqless import Job, JobState
 from tests.conftest import EventCapture
+from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
 from tests.worker.helpers import WORKER, get_job, make_worker, one, running, until, until_state
 
 OFFERS = "ql:offers:q"
@@ -57,7 +58,7 @@ def connection(client: aqless.Client) -> aioredis.Redis:
 
 @pytest.fixture
 async def plain_client(server_url: str) -> AsyncIterator[aqless.Client]:
-    """A client whose calls go through redis-py (no lean connection, so no pushes)."""
+    """A client of a redis-py client made by the user (of a class of their own)."""
 
     class PlainRedis(aioredis.Redis):
         pass
@@ -156,17 +157,12 @@ async def test_a_push_lost_with_the_connection_is_taken_back(
     assert (await get_job(client, jid)).state == JobState.COMPLETE
 
 
-async def test_without_the_lean_connection_the_worker_listens_to_put_events(
-    plain_client: aqless.Client,
+async def test_a_worker_on_a_redis_client_of_ones_own_is_pushed_too(
+    plain_client: aqless.Client, server_url: str
 ) -> None:
-    done: list[str] = []
-    worker = make_worker(plain_client, ["q"], one(lambda job: done.append(job.jid)), interval=30)
-    async with running(worker), EventCapture(connection(plain_client), "ql:push:*") as captured:
-        await until(lambda: worker.listening, what="the worker listens")
-        jid = await plain_client.queues["q"].put("app.job")
-        await until(lambda: jid in done, timeout=2)
-        assert await plain_client.redis.exists(OFFERS) == 0  # nothing offered
-    assert captured.messages == []
+    kind = "unix" if server_url.startswith("unix:") else "tcp"
+    await assert_script_calls_go_lean(plain_client, kind)
+    await assert_a_worker_is_pushed_its_job(plain_client)
 
 
 @pytest.mark.parametrize("options", [{"burst": True}, {"max_jobs": 5}])
