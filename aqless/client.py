@@ -287,7 +287,7 @@ class Client:
 
             self.url = await embedded.default_url_async()
             self._use(self._connect(self.url))
-        await check_eviction_policy(self.redis, strict=self.strict, refusing=self.close)
+        await check_eviction_policy(self.protocol.wire, strict=self.strict, refusing=self.close)
         return self
 
     async def close(self) -> None:

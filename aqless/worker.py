@@ -334,7 +334,7 @@ class Worker:
         """Work until stopped (or `max_jobs`, `max_memory`, `burst`); returns what was done."""
         if self._state not in ("new", "stopping"):
             raise ConfigurationError("a Worker runs once; make a new one")
-        await check_eviction_policy(self.client.redis, strict=self.client.strict)
+        await check_eviction_policy(self.client.protocol.wire, strict=self.client.strict)
         stopped_early = self._state == "stopping"
         self._state = "stopping" if stopped_early else "running"
         if self.workdir is not None:

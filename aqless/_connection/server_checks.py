@@ -18,15 +18,15 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+from aqless._connection.lean import LeanConnection
 from aqless.errors import ConfigurationError
-from aqless.scripts.loader import AnyRedis
 
 logger = logging.getLogger("aqless")
 
 FIX = "CONFIG SET maxmemory-policy noeviction"
 
 # the connections whose server has been checked already: one warning each, not one per call
-_checked: weakref.WeakSet[AnyRedis] = weakref.WeakSet()
+_checked: weakref.WeakSet[LeanConnection] = weakref.WeakSet()
 
 
 class EvictingServerError(ConfigurationError):
@@ -39,6 +39,13 @@ _PATIENCE = 5.0  # seconds an INFO may take before the check is given up
 def evicts(policy: str) -> bool:
     """Whether `policy` may delete keys of ours (unknown policies are taken to)."""
     return policy != "noeviction" and not policy.startswith("volatile-")
+
+
+def parse_info(reply: object) -> dict[str, str]:
+    """The fields of an INFO reply's text (``name:value`` lines)."""
+    text = reply.decode() if isinstance(reply, bytes) else str(reply)
+    fields = (line.partition(":") for line in text.splitlines() if ":" in line)
+    return {name: value.strip() for name, _, value in fields}
 
 
 def policies(info: Mapping[str, Any]) -> set[str]:
@@ -54,17 +61,21 @@ def policies(info: Mapping[str, Any]) -> set[str]:
 
 
 async def check_eviction_policy(
-    redis: AnyRedis, *, strict: bool, refusing: Callable[[], Awaitable[None]] | None = None
+    connection: LeanConnection,
+    *,
+    strict: bool,
+    refusing: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Warn once (logger ``aqless``) if the server evicts keys; raise EvictingServerError
+    """Warn once (logger ``aqless``) if the server evicts keys (the server the calls go to:
+    on a Cluster, the node holding the deployment's slot); raise EvictingServerError
     instead when `strict`, after awaiting `refusing` (a client closing itself). A server
     that does not answer INFO (ACLs, some hosted offers, unreachable just now) is not
     checked: said at debug level."""
-    if redis in _checked:
+    if connection in _checked:
         return
     try:
         async with asyncio.timeout(_PATIENCE):  # a silent host must not hold up open()
-            info: Mapping[str, Any] = await redis.info("memory")
+            info = parse_info(await connection.call(("INFO", "memory")))
     except (RedisError, OSError, TimeoutError) as error:
         logger.debug("the server's maxmemory-policy could not be checked: %s", error)
         return
@@ -80,4 +91,4 @@ async def check_eviction_policy(
                 await refusing()
             raise EvictingServerError(message)
         logger.warning("%s", message)
-    _checked.add(redis)
+    _checked.add(connection)

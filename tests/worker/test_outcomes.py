@@ -65,7 +65,12 @@ async def test_retry_schedules_and_spends_a_retry(client: aqless.Client) -> None
     async def custom(job: Job) -> None:
         raise Retry(group="q-busy", message="the API is busy")
 
-    job = await process(client, one(custom), "app.job", states=[JobState.WAITING], max_jobs=1)
+    jid = await client.queues["q"].put("app.job", None)
+    async with running(make_worker(client, ["q"], one(custom), max_jobs=1)):
+        # waiting from the put on: wait for the retry's mark instead (its failure)
+        await until(lambda: failure_of(client, jid), what="the job retried")
+    job = await get_job(client, jid)
+    assert job.state == JobState.WAITING
     assert job.retries_left == job.original_retries - 1
     assert job.failure is not None
     assert (job.failure.group, job.failure.message) == ("q-busy", "the API is busy")
@@ -316,3 +321,8 @@ async def test_an_outcome_sent_twice_is_counted_once(
     refusals = [r.getMessage() for r in caplog.records if "could not" in r.getMessage()]
     assert refusals == []
     assert job.state == state
+
+
+async def failure_of(client: aqless.Client, jid: str) -> bool:
+    job = await get_job(client, jid)
+    return job.failure is not None
