@@ -167,6 +167,7 @@ class Client:
         *,
         namespace: str | None = None,
         worker_name: str | None = None,
+        clock: Clock = time.time,
         sentinel_options: dict[str, Any] | None = None,
         **connection_options: Any,
     ) -> Client:
@@ -177,7 +178,7 @@ class Client:
             sentinels, sentinel_kwargs=sentinel_options or {}
         )
         primary = sentinel.master_for(service_name, decode_responses=True, **connection_options)
-        client = cls(redis=primary, namespace=namespace, worker_name=worker_name)
+        client = cls(redis=primary, namespace=namespace, worker_name=worker_name, clock=clock)
         client._owns_redis = True
         client._sentinels = list(sentinel.sentinels)
         return client
