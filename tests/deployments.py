@@ -112,7 +112,7 @@ class Deployment:
     async def subscribers(self, channel: str) -> int:
         """How many connections subscribe to `channel`, over every node."""
         replies = await self.on_every_node("PUBSUB", "NUMSUB", channel)
-        return sum(int(count) for reply in replies for _, count in reply)
+        return sum(int(count) for reply in replies for count in reply[1::2])
 
     def __str__(self) -> str:
         return self.kind
