@@ -57,7 +57,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             names,
             [
                 pytest.param(*[kind.values[0]] * len(names), id=kind.id, marks=kind.marks)
-                for kind in deployments.kinds_for(metafunc.definition)
+                for kind in deployments.kinds_for(
+                    metafunc.definition.originalname,
+                    every=every,
+                    limit=metafunc.definition.get_closest_marker("deployments"),
+                )
             ],
             indirect=True,
             scope="session",

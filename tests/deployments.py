@@ -220,17 +220,21 @@ class Started:
         return self._running[kind]
 
 
-def kinds_for(definition: pytest.Function | pytest.Item) -> list[Any]:
-    """The kinds one test runs on, as pytest params with the xfail of pushed jobs."""
-    kinds = list(KINDS if definition.get_closest_marker("every_deployment") else UNIX)
-    limit = definition.get_closest_marker("deployments")
+def kinds_for(test: str, *, every: bool, limit: pytest.Mark | None) -> list[Any]:
+    """The kinds `test` runs on, as pytest params (the expected failures marked): every kind
+    in a module marked ``every_deployment``, else the unix ones; `limit` is its
+    ``deployments`` marker."""
+    kinds = list(KINDS if every else UNIX)
     if limit is not None:
         if not limit.kwargs.get("reason"):
-            raise pytest.UsageError(f"{definition.name}: @deployments(...) needs a reason=")
+            raise pytest.UsageError(f"{test}: @deployments(...) needs a reason=")
         named = {kind for name in limit.args for kind in (UNIX if name == "unix" else (name,))}
+        if named - set(KINDS):
+            raise pytest.UsageError(
+                f"{test}: no such deployment kind: {sorted(named - set(KINDS))}"
+            )
         kinds = [kind for kind in kinds if kind in named]
-    name = getattr(definition, "originalname", definition.name)
-    return [pytest.param(kind, id=kind, marks=_expected_failure(name, kind)) for kind in kinds]
+    return [pytest.param(kind, id=kind, marks=_expected_failure(test, kind)) for kind in kinds]
 
 
 def _expected_failure(test: str, kind: str) -> tuple[pytest.MarkDecorator, ...]:
