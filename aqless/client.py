@@ -179,6 +179,7 @@ class Client:
         *,
         namespace: str | None = None,
         worker_name: str | None = None,
+        clock: Clock = time.time,
         sentinel_options: dict[str, Any] | None = None,
         **connection_options: Any,
     ) -> Client:
@@ -187,7 +188,7 @@ class Client:
         primary, sentinel_connections = _sentinel_primary(
             sentinels, service_name, sentinel_options or {}, connection_options
         )
-        client = cls(redis=primary, namespace=namespace, worker_name=worker_name)
+        client = cls(redis=primary, namespace=namespace, worker_name=worker_name, clock=clock)
         client._owns_redis = True
         client._sentinels = sentinel_connections
         return client

@@ -16,13 +16,14 @@ import pytest
 
 import aqless
 from tests.client_helpers import WORKER, Counted, ManualClock, RoundTrips
+from tests.deployments import Deployment
 
 
 @pytest.fixture
-async def client(server_url: str) -> AsyncIterator[aqless.Client]:
-    """An open client on a clean server, on the real clock."""
-    async with aqless.Client(server_url) as client:
-        await client.redis.flushall()
+async def client(deployment: Deployment) -> AsyncIterator[aqless.Client]:
+    """An open client on a clean deployment, on the real clock."""
+    async with deployment.open_client() as client:
+        await deployment.flush()
         yield client
 
 
@@ -32,10 +33,11 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-async def timed_client(server_url: str, clock: ManualClock) -> AsyncIterator[aqless.Client]:
-    """An open client on a clean server whose `now` is `clock` (worker name ``worker-1``)."""
-    async with aqless.Client(server_url, clock=clock, worker_name=WORKER) as client:
-        await client.redis.flushall()
+async def timed_client(deployment: Deployment, clock: ManualClock) -> AsyncIterator[aqless.Client]:
+    """An open client on a clean deployment whose `now` is `clock` (worker name
+    ``worker-1``)."""
+    async with deployment.open_client(clock=clock, worker_name=WORKER) as client:
+        await deployment.flush()
         yield client
 
 

@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from aqless.scripts.loader import Argument, Script
-from tests import servers
+from tests import deployments, servers
 
 SERVERS = {"valkey9": servers.valkey9, "redis7": servers.redis7}
 
@@ -25,17 +25,76 @@ def _server_stack() -> Iterator[ExitStack]:
 _started: dict[str, str] = {}
 
 
-@pytest.fixture(scope="session", params=sorted(SERVERS))
-def server_url(request: pytest.FixtureRequest, _server_stack: ExitStack) -> str:
-    """The URL of a real server; every test that uses it runs on Valkey 9 and on Redis 7."""
-    name: str = request.param
+def _unix_server(name: str, stack: ExitStack) -> str:
     if name == "redis7" and servers.redis7_binary() is None:
         if servers.REQUIRE_REDIS7:
             pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
         pytest.skip("redis-server (Redis 7) is not installed; apt-get install redis-server")
     if name not in _started:
-        _started[name] = _server_stack.enter_context(SERVERS[name]())
+        _started[name] = stack.enter_context(SERVERS[name]())
     return _started[name]
+
+
+@pytest.fixture(scope="session")
+def _deployments(_server_stack: ExitStack) -> deployments.Started:
+    return deployments.Started(_server_stack)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``server_url`` runs a test on Valkey 9 and on Redis 7, unless the test parametrises it
+    itself. A test that uses ``deployment``, or ``server_url`` in a module marked
+    ``every_deployment``, runs on each kind its module and markers allow (tests/deployments.py);
+    its ``server_url`` is then that kind's first node, as the admin."""
+    chosen: set[str] = set()
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        names = marker.args[0]
+        chosen.update(names.replace(" ", "").split(",") if isinstance(names, str) else names)
+    wanted = set(metafunc.fixturenames) - chosen
+    every = metafunc.definition.get_closest_marker("every_deployment") is not None
+    if "deployment" in wanted or (every and "server_url" in wanted):
+        names = [name for name in ("deployment", "server_url") if name in wanted]
+        metafunc.parametrize(
+            names,
+            [
+                pytest.param(*[kind.values[0]] * len(names), id=kind.id, marks=kind.marks)
+                for kind in deployments.kinds_for(
+                    metafunc.definition.originalname,
+                    every=every,
+                    limit=metafunc.definition.get_closest_marker("deployments"),
+                )
+            ],
+            indirect=True,
+            scope="session",
+        )
+    elif "server_url" in wanted:
+        metafunc.parametrize("server_url", sorted(SERVERS), indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def server_url(
+    request: pytest.FixtureRequest,
+    _server_stack: ExitStack,
+    _deployments: deployments.Started,
+) -> str:
+    """The URL of a real server; every test that uses it runs on Valkey 9 and on Redis 7.
+    In a test that runs on every deployment kind: that kind's first node, as the admin."""
+    name: str = request.param
+    if name in SERVERS:
+        return _unix_server(name, _server_stack)
+    return _deployments(name).nodes[0]
+
+
+@pytest.fixture(scope="session")
+def deployment(
+    request: pytest.FixtureRequest,
+    _server_stack: ExitStack,
+    _deployments: deployments.Started,
+) -> deployments.Deployment:
+    """One deployment kind (see tests/deployments.py), started once per session."""
+    kind: str = request.param
+    if kind in SERVERS:
+        return deployments.unix(kind, _unix_server(kind, _server_stack))
+    return _deployments(kind)
 
 
 @pytest.fixture

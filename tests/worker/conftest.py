@@ -8,19 +8,20 @@ from collections.abc import AsyncIterator
 import pytest
 
 import aqless
+from tests.deployments import Deployment
 from tests.worker.helpers import WORKER
 
 
 @pytest.fixture
-async def client(server_url: str) -> AsyncIterator[aqless.Client]:
-    """An open client on a clean server; its worker name is the workers' name."""
-    async with aqless.Client(server_url, worker_name=WORKER) as client:
-        await client.redis.flushall()
+async def client(deployment: Deployment) -> AsyncIterator[aqless.Client]:
+    """An open client on a clean deployment; its worker name is the workers' name."""
+    async with deployment.open_client(worker_name=WORKER) as client:
+        await deployment.flush()
         yield client
 
 
 @pytest.fixture
-async def other(server_url: str) -> AsyncIterator[aqless.Client]:
+async def other(deployment: Deployment) -> AsyncIterator[aqless.Client]:
     """A second client, as another worker (or a producer) would use."""
-    async with aqless.Client(server_url, worker_name="other-worker") as client:
+    async with deployment.open_client(worker_name="other-worker") as client:
         yield client

@@ -16,6 +16,8 @@ import aqless
 from aqless import Handlers, Job, JobState
 from tests.worker.helpers import history_of, process, until_state
 
+pytestmark = pytest.mark.every_deployment
+
 UNKNOWN = "q-UnknownJobClassError"
 
 

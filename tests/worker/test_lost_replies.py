@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import anyio
+import pytest
 
 import aqless
 from aqless.models import JobState
@@ -16,6 +17,8 @@ from tests.worker.helpers import (
     running,
     until,
 )
+
+pytestmark = pytest.mark.every_deployment
 
 
 async def test_jobs_held_but_unknown_are_taken_back_after_a_failed_pop(
@@ -50,8 +53,8 @@ async def test_a_lock_expiry_warning_is_answered_with_a_heartbeat(
         await until(lambda: jid in worker.running)
         # as if the worker had been frozen past its lock: expired, as the server sees it
         past = client.clock() - 1
-        await client.redis.zadd("ql:q:q-locks", {jid: past})
-        await client.redis.hset(f"ql:j:{jid}", "expires", past)
+        await client.redis.zadd(f"{client.prefix}q:q-locks", {jid: past})
+        await client.redis.hset(f"{client.prefix}j:{jid}", "expires", past)
         assert await other.queues["q"].pop() is None  # the courtesy step: a warning only
         await until(lambda: worker.heartbeats.renewals >= 1)
         job = await get_job(client, jid)

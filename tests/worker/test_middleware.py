@@ -14,6 +14,8 @@ from aqless import ConfigurationError, Job, JobState
 from aqless.middleware import Perform
 from tests.worker.helpers import one, process
 
+pytestmark = pytest.mark.every_deployment
+
 Log = list[str]
 
 

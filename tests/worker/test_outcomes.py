@@ -26,6 +26,8 @@ from tests.worker.helpers import (
     until_state,
 )
 
+pytestmark = pytest.mark.every_deployment
+
 
 def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]

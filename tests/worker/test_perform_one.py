@@ -12,6 +12,8 @@ import aqless
 from aqless import Handlers, Job, JobState, Retry
 from aqless.testing import perform
 
+pytestmark = pytest.mark.every_deployment
+
 
 async def popped(client: aqless.Client, klass: str = "app.Welcome", retries: int = 5) -> Job:
     queue = client.queues["emails"]

@@ -7,22 +7,27 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
+import pytest
 
 import aqless
 from aqless import Handlers, Job, JobState
+from tests.deployments import Deployment
 from tests.worker.helpers import make_worker, one, running, until, until_state
 
-
-async def log_subscribers(client: aqless.Client) -> int:
-    ((_, count),) = await client.redis.pubsub_numsub(f"{client.prefix}log")
-    return int(count)
+pytestmark = pytest.mark.every_deployment
 
 
-def listeners(client: aqless.Client, expected: int) -> Callable[[], Awaitable[bool]]:
+async def log_subscribers(deployment: Deployment, client: aqless.Client) -> int:
+    return await deployment.subscribers(f"{client.prefix}log")
+
+
+def listeners(
+    deployment: Deployment, client: aqless.Client, expected: int
+) -> Callable[[], Awaitable[bool]]:
     """Whether `expected` connections are subscribed to ql:log."""
 
     async def check() -> bool:
-        return await log_subscribers(client) == expected
+        return await log_subscribers(deployment, client) == expected
 
     return check
 
@@ -44,12 +49,12 @@ def starts_handlers() -> tuple[Handlers, Starts]:
     return one(starts), starts
 
 
-async def test_a_put_wakes_an_idle_worker(client: aqless.Client) -> None:
+async def test_a_put_wakes_an_idle_worker(deployment: Deployment, client: aqless.Client) -> None:
     handlers, starts = starts_handlers()
     starts.gate.set()
     worker = make_worker(client, ["q"], handlers, interval=30)
     async with running(worker):
-        await until(listeners(client, 1), what="the worker listens")
+        await until(listeners(deployment, client, 1), what="the worker listens")
         await anyio.sleep(0.1)  # idle: its first pop came back empty
         put_at = time.monotonic()
         jid = await client.queues["q"].put("app.job")
@@ -60,11 +65,13 @@ async def test_a_put_wakes_an_idle_worker(client: aqless.Client) -> None:
         await until(lambda: second in starts.started, timeout=1)
 
 
-async def test_a_put_into_another_queue_does_not_matter(client: aqless.Client) -> None:
+async def test_a_put_into_another_queue_does_not_matter(
+    deployment: Deployment, client: aqless.Client
+) -> None:
     handlers, starts = starts_handlers()
     worker = make_worker(client, ["q"], handlers, interval=30)
     async with running(worker):
-        await until(listeners(client, 1), what="the worker listens")
+        await until(listeners(deployment, client, 1), what="the worker listens")
         await client.queues["elsewhere"].put("app.job")
         await anyio.sleep(0.2)
         assert starts.started == {}
@@ -72,14 +79,14 @@ async def test_a_put_into_another_queue_does_not_matter(client: aqless.Client) -
 
 
 async def test_an_advanced_job_wakes_an_idle_worker(
-    client: aqless.Client, other: aqless.Client
+    deployment: Deployment, client: aqless.Client, other: aqless.Client
 ) -> None:
     handlers, starts = starts_handlers()
     starts.gate.set()
     jid = await other.queues["first"].put("app.job")
     worker = make_worker(client, ["second"], handlers, interval=30)
     async with running(worker):
-        await until(listeners(client, 1), what="the worker listens")
+        await until(listeners(deployment, client, 1), what="the worker listens")
         job = await other.queues["first"].pop()
         assert job is not None
         advanced_at = time.monotonic()
@@ -89,7 +96,7 @@ async def test_an_advanced_job_wakes_an_idle_worker(
         await until_state(client, jid, JobState.COMPLETE)
 
 
-async def test_a_full_worker_does_not_listen(client: aqless.Client) -> None:
+async def test_a_full_worker_does_not_listen(deployment: Deployment, client: aqless.Client) -> None:
     handlers, starts = starts_handlers()
     for _ in range(3):
         await client.queues["q"].put("app.job")
@@ -97,10 +104,10 @@ async def test_a_full_worker_does_not_listen(client: aqless.Client) -> None:
     async with running(worker):
         await until(lambda: len(starts.started) == 2)
         await until(lambda: len(worker.running) == 2)
-        await until(listeners(client, 0), what="unsubscribed while full")
+        await until(listeners(deployment, client, 0), what="unsubscribed while full")
         await anyio.sleep(0.2)
-        assert await log_subscribers(client) == 0
+        assert await log_subscribers(deployment, client) == 0
         starts.gate.set()  # all three finish; then it is idle and listens again
         await until(lambda: len(starts.started) == 3)
         await until(lambda: not worker.running)
-        await until(listeners(client, 1), what="listens when idle")
+        await until(listeners(deployment, client, 1), what="listens when idle")

@@ -12,7 +12,9 @@ import aqless
 from aqless import ConfigurationError, Handlers, Job, JobState, RequeuePolicy, RetryPolicy
 from aqless.outcomes import Backoff
 from aqless.policies import attempt
-from tests.worker.helpers import get_job, make_worker, one, process, running, until_state
+from tests.worker.helpers import get_job, make_worker, one, process, running, until, until_state
+
+pytestmark = pytest.mark.every_deployment
 
 NOW = RetryPolicy(strategy="fixed", delay=0)  # retries at once: tests need no waiting
 
@@ -160,8 +162,13 @@ async def test_a_give_up_callback_may_settle_the_job(client: aqless.Client) -> N
     jid = await client.queues["q"].put("app.job", {})
     worker = make_worker(client, ["q"], one(Flaky(ValueError())), retry=policy)
     async with running(worker):
-        job = await until_state(client, jid, JobState.WAITING)
-        assert job.queue_name == "dead"
+
+        async def moved() -> bool:
+            return (await get_job(client, jid)).queue_name == "dead"
+
+        await until(moved, what="the job moved to the dead queue")
+        job = await get_job(client, jid)
+    assert job.state == JobState.WAITING
     assert worker.counters.failed == 0
     assert job.failure is None
 
@@ -207,7 +214,7 @@ async def test_a_requeue_waits_a_delay_from_its_range(client: aqless.Client) -> 
     worker = make_worker(client, ["q"], one(Flaky(OSError()), requeue=[policy]))
     async with running(worker):
         job = await until_state(client, jid, JobState.SCHEDULED)
-        due = await client.redis.zscore("ql:q:q-scheduled", jid)
+        due = await client.redis.zscore(f"{client.prefix}q:q-scheduled", jid)
     assert due is not None
     assert 44 < due - client.clock() <= 45
     assert job.retries_left == job.original_retries

@@ -6,6 +6,7 @@ connection is taken back; a worker of any client is pushed to (tests/connection_
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from json import loads
 from typing import Any
 
@@ -15,11 +16,12 @@ import redis.asyncio as aioredis
 
 import aqless
 from aqless import Job, JobState
-from tests.conftest import EventCapture
+from tests.conftest import Captured, EventCapture
 from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
+from tests.deployments import Deployment
 from tests.worker.helpers import WORKER, get_job, make_worker, one, running, until, until_state
 
-OFFERS = "ql:offers:q"
+pytestmark = pytest.mark.every_deployment
 
 
 class Pops:
@@ -38,9 +40,13 @@ class Pops:
         protocol.json_ordered = counting  # type: ignore[method-assign]
 
 
+def offers_key(client: aqless.Client) -> str:
+    return f"{client.prefix}offers:q"
+
+
 async def offered_slots(client: aqless.Client) -> int:
     """The slots the worker offers on queue q (0: no offer)."""
-    offer = await client.redis.hget(OFFERS, WORKER)
+    offer = await client.redis.hget(offers_key(client), WORKER)
     return 0 if offer is None else int(offer.split()[0])
 
 
@@ -51,27 +57,35 @@ def offers(client: aqless.Client) -> Callable[[], Awaitable[bool]]:
     return check
 
 
-def connection(client: aqless.Client) -> aioredis.Redis:
-    assert isinstance(client.redis, aioredis.Redis)
-    return client.redis
+@asynccontextmanager
+async def pushes_to(deployment: Deployment, client: aqless.Client) -> AsyncIterator[Captured]:
+    """The messages on the push channels while the block runs (read as the admin: the worker
+    user may not subscribe to patterns)."""
+    admin = deployment.admin()
+    try:
+        async with EventCapture(admin, f"{client.prefix}push:*") as captured:
+            yield captured
+    finally:
+        await admin.aclose()
 
 
 @pytest.fixture
-async def plain_client(server_url: str) -> AsyncIterator[aqless.Client]:
+async def plain_client(deployment: Deployment) -> AsyncIterator[aqless.Client]:
     """A client of a redis-py client made by the user (of a class of their own)."""
 
     class PlainRedis(aioredis.Redis):
         pass
 
-    redis = PlainRedis.from_url(server_url, decode_responses=True)
+    assert deployment.url is not None
+    redis = PlainRedis.from_url(deployment.url, decode_responses=True)
     async with aqless.Client(redis=redis, worker_name=WORKER) as client:
-        await client.redis.flushall()
+        await deployment.flush()
         yield client
     await redis.aclose()
 
 
 async def test_an_idle_worker_offers_and_is_pushed_its_jobs_without_a_pop(
-    client: aqless.Client,
+    deployment: Deployment, client: aqless.Client
 ) -> None:
     done: list[str] = []
     worker = make_worker(client, ["q"], one(lambda job: done.append(job.jid)), concurrency=3)
@@ -82,13 +96,14 @@ async def test_an_idle_worker_offers_and_is_pushed_its_jobs_without_a_pop(
         assert await offered_slots(client) == 3
         pops_before = pops.count
         jids = []
-        async with EventCapture(connection(client), "ql:push:*") as captured:
+        async with pushes_to(deployment, client) as captured:
             for _ in range(5):
                 jids.append(await client.queues["q"].put("app.job"))
                 await until(lambda: jids[-1] in done, timeout=2)
         pops_after = pops.count
     assert pops_after == pops_before  # neither the push nor the put event cost a pop
-    pushed = [job["jid"] for payload in captured.on(f"ql:push:{WORKER}") for job in loads(payload)]
+    channel = f"{client.prefix}push:{WORKER}"
+    pushed = [job["jid"] for payload in captured.on(channel) for job in loads(payload)]
     assert pushed == jids
     for job in await client.jobs.get_many(jids):
         assert job.state == JobState.COMPLETE
@@ -120,7 +135,7 @@ async def test_a_stopped_worker_withdraws_its_offer(client: aqless.Client) -> No
         await until(offers(client), what="the worker offers")
         worker.stop()
         await run.stopped()
-    assert await client.redis.exists(OFFERS) == 0
+    assert await client.redis.exists(offers_key(client)) == 0
     jid = await client.queues["q"].put("app.job")
     assert (await get_job(client, jid)).state == JobState.WAITING
 
@@ -139,7 +154,7 @@ async def test_a_paused_worker_is_not_pushed(client: aqless.Client) -> None:
 
 
 async def test_a_push_lost_with_the_connection_is_taken_back(
-    client: aqless.Client, other: aqless.Client
+    deployment: Deployment, client: aqless.Client, other: aqless.Client
 ) -> None:
     done: list[str] = []
     worker = make_worker(client, ["q"], one(lambda job: done.append(job.jid)), interval=30)
@@ -152,15 +167,18 @@ async def test_a_push_lost_with_the_connection_is_taken_back(
         await other.queues["q"].unpause()
         await other.protocol.call("queue.pop", "q", WORKER, 1)
         assert jid not in worker.running
-        await client.redis.client_kill_filter(_type="pubsub")  # the push channel's, too
+        await deployment.on_every_node("CLIENT", "KILL", "TYPE", "pubsub")  # the push channel's too
         await until(lambda: jid in done, timeout=5)
     assert (await get_job(client, jid)).state == JobState.COMPLETE
 
 
+@pytest.mark.deployments(
+    "unix", "tcp", "tls", "mtls", reason="a redis-py client from a URL: Sentinel, Cluster have none"
+)
 async def test_a_worker_on_a_redis_client_of_ones_own_is_pushed_too(
-    plain_client: aqless.Client, server_url: str
+    deployment: Deployment, plain_client: aqless.Client
 ) -> None:
-    kind = "unix" if server_url.startswith("unix:") else "tcp"
+    kind = {"tcp": "tcp", "tls": "tls", "mtls": "tls"}.get(deployment.kind, "unix")
     await assert_script_calls_go_lean(plain_client, kind)
     await assert_a_worker_is_pushed_its_job(plain_client)
 
@@ -174,4 +192,4 @@ async def test_workers_that_end_by_themselves_make_no_offer(
     async with running(worker):
         await until_state(client, jid, JobState.COMPLETE, timeout=2)
         await anyio.sleep(0.3)
-        assert await client.redis.exists(OFFERS) == 0
+        assert await client.redis.exists(offers_key(client)) == 0

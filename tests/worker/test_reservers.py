@@ -9,10 +9,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import anyio
+import pytest
 
 import aqless
 from aqless import QueueSelection, Reserver
 from tests.worker.helpers import Recorder, make_worker, one, running, until
+
+pytestmark = pytest.mark.every_deployment
 
 
 async def run_all(

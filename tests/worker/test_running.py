@@ -12,6 +12,7 @@ import pytest
 
 import aqless
 from aqless import Handlers, Job, JobState
+from tests.deployments import Deployment
 from tests.worker.helpers import (
     all_complete,
     get_job,
@@ -23,6 +24,8 @@ from tests.worker.helpers import (
     until,
     until_state,
 )
+
+pytestmark = pytest.mark.every_deployment
 
 
 class Gate:
@@ -131,7 +134,7 @@ async def test_a_long_job_never_stalls(client: aqless.Client) -> None:
     assert worker.heartbeats.renewals >= 3
 
 
-@pytest.mark.parametrize("server_url", ["valkey9"], indirect=True)
+@pytest.mark.deployments("valkey9", reason="counts round trips: one kind is enough")
 async def test_renewals_are_batched(client: aqless.Client, monkeypatch: pytest.MonkeyPatch) -> None:
     await client.config.set("q-heartbeat", 1)
     protocol = client.protocol
@@ -198,14 +201,16 @@ async def test_a_job_timed_out_from_outside_is_lost(
     ]
 
 
-async def test_a_job_whose_lock_expired_is_lost(server_url: str, client: aqless.Client) -> None:
+async def test_a_job_whose_lock_expired_is_lost(
+    deployment: Deployment, client: aqless.Client
+) -> None:
     """Another worker whose clock is ahead sees the lock expired and takes the job: the
     server tells this worker, which cancels the code and reports nothing."""
     await client.config.set("q-heartbeat", 1)
     await client.config.set("grace-period", 0)  # the first pop after expiry reclaims
     async with sleeping(client) as (worker, sleeper, jid):
         worker.pause()
-        ahead = aqless.Client(server_url, worker_name="ahead", clock=lambda: time.time() + 30)
+        ahead = deployment.open_client(worker_name="ahead", clock=lambda: time.time() + 30)
         async with ahead:
             taken = await ahead.queues["q"].pop()
             assert taken is not None

@@ -15,6 +15,8 @@ from aqless import Job, JobState, RequeuePolicy, RetryPolicy
 from aqless.sentry import SentryReporter
 from tests.worker.helpers import make_worker, one, running, until_state
 
+pytestmark = pytest.mark.every_deployment
+
 
 class Kept(Transport):
     """Keeps every event sent, instead of sending it."""

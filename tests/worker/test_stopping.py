@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import anyio
+import pytest
 
 import aqless
 from aqless import Job, JobState
@@ -22,6 +23,8 @@ from tests.worker.helpers import (
     until,
     until_state,
 )
+
+pytestmark = pytest.mark.every_deployment
 
 HANDED_BACK = "q-WorkerStopped"
 

@@ -3,8 +3,12 @@ waiting for its poll: dependents, and throttles with a maximum."""
 
 from __future__ import annotations
 
+import pytest
+
 import aqless
 from tests.worker.helpers import Recorder, all_complete, make_worker, one, running
+
+pytestmark = pytest.mark.every_deployment
 
 SLOW_POLL = 30.0  # no poll comes during these tests: only wake-ups can explain a pickup
 
