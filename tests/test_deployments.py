@@ -36,17 +36,3 @@ def test_a_limit_keeps_the_kinds_it_names_unix_naming_both() -> None:
 def test_a_limit_without_a_reason_or_with_an_unknown_kind_is_refused(limit: pytest.Mark) -> None:
     with pytest.raises(pytest.UsageError):
         deployments.kinds_for("test_x", every=True, limit=limit)
-
-
-def test_the_pushed_job_tests_are_expected_to_fail_off_the_lean_connection() -> None:
-    test = "test_a_stopped_worker_withdraws_its_offer"
-    marks = {param.id: param.marks for param in deployments.kinds_for(test, every=True, limit=None)}
-    assert [kind for kind, found in marks.items() if found] == [
-        "tls",
-        "mtls",
-        "sentinel",
-        "cluster",
-    ]
-    (xfail,) = marks["tls"]
-    assert xfail.name == "xfail"
-    assert xfail.kwargs["strict"] is True

@@ -230,7 +230,7 @@ class Endpoint:
                     )
         except (OSError, TimeoutError, ssl.SSLError) as error:
             raise RedisConnectionError(
-                f"cannot connect to {address or self.kind}: {error}"
+                f"cannot connect to {_named(address, self.kind)}: {error}"
             ) from error
         self.address = address
         self._keep_alive(transport)
@@ -275,3 +275,13 @@ def _checked_class(kind: type[Any], options: Mapping[str, Any]) -> dict[str, Any
             "use redis-py's Connection, UnixDomainSocketConnection or SSLConnection"
         )
     return _checked(options)
+
+
+def _named(address: Address | None, kind: str) -> str:
+    """An address as people write it: ``host:port`` (``[v6]:port``) or a socket's path."""
+    if address is None:
+        return kind
+    if isinstance(address, str):
+        return address
+    host, port = address
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
