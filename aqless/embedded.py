@@ -165,6 +165,51 @@ def find(folder: str | os.PathLike[str] | None = None) -> EmbeddedServer | None:
     return EmbeddedServer(path, _pid_from_info(reply))
 
 
+@dataclass(frozen=True, slots=True)
+class EmbeddedStatus:
+    """What a running embedded server says of itself (INFO), for ``aqless server status``."""
+
+    server: EmbeddedServer
+    version: str
+    uptime_seconds: int
+    used_memory: int  # bytes
+    keys: int  # in every database
+    clients: int
+    data_bytes: int  # the data folder's files (append-only file, snapshot, log)
+
+
+def status(folder: str | os.PathLike[str] | None = None) -> EmbeddedStatus | None:
+    """The running server in ``folder`` (default: ``default_folder()``) and its vital signs,
+    or None when none runs there; never starts one.
+
+    Raises:
+        EmbeddedServerError: as ``find()``.
+    """
+    running = find(folder)
+    if running is None:
+        return None
+    reply = _request(running.socket_path, b"INFO") or b""
+    info = dict(
+        line.decode(errors="replace").partition(":")[::2]
+        for line in reply.splitlines()
+        if b":" in line and not line.startswith(b"#")
+    )
+    keys = sum(
+        int(value.split(",")[0].partition("=")[2] or 0)
+        for name, value in info.items()
+        if name.startswith("db") and name[2:].isdigit()
+    )
+    return EmbeddedStatus(
+        server=running,
+        version=info.get("valkey_version") or info.get("redis_version", "?"),
+        uptime_seconds=int(info.get("uptime_in_seconds", 0)),
+        used_memory=int(info.get("used_memory", 0)),
+        keys=keys,
+        clients=int(info.get("connected_clients", 0)),
+        data_bytes=sum(path.stat().st_size for path in running.folder.rglob("*") if path.is_file()),
+    )
+
+
 def start(
     folder: str | os.PathLike[str] | None = None, *, timeout: float = START_TIMEOUT
 ) -> EmbeddedServer:

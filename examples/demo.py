@@ -24,6 +24,7 @@ from rich.live import Live
 from rich.table import Table
 
 import aqless
+from aqless import embedded
 
 NAMESPACE = "aqless-demo"
 PIPELINE = ("underpants", "unknown", "profit")
@@ -209,6 +210,12 @@ async def main() -> None:
             f"Later: [bold]aqless web --namespace {NAMESPACE}[/] serves the dashboard again "
             "(pip install 'aqless\\[web]')."
         )
+        running = embedded.find()
+        if running is not None and client.url == running.url:
+            console.print(
+                "The embedded Valkey keeps running, with your data, after the demo: "
+                "[bold]aqless server status[/] shows it, [bold]aqless server stop[/] stops it."
+            )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from aqless.cli import (
     queues,
     recurring,
     script,
+    server,
     throttle,
     web,
     workers,
@@ -33,6 +34,7 @@ GROUPS = (
     throttle,
     web,
     script,
+    server,
 )
 for module in GROUPS:
     for command in module.COMMANDS:

@@ -1,0 +1,79 @@
+"""`aqless server`: the embedded Valkey seen, started and stopped from the command line,
+in a data folder of the test's own (never the user's)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from aqless import embedded
+
+
+def aqless(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "aqless.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
+
+
+@pytest.fixture
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    # a short path: a unix socket's path is limited to about 100 bytes
+    path = Path(tmp_path_factory.mktemp("srv"))
+    yield path
+    embedded.stop(path)
+
+
+def test_status_start_status_stop(folder: Path) -> None:
+    missing = aqless("server", "status", "--folder", str(folder))
+    assert missing.returncode == 1
+    assert f"no embedded server runs in {folder}" in missing.stderr
+
+    started = aqless("server", "start", "--folder", str(folder))
+    assert started.returncode == 0, started.stderr
+    running = embedded.find(folder)
+    assert running is not None
+    assert started.stdout.strip() == running.url
+
+    shown = aqless("--json", "server", "status", "--folder", str(folder))
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    assert document["pid"] == running.pid
+    assert document["folder"] == str(folder)
+    assert document["url"] == running.url
+    assert document["used_memory"] > 0
+    assert document["data_bytes"] > 0
+
+    table = aqless("server", "status", "--folder", str(folder))
+    assert str(running.pid) in table.stdout
+    assert "memory" in table.stdout
+    assert "Valkey" in table.stdout
+
+    stopped = aqless("server", "stop", "--folder", str(folder))
+    assert stopped.returncode == 0, stopped.stderr
+    assert "stopped the embedded server" in stopped.stderr
+    assert embedded.find(folder) is None
+    again = aqless("server", "stop", "--folder", str(folder))
+    assert "no embedded server runs" in again.stderr
+
+
+def test_status_counts_the_keys_of_every_database(folder: Path) -> None:
+    running = embedded.start(folder)
+    with redis.Redis(unix_socket_path=str(running.socket_path)) as plain:
+        plain.set("a", 1)
+        plain.select(3)
+        plain.set("b", 2)
+        plain.set("c", 3)
+    status = embedded.status(folder)
+    assert status is not None
+    assert status.keys == 3
+    assert status.server.pid == running.pid
