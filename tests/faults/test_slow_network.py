@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.faults.netem import Conditions
-from tests.faults.slow_drain import slow_drain
+from tests.faults.slow_drain import Run, overruns, slow_drain
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(180)]
 
@@ -28,3 +28,28 @@ async def test_500_jobs_drain_through_a_slow_lossy_network() -> None:
     assert drain.tally.resets >= 5, "the network reset too few connections to test anything"
     assert drain.report.duplicates <= drain.lock_losses, drain
     assert max(drain.overruns, default=0.0) <= drain.renewal, drain
+
+
+#: The same, with stalls longer than the lock (4 s of 3 s): locks are lost while jobs run.
+STALLING = Conditions(
+    delay=0.05, jitter=0.025, reset_chance=0.01, stall_chance=0.01, stall_seconds=4.0, seed=7
+)
+
+
+async def test_stalls_longer_than_the_lock_cost_duplicates_only_after_lock_losses() -> None:
+    drain = await slow_drain(500, STALLING)
+    print(f"\n{drain}")  # noqa: T201
+    assert drain.report.lost == [], f"{len(drain.report.lost)} lost: {drain.report.lost[:10]}"
+    assert drain.report.violations == []
+    assert drain.tally.stalls >= 5
+    assert drain.report.duplicates <= drain.lock_losses, drain
+    assert max(drain.overruns, default=0.0) <= drain.renewal, drain
+
+
+def test_an_overrun_is_the_time_a_run_went_on_past_its_lost_lock() -> None:
+    runs = [
+        Run("a", "w1", started=10.0, ended=14.5),  # lost at 12 (and again at 20): 2.5 s on
+        Run("a", "w2", started=12.1, ended=13.0),  # the run after the loss: none
+        Run("b", "w1", started=10.0, ended=11.0),  # ended before its lock went at 11.5
+    ]
+    assert overruns(runs, {"a": [20.0, 12.0], "b": [11.5]}) == [2.5]
