@@ -384,8 +384,7 @@ class Worker:
             for job in popped:
                 self._start(jobs, job)
             if self._popper.failures == 0 and self._popper.unknown_held:
-                self._popper.unknown_held = False  # e.g. a pop whose reply was lost took jobs
-                await self._resume(jobs)
+                await self._resume_unknown(jobs)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
                 logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
                 self.limit_reached = "max_jobs"
@@ -461,6 +460,16 @@ class Worker:
             while self._running.by_jid and not self._hard_stop:
                 await self._wakeup.event.wait()  # fired as slots free, and by stop()
         self.hand_back_running("the worker stopped before the job finished")
+
+    async def _resume_unknown(self, jobs: TaskGroup) -> None:
+        """Take back the jobs a pop whose reply was lost took; if the network fails again
+        meanwhile, look again after the next pop that gets its reply."""
+        self._popper.unknown_held = False
+        try:
+            await self._resume(jobs)
+        except ConnectionLostError as lost:
+            self._popper.unknown_held = True
+            logger.warning("looking for jobs held but unknown failed (%s); again later", lost)
 
     async def _resume(self, jobs: TaskGroup) -> None:
         """Run the jobs the server lists as held by this worker's name that it is not

@@ -165,7 +165,8 @@ class Pickup:
                 failures += 1
                 taker.pushes_may_be_lost()
                 self._offered_at = float("-inf")
-                logger.warning("cannot listen for put events and pushed jobs (%s)", error)
+                reason = str(error) or type(error).__name__  # a timeout says nothing
+                logger.warning("cannot listen for put events and pushed jobs (%s)", reason)
                 self._quiet.set()
                 await anyio.sleep(SUBSCRIBE.after(failures))
 

@@ -38,6 +38,34 @@ async def test_jobs_held_but_unknown_are_taken_back_after_a_failed_pop(
     assert sorted(recorder.jids) == sorted(jids)
 
 
+async def test_a_failed_look_for_unknown_jobs_is_tried_again_not_fatal(
+    client: aqless.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call that lists the jobs held after a lost pop reply may lose its reply too (a
+    slow, lossy network): the worker looks again later instead of ending."""
+    recorder = Recorder()
+    queue = client.queues["q"]
+    jids = [await queue.put("app.job", {"n": n}) for n in range(2)]
+    await queue.pop_many(1, worker=client.worker_name)  # held, its reply lost
+    listing = client.workers.jobs
+    failures: list[str] = []
+
+    async def lost_once(worker: str) -> aqless.WorkerJobs:
+        if not failures:
+            failures.append(worker)
+            raise aqless.ConnectionLostError("worker.jobs: no reply (the network dropped it)")
+        return await listing(worker)
+
+    monkeypatch.setattr(client.workers, "jobs", lost_once)
+    worker = make_worker(client, handlers=one(recorder), concurrency=1)
+    worker._popper.unknown_held = True
+    async with running(worker) as run:
+        await all_complete(client, jids, timeout=5)
+        assert not run.done.is_set()  # still running: the failure did not end it
+    assert failures == [client.worker_name]
+    assert sorted(recorder.jids) == sorted(jids)
+
+
 async def test_a_lock_expiry_warning_is_answered_with_a_heartbeat(
     client: aqless.Client, other: aqless.Client
 ) -> None:
