@@ -21,7 +21,8 @@ class Durability:
     Attributes:
         local: the server's own append-only file fsynced (it needs ``appendonly yes``).
         replicas: how many replicas must have fsynced it to their append-only files.
-        timeout: seconds to wait for them; fewer copies by then is a NotDurableError.
+        timeout: seconds to wait for them; fewer copies by then is a NotDurableError
+            (keep it under a `socket_timeout` given to the client).
     """
 
     local: bool = True
