@@ -2,6 +2,7 @@
 
 from aqless._version import __version__
 from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
+from aqless.durability import Durability
 from aqless.errors import (
     AqlessError,
     ConfigurationError,
@@ -9,6 +10,7 @@ from aqless.errors import (
     InvalidArgumentError,
     JobNotFoundError,
     LockLostError,
+    NotDurableError,
     PayloadError,
     PermissionDeniedError,
     ScriptError,
@@ -45,6 +47,7 @@ __all__ = [
     "Config",
     "ConfigurationError",
     "ConnectionLostError",
+    "Durability",
     "Durations",
     "Failure",
     "Handler",
@@ -58,6 +61,7 @@ __all__ = [
     "JobTimeoutError",
     "Jobs",
     "LockLostError",
+    "NotDurableError",
     "Page",
     "PayloadError",
     "PermissionDeniedError",

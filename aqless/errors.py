@@ -12,6 +12,7 @@ AqlessError                  base, never raised itself
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
+├── NotDurableError          a durable put was made, but its copies were not confirmed
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
 └── UnknownJobClassError     no handler for a klass, and importing it is not allowed
 ```
@@ -88,6 +89,23 @@ class LockLostError(ScriptError):
 class PermissionDeniedError(ScriptError):
     """The server's ACL refused the call, or a command the script runs for it (the user
     lacks a command, a key or a channel); ``detail`` is the server's text. See SECURITY.md."""
+
+
+class NotDurableError(AqlessError):
+    """A durable put (``put(..., durable=...)``) WAS made, but the server did not confirm
+    the copies asked for: the append-only file is off, too few replicas wrote it within the
+    timeout, or the server refused to wait. The job exists (unless a later fault loses it).
+
+    Attributes:
+        jids: the jobs that were put.
+        detail: what the server answered.
+    """
+
+    def __init__(self, jids: list[str], detail: str) -> None:
+        jobs = ", ".join(jids[:3]) + (f" and {len(jids) - 3} more" if len(jids) > 3 else "")
+        super().__init__(f"put {jobs}, but its durability is not confirmed: {detail}")
+        self.jids = jids
+        self.detail = detail
 
 
 class PayloadError(AqlessError):

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import anyio
 
 from aqless._connection.protocol import encode_json
+from aqless.durability import Durability, Durable, durability
 from aqless.errors import (
     AqlessError,
+    ConfigurationError,
     InvalidArgumentError,
     JobNotFoundError,
     LockLostError,
@@ -163,6 +165,7 @@ class Queue:
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
         requeue: bool = False,
+        durable: Durable = False,
     ) -> str:
         """Put a job into this queue; returns its jid.
 
@@ -180,9 +183,13 @@ class Queue:
             depends: jids that must complete before this job runs.
             throttles: throttles it must hold to run (besides its queue's own).
             requeue: refuse (JobNotFoundError) if the job does not exist already.
+            durable: return only once the put is fsynced to the server's append-only file
+                (True), or as a `Durability` says (replicas, timeout); NotDurableError
+                if the server does not confirm it (the job was put all the same).
         """
         command = "job.requeue" if requeue else "queue.put"
-        if not self._client.put_hooks:  # the common case: no request, no closure, no hooks
+        wait = await self._durability(durable)
+        if not self._client.put_hooks and wait is None:  # the common case: no closure
             jid, args = self._arguments(
                 klass, data, jid, priority, delay, tags, retries, depends, throttles
             )
@@ -192,6 +199,8 @@ class Queue:
         request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
 
         async def send(requests: list[PutRequest]) -> list[str]:
+            if wait is not None:  # the put with its WAITAOF right behind it
+                return await self._put_many(requests, 1, wait, command)
             (request,) = requests
             jid, args = self._put_arguments(request)
             priority = _order(request.priority, request.delay)
@@ -205,38 +214,63 @@ class Queue:
         (jid,) = await self._hooked(send, [request])
         return jid
 
+    async def _durability(self, durable: Durable) -> Durability | None:
+        """What a put waits for; ConfigurationError before anything is put on a server
+        without WAITAOF."""
+        wait = durability(durable)
+        if wait is not None and not await self._client.protocol.knows("WAITAOF"):
+            raise ConfigurationError(
+                "durable puts need WAITAOF (Redis 7.2+ or Valkey 8+); this server has none"
+            )
+        return wait
+
     async def _hooked(self, send: PutSender, requests: list[PutRequest]) -> list[str]:
         """`send(requests)` inside the client's put hooks."""
         for hook in reversed(self._client.put_hooks):
             send = _bound_hook(hook, self, send)
         return await send(requests)
 
-    async def put_many(self, requests: Iterable[PutRequest], *, batch: int = 1000) -> list[str]:
+    async def put_many(
+        self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
+    ) -> list[str]:
         """Put many jobs, pipelined: one round trip per `batch` jobs. Every payload is encoded
         before anything is sent. Not a transaction: if the server refuses one job, the
-        others are still put, and the first refusal is raised afterwards."""
+        others are still put, and the first refusal is raised afterwards. With `durable`
+        (as `put`'s), each batch is confirmed in its round trip; the first batch that is
+        not raises NotDurableError (naming every job put so far) and the rest are not put."""
+        wait = await self._durability(durable)
 
         async def send(requests: list[PutRequest]) -> list[str]:
-            return await self._put_many(requests, batch)
+            return await self._put_many(requests, batch, wait)
 
         return await self._hooked(send, list(requests))
 
-    async def _put_many(self, requests: list[PutRequest], batch: int) -> list[str]:
+    async def _put_many(
+        self,
+        requests: list[PutRequest],
+        batch: int,
+        wait: Durability | None,
+        command: str = "queue.put",
+    ) -> list[str]:
         prepared = [self._put_arguments(request) for request in requests]
         jids: list[str] = []
         refusal: Exception | None = None
         for start in range(0, len(prepared), batch):
             chunk = prepared[start : start + batch]
             replies = await self._client.protocol.many(
-                "queue.put",
+                command,
                 [args for _, args in chunk],
                 [_order(r.priority, r.delay) for r in requests[start : start + batch]],
+                then=() if wait is None else wait.command(),
             )
+            copies = None if wait is None else replies.pop()  # WAITAOF's reply comes last
             for (jid, _), reply in zip(chunk, replies, strict=True):
                 if isinstance(reply, AqlessError):
                     refusal = refusal or reply
                 else:
                     jids.append(jid)
+            if wait is not None:
+                wait.confirm(copies, list(jids))
         if refusal is not None:
             raise refusal
         return jids

@@ -212,6 +212,7 @@ class Protocol:
         lean = SCRIPT_CONNECTION != "redis-py"
         self.script = Script(redis, prefix=prefix, wire=self.wire if lean else None)
         self._batcher: Batcher | None = None
+        self._known: dict[str, bool] = {}  # see knows()
 
     def _now(self, priority: float | None) -> str:
         """A call's `now`, as sent; a call that puts a job at `priority` gets one that
@@ -328,20 +329,38 @@ class Protocol:
         command: str,
         calls: Sequence[Sequence[Argument]],
         priorities: Sequence[float | None] | None = None,
+        *,
+        then: Sequence[Argument] = (),
     ) -> list[Any]:
         """The same command with many argument lists, pipelined in one round trip; with
         `priorities`, calls that put jobs at those priorities (see ``call``). Returns each
-        reply, or the aqless exception for a refused call, in order."""
+        reply, or the aqless exception for a refused call, in order. `then`, a plain
+        command, goes right behind them on the same connection (not through a batching
+        round trip); its reply, or its redis-py error, comes last."""
         timed = [
             (command, (self._now(None if priorities is None else priorities[i]), *args))
             for i, args in enumerate(calls)
         ]
         with translated(command):
-            replies = await self.script.send_many(timed)
+            replies = await self.script.send_many(timed, then=then)
+        followed = [replies.pop()] if then else []
         return [
             refusal_for(command, reply) or reply if isinstance(reply, BaseException) else reply
             for reply in replies
-        ]
+        ] + followed
+
+    async def knows(self, name: str) -> bool:
+        """Whether the server the calls go to has the command `name` (asked once); a
+        server that will not say (an ACL refusing COMMAND) is taken to have it."""
+        known = self._known.get(name)
+        if known is None:
+            with translated("COMMAND INFO"):
+                try:
+                    reply = await self.wire.call(("COMMAND", "INFO", name))
+                except ResponseError:
+                    reply = [True]
+            known = self._known[name] = bool(reply) and reply[0] is not None
+        return known
 
 
 def _decoded(command: str, reply: Any) -> Any:

@@ -156,31 +156,36 @@ class Script:
             await self.load()
             return await self._send(self._evalsha + argv)
 
-    async def send_many(self, calls: Sequence[Call]) -> list[Reply]:
+    async def send_many(
+        self, calls: Sequence[Call], *, then: Sequence[Argument] = ()
+    ) -> list[Reply]:
         """Calls whose arguments begin with their own `now` (as text), pipelined in one
         round trip (not a transaction: each call is atomic on its own). A refused call's
-        reply is its ResponseError, in place."""
-        replies = await self._pipeline(calls)
+        reply is its ResponseError, in place. `then`, a plain command (e.g. WAITAOF), goes
+        right behind them on the same connection; its reply comes last."""
+        replies = await self._pipeline(calls, then)
         if replies and isinstance(replies[0], ResponseError):
             first = replies[0]
             if self._functions and _no_functions(first):
                 self._functions = False
-                replies = await self._pipeline(calls)
+                replies = await self._pipeline(calls, then)
             elif _missing_function(first) or isinstance(first, NoScriptError):
                 # the server lost the code: nothing ran, so the whole batch can go again
                 await (self.load_library() if self._functions else self.load())
-                replies = await self._pipeline(calls)
+                replies = await self._pipeline(calls, then)
         return replies
 
-    async def _pipeline(self, calls: Sequence[Call]) -> list[Reply]:
+    async def _pipeline(self, calls: Sequence[Call], then: Sequence[Argument]) -> list[Reply]:
         head = self._fcall if self._functions else self._evalsha
+        argvs = [(*head, command, *args) for command, args in calls]
+        if then:
+            argvs.append(tuple(then))
         if self._wire is not None:
-            return await self._wire.pipeline([(*head, command, *args) for command, args in calls])
+            return await self._wire.pipeline(argvs)
         route = await self._route()  # one slot: a Cluster's pipeline goes to one node
         pipeline = self._redis.pipeline(transaction=False)
-        queue = pipeline.execute_command
-        for command, args in calls:
-            queue(*head, command, *args, **route)
+        for argv in argvs:
+            pipeline.execute_command(*argv, **route)
         replies: list[Reply] = await pipeline.execute(raise_on_error=False)
         return replies
 
