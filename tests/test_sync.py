@@ -68,6 +68,7 @@ def test_the_producer_verbs_return_plain_values_and_sync_jobs(
     assert emails.stats().failed == 0
     assert sync_client.jobs.failure_groups() == {}
     assert sync_client.workers.counts() == []
+    assert sync_client.call(lambda client: client.config.get("heartbeat")) == "60"
 
 
 def test_twenty_threads_put_over_one_connection(server_url: str) -> None:
