@@ -19,7 +19,6 @@ import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from concurrent.futures import TimeoutError as FutureTimeoutError
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar, cast, overload
 
@@ -80,7 +79,7 @@ class _Runtime:
         future = asyncio.run_coroutine_threadsafe(_awaited(coroutine), self.loop)
         try:
             return future.result(timeout)
-        except FutureTimeoutError:
+        except BaseException:  # out of time, or the caller interrupted (Ctrl-C): stop it
             future.cancel()
             raise
 
