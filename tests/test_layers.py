@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "client",
         (
             "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
-            "aqless.patterns", "aqless.embedded", "aqless.durability",
+            "aqless.patterns", "aqless.embedded", "aqless.durability", "aqless.sync",
         ),
     ),
     (

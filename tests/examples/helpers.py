@@ -8,8 +8,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,12 +22,15 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import aqless
+
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
 
 
 def load_example(name: str) -> ModuleType:
-    """examples/<name>.py as a module (examples/ is not a package)."""
-    module_name = f"aqless_example_{name}"
+    """examples/<name>.py as a module (examples/ is not a package; `name` may name a file
+    in a folder, ``django_app/app``)."""
+    module_name = f"aqless_example_{name.replace('/', '_')}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
@@ -54,6 +58,34 @@ async def served(app: Any) -> AsyncIterator[str]:
             yield f"http://127.0.0.1:{port}"
         finally:
             server.should_exit = True
+
+
+@contextmanager
+def wsgi_served(app: Any) -> Iterator[str]:
+    """Serve a WSGI `app` with werkzeug's threaded server on 127.0.0.1, a free port, on a
+    thread; yield its base URL. Stopped on exit."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def run_worker(url: str, queues: list[str], handlers: Any) -> threading.Thread:
+    """A burst worker on its own thread and event loop: it runs the queues' jobs, then ends."""
+
+    async def work() -> None:
+        async with aqless.Client(url) as client:
+            await aqless.Worker(client, queues, handlers=handlers, burst=True).run()
+
+    thread = threading.Thread(target=anyio.run, args=(work,))
+    thread.start()
+    return thread
 
 
 _exporter: InMemorySpanExporter | None = None

@@ -1,0 +1,214 @@
+"""aqless.sync: the blocking client, from plain threads, across a fork and at exit."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+import aqless
+import aqless.sync
+
+
+@pytest.fixture
+def sync_client(server_url: str) -> Iterator[aqless.sync.Client]:
+    with redis.Redis.from_url(server_url) as connection:
+        connection.flushall()
+    with aqless.sync.Client(server_url) as client:
+        yield client
+
+
+def named_connections(server_url: str, name: str) -> int:
+    with redis.Redis.from_url(server_url, decode_responses=True) as connection:
+        return sum(1 for entry in connection.client_list() if entry["name"] == name)
+
+
+def aqless_sync_threads() -> int:
+    return sum(1 for thread in threading.enumerate() if thread.name == "aqless-sync")
+
+
+def test_the_producer_verbs_return_plain_values_and_sync_jobs(
+    sync_client: aqless.sync.Client,
+) -> None:
+    emails = sync_client.queues["emails"]
+    jid = emails.put("app.Welcome", {"user": 42}, tags=["new"], priority=5)
+    later = emails.put("app.Welcome", {"user": 43}, delay=60)
+    jids = emails.put_many([aqless.PutRequest("app.Bulk", {"n": n}) for n in range(3)])
+    assert len(jids) == 3
+    assert emails.length() == 5
+    counts = emails.counts()
+    assert (counts.waiting, counts.scheduled) == (4, 1)
+    assert [queue.name for queue in sync_client.queues.counts()] == ["emails"]
+    assert sync_client.queues.names() == ["emails"]
+    assert emails.jobs("scheduled") == [later]
+    (first,) = emails.peek()
+    assert isinstance(first, aqless.sync.SyncJob)
+    assert first.jid == jid
+    job = sync_client.jobs.get(jid)
+    assert isinstance(job, aqless.sync.SyncJob)
+    assert (job.data, job.tags, job.priority, job.state) == ({"user": 42}, ("new",), 5, "waiting")
+    assert job.tag("vip") == ("new", "vip")
+    assert sync_client.jobs.tagged("vip").jids == (jid,)
+    job.set_priority(1)
+    assert job.priority == 1
+    assert job.refresh().priority == 1
+    job.cancel()
+    assert sync_client.jobs.get(jid) is None
+    assert [j.jid for j in sync_client.jobs.get_many([later, jid])] == [later]
+    sync_client.jobs.cancel(*jids)
+    assert emails.length() == 1
+    assert emails.stats().failed == 0
+    assert sync_client.jobs.failure_groups() == {}
+    assert sync_client.workers.counts() == []
+    assert sync_client.call(lambda client: client.config.get("heartbeat")) == "60"
+
+
+def test_twenty_threads_put_over_one_connection(server_url: str) -> None:
+    with redis.Redis.from_url(server_url) as connection:
+        connection.flushall()
+    name = f"sync-{uuid.uuid4().hex[:8]}"
+    jids: list[str] = []
+    with aqless.sync.Client(server_url, client_name=name) as client:
+        queue = client.queues["bulk"]
+        start = threading.Barrier(20)
+
+        def put(number: int) -> None:
+            start.wait()
+            for _ in range(10):
+                jids.append(queue.put("app.Bulk", {"thread": number}))
+
+        threads = [threading.Thread(target=put, args=(n,)) for n in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(jids)) == 200
+        assert queue.length() == 200
+        assert {job.jid for job in client.jobs.get_many(jids)} == set(jids)
+        # every thread's calls went over the client's one script connection
+        assert named_connections(server_url, name) == 1
+    assert named_connections(server_url, name) == 0
+
+
+def test_wait_for_a_job_a_worker_completes_in_another_thread(
+    sync_client: aqless.sync.Client, server_url: str
+) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.register("app.Double")
+    async def double(job: aqless.Job) -> None:
+        await job.log("doubled", result=job.data["n"] * 2)
+
+    jid = sync_client.queues["math"].put("app.Double", {"n": 21})
+
+    async def work() -> None:
+        async with aqless.Client(server_url) as client:
+            await aqless.Worker(client, ["math"], handlers=handlers, burst=True).run()
+
+    worker = threading.Thread(target=asyncio.run, args=(work(),))
+    worker.start()
+    try:
+        assert sync_client.wait(jid, timeout=10) == aqless.JobState.COMPLETE
+    finally:
+        worker.join()
+    job = sync_client.jobs.get(jid)
+    assert isinstance(job, aqless.sync.SyncJob)
+    assert job.state == "complete"
+    assert job.history[-1].what == "done"
+    assert job.wait(timeout=1) == aqless.JobState.COMPLETE
+
+
+def test_errors_are_aqless_own(sync_client: aqless.sync.Client) -> None:
+    queue = sync_client.queues["q"]
+    first = queue.put("app.A")
+    queue.put("app.B", depends=[first])
+    job = sync_client.jobs.get(first)
+    assert isinstance(job, aqless.sync.SyncJob)
+    with pytest.raises(aqless.ScriptError):
+        job.cancel()  # another job depends on it
+    with pytest.raises(TimeoutError):
+        sync_client.wait(first, timeout=0.1)
+    with pytest.raises(aqless.InvalidArgumentError):
+        sync_client.queues[""]
+    with pytest.raises(aqless.PayloadError):
+        queue.put("app.A", {"not json": object()})
+    with pytest.raises(aqless.ConfigurationError):
+        aqless.sync.Client("redis://localhost", port=1)  # checked before anything connects
+    nowhere = aqless.sync.Client("redis://127.0.0.1:1")
+    with nowhere, pytest.raises(aqless.ConnectionLostError):
+        nowhere.queues["q"].length()
+    counts = queue.counts()  # what raised changed nothing
+    assert (counts.waiting, counts.depends) == (1, 1)
+
+
+def test_close_stops_the_thread_and_refuses_calls(server_url: str) -> None:
+    before = aqless_sync_threads()
+    client = aqless.sync.Client(server_url)
+    assert aqless_sync_threads() == before + 1
+    client.queues["q"].length()
+    client.close()
+    client.close()  # idempotent
+    assert aqless_sync_threads() == before
+    with pytest.raises(aqless.ConfigurationError):
+        client.queues["q"].length()
+
+
+def test_usable_from_inside_a_running_event_loop(sync_client: aqless.sync.Client) -> None:
+    async def view() -> str:  # e.g. an async Django view calling sync code
+        return sync_client.queues["q"].put("app.A")
+
+    jid = asyncio.run(view())
+    assert sync_client.queues["q"].length() == 1
+    assert sync_client.jobs.get(jid) is not None
+
+
+def test_a_forked_child_starts_its_own_loop_and_connection(
+    sync_client: aqless.sync.Client, server_url: str
+) -> None:
+    parent_jid = sync_client.queues["q"].put("app.Parent")  # the parent's loop is running
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its first call starts a loop and connections of its own
+        code = 1
+        signal.alarm(20)  # a child stuck on the parent's loop dies rather than hangs
+        try:
+            jid = sync_client.queues["q"].put("app.Child", {"pid": os.getpid()})
+            os.write(write, jid.encode())
+            sync_client.close()
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child_jid = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    job = sync_client.jobs.get(child_jid)
+    assert isinstance(job, aqless.sync.SyncJob)
+    assert job.data == {"pid": pid}
+    # the child's close left the parent's loop and connections alone
+    assert sync_client.queues["q"].length() == 2
+    assert sync_client.jobs.get(parent_jid) is not None
+
+
+def test_an_open_client_is_closed_at_exit_without_hanging(server_url: str) -> None:
+    script = (
+        "import aqless.sync\n"
+        f"client = aqless.sync.Client({server_url!r})\n"
+        "print(client.queues['q'].put('app.A'))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    with redis.Redis.from_url(server_url, decode_responses=True) as connection:
+        assert connection.hget(f"ql:j:{result.stdout.strip()}", "klass") == "app.A"
