@@ -72,14 +72,19 @@ class PutRequest:
     throttles: Sequence[str] | None = None
 
 
+def checked_name(name: str) -> str:
+    """A queue's `name`, refused when empty (every queue has a name)."""
+    if not name:
+        raise InvalidArgumentError("queue", "a queue name must not be empty")
+    return name
+
+
 class Queue:
     """A named queue. Making one does no I/O: `client.queues["emails"]`."""
 
     def __init__(self, client: Client, name: str) -> None:
-        if not name:
-            raise InvalidArgumentError("queue", "a queue name must not be empty")
         self._client = client
-        self.name = name
+        self.name = checked_name(name)
 
     def __repr__(self) -> str:
         return f"<Queue {self.name}>"

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any, Generic, Self, TypeVar, cast, overload
 
 from aqless import client as aio
-from aqless.errors import ConfigurationError, InvalidArgumentError
+from aqless.errors import ConfigurationError
 from aqless.job import Job, JobClass, RecurringJob
 from aqless.models import (
     Failure,
@@ -35,7 +35,7 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
-from aqless.queue import PutRequest
+from aqless.queue import PutRequest, checked_name
 
 T = TypeVar("T")
 
@@ -226,10 +226,8 @@ class SyncQueue:
     """A named queue's producer verbs and reads (``aqless.Queue``'s, blocking)."""
 
     def __init__(self, client: Client, name: str) -> None:
-        if not name:
-            raise InvalidArgumentError("queue", "a queue name must not be empty")
         self._client = client
-        self.name = name
+        self.name = checked_name(name)
 
     def __repr__(self) -> str:
         return f"<SyncQueue {self.name}>"

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import anyio
+import httpx
 import uvicorn
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -23,6 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import aqless
+import aqless.sync
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
 
@@ -86,6 +88,39 @@ def run_worker(url: str, queues: list[str], handlers: Any) -> threading.Thread:
     thread = threading.Thread(target=anyio.run, args=(work,))
     thread.start()
     return thread
+
+
+#: What the sync examples' signups enqueue, run by the tests' workers.
+signup_handlers = aqless.Handlers()
+
+
+@signup_handlers.register("signups.SendWelcome")
+async def send_welcome(job: aqless.Job) -> None:
+    await job.log("sent", to=job.data["email"])
+
+
+def assert_views_wait_for_the_worker(
+    app: Any, url: str, client: aqless.sync.Client, *, form: bool
+) -> None:
+    """Over real HTTP: five signups (posted as a form or as JSON), then one view per job
+    that waits for the worker; each request blocks its own thread until its job is done."""
+    with wsgi_served(app) as base, httpx.Client(base_url=base, timeout=20) as http:
+        jids = []
+        for n in range(5):
+            fields = {"email": f"{n}@example.com"}
+            reply = (
+                http.post("/signups", data=fields) if form else http.post("/signups", json=fields)
+            )
+            jids.append(reply.json()["jid"])
+        worker = run_worker(url, ["signups"], signup_handlers)
+        try:
+            for jid in jids:
+                assert http.get(f"/jobs/{jid}", params={"wait": 10}).json()["state"] == "complete"
+        finally:
+            worker.join()
+    job = client.jobs.get(jids[0])
+    assert isinstance(job, aqless.sync.SyncJob)
+    assert job.history[-2].what == "sent"
 
 
 _exporter: InMemorySpanExporter | None = None

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import django
-import httpx
 import pytest
 import redis
 from django.core.wsgi import get_wsgi_application
@@ -15,17 +14,15 @@ from django.test import Client as DjangoClient
 
 import aqless
 import aqless.sync
-from tests.examples.helpers import load_example, run_worker, wsgi_served
+from tests.examples.helpers import (
+    assert_views_wait_for_the_worker,
+    load_example,
+    run_worker,
+    signup_handlers,
+)
 
 django_app = load_example("django_app/app")
 django.setup()
-
-handlers = aqless.Handlers()
-
-
-@handlers.register("signups.SendWelcome")
-async def send_welcome(job: aqless.Job) -> None:
-    await job.log("sent", to=job.data["email"])
 
 
 @pytest.fixture
@@ -45,7 +42,7 @@ def test_put_and_read_in_the_test_client(client: aqless.sync.Client, server_url:
     jid = reply.json()["jid"]
     assert http.get(f"/jobs/{jid}").json() == {"jid": jid, "state": "waiting", "queue": "signups"}
     assert client.queues["signups"].length() == 1
-    run_worker(server_url, ["signups"], handlers).join()
+    run_worker(server_url, ["signups"], signup_handlers).join()
     done = http.get(f"/jobs/{jid}", {"wait": 10}).json()
     assert done == {"jid": jid, "state": "complete", "queue": ""}
     assert http.get("/jobs/nope").status_code == 404
@@ -54,20 +51,4 @@ def test_put_and_read_in_the_test_client(client: aqless.sync.Client, server_url:
 
 
 def test_over_http_a_view_waits_for_the_worker(client: aqless.sync.Client, server_url: str) -> None:
-    with (
-        wsgi_served(get_wsgi_application()) as base,
-        httpx.Client(base_url=base, timeout=20) as http,
-    ):
-        jids = [
-            http.post("/signups", data={"email": f"{n}@example.com"}).json()["jid"]
-            for n in range(5)
-        ]
-        worker = run_worker(server_url, ["signups"], handlers)
-        try:
-            for jid in jids:  # each request blocks its own thread until the job is done
-                assert http.get(f"/jobs/{jid}", params={"wait": 10}).json()["state"] == "complete"
-        finally:
-            worker.join()
-    job = client.jobs.get(jids[0])
-    assert isinstance(job, aqless.sync.SyncJob)
-    assert job.history[-2].what == "sent"
+    assert_views_wait_for_the_worker(get_wsgi_application(), server_url, client, form=True)

@@ -5,23 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import httpx
 import pytest
 import redis
 from flask import Flask
 
-import aqless
-import aqless.sync
-from tests.examples.helpers import load_example, run_worker, wsgi_served
+from tests.examples.helpers import (
+    assert_views_wait_for_the_worker,
+    load_example,
+    run_worker,
+    signup_handlers,
+)
 
 flask_app = load_example("flask_app")
-
-handlers = aqless.Handlers()
-
-
-@handlers.register("signups.SendWelcome")
-async def send_welcome(job: aqless.Job) -> None:
-    await job.log("sent", to=job.data["email"])
 
 
 @pytest.fixture
@@ -43,7 +38,7 @@ def test_put_and_read_in_the_test_client(app: Flask, server_url: str) -> None:
         "state": "waiting",
         "queue": "signups",
     }
-    run_worker(server_url, ["signups"], handlers).join()
+    run_worker(server_url, ["signups"], signup_handlers).join()
     done = http.get(f"/jobs/{jid}?wait=10").get_json()
     assert done == {"jid": jid, "state": "complete", "queue": ""}
     assert http.get("/jobs/nope").status_code == 404
@@ -51,18 +46,4 @@ def test_put_and_read_in_the_test_client(app: Flask, server_url: str) -> None:
 
 
 def test_over_http_a_view_waits_for_the_worker(app: Flask, server_url: str) -> None:
-    with wsgi_served(app) as base, httpx.Client(base_url=base, timeout=20) as http:
-        jids = [
-            http.post("/signups", json={"email": f"{n}@example.com"}).json()["jid"]
-            for n in range(5)
-        ]
-        worker = run_worker(server_url, ["signups"], handlers)
-        try:
-            for jid in jids:  # each request blocks its own thread until the job is done
-                assert http.get(f"/jobs/{jid}", params={"wait": 10}).json()["state"] == "complete"
-        finally:
-            worker.join()
-    client: aqless.sync.Client = app.extensions["aqless"]
-    job = client.jobs.get(jids[0])
-    assert isinstance(job, aqless.sync.SyncJob)
-    assert job.history[-2].what == "sent"
+    assert_views_wait_for_the_worker(app, server_url, app.extensions["aqless"], form=False)

@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import random
 from dataclasses import dataclass
-from types import TracebackType
+
+from tests.loopback_proxy import LoopbackProxy
 
 _CHUNK = 65536
 
@@ -52,35 +53,15 @@ class _Link:
             writer.transport.abort()
 
 
-class NetemProxy:
+class NetemProxy(LoopbackProxy):
     """``async with NetemProxy("127.0.0.1", port, Conditions(...)) as proxy``: connect to
     ``proxy.url`` instead of the server."""
 
     def __init__(self, host: str, port: int, conditions: Conditions) -> None:
+        super().__init__()
         self._target = (host, port)
         self.conditions = conditions
         self.tally = Tally()
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._server: asyncio.Server | None = None
-        self.url = ""
-
-    async def __aenter__(self) -> NetemProxy:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        self.url = f"redis://127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -94,10 +75,8 @@ class NetemProxy:
         for source, sink in ((reader, up_writer), (up_reader, writer)):
             in_flight: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
             carry = self._carry(source, in_flight, link, chance)
-            for job in (carry, self._deliver(in_flight, sink, link)):
-                task = asyncio.create_task(job)
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+            self._spawn(carry)
+            self._spawn(self._deliver(in_flight, sink, link))
 
     async def _carry(
         self,

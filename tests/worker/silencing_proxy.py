@@ -5,39 +5,20 @@ firewall forgets the connection. Connections opened afterwards work."""
 from __future__ import annotations
 
 import asyncio
-from types import TracebackType
 from urllib.parse import urlsplit
+
+from tests.loopback_proxy import LoopbackProxy
 
 
 class _Pair:
     silent = False
 
 
-class SilencingProxy:
+class SilencingProxy(LoopbackProxy):
     def __init__(self, server_url: str) -> None:
+        super().__init__()
         self._target = urlsplit(server_url)
         self._pairs: list[_Pair] = []
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._server: asyncio.Server | None = None
-        self.url = ""
-
-    async def __aenter__(self) -> SilencingProxy:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        self.url = f"redis://127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._server is not None:
-            self._server.close()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def silence(self) -> int:
         """Silence every connection open now, for good; returns how many."""
@@ -54,8 +35,7 @@ class SilencingProxy:
         pair = _Pair()
         self._pairs.append(pair)
         for source, sink in ((reader, up_writer), (up_reader, writer)):
-            task = asyncio.create_task(self._pump(source, sink, pair))
-            self._tasks.add(task)
+            self._spawn(self._pump(source, sink, pair))
 
     @staticmethod
     async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter, pair: _Pair) -> None:

@@ -17,27 +17,15 @@ import redis.asyncio as aioredis
 import aqless
 from aqless import Job, JobState
 from tests.conftest import Captured, EventCapture
-from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
+from tests.connection_kinds import (
+    Pops,
+    assert_a_worker_is_pushed_its_job,
+    assert_script_calls_go_lean,
+)
 from tests.deployments import Deployment
 from tests.worker.helpers import WORKER, get_job, make_worker, one, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment
-
-
-class Pops:
-    """Counts the worker's `queue.pop` calls (they all go through Protocol.json_ordered)."""
-
-    def __init__(self, client: aqless.Client) -> None:
-        self.count = 0
-        protocol = client.protocol
-        original = protocol.json_ordered
-
-        async def counting(command: str, arguments: Any) -> Any:
-            if command == "queue.pop":
-                self.count += 1
-            return await original(command, arguments)
-
-        protocol.json_ordered = counting  # type: ignore[method-assign]
 
 
 def offers_key(client: aqless.Client) -> str:
@@ -193,3 +181,4 @@ async def test_workers_that_end_by_themselves_make_no_offer(
         await until_state(client, jid, JobState.COMPLETE, timeout=2)
         await anyio.sleep(0.3)
         assert await client.redis.exists(offers_key(client)) == 0
+

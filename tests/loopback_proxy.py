@@ -1,0 +1,45 @@
+"""The part every test proxy shares: a listener on a free loopback port (``url`` names it)
+whose connections a subclass serves, and the tasks it starts, all ended with the block."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any, Self
+
+
+class LoopbackProxy:
+    """``async with Proxy(...) as proxy``: connect to ``proxy.url`` instead of the server."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> Self:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        self.url = f"redis://127.0.0.1:{port}"
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        """Run `job` until it ends or the block does."""
+        task = asyncio.create_task(job)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
