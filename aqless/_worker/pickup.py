@@ -13,6 +13,7 @@ worker still triggers a pop, which finds what is left.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -32,6 +33,9 @@ from aqless.events import RECONNECTED, parse_event
 from aqless.job import Job
 
 logger = logging.getLogger("aqless.worker")
+
+# how long a put event into an offered queue waits for its push before the worker pops
+_PUSH_GRACE = 0.01
 
 
 class PushTaker(Protocol):
@@ -76,6 +80,8 @@ class Pickup:
         self._log_channel = f"{client.prefix}log"
         self._offered: tuple[str, ...] = ()
         self._offered_at = float("-inf")
+        # put events into offered queues whose push may be in the next read: jid -> its timer
+        self._push_expected: dict[str, asyncio.TimerHandle] = {}
 
     def want(self, wanted: bool) -> None:
         if wanted and not self._wanted.is_set():
@@ -203,13 +209,13 @@ class Pickup:
 
     def _hear(self, push_channel: str, messages: list[Message]) -> None:
         pushed: list[Job] = []
-        pushed_jids: set[str] = set()
         channel_bytes = push_channel.encode()
         for channel, payload in messages:
             if channel == channel_bytes:
-                jobs = [Job(self._client, fields) for fields in json.loads(payload)]
-                pushed += jobs
-                pushed_jids.update(job.jid for job in jobs)
+                pushed += [Job(self._client, fields) for fields in json.loads(payload)]
+        pushed_jids = {job.jid for job in pushed}
+        for jid in pushed_jids & self._push_expected.keys():
+            self._push_expected.pop(jid).cancel()  # its put event came in an earlier read
         news = False
         for channel, payload in messages:
             if channel == channel_bytes:
@@ -217,11 +223,27 @@ class Pickup:
             event = parse_event(channel.decode(), payload.decode(), prefix=self._client.prefix)
             if event.kind == "put" and event.jid in pushed_jids:
                 continue  # its job is here already
+            if event.kind == "put" and event.queue in self._offered and event.jid:
+                self._expect_push(event.jid)
+                continue
             news = news or self._brings_work(event.kind, event.queue, event.to)
         if pushed and self._taker is not None:
             self._taker.take_pushed(pushed)
         if news:
             self._news()
+
+    def _expect_push(self, jid: str) -> None:
+        """A put into a queue offered to: the same script call pushed the job here, or to
+        another worker, or nowhere. Its push (published right after the event) may come in a
+        later read (TLS writes the two as records of their own): pop only if none comes."""
+        if jid not in self._push_expected:
+            self._push_expected[jid] = asyncio.get_running_loop().call_later(
+                _PUSH_GRACE, self._not_pushed, jid
+            )
+
+    def _not_pushed(self, jid: str) -> None:
+        self._push_expected.pop(jid, None)
+        self._news()
 
     def _brings_work(self, kind: str, queue: str | None, to: str | None) -> bool:
         if kind == RECONNECTED:

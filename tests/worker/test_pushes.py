@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from json import loads
+from json import dumps, loads
 from typing import Any
 
 import anyio
@@ -182,3 +182,47 @@ async def test_workers_that_end_by_themselves_make_no_offer(
         await anyio.sleep(0.3)
         assert await client.redis.exists(offers_key(client)) == 0
 
+
+@pytest.mark.deployments("unix", reason="reads handed over by hand: the kind does not matter")
+async def test_a_push_read_after_its_put_event_costs_no_pop(client: aqless.Client) -> None:
+    """TLS writes a put event and the push behind it as records of their own, which may come
+    in two reads: the event alone must not make the worker pop a job that is on its way."""
+    from aqless._worker.pickup import Pickup
+    from aqless._worker.served import ServedQueues
+    from aqless.reservers import QueueSelection
+
+    news: list[float] = []
+    taken: list[str] = []
+
+    class Taker:
+        name, concurrency, interval = WORKER, 1, 30.0
+
+        def take_pushed(self, jobs: Any) -> None:
+            taken.extend(job.jid for job in jobs)
+
+        def pushes_may_be_lost(self) -> None:
+            pass
+
+    served = ServedQueues(client, QueueSelection(["q"]), refresh=60)
+    pickup = Pickup(client, served, lambda: news.append(anyio.current_time()), Taker())
+    pickup._offered = ("q",)
+    push_channel = f"{client.prefix}push:{WORKER}"
+
+    def put_event(jid: str) -> tuple[bytes, bytes]:
+        payload = {"event": "put", "jid": jid, "queue": "q"}
+        return (f"{client.prefix}log".encode(), dumps(payload).encode())
+
+    async def push_of(jid: str) -> tuple[bytes, bytes]:
+        fields = await client.protocol.json("job.get", jid)
+        return (push_channel.encode(), dumps([fields]).encode())
+
+    first = await client.queues["q"].put("app.job")
+    pickup._hear(push_channel, [put_event(first)])
+    pickup._hear(push_channel, [await push_of(first)])
+    await anyio.sleep(0.05)
+    assert taken == [first]
+    assert news == [], "the push arrived: nothing to pop"
+
+    second = await client.queues["q"].put("app.job")  # pushed elsewhere, or nowhere
+    pickup._hear(push_channel, [put_event(second)])
+    await until(lambda: len(news) == 1, timeout=1, what="a pop once no push came")
