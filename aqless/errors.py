@@ -9,6 +9,7 @@ AqlessError                  base, never raised itself
 │       └── ServerFullError        out of memory (OOM) or unable to persist (MISCONF)
 ├── ScriptError              the script refused a command; .command, .detail (server text)
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
+│   │   └── JobDataError         job data that does not fit its handler's declared type
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
@@ -75,6 +76,12 @@ class ScriptError(AqlessError):
 class InvalidArgumentError(ScriptError, ValueError):
     """An argument rejected, by the script or before sending: missing, malformed, or not
     allowed here. Also a ValueError."""
+
+
+class JobDataError(InvalidArgumentError):
+    """A job's data does not fit the type its handler declares: refused by ``put`` before
+    anything is sent, or, for data already stored, the job failed into ``<queue>-JobDataError``
+    with this text."""
 
 
 class JobNotFoundError(ScriptError):

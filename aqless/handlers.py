@@ -27,6 +27,7 @@ from aqless.errors import ConfigurationError, UnknownJobClassError
 from aqless.job import class_name
 from aqless.outcomes import Backoff, retry_policy
 from aqless.policies import RequeuePolicy, RetryPolicy
+from aqless.typed import is_job_method
 
 if TYPE_CHECKING:
     from aqless.job import Job
@@ -66,8 +67,8 @@ class Handler:
         """What to call with a job of `queue`."""
         if not inspect.isclass(self.target):
             return self.target  # type: ignore[no-any-return]
-        name = queue if _is_method(self.target, queue) else "process"
-        if not _is_method(self.target, name):
+        name = queue if is_job_method(self.target, queue) else "process"
+        if not is_job_method(self.target, name):
             raise UnknownJobClassError(
                 f"{self.klass} has neither a {queue!r} method nor a 'process' method"
             )
@@ -75,10 +76,6 @@ class Handler:
         if isinstance(static, staticmethod | classmethod):
             return getattr(self.target, name)  # type: ignore[no-any-return]
         return getattr(self.target(), name)  # type: ignore[no-any-return]
-
-
-def _is_method(cls: type, name: str) -> bool:
-    return not name.startswith("_") and callable(getattr(cls, name, None))
 
 
 def _is_coroutine_function(function: object) -> bool:

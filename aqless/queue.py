@@ -7,7 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 import anyio
 
@@ -23,9 +23,13 @@ from aqless.errors import (
 from aqless.job import Job, class_name
 from aqless.job import JobClass as JobClass  # re-exported: put's argument type
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
+from aqless.typed import put_payload
 
 if TYPE_CHECKING:
     from aqless.client import Client
+
+#: The data type a typed handler declares (see aqless.typed).
+Data = TypeVar("Data")
 
 
 def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
@@ -145,7 +149,7 @@ class Queue:
             self.name,
             jid,
             name,
-            encode_json({} if data is None else data, "job data"),
+            encode_json(put_payload(klass, self.name, data), "job data"),
             wait,
         ]
         if options:
@@ -156,6 +160,40 @@ class Queue:
                 if option in options:
                     args += [option, encode_json(list(options[option]), option)]
         return jid, args
+
+    @overload
+    async def put(
+        self,
+        klass: Callable[[Job, Data], Any],
+        data: Data | Mapping[str, Any],
+        *,
+        jid: str | None = None,
+        priority: float | None = None,
+        delay: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        depends: Sequence[str] | None = None,
+        throttles: Sequence[str] | None = None,
+        requeue: bool = False,
+        durable: Durable = False,
+    ) -> str: ...
+
+    @overload
+    async def put(
+        self,
+        klass: type | Callable[[Job], Any] | str,
+        data: Any = None,
+        *,
+        jid: str | None = None,
+        priority: float | None = None,
+        delay: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        depends: Sequence[str] | None = None,
+        throttles: Sequence[str] | None = None,
+        requeue: bool = False,
+        durable: Durable = False,
+    ) -> str: ...
 
     async def put(
         self,
@@ -178,7 +216,9 @@ class Queue:
             klass: the job's class or function, or its dotted name (stored as
                 ``module.qualname``). A class's ``default_job_options(data)`` supplies
                 options not given here.
-            data: the payload; anything JSON can encode.
+            data: the payload; anything JSON can encode. For a handler that declares its
+                data's type (see aqless.typed), an instance of it or its JSON form,
+                checked before anything is sent (JobDataError if it does not fit).
             jid: the job's id (a new random one by default). Putting an existing jid
                 replaces that job: explicit jids make jobs unique.
             priority: higher runs earlier (default 0, or the existing job's).
@@ -301,7 +341,7 @@ class Queue:
             self.name,
             rjid,
             class_name(klass),
-            encode_json({} if data is None else data, "job data"),
+            encode_json(put_payload(klass, self.name, data), "job data"),
             interval,
             offset,
         ]

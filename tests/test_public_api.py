@@ -75,6 +75,7 @@ def test_the_exception_tree() -> None:
     assert aqless.ConfigurationError.__bases__ == (aqless.AqlessError, ValueError)
     # a bad argument is a ValueError too, whether the script or the client refused it
     assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
+    assert aqless.JobDataError.__bases__ == (aqless.InvalidArgumentError,)
     assert errors.__doc__ is not None
     for name in vars(errors):
         value = getattr(errors, name)

@@ -19,6 +19,7 @@ from aqless._worker.threads import ThreadCall
 from aqless.errors import (
     ConfigurationError,
     ConnectionLostError,
+    JobDataError,
     PayloadError,
     ScriptError,
     UnknownJobClassError,
@@ -29,6 +30,7 @@ from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
 from aqless.models import JobState
 from aqless.outcomes import Decision, JobTimeoutError, decide, failure_group
 from aqless.policies import RequeuePolicy, RetryPolicy, attempt
+from aqless.typed import with_data
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -122,8 +124,8 @@ class Performer:
         job = running.job
         try:
             handler = self._handlers.resolve(job.klass_name)
-            function = handler.function_for(job.queue_name)
-        except UnknownJobClassError as error:
+            function = with_data(handler.function_for(job.queue_name), job.data, job.klass_name)
+        except (UnknownJobClassError, JobDataError) as error:
             logger.error("job %s: %s", job.jid, error)
             group = failure_group(job.queue_name, error)
             decision = Decision("fail", group, str(error), attempt=attempt(job))
