@@ -55,7 +55,7 @@ class DataParameter:
         value = {} if data is None else data
         kind = self.type
         made = isinstance(kind, type) and not typing.is_typeddict(kind) and isinstance(value, kind)
-        if not made or isinstance(value, bool) and kind is int:
+        if not made or (isinstance(value, bool) and kind is int):
             value = self.load(value, klass)
         return _builtins(value)
 
