@@ -139,9 +139,9 @@ def test_a_pydantic_model_validates_with_its_own_rules() -> None:
 
 
 def test_a_msgspec_struct_validates_with_its_own_rules() -> None:
-    msgspec = pytest.importorskip("msgspec")
+    msgspec: Any = pytest.importorskip("msgspec")
 
-    class Point(msgspec.Struct):  # type: ignore[misc]  # msgspec may be untyped here
+    class Point(msgspec.Struct):  # type: ignore[misc]  # msgspec is an optional test package
         x: int
         y: int = 0
 
