@@ -20,6 +20,12 @@ PROMISES = {
         "order 4: complete",
     ],
     "middleware.py": ["2 completed, 1 failed; stored: ['book', 'lamp']"],
+    "typed_jobs.py": [
+        "put refused: the data does not fit Parcel: data.grams: expected an integer, got a string",
+        "2 shipped: ['1 Main St', '2 High St']",
+        "failed into parcels-JobDataError: __main__.ship: the data does not fit Parcel: "
+        "data: missing field 'address'",
+    ],
     "observability.py": [
         'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',
         'aqless_failed_jobs{group="reports-ValueError"} 1.0',
