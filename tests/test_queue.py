@@ -283,7 +283,7 @@ async def test_put_arguments_the_script_refuses(client: aqless.Client) -> None:
     with pytest.raises(InvalidArgumentError, match='Arg "delay" not a number: inf'):
         await queue.put("app.Job", delay=math.inf)
     with pytest.raises(InvalidArgumentError, match='Arg "retries" not a number'):
-        await queue.put("app.Job", retries=math.nan)  # type: ignore[arg-type]
+        await queue.put("app.Job", retries=math.nan)  # type: ignore[call-overload]
     assert await client.redis.dbsize() == 0
 
 
