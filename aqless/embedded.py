@@ -350,8 +350,9 @@ def _launch(folder: Path, deadline: float) -> int:
 
 def _wait_until_ready(folder: Path, deadline: float, offset: int) -> EmbeddedServer:
     while True:
-        reply = _request(folder / SOCKET, b"INFO", b"server")
-        if reply is not None and reply.startswith(b"$"):
+        reply = _request(folder / SOCKET, b"INFO", b"server", b"persistence")
+        if reply is not None and reply.startswith(b"$") and b"\nloading:0" in reply:
+            # INFO answers while the data is read back; every other command is -LOADING
             return EmbeddedServer(folder, _pid_from_info(reply))
         pid = _read_pid(folder)
         if reply is None and pid is not None and not _alive(pid):

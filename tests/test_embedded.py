@@ -254,3 +254,18 @@ def test_a_server_that_cannot_start_reports_its_log(folder: Path) -> None:
     assert embedded.find(folder) is None
     if PROC:
         assert servers_in(folder) == []
+
+
+def test_a_start_returns_once_the_data_is_read_back(folder: Path) -> None:
+    """A server answers INFO while it reads its append-only file back and every other
+    command with -LOADING: start() waits until it is loaded, so the first call works."""
+    first = embedded.start(folder)
+    with redis.Redis.from_url(first.url) as connection:
+        fill = "for i = 1, tonumber(ARGV[1]) do redis.call('SET', 'k' .. i, i) end"
+        connection.eval(fill, 0, 400_000)
+    assert embedded.stop(folder) is True
+
+    second = embedded.start(folder)
+    with redis.Redis.from_url(second.url) as connection:
+        assert connection.ping() is True
+        assert connection.dbsize() == 400_000
