@@ -28,8 +28,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("aqless.schedules")
 
-#: How many fire times a schedule holds at most, and how far ahead it reaches.
+#: How many fire times a schedule holds at most, how far ahead it reaches (unless it
+#: would hold fewer than ``RUNS_AT_LEAST``).
 RUNS_AHEAD = 100
+RUNS_AT_LEAST = 10
 HORIZON = 7 * 86400.0
 #: How long a worker's claim on a schedule to top up lasts, and how often workers look.
 REFILL_LEASE = 60.0
@@ -64,11 +66,11 @@ class CronSchedule:
         self, after: float, *, runs: int = RUNS_AHEAD, horizon: float = HORIZON
     ) -> list[float]:
         """The unix times it fires after `after`: at most `runs`, within `horizon` seconds
-        (but at least one, however far)."""
+        (but at least ``RUNS_AT_LEAST``, however far)."""
         times: list[float] = []
         for moment in CronSim(self.expression, datetime.fromtimestamp(after, self.zone())):
             at = moment.timestamp()
-            if times and (len(times) >= runs or at > after + horizon):
+            if len(times) >= runs or (len(times) >= RUNS_AT_LEAST and at > after + horizon):
                 break
             times.append(at)
         return times
