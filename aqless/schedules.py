@@ -119,7 +119,11 @@ async def set_schedule(client: Client, rjid: str, schedule: CronSchedule) -> Non
 async def next_runs(client: Client, rjid: str, count: int, tz: str = "UTC") -> list[datetime]:
     """The next `count` spawn times of a recurring job, in time zone `tz`."""
     times = await client.protocol.json("recurringJob.nextRuns", rjid, count)
-    return [datetime.fromtimestamp(at, ZoneInfo(tz)) for at in times]
+    try:
+        zone = ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):  # as another client may have written it
+        zone = ZoneInfo("UTC")
+    return [datetime.fromtimestamp(at, zone) for at in times]
 
 
 async def refill_schedules(client: Client) -> int:
