@@ -134,8 +134,8 @@ async def job(client: Client, request: Request) -> JSON:
     queues = await client.queues.names()
     if isinstance(found, RecurringJob):
         runs = [at.isoformat(" ") for at in await found.next_runs(5)]
-        document = recurring_document(found) | {"next_runs": runs}
-        return {"kind": "recurring", "job": document, "queues": queues}
+        job = recurring_document(found)
+        return {"kind": "recurring", "job": job, "next_runs": runs, "queues": queues}
     return {"kind": "job", "job": job_document(found), "queues": queues}
 
 
