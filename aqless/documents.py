@@ -86,7 +86,7 @@ def recurring_document(job: RecurringJob) -> Document:
         "count": job.count,
         "backlog": job.backlog,
         "throttles": list(job.throttles),
-    }
+    } | ({"cron": job.cron, "tz": job.tz} if job.cron else {})
 
 
 def counts_document(counts: QueueCounts) -> Document:

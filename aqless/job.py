@@ -6,6 +6,7 @@ the coroutines. A verb that changes the job also updates the attributes it knows
 
 from __future__ import annotations
 
+import datetime
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +22,7 @@ from aqless.errors import (
     PayloadError,
 )
 from aqless.models import Failure, HistoryEntry, JobState, listed
+from aqless.schedules import CronSchedule, next_runs, set_schedule
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -419,6 +421,7 @@ class RecurringJob:
         "_client",
         "backlog",
         "count",
+        "cron",
         "data",
         "interval",
         "jid",
@@ -428,6 +431,7 @@ class RecurringJob:
         "retries",
         "tags",
         "throttles",
+        "tz",
     )
 
     def __init__(self, client: Client, fields: Mapping[str, Any]) -> None:
@@ -443,9 +447,17 @@ class RecurringJob:
         self.backlog: int = int(fields.get("backlog", 0))
         self.tags: tuple[str, ...] = tuple(listed(fields.get("tags")))
         self.throttles: tuple[str, ...] = tuple(listed(fields.get("throttles")))
+        #: the cron expression it spawns on (None: every `interval` seconds), and its zone
+        self.cron: str | None = fields.get("cron") or None
+        self.tz: str = str(fields.get("tz") or "UTC")
 
     def __repr__(self) -> str:
-        return f"<RecurringJob {self.jid} {self.klass_name} every {self.interval}s>"
+        every = f"on {self.cron!r} {self.tz}" if self.cron else f"every {self.interval}s"
+        return f"<RecurringJob {self.jid} {self.klass_name} {every}>"
+
+    async def next_runs(self, count: int = 5) -> list[datetime.datetime]:
+        """When it spawns next (the next `count` times), in its time zone."""
+        return await next_runs(self._client, self.jid, count, self.tz)
 
     async def update(
         self,
@@ -458,8 +470,18 @@ class RecurringJob:
         queue: str | None = None,
         backlog: int | None = None,
         throttles: Sequence[str] | None = None,
+        cron: str | None = None,
+        tz: str | None = None,
     ) -> None:
-        """Change the template; jobs it spawns from now on follow the change."""
+        """Change the template; jobs it spawns from now on follow the change. A new `cron`
+        or `tz` recomputes its schedule; a cron job's `interval` can't be changed."""
+        schedule = None
+        if cron is None and tz is not None and not self.cron:
+            raise ConfigurationError("tz= applies to a cron schedule: give cron= too")
+        if cron is not None or tz is not None:
+            schedule = CronSchedule.of(cron or self.cron or "", tz or self.tz)
+        if interval is not None and (self.cron or schedule):
+            raise ConfigurationError("a cron job has no interval to change: recur it anew")
         options: list[str | float] = []
         for name, value in (
             ("interval", interval),
@@ -477,6 +499,8 @@ class RecurringJob:
             options += ["throttles", encode_json(list(throttles), "throttles")]
         if options:
             await self._client.protocol.call("recurringJob.update", self.jid, *options)
+        if schedule is not None:
+            await set_schedule(self._client, self.jid, schedule)
         fresh = await self._client.jobs.get(self.jid)
         if isinstance(fresh, RecurringJob):
             for name in RecurringJob.__slots__[1:]:

@@ -23,6 +23,7 @@ from aqless.errors import (
 from aqless.job import Job, class_name
 from aqless.job import JobClass as JobClass  # re-exported: put's argument type
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
+from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
 
 if TYPE_CHECKING:
@@ -324,7 +325,7 @@ class Queue:
         self,
         klass: JobClass,
         data: Any = None,
-        interval: float = 60,
+        interval: float | None = None,
         *,
         jid: str | None = None,
         offset: float = 0,
@@ -333,16 +334,20 @@ class Queue:
         retries: int | None = None,
         backlog: int | None = None,
         throttles: Sequence[str] | None = None,
+        cron: str | None = None,
+        tz: str = "UTC",
     ) -> str:
-        """Spawn a job every `interval` seconds, the first after `offset` seconds; returns the
+        """Spawn a job every `interval` seconds (default 60), the first after `offset`
+        seconds, or at the times of a `cron` expression in time zone `tz`; returns the
         recurring job's id. `backlog` caps how many missed spawns are caught up."""
+        schedule = cron_schedule(cron, tz, interval, offset)
         rjid = jid or _new_jid()
         args: list[str | float] = [
             self.name,
             rjid,
             class_name(klass),
             encode_json(put_payload(klass, self.name, data), "job data"),
-            interval,
+            60 if interval is None else interval,
             offset,
         ]
         for name, number in (("priority", priority), ("retries", retries), ("backlog", backlog)):
@@ -351,7 +356,10 @@ class Queue:
         for name, values in (("tags", tags), ("throttles", throttles)):
             if values is not None:
                 args += [name, encode_json(list(values), name)]
-        return await self._client.protocol.text("queue.recurAtInterval", *args)
+        rjid = await self._client.protocol.text("queue.recurAtInterval", *args)
+        if schedule is not None:
+            await set_schedule(self._client, rjid, schedule)
+        return rjid
 
     # -- taking -------------------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ from aqless.observers import WorkerObserver
 from aqless.outcomes import Backoff, retry_policy
 from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.reservers import QueueSelection, Reserver, ReserverName
+from aqless.schedules import keep_schedules
 
 __all__ = ["Heartbeats", "Worker", "WorkerCounters"]
 
@@ -354,6 +355,7 @@ class Worker:
             services.start_soon(self._locks.keep)
             services.start_soon(self._pickup.run)
             services.start_soon(self._housekeeping)
+            services.start_soon(keep_schedules, self.client)
             try:
                 async with anyio.create_task_group() as jobs:
                     self._jobs = jobs

@@ -4,6 +4,7 @@ failure; and a table of several jobs."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -92,11 +93,17 @@ def job_view(job: Job) -> RenderableType:
     return Group(*parts)
 
 
-def recurring_view(job: RecurringJob) -> RenderableType:
+def recurring_when(job: RecurringJob) -> Text:
+    """When a recurring job spawns: its cron expression and zone, or its interval."""
+    return Text(f"{job.cron} ({job.tz})" if job.cron else f"every {duration(job.interval)}")
+
+
+def recurring_view(job: RecurringJob, next_runs: Sequence[datetime] = ()) -> RenderableType:
     summary = fields(
         [
             ("jid", job.jid),
-            ("recurring", f"every {duration(job.interval)}"),
+            ("recurring", recurring_when(job)),
+            ("next runs", Text(", ".join(run.isoformat(" ") for run in next_runs) or "-")),
             ("class", job.klass_name),
             ("queue", job.queue_name),
             ("priority", number(job.priority)),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import click
 
 import aqless
-from aqless.cli.job_view import recurring_view
+from aqless.cli.job_view import recurring_view, recurring_when
 from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
 from aqless.cli.runtime import NotFound, emit, run
@@ -42,6 +43,7 @@ def recurring() -> None:
       aqless recurring list
       aqless recurring show daily-report
       aqless recurring update daily-report --interval 3600 --priority 5
+      aqless recurring update nightly --cron "30 2 * * *" --tz Europe/Paris
       aqless recurring cancel daily-report
     """
 
@@ -62,7 +64,7 @@ def list_recurring(queues: tuple[str, ...]) -> None:
             job.jid,
             job.queue_name,
             job.klass_name,
-            duration(job.interval),
+            recurring_when(job) if job.cron else duration(job.interval),
             number(job.priority),
             job.count,
             joined(job.tags),
@@ -70,7 +72,7 @@ def list_recurring(queues: tuple[str, ...]) -> None:
         )
         for job in jobs
     )
-    columns = ("jid", "queue", "class", "every", "priority#", "spawned#", "tags", "data")
+    columns = ("jid", "queue", "class", "when", "priority#", "spawned#", "tags", "data")
     emit([recurring_document(job) for job in jobs], table(None, columns, rows))
 
 
@@ -83,13 +85,21 @@ def show(rjid: str) -> None:
     Example:
       aqless recurring show daily-report
     """
-    job = run(lambda client: require_recurring(client, rjid))
-    emit(recurring_document(job), recurring_view(job))
+
+    async def read(client: aqless.Client) -> tuple[aqless.RecurringJob, list[datetime]]:
+        job = await require_recurring(client, rjid)
+        return job, await job.next_runs(5)
+
+    job, next_runs = run(read)
+    document = recurring_document(job) | {"next_runs": [at.isoformat() for at in next_runs]}
+    emit(document, recurring_view(job, next_runs))
 
 
 @recurring.command(short_help="Change a recurring job (interval, priority, data).")
 @click.argument("rjid")
 @click.option("--interval", type=float, help="Seconds between two spawns.")
+@click.option("--cron", help='A cron expression to spawn on instead ("*/5 * * * *").')
+@click.option("--tz", help="The cron expression's time zone (Europe/Paris).")
 @click.option("--priority", type=float, help="The spawned jobs' priority.")
 @click.option("--retries", type=int, help="The spawned jobs' retries.")
 @click.option("--backlog", type=int, help="How many missed spawns to catch up at most.")

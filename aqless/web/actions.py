@@ -208,13 +208,13 @@ async def failed_retry_all(client: Client, form: Form) -> str:
 
 async def recurring_update(client: Client, form: Form) -> str:
     template = await a_template(client, form.text("jid"))
-    interval = form.number("interval")
-    if interval <= 0:
+    interval = form.number("interval") if form.get("interval") else None  # none: cron
+    if interval is not None and interval <= 0:
         raise ActionError("interval must be positive")
     await template.update(
         interval=interval, priority=form.number("priority"), retries=form.integer("retries")
     )
-    return f"Updated {template.jid}: every {interval:g} s"
+    return f"Updated {template.jid}" + (f": every {interval:g} s" if interval else "")
 
 
 async def recurring_cancel(client: Client, form: Form) -> str:

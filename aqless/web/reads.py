@@ -133,7 +133,9 @@ async def job(client: Client, request: Request) -> JSON:
         raise NotFound(f"no job {jid!r}")
     queues = await client.queues.names()
     if isinstance(found, RecurringJob):
-        return {"kind": "recurring", "job": recurring_document(found), "queues": queues}
+        runs = [at.isoformat(" ") for at in await found.next_runs(5)]
+        job = recurring_document(found)
+        return {"kind": "recurring", "job": job, "next_runs": runs, "queues": queues}
     return {"kind": "job", "job": job_document(found), "queues": queues}
 
 

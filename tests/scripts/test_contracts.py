@@ -115,12 +115,16 @@ def test_every_command_has_a_header_in_the_fixed_form() -> None:
     assert contract_problems(lua_text("commands.lua"), lua_strings()) == []
 
 
+CRON_COMMANDS = ("setCron", "extendCron", "cronRefills", "nextRuns")
+
+
 def test_the_table_is_what_the_headers_cover() -> None:
     commands = lua_text("commands.lua")
     lines = commands.splitlines()
     headers, _ = parse_headers(lines)
     entries = {m.group(1) for line in lines if (m := ENTRY.match(line))}
     aqless_own = {"worker.offer", "worker.withdraw"}
+    aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
     assert entries == set(CLASSIC_COMMANDS + RELESS_COMMANDS) | aqless_own
     assert {name for header in headers for name in header.names} == entries
 

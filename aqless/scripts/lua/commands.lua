@@ -926,6 +926,41 @@ GROUPS['recurringJob'] = function() return {
   end,
   -- contract: see recur.update
   ['recurringJob.update'] = function(now, a) return Recurring.update(RELESS, now, a) end,
+  --- recurringJob.setCron
+  -- args: jid, cron, tz, refill, time...
+  --    (aqless's own: the template spawns at these unix times, the first next; see cron.lua)
+  -- reads: ql:r:<jid>
+  -- writes: ql:r:<jid>, ql:cron:<jid>, ql:crons, ql:q:<q>-recur
+  -- reply: 1
+  -- errors: Recurring(): no jid provided; Cron(): Arg "cron" missing;
+  --    Cron(): Arg "tz" missing; Cron(): Arg "refill" not a number: <refill>;
+  --    Cron(): Arg "time" not a number: <time>; Cron(): no fire time given;
+  --    Recur(): No recurring job <jid>
+  ['recurringJob.setCron'] = function(now, a) return Cron.set(a) end,
+  --- recurringJob.extendCron
+  -- args: jid, cron, tz, refill, time...
+  --    (aqless's own: adds fire times if the template still has this cron and tz)
+  -- reads: ql:r:<jid>, ql:q:<q>-recur
+  -- writes: ql:cron:<jid>, ql:crons
+  -- reply: 1, or 0 for a template whose cron or tz changed (nothing written)
+  -- errors: as recurringJob.setCron
+  ['recurringJob.extendCron'] = function(now, a) return Cron.extend(a) end,
+  --- recurringJob.cronRefills
+  -- args: lease
+  --    (aqless's own: claims the cron schedules due for topping up for `lease` seconds)
+  -- reads: ql:crons, ql:r:<jid>, ql:cron:<jid>, ql:q:<q>-recur
+  -- writes: ql:crons
+  -- reply: [[jid, cron, tz, last fire time]...] (JSON)
+  -- errors: Cron(): Arg "lease" not a positive number: <lease>
+  ['recurringJob.cronRefills'] = function(now, a) return Cron.refills(now, a[1]) end,
+  --- recurringJob.nextRuns
+  -- args: jid, count
+  --    (aqless's own: the next spawn times, from the schedule or by interval)
+  -- reads: ql:r:<jid>, ql:q:<q>-recur, ql:cron:<jid>
+  -- writes: none
+  -- reply: [unix time...] (JSON; [] for no such template)
+  -- errors: Recurring(): no jid provided; Cron(): Arg "count" not a positive number: <count>
+  ['recurringJob.nextRuns'] = function(now, a) return Cron.next_runs(a[1], a[2]) end,
 } end
 
 GROUPS['throttle'] = function() return {

@@ -2,7 +2,7 @@
 -- spawn time, spawned as <jid>-<n> by pop and peek.
 
 local TEMPLATE_FIELDS = {'jid', 'klass', 'state', 'queue', 'priority', 'interval', 'retries',
-  'count', 'data', 'tags', 'backlog', 'throttles'}
+  'count', 'data', 'tags', 'backlog', 'throttles', 'cron', 'tz'}
 
 -- SPAWN: creates the jobs due from the queue's templates, catching up on missed spawns
 -- (at most `backlog` of them when set), at most `limit` jobs in all.
@@ -14,14 +14,17 @@ function Recurring.spawn(D, queue, now, limit)
   for _, id in ipairs(due) do
     local key = Keys.recurring(id)
     local t = call('HMGET', key, 'klass', 'data', 'priority', 'tags', 'retries', 'interval',
-      'backlog', 'throttles')
+      'backlog', 'throttles', 'cron')
     local priority = tonumber(t[3]) or 0
     local retries = tonumber(t[5]) or 0
     local interval = tonumber(t[6]) or 0
     local backlog = tonumber(t[7]) or 0
     local tags = Tags.parse(t[4])
     local at = math.floor(tonumber(call('ZSCORE', recur, id)))
-    if backlog ~= 0 and interval > 0 then
+    local cron = t[9]
+    if cron then
+      at = Cron.catch_up(id, at, now, backlog)
+    elseif backlog ~= 0 and interval > 0 then
       local missed = (now - at) / interval
       if missed > backlog then at = at + math.ceil(missed - backlog) * interval end
     end
@@ -36,7 +39,7 @@ function Recurring.spawn(D, queue, now, limit)
       if t[8] then call('HSET', Keys.job(child), 'throttles', t[8]) end
       History.put(D, child, at, queue)
       Job.to_work(queue, child, priority, at)
-      at = at + interval
+      at = cron and Cron.after(id, at, interval) or at + interval
       call('ZADD', recur, at, id)
     end
   end
@@ -85,6 +88,7 @@ function Recurring.recur(D, now, a)
   local old = call('HMGET', key, 'count', 'queue')
   local old_queue = field(old[2])
   if old_queue ~= nil then call('ZREM', Keys.queue(old_queue, 'recur'), p.jid) end
+  Cron.forget(p.jid)
   -- reqless drops the old queue's bare name here (not its throttle id): a quirk kept as is
   local throttles = Throttle.list_for(p.throttles, old_queue, p.queue)
   call('HSET', key, 'jid', p.jid, 'klass', p.klass, 'data', p.data, 'priority', p.priority,
@@ -114,6 +118,7 @@ function Recurring.object(D, jid)
     backlog = tonumber(f.backlog) or 0,
   }
   if D.show_throttles then object.throttles = decode_stored(f.throttles) or {} end
+  if f.cron then object.cron, object.tz = f.cron, f.tz end
   return object
 end
 
@@ -204,5 +209,6 @@ function Recurring.cancel(jid)
     call('ZREM', Keys.queue(queue, 'recur'), jid)
     call('DEL', Keys.recurring(jid))
   end
+  Cron.forget(jid)
   return 1
 end

@@ -1,0 +1,29 @@
+"""`aqless recurring` with cron schedules: the expression, its zone and the next runs."""
+
+from __future__ import annotations
+
+import aqless
+from tests.cli.helpers import Cli
+from tests.client_helpers import get_recurring
+
+pytest_plugins = ["tests.client_fixtures"]
+
+
+async def test_cron_jobs_show_their_next_runs(client: aqless.Client, run_cli: Cli) -> None:
+    await client.queues["a"].recur("app.Nightly", cron="30 2 * * *", tz="Europe/Paris", jid="n")
+    listing = await run_cli("recurring", "list")
+    assert "30 2 * * * (Europe/Paris)" in listing.stdout
+    shown = await run_cli("--json", "recurring", "show", "n")
+    document = shown.json()
+    assert (document["cron"], document["tz"]) == ("30 2 * * *", "Europe/Paris")
+    assert len(document["next_runs"]) == 5
+    assert all(run.endswith(("+01:00", "+02:00")) for run in document["next_runs"])
+    assert "02:30:00+0" in (await run_cli("recurring", "show", "n")).stdout
+    changed = await run_cli("recurring", "update", "n", "--cron", "0 6 * * 1", "--tz", "UTC")
+    assert changed.code == 0
+    job = await get_recurring(client, "n")
+    assert (job.cron, job.tz) == ("0 6 * * 1", "UTC")
+    assert {run.weekday() for run in await job.next_runs(3)} == {0}
+    refused = await run_cli("recurring", "update", "n", "--cron", "nonsense")
+    assert refused.code != 0
+    assert "bad cron" in refused.stderr
