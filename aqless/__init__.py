@@ -8,11 +8,16 @@ from aqless.errors import (
     ConfigurationError,
     ConnectionLostError,
     InvalidArgumentError,
+    JobFailedError,
+    JobGoneError,
     JobNotFoundError,
     LockLostError,
     NotDurableError,
     PayloadError,
     PermissionDeniedError,
+    ResultDroppedError,
+    ResultError,
+    ResultTimeoutError,
     ScriptError,
     ServerFullError,
     ServerUnavailableError,
@@ -38,6 +43,7 @@ from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.queue import PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
+from aqless.results import JobResult
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
 __all__ = [
@@ -56,7 +62,10 @@ __all__ = [
     "HistoryEntry",
     "InvalidArgumentError",
     "Job",
+    "JobFailedError",
+    "JobGoneError",
     "JobNotFoundError",
+    "JobResult",
     "JobState",
     "JobTimeoutError",
     "Jobs",
@@ -76,6 +85,9 @@ __all__ = [
     "RecurringJob",
     "RequeuePolicy",
     "Reserver",
+    "ResultDroppedError",
+    "ResultError",
+    "ResultTimeoutError",
     "Retry",
     "RetryPolicy",
     "ScriptError",

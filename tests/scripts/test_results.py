@@ -62,16 +62,34 @@ async def test_a_dropped_result_keeps_its_reason(lua: Lua, v: Vocabulary) -> Non
 async def test_a_result_that_is_not_json_is_refused(lua: Lua, v: Vocabulary) -> None:
     await running(lua, v)
     await refused(
-        lua, 'Arg "result" not JSON', COMPLETE[v.name], 2, "jid", "worker", "queue", "{}",
-        "result", "{nope",
+        lua,
+        'Arg "result" not JSON',
+        COMPLETE[v.name],
+        2,
+        "jid",
+        "worker",
+        "queue",
+        "{}",
+        "result",
+        "{nope",
     )
 
 
 async def test_a_result_with_a_next_queue_is_refused(lua: Lua) -> None:
     await running(lua, Vocabulary(reqless=False))
     await refused(
-        lua, '"result" cannot be used with a "next"', "complete", 2, "jid", "worker", "queue",
-        "{}", "next", "other", "result", "1",
+        lua,
+        '"result" cannot be used with a "next"',
+        "complete",
+        2,
+        "jid",
+        "worker",
+        "queue",
+        "{}",
+        "next",
+        "other",
+        "result",
+        "1",
     )
 
 
@@ -107,7 +125,12 @@ async def test_job_result_shows_a_failure(lua: Lua) -> None:
     await lua("job.fail", 2, "jid", "worker", "group", "it broke")
     reply = await lua.json("job.result", 3, "jid")
     assert reply["state"] == "failed"
-    assert reply["failure"] == {"group": "group", "message": "it broke", "when": 2, "worker": "worker"}
+    assert reply["failure"] == {
+        "group": "group",
+        "message": "it broke",
+        "when": 2,
+        "worker": "worker",
+    }
 
 
 async def test_job_result_of_a_missing_job_is_nil(lua: Lua) -> None:
