@@ -19,6 +19,7 @@ from aqless.documents import (
     job_document,
     priority_document,
     recurring_document,
+    result_document,
     stats_document,
     throttle_document,
     worker_document,
@@ -134,7 +135,8 @@ async def job(client: Client, request: Request) -> JSON:
     queues = await client.queues.names()
     if isinstance(found, RecurringJob):
         return {"kind": "recurring", "job": recurring_document(found), "queues": queues}
-    return {"kind": "job", "job": job_document(found), "queues": queues}
+    result = result_document(await client.jobs.stored_result(jid))
+    return {"kind": "job", "job": {**job_document(found), "result": result}, "queues": queues}
 
 
 async def failed(client: Client, request: Request) -> JSON:
