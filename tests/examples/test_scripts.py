@@ -19,6 +19,11 @@ PROMISES = {
         "order 2: failed (orders-RuntimeError)",
         "order 4: complete",
     ],
+    "results.py": [
+        "{'total': 10.99}",
+        "empty quote failed in quotes-ValueError: ValueError: nothing to price",
+        'kept with the job: {"total":10.99}',
+    ],
     "middleware.py": ["2 completed, 1 failed; stored: ['book', 'lamp']"],
     "observability.py": [
         'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',
