@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,6 +22,7 @@ from aqless import (
     ResultTimeoutError,
 )
 from tests.client_helpers import WORKER, pop_one
+from tests.worker import isolated_jobs
 from tests.worker.helpers import make_worker, running
 
 pytest_plugins = ["tests.client_fixtures"]
@@ -179,3 +181,13 @@ def test_the_sync_client_waits_for_results(server_url: str) -> None:
         stored = sync_client.jobs.stored_result(jid)
         assert stored is not None
         assert stored.value == [1, 2, 3]
+
+
+async def test_an_isolated_handler_s_return_value_is_kept(
+    client: aqless.Client, tmp_path: Path
+) -> None:
+    registry = Handlers()
+    registry.register("app.records", isolate=True)(isolated_jobs.records)
+    async with running(make_worker(client, handlers=registry)):
+        jid = await client.queues["q"].put("app.records", {"dir": str(tmp_path)})
+        assert await client.result(jid, timeout=20) == jid  # `records` returns the jid
