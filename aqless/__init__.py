@@ -9,11 +9,16 @@ from aqless.errors import (
     ConnectionLostError,
     InvalidArgumentError,
     JobDataError,
+    JobFailedError,
+    JobGoneError,
     JobNotFoundError,
     LockLostError,
     NotDurableError,
     PayloadError,
     PermissionDeniedError,
+    ResultDroppedError,
+    ResultError,
+    ResultTimeoutError,
     ScriptError,
     ServerFullError,
     ServerUnavailableError,
@@ -39,6 +44,7 @@ from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.queue import PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
+from aqless.results import JobResult
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
 __all__ = [
@@ -58,7 +64,10 @@ __all__ = [
     "InvalidArgumentError",
     "Job",
     "JobDataError",
+    "JobFailedError",
+    "JobGoneError",
     "JobNotFoundError",
+    "JobResult",
     "JobState",
     "JobTimeoutError",
     "Jobs",
@@ -78,6 +87,9 @@ __all__ = [
     "RecurringJob",
     "RequeuePolicy",
     "Reserver",
+    "ResultDroppedError",
+    "ResultError",
+    "ResultTimeoutError",
     "Retry",
     "RetryPolicy",
     "ScriptError",

@@ -35,6 +35,7 @@ from aqless.models import (
 )
 from aqless.patterns import QueuePatterns
 from aqless.queue import PutHook, Queue
+from aqless.results import JobResult, await_result, read_result
 from aqless.scripts.loader import AnyRedis
 
 # what the embedded server's URL looks like, for checking the options before it starts
@@ -362,6 +363,13 @@ class Client:
         )
         return None if final is None else JobState(final)
 
+    async def result(self, jid: str, *, timeout: float | None = None) -> Any:
+        """Wait (as `wait` does) until the job finishes, then return its handler's return
+        value (decoded JSON; None when it returned None). Raises JobFailedError (with the
+        failure's group and message), JobGoneError (cancelled, expired, never put),
+        ResultDroppedError (completed, value not kept) or ResultTimeoutError."""
+        return await await_result(self, jid, timeout)
+
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"
 
@@ -417,6 +425,11 @@ class Jobs:
         if template is not None:
             return RecurringJob(self._client, template)
         return None
+
+    async def stored_result(self, jid: str) -> JobResult | None:
+        """The job's kept return value and state now, without waiting; None when the job
+        does not exist (see `Client.result` to wait for it)."""
+        return await read_result(self._client, jid)
 
     async def get_many(self, jids: Sequence[str]) -> list[Job]:
         """The jobs that exist among `jids`, in order (missing ones are skipped)."""

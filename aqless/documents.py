@@ -10,6 +10,7 @@ stores them. The other records carry their dataclass's field names.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from aqless.job import Job, RecurringJob
@@ -22,6 +23,7 @@ from aqless.models import (
     WorkerCounts,
 )
 from aqless.patterns import PriorityPattern
+from aqless.results import JobResult
 
 Document = dict[str, Any]
 
@@ -31,8 +33,10 @@ __all__ = [
     "failure_document",
     "history_document",
     "job_document",
+    "json_preview",
     "priority_document",
     "recurring_document",
+    "result_document",
     "stats_document",
     "throttle_document",
     "worker_document",
@@ -69,6 +73,26 @@ def job_document(job: Job) -> Document:
         "failure": failure_document(job.failure),
         "history": [history_document(entry) for entry in job.history],
     }
+
+
+def result_document(stored: JobResult | None) -> Document | None:
+    """A job's kept return value (`value`, decoded), or why it was not kept (`dropped`);
+    None when it has neither (not complete, or its code returned None)."""
+    if stored is None or (stored.text is None and stored.dropped is None):
+        return None
+    return {"value": stored.value, "dropped": stored.dropped}
+
+
+#: How much of a JSON value the CLI and the dashboard show.
+PREVIEW_CHARS = 20_000
+
+
+def json_preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
+    """`value` as indented JSON for people, cut after `limit` characters (saying so)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… ({len(text) - limit} more characters)"
 
 
 def recurring_document(job: RecurringJob) -> Document:

@@ -15,6 +15,11 @@ AqlessError                  base, never raised itself
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
 ├── NotDurableError          a durable put was made, but its copies were not confirmed
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
+├── ResultError              an awaited job result that is not there; .jid
+│   ├── JobFailedError         the job failed; .group, .message
+│   ├── JobGoneError           the job was cancelled, or expired, or never existed
+│   ├── ResultDroppedError     it completed, but its return value was not kept; .reason
+│   └── ResultTimeoutError     it did not finish in time (also a TimeoutError)
 └── UnknownJobClassError     no handler for a klass, and importing it is not allowed
 ```
 """
@@ -117,6 +122,55 @@ class NotDurableError(AqlessError):
 
 class PayloadError(AqlessError):
     """Job data (or log data) that cannot be encoded as JSON, or stored data that is not."""
+
+
+class ResultError(AqlessError):
+    """What ``job.result()`` / ``client.result(jid)`` raise when there is no result to return.
+
+    Attributes:
+        jid: the job awaited.
+    """
+
+    def __init__(self, jid: str, text: str) -> None:
+        super().__init__(f"job {jid}: {text}")
+        self.jid = jid
+
+
+class JobFailedError(ResultError):
+    """The awaited job failed.
+
+    Attributes:
+        group: its failure group (e.g. ``<queue>-ValueError``).
+        message: its failure message (the worker sends the traceback).
+    """
+
+    def __init__(self, jid: str, group: str, message: str) -> None:
+        first_line = message.strip().splitlines()[-1:] or [""]
+        super().__init__(jid, f"failed ({group}): {first_line[0]}")
+        self.group = group
+        self.message = message
+
+
+class JobGoneError(ResultError):
+    """The awaited job does not exist: it was cancelled, it expired past the completed
+    jobs' retention, or it never existed."""
+
+
+class ResultDroppedError(ResultError):
+    """The awaited job completed, but its return value was not kept: not JSON-serializable,
+    or larger than the ``result-max-bytes`` configuration.
+
+    Attributes:
+        reason: why, as recorded with the job.
+    """
+
+    def __init__(self, jid: str, reason: str) -> None:
+        super().__init__(jid, f"completed, but its result was not kept: {reason}")
+        self.reason = reason
+
+
+class ResultTimeoutError(ResultError, TimeoutError):
+    """The awaited job did not finish within the timeout (also a TimeoutError)."""
 
 
 class UnknownJobClassError(AqlessError):

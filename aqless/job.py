@@ -23,6 +23,7 @@ from aqless.errors import (
 )
 from aqless.models import Failure, HistoryEntry, JobState, listed
 from aqless.schedules import CronSchedule, next_runs, set_schedule
+from aqless.results import result_options
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -229,18 +230,29 @@ class Job:
         *,
         delay: float | None = None,
         depends: Sequence[str] | None = None,
+        result: Any = None,
     ) -> JobState:
-        """Finish the job, or (with `next_queue`) move it on to that queue: waiting, or
-        scheduled after `delay` seconds, or depending on the `depends` jids."""
+        """Finish the job, keeping `result` (JSON; see aqless.results) for `Job.result`, or
+        (with `next_queue`) move it on to that queue: waiting, or scheduled after `delay`
+        seconds, or depending on the `depends` jids."""
         protocol = self.client.protocol
         data = encode_json(self.data, "job data")
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
+            kept = result_options(self.jid, result)
             with self._letting_go() as worker:
                 state = await protocol.text(
-                    "job.complete", self.jid, worker, self.queue_name, data, releases=self.jid
+                    "job.complete",
+                    self.jid,
+                    worker,
+                    self.queue_name,
+                    data,
+                    *kept,
+                    releases=self.jid,
                 )
+        elif result is not None:
+            raise InvalidArgumentError("job.complete", "a result needs the job to finish")
         else:
             base = (self.jid, self.worker_name, self.queue_name, data)
             options: list[str | float] = []
@@ -405,6 +417,11 @@ class Job:
         """Wait until the job completes or fails; None if it was cancelled. TimeoutError
         after `timeout` seconds."""
         return await self.client.wait(self.jid, timeout=timeout)
+
+    async def result(self, timeout: float | None = None) -> Any:
+        """Wait until the job finishes and return its handler's return value, or raise
+        why there is none (see `Client.result`)."""
+        return await self.client.result(self.jid, timeout=timeout)
 
     async def refresh(self) -> Job:
         """The job as the server holds it now."""

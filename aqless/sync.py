@@ -36,6 +36,7 @@ from aqless.models import (
     WorkerJobs,
 )
 from aqless.queue import PutRequest, checked_name
+from aqless.results import JobResult
 
 T = TypeVar("T")
 
@@ -172,6 +173,11 @@ class Client:
         cancelled or is gone. TimeoutError after `timeout` seconds."""
         return self.call(lambda client: client.wait(jid, timeout=timeout))
 
+    def result(self, jid: str, *, timeout: float | None = None) -> Any:
+        """Block until the job finishes and return its handler's return value, or raise
+        why there is none (see ``aqless.Client.result``)."""
+        return self.call(lambda client: client.result(jid, timeout=timeout))
+
     def close(self) -> None:
         """Release every connection and stop the loop's thread (idempotent)."""
         with self._lock:
@@ -301,6 +307,11 @@ class SyncJobs:
             return SyncRecurringJob(self._client, found)
         return None
 
+    def stored_result(self, jid: str) -> JobResult | None:
+        """The job's kept return value and state now, without waiting; None when the job
+        does not exist."""
+        return self._client.call(lambda client: client.jobs.stored_result(jid))
+
     def get_many(self, jids: Sequence[str]) -> list[SyncJob]:
         jobs = self._client.call(lambda client: client.jobs.get_many(jids))
         return [SyncJob(self._client, job) for job in jobs]
@@ -394,6 +405,11 @@ class SyncJob:
     def wait(self, timeout: float | None = None) -> JobState | None:
         """Block until the job completes or fails; None if it was cancelled."""
         return self._client.wait(self.jid, timeout=timeout)
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Block until the job finishes and return its handler's return value, or raise
+        why there is none (see ``aqless.Client.result``)."""
+        return self._client.result(self.jid, timeout=timeout)
 
     def refresh(self) -> SyncJob:
         """The job as the server holds it now."""

@@ -8,6 +8,8 @@ the server's events streamed to browsers as server-sent events, the dashboard mo
     curl -X POST localhost:8000/signups -H 'content-type: application/json' \\
          -d '{"email": "ann@example.com"}'         # {"jid": "..."}
     curl localhost:8000/jobs/<jid>                 # {"state": "complete", ...}
+    curl -X POST localhost:8000/checks -H 'content-type: application/json' \
+         -d '{"email": "ann@example.com"}'         # put, then await the job's answer
     curl -N localhost:8000/events                  # every job event, as it happens
     open http://localhost:8000/aqless/             # the dashboard
 
@@ -44,6 +46,17 @@ async def send_welcome(job: aqless.Job) -> None:
     await job.log("sent", to=job.data["email"])
 
 
+CHECK = "signups.CheckEmail"
+
+
+@handlers.register(CHECK)
+async def check_email(job: aqless.Job) -> dict[str, object]:
+    domain = job.data["email"].partition("@")[2]
+    if not domain:
+        raise ValueError(f"{job.data['email']!r} has no domain")
+    return {"deliverable": "." in domain, "domain": domain.lower()}  # kept as the result
+
+
 class Signup(BaseModel):
     email: str
 
@@ -76,6 +89,17 @@ def create_app(url: str | None = None, *, worker: bool = True, tracing: bool = F
     async def signup(signup: Signup) -> dict[str, str]:
         jid = await client.queues["signups"].put(WELCOME, {"email": signup.email})
         return {"jid": jid}
+
+    @app.post("/checks")
+    async def check(signup: Signup) -> dict[str, object]:
+        """Enqueue, then await the answer: a worker anywhere runs the job."""
+        jid = await client.queues["signups"].put(CHECK, {"email": signup.email})
+        try:
+            return {"jid": jid, "result": await client.result(jid, timeout=10)}
+        except aqless.JobFailedError as failed:
+            raise HTTPException(422, failed.message.strip().splitlines()[-1]) from failed
+        except aqless.ResultTimeoutError as late:
+            raise HTTPException(504, f"job {jid} is still running") from late
 
     @app.get("/jobs/{jid}")
     async def job(jid: str) -> dict[str, object]:

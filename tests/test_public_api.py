@@ -9,10 +9,10 @@ import types
 import pytest
 
 import aqless
-from aqless import client, durability, errors, job, models, patterns, queue
+from aqless import client, durability, errors, job, models, patterns, queue, results
 
 # the modules whose public classes make up the API (each of them is exported)
-API_MODULES = (client, durability, errors, job, models, patterns, queue)
+API_MODULES = (client, durability, errors, job, models, patterns, queue, results)
 
 
 def exported() -> set[str]:
@@ -76,6 +76,11 @@ def test_the_exception_tree() -> None:
     # a bad argument is a ValueError too, whether the script or the client refused it
     assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
     assert aqless.JobDataError.__bases__ == (aqless.InvalidArgumentError,)
+    # what an awaited result raises; a timeout is a TimeoutError too
+    assert aqless.ResultError.__bases__ == (aqless.AqlessError,)
+    for name in ("JobFailedError", "JobGoneError", "ResultDroppedError"):
+        assert getattr(aqless, name).__bases__ == (aqless.ResultError,), name
+    assert aqless.ResultTimeoutError.__bases__ == (aqless.ResultError, TimeoutError)
     assert errors.__doc__ is not None
     for name in vars(errors):
         value = getattr(errors, name)

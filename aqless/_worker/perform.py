@@ -168,7 +168,7 @@ class Performer:
             if running.lost is not None or running.handing_back is not None:
                 running.scope.cancel()
             try:
-                await wrapped(self._chain(handler), job, perform)()
+                running.returned = await wrapped(self._chain(handler), job, perform)()
             except (Exception, SystemExit) as error:
                 return error
         if running.scope.cancelled_caught and running.lost is None and running.handing_back is None:
@@ -231,7 +231,10 @@ class Performer:
             return
         if error is None:
             try:
-                if await self._report(running, job.complete, "complete"):
+                complete = job.complete
+                if running.returned is not None:
+                    complete = partial(job.complete, result=running.returned)
+                if await self._report(running, complete, "complete"):
                     counters.completed += 1
                 return
             except PayloadError as unsendable:  # the code put something in the data that

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -44,6 +45,7 @@ class RunningJob:
             (the next pop will run after it), or there is nothing to report.
         overrun: the job's code was cut off but its thread runs on: the slot is not
             released until it returns (see aqless._worker.threads).
+        returned: what the job's code returned: its result (see aqless.results).
     """
 
     job: Job
@@ -58,6 +60,7 @@ class RunningJob:
     frees: bool = False
     released: bool = False
     overrun: ThreadCall | None = None
+    returned: Any = None
 
     @property
     def settled(self) -> bool:

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from aqless.cli.render import ago, duration, fields, joined, moment, number, short, table
 from aqless.cli.runtime import to_json
+from aqless.documents import json_preview
 from aqless.job import Job, RecurringJob
 from aqless.models import Failure, HistoryEntry
 
@@ -67,7 +68,14 @@ def failure_view(failure: Failure) -> Panel:
     )
 
 
-def job_view(job: Job) -> RenderableType:
+def result_view(result: Mapping[str, Any]) -> Panel:
+    """A job's kept return value, or why it was not kept."""
+    if result["dropped"] is not None:
+        return Panel(Text(result["dropped"]), title="result not kept", title_align="left")
+    return Panel(Text(json_preview(result["value"])), title="result", title_align="left")
+
+
+def job_view(job: Job, result: Mapping[str, Any] | None = None) -> RenderableType:
     lock = f"{moment(job.expires_at)} ({ago(job.expires_at)})" if job.expires_at else "-"
     summary = fields(
         [
@@ -87,7 +95,10 @@ def job_view(job: Job) -> RenderableType:
             ("spawned from", job.spawned_from_jid or "-"),
         ]
     )
-    parts: list[RenderableType] = [summary, data_panel(job.data), history_view(job.history)]
+    parts: list[RenderableType] = [summary, data_panel(job.data)]
+    if result is not None:
+        parts.append(result_view(result))
+    parts.append(history_view(job.history))
     if job.failure is not None:
         parts.append(failure_view(job.failure))
     return Group(*parts)

@@ -9,7 +9,7 @@ import click
 import aqless
 from aqless.cli.job_view import job_view, jobs_table, recurring_view
 from aqless.cli.runtime import NotFound, emit, run
-from aqless.documents import job_document, recurring_document
+from aqless.documents import job_document, recurring_document, result_document
 
 
 async def require(client: aqless.Client, jid: str) -> aqless.Job | aqless.RecurringJob:
@@ -31,20 +31,30 @@ async def require_jobs(client: aqless.Client, jids: Sequence[str]) -> list[aqles
 @click.command()
 @click.argument("jid")
 def get(jid: str) -> None:
-    """Show a job: its fields, data, history and failure.
+    """Show a job: its fields, data, result, history and failure.
 
     Recurring jobs show their template. With --json, the job as the server's `job.get`
-    names its fields.
+    names its fields, and `result`: its kept return value (`value`) or why it was not
+    kept (`dropped`), or null.
 
     \b
     Example:
       aqless get 3f2a9c...
     """
-    job = run(lambda client: require(client, jid))
+    job, stored = run(lambda client: _with_result(client, jid))
     if isinstance(job, aqless.RecurringJob):
         emit(recurring_document(job), recurring_view(job))
     else:
-        emit(job_document(job), job_view(job))
+        result = result_document(stored)
+        emit({**job_document(job), "result": result}, job_view(job, result))
+
+
+async def _with_result(
+    client: aqless.Client, jid: str
+) -> tuple[aqless.Job | aqless.RecurringJob, aqless.JobResult | None]:
+    job = await require(client, jid)
+    stored = await client.jobs.stored_result(jid) if isinstance(job, aqless.Job) else None
+    return job, stored
 
 
 @click.command(short_help="Set a job's priority (higher runs earlier).")

@@ -29,6 +29,7 @@ MODULES: tuple[str, ...] = (
     "tags.lua",
     "throttle.lua",
     "job.lua",
+    "results.lua",
     "lifecycle.lua",
     "queue.lua",
     "cron.lua",

@@ -19,6 +19,7 @@ from aqless.documents import (
     job_document,
     priority_document,
     recurring_document,
+    result_document,
     stats_document,
     throttle_document,
     worker_document,
@@ -136,7 +137,8 @@ async def job(client: Client, request: Request) -> JSON:
         runs = [at.isoformat(" ") for at in await found.next_runs(5)]
         job = recurring_document(found)
         return {"kind": "recurring", "job": job, "next_runs": runs, "queues": queues}
-    return {"kind": "job", "job": job_document(found), "queues": queues}
+    result = result_document(await client.jobs.stored_result(jid))
+    return {"kind": "job", "job": {**job_document(found), "result": result}, "queues": queues}
 
 
 async def failed(client: Client, request: Request) -> JSON:

@@ -13,6 +13,7 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from aqless.documents import json_preview
 from aqless.web import charts
 from aqless.web.security import CSRF_FIELD, root_path
 
@@ -28,7 +29,13 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        when=when, ago=ago, duration=charts.duration, pretty=pretty, number=number, seconds=seconds
+        when=when,
+        ago=ago,
+        duration=charts.duration,
+        pretty=pretty,
+        preview=json_preview,
+        number=number,
+        seconds=seconds,
     )
     env.globals.update(queue_charts=charts.queue_charts, csrf_field=CSRF_FIELD)
     return env

@@ -46,6 +46,22 @@ async def test_put_from_an_endpoint_stream_its_events_and_see_the_dashboard(
         assert 'href="/aqless/' in page.text  # links work under the mount prefix
 
 
+async def test_an_endpoint_puts_a_job_and_awaits_its_result(server_url: str) -> None:
+    async with aqless.Client(server_url) as client:
+        await client.redis.flushall()
+    app = fastapi_app.create_app(server_url)
+    async with served(app) as base, httpx.AsyncClient(base_url=base, timeout=15) as http:
+        reply = await http.post("/checks", json={"email": "ann@Example.com"})
+        assert reply.status_code == 200, reply.text
+        answer = reply.json()
+        assert answer["result"] == {"deliverable": True, "domain": "example.com"}
+        job = (await http.get(f"/jobs/{answer['jid']}")).json()
+        assert job["state"] == "complete"
+        refused = await http.post("/checks", json={"email": "nobody"})
+        assert refused.status_code == 422
+        assert refused.json() == {"detail": "ValueError: 'nobody' has no domain"}
+
+
 async def test_a_trace_started_in_a_request_holds_the_workers_processing_span(
     server_url: str,
 ) -> None:

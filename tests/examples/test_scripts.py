@@ -20,6 +20,11 @@ PROMISES = {
         "order 2: failed (orders-RuntimeError)",
         "order 4: complete",
     ],
+    "results.py": [
+        "{'total': 10.99}",
+        "empty quote failed in quotes-ValueError: ValueError: nothing to price",
+        'kept with the job: {"total":10.99}',
+    ],
     "middleware.py": ["2 completed, 1 failed; stored: ['book', 'lamp']"],
     "typed_jobs.py": [
         "put refused: the data does not fit Parcel: data.grams: expected an integer, got a string",

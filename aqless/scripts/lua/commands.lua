@@ -143,7 +143,8 @@ GROUPS[''] = function() return {
     return Queue.peek(CLASSIC, now, queue, count)
   end,
   --- complete
-  -- args: jid, worker, queue, data, [name, value]... (options: next, delay, depends)
+  -- args: jid, worker, queue, data, [name, value]...
+  --    (options: next, delay, depends; aqless's own, without next: result, result_dropped)
   -- reads: ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
   -- writes: ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
   --    ql:w:<worker>:jobs, ql:completed, the released dependents' ql:j:<dependent>,
@@ -159,7 +160,9 @@ GROUPS[''] = function() return {
   --    Complete(): Job {jid} does not exist;
   --    Complete(): Job {jid} is not currently running: {state};
   --    Complete(): Job {jid} has been handed out to another worker: {worker};
-  --    Complete(): Job {jid} running in another queue: {queue}; cjson
+  --    Complete(): Job {jid} running in another queue: {queue};
+  --    Complete(): "result" cannot be used with a "next".; Complete(): Arg "result" not JSON;
+  --    cjson
   ['complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
     return Job.complete(CLASSIC, now, jid, worker, queue, data, options(a, 5))
@@ -760,7 +763,9 @@ GROUPS['job'] = function() return {
   -- contract: see cancel
   ['job.cancel'] = function(now, a) return Job.cancel(RELESS, now, rest(a, 1)) end,
   --- job.complete
-  -- args: jid, worker, queue, data
+  -- args: jid, worker, queue, data, [name, value]...
+  --    (aqless's own options: result (JSON text, kept as the job's `result` field),
+  --    result_dropped (why it has none), see results.lua)
   -- reads: ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
   -- writes: ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
   --    ql:w:<worker>:jobs, ql:completed, the released dependents' ql:j:<dependent>,
@@ -771,10 +776,13 @@ GROUPS['job'] = function() return {
   --    Complete(): Arg "queue_name" missing; Complete(): Arg "data" missing or not JSON: <data>;
   --    Complete(): Job does not exist; Complete(): Job is not currently running: {state};
   --    Complete(): Job has been handed out to another worker: {worker};
-  --    Complete(): Job running in another queue: {queue}; cjson
+  --    Complete(): Job running in another queue: {queue}; Complete(): Arg "result" not JSON;
+  --    cjson
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
-    return Job.complete(RELESS, now, jid, worker, queue, data, {})
+    local o = options(a, 5)
+    o = {result = o.result, result_dropped = o.result_dropped}
+    return Job.complete(RELESS, now, jid, worker, queue, data, o)
   end,
   --- job.completeAndRequeue
   -- args: jid, worker, queue, data, next, [name, value]... (options: delay, depends)
@@ -800,6 +808,15 @@ GROUPS['job'] = function() return {
     local jid, worker, group, message, data = a[1], a[2], a[3], a[4], a[5]
     return Job.fail(RELESS, now, jid, worker, group, message, data)
   end,
+  --- job.result
+  -- args: jid
+  --    (aqless's own: the job's kept return value, see results.lua)
+  -- reads: ql:j:<jid>
+  -- writes: none
+  -- reply: JSON {"state", "result" (the stored JSON text), "dropped" (why none was kept),
+  --    "failure"}, the last three when present; nil when the job does not exist
+  -- errors: Job(): no jid provided
+  ['job.result'] = function(now, a) return Results.json(a[1]) end,
   -- contract: see get
   ['job.get'] = function(now, a)
     local jid = a[1]

@@ -11,6 +11,7 @@ local FALLBACKS = {
   ['max-job-history'] = 100,
   ['max-pop-retry'] = 1,
   ['max-worker-age'] = 86400,
+  ['result-max-bytes'] = 1048576,
 }
 
 local stored = nil

@@ -80,7 +80,10 @@ function Job.put(D, now, a)
     call('ZREM', Keys.worker_jobs(old.worker), jid)
     if old.worker ~= p.worker then Events.lock_lost(jid, old.worker) end
   end
-  if old.state == 'complete' then call('ZREM', Keys.completed(), jid) end
+  if old.state == 'complete' then
+    call('ZREM', Keys.completed(), jid)
+    Results.clear(jid)
+  end
   for _, tag in ipairs(tags) do Tags.on(jid, tag, now) end
   if old.state == 'failed' then Job.leave_failure_group(jid, old.failure, queue, now) end
 
@@ -149,7 +152,8 @@ local function purge_completed(D, now)
 end
 
 -- Completes a running job; with `next` it is put into that queue instead.
--- o: next, delay (number), depends (list), each optional.
+-- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
+-- optional.
 function Job.complete(D, now, jid, worker, queue, data, o)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Complete(): Arg "worker" missing')
@@ -169,6 +173,7 @@ function Job.complete(D, now, jid, worker, queue, data, o)
     'Complete(): "delay" cannot be used without a "next".')
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
+  local result = Results.fields(o, next_queue)
   local v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
     'time', 'held_in', 'throttles')
   local job = {worker = v[1] or nil, state = v[2] or nil, priority = v[3] or nil,
@@ -216,7 +221,8 @@ function Job.complete(D, now, jid, worker, queue, data, o)
 
   Events.completed(jid, queue)
   call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
-    'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now))
+    'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
+    unpack(result))
   call('ZADD', Keys.completed(), now, jid)
   purge_completed(D, now)
   Job.release_dependents(jid, now, dependents)

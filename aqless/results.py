@@ -1,0 +1,123 @@
+"""Job results: a handler's return value, kept with the job, and awaiting it.
+
+The complete that finishes a job sends the value as JSON (its option ``result``), and the
+script keeps it in the job hash as the field ``result``, so it lives and expires with the job
+(``jobs-history``). A value that JSON cannot encode, or one over the server's
+``result-max-bytes`` configuration (1 MiB unless set), does not stop the completion: the job
+completes without it, and the field ``result_dropped`` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from aqless._connection.protocol import encode_json
+from aqless.errors import (
+    JobFailedError,
+    JobGoneError,
+    PayloadError,
+    ResultDroppedError,
+    ResultTimeoutError,
+)
+from aqless.models import Failure, JobState
+
+if TYPE_CHECKING:
+    from aqless.client import Client
+
+__all__ = ["JobResult", "await_result", "read_result", "result_options"]
+
+logger = logging.getLogger("aqless.results")
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    """What the server holds of a job's outcome now (``client.jobs.stored_result(jid)``).
+
+    Attributes:
+        jid: the job.
+        state: its state, as text (a result is only kept once it is complete).
+        text: the kept return value as JSON text; None when none is kept.
+        dropped: why the return value was not kept, or None.
+        failure: why the job failed, when it did.
+    """
+
+    jid: str
+    state: str
+    text: str | None
+    dropped: str | None
+    failure: Failure | None
+
+    @property
+    def value(self) -> Any:
+        """The kept return value, decoded (None when none is kept)."""
+        return None if self.text is None else json.loads(self.text)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the job is complete or failed."""
+        return self.state in (JobState.COMPLETE, JobState.FAILED)
+
+    def outcome(self) -> Any:
+        """The return value of a complete job; JobFailedError for a failed one, and
+        ResultDroppedError when it completed without its value kept."""
+        if self.state == JobState.FAILED:
+            failure = self.failure
+            group, message = (failure.group, failure.message) if failure else ("", "")
+            raise JobFailedError(self.jid, group, message)
+        if self.dropped is not None:
+            raise ResultDroppedError(self.jid, self.dropped)
+        return self.value
+
+    @classmethod
+    def from_json(cls, jid: str, reply: Mapping[str, Any]) -> JobResult:
+        text, dropped = reply.get("result"), reply.get("dropped")
+        return cls(
+            jid=jid,
+            state=str(reply.get("state", "")),
+            text=text if isinstance(text, str) else None,
+            dropped=dropped if isinstance(dropped, str) else None,
+            failure=Failure.from_json(reply.get("failure")),
+        )
+
+
+def result_options(jid: str, value: Any) -> list[str]:
+    """complete's options for a return value: none for None, ``result <JSON>``, or
+    ``result_dropped <why>`` for a value JSON cannot encode (logged as a warning: the job
+    still completes)."""
+    if value is None:
+        return []
+    try:
+        return ["result", encode_json(value, "the job's result")]
+    except PayloadError as error:
+        logger.warning("job %s completes without its result: %s", jid, error)
+        return ["result_dropped", str(error)]
+
+
+async def read_result(client: Client, jid: str) -> JobResult | None:
+    """The job's outcome as the server holds it now; None when the job does not exist."""
+    reply = await client.protocol.json("job.result", jid)
+    return None if reply is None else JobResult.from_json(jid, reply)
+
+
+async def await_result(client: Client, jid: str, timeout: float | None) -> Any:
+    """Waits (on events, as ``client.wait``) until the job is complete or failed, then
+    returns its kept return value or raises (see ``Client.result``)."""
+    try:
+        with anyio.fail_after(timeout):
+            while True:
+                await client.wait(jid)
+                stored = await read_result(client, jid)
+                if stored is None:
+                    raise JobGoneError(jid, "cancelled, expired or never put")
+                if stored.finished:  # else it was put again after it finished: wait again
+                    return stored.outcome()
+    except TimeoutError as error:
+        if isinstance(error, ResultTimeoutError):
+            raise
+        raise ResultTimeoutError(jid, f"not finished within {timeout} s") from error
