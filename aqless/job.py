@@ -22,8 +22,8 @@ from aqless.errors import (
     PayloadError,
 )
 from aqless.models import Failure, HistoryEntry, JobState, listed
-from aqless.schedules import CronSchedule, next_runs, set_schedule
 from aqless.results import result_options
+from aqless.schedules import CronSchedule, next_runs, set_schedule
 
 if TYPE_CHECKING:
     from aqless.client import Client
