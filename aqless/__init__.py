@@ -2,6 +2,7 @@
 
 from aqless._version import __version__
 from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
+from aqless.dedup import Dedup, PutResult
 from aqless.durability import Durability
 from aqless.errors import (
     AqlessError,
@@ -47,6 +48,7 @@ __all__ = [
     "Config",
     "ConfigurationError",
     "ConnectionLostError",
+    "Dedup",
     "Durability",
     "Durations",
     "Failure",
@@ -67,6 +69,7 @@ __all__ = [
     "PermissionDeniedError",
     "PriorityPattern",
     "PutRequest",
+    "PutResult",
     "Queue",
     "QueueCounts",
     "QueuePatterns",

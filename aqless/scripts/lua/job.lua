@@ -217,6 +217,7 @@ function Job.cancel(D, now, jids)
       if job.state == 'failed' then
         Job.leave_failure_group(jid, job.failure, job.queue or '', now)
       end
+      Dedup.release(jid)
       Job.delete(D, jid, Tags.parse(job.tags))
       Events.if_tracked('canceled', jid)
     end

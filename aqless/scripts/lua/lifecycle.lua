@@ -215,6 +215,7 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   end
 
   Events.completed(jid, queue)
+  Dedup.release(jid)
   call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now))
   call('ZADD', Keys.completed(), now, jid)
@@ -248,6 +249,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
     'failure', failure_text(group, message, math.floor(now), worker))
   Throttle.release_all(jid, now, job.throttles or false)
   join_failure_group(jid, group)
+  Dedup.release(jid)
   return jid
 end
 
@@ -287,6 +289,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
     Job.settle_home(jid, job)
     if D.exhausted_retry_publishes then Events.if_tracked('failed', jid) end
     join_failure_group(jid, group)
+    Dedup.release(jid)
     Stats.count(queue, now, {failures = 1, failed = 1})
   else
     if delay_n > 0 then
@@ -396,6 +399,7 @@ function Job.invalidate(D, queue, now, count)
           'failure', failure_text(group, message, now, ''))
         Job.settle_home(jid, job)
         join_failure_group(jid, group)
+        Dedup.release(jid)
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
         Stats.count(queue, now, {failures = 1, failed = 1})
