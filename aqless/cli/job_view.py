@@ -66,7 +66,7 @@ def failure_view(failure: Failure) -> Panel:
     )
 
 
-def job_view(job: Job) -> RenderableType:
+def job_view(job: Job, *, dedup: str | None = None) -> RenderableType:
     lock = f"{moment(job.expires_at)} ({ago(job.expires_at)})" if job.expires_at else "-"
     summary = fields(
         [
@@ -84,6 +84,7 @@ def job_view(job: Job) -> RenderableType:
             ("throttles", joined(job.throttles)),
             ("tracked", "yes" if job.tracked else "no"),
             ("spawned from", job.spawned_from_jid or "-"),
+            *([("dedup id", dedup)] if dedup is not None else []),
         ]
     )
     parts: list[RenderableType] = [summary, data_panel(job.data), history_view(job.history)]

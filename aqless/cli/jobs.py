@@ -9,6 +9,7 @@ import click
 import aqless
 from aqless.cli.job_view import job_view, jobs_table, recurring_view
 from aqless.cli.runtime import NotFound, emit, run
+from aqless.dedup import dedup_id
 from aqless.documents import job_document, recurring_document
 
 
@@ -17,6 +18,13 @@ async def require(client: aqless.Client, jid: str) -> aqless.Job | aqless.Recurr
     if found is None:
         raise NotFound(f"no job {jid}")
     return found
+
+
+async def require_with_dedup(
+    client: aqless.Client, jid: str
+) -> tuple[aqless.Job | aqless.RecurringJob, str | None]:
+    """The job, and the dedup id it was put with (see aqless.dedup)."""
+    return await require(client, jid), await dedup_id(client, jid)
 
 
 async def require_jobs(client: aqless.Client, jids: Sequence[str]) -> list[aqless.Job]:
@@ -40,11 +48,12 @@ def get(jid: str) -> None:
     Example:
       aqless get 3f2a9c...
     """
-    job = run(lambda client: require(client, jid))
+    job, dedup = run(lambda client: require_with_dedup(client, jid))
     if isinstance(job, aqless.RecurringJob):
         emit(recurring_document(job), recurring_view(job))
     else:
-        emit(job_document(job), job_view(job))
+        document = job_document(job) if dedup is None else {**job_document(job), "dedup": dedup}
+        emit(document, job_view(job, dedup=dedup))
 
 
 @click.command(short_help="Set a job's priority (higher runs earlier).")
