@@ -14,6 +14,7 @@ from starlette.requests import Request
 from aqless import scripts
 from aqless._version import __version__
 from aqless.client import Client
+from aqless.dedup import dedup_id
 from aqless.documents import (
     counts_document,
     job_document,
@@ -134,7 +135,11 @@ async def job(client: Client, request: Request) -> JSON:
     queues = await client.queues.names()
     if isinstance(found, RecurringJob):
         return {"kind": "recurring", "job": recurring_document(found), "queues": queues}
-    return {"kind": "job", "job": job_document(found), "queues": queues}
+    document = job_document(found)
+    dedup = await dedup_id(client, jid)
+    if dedup is not None:  # see aqless.dedup
+        document["dedup"] = dedup
+    return {"kind": "job", "job": document, "queues": queues}
 
 
 async def failed(client: Client, request: Request) -> JSON:
