@@ -13,6 +13,12 @@ PROMISES = {
     "dependencies.py": ["dinner is depends, waiting for 2 jobs", "cooked in order: stuffing"],
     "recurring.py": ["every 1 s into clock", "ran 2 spawns", "recurring job cancelled"],
     "throttles.py": ["12 mails sent, at most 2 at once"],
+    "deduplication.py": [
+        "5 puts of charge:7 made 1 job, 1 waiting",
+        "second welcome deduplicated: True (same job: True)",
+        "3 keystrokes left 1 job",
+        "indexed: ['ann']",
+    ],
     "events_consumer.py": [
         "order 1: put",
         "order 1: completed",
