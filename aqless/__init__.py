@@ -37,7 +37,7 @@ from aqless.observers import WorkerObserver
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
-from aqless.queue import PutRequest, Queue
+from aqless.queue import PutOptions, PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
@@ -68,6 +68,7 @@ __all__ = [
     "PayloadError",
     "PermissionDeniedError",
     "PriorityPattern",
+    "PutOptions",
     "PutRequest",
     "PutResult",
     "Queue",

@@ -7,7 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, Unpack
 
 import anyio
 
@@ -73,6 +73,19 @@ class PutRequest:
     depends: Sequence[str] | None = None
     throttles: Sequence[str] | None = None
     dedup: DedupOption = None
+
+
+class PutOptions(TypedDict, total=False):
+    """`put_result`'s options: `PutRequest`'s, by name."""
+
+    jid: str | None
+    priority: float | None
+    delay: float | None
+    tags: Sequence[str] | None
+    retries: int | None
+    depends: Sequence[str] | None
+    throttles: Sequence[str] | None
+    dedup: DedupOption
 
 
 def checked_name(name: str) -> str:
@@ -216,7 +229,12 @@ class Queue:
         return (await self._put_one(request, requeue, wait)).jid
 
     async def put_result(
-        self, klass: JobClass, data: Any = None, *, durable: Durable = False, **options: Any
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        durable: Durable = False,
+        **options: Unpack[PutOptions],
     ) -> PutResult:
         """`put` (with the same options, `requeue` aside), telling what it did: the jid, and
         whether the put was deduplicated (no new job made) or debounced."""

@@ -20,7 +20,7 @@ import threading
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar, cast, overload
+from typing import Any, Generic, Self, TypeVar, Unpack, cast, overload
 
 from aqless import client as aio
 from aqless.dedup import DedupOption, PutResult
@@ -36,7 +36,7 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
-from aqless.queue import PutRequest, checked_name
+from aqless.queue import PutOptions, PutRequest, checked_name
 
 T = TypeVar("T")
 
@@ -263,7 +263,9 @@ class SyncQueue:
             )
         )
 
-    def put_result(self, klass: JobClass, data: Any = None, **options: Any) -> PutResult:
+    def put_result(
+        self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]
+    ) -> PutResult:
         """`put`, telling whether it was deduplicated (see ``aqless.Queue.put_result``)."""
         return self._client.call(
             lambda client: client.queues[self.name].put_result(klass, data, **options)

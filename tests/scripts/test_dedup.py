@@ -64,6 +64,15 @@ async def test_job_mode_lets_go_when_retries_are_exhausted(lua: Lua) -> None:
     assert not await lua.redis.exists(KEY)
 
 
+async def test_job_mode_lets_go_when_a_lost_lock_spends_the_last_retry(lua: Lua) -> None:
+    await lua("config.set", 0, "grace-period", 0)
+    await dput(lua, 1, "job", "a", options=("retries", 0))
+    await rpop(lua, 2)
+    assert await rpop(lua, 1000) == []  # the lock expired: no retry left, the job fails
+    assert await lua.redis.hget("ql:j:a", "state") == "failed"
+    assert not await lua.redis.exists(KEY)
+
+
 async def test_a_stale_id_whose_job_ended_elsewhere_does_not_deduplicate(lua: Lua) -> None:
     # another qless client's script completes the job without letting the id go
     await dput(lua, 1, "job", "a")

@@ -71,9 +71,9 @@ function Dedup.put(D, now, a)
 end
 
 -- A job ends: the id it holds until then is free again (a ttl's stays until it expires).
-function Dedup.release(jid)
-  local id = call('HGET', Keys.job(jid), 'dedup')
-  if not id then return end
+-- `id`: the job's `dedup` field, read by the caller with the rest (most jobs have none).
+function Dedup.release(jid, id)
+  if id == nil then return end
   local key = dedup_key(id)
   if call('GET', key) == jid and call('PTTL', key) == -1 then call('DEL', key) end
 end
