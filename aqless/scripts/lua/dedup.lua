@@ -33,7 +33,8 @@ local function hold(key, jid, mode, ttl)
 end
 
 -- args: id, mode, ttl, then put's arguments. Reply: {jid, 'put' | 'deduplicated' |
--- 'debounced'}; the jid is the job that holds the id after the call.
+-- 'debounced'}; the jid is the job that holds the id after the call. A deduplicated put
+-- writes nothing, so put's own checks of its arguments run only when it puts (Job.put).
 function Dedup.put(D, now, a)
   local id, mode, ttl = a[1], a[2], number(a[3])
   check(id and id ~= '', 'Dedup(): Arg "id" missing')
