@@ -2,6 +2,7 @@
 
 from aqless._version import __version__
 from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
+from aqless.dedup import Dedup, PutResult
 from aqless.durability import Durability
 from aqless.errors import (
     AqlessError,
@@ -42,7 +43,7 @@ from aqless.observers import WorkerObserver
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
-from aqless.queue import PutRequest, Queue
+from aqless.queue import PutOptions, PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
 from aqless.results import JobResult
 from aqless.worker import Heartbeats, Worker, WorkerCounters
@@ -54,6 +55,7 @@ __all__ = [
     "Config",
     "ConfigurationError",
     "ConnectionLostError",
+    "Dedup",
     "Durability",
     "Durations",
     "Failure",
@@ -77,7 +79,9 @@ __all__ = [
     "PayloadError",
     "PermissionDeniedError",
     "PriorityPattern",
+    "PutOptions",
     "PutRequest",
+    "PutResult",
     "Queue",
     "QueueCounts",
     "QueuePatterns",

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from aqless.dedup import dedup_id
 from aqless.job import Job, RecurringJob
 from aqless.models import (
     Failure,
@@ -24,6 +25,9 @@ from aqless.models import (
 )
 from aqless.patterns import PriorityPattern
 from aqless.results import JobResult
+
+if TYPE_CHECKING:
+    from aqless.client import Client
 
 Document = dict[str, Any]
 
@@ -73,6 +77,17 @@ def job_document(job: Job) -> Document:
         "failure": failure_document(job.failure),
         "history": [history_document(entry) for entry in job.history],
     }
+
+
+async def job_details(client: Client, job: Job) -> Document:
+    """A job's document with what aqless keeps beside the job object: its result and its
+    dedup id (for `aqless get` and the dashboard's job page)."""
+    document = job_document(job)
+    document["result"] = result_document(await client.jobs.stored_result(job.jid))
+    dedup = await dedup_id(client, job.jid)
+    if dedup is not None:
+        document["dedup"] = dedup
+    return document
 
 
 def result_document(stored: JobResult | None) -> Document | None:

@@ -57,7 +57,7 @@ TRACKED_CHANNELS: Final = (
 #: The kind of the event that marks a resubscription: events may have been lost before it.
 RECONNECTED: Final = "reconnected"
 
-_JSON_FIELDS: Final = ("queue", "to", "worker", "group", "message", "option", "value")
+_JSON_FIELDS: Final = ("queue", "to", "worker", "group", "message", "option", "value", "dedup")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,8 @@ class Event:
         kind: the channel's name for the bare-jid channels (``'put'``, ``'popped'``,
             ``'completed'``...); the payload's ``event`` for ``ql:log`` and ``ql:w:<worker>``
             (``'put'``, ``'completed'``, ``'advanced'``, ``'failed'``, ``'canceled'``,
-            ``'lock_lost'``, ``'config_set'``, ``'config_unset'``); ``'unknown'`` for a
+            ``'lock_lost'``, ``'config_set'``, ``'config_unset'``; aqless's ``'deduplicated'``
+            and ``'debounced'``, see aqless.dedup); ``'unknown'`` for a
             payload that does not parse; ``'reconnected'`` after a resubscription.
         jid: the job, if the event names one.
         channel: the full channel name (``'ql:log'``, ``'ql:w:worker-1'``...); ``''`` for
@@ -76,6 +77,7 @@ class Event:
         raw: the payload as published.
         queue, to, worker, group, message, option, value: the payload's fields of that name
             (``to``: the next queue of ``'advanced'``); None when absent or ``false``.
+        dedup: the dedup id of a ``'deduplicated'`` or ``'debounced'`` put.
     """
 
     kind: str
@@ -89,6 +91,7 @@ class Event:
     message: str | None = None
     option: str | None = None
     value: str | None = None
+    dedup: str | None = None
 
 
 def parse_event(channel: str, payload: str, *, prefix: str = "ql:") -> Event:

@@ -7,11 +7,13 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar, Unpack, overload
 
 import anyio
 
 from aqless._connection.protocol import encode_json
+from aqless.dedup import COMMAND as DEDUP_COMMAND
+from aqless.dedup import DedupOption, PutResult, dedup_of
 from aqless.durability import Durability, Durable, durability
 from aqless.errors import (
     AqlessError,
@@ -75,6 +77,20 @@ class PutRequest:
     retries: int | None = None
     depends: Sequence[str] | None = None
     throttles: Sequence[str] | None = None
+    dedup: DedupOption = None
+
+
+class PutOptions(TypedDict, total=False):
+    """`put_result`'s options: `PutRequest`'s, by name."""
+
+    jid: str | None
+    priority: float | None
+    delay: float | None
+    tags: Sequence[str] | None
+    retries: int | None
+    depends: Sequence[str] | None
+    throttles: Sequence[str] | None
+    dedup: DedupOption
 
 
 def checked_name(name: str) -> str:
@@ -97,7 +113,7 @@ class Queue:
     # -- putting ------------------------------------------------------------------------------
 
     def _put_arguments(self, request: PutRequest) -> tuple[str, list[str | float]]:
-        return self._arguments(
+        jid, args = self._arguments(
             request.klass,
             request.data,
             request.jid,
@@ -108,6 +124,8 @@ class Queue:
             request.depends,
             request.throttles,
         )
+        dedup = dedup_of(request.dedup)
+        return jid, args if dedup is None else [*dedup.arguments(), *args]
 
     def _arguments(
         self,
@@ -175,6 +193,7 @@ class Queue:
         retries: int | None = None,
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
+        dedup: DedupOption = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str: ...
@@ -192,6 +211,7 @@ class Queue:
         retries: int | None = None,
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
+        dedup: DedupOption = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str: ...
@@ -208,6 +228,7 @@ class Queue:
         retries: int | None = None,
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
+        dedup: DedupOption = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str:
@@ -228,6 +249,9 @@ class Queue:
             retries: how many lost locks or retries it may spend (default 5).
             depends: jids that must complete before this job runs.
             throttles: throttles it must hold to run (besides its queue's own).
+            dedup: a dedup id, or an `aqless.Dedup` (id, ttl, debounce): while a job holds
+                the id, the put makes no new job and returns that job's jid
+                (`put_result` says whether it did).
             requeue: refuse (JobNotFoundError) if the job does not exist already.
             durable: return only once the put is fsynced to the server's append-only file
                 (True), or as a `Durability` says (replicas, timeout); NotDurableError
@@ -235,30 +259,57 @@ class Queue:
         """
         command = "job.requeue" if requeue else "queue.put"
         wait = await self._durability(durable)
-        if not self._client.put_hooks and wait is None:  # the common case: no closure
+        if dedup is None and not self._client.put_hooks and wait is None:  # the common case
             jid, args = self._arguments(
                 klass, data, jid, priority, delay, tags, retries, depends, throttles
             )
             return await self._client.protocol.text(
                 command, *args, priority=_order(priority, delay), releases=_released(jid, requeue)
             )
-        request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
+        request = PutRequest(
+            klass, data, jid, priority, delay, tags, retries, depends, throttles, dedup
+        )
+        return (await self._put_one(request, requeue, wait)).jid
+
+    async def put_result(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        durable: Durable = False,
+        **options: Unpack[PutOptions],
+    ) -> PutResult:
+        """`put` (with the same options, `requeue` aside), telling what it did: the jid, and
+        whether the put was deduplicated (no new job made) or debounced."""
+        request = PutRequest(klass, data, **options)
+        return await self._put_one(request, False, await self._durability(durable))
+
+    async def _put_one(
+        self, request: PutRequest, requeue: bool, wait: Durability | None
+    ) -> PutResult:
+        """One put, inside the client's put hooks."""
+        command = "job.requeue" if requeue else "queue.put"
+        if requeue and request.dedup is not None:
+            raise ConfigurationError("a requeue moves an existing job: it takes no dedup")
+        results: list[PutResult] = []
 
         async def send(requests: list[PutRequest]) -> list[str]:
             if wait is not None:  # the put with its WAITAOF right behind it
-                return await self._put_many(requests, 1, wait, command)
+                return await self._put_many(requests, 1, wait, command, results)
             (request,) = requests
             jid, args = self._put_arguments(request)
-            priority = _order(request.priority, request.delay)
-            released = _released(jid, requeue)
-            return [
-                await self._client.protocol.text(
-                    command, *args, priority=priority, releases=released
-                )
-            ]
+            name = _command(request, command)
+            reply = await self._client.protocol.call(
+                name,
+                *args,
+                priority=_order(request.priority, request.delay),
+                releases=_released(jid, requeue),
+            )
+            results.append(PutResult.from_reply(name, reply))
+            return [results[-1].jid]
 
         (jid,) = await self._hooked(send, [request])
-        return jid
+        return results[0] if results else PutResult(jid)
 
     async def _durability(self, durable: Durable) -> Durability | None:
         """What a put waits for; ConfigurationError before anything is put on a server
@@ -283,13 +334,27 @@ class Queue:
         before anything is sent. Not a transaction: if the server refuses one job, the
         others are still put, and the first refusal is raised afterwards. With `durable`
         (as `put`'s), each batch is confirmed in its round trip; the first batch that is
-        not raises NotDurableError (naming every job put so far) and the rest are not put."""
+        not raises NotDurableError (naming every job put so far) and the rest are not put.
+        A deduplicated request's jid is that of the job holding its dedup id."""
+        return [
+            result.jid
+            for result in await self.put_many_results(requests, batch=batch, durable=durable)
+        ]
+
+    async def put_many_results(
+        self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
+    ) -> list[PutResult]:
+        """`put_many`, telling what each put did (as `put_result`)."""
         wait = await self._durability(durable)
+        results: list[PutResult] = []
 
         async def send(requests: list[PutRequest]) -> list[str]:
-            return await self._put_many(requests, batch, wait)
+            return await self._put_many(requests, batch, wait, results=results)
 
-        return await self._hooked(send, list(requests))
+        jids = await self._hooked(send, list(requests))
+        if len(results) != len(jids):  # a hook answered without sending
+            return [PutResult(jid) for jid in jids]
+        return results
 
     async def _put_many(
         self,
@@ -297,24 +362,31 @@ class Queue:
         batch: int,
         wait: Durability | None,
         command: str = "queue.put",
+        results: list[PutResult] | None = None,
     ) -> list[str]:
         prepared = [self._put_arguments(request) for request in requests]
+        commands = [_command(request, command) for request in requests]
         jids: list[str] = []
         refusal: Exception | None = None
         for start in range(0, len(prepared), batch):
             chunk = prepared[start : start + batch]
+            names = commands[start : start + batch]
             replies = await self._client.protocol.many(
                 command,
                 [args for _, args in chunk],
                 [_order(r.priority, r.delay) for r in requests[start : start + batch]],
                 then=() if wait is None else wait.command(),
+                commands=names,
             )
             copies = None if wait is None else replies.pop()  # WAITAOF's reply comes last
-            for (jid, _), reply in zip(chunk, replies, strict=True):
+            for name, reply in zip(names, replies, strict=True):
                 if isinstance(reply, AqlessError):
                     refusal = refusal or reply
                 else:
-                    jids.append(jid)
+                    result = PutResult.from_reply(name, reply)
+                    jids.append(result.jid)
+                    if results is not None:
+                        results.append(result)
             if wait is not None:
                 wait.confirm(copies, list(jids))
         if refusal is not None:
@@ -487,6 +559,11 @@ def _bound_hook(hook: PutHook, queue: Queue, send: PutSender) -> PutSender:
         return await hook(queue, requests, send)
 
     return call
+
+
+def _command(request: PutRequest, command: str) -> str:
+    """The script's command for a put: `command`, or the deduplicating put."""
+    return command if request.dedup is None else DEDUP_COMMAND
 
 
 def _order(priority: float | None, delay: float | None) -> float | None:

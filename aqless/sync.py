@@ -20,9 +20,10 @@ import threading
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar, cast, overload
+from typing import Any, Generic, Self, TypeVar, Unpack, cast, overload
 
 from aqless import client as aio
+from aqless.dedup import DedupOption, PutResult
 from aqless.errors import ConfigurationError
 from aqless.job import Job, JobClass, RecurringJob
 from aqless.models import (
@@ -35,7 +36,7 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
-from aqless.queue import PutRequest, checked_name
+from aqless.queue import PutOptions, PutRequest, checked_name
 from aqless.results import JobResult
 
 T = TypeVar("T")
@@ -250,6 +251,7 @@ class SyncQueue:
         retries: int | None = None,
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
+        dedup: DedupOption = None,
     ) -> str:
         """Put a job into this queue; returns its jid (see ``aqless.Queue.put``)."""
         return self._client.call(
@@ -263,7 +265,16 @@ class SyncQueue:
                 retries=retries,
                 depends=depends,
                 throttles=throttles,
+                dedup=dedup,
             )
+        )
+
+    def put_result(
+        self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]
+    ) -> PutResult:
+        """`put`, telling whether it was deduplicated (see ``aqless.Queue.put_result``)."""
+        return self._client.call(
+            lambda client: client.queues[self.name].put_result(klass, data, **options)
         )
 
     def put_many(self, requests: Iterable[PutRequest], *, batch: int = 1000) -> list[str]:

@@ -331,22 +331,25 @@ class Protocol:
         priorities: Sequence[float | None] | None = None,
         *,
         then: Sequence[Argument] = (),
+        commands: Sequence[str] | None = None,
     ) -> list[Any]:
         """The same command with many argument lists, pipelined in one round trip; with
         `priorities`, calls that put jobs at those priorities (see ``call``). Returns each
         reply, or the aqless exception for a refused call, in order. `then`, a plain
         command, goes right behind them on the same connection (not through a batching
-        round trip); its reply, or its redis-py error, comes last."""
+        round trip); its reply, or its redis-py error, comes last. `commands`, one per
+        call, replaces `command` call by call."""
+        named = [command] * len(calls) if commands is None else commands
         timed = [
-            (command, (self._now(None if priorities is None else priorities[i]), *args))
+            (named[i], (self._now(None if priorities is None else priorities[i]), *args))
             for i, args in enumerate(calls)
         ]
         with translated(command):
             replies = await self.script.send_many(timed, then=then)
         followed = [replies.pop()] if then else []
         return [
-            refusal_for(command, reply) or reply if isinstance(reply, BaseException) else reply
-            for reply in replies
+            refusal_for(name, reply) or reply if isinstance(reply, BaseException) else reply
+            for name, reply in zip(named, replies, strict=False)
         ] + followed
 
     async def knows(self, name: str) -> bool:

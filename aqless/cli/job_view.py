@@ -75,7 +75,10 @@ def result_view(result: Mapping[str, Any]) -> Panel:
     return Panel(Text(json_preview(result["value"])), title="result", title_align="left")
 
 
-def job_view(job: Job, result: Mapping[str, Any] | None = None) -> RenderableType:
+def job_view(job: Job, details: Mapping[str, Any] | None = None) -> RenderableType:
+    """A job; ``details`` is its `aqless.documents.job_details` (what aqless keeps beside it)."""
+    details = details or {}
+    dedup = details.get("dedup")
     lock = f"{moment(job.expires_at)} ({ago(job.expires_at)})" if job.expires_at else "-"
     summary = fields(
         [
@@ -93,11 +96,12 @@ def job_view(job: Job, result: Mapping[str, Any] | None = None) -> RenderableTyp
             ("throttles", joined(job.throttles)),
             ("tracked", "yes" if job.tracked else "no"),
             ("spawned from", job.spawned_from_jid or "-"),
+            *([("dedup id", dedup)] if dedup is not None else []),
         ]
     )
     parts: list[RenderableType] = [summary, data_panel(job.data)]
-    if result is not None:
-        parts.append(result_view(result))
+    if details.get("result") is not None:
+        parts.append(result_view(details["result"]))
     parts.append(history_view(job.history))
     if job.failure is not None:
         parts.append(failure_view(job.failure))

@@ -9,7 +9,7 @@ import click
 import aqless
 from aqless.cli.job_view import job_view, jobs_table, recurring_view
 from aqless.cli.runtime import NotFound, emit, run
-from aqless.documents import job_document, recurring_document, result_document
+from aqless.documents import Document, job_details, job_document, recurring_document
 
 
 async def require(client: aqless.Client, jid: str) -> aqless.Job | aqless.RecurringJob:
@@ -41,20 +41,18 @@ def get(jid: str) -> None:
     Example:
       aqless get 3f2a9c...
     """
-    job, stored = run(lambda client: _with_result(client, jid))
+    job, details = run(lambda client: _with_details(client, jid))
     if isinstance(job, aqless.RecurringJob):
         emit(recurring_document(job), recurring_view(job))
     else:
-        result = result_document(stored)
-        emit({**job_document(job), "result": result}, job_view(job, result))
+        emit(details, job_view(job, details))
 
 
-async def _with_result(
+async def _with_details(
     client: aqless.Client, jid: str
-) -> tuple[aqless.Job | aqless.RecurringJob, aqless.JobResult | None]:
+) -> tuple[aqless.Job | aqless.RecurringJob, Document]:
     job = await require(client, jid)
-    stored = await client.jobs.stored_result(jid) if isinstance(job, aqless.Job) else None
-    return job, stored
+    return job, (await job_details(client, job) if isinstance(job, aqless.Job) else {})
 
 
 @click.command(short_help="Set a job's priority (higher runs earlier).")

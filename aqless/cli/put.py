@@ -59,6 +59,9 @@ def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.Put
 @click.option("--depends", multiple=True, help="Jids that must complete first (repeat or commas).")
 @click.option("--throttles", multiple=True, help="Throttles the job must hold (repeat or commas).")
 @click.option("--jid", help="The job's id (default: a random one); an existing jid is replaced.")
+@click.option("--dedup", help="A dedup id: no new job while a job holds it (see aqless.Dedup).")
+@click.option("--dedup-ttl", type=float, help="Hold the dedup id this many seconds.")
+@click.option("--debounce", is_flag=True, help="Within --dedup-ttl, replace the pending job.")
 @click.option(
     "--file",
     "source",
@@ -76,6 +79,9 @@ def put(
     depends: tuple[str, ...],
     throttles: tuple[str, ...],
     jid: str | None,
+    dedup: str | None,
+    dedup_ttl: float | None,
+    debounce: bool,
     source: IO[str] | None,
 ) -> None:
     """Put a job into QUEUE: KLASS names its class, DATA is its JSON payload.
@@ -83,12 +89,14 @@ def put(
     With --file, each line is a JSON object with the fields klass, data, jid, priority,
     delay, tags, retries, depends and throttles; KLASS and the options are the defaults of
     every line. Lines are put 1,000 per round trip, with a progress bar on a terminal.
-    Prints the jid (with --json, {"queue": ..., "jids": [...]}).
+    Prints the jid (with --json, {"queue": ..., "jids": [...]}); with --dedup, the jid of the
+    job holding the id.
 
     \b
     Examples:
       aqless put emails app.jobs.Send '{"to": "ann@example.com"}' --priority 5 --tags vip
       aqless put reports app.jobs.Daily --delay 3600
+      aqless put search app.jobs.Index '{"q": "al"}' --dedup index:al --dedup-ttl 2 --debounce
       aqless put emails --file jobs.jsonl
       aqless put emails app.jobs.Send --file - < jobs.jsonl
     """
@@ -101,6 +109,13 @@ def put(
         "throttles": names(throttles),
     }
     given = {name: value for name, value in options.items() if value is not None}
+    if dedup is not None:
+        try:
+            given["dedup"] = aqless.Dedup(dedup, dedup_ttl, debounce)
+        except aqless.ConfigurationError as error:
+            raise click.UsageError(str(error)) from error
+    elif dedup_ttl is not None or debounce:
+        raise click.UsageError("--dedup-ttl and --debounce go with --dedup")
     if source is None:
         if klass is None:
             raise click.UsageError("give KLASS, or --file")

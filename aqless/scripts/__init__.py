@@ -28,6 +28,7 @@ MODULES: tuple[str, ...] = (
     "stats.lua",
     "tags.lua",
     "throttle.lua",
+    "dedup.lua",
     "job.lua",
     "results.lua",
     "lifecycle.lua",

@@ -16,10 +16,10 @@ from aqless._version import __version__
 from aqless.client import Client
 from aqless.documents import (
     counts_document,
+    job_details,
     job_document,
     priority_document,
     recurring_document,
-    result_document,
     stats_document,
     throttle_document,
     worker_document,
@@ -137,8 +137,7 @@ async def job(client: Client, request: Request) -> JSON:
         runs = [at.isoformat(" ") for at in await found.next_runs(5)]
         job = recurring_document(found)
         return {"kind": "recurring", "job": job, "next_runs": runs, "queues": queues}
-    result = result_document(await client.jobs.stored_result(jid))
-    return {"kind": "job", "job": {**job_document(found), "result": result}, "queues": queues}
+    return {"kind": "job", "job": await job_details(client, found), "queues": queues}
 
 
 async def failed(client: Client, request: Request) -> JSON:

@@ -138,3 +138,19 @@ async def test_track_untrack_and_the_tracked_list(client: aqless.Client, run_cli
     assert (await run_cli("untrack", one)).code == 0
     document = (await run_cli("--json", "track")).json()
     assert [job["jid"] for job in document["jobs"]] == [two]
+
+
+async def test_put_with_a_dedup_id_and_get_shows_it(client: aqless.Client, run_cli: Cli) -> None:
+    first = await run_cli("put", "q", "app.Send", "--dedup", "order-7")
+    again = await run_cli("put", "q", "app.Send", "--dedup", "order-7")
+    assert first.code == again.code == 0
+    assert first.stdout.strip() == again.stdout.strip()
+    assert await client.queues["q"].length() == 1
+    jid = first.stdout.strip()
+    assert "dedup id" in (await run_cli("get", jid)).stdout
+    assert (await run_cli("--json", "get", jid)).json()["dedup"] == "order-7"
+    plain = await client.queues["q"].put("app.Send")
+    assert "dedup" not in (await run_cli("--json", "get", plain)).json()
+    refused = await run_cli("put", "q", "app.Send", "--debounce")
+    assert refused.code == 2
+    assert "--dedup" in refused.stderr

@@ -14,6 +14,12 @@ PROMISES = {
     "recurring.py": ["every 1 s into clock", "ran 2 spawns", "recurring job cancelled"],
     "cron.py": ["30 2 * * * (Europe/Paris) next runs:", "ran 2 jobs on the cron schedule"],
     "throttles.py": ["12 mails sent, at most 2 at once"],
+    "deduplication.py": [
+        "5 puts of charge:7 made 1 job, 1 waiting",
+        "second welcome deduplicated: True (same job: True)",
+        "3 keystrokes left 1 job",
+        "indexed: ['ann']",
+    ],
     "events_consumer.py": [
         "order 1: put",
         "order 1: completed",

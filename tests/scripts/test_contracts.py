@@ -123,7 +123,7 @@ def test_the_table_is_what_the_headers_cover() -> None:
     lines = commands.splitlines()
     headers, _ = parse_headers(lines)
     entries = {m.group(1) for line in lines if (m := ENTRY.match(line))}
-    aqless_own = {"worker.offer", "worker.withdraw", "job.result"}
+    aqless_own = {"worker.offer", "worker.withdraw", "job.result", "queue.putDeduplicated"}
     aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
     assert entries == set(CLASSIC_COMMANDS + RELESS_COMMANDS) | aqless_own
     assert {name for header in headers for name in header.names} == entries

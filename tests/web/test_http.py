@@ -342,3 +342,16 @@ async def test_a_read_only_app_offers_no_pattern_edit_and_no_retry_of_every_grou
             assert refused.status_code == 403
     assert "x" not in await client.queue_patterns.identifiers()
     assert await client.jobs.failure_groups() == {"Boom": 1}
+
+
+async def test_the_job_page_shows_its_dedup_id_escaped(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    jid = await client.queues["orders"].put("app.Ship", dedup=PAYLOAD)
+    body = (await app_client.get(f"/jobs/{jid}")).text
+    assert "Dedup id" in body
+    assert "<script>window" not in body
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in body
+    assert (await app_client.get(f"/api/jobs/{jid}")).json()["job"]["dedup"] == PAYLOAD
+    plain = await client.queues["orders"].put("app.Ship")
+    assert "Dedup id" not in (await app_client.get(f"/jobs/{plain}")).text

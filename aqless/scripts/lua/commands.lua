@@ -498,6 +498,16 @@ GROUPS['queue'] = function() return {
   end,
   -- contract: see put
   ['queue.put'] = function(now, a) return Job.put(RELESS, now, a) end,
+  --- queue.putDeduplicated
+  -- args: id, mode, ttl, worker, queue, jid, klass, data, delay, [name, value]...
+  --    (aqless's own: put's arguments behind a dedup id and its mode, job, ttl or debounce;
+  --    see Dedup.put)
+  -- reads: ql:dedup:<id>, ql:j:<holder>; as put
+  -- writes: ql:dedup:<id>, ql:j:<jid>; as put (none when the put is deduplicated)
+  -- reply: {jid, outcome}: the job holding the id, and put, deduplicated or debounced
+  -- errors: Dedup(): Arg "id" missing; Dedup(): Arg "mode" must be job, ttl or debounce: <mode>;
+  --    Dedup(): Arg "ttl" not a positive number: <ttl>; as put
+  ['queue.putDeduplicated'] = function(now, a) return Dedup.put(RELESS, now, a) end,
   --- queue.recurAtInterval
   -- args: queue, jid, klass, data, interval, offset, [name, value]...
   --    (options: tags, priority, retries, backlog, throttles)

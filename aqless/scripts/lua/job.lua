@@ -197,7 +197,8 @@ function Job.cancel(D, now, jids)
     end
   end
   for _, jid in ipairs(jids) do
-    local job = Job.read(jid, {'state', 'queue', 'failure', 'worker', 'tags', 'held_in'})
+    local job = Job.read(jid, {'state', 'queue', 'failure', 'worker', 'tags', 'held_in',
+      'dedup'})
     if job.state ~= 'complete' then
       local payload = Events.canceled_payload(jid, job.queue, job.worker)
       Events.publish('log', payload)
@@ -217,6 +218,7 @@ function Job.cancel(D, now, jids)
       if job.state == 'failed' then
         Job.leave_failure_group(jid, job.failure, job.queue or '', now)
       end
+      Dedup.release(jid, job.dedup)
       Job.delete(D, jid, Tags.parse(job.tags))
       Events.if_tracked('canceled', jid)
     end

@@ -175,10 +175,10 @@ function Job.complete(D, now, jid, worker, queue, data, o)
     'Complete(): "depends" cannot be used without a "next".')
   local result = Results.fields(o, next_queue)
   local v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-    'time', 'held_in', 'throttles')
+    'time', 'held_in', 'throttles', 'dedup')
   local job = {worker = v[1] or nil, state = v[2] or nil, priority = v[3] or nil,
     retries = v[4] or nil, queue = v[5] or nil, time = v[6] or nil, held_in = v[7] or nil,
-    throttles = v[8] or nil}
+    throttles = v[8] or nil, dedup = v[9] or nil}
   if job.state == nil then refuse_job(D, 'complete_missing', jid, job) end
   if job.state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'complete_worker', jid, job) end
@@ -220,6 +220,7 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   end
 
   Events.completed(jid, queue)
+  Dedup.release(jid, job.dedup)
   call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
     unpack(result))
@@ -236,7 +237,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
   check(message, 'Fail(): Arg "message" missing')
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
-  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles'})
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'dedup'})
   if job.state == nil then refuse_job(D, 'fail_missing', jid, job) end
   if job.state ~= 'running' then refuse_job(D, 'fail_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'fail_worker', jid, job) end
@@ -254,6 +255,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
     'failure', failure_text(group, message, math.floor(now), worker))
   Throttle.release_all(jid, now, job.throttles or false)
   join_failure_group(jid, group)
+  Dedup.release(jid, job.dedup)
   return jid
 end
 
@@ -263,7 +265,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   check(worker, 'Retry(): Arg "worker" missing')
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
-    'throttles'})
+    'throttles', 'dedup'})
   if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
   if job.state ~= 'running' then refuse_job(D, 'retry_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'retry_worker', jid, job) end
@@ -293,6 +295,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
     Job.settle_home(jid, job)
     if D.exhausted_retry_publishes then Events.if_tracked('failed', jid) end
     join_failure_group(jid, group)
+    Dedup.release(jid, job.dedup)
     Stats.count(queue, now, {failures = 1, failed = 1})
   else
     if delay_n > 0 then
@@ -375,7 +378,7 @@ function Job.invalidate(D, queue, now, count)
   local grace = Config.number('grace-period')
   for _, jid in ipairs(expired) do
     local key = Keys.job(jid)
-    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in'})
+    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in', 'dedup'})
     local worker = job.worker or ''
     call('ZREM', Keys.worker_jobs(worker), jid)
     local warned = job.grace == '1'
@@ -402,6 +405,7 @@ function Job.invalidate(D, queue, now, count)
           'failure', failure_text(group, message, now, ''))
         Job.settle_home(jid, job)
         join_failure_group(jid, group)
+        Dedup.release(jid, job.dedup)
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
         Stats.count(queue, now, {failures = 1, failed = 1})
