@@ -7,8 +7,10 @@ The worker also offers to take its queues' next jobs (``worker.offer``, see work
 listens on its push channel, on every kind of deployment (a Subscriber through the client's
 Endpoint, aqless._connection.endpoint): a put made through aqless's scripts then pops the
 job for it and publishes it there, so the job arrives with the news instead of a pop's round
-trip later. The put event of a job pushed here brings nothing to pop; one pushed to another
-worker still triggers a pop, which finds what is left.
+trip later. The put event of a pushed job brings nothing to pop, whichever worker it was
+pushed to: the script tells every listening worker on ``ql:pushed`` (so 500 idle workers do
+not all pop for each put); a put event without a push (no offer fitted, or another qless
+client's script made it) triggers a pop.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class Pickup:
         self._scope: anyio.CancelScope | None = None
         self._ear: Subscriber | None = None
         self._log_channel = f"{client.prefix}log"
+        self._pushed_channel = f"{client.prefix}pushed"
         self._offered: tuple[str, ...] = ()
         self._offered_at = float("-inf")
         # put events into offered queues whose push may be in the next read: jid -> its timer
@@ -178,7 +181,7 @@ class Pickup:
 
     async def _listen_once(self, ear: Subscriber, taker: PushTaker, push_channel: str) -> None:
         """Subscribe, offer, listen until no longer wanted, unsubscribe."""
-        await ear.subscribe([self._log_channel, push_channel])
+        await ear.subscribe([self._log_channel, push_channel, self._pushed_channel])
         self._served.stale()  # a put before the subscription, maybe into a new queue
         self._news()
         await self._offer(taker)
@@ -210,19 +213,23 @@ class Pickup:
     def _hear(self, push_channel: str, messages: list[Message]) -> None:
         pushed: list[Job] = []
         channel_bytes = push_channel.encode()
+        pushed_elsewhere = self._pushed_channel.encode()
+        pushed_jids: set[str] = set()
         for channel, payload in messages:
             if channel == channel_bytes:
                 pushed += [Job(self._client, fields) for fields in json.loads(payload)]
-        pushed_jids = {job.jid for job in pushed}
+            elif channel == pushed_elsewhere:
+                pushed_jids.add(payload.decode())
+        pushed_jids.update(job.jid for job in pushed)
         for jid in pushed_jids & self._push_expected.keys():
             self._push_expected.pop(jid).cancel()  # its put event came in an earlier read
         news = False
         for channel, payload in messages:
-            if channel == channel_bytes:
+            if channel in (channel_bytes, pushed_elsewhere):
                 continue
             event = parse_event(channel.decode(), payload.decode(), prefix=self._client.prefix)
             if event.kind == "put" and event.jid in pushed_jids:
-                continue  # its job is here already
+                continue  # its job went to a worker already
             if event.kind == "put" and event.queue in self._offered and event.jid:
                 self._expect_push(event.jid)
                 continue

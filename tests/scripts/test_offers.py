@@ -47,7 +47,9 @@ async def test_a_put_pops_its_job_for_a_listening_offer_and_publishes_it(lua: Lu
     jobs = pushed_jobs(captured.on("ql:push:w1"))
     assert [(job["jid"], job["worker"], job["state"]) for job in jobs] == [("jid", "w1", "running")]
     assert jobs[0] == await lua.json("job.get", 1, "jid")  # the job as stored, whole
-    assert captured.channels() == ["ql:log", "ql:push:w1"]  # the put event, then the push
+    # the put event, the push, and the news that it was pushed (for the other workers)
+    assert captured.channels() == ["ql:log", "ql:push:w1", "ql:pushed"]
+    assert captured.on("ql:pushed") == ["jid"]
     assert await lua.redis.zrange("ql:w:w1:jobs", 0, -1) == ["jid"]
     assert await lua.redis.zcard("ql:q:queue-work") == 0
 
@@ -79,6 +81,7 @@ async def test_nothing_is_pushed_to_a_worker_that_does_not_listen(lua: Lua) -> N
     async with EventCapture(lua.redis, "ql:*") as captured:
         await rput(lua, 1, "jid")
     assert captured.on("ql:push:w1") == []
+    assert captured.on("ql:pushed") == []  # the other workers pop for it
     assert await lua.redis.hget("ql:j:jid", "state") == "waiting"
     assert await lua.redis.hgetall(OFFERS) == {"w1": "2 30.000"}  # it may listen again
 

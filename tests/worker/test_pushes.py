@@ -226,3 +226,34 @@ async def test_a_push_read_after_its_put_event_costs_no_pop(client: aqless.Clien
     second = await client.queues["q"].put("app.job")  # pushed elsewhere, or nowhere
     pickup._hear(push_channel, [put_event(second)])
     await until(lambda: len(news) == 1, timeout=1, what="a pop once no push came")
+
+
+async def test_a_job_pushed_to_one_idle_worker_costs_the_others_no_pop(
+    client: aqless.Client, other: aqless.Client
+) -> None:
+    """Every idle worker hears a put event; the one the job was pushed to starts it, and the
+    others learn of the push (``ql:pushed``) instead of popping: 500 idle workers would
+    otherwise make 499 pops of each put."""
+    done: list[str] = []
+    handlers = one(lambda job: done.append(job.jid))
+    clients = (client, other)
+    workers = [make_worker(each, ["q"], handlers, interval=30) for each in clients]
+    pops = [Pops(each) for each in clients]
+    async with running(workers[0]), running(workers[1]):
+        for worker in workers:
+            await until(lambda: worker.listening, what="the worker listens")  # noqa: B023
+
+        async def both_offer() -> bool:
+            offered = await client.redis.hgetall(offers_key(client))
+            return set(offered) == {each.worker_name for each in clients}
+
+        await until(both_offer, what="both workers offer")
+        before = [pop.count for pop in pops]
+        jids = []
+        for _ in range(4):
+            jids.append(await client.queues["q"].put("app.job"))
+            await until(lambda: jids[-1] in done, timeout=2)
+        await anyio.sleep(0.2)  # twenty times the wait for a push that does not come
+        after = [pop.count for pop in pops]
+    assert sorted(done) == sorted(jids)
+    assert after == before, "a put pushed to one worker made the other pop"

@@ -45,6 +45,8 @@ end
 -- ql:push:<worker>: the job reaches the worker in one hop instead of an event and a pop.
 -- An offer counts until it lapses, while the worker listens on that channel, and while it
 -- holds fewer unexpired locks than its slots; otherwise the job waits for a pop as ever.
+-- A push is also told on ql:pushed (the jid), so that the other listening workers, who heard
+-- the put event too, do not all pop for a job that is gone.
 
 local function push_channel(worker) return 'push:' .. worker end
 
@@ -103,5 +105,6 @@ function Worker.push(now, queue)
   local popped, known = Queue.pop_jids(RELESS, now, queue, worker, 1)
   if #popped > 0 then
     Events.publish(push_channel(worker), Job.list_json(RELESS, popped, known))
+    Events.publish('pushed', popped[1])
   end
 end
