@@ -35,6 +35,7 @@ from aqless.models import (
 )
 from aqless.patterns import QueuePatterns
 from aqless.queue import PutHook, Queue
+from aqless.ratelimits import RateLimits
 from aqless.scripts.loader import AnyRedis
 
 # what the embedded server's URL looks like, for checking the options before it starts
@@ -165,6 +166,7 @@ class Client:
         self.config = Config(self)
         self.workers = Workers(self)
         self.throttles = Throttles(self)
+        self.rate_limits = RateLimits(self)
         self.tags = Tags(self)
         self.queue_patterns = QueuePatterns(self)
         #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.queue.PutHook);

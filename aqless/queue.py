@@ -23,6 +23,7 @@ from aqless.errors import (
 from aqless.job import Job, class_name
 from aqless.job import JobClass as JobClass  # re-exported: put's argument type
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
+from aqless.ratelimits import RateLimit
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -70,6 +71,7 @@ class PutRequest:
     retries: int | None = None
     depends: Sequence[str] | None = None
     throttles: Sequence[str] | None = None
+    rate_limits: Sequence[str] | None = None
 
 
 def checked_name(name: str) -> str:
@@ -102,6 +104,7 @@ class Queue:
             request.retries,
             request.depends,
             request.throttles,
+            request.rate_limits,
         )
 
     def _arguments(
@@ -115,6 +118,7 @@ class Queue:
         retries: int | None,
         depends: Sequence[str] | None,
         throttles: Sequence[str] | None,
+        rate_limits: Sequence[str] | None = None,
     ) -> tuple[str, list[str | float]]:
         """The jid and the arguments of a put: the options given, else the class's."""
         # the common case, a class name, has no default options to ask for
@@ -136,6 +140,7 @@ class Queue:
             ("retries", retries),
             ("depends", depends),
             ("throttles", throttles),
+            ("rate_limits", rate_limits),
         ):
             if value is not None:
                 options[option] = value
@@ -152,7 +157,7 @@ class Queue:
             for option in ("priority", "retries"):
                 if option in options:
                     args += [option, options[option]]
-            for option in ("tags", "depends", "throttles"):
+            for option in ("tags", "depends", "throttles", "rate_limits"):
                 if option in options:
                     args += [option, encode_json(list(options[option]), option)]
         return jid, args
@@ -169,6 +174,7 @@ class Queue:
         retries: int | None = None,
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
+        rate_limits: Sequence[str] | None = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str:
@@ -187,6 +193,8 @@ class Queue:
             retries: how many lost locks or retries it may spend (default 5).
             depends: jids that must complete before this job runs.
             throttles: throttles it must hold to run (besides its queue's own).
+            rate_limits: named rate limits its start counts on (``client.rate_limits``);
+                while one is full, the job waits scheduled until it has a free start.
             requeue: refuse (JobNotFoundError) if the job does not exist already.
             durable: return only once the put is fsynced to the server's append-only file
                 (True), or as a `Durability` says (replicas, timeout); NotDurableError
@@ -196,12 +204,14 @@ class Queue:
         wait = await self._durability(durable)
         if not self._client.put_hooks and wait is None:  # the common case: no closure
             jid, args = self._arguments(
-                klass, data, jid, priority, delay, tags, retries, depends, throttles
+                klass, data, jid, priority, delay, tags, retries, depends, throttles, rate_limits
             )
             return await self._client.protocol.text(
                 command, *args, priority=_order(priority, delay), releases=_released(jid, requeue)
             )
-        request = PutRequest(klass, data, jid, priority, delay, tags, retries, depends, throttles)
+        request = PutRequest(
+            klass, data, jid, priority, delay, tags, retries, depends, throttles, rate_limits
+        )
 
         async def send(requests: list[PutRequest]) -> list[str]:
             if wait is not None:  # the put with its WAITAOF right behind it
@@ -424,6 +434,19 @@ class Queue:
     async def set_throttle(self, maximum: int) -> None:
         """Let at most `maximum` of this queue's jobs run at once (0: unlimited)."""
         await self._client.protocol.call("queue.throttle.set", self.name, maximum)
+
+    @property
+    def rate_limit(self) -> RateLimit:
+        """This queue's own rate limit (no I/O): ``await queue.rate_limit.get()``."""
+        return self._client.rate_limits.of_queue(self.name)
+
+    async def set_rate_limit(self, limit: int | None, *, per: float = 1.0) -> None:
+        """Start at most `limit` of this queue's jobs in any `per` seconds, across every
+        worker; None lifts the limit."""
+        if limit is None:
+            await self.rate_limit.delete()
+        else:
+            await self.rate_limit.set(limit, per=per)
 
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""

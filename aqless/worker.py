@@ -396,7 +396,7 @@ class Worker:
                 break
             if len(popped) < asked:
                 self._pickup.want(True)
-                with anyio.move_on_after(self.interval):
+                with anyio.move_on_after(self._popper.idle_wait(self.interval)):
                     await wake.wait()
 
     async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:

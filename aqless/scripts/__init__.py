@@ -28,6 +28,7 @@ MODULES: tuple[str, ...] = (
     "stats.lua",
     "tags.lua",
     "throttle.lua",
+    "ratelimit.lua",
     "job.lua",
     "lifecycle.lua",
     "queue.lua",
