@@ -22,6 +22,7 @@ from aqless.models import (
     WorkerCounts,
 )
 from aqless.patterns import PriorityPattern
+from aqless.ratelimits import RateLimitInfo
 
 Document = dict[str, Any]
 
@@ -107,6 +108,12 @@ def throttle_document(info: ThrottleInfo, *, locks: list[str], pending: list[str
     """A throttle's id, maximum and ttl, the jids holding it (`locks`) and those waiting
     for it (`pending`)."""
     return {**dataclasses.asdict(info), "locks": locks, "pending": pending}
+
+
+def rate_limit_document(info: RateLimitInfo) -> Document:
+    """A rate limit's id, limit and period, the starts in its window (`used`) and the
+    seconds until its next free start (`wait`)."""
+    return dataclasses.asdict(info)
 
 
 def worker_document(worker: WorkerCounts) -> Document:

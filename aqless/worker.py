@@ -390,7 +390,7 @@ class Worker:
                 self.limit_reached = "max_jobs"
                 self.finish()
                 break
-            if self.burst and not popped and not self._running.by_jid:
+            if self.burst and not popped and not self._running.by_jid and not self._popper.held:
                 logger.info("worker %s found no more work; finishing", self.name)
                 self.finish()
                 break

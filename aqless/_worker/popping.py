@@ -68,6 +68,8 @@ class Popper:
         self.failures = 0  # pops failed in a row
         #: seconds until a rate limit that held the last pop back has a free start, or None
         self.rate_wait: float | None = None
+        #: whether a rate limit held the last pop back (its jobs are not done, only paced)
+        self.held = False
         #: the worker may hold jobs it never heard of: a pop failed (it may have run, its
         #: jobs unknown), or jobs pushed to it may have been lost
         self.unknown_held = False
@@ -86,6 +88,7 @@ class Popper:
         popped: list[Job] = []
         asked = self.free()
         self.rate_wait = None
+        self.held = False
         name = self._client.worker_name
 
         def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
@@ -103,6 +106,7 @@ class Popper:
                 )
                 popped += [Job(self._client, fields) for fields in reply["jobs"]]
                 self._note_rate_wait(reply["wait"])
+                self.held = self.held or reply["held"]
                 if len(popped) >= asked:
                     break
         except ConnectionLostError as error:

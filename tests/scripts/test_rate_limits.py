@@ -106,6 +106,18 @@ async def test_a_job_whose_named_limiter_is_full_waits_scheduled(
     assert await rated_pop(lua, 6, 3) == (["b"], None)
 
 
+async def test_held_says_whether_a_rate_limit_held_the_pop_back(lua: Lua) -> None:
+    await lua("rateLimit.set", 0, QUEUE_ID, 1, 10)
+    await rput(lua, 0, "a")
+    await rput(lua, 0.1, "b")
+    await rput(lua, 0.2, "later", delay=5)
+    replies = [await lua.json("rateLimit.pop", 1, "queue", "worker", 1) for _ in range(2)]
+    assert [(len(r["jobs"]), r["held"]) for r in replies] == [(1, False), (0, True)]
+    await lua("rateLimit.delete", 0, QUEUE_ID)
+    reply = await lua.json("rateLimit.pop", 2, "queue", "worker", 5)
+    assert (len(reply["jobs"]), reply["held"], reply["wait"]) == (1, False, pytest.approx(3.2))
+
+
 async def test_a_short_pop_waits_for_the_next_scheduled_job(lua: Lua) -> None:
     await rput(lua, 0, "later", delay=5)
     assert await rated_pop(lua, 1, 3) == ([], pytest.approx(4))

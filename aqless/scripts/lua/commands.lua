@@ -1039,13 +1039,15 @@ GROUPS['rateLimit'] = function() return {
   -- writes: as queue.pop, ql:rl:<id>-starts
   -- reply: {"jobs": queue.pop's reply, "wait": seconds until a rate limit that held the pop
   --    back has a free start or, when it took fewer jobs than it could, until the queue's
-  --    next scheduled job is due; null when neither} (JSON)
+  --    next scheduled job is due; null when neither, "held": whether a rate limit held the
+  --    pop back} (JSON)
   -- errors: as pop
   ['rateLimit.pop'] = function(now, a)
     local queue, worker, limit = a[1], a[2], a[3]
     local jobs = Queue.pop(RELESS, now, queue, worker, limit)
     RateLimit.note_scheduled(queue, now)
-    return '{"jobs":' .. jobs .. ',"wait":' .. cjson.encode(RateLimit.wait or cjson.null) .. '}'
+    return '{"jobs":' .. jobs .. ',"wait":' .. cjson.encode(RateLimit.wait or cjson.null)
+      .. ',"held":' .. tostring(RateLimit.held) .. '}'
   end,
   --- rateLimit.set
   -- args: id, limit, period

@@ -7,8 +7,9 @@
 -- them full moves the job to the scheduled set until the limiter's next free start.
 
 -- RateLimit.wait: the wait the last pop found (see RateLimit.finish), for rateLimit.pop;
--- RateLimit.short: whether it took fewer jobs than it could have.
-local RateLimit = {wait = nil, short = false}
+-- RateLimit.short: whether it took fewer jobs than it could have; RateLimit.held: whether
+-- a rate limit held it back.
+local RateLimit = {wait = nil, short = false, held = false}
 
 local function definition_key(id) return PREFIX .. 'rl:' .. id end
 local function starts_key(id) return PREFIX .. 'rl:' .. id .. '-starts' end
@@ -47,7 +48,7 @@ end
 
 -- The state of one pop: each limiter read once, the starts it takes counted as it goes.
 function RateLimit.begin(now)
-  RateLimit.wait, RateLimit.short = nil, false
+  RateLimit.wait, RateLimit.short, RateLimit.held = nil, false, false
   return {now = now, seen = {}, full = {}}
 end
 
@@ -112,6 +113,7 @@ end
 function RateLimit.finish(state, popped, count)
   local now = state.now
   RateLimit.short = #popped < count
+  RateLimit.held = #state.full > 0
   if state.queue then
     for _, jid in ipairs(popped) do state.queue.taken[#state.queue.taken + 1] = jid end
   end
