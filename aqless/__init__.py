@@ -37,6 +37,7 @@ from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.queue import PutRequest, Queue
+from aqless.ratelimits import RateLimit, RateLimitInfo, RateLimits
 from aqless.reservers import QueueSelection, Reserver
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
@@ -73,6 +74,9 @@ __all__ = [
     "QueueSelection",
     "QueueStats",
     "Queues",
+    "RateLimit",
+    "RateLimitInfo",
+    "RateLimits",
     "RecurringJob",
     "RequeuePolicy",
     "Reserver",

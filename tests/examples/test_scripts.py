@@ -13,6 +13,7 @@ PROMISES = {
     "dependencies.py": ["dinner is depends, waiting for 2 jobs", "cooked in order: stuffing"],
     "recurring.py": ["every 1 s into clock", "ran 2 spawns", "recurring job cancelled"],
     "throttles.py": ["12 mails sent, at most 2 at once"],
+    "rate_limits.py": ["12 calls, 5 a second: 2.0 s", "reports: 6 of 100 starts used"],
     "events_consumer.py": [
         "order 1: put",
         "order 1: completed",

@@ -103,6 +103,7 @@ async def test_a_job_whose_named_limiter_is_full_waits_scheduled(
     assert await redis.zscore("ql:q:queue-scheduled", "b") == 6
     assert (await lua.json("job.get", 1, "b"))["state"] == "scheduled"
     assert await rated_pop(lua, 5.9, 3) == ([], pytest.approx(0.1))  # b is due at 6
+    assert (await lua.json("rateLimit.pop", 5.9, "queue", "worker", 3))["held"] is True
     assert await rated_pop(lua, 6, 3) == (["b"], None)
 
 

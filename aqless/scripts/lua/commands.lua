@@ -1040,7 +1040,7 @@ GROUPS['rateLimit'] = function() return {
   -- reply: {"jobs": queue.pop's reply, "wait": seconds until a rate limit that held the pop
   --    back has a free start or, when it took fewer jobs than it could, until the queue's
   --    next scheduled job is due; null when neither, "held": whether a rate limit held the
-  --    pop back} (JSON)
+  --    pop back, or the next scheduled job names one} (JSON)
   -- errors: as pop
   ['rateLimit.pop'] = function(now, a)
     local queue, worker, limit = a[1], a[2], a[3]

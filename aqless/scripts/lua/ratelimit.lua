@@ -128,11 +128,14 @@ function RateLimit.finish(state, popped, count)
 end
 
 -- After a short pop: the wait until the queue's next scheduled job is due, if sooner (a
--- job deferred by a full limiter waits there, and so may a delayed one).
+-- job deferred by a full limiter waits there, and so may a delayed one). A next job that
+-- names limiters counts as held back by them.
 function RateLimit.note_scheduled(queue, now)
   if not RateLimit.short then return end
   local head = call('ZRANGE', Keys.queue(queue, 'scheduled'), 0, 0, 'WITHSCORES')
-  if head[2] ~= nil then note_wait(math.max(tonumber(head[2]) - now, 0.001)) end
+  if head[2] == nil then return end
+  note_wait(math.max(tonumber(head[2]) - now, 0.001))
+  if call('HEXISTS', Keys.job(head[1]), 'rate_limits') == 1 then RateLimit.held = true end
 end
 
 -- put's `rate_limits` option: stored on the job, or cleared from a job put again without it.
