@@ -44,6 +44,7 @@ from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.queue import PutOptions, PutRequest, Queue
+from aqless.ratelimits import RateLimit, RateLimitInfo, RateLimits
 from aqless.reservers import QueueSelection, Reserver
 from aqless.results import JobResult
 from aqless.worker import Heartbeats, Worker, WorkerCounters
@@ -88,6 +89,9 @@ __all__ = [
     "QueueSelection",
     "QueueStats",
     "Queues",
+    "RateLimit",
+    "RateLimitInfo",
+    "RateLimits",
     "RecurringJob",
     "RequeuePolicy",
     "Reserver",

@@ -35,6 +35,7 @@ from aqless.models import (
 )
 from aqless.patterns import QueuePatterns
 from aqless.queue import PutHook, Queue
+from aqless.ratelimits import RateLimits
 from aqless.results import JobResult, await_result, read_result
 from aqless.scripts.loader import AnyRedis
 
@@ -166,6 +167,7 @@ class Client:
         self.config = Config(self)
         self.workers = Workers(self)
         self.throttles = Throttles(self)
+        self.rate_limits = RateLimits(self)
         self.tags = Tags(self)
         self.queue_patterns = QueuePatterns(self)
         #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.queue.PutHook);

@@ -28,6 +28,7 @@ from aqless.results import JobResult
 
 if TYPE_CHECKING:
     from aqless.client import Client
+from aqless.ratelimits import RateLimitInfo
 
 Document = dict[str, Any]
 
@@ -146,6 +147,12 @@ def throttle_document(info: ThrottleInfo, *, locks: list[str], pending: list[str
     """A throttle's id, maximum and ttl, the jids holding it (`locks`) and those waiting
     for it (`pending`)."""
     return {**dataclasses.asdict(info), "locks": locks, "pending": pending}
+
+
+def rate_limit_document(info: RateLimitInfo) -> Document:
+    """A rate limit's id, limit and period, the starts in its window (`used`) and the
+    seconds until its next free start (`wait`)."""
+    return dataclasses.asdict(info)
 
 
 def worker_document(worker: WorkerCounts) -> Document:

@@ -25,6 +25,7 @@ from aqless.errors import (
 from aqless.job import Job, class_name
 from aqless.job import JobClass as JobClass  # re-exported: put's argument type
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
+from aqless.ratelimits import RateLimit
 from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
 
@@ -78,6 +79,7 @@ class PutRequest:
     depends: Sequence[str] | None = None
     throttles: Sequence[str] | None = None
     dedup: DedupOption = None
+    rate_limits: Sequence[str] | None = None
 
 
 class PutOptions(TypedDict, total=False):
@@ -91,6 +93,7 @@ class PutOptions(TypedDict, total=False):
     depends: Sequence[str] | None
     throttles: Sequence[str] | None
     dedup: DedupOption
+    rate_limits: Sequence[str] | None
 
 
 def checked_name(name: str) -> str:
@@ -123,6 +126,7 @@ class Queue:
             request.retries,
             request.depends,
             request.throttles,
+            request.rate_limits,
         )
         dedup = dedup_of(request.dedup)
         return jid, args if dedup is None else [*dedup.arguments(), *args]
@@ -138,6 +142,7 @@ class Queue:
         retries: int | None,
         depends: Sequence[str] | None,
         throttles: Sequence[str] | None,
+        rate_limits: Sequence[str] | None = None,
     ) -> tuple[str, list[str | float]]:
         """The jid and the arguments of a put: the options given, else the class's."""
         # the common case, a class name, has no default options to ask for
@@ -159,6 +164,7 @@ class Queue:
             ("retries", retries),
             ("depends", depends),
             ("throttles", throttles),
+            ("rate_limits", rate_limits),
         ):
             if value is not None:
                 options[option] = value
@@ -175,7 +181,7 @@ class Queue:
             for option in ("priority", "retries"):
                 if option in options:
                     args += [option, options[option]]
-            for option in ("tags", "depends", "throttles"):
+            for option in ("tags", "depends", "throttles", "rate_limits"):
                 if option in options:
                     args += [option, encode_json(list(options[option]), option)]
         return jid, args
@@ -194,6 +200,7 @@ class Queue:
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
         dedup: DedupOption = None,
+        rate_limits: Sequence[str] | None = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str: ...
@@ -212,6 +219,7 @@ class Queue:
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
         dedup: DedupOption = None,
+        rate_limits: Sequence[str] | None = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str: ...
@@ -229,6 +237,7 @@ class Queue:
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
         dedup: DedupOption = None,
+        rate_limits: Sequence[str] | None = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str:
@@ -252,6 +261,8 @@ class Queue:
             dedup: a dedup id, or an `aqless.Dedup` (id, ttl, debounce): while a job holds
                 the id, the put makes no new job and returns that job's jid
                 (`put_result` says whether it did).
+            rate_limits: named rate limits its start counts on (``client.rate_limits``);
+                while one is full, the job waits scheduled until it has a free start.
             requeue: refuse (JobNotFoundError) if the job does not exist already.
             durable: return only once the put is fsynced to the server's append-only file
                 (True), or as a `Durability` says (replicas, timeout); NotDurableError
@@ -261,13 +272,13 @@ class Queue:
         wait = await self._durability(durable)
         if dedup is None and not self._client.put_hooks and wait is None:  # the common case
             jid, args = self._arguments(
-                klass, data, jid, priority, delay, tags, retries, depends, throttles
+                klass, data, jid, priority, delay, tags, retries, depends, throttles, rate_limits
             )
             return await self._client.protocol.text(
                 command, *args, priority=_order(priority, delay), releases=_released(jid, requeue)
             )
         request = PutRequest(
-            klass, data, jid, priority, delay, tags, retries, depends, throttles, dedup
+            klass, data, jid, priority, delay, tags, retries, depends, throttles, dedup, rate_limits
         )
         return (await self._put_one(request, requeue, wait)).jid
 
@@ -544,6 +555,19 @@ class Queue:
     async def set_throttle(self, maximum: int) -> None:
         """Let at most `maximum` of this queue's jobs run at once (0: unlimited)."""
         await self._client.protocol.call("queue.throttle.set", self.name, maximum)
+
+    @property
+    def rate_limit(self) -> RateLimit:
+        """This queue's own rate limit (no I/O): ``await queue.rate_limit.get()``."""
+        return self._client.rate_limits.of_queue(self.name)
+
+    async def set_rate_limit(self, limit: int | None, *, per: float = 1.0) -> None:
+        """Start at most `limit` of this queue's jobs in any `per` seconds, across every
+        worker; None lifts the limit."""
+        if limit is None:
+            await self.rate_limit.delete()
+        else:
+            await self.rate_limit.set(limit, per=per)
 
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""

@@ -392,13 +392,13 @@ class Worker:
                 self.limit_reached = "max_jobs"
                 self.finish()
                 break
-            if self.burst and not popped and not self._running.by_jid:
+            if self.burst and not popped and not self._running.by_jid and not self._popper.held:
                 logger.info("worker %s found no more work; finishing", self.name)
                 self.finish()
                 break
             if len(popped) < asked:
                 self._pickup.want(True)
-                with anyio.move_on_after(self.interval):
+                with anyio.move_on_after(self._popper.idle_wait(self.interval)):
                     await wake.wait()
 
     async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:

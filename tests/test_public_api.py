@@ -9,10 +9,10 @@ import types
 import pytest
 
 import aqless
-from aqless import client, durability, errors, job, models, patterns, queue, results
+from aqless import client, durability, errors, job, models, patterns, queue, ratelimits, results
 
 # the modules whose public classes make up the API (each of them is exported)
-API_MODULES = (client, durability, errors, job, models, patterns, queue, results)
+API_MODULES = (client, durability, errors, job, models, patterns, queue, ratelimits, results)
 
 
 def exported() -> set[str]:

@@ -66,6 +66,10 @@ class Popper:
         self._may_pop = may_pop
         self._limit = (running.concurrency + 3) // 4
         self.failures = 0  # pops failed in a row
+        #: seconds until a rate limit that held the last pop back has a free start, or None
+        self.rate_wait: float | None = None
+        #: whether a rate limit held the last pop back (its jobs are not done, only paced)
+        self.held = False
         #: the worker may hold jobs it never heard of: a pop failed (it may have run, its
         #: jobs unknown), or jobs pushed to it may have been lost
         self.unknown_held = False
@@ -83,6 +87,8 @@ class Popper:
         followed by a backoff; one the server refuses by `refused_pause` seconds."""
         popped: list[Job] = []
         asked = self.free()
+        self.rate_wait = None
+        self.held = False
         name = self._client.worker_name
 
         def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
@@ -96,9 +102,11 @@ class Popper:
         try:
             for queue in self._reserver.order(await self._served.current()):
                 reply = await self._client.protocol.json_ordered(
-                    "queue.pop", partial(arguments, queue)
+                    "rateLimit.pop", partial(arguments, queue)
                 )
-                popped += [Job(self._client, fields) for fields in reply or []]
+                popped += [Job(self._client, fields) for fields in reply["jobs"]]
+                self._note_rate_wait(reply["wait"])
+                self.held = self.held or reply["held"]
                 if len(popped) >= asked:
                     break
         except ConnectionLostError as error:
@@ -113,3 +121,12 @@ class Popper:
         else:
             self.failures = 0
         return popped, asked
+
+    def _note_rate_wait(self, wait: float | None) -> None:
+        if wait is not None and (self.rate_wait is None or wait < self.rate_wait):
+            self.rate_wait = wait
+
+    def idle_wait(self, interval: float) -> float:
+        """How long the worker waits for news after a short pop: `interval`, or less when
+        a rate limit frees a start sooner (its wait is exact, so idle workers do not poll)."""
+        return interval if self.rate_wait is None else min(interval, self.rate_wait)

@@ -29,6 +29,7 @@ MODULES: tuple[str, ...] = (
     "tags.lua",
     "throttle.lua",
     "dedup.lua",
+    "ratelimit.lua",
     "job.lua",
     "results.lua",
     "lifecycle.lua",

@@ -19,6 +19,7 @@ from aqless.documents import (
     job_details,
     job_document,
     priority_document,
+    rate_limit_document,
     recurring_document,
     stats_document,
     throttle_document,
@@ -222,7 +223,8 @@ async def throttles(client: Client, request: Request) -> JSON:
                 await throttle.get(), locks=await throttle.locks(), pending=await throttle.pending()
             )
         )
-    return {"throttles": found}
+    limits = [rate_limit_document(info) for info in await client.rate_limits.all()]
+    return {"throttles": found, "rate_limits": limits}
 
 
 async def config(client: Client, request: Request) -> JSON:

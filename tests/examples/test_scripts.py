@@ -20,6 +20,7 @@ PROMISES = {
         "3 keystrokes left 1 job",
         "indexed: ['ann']",
     ],
+    "rate_limits.py": ["12 calls, 5 a second: 2.0 s", "reports: 6 of 100 starts used"],
     "events_consumer.py": [
         "order 1: put",
         "order 1: completed",

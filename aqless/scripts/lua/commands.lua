@@ -93,7 +93,7 @@ local GROUPS = {}
 GROUPS[''] = function() return {
   --- put | queue.put
   -- args: worker, queue, jid, klass, data, delay, [name, value]...
-  --    (options: retries, tags, priority, depends; throttles for queue.put)
+  --    (options: retries, tags, priority, depends, rate_limits; throttles for queue.put)
   -- reads: ql:j:<jid>, ql:j:<jid>-dependencies, ql:j:<dependency>, ql:config, throttles,
   --    ql:offers:<q>
   -- writes: ql:j:<jid>, ql:j:<jid>-history, ql:j:<jid>-dependencies, ql:j:<dependency>-dependents,
@@ -107,7 +107,8 @@ GROUPS[''] = function() return {
   --    Odd number of additional args: <n> option arguments;
   --    Put(): Arg "retries" not a number: <value>; Put(): Arg "tags" not JSON<value>;
   --    Put(): Arg "priority" not a number<value>; Put(): Arg "depends" not JSON: <value>;
-  --    Put(): Arg "throttles" not JSON array: <value>; cjson
+  --    Put(): Arg "throttles" not JSON array: <value>;
+  --    Put(): Arg "rate_limits" not JSON array: <value>; cjson
   ['put'] = function(now, a) return Job.put(CLASSIC, now, a) end,
   --- requeue | job.requeue
   -- args: worker, queue, jid, klass, data, delay, [name, value]... (as put)
@@ -1067,6 +1068,58 @@ GROUPS['workers'] = function() return {
   -- reply: JSON list of every worker's {"name", "jobs": n, "stalled": n} ([] when none)
   -- errors: none
   ['workers.counts'] = function(now, a) return json_array(Worker.counts(now)) end,
+} end
+
+-- aqless's own: rate limits (ratelimit.lua). `rate limits` is ql:rl:<id>, ql:rl:<id>-starts
+-- and ql:rate_limits; a queue's limiter id is its throttle id, ql:q:<q>.
+GROUPS['rateLimit'] = function() return {
+  --- rateLimit.all
+  -- args: none
+  -- reads: rate limits
+  -- writes: ql:rl:<id>-starts (trimmed to the window)
+  -- reply: JSON list of every limiter's {"id", "limit", "period", "used", "wait"} ([] if none)
+  -- errors: none
+  ['rateLimit.all'] = function(now, a) return json_array(RateLimit.all(now)) end,
+  --- rateLimit.delete
+  -- args: id
+  -- reads: none
+  -- writes: rate limits
+  -- reply: nil
+  -- errors: RateLimit(): no id provided
+  ['rateLimit.delete'] = function(now, a) RateLimit.delete(a[1]) end,
+  --- rateLimit.get
+  -- args: id
+  -- reads: rate limits
+  -- writes: ql:rl:<id>-starts (trimmed to the window)
+  -- reply: {"id", "limit", "period", "used": starts in the window, "wait": seconds until the
+  --    next free start} (JSON; limit 0 when the id has none)
+  -- errors: RateLimit(): no id provided
+  ['rateLimit.get'] = function(now, a) return json(RateLimit.info(a[1], now)) end,
+  --- rateLimit.pop
+  -- args: queue, worker, limit
+  -- reads: as queue.pop, rate limits, ql:q:<q>-scheduled
+  -- writes: as queue.pop, ql:rl:<id>-starts
+  -- reply: {"jobs": queue.pop's reply, "wait": seconds until a rate limit that held the pop
+  --    back has a free start or, when it took fewer jobs than it could, until the queue's
+  --    next scheduled job is due; null when neither, "held": whether a rate limit held the
+  --    pop back, or the next scheduled job names one} (JSON)
+  -- errors: as pop
+  ['rateLimit.pop'] = function(now, a)
+    local queue, worker, limit = a[1], a[2], a[3]
+    local jobs = Queue.pop(RELESS, now, queue, worker, limit)
+    RateLimit.note_scheduled(queue, now)
+    return '{"jobs":' .. jobs .. ',"wait":' .. cjson.encode(RateLimit.wait or cjson.null)
+      .. ',"held":' .. tostring(RateLimit.held) .. '}'
+  end,
+  --- rateLimit.set
+  -- args: id, limit, period
+  -- reads: none
+  -- writes: ql:rl:<id>, ql:rate_limits
+  -- reply: nil
+  -- errors: RateLimit(): no id provided;
+  --    RateLimit(): Arg "limit" not a number of at least 1: <limit>;
+  --    RateLimit(): Arg "period" not a number of seconds above 0: <period>
+  ['rateLimit.set'] = function(now, a) RateLimit.set(a[1], a[2], a[3]) end,
 } end
 
 -- Groups built so far: one per call in a script, kept across calls in a function library.

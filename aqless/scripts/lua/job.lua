@@ -12,12 +12,12 @@ end
 function Job.read_full(jid)
   local v = call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
     'worker', 'priority', 'expires', 'retries', 'remaining', 'data', 'tags', 'failure',
-    'spawned_from_jid', 'throttles')
+    'spawned_from_jid', 'throttles', 'rate_limits')
   return {time = v[1] or nil, held_in = v[2] or nil, jid = v[3] or nil, klass = v[4] or nil,
     state = v[5] or nil, queue = v[6] or nil, worker = v[7] or nil, priority = v[8] or nil,
     expires = v[9] or nil, retries = v[10] or nil, remaining = v[11] or nil,
     data = v[12] or nil, tags = v[13] or nil, failure = v[14] or nil,
-    spawned_from_jid = v[15] or nil, throttles = v[16] or nil}
+    spawned_from_jid = v[15] or nil, throttles = v[16] or nil, rate_limits = v[17] or nil}
 end
 
 -- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job and of those it depends on.

@@ -46,9 +46,11 @@ local function parse_put(D, a)
   local priority = optional_number(o.priority, nil, 'Put(): Arg "priority" not a number')
   local depends = optional_list(o.depends, {}, 'Put(): Arg "depends" not JSON: ')
   local throttles = optional_list(o.throttles, {}, 'Put(): Arg "throttles" not JSON array: ')
+  local rate_limits = optional_list(o.rate_limits, nil,
+    'Put(): Arg "rate_limits" not JSON array: ')
   return {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
     delay = delay_n, retries = retries, tags = tags, priority = priority, depends = depends,
-    throttles = throttles}
+    throttles = throttles, rate_limits = rate_limits}
 end
 
 function Job.put(D, now, a)
@@ -96,6 +98,7 @@ function Job.put(D, now, a)
     'priority', priority, 'tags', cjson.encode(tags), 'state', state, 'worker', '',
     'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
     'time', time_field(now), 'throttles', cjson.encode(throttles))
+  RateLimit.store(jid, p.rate_limits, old.state ~= nil)
   Job.settle_home(jid, old)
   Job.add_dependencies(jid, p.depends)
 

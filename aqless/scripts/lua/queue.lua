@@ -45,9 +45,11 @@ local function taken(popped, known, jid, job)
 end
 
 -- Pops up to `count` jobs for `worker`; returns the popped jids in order, and jid -> the
--- fields of each popped job as they are stored now (see `taken`), or nil.
+-- fields of each popped job as they are stored now (see `taken`), or nil. Rate limits cut
+-- the count and defer jobs (ratelimit.lua; RateLimit.wait tells how long they hold back).
 function Queue.pop_jids(D, now, queue, worker, count)
   local popped, waits, known = {}, {}, nil
+  local rates = RateLimit.begin(now)
   if call('SISMEMBER', Keys.paused(), queue) == 1 then return popped, known end
   call('ZADD', Keys.workers(), now, worker)
   if D.max_concurrency then
@@ -57,7 +59,11 @@ function Queue.pop_jids(D, now, queue, worker, count)
       count = math.min(math.max(0, maximum - running), count)
     end
   end
-  if count <= 0 then return popped, known end
+  count = RateLimit.room(rates, queue, count)
+  if count <= 0 then
+    RateLimit.finish(rates, popped, count)
+    return popped, known
+  end
   local expires = now + Config.heartbeat(queue)
 
   -- reclaimed jobs still hold their throttles: no acquisition
@@ -66,6 +72,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
     local job = Job.read_full(jid)
     if hand_out(queue, jid, job, worker, expires, now, waits) then
       known = taken(popped, known, jid, job)
+      RateLimit.take(rates, jid, job)
     end
   end
   if Throttle.available(Keys.queue_throttle(queue)) then
@@ -82,9 +89,12 @@ function Queue.pop_jids(D, now, queue, worker, count)
       for _, jid in ipairs(batch) do
         local job = Job.read_full(jid)
         local throttles = Throttle.parse(job.throttles)
-        if Throttle.try_acquire(jid, throttles, unlimited) then
+        if RateLimit.defers(rates, queue, jid, job) then
+          if known and known[jid] then known[jid] = false end
+        elseif Throttle.try_acquire(jid, throttles, unlimited) then
           if hand_out(queue, jid, job, worker, expires, now, waits) then
             known = taken(popped, known, jid, job)
+            RateLimit.take(rates, jid, job)
           end
         elseif job.state ~= nil then
           if known and known[jid] then known[jid] = false end
@@ -101,6 +111,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
     zadd_batched(Keys.queue(queue, 'locks'), expires, popped)
   end
   Stats.record(queue, 'wait', now, waits)
+  RateLimit.finish(rates, popped, count)
   return popped, known
 end
 

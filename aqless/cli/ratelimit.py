@@ -1,0 +1,112 @@
+"""rate-limit: list, show, set and delete rate limits (named ones and queues' own)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+import aqless
+from aqless.cli.render import table
+from aqless.cli.runtime import emit, run
+from aqless.documents import rate_limit_document
+from aqless.ratelimits import RateLimit
+
+QUEUE_FLAG = click.option(
+    "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own limit."
+)
+
+
+def _limiter(client: aqless.Client, name: str, is_queue: bool) -> RateLimit:
+    return client.queues[name].rate_limit if is_queue else client.rate_limits[name]
+
+
+@click.group("rate-limit", short_help="Show, set and delete rate limits.")
+def rate_limit() -> None:
+    """Show, set and delete rate limits: how many jobs may start in any PER seconds.
+
+    \b
+    Examples:
+      aqless rate-limit list
+      aqless rate-limit set api 50 --per 1        at most 50 starts of jobs naming `api` a second
+      aqless rate-limit set emails 10 --per 60 --queue   the emails queue's own limit
+      aqless rate-limit delete api
+    """
+
+
+def _view(documents: list[dict[str, Any]]) -> Any:
+    return table(
+        None,
+        ["rate limit", "limit#", "per (s)#", "used#", "next free in (s)#"],
+        [
+            [d["id"], d["limit"] or "none", d["period"], d["used"], f"{d['wait']:.3f}"]
+            for d in documents
+        ],
+    )
+
+
+@rate_limit.command("list", short_help="Every rate limit, its use and next free start.")
+def list_limits() -> None:
+    """Every rate limit: its limit and period, the starts in the current window, and the
+    seconds until its next free start."""
+
+    async def read(client: aqless.Client) -> list[dict[str, Any]]:
+        return [rate_limit_document(info) for info in await client.rate_limits.all()]
+
+    documents = run(read)
+    emit(documents, _view(documents))
+
+
+@rate_limit.command(short_help="A rate limit, its use and next free start.")
+@click.argument("name")
+@QUEUE_FLAG
+def show(name: str, is_queue: bool) -> None:
+    """A rate limit: its limit and period, the starts in the current window and the seconds
+    until the next free start.
+
+    \b
+    Examples:
+      aqless rate-limit show api
+      aqless rate-limit show emails --queue
+    """
+
+    async def read(client: aqless.Client) -> dict[str, Any]:
+        return rate_limit_document(await _limiter(client, name, is_queue).get())
+
+    document = run(read)
+    emit(document, _view([document]))
+
+
+@rate_limit.command("set", short_help="Start at most LIMIT jobs per PER seconds.")
+@click.argument("name")
+@click.argument("limit", type=click.IntRange(min=1))
+@click.option("--per", type=click.FloatRange(min=0, min_open=True), default=1.0, help="Seconds.")
+@QUEUE_FLAG
+def set_limit(name: str, limit: int, per: float, is_queue: bool) -> None:
+    """Start at most LIMIT jobs of the queue NAME (--queue), or naming NAME, in any PER
+    seconds, across every worker.
+
+    \b
+    Examples:
+      aqless rate-limit set api 50 --per 1
+      aqless rate-limit set emails 10 --per 60 --queue
+    """
+    run(lambda client: _limiter(client, name, is_queue).set(limit, per=per))
+    emit({"name": name, "limit": limit, "per": per}, f"{name}: at most {limit} per {per:g}s")
+
+
+@rate_limit.command()
+@click.argument("name")
+@QUEUE_FLAG
+def delete(name: str, is_queue: bool) -> None:
+    """Lift a rate limit.
+
+    \b
+    Example:
+      aqless rate-limit delete api
+    """
+    run(lambda client: _limiter(client, name, is_queue).delete())
+    emit({"deleted": name}, f"deleted rate limit {name}")
+
+
+COMMANDS = (rate_limit,)

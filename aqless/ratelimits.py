@@ -1,0 +1,93 @@
+"""Rate limits: at most `limit` job starts in any window of `per` seconds.
+
+A queue has one (``queue.rate_limit``); named limiters (``client.rate_limits["api"]``) hold
+back the jobs that name them at put (``rate_limits=["api"]``). The script enforces them at
+every pop, for every worker at once, with a sliding window of start times: no window of
+`per` seconds ever holds more than `limit` starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from aqless.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from aqless.client import Client
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitInfo:
+    """A rate limit: at most `limit` starts per `period` seconds (0, 0: no limit), the
+    starts in the current window, and the seconds until the next free start."""
+
+    id: str
+    limit: int
+    period: float
+    used: int
+    wait: float
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> RateLimitInfo:
+        """Decode the script's rate-limit object."""
+        return cls(
+            id=str(value["id"]),
+            limit=int(value["limit"]),
+            period=float(value["period"]),
+            used=int(value["used"]),
+            wait=float(value["wait"]),
+        )
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class RateLimit:
+    """One limiter (no I/O to make): a named one, or a queue's (``queue.rate_limit``)."""
+
+    def __init__(self, client: Client, id: str) -> None:
+        self._client = client
+        self.id = id
+
+    def __repr__(self) -> str:
+        return f"<RateLimit {self.id}>"
+
+    async def get(self) -> RateLimitInfo:
+        """Its limit, the starts in the current window and the wait for the next one."""
+        return RateLimitInfo.from_json(await self._client.protocol.json("rateLimit.get", self.id))
+
+    async def set(self, limit: int, *, per: float = 1.0) -> None:
+        """Start at most `limit` jobs in any `per` seconds."""
+        if not _whole(limit) or limit < 1:
+            raise InvalidArgumentError("limit", f"a whole number of at least 1, not {limit!r}")
+        if not per > 0:
+            raise InvalidArgumentError("per", f"seconds above 0, not {per!r}")
+        await self._client.protocol.call("rateLimit.set", self.id, limit, per)
+
+    async def delete(self) -> None:
+        """Lift the limit (and forget the starts it counted)."""
+        await self._client.protocol.call("rateLimit.delete", self.id)
+
+
+class RateLimits:
+    """The rate limits: ``client.rate_limits["api"]`` (no I/O), ``await ....all()``."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> RateLimit:
+        if not name:
+            raise InvalidArgumentError("name", "a rate limit's name must not be empty")
+        return RateLimit(self._client, name)
+
+    def of_queue(self, queue: str) -> RateLimit:
+        """A queue's own limiter (its id is the queue's throttle id)."""
+        return RateLimit(self._client, f"{self._client.prefix}q:{queue}")
+
+    async def all(self) -> list[RateLimitInfo]:
+        """Every limit set, queues' and named ones, by id."""
+        reply = await self._client.protocol.json("rateLimit.all")
+        return [RateLimitInfo.from_json(value) for value in reply or []]
