@@ -48,7 +48,12 @@ def _view(documents: list[dict[str, Any]]) -> Any:
 @rate_limit.command("list", short_help="Every rate limit, its use and next free start.")
 def list_limits() -> None:
     """Every rate limit: its limit and period, the starts in the current window, and the
-    seconds until its next free start."""
+    seconds until its next free start.
+
+    \b
+    Example:
+      aqless rate-limit list --json
+    """
 
     async def read(client: aqless.Client) -> list[dict[str, Any]]:
         return [rate_limit_document(info) for info in await client.rate_limits.all()]
