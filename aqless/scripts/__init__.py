@@ -30,6 +30,7 @@ MODULES: tuple[str, ...] = (
     "throttle.lua",
     "job.lua",
     "lifecycle.lua",
+    "progress.lua",
     "queue.lua",
     "recurring.lua",
     "worker.lua",
