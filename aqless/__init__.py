@@ -36,6 +36,7 @@ from aqless.observers import WorkerObserver
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
+from aqless.progress import Progress
 from aqless.queue import PutRequest, Queue
 from aqless.reservers import QueueSelection, Reserver
 from aqless.worker import Heartbeats, Worker, WorkerCounters
@@ -66,6 +67,7 @@ __all__ = [
     "PayloadError",
     "PermissionDeniedError",
     "PriorityPattern",
+    "Progress",
     "PutRequest",
     "Queue",
     "QueueCounts",

@@ -21,6 +21,7 @@ from aqless.errors import (
     PayloadError,
 )
 from aqless.models import Failure, HistoryEntry, JobState, listed
+from aqless.progress import Coalescer, checked_report
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -113,6 +114,7 @@ class Job:
         "klass_name",
         "original_retries",
         "priority",
+        "progress_reports",
         "queue_name",
         "retries_left",
         "sandbox",
@@ -149,6 +151,8 @@ class Job:
         spawned = get("spawned_from_jid")
         self.spawned_from_jid: str | None = spawned if isinstance(spawned, str) else None
         self.sandbox: Path | None = None
+        #: set by the worker running the job: its reports are coalesced (aqless.progress)
+        self.progress_reports: Coalescer | None = None
 
     @property
     def history(self) -> tuple[HistoryEntry, ...]:
@@ -270,6 +274,24 @@ class Job:
         expires = await self.client.protocol.integer("job.heartbeat", self.jid, self.worker_name)
         self.expires_at = float(expires)
         return self.expires_at
+
+    async def progress(self, fraction: float, message: str = "") -> None:
+        """Report how far the job's code got: `fraction` from 0 to 1, and a message (at most
+        1024 bytes). In a worker, it returns at once and reports made while one is on its
+        way are coalesced (the last lands before the outcome); elsewhere it is sent now.
+        InvalidArgumentError for a bad fraction or message, LockLostError when the job is
+        no longer this worker's."""
+        fraction, message = checked_report(fraction, message)
+        if self.progress_reports is not None:
+            self.progress_reports.report(fraction, message)
+            return
+        await self.send_progress(fraction, message)
+
+    async def send_progress(self, fraction: float, message: str) -> None:
+        """`progress` without coalescing, the value unchecked: one call of the script."""
+        await self.client.protocol.call(
+            "job.progress", self.jid, self.worker_name, fraction, message
+        )
 
     async def retry(
         self, delay: float = 0, group: str | None = None, message: str | None = None

@@ -20,6 +20,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
             "aqless.patterns", "aqless.embedded", "aqless.durability", "aqless.sync",
+            "aqless.progress",
         ),
     ),
     (
