@@ -22,6 +22,7 @@ from aqless.models import (
     WorkerCounts,
 )
 from aqless.patterns import PriorityPattern
+from aqless.progress import Progress
 
 Document = dict[str, Any]
 
@@ -32,6 +33,7 @@ __all__ = [
     "history_document",
     "job_document",
     "priority_document",
+    "progress_document",
     "recurring_document",
     "stats_document",
     "throttle_document",
@@ -69,6 +71,11 @@ def job_document(job: Job) -> Document:
         "failure": failure_document(job.failure),
         "history": [history_document(entry) for entry in job.history],
     }
+
+
+def progress_document(progress: Progress | None) -> Document | None:
+    """A job's last progress report (``fraction``, ``message``, ``at``), or None."""
+    return None if progress is None else dataclasses.asdict(progress)
 
 
 def recurring_document(job: RecurringJob) -> Document:

@@ -12,10 +12,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from aqless.cli.progress_view import progress_view
 from aqless.cli.render import ago, duration, fields, joined, moment, number, short, table
 from aqless.cli.runtime import to_json
 from aqless.job import Job, RecurringJob
 from aqless.models import Failure, HistoryEntry
+from aqless.progress import Progress
 
 STATE_STYLES = {
     "waiting": "cyan",
@@ -66,7 +68,7 @@ def failure_view(failure: Failure) -> Panel:
     )
 
 
-def job_view(job: Job) -> RenderableType:
+def job_view(job: Job, progress: Progress | None = None) -> RenderableType:
     lock = f"{moment(job.expires_at)} ({ago(job.expires_at)})" if job.expires_at else "-"
     summary = fields(
         [
@@ -87,6 +89,8 @@ def job_view(job: Job) -> RenderableType:
         ]
     )
     parts: list[RenderableType] = [summary, data_panel(job.data), history_view(job.history)]
+    if progress is not None:
+        parts.insert(1, progress_view(progress))
     if job.failure is not None:
         parts.append(failure_view(job.failure))
     return Group(*parts)

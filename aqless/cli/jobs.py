@@ -9,7 +9,8 @@ import click
 import aqless
 from aqless.cli.job_view import job_view, jobs_table, recurring_view
 from aqless.cli.runtime import NotFound, emit, run
-from aqless.documents import job_document, recurring_document
+from aqless.documents import job_document, progress_document, recurring_document
+from aqless.progress import Progress
 
 
 async def require(client: aqless.Client, jid: str) -> aqless.Job | aqless.RecurringJob:
@@ -31,20 +32,28 @@ async def require_jobs(client: aqless.Client, jids: Sequence[str]) -> list[aqles
 @click.command()
 @click.argument("jid")
 def get(jid: str) -> None:
-    """Show a job: its fields, data, history and failure.
+    """Show a job: its fields, progress, data, history and failure.
 
     Recurring jobs show their template. With --json, the job as the server's `job.get`
-    names its fields.
+    names its fields, and its last progress report under `progress` (null when none).
 
     \b
     Example:
       aqless get 3f2a9c...
     """
-    job = run(lambda client: require(client, jid))
+
+    async def read(
+        client: aqless.Client,
+    ) -> tuple[aqless.Job | aqless.RecurringJob, Progress | None]:
+        job = await require(client, jid)
+        return job, (await client.jobs.progress(jid)).get(jid)
+
+    job, progress = run(read)
     if isinstance(job, aqless.RecurringJob):
         emit(recurring_document(job), recurring_view(job))
     else:
-        emit(job_document(job), job_view(job))
+        document = {**job_document(job), "progress": progress_document(progress)}
+        emit(document, job_view(job, progress))
 
 
 @click.command(short_help="Set a job's priority (higher runs earlier).")
