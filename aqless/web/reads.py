@@ -25,6 +25,7 @@ from aqless.documents import (
 )
 from aqless.job import RecurringJob
 from aqless.web.condition import memory_of
+from aqless.web.progress import with_progress
 
 PAGE_SIZE: Final = 25
 QUEUE_STATES: Final = (
@@ -104,6 +105,8 @@ async def queue(client: Client, request: Request) -> JSON:
                 jobs.append(recurring_document(template))
     else:
         jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
+    if state == "running":
+        jobs = await with_progress(client, jobs)
     now = client.clock()
     days = []
     for back in range(TREND_DAYS - 1, -1, -1):
@@ -134,7 +137,8 @@ async def job(client: Client, request: Request) -> JSON:
     queues = await client.queues.names()
     if isinstance(found, RecurringJob):
         return {"kind": "recurring", "job": recurring_document(found), "queues": queues}
-    return {"kind": "job", "job": job_document(found), "queues": queues}
+    (document,) = await with_progress(client, [job_document(found)])
+    return {"kind": "job", "job": document, "queues": queues}
 
 
 async def failed(client: Client, request: Request) -> JSON:
