@@ -13,6 +13,7 @@ PROMISES = {
     "dependencies.py": ["dinner is depends, waiting for 2 jobs", "cooked in order: stuffing"],
     "recurring.py": ["every 1 s into clock", "ran 2 spawns", "recurring job cancelled"],
     "throttles.py": ["12 mails sent, at most 2 at once"],
+    "progress.py": ["the resize's last: 100% resized 10 of 10", ": 100% archive written"],
     "events_consumer.py": [
         "order 1: put",
         "order 1: completed",
