@@ -99,6 +99,8 @@ class Job:
         spawned_from_jid: the recurring job that spawned it, or None.
         sandbox: a clean directory for the job's files while a worker with a workdir runs
             it (removed afterwards); None otherwise.
+        progress_reports: while a worker runs the job's code, what coalesces its
+            `progress` reports (aqless.progress.Coalescer); None otherwise.
     """
 
     __slots__ = (
@@ -151,7 +153,6 @@ class Job:
         spawned = get("spawned_from_jid")
         self.spawned_from_jid: str | None = spawned if isinstance(spawned, str) else None
         self.sandbox: Path | None = None
-        #: set by the worker running the job: its reports are coalesced (aqless.progress)
         self.progress_reports: Coalescer | None = None
 
     @property

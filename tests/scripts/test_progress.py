@@ -30,8 +30,10 @@ async def test_a_report_is_stored_and_published(lua: Lua) -> None:
         "fraction": 0.4,
         "message": "resized 4 of 10",
     }
-    stored = await lua.redis.hmget("ql:j:jid", ["progress", "progress_message", "progress_at"])
-    assert [float(stored[0]), stored[1], float(stored[2])] == [0.4, "resized 4 of 10", 3.0]
+    fraction, message, at = await lua.redis.hmget(
+        "ql:j:jid", ["progress", "progress_message", "progress_at"]
+    )
+    assert (fraction, message, at) == ("0.4", "resized 4 of 10", "3")
     assert await lua.json("jobs.progress", 4, "jid", "other") == {
         "jid": {"fraction": 0.4, "message": "resized 4 of 10", "at": 3}
     }
