@@ -57,3 +57,16 @@ async def test_a_progress_message_is_escaped(
         assert "<script>window" not in body, path
         assert "<img src=x" not in body, path
         assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in body, path
+
+
+async def test_pages_listing_running_jobs_without_their_progress_render(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["resize"].put("app.Resize", {}, tags=["photos"])
+    job = await client.queues["resize"].pop()
+    assert job is not None
+    await job.progress(0.5)
+    for path in ("/tags?tag=photos", f"/workers/{job.worker_name}", "/queues/resize?state=running"):
+        response = await app_client.get(path)
+        assert response.status_code == 200, path
+        assert job.jid[:12] in response.text, path
