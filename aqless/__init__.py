@@ -43,6 +43,7 @@ from aqless.observers import WorkerObserver
 from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
 from aqless.policies import RequeuePolicy, RetryPolicy
+from aqless.progress import Progress
 from aqless.queue import PutOptions, PutRequest, Queue
 from aqless.ratelimits import RateLimit, RateLimitInfo, RateLimits
 from aqless.reservers import QueueSelection, Reserver
@@ -80,6 +81,7 @@ __all__ = [
     "PayloadError",
     "PermissionDeniedError",
     "PriorityPattern",
+    "Progress",
     "PutOptions",
     "PutRequest",
     "PutResult",

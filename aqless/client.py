@@ -34,6 +34,7 @@ from aqless.models import (
     listed,
 )
 from aqless.patterns import QueuePatterns
+from aqless.progress import Progress
 from aqless.queue import PutHook, Queue
 from aqless.ratelimits import RateLimits
 from aqless.results import JobResult, await_result, read_result
@@ -340,9 +341,9 @@ class Client:
         return _cluster.NodePubSub(redis, self.prefix) if isinstance(redis, RedisCluster) else redis
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream:
-        """An async iterator (and async context manager) of Events: `ql:log` and the
-        tracked-job channels by default, or the channels named (``"completed"``...), plus
-        the channels of the named workers."""
+        """An async iterator (and async context manager) of Events: `ql:log`, the
+        tracked-job channels and `ql:progress` by default, or the channels named
+        (``"completed"``...), plus the channels of the named workers."""
         return EventStream(
             self._events_source, prefix=self.prefix, channels=channels, workers=workers
         )
@@ -439,6 +440,17 @@ class Jobs:
             return []
         reply = await self._client.protocol.json("job.getMulti", *jids)
         return [Job(self._client, fields) for fields in reply or []]
+
+    async def progress(self, *jids: str) -> dict[str, Progress]:
+        """The last progress report of each job among `jids` that made one (`job.progress`)."""
+        if not jids:
+            return {}
+        reply = await self._client.protocol.json("jobs.progress", *jids)
+        return {
+            str(jid): Progress.from_json(fields)
+            for jid, fields in (reply or {}).items()
+            if isinstance(fields, dict)
+        }
 
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids tagged `tag`, a page at a time, with the total."""

@@ -24,11 +24,12 @@ from aqless.models import (
     WorkerCounts,
 )
 from aqless.patterns import PriorityPattern
+from aqless.progress import Progress
+from aqless.ratelimits import RateLimitInfo
 from aqless.results import JobResult
 
 if TYPE_CHECKING:
     from aqless.client import Client
-from aqless.ratelimits import RateLimitInfo
 
 Document = dict[str, Any]
 
@@ -40,6 +41,7 @@ __all__ = [
     "job_document",
     "json_preview",
     "priority_document",
+    "progress_document",
     "recurring_document",
     "result_document",
     "stats_document",
@@ -81,9 +83,10 @@ def job_document(job: Job) -> Document:
 
 
 async def job_details(client: Client, job: Job) -> Document:
-    """A job's document with what aqless keeps beside the job object: its result and its
-    dedup id (for `aqless get` and the dashboard's job page)."""
+    """A job's document with what aqless keeps beside the job object: its last progress
+    report, its result and its dedup id (for `aqless get` and the dashboard's job page)."""
     document = job_document(job)
+    document["progress"] = progress_document((await client.jobs.progress(job.jid)).get(job.jid))
     document["result"] = result_document(await client.jobs.stored_result(job.jid))
     dedup = await dedup_id(client, job.jid)
     if dedup is not None:
@@ -109,6 +112,11 @@ def json_preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n… ({len(text) - limit} more characters)"
+
+
+def progress_document(progress: Progress | None) -> Document | None:
+    """A job's last progress report (``fraction``, ``message``, ``at``), or None."""
+    return None if progress is None else dataclasses.asdict(progress)
 
 
 def recurring_document(job: RecurringJob) -> Document:

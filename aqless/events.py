@@ -54,6 +54,8 @@ TRACKED_CHANNELS: Final = (
     "track",
     "untrack",
 )
+#: aqless's own channel of job progress reports (JSON, kind ``'progress'``; see aqless.progress).
+PROGRESS_CHANNEL: Final = "progress"
 #: The kind of the event that marks a resubscription: events may have been lost before it.
 RECONNECTED: Final = "reconnected"
 
@@ -69,7 +71,8 @@ class Event:
             ``'completed'``...); the payload's ``event`` for ``ql:log`` and ``ql:w:<worker>``
             (``'put'``, ``'completed'``, ``'advanced'``, ``'failed'``, ``'canceled'``,
             ``'lock_lost'``, ``'config_set'``, ``'config_unset'``; aqless's ``'deduplicated'``
-            and ``'debounced'``, see aqless.dedup); ``'unknown'`` for a
+            and ``'debounced'``, see aqless.dedup), and ``'progress'`` for aqless's
+            ``ql:progress`` (with `fraction`, `message`); ``'unknown'`` for a
             payload that does not parse; ``'reconnected'`` after a resubscription.
         jid: the job, if the event names one.
         channel: the full channel name (``'ql:log'``, ``'ql:w:worker-1'``...); ``''`` for
@@ -78,6 +81,7 @@ class Event:
         queue, to, worker, group, message, option, value: the payload's fields of that name
             (``to``: the next queue of ``'advanced'``); None when absent or ``false``.
         dedup: the dedup id of a ``'deduplicated'`` or ``'debounced'`` put.
+        fraction: how far the job got, from 0 to 1 (``'progress'`` only).
     """
 
     kind: str
@@ -92,6 +96,7 @@ class Event:
     option: str | None = None
     value: str | None = None
     dedup: str | None = None
+    fraction: float | None = None
 
 
 def parse_event(channel: str, payload: str, *, prefix: str = "ql:") -> Event:
@@ -99,13 +104,14 @@ def parse_event(channel: str, payload: str, *, prefix: str = "ql:") -> Event:
     name = channel[len(prefix) :] if channel.startswith(prefix) else ""
     if name in TRACKED_CHANNELS:
         return Event(kind=name, jid=payload, channel=channel, raw=payload)
-    if name == "log" or name.startswith("w:"):
+    if name in ("log", PROGRESS_CHANNEL) or name.startswith("w:"):
         fields = _json_object(payload)
         kind = None if fields is None else fields.get("event")
         if fields is not None and isinstance(kind, str):
             texts = {key: _text(fields.get(key)) for key in _JSON_FIELDS}
             jid = _text(fields.get("jid"))
-            return Event(kind=kind, jid=jid, channel=channel, raw=payload, **texts)
+            fraction = _fraction(fields.get("fraction"))
+            return Event(kind, jid, channel, payload, **texts, fraction=fraction)
     return Event(kind="unknown", jid=None, channel=channel, raw=payload)
 
 
@@ -122,6 +128,12 @@ def _json_object(payload: str) -> dict[str, object] | None:
 def _text(value: object) -> str | None:
     # the script writes every field as a JSON string, or `false` when there is none
     return value if isinstance(value, str) else None
+
+
+def _fraction(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 def _decoded(value: object) -> str:
@@ -168,7 +180,7 @@ class EventStream:
         redis: the client whose connection pool provides the connection (any PubSubSource).
         prefix: the key prefix of the deployment, ending in ``':'``.
         channels: channel names without the prefix (``'log'``, ``'completed'``...); empty
-            means every tracked-job channel and ``'log'``.
+            means every tracked-job channel, ``'log'`` and ``'progress'``.
         workers: worker names whose ``ql:w:<worker>`` channel to subscribe to as well.
         ping_interval: seconds of silence after which the connection is checked.
         max_backoff: the longest wait, in seconds, between two reconnection attempts.
@@ -192,7 +204,7 @@ class EventStream:
         self._managed = False  # inside `async with`: its exit closes the stream
         if not prefix.endswith(":"):
             raise ConfigurationError(f"a key prefix must end with ':', got {prefix!r}")
-        known = (*TRACKED_CHANNELS, "log")
+        known = (*TRACKED_CHANNELS, "log", PROGRESS_CHANNEL)
         for name in channels:
             if name not in known and not (name.startswith("w:") and len(name) > 2):
                 raise ConfigurationError(f"unknown event channel {name!r}; expected one of {known}")

@@ -22,6 +22,7 @@ from aqless.errors import (
     PayloadError,
 )
 from aqless.models import Failure, HistoryEntry, JobState, listed
+from aqless.progress import Coalescer, checked_report
 from aqless.results import result_options
 from aqless.schedules import CronSchedule, next_runs, set_schedule
 
@@ -101,6 +102,8 @@ class Job:
         spawned_from_jid: the recurring job that spawned it, or None.
         sandbox: a clean directory for the job's files while a worker with a workdir runs
             it (removed afterwards); None otherwise.
+        progress_reports: while a worker runs the job's code, what coalesces its
+            `progress` reports (aqless.progress.Coalescer); None otherwise.
     """
 
     __slots__ = (
@@ -116,6 +119,7 @@ class Job:
         "klass_name",
         "original_retries",
         "priority",
+        "progress_reports",
         "queue_name",
         "retries_left",
         "sandbox",
@@ -152,6 +156,7 @@ class Job:
         spawned = get("spawned_from_jid")
         self.spawned_from_jid: str | None = spawned if isinstance(spawned, str) else None
         self.sandbox: Path | None = None
+        self.progress_reports: Coalescer | None = None
 
     @property
     def history(self) -> tuple[HistoryEntry, ...]:
@@ -284,6 +289,24 @@ class Job:
         expires = await self.client.protocol.integer("job.heartbeat", self.jid, self.worker_name)
         self.expires_at = float(expires)
         return self.expires_at
+
+    async def progress(self, fraction: float, message: str = "") -> None:
+        """Report how far the job's code got: `fraction` from 0 to 1, and a message (at most
+        1024 bytes). In a worker, it returns at once and reports made while one is on its
+        way are coalesced (the last lands before the outcome); elsewhere it is sent now.
+        InvalidArgumentError for a bad fraction or message, LockLostError when the job is
+        no longer this worker's."""
+        fraction, message = checked_report(fraction, message)
+        if self.progress_reports is not None:
+            self.progress_reports.report(fraction, message)
+            return
+        await self.send_progress(fraction, message)
+
+    async def send_progress(self, fraction: float, message: str) -> None:
+        """`progress` without coalescing, the value unchecked: one call of the script."""
+        await self.client.protocol.call(
+            "job.progress", self.jid, self.worker_name, fraction, message
+        )
 
     async def retry(
         self, delay: float = 0, group: str | None = None, message: str | None = None

@@ -36,6 +36,7 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
+from aqless.progress import Progress
 from aqless.queue import PutOptions, PutRequest, checked_name
 from aqless.results import JobResult
 
@@ -326,6 +327,10 @@ class SyncJobs:
     def get_many(self, jids: Sequence[str]) -> list[SyncJob]:
         jobs = self._client.call(lambda client: client.jobs.get_many(jids))
         return [SyncJob(self._client, job) for job in jobs]
+
+    def progress(self, *jids: str) -> dict[str, Progress]:
+        """The last progress report of each job among `jids` that made one."""
+        return self._client.call(lambda client: client.jobs.progress(*jids))
 
     def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
         return self._client.call(lambda client: client.jobs.tagged(tag, offset=offset, count=count))

@@ -140,6 +140,7 @@ def test_job_verbs_on_unknown_or_foreign_jobs(
                 partial(job.fail, group, message),
                 partial(job.retry, delay, group, message),
                 job.heartbeat,
+                partial(job.progress, priority, message),
                 partial(job.set_priority, priority),
                 partial(job.tag, tag),
                 partial(job.depend, jid),

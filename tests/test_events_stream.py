@@ -167,6 +167,15 @@ def test_parse_bare_jid_channels() -> None:
         assert parse_event(f"ql:{name}", "j") == Event(name, "j", f"ql:{name}", "j")
 
 
+def test_parse_progress_payloads() -> None:
+    payload = '{"jid":"j","event":"progress","queue":"q","worker":"w","fraction":0.4,"message":"m"}'
+    assert parse_event("ql:progress", payload) == Event(
+        "progress", "j", "ql:progress", payload, queue="q", worker="w", message="m", fraction=0.4
+    )
+    odd = '{"jid":"j","event":"progress","fraction":"most"}'
+    assert parse_event("ql:progress", odd).fraction is None
+
+
 def test_parse_worker_channel_and_prefix() -> None:
     payload = '{"jid":"j","event":"lock_lost","worker":"w"}'
     event = parse_event("{app}:ql:w:w", payload, prefix="{app}:ql:")
@@ -202,6 +211,7 @@ def test_channel_names_are_checked() -> None:
         "ql:track",
         "ql:untrack",
         "ql:log",
+        "ql:progress",
     )
     stream = EventStream(redis, prefix="a:", channels=["log", "log"], workers=["w1"])
     assert stream.channels == ("a:log", "a:w:w1")

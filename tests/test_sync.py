@@ -212,3 +212,18 @@ def test_an_open_client_is_closed_at_exit_without_hanging(server_url: str) -> No
     assert result.stderr == ""
     with redis.Redis.from_url(server_url, decode_responses=True) as connection:
         assert connection.hget(f"ql:j:{result.stdout.strip()}", "klass") == "app.A"
+
+
+def test_progress_is_read_back(sync_client: aqless.sync.Client, server_url: str) -> None:
+    jid = sync_client.queues["images"].put("app.Resize", {})
+
+    async def report() -> None:
+        async with aqless.Client(server_url) as client:
+            job = await client.queues["images"].pop()
+            assert job is not None
+            await job.progress(0.25, "a quarter")
+
+    asyncio.run(report())
+    reports = sync_client.jobs.progress(jid, "missing")
+    assert list(reports) == [jid]
+    assert (reports[jid].fraction, reports[jid].message) == (0.25, "a quarter")

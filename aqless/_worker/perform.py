@@ -30,6 +30,7 @@ from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
 from aqless.models import JobState
 from aqless.outcomes import Decision, JobTimeoutError, decide, failure_group
 from aqless.policies import RequeuePolicy, RetryPolicy, attempt
+from aqless.progress import Coalescer
 from aqless.typed import with_data
 
 if TYPE_CHECKING:
@@ -140,6 +141,7 @@ class Performer:
             await anyio.to_thread.run_sync(_fresh_directory, running.sandbox)
         try:
             raised = await self._run(running, handler, function)
+            await progress_reported(running)
         finally:
             if running.sandbox is not None and running.overrun is None:
                 await _remove_sandbox(running)
@@ -161,6 +163,9 @@ class Performer:
             perform = partial(self.children.run, function, job)
         else:
             perform = partial(self._in_thread, running, function)
+        if not isinstance(perform, partial) or perform.func != self.children.run:
+            # isolated code has no client to report with
+            job.progress_reports = Coalescer(job.jid, job.send_progress)
         timeout = handler.timeout if handler.timeout is not None else self.job_timeout
         deadline = float("inf") if timeout is None else anyio.current_time() + timeout
         # one scope for all three ways to stop the code: lost, handed back, or timed out
@@ -365,6 +370,19 @@ def outcome_of(running: RunningJob, queue: str) -> str:
     if job.queue_name != queue:
         return "advanced"
     return "handed_back" if running.handing_back is not None else "retried"
+
+
+async def progress_reported(running: RunningJob) -> None:
+    """Wait for the job's last progress report to land before its outcome is sent (dropped
+    when the job was taken away: the server would refuse it)."""
+    reports = running.job.progress_reports
+    if reports is None:
+        return
+    running.job.progress_reports = None  # what the code reports from now on is sent at once
+    if running.lost is not None:
+        reports.discard()
+    else:
+        await reports.flushed()
 
 
 async def _remove_sandbox(running: RunningJob) -> None:

@@ -13,11 +13,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from aqless.cli.progress_view import progress_view
 from aqless.cli.render import ago, duration, fields, joined, moment, number, short, table
 from aqless.cli.runtime import to_json
 from aqless.documents import json_preview
 from aqless.job import Job, RecurringJob
 from aqless.models import Failure, HistoryEntry
+from aqless.progress import Progress
 
 STATE_STYLES = {
     "waiting": "cyan",
@@ -99,7 +101,10 @@ def job_view(job: Job, details: Mapping[str, Any] | None = None) -> RenderableTy
             *([("dedup id", dedup)] if dedup is not None else []),
         ]
     )
-    parts: list[RenderableType] = [summary, data_panel(job.data)]
+    parts: list[RenderableType] = [summary]
+    if details.get("progress") is not None:
+        parts.append(progress_view(Progress(**details["progress"])))
+    parts.append(data_panel(job.data))
     if details.get("result") is not None:
         parts.append(result_view(details["result"]))
     parts.append(history_view(job.history))

@@ -31,11 +31,11 @@ async def require_jobs(client: aqless.Client, jids: Sequence[str]) -> list[aqles
 @click.command()
 @click.argument("jid")
 def get(jid: str) -> None:
-    """Show a job: its fields, data, result, history and failure.
+    """Show a job: its fields, progress, data, result, history and failure.
 
     Recurring jobs show their template. With --json, the job as the server's `job.get`
-    names its fields, and `result`: its kept return value (`value`) or why it was not
-    kept (`dropped`), or null.
+    names its fields; `progress`: its last progress report (null when none); and
+    `result`: its kept return value (`value`) or why it was not kept (`dropped`), or null.
 
     \b
     Example:

@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "job.lua",
     "results.lua",
     "lifecycle.lua",
+    "progress.lua",
     "queue.lua",
     "cron.lua",
     "recurring.lua",

@@ -27,6 +27,7 @@ from aqless.documents import (
 )
 from aqless.job import RecurringJob
 from aqless.web.condition import memory_of
+from aqless.web.progress import with_progress
 
 PAGE_SIZE: Final = 25
 QUEUE_STATES: Final = (
@@ -106,6 +107,8 @@ async def queue(client: Client, request: Request) -> JSON:
                 jobs.append(recurring_document(template))
     else:
         jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
+    if state == "running":
+        jobs = await with_progress(client, jobs)
     now = client.clock()
     days = []
     for back in range(TREND_DAYS - 1, -1, -1):

@@ -154,3 +154,20 @@ async def test_put_with_a_dedup_id_and_get_shows_it(client: aqless.Client, run_c
     refused = await run_cli("put", "q", "app.Send", "--debounce")
     assert refused.code == 2
     assert "--dedup" in refused.stderr
+
+
+async def test_get_shows_the_progress_as_a_bar_and_in_json(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    jid = await client.queues["q"].put("app.Resize", {})
+    job = await pop_one(client.queues["q"])
+    outcome = await run_cli("--json", "get", jid)
+    assert outcome.json()["progress"] is None
+    await job.progress(0.4, "resized [bold]4[/bold] of 10")
+    document = (await run_cli("--json", "get", jid)).json()
+    assert document["progress"]["fraction"] == 0.4
+    assert document["progress"]["message"] == "resized [bold]4[/bold] of 10"
+    shown = (await run_cli("get", jid)).stdout
+    assert "40%" in shown
+    assert "resized [bold]4[/bold] of 10" in shown  # text, not markup
+    assert "━" in shown  # the bar

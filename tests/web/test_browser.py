@@ -296,3 +296,26 @@ def test_markup_in_job_fields_renders_inert_everywhere(
     assert f'"html": {json.dumps(PAYLOAD)}' in page.locator("pre.json").inner_text()
     assert page.locator("pre.traceback").inner_text() == PAYLOAD
     page.screenshot(path=artifacts / "job-with-markup.png", full_page=True)
+
+
+async def report_progress(client: aqless.Client, jid: str, fraction: float, message: str) -> None:
+    job = await client.jobs.get(jid)
+    assert isinstance(job, aqless.Job)
+    await job.progress(fraction, message)
+
+
+def test_a_progress_bar_moves_without_a_reload(live: LiveServer, page: Page) -> None:
+    jid = live.run(lambda client: client.queues["resize"].put("app.Job", {}))
+    live.run(lambda client: client.queues["resize"].pop())
+    live.run(lambda client: report_progress(client, jid, 0.2, "2 of 10"))
+    page.goto(live.url + path("jobs", jid))
+    page.wait_for_selector("#live.on")
+    page.evaluate("window.__sameDocument = true")
+    bar = page.locator("#job-facts progress")
+    assert bar.get_attribute("value") == "0.2"
+    live.run(lambda client: report_progress(client, jid, 0.7, "7 of 10"))
+    expect(bar).to_have_attribute("value", "0.7", timeout=5000)
+    expect(page.locator("#job-facts .progress .message")).to_have_text("7 of 10")
+    assert page.evaluate("window.__sameDocument") is True  # swapped in, not reloaded
+    page.goto(live.url + path("queues", "resize") + "?state=running")
+    expect(page.locator("#listing progress")).to_have_attribute("value", "0.7")

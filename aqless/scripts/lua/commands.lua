@@ -720,6 +720,15 @@ GROUPS['jobs'] = function() return {
     local offset, limit = a[1], a[2]
     return json_array(Queue.completed(jobs_page(RELESS, offset, limit)))
   end,
+  --- jobs.progress
+  -- args: jid...
+  --    (aqless's own: what job.progress stored)
+  -- reads: ql:j:<jid>
+  -- writes: none
+  -- reply: JSON object {jid: {"fraction", "message", "at"}} of the jobs that reported
+  --    progress ({} when none)
+  -- errors: none
+  ['jobs.progress'] = function(now, a) return Progress.of(rest(a, 1)) end,
   --- jobs.tracked
   -- args: none
   -- reads: ql:tracked, job objects
@@ -840,6 +849,22 @@ GROUPS['job'] = function() return {
   ['job.heartbeat'] = function(now, a)
     local jid, worker, data = a[1], a[2], a[3]
     return Job.heartbeat(RELESS, now, jid, worker, data)
+  end,
+  --- job.progress
+  -- args: jid, worker, fraction, [message]
+  --    (aqless's own: the job's code reports how far it got, see progress.lua)
+  -- reads: ql:j:<jid>
+  -- writes: ql:j:<jid> (progress, progress_message, progress_at), publishes ql:progress
+  -- reply: nil
+  -- errors: Job(): no jid provided; Progress(): Arg "worker" missing;
+  --    Progress(): Arg "fraction" not a number from 0 to 1: <fraction>;
+  --    Progress(): Arg "message" longer than 1024 bytes: <length>;
+  --    Progress(): Job <jid> does not exist;
+  --    Progress(): Job <jid> not currently running: <state>;
+  --    Progress(): Job <jid> given out to another worker: <worker>
+  ['job.progress'] = function(now, a)
+    local jid, worker, fraction, message = a[1], a[2], a[3], a[4]
+    Progress.report(now, jid, worker, fraction, message)
   end,
   -- contract: see log
   ['job.log'] = function(now, a)
