@@ -28,7 +28,7 @@ async def require_jobs(client: aqless.Client, jids: Sequence[str]) -> list[aqles
     return jobs
 
 
-@click.command()
+@click.command(short_help="Show a job: fields, progress, data, result, history.")
 @click.argument("jid")
 def get(jid: str) -> None:
     """Show a job: its fields, progress, data, result, history and failure.
