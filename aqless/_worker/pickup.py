@@ -8,16 +8,18 @@ listens on its push channel, on every kind of deployment (a Subscriber through t
 Endpoint, aqless._connection.endpoint): a put made through aqless's scripts then pops the
 job for it and publishes it there, so the job arrives with the news instead of a pop's round
 trip later. The put event of a pushed job brings nothing to pop, whichever worker it was
-pushed to: the script tells every listening worker on ``ql:pushed`` (so 500 idle workers do
-not all pop for each put); a put event without a push (no offer fitted, or another qless
-client's script made it) triggers a pop.
+pushed to: the script tells every listening worker on ``ql:pushed`` before it publishes the
+put event (so 500 idle workers do not all pop for each put, and no worker waits to learn
+whether a push follows); a put event without a push (no offer fitted, another qless client's
+script made it, or the put took the job from another worker: then the protocol's put event
+comes first) triggers a pop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Protocol
@@ -36,8 +38,9 @@ from aqless.job import Job
 
 logger = logging.getLogger("aqless.worker")
 
-# how long a put event into an offered queue waits for its push before the worker pops
-_PUSH_GRACE = 0.01
+# jids pushed whose put event has not come yet (it follows at once, but not when a put took
+# the job from another worker: the put event came first then, and the jid is never claimed)
+_PUSHED_REMEMBERED = 1024
 
 
 class PushTaker(Protocol):
@@ -84,7 +87,7 @@ class Pickup:
         self._offered: tuple[str, ...] = ()
         self._offered_at = float("-inf")
         # put events into offered queues whose push may be in the next read: jid -> its timer
-        self._push_expected: dict[str, asyncio.TimerHandle] = {}
+        self._pushed: OrderedDict[str, None] = OrderedDict()
 
     def want(self, wanted: bool) -> None:
         if wanted and not self._wanted.is_set():
@@ -212,45 +215,29 @@ class Pickup:
 
     def _hear(self, push_channel: str, messages: list[Message]) -> None:
         pushed: list[Job] = []
-        channel_bytes = push_channel.encode()
-        pushed_elsewhere = self._pushed_channel.encode()
-        pushed_jids: set[str] = set()
-        for channel, payload in messages:
-            if channel == channel_bytes:
-                pushed += [Job(self._client, fields) for fields in json.loads(payload)]
-            elif channel == pushed_elsewhere:
-                pushed_jids.add(payload.decode())
-        pushed_jids.update(job.jid for job in pushed)
-        for jid in pushed_jids & self._push_expected.keys():
-            self._push_expected.pop(jid).cancel()  # its put event came in an earlier read
+        push_bytes = push_channel.encode()
+        pushed_bytes = self._pushed_channel.encode()
         news = False
         for channel, payload in messages:
-            if channel in (channel_bytes, pushed_elsewhere):
-                continue
-            event = parse_event(channel.decode(), payload.decode(), prefix=self._client.prefix)
-            if event.kind == "put" and event.jid in pushed_jids:
-                continue  # its job went to a worker already
-            if event.kind == "put" and event.queue in self._offered and event.jid:
-                self._expect_push(event.jid)
-                continue
-            news = news or self._brings_work(event.kind, event.queue, event.to)
+            if channel == push_bytes:
+                pushed += [Job(self._client, fields) for fields in json.loads(payload)]
+            elif channel == pushed_bytes:
+                self._remember_pushed(payload.decode())
+            else:
+                event = parse_event(channel.decode(), payload.decode(), prefix=self._client.prefix)
+                if event.kind == "put" and event.jid is not None and event.jid in self._pushed:
+                    del self._pushed[event.jid]  # its job went to a worker already
+                    continue
+                news = news or self._brings_work(event.kind, event.queue, event.to)
         if pushed and self._taker is not None:
             self._taker.take_pushed(pushed)
         if news:
             self._news()
 
-    def _expect_push(self, jid: str) -> None:
-        """A put into a queue offered to: the same script call pushed the job here, or to
-        another worker, or nowhere. Its push (published right after the event) may come in a
-        later read (TLS writes the two as records of their own): pop only if none comes."""
-        if jid not in self._push_expected:
-            self._push_expected[jid] = asyncio.get_running_loop().call_later(
-                _PUSH_GRACE, self._not_pushed, jid
-            )
-
-    def _not_pushed(self, jid: str) -> None:
-        self._push_expected.pop(jid, None)
-        self._news()
+    def _remember_pushed(self, jid: str) -> None:
+        self._pushed[jid] = None
+        if len(self._pushed) > _PUSHED_REMEMBERED:
+            self._pushed.popitem(last=False)
 
     def _brings_work(self, kind: str, queue: str | None, to: str | None) -> bool:
         if kind == RECONNECTED:

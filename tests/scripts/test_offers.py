@@ -47,8 +47,9 @@ async def test_a_put_pops_its_job_for_a_listening_offer_and_publishes_it(lua: Lu
     jobs = pushed_jobs(captured.on("ql:push:w1"))
     assert [(job["jid"], job["worker"], job["state"]) for job in jobs] == [("jid", "w1", "running")]
     assert jobs[0] == await lua.json("job.get", 1, "jid")  # the job as stored, whole
-    # the put event, the push, and the news that it was pushed (for the other workers)
-    assert captured.channels() == ["ql:log", "ql:push:w1", "ql:pushed"]
+    # the push and the news that it was pushed (for the other workers) come before the put
+    # event, so that no worker hearing the event has to wait to learn whether a push follows
+    assert captured.channels() == ["ql:push:w1", "ql:pushed", "ql:log"]
     assert captured.on("ql:pushed") == ["jid"]
     assert await lua.redis.zrange("ql:w:w1:jobs", 0, -1) == ["jid"]
     assert await lua.redis.zcard("ql:q:queue-work") == 0
@@ -224,3 +225,15 @@ async def test_a_malformed_offer_is_refused(lua: Lua, args: tuple[object, ...], 
 
 async def test_a_withdraw_without_a_worker_is_refused(lua: Lua) -> None:
     await refused(lua, 'Withdraw(): Arg "worker" missing', "worker.withdraw", 0)
+
+
+async def test_a_put_that_takes_a_job_from_a_worker_keeps_the_protocols_event_order(
+    lua: Lua,
+) -> None:
+    await rput(lua, 0, "jid")
+    await rpop(lua, 0, 1, worker="w2")
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "jid")
+    # put, then lock_lost (CORE.md 7.3); the push follows
+    assert captured.channels() == ["ql:log", "ql:w:w2", "ql:log", "ql:push:w1", "ql:pushed"]

@@ -75,12 +75,15 @@ function Job.put(D, now, a)
       end
     end
   end
-  Events.put(jid, queue)
+  -- The put event follows the push (if any) so that every listening worker hears of the push
+  -- first (aqless._worker.pickup); the protocol's order of put, then lock_lost, comes first.
+  local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= p.worker
+  if takes_lock then Events.put(jid, queue) end
   History.put(D, jid, now, queue)
   if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
   if old.worker ~= nil and old.worker ~= '' then
     call('ZREM', Keys.worker_jobs(old.worker), jid)
-    if old.worker ~= p.worker then Events.lock_lost(jid, old.worker) end
+    if takes_lock then Events.lock_lost(jid, old.worker) end
   end
   if old.state == 'complete' then
     call('ZREM', Keys.completed(), jid)
@@ -118,8 +121,9 @@ function Job.put(D, now, a)
     waiting = true
   end
   Job.register_queue(queue, now)
-  Events.if_tracked('put', jid)
   if waiting then Worker.push(now, queue) end
+  if not takes_lock then Events.put(jid, queue) end
+  Events.if_tracked('put', jid)
   return jid
 end
 

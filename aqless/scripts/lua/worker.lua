@@ -45,8 +45,9 @@ end
 -- ql:push:<worker>: the job reaches the worker in one hop instead of an event and a pop.
 -- An offer counts until it lapses, while the worker listens on that channel, and while it
 -- holds fewer unexpired locks than its slots; otherwise the job waits for a pop as ever.
--- A push is also told on ql:pushed (the jid), so that the other listening workers, who heard
--- the put event too, do not all pop for a job that is gone.
+-- A push is also told on ql:pushed (the jid), so that the other listening workers do not all
+-- pop for a job that is gone; put publishes its put event after both (lifecycle.lua), so a
+-- worker always hears of the push before the put.
 
 local function push_channel(worker) return 'push:' .. worker end
 
