@@ -31,6 +31,7 @@ MODULES: tuple[str, ...] = (
     "job.lua",
     "lifecycle.lua",
     "queue.lua",
+    "popafter.lua",
     "recurring.lua",
     "worker.lua",
     "patterns.lua",

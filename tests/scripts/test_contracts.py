@@ -120,7 +120,7 @@ def test_the_table_is_what_the_headers_cover() -> None:
     lines = commands.splitlines()
     headers, _ = parse_headers(lines)
     entries = {m.group(1) for line in lines if (m := ENTRY.match(line))}
-    aqless_own = {"worker.offer", "worker.withdraw"}
+    aqless_own = {"worker.offer", "worker.withdraw", "queue.popAfter"}
     assert entries == set(CLASSIC_COMMANDS + RELESS_COMMANDS) | aqless_own
     assert {name for header in headers for name in header.names} == entries
 
