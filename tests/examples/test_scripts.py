@@ -20,6 +20,7 @@ PROMISES = {
         "order 4: complete",
     ],
     "middleware.py": ["2 completed, 1 failed; stored: ['book', 'lamp']"],
+    "one_at_a_time.py": ["applied in order: 1 2 3 4 5", "balance 300; worker: 5 completed"],
     "observability.py": [
         'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',
         'aqless_failed_jobs{group="reports-ValueError"} 1.0',
