@@ -35,12 +35,17 @@ def test_only_outcomes_and_pops_join() -> None:
 
 def test_the_joined_reply_splits_into_the_outcome_s_and_the_pop_s() -> None:
     pairing = PopAfter()
-    assert pairing.split(["[]", "ok", "complete"]) == ("complete", "[]")
-    assert pairing.split(["[]", "ok", -1]) == (-1, "[]")
-    refused, popped = pairing.split(["[{}]", "refused", "user_function:9: Complete(): no"])
+    assert pairing.split(["ok", "[]", "ok", "complete"]) == ("complete", "[]")
+    assert pairing.split(["ok", "[]", "ok", -1]) == (-1, "[]")
+    refused, popped = pairing.split(["ok", "[{}]", "refused", "user_function:9: Complete(): no"])
     assert isinstance(refused, ResponseError)
     assert str(refused) == "user_function:9: Complete(): no"
     assert popped == "[{}]"
+    outcome, pop_refused = pairing.split(["refused", "user_function:3: Pop(): no", "ok", "1"])
+    assert outcome == "1"
+    assert isinstance(pop_refused, ResponseError)
+    outcome, pop_refused = pairing.split(["refused", "WRONGTYPE Operation", "ok", "1"])
+    assert str(pop_refused) == "WRONGTYPE Operation"  # the server's code kept, as it comes
     nothing_ran = ResponseError("OOM command not allowed")
     assert pairing.split(nothing_ran) == (nothing_ran, nothing_ran)
 
@@ -57,7 +62,7 @@ class _Recording:
         if self.fail:
             raise ConnectionError("dropped")
         return [
-            ["[popped]", "ok", "done"] if command == "queue.popAfter" else command
+            ["ok", "[popped]", "ok", "done"] if command == "queue.popAfter" else command
             for command, _ in calls
         ]
 

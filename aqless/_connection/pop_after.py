@@ -4,15 +4,16 @@ A worker with a slot or two reports a job's outcome and pops the next job in the
 trip (see aqless._connection.batching), but as two script calls, and each call costs the
 server a fixed part of its own. ``PopAfter`` joins the two into one ``queue.popAfter``
 (see popafter.lua), which runs the outcome with its own `now` and arguments and then the
-pop, so the server does exactly what the two calls do. A refused outcome comes back as its
-refusal and does not stop the pop; a call that fails as a whole fails both callers, as a
-lost round trip does.
+pop, so the server does exactly what the two calls do, and each answers as it would alone:
+a refused outcome comes back as its refusal and does not stop the pop; a call that fails as
+a whole fails both callers, as a lost round trip does.
 """
 
 from __future__ import annotations
 
 from redis.exceptions import ResponseError
 
+from aqless._connection.lean import refusal
 from aqless.scripts.loader import Call, Reply
 
 __all__ = ["OUTCOMES", "PopAfter"]
@@ -37,14 +38,17 @@ class PopAfter:
     def split(self, reply: Reply) -> tuple[Reply, Reply]:
         if isinstance(reply, BaseException):
             return reply, reply  # nothing ran (e.g. the server refused the call)
-        if not isinstance(reply, list) or len(reply) < 2:
+        if not isinstance(reply, list) or len(reply) < 3:
             error = ResponseError(f"queue.popAfter: unexpected reply {reply!r}")
             return error, error
-        popped, status, *rest = reply
-        outcome = rest[0] if rest else None
-        if _text(status) != "ok":
-            return ResponseError(_text(outcome)), popped
+        popped = _part(reply[0], reply[1])
+        outcome = _part(reply[2], reply[3] if len(reply) > 3 else None)
         return outcome, popped
+
+
+def _part(status: Reply, reply: Reply) -> Reply:
+    """One call's reply: as it came, or the refusal whose text came (as the server's)."""
+    return reply if _text(status) == "ok" else refusal(_text(reply))
 
 
 def _text(part: Reply) -> str:

@@ -35,6 +35,8 @@ OUTCOMES: dict[str, tuple[str, tuple[Argument, ...]]] = {
     "unknown job": ("job.fail", ("nope", "w", "group", "message")),
 }
 
+OUTCOME_ARGS = ("a", "w", "queue", "{}")  # job.complete's, for "a"
+
 Run = Callable[[Lua], Awaitable[Any]]
 
 
@@ -69,7 +71,8 @@ async def separately(lua: Lua, outcome: str, args: tuple[Argument, ...]) -> Any:
 
 async def together(lua: Lua, outcome: str, args: tuple[Argument, ...]) -> Any:
     reply = await lua("queue.popAfter", 9.5, "queue", "w", 2, outcome, repr(9.25), *args)
-    popped, status, *rest = reply
+    pop_status, popped, status, *rest = reply
+    assert pop_status == "ok"
     return popped, (status, rest[0] if rest else None)
 
 
@@ -100,13 +103,27 @@ async def test_an_outcome_and_a_pop_in_one_call_leave_what_the_two_calls_leave(
 
 async def test_a_refused_outcome_does_not_stop_the_pop(lua: Lua) -> None:
     await workload(lua, "lost lock")
-    popped, status, text = await lua(
+    _, popped, status, text = await lua(
         "queue.popAfter", 10, "queue", "w", 5, "job.complete", 9, "a", "thief", "queue", "{}"
     )
     assert status == "refused"
     assert "Complete(): Job has been handed out to another worker: w" in text
     assert [job["jid"] for job in json.loads(popped)] == ["d"]  # "c" waits for "a"
     assert await lua.redis.hget("ql:j:a", "state") == "running"
+
+
+async def test_a_pop_the_server_refuses_leaves_the_outcome_done(lua: Lua) -> None:
+    """Each part answers as its own call would: here the server refuses a command the pop
+    runs (its worker list is not a sorted set), after the outcome ran."""
+    await workload(lua, "complete")
+    await lua.redis.delete("ql:workers")
+    await lua.redis.set("ql:workers", "not a sorted set")
+    pop_status, text, status, reply = await lua(
+        "queue.popAfter", 10, "queue", "w", 1, "job.complete", 9, *OUTCOME_ARGS
+    )
+    assert (pop_status, status, reply) == ("refused", "ok", "complete")
+    assert text.startswith("WRONGTYPE")
+    assert await lua.redis.hget("ql:j:a", "state") == "complete"
 
 
 async def test_the_outcome_runs_with_its_own_now(lua: Lua) -> None:
@@ -121,15 +138,12 @@ async def test_by_evalsha_too(lua: Lua) -> None:
     script_lua = Lua(lua.redis)
     script_lua.script._functions = False
     await workload(lua, "lost lock")
-    _, status, text = await script_lua(
+    _, _, status, text = await script_lua(
         "queue.popAfter", 10, "queue", "w", 1, "job.fail", 9, "a", "x", "g", "m"
     )
     assert status == "refused"
     assert text.startswith("user_script:")
     assert "Fail(): Job running with another worker: w" in text
-
-
-OUTCOME_ARGS = ("a", "w", "queue", "{}")
 
 
 @pytest.mark.parametrize(

@@ -513,8 +513,8 @@ GROUPS['queue'] = function() return {
   --    job.fail, job.retry or job.requeue) as its own call would, then pops as queue.pop)
   -- reads: as the command, as pop
   -- writes: as the command, as pop
-  -- reply: {the pop's reply, ok or refused, the command's reply or the text of its refusal}
-  --    (a refused command does not stop the pop)
+  -- reply: {ok or refused, the pop's reply or the text of its refusal, ok or refused, the
+  --    command's reply or the text of its refusal} (a refused command does not stop the pop)
   -- errors: PopAfter(): Arg "command" not an outcome: <command>;
   --    PopAfter(): Arg "now" not a number: <now>; Queue(): no queue name provided;
   --    Pop(): Arg "worker" missing; Pop(): Arg "limit" missing or not a number: {value}

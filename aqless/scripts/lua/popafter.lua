@@ -13,9 +13,18 @@ local POP_AFTER_OUTCOMES = {
   ['job.retry'] = true, ['job.requeue'] = true,
 }
 
+-- A command run under pcall: 'ok' and its reply, or 'refused' and the text of its refusal
+-- (the script's own, or the server's error for a command it ran, e.g. WRONGTYPE, an ACL's).
+local function pop_after_part(ok, reply)
+  if ok then return 'ok', reply end
+  if type(reply) == 'table' and reply.err then return 'refused', reply.err end
+  return 'refused', tostring(reply)
+end
+
 -- `a`: queue, worker, limit, command, the command's now, its arguments...; `find`: the
--- handler of a command name. Returns {the pop's reply, 'ok' or 'refused', the outcome's
--- reply or the text of its refusal}.
+-- handler of a command name. Returns {'ok' or 'refused', the pop's reply or the text of its
+-- refusal, 'ok' or 'refused', the outcome's reply or the text of its refusal}: each call
+-- answers as it would on its own.
 function Queue.pop_after(now, a, find)
   local queue, worker, limit, command, at = a[1], a[2], a[3], a[4], a[5]
   local count = Queue.pop_count(RELESS, queue, worker, limit)
@@ -25,12 +34,11 @@ function Queue.pop_after(now, a, find)
   check(outcome_now, 'PopAfter(): Arg "now" not a number: ' .. tostring(at))
   local arguments = {n = math.max(0, a.n - 5)}
   for i = 6, a.n do arguments[i - 5] = a[i] end
-  local done, reply = pcall(find(command), outcome_now, arguments)
-  if not done and type(reply) ~= 'string' then
-    error(reply)  -- the server's refusal of a command the outcome ran (an ACL, memory)
-  end
+  local outcome, outcome_reply = pop_after_part(pcall(find(command), outcome_now, arguments))
   -- the per-call caches (configuration, tracking, throttle maximums) hold nothing an
   -- outcome changes: the pop reads what it would read in a call of its own
-  local popped = Job.list_json(RELESS, Queue.pop_jids(RELESS, now, queue, worker, count))
-  return {popped, done and 'ok' or 'refused', reply}
+  local popped, pop_reply = pop_after_part(pcall(function()
+    return Job.list_json(RELESS, Queue.pop_jids(RELESS, now, queue, worker, count))
+  end))
+  return {popped, pop_reply, outcome, outcome_reply}
 end
