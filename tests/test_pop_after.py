@@ -67,9 +67,10 @@ class _Recording:
         ]
 
 
-async def _outcome_and_pop(send: _Recording) -> tuple[list[object], list[Sequence[str]]]:
+async def _outcome_and_pop(send: _Recording) -> tuple[dict[str, object], list[Sequence[str]]]:
+    """Replies by caller: the complete's, the log's and the pop's."""
     batcher = Batcher(send, pairing=PopAfter())
-    replies: list[object] = []
+    replies: dict[str, object] = {}
     released: list[Sequence[str]] = []
 
     async def call(make: Call | MakeCall, releases: str | None = None) -> None:
@@ -80,8 +81,7 @@ async def _outcome_and_pop(send: _Recording) -> tuple[list[object], list[Sequenc
                 reply = await batcher.submit_ordered(make)
         except ConnectionError as error:
             reply = error
-        if releases is not None or not isinstance(make, tuple):
-            replies.append(reply)
+        replies[make[0] if isinstance(make, tuple) else "queue.pop"] = reply
 
     def pop(ahead: Sequence[str]) -> Call:
         released.append(list(ahead))
@@ -108,12 +108,41 @@ async def test_the_batcher_joins_the_pop_with_the_outcome_ahead_of_it() -> None:
             ("queue.popAfter", ("2", "q", "w", 1, "job.complete", "1", "a", "w", "q", "{}")),
         ]
     ]
-    assert replies == ["done", "[popped]"]  # each caller got its own part
+    # each caller got its own part
+    assert replies == {"job.complete": "done", "job.log": "job.log", "queue.pop": "[popped]"}
 
 
 async def test_a_failed_round_trip_fails_both_joined_calls() -> None:
     send = _Recording()
     send.fail = True
     replies, _ = await _outcome_and_pop(send)
-    assert len(replies) == 2
-    assert all(isinstance(reply, ConnectionError) for reply in replies)
+    assert len(replies) == 3
+    assert all(isinstance(reply, ConnectionError) for reply in replies.values())
+
+
+async def test_held_calls_fly_from_the_pop_s_own_task_when_nothing_is_in_flight() -> None:
+    """The pop that follows a held outcome sends both itself (no hop through the batcher's
+    task, which is not even running here)."""
+    send = _Recording()
+    batcher = Batcher(send, pairing=PopAfter())
+    replies: dict[str, object] = {}
+
+    async def complete() -> None:
+        replies["complete"] = await batcher.submit(
+            ("job.complete", ("1", "a", "w", "q", "{}")), "a"
+        )
+
+    async def pop() -> None:
+        replies["pop"] = await batcher.submit_ordered(
+            lambda ahead: ("queue.pop", ("2", "q", "w", len(ahead)))
+        )
+
+    batcher.hold_lone_calls = True
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(complete)
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(pop)
+    assert replies == {"complete": "done", "pop": "[popped]"}
+    assert [call[0] for batch in send.batches for call in batch] == ["queue.popAfter"]
+    assert batcher.round_trips == 1
