@@ -10,12 +10,17 @@ when that batch is sent, from the calls that go ahead of it there (calls of othe
 in flight may run before or after it). A call that reports a running job's outcome says
 which jid it `releases`; an ordered call is made from the jids released by the calls ahead
 of it. The worker pops this way (see aqless._worker.pops).
+
+With a ``Pairing``, an ordered call and the last call ahead of it that releases a jid go as
+one call when the pairing can join them (the worker's outcome and its next pop: see
+aqless._connection.pop_after); each caller gets its own part of the joined reply.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 import anyio
 from anyio.abc import TaskStatus
@@ -35,8 +40,18 @@ MakeCall = Callable[[Sequence[str]], Call]
 _UNMADE: Call = ("", ())
 
 
+class Pairing(Protocol):
+    """Joins a call and the ordered call behind it into one, and splits the joined reply."""
+
+    def join(self, first: Call, ordered: Call) -> Call | None:
+        """The one call doing both, or None if these two cannot be joined."""
+
+    def split(self, reply: Reply) -> tuple[Reply, Reply]:
+        """The replies of the first call and of the ordered one, from the joined call's."""
+
+
 class _Pending:
-    __slots__ = ("call", "done", "error", "make", "releases", "reply")
+    __slots__ = ("call", "done", "error", "make", "parts", "releases", "reply")
 
     def __init__(
         self, call: Call, make: MakeCall | None = None, releases: str | None = None
@@ -47,6 +62,21 @@ class _Pending:
         self.done = asyncio.Event()  # see aqless._connection.wakeup for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
+        #: a joined call's two calls (see Pairing)
+        self.parts: tuple[_Pending, _Pending] | None = None
+
+    def land(self, reply: Reply, pairing: Pairing | None) -> None:
+        if self.parts is None or pairing is None:
+            self.reply = reply
+            self.done.set()
+            return
+        for part, part_reply in zip(self.parts, pairing.split(reply), strict=True):
+            part.land(part_reply, None)
+
+    def fail(self, error: BaseException) -> None:
+        for part in self.parts or (self,):
+            part.error = error
+            part.done.set()
 
 
 class Batcher:
@@ -54,8 +84,9 @@ class Batcher:
     (``run``) owned by whoever started it. Up to `depth` batches are in flight at once (on
     as many connections), so the client prepares one while the server runs another."""
 
-    def __init__(self, send: Send, *, depth: int = 2) -> None:
+    def __init__(self, send: Send, *, depth: int = 2, pairing: Pairing | None = None) -> None:
         self._send = send
+        self._pairing = pairing
         self._queue: list[_Pending] = []
         self._changed = Wakeup()  # calls arrived, or a batch landed
         self._closed = False
@@ -85,13 +116,29 @@ class Batcher:
         """Like ``submit``, for a call made when its batch is sent: ``make(released)`` gives
         its command and arguments, `released` being the jids that the calls going before
         it in its batch release (the server runs them first). A lone call is made at once,
-        with nothing ahead."""
+        with nothing ahead; with nothing in flight, the calls held for it go with it from
+        the caller's own task (the hops to the batcher's task cost a worker with one slot
+        about a tenth of its time per job)."""
         if self._closed:
             raise RuntimeError("this batcher is closed")
         if not self._queue and self._in_flight == 0:
             return await self._alone(make(()))
         self._ordered += 1
-        return await self._wait(_Pending(_UNMADE, make))
+        pending = _Pending(_UNMADE, make)
+        if self._in_flight == 0:  # only held calls wait: fly them from here
+            self._queue.append(pending)
+            return await self._fly_here(pending)
+        return await self._wait(pending)
+
+    async def _fly_here(self, pending: _Pending) -> Reply:
+        batch = self._take_batch()
+        self._in_flight += 1
+        self.round_trips += 1
+        self.calls += len(batch)
+        await self._fly(batch)
+        if pending.error is not None:
+            raise pending.error
+        return pending.reply
 
     async def _wait(self, pending: _Pending) -> Reply:
         self._queue.append(pending)
@@ -169,25 +216,42 @@ class Batcher:
                     pending.done.set()
                     continue
             made.append(pending)
+            if pending.make is not None and self._pairing is not None:
+                self._join(made, self._pairing)
         return made
+
+    @staticmethod
+    def _join(made: list[_Pending], pairing: Pairing) -> None:
+        """Join the ordered call last in `made` with the last call ahead of it that releases
+        a jid, if the pairing can (the calls of a batch come from different callers, so
+        moving one behind the others changes no caller's order)."""
+        ordered = made[-1]
+        for index in range(len(made) - 2, -1, -1):
+            first = made[index]
+            if first.releases is not None and first.parts is None:
+                call = pairing.join(first.call, ordered.call)
+                if call is not None:
+                    joined = _Pending(call, releases=first.releases)
+                    joined.parts = (first, ordered)
+                    del made[index]
+                    made[-1] = joined
+                return
 
     async def _fly(self, batch: list[_Pending]) -> None:
         try:
             replies = await self._send([pending.call for pending in batch])
         except BaseException as error:  # the round trip failed: every call of it did
             for pending in batch:
-                pending.error = (
+                pending.fail(
                     error
                     if isinstance(error, Exception)
                     else ConnectionLostError("the call was interrupted")
                 )
-                pending.done.set()
             if not isinstance(error, Exception):
                 raise
         else:
             for pending, reply in zip(batch, replies, strict=True):
-                pending.reply = reply
-                pending.done.set()
+                pending.land(reply, self._pairing)
         finally:
             self._in_flight -= 1
             self._changed.fire()

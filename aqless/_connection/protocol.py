@@ -33,6 +33,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from aqless._connection.batching import Batcher
 from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import LeanConnection
+from aqless._connection.pop_after import PopAfter
 from aqless.errors import (
     ConnectionLostError,
     InvalidArgumentError,
@@ -272,12 +273,12 @@ class Protocol:
     @asynccontextmanager
     async def batching(self) -> AsyncIterator[Batcher]:
         """While inside, calls made concurrently share round trips
-        (see aqless._connection.batching).
-        Nested uses share the outer one."""
+        (see aqless._connection.batching), and an outcome and the pop behind it share one
+        script call (aqless._connection.pop_after). Nested uses share the outer one."""
         if self._batcher is not None:
             yield self._batcher
             return
-        batcher = Batcher(self._send)
+        batcher = Batcher(self._send, pairing=PopAfter())
         async with anyio.create_task_group() as group:
             await group.start(batcher.run)
             self._batcher = batcher

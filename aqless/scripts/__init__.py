@@ -36,6 +36,7 @@ MODULES: tuple[str, ...] = (
     "progress.lua",
     "queue.lua",
     "cron.lua",
+    "popafter.lua",
     "recurring.lua",
     "worker.lua",
     "patterns.lua",

@@ -40,6 +40,7 @@ PROMISES = {
         "failed into parcels-JobDataError: __main__.ship: the data does not fit Parcel: "
         "data: missing field 'address'",
     ],
+    "one_at_a_time.py": ["applied in order: 1 2 3 4 5", "balance 300; worker: 5 completed"],
     "observability.py": [
         'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',
         'aqless_failed_jobs{group="reports-ValueError"} 1.0',

@@ -127,6 +127,7 @@ def test_the_table_is_what_the_headers_cover() -> None:
     aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
     aqless_own |= {"job.progress", "jobs.progress"}
+    aqless_own |= {"queue.popAfter"}
     assert entries == set(CLASSIC_COMMANDS + RELESS_COMMANDS) | aqless_own
     assert {name for header in headers for name in header.names} == entries
 

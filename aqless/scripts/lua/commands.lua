@@ -90,6 +90,20 @@ end
 -- time on every call, so building all of them would cost more than most commands do.
 local GROUPS = {}
 
+-- Groups built so far: one per call in a script, kept across calls in a function library.
+local built = {}
+
+-- The handler of a command name (function(now, a)), or nil.
+local function find_command(name)
+  local prefix = string.match(name, '^([^.]*)%.') or ''
+  if built[prefix] == nil then
+    local group = GROUPS[prefix]
+    if group == nil then return nil end
+    built[prefix] = group()
+  end
+  return built[prefix][name]
+end
+
 GROUPS[''] = function() return {
   --- put | queue.put
   -- args: worker, queue, jid, klass, data, delay, [name, value]...
@@ -497,6 +511,19 @@ GROUPS['queue'] = function() return {
     local queue, worker, limit = a[1], a[2], a[3]
     return Queue.pop(RELESS, now, queue, worker, limit)
   end,
+  --- queue.popAfter
+  -- args: queue, worker, limit, command, command's now, command's argument...
+  --    (aqless's own: runs the outcome `command` (job.complete, job.completeAndRequeue,
+  --    job.fail, job.retry or job.requeue) as its own call would, then pops as
+  --    rateLimit.pop)
+  -- reads: as the command, as rateLimit.pop
+  -- writes: as the command, as rateLimit.pop
+  -- reply: {ok or refused, rateLimit.pop's reply or the text of its refusal, ok or refused, the
+  --    command's reply or the text of its refusal} (a refused command does not stop the pop)
+  -- errors: PopAfter(): Arg "command" not an outcome: <command>;
+  --    PopAfter(): Arg "now" not a number: <now>; Queue(): no queue name provided;
+  --    Pop(): Arg "worker" missing; Pop(): Arg "limit" missing or not a number: {value}
+  ['queue.popAfter'] = function(now, a) return Queue.pop_after(now, a, find_command) end,
   -- contract: see put
   ['queue.put'] = function(now, a) return Job.put(RELESS, now, a) end,
   --- queue.putDeduplicated
@@ -1146,17 +1173,3 @@ GROUPS['rateLimit'] = function() return {
   --    RateLimit(): Arg "period" not a number of seconds above 0: <period>
   ['rateLimit.set'] = function(now, a) RateLimit.set(a[1], a[2], a[3]) end,
 } end
-
--- Groups built so far: one per call in a script, kept across calls in a function library.
-local built = {}
-
--- The handler of a command name (function(now, a)), or nil.
-local function find_command(name)
-  local prefix = string.match(name, '^([^.]*)%.') or ''
-  if built[prefix] == nil then
-    local group = GROUPS[prefix]
-    if group == nil then return nil end
-    built[prefix] = group()
-  end
-  return built[prefix][name]
-end

@@ -115,12 +115,18 @@ function Queue.pop_jids(D, now, queue, worker, count)
   return popped, known
 end
 
-function Queue.pop(D, now, queue, worker, count)
+-- A pop's arguments checked: its count as a whole number.
+function Queue.pop_count(D, queue, worker, count)
   check(queue, 'Queue(): no queue name provided')
   check(worker, 'Pop(): Arg "worker" missing')
   local n = number(count)
   if n == nil then refuse(D, 'pop_count', {value = tostring(count)}) end
-  return Job.list_json(D, Queue.pop_jids(D, now, queue, worker, whole(n)))
+  return whole(n)
+end
+
+function Queue.pop(D, now, queue, worker, count)
+  local n = Queue.pop_count(D, queue, worker, count)
+  return Job.list_json(D, Queue.pop_jids(D, now, queue, worker, n))
 end
 
 -- The jids a pop would take, without taking them: expired locks first, then the work set

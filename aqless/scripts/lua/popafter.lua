@@ -1,0 +1,43 @@
+-- One job at a time (aqless's own, `queue.popAfter`): a worker's outcome for the job it ran
+-- and its pop of the next, in one call. A script call has a fixed cost of its own, which a
+-- worker with one slot pays twice per job when the two go as calls of their own.
+--
+-- The outcome runs as its own command would, with its own `now` and arguments, then the
+-- pop as `rateLimit.pop` (the worker's pop): the keys, replies and events are those of the two calls sent one
+-- after the other. A refused outcome (the job is no longer the worker's) does not stop the
+-- pop, as it would not have stopped the pop sent behind it: its error text is the reply's.
+
+-- The commands a worker reports an outcome with (the reqless vocabulary's).
+local POP_AFTER_OUTCOMES = {
+  ['job.complete'] = true, ['job.completeAndRequeue'] = true, ['job.fail'] = true,
+  ['job.retry'] = true, ['job.requeue'] = true,
+}
+
+-- A command run under pcall: 'ok' and its reply, or 'refused' and the text of its refusal
+-- (the script's own, or the server's error for a command it ran, e.g. WRONGTYPE, an ACL's).
+local function pop_after_part(ok, reply)
+  if ok then return 'ok', reply end
+  if type(reply) == 'table' and reply.err then return 'refused', reply.err end
+  return 'refused', tostring(reply)
+end
+
+-- `a`: queue, worker, limit, command, the command's now, its arguments...; `find`: the
+-- handler of a command name. Returns {'ok' or 'refused', the pop's reply or the text of its
+-- refusal, 'ok' or 'refused', the outcome's reply or the text of its refusal}: each call
+-- answers as it would on its own.
+function Queue.pop_after(now, a, find)
+  local queue, worker, limit, command, at = a[1], a[2], a[3], a[4], a[5]
+  local count = Queue.pop_count(RELESS, queue, worker, limit)
+  check(POP_AFTER_OUTCOMES[command], 'PopAfter(): Arg "command" not an outcome: '
+    .. tostring(command))
+  local outcome_now = number(at)
+  check(outcome_now, 'PopAfter(): Arg "now" not a number: ' .. tostring(at))
+  local arguments = {n = math.max(0, a.n - 5)}
+  for i = 6, a.n do arguments[i - 5] = a[i] end
+  local outcome, outcome_reply = pop_after_part(pcall(find(command), outcome_now, arguments))
+  -- the per-call caches (configuration, tracking, throttle maximums) hold nothing an
+  -- outcome changes: the pop reads what it would read in a call of its own
+  local popped, pop_reply = pop_after_part(pcall(find('rateLimit.pop'), now,
+    {queue, worker, count, n = 3}))
+  return {popped, pop_reply, outcome, outcome_reply}
+end

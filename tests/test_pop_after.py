@@ -1,0 +1,148 @@
+"""Joining an outcome and the pop behind it into one ``queue.popAfter`` call: the batcher's
+pairing (aqless._connection.batching) and PopAfter's join and split
+(aqless._connection.pop_after). The script's side is tested in tests/scripts/test_pop_after.py,
+the worker's in tests/worker/test_one_at_a_time.py."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+from redis.exceptions import ResponseError
+
+from aqless._connection.batching import Batcher, MakeCall
+from aqless._connection.pop_after import PopAfter
+from aqless.scripts.loader import Call, Reply
+
+POP: Call = ("rateLimit.pop", ("2.5", "q", "w", 1))
+
+
+def test_an_outcome_and_a_pop_join_with_each_call_s_own_now() -> None:
+    outcome: Call = ("job.complete", ("1.5", "a", "w", "q", "{}"))
+    assert PopAfter().join(outcome, POP) == (
+        "queue.popAfter",
+        ("2.5", "q", "w", 1, "job.complete", "1.5", "a", "w", "q", "{}"),
+    )
+
+
+def test_only_outcomes_and_pops_join() -> None:
+    pairing = PopAfter()
+    assert pairing.join(("job.heartbeat", ("1", "a", "w")), POP) is None
+    assert (
+        pairing.join(("job.complete", ("1", "a", "w", "q", "{}")), ("queue.peek", ("2",))) is None
+    )
+
+
+def test_the_joined_reply_splits_into_the_outcome_s_and_the_pop_s() -> None:
+    pairing = PopAfter()
+    assert pairing.split(["ok", "[]", "ok", "complete"]) == ("complete", "[]")
+    assert pairing.split(["ok", "[]", "ok", -1]) == (-1, "[]")
+    refused, popped = pairing.split(["ok", "[{}]", "refused", "user_function:9: Complete(): no"])
+    assert isinstance(refused, ResponseError)
+    assert str(refused) == "user_function:9: Complete(): no"
+    assert popped == "[{}]"
+    outcome, pop_refused = pairing.split(["refused", "user_function:3: Pop(): no", "ok", "1"])
+    assert outcome == "1"
+    assert isinstance(pop_refused, ResponseError)
+    outcome, pop_refused = pairing.split(["refused", "WRONGTYPE Operation", "ok", "1"])
+    assert str(pop_refused) == "WRONGTYPE Operation"  # the server's code kept, as it comes
+    nothing_ran = ResponseError("OOM command not allowed")
+    assert pairing.split(nothing_ran) == (nothing_ran, nothing_ran)
+
+
+class _Recording:
+    """A fake round trip: records each batch, answers a joined call as the script would."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[Call]] = []
+        self.fail = False
+
+    async def __call__(self, calls: Sequence[Call]) -> list[Reply]:
+        self.batches.append(list(calls))
+        if self.fail:
+            raise ConnectionError("dropped")
+        return [
+            ["ok", "[popped]", "ok", "done"] if command == "queue.popAfter" else command
+            for command, _ in calls
+        ]
+
+
+async def _outcome_and_pop(send: _Recording) -> tuple[dict[str, object], list[Sequence[str]]]:
+    """Replies by caller: the complete's, the log's and the pop's."""
+    batcher = Batcher(send, pairing=PopAfter())
+    replies: dict[str, object] = {}
+    released: list[Sequence[str]] = []
+
+    async def call(make: Call | MakeCall, releases: str | None = None) -> None:
+        try:
+            if isinstance(make, tuple):
+                reply = await batcher.submit(make, releases)
+            else:
+                reply = await batcher.submit_ordered(make)
+        except ConnectionError as error:
+            reply = error
+        replies[make[0] if isinstance(make, tuple) else "rateLimit.pop"] = reply
+
+    def pop(ahead: Sequence[str]) -> Call:
+        released.append(list(ahead))
+        return ("rateLimit.pop", ("2", "q", "w", len(ahead)))
+
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        batcher.hold_lone_calls = True
+        group.start_soon(call, ("job.complete", ("1", "a", "w", "q", "{}")), "a")
+        group.start_soon(call, ("job.log", ("1", "b", "m")))  # releases nothing
+        group.start_soon(call, pop)
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    return replies, released
+
+
+async def test_the_batcher_joins_the_pop_with_the_outcome_ahead_of_it() -> None:
+    send = _Recording()
+    replies, released = await _outcome_and_pop(send)
+    assert released == [["a"]]  # the pop was made knowing the outcome goes ahead of it
+    assert send.batches == [
+        [
+            ("job.log", ("1", "b", "m")),
+            ("queue.popAfter", ("2", "q", "w", 1, "job.complete", "1", "a", "w", "q", "{}")),
+        ]
+    ]
+    # each caller got its own part
+    assert replies == {"job.complete": "done", "job.log": "job.log", "rateLimit.pop": "[popped]"}
+
+
+async def test_a_failed_round_trip_fails_both_joined_calls() -> None:
+    send = _Recording()
+    send.fail = True
+    replies, _ = await _outcome_and_pop(send)
+    assert len(replies) == 3
+    assert all(isinstance(reply, ConnectionError) for reply in replies.values())
+
+
+async def test_held_calls_fly_from_the_pop_s_own_task_when_nothing_is_in_flight() -> None:
+    """The pop that follows a held outcome sends both itself (no hop through the batcher's
+    task, which is not even running here)."""
+    send = _Recording()
+    batcher = Batcher(send, pairing=PopAfter())
+    replies: dict[str, object] = {}
+
+    async def complete() -> None:
+        replies["complete"] = await batcher.submit(
+            ("job.complete", ("1", "a", "w", "q", "{}")), "a"
+        )
+
+    async def pop() -> None:
+        replies["pop"] = await batcher.submit_ordered(
+            lambda ahead: ("rateLimit.pop", ("2", "q", "w", len(ahead)))
+        )
+
+    batcher.hold_lone_calls = True
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(complete)
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(pop)
+    assert replies == {"complete": "done", "pop": "[popped]"}
+    assert [call[0] for batch in send.batches for call in batch] == ["queue.popAfter"]
+    assert batcher.round_trips == 1
