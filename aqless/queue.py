@@ -26,6 +26,7 @@ from aqless.job import Job, class_name
 from aqless.job import JobClass as JobClass  # re-exported: put's argument type
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.ratelimits import RateLimit
+from aqless.run_at import RunAt, checked_at, delay_until
 from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
 
@@ -80,6 +81,10 @@ class PutRequest:
     throttles: Sequence[str] | None = None
     dedup: DedupOption = None
     rate_limits: Sequence[str] | None = None
+    at: RunAt | None = None
+
+    def __post_init__(self) -> None:
+        checked_at(self.delay, self.at)  # refused here, before anything is sent
 
 
 class PutOptions(TypedDict, total=False):
@@ -94,6 +99,7 @@ class PutOptions(TypedDict, total=False):
     throttles: Sequence[str] | None
     dedup: DedupOption
     rate_limits: Sequence[str] | None
+    at: RunAt | None
 
 
 def checked_name(name: str) -> str:
@@ -115,13 +121,15 @@ class Queue:
 
     # -- putting ------------------------------------------------------------------------------
 
-    def _put_arguments(self, request: PutRequest) -> tuple[str, list[str | float]]:
+    def _put_arguments(self, request: PutRequest) -> tuple[str, list[str | float], float | None]:
+        """The jid and the arguments of a put, and the priority it waits at (see _order)."""
+        delay = delay_until(request.delay, request.at, self._client.clock)
         jid, args = self._arguments(
             request.klass,
             request.data,
             request.jid,
             request.priority,
-            request.delay,
+            delay,
             request.tags,
             request.retries,
             request.depends,
@@ -129,7 +137,8 @@ class Queue:
             request.rate_limits,
         )
         dedup = dedup_of(request.dedup)
-        return jid, args if dedup is None else [*dedup.arguments(), *args]
+        order = _order(request.priority, delay)
+        return jid, args if dedup is None else [*dedup.arguments(), *args], order
 
     def _arguments(
         self,
@@ -201,6 +210,7 @@ class Queue:
         throttles: Sequence[str] | None = None,
         dedup: DedupOption = None,
         rate_limits: Sequence[str] | None = None,
+        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str: ...
@@ -220,6 +230,7 @@ class Queue:
         throttles: Sequence[str] | None = None,
         dedup: DedupOption = None,
         rate_limits: Sequence[str] | None = None,
+        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str: ...
@@ -238,6 +249,7 @@ class Queue:
         throttles: Sequence[str] | None = None,
         dedup: DedupOption = None,
         rate_limits: Sequence[str] | None = None,
+        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
     ) -> str:
@@ -254,6 +266,9 @@ class Queue:
                 replaces that job: explicit jids make jobs unique.
             priority: higher runs earlier (default 0, or the existing job's).
             delay: seconds before the job may run (default 0, or the class's default).
+            at: the time it may run from instead: a timezone-aware datetime or a Unix time,
+                made a delay on the client's clock (a time past runs now). ConfigurationError
+                with `delay` too, or for a naive datetime.
             tags: tags to find the job by.
             retries: how many lost locks or retries it may spend (default 5).
             depends: jids that must complete before this job runs.
@@ -269,6 +284,7 @@ class Queue:
                 if the server does not confirm it (the job was put all the same).
         """
         command = "job.requeue" if requeue else "queue.put"
+        delay = delay_until(delay, at, self._client.clock)
         wait = await self._durability(durable)
         if dedup is None and not self._client.put_hooks and wait is None:  # the common case
             jid, args = self._arguments(
@@ -308,13 +324,10 @@ class Queue:
             if wait is not None:  # the put with its WAITAOF right behind it
                 return await self._put_many(requests, 1, wait, command, results)
             (request,) = requests
-            jid, args = self._put_arguments(request)
+            jid, args, order = self._put_arguments(request)
             name = _command(request, command)
             reply = await self._client.protocol.call(
-                name,
-                *args,
-                priority=_order(request.priority, request.delay),
-                releases=_released(jid, requeue),
+                name, *args, priority=order, releases=_released(jid, requeue)
             )
             results.append(PutResult.from_reply(name, reply))
             return [results[-1].jid]
@@ -384,8 +397,8 @@ class Queue:
             names = commands[start : start + batch]
             replies = await self._client.protocol.many(
                 command,
-                [args for _, args in chunk],
-                [_order(r.priority, r.delay) for r in requests[start : start + batch]],
+                [args for _, args, _ in chunk],
+                [order for _, _, order in chunk],
                 then=() if wait is None else wait.command(),
                 commands=names,
             )

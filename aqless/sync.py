@@ -38,7 +38,9 @@ from aqless.models import (
 )
 from aqless.progress import Progress
 from aqless.queue import PutOptions, PutRequest, checked_name
+from aqless.ratelimits import RateLimit, RateLimitInfo
 from aqless.results import JobResult
+from aqless.run_at import RunAt
 
 T = TypeVar("T")
 
@@ -137,6 +139,7 @@ class Client:
         self.queues = SyncQueues(self)
         self.jobs = SyncJobs(self)
         self.workers = SyncWorkers(self)
+        self.rate_limits = SyncRateLimits(self)
 
     def _start(self) -> _Runtime:
         return _Runtime(lambda: aio.Client(self._url, **self._options))
@@ -253,6 +256,8 @@ class SyncQueue:
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
         dedup: DedupOption = None,
+        rate_limits: Sequence[str] | None = None,
+        at: RunAt | None = None,
     ) -> str:
         """Put a job into this queue; returns its jid (see ``aqless.Queue.put``)."""
         return self._client.call(
@@ -267,6 +272,8 @@ class SyncQueue:
                 depends=depends,
                 throttles=throttles,
                 dedup=dedup,
+                rate_limits=rate_limits,
+                at=at,
             )
         )
 
@@ -284,6 +291,56 @@ class SyncQueue:
         return self._client.call(
             lambda client: client.queues[self.name].put_many(listed, batch=batch)
         )
+
+    def put_many_results(
+        self, requests: Iterable[PutRequest], *, batch: int = 1000
+    ) -> list[PutResult]:
+        """`put_many`, telling what each put did (see ``aqless.Queue.put_many_results``)."""
+        listed = list(requests)
+        return self._client.call(
+            lambda client: client.queues[self.name].put_many_results(listed, batch=batch)
+        )
+
+    def recur(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        interval: float | None = None,
+        *,
+        jid: str | None = None,
+        offset: float = 0,
+        priority: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        backlog: int | None = None,
+        throttles: Sequence[str] | None = None,
+        cron: str | None = None,
+        tz: str = "UTC",
+    ) -> str:
+        """Spawn a job every `interval` seconds, or at the times of a `cron` expression in
+        time zone `tz`; returns the recurring job's id (see ``aqless.Queue.recur``)."""
+        return self._client.call(
+            lambda client: client.queues[self.name].recur(
+                klass,
+                data,
+                interval,
+                jid=jid,
+                offset=offset,
+                priority=priority,
+                tags=tags,
+                retries=retries,
+                backlog=backlog,
+                throttles=throttles,
+                cron=cron,
+                tz=tz,
+            )
+        )
+
+    @property
+    def rate_limit(self) -> SyncRateLimit:
+        """This queue's own rate limit (no I/O): ``queue.rate_limit.get()``."""
+        limiter = self._client._current().client.rate_limits.of_queue(self.name)
+        return SyncRateLimit(self._client, limiter.id)
 
     def length(self) -> int:
         return self._client.call(lambda client: client.queues[self.name].length())
@@ -362,6 +419,35 @@ class SyncWorkers:
 
     def jobs(self, worker: str) -> WorkerJobs:
         return self._client.call(lambda client: client.workers.jobs(worker))
+
+
+class SyncRateLimits:
+    """The rate limits: ``client.rate_limits["api"].get()`` and ``.all()``."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> SyncRateLimit:
+        return SyncRateLimit(self._client, self._client._current().client.rate_limits[name].id)
+
+    def all(self) -> list[RateLimitInfo]:
+        """Every limit set, queues' and named ones, by id."""
+        return self._client.call(lambda client: client.rate_limits.all())
+
+
+class SyncRateLimit:
+    """One limiter (no I/O to make), read with ``get()``."""
+
+    def __init__(self, client: Client, id: str) -> None:
+        self._client = client
+        self.id = id
+
+    def __repr__(self) -> str:
+        return f"<SyncRateLimit {self.id}>"
+
+    def get(self) -> RateLimitInfo:
+        """Its limit, the starts in the current window and the wait for the next one."""
+        return self._client.call(lambda client: RateLimit(client, self.id).get())
 
 
 class _Snapshot(Generic[T]):
@@ -477,13 +563,20 @@ class SyncRecurringJob:
     backlog: _Snapshot[int] = _Snapshot()
     tags: _Snapshot[tuple[str, ...]] = _Snapshot()
     throttles: _Snapshot[tuple[str, ...]] = _Snapshot()
+    cron: _Snapshot[str | None] = _Snapshot()
+    tz: _Snapshot[str] = _Snapshot()
 
     def __init__(self, client: Client, job: RecurringJob) -> None:
         self._client = client
         self._job = job
 
     def __repr__(self) -> str:
-        return f"<SyncRecurringJob {self.jid} {self.klass_name} every {self.interval}s>"
+        every = f"on {self.cron!r} {self.tz}" if self.cron else f"every {self.interval}s"
+        return f"<SyncRecurringJob {self.jid} {self.klass_name} {every}>"
+
+    def next_runs(self, count: int = 5) -> list[datetime.datetime]:
+        """When it spawns next (the next `count` times), in its time zone."""
+        return self._client.call(lambda client: _bound(self._job, client).next_runs(count))
 
     def cancel(self) -> None:
         """Stop spawning (jobs already spawned are left alone)."""
@@ -496,6 +589,8 @@ __all__ = [
     "SyncJobs",
     "SyncQueue",
     "SyncQueues",
+    "SyncRateLimit",
+    "SyncRateLimits",
     "SyncRecurringJob",
     "SyncWorkers",
 ]

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
             "aqless.patterns", "aqless.embedded", "aqless.durability", "aqless.sync",
             "aqless.typed", "aqless.schedules", "aqless.results", "aqless.dedup",
-            "aqless.ratelimits", "aqless.progress",
+            "aqless.ratelimits", "aqless.progress", "aqless.run_at",
         ),
     ),
     (

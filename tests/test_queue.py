@@ -144,6 +144,52 @@ async def test_put_delay(timed_client: aqless.Client, clock: ManualClock) -> Non
     assert (await pop_one(queue)).jid == jid
 
 
+async def test_put_at_a_time_schedules_it_for_that_time_on_the_clients_clock(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    paris_summer = datetime.timezone(datetime.timedelta(hours=2))
+    at = datetime.datetime.fromtimestamp(START + 90, tz=paris_summer)
+    jid = await queue.put("app.Job", at=at)
+    by_number = (await queue.put_result("app.Job", at=START + 120)).jid
+    (in_many,) = await queue.put_many([PutRequest("app.Job", at=START + 150)])
+    assert await queue.jobs(JobState.SCHEDULED) == [jid, by_number, in_many]
+    for elapsed, due in ((89, None), (1, jid), (29, None), (1, by_number), (30, in_many)):
+        clock.advance(elapsed)
+        popped = await queue.pop()
+        assert (popped and popped.jid) == due
+
+
+async def test_put_at_a_time_past_runs_now_and_wins_over_the_class_delay(
+    timed_client: aqless.Client,
+) -> None:
+    queue = timed_client.queues["q"]
+    past = await queue.put("app.Job", at=datetime.datetime.fromtimestamp(START - 60, datetime.UTC))
+    own = await queue.put(WithDefaults, {"n": 1}, at=START)  # the class says 30 s
+    assert [(await get_job(timed_client, jid)).state for jid in (past, own)] == [
+        JobState.WAITING,
+        JobState.WAITING,
+    ]
+
+
+async def test_put_at_refuses_a_delay_beside_it_and_naive_datetimes(
+    client: aqless.Client,
+) -> None:
+    queue = client.queues["q"]
+    naive = datetime.datetime(2030, 1, 1, 9, 0)
+    with pytest.raises(aqless.ConfigurationError, match="not both"):
+        await queue.put("app.Job", delay=10, at=naive.replace(tzinfo=datetime.UTC))
+    with pytest.raises(aqless.ConfigurationError, match="naive datetime: its time zone"):
+        await queue.put("app.Job", at=naive)
+    with pytest.raises(aqless.ConfigurationError, match="naive"):
+        PutRequest("app.Job", at=naive)
+    with pytest.raises(aqless.ConfigurationError, match="not both"):
+        await queue.put_result("app.Job", delay=1, at=1.0)
+    with pytest.raises(InvalidArgumentError, match="finite Unix time, not nan"):
+        await queue.put("app.Job", at=math.nan)
+    assert await queue.length() == 0
+
+
 async def test_put_tags(client: aqless.Client) -> None:
     jid = await client.queues["q"].put("app.Job", tags=["red", "big"])
     assert (await get_job(client, jid)).tags == ("red", "big")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import os
 import signal
 import subprocess
@@ -10,12 +11,16 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from zoneinfo import ZoneInfo
 
 import pytest
 import redis
 
 import aqless
 import aqless.sync
+from tests.client_helpers import START, ManualClock
+
+pytest_plugins = ["tests.client_fixtures"]
 
 
 @pytest.fixture
@@ -23,6 +28,15 @@ def sync_client(server_url: str) -> Iterator[aqless.sync.Client]:
     with redis.Redis.from_url(server_url) as connection:
         connection.flushall()
     with aqless.sync.Client(server_url) as client:
+        yield client
+
+
+@pytest.fixture
+def timed_sync_client(server_url: str, clock: ManualClock) -> Iterator[aqless.sync.Client]:
+    """A sync client on a flushed server whose `now` is `clock`."""
+    with redis.Redis.from_url(server_url) as connection:
+        connection.flushall()
+    with aqless.sync.Client(server_url, clock=clock) as client:
         yield client
 
 
@@ -227,3 +241,81 @@ def test_progress_is_read_back(sync_client: aqless.sync.Client, server_url: str)
     reports = sync_client.jobs.progress(jid, "missing")
     assert list(reports) == [jid]
     assert (reports[jid].fraction, reports[jid].message) == (0.25, "a quarter")
+
+
+def test_put_at_a_time_schedules_the_job_for_it(
+    timed_sync_client: aqless.sync.Client, clock: ManualClock
+) -> None:
+    queue = timed_sync_client.queues["q"]
+    at = datetime.datetime.fromtimestamp(START + 60, datetime.UTC)
+    jid = queue.put("app.Job", at=at)
+    by_result = queue.put_result("app.Job", at=START + 90).jid
+    assert queue.jobs("scheduled") == [jid, by_result]
+    clock.advance(59)
+    assert queue.jobs("scheduled") == [jid, by_result]
+    assert queue.counts().waiting == 0
+    clock.advance(1)
+    assert queue.peek()[0].jid == jid  # the scheduled job became due
+    assert queue.jobs("scheduled") == [by_result]
+    with pytest.raises(aqless.ConfigurationError, match="not both"):
+        queue.put("app.Job", delay=1, at=at)
+    with pytest.raises(aqless.ConfigurationError, match="naive"):
+        queue.put("app.Job", at=at.replace(tzinfo=None))
+
+
+def test_recur_on_a_cron_schedule_and_read_its_next_runs(
+    timed_sync_client: aqless.sync.Client, clock: ManualClock
+) -> None:
+    paris = "Europe/Paris"
+    clock.now = datetime.datetime(2026, 6, 1, 8, 1, tzinfo=ZoneInfo(paris)).timestamp()
+    rjid = timed_sync_client.queues["q"].recur("app.Report", cron="*/30 * * * *", tz=paris)
+    job = timed_sync_client.jobs.get(rjid)
+    assert isinstance(job, aqless.sync.SyncRecurringJob)
+    assert (job.cron, job.tz, job.klass_name) == ("*/30 * * * *", paris, "app.Report")
+    assert repr(job) == f"<SyncRecurringJob {rjid} app.Report on '*/30 * * * *' {paris}>"
+    runs = [moment.strftime("%H:%M%z") for moment in job.next_runs(3)]
+    assert runs == ["08:30+0200", "09:00+0200", "09:30+0200"]
+    every = timed_sync_client.queues["q"].recur("app.Tick", interval=10)
+    ticking = timed_sync_client.jobs.get(every)
+    assert isinstance(ticking, aqless.sync.SyncRecurringJob)
+    assert (ticking.cron, ticking.interval) == (None, 10)
+
+
+def test_put_with_rate_limits_and_put_many_with_dedup(
+    sync_client: aqless.sync.Client, server_url: str
+) -> None:
+    queue = sync_client.queues["api"]
+    sync_client.call(lambda client: client.rate_limits["partner"].set(1, per=60))
+    limited = queue.put("app.Call", rate_limits=["partner"])
+    results = queue.put_many_results(
+        [
+            aqless.PutRequest("app.Index", {"q": "a"}, dedup="index:a"),
+            aqless.PutRequest("app.Index", {"q": "a"}, dedup="index:a"),
+            aqless.PutRequest("app.Call", rate_limits=["partner"]),
+        ]
+    )
+    first, again, called = results
+    assert (first.deduplicated, again.deduplicated, called.deduplicated) == (False, True, False)
+    assert again.jid == first.jid
+    assert queue.put_many([aqless.PutRequest("app.Index", dedup="index:a")]) == [first.jid]
+    with redis.Redis.from_url(server_url, decode_responses=True) as connection:
+        for jid in (limited, called.jid):
+            assert connection.hget(f"ql:j:{jid}", "rate_limits") == '["partner"]'
+    popped = sync_client.call(lambda client: client.queues["api"].pop_many(5))
+    # one start a minute: the second limited job waits
+    assert sorted(job.jid for job in popped) == sorted([limited, first.jid])
+    assert queue.jobs("scheduled") == [called.jid]
+
+
+def test_rate_limits_are_read(sync_client: aqless.sync.Client) -> None:
+    assert sync_client.rate_limits.all() == []
+    sync_client.call(lambda client: client.rate_limits["partner"].set(5, per=2))
+    sync_client.call(lambda client: client.queues["api"].set_rate_limit(3, per=1))
+    partner = sync_client.rate_limits["partner"].get()
+    assert (partner.id, partner.limit, partner.period, partner.used) == ("partner", 5, 2, 0)
+    own = sync_client.queues["api"].rate_limit
+    assert own.id == "ql:q:api"
+    assert (own.get().limit, own.get().period) == (3, 1)
+    assert sorted(info.id for info in sync_client.rate_limits.all()) == ["partner", "ql:q:api"]
+    with pytest.raises(aqless.InvalidArgumentError):
+        sync_client.rate_limits[""]

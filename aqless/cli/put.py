@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import IO, Any
@@ -9,7 +10,7 @@ from typing import IO, Any
 import click
 
 import aqless
-from aqless.cli.params import names, parse_json
+from aqless.cli.params import aware_time, names, parse_json, parse_time
 from aqless.cli.render import plural
 from aqless.cli.runtime import chunks, emit, progress, run
 
@@ -20,6 +21,7 @@ LINE_FIELDS = (
     "jid",
     "priority",
     "delay",
+    "at",
     "tags",
     "retries",
     "depends",
@@ -42,9 +44,20 @@ def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.Put
         if unknown:
             raise click.UsageError(f"line {number}: unknown fields {', '.join(unknown)}")
         merged = {**defaults, **fields}
+        for own, other in (("at", "delay"), ("delay", "at")):
+            if own in fields and other not in fields:  # a line's time wins over the default
+                merged.pop(other, None)
+        if isinstance(merged.get("at"), str):
+            try:
+                merged["at"] = aware_time(merged["at"])
+            except ValueError as error:
+                raise click.UsageError(f"line {number}: at: {error}") from error
         if not merged.get("klass"):
             raise click.UsageError(f"line {number} names no klass (and no KLASS was given)")
-        requests.append(aqless.PutRequest(**merged))
+        try:
+            requests.append(aqless.PutRequest(**merged))
+        except aqless.AqlessError as error:
+            raise click.UsageError(f"line {number}: {error}") from error
     return requests
 
 
@@ -54,6 +67,11 @@ def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.Put
 @click.argument("data", required=False, callback=parse_json)
 @click.option("--priority", type=float, help="Higher runs earlier (default 0).")
 @click.option("--delay", type=float, help="Seconds before the job may run.")
+@click.option(
+    "--at",
+    callback=parse_time,
+    help="When the job may run instead: ISO 8601 with a UTC offset (2030-01-01T09:00Z).",
+)
 @click.option("--tags", multiple=True, help="Tags (repeat, or separate with commas).")
 @click.option("--retries", type=int, help="Retries the job may spend (default 5).")
 @click.option("--depends", multiple=True, help="Jids that must complete first (repeat or commas).")
@@ -74,6 +92,7 @@ def put(
     data: Any,
     priority: float | None,
     delay: float | None,
+    at: datetime.datetime | None,
     tags: tuple[str, ...],
     retries: int | None,
     depends: tuple[str, ...],
@@ -87,8 +106,9 @@ def put(
     """Put a job into QUEUE: KLASS names its class, DATA is its JSON payload.
 
     With --file, each line is a JSON object with the fields klass, data, jid, priority,
-    delay, tags, retries, depends and throttles; KLASS and the options are the defaults of
-    every line. Lines are put 1,000 per round trip, with a progress bar on a terminal.
+    delay, at (ISO 8601 or a Unix time), tags, retries, depends and throttles; KLASS and
+    the options are the defaults of every line. Lines are put 1,000 per round trip, with a
+    progress bar on a terminal.
     Prints the jid (with --json, {"queue": ..., "jids": [...]}); with --dedup, the jid of the
     job holding the id.
 
@@ -96,6 +116,7 @@ def put(
     Examples:
       aqless put emails app.jobs.Send '{"to": "ann@example.com"}' --priority 5 --tags vip
       aqless put reports app.jobs.Daily --delay 3600
+      aqless put reports app.jobs.Daily --at 2030-01-01T09:00:00+01:00
       aqless put search app.jobs.Index '{"q": "al"}' --dedup index:al --dedup-ttl 2 --debounce
       aqless put emails --file jobs.jsonl
       aqless put emails app.jobs.Send --file - < jobs.jsonl
@@ -103,12 +124,15 @@ def put(
     options: dict[str, Any] = {
         "priority": priority,
         "delay": delay,
+        "at": at,
         "tags": names(tags),
         "retries": retries,
         "depends": names(depends),
         "throttles": names(throttles),
     }
     given = {name: value for name, value in options.items() if value is not None}
+    if delay is not None and at is not None:
+        raise click.UsageError("give --delay or --at, not both")
     if dedup is not None:
         try:
             given["dedup"] = aqless.Dedup(dedup, dedup_ttl, debounce)

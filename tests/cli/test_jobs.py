@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
+import json
+from pathlib import Path
+from typing import cast
+
+import pytest
+
 import aqless
 from tests.cli.helpers import Cli
 from tests.client_helpers import get_job, get_recurring, pop_one
@@ -35,6 +42,51 @@ async def test_put_with_a_delay_schedules_and_json_names_the_jid(
     assert document["queue"] == "q"
     assert len(document["jids"]) == 1
     assert (await get_job(client, document["jids"][0])).state == "scheduled"
+
+
+async def test_put_at_a_time_schedules_it_for_that_moment(
+    client: aqless.Client, run_cli: Cli, tmp_path: Path
+) -> None:
+    hour_ahead = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    hour_ahead += datetime.timedelta(hours=1)
+    at = hour_ahead.astimezone(datetime.timezone(datetime.timedelta(hours=-5))).isoformat()
+    (jid,) = (await run_cli("--json", "put", "q", "app.Later", "--at", at)).json()["jids"]
+    lines = tmp_path / "jobs.jsonl"
+    lines.write_text(
+        json.dumps({"jid": "iso", "at": at})
+        + "\n"
+        + json.dumps({"jid": "unix", "at": hour_ahead.timestamp() + 60})
+        + "\n"
+        + json.dumps({"jid": "own-delay", "delay": 0})
+        + "\n"
+    )
+    outcome = await run_cli("put", "q", "app.Later", "--file", str(lines), "--at", at)
+    assert outcome.code == 0
+    entries = await client.redis.zrange("ql:q:q-scheduled", 0, -1, withscores=True)
+    scheduled = dict(cast(list[tuple[str, float]], entries))
+    expected = {jid: hour_ahead, "iso": hour_ahead}
+    expected["unix"] = hour_ahead + datetime.timedelta(seconds=60)
+    assert scheduled.keys() == expected.keys()
+    for name, moment in expected.items():
+        assert scheduled[name] == pytest.approx(moment.timestamp(), abs=1)
+    assert (await get_job(client, "own-delay")).state == "waiting"
+
+
+async def test_put_at_refuses_a_naive_time_and_a_delay_beside_it(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    naive = await run_cli("put", "q", "app.Later", "--at", "2030-01-01T09:00:00")
+    assert naive.code == 2
+    assert "no UTC offset, so its moment is unknown" in naive.stderr
+    both = await run_cli("put", "q", "app.Later", "--at", "2030-01-01T09:00Z", "--delay", "5")
+    assert both.code == 2
+    assert "--delay or --at, not both" in both.stderr
+    naive_line = await run_cli(
+        "put", "q", "app.Later", "--file", "-", input='{"at": "2030-01-01T09:00"}\n'
+    )
+    assert naive_line.code == 2
+    assert "line 1: at:" in naive_line.stderr
+    assert await client.queues.names() == []
 
 
 async def test_put_refuses_bad_json_and_a_missing_class(
