@@ -90,10 +90,14 @@ class Popper:
         self.rate_wait = None
         self.held = False
         name = self._client.worker_name
+        # outcomes that went ahead of an earlier queue's pop have landed, though their tasks
+        # may not have freed their slots yet (an outcome and a pop share one reply)
+        landed: list[str] = []
 
         def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
             nonlocal asked
-            wanted = max(0, min(self.free(released), self._limit) - len(popped))
+            landed.extend(released)
+            wanted = max(0, min(self.free(landed), self._limit) - len(popped))
             if not self._may_pop():  # since the pop was asked for
                 wanted = 0
             asked = len(popped) + wanted

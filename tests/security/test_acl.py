@@ -133,7 +133,7 @@ async def refusals_every_role_gets(client: aqless.Client) -> None:
     await refused(raw(r, "CLIENT", "KILL", "TYPE", "normal"))
     await refused(raw(r, "ACL", "LIST"))
     await refused(r.get("session:1234"))  # a key of the application, not of qless
-    await refused(r.set("ql:x", 1))  # a command the script does not use, even on ql: keys
+    await refused(r.append("ql:x", "1"))  # a command the script does not use, even on ql: keys
 
 
 async def test_a_producer_of_an_older_acl_still_puts_without_pushes(

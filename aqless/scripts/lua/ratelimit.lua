@@ -26,7 +26,7 @@ end
 
 -- A limiter as one call sees it: its definition, the starts in its window, the starts this
 -- call took; false when it has no limit.
-local function load(id, now)
+local function read_limiter(id, now)
   local v = call('HMGET', definition_key(id), 'limit', 'period')
   local limit, period = number(v[1]), number(v[2])
   if limit == nil or period == nil then return false end
@@ -59,7 +59,7 @@ end
 local function limiter(state, id)
   local l = state.seen[id]
   if l == nil then
-    l = load(id, state.now)
+    l = read_limiter(id, state.now)
     state.seen[id] = l
   end
   return l
@@ -166,7 +166,7 @@ end
 -- {id, limit, period, used, wait}: limit 0 for an id without a limit.
 function RateLimit.info(id, now)
   check(id, 'RateLimit(): no id provided')
-  local l = load(id, now)
+  local l = read_limiter(id, now)
   if not l then return {id = id, limit = 0, period = 0, used = 0, wait = 0} end
   return {id = id, limit = l.limit, period = l.period, used = l.used, wait = wait_of(l, now)}
 end
