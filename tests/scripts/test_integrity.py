@@ -7,6 +7,7 @@ where it really is.
 
 from __future__ import annotations
 
+import pytest
 import redis as sync_redis
 import redis.asyncio as aioredis
 
@@ -92,4 +93,32 @@ async def test_a_job_popped_from_a_queue_its_field_does_not_name(
     assert [job["jid"] for job in await lua.json("pop", 1, "other", "worker", 1)] == ["jid"]
     assert await lua("complete", 2, "jid", "worker", "queue", "{}") == "complete"
     assert await redis.zrange("ql:q:other-locks", 0, -1) == []
+    assert consistent(server_url) == []
+
+
+@pytest.mark.parametrize(
+    ("options", "place"),
+    [
+        ((5, "depends", '["b"]'), "scheduled"),
+        ((5,), "scheduled"),
+        ((0, "depends", '["b"]'), "work"),
+    ],
+)
+async def test_a_job_re_put_while_parked_leaves_its_throttle_line(
+    lua: Lua, redis: aioredis.Redis, server_url: str, options: tuple[int | str, ...], place: str
+) -> None:
+    # REQLESS 6.8 leaves a re-put job in the pending set it was parked in, and a release
+    # (6.6) then adds it to its queue's work set whatever the put made of it
+    await lua("queue.throttle.set", 0, "q2", 1)
+    await lua("put", 0, "w", "q2", "a", "k", "{}", 0)
+    await lua("put", 0, "w", "q1", "b", "k", "{}", 0)
+    assert await lua.json("pop", 1, "q2", "w1", 1)
+    await lua("put", 2, "w", "q2", "d", "k", "{}", 0)
+    assert not await lua.json("pop", 3, "q2", "w1", 1)  # d is parked on ql:q:q2
+    await lua("put", 4, "w", "q2", "d", "k", "{}", *options)
+    assert await lua("complete", 5, "a", "w1", "q2", "{}") == "complete"
+    assert consistent(server_url) == []
+    assert await lua.json("pop", 6, "q1", "w1", 1)
+    assert await lua("complete", 7, "b", "w1", "q1", "{}") == "complete"
+    assert await redis.zrange(f"ql:q:q2-{place}", 0, -1) == ["d"]
     assert consistent(server_url) == []

@@ -57,10 +57,10 @@ function Job.put(D, now, a)
   local p = parse_put(D, a)
   local jid, queue = p.jid, p.queue
   local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
-    'retries', 'worker', 'held_in')
+    'retries', 'worker', 'held_in', 'throttles')
   local old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
     state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil, worker = v[7] or nil,
-    held_in = v[8] or nil}
+    held_in = v[8] or nil, throttles = v[9] or nil}
   local priority = p.priority or tonumber(old.priority) or 0
   local retries = p.retries or tonumber(old.retries) or 5
   local old_tags = Tags.parse(old.tags)
@@ -81,6 +81,9 @@ function Job.put(D, now, a)
   if takes_lock then Events.put(jid, queue) end
   History.put(D, jid, now, queue)
   if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
+  -- a parked job leaves its line too: the reference leaves it there (REQLESS 6.8), and a
+  -- later release would add it to the work set wherever the put placed it
+  if old.state == 'throttled' then Throttle.leave_lines(jid, old.throttles) end
   if old.worker ~= nil and old.worker ~= '' then
     call('ZREM', Keys.worker_jobs(old.worker), jid)
     if takes_lock then Events.lock_lost(jid, old.worker) end

@@ -121,6 +121,12 @@ function Throttle.release(tid, jid, now)
   call('ZREMRANGEBYRANK', pending_key(tid), 0, #waiting - 1)
 end
 
+-- Takes the job out of the pending set of every throttle in its stored list (a parked job
+-- waits in one of them). Its locks stay.
+function Throttle.leave_lines(jid, stored)
+  for _, tid in ipairs(Throttle.parse(stored)) do call('ZREM', pending_key(tid), jid) end
+end
+
 -- release-all: every throttle in the job's stored list, in order (`stored`: the list's
 -- text when the caller has already read it).
 function Throttle.release_all(jid, now, stored)
