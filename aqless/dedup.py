@@ -93,5 +93,5 @@ class PutResult:
 
 async def dedup_id(client: Client, jid: str) -> str | None:
     """The dedup id a job was put with, if any (it is not part of the job object)."""
-    value = await client.redis.hget(f"{client.prefix}j:{jid}", "dedup")
+    value = await client.protocol.call("job.dedup", jid)
     return value if isinstance(value, str) else None

@@ -124,6 +124,7 @@ def test_the_table_is_what_the_headers_cover() -> None:
     headers, _ = parse_headers(lines)
     entries = {m.group(1) for line in lines if (m := ENTRY.match(line))}
     aqless_own = {"worker.offer", "worker.withdraw", "job.result", "queue.putDeduplicated"}
+    aqless_own |= {"job.dedup"}
     aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
     aqless_own |= {"job.progress", "jobs.progress"}

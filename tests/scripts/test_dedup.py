@@ -134,3 +134,12 @@ async def test_bad_arguments_are_refused_without_a_write(lua: Lua) -> None:
     await refused(lua, 'Arg "ttl" not a positive number: 0', command, 1, "i", "ttl", 0, *put)
     await refused(lua, 'Put(): Arg "delay" not a number: x', command, 1, "i", "job", 0,
                   "worker", "queue", "a", "klass", "{}", "x")  # fmt: skip
+
+
+async def test_job_dedup_answers_the_id_a_job_was_put_with(lua: Lua) -> None:
+    await dput(lua, 1, "job", "a")
+    await lua("queue.put", 1, "worker", "queue", "plain", "klass", "{}", 0)
+    assert await lua("job.dedup", 2, "a") == "order-7"
+    assert await lua("job.dedup", 2, "plain") is None
+    assert await lua("job.dedup", 2, "missing") is None
+    await refused(lua, "Job(): no jid provided", "job.dedup", 2)

@@ -864,6 +864,14 @@ GROUPS['job'] = function() return {
   --    "failure"}, the last three when present; nil when the job does not exist
   -- errors: Job(): no jid provided
   ['job.result'] = function(now, a) return Results.json(a[1]) end,
+  --- job.dedup
+  -- args: jid
+  --    (aqless's own: the dedup id the job was put with, see dedup.lua)
+  -- reads: ql:j:<jid>
+  -- writes: none
+  -- reply: the dedup id; nil when the job has none or does not exist
+  -- errors: Job(): no jid provided
+  ['job.dedup'] = function(now, a) return Dedup.id_of(a[1]) end,
   -- contract: see get
   ['job.get'] = function(now, a)
     local jid = a[1]

@@ -73,6 +73,12 @@ end
 
 -- A job ends: the id it holds until then is free again (a ttl's stays until it expires).
 -- `id`: the job's `dedup` field, read by the caller with the rest (most jobs have none).
+-- The dedup id the job was put with, or nil.
+function Dedup.id_of(jid)
+  check(jid, 'Job(): no jid provided')
+  return call('HGET', Keys.job(jid), 'dedup') or nil
+end
+
 function Dedup.release(jid, id)
   if id == nil then return end
   local key = dedup_key(id)
