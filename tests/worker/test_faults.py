@@ -42,6 +42,11 @@ async def kill(killer: aioredis.Redis, kind: str) -> int:
     return int(await killer.client_kill_filter(_type=kind, skipme=True))
 
 
+async def listening(server: aioredis.Redis, channels: tuple[str, ...]) -> bool:
+    """Whether every channel has a subscriber (the server's own count, PUBSUB NUMSUB)."""
+    return all(count > 0 for _, count in await server.pubsub_numsub(*channels))
+
+
 async def test_killed_connections_lose_no_job(
     client: aqless.Client, killer: aioredis.Redis
 ) -> None:
@@ -68,10 +73,11 @@ async def test_put_events_come_back_after_a_kill(
 ) -> None:
     recorder = Recorder()
     worker = make_worker(client, ["q"], one(recorder), interval=30)
+    channels = ("ql:log", f"ql:w:{worker.name}")
     async with running(worker):
-        await anyio.sleep(0.2)  # idle, listening
-        assert await kill(killer, "pubsub") >= 2  # ql:log and ql:w:<worker>
-        await anyio.sleep(0.5)  # resubscribed
+        await until(lambda: listening(killer, channels), what="the worker listens")
+        assert await kill(killer, "pubsub") >= 2
+        await until(lambda: listening(killer, channels), what="the worker resubscribed")
         jid = await client.queues["q"].put("app.job")
         await until(lambda: jid in recorder.jids, timeout=2)
 
