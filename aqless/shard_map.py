@@ -154,19 +154,22 @@ def placed_namespaces(
     *,
     tries: int = 10_000,
 ) -> list[str]:
-    """The namespaces of a new deployment's `count` shards, shard k's slot on
-    ``primaries[k % len(primaries)]`` (`primary_of` names the primary that holds a
-    namespace's slot): ``{<deployment>~<k>}``, or ``{<deployment>~<k>~<n>}`` with the first
-    n that lands on the wanted primary."""
+    """The namespaces of a new deployment's `count` shards, each on one of the `primaries`
+    holding the fewest shards so far (`primary_of` names the primary that holds a
+    namespace's slot): ``{<deployment>~<k>}`` if it lands on one, else
+    ``{<deployment>~<k>~<n>}`` with the first n that does."""
+    load = dict.fromkeys(primaries, 0)
     namespaces = []
     for k in range(count):
-        wanted = primaries[k % len(primaries)]
+        fewest = min(load.values())
         for attempt in range(tries):
             tag = f"{deployment}~{k}" if attempt == 0 else f"{deployment}~{k}~{attempt}"
             namespace = f"{{{tag}}}"
-            if primary_of(namespace) == wanted:
+            primary = primary_of(namespace)
+            if load.get(primary) == fewest:
+                load[primary] += 1
                 namespaces.append(namespace)
                 break
         else:
-            raise ConfigurationError(f"no hash tag for shard {k} lands on the primary {wanted}")
+            raise ConfigurationError(f"no hash tag for shard {k} lands on a free primary")
     return namespaces

@@ -111,24 +111,28 @@ class ShardedClient:
     async def open(self) -> Self:
         """Read the shard map (making it if the deployment is new), then open every
         shard's client."""
-        await self.redis.initialize()
-        shard_map = await self._read_or_make_map()
-        if self._wanted is not None and self._wanted != len(shard_map.active):
-            raise ConfigurationError(
-                f"the deployment {self.deployment!r} has {len(shard_map.active)} shards, not "
-                f"{self._wanted}; adding or removing shards is not supported yet"
-            )
-        self._map = shard_map
-        for shard in shard_map.shards:
-            client = Client(
-                redis=self.redis,
-                namespace=shard.namespace,
-                worker_name=self._worker_name,
-                clock=self.clock,
-                strict=self._strict,
-            )
-            self._clients[shard.id] = client
-            await client.open()
+        try:
+            await self.redis.initialize()
+            shard_map = await self._read_or_make_map()
+            if self._wanted is not None and self._wanted != len(shard_map.active):
+                raise ConfigurationError(
+                    f"the deployment {self.deployment!r} has {len(shard_map.active)} shards, "
+                    f"not {self._wanted}; adding or removing shards is not supported yet"
+                )
+            self._map = shard_map
+            for shard in shard_map.shards:
+                client = Client(
+                    redis=self.redis,
+                    namespace=shard.namespace,
+                    worker_name=self._worker_name,
+                    clock=self.clock,
+                    strict=self._strict,
+                )
+                self._clients[shard.id] = client
+                await client.open()
+        except BaseException:
+            await self.close()
+            raise
         return self
 
     async def _read_or_make_map(self) -> ShardMap:
@@ -140,7 +144,7 @@ class ShardedClient:
                     f"no sharded deployment {self.deployment!r} on this cluster; give "
                     "shards=N to make it"
                 )
-            primaries = sorted(node.name for node in self.redis.get_primaries())
+            primaries = [node.name for node in self.redis.get_primaries()]
             namespaces = placed_namespaces(
                 self.deployment, self._wanted, self._primary_of, primaries
             )
@@ -544,8 +548,15 @@ class ShardedJobs:
 
     async def get_many(self, jids: Sequence[str]) -> list[Job]:
         """The jobs that exist among `jids`, in order (missing ones are skipped)."""
-        found = [await self.get(jid) for jid in jids]
-        return [job for job in found if isinstance(job, Job)]
+        by_shard: dict[int, list[str]] = {}
+        for jid in jids:
+            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+        found: dict[str, Job] = {}
+        for shard, some in by_shard.items():  # one call per shard
+            found.update(
+                (job.jid, job) for job in await self._client.shard(shard).jobs.get_many(some)
+            )
+        return [found[jid] for jid in jids if jid in found]
 
     async def cancel(self, *jids: str) -> None:
         """Cancel jobs, one call per shard holding some of them (jobs that depend on each
