@@ -309,10 +309,11 @@ class ShardedQueue:
             ("first throttle", (throttles or [None])[0]),
             ("first rate limit", (rate_limits or [None])[0]),
             ("dedup id", None if deduplicated is None else deduplicated.id),
-            ("jid", jid),
         ):
             if key:
                 named[f"{what} {key!r}"] = shard_map.owner(key)
+        if jid:  # where the job is, if a put of it was made before a shard was added
+            named[f"jid {jid!r}"] = await self._client.home_shard(jid)
         if len(set(named.values())) > 1:
             detail = ", ".join(f"{what} on shard {shard}" for what, shard in named.items())
             raise CrossShardError(
@@ -320,12 +321,9 @@ class ShardedQueue:
             )
         shard = next(iter(named.values()), None)
         if jid:
-            return _Placement(shard_map.owner(jid), jid)
-        return _Placement(*self._drawn(shard))
-
-    def _drawn(self, shard: int | None) -> tuple[int, str]:
+            return _Placement(named[f"jid {jid!r}"], jid)
         jid = self._client._new_jid(shard)
-        return self._client.shards.owner(jid), jid
+        return _Placement(shard_map.owner(jid), jid)
 
     async def put(
         self,

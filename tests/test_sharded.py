@@ -8,9 +8,14 @@ One cluster for the module; each test has a deployment of its own."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
@@ -161,6 +166,10 @@ async def test_the_map_is_made_once_and_every_client_reads_it(cluster: Cluster) 
             await client.close()
     async with deployment(cluster, "map", shards=None) as later:  # found without a count
         assert later.shards == first.shards
+    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports[1:])
+    async with aqless.ShardedClient(url, deployment="map") as by_url:
+        assert by_url.shards == first.shards
+        assert [c.namespace for c in by_url.clients] == namespaces
     with pytest.raises(aqless.ConfigurationError, match="has 3 shards, not 2"):
         async with deployment(cluster, "map", shards=2):
             pass
@@ -401,3 +410,24 @@ async def test_a_one_shard_deployment_is_a_plain_client_of_its_namespace(
             assert job.data == {"n": 0}
         async with aqless.Client.from_cluster(addresses(cluster), namespace="{plain}") as plain:
             assert await scenario(plain.queues["work"]) == sharded
+
+
+def test_the_readmes_sharded_snippet_runs_on_a_cluster(cluster: Cluster) -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Sharded deployments (Cluster)", 1)[1]
+    snippet = re.findall(r"```py\n(.*?)```", section, re.DOTALL)[0]
+    nodes = '[("10.0.0.1", 7000), ("10.0.0.2", 7000)]'
+    assert nodes in snippet
+    snippet = snippet.replace(nodes, repr(addresses(cluster)[:2]))
+    result = subprocess.run(
+        [sys.executable, "-c", snippet],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    billed = result.stdout.splitlines()
+    assert len(billed) == 2  # the job popped by hand was completed without its handler
+    assert all(re.fullmatch(r"billed [78] on \{billing~\d(~\d+)?\}", line) for line in billed)
