@@ -25,6 +25,9 @@ from types import TracebackType
 from typing import Any, Self
 
 import anyio
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
@@ -32,7 +35,7 @@ from aqless._connection.protocol import Clock
 from aqless.client import Client, Throttle
 from aqless.dedup import DedupOption, dedup_of
 from aqless.durability import Durable
-from aqless.errors import AqlessError, ConfigurationError, CrossShardError
+from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError, CrossShardError
 from aqless.job import Job, RecurringJob
 from aqless.models import JobState, QueueCounts
 from aqless.queue import JobClass, PutRequest, Queue, checked_name, default_options
@@ -112,8 +115,11 @@ class ShardedClient:
         """Read the shard map (making it if the deployment is new), then open every
         shard's client."""
         try:
-            await self.redis.initialize()
-            shard_map = await self._read_or_make_map()
+            try:
+                await self.redis.initialize()
+                shard_map = await self._read_or_make_map()
+            except (RedisConnectionError, RedisTimeoutError, RedisClusterException) as error:
+                raise ConnectionLostError(f"reading the shard map: {error}") from error
             if self._wanted is not None and self._wanted != len(shard_map.active):
                 raise ConfigurationError(
                     f"the deployment {self.deployment!r} has {len(shard_map.active)} shards, "

@@ -25,6 +25,7 @@ import aqless
 from aqless.shard_map import BUCKETS, Shard, ShardMap, bucket, placed_namespaces
 from tests.faults.cluster import Cluster, valkey_cluster
 from tests.faults.harness import ask
+from tests.test_client_servers import free_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -137,6 +138,14 @@ def test_a_deployment_name_with_braces_is_refused(name: str) -> None:
 def test_a_bad_shard_count_is_refused(shards: object) -> None:
     with pytest.raises(aqless.ConfigurationError, match="shards"):
         aqless.ShardedClient([("127.0.0.1", 1)], deployment="d", shards=shards)  # type: ignore[arg-type]
+
+
+async def test_no_cluster_there_is_a_lost_connection() -> None:
+    client = aqless.ShardedClient([("127.0.0.1", free_port())], deployment="d", shards=1)
+    with pytest.raises(aqless.ConnectionLostError, match="shard map"):
+        await client.open()
+    with pytest.raises(aqless.ConfigurationError, match="open the ShardedClient first"):
+        client.shard_of("jid")
 
 
 # -- on the cluster ----------------------------------------------------------------------------
