@@ -440,3 +440,22 @@ def test_the_readmes_sharded_snippet_runs_on_a_cluster(cluster: Cluster) -> None
     billed = result.stdout.splitlines()
     assert len(billed) == 2  # the job popped by hand was completed without its handler
     assert all(re.fullmatch(r"billed [78] on \{billing~\d(~\d+)?\}", line) for line in billed)
+
+
+def test_the_sharded_example_keeps_each_customers_order(cluster: Cluster) -> None:
+    example = Path(__file__).parent.parent / "examples" / "sharded.py"
+    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports)
+    result = subprocess.run(
+        [sys.executable, str(example)],
+        env={**os.environ, "AQLESS_CLUSTER_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "queued on every shard: 60" in result.stdout
+    assert "shipped 60; each customer's orders in order: True" in result.stdout
+    spread = re.search(r"customers per shard: 0: (\d+), 1: (\d+), 2: (\d+)", result.stdout)
+    assert spread is not None, result.stdout
+    assert sum(int(n) for n in spread.groups()) == 12
