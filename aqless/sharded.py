@@ -219,11 +219,21 @@ class ShardedClient:
         return ids[start:] + ids[:start]
 
     def _new_jid(self, shard_id: int | None) -> str:
-        """A random jid (a UUID4's hex) that falls on `shard_id` (any shard when None):
-        drawn again until it does, N draws on average."""
+        """A random jid (a UUID4's hex) that a lookup finds on `shard_id` (any shard when
+        None), drawn again until it does: its bucket's newest owner is `shard_id`, or, for
+        a shard that owns no bucket now (a job joining its dependencies there), one of its
+        owners over the generations is. N draws on average."""
+        generations = self.shards.generations
+        if shard_id is not None and not any(shard_id in owners for owners in generations):
+            raise ConfigurationError(f"shard {shard_id} owns no bucket in any generation")
+        owns_now = shard_id in generations[-1]
         while True:
             jid = uuid.uuid4().hex
-            if shard_id is None or self.shards.owner(jid) == shard_id:
+            if shard_id is None:
+                return jid
+            if owns_now and self.shards.owner(jid) == shard_id:
+                return jid
+            if not owns_now and shard_id in self.shards.candidates(jid):
                 return jid
 
     async def locate(self, jid: str) -> int | None:
@@ -318,18 +328,19 @@ class ShardedQueue:
         ):
             if key:
                 named[f"{what} {key!r}"] = shard_map.owner(key)
-        if jid:  # where the job is, if a put of it was made before a shard was added
-            named[f"jid {jid!r}"] = await self._client.home_shard(jid)
         if len(set(named.values())) > 1:
-            detail = ", ".join(f"{what} on shard {shard}" for what, shard in named.items())
-            raise CrossShardError(
-                "queue.put", f"a job lives on one shard, but its {detail}; nothing was put"
-            )
+            raise _cross_shard(named)
         shard = next(iter(named.values()), None)
-        if jid:
-            return _Placement(named[f"jid {jid!r}"], jid)
-        jid = self._client._new_jid(shard)
-        return _Placement(shard_map.owner(jid), jid)
+        if not jid:
+            jid = self._client._new_jid(shard)
+            return _Placement(shard_map.owner(jid) if shard is None else shard, jid)
+        # a given jid: the shard holding its job, else any shard its bucket names
+        candidates = shard_map.candidates(jid)
+        found = await self._client.locate(jid) if len(candidates) > 1 else candidates[0]
+        allowed = candidates if found is None else [found]
+        if shard is not None and shard not in allowed:
+            raise _cross_shard({**named, f"jid {jid!r}": allowed[0]})
+        return _Placement(allowed[0] if shard is None else shard, jid)
 
     async def put(
         self,
@@ -494,6 +505,13 @@ class ShardedQueue:
         """`Queue.unpause` on every shard."""
         for queue in self.partitions:
             await queue.unpause()
+
+
+def _cross_shard(named: dict[str, int]) -> CrossShardError:
+    detail = ", ".join(f"{what} on shard {shard}" for what, shard in named.items())
+    return CrossShardError(
+        "queue.put", f"a job lives on one shard, but its {detail}; nothing was put"
+    )
 
 
 def summed(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:

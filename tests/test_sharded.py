@@ -369,6 +369,38 @@ async def test_cancel_and_wait_find_the_jobs_shards(cluster: Cluster) -> None:
         assert await client.wait(job.jid, timeout=5) == aqless.JobState.COMPLETE
 
 
+async def test_jobs_put_before_a_generation_was_added_stay_found(cluster: Cluster) -> None:
+    """A map whose newest generation gave every bucket to shard 1 (as adding a shard would
+    give it some): jobs of shard 0 are still found, joined and replaced there."""
+    shards = (Shard(0, "{grown~0}"), Shard(1, "{grown~1}"))
+    grown = ShardMap(2, shards, (tuple([0] * BUCKETS), tuple([1] * BUCKETS)))
+    ask(home_port(cluster, "{grown}"), "SET", "{grown}:ql:shards", grown.to_json())
+    async with deployment(cluster, "grown", shards=None) as client:
+        old, new = client.shard(0), client.shard(1)
+        await old.queues["q"].put("app.Work", {"put": "before"}, jid="early")
+        queue = client.queues["q"]
+        for port in cluster.ports:
+            ask(port, "CONFIG", "RESETSTAT")
+        found = await client.jobs.get("early")
+        assert isinstance(found, aqless.Job)
+        assert found.client is old
+        assert fcalls(cluster) == 3  # shard 1 first (job and recurring job: none), then 0
+        fresh = await queue.put("app.Work", {})
+        assert client.shard_of(fresh) == 1
+        assert (await new.jobs.get(fresh)) is not None
+        dependent = await queue.put("app.Work", {}, depends=["early"])
+        joined = await client.jobs.get(dependent)
+        assert isinstance(joined, aqless.Job)
+        assert (joined.client, joined.state) == (old, aqless.JobState.DEPENDS)
+        await queue.put("app.Work", {"put": "again"}, jid="early")  # replaced where it is
+        assert await new.jobs.get("early") is None
+        replaced = await client.jobs.get("early")
+        assert isinstance(replaced, aqless.Job)
+        assert replaced.data == {"put": "again"}
+        await client.jobs.cancel(dependent, "early")
+        assert await old.queues["q"].length() == 0
+
+
 async def test_a_worker_drains_one_queue_spread_over_every_shard(cluster: Cluster) -> None:
     handlers = aqless.Handlers()
     done: list[tuple[str, str | None]] = []
