@@ -19,6 +19,7 @@ import aqless
 
 handlers = aqless.Handlers()
 seen: defaultdict[str, list[int]] = defaultdict(list)
+CUSTOMERS = ("ann", "bob", "cid", "dee", "eve", "fay", "gus", "hal", "ivy", "jon", "kim", "lou")
 
 
 @handlers.register("shop.Ship")
@@ -29,19 +30,18 @@ async def ship(job: aqless.Job) -> None:
 async def main(url: str) -> None:
     async with aqless.ShardedClient(url, deployment="example-shop", shards=3) as client:
         orders = client.queues["orders"]
-        customers = "ann bob cid dee eve fay gus hal ivy jon kim lou".split()
         for order in range(5):
-            for customer in customers:
+            for customer in CUSTOMERS:
                 data = {"customer": customer, "order": order}
                 await orders.put("shop.Ship", data, route=customer)
-        spread = Counter(client.shard_of(customer) for customer in customers)
+        spread = Counter(client.shard_of(customer) for customer in CUSTOMERS)
         print("customers per shard:", ", ".join(f"{k}: {spread[k]}" for k in sorted(spread)))
         print(f"queued on every shard: {(await orders.counts()).waiting}")
         worker = aqless.ShardedWorker(
             client, ["orders"], handlers=handlers, concurrency=3, burst=True
         )
         counters = await worker.run()
-        in_order = all(seen[customer] == list(range(5)) for customer in customers)
+        in_order = all(seen[customer] == list(range(5)) for customer in CUSTOMERS)
         print(f"shipped {counters.completed}; each customer's orders in order: {in_order}")
 
 
