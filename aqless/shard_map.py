@@ -10,16 +10,18 @@ in the Cluster, at ``{billing}:ql:shards``::
      "shards": [{"id": 0, "namespace": "{billing~0}", "state": "active"}, ...],
      "generations": [[owner of bucket 0, owner of bucket 1, ... bucket 1023], ...]}
 
-A key (a jid, a routing key, a throttle's name) falls in bucket ``crc32(key) % 1024``; the
-newest generation (the last) says which shard a put of it goes to. A job put before a
+A key (a jid, a routing key, a throttle's name) falls in bucket ``blake2b(key) % 1024``: its
+UTF-8 bytes' BLAKE2b digest of 8 bytes, read big-endian (a CRC would put keys that differ only
+in their last character on a few shards). The newest generation (the last) says which shard a
+put of it goes to. A job put before a
 generation was added may sit on the owner of an older one: the candidates of a jid are the
 distinct owners of its bucket, newest first, and a lookup asks them in that order.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -35,8 +37,10 @@ ShardState = Literal["active", "draining"]
 
 
 def bucket(key: str) -> int:
-    """The bucket of a jid or routing key: the CRC-32 of its UTF-8 bytes, modulo 1024."""
-    return zlib.crc32(key.encode()) % BUCKETS
+    """The bucket of a jid or routing key: its UTF-8 bytes' 8-byte BLAKE2b digest, read as a
+    big-endian number, modulo 1024."""
+    digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % BUCKETS
 
 
 def checked_deployment(name: str) -> str:

@@ -70,10 +70,20 @@ def fcalls(cluster: Cluster) -> int:
 # -- the map, without a cluster ----------------------------------------------------------------
 
 
-def test_buckets_are_the_crc32_of_the_key_modulo_1024() -> None:
-    assert bucket("") == 0
-    assert bucket("customer-42") == 1_241_360_405 % BUCKETS  # zlib.crc32(b"customer-42")
-    assert bucket("é") == 0x0E04_8D3E % BUCKETS  # of the UTF-8 bytes
+def test_buckets_are_an_8_byte_blake2b_of_the_key_modulo_1024() -> None:
+    # hashlib.blake2b(key.encode(), digest_size=8), read big-endian
+    assert bucket("") == 16_476_032_584_258_269_876 % BUCKETS
+    assert bucket("customer-42") == 3_738_263_782_846_221_354 % BUCKETS
+    assert bucket("é") == 14_635_220_546_840_893_743 % BUCKETS  # of the UTF-8 bytes
+
+
+def test_similar_keys_spread_over_the_shards() -> None:
+    """Routing keys that differ only in their last characters (customer-0...customer-11)
+    land on every shard of three, none holding more than half of them."""
+    owners = ShardMap.first(["{d~0}", "{d~1}", "{d~2}"])
+    spread = Counter(owners.owner(f"customer-{n}") for n in range(12))
+    assert set(spread) == {0, 1, 2}, spread
+    assert max(spread.values()) <= 6, spread
 
 
 def test_a_jids_candidates_are_its_buckets_owners_newest_first() -> None:
