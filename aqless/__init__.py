@@ -8,6 +8,7 @@ from aqless.errors import (
     AqlessError,
     ConfigurationError,
     ConnectionLostError,
+    CrossShardError,
     InvalidArgumentError,
     JobDataError,
     JobFailedError,
@@ -48,6 +49,16 @@ from aqless.queue import PutOptions, PutRequest, Queue
 from aqless.ratelimits import RateLimit, RateLimitInfo, RateLimits
 from aqless.reservers import QueueSelection, Reserver
 from aqless.results import JobResult
+from aqless.shard_map import Shard, ShardMap
+from aqless.sharded import (
+    ShardedClient,
+    ShardedConfig,
+    ShardedJobs,
+    ShardedQueue,
+    ShardedQueues,
+    ShardedThrottles,
+)
+from aqless.sharded_worker import ShardedWorker
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
 __all__ = [
@@ -57,6 +68,7 @@ __all__ = [
     "Config",
     "ConfigurationError",
     "ConnectionLostError",
+    "CrossShardError",
     "Dedup",
     "Durability",
     "Durations",
@@ -105,6 +117,15 @@ __all__ = [
     "ScriptError",
     "ServerFullError",
     "ServerUnavailableError",
+    "Shard",
+    "ShardMap",
+    "ShardedClient",
+    "ShardedConfig",
+    "ShardedJobs",
+    "ShardedQueue",
+    "ShardedQueues",
+    "ShardedThrottles",
+    "ShardedWorker",
     "Tags",
     "Throttle",
     "ThrottleInfo",

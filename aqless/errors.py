@@ -9,7 +9,8 @@ AqlessError                  base, never raised itself
 │       └── ServerFullError        out of memory (OOM) or unable to persist (MISCONF)
 ├── ScriptError              the script refused a command; .command, .detail (server text)
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
-│   │   └── JobDataError         job data that does not fit its handler's declared type
+│   │   ├── JobDataError         job data that does not fit its handler's declared type
+│   │   └── CrossShardError      a put whose jid, dependencies, route... name two shards
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
@@ -87,6 +88,13 @@ class JobDataError(InvalidArgumentError):
     """A job's data does not fit the type its handler declares: refused by ``put`` before
     anything is sent, or, for data already stored, the job failed into ``<queue>-JobDataError``
     with this text."""
+
+
+class CrossShardError(InvalidArgumentError):
+    """A put to a sharded deployment (aqless.sharded) whose constraints name two shards:
+    dependencies on different shards, or a given jid, routing key, first throttle, rate
+    limit or dedup id owned by another shard than the rest. Raised before anything is
+    written."""
 
 
 class JobNotFoundError(ScriptError):

@@ -21,7 +21,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
             "aqless.patterns", "aqless.embedded", "aqless.durability", "aqless.sync",
             "aqless.typed", "aqless.schedules", "aqless.results", "aqless.dedup",
-            "aqless.ratelimits", "aqless.progress", "aqless.run_at",
+            "aqless.ratelimits", "aqless.progress", "aqless.run_at", "aqless.shard_map",
+            "aqless.sharded",
         ),
     ),
     (
@@ -29,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "aqless.worker", "aqless._worker", "aqless.handlers", "aqless.middleware",
             "aqless.outcomes", "aqless.policies", "aqless.reservers", "aqless.observers",
+            "aqless.sharded_worker",
         ),
     ),
     ("package", ("aqless",)),  # aqless/__init__.py: the public names, re-exported

@@ -9,10 +9,36 @@ import types
 import pytest
 
 import aqless
-from aqless import client, durability, errors, job, models, patterns, queue, ratelimits, results
+from aqless import (
+    client,
+    durability,
+    errors,
+    job,
+    models,
+    patterns,
+    queue,
+    ratelimits,
+    results,
+    shard_map,
+    sharded,
+    sharded_worker,
+)
 
 # the modules whose public classes make up the API (each of them is exported)
-API_MODULES = (client, durability, errors, job, models, patterns, queue, ratelimits, results)
+API_MODULES = (
+    client,
+    durability,
+    errors,
+    job,
+    models,
+    patterns,
+    queue,
+    ratelimits,
+    results,
+    shard_map,
+    sharded,
+    sharded_worker,
+)
 
 
 def exported() -> set[str]:
@@ -76,6 +102,7 @@ def test_the_exception_tree() -> None:
     # a bad argument is a ValueError too, whether the script or the client refused it
     assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
     assert aqless.JobDataError.__bases__ == (aqless.InvalidArgumentError,)
+    assert aqless.CrossShardError.__bases__ == (aqless.InvalidArgumentError,)
     # what an awaited result raises; a timeout is a TimeoutError too
     assert aqless.ResultError.__bases__ == (aqless.AqlessError,)
     for name in ("JobFailedError", "JobGoneError", "ResultDroppedError"):

@@ -1,0 +1,179 @@
+"""The shard map of a sharded deployment: which shards there are, and which shard owns each
+bucket of jids.
+
+A sharded deployment ``billing`` is N complete qless namespaces on one Cluster, its shards,
+each with a hash tag of its own (``{billing~0}``, ``{billing~1}``...: another tag where
+that one's slot would share a primary with an earlier shard). The map is one JSON document
+in the Cluster, at ``{billing}:ql:shards``::
+
+    {"version": 1,
+     "shards": [{"id": 0, "namespace": "{billing~0}", "state": "active"}, ...],
+     "generations": [[owner of bucket 0, owner of bucket 1, ... bucket 1023], ...]}
+
+A key (a jid, a routing key, a throttle's name) falls in bucket ``blake2b(key) % 1024``: its
+UTF-8 bytes' BLAKE2b digest of 8 bytes, read big-endian (a CRC would put keys that differ only
+in their last character on a few shards). The newest generation (the last) says which shard a
+put of it goes to. A job put before a
+generation was added may sit on the owner of an older one: the candidates of a jid are the
+distinct owners of its bucket, newest first, and a lookup asks them in that order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from aqless.errors import ConfigurationError
+
+__all__ = ["BUCKETS", "Shard", "ShardMap", "bucket", "map_key", "placed_namespaces"]
+
+#: How many buckets the keys are spread over: the unit a generation gives to a shard.
+BUCKETS = 1024
+
+ShardState = Literal["active", "draining"]
+
+
+def bucket(key: str) -> int:
+    """The bucket of a jid or routing key: its UTF-8 bytes' 8-byte BLAKE2b digest, read as a
+    big-endian number, modulo 1024."""
+    digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % BUCKETS
+
+
+def checked_deployment(name: str) -> str:
+    """A deployment's name, refused when it could not be put inside a hash tag."""
+    if not name or "{" in name or "}" in name:
+        raise ConfigurationError(
+            f"a sharded deployment's name must be a non-empty string without braces, got {name!r}"
+        )
+    return name
+
+
+def map_key(deployment: str) -> str:
+    """Where the deployment's shard map lives (a slot of its own)."""
+    return f"{{{deployment}}}:ql:shards"
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """One shard: its id (never reused), its namespace (a qless key prefix with a hash
+    tag of its own) and whether it takes new jobs (``active``) or is being emptied."""
+
+    id: int
+    namespace: str
+    state: ShardState = "active"
+
+
+@dataclass(frozen=True, slots=True)
+class ShardMap:
+    """The shards of a deployment and the owners of the buckets, per generation (newest
+    last). Read from the Cluster when a ShardedClient opens, never recomputed."""
+
+    version: int
+    shards: tuple[Shard, ...]
+    generations: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def first(cls, namespaces: Sequence[str]) -> ShardMap:
+        """A new deployment's map: bucket b belongs to shard ``b % N``."""
+        shards = tuple(Shard(k, namespace) for k, namespace in enumerate(namespaces))
+        owners = tuple(b % len(shards) for b in range(BUCKETS))
+        return cls(version=1, shards=shards, generations=(owners,))
+
+    @property
+    def active(self) -> tuple[Shard, ...]:
+        """The shards that take new jobs, by id."""
+        return tuple(shard for shard in self.shards if shard.state == "active")
+
+    def shard(self, shard_id: int) -> Shard:
+        for shard in self.shards:
+            if shard.id == shard_id:
+                return shard
+        raise KeyError(shard_id)
+
+    def owner(self, key: str) -> int:
+        """The shard a put of `key` (a jid, a routing key, a throttle's name) goes to: the
+        owner of its bucket in the newest generation."""
+        return self.generations[-1][bucket(key)]
+
+    def candidates(self, jid: str) -> list[int]:
+        """The shards that may hold `jid`, to ask in this order: its bucket's owners over
+        the generations, newest first, each once (one shard while no shard was added)."""
+        index = bucket(jid)
+        return list(dict.fromkeys(owners[index] for owners in reversed(self.generations)))
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": self.version,
+                "shards": [
+                    {"id": s.id, "namespace": s.namespace, "state": s.state} for s in self.shards
+                ],
+                "generations": [list(owners) for owners in self.generations],
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ShardMap:
+        """Decode a stored map; ConfigurationError if it is not one."""
+        try:
+            document: Any = json.loads(text)
+            shards = tuple(
+                Shard(int(s["id"]), str(s["namespace"]), _state(s["state"]))
+                for s in document["shards"]
+            )
+            generations = tuple(
+                tuple(int(owner) for owner in owners) for owners in document["generations"]
+            )
+            shard_map = cls(int(document["version"]), shards, generations)
+        except (ValueError, TypeError, KeyError) as error:
+            raise ConfigurationError(f"not a shard map: {text[:200]!r} ({error})") from error
+        known = {shard.id for shard in shards}
+        if (
+            not shards
+            or not generations
+            or len(known) != len(shards)
+            or any(len(owners) != BUCKETS or not set(owners) <= known for owners in generations)
+        ):
+            raise ConfigurationError(f"not a consistent shard map: {text[:200]!r}")
+        return shard_map
+
+
+def _state(value: Any) -> ShardState:
+    if value not in get_args(ShardState):
+        raise ValueError(f"unknown shard state {value!r}")
+    state: ShardState = value
+    return state
+
+
+def placed_namespaces(
+    deployment: str,
+    count: int,
+    primary_of: Callable[[str], str],
+    primaries: Sequence[str],
+    *,
+    tries: int = 10_000,
+) -> list[str]:
+    """The namespaces of a new deployment's `count` shards, each on one of the `primaries`
+    holding the fewest shards so far (`primary_of` names the primary that holds a
+    namespace's slot): ``{<deployment>~<k>}`` if it lands on one, else
+    ``{<deployment>~<k>~<n>}`` with the first n that does."""
+    load = dict.fromkeys(primaries, 0)
+    namespaces = []
+    for k in range(count):
+        fewest = min(load.values())
+        for attempt in range(tries):
+            tag = f"{deployment}~{k}" if attempt == 0 else f"{deployment}~{k}~{attempt}"
+            namespace = f"{{{tag}}}"
+            primary = primary_of(namespace)
+            if load.get(primary) == fewest:
+                load[primary] += 1
+                namespaces.append(namespace)
+                break
+        else:
+            raise ConfigurationError(f"no hash tag for shard {k} lands on a free primary")
+    return namespaces
