@@ -18,7 +18,7 @@ the report. The server is flushed before every run. The workloads:
   ceiling they give (jobs/s the server could do if clients cost nothing);
 - payload: enqueue (both ways) and drain at c=50 with a 100 B, 1 KB, 10 KB and 100 KB
   string field in the payload (--payload-sizes), fewer jobs for the larger ones
-  (--payload-mb of payload per run, at least 500 jobs, at most --payload-jobs), and
+  (--payload-mb of payload per run, at least 300 jobs, at most --payload-jobs), and
   aqless's CPU per KB of payload (the least-squares slope over the sizes);
 - features (aqless only): drain at c=50 and latency with Prometheus metrics, OpenTelemetry
   tracing, both and neither, and how much slower each is than neither;
@@ -60,7 +60,7 @@ MARKER = "aqless-bench-requirements.txt"
 DEFAULT_WORKLOADS = ("enqueue", "drain", "latency", "server", "payload", "features")
 ALL_WORKLOADS = (*DEFAULT_WORKLOADS, "scale")
 PAYLOAD_SIZES = (100, 1_000, 10_000, 100_000)  # bytes of the payload's string field
-PAYLOAD_MIN_JOBS = 500
+PAYLOAD_MIN_JOBS = 300
 FEATURES = ("", "metrics", "tracing", "metrics,tracing")  # "": all off, the baseline
 SERVERS = {"valkey": ("valkey",), "redis7": ("redis7",), "both": ("valkey", "redis7")}
 DRAIN_CONCURRENCY = (1, 50, 200)
@@ -161,7 +161,7 @@ def feature_key(key: str, features: str) -> str:
 
 
 def payload_jobs(size: int, arguments: argparse.Namespace) -> int:
-    """Jobs per payload run: --payload-mb of payload, at least 500, at most --payload-jobs."""
+    """Jobs per payload run: --payload-mb of payload, at least 300, at most --payload-jobs."""
     by_volume = int(arguments.payload_mb * 1e6 // size)
     return int(min(arguments.payload_jobs, max(PAYLOAD_MIN_JOBS, by_volume)))
 
@@ -661,14 +661,6 @@ def cost_per_kb(aqless: Library, sizes: Sequence[int]) -> list[str]:
     return out
 
 
-FEATURE_NAMES = {
-    "": "off",
-    "metrics": "metrics",
-    "tracing": "tracing",
-    "metrics,tracing": "metrics + tracing",
-}
-
-
 def slower(on: float | None, off: float | None, higher_is_better: bool) -> str:
     """How much slower `on` is than `off`, in percent (negative: faster)."""
     if on is None or off is None or on <= 0 or off <= 0:
@@ -709,12 +701,12 @@ def feature_table(libraries: list[Library]) -> list[str]:
     drain_off = feature_key("drain c=50", "")
     latency_off = feature_key("latency", "")
     rows = []
-    for features, name in FEATURE_NAMES.items():
+    for features in FEATURES:
         drain = feature_key("drain c=50", features)
         latency = feature_key("latency", features)
         rows.append(
             [
-                name,
+                features.replace(",", " + ") or "off",
                 spread(aqless, drain, "rate"),
                 slower(median(aqless, drain, "rate"), median(aqless, drain_off, "rate"), True),
                 spread(aqless, drain, "client_cpu_us"),
@@ -842,8 +834,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=",".join(str(size) for size in PAYLOAD_SIZES),
         help="payload: bytes of the string field, comma-separated",
     )
-    parser.add_argument("--payload-mb", type=float, default=20.0, help="payload: MB per run")
-    parser.add_argument("--payload-jobs", type=int, default=10000, help="payload: most jobs")
+    parser.add_argument("--payload-mb", type=float, default=10.0, help="payload: MB per run")
+    parser.add_argument("--payload-jobs", type=int, default=5000, help="payload: most jobs")
     given = list(sys.argv[1:] if argv is None else argv)
     arguments = parser.parse_args(given)
     if arguments.url is not None and arguments.server is not None:

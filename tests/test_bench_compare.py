@@ -25,8 +25,8 @@ def arguments(**overrides: Any) -> argparse.Namespace:
         "timeout": 60.0,
         "budget": 30.0,
         "verbose": True,
-        "payload_mb": 20.0,
-        "payload_jobs": 10000,
+        "payload_mb": 10.0,
+        "payload_jobs": 5000,
         "payload_sizes": list(compare.PAYLOAD_SIZES),
     }
     return argparse.Namespace(**{**values, **overrides})
@@ -51,9 +51,9 @@ def test_the_payload_workload_runs_put_put_many_and_drain_at_each_size() -> None
 
 
 def test_larger_payloads_run_fewer_jobs_within_the_bounds() -> None:
-    options = arguments(payload_mb=20.0, payload_jobs=10000)
+    options = arguments()
     counts = [SizedRun("drain", 50, size).job_count(options) for size in compare.PAYLOAD_SIZES]
-    assert counts == [10000, 10000, 2000, 500]  # 500: the floor, 50 MB at 100 KB
+    assert counts == [5000, 5000, 1000, 300]  # 300: the floor, 30 MB at 100 KB
     assert SizedRun("drain", 50, 100_000).job_count(arguments(payload_jobs=40)) == 40
     assert Run("drain", 50).job_count(options) == 20000  # the other runs keep --jobs
 
@@ -93,8 +93,8 @@ def test_the_payload_tables_give_aqless_ratio_to_each_peer_and_its_cost_per_kb()
     text = "\n".join(
         compare.payload_tables([aqless, peer], arguments(payload_sizes=[1000, 10_000]))
     )
-    assert "#### 1 KB (10,000 jobs)" in text
-    assert "#### 10 KB (2,000 jobs)" in text
+    assert "#### 1 KB (5,000 jobs)" in text
+    assert "#### 10 KB (1,000 jobs)" in text
     assert "| aqless 1 | 5,000 (4,000\u20136,000) |" in text
     assert "| taskiq 2 | 2,500 | 2,500 | 2,500 | 2.00x | 2.00x | 2.00x |" in text
     # (140 - 50) us over 9 KB: 10 us of server CPU and 5 of client CPU per KB
