@@ -840,6 +840,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     arguments = parser.parse_args(given)
     if arguments.url is not None and arguments.server is not None:
         parser.error("--url and --server exclude each other")
+    if arguments.server == "redis7" and redis7_binary() is None:
+        parser.error(
+            "--server redis7: redis-server is not installed (apt-get install redis-server)"
+        )
     try:
         arguments.payload_sizes = [int(s) for s in arguments.payload_sizes.split(",") if s]
     except ValueError:

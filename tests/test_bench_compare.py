@@ -127,6 +127,21 @@ def test_url_and_server_exclude_each_other(capsys: pytest.CaptureFixture[str]) -
     assert "exclude each other" in capsys.readouterr().err
 
 
+def test_redis7_alone_without_redis_server_is_refused_and_skipped_in_both(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(compare, "redis7_binary", lambda: None)
+    with pytest.raises(SystemExit):
+        compare.main(["--server", "redis7"])
+    assert "redis-server is not installed" in capsys.readouterr().err
+    options = arguments(url=None, server="both", workloads=[], repeat=1)
+    sections = compare.run_servers(options, [Library("aqless", python=sys.executable)])
+    assert [section.title.split(" ")[0] for section in sections] == ["Valkey", "Redis"]
+    assert sections[0].skipped is None
+    assert sections[1].skipped is not None
+    assert "not installed" in sections[1].skipped
+
+
 def test_a_report_says_why_a_server_did_not_run() -> None:
     options = arguments(repeat=1, budget=60.0)
     skipped = compare.Section("Redis 7", [], [], skipped="redis-server is not installed")
