@@ -53,6 +53,7 @@ from aqless.sharded_views import (
 )
 
 __all__ = [
+    "AnyClient",
     "ShardedClient",
     "ShardedConfig",
     "ShardedJobs",
@@ -640,3 +641,7 @@ class ShardedThrottles:
 
     def __getitem__(self, name: str) -> Throttle:
         return Throttle(self._client.shard(self._client.shard_of(name)), name)
+
+
+#: A plain or a sharded deployment's client: what the CLI and the dashboard take.
+AnyClient = Client | ShardedClient

@@ -27,9 +27,11 @@ from aqless.models import (
     Page,
     QueueCounts,
     QueueStats,
+    ThrottleInfo,
     WorkerCounts,
     WorkerJobs,
 )
+from aqless.progress import Progress
 
 if TYPE_CHECKING:
     from aqless.sharded import ShardedClient
@@ -166,6 +168,17 @@ class MergedQueueReads:
             count,
         )
 
+    async def heartbeat(self) -> float:
+        """Seconds a lock lasts in this queue (configuration is the same on every shard)."""
+        return await self._client.clients[0].queues[self.name].heartbeat()
+
+    async def throttle(self) -> ThrottleInfo:
+        """This queue's own throttle over the shards: a partition's throttle holds on its
+        shard, so the maximum is the partitions' summed (0: some partition is unlimited)."""
+        infos = await each_shard(self._client.clients, lambda c: c.queues[self.name].throttle())
+        maximum = 0 if any(info.maximum == 0 for info in infos) else sum(i.maximum for i in infos)
+        return ThrottleInfo(id=infos[0].id, maximum=maximum, ttl=infos[0].ttl)
+
     async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
         """The jobs pops would take next, interleaved over the shards, without taking them."""
         if count <= 0:
@@ -181,6 +194,19 @@ class MergedJobReads:
     """ShardedJobs' listings over the shards: tags, tracking, completion and failures."""
 
     _client: ShardedClient
+
+    async def progress(self, *jids: str) -> dict[str, Progress]:
+        """`Jobs.progress`, each jid asked of its shard (one call per shard)."""
+        by_shard: dict[int, list[str]] = {}
+        for jid in jids:
+            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+        reports: dict[str, Progress] = {}
+        for found in await gathered(
+            list(by_shard.items()),
+            lambda pair: self._client.shard(pair[0]).jobs.progress(*pair[1]),
+        ):
+            reports.update(found)
+        return reports
 
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids tagged `tag` on every shard, interleaved; the total summed."""

@@ -17,15 +17,12 @@ from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 import aqless
+from aqless.sharded import AnyClient as AnyClient
 
 T = TypeVar("T")
 
 # Wide enough that a piped table is not wrapped; a table is only as wide as its content.
 _PIPE_WIDTH = 200
-
-
-#: What a command that reads a sharded deployment too is given (see `run_any`).
-AnyClient = aqless.Client | aqless.ShardedClient
 
 
 @dataclass(frozen=True, slots=True)
