@@ -480,6 +480,10 @@ def test_the_sharded_example_keeps_each_customers_order(cluster: Cluster) -> Non
     assert result.returncode == 0, result.stderr
     assert "queued on every shard: 60" in result.stdout
     assert "shipped 60; each customer's orders in order: True" in result.stdout
+    assert "popped today over every shard: 60" in result.stdout
+    waiting = re.search(r"waiting per shard: 0: (\d+), 1: (\d+), 2: (\d+)", result.stdout)
+    assert waiting is not None, result.stdout
+    assert sum(int(n) for n in waiting.groups()) == 60
     spread = re.search(r"customers per shard: 0: (\d+), 1: (\d+), 2: (\d+)", result.stdout)
     assert spread is not None, result.stdout
     assert sum(int(n) for n in spread.groups()) == 12
