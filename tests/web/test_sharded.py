@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 import httpx
 import pytest
+from starlette.types import Message
 
 import aqless
 from aqless.web import create_app
+from aqless.web.live import EventSourceResponse
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import deployment
 from tests.web.conftest import csrf_token
@@ -123,6 +126,36 @@ async def test_an_action_on_a_jid_goes_to_its_shard(cluster: Cluster) -> None:
             )
             assert done.status_code == 303
             assert await client.jobs.get(jid) is None
+
+
+async def test_live_updates_follow_every_shard(cluster: Cluster) -> None:
+    async with deployment(cluster, "weblive") as client:
+        written: list[str] = []
+        wanted: list[str] = []
+        subscribed, seen, gone = anyio.Event(), anyio.Event(), anyio.Event()
+
+        async def send(message: Message) -> None:
+            written.append(bytes(message.get("body", b"")).decode())
+            text = "".join(written)
+            if ": subscribed" in text:
+                subscribed.set()
+            if wanted and all(jid in text for jid in wanted):
+                seen.set()
+
+        async def receive() -> Message:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        response = EventSourceResponse(client, interval=0.01)
+        async with anyio.create_task_group() as page:
+            page.start_soon(response, {"type": "http"}, receive, send)
+            with anyio.fail_after(10):
+                await subscribed.wait()
+                for route in shard_routes(client):
+                    wanted.append(await client.queues["q"].put("app.Work", {}, route=route))
+                await seen.wait()  # one page hears a put on each shard
+            gone.set()
+        assert "event: change" in "".join(written)
 
 
 async def test_what_a_sharded_deployment_lacks_says_so(cluster: Cluster) -> None:
