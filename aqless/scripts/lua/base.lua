@@ -116,15 +116,39 @@ local function json_array(list)
   return cjson.encode(list)
 end
 
+-- Texts worked out from one string (or number) alone, such as its JSON form: `memo(f)` is
+-- f with the answers kept. A function library keeps them between calls; each table starts
+-- afresh past MEMO_LIMIT entries. A Lua string operation costs the server about as much as
+-- a command (string.find over a 32-character jid ~8k instructions, a number written as
+-- text ~3k, a table lookup ~0.2k). Nothing may change a table a memo returns.
+local MEMO_LIMIT = 1000
+local function memo(f)
+  local known, size = {}, 0
+  return function(key)
+    local value = known[key]
+    if value == nil then
+      value = f(key)
+      if size >= MEMO_LIMIT then known, size = {}, 0 end
+      known[key] = value
+      size = size + 1
+    end
+    return value
+  end
+end
+
 -- A JSON value for event payloads and stored entries: exactly as cjson writes it (absent
--- values as false). A string with nothing cjson escapes (it escapes / as well) is only
--- quoted.
+-- values as false). cjson encodes a string faster than string.find could tell whether it
+-- needs escaping.
 local function json_value(value)
   if value == nil or value == false then return 'false' end
-  if type(value) == 'string' and not string.find(value, '[%c"/\\]') then
-    return '"' .. value .. '"'
-  end
   return cjson.encode(value)
+end
+
+-- json_value of a name that recurs (a queue, a worker, a word), kept.
+local json_name_kept = memo(function(name) return cjson.encode(name) end)
+local function json_name(name)
+  if name == nil or name == false then return 'false' end
+  return json_name_kept(name)
 end
 
 -- Replies that hold job objects are concatenated as JSON text rather than built as tables
@@ -132,10 +156,16 @@ end
 -- command. These helpers give exactly the JSON values cjson would write.
 -- The characters of a JSON string for `s`, without the quotes: `s` itself when nothing in
 -- it needs escaping.
+-- (cjson also escapes /, which these leave as it is; cjson's length tells whether anything
+-- needs escaping faster than string.find would.)
 local function json_chars(s)
-  if not string.find(s, '[%c"\\]') then return s end
-  return string.sub(cjson.encode(s), 2, -2)
+  local encoded = cjson.encode(s)
+  if #encoded == #s + 2 or not string.find(s, '[%c"\\]') then return s end
+  return string.sub(encoded, 2, -2)
 end
+
+-- json_chars of a name that recurs (a klass, a state, a queue, a worker), kept.
+local name_chars = memo(json_chars)
 
 -- A JSON string.
 local function json_string(s)
@@ -144,19 +174,37 @@ end
 
 -- A stored number (string or number), 0 when absent or not a number, to concatenate:
 -- Lua writes numbers as cjson does (%.14g). cjson refuses NaN and infinities.
-local function json_number(value)
+local function number_text(value)
   local n = tonumber(value) or 0
   if n ~= n or n == math.huge or n == -math.huge then return cjson.encode(n) end
-  return n
+  return tostring(n)
+end
+local number_text_kept = memo(number_text)
+local function json_number(value)
+  if value == nil then return '0' end
+  return number_text_kept(value)
+end
+
+-- json_number of a stored number floored (a job's `remaining`).
+local whole_text_kept = memo(function(value)
+  return number_text(math.floor(tonumber(value) or 0))
+end)
+local function whole_text(value)
+  if value == nil then return '0' end
+  return whole_text_kept(value)
 end
 
 -- Stored JSON text (tags, throttles, failure) as cjson writes it once decoded, {} when
 -- absent or malformed: the text itself when it is `[]`, `{}` (both written {}) or an array
 -- of strings with nothing escaped, else decoded and encoded again.
+local json_stored_kept
 local function json_stored(text)
   if text == nil or text == false or text == '' or text == '[]' or text == '{}' then
     return '{}'
   end
+  return json_stored_kept(text)
+end
+json_stored_kept = memo(function(text)
   if string.byte(text, 1) == 91 then  -- [
     local at = 2
     while true do
@@ -172,7 +220,7 @@ local function json_stored(text)
     end
   end
   return cjson.encode(decode_stored(text) or {})
-end
+end)
 
 -- A hash's fields by name (absent fields are nil).
 local function read_hash(key, names)

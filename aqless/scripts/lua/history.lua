@@ -29,7 +29,7 @@ end
 -- cjson does (%.14g), json_value a string.
 function History.append(jid, now, what, item)
   if item == nil then
-    push(jid, '[' .. math.floor(now) .. ',' .. json_value(what) .. ']')
+    push(jid, '[' .. math.floor(now) .. ',' .. json_name(what) .. ']')
   else
     push(jid, cjson.encode({math.floor(now), what, item}))
   end
@@ -38,9 +38,17 @@ end
 -- An entry whose item is one pair; `what` and `key` are words of this script.
 function History.pair(jid, now, what, key, value)
   if value == nil then return History.append(jid, now, what, {}) end
-  push(jid, '[' .. math.floor(now) .. ',"' .. what .. '",{"' .. key .. '":' ..
-    json_value(value) .. '}]')
+  push(jid, History.pair_text(now, what, key, value))
 end
+
+-- The text of such an entry (a pop writes the same one for each of its jobs).
+function History.pair_text(now, what, key, value)
+  return '[' .. math.floor(now) .. ',"' .. what .. '",{"' .. key .. '":' .. json_name(value) ..
+    '}]'
+end
+
+-- Appends an entry's text (History.pair_text).
+function History.push(jid, entry) push(jid, entry) end
 
 -- A `put` entry; its item key is the writer's vocabulary's ({q} or {queue}).
 function History.put(D, jid, now, queue)

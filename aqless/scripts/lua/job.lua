@@ -44,23 +44,18 @@ function Job.json(D, jid, f)
   if f.spawned_from_jid ~= nil then spawned = json_string(f.spawned_from_jid) end
   local throttles_key, throttles = '', ''
   if D.show_throttles then throttles_key, throttles = ',"throttles":', json_stored(f.throttles) end
-  local jid_text, klass, state, queue, worker =
-    f.jid, f.klass or '', f.state or '', f.queue or '', f.worker or ''
-  if string.find(jid_text .. klass .. state .. queue .. worker, '[%c"\\]') then
-    jid_text, klass, state, queue, worker =
-      json_chars(jid_text), json_chars(klass), json_chars(state), json_chars(queue),
-      json_chars(worker)
-  end
-  return '{"jid":"' .. jid_text ..
-    '","klass":"' .. klass ..
-    '","state":"' .. state ..
-    '","queue":"' .. queue ..
-    '","worker":"' .. worker ..
-    '","tracked":' .. tostring(Events.is_tracked(jid)) ..
+  local tracked = 'false'
+  if Events.is_tracked(jid) then tracked = 'true' end
+  return '{"jid":"' .. json_chars(f.jid) ..
+    '","klass":"' .. name_chars(f.klass or '') ..
+    '","state":"' .. name_chars(f.state or '') ..
+    '","queue":"' .. name_chars(f.queue or '') ..
+    '","worker":"' .. name_chars(f.worker or '') ..
+    '","tracked":' .. tracked ..
     ',"priority":' .. json_number(f.priority) ..
     ',"expires":' .. json_number(f.expires) ..
     ',"retries":' .. json_number(f.retries) ..
-    ',"remaining":' .. json_number(math.floor(tonumber(f.remaining) or 0)) ..
+    ',"remaining":' .. whole_text(f.remaining) ..
     ',"data":' .. cjson.encode(f.data or '{}') ..
     ',"tags":' .. json_stored(f.tags) ..
     ',"history":' .. History.json(D, jid) ..
