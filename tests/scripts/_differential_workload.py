@@ -275,6 +275,36 @@ def _aqless_own(s: _Steps) -> None:
     s("no.such.command", 3050)
 
 
+def _fractional_times(s: _Steps) -> None:
+    """Times and numbers with fractions: the server writes a number the script gives it with
+    more digits than Lua's own text of it, so a number must not become text on the way."""
+    s("config.set", 4000.5, "q9-heartbeat", 7.25)
+    for i in range(4):
+        s(
+            "queue.put" if i % 2 else "put",
+            4000.123456789 + i / 7,
+            "w1",
+            "q9",
+            f"f{i}",
+            "K",
+            "{}",
+            0.75 * (i == 3),
+            "priority",
+            1.5 - i / 3,
+        )
+    s("pop", 4001 + 1 / 3, "q9", "w9", 1)
+    s("queue.pop", 4002 + 2 / 7, "q9", "w9", 50)
+    s("heartbeat", 4003 + 1 / 9, "f0", "w9")
+    s("job.heartbeat", 4003 + 5 / 7, "f1", "w9")
+    s("complete", 4005 + 1 / 11, "f0", "w9", "q9", "{}")
+    s("job.complete", 4006 + 10 / 11, "f1", "w9", "q9", "{}", "result", "[1.5]")
+    s("job.retry", 4007 + 1 / 13, "f2", "q9", "w9", 0.3)
+    s("queue.pop", 4010 + 1 / 17, "q9", "w9", 50)
+    s("job.fail", 4011 + 1 / 19, "f2", "w9", "frac", "m")
+    s("queue.stats", 4012, "q9", 4012)
+    s("job.getMulti", 4012, "f0", "f1", "f2", "f3")
+
+
 def workload() -> list[Step]:
     s = _Steps()
     _setup_and_puts(s)
@@ -282,4 +312,5 @@ def workload() -> list[Step]:
     _expiry_and_recurring(s)
     _batch_and_days(s)
     _aqless_own(s)
+    _fractional_times(s)
     return s.steps
