@@ -23,7 +23,14 @@ local function main(keys, argv)
   check(command, 'Unknown command ' .. name)
   local now = number(argv[2])
   check(now, 'Arg "now" missing or not a number: nil')
-  local a = {n = math.max(0, #argv - 2)}
-  for i = 3, #argv do a[i - 2] = argv[i] end
+  local a
+  if #argv <= 64 then
+    -- one constructor sizes the table once (filled in a loop, it is rebuilt as it grows);
+    -- unpack has a limit, so long argument lists (cancel of many jids...) take the loop
+    a = {n = math.max(0, #argv - 2), unpack(argv, 3)}
+  else
+    a = {n = #argv - 2}
+    for i = 3, #argv do a[i - 2] = argv[i] end
+  end
   return command(now, a)
 end

@@ -181,7 +181,7 @@ local function number_text(value)
 end
 local number_text_kept = memo(number_text)
 local function json_number(value)
-  if value == nil then return '0' end
+  if not value then return '0' end
   return number_text_kept(value)
 end
 
@@ -190,7 +190,7 @@ local whole_text_kept = memo(function(value)
   return number_text(math.floor(tonumber(value) or 0))
 end)
 local function whole_text(value)
-  if value == nil then return '0' end
+  if not value then return '0' end
   return whole_text_kept(value)
 end
 

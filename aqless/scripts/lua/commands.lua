@@ -93,15 +93,22 @@ local GROUPS = {}
 -- Groups built so far: one per call in a script, kept across calls in a function library.
 local built = {}
 
+-- Handlers by command name, as found (a function library keeps them between calls).
+local found = {}
+
 -- The handler of a command name (function(now, a)), or nil.
 local function find_command(name)
+  local handler = found[name]
+  if handler ~= nil then return handler end
   local prefix = string.match(name, '^([^.]*)%.') or ''
   if built[prefix] == nil then
     local group = GROUPS[prefix]
     if group == nil then return nil end
     built[prefix] = group()
   end
-  return built[prefix][name]
+  handler = built[prefix][name]
+  if handler ~= nil then found[name] = handler end
+  return handler
 end
 
 GROUPS[''] = function() return {

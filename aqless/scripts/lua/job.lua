@@ -6,18 +6,16 @@ function Job.read(jid, names)
   return read_hash(Keys.job(jid), names)
 end
 
--- Every field of the job object, and `time` and `held_in` (what a pop needs). The hot
--- paths read with a table constructor rather than read_hash: a table grown key by key is
--- rebuilt at every power of two, which costs the server more than the HMGET itself.
+-- Every field of the job object, and `time` and `held_in` (what a pop needs): the HMGET
+-- reply itself, by position, false where a field is absent. (Made into a table by name, the
+-- 17 fields would cost the server a third as much again as the read.) The positions:
+--   1 time, 2 held_in, 3 jid, 4 klass, 5 state, 6 queue, 7 worker, 8 priority, 9 expires,
+--   10 retries, 11 remaining, 12 data, 13 tags, 14 failure, 15 spawned_from_jid,
+--   16 throttles, 17 rate_limits
 function Job.read_full(jid)
-  local v = call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
+  return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
     'worker', 'priority', 'expires', 'retries', 'remaining', 'data', 'tags', 'failure',
     'spawned_from_jid', 'throttles', 'rate_limits')
-  return {time = v[1] or nil, held_in = v[2] or nil, jid = v[3] or nil, klass = v[4] or nil,
-    state = v[5] or nil, queue = v[6] or nil, worker = v[7] or nil, priority = v[8] or nil,
-    expires = v[9] or nil, retries = v[10] or nil, remaining = v[11] or nil,
-    data = v[12] or nil, tags = v[13] or nil, failure = v[14] or nil,
-    spawned_from_jid = v[15] or nil, throttles = v[16] or nil, rate_limits = v[17] or nil}
 end
 
 -- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job and of those it depends on.
@@ -38,28 +36,28 @@ end
 -- fields (empty lists as {}, numbers to 14 digits).
 function Job.json(D, jid, f)
   f = f or Job.read_full(jid)
-  if f.jid == nil then return nil end
+  if not f[3] then return nil end
   local dependents, dependencies = relations_json(jid)
   local spawned = 'false'
-  if f.spawned_from_jid ~= nil then spawned = json_string(f.spawned_from_jid) end
+  if f[15] then spawned = json_string(f[15]) end
   local throttles_key, throttles = '', ''
-  if D.show_throttles then throttles_key, throttles = ',"throttles":', json_stored(f.throttles) end
+  if D.show_throttles then throttles_key, throttles = ',"throttles":', json_stored(f[16]) end
   local tracked = 'false'
   if Events.is_tracked(jid) then tracked = 'true' end
-  return '{"jid":"' .. json_chars(f.jid) ..
-    '","klass":"' .. name_chars(f.klass or '') ..
-    '","state":"' .. name_chars(f.state or '') ..
-    '","queue":"' .. name_chars(f.queue or '') ..
-    '","worker":"' .. name_chars(f.worker or '') ..
+  return '{"jid":"' .. json_chars(f[3]) ..
+    '","klass":"' .. name_chars(f[4] or '') ..
+    '","state":"' .. name_chars(f[5] or '') ..
+    '","queue":"' .. name_chars(f[6] or '') ..
+    '","worker":"' .. name_chars(f[7] or '') ..
     '","tracked":' .. tracked ..
-    ',"priority":' .. json_number(f.priority) ..
-    ',"expires":' .. json_number(f.expires) ..
-    ',"retries":' .. json_number(f.retries) ..
-    ',"remaining":' .. whole_text(f.remaining) ..
-    ',"data":' .. cjson.encode(f.data or '{}') ..
-    ',"tags":' .. json_stored(f.tags) ..
+    ',"priority":' .. json_number(f[8]) ..
+    ',"expires":' .. json_number(f[9]) ..
+    ',"retries":' .. json_number(f[10]) ..
+    ',"remaining":' .. whole_text(f[11]) ..
+    ',"data":' .. cjson.encode(f[12] or '{}') ..
+    ',"tags":' .. json_stored(f[13]) ..
     ',"history":' .. History.json(D, jid) ..
-    ',"failure":' .. json_stored(f.failure) ..
+    ',"failure":' .. json_stored(f[14]) ..
     ',"spawned_from_jid":' .. spawned ..
     ',"dependents":' .. dependents ..
     ',"dependencies":' .. dependencies ..

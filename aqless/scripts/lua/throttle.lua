@@ -7,12 +7,14 @@ local Throttle = {}
 local function locks_key(tid) return Keys.throttle(tid) .. '-locks' end
 local function pending_key(tid) return Keys.throttle(tid) .. '-pending' end
 
--- Maximums read during this call (throttle.set and throttle.delete forget theirs).
-local maximums = {}
+-- Maximums read during this call (throttle.set and throttle.delete forget theirs); made
+-- when a call first needs one.
+local maximums = nil
 
-function Throttle.forget() maximums = {} end
+function Throttle.forget() maximums = nil end
 
 function Throttle.maximum(tid)
+  if maximums == nil then maximums = {} end
   if maximums[tid] == nil then
     maximums[tid] = number(call('HGET', Keys.throttle(tid), 'maximum')) or 0
   end
@@ -31,12 +33,17 @@ local function free_slots(tid)
   return math.floor(maximum - call('ZCARD', locks_key(tid)))
 end
 
--- The throttle list of a job or template (stored JSON text; absent means none).
-function Throttle.parse(text)
+-- The throttle list of a job or template (stored JSON text; absent means none). Lists are
+-- kept by their text (memo): nothing may change one.
+local parse_kept = memo(function(text)
   -- the usual list, the queue's throttle alone, read without decoding
-  local one = type(text) == 'string' and string.match(text, '^%["([^"\\%c]*)"%]$')
+  local one = string.match(text, '^%["([^"\\%c]*)"%]$')
   if one then return {one} end
   return string_list(decode_stored(text)) or {}
+end)
+function Throttle.parse(text)
+  if type(text) ~= 'string' then return {} end
+  return parse_kept(text)
 end
 
 -- The list a put or recur stores: the given ids minus the old queue's own throttle (the
@@ -136,7 +143,7 @@ function Throttle.release_all(jid, now, stored)
 end
 
 function Throttle.set(tid, maximum, expiration)
-  maximums[tid] = nil
+  if maximums ~= nil then maximums[tid] = nil end
   call('HSET', Keys.throttle(tid), 'id', tid, 'maximum', maximum)
   if expiration > 0 then call('EXPIRE', Keys.throttle(tid), expiration) end
 end
@@ -148,6 +155,6 @@ end
 function Throttle.locks(tid) return call('ZRANGE', locks_key(tid), 0, -1) end
 function Throttle.pending(tid) return call('ZRANGE', pending_key(tid), 0, -1) end
 function Throttle.delete(tid)
-  maximums[tid] = nil
+  if maximums ~= nil then maximums[tid] = nil end
   call('DEL', Keys.throttle(tid))
 end
