@@ -254,8 +254,14 @@ local function contains(list, value)
   return false
 end
 
--- Option pairs after the fixed arguments: name -> value, last one wins.
+-- An empty table for the many calls that have nothing to pass (a table made costs the
+-- server about as much as a small command): nothing may change it.
+local NOTHING = {}
+
+-- Option pairs after the fixed arguments: name -> value, last one wins (NOTHING when there
+-- are none: a caller that changes the options makes its own).
 local function options(args, first)
+  if args.n ~= nil and args.n < first then return NOTHING end
   local result = {}
   for i = first, #args, 2 do
     if args[i + 1] ~= nil then result[args[i]] = args[i + 1] end

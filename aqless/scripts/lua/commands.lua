@@ -835,7 +835,7 @@ GROUPS['job'] = function() return {
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
     local o = options(a, 5)
-    o = {result = o.result, result_dropped = o.result_dropped}
+    if o ~= NOTHING then o = {result = o.result, result_dropped = o.result_dropped} end
     return Job.complete(RELESS, now, jid, worker, queue, data, o)
   end,
   --- job.completeAndRequeue
@@ -854,6 +854,7 @@ GROUPS['job'] = function() return {
   ['job.completeAndRequeue'] = function(now, a)
     local jid, worker, queue, data, next_queue = a[1], a[2], a[3], a[4], a[5]
     local o = options(a, 6)
+    if o == NOTHING then o = {} end
     o.next = next_queue
     return Job.complete(RELESS, now, jid, worker, queue, data, o)
   end,

@@ -99,11 +99,24 @@ local function entry_json(D, text)
   return cjson.encode(presented(D, text))
 end
 
+-- entry_json by vocabulary, kept: the entries of jobs put in the same second, or popped
+-- together, are the same text.
+local entry_memos = {}
+local function entry_json_kept(D)
+  local kept = entry_memos[D]
+  if kept == nil then
+    kept = memo(function(text) return entry_json(D, text) end)
+    entry_memos[D] = kept
+  end
+  return kept
+end
+
 -- The presented history as JSON text: one object per entry ({} when there is none, as
 -- cjson writes an empty list).
 function History.json(D, jid)
   local entries = call('LRANGE', Keys.history(jid), 0, -1)
   if #entries == 0 then return '{}' end
-  for i = 1, #entries do entries[i] = entry_json(D, entries[i]) end
+  local presented = entry_json_kept(D)
+  for i = 1, #entries do entries[i] = presented(entries[i]) end
   return '[' .. table.concat(entries, ',') .. ']'
 end

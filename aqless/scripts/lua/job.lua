@@ -83,18 +83,25 @@ end
 -- here, so the job never sits in two queues' sets. Another client may have moved the job
 -- without clearing `held_in`: it counts only while that queue really holds the job.
 function Job.home(job, jid)
-  local held_in = job.held_in
-  if held_in ~= nil and held_in ~= job.queue then
+  return Job.home_of(job.queue, job.held_in, jid)
+end
+
+-- Job.home of the job's `queue` and `held_in` fields (nil where absent).
+function Job.home_of(queue, held_in, jid)
+  if held_in ~= nil and held_in ~= queue then
     for _, kind in ipairs(QUEUE_SETS) do
       if call('ZSCORE', Keys.queue(held_in, kind), jid) then return held_in end
     end
   end
-  return job.queue
+  return queue
 end
 
 -- Forgets `held_in` once the job is placed by its `queue` field again.
-function Job.settle_home(jid, job)
-  if job.held_in ~= nil then call('HDEL', Keys.job(jid), 'held_in') end
+function Job.settle_home(jid, job) Job.forget_held_in(jid, job.held_in) end
+
+-- The same, given the field (nil where absent).
+function Job.forget_held_in(jid, held_in)
+  if held_in ~= nil then call('HDEL', Keys.job(jid), 'held_in') end
 end
 
 function Job.to_work(queue, jid, priority, t)

@@ -38,14 +38,15 @@ local function parse_put(D, a)
     raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
   end
   local o = options(a, 7)
-  if not D.throttle_options then o.throttles = nil end
+  if not D.throttle_options and o.throttles ~= nil then o.throttles = nil end
   -- checked in the reference's order; absent retries/tags/priority keep the job's own
   local retries = optional_number(o.retries, nil, 'Put(): Arg "retries" not a number: ')
   if retries ~= nil then retries = whole(retries) end  -- `remaining` is counted down
   local tags = optional_list(o.tags, nil, 'Put(): Arg "tags" not JSON')
   local priority = optional_number(o.priority, nil, 'Put(): Arg "priority" not a number')
-  local depends = optional_list(o.depends, {}, 'Put(): Arg "depends" not JSON: ')
-  local throttles = optional_list(o.throttles, {}, 'Put(): Arg "throttles" not JSON array: ')
+  local depends = optional_list(o.depends, NOTHING, 'Put(): Arg "depends" not JSON: ')
+  local throttles = optional_list(o.throttles, NOTHING,
+    'Put(): Arg "throttles" not JSON array: ')
   local rate_limits = optional_list(o.rate_limits, nil,
     'Put(): Arg "rate_limits" not JSON array: ')
   return {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
@@ -53,17 +54,35 @@ local function parse_put(D, a)
     throttles = throttles, rate_limits = rate_limits}
 end
 
+-- The stored text of a job's list of tags (a plain list of strings), as cjson writes it.
+local function tags_text(tags)
+  if #tags == 0 then return '{}' end
+  return cjson.encode(tags)
+end
+
+-- The stored text of a job's throttles: cjson's; kept for the usual list, the queue's
+-- throttle alone.
+local one_throttle_text = memo(function(tid) return cjson.encode({tid}) end)
+local function throttles_text(throttles)
+  if #throttles == 1 then return one_throttle_text(throttles[1]) end
+  return cjson.encode(throttles)
+end
+
 function Job.put(D, now, a)
   local p = parse_put(D, a)
   local jid, queue = p.jid, p.queue
   local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
     'retries', 'worker', 'held_in', 'throttles')
-  local old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
-    state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil, worker = v[7] or nil,
-    held_in = v[8] or nil, throttles = v[9] or nil}
+  local old = NOTHING  -- a new job's (no table made for the fields of none)
+  if v[1] or v[2] or v[3] or v[4] or v[5] or v[6] or v[7] or v[8] or v[9] then
+    old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
+      state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil, worker = v[7] or nil,
+      held_in = v[8] or nil, throttles = v[9] or nil}
+  end
   local priority = p.priority or tonumber(old.priority) or 0
   local retries = p.retries or tonumber(old.retries) or 5
-  local old_tags = Tags.parse(old.tags)
+  local old_tags = NOTHING
+  if old.tags ~= nil then old_tags = Tags.parse(old.tags) end
   local tags = p.tags or old_tags
 
   Tags.all_off(D, jid, old_tags)
@@ -101,9 +120,9 @@ function Job.put(D, now, a)
   local state = 'waiting'
   if p.delay > 0 then state = 'scheduled' end
   call('HSET', Keys.job(jid), 'jid', jid, 'klass', p.klass, 'data', p.data,
-    'priority', priority, 'tags', cjson.encode(tags), 'state', state, 'worker', '',
+    'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
     'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-    'time', time_field(now), 'throttles', cjson.encode(throttles))
+    'time', time_field(now), 'throttles', throttles_text(throttles))
   RateLimit.store(jid, p.rate_limits, old.state ~= nil)
   Job.settle_home(jid, old)
   Job.add_dependencies(jid, p.depends)
@@ -139,25 +158,27 @@ end
 ---------------------------------------------------------------------------------------------
 -- complete / fail / retry / heartbeat / timeout: only a running job's owner may
 
+local function purge(D, jids)
+  for _, jid in ipairs(jids) do
+    Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
+    if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
+  end
+end
+
 -- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
 local function purge_completed(D, now)
-  local function purge(jids)
-    for _, jid in ipairs(jids) do
-      Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
-      if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
-    end
-  end
+  local completed = Keys.completed()
   local horizon = now - Config.number('jobs-history')
-  local old = call('ZRANGEBYSCORE', Keys.completed(), 0, horizon)
+  local old = call('ZRANGEBYSCORE', completed, 0, horizon)
   if #old > 0 then
-    purge(old)
-    call('ZREMRANGEBYSCORE', Keys.completed(), 0, horizon)
+    purge(D, old)
+    call('ZREMRANGEBYSCORE', completed, 0, horizon)
   end
   local keep = whole(Config.number('jobs-history-count'))
-  local excess = call('ZRANGE', Keys.completed(), 0, -(keep + 1))
+  local excess = call('ZRANGE', completed, 0, -(keep + 1))
   if #excess > 0 then
-    purge(excess)
-    call('ZREMRANGEBYRANK', Keys.completed(), 0, -(keep + 1))
+    purge(D, excess)
+    call('ZREMRANGEBYRANK', completed, 0, -(keep + 1))
   end
 end
 
@@ -184,27 +205,29 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
   local result = Results.fields(o, next_queue)
+  -- the fields as locals: a table by name would cost the server more than reading one
   local v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
     'time', 'held_in', 'throttles', 'dedup')
-  local job = {worker = v[1] or nil, state = v[2] or nil, priority = v[3] or nil,
-    retries = v[4] or nil, queue = v[5] or nil, time = v[6] or nil, held_in = v[7] or nil,
-    throttles = v[8] or nil, dedup = v[9] or nil}
-  if job.state == nil then refuse_job(D, 'complete_missing', jid, job) end
-  if job.state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
-  if job.worker ~= worker then refuse_job(D, 'complete_worker', jid, job) end
-  if job.queue ~= queue then refuse_job(D, 'complete_queue', jid, job) end
+  local holder, state, job_queue, held_in = v[1] or nil, v[2] or nil, v[5] or nil, v[7] or nil
+  if state ~= 'running' or holder ~= worker or job_queue ~= queue then
+    local job = {worker = holder, state = state, queue = job_queue}
+    if state == nil then refuse_job(D, 'complete_missing', jid, job) end
+    if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
+    if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
+    refuse_job(D, 'complete_queue', jid, job)
+  end
 
   History.append(jid, now, 'done')
   -- not just the lock: a throttle release may have put a running job back in the work set
-  Job.leave_queue(Job.home(job, jid), jid)
-  Job.settle_home(jid, job)
-  Throttle.release_all(jid, now, job.throttles or false)
-  Stats.record_one(queue, 'run', now, now - (tonumber(job.time) or now))
+  Job.leave_queue(Job.home_of(job_queue, held_in, jid), jid)
+  Job.forget_held_in(jid, held_in)
+  Throttle.release_all(jid, now, v[8])
+  Stats.record_one(queue, 'run', now, now - (tonumber(v[6]) or now))
   call('ZREM', Keys.worker_jobs(worker), jid)
   local dependents = nil
   if next_queue == nil then dependents = Job.dependents_and_tracking(jid) end
   Events.if_tracked('completed', jid)
-  local retries = tonumber(job.retries) or 5
+  local retries = tonumber(v[4]) or 5
 
   if next_queue ~= nil then
     delay, depends = delay or 0, depends or {}
@@ -225,12 +248,12 @@ function Job.complete(D, now, jid, worker, queue, data, o)
       if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
       return 'depends'
     end
-    Job.to_work(next_queue, jid, tonumber(job.priority) or 0, now)
+    Job.to_work(next_queue, jid, tonumber(v[3]) or 0, now)
     return 'waiting'
   end
 
   Events.completed(jid, queue)
-  Dedup.release(jid, job.dedup)
+  Dedup.release(jid, v[9] or nil)
   call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
     unpack(result))
