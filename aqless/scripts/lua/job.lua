@@ -9,13 +9,21 @@ end
 -- Every field of the job object, and `time` and `held_in` (what a pop needs): the HMGET
 -- reply itself, by position, false where a field is absent. (Made into a table by name, the
 -- 17 fields would cost the server a third as much again as the read.) The positions:
---   1 time, 2 held_in, 3 jid, 4 klass, 5 state, 6 queue, 7 worker, 8 priority, 9 expires,
---   10 retries, 11 remaining, 12 data, 13 tags, 14 failure, 15 spawned_from_jid,
---   16 throttles, 17 rate_limits
+--   1 time, 2 held_in, 3 jid, 4 klass, 5 state, 6 queue, 7 priority, 8 retries,
+--   9 remaining, 10 data, 11 tags, 12 failure, 13 spawned_from_jid, 14 throttles,
+--   15 rate_limits, 16 worker, 17 expires
 function Job.read_full(jid)
   return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
-    'worker', 'priority', 'expires', 'retries', 'remaining', 'data', 'tags', 'failure',
-    'spawned_from_jid', 'throttles', 'rate_limits')
+    'priority', 'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid',
+    'throttles', 'rate_limits', 'worker', 'expires')
+end
+
+-- The same but `worker` and `expires`, which a pop writes before it presents the job (each
+-- field read costs the server about as much as a small table).
+function Job.read_for_pop(jid)
+  return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
+    'priority', 'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid',
+    'throttles', 'rate_limits')
 end
 
 -- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job and of those it depends on.
@@ -39,25 +47,25 @@ function Job.json(D, jid, f)
   if not f[3] then return nil end
   local dependents, dependencies = relations_json(jid)
   local spawned = 'false'
-  if f[15] then spawned = json_string(f[15]) end
+  if f[13] then spawned = json_string(f[13]) end
   local throttles_key, throttles = '', ''
-  if D.show_throttles then throttles_key, throttles = ',"throttles":', json_stored(f[16]) end
+  if D.show_throttles then throttles_key, throttles = ',"throttles":', json_stored(f[14]) end
   local tracked = 'false'
   if Events.is_tracked(jid) then tracked = 'true' end
   return '{"jid":"' .. json_chars(f[3]) ..
     '","klass":"' .. name_chars(f[4] or '') ..
     '","state":"' .. name_chars(f[5] or '') ..
     '","queue":"' .. name_chars(f[6] or '') ..
-    '","worker":"' .. name_chars(f[7] or '') ..
+    '","worker":"' .. name_chars(f[16] or '') ..
     '","tracked":' .. tracked ..
-    ',"priority":' .. json_number(f[8]) ..
-    ',"expires":' .. json_number(f[9]) ..
-    ',"retries":' .. json_number(f[10]) ..
-    ',"remaining":' .. whole_text(f[11]) ..
-    ',"data":' .. cjson.encode(f[12] or '{}') ..
-    ',"tags":' .. json_stored(f[13]) ..
+    ',"priority":' .. json_number(f[7]) ..
+    ',"expires":' .. json_number(f[17]) ..
+    ',"retries":' .. json_number(f[8]) ..
+    ',"remaining":' .. whole_text(f[9]) ..
+    ',"data":' .. cjson.encode(f[10] or '{}') ..
+    ',"tags":' .. json_stored(f[11]) ..
     ',"history":' .. History.json(D, jid) ..
-    ',"failure":' .. json_stored(f[14]) ..
+    ',"failure":' .. json_stored(f[12]) ..
     ',"spawned_from_jid":' .. spawned ..
     ',"dependents":' .. dependents ..
     ',"dependencies":' .. dependencies ..
@@ -111,6 +119,16 @@ end
 -- Removes the job from every set of the queue that holds jobs.
 function Job.leave_queue(queue, jid)
   for _, kind in ipairs(QUEUE_SETS) do call('ZREM', Keys.queue(queue, kind), jid) end
+end
+
+-- Removes a running job from the sets of its queue that can hold it: the locks, the work
+-- set (a throttle release may have put it back there) and, as the reference does, the
+-- scheduled set. A job enters the depends and throttled sets only in those states and
+-- leaves them before it can run, so a finishing job is not looked for there.
+function Job.leave_running(queue, jid)
+  call('ZREM', Keys.queue(queue, 'work'), jid)
+  call('ZREM', Keys.queue(queue, 'locks'), jid)
+  call('ZREM', Keys.queue(queue, 'scheduled'), jid)
 end
 
 function Job.register_queue(queue, now)

@@ -25,7 +25,8 @@ end
 -- put / requeue
 
 -- Validates put's arguments (after now: worker queue jid klass data delay [name value]...)
--- in the reference's order; returns them parsed.
+-- in the reference's order; returns them parsed: worker, queue, jid, klass, data, delay,
+-- retries, tags, priority, depends, throttles, rate_limits.
 local function parse_put(D, a)
   local queue, jid, klass, data, delay = a[2], a[3], a[4], a[5], a[6]
   check(queue, 'Queue(): no queue name provided')
@@ -49,9 +50,9 @@ local function parse_put(D, a)
     'Put(): Arg "throttles" not JSON array: ')
   local rate_limits = optional_list(o.rate_limits, nil,
     'Put(): Arg "rate_limits" not JSON array: ')
-  return {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
-    delay = delay_n, retries = retries, tags = tags, priority = priority, depends = depends,
-    throttles = throttles, rate_limits = rate_limits}
+  -- values, not a table of them (a table made costs the server as much as a small command)
+  return a[1], queue, jid, klass, data, delay_n, retries, tags, priority, depends, throttles,
+    rate_limits
 end
 
 -- The stored text of a job's list of tags (a plain list of strings), as cjson writes it.
@@ -69,8 +70,8 @@ local function throttles_text(throttles)
 end
 
 function Job.put(D, now, a)
-  local p = parse_put(D, a)
-  local jid, queue = p.jid, p.queue
+  local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
+    depends, given_throttles, rate_limits = parse_put(D, a)
   local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
     'retries', 'worker', 'held_in', 'throttles')
   local old = NOTHING  -- a new job's (no table made for the fields of none)
@@ -79,16 +80,16 @@ function Job.put(D, now, a)
       state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil, worker = v[7] or nil,
       held_in = v[8] or nil, throttles = v[9] or nil}
   end
-  local priority = p.priority or tonumber(old.priority) or 0
-  local retries = p.retries or tonumber(old.retries) or 5
+  local priority = given_priority or tonumber(old.priority) or 0
+  local retries = given_retries or tonumber(old.retries) or 5
   local old_tags = NOTHING
   if old.tags ~= nil then old_tags = Tags.parse(old.tags) end
-  local tags = p.tags or old_tags
+  local tags = given_tags or old_tags
 
   Tags.all_off(D, jid, old_tags)
-  if #p.depends > 0 and old.state ~= nil then
+  if #depends > 0 and old.state ~= nil then
     for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
-      if not contains(p.depends, dependency) then
+      if not contains(depends, dependency) then
         call('SREM', Keys.dependents(dependency), jid)
         call('SREM', Keys.dependencies(jid), dependency)
       end
@@ -96,7 +97,7 @@ function Job.put(D, now, a)
   end
   -- The put event follows the push (if any) so that every listening worker hears of the push
   -- first (aqless._worker.pickup); the protocol's order of put, then lock_lost, comes first.
-  local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= p.worker
+  local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= worker
   if takes_lock then Events.put(jid, queue) end
   History.put(D, jid, now, queue)
   if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
@@ -116,26 +117,26 @@ function Job.put(D, now, a)
 
   local old_stem = nil
   if old.queue ~= nil then old_stem = Keys.queue_throttle(old.queue) end
-  local throttles = Throttle.list_for(p.throttles, old_stem, queue)
+  local throttles = Throttle.list_for(given_throttles, old_stem, queue)
   local state = 'waiting'
-  if p.delay > 0 then state = 'scheduled' end
-  call('HSET', Keys.job(jid), 'jid', jid, 'klass', p.klass, 'data', p.data,
+  if delay > 0 then state = 'scheduled' end
+  call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, 'data', data,
     'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
     'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
     'time', time_field(now), 'throttles', throttles_text(throttles))
-  RateLimit.store(jid, p.rate_limits, old.state ~= nil)
+  RateLimit.store(jid, rate_limits, old.state ~= nil)
   Job.settle_home(jid, old)
-  Job.add_dependencies(jid, p.depends)
+  Job.add_dependencies(jid, depends)
 
   local waiting = false
-  local has_dependencies = (old.state ~= nil or #p.depends > 0)
+  local has_dependencies = (old.state ~= nil or #depends > 0)
     and call('SCARD', Keys.dependencies(jid)) > 0
   if has_dependencies then
     call('ZADD', Keys.queue(queue, 'depends'), now, jid)
     call('HSET', Keys.job(jid), 'state', 'depends')
-    if p.delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + p.delay) end
-  elseif p.delay > 0 then
-    call('ZADD', Keys.queue(queue, 'scheduled'), now + p.delay, jid)
+    if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
+  elseif delay > 0 then
+    call('ZADD', Keys.queue(queue, 'scheduled'), now + delay, jid)
   elseif Throttle.first_unavailable(throttles) ~= nil then
     Throttle.park(queue, jid, throttles, state, now)
   else
@@ -218,8 +219,7 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   end
 
   History.append(jid, now, 'done')
-  -- not just the lock: a throttle release may have put a running job back in the work set
-  Job.leave_queue(Job.home_of(job_queue, held_in, jid), jid)
+  Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
   Job.forget_held_in(jid, held_in)
   Throttle.release_all(jid, now, v[8])
   Stats.record_one(queue, 'run', now, now - (tonumber(v[6]) or now))

@@ -26,7 +26,8 @@ local function hand_out_texts(now, worker, expires)
 end
 
 -- Hands a job to a worker: history, wait statistic, job fields (the caller adds the locks
--- of all the jobs it hands out at the end). `job`: Job.read_full's reply, updated; `texts`:
+-- of all the jobs it hands out at the end). `job`: Job.read_for_pop's reply, completed as
+-- Job.read_full's; `texts`:
 -- hand_out_texts'. Returns false for a jid whose job hash is gone.
 local function hand_out(queue, jid, job, worker, texts, now, waits)
   if not job[3] then return false end
@@ -34,7 +35,7 @@ local function hand_out(queue, jid, job, worker, texts, now, waits)
   waits[#waits + 1] = now - (tonumber(job[1]) or now)
   call('HSET', Keys.job(jid), 'time', texts.time, 'worker', worker,
     'expires', texts.expires, 'state', 'running')
-  job[7], job[9], job[5] = worker, texts.expires, 'running'
+  job[16], job[17], job[5] = worker, texts.expires, 'running'
   -- held by a queue its `queue` field does not name (a retry into another queue)
   if job[6] ~= queue and job[2] ~= queue then
     call('HSET', Keys.job(jid), 'held_in', queue)
@@ -79,10 +80,10 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- reclaimed jobs still hold their throttles: no acquisition
   local reclaimed = Job.invalidate(D, queue, now, count)
   for _, jid in ipairs(reclaimed) do
-    local job = Job.read_full(jid)
+    local job = Job.read_for_pop(jid)
     if hand_out(queue, jid, job, worker, texts, now, waits) then
       known = taken(popped, known, jid, job)
-      RateLimit.take(rates, jid, job[17] or nil)
+      RateLimit.take(rates, jid, job[15] or nil)
     end
   end
   if Throttle.available(Keys.queue_throttle(queue)) then
@@ -97,15 +98,15 @@ function Queue.pop_jids(D, now, queue, worker, count)
       local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
-        local job = Job.read_full(jid)
+        local job = Job.read_for_pop(jid)
         local state = job[5] or nil
-        local throttles = Throttle.parse(job[16] or nil)
-        if RateLimit.defers(rates, queue, jid, state, job[17] or nil) then
+        local throttles = Throttle.parse(job[14] or nil)
+        if RateLimit.defers(rates, queue, jid, state, job[15] or nil) then
           if known and known[jid] then known[jid] = false end
         elseif Throttle.try_acquire(jid, throttles, unlimited) then
           if hand_out(queue, jid, job, worker, texts, now, waits) then
             known = taken(popped, known, jid, job)
-            RateLimit.take(rates, jid, job[17] or nil)
+            RateLimit.take(rates, jid, job[15] or nil)
           end
         elseif state ~= nil then
           if known and known[jid] then known[jid] = false end

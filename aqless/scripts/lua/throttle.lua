@@ -49,7 +49,11 @@ end
 -- The list a put or recur stores: the given ids minus the old queue's own throttle (the
 -- reference scans forwards while removing, so an entry right after a removed one stays),
 -- then the new queue's throttle.
+-- (The usual list, the queue's throttle alone, is kept: nothing may change a list this
+-- returns.)
+local queue_throttle_only = memo(function(stem) return {stem} end)
 function Throttle.list_for(given, old_stem, queue)
+  if #given == 0 then return queue_throttle_only(Keys.queue_throttle(queue)) end
   local list = {}
   for i, tid in ipairs(given) do list[i] = tid end
   if old_stem ~= nil then
