@@ -20,7 +20,7 @@ local function main(keys, argv)
   local name = argv[1]
   check(name, 'Must provide a command')
   local command = find_command(name)
-  check(command, 'Unknown command ' .. name)
+  if command == nil then raise('Unknown command ' .. name) end
   local now = number(argv[2])
   check(now, 'Arg "now" missing or not a number: nil')
   local a

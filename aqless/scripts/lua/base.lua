@@ -6,6 +6,30 @@
 -- functions that a later module defines.
 local Job, Queue, Recurring, Worker = {}, {}, {}, {}
 
+-- Texts worked out from one string (or number) alone, such as its JSON form: `memo(f)` is
+-- f with the answers kept. A function library keeps them between calls; each table starts
+-- afresh past MEMO_LIMIT entries. A Lua string operation costs the server about as much as
+-- a command (string.find over a 32-character jid ~8k instructions, a number written as
+-- text ~3k, a table lookup ~0.2k). Nothing may change a table a memo returns.
+local MEMO_LIMIT = 1000
+local function memo(f)
+  local known, size = {}, 0
+  return function(key)
+    if key ~= key then return f(key) end  -- NaN: no table key
+    local value = known[key]
+    if value == nil then
+      value = f(key)
+      if size >= MEMO_LIMIT then known, size = {}, 0 end
+      known[key] = value
+      size = size + 1
+    end
+    return value
+  end
+end
+
+-- A whole number's text (a time's second, a day's bin), as Lua writes it, kept.
+local integer_text = memo(function(n) return tostring(n) end)
+
 -- The key prefix; api.lua replaces it when the caller passes one KEY ending in ':'.
 local PREFIX = 'ql:'
 
@@ -27,7 +51,9 @@ function Keys.failures() return PREFIX .. 'failures' end
 function Keys.failed(group) return PREFIX .. 'f:' .. group end
 function Keys.workers() return PREFIX .. 'workers' end
 function Keys.worker_jobs(worker) return PREFIX .. 'w:' .. worker .. ':jobs' end
-function Keys.stats(kind, bin, q) return PREFIX .. 's:' .. kind .. ':' .. bin .. ':' .. q end
+function Keys.stats(kind, bin, q)
+  return PREFIX .. 's:' .. kind .. ':' .. integer_text(bin) .. ':' .. q
+end
 function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 -- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)
@@ -114,26 +140,6 @@ end
 local function json_array(list)
   if #list == 0 then return '[]' end
   return cjson.encode(list)
-end
-
--- Texts worked out from one string (or number) alone, such as its JSON form: `memo(f)` is
--- f with the answers kept. A function library keeps them between calls; each table starts
--- afresh past MEMO_LIMIT entries. A Lua string operation costs the server about as much as
--- a command (string.find over a 32-character jid ~8k instructions, a number written as
--- text ~3k, a table lookup ~0.2k). Nothing may change a table a memo returns.
-local MEMO_LIMIT = 1000
-local function memo(f)
-  local known, size = {}, 0
-  return function(key)
-    local value = known[key]
-    if value == nil then
-      value = f(key)
-      if size >= MEMO_LIMIT then known, size = {}, 0 end
-      known[key] = value
-      size = size + 1
-    end
-    return value
-  end
 end
 
 -- A JSON value for event payloads and stored entries: exactly as cjson writes it (absent

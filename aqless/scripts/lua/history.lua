@@ -29,7 +29,7 @@ end
 -- cjson does (%.14g), json_value a string.
 function History.append(jid, now, what, item)
   if item == nil then
-    push(jid, '[' .. math.floor(now) .. ',' .. json_name(what) .. ']')
+    push(jid, '[' .. integer_text(math.floor(now)) .. ',' .. json_name(what) .. ']')
   else
     push(jid, cjson.encode({math.floor(now), what, item}))
   end
@@ -43,8 +43,8 @@ end
 
 -- The text of such an entry (a pop writes the same one for each of its jobs).
 function History.pair_text(now, what, key, value)
-  return '[' .. math.floor(now) .. ',"' .. what .. '",{"' .. key .. '":' .. json_name(value) ..
-    '}]'
+  return '[' .. integer_text(math.floor(now)) .. ',"' .. what .. '",{"' .. key .. '":' ..
+    json_name(value) .. '}]'
 end
 
 -- Appends an entry's text (History.pair_text).

@@ -32,9 +32,12 @@ local function parse_put(D, a)
   check(queue, 'Queue(): no queue name provided')
   check(jid, 'Put(): Arg "jid" missing')
   check(klass, 'Put(): Arg "klass" missing')
-  check(decode(data) ~= false, 'Put(): Arg "data" missing or not JSON: ' .. tostring(data))
+  -- (the hot paths test before they raise: a message is text made, the data's size)
+  if decode(data) == false then
+    raise('Put(): Arg "data" missing or not JSON: ' .. tostring(data))
+  end
   local delay_n = number(delay)
-  check(delay_n, 'Put(): Arg "delay" not a number: ' .. tostring(delay))  -- also when missing
+  if not delay_n then raise('Put(): Arg "delay" not a number: ' .. tostring(delay)) end
   if a.n > 6 and (a.n - 6) % 2 == 1 then
     raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
   end
@@ -190,7 +193,9 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Complete(): Arg "worker" missing')
   if queue == nil then refuse(D, 'complete_no_queue') end
-  check(decode(data) ~= false, 'Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
+  if decode(data) == false then
+    raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
+  end
   local delay, depends = nil, nil
   if o.delay ~= nil then
     delay = number(o.delay)
