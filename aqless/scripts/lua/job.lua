@@ -151,16 +151,32 @@ function Job.add_dependencies(jid, dependencies)
 end
 
 -- The jids of the jobs depending on a job, read together with whether anything is tracked
--- (Events.is_tracked): one EXISTS of both keys answers both when neither exists.
-function Job.dependents_and_tracking(jid)
-  local existing = call('EXISTS', Keys.tracked(), Keys.dependents(jid))
+-- (Events.is_tracked): one EXISTS of both keys answers both when neither exists. Given
+-- `pending` (the pending set of the job's only throttle, Throttle.sole_pending), the same
+-- EXISTS also asks after it, and the second value tells whether it is known not to exist
+-- (when something does, one more EXISTS tells which: the throttle's release would have
+-- asked anyway).
+function Job.dependents_and_tracking(jid, pending)
+  local existing, none_pending = nil, false
+  if pending == nil then
+    existing = call('EXISTS', Keys.tracked(), Keys.dependents(jid))
+  else
+    existing = call('EXISTS', Keys.tracked(), Keys.dependents(jid), pending)
+    if existing == 0 then
+      none_pending = true
+    else
+      local pending_exists = call('EXISTS', pending)
+      none_pending = pending_exists == 0
+      existing = existing - pending_exists
+    end
+  end
   if existing == 0 then
     Events.learn_tracked(false)
-    return {}
+    return NOTHING, none_pending
   end
   local dependents = call('SMEMBERS', Keys.dependents(jid))
   Events.learn_tracked(existing == 2 or #dependents == 0)
-  return dependents
+  return dependents, none_pending
 end
 
 -- RELEASE: dependents whose last dependency this was become waiting (or scheduled).

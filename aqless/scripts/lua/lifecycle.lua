@@ -131,6 +131,16 @@ function Job.put(D, now, a)
   Job.settle_home(jid, old)
   Job.add_dependencies(jid, depends)
 
+  -- One EXISTS answers three questions put asks, when the answer is no as it mostly is:
+  -- whether anything is tracked, whether a worker offers to take the queue's jobs, whether
+  -- the queue's throttle has a maximum. Otherwise each is asked as before.
+  local stem = Keys.queue_throttle(queue)
+  local no_offers = call('EXISTS', Keys.tracked(), Keys.offers(queue), Keys.throttle(stem)) == 0
+  if no_offers then
+    Events.learn_tracked(false)
+    Throttle.learn_unlimited(stem)
+  end
+
   local waiting = false
   local has_dependencies = (old.state ~= nil or #depends > 0)
     and call('SCARD', Keys.dependencies(jid)) > 0
@@ -147,7 +157,7 @@ function Job.put(D, now, a)
     waiting = true
   end
   Job.register_queue(queue, now)
-  if waiting then Worker.push(now, queue) end
+  if waiting and not no_offers then Worker.push(now, queue) end
   if not takes_lock then Events.put(jid, queue) end
   Events.if_tracked('put', jid)
   return jid
@@ -226,11 +236,14 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   History.append(jid, now, 'done')
   Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
   Job.forget_held_in(jid, held_in)
-  Throttle.release_all(jid, now, v[8])
+  -- (read before the release, which changes none of these keys)
+  local dependents, none_pending = nil, false
+  if next_queue == nil then
+    dependents, none_pending = Job.dependents_and_tracking(jid, Throttle.sole_pending(v[8]))
+  end
+  Throttle.release_all(jid, now, v[8], none_pending)
   Stats.record_one(queue, 'run', now, now - (tonumber(v[6]) or now))
   call('ZREM', Keys.worker_jobs(worker), jid)
-  local dependents = nil
-  if next_queue == nil then dependents = Job.dependents_and_tracking(jid) end
   Events.if_tracked('completed', jid)
   local retries = tonumber(v[4]) or 5
 

@@ -21,6 +21,20 @@ function Throttle.maximum(tid)
   return maximums[tid]
 end
 
+-- What a caller learnt of a throttle (Job.put's probe): its hash does not exist, so it has
+-- no maximum.
+function Throttle.learn_unlimited(tid)
+  if maximums == nil then maximums = {} end
+  maximums[tid] = 0
+end
+
+-- The pending set of a job's only throttle, from its stored list; nil for several or none.
+function Throttle.sole_pending(stored)
+  local throttles = Throttle.parse(stored)
+  if #throttles ~= 1 then return nil end
+  return pending_key(throttles[1])
+end
+
 -- 0 means unlimited; a negative maximum admits no one (as the reference).
 function Throttle.available(tid)
   local maximum = Throttle.maximum(tid)
@@ -114,9 +128,10 @@ end
 
 -- Frees the job's slot (or its place in line) and moves as many pending jobs back to
 -- their queue's work set as there are free slots. Moved jobs acquire at their next pop.
-function Throttle.release(tid, jid, now)
+-- `none_pending`: the caller knows the pending set does not exist.
+function Throttle.release(tid, jid, now, none_pending)
   if call('ZREM', locks_key(tid), jid) == 0 then call('ZREM', pending_key(tid), jid) end
-  if call('ZCARD', pending_key(tid)) == 0 then return end
+  if none_pending or call('ZCARD', pending_key(tid)) == 0 then return end
   local slots = free_slots(tid)
   if slots < 1 then return end
   local waiting = call('ZRANGE', pending_key(tid), 0, slots - 1)
@@ -139,11 +154,12 @@ function Throttle.leave_lines(jid, stored)
 end
 
 -- release-all: every throttle in the job's stored list, in order (`stored`: the list's
--- text when the caller has already read it).
-function Throttle.release_all(jid, now, stored)
+-- text when the caller has already read it; `none_pending`: the caller knows that the
+-- pending set of the list's only throttle does not exist, see Throttle.sole_pending).
+function Throttle.release_all(jid, now, stored, none_pending)
   if stored == nil then stored = call('HGET', Keys.job(jid), 'throttles') end
   local throttles = Throttle.parse(stored)
-  for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now) end
+  for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now, none_pending) end
 end
 
 function Throttle.set(tid, maximum, expiration)
