@@ -5,6 +5,7 @@
 -- Starts a call: a function library keeps module state between calls, so every per-call
 -- cache is cleared here (a script starts afresh anyway).
 local function start_call(keys)
+  call = redis.call
   PREFIX = 'ql:'
   if #keys > 0 then
     check(#keys == 1 and string.sub(keys[1], -1) == ':', 'No Keys should be provided')

@@ -65,7 +65,9 @@ function Keys.queue_throttle(q) return PREFIX .. 'q:' .. q end
 -- The five sets of a queue that hold jobs (the recur set holds templates).
 local QUEUE_SETS = {'work', 'locks', 'scheduled', 'depends', 'throttled'}
 
-local function call(...) return redis.call(...) end
+-- redis.call, taken when a call starts (api.lua): a function library is loaded where it is
+-- not defined yet, and calling it directly spares a Lua call per command.
+local call = nil
 
 -- Errors: a string error, as the reference core raises them, so the reply reads
 -- "ERR user_script:<line>: <text> script: ..." (user_function under FCALL): the shape every
@@ -203,14 +205,7 @@ end
 -- Stored JSON text (tags, throttles, failure) as cjson writes it once decoded, {} when
 -- absent or malformed: the text itself when it is `[]`, `{}` (both written {}) or an array
 -- of strings with nothing escaped, else decoded and encoded again.
-local json_stored_kept
-local function json_stored(text)
-  if text == nil or text == false or text == '' or text == '[]' or text == '{}' then
-    return '{}'
-  end
-  return json_stored_kept(text)
-end
-json_stored_kept = memo(function(text)
+local json_stored_kept = memo(function(text)
   if string.byte(text, 1) == 91 then  -- [
     local at = 2
     while true do
@@ -227,6 +222,12 @@ json_stored_kept = memo(function(text)
   end
   return cjson.encode(decode_stored(text) or {})
 end)
+local function json_stored(text)
+  if text == nil or text == false or text == '' or text == '[]' or text == '{}' then
+    return '{}'
+  end
+  return json_stored_kept(text)
+end
 
 -- A hash's fields by name (absent fields are nil).
 local function read_hash(key, names)
