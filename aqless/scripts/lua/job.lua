@@ -41,11 +41,13 @@ end
 -- The job object (17 keys classic, 18 reqless) as JSON text, or nil when the job does not
 -- exist. `f`: the job's fields (Job.read_full) when the caller holds them as they are
 -- stored. Concatenated, not encoded: the values are those cjson would write of the decoded
--- fields (empty lists as {}, numbers to 14 digits).
-function Job.json(D, jid, f)
+-- fields (empty lists as {}, numbers to 14 digits). `unrelated`: the caller knows that the
+-- job has neither dependents nor dependencies.
+function Job.json(D, jid, f, unrelated)
   f = f or Job.read_full(jid)
   if not f[3] then return nil end
-  local dependents, dependencies = relations_json(jid)
+  local dependents, dependencies = '{}', '{}'
+  if not unrelated then dependents, dependencies = relations_json(jid) end
   local spawned = 'false'
   if f[13] then spawned = json_string(f[13]) end
   local throttles_key, throttles = '', ''
@@ -75,9 +77,19 @@ end
 -- The JSON list of the objects of the jids that exist, in order (`known`: jid -> fields,
 -- see Job.json); none is written as the dialect writes an empty list.
 function Job.list_json(D, jids, known)
+  -- one EXISTS of every job's dependents and dependencies first: mostly none exists, and
+  -- then no job asks after its own
+  local unrelated = false
+  if #jids > 1 and #jids <= 2500 then
+    local keys = {}
+    for i, jid in ipairs(jids) do
+      keys[2 * i - 1], keys[2 * i] = Keys.dependents(jid), Keys.dependencies(jid)
+    end
+    unrelated = call('EXISTS', unpack(keys)) == 0
+  end
   local texts = {}
   for _, jid in ipairs(jids) do
-    local text = Job.json(D, jid, known and known[jid] or nil)
+    local text = Job.json(D, jid, known and known[jid] or nil, unrelated)
     if text ~= nil then texts[#texts + 1] = text end
   end
   if #texts == 0 then return D.list(texts) end
