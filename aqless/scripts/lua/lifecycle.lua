@@ -75,13 +75,29 @@ end
 function Job.put(D, now, a)
   local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
     depends, given_throttles, rate_limits = parse_put(D, a)
-  local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
-    'retries', 'worker', 'held_in', 'throttles')
+  -- One EXISTS answers four questions put asks, when the answer is no as it mostly is:
+  -- whether the job exists, whether anything is tracked, whether a worker offers to take
+  -- the queue's jobs, whether the queue's throttle has a maximum (its hash). When the
+  -- job's own fields account for all that exists, the other three are no as well;
+  -- otherwise each is asked where it was.
+  local stem = Keys.queue_throttle(queue)
+  local existing = call('EXISTS', Keys.job(jid), Keys.tracked(), Keys.offers(queue),
+    Keys.throttle(stem))
   local old = NOTHING  -- a new job's (no table made for the fields of none)
-  if v[1] or v[2] or v[3] or v[4] or v[5] or v[6] or v[7] or v[8] or v[9] then
-    old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
-      state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil, worker = v[7] or nil,
-      held_in = v[8] or nil, throttles = v[9] or nil}
+  if existing > 0 then
+    local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
+      'retries', 'worker', 'held_in', 'throttles')
+    if v[1] or v[2] or v[3] or v[4] or v[5] or v[6] or v[7] or v[8] or v[9] then
+      old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
+        state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil,
+        worker = v[7] or nil, held_in = v[8] or nil, throttles = v[9] or nil}
+      existing = existing - 1
+    end
+  end
+  local no_offers = existing == 0
+  if no_offers then
+    Events.learn_tracked(false)
+    Throttle.learn_unlimited(stem)
   end
   local priority = given_priority or tonumber(old.priority) or 0
   local retries = given_retries or tonumber(old.retries) or 5
@@ -130,16 +146,6 @@ function Job.put(D, now, a)
   RateLimit.store(jid, rate_limits, old.state ~= nil)
   Job.settle_home(jid, old)
   Job.add_dependencies(jid, depends)
-
-  -- One EXISTS answers three questions put asks, when the answer is no as it mostly is:
-  -- whether anything is tracked, whether a worker offers to take the queue's jobs, whether
-  -- the queue's throttle has a maximum. Otherwise each is asked as before.
-  local stem = Keys.queue_throttle(queue)
-  local no_offers = call('EXISTS', Keys.tracked(), Keys.offers(queue), Keys.throttle(stem)) == 0
-  if no_offers then
-    Events.learn_tracked(false)
-    Throttle.learn_unlimited(stem)
-  end
 
   local waiting = false
   local has_dependencies = (old.state ~= nil or #depends > 0)
