@@ -227,9 +227,16 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
   local result = Results.fields(o, next_queue)
-  -- the fields as locals: a table by name would cost the server more than reading one
-  local v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-    'time', 'held_in', 'throttles', 'dedup')
+  -- the fields as locals: a table by name would cost the server more than reading one (the
+  -- priority only for a next queue: each field read costs about as much as a small table)
+  local v
+  if next_queue == nil then
+    v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
+      'held_in', 'throttles')
+  else
+    v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
+      'time', 'held_in', 'throttles')
+  end
   local holder, state, job_queue, held_in = v[1] or nil, v[2] or nil, v[5] or nil, v[7] or nil
   if state ~= 'running' or holder ~= worker or job_queue ~= queue then
     local job = {worker = holder, state = state, queue = job_queue}
@@ -272,12 +279,12 @@ function Job.complete(D, now, jid, worker, queue, data, o)
       if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
       return 'depends'
     end
-    Job.to_work(next_queue, jid, tonumber(v[3]) or 0, now)
+    Job.to_work(next_queue, jid, tonumber(v[3]) or 0, now)  -- the priority
     return 'waiting'
   end
 
   Events.completed(jid, queue)
-  Dedup.release(jid, v[9] or nil)
+  Dedup.release(jid, v[3] or nil)  -- the dedup id
   call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
     unpack(result))
