@@ -42,6 +42,9 @@ local function parse_put(D, a)
     raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
   end
   local o = options(a, 7)
+  if o == NOTHING then  -- the usual put
+    return a[1], queue, jid, klass, data, delay_n, nil, nil, nil, NOTHING, NOTHING, nil
+  end
   if not D.throttle_options and o.throttles ~= nil then o.throttles = nil end
   -- checked in the reference's order; absent retries/tags/priority keep the job's own
   local retries = optional_number(o.retries, nil, 'Put(): Arg "retries" not a number: ')
