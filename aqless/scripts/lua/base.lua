@@ -8,14 +8,17 @@ local Job, Queue, Recurring, Worker = {}, {}, {}, {}
 
 -- Texts worked out from one string (or number) alone, such as its JSON form: `memo(f)` is
 -- f with the answers kept. A function library keeps them between calls; each table starts
--- afresh past MEMO_LIMIT entries. A Lua string operation costs the server about as much as
--- a command (string.find over a 32-character jid ~8k instructions, a number written as
--- text ~3k, a table lookup ~0.2k). Nothing may change a table a memo returns.
-local MEMO_LIMIT = 1000
+-- afresh past MEMO_LIMIT entries, and texts over MEMO_KEY_LIMIT bytes are not kept. A Lua
+-- string operation costs the server about as much as a command (string.find over a
+-- 32-character jid ~8k instructions, a number written as text ~3k, a table lookup ~0.2k).
+-- Nothing may change a table a memo returns.
+local MEMO_LIMIT, MEMO_KEY_LIMIT = 1000, 256
 local function memo(f)
   local known, size = {}, 0
   return function(key)
     if key ~= key then return f(key) end  -- NaN: no table key
+    -- long texts (a failure's message, a logged line) are rarely met twice: not kept
+    if type(key) == 'string' and #key > MEMO_KEY_LIMIT then return f(key) end
     local value = known[key]
     if value == nil then
       value = f(key)
