@@ -2,7 +2,10 @@
 
 Runs put, pop, heartbeat and complete N times in each vocabulary, both as the script
 (EVALSHA) and as the function library (FCALL), against the embedded Valkey 9 (or --url),
-reading INFO commandstats around each phase. Prints a table.
+reading INFO commandstats around each phase. Then again with pops of 50 jobs (a worker
+with 50 slots): put, `pop50` (figures per job) and complete. Prints a table; `lifecycle`
+is put + pop + heartbeat + complete one job at a time, `lifecycle50` put + pop50 +
+complete.
 
     python benchmarks/lua_cost.py [--jobs 2000] [--url redis://...]
 """
@@ -20,11 +23,20 @@ import redis
 from aqless.scripts import build, build_library, function_name
 
 PHASES = ("put", "pop", "heartbeat", "complete")
+BATCH = 50  # the jobs a pop50 takes
+BATCH_PHASES = ("put", "pop50", "complete")
 NAMES = {
-    "classic": {"put": "put", "pop": "pop", "heartbeat": "heartbeat", "complete": "complete"},
+    "classic": {
+        "put": "put",
+        "pop": "pop",
+        "pop50": "pop",
+        "heartbeat": "heartbeat",
+        "complete": "complete",
+    },
     "reqless": {
         "put": "queue.put",
         "pop": "queue.pop",
+        "pop50": "queue.pop",
         "heartbeat": "job.heartbeat",
         "complete": "job.complete",
     },
@@ -33,6 +45,7 @@ NAMES = {
 ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
     "put": lambda i: [0, "w", "q", f"j{i}", "K", "{}", 0],
     "pop": lambda i: [1, "q", "w", 1],
+    "pop50": lambda i: [1, "q", "w", BATCH],
     "heartbeat": lambda i: [2, f"j{i}", "w"],
     "complete": lambda i: [3, f"j{i}", "w", "q", "{}"],
 }
@@ -51,7 +64,7 @@ def server(url: str | None) -> Iterator[str]:
 
 
 def measure(connection: redis.Redis, run: Callable[[], None], jobs: int) -> tuple[float, float]:
-    """Commands per call (besides the call itself) and microseconds per call."""
+    """Commands (besides the calls themselves) and microseconds per job."""
     connection.config_resetstat()
     run()
     stats: dict[str, Any] = connection.info("commandstats")
@@ -77,19 +90,22 @@ def run_all(url: str, jobs: int) -> list[Row]:
     connection = redis.Redis.from_url(url, decode_responses=True)
     for mode, call in callers(connection).items():
         for vocabulary, names in NAMES.items():
-            connection.flushdb()
-            for phase in PHASES:
+            for phases in (PHASES, BATCH_PHASES):
+                connection.flushdb()
+                for phase in phases:
 
-                def run(
-                    phase: str = phase,
-                    names: dict[str, str] = names,
-                    call: Callable[[list[str | int]], Any] = call,
-                ) -> None:
-                    for i in range(jobs):
-                        call([names[phase], *ARGUMENTS[phase](i)])
+                    def run(
+                        phase: str = phase,
+                        names: dict[str, str] = names,
+                        call: Callable[[list[str | int]], Any] = call,
+                    ) -> None:
+                        calls = jobs // BATCH if phase == "pop50" else jobs
+                        for i in range(calls):
+                            call([names[phase], *ARGUMENTS[phase](i)])
 
-                commands, micros = measure(connection, run, jobs)
-                rows.append((mode, vocabulary, phase, commands, micros))
+                    commands, micros = measure(connection, run, jobs)
+                    name = phase if phases is PHASES or phase == "pop50" else phase + "50"
+                    rows.append((mode, vocabulary, name, commands, micros))
     connection.close()
     return rows
 
@@ -99,14 +115,16 @@ def report(rows: list[Row]) -> None:
     out.write(f"{'call':<8} {'vocabulary':<10} {'command':<10} {'server cmds':>11} {'us':>7}\n")
     for mode, vocabulary, phase, commands, micros in rows:
         out.write(f"{mode:<8} {vocabulary:<10} {phase:<10} {commands:>11.1f} {micros:>7.1f}\n")
+    lifecycles = {"lifecycle": PHASES, "lifecycle50": ("put50", "pop50", "complete50")}
     for mode in ("evalsha", "fcall"):
         for vocabulary in NAMES:
-            mine = [r for r in rows if r[0] == mode and r[1] == vocabulary]
-            commands = sum(r[3] for r in mine)
-            micros = sum(r[4] for r in mine)
-            out.write(
-                f"{mode:<8} {vocabulary:<10} {'lifecycle':<10} {commands:>11.1f} {micros:>7.1f}\n"
-            )
+            for lifecycle, phases in lifecycles.items():
+                mine = [r for r in rows if r[0] == mode and r[1] == vocabulary and r[2] in phases]
+                commands = sum(r[3] for r in mine)
+                micros = sum(r[4] for r in mine)
+                out.write(
+                    f"{mode:<8} {vocabulary:<10} {lifecycle:<11}{commands:>11.1f} {micros:>7.1f}\n"
+                )
 
 
 def main() -> None:

@@ -5,6 +5,7 @@
 -- Starts a call: a function library keeps module state between calls, so every per-call
 -- cache is cleared here (a script starts afresh anyway).
 local function start_call(keys)
+  call = redis.call
   PREFIX = 'ql:'
   if #keys > 0 then
     check(#keys == 1 and string.sub(keys[1], -1) == ':', 'No Keys should be provided')
@@ -20,10 +21,17 @@ local function main(keys, argv)
   local name = argv[1]
   check(name, 'Must provide a command')
   local command = find_command(name)
-  check(command, 'Unknown command ' .. name)
+  if command == nil then raise('Unknown command ' .. name) end
   local now = number(argv[2])
   check(now, 'Arg "now" missing or not a number: nil')
-  local a = {n = math.max(0, #argv - 2)}
-  for i = 3, #argv do a[i - 2] = argv[i] end
+  local a
+  if #argv <= 64 then
+    -- one constructor sizes the table once (filled in a loop, it is rebuilt as it grows);
+    -- unpack has a limit, so long argument lists (cancel of many jids...) take the loop
+    a = {n = math.max(0, #argv - 2), unpack(argv, 3)}
+  else
+    a = {n = #argv - 2}
+    for i = 3, #argv do a[i - 2] = argv[i] end
+  end
   return command(now, a)
 end

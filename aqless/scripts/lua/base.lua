@@ -6,6 +6,33 @@
 -- functions that a later module defines.
 local Job, Queue, Recurring, Worker = {}, {}, {}, {}
 
+-- Texts worked out from one string (or number) alone, such as its JSON form: `memo(f)` is
+-- f with the answers kept. A function library keeps them between calls; each table starts
+-- afresh past MEMO_LIMIT entries, and texts over MEMO_KEY_LIMIT bytes are not kept. A Lua
+-- string operation costs the server about as much as a command (string.find over a
+-- 32-character jid ~8k instructions, a number written as text ~3k, a table lookup ~0.2k).
+-- Nothing may change a table a memo returns.
+local MEMO_LIMIT, MEMO_KEY_LIMIT = 1000, 256
+local function memo(f)
+  local known, size = {}, 0
+  return function(key)
+    if key ~= key then return f(key) end  -- NaN: no table key
+    -- long texts (a failure's message, a logged line) are rarely met twice: not kept
+    if type(key) == 'string' and #key > MEMO_KEY_LIMIT then return f(key) end
+    local value = known[key]
+    if value == nil then
+      value = f(key)
+      if size >= MEMO_LIMIT then known, size = {}, 0 end
+      known[key] = value
+      size = size + 1
+    end
+    return value
+  end
+end
+
+-- A whole number's text (a time's second, a day's bin), as Lua writes it, kept.
+local integer_text = memo(function(n) return tostring(n) end)
+
 -- The key prefix; api.lua replaces it when the caller passes one KEY ending in ':'.
 local PREFIX = 'ql:'
 
@@ -27,7 +54,9 @@ function Keys.failures() return PREFIX .. 'failures' end
 function Keys.failed(group) return PREFIX .. 'f:' .. group end
 function Keys.workers() return PREFIX .. 'workers' end
 function Keys.worker_jobs(worker) return PREFIX .. 'w:' .. worker .. ':jobs' end
-function Keys.stats(kind, bin, q) return PREFIX .. 's:' .. kind .. ':' .. bin .. ':' .. q end
+function Keys.stats(kind, bin, q)
+  return PREFIX .. 's:' .. kind .. ':' .. integer_text(bin) .. ':' .. q
+end
 function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 -- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)
@@ -39,7 +68,9 @@ function Keys.queue_throttle(q) return PREFIX .. 'q:' .. q end
 -- The five sets of a queue that hold jobs (the recur set holds templates).
 local QUEUE_SETS = {'work', 'locks', 'scheduled', 'depends', 'throttled'}
 
-local function call(...) return redis.call(...) end
+-- redis.call, taken when a call starts (api.lua): a function library is loaded where it is
+-- not defined yet, and calling it directly spares a Lua call per command.
+local call = nil
 
 -- Errors: a string error, as the reference core raises them, so the reply reads
 -- "ERR user_script:<line>: <text> script: ..." (user_function under FCALL): the shape every
@@ -117,14 +148,18 @@ local function json_array(list)
 end
 
 -- A JSON value for event payloads and stored entries: exactly as cjson writes it (absent
--- values as false). A string with nothing cjson escapes (it escapes / as well) is only
--- quoted.
+-- values as false). cjson encodes a string faster than string.find could tell whether it
+-- needs escaping.
 local function json_value(value)
   if value == nil or value == false then return 'false' end
-  if type(value) == 'string' and not string.find(value, '[%c"/\\]') then
-    return '"' .. value .. '"'
-  end
   return cjson.encode(value)
+end
+
+-- json_value of a name that recurs (a queue, a worker, a word), kept.
+local json_name_kept = memo(function(name) return cjson.encode(name) end)
+local function json_name(name)
+  if name == nil or name == false then return 'false' end
+  return json_name_kept(name)
 end
 
 -- Replies that hold job objects are concatenated as JSON text rather than built as tables
@@ -132,10 +167,16 @@ end
 -- command. These helpers give exactly the JSON values cjson would write.
 -- The characters of a JSON string for `s`, without the quotes: `s` itself when nothing in
 -- it needs escaping.
+-- (cjson also escapes /, which these leave as it is; cjson's length tells whether anything
+-- needs escaping faster than string.find would.)
 local function json_chars(s)
-  if not string.find(s, '[%c"\\]') then return s end
-  return string.sub(cjson.encode(s), 2, -2)
+  local encoded = cjson.encode(s)
+  if #encoded == #s + 2 or not string.find(s, '[%c"\\]') then return s end
+  return string.sub(encoded, 2, -2)
 end
+
+-- json_chars of a name that recurs (a klass, a state, a queue, a worker), kept.
+local name_chars = memo(json_chars)
 
 -- A JSON string.
 local function json_string(s)
@@ -144,19 +185,30 @@ end
 
 -- A stored number (string or number), 0 when absent or not a number, to concatenate:
 -- Lua writes numbers as cjson does (%.14g). cjson refuses NaN and infinities.
-local function json_number(value)
+local function number_text(value)
   local n = tonumber(value) or 0
   if n ~= n or n == math.huge or n == -math.huge then return cjson.encode(n) end
-  return n
+  return tostring(n)
+end
+local number_text_kept = memo(number_text)
+local function json_number(value)
+  if not value then return '0' end
+  return number_text_kept(value)
+end
+
+-- json_number of a stored number floored (a job's `remaining`).
+local whole_text_kept = memo(function(value)
+  return number_text(math.floor(tonumber(value) or 0))
+end)
+local function whole_text(value)
+  if not value then return '0' end
+  return whole_text_kept(value)
 end
 
 -- Stored JSON text (tags, throttles, failure) as cjson writes it once decoded, {} when
 -- absent or malformed: the text itself when it is `[]`, `{}` (both written {}) or an array
 -- of strings with nothing escaped, else decoded and encoded again.
-local function json_stored(text)
-  if text == nil or text == false or text == '' or text == '[]' or text == '{}' then
-    return '{}'
-  end
+local json_stored_kept = memo(function(text)
   if string.byte(text, 1) == 91 then  -- [
     local at = 2
     while true do
@@ -172,6 +224,12 @@ local function json_stored(text)
     end
   end
   return cjson.encode(decode_stored(text) or {})
+end)
+local function json_stored(text)
+  if text == nil or text == false or text == '' or text == '[]' or text == '{}' then
+    return '{}'
+  end
+  return json_stored_kept(text)
 end
 
 -- A hash's fields by name (absent fields are nil).
@@ -206,8 +264,14 @@ local function contains(list, value)
   return false
 end
 
--- Option pairs after the fixed arguments: name -> value, last one wins.
+-- An empty table for the many calls that have nothing to pass (a table made costs the
+-- server about as much as a small command): nothing may change it.
+local NOTHING = {}
+
+-- Option pairs after the fixed arguments: name -> value, last one wins (NOTHING when there
+-- are none: a caller that changes the options makes its own).
 local function options(args, first)
+  if args.n ~= nil and args.n < first then return NOTHING end
   local result = {}
   for i = first, #args, 2 do
     if args[i + 1] ~= nil then result[args[i]] = args[i + 1] end

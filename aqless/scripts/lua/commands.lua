@@ -93,15 +93,22 @@ local GROUPS = {}
 -- Groups built so far: one per call in a script, kept across calls in a function library.
 local built = {}
 
+-- Handlers by command name, as found (a function library keeps them between calls).
+local found = {}
+
 -- The handler of a command name (function(now, a)), or nil.
 local function find_command(name)
+  local handler = found[name]
+  if handler ~= nil then return handler end
   local prefix = string.match(name, '^([^.]*)%.') or ''
   if built[prefix] == nil then
     local group = GROUPS[prefix]
     if group == nil then return nil end
     built[prefix] = group()
   end
-  return built[prefix][name]
+  handler = built[prefix][name]
+  if handler ~= nil then found[name] = handler end
+  return handler
 end
 
 GROUPS[''] = function() return {
@@ -828,7 +835,7 @@ GROUPS['job'] = function() return {
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
     local o = options(a, 5)
-    o = {result = o.result, result_dropped = o.result_dropped}
+    if o ~= NOTHING then o = {result = o.result, result_dropped = o.result_dropped} end
     return Job.complete(RELESS, now, jid, worker, queue, data, o)
   end,
   --- job.completeAndRequeue
@@ -847,6 +854,7 @@ GROUPS['job'] = function() return {
   ['job.completeAndRequeue'] = function(now, a)
     local jid, worker, queue, data, next_queue = a[1], a[2], a[3], a[4], a[5]
     local o = options(a, 6)
+    if o == NOTHING then o = {} end
     o.next = next_queue
     return Job.complete(RELESS, now, jid, worker, queue, data, o)
   end,

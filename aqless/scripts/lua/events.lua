@@ -40,7 +40,7 @@ end
 -- The hot payloads are concatenated directly, in the same bytes as `object` writes.
 function Events.put(jid, queue)
   Events.publish('log',
-    '{"jid":' .. json_value(jid) .. ',"event":"put","queue":' .. json_value(queue) .. '}')
+    '{"jid":' .. json_value(jid) .. ',"event":"put","queue":' .. json_name(queue) .. '}')
 end
 
 -- LOST(jid, worker): the worker's own channel, then the log.
@@ -56,7 +56,7 @@ end
 
 function Events.completed(jid, queue)
   Events.publish('log',
-    '{"jid":' .. json_value(jid) .. ',"event":"completed","queue":' .. json_value(queue) .. '}')
+    '{"jid":' .. json_value(jid) .. ',"event":"completed","queue":' .. json_name(queue) .. '}')
 end
 
 function Events.advanced(jid, queue, to)

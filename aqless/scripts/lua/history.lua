@@ -29,7 +29,7 @@ end
 -- cjson does (%.14g), json_value a string.
 function History.append(jid, now, what, item)
   if item == nil then
-    push(jid, '[' .. math.floor(now) .. ',' .. json_value(what) .. ']')
+    push(jid, '[' .. integer_text(math.floor(now)) .. ',' .. json_name(what) .. ']')
   else
     push(jid, cjson.encode({math.floor(now), what, item}))
   end
@@ -38,9 +38,17 @@ end
 -- An entry whose item is one pair; `what` and `key` are words of this script.
 function History.pair(jid, now, what, key, value)
   if value == nil then return History.append(jid, now, what, {}) end
-  push(jid, '[' .. math.floor(now) .. ',"' .. what .. '",{"' .. key .. '":' ..
-    json_value(value) .. '}]')
+  push(jid, History.pair_text(now, what, key, value))
 end
+
+-- The text of such an entry (a pop writes the same one for each of its jobs).
+function History.pair_text(now, what, key, value)
+  return '[' .. integer_text(math.floor(now)) .. ',"' .. what .. '",{"' .. key .. '":' ..
+    json_name(value) .. '}]'
+end
+
+-- Appends an entry's text (History.pair_text).
+function History.push(jid, entry) push(jid, entry) end
 
 -- A `put` entry; its item key is the writer's vocabulary's ({q} or {queue}).
 function History.put(D, jid, now, queue)
@@ -91,11 +99,24 @@ local function entry_json(D, text)
   return cjson.encode(presented(D, text))
 end
 
+-- entry_json by vocabulary, kept: the entries of jobs put in the same second, or popped
+-- together, are the same text.
+local entry_memos = {}
+local function entry_json_kept(D)
+  local kept = entry_memos[D]
+  if kept == nil then
+    kept = memo(function(text) return entry_json(D, text) end)
+    entry_memos[D] = kept
+  end
+  return kept
+end
+
 -- The presented history as JSON text: one object per entry ({} when there is none, as
 -- cjson writes an empty list).
 function History.json(D, jid)
   local entries = call('LRANGE', Keys.history(jid), 0, -1)
   if #entries == 0 then return '{}' end
-  for i = 1, #entries do entries[i] = entry_json(D, entries[i]) end
+  local presented = entry_json_kept(D)
+  for i = 1, #entries do entries[i] = presented(entries[i]) end
   return '[' .. table.concat(entries, ',') .. ']'
 end

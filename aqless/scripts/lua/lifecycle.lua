@@ -25,51 +25,93 @@ end
 -- put / requeue
 
 -- Validates put's arguments (after now: worker queue jid klass data delay [name value]...)
--- in the reference's order; returns them parsed.
+-- in the reference's order; returns them parsed: worker, queue, jid, klass, data, delay,
+-- retries, tags, priority, depends, throttles, rate_limits.
 local function parse_put(D, a)
   local queue, jid, klass, data, delay = a[2], a[3], a[4], a[5], a[6]
   check(queue, 'Queue(): no queue name provided')
   check(jid, 'Put(): Arg "jid" missing')
   check(klass, 'Put(): Arg "klass" missing')
-  check(decode(data) ~= false, 'Put(): Arg "data" missing or not JSON: ' .. tostring(data))
+  -- (the hot paths test before they raise: a message is text made, the data's size)
+  if decode(data) == false then
+    raise('Put(): Arg "data" missing or not JSON: ' .. tostring(data))
+  end
   local delay_n = number(delay)
-  check(delay_n, 'Put(): Arg "delay" not a number: ' .. tostring(delay))  -- also when missing
+  if not delay_n then raise('Put(): Arg "delay" not a number: ' .. tostring(delay)) end
   if a.n > 6 and (a.n - 6) % 2 == 1 then
     raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
   end
   local o = options(a, 7)
-  if not D.throttle_options then o.throttles = nil end
+  if o == NOTHING then  -- the usual put
+    return a[1], queue, jid, klass, data, delay_n, nil, nil, nil, NOTHING, NOTHING, nil
+  end
+  if not D.throttle_options and o.throttles ~= nil then o.throttles = nil end
   -- checked in the reference's order; absent retries/tags/priority keep the job's own
   local retries = optional_number(o.retries, nil, 'Put(): Arg "retries" not a number: ')
   if retries ~= nil then retries = whole(retries) end  -- `remaining` is counted down
   local tags = optional_list(o.tags, nil, 'Put(): Arg "tags" not JSON')
   local priority = optional_number(o.priority, nil, 'Put(): Arg "priority" not a number')
-  local depends = optional_list(o.depends, {}, 'Put(): Arg "depends" not JSON: ')
-  local throttles = optional_list(o.throttles, {}, 'Put(): Arg "throttles" not JSON array: ')
+  local depends = optional_list(o.depends, NOTHING, 'Put(): Arg "depends" not JSON: ')
+  local throttles = optional_list(o.throttles, NOTHING,
+    'Put(): Arg "throttles" not JSON array: ')
   local rate_limits = optional_list(o.rate_limits, nil,
     'Put(): Arg "rate_limits" not JSON array: ')
-  return {worker = a[1], queue = queue, jid = jid, klass = klass, data = data,
-    delay = delay_n, retries = retries, tags = tags, priority = priority, depends = depends,
-    throttles = throttles, rate_limits = rate_limits}
+  -- values, not a table of them (a table made costs the server as much as a small command)
+  return a[1], queue, jid, klass, data, delay_n, retries, tags, priority, depends, throttles,
+    rate_limits
+end
+
+-- The stored text of a job's list of tags (a plain list of strings), as cjson writes it.
+local function tags_text(tags)
+  if #tags == 0 then return '{}' end
+  return cjson.encode(tags)
+end
+
+-- The stored text of a job's throttles: cjson's; kept for the usual list, the queue's
+-- throttle alone.
+local one_throttle_text = memo(function(tid) return cjson.encode({tid}) end)
+local function throttles_text(throttles)
+  if #throttles == 1 then return one_throttle_text(throttles[1]) end
+  return cjson.encode(throttles)
 end
 
 function Job.put(D, now, a)
-  local p = parse_put(D, a)
-  local jid, queue = p.jid, p.queue
-  local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
-    'retries', 'worker', 'held_in', 'throttles')
-  local old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
-    state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil, worker = v[7] or nil,
-    held_in = v[8] or nil, throttles = v[9] or nil}
-  local priority = p.priority or tonumber(old.priority) or 0
-  local retries = p.retries or tonumber(old.retries) or 5
-  local old_tags = Tags.parse(old.tags)
-  local tags = p.tags or old_tags
+  local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
+    depends, given_throttles, rate_limits = parse_put(D, a)
+  -- One EXISTS answers four questions put asks, when the answer is no as it mostly is:
+  -- whether the job exists, whether anything is tracked, whether a worker offers to take
+  -- the queue's jobs, whether the queue's throttle has a maximum (its hash). When the
+  -- job's own fields account for all that exists, the other three are no as well;
+  -- otherwise each is asked where it was.
+  local stem = Keys.queue_throttle(queue)
+  local existing = call('EXISTS', Keys.job(jid), Keys.tracked(), Keys.offers(queue),
+    Keys.throttle(stem))
+  local old = NOTHING  -- a new job's (no table made for the fields of none)
+  if existing > 0 then
+    local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
+      'retries', 'worker', 'held_in', 'throttles')
+    if v[1] or v[2] or v[3] or v[4] or v[5] or v[6] or v[7] or v[8] or v[9] then
+      old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
+        state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil,
+        worker = v[7] or nil, held_in = v[8] or nil, throttles = v[9] or nil}
+      existing = existing - 1
+    end
+  end
+  local no_offers = existing == 0
+  if no_offers then
+    Events.learn_tracked(false)
+    Throttle.learn_unlimited(stem)
+  end
+  local priority = given_priority or tonumber(old.priority) or 0
+  local retries = given_retries or tonumber(old.retries) or 5
+  local old_tags = NOTHING
+  if old.tags ~= nil then old_tags = Tags.parse(old.tags) end
+  local tags = given_tags or old_tags
 
   Tags.all_off(D, jid, old_tags)
-  if #p.depends > 0 and old.state ~= nil then
+  if #depends > 0 and old.state ~= nil then
     for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
-      if not contains(p.depends, dependency) then
+      if not contains(depends, dependency) then
         call('SREM', Keys.dependents(dependency), jid)
         call('SREM', Keys.dependencies(jid), dependency)
       end
@@ -77,7 +119,7 @@ function Job.put(D, now, a)
   end
   -- The put event follows the push (if any) so that every listening worker hears of the push
   -- first (aqless._worker.pickup); the protocol's order of put, then lock_lost, comes first.
-  local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= p.worker
+  local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= worker
   if takes_lock then Events.put(jid, queue) end
   History.put(D, jid, now, queue)
   if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
@@ -97,26 +139,26 @@ function Job.put(D, now, a)
 
   local old_stem = nil
   if old.queue ~= nil then old_stem = Keys.queue_throttle(old.queue) end
-  local throttles = Throttle.list_for(p.throttles, old_stem, queue)
+  local throttles = Throttle.list_for(given_throttles, old_stem, queue)
   local state = 'waiting'
-  if p.delay > 0 then state = 'scheduled' end
-  call('HSET', Keys.job(jid), 'jid', jid, 'klass', p.klass, 'data', p.data,
-    'priority', priority, 'tags', cjson.encode(tags), 'state', state, 'worker', '',
+  if delay > 0 then state = 'scheduled' end
+  call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, 'data', data,
+    'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
     'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-    'time', time_field(now), 'throttles', cjson.encode(throttles))
-  RateLimit.store(jid, p.rate_limits, old.state ~= nil)
+    'time', time_field(now), 'throttles', throttles_text(throttles))
+  RateLimit.store(jid, rate_limits, old.state ~= nil)
   Job.settle_home(jid, old)
-  Job.add_dependencies(jid, p.depends)
+  Job.add_dependencies(jid, depends)
 
   local waiting = false
-  local has_dependencies = (old.state ~= nil or #p.depends > 0)
+  local has_dependencies = (old.state ~= nil or #depends > 0)
     and call('SCARD', Keys.dependencies(jid)) > 0
   if has_dependencies then
     call('ZADD', Keys.queue(queue, 'depends'), now, jid)
     call('HSET', Keys.job(jid), 'state', 'depends')
-    if p.delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + p.delay) end
-  elseif p.delay > 0 then
-    call('ZADD', Keys.queue(queue, 'scheduled'), now + p.delay, jid)
+    if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
+  elseif delay > 0 then
+    call('ZADD', Keys.queue(queue, 'scheduled'), now + delay, jid)
   elseif Throttle.first_unavailable(throttles) ~= nil then
     Throttle.park(queue, jid, throttles, state, now)
   else
@@ -124,7 +166,7 @@ function Job.put(D, now, a)
     waiting = true
   end
   Job.register_queue(queue, now)
-  if waiting then Worker.push(now, queue) end
+  if waiting and not no_offers then Worker.push(now, queue) end
   if not takes_lock then Events.put(jid, queue) end
   Events.if_tracked('put', jid)
   return jid
@@ -139,25 +181,27 @@ end
 ---------------------------------------------------------------------------------------------
 -- complete / fail / retry / heartbeat / timeout: only a running job's owner may
 
+local function purge(D, jids)
+  for _, jid in ipairs(jids) do
+    Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
+    if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
+  end
+end
+
 -- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
 local function purge_completed(D, now)
-  local function purge(jids)
-    for _, jid in ipairs(jids) do
-      Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
-      if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
-    end
-  end
+  local completed = Keys.completed()
   local horizon = now - Config.number('jobs-history')
-  local old = call('ZRANGEBYSCORE', Keys.completed(), 0, horizon)
+  local old = call('ZRANGEBYSCORE', completed, 0, horizon)
   if #old > 0 then
-    purge(old)
-    call('ZREMRANGEBYSCORE', Keys.completed(), 0, horizon)
+    purge(D, old)
+    call('ZREMRANGEBYSCORE', completed, 0, horizon)
   end
   local keep = whole(Config.number('jobs-history-count'))
-  local excess = call('ZRANGE', Keys.completed(), 0, -(keep + 1))
+  local excess = call('ZRANGE', completed, 0, -(keep + 1))
   if #excess > 0 then
-    purge(excess)
-    call('ZREMRANGEBYRANK', Keys.completed(), 0, -(keep + 1))
+    purge(D, excess)
+    call('ZREMRANGEBYRANK', completed, 0, -(keep + 1))
   end
 end
 
@@ -168,7 +212,9 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Complete(): Arg "worker" missing')
   if queue == nil then refuse(D, 'complete_no_queue') end
-  check(decode(data) ~= false, 'Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
+  if decode(data) == false then
+    raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
+  end
   local delay, depends = nil, nil
   if o.delay ~= nil then
     delay = number(o.delay)
@@ -184,27 +230,38 @@ function Job.complete(D, now, jid, worker, queue, data, o)
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
   local result = Results.fields(o, next_queue)
-  local v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-    'time', 'held_in', 'throttles', 'dedup')
-  local job = {worker = v[1] or nil, state = v[2] or nil, priority = v[3] or nil,
-    retries = v[4] or nil, queue = v[5] or nil, time = v[6] or nil, held_in = v[7] or nil,
-    throttles = v[8] or nil, dedup = v[9] or nil}
-  if job.state == nil then refuse_job(D, 'complete_missing', jid, job) end
-  if job.state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
-  if job.worker ~= worker then refuse_job(D, 'complete_worker', jid, job) end
-  if job.queue ~= queue then refuse_job(D, 'complete_queue', jid, job) end
+  -- the fields as locals: a table by name would cost the server more than reading one (the
+  -- priority only for a next queue: each field read costs about as much as a small table)
+  local v
+  if next_queue == nil then
+    v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
+      'held_in', 'throttles')
+  else
+    v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
+      'time', 'held_in', 'throttles')
+  end
+  local holder, state, job_queue, held_in = v[1] or nil, v[2] or nil, v[5] or nil, v[7] or nil
+  if state ~= 'running' or holder ~= worker or job_queue ~= queue then
+    local job = {worker = holder, state = state, queue = job_queue}
+    if state == nil then refuse_job(D, 'complete_missing', jid, job) end
+    if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
+    if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
+    refuse_job(D, 'complete_queue', jid, job)
+  end
 
   History.append(jid, now, 'done')
-  -- not just the lock: a throttle release may have put a running job back in the work set
-  Job.leave_queue(Job.home(job, jid), jid)
-  Job.settle_home(jid, job)
-  Throttle.release_all(jid, now, job.throttles or false)
-  Stats.record_one(queue, 'run', now, now - (tonumber(job.time) or now))
+  Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
+  Job.forget_held_in(jid, held_in)
+  -- (read before the release, which changes none of these keys)
+  local dependents, none_pending = nil, false
+  if next_queue == nil then
+    dependents, none_pending = Job.dependents_and_tracking(jid, Throttle.sole_pending(v[8]))
+  end
+  Throttle.release_all(jid, now, v[8], none_pending)
+  Stats.record_one(queue, 'run', now, now - (tonumber(v[6]) or now))
   call('ZREM', Keys.worker_jobs(worker), jid)
-  local dependents = nil
-  if next_queue == nil then dependents = Job.dependents_and_tracking(jid) end
   Events.if_tracked('completed', jid)
-  local retries = tonumber(job.retries) or 5
+  local retries = tonumber(v[4]) or 5
 
   if next_queue ~= nil then
     delay, depends = delay or 0, depends or {}
@@ -225,12 +282,12 @@ function Job.complete(D, now, jid, worker, queue, data, o)
       if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
       return 'depends'
     end
-    Job.to_work(next_queue, jid, tonumber(job.priority) or 0, now)
+    Job.to_work(next_queue, jid, tonumber(v[3]) or 0, now)  -- the priority
     return 'waiting'
   end
 
   Events.completed(jid, queue)
-  Dedup.release(jid, job.dedup)
+  Dedup.release(jid, v[3] or nil)  -- the dedup id
   call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
     unpack(result))

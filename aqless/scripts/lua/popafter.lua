@@ -31,7 +31,7 @@ function Queue.pop_after(now, a, find)
   check(POP_AFTER_OUTCOMES[command], 'PopAfter(): Arg "command" not an outcome: '
     .. tostring(command))
   local outcome_now = number(at)
-  check(outcome_now, 'PopAfter(): Arg "now" not a number: ' .. tostring(at))
+  if not outcome_now then raise('PopAfter(): Arg "now" not a number: ' .. tostring(at)) end
   local arguments = {n = math.max(0, a.n - 5)}
   for i = 6, a.n do arguments[i - 5] = a[i] end
   local outcome, outcome_reply = pop_after_part(pcall(find(command), outcome_now, arguments))

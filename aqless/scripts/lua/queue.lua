@@ -17,17 +17,27 @@ function Queue.promote(queue, now, limit)
   call_batched('ZREM', scheduled, due)
 end
 
+-- What a pop writes alike for every job it hands out, worked out once: the `popped`
+-- history entry and the `time` field as text. (`expires` stays a number: the server writes
+-- a number it is given with more digits than Lua's tostring.)
+local function hand_out_texts(now, worker, expires)
+  return {entry = History.pair_text(now, 'popped', 'worker', worker),
+    time = string.format('%.20f', now), expires = expires}
+end
+
 -- Hands a job to a worker: history, wait statistic, job fields (the caller adds the locks
--- of all the jobs it hands out at the end). Returns false for a jid whose job hash is gone.
-local function hand_out(queue, jid, job, worker, expires, now, waits)
-  if job.jid == nil then return false end
-  History.pair(jid, now, 'popped', 'worker', worker)
-  waits[#waits + 1] = now - (tonumber(job.time) or now)
-  call('HSET', Keys.job(jid), 'time', string.format('%.20f', now), 'worker', worker,
-    'expires', expires, 'state', 'running')
-  job.worker, job.expires, job.state = worker, expires, 'running'
+-- of all the jobs it hands out at the end). `job`: Job.read_for_pop's reply, completed as
+-- Job.read_full's; `texts`:
+-- hand_out_texts'. Returns false for a jid whose job hash is gone.
+local function hand_out(queue, jid, job, worker, texts, now, waits)
+  if not job[3] then return false end
+  History.push(jid, texts.entry)
+  waits[#waits + 1] = now - (tonumber(job[1]) or now)
+  call('HSET', Keys.job(jid), 'time', texts.time, 'worker', worker,
+    'expires', texts.expires, 'state', 'running')
+  job[16], job[17], job[5] = worker, texts.expires, 'running'
   -- held by a queue its `queue` field does not name (a retry into another queue)
-  if job.queue ~= queue and job.held_in ~= queue then
+  if job[6] ~= queue and job[2] ~= queue then
     call('HSET', Keys.job(jid), 'held_in', queue)
   end
   Events.if_tracked('popped', jid)
@@ -65,14 +75,15 @@ function Queue.pop_jids(D, now, queue, worker, count)
     return popped, known
   end
   local expires = now + Config.heartbeat(queue)
+  local texts = hand_out_texts(now, worker, expires)
 
   -- reclaimed jobs still hold their throttles: no acquisition
   local reclaimed = Job.invalidate(D, queue, now, count)
   for _, jid in ipairs(reclaimed) do
-    local job = Job.read_full(jid)
-    if hand_out(queue, jid, job, worker, expires, now, waits) then
+    local job = Job.read_for_pop(jid)
+    if hand_out(queue, jid, job, worker, texts, now, waits) then
       known = taken(popped, known, jid, job)
-      RateLimit.take(rates, jid, job)
+      RateLimit.take(rates, jid, job[15] or nil)
     end
   end
   if Throttle.available(Keys.queue_throttle(queue)) then
@@ -87,18 +98,19 @@ function Queue.pop_jids(D, now, queue, worker, count)
       local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
-        local job = Job.read_full(jid)
-        local throttles = Throttle.parse(job.throttles)
-        if RateLimit.defers(rates, queue, jid, job) then
+        local job = Job.read_for_pop(jid)
+        local state = job[5] or nil
+        local throttles = Throttle.parse(job[14] or nil)
+        if RateLimit.defers(rates, queue, jid, state, job[15] or nil) then
           if known and known[jid] then known[jid] = false end
         elseif Throttle.try_acquire(jid, throttles, unlimited) then
-          if hand_out(queue, jid, job, worker, expires, now, waits) then
+          if hand_out(queue, jid, job, worker, texts, now, waits) then
             known = taken(popped, known, jid, job)
-            RateLimit.take(rates, jid, job)
+            RateLimit.take(rates, jid, job[15] or nil)
           end
-        elseif job.state ~= nil then
+        elseif state ~= nil then
           if known and known[jid] then known[jid] = false end
-          Throttle.park(queue, jid, throttles, job.state, now)
+          Throttle.park(queue, jid, throttles, state, now)
         end
       end
       call_batched('ZREM', work, batch)

@@ -82,9 +82,11 @@ end
 
 -- Defers a job whose limiters include a full one to the scheduled set, until that
 -- limiter's next free start; returns whether it did.
-function RateLimit.defers(state, queue, jid, job)
-  local ids = limiter_ids(job.rate_limits)
-  if ids == nil or job.state == nil then return false end
+-- (`job_state`, `rate_limits`: the job's fields.)
+function RateLimit.defers(state, queue, jid, job_state, rate_limits)
+  if rate_limits == nil or job_state == nil then return false end
+  local ids = limiter_ids(rate_limits)
+  if ids == nil then return false end
   for _, id in ipairs(ids) do
     local l = limiter(state, id)
     if l and room(l) < 1 then
@@ -98,8 +100,9 @@ function RateLimit.defers(state, queue, jid, job)
 end
 
 -- Counts a start of the job on each of its named limiters.
-function RateLimit.take(state, jid, job)
-  local ids = limiter_ids(job.rate_limits)
+-- (`rate_limits`: the job's field.)
+function RateLimit.take(state, jid, rate_limits)
+  local ids = limiter_ids(rate_limits)
   if ids == nil then return end
   for _, id in ipairs(ids) do
     local l = limiter(state, id)

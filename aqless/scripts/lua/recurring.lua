@@ -70,7 +70,7 @@ local function parse_recur(D, a)
     refuse(D, 'recur_odd', {value = (a.n - first_option + 1) .. ' option arguments'})
   end
   local o = options(a, first_option)
-  if not D.throttle_options then o.throttles = nil end
+  if not D.throttle_options and o.throttles ~= nil then o.throttles = nil end
   -- checked in the reference's order
   local tags = optional_list(o.tags, {}, 'Recur(): Arg "tags" must be JSON string array: ')
   local priority = optional_number(o.priority, 0, 'Recur(): Arg "priority" not a number: ')

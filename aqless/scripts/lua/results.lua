@@ -10,7 +10,7 @@ local Results = {}
 -- Checked before the complete writes anything; a result over result-max-bytes is dropped.
 function Results.fields(o, next_queue)
   local result, dropped = o.result, o.result_dropped
-  if result == nil and dropped == nil then return {} end
+  if result == nil and dropped == nil then return NOTHING end
   check(next_queue == nil, 'Complete(): "result" cannot be used with a "next".')
   if result == nil then return {'result_dropped', dropped} end
   local limit = Config.number('result-max-bytes')

@@ -3,13 +3,14 @@
 
 local Stats = {}
 
-local function histogram_field(value)
-  local v = math.floor(value)
+-- The histogram field of a sample (by whole seconds, kept).
+local histogram_field_kept = memo(function(v)
   if v < 60 then return 's' .. v end
   if v < 3600 then return 'm' .. math.floor(v / 60) end
   if v < 86400 then return 'h' .. math.floor(v / 3600) end
   return 'd' .. math.floor(v / 86400)
-end
+end)
+local function histogram_field(value) return histogram_field_kept(math.floor(value)) end
 
 -- Welford's running count, mean and variance sum after one more sample.
 local function welford(total, mean, vk, value)

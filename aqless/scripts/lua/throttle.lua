@@ -7,16 +7,32 @@ local Throttle = {}
 local function locks_key(tid) return Keys.throttle(tid) .. '-locks' end
 local function pending_key(tid) return Keys.throttle(tid) .. '-pending' end
 
--- Maximums read during this call (throttle.set and throttle.delete forget theirs).
-local maximums = {}
+-- Maximums read during this call (throttle.set and throttle.delete forget theirs); made
+-- when a call first needs one.
+local maximums = nil
 
-function Throttle.forget() maximums = {} end
+function Throttle.forget() maximums = nil end
 
 function Throttle.maximum(tid)
+  if maximums == nil then maximums = {} end
   if maximums[tid] == nil then
     maximums[tid] = number(call('HGET', Keys.throttle(tid), 'maximum')) or 0
   end
   return maximums[tid]
+end
+
+-- What a caller learnt of a throttle (Job.put's probe): its hash does not exist, so it has
+-- no maximum.
+function Throttle.learn_unlimited(tid)
+  if maximums == nil then maximums = {} end
+  maximums[tid] = 0
+end
+
+-- The pending set of a job's only throttle, from its stored list; nil for several or none.
+function Throttle.sole_pending(stored)
+  local throttles = Throttle.parse(stored)
+  if #throttles ~= 1 then return nil end
+  return pending_key(throttles[1])
 end
 
 -- 0 means unlimited; a negative maximum admits no one (as the reference).
@@ -31,18 +47,27 @@ local function free_slots(tid)
   return math.floor(maximum - call('ZCARD', locks_key(tid)))
 end
 
--- The throttle list of a job or template (stored JSON text; absent means none).
-function Throttle.parse(text)
+-- The throttle list of a job or template (stored JSON text; absent means none). Lists are
+-- kept by their text (memo): nothing may change one.
+local parse_kept = memo(function(text)
   -- the usual list, the queue's throttle alone, read without decoding
-  local one = type(text) == 'string' and string.match(text, '^%["([^"\\%c]*)"%]$')
+  local one = string.match(text, '^%["([^"\\%c]*)"%]$')
   if one then return {one} end
   return string_list(decode_stored(text)) or {}
+end)
+function Throttle.parse(text)
+  if type(text) ~= 'string' then return {} end
+  return parse_kept(text)
 end
 
 -- The list a put or recur stores: the given ids minus the old queue's own throttle (the
 -- reference scans forwards while removing, so an entry right after a removed one stays),
 -- then the new queue's throttle.
+-- (The usual list, the queue's throttle alone, is kept: nothing may change a list this
+-- returns.)
+local queue_throttle_only = memo(function(stem) return {stem} end)
 function Throttle.list_for(given, old_stem, queue)
+  if #given == 0 then return queue_throttle_only(Keys.queue_throttle(queue)) end
   local list = {}
   for i, tid in ipairs(given) do list[i] = tid end
   if old_stem ~= nil then
@@ -103,9 +128,10 @@ end
 
 -- Frees the job's slot (or its place in line) and moves as many pending jobs back to
 -- their queue's work set as there are free slots. Moved jobs acquire at their next pop.
-function Throttle.release(tid, jid, now)
+-- `none_pending`: the caller knows the pending set does not exist.
+function Throttle.release(tid, jid, now, none_pending)
   if call('ZREM', locks_key(tid), jid) == 0 then call('ZREM', pending_key(tid), jid) end
-  if call('ZCARD', pending_key(tid)) == 0 then return end
+  if none_pending or call('ZCARD', pending_key(tid)) == 0 then return end
   local slots = free_slots(tid)
   if slots < 1 then return end
   local waiting = call('ZRANGE', pending_key(tid), 0, slots - 1)
@@ -128,15 +154,16 @@ function Throttle.leave_lines(jid, stored)
 end
 
 -- release-all: every throttle in the job's stored list, in order (`stored`: the list's
--- text when the caller has already read it).
-function Throttle.release_all(jid, now, stored)
+-- text when the caller has already read it; `none_pending`: the caller knows that the
+-- pending set of the list's only throttle does not exist, see Throttle.sole_pending).
+function Throttle.release_all(jid, now, stored, none_pending)
   if stored == nil then stored = call('HGET', Keys.job(jid), 'throttles') end
   local throttles = Throttle.parse(stored)
-  for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now) end
+  for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now, none_pending) end
 end
 
 function Throttle.set(tid, maximum, expiration)
-  maximums[tid] = nil
+  if maximums ~= nil then maximums[tid] = nil end
   call('HSET', Keys.throttle(tid), 'id', tid, 'maximum', maximum)
   if expiration > 0 then call('EXPIRE', Keys.throttle(tid), expiration) end
 end
@@ -148,6 +175,6 @@ end
 function Throttle.locks(tid) return call('ZRANGE', locks_key(tid), 0, -1) end
 function Throttle.pending(tid) return call('ZRANGE', pending_key(tid), 0, -1) end
 function Throttle.delete(tid)
-  maximums[tid] = nil
+  if maximums ~= nil then maximums[tid] = nil end
   call('DEL', Keys.throttle(tid))
 end
