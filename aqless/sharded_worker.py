@@ -6,24 +6,39 @@ served all the time (none starves while another has work), and each shard's work
 all of its own machinery: its pops, heartbeats and outcomes go to its shard, and it is
 woken by that shard's put events and pushed that shard's jobs. A shard without work
 leaves its share of the slots idle: routing by bucket spreads jobs evenly, but a
-routing key used by most jobs does not (a slot budget shared between the shards is for a
-later version).
+routing key used by most jobs does not.
+
+The shard map may change while it runs (shards added, drained, forgotten): every
+``client.refresh`` seconds it reads the map again, starts a Worker for each new shard (with
+an even share of `concurrency` over the shards it then has: the total may exceed
+`concurrency` until the worker restarts) and stops the Worker of a forgotten shard. A
+draining shard's Worker keeps taking its jobs.
+
+Why not one slot budget shared by the shards' Workers: a Worker offers its free slots to
+its shard's server (``worker.offer``), which pushes that many jobs at any moment, without
+asking; one budget shared by N servers would need each offer to shrink as the other shards
+fill the slots, which no single call can do atomically across the shards. So each shard
+keeps slots of its own.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 from aqless._worker import defaults
-from aqless.errors import ConfigurationError
+from aqless.errors import AqlessError, ConfigurationError
 from aqless.sharded import ShardedClient
 from aqless.worker import Worker, WorkerCounters
 
 __all__ = ["ShardedWorker"]
+
+logger = logging.getLogger("aqless.worker")
 
 
 class ShardedWorker:
@@ -53,29 +68,87 @@ class ShardedWorker:
                 f"{len(shards)} shards"
             )
         self.client = client
-        share, extra = divmod(concurrency, len(shards))
-        #: one worker per shard, in shard order
-        self.workers = [
-            Worker(shard, queues, concurrency=share + (index < extra), **options)
-            for index, shard in enumerate(shards)
-        ]
         self.concurrency = concurrency
+        self._queues = list(queues)
+        self._options = options
+        share, extra = divmod(concurrency, len(shards))
+        #: one worker per shard, by shard id
+        self.by_shard = {
+            shard.id: Worker(
+                client.shard(shard.id), queues, concurrency=share + (index < extra), **options
+            )
+            for index, shard in enumerate(client.shards.shards)
+        }
+        self._stopping = False
+        self._live = 0
+        self._retired: set[int] = set()  # forgotten shards whose workers were stopped
+
+    @property
+    def workers(self) -> list[Worker]:
+        """The shards' workers, in shard order (a forgotten shard's stays listed)."""
+        return list(self.by_shard.values())
 
     def __repr__(self) -> str:
-        return f"<ShardedWorker {len(self.workers)} shards {self.concurrency} slots>"
+        return f"<ShardedWorker {len(self.by_shard)} shards {self.concurrency} slots>"
 
     async def run(self) -> WorkerCounters:
-        """Run every shard's worker until all have stopped; returns their counters summed."""
-        async with anyio.create_task_group() as shards:
-            for worker in self.workers:
-                shards.start_soon(worker.run)
+        """Run every shard's worker, following the shard map, until all have stopped;
+        returns their counters summed."""
+        async with anyio.create_task_group() as group:
+            for worker in self.by_shard.values():
+                self._start(group, worker)
+            group.start_soon(self._follow_map, group)
         return self.counters
+
+    def _start(self, group: TaskGroup, worker: Worker) -> None:
+        self._live += 1
+
+        async def run_one() -> None:
+            try:
+                await worker.run()
+            finally:
+                self._live -= 1
+                if self._live == 0:  # every shard's worker is done: so is the map's reader
+                    group.cancel_scope.cancel()
+
+        group.start_soon(run_one)
+
+    async def _follow_map(self, group: TaskGroup) -> None:
+        """Every ``client.refresh`` seconds: read the map, start a worker for each new
+        shard, stop the worker of each forgotten one."""
+        while not self._stopping:
+            await anyio.sleep(self.client.refresh)
+            try:
+                await self.client.reread()
+            except AqlessError as error:
+                logger.warning("cannot read the shard map again (%s)", error)
+                continue
+            self.follow(group)
+
+    def follow(self, group: TaskGroup) -> None:
+        """Match the workers to the shard map the client holds now."""
+        if self._stopping:
+            return
+        shards = self.client.shards.shards
+        known = {shard.id for shard in shards}
+        for shard_id, worker in self.by_shard.items():
+            if shard_id not in known and shard_id not in self._retired:
+                self._retired.add(shard_id)
+                worker.stop()
+        share = max(1, self.concurrency // len(shards))
+        for shard in shards:
+            if shard.id not in self.by_shard:
+                worker = Worker(
+                    self.client.shard(shard.id), self._queues, concurrency=share, **self._options
+                )
+                self.by_shard[shard.id] = worker
+                self._start(group, worker)
 
     @property
     def counters(self) -> WorkerCounters:
         """What the shards' workers did, summed."""
         total = WorkerCounters()
-        for worker in self.workers:
+        for worker in self.by_shard.values():
             for field in fields(WorkerCounters):
                 name = field.name
                 setattr(total, name, getattr(total, name) + getattr(worker.counters, name))
@@ -84,24 +157,26 @@ class ShardedWorker:
     @property
     def running(self) -> list[str]:
         """The jids running now, on every shard."""
-        return [jid for worker in self.workers for jid in worker.running]
+        return [jid for worker in self.by_shard.values() for jid in worker.running]
 
     def stop(self) -> None:
         """`Worker.stop` on every shard."""
-        for worker in self.workers:
+        self._stopping = True
+        for worker in self.by_shard.values():
             worker.stop()
 
     def finish(self) -> None:
         """`Worker.finish` on every shard."""
-        for worker in self.workers:
+        self._stopping = True
+        for worker in self.by_shard.values():
             worker.finish()
 
     def pause(self) -> None:
         """`Worker.pause` on every shard."""
-        for worker in self.workers:
+        for worker in self.by_shard.values():
             worker.pause()
 
     def resume_popping(self) -> None:
         """`Worker.resume_popping` on every shard."""
-        for worker in self.workers:
+        for worker in self.by_shard.values():
             worker.resume_popping()
