@@ -13,8 +13,6 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -23,39 +21,18 @@ from redis.crc import key_slot
 
 import aqless
 from aqless.shard_map import BUCKETS, Shard, ShardMap, bucket, placed_namespaces
-from tests.faults.cluster import Cluster, valkey_cluster
+from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
+from tests.sharded_helpers import (
+    addresses,
+    cluster_fixture,  # noqa: F401 (the fixture `cluster`)
+    deployment,
+    home_port,
+    keys_of_a_shard,
+)
 from tests.test_client_servers import free_port
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    with valkey_cluster() as running:
-        yield running
-
-
-def addresses(cluster: Cluster) -> list[tuple[str, int]]:
-    return [("127.0.0.1", port) for port in cluster.ports]
-
-
-@asynccontextmanager
-async def deployment(
-    cluster: Cluster, name: str, shards: int | None = 3
-) -> AsyncIterator[aqless.ShardedClient]:
-    async with aqless.ShardedClient(addresses(cluster), deployment=name, shards=shards) as client:
-        yield client
-
-
-def home_port(cluster: Cluster, namespace: str) -> int:
-    return cluster.port_for_slot(key_slot(f"{namespace}:ql:".encode()))
-
-
-def keys_of_a_shard(client: aqless.ShardedClient, shard: int, prefix: str = "") -> list[str]:
-    """Keys (or strings) that fall on `shard`: a routing key's owner is its bucket's."""
-    found = (f"{prefix}{n}" for n in range(10_000))
-    return [key for key in found if client.shard_of(key) == shard]
 
 
 def fcalls(cluster: Cluster) -> int:
