@@ -207,9 +207,19 @@ class ShardedClient:
         return self.shards.version != before
 
     async def fresh(self) -> ShardMap:
-        """The shard map, read again first if it was read `refresh` seconds ago or more."""
+        """The shard map, read again first if it was read `refresh` seconds ago or more;
+        the map held if it cannot be read now (the node holding it may be failing over:
+        puts to the other shards go on), tried again `refresh` seconds later."""
         if time.monotonic() - self._read_at >= self.refresh:
-            await self.reread()
+            try:
+                await self.reread()
+            except ConnectionLostError as error:
+                self._read_at = time.monotonic()
+                logger.warning(
+                    "cannot read the shard map again (%s); using version %s",
+                    error,
+                    self.shards.version,
+                )
         return self.shards
 
     async def add_shards(self, count: int = 1) -> ShardMap:
