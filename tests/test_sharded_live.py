@@ -13,6 +13,7 @@ import pytest
 import aqless
 from aqless import shard_changes
 from aqless.shard_map import BUCKETS, ShardMap
+from tests.cli.helpers import Cli
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import (
     addresses,
@@ -256,3 +257,39 @@ async def test_a_map_change_with_bad_arguments_is_refused(cluster: Cluster) -> N
         with pytest.raises(aqless.ConfigurationError, match="refresh"):
             aqless.ShardedClient(addresses(cluster), deployment="refusals", refresh=0)
         assert client.shards.version == 1
+
+
+async def test_the_cli_shows_adds_drains_and_forgets_shards(cluster: Cluster) -> None:
+    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports)
+    cli = Cli(url)
+    async with deployment(cluster, "cli", shards=2) as client:
+        await client.queues["work"].put_many([aqless.PutRequest(WORK, {}) for _ in range(40)])
+        shown = (await cli("--json", "shards", "show", "-d", "cli")).json()
+        assert [(s["id"], s["state"], s["buckets"]) for s in shown["shards"]] == [
+            (0, "active", 512),
+            (1, "active", 512),
+        ]
+        assert sum(s["jobs"] for s in shown["shards"]) == 40
+        added = await cli("shards", "add", "-d", "cli")
+        assert added.code == 0, added.stderr
+        assert "map version 2" in added.stdout
+        assert "{cli~2" in added.stdout  # on the primary holding no shard yet
+        removed = (await cli("--json", "shards", "remove", "-d", "cli", "0")).json()
+        assert removed["shards"][0]["state"] == "draining"
+        assert removed["shards"][0]["buckets"] == 0
+        held = removed["shards"][0]["jobs"]
+        assert held > 0
+        refused = await cli("shards", "forget", "-d", "cli", "0", "--grace", "0")
+        assert refused.code == 3
+        assert f"still holds {held} jobs" in refused.stderr
+        await client.reread()
+        await client.jobs.cancel(
+            *[job.jid for job in await client.shard(0).queues["work"].peek(100)]
+        )
+        forgotten = (
+            await cli("--json", "shards", "forget", "-d", "cli", "0", "--grace", "0")
+        ).json()
+        assert [s["id"] for s in forgotten["shards"]] == [1, 2]
+        missing = await cli("shards", "show", "-d", "nowhere")
+        assert missing.code == 2
+        assert "no sharded deployment 'nowhere'" in missing.stderr

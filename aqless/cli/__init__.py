@@ -15,6 +15,7 @@ from aqless.cli import (
     recurring,
     script,
     server,
+    shards,
     throttle,
     web,
     workers,
@@ -37,6 +38,7 @@ GROUPS = (
     web,
     script,
     server,
+    shards,
 )
 for module in GROUPS:
     for command in module.COMMANDS:
