@@ -5,7 +5,12 @@ rate limit. On a real three-primary Valkey Cluster (tests/sharded_helpers.py).""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import anyio
 import pytest
@@ -293,3 +298,24 @@ async def test_the_cli_shows_adds_drains_and_forgets_shards(cluster: Cluster) ->
         missing = await cli("shards", "show", "-d", "nowhere")
         assert missing.code == 2
         assert "no sharded deployment 'nowhere'" in missing.stderr
+
+
+def test_the_resize_example_loses_no_job(cluster: Cluster) -> None:
+    example = Path(__file__).parent.parent / "examples" / "sharded_resize.py"
+    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports)
+    result = subprocess.run(
+        [sys.executable, str(example)],
+        env={**os.environ, "AQLESS_CLUSTER_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "shards: [0, 1, 2]" in result.stdout
+    assert "new puts on the draining shard 0: 0" in result.stdout
+    assert "shards after forgetting 0: [1, 2]" in result.stdout
+    assert "done 102 of 102, each once: True" in result.stdout
+    on_new = re.search(r"new puts on the new shard: (\d+)", result.stdout)
+    assert on_new is not None
+    assert int(on_new.group(1)) > 0
