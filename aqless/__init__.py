@@ -16,7 +16,6 @@ from aqless.errors import (
     JobNotFoundError,
     LockLostError,
     NotDurableError,
-    ShardNotEmptyError,
     PayloadError,
     PermissionDeniedError,
     ResultDroppedError,
@@ -25,6 +24,7 @@ from aqless.errors import (
     ScriptError,
     ServerFullError,
     ServerUnavailableError,
+    ShardNotEmptyError,
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, Handlers
@@ -119,8 +119,8 @@ __all__ = [
     "ServerFullError",
     "ServerUnavailableError",
     "Shard",
-    "ShardNotEmptyError",
     "ShardMap",
+    "ShardNotEmptyError",
     "ShardedClient",
     "ShardedConfig",
     "ShardedJobs",

@@ -100,11 +100,11 @@ def forgotten(shard_map: ShardMap, shard_id: int) -> ShardMap:
 
 
 def pinned(shard_map: ShardMap, queue: str) -> ShardMap:
-    """The map with `queue` pinned to the owner of its name's bucket (unless it is pinned
-    already), where its own throttle and rate limit are kept."""
+    """The map with `queue` pinned to the keeper of its name (`ShardMap.keeper`, unless it
+    is pinned already), where its own throttle and rate limit are kept."""
     if shard_map.pin_of(queue) is not None:
         return shard_map
-    return replace(shard_map, pinned={**shard_map.pinned, queue: shard_map.owner(queue)})
+    return replace(shard_map, pinned={**shard_map.pinned, queue: shard_map.keeper(queue)})
 
 
 def _existing(shard_map: ShardMap, shard_id: int) -> Shard:

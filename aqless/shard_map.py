@@ -20,7 +20,9 @@ UTF-8 bytes' BLAKE2b digest of 8 bytes, read big-endian (a CRC would put keys th
 in their last character on a few shards). The newest generation (the last) says which shard a
 put of it goes to. A job put before a
 generation was added may sit on the owner of an older one: the candidates of a jid are the
-distinct owners of its bucket, newest first, and a lookup asks them in that order.
+distinct owners of its bucket, newest first, and a lookup asks them in that order. The
+state of a named throttle, rate limit or dedup id stays on its bucket's oldest owner that is
+still active (`ShardMap.keeper`), so adding shards does not move it away from that state.
 """
 
 from __future__ import annotations
@@ -113,6 +115,18 @@ class ShardMap:
         """The shard a put of `key` (a jid, a routing key, a throttle's name) goes to: the
         owner of its bucket in the newest generation."""
         return self.generations[-1][bucket(key)]
+
+    def keeper(self, name: str) -> int:
+        """The shard keeping the state of a named throttle, rate limit or dedup id: its
+        bucket's owner in the oldest generation whose owner of it is still active. So the
+        state stays where it was made when shards are added; only a drain moves it (to
+        the next owner, with none of that state)."""
+        index = bucket(name)
+        active = {shard.id for shard in self.active}
+        for owners in self.generations:
+            if owners[index] in active:
+                return owners[index]
+        return self.generations[-1][index]  # not reached: the newest owners are active
 
     def pin_of(self, queue: str) -> int | None:
         """The shard every put of `queue` goes to, if the queue is pinned (its own

@@ -21,7 +21,7 @@ from aqless.client import Client
 from aqless.errors import ConfigurationError, ShardNotEmptyError
 from aqless.shard_map import ShardMap, placed_namespaces
 
-__all__ = ["add", "drain", "forget", "jobs_held"]
+__all__ = ["add", "copy_config", "drain", "forget", "jobs_held"]
 
 
 async def add(
@@ -86,6 +86,14 @@ async def forget(
         return shard_changes.forgotten(current, shard_id)
 
     return await shard_store.changed(redis, deployment, drop)
+
+
+async def copy_config(source: Client, target: Client) -> None:
+    """Set on `target` every option set on `source` (a new shard takes the deployment's
+    configuration; options left at their defaults stay so)."""
+    stored = await source.redis.hgetall(f"{source.prefix}config")
+    for option, value in stored.items():
+        await target.config.set(str(option), str(value))
 
 
 async def jobs_held(client: Client) -> int:

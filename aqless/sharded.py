@@ -5,10 +5,11 @@ own (see aqless.shard_map), reached through a plain `Client` of that namespace. 
 `ShardedClient` holds one such client per shard and routes:
 
 - a put to the owner of its jid's bucket; a jid it makes up is drawn until it falls on the
-  shard the put must go to: its dependencies' shard, its routing key's (``route=``), its
-  first throttle's, first rate limit's or dedup id's (the owner of that name's bucket), so
-  that a throttle's maximum, a rate limit and a dedup id keep their meaning. Constraints
-  that name two shards raise CrossShardError before anything is written;
+  shard the put must go to: its dependencies' shard, its routing key's (``route=``, the
+  owner of the key's bucket), its first throttle's, first rate limit's or dedup id's (the
+  keeper of that name, `ShardMap.keeper`), its queue's if the queue is pinned, so that a
+  throttle's maximum, a rate limit and a dedup id keep their meaning. Constraints that
+  name two shards raise CrossShardError before anything is written;
 - a verb on a jid to the shards its bucket's owners name (one while no shard was added),
   never to every shard;
 - pops to every shard, the starting shard moving on at every call;
@@ -112,6 +113,7 @@ class ShardedClient:
         self._wanted = shards
         self.refresh = refresh
         self._read_at = float("-inf")
+        self._reading = anyio.Lock()  # one reading of the map at a time
         self.clock = clock
         self._worker_name = worker_name
         self._strict = strict
@@ -195,15 +197,19 @@ class ShardedClient:
     # -- the map changing -----------------------------------------------------------------------
 
     async def reread(self) -> bool:
-        """Read the shard map again; whether it changed since this client last read it."""
+        """Read the shard map again; whether it changed since this client last read it
+        (or since a reading that was under way when this was called)."""
         before = self.shards.version
-        try:
-            stored = await shard_store.read(self.redis, self.deployment)
-        except (RedisConnectionError, RedisTimeoutError, RedisClusterException) as error:
-            raise ConnectionLostError(f"reading the shard map: {error}") from error
-        if stored is None:
-            raise ConfigurationError(f"the shard map of {self.deployment!r} is gone")
-        await self._adopt(stored)
+        async with self._reading:
+            if self.shards.version != before:  # another task just read a newer map
+                return True
+            try:
+                stored = await shard_store.read(self.redis, self.deployment)
+            except (RedisConnectionError, RedisTimeoutError, RedisClusterException) as error:
+                raise ConnectionLostError(f"reading the shard map: {error}") from error
+            if stored is None:
+                raise ConfigurationError(f"the shard map of {self.deployment!r} is gone")
+            await self._adopt(stored)
         return self.shards.version != before
 
     async def fresh(self) -> ShardMap:
@@ -228,10 +234,15 @@ class ShardedClient:
         evenly from the N active shards. New puts use the new owners; jobs already put
         stay where they are and are found there. Two clients adding at once both land.
         Returns the new map (this client holds it at once; others within `refresh`)."""
+        before = self.shards.active
         changed = await shard_resize.add(
             self.redis, self.deployment, count, self._primary_of, self._primaries()
         )
         await self._adopt(changed)
+        source = self._clients[before[0].id]
+        for shard in changed.shards:
+            if shard.id > before[-1].id:  # the configuration holds on every shard
+                await shard_resize.copy_config(source, self._clients[shard.id])
         return self.shards
 
     async def remove_shard(self, shard_id: int) -> ShardMap:
@@ -329,9 +340,15 @@ class ShardedClient:
         return [self._clients[shard.id] for shard in self.shards.shards]
 
     def shard_of(self, key: str) -> int:
-        """The shard a put of this jid (or routing key, or throttle) goes to: the owner of
-        its bucket in the newest generation."""
+        """The shard a put of this jid (or routing key) goes to: the owner of its bucket
+        in the newest generation."""
         return self.shards.owner(key)
+
+    def keeper_of(self, name: str) -> int:
+        """The shard keeping a named throttle, rate limit or dedup id, where the jobs
+        naming it first are put (`ShardMap.keeper`: the shard that had it before shards
+        were added)."""
+        return self.shards.keeper(name)
 
     def _rotation(self) -> list[int]:
         """The shards' ids (active and draining), starting one further at every call."""
@@ -460,14 +477,15 @@ class ShardedQueue:
             named[f"pinned queue {self.name!r}"] = pin
         for dependency in depends or ():
             named[f"dependency {dependency!r}"] = await self._client.home_shard(dependency)
+        if route:
+            named[f"routing key {route!r}"] = shard_map.owner(route)
         for what, key in (
-            ("routing key", route),
             ("first throttle", (throttles or [None])[0]),
             ("first rate limit", (rate_limits or [None])[0]),
             ("dedup id", None if deduplicated is None else deduplicated.id),
         ):
             if key:
-                named[f"{what} {key!r}"] = shard_map.owner(key)
+                named[f"{what} {key!r}"] = shard_map.keeper(key)
         if len(set(named.values())) > 1:
             raise _cross_shard(named)
         shard = next(iter(named.values()), None)
@@ -650,10 +668,10 @@ class ShardedQueue:
 
     def _home(self) -> Queue:
         """The partition where the queue's own throttle and rate limit live: its pinned
-        shard, else the owner of its name's bucket (where pinning it would put it)."""
+        shard, else the keeper of its name (where pinning it would put it)."""
         shards = self._client.shards
         pin = shards.pin_of(self.name)
-        return self.partition(shards.owner(self.name) if pin is None else pin)
+        return self.partition(shards.keeper(self.name) if pin is None else pin)
 
     async def set_throttle(self, maximum: int) -> None:
         """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
@@ -780,11 +798,11 @@ class ShardedConfig:
 
 
 class ShardedThrottles:
-    """``client.throttles[name]``: the throttle on the shard its name's bucket belongs to,
-    where every job naming it first is put."""
+    """``client.throttles[name]``: the throttle on the shard keeping its name
+    (`ShardedClient.keeper_of`), where every job naming it first is put."""
 
     def __init__(self, client: ShardedClient) -> None:
         self._client = client
 
     def __getitem__(self, name: str) -> Throttle:
-        return Throttle(self._client.shard(self._client.shard_of(name)), name)
+        return Throttle(self._client.shard(self._client.keeper_of(name)), name)

@@ -80,6 +80,18 @@ def test_a_drained_shard_owns_nothing_new_and_is_forgotten_from_every_generation
     assert shard_changes.pinned(pinned, "mail") is pinned
 
 
+def test_a_named_throttles_keeper_stays_put_when_shards_are_added() -> None:
+    two = ShardMap.first(["{d~0}", "{d~1}"])
+    three = shard_changes.grown(two, ["{d~2}"])
+    moved = next(n for n in (f"smtp-{k}" for k in range(1000)) if three.owner(n) == 2)
+    assert three.keeper(moved) == two.owner(moved)  # its state is where it was made
+    stayed = next(n for n in (f"smtp-{k}" for k in range(1000)) if three.owner(n) != 2)
+    assert three.keeper(stayed) == three.owner(stayed)
+    without_old = shard_changes.drained(three, two.owner(moved), now=1)
+    assert without_old.keeper(moved) == 2  # its keeper drained: the newer owner
+    assert shard_changes.pinned(three, moved).pinned == {moved: two.owner(moved)}
+
+
 # -- on the cluster ----------------------------------------------------------------------------
 
 
@@ -152,6 +164,29 @@ async def test_a_shard_added_while_a_worker_drains_loses_nothing(cluster: Cluste
             job = await client.jobs.get(jid)
             assert isinstance(job, aqless.Job)
             assert job.state == aqless.JobState.COMPLETE
+
+
+async def test_a_throttle_and_the_config_hold_on_a_grown_deployment(cluster: Cluster) -> None:
+    async with deployment(cluster, "keeper", shards=2) as client:
+        await client.config.set("heartbeat", 42)
+        will_move = shard_changes.grown(client.shards, ["{next}"])  # the same buckets move
+        smtp = next(
+            n
+            for n in (f"smtp-{k}" for k in range(1000))
+            if client.shard_of(n) == 1 and will_move.owner(n) == 2
+        )
+        await client.throttles[smtp].set(1)
+        grown = await client.add_shards(1)
+        assert grown.owner(smtp) == 2  # its bucket moved, but its throttle did not
+        queue = client.queues["mail"]
+        jids = [await queue.put(WORK, {}, throttles=[smtp]) for _ in range(3)]
+        assert {await client.locate(jid) for jid in jids} == {1}  # where the maximum is
+        assert len(await queue.pop_many(3)) == 1
+        assert (await client.throttles[smtp].get()).maximum == 1
+        assert await client.shard(2).config.get("heartbeat") == "42"
+        assert await client.shard(2).config.get("grace-period") == "10"  # a default stays one
+        new = client.shard(2)
+        assert await new.redis.hget(f"{new.prefix}config", "grace-period") is None
 
 
 async def test_a_removed_shard_drains_to_nothing_then_is_forgotten(cluster: Cluster) -> None:
