@@ -1,24 +1,18 @@
 """A worker over every shard of a sharded deployment (aqless.sharded).
 
 `ShardedWorker` runs one `Worker` per shard in one task group, each on its shard's client,
-with a share of the slots: ``concurrency`` split evenly over the shards. So every shard is
-served all the time (none starves while another has work), and each shard's worker keeps
-all of its own machinery: its pops, heartbeats and outcomes go to its shard, and it is
-woken by that shard's put events and pushed that shard's jobs. A shard without work
-leaves its share of the slots idle: routing by bucket spreads jobs evenly, but a
-routing key used by most jobs does not.
+all sharing one budget of `concurrency` slots (aqless._worker.budget): a shard with all
+the work may use every slot, and a slot freed on one shard wakes a shard waiting for one.
+Each shard's worker keeps all of its own machinery: its pops, heartbeats and outcomes go
+to its shard, and it is woken by that shard's put events. None takes pushed jobs (a server
+pushes without asking the shared budget): a job put into an idle queue costs the put event
+and a pop, not one hop. A pop takes at most a quarter of the slots, so no shard takes them
+all at once while another has work.
 
 The shard map may change while it runs (shards added, drained, forgotten): every
-``client.refresh`` seconds it reads the map again, starts a Worker for each new shard (with
-an even share of `concurrency` over the shards it then has: the total may exceed
-`concurrency` until the worker restarts) and stops the Worker of a forgotten shard. A
-draining shard's Worker keeps taking its jobs.
-
-Why not one slot budget shared by the shards' Workers: a Worker offers its free slots to
-its shard's server (``worker.offer``), which pushes that many jobs at any moment, without
-asking; one budget shared by N servers would need each offer to shrink as the other shards
-fill the slots, which no single call can do atomically across the shards. So each shard
-keeps slots of its own.
+``client.refresh`` seconds it reads the map again, starts a Worker for each new shard (in
+the same budget) and stops the Worker of a forgotten shard. A draining shard's Worker
+keeps taking its jobs.
 """
 
 from __future__ import annotations
@@ -32,6 +26,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from aqless._worker import defaults
+from aqless._worker.budget import SlotBudget
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.sharded import ShardedClient
 from aqless.worker import Worker, WorkerCounters
@@ -47,7 +42,8 @@ class ShardedWorker:
     Args:
         client: an open ShardedClient.
         queues: as `Worker`'s.
-        concurrency: the slots, shared out evenly among the shards (at least one each).
+        concurrency: the slots, one budget for every shard's worker (at least one per
+            shard).
         options: any other `Worker` option but ``max_jobs``, for every shard's worker.
     """
 
@@ -71,17 +67,21 @@ class ShardedWorker:
         self.concurrency = concurrency
         self._queues = list(queues)
         self._options = options
-        share, extra = divmod(concurrency, len(shards))
+        self.budget = SlotBudget(concurrency)
         #: one worker per shard, by shard id
-        self.by_shard = {
-            shard.id: Worker(
-                client.shard(shard.id), queues, concurrency=share + (index < extra), **options
-            )
-            for index, shard in enumerate(client.shards.shards)
-        }
+        self.by_shard = {shard.id: self._worker(shard.id) for shard in client.shards.shards}
         self._stopping = False
         self._live = 0
         self._retired: set[int] = set()  # forgotten shards whose workers were stopped
+
+    def _worker(self, shard_id: int) -> Worker:
+        return Worker(
+            self.client.shard(shard_id),
+            self._queues,
+            concurrency=self.concurrency,
+            budget=self.budget,
+            **self._options,
+        )
 
     @property
     def workers(self) -> list[Worker]:
@@ -135,12 +135,9 @@ class ShardedWorker:
             if shard_id not in known and shard_id not in self._retired:
                 self._retired.add(shard_id)
                 worker.stop()
-        share = max(1, self.concurrency // len(shards))
         for shard in shards:
             if shard.id not in self.by_shard:
-                worker = Worker(
-                    self.client.shard(shard.id), self._queues, concurrency=share, **self._options
-                )
+                worker = self._worker(shard.id)
                 self.by_shard[shard.id] = worker
                 self._start(group, worker)
 

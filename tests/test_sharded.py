@@ -403,7 +403,8 @@ async def test_a_worker_drains_one_queue_spread_over_every_shard(cluster: Cluste
         worker = aqless.ShardedWorker(
             client, ["work"], handlers=handlers, concurrency=6, burst=True
         )
-        assert [w.concurrency for w in worker.workers] == [2, 2, 2]
+        assert [w.concurrency for w in worker.workers] == [6, 6, 6]  # each may use them all
+        assert worker.budget.total == 6
         with anyio.fail_after(30):
             counters = await worker.run()
         assert counters.completed == 90

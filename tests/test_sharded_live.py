@@ -287,6 +287,39 @@ async def test_a_queues_own_throttle_pins_it_and_holds_over_a_sharded_worker(
         assert (info.limit, info.period) == (5, 60)
 
 
+@pytest.mark.parametrize("routed", [True, False], ids=["one shard", "every shard"])
+async def test_a_sharded_workers_slots_are_one_budget(cluster: Cluster, routed: bool) -> None:
+    """With every job on one shard, that shard's worker uses every slot; spread over the
+    shards, the workers together never run more jobs than the slots."""
+    handlers = aqless.Handlers()
+    running = 0
+    most = 0
+
+    @handlers.register(WORK)
+    async def work(job: aqless.Job) -> None:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await anyio.sleep(0.03)
+        running -= 1
+
+    async with deployment(cluster, f"budget-{routed}") as client:
+        route = keys_of_a_shard(client, 1, "customer-")[0] if routed else None
+        jids = await client.queues["work"].put_many(
+            [aqless.PutRequest(WORK, {"n": n}) for n in range(48)], route=route
+        )
+        assert len({client.shard_of(jid) for jid in jids}) == (1 if routed else 3)
+        worker = aqless.ShardedWorker(
+            client, ["work"], handlers=handlers, concurrency=4, burst=True
+        )
+        with anyio.fail_after(30):
+            counters = await worker.run()
+        assert counters.completed == 48
+        assert most == 4  # all the slots, and never more
+        assert worker.budget.free() == 4
+        assert await client.queues["work"].length() == 0
+
+
 async def test_a_map_change_with_bad_arguments_is_refused(cluster: Cluster) -> None:
     async with deployment(cluster, "refusals", shards=1) as client:
         for count in (0, -1, 1.5):
