@@ -63,7 +63,7 @@ def bench(session: nox.Session) -> None:
     its peers side by side on one server, writing benchmarks/RESULTS.md. ``nox -s bench --
     lua_cost`` (the script's server cost per call) or ``-- worker_drain --jobs 5000`` (the
     worker alone) runs another, with its options."""
-    session.install("-e", ".[embedded,fast]")
+    session.install("-e", ".[embedded,fast,prometheus,otel]")  # otel: its SDK too
     name, arguments = "compare", list(session.posargs)
     if arguments and arguments[0] in BENCHMARKS:
         name, arguments = arguments[0], arguments[1:]

@@ -27,6 +27,7 @@ from aqless.patterns import PriorityPattern
 from aqless.progress import Progress
 from aqless.ratelimits import RateLimitInfo
 from aqless.results import JobResult
+from aqless.sharded_views import ShardReport
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -44,6 +45,7 @@ __all__ = [
     "progress_document",
     "recurring_document",
     "result_document",
+    "shard_document",
     "stats_document",
     "throttle_document",
     "worker_document",
@@ -166,6 +168,16 @@ def rate_limit_document(info: RateLimitInfo) -> Document:
 def worker_document(worker: WorkerCounts) -> Document:
     """A worker's name, how many jobs it holds and how many of them stalled."""
     return dataclasses.asdict(worker)
+
+
+def shard_document(report: ShardReport) -> Document:
+    """A shard's id, namespace, state, primary (`node`), `lag` (seconds), `used_memory`,
+    its queues' counts, and those counts summed (`waiting`, `running`...)."""
+    document = dataclasses.asdict(report)
+    document["queues"] = [counts_document(counts) for counts in report.queues]
+    for state in ("waiting", "running", "scheduled", "depends", "stalled"):
+        document[state] = getattr(report, state)
+    return document
 
 
 def priority_document(group: PriorityPattern) -> Document:

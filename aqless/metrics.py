@@ -136,10 +136,22 @@ class _JobMetrics(WorkerObserver):
 
     def __init__(self, metrics: Metrics) -> None:
         self._metrics = metrics
+        # each label set's child, looked up once (``labels()`` validates and locks each call)
+        self._counts: dict[tuple[str, str, str], Counter] = {}
+        self._durations: dict[tuple[str, str], Histogram] = {}
 
     def job_finished(self, job: Job, queue: str, outcome: str, seconds: float) -> None:
-        self._metrics.jobs.labels(queue, job.klass_name, outcome).inc()
-        self._metrics.durations.labels(queue, job.klass_name).observe(seconds)
+        klass = job.klass_name
+        count = self._counts.get((queue, klass, outcome))
+        if count is None:
+            count = self._counts[queue, klass, outcome] = self._metrics.jobs.labels(
+                queue, klass, outcome
+            )
+        count.inc()
+        duration = self._durations.get((queue, klass))
+        if duration is None:
+            duration = self._durations[queue, klass] = self._metrics.durations.labels(queue, klass)
+        duration.observe(seconds)
 
 
 class Metrics:

@@ -50,8 +50,19 @@ from aqless.queue import JobClass, PutRequest, Queue, checked_name, default_opti
 from aqless.ratelimits import RateLimit
 from aqless.run_at import RunAt
 from aqless.shard_map import ShardMap, checked_deployment, placed_namespaces
+from aqless.sharded_events import MergedEventStream
+from aqless.sharded_views import (
+    MergedJobReads,
+    MergedQueueReads,
+    ShardedTags,
+    ShardedWorkers,
+    ShardReport,
+    each_shard,
+    shard_reports,
+)
 
 __all__ = [
+    "AnyClient",
     "ShardedClient",
     "ShardedConfig",
     "ShardedJobs",
@@ -134,6 +145,8 @@ class ShardedClient:
         self.jobs = ShardedJobs(self)
         self.config = ShardedConfig(self)
         self.throttles = ShardedThrottles(self)
+        self.workers = ShardedWorkers(self)
+        self.tags = ShardedTags(self)
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -420,6 +433,14 @@ class ShardedClient:
         """`Client.result` on the job's shard."""
         return await (await self.home(jid)).result(jid, timeout=timeout)
 
+    def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
+        """`Client.events` of every shard, merged into one stream (aqless.sharded_events)."""
+        return MergedEventStream(self.clients, *channels, workers=workers)
+
+    async def shard_report(self) -> list[ShardReport]:
+        """Each shard's queue counts, lag and primary's memory (aqless.sharded_views)."""
+        return await shard_reports(self)
+
     def __repr__(self) -> str:
         count = "?" if self._map is None else len(self._map.active)
         return f"<ShardedClient {self.deployment} {count} shards>"
@@ -431,7 +452,7 @@ class _Placement:
     jid: str
 
 
-class ShardedQueue:
+class ShardedQueue(MergedQueueReads):
     """A queue of a sharded deployment: its partitions, one per shard (no I/O to make)."""
 
     def __init__(self, client: ShardedClient, name: str) -> None:
@@ -730,20 +751,20 @@ class ShardedQueues:
     async def names(self) -> list[str]:
         """The queues any shard knows."""
         names: dict[str, None] = {}
-        for client in self._client.clients:
-            names.update(dict.fromkeys(await client.queues.names()))
+        for some in await each_shard(self._client.clients, lambda c: c.queues.names()):
+            names.update(dict.fromkeys(some))
         return list(names)
 
     async def counts(self) -> list[QueueCounts]:
         """Every queue's counts, summed over the shards."""
         by_name: dict[str, list[QueueCounts]] = {}
-        for client in self._client.clients:
-            for counts in await client.queues.counts():
+        for some in await each_shard(self._client.clients, lambda c: c.queues.counts()):
+            for counts in some:
                 by_name.setdefault(counts.name, []).append(counts)
         return [summed(name, counts) for name, counts in by_name.items()]
 
 
-class ShardedJobs:
+class ShardedJobs(MergedJobReads):
     """Jobs by id: each asked only of the shards its bucket names."""
 
     def __init__(self, client: ShardedClient) -> None:
@@ -806,3 +827,7 @@ class ShardedThrottles:
 
     def __getitem__(self, name: str) -> Throttle:
         return Throttle(self._client.shard(self._client.keeper_of(name)), name)
+
+
+#: A plain or a sharded deployment's client: what the CLI and the dashboard take.
+AnyClient = Client | ShardedClient

@@ -95,9 +95,16 @@ class Tracing:
 
     def __init__(self, tracer_provider: trace.TracerProvider | None = None) -> None:
         self._provider = tracer_provider
+        self._cached: tuple[trace.TracerProvider, trace.Tracer] | None = None
 
     def _tracer(self) -> trace.Tracer:
-        return trace.get_tracer("aqless", __version__, tracer_provider=self._provider)
+        """The provider's tracer, made once per provider (an SDK provider makes a new one
+        at each call)."""
+        provider = self._provider if self._provider is not None else trace.get_tracer_provider()
+        cached = self._cached
+        if cached is None or cached[0] is not provider:
+            cached = self._cached = (provider, provider.get_tracer("aqless", __version__))
+        return cached[1]
 
     def instrument(self, client: Client) -> None:
         """Trace every put of `client` (idempotent)."""

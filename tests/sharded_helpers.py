@@ -1,29 +1,24 @@
-"""Shared by the tests of sharded deployments (tests/test_sharded*.py): the module-scoped
-three-primary cluster (import `cluster_fixture` into a test module: tests then ask for
-`cluster`), a deployment on it,
-and keys that fall on a given shard."""
+"""Opening a sharded deployment on the tests' cluster (tests/sharded_fixtures.py), and
+finding keys that fall on a given shard."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import pytest
 from redis.crc import key_slot
 
 import aqless
-from tests.faults.cluster import Cluster, valkey_cluster
-
-
-@pytest.fixture(scope="module", name="cluster")
-def cluster_fixture() -> Iterator[Cluster]:
-    with valkey_cluster() as running:
-        yield running
+from tests.faults.cluster import Cluster
 
 
 def addresses(cluster: Cluster) -> list[tuple[str, int]]:
     return [("127.0.0.1", port) for port in cluster.ports]
+
+
+def cluster_url(cluster: Cluster) -> str:
+    return "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports)
 
 
 @asynccontextmanager
@@ -37,6 +32,7 @@ async def deployment(
 
 
 def home_port(cluster: Cluster, namespace: str) -> int:
+    """The port of the node that held the namespace's slot when the cluster was formed."""
     return cluster.port_for_slot(key_slot(f"{namespace}:ql:".encode()))
 
 

@@ -3,6 +3,8 @@ Prometheus registry (served over ASGI)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import httpx
 import pytest
@@ -119,3 +121,35 @@ def test_a_bad_interval_is_refused() -> None:
     metrics = Metrics(CollectorRegistry())
     with pytest.raises(aqless.ConfigurationError, match="interval"):
         anyio.run(lambda: metrics.watch(aqless.Client("redis://localhost:1"), interval=0))
+
+
+async def test_each_label_set_is_looked_up_once_not_at_every_job(
+    client: aqless.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    metrics = Metrics(CollectorRegistry())
+    looked_up: list[tuple[str, ...]] = []
+    for family in (metrics.jobs, metrics.durations):
+        labels = family.labels
+
+        def counting(*values: str, labels: Any = labels) -> Any:
+            looked_up.append(values)
+            return labels(*values)
+
+        monkeypatch.setattr(family, "labels", counting)
+    for _ in range(3):
+        await client.queues["m"].put("m.Ok", {})
+    await client.queues["m"].put("m.Broken", {})
+    worker = aqless.Worker(client, ["m"], handlers=handlers, burst=True, interval=0.1)
+    metrics.instrument(worker)
+    with anyio.fail_after(20):
+        await worker.run()
+    assert sorted(looked_up) == [
+        ("m", "m.Broken"),
+        ("m", "m.Broken", "failed"),
+        ("m", "m.Ok"),
+        ("m", "m.Ok", "completed"),
+    ]
+    assert (
+        sample(metrics.registry, "aqless_jobs_total", queue="m", klass="m.Ok", outcome="completed")
+        == 3
+    )

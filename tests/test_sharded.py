@@ -3,7 +3,7 @@ map, routing by bucket, routing key, dependencies and throttle, lookups that ask
 pops that take from every shard, configuration and counts over the shards, a worker over
 every shard, and a one-shard deployment that behaves as a plain Client.
 
-One cluster for the module; each test has a deployment of its own."""
+One cluster for the session (tests.sharded_fixtures); each test has a deployment of its own."""
 
 from __future__ import annotations
 
@@ -23,16 +23,11 @@ import aqless
 from aqless.shard_map import BUCKETS, Shard, ShardMap, bucket, placed_namespaces
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
-from tests.sharded_helpers import (
-    addresses,
-    cluster_fixture,  # noqa: F401 (the fixture `cluster`)
-    deployment,
-    home_port,
-    keys_of_a_shard,
-)
+from tests.sharded_helpers import addresses, deployment, home_port, keys_of_a_shard
 from tests.test_client_servers import free_port
 
 pytestmark = pytest.mark.timeout(60)
+pytest_plugins = ["tests.sharded_fixtures"]
 
 
 def fcalls(cluster: Cluster) -> int:
@@ -476,6 +471,10 @@ def test_the_sharded_example_keeps_each_customers_order(cluster: Cluster) -> Non
     assert result.returncode == 0, result.stderr
     assert "queued on every shard: 60" in result.stdout
     assert "shipped 60; each customer's orders in order: True" in result.stdout
+    assert "popped today over every shard: 60" in result.stdout
+    waiting = re.search(r"waiting per shard: 0: (\d+), 1: (\d+), 2: (\d+)", result.stdout)
+    assert waiting is not None, result.stdout
+    assert sum(int(n) for n in waiting.groups()) == 60
     spread = re.search(r"customers per shard: 0: (\d+), 1: (\d+), 2: (\d+)", result.stdout)
     assert spread is not None, result.stdout
     assert sum(int(n) for n in spread.groups()) == 12

@@ -18,18 +18,13 @@ import pytest
 import aqless
 from aqless import shard_changes
 from aqless.shard_map import BUCKETS, ShardMap
-from tests.cli.helpers import Cli
+from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import (
-    addresses,
-    cluster_fixture,  # noqa: F401 (the fixture `cluster`)
-    deployment,
-    home_port,
-    keys_of_a_shard,
-)
+from tests.sharded_helpers import addresses, cluster_url, deployment, home_port, keys_of_a_shard
 from tests.worker.process_helpers import eventually
 
 pytestmark = pytest.mark.timeout(60)
+pytest_plugins = ["tests.sharded_fixtures"]
 
 WORK = "app.Work"
 
@@ -332,45 +327,47 @@ async def test_a_map_change_with_bad_arguments_is_refused(cluster: Cluster) -> N
         assert client.shards.version == 1
 
 
-async def test_the_cli_shows_adds_drains_and_forgets_shards(cluster: Cluster) -> None:
-    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports)
-    cli = Cli(url)
+async def test_the_cli_adds_drains_and_forgets_shards(cluster: Cluster) -> None:
+    cli = Cli(cluster_url(cluster))
+
+    async def run(*args: str) -> Outcome:
+        return await cli("--deployment", "cli", *args)
+
     async with deployment(cluster, "cli", shards=2) as client:
         await client.queues["work"].put_many([aqless.PutRequest(WORK, {}) for _ in range(40)])
-        shown = (await cli("--json", "shards", "show", "-d", "cli")).json()
-        assert [(s["id"], s["state"], s["buckets"]) for s in shown["shards"]] == [
-            (0, "active", 512),
-            (1, "active", 512),
-        ]
-        assert sum(s["jobs"] for s in shown["shards"]) == 40
-        added = await cli("shards", "add", "-d", "cli")
+        shown = (await run("--json", "shards")).json()
+        assert [(s["id"], s["state"]) for s in shown] == [(0, "active"), (1, "active")]
+        assert sum(s["waiting"] for s in shown) == 40
+        added = await run("shards", "add")
         assert added.code == 0, added.stderr
-        assert "map version 2" in added.stdout
         assert "{cli~2" in added.stdout  # on the primary holding no shard yet
-        removed = (await cli("--json", "shards", "remove", "-d", "cli", "0")).json()
-        assert removed["shards"][0]["state"] == "draining"
-        assert removed["shards"][0]["buckets"] == 0
-        held = removed["shards"][0]["jobs"]
+        removed = (await run("--json", "shards", "remove", "0")).json()
+        assert [(s["id"], s["state"]) for s in removed] == [
+            (0, "draining"),
+            (1, "active"),
+            (2, "active"),
+        ]
+        held = removed[0]["waiting"]
         assert held > 0
-        refused = await cli("shards", "forget", "-d", "cli", "0", "--grace", "0")
+        refused = await run("shards", "forget", "0", "--grace", "0")
         assert refused.code == 3
         assert f"still holds {held} jobs" in refused.stderr
         await client.reread()
-        await client.jobs.cancel(
-            *[job.jid for job in await client.shard(0).queues["work"].peek(100)]
-        )
-        forgotten = (
-            await cli("--json", "shards", "forget", "-d", "cli", "0", "--grace", "0")
-        ).json()
-        assert [s["id"] for s in forgotten["shards"]] == [1, 2]
-        missing = await cli("shards", "show", "-d", "nowhere")
+        left = await client.shard(0).queues["work"].peek(100)
+        await client.jobs.cancel(*[job.jid for job in left])
+        forgotten = (await run("--json", "shards", "forget", "0", "--grace", "0")).json()
+        assert [s["id"] for s in forgotten] == [1, 2]
+        missing = await cli("--deployment", "nowhere", "shards", "add")
         assert missing.code == 2
         assert "no sharded deployment 'nowhere'" in missing.stderr
+        plain = await cli("shards", "add")
+        assert plain.code == 2
+        assert "needs a sharded deployment" in plain.stderr
 
 
 def test_the_resize_example_loses_no_job(cluster: Cluster) -> None:
     example = Path(__file__).parent.parent / "examples" / "sharded_resize.py"
-    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports)
+    url = cluster_url(cluster)
     result = subprocess.run(
         [sys.executable, str(example)],
         env={**os.environ, "AQLESS_CLUSTER_URL": url},

@@ -4,11 +4,14 @@ exporter: where the context travels, who sees it, retries, pipelines and failure
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import anyio
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
 import aqless
@@ -147,3 +150,35 @@ async def test_a_pipeline_step_that_injects_makes_the_next_step_its_child(
     )
     assert TRACE_KEY in job_data
     assert job_data[TRACE_KEY]["traceparent"].split("-")[2] == f"{first.context.span_id:016x}"
+
+
+class CountingProvider(TracerProvider):
+    """An SDK provider that counts the tracers asked of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    def get_tracer(self, *arguments: Any, **options: Any) -> trace.Tracer:
+        self.asked += 1
+        return super().get_tracer(*arguments, **options)
+
+
+async def test_a_provider_is_asked_for_its_tracer_once_not_at_every_span(
+    client: aqless.Client,
+) -> None:
+    provider = CountingProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    traced = tracing.Tracing(provider)
+    traced.instrument(client)
+    for n in range(3):
+        await client.queues["t"].put("t.Look", {"n": n})
+    worker = aqless.Worker(
+        client, ["t"], handlers=handlers, middleware=[traced.middleware], burst=True
+    )
+    with anyio.fail_after(20):
+        await worker.run()
+    names = sorted(span.name for span in exporter.get_finished_spans())
+    assert names == ["process t"] * 3 + ["send t"] * 3
+    assert provider.asked == 1

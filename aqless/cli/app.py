@@ -98,6 +98,13 @@ class AqlessCommand(click.Command):
     help="Use the deployment whose keys are under NAME:ql: (env AQLESS_NAMESPACE).",
 )
 @click.option(
+    "--deployment",
+    envvar="AQLESS_DEPLOYMENT",
+    metavar="NAME",
+    help="Use the sharded deployment NAME on the --url Cluster (redis+cluster://...; "
+    "env AQLESS_DEPLOYMENT): reads show every shard, `aqless shards` each one.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -105,7 +112,13 @@ class AqlessCommand(click.Command):
 )
 @click.version_option(aqless.__version__, prog_name="aqless")
 @click.pass_context
-def cli(ctx: click.Context, url: str | None, namespace: str | None, as_json: bool) -> None:
+def cli(
+    ctx: click.Context,
+    url: str | None,
+    namespace: str | None,
+    deployment: str | None,
+    as_json: bool,
+) -> None:
     """Look at and operate a qless deployment: jobs, queues, workers, failures, stats.
 
     \b
@@ -117,5 +130,11 @@ def cli(ctx: click.Context, url: str | None, namespace: str | None, as_json: boo
       aqless retry GROUP                    requeue a group's failed jobs
       aqless --json queues | jq .           machine-readable output
       aqless events                         tail the events until Ctrl-C
+      aqless --url redis+cluster://h:7000 --deployment billing shards
     """
-    ctx.obj = Settings(url=url or None, namespace=namespace or None, json=as_json)
+    ctx.obj = Settings(
+        url=url or None,
+        namespace=namespace or None,
+        json=as_json,
+        deployment=deployment or None,
+    )

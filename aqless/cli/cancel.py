@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import click
 
-import aqless
 from aqless.cli.failures import PAGE, group_jids
 from aqless.cli.jobs import require_jobs
 from aqless.cli.render import plural
-from aqless.cli.runtime import chunks, emit, progress, run
+from aqless.cli.runtime import AnyClient, chunks, emit, progress, run_any
 
 
 @click.command()
@@ -29,7 +28,7 @@ def cancel(jids: tuple[str, ...], group: str | None) -> None:
     if bool(jids) == bool(group):
         raise click.UsageError("give jids or --group, not both")
 
-    async def act(client: aqless.Client) -> list[str]:
+    async def act(client: AnyClient) -> list[str]:
         if group is not None:
             targets = await group_jids(client, group)
         else:
@@ -40,7 +39,7 @@ def cancel(jids: tuple[str, ...], group: str | None) -> None:
                 advance(len(chunk))
         return targets
 
-    cancelled = run(act)
+    cancelled = run_any(act)
     emit({"cancelled": cancelled}, f"cancelled {plural(len(cancelled), 'job')}")
 
 

@@ -7,9 +7,8 @@ from typing import Any, TextIO
 
 import click
 
-import aqless
 from aqless.cli.render import plural, table
-from aqless.cli.runtime import NotFound, emit, run, to_json
+from aqless.cli.runtime import AnyClient, NotFound, emit, run_any, to_json
 
 
 @click.group()
@@ -36,7 +35,7 @@ def list_options() -> None:
     Example:
       aqless config list
     """
-    options = run(lambda client: client.config.all())
+    options = run_any(lambda client: client.config.all())
     emit(options, table(None, ("option", "value"), sorted(options.items())))
 
 
@@ -49,7 +48,7 @@ def get(option: str) -> None:
     Example:
       aqless config get grace-period
     """
-    value = run(lambda client: client.config.get(option))
+    value = run_any(lambda client: client.config.get(option))
     if value is None:
         raise NotFound(f"no setting {option!r}")
     emit({option: value}, value)
@@ -66,7 +65,7 @@ def set_option(option: str, value: str) -> None:
       aqless config set heartbeat 120
       aqless config set emails-heartbeat 30
     """
-    run(lambda client: client.config.set(option, value))
+    run_any(lambda client: client.config.set(option, value))
     emit({option: value}, f"{option} = {value}")
 
 
@@ -80,11 +79,11 @@ def unset(option: str) -> None:
       aqless config unset heartbeat
     """
 
-    async def act(client: aqless.Client) -> str | None:
+    async def act(client: AnyClient) -> str | None:
         await client.config.unset(option)
         return await client.config.get(option)
 
-    value = run(act)
+    value = run_any(act)
     emit({option: value}, f"{option} unset" + ("" if value is None else f" (default {value})"))
 
 
@@ -97,7 +96,7 @@ def dump() -> None:
     Example:
       aqless config dump > config.json
     """
-    click.echo(to_json(dict(sorted(run(lambda client: client.config.all()).items()))))
+    click.echo(to_json(dict(sorted(run_any(lambda client: client.config.all()).items()))))
 
 
 def settings_file(ctx: click.Context, param: click.Parameter, file: TextIO) -> dict[str, str]:
@@ -132,7 +131,7 @@ def load(settings: dict[str, str], clear: bool) -> None:
       aqless --url redis://staging config dump | aqless config load - --clear
     """
 
-    async def act(client: aqless.Client) -> list[str]:
+    async def act(client: AnyClient) -> list[str]:
         unset = sorted(set(await client.config.all()) - set(settings)) if clear else []
         for option in unset:
             await client.config.unset(option)
@@ -140,7 +139,7 @@ def load(settings: dict[str, str], clear: bool) -> None:
             await client.config.set(option, value)
         return unset
 
-    unset = run(act)
+    unset = run_any(act)
     message = f"set {plural(len(settings), 'setting')}"
     emit({"set": settings, "unset": unset}, message + (f", unset {len(unset)}" if clear else ""))
 

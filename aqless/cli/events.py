@@ -15,8 +15,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-import aqless
-from aqless.cli.runtime import console, note, run, settings, to_json
+from aqless.cli.runtime import AnyClient, console, note, run_any, settings, to_json
 from aqless.events import TRACKED_CHANNELS, Event
 
 CHANNELS = ("log", *TRACKED_CHANNELS)
@@ -52,7 +51,7 @@ def event_line(event: Event, received: float) -> Text:
     return line
 
 
-async def _tail(client: aqless.Client, channels: tuple[str, ...], workers: tuple[str, ...]) -> None:
+async def _tail(client: AnyClient, channels: tuple[str, ...], workers: tuple[str, ...]) -> None:
     as_json = settings().json
     out: Console = console()
     async with client.events(*channels, workers=workers) as stream:
@@ -102,7 +101,7 @@ def events(channels: tuple[str, ...], workers: tuple[str, ...]) -> None:
       aqless events completed failed
       aqless --json events log | jq -c 'select(.kind == "failed")'
     """
-    run(lambda client: _tail(client, channels, workers))
+    run_any(lambda client: _tail(client, channels, workers))
 
 
 COMMANDS = (events,)

@@ -7,13 +7,13 @@ import click
 import aqless
 from aqless.cli.jobs import require_jobs
 from aqless.cli.render import ago, plural, short, table
-from aqless.cli.runtime import NotFound, chunks, emit, progress, run
+from aqless.cli.runtime import AnyClient, NotFound, chunks, emit, progress, run_any
 from aqless.documents import job_document
 
 PAGE = 500
 
 
-async def group_jids(client: aqless.Client, group: str, limit: int | None = None) -> list[str]:
+async def group_jids(client: AnyClient, group: str, limit: int | None = None) -> list[str]:
     """The jids failed in `group` (at most `limit`), most recent first; NotFound if none."""
     jids: list[str] = []
     while limit is None or len(jids) < limit:
@@ -46,18 +46,18 @@ def failed(group: str | None, count: int, offset: int) -> None:
       aqless failed TimeoutError -n 100
     """
     if group is None:
-        groups = run(lambda client: client.jobs.failure_groups())
+        groups = run_any(lambda client: client.jobs.failure_groups())
         ranked = sorted(groups.items(), key=lambda item: (-item[1], item[0]))
         emit(groups, table("failure groups", ("group", "jobs#"), ranked))
         return
 
-    async def read(client: aqless.Client) -> tuple[int, list[aqless.Job]]:
+    async def read(client: AnyClient) -> tuple[int, list[aqless.Job]]:
         page = await client.jobs.failed(group, offset=offset, count=count)
         if page.total == 0:
             raise NotFound(f"no failed jobs in group {group!r}")
         return page.total, await client.jobs.get_many(page.jids)
 
-    total, jobs = run(read)
+    total, jobs = run_any(read)
     rows = (
         (
             job.jid,
@@ -73,7 +73,7 @@ def failed(group: str | None, count: int, offset: int) -> None:
     emit(document, table(title, ("jid", "class", "queue", "failed", "message"), rows))
 
 
-async def _requeue(client: aqless.Client, jids: list[str], queue: str | None) -> int:
+async def _requeue(client: AnyClient, jids: list[str], queue: str | None) -> int:
     """Put failed jobs back into their queue (or `queue`); jobs that are no longer failed,
     or gone, are left alone. Returns how many moved."""
     moved = 0
@@ -101,12 +101,11 @@ async def _unfail(client: aqless.Client, group: str, queue: str, limit: int | No
     return moved
 
 
-async def _retry_group(
-    client: aqless.Client, group: str, queue: str | None, limit: int | None
-) -> int:
-    if queue is not None:
+async def _retry_group(client: AnyClient, group: str, queue: str | None, limit: int | None) -> int:
+    if queue is not None and isinstance(client, aqless.Client):
         return await _unfail(client, group, queue, limit)
-    return await _requeue(client, await group_jids(client, group, limit), None)
+    # a sharded deployment moves each job (its queue is on every shard)
+    return await _requeue(client, await group_jids(client, group, limit), queue)
 
 
 @click.command(short_help="Requeue failed jobs: a group's, every group's, or given jids.")
@@ -135,17 +134,17 @@ def retry(
         raise click.UsageError("give a GROUP, JIDs or --all (and not both)")
     if every_group:
 
-        async def retry_all(client: aqless.Client) -> dict[str, int]:
+        async def retry_all(client: AnyClient) -> dict[str, int]:
             groups = await client.jobs.failure_groups()
             return {group: await _retry_group(client, group, queue, count) for group in groups}
 
-        retried = run(retry_all)
+        retried = run_any(retry_all)
         total = sum(retried.values())
         text = f"retried {plural(total, 'job')} of {plural(len(retried), 'group')}"
         emit({"groups": retried, "retried": total}, text)
         return
 
-    async def act(client: aqless.Client) -> tuple[str, int]:
+    async def act(client: AnyClient) -> tuple[str, int]:
         groups = await client.jobs.failure_groups()
         if len(targets) == 1 and targets[0] in groups:
             group = targets[0]
@@ -153,7 +152,7 @@ def retry(
         jids = [job.jid for job in await require_jobs(client, targets)]  # all exist, or none moves
         return "", await _requeue(client, jids, queue)
 
-    group, moved = run(act)
+    group, moved = run_any(act)
     document = {"group": group or None, "retried": moved}
     emit(document, f"retried {plural(moved, 'job')}")
 

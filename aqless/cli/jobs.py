@@ -8,18 +8,18 @@ import click
 
 import aqless
 from aqless.cli.job_view import job_view, jobs_table, recurring_view
-from aqless.cli.runtime import NotFound, emit, run
+from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import Document, job_details, job_document, recurring_document
 
 
-async def require(client: aqless.Client, jid: str) -> aqless.Job | aqless.RecurringJob:
+async def require(client: AnyClient, jid: str) -> aqless.Job | aqless.RecurringJob:
     found = await client.jobs.get(jid)
     if found is None:
         raise NotFound(f"no job {jid}")
     return found
 
 
-async def require_jobs(client: aqless.Client, jids: Sequence[str]) -> list[aqless.Job]:
+async def require_jobs(client: AnyClient, jids: Sequence[str]) -> list[aqless.Job]:
     """The jobs, in order; NotFound naming every missing jid (before anything changes)."""
     jobs = await client.jobs.get_many(list(dict.fromkeys(jids)))
     missing = sorted(set(jids) - {job.jid for job in jobs})
@@ -41,7 +41,7 @@ def get(jid: str) -> None:
     Example:
       aqless get 3f2a9c...
     """
-    job, details = run(lambda client: _with_details(client, jid))
+    job, details = run_any(lambda client: _with_details(client, jid))
     if isinstance(job, aqless.RecurringJob):
         emit(recurring_document(job), recurring_view(job))
     else:
@@ -49,10 +49,10 @@ def get(jid: str) -> None:
 
 
 async def _with_details(
-    client: aqless.Client, jid: str
+    client: AnyClient, jid: str
 ) -> tuple[aqless.Job | aqless.RecurringJob, Document]:
     job = await require(client, jid)
-    return job, (await job_details(client, job) if isinstance(job, aqless.Job) else {})
+    return job, (await job_details(job.client, job) if isinstance(job, aqless.Job) else {})
 
 
 @click.command(short_help="Set a job's priority (higher runs earlier).")
@@ -66,14 +66,14 @@ def priority(jid: str, priority: float) -> None:
       aqless priority 3f2a9c... 10
     """
 
-    async def change(client: aqless.Client) -> None:
+    async def change(client: AnyClient) -> None:
         job = await require(client, jid)
         if isinstance(job, aqless.RecurringJob):
             await job.update(priority=priority)
         else:
             await job.set_priority(priority)
 
-    run(change)
+    run_any(change)
     emit({"jid": jid, "priority": priority}, f"{jid}: priority {priority:g}")
 
 
@@ -88,16 +88,16 @@ def track(jids: tuple[str, ...]) -> None:
       aqless track                  the tracked jobs
     """
     if not jids:
-        tracked, expired = run(lambda client: client.jobs.tracked())
+        tracked, expired = run_any(lambda client: client.jobs.tracked())
         document = {"jobs": [job_document(job) for job in tracked], "expired": expired}
         emit(document, jobs_table("tracked jobs", tracked))
         return
 
-    async def change(client: aqless.Client) -> None:
+    async def change(client: AnyClient) -> None:
         for job in await require_jobs(client, jids):
             await job.track()
 
-    run(change)
+    run_any(change)
     emit({"tracked": list(jids)}, *(f"tracking {jid}" for jid in jids))
 
 
@@ -111,20 +111,20 @@ def untrack(jids: tuple[str, ...]) -> None:
       aqless untrack 3f2a9c...
     """
 
-    async def change(client: aqless.Client) -> None:
+    async def change(client: AnyClient) -> None:
         for job in await require_jobs(client, jids):
             await job.untrack()
 
-    run(change)
+    run_any(change)
     emit({"untracked": list(jids)}, *(f"not tracking {jid}" for jid in jids))
 
 
 def _tagging(add: bool, jid: str, tags: tuple[str, ...]) -> None:
-    async def change(client: aqless.Client) -> tuple[str, ...]:
+    async def change(client: AnyClient) -> tuple[str, ...]:
         job = await require(client, jid)
         return await (job.tag(*tags) if add else job.untag(*tags))
 
-    now = run(change)
+    now = run_any(change)
     emit({"jid": jid, "tags": list(now)}, f"{jid}: tags {', '.join(now) or '(none)'}")
 
 

@@ -12,7 +12,7 @@ import aqless
 from aqless.cli.histogram import histogram_chart
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import fields, table
-from aqless.cli.runtime import emit, run
+from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.documents import counts_document, job_document, stats_document
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
@@ -27,7 +27,7 @@ def queues() -> None:
       aqless queues
       aqless --json queues | jq '.[] | select(.waiting > 100) | .name'
     """
-    counts = run(lambda client: client.queues.counts())
+    counts = run_any(lambda client: client.queues.counts())
     rows = [
         (c.name, *(getattr(c, state) for state in STATES), "paused" if c.paused else "")
         for c in counts
@@ -49,8 +49,35 @@ def peek(queue: str, count: int) -> None:
     Example:
       aqless peek emails -n 20
     """
-    jobs = run(lambda client: client.queues[queue].peek(count))
+    jobs = run_any(lambda client: client.queues[queue].peek(count))
     emit([job_document(job) for job in jobs], jobs_table(f"next in {queue}", jobs))
+
+
+@click.command(short_help="A queue's jobs in one state, a page at a time.")
+@click.argument("queue")
+@click.argument("state", type=click.Choice(STATES[1:]))
+@click.option("-n", "--count", default=25, show_default=True, help="How many jobs.")
+@click.option("--offset", default=0, show_default=True, help="Jobs to skip.")
+def jobs(queue: str, state: str, count: int, offset: int) -> None:
+    """QUEUE's jobs in STATE (recurring: its recurring jobs' ids), a page at a time; on a
+    sharded deployment, the shards' lists interleaved. `aqless peek` shows waiting ones.
+
+    \b
+    Examples:
+      aqless jobs emails running
+      aqless jobs emails scheduled -n 100 --offset 100
+    """
+
+    async def read(client: AnyClient) -> tuple[list[str], list[aqless.Job]]:
+        jids = await client.queues[queue].jobs(state, offset=offset, count=count)
+        return jids, await client.jobs.get_many(jids)
+
+    jids, found = run_any(read)
+    document = {"queue": queue, "state": state, "jids": jids}
+    if state == "recurring":
+        emit(document, table(f"{queue}: recurring", ("jid",), [(jid,) for jid in jids]))
+    else:
+        emit(document, jobs_table(f"{queue}: {state}", found))
 
 
 def _day(value: datetime.datetime | None) -> datetime.date | None:
@@ -74,7 +101,7 @@ def stats(queue: str, date: datetime.datetime | None) -> None:
       aqless stats emails --date 2024-05-01
     """
     day = _day(date)
-    result = run(lambda client: client.queues[queue].stats(day))
+    result = run_any(lambda client: client.queues[queue].stats(day))
     counters = fields(
         [("failed", result.failed), ("failures", result.failures), ("retries", result.retries)]
     )
@@ -101,10 +128,10 @@ def pause(queues: tuple[str, ...], stop_jobs: bool) -> None:
       aqless pause emails --stop-jobs
     """
 
-    async def act(client: aqless.Client) -> dict[str, list[str]]:
+    async def act(client: AnyClient) -> dict[str, list[str]]:
         return {name: await client.queues[name].pause(stopjobs=stop_jobs) for name in queues}
 
-    timed_out = run(act)
+    timed_out = run_any(act)
     document: dict[str, object] = {"paused": list(queues)}
     if stop_jobs:
         document["timed_out"] = timed_out
@@ -125,12 +152,12 @@ def unpause(queues: tuple[str, ...]) -> None:
       aqless unpause emails
     """
 
-    async def act(client: aqless.Client) -> None:
+    async def act(client: AnyClient) -> None:
         for name in queues:
             await client.queues[name].unpause()
 
-    run(act)
+    run_any(act)
     emit({"unpaused": list(queues)}, *(f"unpaused {name}" for name in queues))
 
 
-COMMANDS = (queues, peek, stats, pause, unpause)
+COMMANDS = (queues, peek, jobs, stats, pause, unpause)

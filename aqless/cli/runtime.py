@@ -17,6 +17,7 @@ from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 import aqless
+from aqless.sharded import AnyClient as AnyClient
 
 T = TypeVar("T")
 
@@ -31,6 +32,7 @@ class Settings:
     url: str | None
     namespace: str | None
     json: bool
+    deployment: str | None = None
 
 
 class NotFound(click.ClickException):
@@ -44,12 +46,41 @@ def settings() -> Settings:
     return found if found is not None else Settings(url=None, namespace=None, json=False)
 
 
+class NotSharded(click.ClickException):
+    """The command does not work on a sharded deployment (--deployment): exit 2."""
+
+    exit_code = 2
+
+
 def run(action: Callable[[aqless.Client], Awaitable[T]]) -> T:
-    """Open a client for the global --url/--namespace, run `action` with it, close it."""
+    """Open a client for the global --url/--namespace, run `action` with it, close it;
+    NotSharded for a sharded deployment (see `run_any`)."""
     current = settings()
+    if current.deployment is not None:
+        command = click.get_current_context().command_path
+        raise NotSharded(f"`{command}` does not support a sharded deployment (--deployment) yet")
 
     async def main() -> T:
         async with aqless.Client(current.url, namespace=current.namespace) as client:
+            return await action(client)
+
+    return anyio.run(main)
+
+
+def run_any(action: Callable[[AnyClient], Awaitable[T]]) -> T:
+    """As `run`, but with --deployment, `action` gets the ShardedClient of that sharded
+    deployment on the --url Cluster, whose reads show the whole deployment."""
+    current = settings()
+    if current.deployment is None:
+        return run(action)
+    if current.namespace is not None:
+        raise click.UsageError("give --deployment or --namespace, not both")
+    if current.url is None:
+        raise click.UsageError("--deployment needs --url redis+cluster://host:port,...")
+    deployment = current.deployment
+
+    async def main() -> T:
+        async with aqless.ShardedClient(current.url or "", deployment=deployment) as client:
             return await action(client)
 
     return anyio.run(main)

@@ -1,157 +1,121 @@
-"""shards: show a sharded deployment's shards, add shards, drain one, forget a drained one
-(aqless.sharded; the --url is a node of the Cluster, or redis+cluster://h:p,h:p)."""
+"""shards: a sharded deployment's shards, one row each, so that a lagging shard shows; and
+changing them: add shards, drain one, forget a drained one (aqless.shard_resize)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import anyio
 import click
+from rich.table import Table
 
 import aqless
-from aqless.cli.render import table
-from aqless.cli.runtime import emit, settings
-from aqless.shard_resize import jobs_held
+from aqless.cli.render import duration, table
+from aqless.cli.runtime import AnyClient, NotSharded, emit, run_any, settings
+from aqless.documents import shard_document
 from aqless.sharded import FORGET_GRACE
+from aqless.sharded_views import ShardReport
 
 T = TypeVar("T")
 
-
-def _run(deployment: str, action: Callable[[aqless.ShardedClient], Awaitable[T]]) -> T:
-    url = settings().url
-    if url is None:
-        raise click.UsageError("a sharded deployment lives on a Cluster: give --url")
-
-    async def main() -> T:
-        async with aqless.ShardedClient(url, deployment=deployment) as client:
-            return await action(client)
-
-    return anyio.run(main)
+STATES = ("waiting", "running", "scheduled", "depends", "stalled")
 
 
-async def _document(client: aqless.ShardedClient) -> dict[str, Any]:
-    shard_map = client.shards
-    owned = Counter(shard_map.generations[-1])
-    return {
-        "deployment": client.deployment,
-        "version": shard_map.version,
-        "generations": len(shard_map.generations),
-        "pinned": dict(shard_map.pinned),
-        "shards": [
-            {
-                "id": shard.id,
-                "namespace": shard.namespace,
-                "state": shard.state,
-                "since": shard.since,
-                "buckets": owned.get(shard.id, 0),
-                "jobs": await jobs_held(client.shard(shard.id)),
-            }
-            for shard in shard_map.shards
-        ],
-    }
+def megabytes(used: int | None) -> str:
+    return "-" if used is None else f"{used / 1_048_576:.1f} MB"
 
 
-def _show(document: dict[str, Any]) -> None:
-    title = (
-        f"{document['deployment']}: map version {document['version']}, "
-        f"{document['generations']} generation(s)"
-    )
-    view = table(
-        title,
-        ["shard#", "namespace", "state", "buckets#", "jobs#", "pinned queues"],
-        [
-            [
-                shard["id"],
-                shard["namespace"],
-                shard["state"],
-                shard["buckets"],
-                shard["jobs"],
-                ", ".join(q for q, pin in document["pinned"].items() if pin == shard["id"]),
-            ]
-            for shard in document["shards"]
-        ],
-    )
-    emit(document, view)
+def shards_table(reports: list[ShardReport]) -> Table:
+    rows = [
+        (
+            report.id,
+            report.namespace,
+            report.state,
+            report.node,
+            *(getattr(report, state) for state in STATES),
+            duration(report.lag) if report.lag else "-",
+            megabytes(report.used_memory),
+        )
+        for report in reports
+    ]
+    columns = ("shard#", "namespace", "state", "primary", *(f"{s}#" for s in STATES))
+    return table(None, (*columns, "lag#", "memory#"), rows)
 
 
-DEPLOYMENT = click.option(
-    "--deployment",
-    "-d",
-    envvar="AQLESS_DEPLOYMENT",
-    required=True,
-    metavar="NAME",
-    help="The sharded deployment (env AQLESS_DEPLOYMENT).",
+@click.group(
+    invoke_without_command=True,
+    short_help="A sharded deployment's shards: counts, lag, memory; add, drain, forget.",
 )
-
-
-@click.group(short_help="Show, add, drain and forget the shards of a sharded deployment.")
-def shards() -> None:
-    """Show, add, drain and forget the shards of a sharded deployment on a Cluster.
+@click.pass_context
+def shards(ctx: click.Context) -> None:
+    """Each shard of the sharded deployment (--deployment): its namespace, state and
+    primary, its jobs by state, its lag (how long the longest-waiting next job of its
+    queues has waited) and its primary's used memory. The subcommands change the shards.
 
     \b
     Examples:
-      aqless --url redis+cluster://h:7000 shards show -d billing
-      aqless --url redis://h:7000 shards add -d billing 2      two more shards
-      aqless --url redis://h:7000 shards remove -d billing 1   shard 1 takes no new job
-      aqless --url redis://h:7000 shards forget -d billing 1   once it holds none
+      aqless --url redis+cluster://10.0.0.1:7000 --deployment billing shards
+      aqless --url redis+cluster://10.0.0.1:7000 --deployment billing shards add 2
+      aqless ... --deployment billing shards remove 1    shard 1 takes no new job
+      aqless ... --deployment billing shards forget 1    once it holds none
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    reports = _run_sharded(lambda client: client.shard_report())
+    emit([shard_document(report) for report in reports], shards_table(reports))
 
 
-@shards.command("show", short_help="The shards, their buckets and the jobs they hold.")
-@DEPLOYMENT
-def show(deployment: str) -> None:
-    """Every shard: its namespace, state, buckets in the newest generation, the jobs it
-    holds (any state but complete), and the queues pinned to it.
+def _run_sharded(action: Callable[[aqless.ShardedClient], Awaitable[T]]) -> T:
+    needed = NotSharded("`aqless shards` needs a sharded deployment: give --deployment NAME")
+    if settings().deployment is None:
+        raise needed  # before a plain client opens a Cluster without a namespace
 
-    \b
-    Example:
-      aqless --url redis+cluster://h:7000,h:7001 shards show -d billing --json
-    """
-    _show(_run(deployment, _document))
+    async def sharded(client: AnyClient) -> T:
+        if not isinstance(client, aqless.ShardedClient):
+            raise needed
+        return await action(client)
+
+    return run_any(sharded)
+
+
+def _changed(action: Callable[[aqless.ShardedClient], Awaitable[object]]) -> None:
+    """Run `action`, then show the shards as they are now."""
+
+    async def change(client: aqless.ShardedClient) -> list[ShardReport]:
+        await action(client)
+        return await client.shard_report()
+
+    reports = _run_sharded(change)
+    emit([shard_document(report) for report in reports], shards_table(reports))
 
 
 @shards.command("add", short_help="Add shards to a live deployment.")
-@DEPLOYMENT
 @click.argument("count", type=click.IntRange(min=1), default=1)
-def add(deployment: str, count: int) -> None:
+def add(count: int) -> None:
     """Add COUNT shards (default 1), each on a primary holding the fewest: they take their
     share of the buckets from the others; jobs already put stay where they are.
 
     \b
     Example:
-      aqless --url redis://h:7000 shards add -d billing 2
+      aqless --url redis+cluster://h:7000 --deployment billing shards add 2
     """
-
-    async def grow(client: aqless.ShardedClient) -> dict[str, Any]:
-        await client.add_shards(count)
-        return await _document(client)
-
-    _show(_run(deployment, grow))
+    _changed(lambda client: client.add_shards(count))
 
 
 @shards.command("remove", short_help="Drain a shard: it takes no new job.")
-@DEPLOYMENT
 @click.argument("shard", type=int)
-def remove(deployment: str, shard: int) -> None:
+def remove(shard: int) -> None:
     """Drain SHARD: its buckets go to the other shards; workers empty it. Forget it once
-    `shards show` counts no job on it.
+    `aqless shards` counts no job on it.
 
     \b
     Example:
-      aqless --url redis://h:7000 shards remove -d billing 1
+      aqless --url redis+cluster://h:7000 --deployment billing shards remove 1
     """
-
-    async def drain(client: aqless.ShardedClient) -> dict[str, Any]:
-        await client.remove_shard(shard)
-        return await _document(client)
-
-    _show(_run(deployment, drain))
+    _changed(lambda client: client.remove_shard(shard))
 
 
 @shards.command("forget", short_help="Drop a drained, empty shard from the map.")
-@DEPLOYMENT
 @click.argument("shard", type=int)
 @click.option(
     "--grace",
@@ -160,20 +124,15 @@ def remove(deployment: str, shard: int) -> None:
     show_default=True,
     help="Seconds it must have drained (longer than clients take to read the map).",
 )
-def forget(deployment: str, shard: int, grace: float) -> None:
-    """Drop SHARD from the map, refused while it holds jobs or drained for less than
-    --grace seconds.
+def forget(shard: int, grace: float) -> None:
+    """Drop SHARD from the map, refused (exit 3) while it holds jobs or has drained for
+    less than --grace seconds.
 
     \b
     Example:
-      aqless --url redis://h:7000 shards forget -d billing 1
+      aqless --url redis+cluster://h:7000 --deployment billing shards forget 1
     """
-
-    async def drop(client: aqless.ShardedClient) -> dict[str, Any]:
-        await client.forget_shard(shard, grace=grace)
-        return await _document(client)
-
-    _show(_run(deployment, drop))
+    _changed(lambda client: client.forget_shard(shard, grace=grace))
 
 
-COMMANDS = [shards]
+COMMANDS = (shards,)

@@ -38,10 +38,23 @@ def dashboard() -> ModuleType:
     help="The deployment whose keys are under NAME:ql: (default: aqless's --namespace, else "
     "AQLESS_NAMESPACE).",
 )
+@click.option(
+    "--deployment",
+    metavar="NAME",
+    help="The sharded deployment NAME on the --url Cluster (default: aqless's --deployment, "
+    "else AQLESS_DEPLOYMENT).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
 @click.option("--port", default=8000, show_default=True, help="The port to listen on.")
 @click.option("--read-only", is_flag=True, help="Show everything, change nothing.")
-def web(url: str | None, namespace: str | None, host: str, port: int, read_only: bool) -> None:
+def web(
+    url: str | None,
+    namespace: str | None,
+    deployment: str | None,
+    host: str,
+    port: int,
+    read_only: bool,
+) -> None:
     """Serve the web dashboard of a deployment until Ctrl-C or SIGTERM.
 
     `aqless web` and `python -m aqless.web` are the same command.
@@ -51,6 +64,7 @@ def web(url: str | None, namespace: str | None, host: str, port: int, read_only:
       aqless web                                 http://127.0.0.1:8000
       aqless web --url redis://db:6379 --host 0.0.0.0 --port 9000 --read-only
       python -m aqless.web --url redis://db:6379 --namespace billing
+      aqless web --url redis+cluster://db:7000 --deployment billing
     """
     module = dashboard()
     current = settings()
@@ -61,6 +75,10 @@ def web(url: str | None, namespace: str | None, host: str, port: int, read_only:
             port=port,
             read_only=read_only,
             namespace=namespace or current.namespace or os.environ.get("AQLESS_NAMESPACE") or None,
+            deployment=deployment
+            or current.deployment
+            or os.environ.get("AQLESS_DEPLOYMENT")
+            or None,
         )
     )
 

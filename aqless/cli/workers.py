@@ -7,7 +7,7 @@ import click
 import aqless
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import table
-from aqless.cli.runtime import NotFound, emit, run
+from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import job_document, worker_document
 
 
@@ -22,13 +22,13 @@ def workers(name: str | None) -> None:
       aqless workers web-1-4242
     """
     if name is None:
-        counts = run(lambda client: client.workers.counts())
+        counts = run_any(lambda client: client.workers.counts())
         rows = [(worker.name, worker.jobs, worker.stalled) for worker in counts]
         view = table(None, ("worker", "jobs#", "stalled#"), rows)
         emit([worker_document(worker) for worker in counts], view)
         return
 
-    async def read(client: aqless.Client) -> tuple[list[aqless.Job], list[aqless.Job]]:
+    async def read(client: AnyClient) -> tuple[list[aqless.Job], list[aqless.Job]]:
         known = {worker.name for worker in await client.workers.counts()}
         if name not in known:
             raise NotFound(f"no worker {name!r}")
@@ -38,7 +38,7 @@ def workers(name: str | None) -> None:
             await client.jobs.get_many(held.stalled),
         )
 
-    running, stalled = run(read)
+    running, stalled = run_any(read)
     document = {
         "name": name,
         "jobs": [job_document(job) for job in running],

@@ -12,6 +12,7 @@ from aqless.client import Client
 from aqless.errors import AqlessError
 from aqless.job import Job, RecurringJob
 from aqless.patterns import PriorityPattern
+from aqless.sharded import AnyClient, ShardedClient
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
 
@@ -52,17 +53,17 @@ class Form:
         return int(value)
 
 
-Handler = Callable[[Client, Form], Awaitable[str]]
+Handler = Callable[[AnyClient, Form], Awaitable[str]]
 
 
-async def a_job(client: Client, jid: str) -> Job:
+async def a_job(client: AnyClient, jid: str) -> Job:
     found = await client.jobs.get(jid)
     if not isinstance(found, Job):
         raise ActionError(f"no job {jid!r}")
     return found
 
 
-async def a_template(client: Client, jid: str) -> RecurringJob:
+async def a_template(client: AnyClient, jid: str) -> RecurringJob:
     found = await client.jobs.get(jid)
     if not isinstance(found, RecurringJob):
         raise ActionError(f"no recurring job {jid!r}")
@@ -80,23 +81,23 @@ def plural(count: int, noun: str) -> str:
 # -- queues ----------------------------------------------------------------------------------
 
 
-async def queue_pause(client: Client, form: Form) -> str:
+async def queue_pause(client: AnyClient, form: Form) -> str:
     name = form.text("queue")
     await client.queues[name].pause()
     return f"Paused {name}"
 
 
-async def queue_unpause(client: Client, form: Form) -> str:
+async def queue_unpause(client: AnyClient, form: Form) -> str:
     name = form.text("queue")
     await client.queues[name].unpause()
     return f"Resumed {name}"
 
 
-async def queue_throttle(client: Client, form: Form) -> str:
+async def queue_throttle(client: AnyClient, form: Form) -> str:
     name, maximum = form.text("queue"), form.integer("maximum")
     if maximum < 0:
         raise ActionError("maximum must not be negative")
-    await client.queues[name].set_throttle(maximum)
+    await plain(client, "a queue's throttle").queues[name].set_throttle(maximum)
     return f"{name} runs at most {maximum} jobs at once" if maximum else f"{name} is unthrottled"
 
 
@@ -106,7 +107,7 @@ async def queue_throttle(client: Client, form: Form) -> str:
 def one_job(verb: Callable[[Job], Awaitable[object]], done: str) -> Handler:
     """A handler doing `verb` to the job the form names; `done` is said with its jid."""
 
-    async def handler(client: Client, form: Form) -> str:
+    async def handler(client: AnyClient, form: Form) -> str:
         job = await a_job(client, form.text("jid"))
         await verb(job)
         return done.format(jid=job.jid, queue=job.queue_name)
@@ -118,19 +119,19 @@ async def requeue(job: Job) -> None:
     await job.move(job.queue_name)
 
 
-async def job_move(client: Client, form: Form) -> str:
+async def job_move(client: AnyClient, form: Form) -> str:
     job, queue = await a_job(client, form.text("jid")), form.text("queue")
     await job.move(queue)
     return f"Moved {job.jid} to {queue}"
 
 
-async def job_priority(client: Client, form: Form) -> str:
+async def job_priority(client: AnyClient, form: Form) -> str:
     job, priority = await a_job(client, form.text("jid")), form.number("priority")
     await job.set_priority(priority)
     return f"Priority of {job.jid} is {priority:g}"
 
 
-async def job_tag(client: Client, form: Form) -> str:
+async def job_tag(client: AnyClient, form: Form) -> str:
     tags = words(form.text("tags"))
     found = await client.jobs.get(form.text("jid"))
     if found is None:
@@ -139,7 +140,7 @@ async def job_tag(client: Client, form: Form) -> str:
     return f"Tagged {found.jid}: {', '.join(tags)}"
 
 
-async def job_untag(client: Client, form: Form) -> str:
+async def job_untag(client: AnyClient, form: Form) -> str:
     tag = form.text("tag")
     found = await client.jobs.get(form.text("jid"))
     if found is None:
@@ -148,7 +149,7 @@ async def job_untag(client: Client, form: Form) -> str:
     return f"Removed tag {tag} from {found.jid}"
 
 
-async def job_undepend(client: Client, form: Form) -> str:
+async def job_undepend(client: AnyClient, form: Form) -> str:
     job, dependency = await a_job(client, form.text("jid")), form.text("dependency")
     await job.undepend(dependency)
     return f"{job.jid} no longer waits for {dependency}"
@@ -157,7 +158,7 @@ async def job_undepend(client: Client, form: Form) -> str:
 # -- many jobs -------------------------------------------------------------------------------
 
 
-async def apply(client: Client, verb: str, jids: Sequence[str]) -> str:
+async def apply(client: AnyClient, verb: str, jids: Sequence[str]) -> str:
     """Retry (put back into its queue) or cancel each job; one refusal does not stop the
     others, and the message says how many were refused and why."""
     if verb not in ("retry", "cancel"):
@@ -180,17 +181,17 @@ async def apply(client: Client, verb: str, jids: Sequence[str]) -> str:
     return message
 
 
-async def jobs_bulk(client: Client, form: Form) -> str:
+async def jobs_bulk(client: AnyClient, form: Form) -> str:
     return await apply(client, form.text("action"), form.all("jid"))
 
 
-async def failed_group(client: Client, form: Form) -> str:
+async def failed_group(client: AnyClient, form: Form) -> str:
     group = form.text("group")
     listing = await client.jobs.failed(group, count=BULK_LIMIT)
     return await apply(client, form.text("action"), listing.jids) + f" of {group}"
 
 
-async def failed_retry_all(client: Client, form: Form) -> str:
+async def failed_retry_all(client: AnyClient, form: Form) -> str:
     """Every failure group's jobs back into their queues (at most BULK_LIMIT in all)."""
     groups = await client.jobs.failure_groups()
     if not groups:
@@ -206,7 +207,7 @@ async def failed_retry_all(client: Client, form: Form) -> str:
 # -- recurring jobs, throttles, config, patterns, workers ------------------------------------
 
 
-async def recurring_update(client: Client, form: Form) -> str:
+async def recurring_update(client: AnyClient, form: Form) -> str:
     template = await a_template(client, form.text("jid"))
     interval = form.number("interval") if form.get("interval") else None  # none: cron
     if interval is not None and interval <= 0:
@@ -217,13 +218,13 @@ async def recurring_update(client: Client, form: Form) -> str:
     return f"Updated {template.jid}" + (f": every {interval:g} s" if interval else "")
 
 
-async def recurring_cancel(client: Client, form: Form) -> str:
+async def recurring_cancel(client: AnyClient, form: Form) -> str:
     template = await a_template(client, form.text("jid"))
     await template.cancel()
     return f"Stopped recurring job {template.jid}"
 
 
-async def throttle_set(client: Client, form: Form) -> str:
+async def throttle_set(client: AnyClient, form: Form) -> str:
     name, maximum = form.text("name"), form.integer("maximum")
     expiration = int(form.number("expiration")) if form.get("expiration") else 0
     if maximum < 0 or expiration < 0:
@@ -232,32 +233,41 @@ async def throttle_set(client: Client, form: Form) -> str:
     return f"Throttle {name}: at most {maximum}"
 
 
-async def throttle_delete(client: Client, form: Form) -> str:
+async def throttle_delete(client: AnyClient, form: Form) -> str:
     name = form.text("name")
     await client.throttles[name].delete()
     return f"Deleted throttle {name}"
 
 
-async def config_set(client: Client, form: Form) -> str:
+async def config_set(client: AnyClient, form: Form) -> str:
     option, value = form.text("option"), form.text("value")
     await client.config.set(option, value)
     return f"Set {option} = {value}"
 
 
-async def config_unset(client: Client, form: Form) -> str:
+async def config_unset(client: AnyClient, form: Form) -> str:
     option = form.text("option")
     await client.config.unset(option)
     return f"Reset {option} to its default"
 
 
-async def identifier_set(client: Client, form: Form) -> str:
+def plain(client: AnyClient, what: str) -> Client:
+    """The plain client; ActionError for what a sharded deployment does not offer yet."""
+    if isinstance(client, ShardedClient):
+        raise ActionError(f"{what} cannot be set on a sharded deployment yet")
+    return client
+
+
+async def identifier_set(client: AnyClient, form: Form) -> str:
+    client = plain(client, "queue identifiers")
     name, patterns = form.text("name"), words(form.text("patterns"))
     identifiers = await client.queue_patterns.identifiers()
     await client.queue_patterns.set_identifiers({**identifiers, name: patterns})
     return f"@{name} = {', '.join(patterns)}"
 
 
-async def identifier_unset(client: Client, form: Form) -> str:
+async def identifier_unset(client: AnyClient, form: Form) -> str:
+    client = plain(client, "queue identifiers")
     name = form.text("name")
     identifiers = await client.queue_patterns.identifiers()
     if identifiers.pop(name, None) is None:
@@ -266,15 +276,16 @@ async def identifier_unset(client: Client, form: Form) -> str:
     return f"Forgot @{name}"
 
 
-async def priorities_set(client: Client, form: Form) -> str:
+async def priorities_set(client: AnyClient, form: Form) -> str:
     lines = (form.get("groups") or "").splitlines()
     groups = [PriorityPattern.parse(line) for line in lines if line.strip()]
+    client = plain(client, "queue priorities")
     await client.queue_patterns.set_priorities(groups)
     order = await client.queue_patterns.priorities()
     return "Priorities: " + " > ".join(str(group) for group in order)
 
 
-async def worker_forget(client: Client, form: Form) -> str:
+async def worker_forget(client: AnyClient, form: Form) -> str:
     name = form.text("worker")
     await client.workers.forget(name)
     return f"Forgot worker {name}"

@@ -11,8 +11,8 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from aqless.client import Client
-from aqless.web import reads, render
+from aqless.sharded import AnyClient
+from aqless.web import reads, render, shards
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
 from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
@@ -34,6 +34,7 @@ PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/patterns", "patterns", "patterns.html", reads.patterns),
     ("/about", "about", "about.html", reads.about),
     ("/completed", "completed", "completed.html", reads.completed),
+    ("/shards", "shards", "shards.html", shards.shards),
 )
 
 
@@ -52,7 +53,7 @@ def routes() -> list[BaseRoute]:
 
 
 def create_app(
-    client: Client,
+    client: AnyClient,
     *,
     read_only: bool = False,
     auth: Auth = None,

@@ -106,8 +106,20 @@ Series = Sequence[tuple[str, Sequence[float]]]
 Draw = Callable[[float, float], tuple[list[Bar], list[Line]]]
 
 
-def _per_day(title: str, labels: Sequence[str], series: Series, fmt: Any, draw: Draw) -> Chart:
-    """A chart with one column per day: `draw(scale, step)` makes the bars or lines."""
+def _day_label(date: str) -> str:
+    return date[5:]  # MM-DD of an ISO date
+
+
+def _per_day(
+    title: str,
+    labels: Sequence[str],
+    series: Series,
+    fmt: Any,
+    draw: Draw,
+    x_label: Callable[[str], str] = _day_label,
+) -> Chart:
+    """A chart with one column per day (or per `labels`, each shown as `x_label` says):
+    `draw(scale, step)` makes the bars or lines."""
     legend = [name for name, _ in series]
     top = max((v for _, values in series for v in values), default=0)
     if not top:
@@ -117,15 +129,23 @@ def _per_day(title: str, labels: Sequence[str], series: Series, fmt: Any, draw: 
     bars, drawn = draw(scale, step)
     every = max(1, len(labels) // 7)
     x_labels = [
-        (LEFT + k * step + step / 2, label[5:]) for k, label in enumerate(labels) if k % every == 0
+        (LEFT + k * step + step / 2, x_label(label))
+        for k, label in enumerate(labels)
+        if k % every == 0
     ]
     return Chart(
         title=title, bars=bars, lines=drawn, x_labels=x_labels, y_labels=y_labels, legend=legend
     )
 
 
-def grouped_bars(title: str, labels: Sequence[str], series: Series) -> Chart:
-    """One group of bars per day, one bar per series in each group."""
+def grouped_bars(
+    title: str,
+    labels: Sequence[str],
+    series: Series,
+    *,
+    x_label: Callable[[str], str] = _day_label,
+) -> Chart:
+    """One group of bars per day (or per label), one bar per series in each group."""
 
     def draw(scale: float, group: float) -> tuple[list[Bar], list[Line]]:
         width = (group - 4) / len(series)
@@ -138,7 +158,7 @@ def grouped_bars(title: str, labels: Sequence[str], series: Series) -> Chart:
                 bars.append(Bar(x, HEIGHT - BOTTOM - height, width, height, name, title_text))
         return bars, []
 
-    return _per_day(title, labels, series, _count, draw)
+    return _per_day(title, labels, series, _count, draw, x_label)
 
 
 def lines(title: str, labels: Sequence[str], series: Series) -> Chart:
@@ -186,3 +206,15 @@ def queue_charts(today: dict[str, Any], days: Sequence[dict[str, Any]]) -> list[
             ],
         ),
     ]
+
+
+#: The states drawn for each shard on the Shards page, each a series of its chart.
+SHARD_STATES = ("waiting", "running", "scheduled")
+
+
+def shard_chart(shards: Sequence[dict[str, Any]]) -> Chart:
+    """One group of bars per shard (`web.shards`' documents): its waiting, running and
+    scheduled jobs."""
+    labels = [f"shard {shard['id']}" for shard in shards]
+    series = [(state, [float(shard[state]) for shard in shards]) for state in SHARD_STATES]
+    return grouped_bars("Jobs on each shard", labels, series, x_label=str)

@@ -15,8 +15,8 @@ import anyio
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from aqless.client import Client
 from aqless.events import Event
+from aqless.sharded import AnyClient
 
 KEEPALIVE: Final = 15.0  # seconds of silence before a comment line keeps proxies from closing
 MAX_NAMES: Final = 100  # queues or jids listed in one change message
@@ -58,7 +58,7 @@ class Changes:
 class EventSourceResponse(Response):
     """A `text/event-stream` of `change` messages until the browser goes away."""
 
-    def __init__(self, client: Client, *, interval: float) -> None:
+    def __init__(self, client: AnyClient, *, interval: float) -> None:
         self.client = client
         self.interval = interval
         self.status_code = 200

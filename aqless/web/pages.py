@@ -12,8 +12,8 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from aqless.client import Client
 from aqless.errors import AqlessError, ServerUnavailableError
+from aqless.sharded import AnyClient, ShardedClient
 from aqless.web import render
 from aqless.web.actions import HANDLERS, ActionError, Form
 from aqless.web.condition import refused
@@ -30,7 +30,7 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 class Dashboard:
     """Everything the endpoints share: one per app, kept in ``app.state.dashboard``."""
 
-    client: Client
+    client: AnyClient
     read_only: bool
     check: AuthCheck | None
     csrf: Csrf
@@ -79,6 +79,7 @@ def html_page(template: str, load: Loader) -> Endpoint:
         context = {
             **data,
             "read_only": board.read_only,
+            "sharded": isinstance(board.client, ShardedClient),
             "can_act": can_act,
             "csrf": board.csrf.token(nonce),
         }

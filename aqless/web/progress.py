@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from aqless.client import Client
 from aqless.documents import progress_document
+from aqless.sharded import AnyClient
 
 JSON = dict[str, Any]
 
 
-async def with_progress(client: Client, jobs: list[JSON]) -> list[JSON]:
+async def with_progress(client: AnyClient, jobs: list[JSON]) -> list[JSON]:
     """The job documents, each with ``progress`` (one call for them all)."""
     if not jobs:
         return jobs

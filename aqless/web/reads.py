@@ -26,6 +26,7 @@ from aqless.documents import (
     worker_document,
 )
 from aqless.job import RecurringJob
+from aqless.sharded import AnyClient, ShardedClient
 from aqless.web.condition import memory_of
 from aqless.web.progress import with_progress
 
@@ -43,11 +44,18 @@ TREND_DAYS: Final = 14
 FAILED_SAMPLES: Final = 3
 
 JSON = dict[str, Any]
-Loader = Callable[[Client, Request], Awaitable[JSON]]
+Loader = Callable[[AnyClient, Request], Awaitable[JSON]]
 
 
 class NotFound(Exception):
     """The page's subject does not exist (a 404)."""
+
+
+def plain(client: AnyClient, page: str) -> Client:
+    """The plain client; NotFound for a page a sharded deployment does not have yet."""
+    if isinstance(client, ShardedClient):
+        raise NotFound(f"The {page} page does not show a sharded deployment yet.")
+    return client
 
 
 def page_number(request: Request) -> int:
@@ -61,11 +69,11 @@ def paging(page: int, total: int) -> JSON:
     return {"page": page, "pages": max(1, math.ceil(total / PAGE_SIZE)), "total": total}
 
 
-async def jobs_json(client: Client, jids: Sequence[str]) -> list[JSON]:
+async def jobs_json(client: AnyClient, jids: Sequence[str]) -> list[JSON]:
     return [job_document(job) for job in await client.jobs.get_many(list(jids))]
 
 
-async def overview(client: Client, request: Request) -> JSON:
+async def overview(client: AnyClient, request: Request) -> JSON:
     queues = []
     for counts in await client.queues.counts():
         today = await client.queues[counts.name].stats()
@@ -88,7 +96,7 @@ async def overview(client: Client, request: Request) -> JSON:
     }
 
 
-async def queue(client: Client, request: Request) -> JSON:
+async def queue(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
     state = request.query_params.get("state", "waiting")
     if state not in QUEUE_STATES:
@@ -131,7 +139,7 @@ async def queue(client: Client, request: Request) -> JSON:
     }
 
 
-async def job(client: Client, request: Request) -> JSON:
+async def job(client: AnyClient, request: Request) -> JSON:
     jid = request.path_params["jid"]
     found = await client.jobs.get(jid)
     if found is None:
@@ -141,10 +149,10 @@ async def job(client: Client, request: Request) -> JSON:
         runs = [at.isoformat(" ") for at in await found.next_runs(5)]
         job = recurring_document(found)
         return {"kind": "recurring", "job": job, "next_runs": runs, "queues": queues}
-    return {"kind": "job", "job": await job_details(client, found), "queues": queues}
+    return {"kind": "job", "job": await job_details(found.client, found), "queues": queues}
 
 
-async def failed(client: Client, request: Request) -> JSON:
+async def failed(client: AnyClient, request: Request) -> JSON:
     groups = []
     counts = await client.jobs.failure_groups()
     for group, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
@@ -155,7 +163,7 @@ async def failed(client: Client, request: Request) -> JSON:
     return {"groups": groups, "total": sum(counts.values())}
 
 
-async def failed_group(client: Client, request: Request) -> JSON:
+async def failed_group(client: AnyClient, request: Request) -> JSON:
     group = request.path_params["group"]
     page = page_number(request)
     listing = await client.jobs.failed(group, offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE)
@@ -163,12 +171,12 @@ async def failed_group(client: Client, request: Request) -> JSON:
     return {"group": group, "jobs": jobs, **paging(page, listing.total)}
 
 
-async def tracked(client: Client, request: Request) -> JSON:
+async def tracked(client: AnyClient, request: Request) -> JSON:
     jobs, expired = await client.jobs.tracked()
     return {"jobs": [job_document(job) for job in jobs], "expired": expired}
 
 
-async def tags(client: Client, request: Request) -> JSON:
+async def tags(client: AnyClient, request: Request) -> JSON:
     tag = request.query_params.get("tag", "").strip()
     page = page_number(request)
     result: JSON = {"tag": tag, "top": await client.tags.top(count=50), "jobs": []}
@@ -181,11 +189,11 @@ async def tags(client: Client, request: Request) -> JSON:
     return result
 
 
-async def workers(client: Client, request: Request) -> JSON:
+async def workers(client: AnyClient, request: Request) -> JSON:
     return {"workers": [worker_document(worker) for worker in await client.workers.counts()]}
 
 
-async def worker(client: Client, request: Request) -> JSON:
+async def worker(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
     held = await client.workers.jobs(name)
     return {
@@ -195,7 +203,7 @@ async def worker(client: Client, request: Request) -> JSON:
     }
 
 
-async def recurring(client: Client, request: Request) -> JSON:
+async def recurring(client: AnyClient, request: Request) -> JSON:
     templates = []
     for name in await client.queues.names():
         for rjid in await client.queues[name].jobs("recurring", count=1000):
@@ -209,7 +217,8 @@ def glob_escape(text: str) -> str:
     return "".join(f"\\{char}" if char in "*?[]\\" else char for char in text)
 
 
-async def throttles(client: Client, request: Request) -> JSON:
+async def throttles(client: AnyClient, request: Request) -> JSON:
+    client = plain(client, "throttles")
     # the protocol keeps no list of throttles: each one with a maximum is a hash `<prefix>th:<id>`
     prefix = f"{client.prefix}th:"
     names = sorted(
@@ -230,11 +239,12 @@ async def throttles(client: Client, request: Request) -> JSON:
     return {"throttles": found, "rate_limits": limits}
 
 
-async def config(client: Client, request: Request) -> JSON:
+async def config(client: AnyClient, request: Request) -> JSON:
     return {"options": await client.config.all()}
 
 
-async def patterns(client: Client, request: Request) -> JSON:
+async def patterns(client: AnyClient, request: Request) -> JSON:
+    client = plain(client, "patterns")
     priorities = await client.queue_patterns.priorities()
     return {
         "identifiers": await client.queue_patterns.identifiers(),
@@ -253,7 +263,8 @@ def server_of(info: dict[str, Any]) -> JSON:
     return {"name": "redis", "version": str(info.get("redis_version", "unknown"))}
 
 
-async def about(client: Client, request: Request) -> JSON:
+async def about(client: AnyClient, request: Request) -> JSON:
+    client = plain(client, "about")
     info: dict[str, Any] = await client.redis.info("server", "memory", "persistence")
     return {
         "aqless": __version__,
@@ -272,7 +283,7 @@ async def about(client: Client, request: Request) -> JSON:
     }
 
 
-async def completed(client: Client, request: Request) -> JSON:
+async def completed(client: AnyClient, request: Request) -> JSON:
     page = page_number(request)
     jids = await client.jobs.completed(offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE + 1)
     more = len(jids) > PAGE_SIZE

@@ -37,7 +37,9 @@ def environment() -> jinja2.Environment:
         number=number,
         seconds=seconds,
     )
-    env.globals.update(queue_charts=charts.queue_charts, csrf_field=CSRF_FIELD)
+    env.globals.update(
+        queue_charts=charts.queue_charts, shard_chart=charts.shard_chart, csrf_field=CSRF_FIELD
+    )
     return env
 
 

@@ -11,6 +11,7 @@ import anyio
 import uvicorn
 
 from aqless.client import Client
+from aqless.sharded import AnyClient, ShardedClient
 from aqless.web.app import create_app
 
 CLOSE_TIMEOUT = 5.0
@@ -41,11 +42,17 @@ async def serve(
     port: int = 8000,
     read_only: bool = False,
     namespace: str | None = None,
+    deployment: str | None = None,
 ) -> None:
     """Serve the dashboard of the deployment at `url` (the embedded Valkey when None) on
     http://host:port/ until this coroutine is cancelled or the process gets SIGTERM or
-    SIGINT (which end it normally)."""
-    client = Client(url, namespace=namespace)
+    SIGINT (which end it normally); with `deployment`, of that sharded deployment on the
+    Cluster at `url`."""
+    client: AnyClient = (
+        Client(url, namespace=namespace)
+        if deployment is None
+        else ShardedClient(url or "", deployment=deployment)
+    )
     try:
         await client.open()
         config = uvicorn.Config(

@@ -32,11 +32,19 @@ QUEUE = "bench"
 WARMUP = 1.0
 TAIL = 1.0
 WORKLOADS = ("enqueue_one_by_one", "enqueue_fastest", "drain", "latency", "scale")
+# the length of the payload's string field (``--payload-bytes``; compare.py's payload workload)
+PAD_BYTES = 64
 
 
 def payload(i: int) -> dict[str, Any]:
-    """The same small JSON payload for every library."""
-    return {"n": i, "pad": "x" * 64}
+    """The same JSON payload for every library: one string field of `PAD_BYTES`."""
+    return {"n": i, "pad": "x" * PAD_BYTES}
+
+
+def set_payload_bytes(size: int) -> None:
+    """The size of every `payload` from now on (this process's runner)."""
+    global PAD_BYTES
+    PAD_BYTES = size
 
 
 def noop(n: int, pad: str) -> None:
@@ -347,6 +355,7 @@ class Options:
     seconds: float
     timeout: float
     budget: float  # drain: seconds before measuring what was done so far
+    features: tuple[str, ...] = ()  # aqless only: "metrics", "tracing" (compare's features)
 
 
 class Runner:
@@ -513,6 +522,8 @@ def main(runner: Runner) -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("--payload-bytes", type=int, default=PAD_BYTES)
+    parser.add_argument("--features", default="", help="aqless: metrics,tracing")
     arguments = parser.parse_args()
     options = Options(
         arguments.url,
@@ -522,9 +533,11 @@ def main(runner: Runner) -> None:
         arguments.seconds,
         arguments.timeout,
         arguments.budget,
+        tuple(name for name in arguments.features.split(",") if name),
     )
     global ACTIVE
     ACTIVE = runner
+    set_payload_bytes(arguments.payload_bytes)
     try:
         result = getattr(runner, arguments.workload)(options)
     except NotImplementedError:

@@ -7,6 +7,7 @@ import statistics
 import time
 from typing import Any
 
+from benchmarks.peers._aqless_features import Features
 from benchmarks.peers._common import (
     QUEUE,
     AsyncRunner,
@@ -33,6 +34,8 @@ class AqlessRunner(AsyncRunner):
         import aqless
 
         self.client = aqless.Client(options.url)
+        self.features = Features(options.features)
+        self.features.client(self.client)
         self.queue = self.client.queues[QUEUE]
         await self.queue.length()  # connect and load the script outside the measure
 
@@ -58,8 +61,13 @@ class AqlessRunner(AsyncRunner):
             job_code(**job.data)
 
         worker = aqless.Worker(
-            self.client, [QUEUE], handlers=handlers, concurrency=options.concurrency
+            self.client,
+            [QUEUE],
+            handlers=handlers,
+            concurrency=options.concurrency,
+            middleware=self.features.middleware(),
         )
+        self.features.worker(worker)
         await worker.run()
 
     def scale(self, options: Options) -> Result:

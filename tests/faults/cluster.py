@@ -78,7 +78,10 @@ def _distinct_free_ports(count: int) -> list[int]:
     return chosen
 
 
-REPLICA_OPTIONS = ("--appendonly", "yes", "--appendfsync", "always")
+def _replica_options(port: int) -> tuple[str, ...]:
+    """The append-only file on, fsynced at every write, in a folder of the node's own (the
+    nodes share the data folder)."""
+    return ("--appendonly", "yes", "--appendfsync", "always", "--appenddirname", f"aof-{port}")
 
 
 @contextmanager
@@ -94,7 +97,7 @@ def valkey_cluster(*, replicas: bool = False) -> Iterator[Cluster]:
         ports, buses = chosen[:nodes], chosen[nodes:]
         cluster.ports = ports[: len(SLOTS)]
         for index, (port, bus) in enumerate(zip(ports, buses, strict=True)):
-            cluster.start(port, bus, *(REPLICA_OPTIONS if index >= len(SLOTS) else ()))
+            cluster.start(port, bus, *(_replica_options(port) if index >= len(SLOTS) else ()))
         for port in ports:
             until(lambda port=port: ask(port, "PING"), f"node {port} up")
         for port, (first, last) in zip(cluster.ports, SLOTS, strict=True):

@@ -1,0 +1,182 @@
+"""The dashboard on a sharded deployment of a real three-primary Valkey Cluster: the merged
+pages (HTML and JSON), the Shards page with its table and chart, escaping, actions on a
+jid routed to its shard, and the pages a sharded deployment does not have yet."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx
+import pytest
+from starlette.types import Message
+
+import aqless
+from aqless.web import create_app
+from aqless.web.live import EventSourceResponse
+from tests.faults.cluster import Cluster
+from tests.sharded_helpers import deployment
+from tests.web.conftest import csrf_token
+
+pytestmark = pytest.mark.timeout(60)
+pytest_plugins = ["tests.sharded_fixtures"]
+
+PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
+
+
+@asynccontextmanager
+async def dashboard(
+    cluster: Cluster, name: str
+) -> AsyncIterator[tuple[aqless.ShardedClient, httpx.AsyncClient]]:
+    async with deployment(cluster, name) as client:
+        transport = httpx.ASGITransport(app=create_app(client))
+        async with httpx.AsyncClient(transport=transport, base_url="http://dash") as http:
+            yield client, http
+
+
+def shard_routes(client: aqless.ShardedClient) -> list[str]:
+    found: dict[int, str] = {}
+    for key in (f"route-{n}" for n in range(10_000)):
+        found.setdefault(client.shard_of(key), key)
+        if len(found) == 3:
+            break
+    return [found[shard] for shard in range(3)]
+
+
+async def test_the_pages_show_the_whole_deployment(cluster: Cluster) -> None:
+    async with dashboard(cluster, "webread") as (client, http):
+        queue = client.queues["emails"]
+        jids = [
+            await queue.put("app.Send", {"n": n}, route=route, tags=["vip"])
+            for n, route in enumerate(shard_routes(client) * 2)
+        ]
+        popped = await queue.pop_many(3, worker="ann")
+        assert len({client.shard_of(job.jid) for job in popped}) == 3
+        for job in popped:
+            await job.fail("app.Timeout", "slow")
+        for jid in jids[3:5]:
+            found = await client.jobs.get(jid)
+            assert isinstance(found, aqless.Job)
+            await found.track()
+
+        overview = (await http.get("/api/overview")).json()
+        assert [(q["name"], q["waiting"]) for q in overview["queues"]] == [("emails", 3)]
+        assert overview["failed"] == {"groups": 1, "jobs": 3}
+        assert overview["tracked"] == 2
+        page = (await http.get("/api/queues/emails")).json()
+        assert page["counts"]["waiting"] == 3
+        assert sorted(job["jid"] for job in page["jobs"]) == sorted(jids[3:])
+        assert page["today"]["wait"]["count"] == 3
+        for jid in jids:  # each on its own shard
+            job = (await http.get(f"/api/jobs/{jid}")).json()
+            assert job["job"]["jid"] == jid
+        failed = (await http.get("/api/failed")).json()
+        assert [(g["group"], g["count"]) for g in failed["groups"]] == [("app.Timeout", 3)]
+        group = (await http.get("/api/failed/app.Timeout")).json()
+        assert sorted(job["jid"] for job in group["jobs"]) == sorted(j.jid for j in popped)
+        tagged = (await http.get("/api/tags", params={"tag": "vip"})).json()
+        assert (tagged["total"], len(tagged["jobs"])) == (6, 6)
+        tracked = (await http.get("/api/tracked")).json()
+        assert sorted(job["jid"] for job in tracked["jobs"]) == sorted(jids[3:5])
+        workers = (await http.get("/api/workers")).json()
+        assert workers["workers"] == [{"name": "ann", "jobs": 0, "stalled": 0}]
+        for path in ("/", "/queues/emails", f"/jobs/{jids[0]}", "/failed", "/tracked",
+                     "/tags?tag=vip", "/workers", "/workers/ann", "/completed", "/recurring",
+                     "/config"):  # fmt: skip
+            response = await http.get(path)
+            assert response.status_code == 200, path
+            assert 'href="/shards"' in response.text, path  # the nav shows the Shards page
+
+
+async def test_the_shards_page_draws_each_shard(cluster: Cluster) -> None:
+    async with dashboard(cluster, "webshards") as (client, http):
+        routes = shard_routes(client)
+        for _ in range(3):
+            await client.queues["work"].put("app.Work", {}, route=routes[2])
+        documents = (await http.get("/api/shards")).json()
+        assert documents["deployment"] == "webshards"
+        assert [s["waiting"] for s in documents["shards"]] == [0, 0, 3]
+        assert all(s["used_memory"] > 0 for s in documents["shards"])
+        html = (await http.get("/shards")).text
+        for shard in client.shards.shards:
+            assert shard.namespace in html
+        assert "<svg" in html
+        assert "shard 2: 3 waiting" in html  # the chart's bar for the full shard
+
+
+async def test_every_shown_name_is_escaped(cluster: Cluster) -> None:
+    async with dashboard(cluster, 'web<b>"x') as (client, http):
+        await client.queues["work"].put("app.Work", {}, tags=[PAYLOAD])
+        shards = (await http.get("/shards")).text
+        assert "web&lt;b&gt;" in shards
+        assert "web<b>" not in shards
+        tags = (await http.get("/tags", params={"tag": PAYLOAD})).text
+        assert PAYLOAD not in tags
+        assert "&lt;script&gt;" in tags
+
+
+async def test_an_action_on_a_jid_goes_to_its_shard(cluster: Cluster) -> None:
+    async with dashboard(cluster, "webact") as (client, http):
+        jids = [await client.queues["q"].put("app.Work", {}, route=r) for r in shard_routes(client)]
+        for jid in jids:
+            token = csrf_token((await http.get(f"/jobs/{jid}")).text)
+            done = await http.post(
+                "/actions/job_cancel", data={"jid": jid, "csrf": token, "next": "/"}
+            )
+            assert done.status_code == 303
+            assert await client.jobs.get(jid) is None
+
+
+async def test_live_updates_follow_every_shard(cluster: Cluster) -> None:
+    async with deployment(cluster, "weblive") as client:
+        written: list[str] = []
+        wanted: list[str] = []
+        subscribed, seen, gone = anyio.Event(), anyio.Event(), anyio.Event()
+
+        async def send(message: Message) -> None:
+            written.append(bytes(message.get("body", b"")).decode())
+            text = "".join(written)
+            if ": subscribed" in text:
+                subscribed.set()
+            if wanted and all(jid in text for jid in wanted):
+                seen.set()
+
+        async def receive() -> Message:
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        response = EventSourceResponse(client, interval=0.01)
+        async with anyio.create_task_group() as page:
+            page.start_soon(response, {"type": "http"}, receive, send)
+            with anyio.fail_after(10):
+                await subscribed.wait()
+                for route in shard_routes(client):
+                    wanted.append(await client.queues["q"].put("app.Work", {}, route=route))
+                await seen.wait()  # one page hears a put on each shard
+            gone.set()
+        assert "event: change" in "".join(written)
+
+
+async def test_what_a_sharded_deployment_lacks_says_so(cluster: Cluster) -> None:
+    async with dashboard(cluster, "weblacks") as (_, http):
+        for path in ("/throttles", "/patterns", "/about"):
+            response = await http.get("/api" + path)
+            assert response.status_code == 404, path
+            assert "sharded deployment" in response.json()["error"], path
+        token = csrf_token((await http.get("/queues/q")).text)
+        refused = await http.post(
+            "/actions/queue_throttle",
+            data={"queue": "q", "maximum": "3", "csrf": token},
+            headers={"accept": "application/json"},
+        )
+        assert refused.status_code == 400
+        assert "sharded deployment" in refused.json()["message"]
+
+
+async def test_a_plain_dashboard_has_no_shards_page(client: aqless.Client) -> None:
+    transport = httpx.ASGITransport(app=create_app(client))
+    async with httpx.AsyncClient(transport=transport, base_url="http://dash") as http:
+        missing = await http.get("/api/shards")
+        assert missing.status_code == 404
+        assert 'href="/shards"' not in (await http.get("/")).text
