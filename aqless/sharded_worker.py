@@ -71,6 +71,7 @@ class ShardedWorker:
         #: one worker per shard, by shard id
         self.by_shard = {shard.id: self._worker(shard.id) for shard in client.shards.shards}
         self._stopping = False
+        self._paused = False
         self._live = 0
         self._retired: set[int] = set()  # forgotten shards whose workers were stopped
 
@@ -138,6 +139,8 @@ class ShardedWorker:
         for shard in shards:
             if shard.id not in self.by_shard:
                 worker = self._worker(shard.id)
+                if self._paused:
+                    worker.pause()
                 self.by_shard[shard.id] = worker
                 self._start(group, worker)
 
@@ -169,11 +172,13 @@ class ShardedWorker:
             worker.finish()
 
     def pause(self) -> None:
-        """`Worker.pause` on every shard."""
+        """`Worker.pause` on every shard (and a shard's added meanwhile)."""
+        self._paused = True
         for worker in self.by_shard.values():
             worker.pause()
 
     def resume_popping(self) -> None:
         """`Worker.resume_popping` on every shard."""
+        self._paused = False
         for worker in self.by_shard.values():
             worker.resume_popping()
