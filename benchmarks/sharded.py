@@ -99,9 +99,11 @@ def drain_process(
     concurrency: int,
     ready: Any,
     go: Any,
+    ended: Any,
 ) -> None:
     """One worker process: a ShardedWorker over every shard until the queue is empty,
-    started once every process is ready (`ready` counts them) and `go` is set."""
+    started once every process is ready (`ready` counts them) and `go` is set; puts the
+    time it ended on `ended`."""
     handlers = aqless.Handlers()
 
     @handlers.register(KLASS)
@@ -121,6 +123,7 @@ def drain_process(
             ready.release()
             await anyio.to_thread.run_sync(go.wait)
             await worker.run()
+            ended.put(time.time())
 
     anyio.run(main)
 
@@ -162,27 +165,29 @@ async def measure(cluster: Cluster, shards: int, args: argparse.Namespace) -> Ro
         put_seconds = time.perf_counter() - started
 
         spawn = multiprocessing.get_context("spawn")
-        ready, go = spawn.Semaphore(0), spawn.Event()
+        ready, go, ended = spawn.Semaphore(0), spawn.Event(), spawn.Queue()
         workers = [
             spawn.Process(
-                target=drain_process, args=(nodes, deployment, args.concurrency, ready, go)
+                target=drain_process,
+                args=(nodes, deployment, args.concurrency, ready, go, ended),
             )
             for _ in range(args.processes)
         ]
         for process in workers:
             process.start()
         for _ in workers:
-            await anyio.to_thread.run_sync(ready.acquire)
+            if not await anyio.to_thread.run_sync(ready.acquire, True, 60):
+                raise SystemExit(f"a worker process did not start ({[p.exitcode for p in workers]})")
         progress(f"[{shards} shard(s)] {len(workers)} worker process(es) ready")
-        started = time.perf_counter()
+        began_drain = time.time()  # the processes' clock: the one the end times are read on
         go.set()
         while any(process.is_alive() for process in workers):
             await anyio.sleep(0.5)
             left = await queue.length()
             progress(f"[{shards} shard(s)] drained {args.jobs - left}/{args.jobs}")
-        drain_seconds = time.perf_counter() - started
         if any(process.exitcode for process in workers):
             raise SystemExit(f"a worker process failed ({[p.exitcode for p in workers]})")
+        drain_seconds = max(ended.get(timeout=10) for _ in workers) - began_drain
         left = await queue.length()
         if left:
             raise SystemExit(f"{left} jobs left undrained")
