@@ -177,7 +177,8 @@ async def measure(cluster: Cluster, shards: int, args: argparse.Namespace) -> Ro
             process.start()
         for _ in workers:
             if not await anyio.to_thread.run_sync(ready.acquire, True, 60):
-                raise SystemExit(f"a worker process did not start ({[p.exitcode for p in workers]})")
+                codes = [process.exitcode for process in workers]
+                raise SystemExit(f"a worker process did not start ({codes})")
         progress(f"[{shards} shard(s)] {len(workers)} worker process(es) ready")
         began_drain = time.time()  # the processes' clock: the one the end times are read on
         go.set()
