@@ -44,7 +44,9 @@ class ShardedWorker:
         queues: as `Worker`'s.
         concurrency: the slots, one budget for every shard's worker (at least one per
             shard).
-        options: any other `Worker` option but ``max_jobs``, for every shard's worker.
+        max_jobs: take this many jobs over every shard, then finish and return (None: no
+            limit).
+        options: any other `Worker` option, for every shard's worker.
     """
 
     def __init__(
@@ -53,10 +55,11 @@ class ShardedWorker:
         queues: Sequence[str],
         *,
         concurrency: int = defaults.CONCURRENCY,
+        max_jobs: int | None = None,
         **options: Any,
     ) -> None:
-        if "max_jobs" in options:
-            raise ConfigurationError("a ShardedWorker takes no max_jobs (not supported yet)")
+        if max_jobs is not None and (type(max_jobs) is not int or max_jobs < 1):
+            raise ConfigurationError(f"max_jobs must be a whole number >= 1, got {max_jobs!r}")
         shards = client.clients
         if concurrency < len(shards):
             raise ConfigurationError(
@@ -67,13 +70,21 @@ class ShardedWorker:
         self.concurrency = concurrency
         self._queues = list(queues)
         self._options = options
-        self.budget = SlotBudget(concurrency)
+        self.max_jobs = max_jobs
+        #: the limit that made the worker finish, if one did
+        self.limit_reached: str | None = None
+        self.budget = SlotBudget(concurrency, jobs=max_jobs, on_spent=self._spent)
         #: one worker per shard, by shard id
         self.by_shard = {shard.id: self._worker(shard.id) for shard in client.shards.shards}
         self._stopping = False
         self._paused = False
         self._live = 0
         self._retired: set[int] = set()  # forgotten shards whose workers were stopped
+
+    def _spent(self) -> None:
+        """Every job of `max_jobs` is taken: finish."""
+        self.limit_reached = "max_jobs"
+        self.finish()
 
     def _worker(self, shard_id: int) -> Worker:
         return Worker(

@@ -452,6 +452,8 @@ class Worker:
             self._locks.lose(stale, "popped again by this worker")
         self._locks.watch(running)
         self.counters.started += 1
+        if self._budget is not None:
+            self._budget.took()
         self._runners.start(jobs, running)
 
     async def _perform(self, running: RunningJob) -> None:

@@ -315,6 +315,27 @@ async def test_a_sharded_workers_slots_are_one_budget(cluster: Cluster, routed: 
         assert await client.queues["work"].length() == 0
 
 
+async def test_a_sharded_worker_takes_max_jobs_over_every_shard(cluster: Cluster) -> None:
+    handlers = aqless.Handlers()
+    done: list[str] = []
+
+    @handlers.register(WORK)
+    async def work(job: aqless.Job) -> None:
+        done.append(job.jid)
+
+    async with deployment(cluster, "maxjobs") as client:
+        queue = client.queues["work"]
+        await queue.put_many([aqless.PutRequest(WORK, {"n": n}) for n in range(30)])
+        worker = aqless.ShardedWorker(
+            client, ["work"], handlers=handlers, concurrency=4, max_jobs=10
+        )
+        with anyio.fail_after(30):
+            counters = await worker.run()
+        assert (counters.started, counters.completed, len(done)) == (10, 10, 10)
+        assert worker.limit_reached == "max_jobs"
+        assert (await queue.counts()).waiting == 20
+
+
 async def test_a_map_change_with_bad_arguments_is_refused(cluster: Cluster) -> None:
     async with deployment(cluster, "refusals", shards=1) as client:
         for count in (0, -1, 1.5):

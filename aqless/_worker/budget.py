@@ -9,6 +9,10 @@ reservation back when its reply is in, just before its jobs are taken (with no a
 between), so two members popping at once never take the same slot. A member waiting for a
 slot the budget lacks is woken when any member frees one.
 
+A budget may also hold a number of jobs to take in all (a ShardedWorker's ``max_jobs``):
+pops ask for no more than are left, each job taken counts, and the last one calls
+`on_spent` (which makes every member finish).
+
 Members take no pushed jobs: a server pushes to an offer without asking (aqless._worker.
 pickup), and each shard's server would fill the whole budget.
 """
@@ -23,10 +27,20 @@ __all__ = ["SlotBudget"]
 
 
 class SlotBudget:
-    """`total` slots shared by the workers that `join` it."""
+    """`total` slots shared by the workers that `join` it; with `jobs`, that many jobs to
+    take in all, then `on_spent()`."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(
+        self,
+        total: int,
+        *,
+        jobs: int | None = None,
+        on_spent: Callable[[], None] | None = None,
+    ) -> None:
         self.total = total
+        #: the jobs left to take, or None for no limit
+        self.jobs_left = jobs
+        self._on_spent = on_spent
         self._members: list[RunningJobs] = []
         self._reserved = 0
         self._waiting: dict[int, Callable[[], None]] = {}
@@ -35,9 +49,20 @@ class SlotBudget:
         self._members.append(running)
 
     def free(self) -> int:
-        """The slots no member holds or has reserved."""
+        """The slots no member holds or has reserved (no more than the jobs left)."""
         holding = sum(member.concurrency - member.free() for member in self._members)
-        return self.total - holding - self._reserved
+        free = self.total - holding
+        if self.jobs_left is not None:
+            free = min(free, self.jobs_left)
+        return free - self._reserved
+
+    def took(self) -> None:
+        """A member took a job: one fewer left; the last calls `on_spent`."""
+        if self.jobs_left is None:
+            return
+        self.jobs_left -= 1
+        if self.jobs_left == 0 and self._on_spent is not None:
+            self._on_spent()
 
     def reserve(self, count: int) -> None:
         self._reserved += count

@@ -85,3 +85,23 @@ async def test_a_slot_freed_by_one_worker_wakes_the_other(
         release.set()
         await all_complete(client, [held, waiting], timeout=3)  # not after a 30 s poll
     assert waiter.counters.started == 1
+
+
+async def test_a_budget_of_jobs_is_taken_once_over_its_workers(
+    client: aqless.Client, other: aqless.Client
+) -> None:
+    gauge = Gauge()
+    spent = anyio.Event()
+    budget = SlotBudget(SLOTS, jobs=5, on_spent=spent.set)
+    for queue in ("a", "b"):
+        await client.queues[queue].put_many([aqless.PutRequest("app.job") for _ in range(6)])
+    first, second = (
+        make_worker(each, [queue], one(gauge), concurrency=SLOTS, budget=budget)
+        for each, queue in ((client, "a"), (other, "b"))
+    )
+    async with running(first), running(second):
+        with anyio.fail_after(10):
+            await spent.wait()
+        await anyio.sleep(0.3)  # time to take a sixth, had the budget one
+    assert first.counters.started + second.counters.started == 5
+    assert budget.jobs_left == 0
