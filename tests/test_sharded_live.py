@@ -21,6 +21,7 @@ from aqless.shard_map import BUCKETS, ShardMap
 from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import addresses, cluster_url, deployment, home_port, keys_of_a_shard
+from tests.worker.helpers import Gate, Recorder, one
 from tests.worker.process_helpers import eventually
 
 pytestmark = pytest.mark.timeout(60)
@@ -185,12 +186,8 @@ async def test_a_throttle_and_the_config_hold_on_a_grown_deployment(cluster: Clu
 
 
 async def test_a_removed_shard_drains_to_nothing_then_is_forgotten(cluster: Cluster) -> None:
-    handlers = aqless.Handlers()
-    done: list[str] = []
-
-    @handlers.register(WORK)
-    async def work(job: aqless.Job) -> None:
-        done.append(job.jid)
+    recorder = Recorder()
+    handlers, done = one(recorder, WORK), recorder.jids
 
     async with deployment(cluster, "shrink", refresh=0.2) as client:
         queue = client.queues["work"]
@@ -235,19 +232,8 @@ async def test_a_removed_shard_drains_to_nothing_then_is_forgotten(cluster: Clus
 async def test_a_queues_own_throttle_pins_it_and_holds_over_a_sharded_worker(
     cluster: Cluster,
 ) -> None:
-    handlers = aqless.Handlers()
-    running = 0
-    most = 0
-    done: list[str] = []
-
-    @handlers.register(WORK)
-    async def work(job: aqless.Job) -> None:
-        nonlocal running, most
-        running += 1
-        most = max(most, running)
-        await anyio.sleep(0.02)
-        running -= 1
-        done.append(job.jid)
+    gauge = Gate(0.02)
+    handlers, done = one(gauge, WORK), gauge.entered
 
     async with deployment(cluster, "pinned") as client:
         queue = client.queues["mail"]
@@ -271,7 +257,7 @@ async def test_a_queues_own_throttle_pins_it_and_holds_over_a_sharded_worker(
         with anyio.fail_after(30):
             await worker.run()
         assert sorted(done) == sorted(jids)
-        assert most == 2
+        assert gauge.most == 2
         with pytest.raises(aqless.ConfigurationError, match="pinned queues"):
             await client.remove_shard(home)
 
@@ -286,17 +272,8 @@ async def test_a_queues_own_throttle_pins_it_and_holds_over_a_sharded_worker(
 async def test_a_sharded_workers_slots_are_one_budget(cluster: Cluster, routed: bool) -> None:
     """With every job on one shard, that shard's worker uses every slot; spread over the
     shards, the workers together never run more jobs than the slots."""
-    handlers = aqless.Handlers()
-    running = 0
-    most = 0
-
-    @handlers.register(WORK)
-    async def work(job: aqless.Job) -> None:
-        nonlocal running, most
-        running += 1
-        most = max(most, running)
-        await anyio.sleep(0.03)
-        running -= 1
+    gauge = Gate(0.03)
+    handlers = one(gauge, WORK)
 
     async with deployment(cluster, f"budget-{routed}") as client:
         route = keys_of_a_shard(client, 1, "customer-")[0] if routed else None
@@ -310,18 +287,14 @@ async def test_a_sharded_workers_slots_are_one_budget(cluster: Cluster, routed: 
         with anyio.fail_after(30):
             counters = await worker.run()
         assert counters.completed == 48
-        assert most == 4  # all the slots, and never more
+        assert gauge.most == 4  # all the slots, and never more
         assert worker.budget.free() == 4
         assert await client.queues["work"].length() == 0
 
 
 async def test_a_sharded_worker_takes_max_jobs_over_every_shard(cluster: Cluster) -> None:
-    handlers = aqless.Handlers()
-    done: list[str] = []
-
-    @handlers.register(WORK)
-    async def work(job: aqless.Job) -> None:
-        done.append(job.jid)
+    recorder = Recorder()
+    handlers, done = one(recorder, WORK), recorder.jids
 
     async with deployment(cluster, "maxjobs") as client:
         queue = client.queues["work"]

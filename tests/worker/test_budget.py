@@ -9,7 +9,7 @@ import pytest
 
 import aqless
 from aqless._worker.budget import SlotBudget
-from tests.worker.helpers import all_complete, make_worker, one, running
+from tests.worker.helpers import Gate, all_complete, make_worker, one, running
 
 pytestmark = pytest.mark.every_deployment
 
@@ -17,24 +17,10 @@ SLOTS = 3
 SLOW_POLL = 30.0  # no poll comes during these tests: only wake-ups can explain a pickup
 
 
-class Gauge:
-    """Job code that counts the jobs running at once, over every worker."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self.most = 0
-
-    async def __call__(self, job: aqless.Job) -> None:
-        self.now += 1
-        self.most = max(self.most, self.now)
-        await anyio.sleep(0.02)
-        self.now -= 1
-
-
 async def test_two_workers_never_run_more_than_their_shared_slots(
     client: aqless.Client, other: aqless.Client
 ) -> None:
-    gauge = Gauge()
+    gauge = Gate(0.02)
     budget = SlotBudget(SLOTS)
     jids = [await client.queues["a"].put("app.job", {"n": n}) for n in range(12)]
     jids += [await client.queues["b"].put("app.job", {"n": n}) for n in range(12)]
@@ -51,7 +37,7 @@ async def test_two_workers_never_run_more_than_their_shared_slots(
 async def test_a_worker_with_all_the_work_uses_every_shared_slot(
     client: aqless.Client, other: aqless.Client
 ) -> None:
-    gauge = Gauge()
+    gauge = Gate(0.02)
     budget = SlotBudget(SLOTS)
     jids = [await client.queues["a"].put("app.job", {"n": n}) for n in range(9)]
     busy = make_worker(client, ["a"], one(gauge), concurrency=SLOTS, budget=budget)
@@ -90,7 +76,7 @@ async def test_a_slot_freed_by_one_worker_wakes_the_other(
 async def test_a_budget_of_jobs_is_taken_once_over_its_workers(
     client: aqless.Client, other: aqless.Client
 ) -> None:
-    gauge = Gauge()
+    gauge = Gate(0.02)
     spent = anyio.Event()
     budget = SlotBudget(SLOTS, jobs=5, on_spent=spent.set)
     for queue in ("a", "b"):
