@@ -24,6 +24,7 @@ from aqless.errors import (
     ScriptError,
     ServerFullError,
     ServerUnavailableError,
+    ShardNotEmptyError,
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, Handlers
@@ -119,6 +120,7 @@ __all__ = [
     "ServerUnavailableError",
     "Shard",
     "ShardMap",
+    "ShardNotEmptyError",
     "ShardedClient",
     "ShardedConfig",
     "ShardedJobs",

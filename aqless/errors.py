@@ -15,6 +15,7 @@ AqlessError                  base, never raised itself
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
 ├── NotDurableError          a durable put was made, but its copies were not confirmed
+├── ShardNotEmptyError       a shard to forget still holds jobs (or drained too briefly)
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
 ├── ResultError              an awaited job result that is not there; .jid
 │   ├── JobFailedError         the job failed; .group, .message
@@ -125,6 +126,16 @@ class NotDurableError(AqlessError):
         jobs = ", ".join(jids[:3]) + (f" and {len(jids) - 3} more" if len(jids) > 3 else "")
         super().__init__(f"put {jobs}, but its durability is not confirmed: {detail}")
         self.jids = jids
+        self.detail = detail
+
+
+class ShardNotEmptyError(AqlessError):
+    """A shard of a sharded deployment was to be forgotten while it may still hold jobs:
+    some are left, or it has drained for less time than clients take to notice."""
+
+    def __init__(self, shard: int, detail: str) -> None:
+        super().__init__(f"shard {shard} cannot be forgotten: {detail}")
+        self.shard = shard
         self.detail = detail
 
 

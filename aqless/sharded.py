@@ -5,18 +5,25 @@ own (see aqless.shard_map), reached through a plain `Client` of that namespace. 
 `ShardedClient` holds one such client per shard and routes:
 
 - a put to the owner of its jid's bucket; a jid it makes up is drawn until it falls on the
-  shard the put must go to: its dependencies' shard, its routing key's (``route=``), its
-  first throttle's, first rate limit's or dedup id's (the owner of that name's bucket), so
-  that a throttle's maximum, a rate limit and a dedup id keep their meaning. Constraints
-  that name two shards raise CrossShardError before anything is written;
+  shard the put must go to: its dependencies' shard, its routing key's (``route=``, the
+  owner of the key's bucket), its first throttle's, first rate limit's or dedup id's (the
+  keeper of that name, `ShardMap.keeper`), its queue's if the queue is pinned, so that a
+  throttle's maximum, a rate limit and a dedup id keep their meaning. Constraints that
+  name two shards raise CrossShardError before anything is written;
 - a verb on a jid to the shards its bucket's owners name (one while no shard was added),
   never to every shard;
 - pops to every shard, the starting shard moving on at every call;
 - configuration to every shard (read from the first); counts summed over the shards.
+
+The map can change while clients run (aqless.shard_resize: shards added, drained,
+forgotten; aqless.shard_changes: queues pinned): a client reads it again every `refresh`
+seconds (at its next routed call) and at once when a jid is on none of the shards its map
+names for it, the sign that the map it holds is older than the job.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -29,6 +36,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from aqless import shard_changes, shard_resize, shard_store
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.protocol import Clock
@@ -37,10 +45,11 @@ from aqless.dedup import DedupOption, dedup_of
 from aqless.durability import Durable
 from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError, CrossShardError
 from aqless.job import Job, RecurringJob
-from aqless.models import JobState, QueueCounts
+from aqless.models import JobState, QueueCounts, ThrottleInfo
 from aqless.queue import JobClass, PutRequest, Queue, checked_name, default_options
+from aqless.ratelimits import RateLimit
 from aqless.run_at import RunAt
-from aqless.shard_map import ShardMap, checked_deployment, map_key, placed_namespaces
+from aqless.shard_map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharded_events import MergedEventStream
 from aqless.sharded_views import (
     MergedJobReads,
@@ -62,6 +71,13 @@ __all__ = [
     "ShardedThrottles",
 ]
 
+logger = logging.getLogger("aqless.sharded")
+
+#: seconds between two readings of the shard map by a client (and a ShardedWorker)
+REFRESH = 5.0
+#: seconds a shard drains before it may be forgotten: more than clients take to notice
+FORGET_GRACE = 3 * REFRESH
+
 
 class ShardedClient:
     """A deployment spread over the primaries of a Redis or Valkey Cluster.
@@ -76,7 +92,9 @@ class ShardedClient:
             pairs; extra keywords go to ``redis.asyncio.cluster.RedisCluster``.
         deployment: the deployment's name (no braces).
         shards: the number of shards to make the deployment with; given for a deployment
-            that exists, it must be its number (adding shards is not done yet).
+            that exists, it must be its number of active shards (change it with
+            `add_shards` and `remove_shard`).
+        refresh: seconds between two readings of the shard map (at the next routed call).
         worker_name, clock, strict: as `Client`'s, for every shard's client.
 
     Raises:
@@ -90,6 +108,7 @@ class ShardedClient:
         *,
         deployment: str,
         shards: int | None = None,
+        refresh: float = REFRESH,
         worker_name: str | None = None,
         clock: Clock = time.time,
         strict: bool = False,
@@ -98,7 +117,14 @@ class ShardedClient:
         self.deployment = checked_deployment(deployment)
         if shards is not None and (type(shards) is not int or shards < 1):
             raise ConfigurationError(f"shards must be a whole number >= 1, got {shards!r}")
+        if not refresh > 0:
+            raise ConfigurationError(
+                f"refresh must be a positive number of seconds, got {refresh!r}"
+            )
         self._wanted = shards
+        self.refresh = refresh
+        self._read_at = float("-inf")
+        self._reading = anyio.Lock()  # one reading of the map at a time
         self.clock = clock
         self._worker_name = worker_name
         self._strict = strict
@@ -136,10 +162,40 @@ class ShardedClient:
             if self._wanted is not None and self._wanted != len(shard_map.active):
                 raise ConfigurationError(
                     f"the deployment {self.deployment!r} has {len(shard_map.active)} shards, "
-                    f"not {self._wanted}; adding or removing shards is not supported yet"
+                    f"not {self._wanted}; change it with add_shards or remove_shard"
                 )
-            self._map = shard_map
-            for shard in shard_map.shards:
+            await self._adopt(shard_map)
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def _read_or_make_map(self) -> ShardMap:
+        stored = await shard_store.read(self.redis, self.deployment)
+        if stored is not None:
+            return stored
+        if self._wanted is None:
+            raise ConfigurationError(
+                f"no sharded deployment {self.deployment!r} on this cluster; give "
+                "shards=N to make it"
+            )
+        namespaces = placed_namespaces(
+            self.deployment, self._wanted, self._primary_of, self._primaries()
+        )
+        return await shard_store.made(self.redis, self.deployment, ShardMap.first(namespaces))
+
+    def _primaries(self) -> list[str]:
+        return [node.name for node in self.redis.get_primaries()]
+
+    async def _adopt(self, shard_map: ShardMap) -> None:
+        """Hold `shard_map` (unless the one held is newer), opening a client for each
+        shard not seen before (a forgotten shard's client stays open until close: its
+        worker may still be reporting)."""
+        self._read_at = time.monotonic()
+        if self._map is not None and shard_map.version <= self._map.version:
+            return
+        for shard in shard_map.shards:
+            if shard.id not in self._clients:
                 client = Client(
                     redis=self.redis,
                     namespace=shard.namespace,
@@ -149,28 +205,104 @@ class ShardedClient:
                 )
                 self._clients[shard.id] = client
                 await client.open()
-        except BaseException:
-            await self.close()
-            raise
-        return self
+        self._map = shard_map
 
-    async def _read_or_make_map(self) -> ShardMap:
-        key = map_key(self.deployment)
-        stored = await self.redis.get(key)
-        if stored is None:
-            if self._wanted is None:
-                raise ConfigurationError(
-                    f"no sharded deployment {self.deployment!r} on this cluster; give "
-                    "shards=N to make it"
+    # -- the map changing -----------------------------------------------------------------------
+
+    async def reread(self) -> bool:
+        """Read the shard map again; whether it changed since this client last read it
+        (or since a reading that was under way when this was called)."""
+        before = self.shards.version
+        async with self._reading:
+            if self.shards.version != before:  # another task just read a newer map
+                return True
+            try:
+                stored = await shard_store.read(self.redis, self.deployment)
+            except (RedisConnectionError, RedisTimeoutError, RedisClusterException) as error:
+                raise ConnectionLostError(f"reading the shard map: {error}") from error
+            if stored is None:
+                raise ConfigurationError(f"the shard map of {self.deployment!r} is gone")
+            await self._adopt(stored)
+        return self.shards.version != before
+
+    async def fresh(self) -> ShardMap:
+        """The shard map, read again first if it was read `refresh` seconds ago or more;
+        the map held if it cannot be read now (the node holding it may be failing over:
+        puts to the other shards go on), tried again `refresh` seconds later."""
+        if time.monotonic() - self._read_at >= self.refresh:
+            try:
+                await self.reread()
+            except ConnectionLostError as error:
+                self._read_at = time.monotonic()
+                logger.warning(
+                    "cannot read the shard map again (%s); using version %s",
+                    error,
+                    self.shards.version,
                 )
-            primaries = [node.name for node in self.redis.get_primaries()]
-            namespaces = placed_namespaces(
-                self.deployment, self._wanted, self._primary_of, primaries
-            )
-            # the first client to make it wins; every other one reads its map
-            await self.redis.set(key, ShardMap.first(namespaces).to_json(), nx=True)
-            stored = await self.redis.get(key)
-        return ShardMap.from_json(str(stored))
+        return self.shards
+
+    async def add_shards(self, count: int = 1) -> ShardMap:
+        """Add `count` shards to the live deployment, each on a primary holding the
+        fewest: a new generation gives them about count/(N+count) of the buckets, taken
+        evenly from the N active shards. New puts use the new owners; jobs already put
+        stay where they are and are found there. Two clients adding at once both land.
+        Returns the new map (this client holds it at once; others within `refresh`)."""
+        before = self.shards.active
+        changed = await shard_resize.add(
+            self.redis, self.deployment, count, self._primary_of, self._primaries()
+        )
+        await self._adopt(changed)
+        source = self._clients[before[0].id]
+        for shard in changed.shards:
+            if shard.id > before[-1].id:  # the configuration holds on every shard
+                await shard_resize.copy_config(source, self._clients[shard.id])
+        return self.shards
+
+    async def remove_shard(self, shard_id: int) -> ShardMap:
+        """Start draining shard `shard_id`: a new generation gives its buckets to the
+        other active shards, so no new job goes to it; workers keep taking its jobs and
+        lookups still find them. `forget_shard` it once it is empty.
+
+        Raises:
+            ConfigurationError: no such shard, the last active one, or it holds a
+                pinned queue."""
+        await self._adopt(
+            await shard_resize.drain(self.redis, self.deployment, shard_id, time.time())
+        )
+        return self.shards
+
+    async def forget_shard(self, shard_id: int, *, grace: float = FORGET_GRACE) -> ShardMap:
+        """Drop a drained shard from the map: its namespace is no longer read or popped.
+
+        Raises:
+            ShardNotEmptyError: it still holds jobs (waiting, running, scheduled,
+                dependent, throttled, recurring or failed), or has drained for less than
+                `grace` seconds (clients may still put there by an older map).
+            ConfigurationError: no such shard, or it is not draining.
+        """
+        await self.reread()
+        if shard_id not in self._clients:
+            raise ConfigurationError(f"no shard {shard_id} in this deployment")
+        changed = await shard_resize.forget(
+            self.redis,
+            self.deployment,
+            self._clients[shard_id],
+            shard_id,
+            time.time(),
+            grace,
+        )
+        await self._adopt(changed)
+        return self.shards
+
+    async def pin(self, queue: str) -> int:
+        """Pin `queue` to one shard (the owner of its name's bucket, unless it is pinned
+        already): every put of it goes there, so its own throttle and rate limit, kept
+        there, mean what they say. Returns the shard."""
+        changed = await shard_store.changed(
+            self.redis, self.deployment, lambda current: shard_changes.pinned(current, queue)
+        )
+        await self._adopt(changed)
+        return changed.pinned[queue]
 
     def _primary_of(self, namespace: str) -> str:
         node = self.redis.get_node_from_key(f"{namespace}:ql:")
@@ -216,17 +348,24 @@ class ShardedClient:
 
     @property
     def clients(self) -> list[Client]:
-        """The clients of the active shards, by shard id."""
-        return [self._clients[shard.id] for shard in self.shards.active]
+        """The clients of the shards (active and draining: jobs are taken from both),
+        by shard id."""
+        return [self._clients[shard.id] for shard in self.shards.shards]
 
     def shard_of(self, key: str) -> int:
-        """The shard a put of this jid (or routing key, or throttle) goes to: the owner of
-        its bucket in the newest generation."""
+        """The shard a put of this jid (or routing key) goes to: the owner of its bucket
+        in the newest generation."""
         return self.shards.owner(key)
 
+    def keeper_of(self, name: str) -> int:
+        """The shard keeping a named throttle, rate limit or dedup id, where the jobs
+        naming it first are put (`ShardMap.keeper`: the shard that had it before shards
+        were added)."""
+        return self.shards.keeper(name)
+
     def _rotation(self) -> list[int]:
-        """The active shards' ids, starting one further at every call."""
-        ids = [shard.id for shard in self.shards.active]
+        """The shards' ids (active and draining), starting one further at every call."""
+        ids = [shard.id for shard in self.shards.shards]
         start = self._turn % len(ids)
         self._turn += 1
         return ids[start:] + ids[:start]
@@ -252,20 +391,35 @@ class ShardedClient:
     async def locate(self, jid: str) -> int | None:
         """The shard holding the job (or recurring job) `jid`, asking only the shards its
         bucket names; None if none has it."""
-        for shard_id in self.shards.candidates(jid):
-            if await self._clients[shard_id].jobs.get(jid) is not None:
-                return shard_id
+        found = await self.find(jid)
+        return None if found is None else found[0]
+
+    async def find(self, jid: str) -> tuple[int, Job | RecurringJob] | None:
+        """The job (or recurring job) `jid` and its shard, asking only the shards its
+        bucket names; when none has it, the map is read again and, if it changed, the
+        shards it names now are asked (the job may be on a shard this map did not know)."""
+        asked: set[int] = set()
+        for _ in range(2):
+            for shard_id in self.shards.candidates(jid):
+                if shard_id in asked:
+                    continue
+                asked.add(shard_id)
+                found = await self._clients[shard_id].jobs.get(jid)
+                if found is not None:
+                    return shard_id, found
+            if not await self.reread():
+                break
         return None
 
     async def home_shard(self, jid: str) -> int:
         """The shard that holds `jid`, else the one a put of it goes to; no I/O while no
         shard was added (its bucket has one owner)."""
-        candidates = self.shards.candidates(jid)
+        candidates = (await self.fresh()).candidates(jid)
         if len(candidates) > 1:
             found = await self.locate(jid)
             if found is not None:
                 return found
-        return candidates[0]
+        return self.shards.candidates(jid)[0]
 
     async def home(self, jid: str) -> Client:
         """The client of `home_shard(jid)`."""
@@ -336,19 +490,23 @@ class ShardedQueue(MergedQueueReads):
         depends = depends if depends is not None else defaults.get("depends")
         throttles = throttles if throttles is not None else defaults.get("throttles")
         rate_limits = rate_limits if rate_limits is not None else defaults.get("rate_limits")
-        shard_map = self._client.shards
+        shard_map = await self._client.fresh()
         deduplicated = dedup_of(dedup)
         named: dict[str, int] = {}
+        pin = shard_map.pin_of(self.name)
+        if pin is not None:
+            named[f"pinned queue {self.name!r}"] = pin
         for dependency in depends or ():
             named[f"dependency {dependency!r}"] = await self._client.home_shard(dependency)
+        if route:
+            named[f"routing key {route!r}"] = shard_map.owner(route)
         for what, key in (
-            ("routing key", route),
             ("first throttle", (throttles or [None])[0]),
             ("first rate limit", (rate_limits or [None])[0]),
             ("dedup id", None if deduplicated is None else deduplicated.id),
         ):
             if key:
-                named[f"{what} {key!r}"] = shard_map.owner(key)
+                named[f"{what} {key!r}"] = shard_map.keeper(key)
         if len(set(named.values())) > 1:
             raise _cross_shard(named)
         shard = next(iter(named.values()), None)
@@ -527,6 +685,37 @@ class ShardedQueue(MergedQueueReads):
         for queue in self.partitions:
             await queue.unpause()
 
+    # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
+
+    def _home(self) -> Queue:
+        """The partition where the queue's own throttle and rate limit live: its pinned
+        shard, else the keeper of its name (where pinning it would put it)."""
+        shards = self._client.shards
+        pin = shards.pin_of(self.name)
+        return self.partition(shards.keeper(self.name) if pin is None else pin)
+
+    async def set_throttle(self, maximum: int) -> None:
+        """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
+        its jobs run at once (0: unlimited): every job put from now on goes there, so the
+        maximum holds over the deployment."""
+        await self._client.pin(self.name)
+        await self._home().set_throttle(maximum)
+
+    async def throttle(self) -> ThrottleInfo:
+        """The queue's own throttle, on its pinned shard."""
+        return await self._home().throttle()
+
+    async def set_rate_limit(self, limit: int | None, *, per: float = 1.0) -> None:
+        """Pin the queue to one shard (`ShardedClient.pin`), then start at most `limit` of
+        its jobs in any `per` seconds (None lifts the limit)."""
+        await self._client.pin(self.name)
+        await self._home().set_rate_limit(limit, per=per)
+
+    @property
+    def rate_limit(self) -> RateLimit:
+        """The queue's own rate limit, on its pinned shard (no I/O)."""
+        return self._home().rate_limit
+
 
 def _cross_shard(named: dict[str, int]) -> CrossShardError:
     detail = ", ".join(f"{what} on shard {shard}" for what, shard in named.items())
@@ -583,11 +772,8 @@ class ShardedJobs(MergedJobReads):
 
     async def get(self, jid: str) -> Job | RecurringJob | None:
         """The job or recurring job with this id, or None."""
-        for shard_id in self._client.shards.candidates(jid):
-            found = await self._client.shard(shard_id).jobs.get(jid)
-            if found is not None:
-                return found
-        return None
+        found = await self._client.find(jid)
+        return None if found is None else found[1]
 
     async def get_many(self, jids: Sequence[str]) -> list[Job]:
         """The jobs that exist among `jids`, in order (missing ones are skipped)."""
@@ -633,14 +819,14 @@ class ShardedConfig:
 
 
 class ShardedThrottles:
-    """``client.throttles[name]``: the throttle on the shard its name's bucket belongs to,
-    where every job naming it first is put."""
+    """``client.throttles[name]``: the throttle on the shard keeping its name
+    (`ShardedClient.keeper_of`), where every job naming it first is put."""
 
     def __init__(self, client: ShardedClient) -> None:
         self._client = client
 
     def __getitem__(self, name: str) -> Throttle:
-        return Throttle(self._client.shard(self._client.shard_of(name)), name)
+        return Throttle(self._client.shard(self._client.keeper_of(name)), name)
 
 
 #: A plain or a sharded deployment's client: what the CLI and the dashboard take.

@@ -27,7 +27,6 @@ from aqless.models import (
     Page,
     QueueCounts,
     QueueStats,
-    ThrottleInfo,
     WorkerCounts,
     WorkerJobs,
 )
@@ -171,13 +170,6 @@ class MergedQueueReads:
     async def heartbeat(self) -> float:
         """Seconds a lock lasts in this queue (configuration is the same on every shard)."""
         return await self._client.clients[0].queues[self.name].heartbeat()
-
-    async def throttle(self) -> ThrottleInfo:
-        """This queue's own throttle over the shards: a partition's throttle holds on its
-        shard, so the maximum is the partitions' summed (0: some partition is unlimited)."""
-        infos = await each_shard(self._client.clients, lambda c: c.queues[self.name].throttle())
-        maximum = 0 if any(info.maximum == 0 for info in infos) else sum(i.maximum for i in infos)
-        return ThrottleInfo(id=infos[0].id, maximum=maximum, ttl=infos[0].ttl)
 
     async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
         """The jobs pops would take next, interleaved over the shards, without taking them."""

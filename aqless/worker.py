@@ -38,6 +38,7 @@ from aqless._connection.server_checks import check_eviction_policy
 from aqless._connection.wakeup import Wakeup
 from aqless._worker import defaults
 from aqless._worker import process as _process
+from aqless._worker.budget import SlotBudget
 from aqless._worker.locks import LockKeeper
 from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
@@ -145,6 +146,9 @@ class Worker:
         isolate_max_jobs: replace each such child process after this many jobs.
         observers: told what became of each job, for metrics and error reporting (see
             aqless.observers; ``worker.observers`` is the list, to add more).
+        budget: slots shared with other workers of the process (a ShardedWorker's): the
+            worker runs no more jobs than `concurrency` nor than the budget has free, and
+            takes no pushed jobs (see aqless._worker.budget).
     """
 
     def __init__(
@@ -172,6 +176,7 @@ class Worker:
         isolate: bool = False,
         isolate_max_jobs: int | None = None,
         observers: Sequence[WorkerObserver] = (),
+        budget: SlotBudget | None = None,
     ) -> None:
         if isinstance(queues, str):
             raise ConfigurationError("queues must be a list of names, not one string")
@@ -206,6 +211,9 @@ class Worker:
         #: told what became of each job (see aqless.observers)
         self.observers: list[WorkerObserver] = list(observers)
         self._running = RunningJobs(concurrency)
+        self._budget = budget
+        if budget is not None:
+            budget.join(self._running)
         self.paused = False
         self._state: _State = "new"
         self._batcher: Batcher | None = None
@@ -220,9 +228,12 @@ class Worker:
             self.counters,
             max_jobs=max_jobs,
             may_pop=lambda: self._state == "running" and not self.paused,
+            budget=budget,
         )
-        # pushes (see aqless._worker.pickup) suit workers that take work for ever
-        taker = _PushTaking(self) if max_jobs is None and not burst else None
+        # pushes (see aqless._worker.pickup) suit workers that take work for ever, on slots
+        # of their own (a server pushes without asking a shared budget)
+        pushed = max_jobs is None and not burst and budget is None
+        taker = _PushTaking(self) if pushed else None
         self._pickup = Pickup(client, self._served, self._news, taker)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
         # whether a pop could find a job: the last one came back full, or news came since;
@@ -392,7 +403,15 @@ class Worker:
                 self.limit_reached = "max_jobs"
                 self.finish()
                 break
-            if self.burst and not popped and not self._running.by_jid and not self._popper.held:
+            # (a pop that asked for none, its slots taken by a worker sharing its budget,
+            # says nothing of the queues)
+            if (
+                self.burst
+                and asked
+                and not popped
+                and not self._running.by_jid
+                and not self._popper.held
+            ):
                 logger.info("worker %s found no more work; finishing", self.name)
                 self.finish()
                 break
@@ -405,13 +424,17 @@ class Worker:
         """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
         to share its round trip."""
         batcher = self._batcher
-        if batcher is not None and not self.paused:
+        if batcher is not None and not self.paused and self._running.free() <= 0:
             batcher.hold_lone_calls = True
+        if self._budget is not None:  # another worker may free the slot this one lacks
+            self._budget.wait(id(self), self._wakeup.fire)
         try:
             await wake.wait()
         finally:
             if batcher is not None:
                 batcher.hold_lone_calls = False
+            if self._budget is not None:
+                self._budget.stop_waiting(id(self))
 
     def _take_slot(self, job: Job) -> tuple[RunningJob, RunningJob | None]:
         now = self.client.clock()
@@ -429,6 +452,8 @@ class Worker:
             self._locks.lose(stale, "popped again by this worker")
         self._locks.watch(running)
         self.counters.started += 1
+        if self._budget is not None:
+            self._budget.took()
         self._runners.start(jobs, running)
 
     async def _perform(self, running: RunningJob) -> None:
@@ -446,8 +471,12 @@ class Worker:
     def _release(self, running: RunningJob) -> None:
         """The job's slot may take the next job: its outcome is on its way (any pop sent
         from now on runs after it), or there is nothing to report."""
-        if self._running.release(running) and (self._maybe_more or self._state != "running"):
+        if not self._running.release(running):
+            return
+        if self._maybe_more or self._state != "running":
             self._wakeup.fire()
+        if self._budget is not None:
+            self._budget.freed()
 
     async def _wind_down(self) -> None:
         self._runners.close()

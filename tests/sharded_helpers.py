@@ -1,9 +1,13 @@
-"""Opening a sharded deployment on the tests' cluster (tests/sharded_fixtures.py)."""
+"""Opening a sharded deployment on the tests' cluster (tests/sharded_fixtures.py), and
+finding keys that fall on a given shard."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
+
+from redis.crc import key_slot
 
 import aqless
 from tests.faults.cluster import Cluster
@@ -19,7 +23,20 @@ def cluster_url(cluster: Cluster) -> str:
 
 @asynccontextmanager
 async def deployment(
-    cluster: Cluster, name: str, shards: int | None = 3
+    cluster: Cluster, name: str, shards: int | None = 3, **options: Any
 ) -> AsyncIterator[aqless.ShardedClient]:
-    async with aqless.ShardedClient(addresses(cluster), deployment=name, shards=shards) as client:
+    async with aqless.ShardedClient(
+        addresses(cluster), deployment=name, shards=shards, **options
+    ) as client:
         yield client
+
+
+def home_port(cluster: Cluster, namespace: str) -> int:
+    """The port of the node that held the namespace's slot when the cluster was formed."""
+    return cluster.port_for_slot(key_slot(f"{namespace}:ql:".encode()))
+
+
+def keys_of_a_shard(client: aqless.ShardedClient, shard: int, prefix: str = "") -> list[str]:
+    """Keys (or strings) that fall on `shard`: a routing key's owner is its bucket's."""
+    found = (f"{prefix}{n}" for n in range(10_000))
+    return [key for key in found if client.shard_of(key) == shard]

@@ -23,21 +23,11 @@ import aqless
 from aqless.shard_map import BUCKETS, Shard, ShardMap, bucket, placed_namespaces
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
-from tests.sharded_helpers import addresses, deployment
+from tests.sharded_helpers import addresses, deployment, home_port, keys_of_a_shard
 from tests.test_client_servers import free_port
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.sharded_fixtures"]
-
-
-def home_port(cluster: Cluster, namespace: str) -> int:
-    return cluster.port_for_slot(key_slot(f"{namespace}:ql:".encode()))
-
-
-def keys_of_a_shard(client: aqless.ShardedClient, shard: int, prefix: str = "") -> list[str]:
-    """Keys (or strings) that fall on `shard`: a routing key's owner is its bucket's."""
-    found = (f"{prefix}{n}" for n in range(10_000))
-    return [key for key in found if client.shard_of(key) == shard]
 
 
 def fcalls(cluster: Cluster) -> int:
@@ -408,7 +398,8 @@ async def test_a_worker_drains_one_queue_spread_over_every_shard(cluster: Cluste
         worker = aqless.ShardedWorker(
             client, ["work"], handlers=handlers, concurrency=6, burst=True
         )
-        assert [w.concurrency for w in worker.workers] == [2, 2, 2]
+        assert [w.concurrency for w in worker.workers] == [6, 6, 6]  # each may use them all
+        assert worker.budget.total == 6
         with anyio.fail_after(30):
             counters = await worker.run()
         assert counters.completed == 90
@@ -420,8 +411,8 @@ async def test_a_worker_drains_one_queue_spread_over_every_shard(cluster: Cluste
         assert (counts.waiting, counts.running) == (0, 0)
         with pytest.raises(aqless.ConfigurationError, match="one slot for each"):
             aqless.ShardedWorker(client, ["work"], concurrency=2)
-        with pytest.raises(aqless.ConfigurationError, match="max_jobs"):
-            aqless.ShardedWorker(client, ["work"], max_jobs=5)
+        with pytest.raises(aqless.ConfigurationError, match="max_jobs must be"):
+            aqless.ShardedWorker(client, ["work"], max_jobs=0)
 
 
 async def test_a_one_shard_deployment_is_a_plain_client_of_its_namespace(

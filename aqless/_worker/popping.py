@@ -6,7 +6,8 @@ outcome calls ride ahead of it (`RunningJobs.free`), so the server never sees th
 hold more jobs than it has slots. A pop asks for at most a quarter of the slots, so that
 while some groups' jobs run the server works on the others' outcomes and next pops
 (measured: a drain at 50 or 200 slots goes 25-35% faster than with halves, and eighths gain
-nothing).
+nothing). A worker sharing a `SlotBudget` with others also asks it for no more than its
+free slots, reserving them while its pop is on its way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from aqless._backoff import POP
+from aqless._worker.budget import SlotBudget
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
@@ -44,6 +46,7 @@ class Popper:
         max_jobs: the most jobs the worker takes, or None.
         may_pop: whether the worker still wants jobs (it may stop or pause while a pop
             waits for its round trip).
+        budget: slots shared with other workers, or None.
     """
 
     def __init__(
@@ -56,6 +59,7 @@ class Popper:
         *,
         max_jobs: int | None,
         may_pop: Callable[[], bool],
+        budget: SlotBudget | None = None,
     ) -> None:
         self._client = client
         self._running = running
@@ -64,6 +68,7 @@ class Popper:
         self._counters = counters
         self._max_jobs = max_jobs
         self._may_pop = may_pop
+        self._budget = budget
         self._limit = (running.concurrency + 3) // 4
         self.failures = 0  # pops failed in a row
         #: seconds until a rate limit that held the last pop back has a free start, or None
@@ -76,7 +81,13 @@ class Popper:
 
     def free(self, released: Sequence[str] | None = None) -> int:
         """How many jobs the worker may take now; with `released`, when a pop is sent
-        (see RunningJobs.free); never past `max_jobs`."""
+        (see RunningJobs.free); never past `max_jobs`, nor the shared budget's free slots."""
+        free = self._own_free(released)
+        if self._budget is not None:
+            free = min(free, self._budget.free())
+        return free
+
+    def _own_free(self, released: Sequence[str] | None) -> int:
         free = self._running.free(released)
         if self._max_jobs is not None:
             free = min(free, self._max_jobs - self._counters.started)
@@ -93,13 +104,19 @@ class Popper:
         # outcomes that went ahead of an earlier queue's pop have landed, though their tasks
         # may not have freed their slots yet (an outcome and a pop share one reply)
         landed: list[str] = []
+        budget = self._budget
+        reserved = 0  # in the budget, for the jobs this pop asked for and brought
 
         def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
-            nonlocal asked
+            nonlocal asked, reserved
             landed.extend(released)
-            wanted = max(0, min(self.free(landed), self._limit) - len(popped))
+            wanted = max(0, min(self._own_free(landed), self._limit) - len(popped))
             if not self._may_pop():  # since the pop was asked for
                 wanted = 0
+            if budget is not None:
+                wanted = min(wanted, max(0, budget.free()))
+                budget.reserve(wanted)
+                reserved += wanted
             asked = len(popped) + wanted
             return queue, name, wanted
 
@@ -109,6 +126,9 @@ class Popper:
                     "rateLimit.pop", partial(arguments, queue)
                 )
                 popped += [Job(self._client, fields) for fields in reply["jobs"]]
+                if budget is not None:  # keep the slots of the jobs it brought
+                    budget.give_back(asked - len(popped))
+                    reserved -= asked - len(popped)
                 self._note_rate_wait(reply["wait"])
                 self.held = self.held or reply["held"]
                 if len(popped) >= asked:
@@ -124,6 +144,9 @@ class Popper:
             await anyio.sleep(refused_pause)
         else:
             self.failures = 0
+        finally:  # the caller takes the jobs popped before it awaits anything
+            if budget is not None:
+                budget.give_back(reserved)
         return popped, asked
 
     def _note_rate_wait(self, wait: float | None) -> None:

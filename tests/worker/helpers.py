@@ -179,6 +179,30 @@ class Recorder:
         self.queues.append(job.queue_name)
 
 
+class Gate:
+    """Job code that waits until the test opens the gate (or, given `seconds`, that long);
+    counts who is inside, and the most at once."""
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.open = anyio.Event()
+        self.seconds = seconds
+        self.inside = 0
+        self.most = 0
+        self.entered: list[str] = []
+
+    async def __call__(self, job: Job) -> None:
+        self.inside += 1
+        self.most = max(self.most, self.inside)
+        self.entered.append(job.jid)
+        try:
+            if self.seconds is None:
+                await self.open.wait()
+            else:
+                await anyio.sleep(self.seconds)
+        finally:
+            self.inside -= 1
+
+
 class Sleeper:
     """Job code that sleeps until cancelled; remembers when it started and was cancelled."""
 

@@ -14,6 +14,7 @@ import aqless
 from aqless import Handlers, Job, JobState
 from tests.deployments import Deployment
 from tests.worker.helpers import (
+    Gate,
     all_complete,
     get_job,
     history_of,
@@ -26,25 +27,6 @@ from tests.worker.helpers import (
 )
 
 pytestmark = pytest.mark.every_deployment
-
-
-class Gate:
-    """Job code that waits until the test opens the gate; counts who is inside."""
-
-    def __init__(self) -> None:
-        self.open = anyio.Event()
-        self.inside = 0
-        self.most = 0
-        self.entered: list[str] = []
-
-    async def __call__(self, job: Job) -> None:
-        self.inside += 1
-        self.most = max(self.most, self.inside)
-        self.entered.append(job.jid)
-        try:
-            await self.open.wait()
-        finally:
-            self.inside -= 1
 
 
 async def test_never_more_jobs_than_slots(client: aqless.Client) -> None:

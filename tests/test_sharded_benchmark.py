@@ -1,0 +1,37 @@
+"""benchmarks/sharded.py runs end to end at a tiny size (its figures are not checked: the
+machine running tests is busy)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+TINY = "--jobs 60 --shards 1,3 --idle 0 --processes 1 --concurrency 6"
+SCRIPT = Path(__file__).parent.parent / "benchmarks" / "sharded.py"
+
+
+def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -> None:
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), *TINY.split()],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = re.findall(r"^\s+([13])\s+(\d+\.\d+)\s+(.*)$", result.stdout, re.MULTILINE)
+    assert [row[0] for row in rows] == ["1", "3"], result.stdout
+    one, three = rows
+    assert float(one[1]) == 1.0  # one shard holds every job
+    assert float(three[1]) < 3.0
+    assert len(three[2].split()) == 3 + 3 + 3  # CPU and FCALL on each primary, three rates
+    assert "drained 60/60" in result.stderr
+    assert "3 shard(s): the busiest primary's CPU per job is" in result.stdout
