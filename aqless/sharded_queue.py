@@ -1,0 +1,320 @@
+"""A queue of a sharded deployment: where a put goes (its jid's bucket, or the one shard its
+dependencies, routing key, throttle, rate limit, dedup id or pinned queue name; CrossShardError
+when they name two), pops that take from every shard in turn, and counts summed over the
+partitions (aqless.sharded_views merges the rest of its reads)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from aqless.dedup import DedupOption, dedup_of
+from aqless.durability import Durable
+from aqless.errors import AqlessError, CrossShardError
+from aqless.job import Job
+from aqless.models import QueueCounts, ThrottleInfo
+from aqless.queue import JobClass, PutRequest, Queue, checked_name, default_options
+from aqless.ratelimits import RateLimit
+from aqless.run_at import RunAt
+from aqless.sharded_views import MergedQueueReads
+
+if TYPE_CHECKING:
+    from aqless.sharded import ShardedClient
+
+__all__ = ["ShardedQueue", "summed"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Placement:
+    shard: int
+    jid: str
+
+
+class ShardedQueue(MergedQueueReads):
+    """A queue of a sharded deployment: its partitions, one per shard (no I/O to make)."""
+
+    def __init__(self, client: ShardedClient, name: str) -> None:
+        self._client = client
+        self.name = checked_name(name)
+
+    def __repr__(self) -> str:
+        return f"<ShardedQueue {self.name}>"
+
+    def partition(self, shard_id: int) -> Queue:
+        """The queue on one shard."""
+        return self._client.shard(shard_id).queues[self.name]
+
+    @property
+    def partitions(self) -> list[Queue]:
+        return [client.queues[self.name] for client in self._client.clients]
+
+    # -- putting ------------------------------------------------------------------------------
+
+    async def _place(
+        self,
+        klass: JobClass,
+        data: Any,
+        jid: str | None,
+        route: str | None,
+        depends: Sequence[str] | None,
+        throttles: Sequence[str] | None,
+        rate_limits: Sequence[str] | None,
+        dedup: DedupOption,
+    ) -> _Placement:
+        """Which shard the put goes to, and its jid; CrossShardError if its constraints
+        name two shards."""
+        defaults = {} if isinstance(klass, str) else default_options(klass, data)
+        jid = jid or defaults.get("jid")
+        depends = depends if depends is not None else defaults.get("depends")
+        throttles = throttles if throttles is not None else defaults.get("throttles")
+        rate_limits = rate_limits if rate_limits is not None else defaults.get("rate_limits")
+        shard_map = await self._client.fresh()
+        deduplicated = dedup_of(dedup)
+        named: dict[str, int] = {}
+        pin = shard_map.pin_of(self.name)
+        if pin is not None:
+            named[f"pinned queue {self.name!r}"] = pin
+        for dependency in depends or ():
+            named[f"dependency {dependency!r}"] = await self._client.home_shard(dependency)
+        if route:
+            named[f"routing key {route!r}"] = shard_map.owner(route)
+        for what, key in (
+            ("first throttle", (throttles or [None])[0]),
+            ("first rate limit", (rate_limits or [None])[0]),
+            ("dedup id", None if deduplicated is None else deduplicated.id),
+        ):
+            if key:
+                named[f"{what} {key!r}"] = shard_map.keeper(key)
+        if len(set(named.values())) > 1:
+            raise _cross_shard(named)
+        shard = next(iter(named.values()), None)
+        if not jid:
+            jid = self._client._new_jid(shard)
+            return _Placement(shard_map.owner(jid) if shard is None else shard, jid)
+        # a given jid: the shard holding its job, else any shard its bucket names
+        candidates = shard_map.candidates(jid)
+        found = await self._client.locate(jid) if len(candidates) > 1 else candidates[0]
+        allowed = candidates if found is None else [found]
+        if shard is not None and shard not in allowed:
+            raise _cross_shard({**named, f"jid {jid!r}": allowed[0]})
+        return _Placement(allowed[0] if shard is None else shard, jid)
+
+    async def put(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        route: str | None = None,
+        jid: str | None = None,
+        priority: float | None = None,
+        delay: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        depends: Sequence[str] | None = None,
+        throttles: Sequence[str] | None = None,
+        dedup: DedupOption = None,
+        rate_limits: Sequence[str] | None = None,
+        at: RunAt | None = None,
+        requeue: bool = False,
+        durable: Durable = False,
+    ) -> str:
+        """`Queue.put` on the shard the job belongs to (see the module's documentation);
+        returns its jid. Jobs put with the same `route` (a routing key such as a customer
+        id) go to one shard, so they keep their order.
+
+        Raises:
+            CrossShardError: the dependencies, jid, route, first throttle, first rate
+                limit or dedup id name different shards (nothing is put).
+        """
+        place = await self._place(klass, data, jid, route, depends, throttles, rate_limits, dedup)
+        return await self.partition(place.shard).put(
+            klass,
+            data,
+            jid=place.jid,
+            priority=priority,
+            delay=delay,
+            tags=tags,
+            retries=retries,
+            depends=depends,
+            throttles=throttles,
+            dedup=dedup,
+            rate_limits=rate_limits,
+            at=at,
+            requeue=requeue,
+            durable=durable,
+        )
+
+    async def put_many(
+        self,
+        requests: Iterable[PutRequest],
+        *,
+        route: str | None = None,
+        batch: int = 1000,
+        durable: Durable = False,
+    ) -> list[str]:
+        """`Queue.put_many` over the shards: every request is placed first (a
+        CrossShardError puts nothing), then each shard's share is put, the shards at
+        once. `route` applies to every request. A refusal is raised once every shard's
+        share has been sent, as `Queue.put_many` does."""
+        placed: list[tuple[int, PutRequest]] = []
+        for request in requests:
+            place = await self._place(
+                request.klass,
+                request.data,
+                request.jid,
+                route,
+                request.depends,
+                request.throttles,
+                request.rate_limits,
+                request.dedup,
+            )
+            placed.append((place.shard, replace(request, jid=place.jid)))
+        by_shard: dict[int, list[int]] = {}
+        for index, (shard, _) in enumerate(placed):
+            by_shard.setdefault(shard, []).append(index)
+        jids: list[str | None] = [None] * len(placed)
+        refusals: list[AqlessError] = []
+
+        async def put_share(shard: int, indexes: list[int]) -> None:
+            share = [placed[index][1] for index in indexes]
+            try:
+                put = await self.partition(shard).put_many(share, batch=batch, durable=durable)
+            except AqlessError as refusal:
+                refusals.append(refusal)
+                return
+            for index, jid in zip(indexes, put, strict=True):
+                jids[index] = jid
+
+        async with anyio.create_task_group() as shares:
+            for shard, indexes in by_shard.items():
+                shares.start_soon(put_share, shard, indexes)
+        if refusals:
+            raise refusals[0]
+        return [jid for jid in jids if jid is not None]
+
+    async def recur(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        interval: float | None = None,
+        *,
+        jid: str | None = None,
+        throttles: Sequence[str] | None = None,
+        **options: Any,
+    ) -> str:
+        """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
+        there); a template naming throttles goes to its first throttle's shard."""
+        place = await self._place(klass, data, jid, None, None, throttles, None, None)
+        return await self.partition(place.shard).recur(
+            klass, data, interval, jid=place.jid, throttles=throttles, **options
+        )
+
+    # -- taking -------------------------------------------------------------------------------
+
+    async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
+        """Up to `count` jobs from every shard: the count is shared out among the shards
+        (the first shard moving on at every call), asked at once, and what a shard did
+        not have is asked of the shards that filled their share, in turn."""
+        if count <= 0:
+            return []
+        order = self._client._rotation()
+        shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
+        popped: dict[int, list[Job]] = {}
+
+        async def pop_share(shard: int, share: int) -> None:
+            popped[shard] = await self.partition(shard).pop_many(share, worker=worker)
+
+        async with anyio.create_task_group() as pops:
+            for shard, share in zip(order, shares, strict=True):
+                if share:
+                    pops.start_soon(pop_share, shard, share)
+        jobs = [job for shard in order for job in popped.get(shard, [])]
+        for shard, share in zip(order, shares, strict=True):
+            if len(jobs) >= count:
+                break
+            if len(popped.get(shard, [])) >= share:  # it may have more
+                jobs += await self.partition(shard).pop_many(count - len(jobs), worker=worker)
+        return jobs
+
+    async def pop(self, *, worker: str | None = None) -> Job | None:
+        """The next job from the shards, starting one shard further at every call."""
+        for shard in self._client._rotation():
+            jobs = await self.partition(shard).pop_many(1, worker=worker)
+            if jobs:
+                return jobs[0]
+        return None
+
+    # -- looking ------------------------------------------------------------------------------
+
+    async def counts(self) -> QueueCounts:
+        """The queue's counts summed over the shards (paused if any partition is)."""
+        return summed(self.name, [await queue.counts() for queue in self.partitions])
+
+    async def length(self) -> int:
+        """Waiting, scheduled and running jobs on every shard."""
+        return sum([await queue.length() for queue in self.partitions])
+
+    async def pause(self, *, stopjobs: bool = False) -> list[str]:
+        """`Queue.pause` on every shard; the jids timed out."""
+        return [jid for queue in self.partitions for jid in await queue.pause(stopjobs=stopjobs)]
+
+    async def unpause(self) -> None:
+        """`Queue.unpause` on every shard."""
+        for queue in self.partitions:
+            await queue.unpause()
+
+    # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
+
+    def _home(self) -> Queue:
+        """The partition where the queue's own throttle and rate limit live: its pinned
+        shard, else the keeper of its name (where pinning it would put it)."""
+        shards = self._client.shards
+        pin = shards.pin_of(self.name)
+        return self.partition(shards.keeper(self.name) if pin is None else pin)
+
+    async def set_throttle(self, maximum: int) -> None:
+        """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
+        its jobs run at once (0: unlimited): every job put from now on goes there, so the
+        maximum holds over the deployment."""
+        await self._client.pin(self.name)
+        await self._home().set_throttle(maximum)
+
+    async def throttle(self) -> ThrottleInfo:
+        """The queue's own throttle, on its pinned shard."""
+        return await self._home().throttle()
+
+    async def set_rate_limit(self, limit: int | None, *, per: float = 1.0) -> None:
+        """Pin the queue to one shard (`ShardedClient.pin`), then start at most `limit` of
+        its jobs in any `per` seconds (None lifts the limit)."""
+        await self._client.pin(self.name)
+        await self._home().set_rate_limit(limit, per=per)
+
+    @property
+    def rate_limit(self) -> RateLimit:
+        """The queue's own rate limit, on its pinned shard (no I/O)."""
+        return self._home().rate_limit
+
+
+def _cross_shard(named: dict[str, int]) -> CrossShardError:
+    detail = ", ".join(f"{what} on shard {shard}" for what, shard in named.items())
+    return CrossShardError(
+        "queue.put", f"a job lives on one shard, but its {detail}; nothing was put"
+    )
+
+
+def summed(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:
+    """One queue's counts over its partitions."""
+    return QueueCounts(
+        name=name,
+        waiting=sum(c.waiting for c in counts),
+        running=sum(c.running for c in counts),
+        stalled=sum(c.stalled for c in counts),
+        scheduled=sum(c.scheduled for c in counts),
+        depends=sum(c.depends for c in counts),
+        throttled=sum(c.throttled for c in counts),
+        recurring=sum(c.recurring for c in counts),
+        paused=any(c.paused for c in counts),
+    )
