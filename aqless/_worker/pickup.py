@@ -262,6 +262,10 @@ class Pickup:
                 pushed += [Job(self._client, fields) for fields in json.loads(payload)]
             elif channel == pushed_bytes:
                 self._remember_pushed(payload.decode())
+            elif b"put" not in payload and b"advanced" not in payload:
+                continue  # completed, popped, failed...: no work, and no JSON to parse
+            elif self._was_pushed(payload):
+                continue
             else:
                 event = parse_event(channel.decode(), payload.decode(), prefix=self._client.prefix)
                 if event.kind == "put" and event.jid is not None and event.jid in self._pushed:
@@ -272,6 +276,21 @@ class Pickup:
             self._taker.take_pushed(pushed)
         if news:
             self._news()
+
+    def _was_pushed(self, payload: bytes) -> bool:
+        """Whether `payload` is the put event of a job pushed to a worker, as put writes
+        it (``{"jid":"<jid>","event":"put",...``): known without parsing the JSON, in the
+        read that brings the push. Any other form is parsed and weighed in full."""
+        if not self._pushed or not payload.startswith(b'{"jid":"'):
+            return False
+        end = payload.find(b'"', 8)
+        if end < 0 or not payload.startswith(b'","event":"put"', end):
+            return False
+        jid = payload[8:end].decode(errors="replace")
+        if b"\\" in payload[8:end] or jid not in self._pushed:
+            return False
+        del self._pushed[jid]
+        return True
 
     def _remember_pushed(self, jid: str) -> None:
         self._pushed[jid] = None
