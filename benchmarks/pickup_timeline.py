@@ -5,13 +5,15 @@ This process runs an ``aqless.Worker`` (``--concurrency`` slots) and, once it li
 a producer process (``--produce``) that puts one job at a time at ``--rate`` per second. Both
 read the same wall clock (``time.time_ns()``); the stamps of each job:
 
-- call: just before the producer's ``queue.put``; reply: when the put returned;
+- call: just before the producer's ``queue.put``; sent: the put's command written to the
+  socket (``RespStream.send``); reply: when the put returned;
 - read: the worker's subscriber read the push (``Subscriber.data_received`` entered);
 - taken: the push was parsed and handed to the worker (``Worker._take_pushed``);
 - start: the job's code started.
 
-It prints the median and p99 of each step, and of call -> start; jobs that were popped
-rather than pushed are counted apart. Stamps are taken by wrapping those methods here, so
+It prints the median and p99 of each step, and of call -> start, with the put script's own
+time in the server (SLOWLOG, set to log every command while the producer runs: that adds a
+little to each script's time); jobs that were popped rather than pushed are counted apart. Stamps are taken by wrapping those methods here, so
 the library itself is measured unchanged (plus a clock read per step).
 
     python -m benchmarks.pickup_timeline [--rate 200] [--seconds 10] [--concurrency 50]
@@ -50,6 +52,8 @@ KLASS = "timeline.Stamp"
 NAMESPACE = "aqtimeline"
 WARMUP = 1.0  # seconds for the idle worker to settle (subscribe, offer)
 STEPS = (
+    ("call", "sent", "put call -> command written"),
+    ("sent", "read", "command written -> push read by the worker"),
     ("call", "reply", "put call -> script reply"),
     ("call", "read", "put call -> push read by the worker"),
     ("read", "taken", "push read -> handed to the worker"),
@@ -99,7 +103,7 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def report(puts: list[dict[str, Any]], stamps: Stamps) -> str:
+def report(puts: list[dict[str, Any]], stamps: Stamps, server_us: list[float]) -> str:
     rows, popped = [], 0
     merged = []
     for put in puts:
@@ -115,6 +119,11 @@ def report(puts: list[dict[str, Any]], stamps: Stamps) -> str:
         if micros:
             middle, high = percentile(micros, 0.5), percentile(micros, 0.99)
             rows.append(f"| {label} | {middle:,.0f} | {high:,.0f} |")
+        if (first, last) == ("sent", "read") and server_us:  # inside that step
+            middle, high = percentile(server_us, 0.5), percentile(server_us, 0.99)
+            rows.append(
+                f"| (of which the put script in the server) | {middle:,.0f} | {high:,.0f} |"
+            )
     header = [
         f"{len(merged)} pushed jobs of {len(puts)} puts ({popped} popped instead)",
         "",
@@ -129,6 +138,17 @@ def report(puts: list[dict[str, Any]], stamps: Stamps) -> str:
 
 async def produce(options: argparse.Namespace) -> None:
     """Put at `rate` for `seconds`; print one JSON line per put: jid, call and reply times."""
+    from aqless._connection.lean import RespStream
+
+    sending: Callable[..., Any] = RespStream.send
+    sent = [0]
+
+    @wraps(sending)
+    def send(self: RespStream, packed: bytes, expected: int) -> Any:
+        sent[0] = time.time_ns()
+        return sending(self, packed, expected)
+
+    RespStream.send = send  # type: ignore[method-assign]
     async with aqless.Client(options.url, namespace=NAMESPACE) as client:
         queue = client.queues[QUEUE]
         await queue.length()  # connected, the library loaded
@@ -139,7 +159,8 @@ async def produce(options: argparse.Namespace) -> None:
             await anyio.sleep(max(0.0, start + index / options.rate - time.perf_counter()))
             call = time.time_ns()
             jid = await queue.put(KLASS, {"n": index})
-            lines.append(json.dumps({"jid": jid, "call": call, "reply": time.time_ns()}))
+            stamps = {"jid": jid, "call": call, "sent": sent[0], "reply": time.time_ns()}
+            lines.append(json.dumps(stamps))
     sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -176,6 +197,27 @@ async def a_server(options: argparse.Namespace) -> Any:
             yield url
 
 
+@asynccontextmanager
+async def slowlog(client: aqless.Client) -> Any:
+    """The server's time for each put script run in the block, in microseconds."""
+    redis = client.redis
+    before = {str(k): str(v) for k, v in (await redis.config_get("slowlog-*")).items()}
+    await redis.config_set("slowlog-max-len", 1_000_000)
+    await redis.config_set("slowlog-log-slower-than", 0)
+    await redis.slowlog_reset()
+    timings: list[float] = []
+    try:
+        yield timings
+    finally:
+        entries = await redis.execute_command("SLOWLOG", "GET", -1)
+        for name, value in before.items():
+            await redis.config_set(name, value)
+    for entry in entries:
+        words = [w.decode() if isinstance(w, bytes) else str(w) for w in entry[3]]
+        if words[0].upper() == "FCALL" and "queue.put" in words:
+            timings.append(float(entry[2]))
+
+
 async def measure(options: argparse.Namespace) -> None:
     stamps = Stamps()
     instrument(stamps)
@@ -190,7 +232,8 @@ async def measure(options: argparse.Namespace) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(worker.run)
             await anyio.sleep(WARMUP)
-            puts = await anyio.to_thread.run_sync(producer, url, options)
+            async with slowlog(client) as server_us:
+                puts = await anyio.to_thread.run_sync(producer, url, options)
             await anyio.sleep(0.5)  # the last jobs
             worker.stop()
         await client.redis.flushdb()
@@ -200,7 +243,7 @@ async def measure(options: argparse.Namespace) -> None:
         f"{options.rate:g} puts/s for {options.seconds:g} s, concurrency {options.concurrency}, "
         f"{where}, uvloop {'on' if options.uvloop else 'off'}, load average {loads}\n"
     )
-    sys.stdout.write(report(puts, stamps) + "\n")
+    sys.stdout.write(report(puts, stamps, server_us) + "\n")
 
 
 def main() -> None:
