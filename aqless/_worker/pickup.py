@@ -103,7 +103,7 @@ class Pickup:
         self._offered_at = float("-inf")
         # put events into offered queues whose push may be in the next read: jid -> its timer
         self._pushed: OrderedDict[str, None] = OrderedDict()
-        self._ear_wanted = True  # as the last offer's reply said
+        self._ear_wanted = False  # as the last offer's reply said
         self._hearing = False  # subscribed to put events now
 
     def want(self, wanted: bool) -> None:
@@ -201,8 +201,9 @@ class Pickup:
 
     async def _listen_once(self, ear: Subscriber, taker: PushTaker, push_channel: str) -> None:
         """Subscribe, offer, listen until no longer wanted, unsubscribe."""
-        self._hearing = False
-        await ear.subscribe([push_channel])
+        self._hearing = self._ear_wanted  # as last time, until the offer's reply says
+        ears = self._ear_channels() if self._hearing else []
+        await ear.subscribe([push_channel, *ears])
         await self._offer_and_hear(ear, taker)
         self._served.stale()  # a put before the offer, maybe into a new queue
         self._news()
@@ -226,12 +227,15 @@ class Pickup:
         else:
             self._ear_wanted = self._hearing
         if self._ear_wanted and not self._hearing:
-            await ear.subscribe([self._log_channel, self._pushed_channel])
+            await ear.subscribe(self._ear_channels())
             self._hearing = True
             self._news()  # a put just before went unheard
         elif self._hearing and not self._ear_wanted:
-            await ear.unsubscribe_from([self._log_channel, self._pushed_channel])
+            await ear.unsubscribe_from(self._ear_channels())
             self._hearing = False
+
+    def _ear_channels(self) -> list[str]:
+        return [self._log_channel, self._pushed_channel]
 
     async def _offer(self, taker: PushTaker) -> int | None:
         """Offer to take the served queues' next jobs, unless a recent offer stands; the
