@@ -13,11 +13,15 @@ read the same wall clock (``time.time_ns()``); the stamps of each job:
 
 It prints the median and p99 of each step, and of call -> start, with the put script's own
 time in the server (SLOWLOG, set to log every command while the producer runs: that adds a
-little to each script's time); jobs that were popped rather than pushed are counted apart. Stamps are taken by wrapping those methods here, so
-the library itself is measured unchanged (plus a clock read per step).
+little to each script's time); jobs that were popped rather than pushed are counted apart.
+Stamps are taken by wrapping those methods here, so the library itself is measured
+unchanged (plus a clock read per step).
 
     python -m benchmarks.pickup_timeline [--rate 200] [--seconds 10] [--concurrency 50]
-        [--tcp] [--no-uvloop] [--url redis://...]
+        [--tcp] [--no-uvloop] [--no-freeze] [--url redis://...]
+
+The worker's heap is frozen before it runs (``gc.freeze()``), as ``aqless-run`` does;
+``--no-freeze`` leaves it to the cyclic collector's full passes.
 
 By default the server is an embedded Valkey on a unix socket (``--tcp``: a fresh Valkey on
 a loopback TCP port, as benchmarks/compare.py runs it).
@@ -26,6 +30,7 @@ a loopback TCP port, as benchmarks/compare.py runs it).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -229,6 +234,8 @@ async def measure(options: argparse.Namespace) -> None:
 
     async with a_server(options) as url, aqless.Client(url, namespace=NAMESPACE) as client:
         worker = aqless.Worker(client, [QUEUE], handlers=handlers, concurrency=options.concurrency)
+        if options.freeze:
+            gc.freeze()
         async with anyio.create_task_group() as group:
             group.start_soon(worker.run)
             await anyio.sleep(WARMUP)
@@ -241,7 +248,8 @@ async def measure(options: argparse.Namespace) -> None:
     where = "tcp" if options.tcp else "unix socket"
     sys.stdout.write(
         f"{options.rate:g} puts/s for {options.seconds:g} s, concurrency {options.concurrency}, "
-        f"{where}, uvloop {'on' if options.uvloop else 'off'}, load average {loads}\n"
+        f"{where}, uvloop {'on' if options.uvloop else 'off'}, heap frozen "
+        f"{'yes' if options.freeze else 'no'}, load average {loads}\n"
     )
     sys.stdout.write(report(puts, stamps, server_us) + "\n")
 
@@ -253,6 +261,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50, help="the worker's slots")
     parser.add_argument("--tcp", action="store_true", help="a Valkey on a loopback TCP port")
     parser.add_argument("--no-uvloop", dest="uvloop", action="store_false")
+    parser.add_argument("--no-freeze", dest="freeze", action="store_false")
     parser.add_argument("--url", default=None, help="a server to use (its db is flushed)")
     parser.add_argument("--produce", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
