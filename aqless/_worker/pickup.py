@@ -39,7 +39,7 @@ import anyio
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from aqless._backoff import SUBSCRIBE
+from aqless._backoff import SUBSCRIBE, apart
 from aqless._connection.subscriber import Message, Subscriber
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
@@ -208,7 +208,7 @@ class Pickup:
         self._served.stale()  # a put before the offer, maybe into a new queue
         self._news()
         while self._wanted.is_set():
-            await ear.wait(taker.interval)
+            await ear.wait(apart(taker.interval))
             if self._wanted.is_set():  # every interval: renew the offer, check the line
                 await self._offer_and_hear(ear, taker)
                 with anyio.fail_after(max(taker.interval, 1.0)):
