@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-__all__ = ["HEARTBEAT", "OUTCOME", "POP", "RESPAWN", "SUBSCRIBE", "Delays"]
+__all__ = ["HEARTBEAT", "OUTCOME", "POP", "RESPAWN", "SUBSCRIBE", "Delays", "apart"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,13 @@ class Delays:
             return 0.0
         ceiling = min(self.first * 2.0 ** min(failures - 1, 64), self.cap)
         return ceiling * random.uniform(0.5, 1.0)  # noqa: S311 - spreading waits, not secrets
+
+
+def apart(interval: float) -> float:
+    """A random share between three quarters and all of `interval`, for an idle worker's ticks (its
+    poll, its offer's renewal): the workers of a fleet started together drift apart instead
+    of reaching the server in one burst every interval, which a put would wait behind."""
+    return interval * random.uniform(0.75, 1.0)  # noqa: S311 - spreading waits, not secrets
 
 
 POP = Delays(0.1, 5.0)  # the worker's pop found no server

@@ -10,6 +10,7 @@ no more work exits 0.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import logging
 import os
@@ -150,6 +151,10 @@ async def serve(options: RunOptions) -> int:
             await group.start(_obey_signals, worker)  # before anything says it serves
             if options.supervised:
                 group.start_soon(_stop_when_orphaned, worker)
+            # the heap built so far (modules, job code, connections) lives as long as the
+            # process: out of the cyclic collector's full passes, whose pauses (tens of ms)
+            # would hold up the pickups and heartbeats behind them
+            gc.freeze()
             await worker.run()
             group.cancel_scope.cancel()
     return _process.EXIT_RECYCLE if worker.limit_reached else 0

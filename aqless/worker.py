@@ -125,7 +125,8 @@ class Worker:
         concurrency: how many jobs run at once.
         reserver: ``"ordered"``, ``"round-robin"``, ``"shuffled"`` or a Reserver.
         priorities: order the queues by the stored priority patterns.
-        interval: seconds between polls while idle (put events wake it sooner).
+        interval: seconds between polls while idle, at most (each wait is a random three
+            quarters to all of it; put events and pushes wake it sooner).
         grace: seconds that running jobs get to finish after ``stop()``.
         job_timeout: seconds a job may run unless its handler says otherwise (None: no limit).
         retry: how failing jobs are retried, unless their handler says (None: they fail

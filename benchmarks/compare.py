@@ -15,6 +15,7 @@ before every run. The workloads:
 - enqueue: N jobs one awaited call at a time, and the library's fastest way (batch/pipeline);
 - drain: N queued no-op jobs, one worker process, concurrency 1, 50 and 200;
 - latency: put -> start of the job code, p50 and p99, at a steady 200 jobs/s;
+- latency_2proc: the same with the producer in a process of its own (as a web service puts);
 - server: the server's CPU and commands per job (INFO deltas, from the runs above) and the
   ceiling they give (jobs/s the server could do if clients cost nothing);
 - payload: enqueue (both ways) and drain at c=50 with a 100 B, 1 KB, 10 KB and 100 KB
@@ -58,7 +59,15 @@ from benchmarks.peers._common import Resp, flushall  # noqa: E402
 
 VENVS = ROOT / ".bench-venv"
 MARKER = "aqless-bench-requirements.txt"
-DEFAULT_WORKLOADS = ("enqueue", "drain", "latency", "server", "payload", "features")
+DEFAULT_WORKLOADS = (
+    "enqueue",
+    "drain",
+    "latency",
+    "latency_2proc",
+    "server",
+    "payload",
+    "features",
+)
 ALL_WORKLOADS = (*DEFAULT_WORKLOADS, "scale")
 PAYLOAD_SIZES = (100, 1_000, 10_000, 100_000)  # bytes of the payload's string field
 PAYLOAD_MIN_JOBS = 300
@@ -73,7 +82,11 @@ NOTES = """\
 - Every runner starts from an empty server and measures only its phase: enqueue from the
   first call to the last reply; drain from the worker's start to the start of the last job's
   code (the queue was filled beforehand, unmeasured); latency from just before the put call
-  to the start of the job code, producer and worker in the same process and event loop.
+  to the start of the job code, producer and worker in the same process and event loop;
+  "2-proc" latency: the producer is a process of its own (`python -m
+  benchmarks.peers.<lib> produce`, started by the worker's runner once its worker has
+  settled), each job's `n` the put call's `time.time_ns()`, read against the same clock
+  when the job code starts.
 - Each library's defaults are kept, apart from the concurrency. So arq polls every 0.5 s
   (its drain at c=1 runs about one job per poll, hence the time budget) and keeps results
   for an hour; bullmq keeps every completed job; streaq pickles and keeps results;
@@ -316,6 +329,8 @@ def runs_for(workloads: Sequence[str], payload_sizes: Sequence[int] = PAYLOAD_SI
         runs.append(Run("drain", 50))
     if "latency" in workloads:
         runs.append(Run("latency"))
+    if "latency_2proc" in workloads:
+        runs.append(Run("latency_2proc"))
     runs += payload_runs(workloads, payload_sizes) + feature_runs(workloads)
     return runs
 
@@ -470,6 +485,8 @@ COLUMNS = [
     ("drain c=200", "rate", "drain c=200 /s", True, 0),
     ("latency", "p50_ms", "pickup p50 ms", False, 2),
     ("latency", "p99_ms", "pickup p99 ms", False, 2),
+    ("latency_2proc", "p50_ms", "pickup 2-proc p50 ms", False, 2),
+    ("latency_2proc", "p99_ms", "pickup 2-proc p99 ms", False, 2),
 ]
 
 

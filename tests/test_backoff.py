@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aqless._backoff import Delays
+from aqless._backoff import Delays, apart
 
 
 def test_no_wait_before_any_failure() -> None:
@@ -22,3 +22,11 @@ def test_waits_double_and_are_jittered_between_half_and_all(failures: int) -> No
 def test_waits_stop_growing_at_the_cap_however_many_failures() -> None:
     for failures in (7, 100, 10**6):
         assert 2.5 <= Delays(0.1, 5.0).after(failures) <= 5.0
+
+
+def test_idle_ticks_come_within_the_interval_and_apart() -> None:
+    """An idle worker's poll and offer renewal: never later than `interval`, and spread, so
+    a fleet started together does not reach the server in one burst every interval."""
+    ticks = [apart(5.0) for _ in range(200)]
+    assert all(3.75 <= tick <= 5.0 for tick in ticks)
+    assert len(set(ticks)) > 100

@@ -61,6 +61,11 @@ class Subscriber(RespStream):
         if self.subscribed:
             await self._confirmed(("UNSUBSCRIBE",), self.subscribed)
 
+    async def unsubscribe_from(self, channels: Sequence[str]) -> None:
+        """Unsubscribe from these channels only; what was published to them before has
+        been heard."""
+        await self._confirmed(("UNSUBSCRIBE", *channels), len(channels))
+
     async def ping(self) -> None:
         """Round trip to the server (a subscribed connection answers a PING too)."""
         await self.send(pack(("PING",)), 0)

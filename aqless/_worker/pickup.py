@@ -7,18 +7,29 @@ The worker also offers to take its queues' next jobs (``worker.offer``, see work
 listens on its push channel, on every kind of deployment (a Subscriber through the client's
 Endpoint, aqless._connection.endpoint): a put made through aqless's scripts then pops the
 job for it and publishes it there, so the job arrives with the news instead of a pop's round
-trip later. The put event of a pushed job brings nothing to pop, whichever worker it was
-pushed to: the script tells every listening worker on ``ql:pushed`` before it publishes the
-put event (so 500 idle workers do not all pop for each put, and no worker waits to learn
-whether a push follows); a put event without a push (no offer fitted, another qless client's
-script made it, or the put took the job from another worker: then the protocol's put event
-comes first) triggers a pop.
+trip later. An offering worker needs no put events for that, so only a few of them (the
+*ears*, ``_EARS``) listen to ``ql:log`` too: a put into the queues of 500 idle workers costs
+the server a push and a few deliveries, not two messages per worker, and the workers do not
+all read them. The ears are there for the work that comes without a push: a put made by
+another qless client's script, an advanced job, a put no sampled offer could take. Each
+offer's reply counts the ears (``ql:pushed``'s subscribers); a worker without an offer (its
+queues not yet known) or whose offer finds too few becomes one, and an ear that finds too
+many gives up its ear at random, so a fleet that started at once settles near ``_EARS``.
+While there are none (each ear filled its slots), such work waits for a worker's next offer
+renewal or poll, within ``interval``.
+
+The put event of a pushed job brings nothing to pop, whichever worker it was pushed to: the
+script tells the ears on ``ql:pushed`` before it publishes the put event (so they do not pop
+for each put, and no worker waits to learn whether a push follows); a put event without a
+push (no offer fitted, another qless client's script made it, or the put took the job from
+another worker: then the protocol's put event comes first) triggers a pop.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -28,7 +39,7 @@ import anyio
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from aqless._backoff import SUBSCRIBE
+from aqless._backoff import SUBSCRIBE, apart
 from aqless._connection.subscriber import Message, Subscriber
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
@@ -41,6 +52,10 @@ logger = logging.getLogger("aqless.worker")
 # jids pushed whose put event has not come yet (it follows at once, but not when a put took
 # the job from another worker: the put event came first then, and the jid is never claimed)
 _PUSHED_REMEMBERED = 1024
+# offering workers that listen to put events as well (see the module's docstring)
+_EARS = 2
+# _offer's answer when a recent offer stands (how many ears there are is not asked)
+_NOT_ASKED = -1
 
 
 class PushTaker(Protocol):
@@ -88,6 +103,8 @@ class Pickup:
         self._offered_at = float("-inf")
         # put events into offered queues whose push may be in the next read: jid -> its timer
         self._pushed: OrderedDict[str, None] = OrderedDict()
+        self._ear_wanted = False  # as the last offer's reply said
+        self._hearing = False  # subscribed to put events now
 
     def want(self, wanted: bool) -> None:
         if wanted and not self._wanted.is_set():
@@ -184,34 +201,60 @@ class Pickup:
 
     async def _listen_once(self, ear: Subscriber, taker: PushTaker, push_channel: str) -> None:
         """Subscribe, offer, listen until no longer wanted, unsubscribe."""
-        await ear.subscribe([self._log_channel, push_channel, self._pushed_channel])
-        self._served.stale()  # a put before the subscription, maybe into a new queue
+        self._hearing = self._ear_wanted  # as last time, until the offer's reply says
+        ears = self._ear_channels() if self._hearing else []
+        await ear.subscribe([push_channel, *ears])
+        await self._offer_and_hear(ear, taker)
+        self._served.stale()  # a put before the offer, maybe into a new queue
         self._news()
-        await self._offer(taker)
         while self._wanted.is_set():
-            await ear.wait(taker.interval)
+            await ear.wait(apart(taker.interval))
             if self._wanted.is_set():  # every interval: renew the offer, check the line
-                await self._offer(taker)
+                await self._offer_and_hear(ear, taker)
                 with anyio.fail_after(max(taker.interval, 1.0)):
                     await ear.ping()
         await ear.unsubscribe()
 
-    async def _offer(self, taker: PushTaker) -> None:
-        """Offer to take the served queues' next jobs, unless a recent offer stands."""
+    async def _offer_and_hear(self, ear: Subscriber, taker: PushTaker) -> None:
+        """Offer; then listen to put events as well, or stop, as the ears' count says."""
+        ears = await self._offer(taker)
+        if ears == _NOT_ASKED:
+            pass  # as last time
+        elif ears is None or ears < _EARS:
+            self._ear_wanted = True
+        elif self._hearing and ears > _EARS:
+            self._ear_wanted = random.random() < _EARS / ears  # noqa: S311  # not for secrets
+        else:
+            self._ear_wanted = self._hearing
+        if self._ear_wanted and not self._hearing:
+            await ear.subscribe(self._ear_channels())
+            self._hearing = True
+            self._news()  # a put just before went unheard
+        elif self._hearing and not self._ear_wanted:
+            await ear.unsubscribe_from(self._ear_channels())
+            self._hearing = False
+
+    def _ear_channels(self) -> list[str]:
+        return [self._log_channel, self._pushed_channel]
+
+    async def _offer(self, taker: PushTaker) -> int | None:
+        """Offer to take the served queues' next jobs, unless a recent offer stands; the
+        number of ears the server counted (None: no offer, or it cannot count them)."""
         names = tuple(self._served.names)
         if not names:
-            return  # not yet known: the first pop reads them, and the next quiet offers
+            return None  # not yet known: the first pop reads them, and the next quiet offers
         now = anyio.current_time()
         if names == self._offered and now - self._offered_at < taker.interval / 2:
-            return
+            return _NOT_ASKED
         gone = set(self._offered) - set(names)
         if gone:
             await self._client.protocol.call("worker.withdraw", taker.name, *gone)
         lasts = 3 * taker.interval + 1
-        await self._client.protocol.call(
+        ears = await self._client.protocol.call(
             "worker.offer", taker.name, taker.concurrency, lasts, *names
         )
         self._offered, self._offered_at = names, now
+        return ears if isinstance(ears, int) else None
 
     def _hear(self, push_channel: str, messages: list[Message]) -> None:
         pushed: list[Job] = []
@@ -223,6 +266,10 @@ class Pickup:
                 pushed += [Job(self._client, fields) for fields in json.loads(payload)]
             elif channel == pushed_bytes:
                 self._remember_pushed(payload.decode())
+            elif b"put" not in payload and b"advanced" not in payload:
+                continue  # completed, popped, failed...: no work, and no JSON to parse
+            elif self._was_pushed(payload):
+                continue
             else:
                 event = parse_event(channel.decode(), payload.decode(), prefix=self._client.prefix)
                 if event.kind == "put" and event.jid is not None and event.jid in self._pushed:
@@ -233,6 +280,21 @@ class Pickup:
             self._taker.take_pushed(pushed)
         if news:
             self._news()
+
+    def _was_pushed(self, payload: bytes) -> bool:
+        """Whether `payload` is the put event of a job pushed to a worker, as put writes
+        it (``{"jid":"<jid>","event":"put",...``): known without parsing the JSON, in the
+        read that brings the push. Any other form is parsed and weighed in full."""
+        if not self._pushed or not payload.startswith(b'{"jid":"'):
+            return False
+        end = payload.find(b'"', 8)
+        if end < 0 or not payload.startswith(b'","event":"put"', end):
+            return False
+        jid = payload[8:end].decode(errors="replace")
+        if b"\\" in payload[8:end] or jid not in self._pushed:
+            return False
+        del self._pushed[jid]
+        return True
 
     def _remember_pushed(self, jid: str) -> None:
         self._pushed[jid] = None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from aqless._backoff import POP
+from aqless._backoff import POP, apart
 from aqless._worker.budget import SlotBudget
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
@@ -156,4 +156,5 @@ class Popper:
     def idle_wait(self, interval: float) -> float:
         """How long the worker waits for news after a short pop: `interval`, or less when
         a rate limit frees a start sooner (its wait is exact, so idle workers do not poll)."""
-        return interval if self.rate_wait is None else min(interval, self.rate_wait)
+        wait = apart(interval)  # a fleet started together polls apart, not in bursts
+        return wait if self.rate_wait is None else min(wait, self.rate_wait)

@@ -31,7 +31,9 @@ QUEUE = "bench"
 # latency: seconds for an idle worker to settle before the puts, and for the last jobs after
 WARMUP = 1.0
 TAIL = 1.0
-WORKLOADS = ("enqueue_one_by_one", "enqueue_fastest", "drain", "latency", "scale")
+WORKLOADS: tuple[str, ...] = ("enqueue_one_by_one", "enqueue_fastest", "drain", "latency", "scale")
+# the pickup with the producer in a process of its own (benchmarks/peers/_two_process.py)
+WORKLOADS += ("latency_2proc", "produce")
 # the length of the payload's string field (``--payload-bytes``; compare.py's payload workload)
 PAD_BYTES = 64
 
@@ -388,6 +390,14 @@ class Runner:
     def scale(self, options: Options) -> Result:
         raise NotImplementedError
 
+    def latency_2proc(self, options: Options) -> Result:
+        """Pickup latency, the producer in a process of its own (``produce``)."""
+        raise NotImplementedError
+
+    def produce(self, options: Options) -> Result:
+        """The producer of ``latency_2proc``: each job's ``n`` is its put's time.time_ns()."""
+        raise NotImplementedError
+
 
 class AsyncRunner(Runner):
     """An asyncio library: a runner fills in the hooks, the workloads are measured here the
@@ -488,6 +498,16 @@ class AsyncRunner(Runner):
         await self.close()
         result = meter.fill(self.result("latency", options, concurrency=options.concurrency))
         return latencies.fill(result)
+
+    def latency_2proc(self, options: Options) -> Result:
+        from benchmarks.peers import _two_process
+
+        return run_async(_two_process.latency_2proc(self, options))
+
+    def produce(self, options: Options) -> Result:
+        from benchmarks.peers import _two_process
+
+        return run_async(_two_process.produce(self, options))
 
 
 def drained(runner: Runner, meter: Meter, options: Options, partial: int | None) -> Result:

@@ -177,6 +177,41 @@ class ReqlessRunner(Runner):
         result = meter.fill(self.result("latency", options, concurrency=options.concurrency))
         return latencies.fill(result)
 
+    def latency_2proc(self, options: Options) -> Result:
+        """The worker here, the producer (``produce``) in a process of its own."""
+        _patch()
+        import gevent
+
+        from benchmarks.peers import _two_process
+
+        self._queue(options)
+        self.latencies = latencies = _two_process.WallLatencies()
+        worker = self._worker(options)
+        meter = Meter(options.url)
+
+        def produce() -> None:
+            time.sleep(WARMUP)
+            meter.start()
+            options.jobs = _two_process.run_producer(self, options)
+            time.sleep(TAIL)
+            meter.stop()
+            worker.shutdown = True
+
+        producer = gevent.spawn(produce)
+        worker.run()
+        shutil.rmtree(self.sandboxes, ignore_errors=True)
+        producer.get()
+        workload = _two_process.LATENCY_2PROC
+        result = meter.fill(self.result(workload, options, concurrency=options.concurrency))
+        return latencies.fill(result)
+
+    def produce(self, options: Options) -> Result:
+        from benchmarks.peers import _two_process
+
+        queue = self._queue(options)
+        jobs = paced_sync(options.rate, options.seconds, lambda _: self._put(queue, time.time_ns()))
+        return _two_process.produce_result(self, options, jobs)
+
 
 RUNNER = ReqlessRunner()
 

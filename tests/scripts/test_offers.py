@@ -33,7 +33,8 @@ async def listening(redis: aioredis.Redis, *workers: str) -> AsyncIterator[None]
 
 
 async def offer(lua: Lua, now: float, worker: str, slots: int, *queues: str) -> None:
-    assert await lua("worker.offer", now, worker, slots, 30, *(queues or ("queue",))) is None
+    ears = await lua("worker.offer", now, worker, slots, 30, *(queues or ("queue",)))
+    assert ears == 0, "no worker listens to put events here"
 
 
 def pushed_jobs(captured: list[str]) -> list[dict[str, object]]:
@@ -184,6 +185,19 @@ async def test_an_offer_covers_each_queue_it_names(lua: Lua) -> None:
         await rput(lua, 1, "in-b", queue="b")
         await rput(lua, 1, "in-c", queue="c")
     assert [job["jid"] for job in pushed_jobs(captured.on("ql:push:w1"))] == ["in-a", "in-b"]
+
+
+async def test_an_offer_counts_the_workers_that_listen_to_put_events(lua: Lua) -> None:
+    """The ears: the subscribers of ql:pushed (an offering worker needs put events only
+    while too few workers hear them)."""
+    ears = [lua.redis.pubsub() for _ in range(3)]
+    try:
+        for count, pubsub in enumerate(ears, start=1):
+            await pubsub.subscribe("ql:pushed", "ql:log")
+            assert await lua("worker.offer", 0, "w1", 2, 30, "queue") == count
+    finally:
+        for pubsub in ears:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 
 async def test_withdraw_takes_the_offer_back(lua: Lua) -> None:

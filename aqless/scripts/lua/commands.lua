@@ -610,13 +610,14 @@ GROUPS['worker'] = function() return {
   --    (aqless's own: a put into one of the queues pops a job for the worker, see Worker.offer)
   -- reads: none
   -- writes: ql:offers:<q>
-  -- reply: nil
+  -- reply: the number of subscribers to ql:pushed (workers that hear put events), or nil
+  --    when the user may not ask (PUBSUB NUMSUB)
   -- errors: Offer(): Arg "worker" missing; Offer(): Arg "slots" not a positive number: <slots>;
   --    Offer(): Arg "seconds" not a positive number: <seconds>;
   --    Offer(): wrong number of arguments: give at least one queue name
   ['worker.offer'] = function(now, a)
     local worker, slots, seconds = a[1], a[2], a[3]
-    Worker.offer(now, worker, slots, seconds, rest(a, 4))
+    return Worker.offer(now, worker, slots, seconds, rest(a, 4))
   end,
   --- worker.withdraw
   -- args: worker, queue...

@@ -45,9 +45,11 @@ end
 -- ql:push:<worker>: the job reaches the worker in one hop instead of an event and a pop.
 -- An offer counts until it lapses, while the worker listens on that channel, and while it
 -- holds fewer unexpired locks than its slots; otherwise the job waits for a pop as ever.
--- A push is also told on ql:pushed (the jid), so that the other listening workers do not all
--- pop for a job that is gone; put publishes its put event after both (lifecycle.lua), so a
--- worker always hears of the push before the put.
+-- A push is also told on ql:pushed (the jid), so that the workers that listen to put events
+-- do not pop for a job that is gone; put publishes its put event after both (lifecycle.lua),
+-- so a worker always hears of the push before the put. An offering worker listens to put
+-- events only while few others do (the offer's reply counts them): a put then reaches an
+-- idle fleet in a few deliveries, not two per idle worker.
 
 local function push_channel(worker) return 'push:' .. worker end
 
@@ -61,6 +63,10 @@ function Worker.offer(now, worker, slots, seconds, queues)
   check(#queues > 0, 'Offer(): wrong number of arguments: give at least one queue name')
   local offer = string.format('%d %.3f', whole(n), now + lasts)
   for _, queue in ipairs(queues) do call('HSET', Keys.offers(queue), worker, offer) end
+  -- how many workers hear put events beside their pushes (each subscribes ql:pushed): an
+  -- offering worker needs none unless too few do (nil: not allowed to ask)
+  local heard = redis.pcall('PUBSUB', 'NUMSUB', Keys.channel('pushed'))
+  if type(heard) == 'table' then return heard[2] end
 end
 
 function Worker.withdraw(worker, queues)
