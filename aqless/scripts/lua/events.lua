@@ -19,13 +19,25 @@ end
 -- primary of its slot hears it, instead of a Cluster's every node. Read once per call.
 local sharded = nil
 
-function Events.publish(channel, payload)
+local function publishes_sharded()
   if sharded == nil then sharded = Config.option('aqless-pubsub') == 'sharded' end
-  if sharded then
+  return sharded
+end
+
+function Events.publish(channel, payload)
+  if publishes_sharded() then
     call('SPUBLISH', Keys.channel(channel), payload)
   else
     call('PUBLISH', Keys.channel(channel), payload)
   end
+end
+
+-- How many connections listen on a channel, subscribed as the namespace publishes.
+function Events.listeners(channel)
+  if publishes_sharded() then
+    return call('PUBSUB', 'SHARDNUMSUB', Keys.channel(channel))[2]
+  end
+  return call('PUBSUB', 'NUMSUB', Keys.channel(channel))[2]
 end
 
 -- Whether anything is tracked, read once per call: most deployments track nothing, and
