@@ -12,6 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 
 import aqless
+from aqless.events import Event
 from aqless.shard_pubsub import OPTION, SHARDED
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import deployment, home_port, keys_of_a_shard
@@ -80,7 +81,7 @@ async def test_each_shard_spublishes_heard_on_its_primary_only(cluster: Cluster)
                 await queue.put(WORK, {}, route=keys_of_a_shard(client, shard)[0])
                 for shard in range(3)
             ]
-            puts: list[aqless.Event] = []
+            puts: list[Event] = []
             with anyio.fail_after(10):
                 async for event in events:
                     if event.kind == "put":
@@ -96,7 +97,7 @@ async def test_each_shard_spublishes_heard_on_its_primary_only(cluster: Cluster)
         assert plain_on_home == []
 
 
-def puts_raw(events: Sequence[aqless.Event], jid: str) -> str:
+def puts_raw(events: Sequence[Event], jid: str) -> str:
     return next(event.raw for event in events if event.jid == jid)
 
 
@@ -117,9 +118,9 @@ async def test_a_sharded_worker_is_woken_by_put_events_on_every_shard(cluster: C
                 for shard in client.shards.shards:  # on its primary, by SSUBSCRIBE
                     connection = node(home_port(cluster, shard.namespace))
                     log = f"{shard.namespace}:ql:log"
-                    counts = await connection.execute_command("PUBSUB", "SHARDNUMSUB", log)
+                    counts = await connection.execute_command("PUBSUB", "SHARDNUMSUB", log)  # type: ignore[no-untyped-call]
                     assert counts == [log, 1]
-                    assert await connection.execute_command("PUBSUB", "NUMSUB", log) == [log, 0]
+                    assert await connection.execute_command("PUBSUB", "NUMSUB", log) == [log, 0]  # type: ignore[no-untyped-call]
                     await connection.aclose()
                 # with a 600 s interval only the put events can wake the shards' workers
                 jids = [

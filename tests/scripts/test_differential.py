@@ -218,7 +218,7 @@ async def test_a_sharded_namespace_publishes_the_same_bytes_with_spublish(
             reply = {"error": _error_text(error)}
         if command != "config.getAll":
             assert reply == golden["calls"][index][3], (index, command)
-    await redis.execute_command("SPUBLISH", SENTINEL, "end")
+    await redis.execute_command("SPUBLISH", SENTINEL, "end")  # type: ignore[no-untyped-call]
     messages: list[Any] = []
     while True:
         message = await listener.get_message(timeout=5)

@@ -35,7 +35,7 @@ async def sharded_listener(
             assert confirmation is not None
             assert confirmation["type"] == "ssubscribe"
         yield captured
-        await redis.execute_command("SPUBLISH", SENTINEL, "end")
+        await redis.execute_command("SPUBLISH", SENTINEL, "end")  # type: ignore[no-untyped-call]
         while True:
             message = await pubsub.get_message(timeout=5)
             assert message is not None, "the sentinel never arrived"

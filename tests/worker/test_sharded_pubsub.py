@@ -55,8 +55,8 @@ async def test_a_shards_worker_without_pushes_is_woken_by_put_events(
         )
         async with running(worker):
             await until(lambda: worker.listening, what="the worker listens")
-            sharded = await redis.execute_command("PUBSUB", "SHARDNUMSUB", "ql:log")
+            sharded = await redis.execute_command("PUBSUB", "SHARDNUMSUB", "ql:log")  # type: ignore[no-untyped-call]
             assert sharded == ["ql:log", 1]
-            assert await redis.execute_command("PUBSUB", "NUMSUB", "ql:log") == ["ql:log", 0]
+            assert await redis.execute_command("PUBSUB", "NUMSUB", "ql:log") == ["ql:log", 0]  # type: ignore[no-untyped-call]
             jid = await client.queues["q"].put("app.job")
             await until(lambda: jid in done, timeout=5, what="the job done")
