@@ -210,11 +210,13 @@ class Client:
         namespace: str,
         worker_name: str | None = None,
         clock: Clock = time.time,
+        sharded_pubsub: bool = False,
         **connection_options: Any,
     ) -> Client:
         """A client of a deployment on a Redis or Valkey Cluster, found from a ``redis://``
         URL of one of its nodes or from (host, port) pairs; extra keywords go to
-        ``redis.asyncio.cluster.RedisCluster``.
+        ``redis.asyncio.cluster.RedisCluster`` (`sharded_pubsub`: as `Client`'s, for one
+        shard of a sharded deployment).
 
         The namespace must carry a hash tag (``"{billing}"``): all of the deployment's keys
         are then in one slot, on one node; deployments with different tags may land on
@@ -232,7 +234,13 @@ class Client:
             cluster = _cluster.connect(nodes, **connection_options)
         except ValueError as error:
             raise ConfigurationError(f"bad cluster address {nodes!r}: {error}") from error
-        client = cls(redis=cluster, namespace=namespace, worker_name=worker_name, clock=clock)
+        client = cls(
+            redis=cluster,
+            namespace=namespace,
+            worker_name=worker_name,
+            clock=clock,
+            sharded_pubsub=sharded_pubsub,
+        )
         client._owns_redis = True
         return client
 

@@ -15,7 +15,7 @@ import aqless
 from aqless.events import Event
 from aqless.shard_pubsub import OPTION, SHARDED
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import deployment, home_port, keys_of_a_shard
+from tests.sharded_helpers import addresses, deployment, home_port, keys_of_a_shard
 from tests.worker.helpers import Recorder, one
 from tests.worker.process_helpers import eventually
 
@@ -163,3 +163,17 @@ async def test_the_merged_stream_follows_shards_added_and_forgotten(cluster: Clu
         newest = grown_here.shards[-1]
         await eventually(lambda: len(events.channels) == 3, timeout=0.15, what="heard at once")
         assert f"{newest.namespace}:ql:log" in events.channels
+
+
+async def test_a_client_of_one_shard_opened_by_hand_hears_it(cluster: Cluster) -> None:
+    async with deployment(cluster, "shand") as client:
+        namespace = client.shards.shards[1].namespace
+        async with aqless.Client.from_cluster(
+            addresses(cluster), namespace=namespace, sharded_pubsub=True
+        ) as shard:
+            assert shard.sharded_pubsub
+            async with shard.events("log") as events:
+                jid = await shard.queues["work"].put(WORK, {})
+                with anyio.fail_after(10):
+                    event = await anext(events)
+        assert (event.kind, event.jid, event.channel) == ("put", jid, f"{namespace}:ql:log")
