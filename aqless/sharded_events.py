@@ -119,17 +119,15 @@ class MergedEventStream:
         for shard_id in set(self._readers) - wanted:  # forgotten: its stream closes
             self._readers.pop(shard_id).cancel()
             self._streams.pop(shard_id, None)
-        version = shard_map.version
         for shard_id in sorted(wanted - set(self._readers)):
             stream = self._source.shard(shard_id).events(*self._channels, workers=self._workers)
             try:
                 await tasks.start(self._read, shard_id, stream, send.clone())
-            except AqlessError as error:
+            except AqlessError as error:  # tried again at the next look, `refresh` later
                 if initial:
                     raise
                 logger.warning("cannot hear the events of shard %d yet (%s)", shard_id, error)
-                version = -1  # try again at the next look
-        self._version = version
+        self._version = shard_map.version
 
     async def _read(
         self,
