@@ -106,6 +106,9 @@ class Client:
             tolerates clocks 2H/3 apart; README, "Clocks").
         strict: refuse to open (ConfigurationError) a server whose ``maxmemory-policy``
             evicts keys, instead of logging a warning (README, "Server memory").
+        sharded_pubsub: listen to events with SSUBSCRIBE, as the script of a shard of a
+            sharded deployment publishes them (SPUBLISH); `ShardedClient` sets it on the
+            clients of its shards.
     """
 
     def __init__(
@@ -120,6 +123,7 @@ class Client:
         port: int | None = None,
         unix_socket_path: str | None = None,
         strict: bool = False,
+        sharded_pubsub: bool = False,
         **connection_options: Any,
     ) -> None:
         # Everything is checked before anything starts: an embedded server is only started
@@ -143,6 +147,7 @@ class Client:
         self.worker_name = worker_name or default_worker_name()
         self.clock = clock
         self.strict = strict
+        self.sharded_pubsub = sharded_pubsub
         self._connection_options = connection_options
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
@@ -205,11 +210,13 @@ class Client:
         namespace: str,
         worker_name: str | None = None,
         clock: Clock = time.time,
+        sharded_pubsub: bool = False,
         **connection_options: Any,
     ) -> Client:
         """A client of a deployment on a Redis or Valkey Cluster, found from a ``redis://``
         URL of one of its nodes or from (host, port) pairs; extra keywords go to
-        ``redis.asyncio.cluster.RedisCluster``.
+        ``redis.asyncio.cluster.RedisCluster`` (`sharded_pubsub`: as `Client`'s, for one
+        shard of a sharded deployment).
 
         The namespace must carry a hash tag (``"{billing}"``): all of the deployment's keys
         are then in one slot, on one node; deployments with different tags may land on
@@ -227,7 +234,13 @@ class Client:
             cluster = _cluster.connect(nodes, **connection_options)
         except ValueError as error:
             raise ConfigurationError(f"bad cluster address {nodes!r}: {error}") from error
-        client = cls(redis=cluster, namespace=namespace, worker_name=worker_name, clock=clock)
+        client = cls(
+            redis=cluster,
+            namespace=namespace,
+            worker_name=worker_name,
+            clock=clock,
+            sharded_pubsub=sharded_pubsub,
+        )
         client._owns_redis = True
         return client
 
@@ -345,7 +358,11 @@ class Client:
         tracked-job channels and `ql:progress` by default, or the channels named
         (``"completed"``...), plus the channels of the named workers."""
         return EventStream(
-            self._events_source, prefix=self.prefix, channels=channels, workers=workers
+            self._events_source,
+            prefix=self.prefix,
+            channels=channels,
+            workers=workers,
+            sharded=self.sharded_pubsub,
         )
 
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
@@ -363,6 +380,7 @@ class Client:
             prefix=self.prefix,
             timeout=timeout,
             current_state=current_state,
+            sharded=self.sharded_pubsub,
         )
         return None if final is None else JobState(final)
 

@@ -9,6 +9,11 @@ background task. Pubsub keeps nothing for a subscriber that is away, so events p
 while the connection is down are lost. After a dropped connection the stream resubscribes
 and then yields an ``Event`` of kind ``'reconnected'`` where the gap was, so a consumer can
 re-read whatever state it follows (``wait_for`` does).
+
+A shard of a sharded deployment publishes with SPUBLISH (aqless.scripts' events.lua): its
+stream then subscribes with SSUBSCRIBE (``sharded=True``) on the primary of the shard's
+slot, found again at each reconnection (aqless._connection.cluster.NodePubSub); a server
+that unsubscribes it (the slot moved) counts as a dropped connection.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Literal, Protocol, Self
+from typing import Final, Literal, Protocol, Self, runtime_checkable
 
 import anyio
 from redis import exceptions as redis_errors
@@ -150,11 +155,26 @@ class PubSubSource(Protocol):
     def pubsub(self) -> PubSub: ...
 
 
+@runtime_checkable
+class Relocating(Protocol):
+    """A PubSubSource whose server may change (a Cluster's node holding a slot): asked to
+    look again before each sharded subscription."""
+
+    async def relocate(self) -> None: ...
+
+
 _State = Literal["unopened", "open", "closed"]
 # Errors that mean the connection is gone. Refused credentials are not retried: they will
 # not get better by waiting.
 _DROPPED: Final = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
 _REFUSED: Final = (redis_errors.AuthenticationError, redis_errors.AuthorizationError)
+# Replies that say a sharded subscription is on the wrong node: look for the slot again.
+_ELSEWHERE: Final = (
+    redis_errors.MovedError,
+    redis_errors.AskError,
+    redis_errors.TryAgainError,
+    redis_errors.ClusterDownError,
+)
 
 
 class EventStream:
@@ -185,6 +205,8 @@ class EventStream:
         ping_interval: seconds of silence after which the connection is checked.
         max_backoff: the longest wait, in seconds, between two reconnection attempts.
         close_timeout: seconds granted to each step of the cleanup.
+        sharded: subscribe with SSUBSCRIBE (and hear SPUBLISH), as a shard of a sharded
+            deployment publishes.
 
     Raises:
         ValueError: an unknown channel name, an empty worker name, or a bad prefix.
@@ -200,6 +222,7 @@ class EventStream:
         ping_interval: float = 30.0,
         max_backoff: float = 5.0,
         close_timeout: float = 5.0,
+        sharded: bool = False,
     ) -> None:
         self._managed = False  # inside `async with`: its exit closes the stream
         if not prefix.endswith(":"):
@@ -217,6 +240,7 @@ class EventStream:
         self._ping_interval = ping_interval
         self._delays = Delays(0.05, max_backoff)
         self._close_timeout = close_timeout
+        self._sharded = sharded
         self._state: _State = "unopened"
         self._pubsub: PubSub | None = None
         self._ready: deque[Event] = deque()
@@ -317,9 +341,14 @@ class EventStream:
             raise
 
     async def _subscribe(self) -> PubSub:
+        if self._sharded and isinstance(self._redis, Relocating):
+            await self._redis.relocate()
         pubsub = self._redis.pubsub()
         try:
-            await pubsub.subscribe(*self._channels)
+            if self._sharded:
+                await pubsub.ssubscribe(*self._channels)
+            else:
+                await pubsub.subscribe(*self._channels)
         except BaseException:
             await self._release(pubsub, unsubscribe=False)
             raise
@@ -346,8 +375,17 @@ class EventStream:
     async def _next_message(self, pubsub: PubSub) -> dict[str, object] | None:
         """A message, or None after ``ping_interval`` of silence, when a PING goes out; a
         second silence means the connection is dead."""
-        message: dict[str, object] | None = await pubsub.get_message(timeout=self._ping_interval)
+        try:
+            message: dict[str, object] | None = await pubsub.get_message(
+                timeout=self._ping_interval
+            )
+        except _ELSEWHERE as error:  # a sharded subscription on a node without the slot
+            raise redis_errors.ConnectionError(
+                f"the channels' slot is elsewhere: {error}"
+            ) from error
         if message is not None:
+            if message.get("type") == "sunsubscribe":  # the server's own: the slot moved
+                raise redis_errors.ConnectionError("the server dropped the shard channels")
             self._pinged = False
             return message
         if self._pinged:
@@ -383,7 +421,7 @@ class EventStream:
         # Two bounded steps, so that a hung UNSUBSCRIBE still leaves time to close.
         if unsubscribe:
             with anyio.move_on_after(self._close_timeout, shield=True), suppress(*_DROPPED):
-                await pubsub.unsubscribe()
+                await (pubsub.sunsubscribe() if self._sharded else pubsub.unsubscribe())
                 # read the confirmations: once they are in, the server holds no subscription
                 while pubsub.subscribed:
                     if await pubsub.get_message(timeout=self._close_timeout) is None:
@@ -396,11 +434,11 @@ class EventStream:
 
     def _handle(self, message: dict[str, object]) -> Event | None:
         kind = message.get("type")
-        if kind == "message":
+        if kind in ("message", "smessage"):
             channel = _decoded(message.get("channel"))
             return parse_event(channel, _decoded(message.get("data")), prefix=self._prefix)
-        if kind != "subscribe":
-            return None  # pong, unsubscribe
+        if kind not in ("subscribe", "ssubscribe"):
+            return None  # pong
         if not self._unconfirmed:
             # a confirmation we did not ask for: redis-py reconnected on its own (its retry
             # policy) and resubscribed; events published before are lost as well
@@ -441,6 +479,7 @@ async def wait_for(
     current_state: Callable[[], Awaitable[str | None]],
     prefix: str = "ql:",
     timeout: float | None = None,
+    sharded: bool = False,
 ) -> FinalState | None:
     """Wait until a job is complete, failed, canceled or gone, driven by events.
 
@@ -463,6 +502,7 @@ async def wait_for(
             if the job does not exist.
         prefix: the key prefix of the deployment.
         timeout: seconds to wait at most; None waits for ever.
+        sharded: listen with SSUBSCRIBE (see EventStream).
 
     Returns:
         ``'complete'`` or ``'failed'``; None for a canceled job or one that does not exist.
@@ -471,7 +511,8 @@ async def wait_for(
         TimeoutError: the job did not finish within ``timeout``.
     """
     with anyio.fail_after(timeout):
-        async with EventStream(redis, prefix=prefix, channels=("log", "failed")) as events:
+        listening = EventStream(redis, prefix=prefix, channels=("log", "failed"), sharded=sharded)
+        async with listening as events:
             state = await current_state()
             if state in _FINAL_STATES:
                 return _FINAL_STATES[state]

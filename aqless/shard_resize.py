@@ -13,10 +13,11 @@ any client's re-reading interval, so no client still puts there.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from redis.asyncio.cluster import RedisCluster
 
-from aqless import shard_changes, shard_store
+from aqless import shard_changes, shard_pubsub, shard_store
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ShardNotEmptyError
 from aqless.shard_map import ShardMap, placed_namespaces
@@ -46,7 +47,9 @@ async def add(
         )
         return shard_changes.grown(current, namespaces)
 
-    return await shard_store.changed(redis, deployment, grow)
+    # the new shards publish with SPUBLISH before any client learns of them
+    before = partial(shard_pubsub.mark_new, redis)
+    return await shard_store.changed(redis, deployment, grow, before)
 
 
 async def drain(redis: RedisCluster, deployment: str, shard_id: int, now: float) -> ShardMap:

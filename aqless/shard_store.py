@@ -10,7 +10,7 @@ a version go back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from redis.asyncio.cluster import RedisCluster
@@ -50,11 +50,15 @@ async def made(redis: RedisCluster, deployment: str, first: ShardMap) -> ShardMa
 
 
 async def changed(
-    redis: RedisCluster, deployment: str, change: Callable[[ShardMap], ShardMap]
+    redis: RedisCluster,
+    deployment: str,
+    change: Callable[[ShardMap], ShardMap],
+    before: Callable[[ShardMap, ShardMap], Awaitable[None]] | None = None,
 ) -> ShardMap:
     """Apply `change` to the stored map and store the result as the next version, again
     from the newer map while another client's change lands first; returns the map stored
-    (the one read, if `change` changed nothing).
+    (the one read, if `change` changed nothing). `before(current, following)`, if given,
+    is awaited before each attempt to store `following` (to prepare new shards).
 
     Raises:
         ConfigurationError: no such deployment, `change` refused, or the map kept
@@ -70,6 +74,8 @@ async def changed(
         if following == current:
             return current
         following = replace(following, version=current.version + 1)
+        if before is not None:
+            await before(current, following)
         if await redis.eval(_COMPARE_AND_SET, 1, key, str(text), following.to_json()):
             return following
     raise ConfigurationError(f"the shard map of {deployment!r} kept changing: try again")

@@ -35,7 +35,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from aqless import shard_changes, shard_resize, shard_store
+from aqless import shard_changes, shard_pubsub, shard_resize, shard_store
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.protocol import Clock
@@ -133,6 +133,7 @@ class ShardedClient:
         except ValueError as error:
             raise ConfigurationError(f"bad cluster address {nodes!r}: {error}") from error
         self._map: ShardMap | None = None
+        self._adopted: anyio.Event | None = None  # set at the next newer map
         self._clients: dict[int, Client] = {}
         self._turn = 0
         self.queues = ShardedQueues(self)
@@ -176,6 +177,7 @@ class ShardedClient:
         namespaces = placed_namespaces(
             self.deployment, self._wanted, self._primary_of, self._primaries()
         )
+        await shard_pubsub.mark(self.redis, namespaces)  # before any client learns of them
         return await shard_store.made(self.redis, self.deployment, ShardMap.first(namespaces))
 
     def _primaries(self) -> list[str]:
@@ -190,16 +192,21 @@ class ShardedClient:
             return
         for shard in shard_map.shards:
             if shard.id not in self._clients:
+                sharded = await shard_pubsub.publishes_sharded(self.redis, shard.namespace)
                 client = Client(
                     redis=self.redis,
                     namespace=shard.namespace,
                     worker_name=self._worker_name,
                     clock=self.clock,
                     strict=self._strict,
+                    sharded_pubsub=sharded,
                 )
                 self._clients[shard.id] = client
                 await client.open()
         self._map = shard_map
+        adopted, self._adopted = self._adopted, None
+        if adopted is not None:
+            adopted.set()
 
     # -- the map changing -----------------------------------------------------------------------
 
@@ -332,6 +339,14 @@ class ShardedClient:
         return self._map
 
     @property
+    def map_adopted(self) -> anyio.Event:
+        """An event set once this client holds a newer shard map than now (a new one is
+        made for the map after)."""
+        if self._adopted is None:
+            self._adopted = anyio.Event()
+        return self._adopted
+
+    @property
     def worker_name(self) -> str:
         return self.shard(self.shards.shards[0].id).worker_name
 
@@ -428,8 +443,10 @@ class ShardedClient:
         return await (await self.home(jid)).result(jid, timeout=timeout)
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
-        """`Client.events` of every shard, merged into one stream (aqless.sharded_events)."""
-        return MergedEventStream(self.clients, *channels, workers=workers)
+        """`Client.events` of every shard, merged into one stream that follows the map: a
+        shard added is heard once this client reads the map that names it (at most
+        `refresh` seconds later), a forgotten one is left (aqless.sharded_events)."""
+        return MergedEventStream(self, *channels, workers=workers)
 
     async def shard_report(self) -> list[ShardReport]:
         """Each shard's queue counts, lag and primary's memory (aqless.sharded_views)."""

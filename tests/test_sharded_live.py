@@ -375,6 +375,7 @@ def test_the_resize_example_loses_no_job(cluster: Cluster) -> None:
     assert "new puts on the draining shard 0: 0" in result.stdout
     assert "shards after forgetting 0: [1, 2]" in result.stdout
     assert "done 102 of 102, each once: True" in result.stdout
+    assert "completions heard from every shard: True" in result.stdout  # the new one too
     on_new = re.search(r"new puts on the new shard: (\d+)", result.stdout)
     assert on_new is not None
     assert int(on_new.group(1)) > 0

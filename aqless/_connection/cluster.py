@@ -3,10 +3,11 @@
 A deployment runs on a Cluster when its namespace carries a hash tag (``{billing}``): every
 key and the script's KEYS[1] (the prefix ``{billing}:ql:``) then hash to one slot, so each
 call and each pipeline goes to the one node that holds it (the lean connection's Endpoint
-finds that node, aqless._connection.endpoint). The script publishes with PUBLISH, not
-SPUBLISH, and a Cluster forwards such messages to every node, so an event stream may
-listen on any node: ``NodePubSub`` takes the node that holds the deployment's slot, looked
-up again at each (re)subscription.
+finds that node, aqless._connection.endpoint). The script publishes with PUBLISH, which a
+Cluster forwards to every node, so an event stream may listen on any node; a shard of a
+sharded deployment publishes with SPUBLISH instead, heard only on the primary of its slot.
+``NodePubSub`` takes the node that holds the deployment's slot, looked up again at each
+(re)subscription, with the slot map read again first for a sharded one (``relocate``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import SlotNotCoveredError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException, RedisError, SlotNotCoveredError
 
 __all__ = ["NodePubSub", "connect", "hash_tag"]
 
@@ -44,13 +46,27 @@ def connect(nodes: str | Sequence[tuple[str, int]], **options: Any) -> RedisClus
 
 
 class NodePubSub:
-    """Makes PubSubs on a plain connection to the node holding `key`'s slot (any node hears
-    every PUBLISH of a Cluster); before the client has read the slot map, on a startup node.
-    An EventStream asks again at each reconnection, so it follows a failover."""
+    """Makes PubSubs on a plain connection to the primary holding `key`'s slot (any node
+    hears every PUBLISH of a Cluster, only that one a shard's SPUBLISH); before the client
+    has read the slot map, on a startup node. An EventStream asks again at each
+    reconnection (a sharded one calls `relocate` first), so it follows a failover."""
 
     def __init__(self, cluster: RedisCluster, key: str) -> None:
         self._cluster = cluster
         self._key = key
+        self._located = False
+
+    async def relocate(self) -> None:
+        """Read the slot map (again, after the first time: a failover or a slot migration
+        may have moved the slot); a failure to is a ConnectionError, retried as one."""
+        try:
+            if self._located:
+                await self._cluster.nodes_manager.initialize()
+            else:
+                await self._cluster.initialize()
+        except (RedisClusterException, RedisError) as error:
+            raise RedisConnectionError(f"cannot read the Cluster's slot map: {error}") from error
+        self._located = True
 
     def node(self) -> ClusterNode:
         try:

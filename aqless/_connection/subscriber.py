@@ -10,6 +10,10 @@ can weigh a put event against the push of the same job right behind it.
 It subscribes and unsubscribes on one connection, waiting each time for the server's
 confirmation: once ``unsubscribe()`` returns, nothing more was published to it, and every
 message published before has been heard.
+
+A sharded one (``sharded=True``: a shard of a sharded deployment, whose script SPUBLISHes)
+does the same with SSUBSCRIBE and SUNSUBSCRIBE; the server unsubscribing it on its own (its
+slot moved) drops the connection, so its owner connects again where the slot is now.
 """
 
 from __future__ import annotations
@@ -37,29 +41,39 @@ class Subscriber(RespStream):
     must not block, and what it raises is logged and dropped)."""
 
     def __init__(
-        self, reader: hiredis.Reader, timeout: float | None, hear: Callable[[list[Message]], None]
+        self,
+        reader: hiredis.Reader,
+        timeout: float | None,
+        hear: Callable[[list[Message]], None],
+        *,
+        sharded: bool = False,
     ) -> None:
         super().__init__(reader, timeout)
         self._hear = hear
+        self._verbs = ("SSUBSCRIBE", "SUNSUBSCRIBE") if sharded else ("SUBSCRIBE", "UNSUBSCRIBE")
         self._waiting: asyncio.Future[None] | None = None
         self._confirming: asyncio.Future[None] | None = None
         self._confirmations_due = 0
         self.subscribed = 0  # channels, as the server last counted them
 
     @classmethod
-    async def open(cls, endpoint: Endpoint, hear: Callable[[list[Message]], None]) -> Subscriber:
+    async def open(
+        cls, endpoint: Endpoint, hear: Callable[[list[Message]], None], *, sharded: bool = False
+    ) -> Subscriber:
         """A Subscriber to the server of `endpoint` (replies as bytes whatever they say)."""
         return await open_stream(
-            endpoint, lambda reader, timeout: cls(reader, timeout, hear), decode=False
+            endpoint,
+            lambda reader, timeout: cls(reader, timeout, hear, sharded=sharded),
+            decode=False,
         )
 
     async def subscribe(self, channels: Sequence[str]) -> None:
-        await self._confirmed(("SUBSCRIBE", *channels), len(channels))
+        await self._confirmed((self._verbs[0], *channels), len(channels))
 
     async def unsubscribe(self) -> None:
         """Unsubscribe from every channel; what was published before has been heard."""
         if self.subscribed:
-            await self._confirmed(("UNSUBSCRIBE",), self.subscribed)
+            await self._confirmed((self._verbs[1],), self.subscribed)
 
     async def unsubscribe_from(self, channels: Sequence[str]) -> None:
         """Unsubscribe from these channels only; what was published to them before has
@@ -105,9 +119,11 @@ class Subscriber(RespStream):
             reader.feed(data)
             while (reply := reader.gets()) is not NO_MORE:
                 kind = reply[0] if type(reply) is list and reply else None
-                if kind == b"message":
+                if kind in (b"message", b"smessage"):
                     messages.append((reply[1], reply[2]))
-                elif kind in (b"subscribe", b"unsubscribe"):
+                elif kind == b"sunsubscribe" and self._confirming is None:  # the slot moved
+                    self.abort(RedisConnectionError("the server dropped the shard channels"))
+                elif kind in (b"subscribe", b"unsubscribe", b"ssubscribe", b"sunsubscribe"):
                     self._confirm(reply[2])
                 else:  # the greeting's replies, a PING's ([b"pong", b""] while subscribed)
                     self._deliver(reply)

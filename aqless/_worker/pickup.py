@@ -174,7 +174,9 @@ class Pickup:
             await self._wanted.wait()
             try:
                 self._ear = ear = await Subscriber.open(
-                    self._client.protocol.endpoint, partial(self._hear, push_channel)
+                    self._client.protocol.endpoint,
+                    partial(self._hear, push_channel),
+                    sharded=self._client.sharded_pubsub,
                 )
                 try:
                     while True:

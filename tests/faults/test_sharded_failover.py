@@ -12,6 +12,7 @@ import pytest
 import redis
 
 import aqless
+from aqless.events import RECONNECTED
 from tests.faults.cluster import Cluster, valkey_cluster
 from tests.faults.harness import ask
 from tests.sharded_helpers import addresses, home_port, keys_of_a_shard
@@ -64,13 +65,14 @@ async def test_a_durable_put_is_on_its_shards_replica_when_it_returns(cluster: C
             )
 
 
-async def put_on_shard_0(client: aqless.ShardedClient) -> str:
-    """A plain put to shard 0 (its jid given, so that a try that was made and then lost
-    its reply is replaced by the next), tried again while its connection is replaced."""
+async def put_on_shard_0(client: aqless.ShardedClient, shard: int = 0) -> str:
+    """A plain put to shard 0 (or `shard`; its jid given, so that a try that was made and
+    then lost its reply is replaced by the next), tried again while its connection is
+    replaced."""
     for _ in range(50):
         try:
             return await client.queues["work"].put(
-                WORK, {"after": "failover"}, jid=keys_of_a_shard(client, 0, "after-")[0]
+                WORK, {"after": "failover"}, jid=keys_of_a_shard(client, shard, "after-")[0]
             )
         except aqless.ConnectionLostError:
             await anyio.sleep(0.1)
@@ -135,3 +137,38 @@ async def test_a_failover_mid_drain_loses_no_job_a_replica_acknowledged(
         assert states == {aqless.JobState.COMPLETE}
         assert worker.by_shard[0].counters.completed > 0
         assert len(refused) < len(acknowledged)  # most puts were confirmed
+
+
+def alive_primary(port: int) -> bool:
+    try:
+        return is_primary(port)
+    except redis.ConnectionError:  # killed by an earlier test of this module
+        return False
+
+
+async def test_the_merged_stream_follows_a_failover_of_a_shards_primary(cluster: Cluster) -> None:
+    async with aqless.ShardedClient(
+        addresses(cluster), deployment="sfailover", shards=3, refresh=0.5
+    ) as client:
+        shard = next(
+            shard
+            for shard in client.shards.shards
+            if alive_primary(home_port(cluster, shard.namespace))
+        )
+        victim = home_port(cluster, shard.namespace)
+        promoted = cluster.replicas[victim]
+        async with client.events("log") as events:
+            cluster.kill(victim)
+            ask(promoted, "CLUSTER", "FAILOVER", "TAKEOVER")
+            with anyio.fail_after(60):
+                async for event in events:  # resubscribed where the slot is now
+                    if event.kind == RECONNECTED:
+                        break
+                await eventually(lambda: is_primary(promoted), what="the replica promoted")
+                jid = await put_on_shard_0(client, shard.id)
+                async for event in events:
+                    if event.kind == "put" and event.jid == jid:
+                        break
+        assert event.channel == f"{shard.namespace}:ql:log"
+        listeners = ask(promoted, "PUBSUB", "SHARDNUMSUB", event.channel)
+        assert listeners == [event.channel, 0]  # left when the stream closed

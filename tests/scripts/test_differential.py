@@ -193,3 +193,40 @@ def test_the_workload_is_refused_nowhere_unexpectedly() -> None:
         errors = [call for call in capture["calls"] if isinstance(call[3], dict)]
         assert len(errors) < len(capture["calls"]) // 10, (server, errors)
         assert all("attempt to" not in call[3]["error"] for call in errors), errors
+
+
+async def test_a_sharded_namespace_publishes_the_same_bytes_with_spublish(
+    redis: aioredis.Redis, request: pytest.FixtureRequest
+) -> None:
+    """With ``aqless-pubsub`` = ``sharded`` (aqless.shard_pubsub) every publication of the
+    workload is the golden one, in the same order, heard by SSUBSCRIBE of its channel; the
+    replies are the same but ``config.getAll``'s, which lists the option."""
+    server: str = request.node.callspec.params["server_url"]
+    golden = _golden()[server]
+    expected = [[channel, data] for kind, channel, data in golden["messages"] if kind == "pmessage"]
+    channels = sorted({channel for channel, _ in expected})
+    await redis.hset("ql:config", "aqless-pubsub", "sharded")
+    script = Script(redis)
+    listener = redis.pubsub()
+    await listener.ssubscribe(*channels, SENTINEL)
+    for _ in range(len(channels) + 1):
+        assert await listener.get_message(timeout=5) is not None  # the confirmations
+    for index, (command, now, args) in enumerate(workload()):
+        try:
+            reply = _reply(await script(command, now, *args))
+        except ResponseError as error:
+            reply = {"error": _error_text(error)}
+        if command != "config.getAll":
+            assert reply == golden["calls"][index][3], (index, command)
+    await redis.execute_command("SPUBLISH", SENTINEL, "end")  # type: ignore[no-untyped-call]
+    messages: list[Any] = []
+    while True:
+        message = await listener.get_message(timeout=5)
+        assert message is not None, "the sentinel never arrived"
+        if message["channel"] == SENTINEL:
+            break
+        assert message["type"] == "smessage"
+        messages.append([message["channel"], message["data"]])
+    await listener.aclose()  # type: ignore[no-untyped-call]
+    assert messages == expected
+    assert len(messages) > 50  # the workload publishes on many channels

@@ -23,7 +23,7 @@ from tests.security.acl import PASSWORD, ROLES, commands, documented, rules_for
 
 NAMESPACES = (None, "{a}", "{b}")
 #: What every role may do besides the data commands.
-PLUMBING = {"ping", "fcall", "subscribe", "unsubscribe"}
+PLUMBING = {"ping", "fcall", "subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"}
 
 
 def user(role: str, namespace: str | None) -> str:
@@ -99,7 +99,8 @@ async def test_the_command_lists_cover_the_script_and_the_viewer_only_reads(
     assert set(documented()) == set(ROLES)
     producer = commands("producer")
     assert producer - PLUMBING == used, "the producer's list is exactly the script's commands"
-    assert commands("worker") == commands("dashboard") == producer | {"subscribe", "unsubscribe"}
+    listens = {"subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"}
+    assert commands("worker") == commands("dashboard") == producer | listens
     reads = commands("viewer") - PLUMBING
     info = await raw(redis, "COMMAND", "INFO", *sorted(used))
     flags = {name: set(details["flags"]) for name, details in info.items()}

@@ -57,6 +57,13 @@ function Config.all(D)
   return result
 end
 
+-- One stored option (a string, or nil): from the options read already, else its own HGET,
+-- so a call that reads no other option pays for this one only.
+function Config.option(name)
+  if stored ~= nil then return stored[name] end
+  return call('HGET', Keys.config(), name) or nil
+end
+
 function Config.forget() stored = nil end
 
 function Config.set(option, value)

@@ -14,8 +14,30 @@ local function object(...)
   return '{' .. table.concat(parts, ',') .. '}'
 end
 
+-- A shard of a sharded deployment (config `aqless-pubsub` = `sharded`, written by aqless's
+-- ShardedClient) publishes with SPUBLISH: its channels carry the keys' hash tag, so only the
+-- primary of its slot hears it, instead of a Cluster's every node. Read once per call.
+local sharded = nil
+
+local function publishes_sharded()
+  if sharded == nil then sharded = Config.option('aqless-pubsub') == 'sharded' end
+  return sharded
+end
+
 function Events.publish(channel, payload)
-  call('PUBLISH', Keys.channel(channel), payload)
+  if publishes_sharded() then
+    call('SPUBLISH', Keys.channel(channel), payload)
+  else
+    call('PUBLISH', Keys.channel(channel), payload)
+  end
+end
+
+-- How many connections listen on a channel, subscribed as the namespace publishes.
+function Events.listeners(channel)
+  if publishes_sharded() then
+    return call('PUBSUB', 'SHARDNUMSUB', Keys.channel(channel))[2]
+  end
+  return call('PUBSUB', 'NUMSUB', Keys.channel(channel))[2]
 end
 
 -- Whether anything is tracked, read once per call: most deployments track nothing, and
@@ -27,7 +49,10 @@ function Events.is_tracked(jid)
   return anything_tracked and call('ZSCORE', Keys.tracked(), jid) ~= false
 end
 
-function Events.forget() anything_tracked = nil end
+function Events.forget()
+  anything_tracked = nil
+  sharded = nil
+end
 
 -- Records what a caller learnt of the tracking set (see Job.complete).
 function Events.learn_tracked(anything) anything_tracked = anything end

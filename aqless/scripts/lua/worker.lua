@@ -96,7 +96,7 @@ local function taker(now, queue)
     else
       local free = tonumber(slots) - call('ZCOUNT', Keys.worker_jobs(worker), now, '+inf')
       if free > most
-        and call('PUBSUB', 'NUMSUB', Keys.channel(push_channel(worker)))[2] > 0 then
+        and Events.listeners(push_channel(worker)) > 0 then
         best, most = worker, free
       end
     end
