@@ -8,6 +8,7 @@ from typing import Any
 
 import aqless
 from aqless._connection.lean import LeanConnection
+from aqless._connection.pop_after import POP
 from tests.worker.helpers import make_worker, one, running, until
 
 
@@ -36,8 +37,12 @@ async def assert_script_calls_go_lean(
     assert any(" cmd=fcall " in line or " cmd=evalsha " in line for line in lines), lines
 
 
+POPS = frozenset({POP, "queue.pop"})
+
+
 class Pops:
-    """Counts a worker's `queue.pop` calls (they all go through Protocol.json_ordered)."""
+    """Counts a worker's pops (`rateLimit.pop`, the worker's, or `queue.pop`: they all go
+    through Protocol.json_ordered)."""
 
     def __init__(self, client: aqless.Client) -> None:
         self.count = 0
@@ -45,7 +50,7 @@ class Pops:
         original = protocol.json_ordered
 
         async def counting(command: str, arguments: Any) -> Any:
-            if command == "queue.pop":
+            if command in POPS:
                 self.count += 1
             return await original(command, arguments)
 
@@ -66,6 +71,7 @@ async def assert_a_worker_is_pushed_its_job(client: aqless.Client, queue: str = 
         await until(lambda: worker.listening, what="the worker listens")
         await until(offered, what="the worker offers")
         before = pops.count
+        assert before > 0, "the worker's first pop, before it offered, was not counted"
         jid = await client.queues[queue].put("app.job")
         await until(lambda: jid in done, timeout=5, what="the pushed job done")
         assert pops.count == before, "the job came by a pop, not pushed"

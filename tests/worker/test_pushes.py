@@ -76,13 +76,17 @@ async def test_an_idle_worker_offers_and_is_pushed_its_jobs_without_a_pop(
     deployment: Deployment, client: aqless.Client
 ) -> None:
     done: list[str] = []
-    worker = make_worker(client, ["q"], one(lambda job: done.append(job.jid)), concurrency=3)
+    # no poll for 30 s: any pop during the puts would be one the put made
+    worker = make_worker(
+        client, ["q"], one(lambda job: done.append(job.jid)), concurrency=3, interval=30
+    )
     pops = Pops(client)
     async with running(worker):
         await until(lambda: worker.listening, what="the worker listens")
         await until(offers(client), what="the worker offers")
         assert await offered_slots(client) == 3
         pops_before = pops.count
+        assert pops_before > 0, "the worker's first pop, before it offered, was counted"
         jids = []
         async with pushes_to(deployment, client) as captured:
             for _ in range(5):
