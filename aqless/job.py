@@ -108,6 +108,7 @@ class Job:
 
     __slots__ = (
         "_client",
+        "_data_text",
         "_history",
         "_history_fields",
         "data",
@@ -137,7 +138,11 @@ class Job:
         self.jid: str = str(fields["jid"])
         self.klass_name: str = str(get("klass", ""))
         self.queue_name: str = str(get("queue", ""))
-        self.data: Any = _decoded_data(get("data", "{}"))
+        text = get("data", "{}")
+        # the data as the server holds it: `complete` leaves it there when the job's code
+        # left `data` as it was (see _data_argument)
+        self._data_text: str | None = text if isinstance(text, str) else None
+        self.data: Any = _decoded_data(text)
         self.priority: float = float(get("priority", 0))
         self.tags: tuple[str, ...] = _strings(get("tags"))
         self.state: JobState | str = job_state(str(get("state", "")))
@@ -241,7 +246,7 @@ class Job:
         (with `next_queue`) move it on to that queue: waiting, or scheduled after `delay`
         seconds, or depending on the `depends` jids."""
         protocol = self.client.protocol
-        data = encode_json(self.data, "job data")
+        data, keep = self._data_argument()
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
@@ -254,13 +259,14 @@ class Job:
                     self.queue_name,
                     data,
                     *kept,
+                    *keep,
                     releases=self.jid,
                 )
         elif result is not None:
             raise InvalidArgumentError("job.complete", "a result needs the job to finish")
         else:
             base = (self.jid, self.worker_name, self.queue_name, data)
-            options: list[str | float] = []
+            options: list[str | float] = [*keep]
             if delay is not None:
                 options += ["delay", delay]
             if depends is not None:
@@ -270,10 +276,21 @@ class Job:
                     "job.completeAndRequeue", *base, next_queue, *options, releases=self.jid
                 )
         self.state = _STATES.get(state) or JobState(state)
+        self._data_text = self._data_text if keep else data
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
         self.expires_at = 0.0
         return self.state
+
+    def _data_argument(self) -> tuple[str, tuple[str, ...]]:
+        """complete's `data` argument and the option that keeps the stored data: when `data`
+        encodes to the text it was read from (the job's code changed nothing in it, not even
+        in place), the server keeps what it holds, and neither decodes nor writes the data
+        again (``keep_data``, aqless's own)."""
+        data = encode_json(self.data, "job data")
+        if data == self._data_text:
+            return "", ("keep_data", "1")
+        return data, ()
 
     async def fail(self, group: str, message: str) -> None:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from aqless._backoff import POP
+from aqless._connection.protocol import DATA_APART
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
@@ -94,18 +95,18 @@ class Popper:
         # may not have freed their slots yet (an outcome and a pop share one reply)
         landed: list[str] = []
 
-        def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
+        def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int, str]:
             nonlocal asked
             landed.extend(released)
             wanted = max(0, min(self.free(landed), self._limit) - len(popped))
             if not self._may_pop():  # since the pop was asked for
                 wanted = 0
             asked = len(popped) + wanted
-            return queue, name, wanted
+            return queue, name, wanted, DATA_APART
 
         try:
             for queue in self._reserver.order(await self._served.current()):
-                reply = await self._client.protocol.json_ordered(
+                reply = await self._client.protocol.json_apart_ordered(
                     "rateLimit.pop", partial(arguments, queue)
                 )
                 popped += [Job(self._client, fields) for fields in reply["jobs"]]
