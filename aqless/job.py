@@ -21,6 +21,7 @@ from aqless.errors import (
     JobNotFoundError,
     PayloadError,
 )
+from aqless.job_data import StoredData
 from aqless.models import Failure, HistoryEntry, JobState, listed
 from aqless.progress import Coalescer, checked_report
 from aqless.results import result_options
@@ -108,9 +109,9 @@ class Job:
 
     __slots__ = (
         "_client",
-        "_data_text",
         "_history",
         "_history_fields",
+        "_stored",
         "data",
         "dependencies",
         "dependents",
@@ -139,10 +140,9 @@ class Job:
         self.klass_name: str = str(get("klass", ""))
         self.queue_name: str = str(get("queue", ""))
         text = get("data", "{}")
-        # the data as the server holds it: `complete` leaves it there when the job's code
-        # left `data` as it was (see _data_argument)
-        self._data_text: str | None = text if isinstance(text, str) else None
         self.data: Any = _decoded_data(text)
+        # what `complete` tells an unchanged `data` by (the server then keeps its own)
+        self._stored = StoredData(text if isinstance(text, str) else None, self.data)
         self.priority: float = float(get("priority", 0))
         self.tags: tuple[str, ...] = _strings(get("tags"))
         self.state: JobState | str = job_state(str(get("state", "")))
@@ -246,7 +246,7 @@ class Job:
         (with `next_queue`) move it on to that queue: waiting, or scheduled after `delay`
         seconds, or depending on the `depends` jids."""
         protocol = self.client.protocol
-        data, keep = self._data_argument()
+        data, keep = self._stored.complete_argument(self.data)
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
@@ -276,21 +276,12 @@ class Job:
                     "job.completeAndRequeue", *base, next_queue, *options, releases=self.jid
                 )
         self.state = _STATES.get(state) or JobState(state)
-        self._data_text = self._data_text if keep else data
+        if not keep:
+            self._stored = StoredData(data, self.data)
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
         self.expires_at = 0.0
         return self.state
-
-    def _data_argument(self) -> tuple[str, tuple[str, ...]]:
-        """complete's `data` argument and the option that keeps the stored data: when `data`
-        encodes to the text it was read from (the job's code changed nothing in it, not even
-        in place), the server keeps what it holds, and neither decodes nor writes the data
-        again (``keep_data``, aqless's own)."""
-        data = encode_json(self.data, "job data")
-        if data == self._data_text:
-            return "", ("keep_data", "1")
-        return data, ()
 
     async def fail(self, group: str, message: str) -> None:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""

@@ -5,12 +5,17 @@ tests/scripts/test_payloads.py, the worker's in tests/worker/test_payloads.py.""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 import aqless
-from aqless import JobState
+from aqless import JobState, job_data
 from aqless._connection.protocol import decoded_apart
 from aqless.errors import ScriptError
+from aqless.job_data import KEEP_DATA, StoredData
 from tests.client_helpers import pop_one
 
 pytest_plugins = ["tests.client_fixtures"]
@@ -79,15 +84,118 @@ async def test_data_changed_in_place_is_saved(timed_client: aqless.Client) -> No
     assert await stored_data(client, "j") == '{"v":[1,2]}'
 
 
-async def test_data_stored_in_another_form_is_sent_back_as_before(
+async def test_data_stored_in_another_form_and_left_alone_stays_as_stored(
     timed_client: aqless.Client,
 ) -> None:
-    """Data another client wrote with other spacing: the job's data as it encodes differs
-    from the stored text, so it is sent (and written) as every complete did before."""
     client = timed_client
     await client.queues["q"].put("app.Job", {"v": 1}, jid="j")
     await client.redis.hset(f"{client.protocol.prefix}j:j", "data", '{ "v" : 1 }')
     job = await pop_one(client.queues["q"])
     assert job.data == {"v": 1}
     await job.complete()
-    assert await stored_data(client, "j") == '{"v":1}'
+    assert await stored_data(client, "j") == '{ "v" : 1 }'
+
+
+async def test_data_stored_in_another_form_and_changed_is_written(
+    timed_client: aqless.Client,
+) -> None:
+    client = timed_client
+    await client.queues["q"].put("app.Job", {"v": {"w": 1}}, jid="j")
+    await client.redis.hset(f"{client.protocol.prefix}j:j", "data", '{"v": {"w": 1}}')
+    job = await pop_one(client.queues["q"])
+    job.data["v"]["w"] = 2
+    await job.complete("next")
+    assert await stored_data(client, "j") == '{"v":{"w":2}}'
+
+
+# -- StoredData: when the data is as it was read -------------------------------------------------
+
+FLAT = '{"n":1,"pad":"xyz","f":1.5,"t":true,"none":null}'
+
+
+def read(text: str) -> tuple[StoredData, Any]:
+    data = json.loads(text)
+    return StoredData(text, data), data
+
+
+def no_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(value: object, what: str) -> str:
+        raise AssertionError("encoded")
+
+    monkeypatch.setattr(job_data, "encode_json", refuse)
+
+
+@pytest.mark.parametrize("text", [FLAT, '["a",1,2.5,null]', '"text"', "7", "null", "{}"])
+def test_flat_data_left_alone_is_told_without_encoding(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored, data = read(text)
+    no_encoding(monkeypatch)
+    assert stored.complete_argument(data) == ("", KEEP_DATA)
+
+
+def change_value(data: Any) -> None:
+    data["n"] = 2
+
+
+def same_value_in_another_type(data: Any) -> None:
+    data["n"] = True  # == 1, but JSON true
+
+
+def same_number_as_float(data: Any) -> None:
+    data["n"] = 1.0
+
+
+def moved_to_the_end(data: Any) -> None:
+    data["n"] = data.pop("n")  # the same objects, another order
+
+
+def added(data: Any) -> None:
+    data["new"] = None
+
+
+def removed(data: Any) -> None:
+    del data["none"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        change_value,
+        same_value_in_another_type,
+        same_number_as_float,
+        moved_to_the_end,
+        added,
+        removed,
+    ],
+)
+def test_flat_data_changed_in_place_is_sent(change: Callable[[Any], None]) -> None:
+    stored, data = read(FLAT)
+    change(data)
+    text, options = stored.complete_argument(data)
+    assert options == ()
+    assert text == json.dumps(data, separators=(",", ":"))
+    assert text != FLAT
+
+
+def test_nested_data_changed_in_place_is_sent() -> None:
+    stored, data = read('{"a":{"b":[1]}}')
+    data["a"]["b"].append(2)
+    assert stored.complete_argument(data) == ('{"a":{"b":[1,2]}}', ())
+
+
+def test_nested_or_large_data_left_alone_is_kept_once_encoded() -> None:
+    for text in ('{"a":{"b":[1]}}', json.dumps(list(range(100)), separators=(",", ":"))):
+        stored, data = read(text)
+        assert stored.complete_argument(data) == ("", KEEP_DATA)
+
+
+def test_an_equal_copy_or_an_equal_new_value_is_kept_once_encoded() -> None:
+    stored, data = read(FLAT)
+    assert stored.complete_argument(dict(data)) == ("", KEEP_DATA)
+    data["pad"] = "".join(["x", "yz"])  # equal, another object
+    assert stored.complete_argument(data) == ("", KEEP_DATA)
+
+
+def test_data_read_from_no_text_is_always_sent() -> None:
+    assert StoredData(None, {"a": 1}).complete_argument({"a": 1}) == ('{"a":1}', ())
