@@ -38,14 +38,6 @@ local function relations_json(jid)
   return cjson.encode(first), cjson.encode(call('SMEMBERS', dependencies))
 end
 
--- The object's `data` member: the stored text as a JSON string, or nothing when it goes
--- in `apart` instead.
-local function data_member(text, apart)
-  if apart == nil then return ',"data":' .. cjson.encode(text) end
-  apart[#apart + 1] = text
-  return ''
-end
-
 -- The job object (17 keys classic, 18 reqless) as JSON text, or nil when the job does not
 -- exist. `f`: the job's fields (Job.read_full) when the caller holds them as they are
 -- stored. Concatenated, not encoded: the values are those cjson would write of the decoded
@@ -64,6 +56,12 @@ function Job.json(D, jid, f, unrelated, apart)
   if D.show_throttles then throttles_key, throttles = ',"throttles":', json_stored(f[14]) end
   local tracked = 'false'
   if Events.is_tracked(jid) then tracked = 'true' end
+  local data_key, data = '', ''
+  if apart == nil then
+    data_key, data = ',"data":', cjson.encode(f[10] or '{}')
+  else
+    apart[#apart + 1] = f[10] or '{}'
+  end
   return '{"jid":"' .. json_chars(f[3]) ..
     '","klass":"' .. name_chars(f[4] or '') ..
     '","state":"' .. name_chars(f[5] or '') ..
@@ -74,7 +72,7 @@ function Job.json(D, jid, f, unrelated, apart)
     ',"expires":' .. json_number(f[17]) ..
     ',"retries":' .. json_number(f[8]) ..
     ',"remaining":' .. whole_text(f[9]) ..
-    data_member(f[10] or '{}', apart) ..
+    data_key .. data ..
     ',"tags":' .. json_stored(f[11]) ..
     ',"history":' .. History.json(D, jid) ..
     ',"failure":' .. json_stored(f[12]) ..
