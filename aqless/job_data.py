@@ -60,6 +60,11 @@ class StoredData:
         self._object = data
         self._members = None if text is None else _members(data)
 
+    def __reduce__(self) -> tuple[type[StoredData], tuple[None, None]]:
+        # a pickled copy (isolated job code's, aqless._worker.children) carries no second
+        # copy of the payload: it knows no stored text, and its data is always sent
+        return StoredData, (None, None)
+
     def complete_argument(self, data: Any) -> tuple[str, tuple[str, ...]]:
         """complete's `data` argument for the job's `data` now, and the options that go
         with it: ``KEEP_DATA`` (and an empty argument) when `data` is as it was read."""

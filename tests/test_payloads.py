@@ -6,6 +6,7 @@ tests/scripts/test_payloads.py, the worker's in tests/worker/test_payloads.py.""
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -199,3 +200,11 @@ def test_an_equal_copy_or_an_equal_new_value_is_kept_once_encoded() -> None:
 
 def test_data_read_from_no_text_is_always_sent() -> None:
     assert StoredData(None, {"a": 1}).complete_argument({"a": 1}) == ('{"a":1}', ())
+
+
+def test_a_pickled_copy_carries_no_second_copy_of_the_payload() -> None:
+    stored, data = read('{"pad":"' + "x" * 10_000 + '"}')
+    pickled = pickle.dumps((stored, data))
+    assert len(pickled) < 11_000
+    copy, copied = pickle.loads(pickled)  # noqa: S301 (our own bytes)
+    assert copy.complete_argument(copied) == (json.dumps(data, separators=(",", ":")), ())
