@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -23,8 +23,9 @@ from aqless._connection.protocol import DATA_APART
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
-from aqless.errors import ConnectionLostError, ScriptError
+from aqless.errors import ConnectionLostError, PayloadError, ScriptError
 from aqless.job import Job
+from aqless.outcomes import failure_group
 from aqless.reservers import Reserver
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ class Popper:
                 reply = await self._client.protocol.json_apart_ordered(
                     "rateLimit.pop", partial(arguments, queue)
                 )
-                popped += [Job(self._client, fields) for fields in reply["jobs"]]
+                popped += await self._jobs(queue, reply["jobs"])
                 self._note_rate_wait(reply["wait"])
                 self.held = self.held or reply["held"]
                 if len(popped) >= asked:
@@ -126,6 +127,26 @@ class Popper:
         else:
             self.failures = 0
         return popped, asked
+
+    async def _jobs(self, queue: str, popped: list[dict[str, Any]]) -> list[Job]:
+        """The popped jobs. One whose stored data is not JSON (another writer's) cannot run:
+        it fails at once into `<queue>-PayloadError`, and the others run."""
+        jobs: list[Job] = []
+        for fields in popped:
+            try:
+                jobs.append(Job(self._client, fields))
+            except PayloadError as error:
+                logger.error("job %s: %s", fields.get("jid"), error)
+                await self._fail(str(fields.get("jid")), failure_group(queue, error), str(error))
+        return jobs
+
+    async def _fail(self, jid: str, group: str, message: str) -> None:
+        try:
+            await self._client.protocol.call(
+                "job.fail", jid, self._client.worker_name, group, message
+            )
+        except (ConnectionLostError, ScriptError) as error:  # its lock lapses, as a lost job's
+            logger.warning("job %s: could not fail it (%s)", jid, error)
 
     def _note_rate_wait(self, wait: float | None) -> None:
         if wait is not None and (self.rate_wait is None or wait < self.rate_wait):

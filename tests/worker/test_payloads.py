@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 import aqless
 from aqless import Job
-from tests.worker.helpers import all_complete, make_worker, one, running
+from tests.worker.helpers import all_complete, make_worker, one, running, until
 
 DATA: list[Any] = [
     {"quote": 'a"b', "line": "a\nb", "accent": "\u00e9", "slash": "a/b", "nested": [1, 2.5]},
@@ -74,3 +75,33 @@ async def test_data_the_code_leaves_alone_is_not_sent_back(
     async with running(worker):
         await all_complete(client, [jid])
     assert await stored_data(client, jid) == "[9]"
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_a_job_whose_stored_data_is_not_json_fails_and_the_others_run(
+    client: aqless.Client, concurrency: int
+) -> None:
+    """Data another writer stored past put's check: the job cannot run; it fails into
+    ``<queue>-PayloadError`` and the worker goes on with the jobs popped with it."""
+    queue = client.queues["q"]
+    bad = await queue.put("app.job", {"n": 0})
+    await client.redis.hset(f"{client.protocol.prefix}j:{bad}", "data", "{not json")
+    jids = [await queue.put("app.job", {"n": n}) for n in range(1, 4)]
+    seen: list[str] = []
+
+    async def code(job: Job) -> None:
+        seen.append(job.jid)
+
+    key = f"{client.protocol.prefix}j:{bad}"  # (a Job cannot be made of it: read the hash)
+
+    async def failed() -> bool:
+        return await client.redis.hget(key, "state") == "failed"
+
+    worker = make_worker(client, handlers=one(code), concurrency=concurrency)
+    async with running(worker):
+        await all_complete(client, jids)
+        await until(failed)
+    assert seen == jids
+    failure = json.loads(str(await client.redis.hget(key, "failure")))
+    assert failure["group"] == "q-PayloadError"
+    assert "not JSON" in failure["message"]
