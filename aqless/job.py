@@ -21,6 +21,7 @@ from aqless.errors import (
     JobNotFoundError,
     PayloadError,
 )
+from aqless.job_data import StoredData
 from aqless.models import Failure, HistoryEntry, JobState, listed
 from aqless.progress import Coalescer, checked_report
 from aqless.results import result_options
@@ -110,6 +111,7 @@ class Job:
         "_client",
         "_history",
         "_history_fields",
+        "_stored",
         "data",
         "dependencies",
         "dependents",
@@ -137,7 +139,10 @@ class Job:
         self.jid: str = str(fields["jid"])
         self.klass_name: str = str(get("klass", ""))
         self.queue_name: str = str(get("queue", ""))
-        self.data: Any = _decoded_data(get("data", "{}"))
+        text = get("data", "{}")
+        self.data: Any = _decoded_data(text)
+        # what `complete` tells an unchanged `data` by (the server then keeps its own)
+        self._stored = StoredData(text if isinstance(text, str) else None, self.data)
         self.priority: float = float(get("priority", 0))
         self.tags: tuple[str, ...] = _strings(get("tags"))
         self.state: JobState | str = job_state(str(get("state", "")))
@@ -241,7 +246,7 @@ class Job:
         (with `next_queue`) move it on to that queue: waiting, or scheduled after `delay`
         seconds, or depending on the `depends` jids."""
         protocol = self.client.protocol
-        data = encode_json(self.data, "job data")
+        data, keep = self._stored.complete_argument(self.data)
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
@@ -254,13 +259,14 @@ class Job:
                     self.queue_name,
                     data,
                     *kept,
+                    *keep,
                     releases=self.jid,
                 )
         elif result is not None:
             raise InvalidArgumentError("job.complete", "a result needs the job to finish")
         else:
             base = (self.jid, self.worker_name, self.queue_name, data)
-            options: list[str | float] = []
+            options: list[str | float] = [*keep]
             if delay is not None:
                 options += ["delay", delay]
             if depends is not None:
@@ -270,6 +276,8 @@ class Job:
                     "job.completeAndRequeue", *base, next_queue, *options, releases=self.jid
                 )
         self.state = _STATES.get(state) or JobState(state)
+        if not keep:
+            self._stored = StoredData(data, self.data)
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
         self.expires_at = 0.0

@@ -42,19 +42,19 @@ POPS = frozenset({POP, "queue.pop"})
 
 class Pops:
     """Counts a worker's pops (`rateLimit.pop`, the worker's, or `queue.pop`: they all go
-    through Protocol.json_ordered)."""
+    through Protocol.call_ordered)."""
 
     def __init__(self, client: aqless.Client) -> None:
         self.count = 0
         protocol = client.protocol
-        original = protocol.json_ordered
+        original = protocol.call_ordered
 
         async def counting(command: str, arguments: Any) -> Any:
             if command in POPS:
                 self.count += 1
             return await original(command, arguments)
 
-        protocol.json_ordered = counting  # type: ignore[method-assign]
+        protocol.call_ordered = counting  # type: ignore[method-assign]
 
 
 async def assert_a_worker_is_pushed_its_job(client: aqless.Client, queue: str = "pushq") -> None:

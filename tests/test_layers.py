@@ -18,7 +18,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "client",
         (
-            "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
+            "aqless.client", "aqless.queue", "aqless.job", "aqless.job_data", "aqless.models",
+            "aqless.events",
             "aqless.patterns", "aqless.embedded", "aqless.durability", "aqless.sync",
             "aqless.typed", "aqless.schedules", "aqless.results", "aqless.dedup",
             "aqless.ratelimits", "aqless.progress", "aqless.run_at", "aqless.shard_map",

@@ -25,6 +25,19 @@ def test_an_outcome_and_a_pop_join_with_each_call_s_own_now() -> None:
     )
 
 
+def test_a_pop_with_data_apart_joins_with_it() -> None:
+    outcome: Call = ("job.complete", ("1.5", "a", "w", "q", "{}"))
+    pop: Call = ("rateLimit.pop", ("2.5", "q", "w", 1, "data_apart"))
+    assert PopAfter().join(outcome, pop) == (
+        "queue.popAfter",
+        ("2.5", "q", "w", 1, "data_apart", "job.complete", "1.5", "a", "w", "q", "{}"),
+    )
+    assert PopAfter().split(["ok", ['{"jobs":[{}]}', "[1]"], "ok", "complete"]) == (
+        "complete",
+        ['{"jobs":[{}]}', "[1]"],
+    )
+
+
 def test_only_outcomes_and_pops_join() -> None:
     pairing = PopAfter()
     assert pairing.join(("job.heartbeat", ("1", "a", "w")), POP) is None

@@ -33,7 +33,8 @@ class PopAfter:
     def join(self, first: Call, ordered: Call) -> Call | None:
         command, args = first
         pop, pop_args = ordered
-        if command not in OUTCOMES or pop != POP or len(pop_args) != 4 or not args:
+        # the pop's arguments: now, queue, worker, limit and, for aqless's workers, DATA_APART
+        if command not in OUTCOMES or pop != POP or len(pop_args) not in (4, 5) or not args:
             return None
         now, *outcome_args = args
         return "queue.popAfter", (*pop_args, command, now, *outcome_args)

@@ -307,6 +307,13 @@ class Protocol:
         """``call_ordered`` for a command whose reply is a JSON text."""
         return _decoded(command, await self.call_ordered(command, arguments))
 
+    async def json_apart_ordered(
+        self, command: str, arguments: Callable[[Sequence[str]], Sequence[Argument]]
+    ) -> Any:
+        """``json_ordered`` for a pop whose `arguments` end with ``DATA_APART``: its jobs
+        with their `data` as the stored texts (see ``decoded_apart``)."""
+        return decoded_apart(command, await self.call_ordered(command, arguments))
+
     async def text(
         self,
         command: str,
@@ -374,6 +381,28 @@ def _decoded(command: str, reply: Any) -> Any:
     if not isinstance(reply, str):
         raise ScriptError(command, f"expected a JSON text, got {reply!r}")
     return json.loads(reply)
+
+
+#: The last argument of aqless's own pops (``rateLimit.pop``, ``queue.popAfter``) that
+#: sends each job's data apart from the reply's JSON text, as stored: escaped into it, the
+#: data would cost the server time in proportion to its size, and the client a second parse.
+DATA_APART = "data_apart"
+
+
+def decoded_apart(command: str, reply: Any) -> Any:
+    """The value of a pop's reply made with ``DATA_APART``: its first item is the JSON text
+    of the reply whose job objects have no `data`, the next ones each job's data text, in
+    the order of the jobs; each goes back into its object (a text, as `data` is in every job
+    object: aqless.job.Job decodes it)."""
+    if not isinstance(reply, list) or not reply:
+        raise ScriptError(command, f"expected a list, got {reply!r}")
+    value = _decoded(command, reply[0])
+    jobs = value.get("jobs") if isinstance(value, dict) else None
+    if not isinstance(jobs, list) or len(jobs) != len(reply) - 1:
+        raise ScriptError(command, f"expected the data of each job, got {reply!r}"[:200])
+    for fields, data in zip(jobs, reply[1:], strict=True):
+        fields["data"] = data
+    return value
 
 
 # one encoder for all: json.dumps with options builds a new one per call

@@ -15,17 +15,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from aqless._backoff import POP, apart
+from aqless._connection.protocol import DATA_APART
 from aqless._worker.budget import SlotBudget
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
-from aqless.errors import ConnectionLostError, ScriptError
+from aqless.errors import ConnectionLostError, PayloadError, ScriptError
 from aqless.job import Job
+from aqless.outcomes import failure_group
 from aqless.reservers import Reserver
 
 if TYPE_CHECKING:
@@ -107,7 +109,7 @@ class Popper:
         budget = self._budget
         reserved = 0  # in the budget, for the jobs this pop asked for and brought
 
-        def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int]:
+        def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int, str]:
             nonlocal asked, reserved
             landed.extend(released)
             wanted = max(0, min(self._own_free(landed), self._limit) - len(popped))
@@ -118,14 +120,14 @@ class Popper:
                 budget.reserve(wanted)
                 reserved += wanted
             asked = len(popped) + wanted
-            return queue, name, wanted
+            return queue, name, wanted, DATA_APART
 
         try:
             for queue in self._reserver.order(await self._served.current()):
-                reply = await self._client.protocol.json_ordered(
+                reply = await self._client.protocol.json_apart_ordered(
                     "rateLimit.pop", partial(arguments, queue)
                 )
-                popped += [Job(self._client, fields) for fields in reply["jobs"]]
+                popped += await self._jobs(queue, reply["jobs"])
                 if budget is not None:  # keep the slots of the jobs it brought
                     budget.give_back(asked - len(popped))
                     reserved -= asked - len(popped)
@@ -148,6 +150,26 @@ class Popper:
             if budget is not None:
                 budget.give_back(reserved)
         return popped, asked
+
+    async def _jobs(self, queue: str, popped: list[dict[str, Any]]) -> list[Job]:
+        """The popped jobs. One whose stored data is not JSON (another writer's) cannot run:
+        it fails at once into `<queue>-PayloadError`, and the others run."""
+        jobs: list[Job] = []
+        for fields in popped:
+            try:
+                jobs.append(Job(self._client, fields))
+            except PayloadError as error:
+                logger.error("job %s: %s", fields.get("jid"), error)
+                await self._fail(str(fields.get("jid")), failure_group(queue, error), str(error))
+        return jobs
+
+    async def _fail(self, jid: str, group: str, message: str) -> None:
+        try:
+            await self._client.protocol.call(
+                "job.fail", jid, self._client.worker_name, group, message
+            )
+        except (ConnectionLostError, ScriptError) as error:  # its lock lapses, as a lost job's
+            logger.warning("job %s: could not fail it (%s)", jid, error)
 
     def _note_rate_wait(self, wait: float | None) -> None:
         if wait is not None and (self.rate_wait is None or wait < self.rate_wait):

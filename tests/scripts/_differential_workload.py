@@ -305,6 +305,37 @@ def _fractional_times(s: _Steps) -> None:
     s("job.getMulti", 4012, "f0", "f1", "f2", "f3")
 
 
+def _payload_options(s: _Steps) -> None:
+    """aqless's own options for payloads: pops with each job's data apart from the reply
+    (data_apart), completes that keep the stored data (keep_data)."""
+    escapes = _j({"q": 'a"b', "n": "a\nb", "u": "\u00e9", "s": "a/b"})
+    for i, (jid, data) in enumerate((("pl1", escapes), ("pl2", '"text"'), ("pl3", "[1.5]"))):
+        s("queue.put", 5000 + i, "w10", "q10", jid, "K", data, 0)
+    s("job.track", 5003, "pl1")
+    s("rateLimit.pop", 5004, "q10", "w10", 2, "data_apart")
+    s("job.complete", 5005, "pl1", "w10", "q10", "", "keep_data", "1")
+    s(
+        "queue.popAfter",
+        5007,
+        "q10",
+        "w10",
+        1,
+        "data_apart",
+        "job.completeAndRequeue",
+        5006,
+        "pl2",
+        "w10",
+        "q10",
+        "",
+        "q11",
+        "keep_data",
+        "1",
+    )
+    s("rateLimit.pop", 5008, "q10", "w10", 1, "data_apart")  # nothing left
+    s("job.complete", 5009, "pl3", "w10", "q10", "not json", "keep_data", "1")
+    s("job.getMulti", 5010, "pl1", "pl2", "pl3")
+
+
 def workload() -> list[Step]:
     s = _Steps()
     _setup_and_puts(s)
@@ -313,4 +344,5 @@ def workload() -> list[Step]:
     _batch_and_days(s)
     _aqless_own(s)
     _fractional_times(s)
+    _payload_options(s)
     return s.steps

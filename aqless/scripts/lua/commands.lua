@@ -519,10 +519,10 @@ GROUPS['queue'] = function() return {
     return Queue.pop(RELESS, now, queue, worker, limit)
   end,
   --- queue.popAfter
-  -- args: queue, worker, limit, command, command's now, command's argument...
+  -- args: queue, worker, limit, [data_apart], command, command's now, command's argument...
   --    (aqless's own: runs the outcome `command` (job.complete, job.completeAndRequeue,
   --    job.fail, job.retry or job.requeue) as its own call would, then pops as
-  --    rateLimit.pop)
+  --    rateLimit.pop, with data_apart when given)
   -- reads: as the command, as rateLimit.pop
   -- writes: as the command, as rateLimit.pop
   -- reply: {ok or refused, rateLimit.pop's reply or the text of its refusal, ok or refused, the
@@ -820,7 +820,8 @@ GROUPS['job'] = function() return {
   --- job.complete
   -- args: jid, worker, queue, data, [name, value]...
   --    (aqless's own options: result (JSON text, kept as the job's `result` field),
-  --    result_dropped (why it has none), see results.lua)
+  --    result_dropped (why it has none), see results.lua; keep_data (any value): the job
+  --    keeps its stored data, and `data` is neither read nor written)
   -- reads: ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
   -- writes: ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
   --    ql:w:<worker>:jobs, ql:completed, the released dependents' ql:j:<dependent>,
@@ -836,11 +837,13 @@ GROUPS['job'] = function() return {
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
     local o = options(a, 5)
+    local keep = o.keep_data ~= nil
     if o ~= NOTHING then o = {result = o.result, result_dropped = o.result_dropped} end
-    return Job.complete(RELESS, now, jid, worker, queue, data, o)
+    return Job.complete(RELESS, now, jid, worker, queue, data, o, keep)
   end,
   --- job.completeAndRequeue
-  -- args: jid, worker, queue, data, next, [name, value]... (options: delay, depends)
+  -- args: jid, worker, queue, data, next, [name, value]... (options: delay, depends;
+  --    aqless's own: keep_data, as job.complete's)
   -- reads: ql:j:<jid>, ql:j:<dependency>, ql:tracked, ql:config, throttles
   -- writes: ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
   --    ql:w:<worker>:jobs, ql:queues, ql:q:<next>-work|scheduled|depends,
@@ -857,7 +860,7 @@ GROUPS['job'] = function() return {
     local o = options(a, 6)
     if o == NOTHING then o = {} end
     o.next = next_queue
-    return Job.complete(RELESS, now, jid, worker, queue, data, o)
+    return Job.complete(RELESS, now, jid, worker, queue, data, o, o.keep_data ~= nil)
   end,
   -- contract: see fail
   ['job.fail'] = function(now, a)
@@ -1165,20 +1168,27 @@ GROUPS['rateLimit'] = function() return {
   -- errors: RateLimit(): no id provided
   ['rateLimit.get'] = function(now, a) return json(RateLimit.info(a[1], now)) end,
   --- rateLimit.pop
-  -- args: queue, worker, limit
+  -- args: queue, worker, limit, [data_apart]
   -- reads: as queue.pop, rate limits, ql:q:<q>-scheduled
   -- writes: as queue.pop, ql:rl:<id>-starts
   -- reply: {"jobs": queue.pop's reply, "wait": seconds until a rate limit that held the pop
   --    back has a free start or, when it took fewer jobs than it could, until the queue's
   --    next scheduled job is due; null when neither, "held": whether a rate limit held the
-  --    pop back, or the next scheduled job names one} (JSON)
+  --    pop back, or the next scheduled job names one} (JSON); with data_apart (aqless's
+  --    own), a list: that JSON text with no "data" in the job objects, then each job's
+  --    stored data text as it is, in the order of the jobs
   -- errors: as pop
   ['rateLimit.pop'] = function(now, a)
     local queue, worker, limit = a[1], a[2], a[3]
-    local jobs = Queue.pop(RELESS, now, queue, worker, limit)
+    local apart = nil
+    if a[4] == DATA_APART then apart = {''} end
+    local jobs = Queue.pop(RELESS, now, queue, worker, limit, apart)
     RateLimit.note_scheduled(queue, now)
-    return '{"jobs":' .. jobs .. ',"wait":' .. cjson.encode(RateLimit.wait or cjson.null)
+    local reply = '{"jobs":' .. jobs .. ',"wait":' .. cjson.encode(RateLimit.wait or cjson.null)
       .. ',"held":' .. tostring(RateLimit.held) .. '}'
+    if apart == nil then return reply end
+    apart[1] = reply
+    return apart
   end,
   --- rateLimit.set
   -- args: id, limit, period

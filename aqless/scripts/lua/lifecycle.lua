@@ -205,14 +205,23 @@ local function purge_completed(D, now)
   end
 end
 
+-- The first field of complete's write of the job: its data, or, when the job keeps the
+-- stored data, its new state (written twice in one HSET: one write serves both).
+local function data_pair(data, keep, state)
+  if keep then return 'state', state end
+  return 'data', data
+end
+
 -- Completes a running job; with `next` it is put into that queue instead.
 -- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
--- optional.
-function Job.complete(D, now, jid, worker, queue, data, o)
+-- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
+-- workers, when the job's code left the data as it was: decoded and written again, a
+-- payload of 100 KB costs the server ~150 µs).
+function Job.complete(D, now, jid, worker, queue, data, o, keep)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Complete(): Arg "worker" missing')
   if queue == nil then refuse(D, 'complete_no_queue') end
-  if decode(data) == false then
+  if not keep and decode(data) == false then
     raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
   end
   local delay, depends = nil, nil
@@ -268,7 +277,8 @@ function Job.complete(D, now, jid, worker, queue, data, o)
     Events.advanced(jid, queue, next_queue)
     History.put(D, jid, now, next_queue)
     Job.register_queue(next_queue, now)
-    call('HSET', Keys.job(jid), 'data', data, 'state', 'waiting', 'worker', '',
+    local name, value = data_pair(data, keep, 'waiting')
+    call('HSET', Keys.job(jid), name, value, 'state', 'waiting', 'worker', '',
       'failure', '{}', 'queue', next_queue, 'expires', 0, 'remaining', retries,
       'time', time_field(now))
     if delay > 0 and #depends == 0 then
@@ -288,7 +298,8 @@ function Job.complete(D, now, jid, worker, queue, data, o)
 
   Events.completed(jid, queue)
   Dedup.release(jid, v[3] or nil)  -- the dedup id
-  call('HSET', Keys.job(jid), 'data', data, 'state', 'complete', 'worker', '',
+  local name, value = data_pair(data, keep, 'complete')
+  call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
     unpack(result))
   call('ZADD', Keys.completed(), now, jid)

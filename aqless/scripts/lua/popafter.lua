@@ -13,6 +13,10 @@ local POP_AFTER_OUTCOMES = {
   ['job.retry'] = true, ['job.requeue'] = true,
 }
 
+-- The pop option of aqless's workers (rateLimit.pop's, and here the pop's after `limit`):
+-- each job's data comes apart from the reply's JSON, as stored, not escaped into it.
+local DATA_APART = 'data_apart'
+
 -- A command run under pcall: 'ok' and its reply, or 'refused' and the text of its refusal
 -- (the script's own, or the server's error for a command it ran, e.g. WRONGTYPE, an ACL's).
 local function pop_after_part(ok, reply)
@@ -21,23 +25,26 @@ local function pop_after_part(ok, reply)
   return 'refused', tostring(reply)
 end
 
--- `a`: queue, worker, limit, command, the command's now, its arguments...; `find`: the
--- handler of a command name. Returns {'ok' or 'refused', the pop's reply or the text of its
--- refusal, 'ok' or 'refused', the outcome's reply or the text of its refusal}: each call
--- answers as it would on its own.
+-- `a`: queue, worker, limit, [data_apart], command, the command's now, its arguments...;
+-- `find`: the handler of a command name. Returns {'ok' or 'refused', the pop's reply or the
+-- text of its refusal, 'ok' or 'refused', the outcome's reply or the text of its refusal}:
+-- each call answers as it would on its own.
 function Queue.pop_after(now, a, find)
-  local queue, worker, limit, command, at = a[1], a[2], a[3], a[4], a[5]
+  local queue, worker, limit = a[1], a[2], a[3]
   local count = Queue.pop_count(RELESS, queue, worker, limit)
+  local pop = {queue, worker, count, n = 3}
+  local skip = 3  -- the pop's arguments
+  if a[4] == DATA_APART then pop[4], pop.n, skip = DATA_APART, 4, 4 end
+  local command, at = a[skip + 1], a[skip + 2]
   check(POP_AFTER_OUTCOMES[command], 'PopAfter(): Arg "command" not an outcome: '
     .. tostring(command))
   local outcome_now = number(at)
   if not outcome_now then raise('PopAfter(): Arg "now" not a number: ' .. tostring(at)) end
-  local arguments = {n = math.max(0, a.n - 5)}
-  for i = 6, a.n do arguments[i - 5] = a[i] end
+  local arguments = {n = math.max(0, a.n - skip - 2)}
+  for i = skip + 3, a.n do arguments[i - skip - 2] = a[i] end
   local outcome, outcome_reply = pop_after_part(pcall(find(command), outcome_now, arguments))
   -- the per-call caches (configuration, tracking, throttle maximums) hold nothing an
   -- outcome changes: the pop reads what it would read in a call of its own
-  local popped, pop_reply = pop_after_part(pcall(find('rateLimit.pop'), now,
-    {queue, worker, count, n = 3}))
+  local popped, pop_reply = pop_after_part(pcall(find('rateLimit.pop'), now, pop))
   return {popped, pop_reply, outcome, outcome_reply}
 end

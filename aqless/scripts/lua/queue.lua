@@ -136,9 +136,11 @@ function Queue.pop_count(D, queue, worker, count)
   return whole(n)
 end
 
-function Queue.pop(D, now, queue, worker, count)
+-- (`apart`: see Job.json)
+function Queue.pop(D, now, queue, worker, count, apart)
   local n = Queue.pop_count(D, queue, worker, count)
-  return Job.list_json(D, Queue.pop_jids(D, now, queue, worker, n))
+  local popped, known = Queue.pop_jids(D, now, queue, worker, n)
+  return Job.list_json(D, popped, known, apart)
 end
 
 -- The jids a pop would take, without taking them: expired locks first, then the work set

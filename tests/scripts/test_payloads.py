@@ -1,0 +1,220 @@
+"""Payloads the server neither escapes nor decodes again (aqless's own options).
+
+- ``data_apart``, the last argument of ``rateLimit.pop`` (and of ``queue.popAfter``'s pop):
+  each job's stored data text comes after the reply's JSON text, as it is, instead of
+  escaped into the job object.
+- ``keep_data``, an option of ``job.complete`` and ``job.completeAndRequeue``: the job keeps
+  its stored data; the `data` argument is neither decoded nor written.
+
+Each is held to the call without it: the same keys and publications, the same reply but
+where the data travels.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from aqless.scripts.loader import Argument
+from tests.conftest import EventCapture, Lua
+from tests.scripts.expect import refused, snapshot
+
+# stored data texts as a pop finds them: an object with what JSON escapes, a JSON string
+# (which, spliced into the reply, would read as a text to decode again), a number, and a
+# text that is not JSON (another writer's)
+DATA = {
+    "escapes": '{"quote":"a\\"b","slash":"a/b","line":"a\\nb","accent":"\u00e9","tab":"\\t"}',
+    "string": '"just a string"',
+    "number": "42.5",
+    "not json": "{not json",
+}
+
+
+async def jobs(lua: Lua) -> None:
+    """A job per DATA text (the last written past put's check, as another writer could),
+    a throttle and a tracked job: what a pop writes and publishes."""
+    for i, (jid, data) in enumerate(DATA.items()):
+        text = "{}" if jid == "not json" else data
+        assert await lua("queue.put", i, "w", "queue", jid, "K", text, 0, "priority", -i) == jid
+    await lua.redis.hset("ql:j:not json", "data", DATA["not json"])
+    await lua("job.track", 10, "escapes")
+
+
+Run = Callable[[Lua], Awaitable[Any]]
+
+
+async def recorded(lua: Lua, run: Run) -> tuple[Any, dict[str, Any], list[tuple[str, str]]]:
+    """The reply of `run` after `jobs`, the keys after it and its publications; the
+    database is flushed first."""
+    await lua.redis.flushall()
+    await jobs(lua)
+    async with EventCapture(lua.redis, "ql:*") as captured:
+        reply = await run(lua)
+    return reply, await snapshot(lua), captured.messages
+
+
+def without_data(reply: str) -> tuple[dict[str, Any], list[str]]:
+    """A plain pop reply's value with the data left out of its objects, and the data
+    texts, in order."""
+    value = json.loads(reply)
+    return value, [job.pop("data") for job in value["jobs"]]
+
+
+@pytest.mark.parametrize("count", [1, 3, 5])
+async def test_a_pop_with_data_apart_does_what_the_pop_does_and_sends_the_stored_texts(
+    lua: Lua, count: int
+) -> None:
+    plain = await recorded(lua, lambda lua: lua("rateLimit.pop", 20, "queue", "w", count))
+    apart = await recorded(
+        lua, lambda lua: lua("rateLimit.pop", 20, "queue", "w", count, "data_apart")
+    )
+    assert apart[1:] == plain[1:]  # keys and publications
+    text, *texts = apart[0]
+    expected, expected_texts = without_data(plain[0])
+    assert json.loads(text) == expected
+    assert '"data"' not in text
+    assert texts == expected_texts == list(DATA.values())[:count]
+
+
+async def test_a_pop_of_nothing_with_data_apart_is_the_reply_alone(lua: Lua) -> None:
+    reply = await lua("rateLimit.pop", 1, "empty", "w", 5, "data_apart")
+    assert isinstance(reply, list)
+    assert [json.loads(reply[0])] == [{"jobs": [], "wait": None, "held": False}]
+
+
+async def test_other_trailing_arguments_leave_the_pop_as_it_was(lua: Lua) -> None:
+    plain = await recorded(lua, lambda lua: lua("rateLimit.pop", 20, "queue", "w", 2))
+    other = await recorded(lua, lambda lua: lua("rateLimit.pop", 20, "queue", "w", 2, "x"))
+    assert other == plain
+
+
+OUTCOME = ("job.complete", 19, "escapes", "w", "queue", '{"done":1}')
+
+
+async def popped_then(lua: Lua, run: Run) -> Any:
+    """`run` once the pop of a first job (``escapes``) by worker w."""
+    await lua("rateLimit.pop", 15, "queue", "w", 1)
+    return await run(lua)
+
+
+async def test_pop_after_passes_data_apart_to_its_pop(lua: Lua) -> None:
+    plain = await recorded(
+        lua,
+        lambda lua: popped_then(
+            lua, lambda lua: lua("queue.popAfter", 20, "queue", "w", 2, *OUTCOME)
+        ),
+    )
+    apart = await recorded(
+        lua,
+        lambda lua: popped_then(
+            lua, lambda lua: lua("queue.popAfter", 20, "queue", "w", 2, "data_apart", *OUTCOME)
+        ),
+    )
+    assert apart[1:] == plain[1:]
+    pop_status, (text, *texts), status, outcome = apart[0]
+    assert (pop_status, status, outcome) == ("ok", "ok", "complete")
+    expected, expected_texts = without_data(plain[0][1])
+    assert json.loads(text) == expected
+    assert texts == expected_texts == [DATA["string"], DATA["number"]]
+    assert await lua.redis.hget("ql:j:escapes", "data") == '{"done":1}'
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (("queue", "w", 1, "data_apart", "queue.put", 9), 'Arg "command" not an outcome'),
+        (("queue", "w", 1, "data_apart", "job.complete", "x"), 'Arg "now" not a number: x'),
+        (("queue", "w", 1, "data_apart"), 'Arg "command" not an outcome: nil'),
+    ],
+)
+async def test_pop_after_with_data_apart_checks_the_outcome_as_before(
+    lua: Lua, args: tuple[Argument, ...], text: str
+) -> None:
+    await refused(lua, text, "queue.popAfter", 10, *args)
+
+
+# -- keep_data ---------------------------------------------------------------------------------
+
+STORED = '{ "a" : [1, 2.50] }'  # as another client may write it: not as cjson or aqless would
+
+
+async def stored_and_popped(lua: Lua) -> None:
+    assert await lua("queue.put", 1, "w", "queue", "j", "K", STORED, 0) == "j"
+    await lua("job.track", 2, "j")
+    await lua("rateLimit.pop", 3, "queue", "w", 1)
+
+
+COMPLETES: dict[str, tuple[str, tuple[Argument, ...], tuple[Argument, ...]]] = {
+    # name: command, its arguments before the options, the options
+    "complete": ("job.complete", ("j", "w", "queue"), ()),
+    "with a result": ("job.complete", ("j", "w", "queue"), ("result", "[7]")),
+    "and requeue": ("job.completeAndRequeue", ("j", "w", "queue"), ("next", "delay", 5)),
+}
+
+
+def keeping(args: tuple[Argument, ...], options: tuple[Argument, ...]) -> tuple[Argument, ...]:
+    """The arguments with `data` left empty and keep_data among the options."""
+    if options[:1] == ("next",):  # completeAndRequeue: next comes before the options
+        return (*args, "", "next", "keep_data", "1", *options[1:])
+    return (*args, "", "keep_data", "1", *options)
+
+
+@pytest.mark.parametrize("case", sorted(COMPLETES))
+async def test_keep_data_does_what_complete_with_the_stored_data_does(lua: Lua, case: str) -> None:
+    command, args, options = COMPLETES[case]
+
+    async def stored_then(run: Run) -> tuple[Any, dict[str, Any], list[tuple[str, str]]]:
+        await lua.redis.flushall()
+        await stored_and_popped(lua)
+        async with EventCapture(lua.redis, "ql:*") as captured:
+            reply = await run(lua)
+        return reply, await snapshot(lua), captured.messages
+
+    written = await stored_then(lambda lua: lua(command, 10, *args, STORED, *options))
+    kept = await stored_then(lambda lua: lua(command, 10, *keeping(args, options)))
+    assert kept == written
+    assert await lua.redis.hget("ql:j:j", "data") == STORED
+    assert written[2]  # a tracked job's publications: the comparison means something
+
+
+async def test_keep_data_writes_nothing_of_the_data_argument(lua: Lua) -> None:
+    await stored_and_popped(lua)
+    await lua.redis.hset("ql:j:j", "data", "[3]")  # written while it ran: kept as it is
+    reply = await lua("job.complete", 10, "j", "w", "queue", "not json", "keep_data", "1")
+    assert reply == "complete"
+    assert await lua.redis.hget("ql:j:j", "data") == "[3]"
+
+
+async def test_without_keep_data_the_data_is_still_checked_and_written(lua: Lua) -> None:
+    await stored_and_popped(lua)
+    await refused(lua, "invalid token", "job.complete", 10, "j", "w", "queue", "not json")
+    assert await lua("job.complete", 10, "j", "w", "queue", "[4]") == "complete"
+    assert await lua.redis.hget("ql:j:j", "data") == "[4]"
+
+
+async def test_the_classic_complete_keeps_its_meaning(lua: Lua) -> None:
+    """keep_data is aqless's own, for the reqless commands its workers send: the classic
+    `complete` writes its data whatever the options."""
+    await stored_and_popped(lua)
+    assert await lua("complete", 10, "j", "w", "queue", "[5]", "keep_data", "1") == "complete"
+    assert await lua.redis.hget("ql:j:j", "data") == "[5]"
+
+
+async def test_a_refused_complete_with_keep_data_is_refused_as_before(lua: Lua) -> None:
+    await stored_and_popped(lua)
+    await refused(
+        lua,
+        "Complete(): Job has been handed out to another worker: w",
+        "job.complete",
+        10,
+        "j",
+        "other",
+        "queue",
+        "",
+        "keep_data",
+        "1",
+    )
+    assert await lua.redis.hget("ql:j:j", "data") == STORED

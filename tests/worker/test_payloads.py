@@ -1,0 +1,107 @@
+"""A worker's payloads: its pops take each job's data apart from the reply (the
+``data_apart`` option), and its completes keep the stored data when the job's code left
+``job.data`` as it was, and save it when the code changed it, in place or not."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import aqless
+from aqless import Job
+from tests.worker.helpers import all_complete, make_worker, one, running, until
+
+DATA: list[Any] = [
+    {"quote": 'a"b', "line": "a\nb", "accent": "\u00e9", "slash": "a/b", "nested": [1, 2.5]},
+    "a string",
+    42,
+    [],
+    {"pad": "x" * 100_000},
+]
+
+
+async def stored_data(client: aqless.Client, jid: str) -> str:
+    data = await client.redis.hget(f"{client.protocol.prefix}j:{jid}", "data")
+    assert isinstance(data, str)
+    return data
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_jobs_get_their_data_as_it_was_put(client: aqless.Client, concurrency: int) -> None:
+    seen: dict[str, Any] = {}
+
+    async def code(job: Job) -> None:
+        seen[job.jid] = job.data
+
+    queue = client.queues["q"]
+    jids = [await queue.put("app.job", data) for data in DATA]
+    worker = make_worker(client, handlers=one(code), concurrency=concurrency)
+    async with running(worker):
+        await all_complete(client, jids)
+    assert [seen[jid] for jid in jids] == DATA
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_data_the_code_changes_in_place_is_saved(
+    client: aqless.Client, concurrency: int
+) -> None:
+    async def code(job: Job) -> None:
+        job.data["steps"].append("done")  # the popped object itself, changed
+
+    queue = client.queues["q"]
+    jids = [await queue.put("app.job", {"n": n, "steps": []}) for n in range(3)]
+    worker = make_worker(client, handlers=one(code), concurrency=concurrency)
+    async with running(worker):
+        await all_complete(client, jids)
+    for n, jid in enumerate(jids):
+        assert await stored_data(client, jid) == f'{{"n":{n},"steps":["done"]}}'
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_data_the_code_leaves_alone_is_not_sent_back(
+    client: aqless.Client, concurrency: int
+) -> None:
+    """The code writes the stored data behind the job's back: a complete that sent the
+    popped data back would overwrite it, one that keeps the stored data leaves it."""
+
+    async def code(job: Job) -> None:
+        assert job.data == {"n": 1}
+        await job.client.redis.hset(f"{job.client.protocol.prefix}j:{job.jid}", "data", "[9]")
+
+    jid = await client.queues["q"].put("app.job", {"n": 1})
+    worker = make_worker(client, handlers=one(code), concurrency=concurrency)
+    async with running(worker):
+        await all_complete(client, [jid])
+    assert await stored_data(client, jid) == "[9]"
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+async def test_a_job_whose_stored_data_is_not_json_fails_and_the_others_run(
+    client: aqless.Client, concurrency: int
+) -> None:
+    """Data another writer stored past put's check: the job cannot run; it fails into
+    ``<queue>-PayloadError`` and the worker goes on with the jobs popped with it."""
+    queue = client.queues["q"]
+    bad = await queue.put("app.job", {"n": 0})
+    await client.redis.hset(f"{client.protocol.prefix}j:{bad}", "data", "{not json")
+    jids = [await queue.put("app.job", {"n": n}) for n in range(1, 4)]
+    seen: list[str] = []
+
+    async def code(job: Job) -> None:
+        seen.append(job.jid)
+
+    key = f"{client.protocol.prefix}j:{bad}"  # (a Job cannot be made of it: read the hash)
+
+    async def failed() -> bool:
+        return await client.redis.hget(key, "state") == "failed"
+
+    worker = make_worker(client, handlers=one(code), concurrency=concurrency)
+    async with running(worker):
+        await all_complete(client, jids)
+        await until(failed)
+    assert seen == jids
+    failure = json.loads(str(await client.redis.hget(key, "failure")))
+    assert failure["group"] == "q-PayloadError"
+    assert "not JSON" in failure["message"]
