@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
 
@@ -16,9 +16,15 @@ from aqless.durability import Durable
 from aqless.errors import AqlessError, CrossShardError
 from aqless.job import Job
 from aqless.models import QueueCounts, ThrottleInfo
-from aqless.queue import JobClass, PutRequest, Queue, checked_name, default_options
+from aqless.queue import (
+    JobClass,
+    PutOptions,
+    PutRequest,
+    Queue,
+    checked_name,
+    default_options,
+)
 from aqless.ratelimits import RateLimit
-from aqless.run_at import RunAt
 from aqless.sharded_views import MergedQueueReads
 
 if TYPE_CHECKING:
@@ -108,18 +114,9 @@ class ShardedQueue(MergedQueueReads):
         data: Any = None,
         *,
         route: str | None = None,
-        jid: str | None = None,
-        priority: float | None = None,
-        delay: float | None = None,
-        tags: Sequence[str] | None = None,
-        retries: int | None = None,
-        depends: Sequence[str] | None = None,
-        throttles: Sequence[str] | None = None,
-        dedup: DedupOption = None,
-        rate_limits: Sequence[str] | None = None,
-        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
+        **options: Unpack[PutOptions],
     ) -> str:
         """`Queue.put` on the shard the job belongs to (see the module's documentation);
         returns its jid. Jobs put with the same `route` (a routing key such as a customer
@@ -129,22 +126,19 @@ class ShardedQueue(MergedQueueReads):
             CrossShardError: the dependencies, jid, route, first throttle, first rate
                 limit or dedup id name different shards (nothing is put).
         """
-        place = await self._place(klass, data, jid, route, depends, throttles, rate_limits, dedup)
-        return await self.partition(place.shard).put(
+        place = await self._place(
             klass,
             data,
-            jid=place.jid,
-            priority=priority,
-            delay=delay,
-            tags=tags,
-            retries=retries,
-            depends=depends,
-            throttles=throttles,
-            dedup=dedup,
-            rate_limits=rate_limits,
-            at=at,
-            requeue=requeue,
-            durable=durable,
+            options.get("jid"),
+            route,
+            options.get("depends"),
+            options.get("throttles"),
+            options.get("rate_limits"),
+            options.get("dedup"),
+        )
+        options["jid"] = place.jid
+        return await self.partition(place.shard).put(
+            klass, data, requeue=requeue, durable=durable, **options
         )
 
     async def put_many(

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any, Generic, Self, TypeVar, Unpack, cast, overload
 
 from aqless import client as aio
-from aqless.dedup import DedupOption, PutResult
+from aqless.dedup import PutResult
 from aqless.errors import ConfigurationError
 from aqless.job import Job, JobClass, RecurringJob
 from aqless.models import (
@@ -40,7 +40,6 @@ from aqless.progress import Progress
 from aqless.queue import PutOptions, PutRequest, checked_name
 from aqless.ratelimits import RateLimit, RateLimitInfo
 from aqless.results import JobResult
-from aqless.run_at import RunAt
 
 T = TypeVar("T")
 
@@ -243,38 +242,10 @@ class SyncQueue:
     def __repr__(self) -> str:
         return f"<SyncQueue {self.name}>"
 
-    def put(
-        self,
-        klass: JobClass,
-        data: Any = None,
-        *,
-        jid: str | None = None,
-        priority: float | None = None,
-        delay: float | None = None,
-        tags: Sequence[str] | None = None,
-        retries: int | None = None,
-        depends: Sequence[str] | None = None,
-        throttles: Sequence[str] | None = None,
-        dedup: DedupOption = None,
-        rate_limits: Sequence[str] | None = None,
-        at: RunAt | None = None,
-    ) -> str:
+    def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
         """Put a job into this queue; returns its jid (see ``aqless.Queue.put``)."""
         return self._client.call(
-            lambda client: client.queues[self.name].put(
-                klass,
-                data,
-                jid=jid,
-                priority=priority,
-                delay=delay,
-                tags=tags,
-                retries=retries,
-                depends=depends,
-                throttles=throttles,
-                dedup=dedup,
-                rate_limits=rate_limits,
-                at=at,
-            )
+            lambda client: client.queues[self.name].put(klass, data, **options)
         )
 
     def put_result(

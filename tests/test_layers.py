@@ -23,9 +23,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.patterns", "aqless.embedded", "aqless.durability", "aqless.sync",
             "aqless.typed", "aqless.schedules", "aqless.results", "aqless.dedup",
             "aqless.ratelimits", "aqless.progress", "aqless.run_at", "aqless.shard_map",
-            "aqless.sharded", "aqless.sharded_queue", "aqless.sharded_views", "aqless.sharded_events",
-            "aqless.shard_changes", "aqless.shard_store", "aqless.shard_resize",
-            "aqless.shard_pubsub",
+            "aqless.sharded", "aqless.sharded_queue", "aqless.sharded_views",
+            "aqless.sharded_events", "aqless.shard_changes", "aqless.shard_store",
+            "aqless.shard_resize", "aqless.shard_pubsub",
         ),
     ),
     (
