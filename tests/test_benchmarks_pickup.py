@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks import compare
 from tests import servers
+from tests.test_bench_compare import arguments as compare_arguments
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -24,8 +25,9 @@ def own_valkey() -> Iterator[str]:
 
 
 def arguments(rate: float, seconds: float) -> argparse.Namespace:
-    return argparse.Namespace(
-        jobs=0, scale_jobs=0, rate=rate, seconds=seconds, timeout=60.0, budget=10.0, verbose=True
+    """compare.py's options (every one its tables read), with this run's rate and length."""
+    return compare_arguments(
+        jobs=0, scale_jobs=0, rate=rate, seconds=seconds, timeout=60.0, budget=10.0
     )
 
 
