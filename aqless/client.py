@@ -371,7 +371,10 @@ class Client:
         a retry that fails a job publishes none (aqless.events.wait_for)."""
 
         async def current_state() -> str | None:
-            state = await self.redis.hget(f"{self.prefix}j:{jid}", "state")
+            # through the script, like every read: a read cancelled when the event comes
+            # first leaves no connection half-used, and a server condition is a typed error
+            fields = await self.protocol.json("job.get", jid)
+            state = fields.get("state") if isinstance(fields, dict) else None
             return state if isinstance(state, str) else None
 
         final = await wait_for(
