@@ -1,10 +1,14 @@
-"""Opening a sharded deployment on the tests' cluster (tests/sharded_fixtures.py), and
-finding keys that fall on a given shard."""
+"""Opening a sharded deployment on the tests' cluster (tests/sharded_fixtures.py), finding
+keys that fall on a given shard, and running an example against the cluster."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from redis.crc import key_slot
@@ -40,3 +44,21 @@ def keys_of_a_shard(client: aqless.ShardedClient, shard: int, prefix: str = "") 
     """Keys (or strings) that fall on `shard`: a routing key's owner is its bucket's."""
     found = (f"{prefix}{n}" for n in range(10_000))
     return [key for key in found if client.shard_of(key) == shard]
+
+
+def key_per_shard(client: aqless.ShardedClient, prefix: str = "route-") -> list[str]:
+    """One key falling on each of the three shards, by shard id."""
+    return [keys_of_a_shard(client, shard, prefix)[0] for shard in range(3)]
+
+
+def run_example(cluster: Cluster, name: str) -> subprocess.CompletedProcess[str]:
+    """examples/<name> run against the cluster (AQLESS_CLUSTER_URL), its output captured."""
+    example = Path(__file__).parent.parent / "examples" / name
+    return subprocess.run(
+        [sys.executable, str(example)],
+        env={**os.environ, "AQLESS_CLUSTER_URL": cluster_url(cluster)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

@@ -23,7 +23,7 @@ import aqless
 from aqless.shard_map import BUCKETS, Shard, ShardMap, bucket, placed_namespaces
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
-from tests.sharded_helpers import addresses, deployment, home_port, keys_of_a_shard
+from tests.sharded_helpers import addresses, deployment, home_port, keys_of_a_shard, run_example
 from tests.test_client_servers import free_port
 
 pytestmark = pytest.mark.timeout(60)
@@ -458,16 +458,7 @@ def test_the_readmes_sharded_snippet_runs_on_a_cluster(cluster: Cluster) -> None
 
 
 def test_the_sharded_example_keeps_each_customers_order(cluster: Cluster) -> None:
-    example = Path(__file__).parent.parent / "examples" / "sharded.py"
-    url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in cluster.ports)
-    result = subprocess.run(
-        [sys.executable, str(example)],
-        env={**os.environ, "AQLESS_CLUSTER_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_example(cluster, "sharded.py")
     assert result.returncode == 0, result.stderr
     assert "queued on every shard: 60" in result.stdout
     assert "shipped 60; each customer's orders in order: True" in result.stdout

@@ -5,12 +5,8 @@ rate limit. On a real three-primary Valkey Cluster (tests/sharded_helpers.py).""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import anyio
 import pytest
@@ -20,7 +16,14 @@ from aqless import shard_changes
 from aqless.shard_map import BUCKETS, ShardMap
 from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import addresses, cluster_url, deployment, home_port, keys_of_a_shard
+from tests.sharded_helpers import (
+    addresses,
+    cluster_url,
+    deployment,
+    home_port,
+    keys_of_a_shard,
+    run_example,
+)
 from tests.worker.helpers import Gate, Recorder, one
 from tests.worker.process_helpers import eventually
 
@@ -360,16 +363,7 @@ async def test_the_cli_adds_drains_and_forgets_shards(cluster: Cluster) -> None:
 
 
 def test_the_resize_example_loses_no_job(cluster: Cluster) -> None:
-    example = Path(__file__).parent.parent / "examples" / "sharded_resize.py"
-    url = cluster_url(cluster)
-    result = subprocess.run(
-        [sys.executable, str(example)],
-        env={**os.environ, "AQLESS_CLUSTER_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_example(cluster, "sharded_resize.py")
     assert result.returncode == 0, result.stderr
     assert "shards: [0, 1, 2]" in result.stdout
     assert "new puts on the draining shard 0: 0" in result.stdout

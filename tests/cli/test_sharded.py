@@ -9,7 +9,7 @@ import pytest
 import aqless
 from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import cluster_url, deployment
+from tests.sharded_helpers import cluster_url, deployment, key_per_shard
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.sharded_fixtures"]
@@ -26,25 +26,18 @@ class ShardedCli(Cli):
         return await super().__call__("--deployment", self.name, *args, input=input)
 
 
-def shard_routes(client: aqless.ShardedClient) -> list[str]:
-    found: dict[int, str] = {}
-    for key in (f"route-{n}" for n in range(10_000)):
-        found.setdefault(client.shard_of(key), key)
-        if len(found) == 3:
-            break
-    return [found[shard] for shard in range(3)]
-
-
 async def test_the_read_commands_show_the_whole_deployment(cluster: Cluster) -> None:
     cli = ShardedCli(cluster, "cliread")
     async with deployment(cluster, "cliread") as client:
         queue = client.queues["work"]
         jids = [
             await queue.put("app.Work", {"n": n}, route=r)
-            for r in shard_routes(client)
+            for r in key_per_shard(client)
             for n in range(2)
         ]
-        later = [await queue.put("app.Later", {}, delay=600, route=r) for r in shard_routes(client)]
+        later = [
+            await queue.put("app.Later", {}, delay=600, route=r) for r in key_per_shard(client)
+        ]
         popped = await queue.pop_many(6, worker="ann")
         assert len(popped) == 6
         for job in popped[:3]:
@@ -79,7 +72,7 @@ async def test_verbs_on_a_jid_go_to_its_shard(cluster: Cluster) -> None:
     cli = ShardedCli(cluster, "cliverbs")
     async with deployment(cluster, "cliverbs") as client:
         queue = client.queues["work"]
-        jids = [await queue.put("app.Work", {}, route=r) for r in shard_routes(client)]
+        jids = [await queue.put("app.Work", {}, route=r) for r in key_per_shard(client)]
         assert (await cli("priority", jids[1], "7")).code == 0
         assert (await cli("--json", "tag", jids[2], "vip")).json()["tags"] == ["vip"]
         assert (await cli("cancel", jids[0])).code == 0
@@ -99,7 +92,7 @@ async def test_verbs_on_a_jid_go_to_its_shard(cluster: Cluster) -> None:
 async def test_the_shards_command_draws_one_row_per_shard(cluster: Cluster) -> None:
     cli = ShardedCli(cluster, "clishards")
     async with deployment(cluster, "clishards") as client:
-        routes = shard_routes(client)
+        routes = key_per_shard(client)
         await client.queues["work"].put("app.Work", {}, route=routes[1])
         documents = (await cli("--json", "shards")).json()
         assert [d["id"] for d in documents] == [0, 1, 2]

@@ -16,7 +16,7 @@ import aqless
 from aqless.web import create_app
 from aqless.web.live import EventSourceResponse
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import deployment
+from tests.sharded_helpers import deployment, key_per_shard
 from tests.web.conftest import csrf_token
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,21 +35,12 @@ async def dashboard(
             yield client, http
 
 
-def shard_routes(client: aqless.ShardedClient) -> list[str]:
-    found: dict[int, str] = {}
-    for key in (f"route-{n}" for n in range(10_000)):
-        found.setdefault(client.shard_of(key), key)
-        if len(found) == 3:
-            break
-    return [found[shard] for shard in range(3)]
-
-
 async def test_the_pages_show_the_whole_deployment(cluster: Cluster) -> None:
     async with dashboard(cluster, "webread") as (client, http):
         queue = client.queues["emails"]
         jids = [
             await queue.put("app.Send", {"n": n}, route=route, tags=["vip"])
-            for n, route in enumerate(shard_routes(client) * 2)
+            for n, route in enumerate(key_per_shard(client) * 2)
         ]
         popped = await queue.pop_many(3, worker="ann")
         assert len({client.shard_of(job.jid) for job in popped}) == 3
@@ -91,7 +82,7 @@ async def test_the_pages_show_the_whole_deployment(cluster: Cluster) -> None:
 
 async def test_the_shards_page_draws_each_shard(cluster: Cluster) -> None:
     async with dashboard(cluster, "webshards") as (client, http):
-        routes = shard_routes(client)
+        routes = key_per_shard(client)
         for _ in range(3):
             await client.queues["work"].put("app.Work", {}, route=routes[2])
         documents = (await http.get("/api/shards")).json()
@@ -118,7 +109,9 @@ async def test_every_shown_name_is_escaped(cluster: Cluster) -> None:
 
 async def test_an_action_on_a_jid_goes_to_its_shard(cluster: Cluster) -> None:
     async with dashboard(cluster, "webact") as (client, http):
-        jids = [await client.queues["q"].put("app.Work", {}, route=r) for r in shard_routes(client)]
+        jids = [
+            await client.queues["q"].put("app.Work", {}, route=r) for r in key_per_shard(client)
+        ]
         for jid in jids:
             token = csrf_token((await http.get(f"/jobs/{jid}")).text)
             done = await http.post(
@@ -151,7 +144,7 @@ async def test_live_updates_follow_every_shard(cluster: Cluster) -> None:
             page.start_soon(response, {"type": "http"}, receive, send)
             with anyio.fail_after(10):
                 await subscribed.wait()
-                for route in shard_routes(client):
+                for route in key_per_shard(client):
                     wanted.append(await client.queues["q"].put("app.Work", {}, route=route))
                 await seen.wait()  # one page hears a put on each shard
             gone.set()
