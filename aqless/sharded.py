@@ -26,19 +26,18 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisClusterException
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisClusterException, RedisError
 
 from aqless import shard_changes, shard_pubsub, shard_resize, shard_store
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
-from aqless._connection.protocol import Clock
+from aqless._connection.protocol import Clock, refusal_for
 from aqless.client import Client, Throttle
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.job import Job, RecurringJob
@@ -71,6 +70,19 @@ logger = logging.getLogger("aqless.sharded")
 REFRESH = 5.0
 #: seconds a shard drains before it may be forgotten: more than clients take to notice
 FORGET_GRACE = 3 * REFRESH
+
+
+@contextmanager
+def cluster_calls(what: str) -> Iterator[None]:
+    """The shard map's calls over redis-py raise aqless's typed errors, as the script's do
+    (aqless._connection.protocol.refusal_for): a server that cannot serve now (LOADING,
+    READONLY, OOM, MISCONF...) or a lost link is a ConnectionLostError or one of its kinds;
+    a Cluster that cannot be used at all, a ConnectionLostError too."""
+    try:
+        yield
+    except (RedisError, RedisClusterException, OSError) as error:
+        translated = refusal_for(what, error) or ConnectionLostError(f"{what}: {error}")
+        raise translated from error
 
 
 class ShardedClient:
@@ -149,17 +161,16 @@ class ShardedClient:
         """Read the shard map (making it if the deployment is new), then open every
         shard's client."""
         try:
-            try:
+            with cluster_calls("reading the shard map"):
                 await self.redis.initialize()
                 shard_map = await self._read_or_make_map()
-            except (RedisConnectionError, RedisTimeoutError, RedisClusterException) as error:
-                raise ConnectionLostError(f"reading the shard map: {error}") from error
             if self._wanted is not None and self._wanted != len(shard_map.active):
                 raise ConfigurationError(
                     f"the deployment {self.deployment!r} has {len(shard_map.active)} shards, "
                     f"not {self._wanted}; change it with add_shards or remove_shard"
                 )
-            await self._adopt(shard_map)
+            with cluster_calls("opening the shards"):
+                await self._adopt(shard_map)
         except BaseException:
             await self.close()
             raise
@@ -217,10 +228,8 @@ class ShardedClient:
         async with self._reading:
             if self.shards.version != before:  # another task just read a newer map
                 return True
-            try:
+            with cluster_calls("reading the shard map"):
                 stored = await shard_store.read(self.redis, self.deployment)
-            except (RedisConnectionError, RedisTimeoutError, RedisClusterException) as error:
-                raise ConnectionLostError(f"reading the shard map: {error}") from error
             if stored is None:
                 raise ConfigurationError(f"the shard map of {self.deployment!r} is gone")
             await self._adopt(stored)
@@ -249,14 +258,15 @@ class ShardedClient:
         stay where they are and are found there. Two clients adding at once both land.
         Returns the new map (this client holds it at once; others within `refresh`)."""
         before = self.shards.active
-        changed = await shard_resize.add(
-            self.redis, self.deployment, count, self._primary_of, self._primaries()
-        )
-        await self._adopt(changed)
-        source = self._clients[before[0].id]
-        for shard in changed.shards:
-            if shard.id > before[-1].id:  # the configuration holds on every shard
-                await shard_resize.copy_config(source, self._clients[shard.id])
+        with cluster_calls("adding shards"):
+            changed = await shard_resize.add(
+                self.redis, self.deployment, count, self._primary_of, self._primaries()
+            )
+            await self._adopt(changed)
+            source = self._clients[before[0].id]
+            for shard in changed.shards:
+                if shard.id > before[-1].id:  # the configuration holds on every shard
+                    await shard_resize.copy_config(source, self._clients[shard.id])
         return self.shards
 
     async def remove_shard(self, shard_id: int) -> ShardMap:
@@ -267,9 +277,10 @@ class ShardedClient:
         Raises:
             ConfigurationError: no such shard, the last active one, or it holds a
                 pinned queue."""
-        await self._adopt(
-            await shard_resize.drain(self.redis, self.deployment, shard_id, time.time())
-        )
+        with cluster_calls("draining a shard"):
+            await self._adopt(
+                await shard_resize.drain(self.redis, self.deployment, shard_id, time.time())
+            )
         return self.shards
 
     async def forget_shard(self, shard_id: int, *, grace: float = FORGET_GRACE) -> ShardMap:
@@ -284,25 +295,27 @@ class ShardedClient:
         await self.reread()
         if shard_id not in self._clients:
             raise ConfigurationError(f"no shard {shard_id} in this deployment")
-        changed = await shard_resize.forget(
-            self.redis,
-            self.deployment,
-            self._clients[shard_id],
-            shard_id,
-            time.time(),
-            grace,
-        )
-        await self._adopt(changed)
+        with cluster_calls("forgetting a shard"):
+            changed = await shard_resize.forget(
+                self.redis,
+                self.deployment,
+                self._clients[shard_id],
+                shard_id,
+                time.time(),
+                grace,
+            )
+            await self._adopt(changed)
         return self.shards
 
     async def pin(self, queue: str) -> int:
         """Pin `queue` to one shard (the owner of its name's bucket, unless it is pinned
         already): every put of it goes there, so its own throttle and rate limit, kept
         there, mean what they say. Returns the shard."""
-        changed = await shard_store.changed(
-            self.redis, self.deployment, lambda current: shard_changes.pinned(current, queue)
-        )
-        await self._adopt(changed)
+        with cluster_calls("pinning a queue"):
+            changed = await shard_store.changed(
+                self.redis, self.deployment, lambda current: shard_changes.pinned(current, queue)
+            )
+            await self._adopt(changed)
         return changed.pinned[queue]
 
     def _primary_of(self, namespace: str) -> str:

@@ -16,6 +16,7 @@ from aqless import shard_changes
 from aqless.shard_map import BUCKETS, ShardMap
 from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
+from tests.faults.harness import ask
 from tests.sharded_helpers import (
     addresses,
     cluster_url,
@@ -92,6 +93,22 @@ def test_a_named_throttles_keeper_stays_put_when_shards_are_added() -> None:
 
 
 # -- on the cluster ----------------------------------------------------------------------------
+
+
+async def test_a_full_server_refusing_a_map_change_is_a_typed_error(cluster: Cluster) -> None:
+    """The map's calls go over redis-py, not the script: an OOM there is still a
+    ServerFullError, and the map is unchanged."""
+    async with deployment(cluster, "fullmap") as client:
+        port = home_port(cluster, "{fullmap}")  # the node holding the map
+        ask(port, "CONFIG", "SET", "maxmemory", "1")
+        try:
+            with pytest.raises(aqless.ServerFullError) as refused:
+                await client.pin("emails")
+        finally:
+            ask(port, "CONFIG", "SET", "maxmemory", "0")
+        assert refused.value.condition == "OOM"
+        assert await client.reread() is False
+        assert "emails" not in client.shards.pinned
 
 
 async def test_two_clients_adding_shards_at_once_both_land(cluster: Cluster) -> None:
