@@ -26,18 +26,16 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
-from redis.exceptions import RedisClusterException, RedisError
 
 from aqless import shard_changes, shard_pubsub, shard_resize, shard_store
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
-from aqless._connection.protocol import Clock, refusal_for
+from aqless._connection.protocol import Clock
 from aqless.client import Client, Throttle
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.job import Job, RecurringJob
@@ -70,19 +68,6 @@ logger = logging.getLogger("aqless.sharded")
 REFRESH = 5.0
 #: seconds a shard drains before it may be forgotten: more than clients take to notice
 FORGET_GRACE = 3 * REFRESH
-
-
-@contextmanager
-def cluster_calls(what: str) -> Iterator[None]:
-    """The shard map's calls over redis-py raise aqless's typed errors, as the script's do
-    (aqless._connection.protocol.refusal_for): a server that cannot serve now (LOADING,
-    READONLY, OOM, MISCONF...) or a lost link is a ConnectionLostError or one of its kinds;
-    a Cluster that cannot be used at all, a ConnectionLostError too."""
-    try:
-        yield
-    except (RedisError, RedisClusterException, OSError) as error:
-        translated = refusal_for(what, error) or ConnectionLostError(f"{what}: {error}")
-        raise translated from error
 
 
 class ShardedClient:
@@ -161,7 +146,7 @@ class ShardedClient:
         """Read the shard map (making it if the deployment is new), then open every
         shard's client."""
         try:
-            with cluster_calls("reading the shard map"):
+            with _cluster.calls("reading the shard map"):
                 await self.redis.initialize()
                 shard_map = await self._read_or_make_map()
             if self._wanted is not None and self._wanted != len(shard_map.active):
@@ -169,7 +154,7 @@ class ShardedClient:
                     f"the deployment {self.deployment!r} has {len(shard_map.active)} shards, "
                     f"not {self._wanted}; change it with add_shards or remove_shard"
                 )
-            with cluster_calls("opening the shards"):
+            with _cluster.calls("opening the shards"):
                 await self._adopt(shard_map)
         except BaseException:
             await self.close()
@@ -228,11 +213,11 @@ class ShardedClient:
         async with self._reading:
             if self.shards.version != before:  # another task just read a newer map
                 return True
-            with cluster_calls("reading the shard map"):
+            with _cluster.calls("reading the shard map"):
                 stored = await shard_store.read(self.redis, self.deployment)
-            if stored is None:
-                raise ConfigurationError(f"the shard map of {self.deployment!r} is gone")
-            await self._adopt(stored)
+                if stored is None:
+                    raise ConfigurationError(f"the shard map of {self.deployment!r} is gone")
+                await self._adopt(stored)  # a new shard's pub/sub setting is read too
         return self.shards.version != before
 
     async def fresh(self) -> ShardMap:
@@ -258,7 +243,7 @@ class ShardedClient:
         stay where they are and are found there. Two clients adding at once both land.
         Returns the new map (this client holds it at once; others within `refresh`)."""
         before = self.shards.active
-        with cluster_calls("adding shards"):
+        with _cluster.calls("adding shards"):
             changed = await shard_resize.add(
                 self.redis, self.deployment, count, self._primary_of, self._primaries()
             )
@@ -277,7 +262,7 @@ class ShardedClient:
         Raises:
             ConfigurationError: no such shard, the last active one, or it holds a
                 pinned queue."""
-        with cluster_calls("draining a shard"):
+        with _cluster.calls("draining a shard"):
             await self._adopt(
                 await shard_resize.drain(self.redis, self.deployment, shard_id, time.time())
             )
@@ -295,7 +280,7 @@ class ShardedClient:
         await self.reread()
         if shard_id not in self._clients:
             raise ConfigurationError(f"no shard {shard_id} in this deployment")
-        with cluster_calls("forgetting a shard"):
+        with _cluster.calls("forgetting a shard"):
             changed = await shard_resize.forget(
                 self.redis,
                 self.deployment,
@@ -311,7 +296,7 @@ class ShardedClient:
         """Pin `queue` to one shard (the owner of its name's bucket, unless it is pinned
         already): every put of it goes there, so its own throttle and rate limit, kept
         there, mean what they say. Returns the shard."""
-        with cluster_calls("pinning a queue"):
+        with _cluster.calls("pinning a queue"):
             changed = await shard_store.changed(
                 self.redis, self.deployment, lambda current: shard_changes.pinned(current, queue)
             )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from aqless._connection import cluster as _cluster
 from aqless.client import Client
 from aqless.job import Job
 from aqless.models import (
@@ -376,7 +377,8 @@ async def _primary_memory(client: Client) -> tuple[str, int | None]:
     """The address of the primary holding the shard's slot, and its used memory."""
     redis: Any = client.redis
     node = redis.get_node_from_key(f"{client.prefix}")
-    info = await redis.info("memory", target_nodes=node)
+    with _cluster.calls("reading a primary's memory"):
+        info = await redis.info("memory", target_nodes=node)
     if isinstance(info, dict) and node.name in info and isinstance(info[node.name], dict):
         info = info[node.name]  # some redis-py versions key a node's reply by its name
     used = info.get("used_memory") if isinstance(info, dict) else None

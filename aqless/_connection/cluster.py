@@ -12,7 +12,8 @@ sharded deployment publishes with SPUBLISH instead, heard only on the primary of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -23,7 +24,10 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisClusterException, RedisError, SlotNotCoveredError
 
-__all__ = ["NodePubSub", "connect", "hash_tag"]
+from aqless._connection.protocol import refusal_for
+from aqless.errors import ConnectionLostError
+
+__all__ = ["NodePubSub", "calls", "connect", "hash_tag"]
 
 
 def hash_tag(name: str) -> str | None:
@@ -43,6 +47,20 @@ def connect(nodes: str | Sequence[tuple[str, int]], **options: Any) -> RedisClus
     if isinstance(nodes, str):
         return RedisCluster.from_url(nodes, **options)
     return RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in nodes], **options)
+
+
+@contextmanager
+def calls(what: str) -> Iterator[None]:
+    """Calls made over redis-py's Cluster client (a sharded deployment's map, a node's INFO)
+    raise aqless's typed errors, as the script's do
+    (aqless._connection.protocol.refusal_for): a server that cannot serve now (LOADING,
+    READONLY, OOM, MISCONF...) or a lost link is a ConnectionLostError or one of its kinds;
+    a Cluster that cannot be used at all, a ConnectionLostError too."""
+    try:
+        yield
+    except (RedisError, RedisClusterException, OSError) as error:
+        translated = refusal_for(what, error) or ConnectionLostError(f"{what}: {error}")
+        raise translated from error
 
 
 class NodePubSub:
