@@ -25,7 +25,7 @@ from aqless.queue import (
     default_options,
 )
 from aqless.ratelimits import RateLimit
-from aqless.sharded_views import MergedQueueReads
+from aqless.sharded_views import MergedQueueReads, gathered
 
 if TYPE_CHECKING:
     from aqless.sharded import ShardedClient
@@ -216,15 +216,11 @@ class ShardedQueue(MergedQueueReads):
             return []
         order = self._client._rotation()
         shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
-        popped: dict[int, list[Job]] = {}
-
-        async def pop_share(shard: int, share: int) -> None:
-            popped[shard] = await self.partition(shard).pop_many(share, worker=worker)
-
-        async with anyio.create_task_group() as pops:
-            for shard, share in zip(order, shares, strict=True):
-                if share:
-                    pops.start_soon(pop_share, shard, share)
+        asked = [(shard, share) for shard, share in zip(order, shares, strict=True) if share]
+        replies = await gathered(
+            asked, lambda pair: self.partition(pair[0]).pop_many(pair[1], worker=worker)
+        )
+        popped = {shard: jobs for (shard, _), jobs in zip(asked, replies, strict=True)}
         jobs = [job for shard in order for job in popped.get(shard, [])]
         for shard, share in zip(order, shares, strict=True):
             if len(jobs) >= count:
@@ -245,20 +241,20 @@ class ShardedQueue(MergedQueueReads):
 
     async def counts(self) -> QueueCounts:
         """The queue's counts summed over the shards (paused if any partition is)."""
-        return summed(self.name, [await queue.counts() for queue in self.partitions])
+        return summed(self.name, await gathered(self.partitions, Queue.counts))
 
     async def length(self) -> int:
         """Waiting, scheduled and running jobs on every shard."""
-        return sum([await queue.length() for queue in self.partitions])
+        return sum(await gathered(self.partitions, Queue.length))
 
     async def pause(self, *, stopjobs: bool = False) -> list[str]:
         """`Queue.pause` on every shard; the jids timed out."""
-        return [jid for queue in self.partitions for jid in await queue.pause(stopjobs=stopjobs)]
+        timed_out = await gathered(self.partitions, lambda queue: queue.pause(stopjobs=stopjobs))
+        return [jid for jids in timed_out for jid in jids]
 
     async def unpause(self) -> None:
         """`Queue.unpause` on every shard."""
-        for queue in self.partitions:
-            await queue.unpause()
+        await gathered(self.partitions, Queue.unpause)
 
     # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
 

@@ -55,16 +55,29 @@ X = TypeVar("X")
 
 
 async def gathered(items: Sequence[X], read: Callable[[X], Awaitable[T]]) -> list[T]:
-    """`read` of every item, all at once; the results in the items' order."""
+    """`read` of every item, all at once; the results in the items' order. A read that
+    fails raises its own error (the first, when several do), not the task group's
+    ExceptionGroup: a shard's server condition reaches the caller as its typed error."""
     results: dict[int, T] = {}
 
     async def one(index: int, item: X) -> None:
         results[index] = await read(item)
 
-    async with anyio.create_task_group() as reads:
-        for index, item in enumerate(items):
-            reads.start_soon(one, index, item)
+    try:
+        async with anyio.create_task_group() as reads:
+            for index, item in enumerate(items):
+                reads.start_soon(one, index, item)
+    except BaseExceptionGroup as group:
+        error = _first_error(group)
+        raise error.with_traceback(error.__traceback__) from error.__cause__
     return [results[index] for index in range(len(items))]
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
 
 
 async def each_shard(clients: Sequence[Client], read: Callable[[Client], Awaitable[T]]) -> list[T]:

@@ -111,6 +111,23 @@ async def test_a_full_server_refusing_a_map_change_is_a_typed_error(cluster: Clu
         assert "emails" not in client.shards.pinned
 
 
+async def test_a_full_shard_refusing_a_call_made_on_every_shard_is_a_typed_error(
+    cluster: Cluster,
+) -> None:
+    """A call fanned out to the shards at once (pause) that one shard's server refuses
+    raises that refusal, ServerFullError, not the task group's ExceptionGroup."""
+    async with deployment(cluster, "fullpause") as client:
+        port = home_port(cluster, client.shards.shard(0).namespace)
+        ask(port, "CONFIG", "SET", "maxmemory", "1")
+        try:
+            with pytest.raises(aqless.ServerFullError) as refused:
+                await client.queues["q"].pause()
+        finally:
+            ask(port, "CONFIG", "SET", "maxmemory", "0")
+        assert refused.value.condition == "OOM"
+        await client.queues["q"].unpause()
+
+
 async def test_two_clients_adding_shards_at_once_both_land(cluster: Cluster) -> None:
     async with (
         deployment(cluster, "race", shards=2) as one,
