@@ -42,7 +42,7 @@ from aqless._worker.budget import SlotBudget
 from aqless._worker.locks import LockKeeper
 from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
-from aqless._worker.popping import Popper
+from aqless._worker.popping import Popper, Unreadable
 from aqless._worker.runners import Runners
 from aqless._worker.running import RunningJob, RunningJobs
 from aqless._worker.served import ServedQueues
@@ -108,8 +108,8 @@ class _PushTaking:
     def interval(self) -> float:
         return self._worker.interval
 
-    def take_pushed(self, jobs: Sequence[Job]) -> None:
-        self._worker._take_pushed(jobs)
+    def take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
+        self._worker._take_pushed(jobs, unreadable)
 
     def pushes_may_be_lost(self) -> None:
         self._worker._pushes_may_be_lost()
@@ -541,14 +541,18 @@ class Worker:
                     self.finish()
             await anyio.sleep(1.0)
 
-    def _take_pushed(self, jobs: Sequence[Job]) -> None:
-        """Start jobs the server popped for this worker on a put (see aqless._worker.pickup)."""
+    def _take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
+        """Start jobs the server popped for this worker on a put (see aqless._worker.pickup),
+        and fail those whose data cannot be read."""
         group = self._jobs
-        for job in jobs:
-            if group is None:  # cannot happen: pushes end before the group closes
+        if group is None:  # cannot happen: pushes end before the group closes
+            for job in jobs:
                 logger.error("job %s pushed to a stopped worker; its lock will expire", job.jid)
-            else:
-                self._start(group, job)
+            return
+        for job in jobs:
+            self._start(group, job)
+        for refused in unreadable:
+            group.start_soon(self._popper.fail_unreadable, refused)
 
     def _pushes_may_be_lost(self) -> None:
         """Look for jobs this worker holds but never heard of, after the next pop."""

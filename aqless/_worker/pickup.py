@@ -41,6 +41,7 @@ from redis.exceptions import ResponseError
 
 from aqless._backoff import SUBSCRIBE, apart
 from aqless._connection.subscriber import Message, Subscriber
+from aqless._worker.popping import Unreadable, readable_jobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, ScriptError
@@ -70,8 +71,8 @@ class PushTaker(Protocol):
     @property
     def interval(self) -> float: ...
 
-    def take_pushed(self, jobs: Sequence[Job]) -> None:
-        """Start jobs the server popped for this worker."""
+    def take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
+        """Start jobs the server popped for this worker, and fail those that cannot run."""
 
     def pushes_may_be_lost(self) -> None:
         """The push channel's connection dropped: jobs pushed meanwhile never arrived."""
@@ -260,12 +261,15 @@ class Pickup:
 
     def _hear(self, push_channel: str, messages: list[Message]) -> None:
         pushed: list[Job] = []
+        unreadable: list[Unreadable] = []
         push_bytes = push_channel.encode()
         pushed_bytes = self._pushed_channel.encode()
         news = False
         for channel, payload in messages:
             if channel == push_bytes:
-                pushed += [Job(self._client, fields) for fields in json.loads(payload)]
+                jobs, refused = readable_jobs(self._client, json.loads(payload))
+                pushed += jobs
+                unreadable += refused
             elif channel == pushed_bytes:
                 self._remember_pushed(payload.decode())
             elif b"put" not in payload and b"advanced" not in payload:
@@ -278,8 +282,8 @@ class Pickup:
                     del self._pushed[event.jid]  # its job went to a worker already
                     continue
                 news = news or self._brings_work(event.kind, event.queue, event.to)
-        if pushed and self._taker is not None:
-            self._taker.take_pushed(pushed)
+        if (pushed or unreadable) and self._taker is not None:
+            self._taker.take_pushed(pushed, unreadable)
         if news:
             self._news()
 

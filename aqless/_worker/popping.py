@@ -35,6 +35,23 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("aqless.worker")
 
+#: a popped or pushed job's fields that make no Job, and why
+Unreadable = tuple[dict[str, Any], PayloadError]
+
+
+def readable_jobs(
+    client: Client, popped: Sequence[dict[str, Any]]
+) -> tuple[list[Job], list[Unreadable]]:
+    """The jobs of popped fields, and the fields whose data Python cannot read."""
+    jobs: list[Job] = []
+    unreadable: list[Unreadable] = []
+    for fields in popped:
+        try:
+            jobs.append(Job(client, fields))
+        except PayloadError as error:
+            unreadable.append((fields, error))
+    return jobs, unreadable
+
 
 class Popper:
     """Pops a worker's jobs from its queues, in its reserver's order.
@@ -152,16 +169,19 @@ class Popper:
         return popped, asked
 
     async def _jobs(self, queue: str, popped: list[dict[str, Any]]) -> list[Job]:
-        """The popped jobs. One whose stored data is not JSON (another writer's) cannot run:
-        it fails at once into `<queue>-PayloadError`, and the others run."""
-        jobs: list[Job] = []
-        for fields in popped:
-            try:
-                jobs.append(Job(self._client, fields))
-            except PayloadError as error:
-                logger.error("job %s: %s", fields.get("jid"), error)
-                await self._fail(str(fields.get("jid")), failure_group(queue, error), str(error))
+        """The popped jobs; those that cannot run fail (see `fail_unreadable`)."""
+        jobs, unreadable = readable_jobs(self._client, popped)
+        for job in unreadable:
+            await self.fail_unreadable(job)
         return jobs
+
+    async def fail_unreadable(self, job: Unreadable) -> None:
+        """A job whose stored data is not JSON to Python (another writer's) cannot run: it
+        fails at once into `<queue>-PayloadError`, rather than when its lock lapses."""
+        fields, error = job
+        logger.error("job %s: %s", fields.get("jid"), error)
+        group = failure_group(str(fields.get("queue")), error)
+        await self._fail(str(fields.get("jid")), group, str(error))
 
     async def _fail(self, jid: str, group: str, message: str) -> None:
         try:

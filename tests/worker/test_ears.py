@@ -124,7 +124,7 @@ async def test_the_put_event_of_a_pushed_job_is_known_by_its_bytes(
     class Taker:
         name, concurrency, interval = WORKER, 1, 30.0
 
-        def take_pushed(self, jobs: Any) -> None:
+        def take_pushed(self, jobs: Any, unreadable: Any = ()) -> None:
             pass
 
         def pushes_may_be_lost(self) -> None:

@@ -105,3 +105,38 @@ async def test_a_job_whose_stored_data_is_not_json_fails_and_the_others_run(
     failure = json.loads(str(await client.redis.hget(key, "failure")))
     assert failure["group"] == "q-PayloadError"
     assert "not JSON" in failure["message"]
+
+
+async def test_a_pushed_job_whose_data_python_cannot_read_fails_at_once(
+    client: aqless.Client,
+) -> None:
+    """The script's JSON decoder takes hex numbers, which Python's does not: another
+    client's put of such data passes put's check and is pushed to an idle worker. The job
+    cannot run; it fails into ``<queue>-PayloadError`` at once (not after its lock
+    lapses), and the worker goes on being pushed jobs."""
+    seen: list[str] = []
+    worker = make_worker(client, handlers=one(lambda job: seen.append(job.jid)), interval=30)
+    offers = f"{client.protocol.prefix}offers:q"
+
+    async def offering() -> bool:
+        return bool(await client.redis.hlen(offers))
+
+    async with running(worker):
+        await until(offering)
+        bad = "hex-data"
+        await client.protocol.call(
+            "queue.put", client.worker_name, "q", bad, "app.job", '{"n":0x10}', 0
+        )
+        key = f"{client.protocol.prefix}j:{bad}"
+
+        async def failed() -> bool:
+            return await client.redis.hget(key, "state") == "failed"
+
+        await until(failed, timeout=5)  # the lock lasts 60 s: a lapse would not fail it
+        await until(offering)
+        good = await client.queues["q"].put("app.job", {"n": 1})
+        await all_complete(client, [good])
+    assert seen == [good]
+    failure = json.loads(str(await client.redis.hget(key, "failure")))
+    assert failure["group"] == "q-PayloadError"
+    assert "not JSON" in failure["message"]

@@ -203,7 +203,7 @@ async def test_a_put_event_read_after_its_push_costs_no_pop(client: aqless.Clien
     class Taker:
         name, concurrency, interval = WORKER, 1, 30.0
 
-        def take_pushed(self, jobs: Any) -> None:
+        def take_pushed(self, jobs: Any, unreadable: Any = ()) -> None:
             taken.extend(job.jid for job in jobs)
 
         def pushes_may_be_lost(self) -> None:
