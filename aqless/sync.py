@@ -1,6 +1,7 @@
 """A blocking client for sync code (Django, Flask, scripts): ``aqless.sync.Client``.
 
-One event loop runs on a daemon thread owned by the client, holding one ``aqless.Client``;
+One event loop runs on a daemon thread owned by the client, holding one ``aqless.Client``
+(``aqless.ShardedClient`` for ``aqless.sync.ShardedClient``, in aqless.sync_sharded);
 each blocking call hands a coroutine to it (``asyncio.run_coroutine_threadsafe``) and waits
 for its result. Calls from any number of threads therefore share one set of connections and
 need no lock of their own. Nothing async reaches the caller: replies are plain values, and
@@ -18,9 +19,10 @@ import datetime
 import os
 import threading
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar, Unpack, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, Unpack, cast, overload
 
 from aqless import client as aio
 from aqless.dedup import PutResult
@@ -41,7 +43,31 @@ from aqless.queue import PutOptions, PutRequest, checked_name
 from aqless.ratelimits import RateLimit, RateLimitInfo
 from aqless.results import JobResult
 
+if TYPE_CHECKING:
+    from aqless.sync_sharded import (
+        ShardedClient,
+        SyncShardedConfig,
+        SyncShardedJobs,
+        SyncShardedQueue,
+        SyncShardedQueues,
+        SyncThrottle,
+        SyncThrottles,
+    )
+
 T = TypeVar("T")
+J = TypeVar("J", Job, RecurringJob)
+
+
+class AsyncClient(Protocol):
+    """What a blocking client holds on its loop: ``aqless.Client`` or ``ShardedClient``."""
+
+    async def open(self) -> object: ...
+    async def close(self) -> None: ...
+    async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None: ...
+    async def result(self, jid: str, *, timeout: float | None = None) -> Any: ...
+
+
+C = TypeVar("C", bound=AsyncClient)
 
 #: How long closing (the client's connections, then the loop's thread) may take.
 CLOSE_TIMEOUT = 5.0
@@ -55,18 +81,18 @@ def _new_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
-class _Runtime:
+class _Runtime(Generic[C]):
     """One loop on one daemon thread, and the async client living on it, for the process
     that made them."""
 
-    def __init__(self, make: Callable[[], aio.Client]) -> None:
+    def __init__(self, make: Callable[[], C]) -> None:
         self.pid = os.getpid()
         self.loop = _new_loop()
         self.thread = threading.Thread(
             target=self.loop.run_forever, name="aqless-sync", daemon=True
         )
         self.thread.start()
-        self.opened: asyncio.Future[aio.Client] | None = None
+        self.opened: asyncio.Future[object] | None = None
         try:  # made on the loop: whatever it builds belongs to that loop
             self.client = self.run(self._make(make), None)
         except BaseException:
@@ -74,7 +100,7 @@ class _Runtime:
             raise
 
     @staticmethod
-    async def _make(make: Callable[[], aio.Client]) -> aio.Client:
+    async def _make(make: Callable[[], C]) -> C:
         return make()
 
     def run(self, coroutine: Awaitable[T], timeout: float | None) -> T:
@@ -87,13 +113,14 @@ class _Runtime:
             future.cancel()
             raise
 
-    async def open_client(self) -> aio.Client:
+    async def open_client(self) -> C:
         """The client, opened once (the embedded server, the eviction check); tried again
         by the next call after a failure."""
         opened = self.opened
         if opened is None or (opened.done() and (opened.cancelled() or opened.exception())):
             opened = self.opened = asyncio.ensure_future(self.client.open())
-        return await asyncio.shield(opened)
+        await asyncio.shield(opened)
+        return self.client
 
     def close(self) -> None:
         """Close the client and stop the loop, within CLOSE_TIMEOUT. In a forked child the
@@ -117,38 +144,30 @@ async def _awaited(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-class Client:
-    """A blocking ``aqless.Client``: ``aqless.sync.Client(url, **options)`` takes the same
-    arguments and checks them here (ConfigurationError), before anything connects.
+class BlockingClient(ABC, Generic[C]):
+    """What every blocking client shares: the runtime of this process (a new one after a
+    fork), `call`, `wait`, `result` and closing. A subclass says how its async client is
+    made (`_make`) and which of its clients a job snapshot's verbs go to (`_job_client`)."""
 
-    Safe to share between threads (make one per process, e.g. at import time of a Django
-    or Flask app). Connects on the first call; ``close()`` (or ``with``) releases
-    everything, and a client still open at interpreter exit is closed then. The errors
-    are aqless's own (``JobNotFoundError``, ``ConnectionLostError``...).
-    """
-
-    def __init__(self, url: str | None = None, **options: Any) -> None:
-        self._url = url
-        self._options = options
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._closed = False
         self._runtime = self._start()
         self._finalizer = weakref.finalize(self, self._runtime.close)
         _LIVE.add(self)
-        self.queues = SyncQueues(self)
-        self.jobs = SyncJobs(self)
-        self.workers = SyncWorkers(self)
-        self.rate_limits = SyncRateLimits(self)
 
-    def _start(self) -> _Runtime:
-        return _Runtime(lambda: aio.Client(self._url, **self._options))
+    @abstractmethod
+    def _make(self) -> C:
+        """The async client, made on the loop."""
 
-    @property
-    def url(self) -> str | None:
-        """The server's URL (the embedded one's once the first call has started it)."""
-        return self._current().client.url
+    @abstractmethod
+    async def _job_client(self, client: C, job: Job | RecurringJob) -> aio.Client:
+        """The client of `client` (the loop's) that a job read earlier belongs to."""
 
-    def _current(self) -> _Runtime:
+    def _start(self) -> _Runtime[C]:
+        return _Runtime(self._make)
+
+    def _current(self) -> _Runtime[C]:
         """This process's runtime: a fresh one after a fork."""
         with self._lock:
             if self._closed:
@@ -159,9 +178,7 @@ class Client:
                 self._finalizer = weakref.finalize(self, self._runtime.close)
             return self._runtime
 
-    def call(
-        self, verb: Callable[[aio.Client], Awaitable[T]], *, timeout: float | None = None
-    ) -> T:
+    def call(self, verb: Callable[[C], Awaitable[T]], *, timeout: float | None = None) -> T:
         """Run ``verb(async_client)`` on the client's loop and return its result: for what
         this module does not wrap (``client.call(lambda c: c.config.get("heartbeat"))``).
         Hand back plain values only: an async object is of no use outside the loop."""
@@ -171,6 +188,16 @@ class Client:
             return await verb(await runtime.open_client())
 
         return runtime.run(called(), timeout)
+
+    def _on_job(self, job: J, verb: Callable[[J], Awaitable[T]]) -> T:
+        """Run a verb of a job snapshot, bound to the loop's client it belongs to (a new
+        one after a fork)."""
+
+        async def bound(client: C) -> T:
+            job._client = await self._job_client(client, job)
+            return await verb(job)
+
+        return self.call(bound)
 
     def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
         """Block until the job completes or fails (its final state); None if it was
@@ -199,13 +226,44 @@ class Client:
     ) -> None:
         self.close()
 
+
+class Client(BlockingClient[aio.Client]):
+    """A blocking ``aqless.Client``: ``aqless.sync.Client(url, **options)`` takes the same
+    arguments and checks them here (ConfigurationError), before anything connects.
+
+    Safe to share between threads (make one per process, e.g. at import time of a Django
+    or Flask app). Connects on the first call; ``close()`` (or ``with``) releases
+    everything, and a client still open at interpreter exit is closed then. The errors
+    are aqless's own (``JobNotFoundError``, ``ConnectionLostError``...).
+    """
+
+    def __init__(self, url: str | None = None, **options: Any) -> None:
+        self._url = url
+        self._options = options
+        super().__init__()
+        self.queues = SyncQueues(self)
+        self.jobs = SyncJobs(self)
+        self.workers = SyncWorkers(self)
+        self.rate_limits = SyncRateLimits(self)
+
+    def _make(self) -> aio.Client:
+        return aio.Client(self._url, **self._options)
+
+    async def _job_client(self, client: aio.Client, job: Job | RecurringJob) -> aio.Client:
+        return client
+
+    @property
+    def url(self) -> str | None:
+        """The server's URL (the embedded one's once the first call has started it)."""
+        return self._current().client.url
+
     def __repr__(self) -> str:
         return f"<aqless.sync.Client {self._url or 'default'}>"
 
 
 # clients alive in this process; after a fork, each gets a new lock (the parent's may have
 # been held by a thread that does not exist in the child)
-_LIVE: weakref.WeakSet[Client] = weakref.WeakSet()
+_LIVE: weakref.WeakSet[BlockingClient[Any]] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
@@ -461,7 +519,7 @@ class SyncJob:
     throttles: _Snapshot[tuple[str, ...]] = _Snapshot()
     spawned_from_jid: _Snapshot[str | None] = _Snapshot()
 
-    def __init__(self, client: Client, job: Job) -> None:
+    def __init__(self, client: BlockingClient[Any], job: Job) -> None:
         self._client = client
         self._job = job
 
@@ -469,11 +527,24 @@ class SyncJob:
         return f"<SyncJob {self.jid} {self.klass_name} {self.state} in {self.queue_name!r}>"
 
     def _verb(self, verb: Callable[[Job], Awaitable[T]]) -> T:
-        return self._client.call(lambda client: verb(_bound(self._job, client)))
+        return self._client._on_job(self._job, verb)
 
     def cancel(self) -> None:
         """Delete the job (refused while other jobs depend on it)."""
         self._verb(lambda job: job.cancel())
+
+    def complete(self, next_queue: str | None = None, *, result: Any = None) -> JobState:
+        """Finish a job this client popped, keeping `result`, or move it on to
+        `next_queue` (see ``aqless.Job.complete``)."""
+        return self._verb(lambda job: job.complete(next_queue, result=result))
+
+    def fail(self, group: str, message: str) -> None:
+        """Fail a job this client popped into `group`, with a message."""
+        self._verb(lambda job: job.fail(group, message))
+
+    def heartbeat(self) -> float:
+        """Renew the lock of a job this client popped; the new expiry time."""
+        return self._verb(lambda job: job.heartbeat())
 
     def wait(self, timeout: float | None = None) -> JobState | None:
         """Block until the job completes or fails; None if it was cancelled."""
@@ -511,15 +582,6 @@ class SyncJob:
         self._verb(lambda job: job.log(message, **data))
 
 
-J = TypeVar("J", Job, RecurringJob)
-
-
-def _bound(job: J, client: aio.Client) -> J:
-    """The snapshot, bound to the loop's current client (a new one after a fork)."""
-    job._client = client
-    return job
-
-
 class SyncRecurringJob:
     """A recurring job's template (``aqless.RecurringJob``'s attributes), cancellable."""
 
@@ -537,7 +599,7 @@ class SyncRecurringJob:
     cron: _Snapshot[str | None] = _Snapshot()
     tz: _Snapshot[str] = _Snapshot()
 
-    def __init__(self, client: Client, job: RecurringJob) -> None:
+    def __init__(self, client: BlockingClient[Any], job: RecurringJob) -> None:
         self._client = client
         self._job = job
 
@@ -547,15 +609,36 @@ class SyncRecurringJob:
 
     def next_runs(self, count: int = 5) -> list[datetime.datetime]:
         """When it spawns next (the next `count` times), in its time zone."""
-        return self._client.call(lambda client: _bound(self._job, client).next_runs(count))
+        return self._client._on_job(self._job, lambda job: job.next_runs(count))
 
     def cancel(self) -> None:
         """Stop spawning (jobs already spawned are left alone)."""
-        self._client.call(lambda client: _bound(self._job, client).cancel())
+        self._client._on_job(self._job, lambda job: job.cancel())
+
+
+#: aqless.sync_sharded's names, loaded on first use: that module builds on this one
+_SHARDED = (
+    "ShardedClient",
+    "SyncShardedConfig",
+    "SyncShardedJobs",
+    "SyncShardedQueue",
+    "SyncShardedQueues",
+    "SyncThrottle",
+    "SyncThrottles",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SHARDED:
+        from aqless import sync_sharded
+
+        return getattr(sync_sharded, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "Client",
+    "ShardedClient",
     "SyncJob",
     "SyncJobs",
     "SyncQueue",
@@ -563,5 +646,11 @@ __all__ = [
     "SyncRateLimit",
     "SyncRateLimits",
     "SyncRecurringJob",
+    "SyncShardedConfig",
+    "SyncShardedJobs",
+    "SyncShardedQueue",
+    "SyncShardedQueues",
+    "SyncThrottle",
+    "SyncThrottles",
     "SyncWorkers",
 ]

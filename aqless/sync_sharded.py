@@ -1,0 +1,288 @@
+"""A blocking client of a sharded deployment: ``aqless.sync.ShardedClient``.
+
+It is ``aqless.sync.Client``'s runtime (one loop on a daemon thread, a fresh one after a
+fork, closed at exit) holding an ``aqless.ShardedClient`` instead of a ``Client``: each
+call routes as the async one does (aqless.sharded) and raises the same errors
+(``CrossShardError``...). Jobs are ``SyncJob`` snapshots whose verbs go to their own
+shard's client.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Sequence
+from typing import Any, Unpack
+
+from aqless import client as aio
+from aqless import sharded
+from aqless.job import Job, JobClass, RecurringJob
+from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo
+from aqless.queue import PutOptions, PutRequest, checked_name
+from aqless.sharded_views import ShardReport
+from aqless.sync import BlockingClient, SyncJob, SyncRecurringJob
+
+__all__ = [
+    "ShardedClient",
+    "SyncShardedConfig",
+    "SyncShardedJobs",
+    "SyncShardedQueue",
+    "SyncShardedQueues",
+    "SyncThrottle",
+    "SyncThrottles",
+]
+
+
+class ShardedClient(BlockingClient[sharded.ShardedClient]):
+    """A blocking ``aqless.ShardedClient``: ``aqless.sync.ShardedClient(nodes,
+    deployment="billing")`` takes the same arguments and checks them here
+    (ConfigurationError), before anything connects; the shard map is read (or made, with
+    `shards`) at the first call.
+
+    Safe to share between threads, one per process; ``close()`` (or ``with``) releases
+    every shard's connections.
+    """
+
+    def __init__(
+        self,
+        nodes: str | Sequence[tuple[str, int]],
+        *,
+        deployment: str,
+        shards: int | None = None,
+        **options: Any,
+    ) -> None:
+        self._nodes = nodes
+        self.deployment = deployment
+        self._shards = shards
+        self._options = options
+        super().__init__()
+        self.queues = SyncShardedQueues(self)
+        self.jobs = SyncShardedJobs(self)
+        self.config = SyncShardedConfig(self)
+        self.throttles = SyncThrottles(self)
+
+    def _make(self) -> sharded.ShardedClient:
+        return sharded.ShardedClient(
+            self._nodes, deployment=self.deployment, shards=self._shards, **self._options
+        )
+
+    async def _job_client(
+        self, client: sharded.ShardedClient, job: Job | RecurringJob
+    ) -> aio.Client:
+        """The client of the job's shard (the one of that namespace in this process)."""
+        namespace = job._client.namespace if job._client is not None else None
+        for shard in client.clients:
+            if shard.namespace == namespace:
+                return shard
+        return await client.home(job.jid)
+
+    def shard_of(self, key: str) -> int:
+        """The shard a put of this jid (or routing key) goes to."""
+
+        async def owner(client: sharded.ShardedClient) -> int:
+            return client.shard_of(key)
+
+        return self.call(owner)
+
+    def shard_report(self) -> list[ShardReport]:
+        """Each shard's queue counts, lag and primary's memory."""
+        return self.call(lambda client: client.shard_report())
+
+    def __repr__(self) -> str:
+        return f"<aqless.sync.ShardedClient {self.deployment}>"
+
+
+class SyncShardedQueues:
+    """``client.queues[name]`` (no I/O), and the queues over every shard."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> SyncShardedQueue:
+        return SyncShardedQueue(self._client, name)
+
+    def names(self) -> list[str]:
+        return self._client.call(lambda client: client.queues.names())
+
+    def counts(self) -> list[QueueCounts]:
+        """Every queue's counts, summed over the shards."""
+        return self._client.call(lambda client: client.queues.counts())
+
+
+class SyncShardedQueue:
+    """A queue of a sharded deployment, blocking (``aqless.ShardedQueue``'s verbs)."""
+
+    def __init__(self, client: ShardedClient, name: str) -> None:
+        self._client = client
+        self.name = checked_name(name)
+
+    def __repr__(self) -> str:
+        return f"<SyncShardedQueue {self.name}>"
+
+    def put(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        route: str | None = None,
+        **options: Unpack[PutOptions],
+    ) -> str:
+        """Put a job on the shard it belongs to (`route`: a routing key whose jobs share
+        one shard); returns its jid. CrossShardError (nothing put) when its constraints
+        name two shards."""
+        return self._client.call(
+            lambda client: client.queues[self.name].put(klass, data, route=route, **options)
+        )
+
+    def put_many(
+        self, requests: Iterable[PutRequest], *, route: str | None = None, batch: int = 1000
+    ) -> list[str]:
+        """Put many ``aqless.PutRequest`` jobs, each on its shard; returns their jids.
+        Every request is placed first: a CrossShardError puts nothing."""
+        listed = list(requests)
+        return self._client.call(
+            lambda client: client.queues[self.name].put_many(listed, route=route, batch=batch)
+        )
+
+    def recur(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        interval: float | None = None,
+        *,
+        jid: str | None = None,
+        throttles: Sequence[str] | None = None,
+        **options: Any,
+    ) -> str:
+        """A recurring job on its jid's shard (its first throttle's, if it names one); the
+        options are ``aqless.sync.SyncQueue.recur``'s."""
+        return self._client.call(
+            lambda client: client.queues[self.name].recur(
+                klass, data, interval, jid=jid, throttles=throttles, **options
+            )
+        )
+
+    def pop(self, *, worker: str | None = None) -> SyncJob | None:
+        """The next job from the shards (the first shard asked moves on at every call),
+        locked for `worker` (this client's name by default); None when there is none."""
+        job = self._client.call(lambda client: client.queues[self.name].pop(worker=worker))
+        return None if job is None else SyncJob(self._client, job)
+
+    def pop_many(self, count: int, *, worker: str | None = None) -> list[SyncJob]:
+        """Up to `count` jobs, taken from every shard."""
+        jobs = self._client.call(
+            lambda client: client.queues[self.name].pop_many(count, worker=worker)
+        )
+        return [SyncJob(self._client, job) for job in jobs]
+
+    def peek(self, count: int = 1, *, offset: int = 0) -> list[SyncJob]:
+        jobs = self._client.call(lambda client: client.queues[self.name].peek(count, offset=offset))
+        return [SyncJob(self._client, job) for job in jobs]
+
+    def length(self) -> int:
+        """Waiting, scheduled and running jobs on every shard."""
+        return self._client.call(lambda client: client.queues[self.name].length())
+
+    def counts(self) -> QueueCounts:
+        """The queue's counts summed over the shards."""
+        return self._client.call(lambda client: client.queues[self.name].counts())
+
+    def stats(self, date: datetime.date | float | None = None) -> QueueStats:
+        """Every shard's day, merged."""
+        return self._client.call(lambda client: client.queues[self.name].stats(date))
+
+    def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
+        return self._client.call(
+            lambda client: client.queues[self.name].jobs(state, offset=offset, count=count)
+        )
+
+    def pause(self, *, stopjobs: bool = False) -> list[str]:
+        """Pause the queue on every shard; the jids timed out."""
+        return self._client.call(lambda client: client.queues[self.name].pause(stopjobs=stopjobs))
+
+    def unpause(self) -> None:
+        self._client.call(lambda client: client.queues[self.name].unpause())
+
+
+class SyncShardedJobs:
+    """Jobs by id, each asked only of the shards its bucket names."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    def get(self, jid: str) -> SyncJob | SyncRecurringJob | None:
+        """The job or recurring job with this id, or None."""
+        found = self._client.call(lambda client: client.jobs.get(jid))
+        if isinstance(found, Job):
+            return SyncJob(self._client, found)
+        if isinstance(found, RecurringJob):
+            return SyncRecurringJob(self._client, found)
+        return None
+
+    def get_many(self, jids: Sequence[str]) -> list[SyncJob]:
+        """The jobs that exist among `jids`, in order (one call per shard)."""
+        jobs = self._client.call(lambda client: client.jobs.get_many(jids))
+        return [SyncJob(self._client, job) for job in jobs]
+
+    def cancel(self, *jids: str) -> None:
+        """Cancel jobs, one call per shard holding some of them."""
+        self._client.call(lambda client: client.jobs.cancel(*jids))
+
+
+class SyncShardedConfig:
+    """The deployment's settings: written to every shard, read from the first."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    def get(self, option: str) -> str | None:
+        return self._client.call(lambda client: client.config.get(option))
+
+    def all(self) -> dict[str, str]:
+        return self._client.call(lambda client: client.config.all())
+
+    def set(self, option: str, value: str | float) -> None:
+        self._client.call(lambda client: client.config.set(option, value))
+
+    def unset(self, option: str) -> None:
+        self._client.call(lambda client: client.config.unset(option))
+
+
+class SyncThrottles:
+    """``client.throttles[name]`` (no I/O): the throttle on the shard keeping its name."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> SyncThrottle:
+        return SyncThrottle(self._client, name)
+
+
+class SyncThrottle:
+    """A named concurrency limit of the deployment (``aqless.Throttle``'s verbs)."""
+
+    def __init__(self, client: ShardedClient, name: str) -> None:
+        self._client = client
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<SyncThrottle {self.name}>"
+
+    def get(self) -> ThrottleInfo:
+        return self._client.call(lambda client: client.throttles[self.name].get())
+
+    def set(self, maximum: int, *, expiration: int = 0) -> None:
+        """At most `maximum` jobs hold it at once (0: unlimited)."""
+        self._client.call(
+            lambda client: client.throttles[self.name].set(maximum, expiration=expiration)
+        )
+
+    def delete(self) -> None:
+        self._client.call(lambda client: client.throttles[self.name].delete())
+
+    def locks(self) -> list[str]:
+        """The jids holding it."""
+        return self._client.call(lambda client: client.throttles[self.name].locks())
+
+    def pending(self) -> list[str]:
+        """The jids waiting for it."""
+        return self._client.call(lambda client: client.throttles[self.name].pending())
