@@ -25,7 +25,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.ratelimits", "aqless.progress", "aqless.run_at", "aqless.shard_map",
             "aqless.sharded", "aqless.sharded_queue", "aqless.sharded_views",
             "aqless.sharded_events", "aqless.shard_changes", "aqless.shard_store",
-            "aqless.shard_resize", "aqless.shard_pubsub",
+            "aqless.shard_resize", "aqless.shard_pubsub", "aqless.sharded_limits",
+            "aqless.sharded_patterns",
         ),
     ),
     (
