@@ -56,7 +56,9 @@ from aqless.sharded import (
     ShardedConfig,
     ShardedJobs,
     ShardedQueue,
+    ShardedQueuePatterns,
     ShardedQueues,
+    ShardedRateLimits,
     ShardedThrottles,
 )
 from aqless.sharded_worker import ShardedWorker
@@ -125,7 +127,9 @@ __all__ = [
     "ShardedConfig",
     "ShardedJobs",
     "ShardedQueue",
+    "ShardedQueuePatterns",
     "ShardedQueues",
+    "ShardedRateLimits",
     "ShardedThrottles",
     "ShardedWorker",
     "Tags",

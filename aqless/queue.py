@@ -347,9 +347,7 @@ class Queue:
 
     async def _hooked(self, send: PutSender, requests: list[PutRequest]) -> list[str]:
         """`send(requests)` inside the client's put hooks."""
-        for hook in reversed(self._client.put_hooks):
-            send = _bound_hook(hook, self, send)
-        return await send(requests)
+        return await inside_hooks(self._client.put_hooks, self, send)(requests)
 
     async def put_many(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
@@ -591,7 +589,26 @@ class Queue:
         await self._client.protocol.call("queue.forget", self.name)
 
 
-def _bound_hook(hook: PutHook, queue: Queue, send: PutSender) -> PutSender:
+#: What a put hook is given as its queue: a `Queue`, or a sharded deployment's queue.
+Target = TypeVar("Target")
+
+
+def inside_hooks(
+    hooks: Sequence[Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]]],
+    queue: Target,
+    send: PutSender,
+) -> PutSender:
+    """`send` wrapped in `hooks` (the first outermost), each given `queue`."""
+    for hook in reversed(hooks):
+        send = _bound_hook(hook, queue, send)
+    return send
+
+
+def _bound_hook(
+    hook: Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]],
+    queue: Target,
+    send: PutSender,
+) -> PutSender:
     async def call(requests: list[PutRequest]) -> list[str]:
         return await hook(queue, requests, send)
 

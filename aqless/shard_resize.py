@@ -92,11 +92,15 @@ async def forget(
 
 
 async def copy_config(source: Client, target: Client) -> None:
-    """Set on `target` every option set on `source` (a new shard takes the deployment's
-    configuration; options left at their defaults stay so)."""
+    """Set on `target` every option set on `source`, and its queue identifier and priority
+    patterns (a new shard takes the deployment's configuration; options left at their
+    defaults stay so)."""
     stored = await source.redis.hgetall(f"{source.prefix}config")
     for option, value in stored.items():
         await target.config.set(str(option), str(value))
+    patterns = source.queue_patterns  # configuration too, read by each shard's workers
+    await target.queue_patterns.set_identifiers(await patterns.identifiers())
+    await target.queue_patterns.set_priorities(await patterns.priorities())
 
 
 async def jobs_held(client: Client) -> int:

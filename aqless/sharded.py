@@ -36,13 +36,15 @@ from aqless import shard_changes, shard_pubsub, shard_resize, shard_store
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.protocol import Clock
-from aqless.client import Client, Throttle
+from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.job import Job, RecurringJob
 from aqless.models import JobState, QueueCounts
 from aqless.shard_map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharded_events import MergedEventStream
-from aqless.sharded_queue import ShardedQueue, summed
+from aqless.sharded_limits import ShardedRateLimits, ShardedThrottles
+from aqless.sharded_patterns import ShardedQueuePatterns
+from aqless.sharded_queue import ShardedPutHook, ShardedQueue, summed
 from aqless.sharded_views import (
     MergedJobReads,
     ShardedTags,
@@ -58,7 +60,9 @@ __all__ = [
     "ShardedConfig",
     "ShardedJobs",
     "ShardedQueue",
+    "ShardedQueuePatterns",
     "ShardedQueues",
+    "ShardedRateLimits",
     "ShardedThrottles",
 ]
 
@@ -137,6 +141,11 @@ class ShardedClient:
         self.jobs = ShardedJobs(self)
         self.config = ShardedConfig(self)
         self.throttles = ShardedThrottles(self)
+        self.rate_limits = ShardedRateLimits(self)
+        self.queue_patterns = ShardedQueuePatterns(self)
+        #: Hooks around every put and put_many of this client's queues, applied once per
+        #: call before the jobs are placed (as a plain Client's, given the ShardedQueue).
+        self.put_hooks: list[ShardedPutHook] = []
         self.workers = ShardedWorkers(self)
         self.tags = ShardedTags(self)
 
@@ -532,17 +541,6 @@ class ShardedConfig:
     async def unset(self, option: str) -> None:
         for client in self._client.clients:
             await client.config.unset(option)
-
-
-class ShardedThrottles:
-    """``client.throttles[name]``: the throttle on the shard keeping its name
-    (`ShardedClient.keeper_of`), where every job naming it first is put."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
-
-    def __getitem__(self, name: str) -> Throttle:
-        return Throttle(self._client.shard(self._client.keeper_of(name)), name)
 
 
 #: A plain or a sharded deployment's client: what the CLI and the dashboard take.

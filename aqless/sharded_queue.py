@@ -5,9 +5,9 @@ partitions (aqless.sharded_views merges the rest of its reads)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
 import anyio
 
@@ -20,9 +20,11 @@ from aqless.queue import (
     JobClass,
     PutOptions,
     PutRequest,
+    PutSender,
     Queue,
     checked_name,
     default_options,
+    inside_hooks,
 )
 from aqless.ratelimits import RateLimit
 from aqless.sharded_views import MergedQueueReads, gathered
@@ -30,7 +32,13 @@ from aqless.sharded_views import MergedQueueReads, gathered
 if TYPE_CHECKING:
     from aqless.sharded import ShardedClient
 
-__all__ = ["ShardedQueue", "summed"]
+__all__ = ["ShardedPutHook", "ShardedQueue", "summed"]
+
+#: ``ShardedClient.put_hooks``' entries: as `aqless.queue.PutHook`, given the `ShardedQueue`
+#: (a hook typed for both, ``queue: Queue | ShardedQueue``, serves either kind of client).
+ShardedPutHook: TypeAlias = Callable[
+    ["ShardedQueue", list[PutRequest], PutSender], Awaitable[list[str]]
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,26 +128,43 @@ class ShardedQueue(MergedQueueReads):
     ) -> str:
         """`Queue.put` on the shard the job belongs to (see the module's documentation);
         returns its jid. Jobs put with the same `route` (a routing key such as a customer
-        id) go to one shard, so they keep their order.
+        id) go to one shard, so they keep their order. The client's `put_hooks` wrap it
+        once, before it is placed.
 
         Raises:
             CrossShardError: the dependencies, jid, route, first throttle, first rate
                 limit or dedup id name different shards (nothing is put).
         """
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            (request,) = requests
+            return [await self._put_one(request, route, requeue, durable)]
+
+        hooked = inside_hooks(self._client.put_hooks, self, send)
+        (jid,) = await hooked([PutRequest(klass, data, **options)])
+        return jid
+
+    async def _put_one(
+        self, request: PutRequest, route: str | None, requeue: bool, durable: Durable
+    ) -> str:
+        shard, request = await self._placed(request, route)
+        return await self.partition(shard).put(
+            request.klass, request.data, requeue=requeue, durable=durable, **_options(request)
+        )
+
+    async def _placed(self, request: PutRequest, route: str | None) -> tuple[int, PutRequest]:
+        """The shard a put request goes to, and the request with its jid."""
         place = await self._place(
-            klass,
-            data,
-            options.get("jid"),
+            request.klass,
+            request.data,
+            request.jid,
             route,
-            options.get("depends"),
-            options.get("throttles"),
-            options.get("rate_limits"),
-            options.get("dedup"),
+            request.depends,
+            request.throttles,
+            request.rate_limits,
+            request.dedup,
         )
-        options["jid"] = place.jid
-        return await self.partition(place.shard).put(
-            klass, data, requeue=requeue, durable=durable, **options
-        )
+        return place.shard, replace(request, jid=place.jid)
 
     async def put_many(
         self,
@@ -152,20 +177,18 @@ class ShardedQueue(MergedQueueReads):
         """`Queue.put_many` over the shards: every request is placed first (a
         CrossShardError puts nothing), then each shard's share is put, the shards at
         once. `route` applies to every request. A refusal is raised once every shard's
-        share has been sent, as `Queue.put_many` does."""
-        placed: list[tuple[int, PutRequest]] = []
-        for request in requests:
-            place = await self._place(
-                request.klass,
-                request.data,
-                request.jid,
-                route,
-                request.depends,
-                request.throttles,
-                request.rate_limits,
-                request.dedup,
-            )
-            placed.append((place.shard, replace(request, jid=place.jid)))
+        share has been sent, as `Queue.put_many` does. The client's `put_hooks` wrap it
+        once, given every request, before they are placed."""
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            return await self._put_placed(requests, route, batch, durable)
+
+        return await inside_hooks(self._client.put_hooks, self, send)(list(requests))
+
+    async def _put_placed(
+        self, requests: list[PutRequest], route: str | None, batch: int, durable: Durable
+    ) -> list[str]:
+        placed = [await self._placed(request, route) for request in requests]
         by_shard: dict[int, list[int]] = {}
         for index, (shard, _) in enumerate(placed):
             by_shard.setdefault(shard, []).append(index)
@@ -286,6 +309,22 @@ class ShardedQueue(MergedQueueReads):
     def rate_limit(self) -> RateLimit:
         """The queue's own rate limit, on its pinned shard (no I/O)."""
         return self._home().rate_limit
+
+
+def _options(request: PutRequest) -> PutOptions:
+    """A put request's options, as `Queue.put` takes them."""
+    return PutOptions(
+        jid=request.jid,
+        priority=request.priority,
+        delay=request.delay,
+        tags=request.tags,
+        retries=request.retries,
+        depends=request.depends,
+        throttles=request.throttles,
+        dedup=request.dedup,
+        rate_limits=request.rate_limits,
+        at=request.at,
+    )
 
 
 def _cross_shard(named: dict[str, int]) -> CrossShardError:

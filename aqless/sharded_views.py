@@ -47,6 +47,7 @@ __all__ = [
     "interleaved",
     "merged_durations",
     "merged_stats",
+    "primary_info",
     "shard_reports",
 ]
 
@@ -388,11 +389,18 @@ async def _report_parts(
 
 async def _primary_memory(client: Client) -> tuple[str, int | None]:
     """The address of the primary holding the shard's slot, and its used memory."""
+    node, info = await primary_info(client, "memory")
+    used = info.get("used_memory")
+    return node, None if used is None else int(used)
+
+
+async def primary_info(client: Client, *sections: str) -> tuple[str, dict[str, Any]]:
+    """The address of the primary holding a shard's slot (`client` is the shard's), and
+    its INFO `sections` (empty if it answered none)."""
     redis: Any = client.redis
     node = redis.get_node_from_key(f"{client.prefix}")
-    with _cluster.calls("reading a primary's memory"):
-        info = await redis.info("memory", target_nodes=node)
+    with _cluster.calls("reading a primary's INFO"):
+        info = await redis.info(*sections, target_nodes=node)
     if isinstance(info, dict) and node.name in info and isinstance(info[node.name], dict):
         info = info[node.name]  # some redis-py versions key a node's reply by its name
-    used = info.get("used_memory") if isinstance(info, dict) else None
-    return str(node.name), None if used is None else int(used)
+    return str(node.name), info if isinstance(info, dict) else {}

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from aqless.job import Job
     from aqless.middleware import Perform
     from aqless.queue import Queue
+    from aqless.sharded import ShardedClient
+    from aqless.sharded_queue import ShardedQueue
 
 __all__ = ["TRACE_KEY", "Tracing", "extract", "inject", "instrument", "middleware"]
 
@@ -106,13 +108,13 @@ class Tracing:
             cached = self._cached = (provider, provider.get_tracer("aqless", __version__))
         return cached[1]
 
-    def instrument(self, client: Client) -> None:
-        """Trace every put of `client` (idempotent)."""
+    def instrument(self, client: Client | ShardedClient) -> None:
+        """Trace every put of `client`, a plain or a sharded deployment's (idempotent)."""
         if not any(getattr(hook, "__self__", None) is self for hook in client.put_hooks):
             client.put_hooks.append(self.put_hook)
 
     async def put_hook(
-        self, queue: Queue, requests: list[PutRequest], send: PutSender
+        self, queue: Queue | ShardedQueue, requests: list[PutRequest], send: PutSender
     ) -> list[str]:
         """A `client.put_hooks` entry: a PRODUCER span, its context written into each job."""
         attributes: dict[str, str | int] = {
@@ -165,7 +167,9 @@ class Tracing:
 _default = Tracing()
 
 
-def instrument(client: Client, *, tracer_provider: trace.TracerProvider | None = None) -> None:
+def instrument(
+    client: Client | ShardedClient, *, tracer_provider: trace.TracerProvider | None = None
+) -> None:
     """Trace every put of `client`, on `tracer_provider` (default: the global one)."""
     (_default if tracer_provider is None else Tracing(tracer_provider)).instrument(client)
 

@@ -51,6 +51,17 @@ def key_per_shard(client: aqless.ShardedClient, prefix: str = "route-") -> list[
     return [keys_of_a_shard(client, shard, prefix)[0] for shard in range(3)]
 
 
+def kept_elsewhere(client: aqless.ShardedClient) -> str:
+    """A queue name whose own throttle and rate-limit id (``<prefix>q:<queue>``, on the shard
+    the queue is pinned to) is kept, as a name, by another shard."""
+    for n in range(100):
+        name = f"mail-{n}"
+        pin = client.keeper_of(name)
+        if client.keeper_of(f"{client.shard(pin).prefix}q:{name}") != pin:
+            return name
+    raise AssertionError("no such queue name")
+
+
 def run_example(cluster: Cluster, name: str) -> subprocess.CompletedProcess[str]:
     """examples/<name> run against the cluster (AQLESS_CLUSTER_URL), its output captured."""
     example = Path(__file__).parent.parent / "examples" / name

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.sharded", "aqless.sharded_queue", "aqless.sharded_views",
             "aqless.sharded_events", "aqless.shard_changes", "aqless.shard_store",
             "aqless.shard_resize", "aqless.shard_pubsub", "aqless.sync_sharded",
+            "aqless.sharded_limits", "aqless.sharded_patterns",
         ),
     ),
     (

@@ -21,6 +21,8 @@ from aqless import (
     results,
     shard_map,
     sharded,
+    sharded_limits,
+    sharded_patterns,
     sharded_worker,
 )
 
@@ -37,6 +39,8 @@ API_MODULES = (
     results,
     shard_map,
     sharded,
+    sharded_limits,
+    sharded_patterns,
     sharded_worker,
 )
 

@@ -8,7 +8,7 @@ import click
 
 import aqless
 from aqless.cli.render import joined, table
-from aqless.cli.runtime import NotFound, emit, run
+from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import priority_document
 
 
@@ -22,7 +22,7 @@ def patterns_document(
 
 
 async def both(
-    client: aqless.Client,
+    client: AnyClient,
 ) -> tuple[dict[str, list[str]], list[aqless.PriorityPattern]]:
     patterns = client.queue_patterns
     return await patterns.identifiers(), await patterns.priorities()
@@ -51,7 +51,7 @@ def show() -> None:
     Example:
       aqless --json patterns show
     """
-    identifiers, priorities = run(both)
+    identifiers, priorities = run_any(both)
     emit(
         patterns_document(identifiers, priorities),
         table(
@@ -82,13 +82,13 @@ def set_identifier(name: str, queue_patterns: tuple[str, ...]) -> None:
       aqless patterns set-identifier mail 'mail-*' '!mail-spam'
     """
 
-    async def act(client: aqless.Client) -> dict[str, list[str]]:
+    async def act(client: AnyClient) -> dict[str, list[str]]:
         identifiers = await client.queue_patterns.identifiers()
         identifiers[name] = list(queue_patterns)
         await client.queue_patterns.set_identifiers(identifiers)
         return await client.queue_patterns.identifiers()
 
-    identifiers = run(act)
+    identifiers = run_any(act)
     emit(identifiers, f"@{name} = {joined(identifiers.get(name, []))}")
 
 
@@ -102,14 +102,14 @@ def unset_identifier(name: str) -> None:
       aqless patterns unset-identifier mail
     """
 
-    async def act(client: aqless.Client) -> dict[str, list[str]]:
+    async def act(client: AnyClient) -> dict[str, list[str]]:
         identifiers = await client.queue_patterns.identifiers()
         if identifiers.pop(name, None) is None:
             raise NotFound(f"no identifier {name!r}")
         await client.queue_patterns.set_identifiers(identifiers)
         return await client.queue_patterns.identifiers()
 
-    identifiers = run(act)
+    identifiers = run_any(act)
     emit(identifiers, f"@{name} unset")
 
 
@@ -136,11 +136,11 @@ def set_priorities(groups: list[aqless.PriorityPattern]) -> None:
       aqless patterns set-priorities
     """
 
-    async def act(client: aqless.Client) -> list[aqless.PriorityPattern]:
+    async def act(client: AnyClient) -> list[aqless.PriorityPattern]:
         await client.queue_patterns.set_priorities(groups)
         return await client.queue_patterns.priorities()
 
-    priorities = run(act)
+    priorities = run_any(act)
     emit(
         patterns_document({}, priorities)["priorities"],
         "priorities: " + " > ".join(str(group) for group in priorities),

@@ -12,7 +12,7 @@ import click
 import aqless
 from aqless.cli.params import aware_time, names, parse_json, parse_time
 from aqless.cli.render import plural
-from aqless.cli.runtime import chunks, emit, progress, run
+from aqless.cli.runtime import AnyClient, chunks, emit, progress, run_any, settings
 
 BATCH = 1000
 LINE_FIELDS = (
@@ -79,6 +79,10 @@ def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.Put
 @click.option("--jid", help="The job's id (default: a random one); an existing jid is replaced.")
 @click.option("--dedup", help="A dedup id: no new job while a job holds it (see aqless.Dedup).")
 @click.option("--dedup-ttl", type=float, help="Hold the dedup id this many seconds.")
+@click.option(
+    "--route",
+    help="A sharded deployment's routing key: jobs put with one key go to one shard, in order.",
+)
 @click.option("--debounce", is_flag=True, help="Within --dedup-ttl, replace the pending job.")
 @click.option(
     "--file",
@@ -101,6 +105,7 @@ def put(
     dedup: str | None,
     dedup_ttl: float | None,
     debounce: bool,
+    route: str | None,
     source: IO[str] | None,
 ) -> None:
     """Put a job into QUEUE: KLASS names its class, DATA is its JSON payload.
@@ -120,6 +125,7 @@ def put(
       aqless put search app.jobs.Index '{"q": "al"}' --dedup index:al --dedup-ttl 2 --debounce
       aqless put emails --file jobs.jsonl
       aqless put emails app.jobs.Send --file - < jobs.jsonl
+      aqless --deployment billing put invoices app.Invoice '{"id": 7}' --route customer-42
     """
     options: dict[str, Any] = {
         "priority": priority,
@@ -140,34 +146,48 @@ def put(
             raise click.UsageError(str(error)) from error
     elif dedup_ttl is not None or debounce:
         raise click.UsageError("--dedup-ttl and --debounce go with --dedup")
+    if route is not None and settings().deployment is None:
+        raise click.UsageError("--route is for a sharded deployment: give --deployment")
     if source is None:
         if klass is None:
             raise click.UsageError("give KLASS, or --file")
-        put_one = client_put(queue, klass, data, jid, given)
-        jids = [run(put_one)]
+        put_one = client_put(queue, klass, data, jid, given, route)
+        jids = [run_any(put_one)]
     else:
         if data is not None or jid is not None:
             raise click.UsageError("DATA and --jid are per line with --file")
         requests = _requests(source, {"klass": klass, **given})
-        jids = run(lambda client: _put_all(client.queues[queue], requests))
+        jids = run_any(lambda client: _put_all(client.queues[queue], requests, route))
     summary = jids if source is None else [f"put {plural(len(jids), 'job')} into {queue}"]
     emit({"queue": queue, "jids": jids}, *summary)
 
 
 def client_put(
-    queue: str, klass: str, data: Any, jid: str | None, options: dict[str, Any]
-) -> Callable[[aqless.Client], Awaitable[str]]:
-    def action(client: aqless.Client) -> Awaitable[str]:
+    queue: str,
+    klass: str,
+    data: Any,
+    jid: str | None,
+    options: dict[str, Any],
+    route: str | None = None,
+) -> Callable[[AnyClient], Awaitable[str]]:
+    def action(client: AnyClient) -> Awaitable[str]:
+        if isinstance(client, aqless.ShardedClient):
+            return client.queues[queue].put(klass, data, jid=jid, route=route, **options)
         return client.queues[queue].put(klass, data, jid=jid, **options)
 
     return action
 
 
-async def _put_all(queue: aqless.Queue, requests: list[aqless.PutRequest]) -> list[str]:
+async def _put_all(
+    queue: aqless.Queue | aqless.ShardedQueue, requests: list[aqless.PutRequest], route: str | None
+) -> list[str]:
     jids: list[str] = []
     with progress(f"putting into {queue.name}", len(requests)) as advance:
         for batch in chunks(requests, BATCH):
-            jids += await queue.put_many(batch, batch=BATCH)
+            if isinstance(queue, aqless.ShardedQueue):
+                jids += await queue.put_many(batch, batch=BATCH, route=route)
+            else:
+                jids += await queue.put_many(batch, batch=BATCH)
             advance(len(batch))
     return jids
 

@@ -6,9 +6,8 @@ from typing import Any
 
 import click
 
-import aqless
 from aqless.cli.render import table
-from aqless.cli.runtime import emit, run
+from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.documents import rate_limit_document
 from aqless.ratelimits import RateLimit
 
@@ -17,7 +16,7 @@ QUEUE_FLAG = click.option(
 )
 
 
-def _limiter(client: aqless.Client, name: str, is_queue: bool) -> RateLimit:
+def _limiter(client: AnyClient, name: str, is_queue: bool) -> RateLimit:
     return client.queues[name].rate_limit if is_queue else client.rate_limits[name]
 
 
@@ -55,10 +54,10 @@ def list_limits() -> None:
       aqless rate-limit list --json
     """
 
-    async def read(client: aqless.Client) -> list[dict[str, Any]]:
+    async def read(client: AnyClient) -> list[dict[str, Any]]:
         return [rate_limit_document(info) for info in await client.rate_limits.all()]
 
-    documents = run(read)
+    documents = run_any(read)
     emit(documents, _view(documents))
 
 
@@ -75,10 +74,10 @@ def show(name: str, is_queue: bool) -> None:
       aqless rate-limit show emails --queue
     """
 
-    async def read(client: aqless.Client) -> dict[str, Any]:
+    async def read(client: AnyClient) -> dict[str, Any]:
         return rate_limit_document(await _limiter(client, name, is_queue).get())
 
-    document = run(read)
+    document = run_any(read)
     emit(document, _view([document]))
 
 
@@ -89,14 +88,22 @@ def show(name: str, is_queue: bool) -> None:
 @QUEUE_FLAG
 def set_limit(name: str, limit: int, per: float, is_queue: bool) -> None:
     """Start at most LIMIT jobs of the queue NAME (--queue), or naming NAME, in any PER
-    seconds, across every worker.
+    seconds, across every worker. On a sharded deployment (--deployment), a queue's limit
+    pins the queue to one shard, where its jobs then go.
 
     \b
     Examples:
       aqless rate-limit set api 50 --per 1
       aqless rate-limit set emails 10 --per 60 --queue
     """
-    run(lambda client: _limiter(client, name, is_queue).set(limit, per=per))
+
+    async def act(client: AnyClient) -> None:
+        if is_queue:  # on a sharded deployment this pins the queue to one shard first
+            await client.queues[name].set_rate_limit(limit, per=per)
+        else:
+            await client.rate_limits[name].set(limit, per=per)
+
+    run_any(act)
     emit({"name": name, "limit": limit, "per": per}, f"{name}: at most {limit} per {per:g}s")
 
 
@@ -110,7 +117,7 @@ def delete(name: str, is_queue: bool) -> None:
     Example:
       aqless rate-limit delete api
     """
-    run(lambda client: _limiter(client, name, is_queue).delete())
+    run_any(lambda client: _limiter(client, name, is_queue).delete())
     emit({"deleted": name}, f"deleted rate limit {name}")
 
 

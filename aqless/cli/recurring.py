@@ -11,18 +11,24 @@ import aqless
 from aqless.cli.job_view import recurring_view, recurring_when
 from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
-from aqless.cli.runtime import NotFound, emit, run
+from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import recurring_document
+from aqless.sharded_views import each_shard
 
 
-async def require_recurring(client: aqless.Client, rjid: str) -> aqless.RecurringJob:
+async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob:
     found = await client.jobs.get(rjid)
     if not isinstance(found, aqless.RecurringJob):
         raise NotFound(f"no recurring job {rjid}")
     return found
 
 
-async def _recurring(client: aqless.Client, queues: tuple[str, ...]) -> list[aqless.RecurringJob]:
+async def _recurring(client: AnyClient, queues: tuple[str, ...]) -> list[aqless.RecurringJob]:
+    """The recurring jobs of `queues` (every queue when none); a sharded deployment's
+    shards are read at once, each for the jobs it holds."""
+    if isinstance(client, aqless.ShardedClient):
+        shards = await each_shard(client.clients, lambda shard: _recurring(shard, queues))
+        return [job for jobs in shards for job in jobs]
     names = list(queues) or await client.queues.names()
     found: list[aqless.RecurringJob] = []
     for name in names:
@@ -58,7 +64,7 @@ def list_recurring(queues: tuple[str, ...]) -> None:
       aqless recurring list
       aqless recurring list reports emails
     """
-    jobs = run(lambda client: _recurring(client, queues))
+    jobs = run_any(lambda client: _recurring(client, queues))
     rows = (
         (
             job.jid,
@@ -86,11 +92,11 @@ def show(rjid: str) -> None:
       aqless recurring show daily-report
     """
 
-    async def read(client: aqless.Client) -> tuple[aqless.RecurringJob, list[datetime]]:
+    async def read(client: AnyClient) -> tuple[aqless.RecurringJob, list[datetime]]:
         job = await require_recurring(client, rjid)
         return job, await job.next_runs(5)
 
-    job, next_runs = run(read)
+    job, next_runs = run_any(read)
     document = recurring_document(job) | {"next_runs": [at.isoformat() for at in next_runs]}
     emit(document, recurring_view(job, next_runs))
 
@@ -117,12 +123,12 @@ def update(rjid: str, **changes: Any) -> None:
     if not given:
         raise click.UsageError("nothing to change: give at least one option")
 
-    async def act(client: aqless.Client) -> aqless.RecurringJob:
+    async def act(client: AnyClient) -> aqless.RecurringJob:
         job = await require_recurring(client, rjid)
         await job.update(**given)
         return job
 
-    job = run(act)
+    job = run_any(act)
     emit(recurring_document(job), recurring_view(job))
 
 
@@ -136,10 +142,10 @@ def cancel_recurring(rjid: str) -> None:
       aqless recurring cancel daily-report
     """
 
-    async def act(client: aqless.Client) -> None:
+    async def act(client: AnyClient) -> None:
         await (await require_recurring(client, rjid)).cancel()
 
-    run(act)
+    run_any(act)
     emit({"cancelled": rjid}, f"cancelled recurring job {rjid}")
 
 

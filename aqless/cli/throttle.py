@@ -6,9 +6,8 @@ from typing import Any
 
 import click
 
-import aqless
 from aqless.cli.render import fields, joined
-from aqless.cli.runtime import NotFound, emit, run
+from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import throttle_document
 
 QUEUE_FLAG = click.option(
@@ -30,7 +29,7 @@ def throttle() -> None:
     """
 
 
-async def _show(client: aqless.Client, name: str, is_queue: bool) -> dict[str, Any]:
+async def _show(client: AnyClient, name: str, is_queue: bool) -> dict[str, Any]:
     if is_queue:
         info = await client.queues[name].throttle()
     else:
@@ -53,7 +52,7 @@ def show(name: str, is_queue: bool) -> None:
       aqless throttle show smtp
       aqless throttle show emails --queue
     """
-    document = run(lambda client: _show(client, name, is_queue))
+    document = run_any(lambda client: _show(client, name, is_queue))
     ttl = document["ttl"]
     view = fields(
         [
@@ -75,7 +74,9 @@ def show(name: str, is_queue: bool) -> None:
 )
 @QUEUE_FLAG
 def set_throttle(name: str, maximum: int, expiration: int, is_queue: bool) -> None:
-    """Let at most MAXIMUM jobs holding NAME run at once (0: unlimited).
+    """Let at most MAXIMUM jobs holding NAME run at once (0: unlimited). On a sharded
+    deployment (--deployment), a queue's throttle pins the queue to one shard, where its
+    jobs then go.
 
     \b
     Examples:
@@ -85,13 +86,13 @@ def set_throttle(name: str, maximum: int, expiration: int, is_queue: bool) -> No
     if is_queue and expiration:
         raise click.UsageError("a queue's throttle has no --expiration")
 
-    async def act(client: aqless.Client) -> None:
+    async def act(client: AnyClient) -> None:
         if is_queue:
             await client.queues[name].set_throttle(maximum)
         else:
             await client.throttles[name].set(maximum, expiration=expiration)
 
-    run(act)
+    run_any(act)
     emit({"name": name, "maximum": maximum}, f"{name}: at most {maximum or 'unlimited'}")
 
 
@@ -104,7 +105,7 @@ def delete(name: str) -> None:
     Example:
       aqless throttle delete smtp
     """
-    run(lambda client: client.throttles[name].delete())
+    run_any(lambda client: client.throttles[name].delete())
     emit({"deleted": name}, f"deleted throttle {name}")
 
 

@@ -8,11 +8,10 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
-from aqless.client import Client
 from aqless.errors import AqlessError
 from aqless.job import Job, RecurringJob
 from aqless.patterns import PriorityPattern
-from aqless.sharded import AnyClient, ShardedClient
+from aqless.sharded import AnyClient
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
 
@@ -97,7 +96,7 @@ async def queue_throttle(client: AnyClient, form: Form) -> str:
     name, maximum = form.text("queue"), form.integer("maximum")
     if maximum < 0:
         raise ActionError("maximum must not be negative")
-    await plain(client, "a queue's throttle").queues[name].set_throttle(maximum)
+    await client.queues[name].set_throttle(maximum)  # a sharded deployment pins the queue
     return f"{name} runs at most {maximum} jobs at once" if maximum else f"{name} is unthrottled"
 
 
@@ -251,15 +250,7 @@ async def config_unset(client: AnyClient, form: Form) -> str:
     return f"Reset {option} to its default"
 
 
-def plain(client: AnyClient, what: str) -> Client:
-    """The plain client; ActionError for what a sharded deployment does not offer yet."""
-    if isinstance(client, ShardedClient):
-        raise ActionError(f"{what} cannot be set on a sharded deployment yet")
-    return client
-
-
 async def identifier_set(client: AnyClient, form: Form) -> str:
-    client = plain(client, "queue identifiers")
     name, patterns = form.text("name"), words(form.text("patterns"))
     identifiers = await client.queue_patterns.identifiers()
     await client.queue_patterns.set_identifiers({**identifiers, name: patterns})
@@ -267,7 +258,6 @@ async def identifier_set(client: AnyClient, form: Form) -> str:
 
 
 async def identifier_unset(client: AnyClient, form: Form) -> str:
-    client = plain(client, "queue identifiers")
     name = form.text("name")
     identifiers = await client.queue_patterns.identifiers()
     if identifiers.pop(name, None) is None:
@@ -279,7 +269,6 @@ async def identifier_unset(client: AnyClient, form: Form) -> str:
 async def priorities_set(client: AnyClient, form: Form) -> str:
     lines = (form.get("groups") or "").splitlines()
     groups = [PriorityPattern.parse(line) for line in lines if line.strip()]
-    client = plain(client, "queue priorities")
     await client.queue_patterns.set_priorities(groups)
     order = await client.queue_patterns.priorities()
     return "Priorities: " + " > ".join(str(group) for group in order)

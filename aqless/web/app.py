@@ -32,7 +32,7 @@ PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/throttles", "throttles", "throttles.html", reads.throttles),
     ("/config", "config", "config.html", reads.config),
     ("/patterns", "patterns", "patterns.html", reads.patterns),
-    ("/about", "about", "about.html", reads.about),
+    ("/about", "about", "about.html", shards.about),
     ("/completed", "completed", "completed.html", reads.completed),
     ("/shards", "shards", "shards.html", shards.shards),
 )

@@ -27,6 +27,7 @@ from aqless.documents import (
 )
 from aqless.job import RecurringJob
 from aqless.sharded import AnyClient, ShardedClient
+from aqless.sharded_limits import shard_of_limit
 from aqless.web.condition import memory_of
 from aqless.web.progress import with_progress
 
@@ -49,13 +50,6 @@ Loader = Callable[[AnyClient, Request], Awaitable[JSON]]
 
 class NotFound(Exception):
     """The page's subject does not exist (a 404)."""
-
-
-def plain(client: AnyClient, page: str) -> Client:
-    """The plain client; NotFound for a page a sharded deployment does not have yet."""
-    if isinstance(client, ShardedClient):
-        raise NotFound(f"The {page} page does not show a sharded deployment yet.")
-    return client
 
 
 def page_number(request: Request) -> int:
@@ -217,8 +211,8 @@ def glob_escape(text: str) -> str:
     return "".join(f"\\{char}" if char in "*?[]\\" else char for char in text)
 
 
-async def throttles(client: AnyClient, request: Request) -> JSON:
-    client = plain(client, "throttles")
+async def throttle_documents(client: Client) -> list[JSON]:
+    """The throttles with a maximum set in `client`'s namespace, by id."""
     # the protocol keeps no list of throttles: each one with a maximum is a hash `<prefix>th:<id>`
     prefix = f"{client.prefix}th:"
     names = sorted(
@@ -235,7 +229,21 @@ async def throttles(client: AnyClient, request: Request) -> JSON:
                 await throttle.get(), locks=await throttle.locks(), pending=await throttle.pending()
             )
         )
+    return found
+
+
+async def throttles(client: AnyClient, request: Request) -> JSON:
     limits = [rate_limit_document(info) for info in await client.rate_limits.all()]
+    if not isinstance(client, ShardedClient):
+        return {"throttles": await throttle_documents(client), "rate_limits": limits}
+    found = [  # each throttle on the one shard that holds it
+        {**document, "shard": shard.id}
+        for shard in client.shards.shards
+        for document in await throttle_documents(client.shard(shard.id))
+    ]
+    for limit in limits:
+        limit["shard"] = shard_of_limit(client, limit["id"])
+    found.sort(key=lambda document: (document["id"], document["shard"]))
     return {"throttles": found, "rate_limits": limits}
 
 
@@ -244,7 +252,6 @@ async def config(client: AnyClient, request: Request) -> JSON:
 
 
 async def patterns(client: AnyClient, request: Request) -> JSON:
-    client = plain(client, "patterns")
     priorities = await client.queue_patterns.priorities()
     return {
         "identifiers": await client.queue_patterns.identifiers(),
@@ -263,13 +270,10 @@ def server_of(info: dict[str, Any]) -> JSON:
     return {"name": "redis", "version": str(info.get("redis_version", "unknown"))}
 
 
-async def about(client: AnyClient, request: Request) -> JSON:
-    client = plain(client, "about")
-    info: dict[str, Any] = await client.redis.info("server", "memory", "persistence")
+def software(client: Client) -> JSON:
+    """What the about page says of aqless, its script and Python (`client`: any shard's)."""
     return {
         "aqless": __version__,
-        "server": server_of(info),
-        "memory": memory_of(info),
         "script": {
             "sha1": scripts.sha1(),
             "function": scripts.function_name(),
@@ -279,6 +283,15 @@ async def about(client: AnyClient, request: Request) -> JSON:
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),
         },
+    }
+
+
+async def about(client: Client, request: Request) -> JSON:
+    info: dict[str, Any] = await client.redis.info("server", "memory", "persistence")
+    return {
+        **software(client),
+        "server": server_of(info),
+        "memory": memory_of(info),
         "namespace": client.prefix,
     }
 

@@ -65,6 +65,7 @@ def test_every_example_is_tested() -> None:
     tested.add("sharded.py")  # needs a Cluster: tests/test_sharded.py runs it
     tested.add("sharded_resize.py")  # tests/test_sharded_live.py runs it
     tested.add("sync_sharded.py")  # tests/test_sync_sharded.py runs it
+    tested.add("sharded_limits.py")  # tests/test_sharded_limits_hooks.py runs it
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
 
 

@@ -16,7 +16,7 @@ import aqless
 from aqless.web import create_app
 from aqless.web.live import EventSourceResponse
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import deployment, key_per_shard
+from tests.sharded_helpers import deployment, kept_elsewhere, key_per_shard
 from tests.web.conftest import csrf_token
 
 pytestmark = pytest.mark.timeout(60)
@@ -74,7 +74,7 @@ async def test_the_pages_show_the_whole_deployment(cluster: Cluster) -> None:
         assert workers["workers"] == [{"name": "ann", "jobs": 0, "stalled": 0}]
         for path in ("/", "/queues/emails", f"/jobs/{jids[0]}", "/failed", "/tracked",
                      "/tags?tag=vip", "/workers", "/workers/ann", "/completed", "/recurring",
-                     "/config"):  # fmt: skip
+                     "/config", "/throttles", "/patterns", "/about"):  # fmt: skip
             response = await http.get(path)
             assert response.status_code == 200, path
             assert 'href="/shards"' in response.text, path  # the nav shows the Shards page
@@ -151,20 +151,88 @@ async def test_live_updates_follow_every_shard(cluster: Cluster) -> None:
         assert "event: change" in "".join(written)
 
 
-async def test_what_a_sharded_deployment_lacks_says_so(cluster: Cluster) -> None:
-    async with dashboard(cluster, "weblacks") as (_, http):
-        for path in ("/throttles", "/patterns", "/about"):
-            response = await http.get("/api" + path)
-            assert response.status_code == 404, path
-            assert "sharded deployment" in response.json()["error"], path
-        token = csrf_token((await http.get("/queues/q")).text)
-        refused = await http.post(
+async def test_the_throttles_page_shows_each_on_its_shard(cluster: Cluster) -> None:
+    async with dashboard(cluster, "webthrottles") as (client, http):
+        await client.throttles["smtp"].set(3)
+        await client.throttles[PAYLOAD].set(1)
+        await client.rate_limits["api"].set(5, per=2)
+        name = kept_elsewhere(client)  # its throttle's id is no name the keeper routes home
+        token = csrf_token((await http.get(f"/queues/{name}")).text)
+        pinned = await http.post(  # a queue's throttle pins the queue
             "/actions/queue_throttle",
-            data={"queue": "q", "maximum": "3", "csrf": token},
+            data={"queue": name, "maximum": "2", "csrf": token},
             headers={"accept": "application/json"},
         )
-        assert refused.status_code == 400
-        assert "sharded deployment" in refused.json()["message"]
+        assert pinned.status_code == 200, pinned.text
+        await client.reread()
+        pin = client.shards.pinned[name]
+        own = f"{client.shard(pin).prefix}q:{name}"
+        page = (await http.get("/api/throttles")).json()
+        shown = {t["id"]: (t["shard"], t["maximum"]) for t in page["throttles"]}
+        assert shown == {
+            "smtp": (client.keeper_of("smtp"), 3),
+            PAYLOAD: (client.keeper_of(PAYLOAD), 1),
+            own: (pin, 2),
+        }
+        limits = [(r["id"], r["shard"], r["limit"]) for r in page["rate_limits"]]
+        assert limits == [("api", client.keeper_of("api"), 5)]
+        html = await http.get("/throttles")
+        assert html.status_code == 200
+        assert own in html.text
+        assert PAYLOAD not in html.text
+        assert "&lt;script&gt;" in html.text
+        changed = await http.post(  # a row's form names the queue's throttle by its id
+            "/actions/throttle_set",
+            data={"name": own, "maximum": "4", "csrf": token},
+            headers={"accept": "application/json"},
+        )
+        assert changed.status_code == 200, changed.text
+        assert (await client.queues[name].throttle()).maximum == 4
+
+
+async def test_the_patterns_page_sets_them_on_every_shard(cluster: Cluster) -> None:
+    async with dashboard(cluster, "webpatterns") as (client, http):
+        token = csrf_token((await http.get("/patterns")).text)
+        for verb, form in (
+            ("identifier_set", {"name": "mail", "patterns": f"mail-* {PAYLOAD}"}),
+            ("priorities_set", {"groups": "urgent-*\ndefault"}),
+        ):
+            done = await http.post(
+                f"/actions/{verb}",
+                data={**form, "csrf": token},
+                headers={"accept": "application/json"},
+            )
+            assert done.status_code == 200, done.text
+        for shard in client.clients:
+            assert (await shard.queue_patterns.identifiers())["mail"][0] == "mail-*"
+            assert [str(g) for g in await shard.queue_patterns.priorities()] == [
+                "urgent-*",
+                "default",
+            ]
+        page = (await http.get("/api/patterns")).json()
+        assert page["identifiers"]["mail"][0] == "mail-*"
+        assert [group["text"] for group in page["priorities"]] == ["urgent-*", "default"]
+        html = (await http.get("/patterns")).text
+        assert "mail-*" in html
+        assert "<script>window" not in html
+
+
+async def test_the_about_page_shows_the_deployment(cluster: Cluster) -> None:
+    async with dashboard(cluster, 'about<i>"x') as (client, http):
+        about = (await http.get("/api/about")).json()
+        assert about["deployment"] == 'about<i>"x'
+        assert [(s["id"], s["namespace"]) for s in about["shards"]] == [
+            (shard.id, shard.namespace) for shard in client.shards.shards
+        ]
+        assert len(about["servers"]) == 3  # each shard on a primary of its own
+        assert {s["node"] for s in about["shards"]} == {s["node"] for s in about["servers"]}
+        assert all(s["server"]["name"] == "valkey" for s in about["servers"])
+        assert all(s["memory"]["used"] != "?" for s in about["servers"])
+        html = (await http.get("/about")).text
+        assert "about&lt;i&gt;" in html
+        assert "about<i>" not in html
+        for server in about["servers"]:
+            assert server["node"] in html
 
 
 async def test_a_plain_dashboard_has_no_shards_page(client: aqless.Client) -> None:
