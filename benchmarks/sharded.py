@@ -138,6 +138,8 @@ class Row:
     projected: float
     #: µs CPU per job on each shard's primary with every job on that shard (one_at_a_time)
     alone: list[float]
+    #: the primaries (ports) on a core of their own (--pin)
+    pinned: list[int]
 
 
 def progress(text: str) -> None:
@@ -225,6 +227,8 @@ async def measure(cluster: Cluster, shards: int, args: argparse.Namespace) -> Ro
             )
             for shard in client.shards.shards
         }
+        primaries = [ports[shard] for shard in sorted(ports)]
+        pinned = pin(primaries, cluster.ports, args.cores) if args.cores else []
         queue = client.queues[QUEUE]
         for warm in range(shards):  # loads the script on every primary
             await client.shard(warm).queues[QUEUE].put(KLASS, {})
@@ -279,7 +283,29 @@ async def measure(cluster: Cluster, shards: int, args: argparse.Namespace) -> Ro
             drain_rate=args.jobs / drain_seconds,
             projected=args.jobs / busiest,
             alone=alone,
+            pinned=pinned,
         )
+
+
+def pin(primaries: list[int], ports: list[int], cores: list[int]) -> list[int]:
+    """Gives each of the shards' `primaries` (ports) a core of its own, as many as the cores
+    allow leaving one for the rest: the other nodes, this process and the worker processes
+    it starts (which inherit its cores), all within `cores`. Returns the ports pinned
+    alone: their CPU per job is free of the contention for a core."""
+    alone = primaries[: max(0, len(cores) - 1)]
+    for core, port in zip(cores, alone, strict=False):
+        os.sched_setaffinity(pid_of(port), {core})
+    rest = set(cores[len(alone) :])
+    for port in ports:
+        if port not in alone:
+            os.sched_setaffinity(pid_of(port), rest)
+    os.sched_setaffinity(0, rest)
+    return alone
+
+
+def pid_of(port: int) -> int:
+    with redis.Redis(port=port, decode_responses=True) as node:
+        return int(node.info("server")["process_id"])
 
 
 async def put(queue: Any, jobs: int, label: str) -> list[str]:
@@ -363,17 +389,47 @@ def report(rows: list[Row], args: argparse.Namespace) -> None:
         f"\n{args.jobs} no-op jobs per run, {args.processes} worker process(es) at concurrency "
         f"{args.concurrency}, on {os.cpu_count()} cores; server CPU over puts and drain"
     )
+    report_cpu(rows)
+    report_counts(rows)
+    one = next((row for row in rows if row.shards == 1), None)
+    if one is not None:
+        report_ratios(rows, one.per_primary[0])
+
+
+def report_cpu(rows: list[Row]) -> None:
+    """Each primary's CPU per job, the spread and the rates; the CPU per job with the jobs
+    on one shard at a time."""
     say(
         f"{'shards':>6}  {'max/mean':>8}  {'µs CPU per job, each primary':<34}"
         f"{'µs FCALL':<26}{'put/s':>8}  {'drain/s':>8}  {'projected/s':>11}"
     )
     for row in rows:
+        if row.pinned:
+            own = [
+                str(column)
+                for column, primary in enumerate(row.per_primary, 1)
+                if primary.port in row.pinned
+            ]
+            say(f"{'':>6}  (--pin: on a core of its own, the primary of column {', '.join(own)})")
         cpu = columns(row, lambda primary: primary.cpu_us, "7.1f")
         fcall = columns(row, lambda primary: primary.fcall_us, "7.1f")
         say(
             f"{row.shards:>6}  {row.spread:>8.3f}  {cpu:<34}{fcall:<26}"
             f"{row.put_rate:>8.0f}  {row.drain_rate:>8.0f}  {row.projected:>11.0f}"
         )
+    if any(row.alone for row in rows):
+        say(
+            "\nµs CPU per job on each shard's primary (in shard order) with the jobs on one "
+            "shard at a time: one busy primary, as with one shard, the same worker over "
+            "every shard"
+        )
+        for row in rows:
+            if row.alone:
+                say(f"{row.shards:>6}  " + " ".join(f"{us:7.1f}" for us in row.alone))
+
+
+def report_counts(rows: list[Row]) -> None:
+    """What each primary did per job, and the workers' script calls per job."""
     say(
         "\nper job on each primary, whatever the contention: the commands it ran (its "
         "scripts' own included), the FCALLs among them, its clients' socket reads (round "
@@ -389,34 +445,27 @@ def report(rows: list[Row], args: argparse.Namespace) -> None:
             f"{columns(row, lambda primary: primary.slept, '6.3f'):<21}"
             f"{columns(row, lambda primary: primary.preempted, '6.3f'):<21}"
         )
-    if any(row.alone for row in rows):
-        say(
-            "\nµs CPU per job on each primary with the jobs on one shard at a time (one "
-            "busy primary, as with one shard; the same worker over every shard)"
-        )
-        for row in rows:
-            if row.alone:
-                say(f"{row.shards:>6}  " + " ".join(f"{us:7.1f}" for us in row.alone))
     say("\nthe workers' script calls per job, every shard's, by command:")
     for row in rows:
         sent = sorted(row.calls.items(), key=lambda item: -item[1])
         say(f"{row.shards:>6}  " + "  ".join(f"{name} {count:.3f}" for name, count in sent))
-    one = next((row for row in rows if row.shards == 1), None)
-    if one is not None:
-        base = one.per_primary[0]
-        for row in rows:
-            worst = max(row.per_primary, key=lambda primary: primary.cpu_us)
-            alone = (
-                f"; with the jobs on one shard at a time, {max(row.alone) / base.cpu_us:.2f}x"
-                if row.alone
-                else ""
-            )
-            say(
-                f"{row.shards} shard(s): the busiest primary's CPU per job is "
-                f"{worst.cpu_us / base.cpu_us:.2f}x one's; its commands per job "
-                f"{worst.commands / base.commands:.2f}x, its FCALLs per job "
-                f"{worst.fcalls / base.fcalls:.2f}x{alone}"
-            )
+
+
+def report_ratios(rows: list[Row], base: PerJob) -> None:
+    """The busiest primary's figures over the one shard's."""
+    for row in rows:
+        worst = max(row.per_primary, key=lambda primary: primary.cpu_us)
+        alone = (
+            f"; with the jobs on one shard at a time, {max(row.alone) / base.cpu_us:.2f}x"
+            if row.alone
+            else ""
+        )
+        say(
+            f"{row.shards} shard(s): the busiest primary's CPU per job is "
+            f"{worst.cpu_us / base.cpu_us:.2f}x one's; its commands per job "
+            f"{worst.commands / base.commands:.2f}x, its FCALLs per job "
+            f"{worst.fcalls / base.fcalls:.2f}x{alone}"
+        )
 
 
 def columns(row: Row, figure: Callable[[PerJob], float], spec: str) -> str:
@@ -436,6 +485,12 @@ def main() -> None:
     )
     parser.add_argument("--concurrency", type=int, default=50, help="slots per process")
     parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="give each shard's primary a core of its own, as many as the cores allow "
+        "leaving one for the rest (Linux)",
+    )
+    parser.add_argument(
         "--no-alone",
         dest="alone",
         action="store_false",
@@ -445,6 +500,7 @@ def main() -> None:
         "--idle", type=float, default=2.0, help="seconds to measure the idle nodes' CPU"
     )
     args = parser.parse_args()
+    args.cores = sorted(os.sched_getaffinity(0)) if args.pin else []
     counts = [int(n) for n in args.shards.split(",")]
     if not all(1 <= n <= 3 for n in counts):
         parser.error("--shards: counts from 1 to 3 (the cluster has three primaries)")

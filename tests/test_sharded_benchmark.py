@@ -28,7 +28,7 @@ def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -
     )
     assert result.returncode == 0, result.stderr
     sections = re.split(r"^\n(?=per job on|µs CPU|the workers' script)", result.stdout, flags=re.M)
-    figures, counts, alone, calls = sections
+    figures, alone, counts, calls = sections
     rows = re.findall(r"^\s+([13])\s+(\d+\.\d+)\s+(.*)$", figures, re.MULTILINE)
     assert [row[0] for row in rows] == ["1", "3"], result.stdout
     one, three = rows
