@@ -287,8 +287,9 @@ class Queue:
                 if the server does not confirm it (the job was put all the same).
         """
         command = "job.requeue" if requeue else "queue.put"
-        delay = delay_until(delay, at, self._client.clock)
-        wait = await self._durability(durable)
+        if at is not None:
+            delay = delay_until(delay, at, self._client.clock)
+        wait = await self._durability(durable) if durable else None
         if dedup is None and not self._client.put_hooks and wait is None:  # the common case
             jid, args = self._arguments(
                 klass, data, jid, priority, delay, tags, retries, depends, throttles, rate_limits
