@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar, Unpack, ov
 
 import anyio
 
+from aqless._connection.data_text import encode_data
 from aqless._connection.protocol import encode_json
 from aqless.dedup import COMMAND as DEDUP_COMMAND
 from aqless.dedup import DedupOption, PutResult, dedup_of
@@ -121,7 +122,9 @@ class Queue:
 
     # -- putting ------------------------------------------------------------------------------
 
-    def _put_arguments(self, request: PutRequest) -> tuple[str, list[str | float], float | None]:
+    def _put_arguments(
+        self, request: PutRequest
+    ) -> tuple[str, list[str | bytes | float], float | None]:
         """The jid and the arguments of a put, and the priority it waits at (see _order)."""
         delay = delay_until(request.delay, request.at, self._client.clock)
         jid, args = self._arguments(
@@ -152,7 +155,7 @@ class Queue:
         depends: Sequence[str] | None,
         throttles: Sequence[str] | None,
         rate_limits: Sequence[str] | None = None,
-    ) -> tuple[str, list[str | float]]:
+    ) -> tuple[str, list[str | bytes | float]]:
         """The jid and the arguments of a put: the options given, else the class's."""
         # the common case, a class name, has no default options to ask for
         defaults = {} if isinstance(klass, str) else default_options(klass, data)
@@ -178,12 +181,12 @@ class Queue:
             if value is not None:
                 options[option] = value
         jid = jid or _new_jid()
-        args: list[str | float] = [
+        args: list[str | bytes | float] = [
             self._client.worker_name,
             self.name,
             jid,
             name,
-            encode_json(put_payload(klass, self.name, data), "job data"),
+            encode_data(put_payload(klass, self.name, data), "job data"),
             wait,
         ]
         if options:
@@ -284,8 +287,9 @@ class Queue:
                 if the server does not confirm it (the job was put all the same).
         """
         command = "job.requeue" if requeue else "queue.put"
-        delay = delay_until(delay, at, self._client.clock)
-        wait = await self._durability(durable)
+        if at is not None:
+            delay = delay_until(delay, at, self._client.clock)
+        wait = await self._durability(durable) if durable else None
         if dedup is None and not self._client.put_hooks and wait is None:  # the common case
             jid, args = self._arguments(
                 klass, data, jid, priority, delay, tags, retries, depends, throttles, rate_limits

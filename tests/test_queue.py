@@ -116,6 +116,12 @@ async def test_put_returns_the_jid_and_stores_the_job(
         ({"a": [1, 2.5, None, True], "é": "ü"}, '{"a":[1,2.5,null,true],"\\u00e9":"\\u00fc"}'),
         ([1, "x"], '[1,"x"]'),
         ("text", '"text"'),
+        # what msgspec encodes (aqless._connection.data_text), then what it leaves to json
+        (
+            {"n": 1, "f": [0.5, 1e-4, 1e15], "s": "x" * 5000},
+            '{"n":1,"f":[0.5,0.0001,1000000000000000.0],"s":"' + "x" * 5000 + '"}',
+        ),
+        ({"f": [1e16, 1e-5], "del": "\x7f"}, '{"f":[1e+16,1e-05],"del":"\\u007f"}'),
     ],
 )
 async def test_put_data_is_stored_as_json(client: aqless.Client, data: Any, stored: str) -> None:

@@ -21,6 +21,7 @@ from aqless._version import __version__
 # The order matters: every module may use what the modules before it define.
 MODULES: tuple[str, ...] = (
     "base.lua",
+    "jsontext.lua",
     "dialect.lua",
     "config.lua",
     "events.lua",

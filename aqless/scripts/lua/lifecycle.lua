@@ -33,7 +33,7 @@ local function parse_put(D, a)
   check(jid, 'Put(): Arg "jid" missing')
   check(klass, 'Put(): Arg "klass" missing')
   -- (the hot paths test before they raise: a message is text made, the data's size)
-  if decode(data) == false then
+  if not plain_json(data) and decode(data) == false then
     raise('Put(): Arg "data" missing or not JSON: ' .. tostring(data))
   end
   local delay_n = number(delay)
