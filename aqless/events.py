@@ -192,7 +192,8 @@ class EventStream:
     backoff capped at ``max_backoff``, for as long as it takes, and resubscribed; the next
     event is then of kind ``'reconnected'``. Events published meanwhile are lost. The first
     subscription is not retried: an unreachable server fails ``__aenter__`` with
-    ConnectionLostError.
+    ConnectionLostError. A subscription the server refuses (its ACL), the first or a
+    resubscription, raises its typed refusal (PermissionDeniedError).
 
     One task reads at a time. ``aclose()`` from another task ends that task's iteration.
 
@@ -370,6 +371,8 @@ class EventStream:
         except _DROPPED as error:
             await self._reconnect(error)
             return None
+        except redis_errors.ResponseError as error:  # e.g. a resubscription the ACL refuses
+            raise error_for("subscribe", str(error)) from error
         return None if message is None else self._handle(message)
 
     async def _next_message(self, pubsub: PubSub) -> dict[str, object] | None:

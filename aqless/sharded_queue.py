@@ -25,7 +25,7 @@ from aqless.queue import (
     default_options,
 )
 from aqless.ratelimits import RateLimit
-from aqless.sharded_views import MergedQueueReads, gathered
+from aqless.sharded_views import MergedQueueReads, gathered, own_errors
 
 if TYPE_CHECKING:
     from aqless.sharded import ShardedClient
@@ -182,9 +182,10 @@ class ShardedQueue(MergedQueueReads):
             for index, jid in zip(indexes, put, strict=True):
                 jids[index] = jid
 
-        async with anyio.create_task_group() as shares:
-            for shard, indexes in by_shard.items():
-                shares.start_soon(put_share, shard, indexes)
+        with own_errors():  # anything else a share raises reaches the caller as itself
+            async with anyio.create_task_group() as shares:
+                for shard, indexes in by_shard.items():
+                    shares.start_soon(put_share, shard, indexes)
         if refusals:
             raise refusals[0]
         return [jid for jid in jids if jid is not None]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,6 +48,7 @@ __all__ = [
     "interleaved",
     "merged_durations",
     "merged_stats",
+    "own_errors",
     "shard_reports",
 ]
 
@@ -54,22 +56,31 @@ T = TypeVar("T")
 X = TypeVar("X")
 
 
+@contextmanager
+def own_errors() -> Iterator[None]:
+    """Inside, a task group's failure is re-raised as the failing task's own error (the
+    first, when several fail), not anyio's ExceptionGroup: a shard's server condition
+    reaches the caller as its typed error."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        error = _first_error(group)
+        raise error.with_traceback(error.__traceback__) from error.__cause__
+
+
 async def gathered(items: Sequence[X], read: Callable[[X], Awaitable[T]]) -> list[T]:
     """`read` of every item, all at once; the results in the items' order. A read that
-    fails raises its own error (the first, when several do), not the task group's
-    ExceptionGroup: a shard's server condition reaches the caller as its typed error."""
+    fails raises its own error (`own_errors`), and the reads still under way are
+    cancelled."""
     results: dict[int, T] = {}
 
     async def one(index: int, item: X) -> None:
         results[index] = await read(item)
 
-    try:
+    with own_errors():
         async with anyio.create_task_group() as reads:
             for index, item in enumerate(items):
                 reads.start_soon(one, index, item)
-    except BaseExceptionGroup as group:
-        error = _first_error(group)
-        raise error.with_traceback(error.__traceback__) from error.__cause__
     return [results[index] for index in range(len(items))]
 
 
