@@ -59,6 +59,7 @@ from aqless.sharded import (
     ShardedQueues,
     ShardedThrottles,
 )
+from aqless.sharded_queue import PartialPopError
 from aqless.sharded_worker import ShardedWorker
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
@@ -91,6 +92,7 @@ __all__ = [
     "LockLostError",
     "NotDurableError",
     "Page",
+    "PartialPopError",
     "PayloadError",
     "PermissionDeniedError",
     "PriorityPattern",

@@ -1,8 +1,9 @@
 """A shard that refuses while the others serve, on a real three-primary Valkey Cluster
 (tests/sharded_fixtures.py): a full shard (``maxmemory 1`` on its primary: OOM) or one
-whose ACL refuses the event channels. Every call fanned out to the shards (put_many, the
-merged event stream, ShardedWorker) raises the shard's own typed error, never anyio's
-ExceptionGroup."""
+whose ACL refuses the event channels. A sharded pop loses none of the jobs the other
+shards popped (PartialPopError hands them over), and every call fanned out to the shards
+(put_many, the merged event stream, ShardedWorker) raises the shard's own typed error,
+never anyio's ExceptionGroup."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import aqless
 from aqless.queue import PutSender
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
-from tests.sharded_helpers import deployment, home_port
+from tests.sharded_helpers import deployment, home_port, key_per_shard
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.sharded_fixtures"]
@@ -37,6 +38,34 @@ def full(port: int) -> Iterator[None]:
 
 def shard_port(cluster: Cluster, client: aqless.ShardedClient, shard: int) -> int:
     return home_port(cluster, client.shards.shard(shard).namespace)
+
+
+async def test_a_pop_one_full_shard_refuses_hands_over_what_the_others_popped(
+    cluster: Cluster,
+) -> None:
+    async with deployment(cluster, "fullpop") as client:
+        queue = client.queues["work"]
+        for route in key_per_shard(client):
+            await queue.put_many([aqless.PutRequest(WORK, {}) for _ in range(2)], route=route)
+        with full(shard_port(cluster, client, 0)), pytest.raises(aqless.PartialPopError) as caught:
+            await queue.pop_many(6, worker="w")
+        partial = caught.value
+        assert partial.shard == 0
+        assert isinstance(partial.error, aqless.ServerFullError)
+        assert partial.error.condition == "OOM"
+        assert partial.__cause__ is partial.error
+        assert not isinstance(partial, aqless.ConnectionLostError)  # no retry drops them
+        assert len(partial.jobs) == 4
+        assert {client.shard_of(job.jid) for job in partial.jobs} == {1, 2}
+        for job in partial.jobs:  # held by the worker that popped them: run at once
+            await job.complete()
+        counts = await queue.counts()
+        assert (counts.waiting, counts.running) == (2, 0)  # shard 0's, untouched
+
+        # nothing popped elsewhere: the shard's own error, as a plain pop raises it
+        with full(shard_port(cluster, client, 0)), pytest.raises(aqless.ServerFullError):
+            await queue.pop_many(6, worker="w")
+        assert len(await queue.pop_many(6, worker="w")) == 2
 
 
 async def test_a_put_many_one_full_shard_refuses_is_its_typed_error(cluster: Cluster) -> None:
