@@ -10,10 +10,11 @@ while the connection is down are lost. After a dropped connection the stream res
 and then yields an ``Event`` of kind ``'reconnected'`` where the gap was, so a consumer can
 re-read whatever state it follows (``wait_for`` does).
 
-A shard of a sharded deployment publishes with SPUBLISH (aqless.scripts' events.lua): its
-stream then subscribes with SSUBSCRIBE (``sharded=True``) on the primary of the shard's
-slot, found again at each reconnection (aqless._connection.cluster.NodePubSub); a server
-that unsubscribes it (the slot moved) counts as a dropped connection.
+On a Cluster the stream listens on the primary of the deployment's slot, found again
+at each reconnection (aqless._connection.cluster.NodePubSub), so it follows a failover. A
+shard of a sharded deployment publishes with SPUBLISH (aqless.scripts' events.lua): its
+stream then subscribes with SSUBSCRIBE (``sharded=True``); a server that unsubscribes it
+(the slot moved) counts as a dropped connection.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ class PubSubSource(Protocol):
 @runtime_checkable
 class Relocating(Protocol):
     """A PubSubSource whose server may change (a Cluster's node holding a slot): asked to
-    look again before each sharded subscription."""
+    look again before each subscription."""
 
     async def relocate(self) -> None: ...
 
@@ -342,7 +343,7 @@ class EventStream:
             raise
 
     async def _subscribe(self) -> PubSub:
-        if self._sharded and isinstance(self._redis, Relocating):
+        if isinstance(self._redis, Relocating):  # a Cluster's node: the slot may have moved
             await self._redis.relocate()
         pubsub = self._redis.pubsub()
         try:
