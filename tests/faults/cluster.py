@@ -124,6 +124,18 @@ def valkey_cluster(*, replicas: bool = False) -> Iterator[Cluster]:
         yield cluster
 
 
+def move_slot(cluster: Cluster, slot: int, source: int, target: int) -> None:
+    """Migrate `slot` with its keys from the node at `source` to the one at `target`."""
+    source_id, target_id = str(ask(source, "CLUSTER", "MYID")), str(ask(target, "CLUSTER", "MYID"))
+    ask(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    ask(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    while keys := ask(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):
+        assert isinstance(keys, list)
+        ask(source, "MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
+    for port in cluster.ports:
+        ask(port, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+
+
 def is_primary(port: int) -> bool:
     role = ask(port, "ROLE")
     return isinstance(role, list) and role[0] == "master"
