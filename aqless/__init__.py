@@ -61,6 +61,7 @@ from aqless.sharded import (
     ShardedRateLimits,
     ShardedThrottles,
 )
+from aqless.sharded_queue import PartialPopError
 from aqless.sharded_worker import ShardedWorker
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
@@ -93,6 +94,7 @@ __all__ = [
     "LockLostError",
     "NotDurableError",
     "Page",
+    "PartialPopError",
     "PayloadError",
     "PermissionDeniedError",
     "PriorityPattern",

@@ -16,6 +16,8 @@ AqlessError                  base, never raised itself
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
 ├── NotDurableError          a durable put was made, but its copies were not confirmed
 ├── ShardNotEmptyError       a shard to forget still holds jobs (or drained too briefly)
+├── PartialPopError          a sharded pop one shard refused; .jobs popped from the others
+│                            (defined in aqless.sharded_queue: it carries Jobs)
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
 ├── ResultError              an awaited job result that is not there; .jid
 │   ├── JobFailedError         the job failed; .group, .message

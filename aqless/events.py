@@ -10,10 +10,11 @@ while the connection is down are lost. After a dropped connection the stream res
 and then yields an ``Event`` of kind ``'reconnected'`` where the gap was, so a consumer can
 re-read whatever state it follows (``wait_for`` does).
 
-A shard of a sharded deployment publishes with SPUBLISH (aqless.scripts' events.lua): its
-stream then subscribes with SSUBSCRIBE (``sharded=True``) on the primary of the shard's
-slot, found again at each reconnection (aqless._connection.cluster.NodePubSub); a server
-that unsubscribes it (the slot moved) counts as a dropped connection.
+On a Cluster the stream listens on the primary of the deployment's slot, found again
+at each reconnection (aqless._connection.cluster.NodePubSub), so it follows a failover. A
+shard of a sharded deployment publishes with SPUBLISH (aqless.scripts' events.lua): its
+stream then subscribes with SSUBSCRIBE (``sharded=True``); a server that unsubscribes it
+(the slot moved) counts as a dropped connection.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ class PubSubSource(Protocol):
 @runtime_checkable
 class Relocating(Protocol):
     """A PubSubSource whose server may change (a Cluster's node holding a slot): asked to
-    look again before each sharded subscription."""
+    look again before each subscription."""
 
     async def relocate(self) -> None: ...
 
@@ -192,7 +193,8 @@ class EventStream:
     backoff capped at ``max_backoff``, for as long as it takes, and resubscribed; the next
     event is then of kind ``'reconnected'``. Events published meanwhile are lost. The first
     subscription is not retried: an unreachable server fails ``__aenter__`` with
-    ConnectionLostError.
+    ConnectionLostError. A subscription the server refuses (its ACL), the first or a
+    resubscription, raises its typed refusal (PermissionDeniedError).
 
     One task reads at a time. ``aclose()`` from another task ends that task's iteration.
 
@@ -341,7 +343,7 @@ class EventStream:
             raise
 
     async def _subscribe(self) -> PubSub:
-        if self._sharded and isinstance(self._redis, Relocating):
+        if isinstance(self._redis, Relocating):  # a Cluster's node: the slot may have moved
             await self._redis.relocate()
         pubsub = self._redis.pubsub()
         try:
@@ -370,6 +372,8 @@ class EventStream:
         except _DROPPED as error:
             await self._reconnect(error)
             return None
+        except redis_errors.ResponseError as error:  # e.g. a resubscription the ACL refuses
+            raise error_for("subscribe", str(error)) from error
         return None if message is None else self._handle(message)
 
     async def _next_message(self, pubsub: PubSub) -> dict[str, object] | None:

@@ -4,7 +4,9 @@ Each shard's client opens its own `EventStream` on its namespace's channels: wit
 SSUBSCRIBE on the primary holding the shard's slot when its script SPUBLISHes
 (aqless.shard_pubsub), else with SUBSCRIBE (PUBLISH reaches every node). A reader task per
 shard owns its stream and moves its events into one memory stream, so the merged stream
-yields the same `Event` objects in the order they arrive. A follower task opens the stream
+yields the same `Event` objects in the order they arrive; a shard's stream that fails (a
+refused resubscription) passes its error on, raised by the merged stream where it
+arrives, as itself (never anyio's ExceptionGroup). A follower task opens the stream
 of a shard the client's map gains (when the client adopts a newer map, or reads it again
 every `refresh` seconds) and closes the stream of a shard the map forgot.
 A shard's ``'reconnected'`` event is passed on: events of that shard may have been lost.
@@ -27,6 +29,7 @@ from aqless.client import Client
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.events import Event, EventStream
 from aqless.shard_map import ShardMap
+from aqless.sharded_views import own_errors
 
 __all__ = ["MergedEventStream", "ShardSource"]
 
@@ -70,7 +73,7 @@ class MergedEventStream:
         self._readers: dict[int, anyio.CancelScope] = {}
         self._version = -1  # of the map the readers follow
         self._stack: AsyncExitStack | None = None
-        self._receive: MemoryObjectReceiveStream[Event] | None = None
+        self._receive: MemoryObjectReceiveStream[Event | Exception] | None = None
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -80,19 +83,22 @@ class MergedEventStream:
     async def __aenter__(self) -> Self:
         if self._stack is not None:
             raise RuntimeError("a MergedEventStream can be opened once")
-        send, receive = anyio.create_memory_object_stream[Event](math.inf)
-        async with AsyncExitStack() as stack:
-            stack.push_async_callback(receive.aclose)
-            stack.callback(send.close)  # the follower's: the stream ends when every reader has
-            tasks = await stack.enter_async_context(anyio.create_task_group())
-            stack.callback(tasks.cancel_scope.cancel)  # runs before the group's exit
-            await self._follow_map(self._source.shards, tasks, send, initial=True)
-            tasks.start_soon(self._follow, tasks, send)
-            self._stack = stack.pop_all()
+        send, receive = anyio.create_memory_object_stream[Event | Exception](math.inf)
+        with own_errors():  # a shard that cannot be heard: its own error, not a group's
+            async with AsyncExitStack() as stack:
+                stack.push_async_callback(receive.aclose)
+                stack.callback(send.close)  # the follower's: the stream ends with the readers
+                tasks = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tasks.cancel_scope.cancel)  # runs before the group's exit
+                await self._follow_map(self._source.shards, tasks, send, initial=True)
+                tasks.start_soon(self._follow, tasks, send)
+                self._stack = stack.pop_all()
         self._receive = receive
         return self
 
-    async def _follow(self, tasks: TaskGroup, send: MemoryObjectSendStream[Event]) -> None:
+    async def _follow(
+        self, tasks: TaskGroup, send: MemoryObjectSendStream[Event | Exception]
+    ) -> None:
         """For ever: wait for a newer map (adopted by the client, or read again every
         `refresh` seconds), then open and close shards' streams to match it."""
         while True:
@@ -111,7 +117,7 @@ class MergedEventStream:
         self,
         shard_map: ShardMap,
         tasks: TaskGroup,
-        send: MemoryObjectSendStream[Event],
+        send: MemoryObjectSendStream[Event | Exception],
         *,
         initial: bool = False,
     ) -> None:
@@ -133,7 +139,7 @@ class MergedEventStream:
         self,
         shard_id: int,
         stream: EventStream,
-        send: MemoryObjectSendStream[Event],
+        send: MemoryObjectSendStream[Event | Exception],
         *,
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -142,8 +148,11 @@ class MergedEventStream:
                 self._streams[shard_id] = stream
                 self._readers[shard_id] = scope
                 task_status.started()
-                async for event in stream:
-                    await send.send(event)
+                try:
+                    async for event in stream:
+                        await send.send(event)
+                except Exception as error:  # the reader raises it, the other shards go on
+                    await send.send(error)
 
     async def __aexit__(
         self,
@@ -158,7 +167,8 @@ class MergedEventStream:
         task that opened the stream."""
         stack, self._stack = self._stack, None
         if stack is not None:
-            await stack.aclose()
+            with own_errors():
+                await stack.aclose()
 
     def __aiter__(self) -> Self:
         return self
@@ -169,6 +179,9 @@ class MergedEventStream:
                 "open a sharded event stream with `async with client.events() as events`"
             )
         try:
-            return await self._receive.receive()
+            received = await self._receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
+        if isinstance(received, Exception):
+            raise received
+        return received

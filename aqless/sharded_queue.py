@@ -27,18 +27,42 @@ from aqless.queue import (
     inside_hooks,
 )
 from aqless.ratelimits import RateLimit
-from aqless.sharded_views import MergedQueueReads, gathered
+from aqless.sharded_views import MergedQueueReads, gathered, own_errors
 
 if TYPE_CHECKING:
     from aqless.sharded import ShardedClient
 
-__all__ = ["ShardedPutHook", "ShardedQueue", "summed"]
+__all__ = ["PartialPopError", "ShardedPutHook", "ShardedQueue", "summed"]
 
 #: ``ShardedClient.put_hooks``' entries: as `aqless.queue.PutHook`, given the `ShardedQueue`
 #: (a hook typed for both, ``queue: Queue | ShardedQueue``, serves either kind of client).
 ShardedPutHook: TypeAlias = Callable[
     ["ShardedQueue", list[PutRequest], PutSender], Awaitable[list[str]]
 ]
+
+
+class PartialPopError(AqlessError):
+    """A sharded pop (`ShardedQueue.pop_many`) that a shard refused after other shards
+    had popped jobs. The jobs are locked to the worker that popped them: run them as if
+    `pop_many` had returned them; dropping them leaves them to wait until their locks
+    expire. Not a ConnectionLostError, so that code retrying a lost connection does not
+    drop them unawares.
+
+    Attributes:
+        jobs: the jobs popped, in the order `pop_many` would have returned them.
+        shard: the shard that refused.
+        error: its own error (a ServerFullError, a ConnectionLostError...), also the
+            `__cause__`.
+    """
+
+    def __init__(self, jobs: list[Job], shard: int, error: AqlessError) -> None:
+        super().__init__(
+            f"popped {len(jobs)} jobs (held: run them, see .jobs), but shard {shard} "
+            f"refused: {error}"
+        )
+        self.jobs = jobs
+        self.shard = shard
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +229,10 @@ class ShardedQueue(MergedQueueReads):
             for index, jid in zip(indexes, put, strict=True):
                 jids[index] = jid
 
-        async with anyio.create_task_group() as shares:
-            for shard, indexes in by_shard.items():
-                shares.start_soon(put_share, shard, indexes)
+        with own_errors():  # anything else a share raises reaches the caller as itself
+            async with anyio.create_task_group() as shares:
+                for shard, indexes in by_shard.items():
+                    shares.start_soon(put_share, shard, indexes)
         if refusals:
             raise refusals[0]
         return [jid for jid in jids if jid is not None]
@@ -234,22 +259,44 @@ class ShardedQueue(MergedQueueReads):
     async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
         """Up to `count` jobs from every shard: the count is shared out among the shards
         (the first shard moving on at every call), asked at once, and what a shard did
-        not have is asked of the shards that filled their share, in turn."""
+        not have is asked of the shards that filled their share, in turn.
+
+        A job popped is never dropped: if a shard refuses (a server condition, a lost
+        connection) while others popped jobs, those jobs are locked to `worker` and are
+        handed over in a PartialPopError (its `jobs`, with the shard's own error as
+        `error`), not left to wait for their locks to expire. When no job was popped,
+        the shard's own error is raised.
+
+        Raises:
+            PartialPopError: a shard refused after other shards popped jobs.
+        """
         if count <= 0:
             return []
         order = self._client._rotation()
         shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
+        refusals: list[tuple[int, AqlessError]] = []
+
+        async def pop_from(shard: int, wanted: int) -> list[Job]:
+            try:
+                return await self.partition(shard).pop_many(wanted, worker=worker)
+            except AqlessError as refusal:
+                refusals.append((shard, refusal))
+                return []
+
         asked = [(shard, share) for shard, share in zip(order, shares, strict=True) if share]
-        replies = await gathered(
-            asked, lambda pair: self.partition(pair[0]).pop_many(pair[1], worker=worker)
-        )
+        replies = await gathered(asked, lambda pair: pop_from(*pair))
         popped = {shard: jobs for (shard, _), jobs in zip(asked, replies, strict=True)}
         jobs = [job for shard in order for job in popped.get(shard, [])]
         for shard, share in zip(order, shares, strict=True):
-            if len(jobs) >= count:
+            if len(jobs) >= count or refusals:
                 break
             if len(popped.get(shard, [])) >= share:  # it may have more
-                jobs += await self.partition(shard).pop_many(count - len(jobs), worker=worker)
+                jobs += await pop_from(shard, count - len(jobs))
+        if refusals:
+            shard, refusal = refusals[0]
+            if not jobs:
+                raise refusal
+            raise PartialPopError(jobs, shard, refusal) from refusal
         return jobs
 
     async def pop(self, *, worker: str | None = None) -> Job | None:

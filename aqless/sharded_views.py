@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,6 +48,7 @@ __all__ = [
     "interleaved",
     "merged_durations",
     "merged_stats",
+    "own_errors",
     "primary_info",
     "shard_reports",
 ]
@@ -55,22 +57,31 @@ T = TypeVar("T")
 X = TypeVar("X")
 
 
+@contextmanager
+def own_errors() -> Iterator[None]:
+    """Inside, a task group's failure is re-raised as the failing task's own error (the
+    first, when several fail), not anyio's ExceptionGroup: a shard's server condition
+    reaches the caller as its typed error."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        error = _first_error(group)
+        raise error.with_traceback(error.__traceback__) from error.__cause__
+
+
 async def gathered(items: Sequence[X], read: Callable[[X], Awaitable[T]]) -> list[T]:
     """`read` of every item, all at once; the results in the items' order. A read that
-    fails raises its own error (the first, when several do), not the task group's
-    ExceptionGroup: a shard's server condition reaches the caller as its typed error."""
+    fails raises its own error (`own_errors`), and the reads still under way are
+    cancelled."""
     results: dict[int, T] = {}
 
     async def one(index: int, item: X) -> None:
         results[index] = await read(item)
 
-    try:
+    with own_errors():
         async with anyio.create_task_group() as reads:
             for index, item in enumerate(items):
                 reads.start_soon(one, index, item)
-    except BaseExceptionGroup as group:
-        error = _first_error(group)
-        raise error.with_traceback(error.__traceback__) from error.__cause__
     return [results[index] for index in range(len(items))]
 
 
@@ -299,21 +310,96 @@ class ShardedTags:
         self._client = client
 
     async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Tags some shard counts among its most used (carried by two jobs or more
-        there), ordered by their jobs summed over the shards, most used first."""
+        """The tags carried by two jobs or more over the deployment (the protocol's ``tag
+        top`` with each tag's counter summed over the shards: a tag on one job of each
+        of two shards is there), most used first, ties by name as a sorted set orders
+        them (descending). Exact, reading no more than it must (`_TagCounters`)."""
         if count <= 0:
             return []
-        clients = self._client.clients
         wanted = max(offset, 0) + count
-        tops = await each_shard(clients, lambda c: c.tags.top(offset=0, count=wanted))
-        tags = _unique(interleaved(tops))
+        counters = _TagCounters(self._client.clients, page=max(wanted, TAG_PAGE))
+        await counters.read_more()
+        while not counters.settled(wanted):
+            await counters.read_more()
+        return counters.ranked()[max(offset, 0) : wanted]
 
-        async def total(tag: str) -> int:
-            return (await self._client.jobs.tagged(tag, count=1)).total
 
-        totals = await gathered(tags, total)
-        ranked = sorted(zip(tags, totals, strict=True), key=lambda pair: -pair[1])
-        return [tag for tag, _ in ranked][max(offset, 0) : wanted]
+#: the least number of tag counters read from each shard at the first round
+TAG_PAGE = 100
+
+
+class _TagCounters:
+    """Every shard's tag counters (``ql:tags``, those at 1 too), read most used first, a
+    page a round (twice as long at each), until no tag unread can rank among the first
+    wanted (Fagin's threshold algorithm): a tag not read on any shard counts at most the
+    sum of the lowest counters read on the shards not read to their end. A tag read on
+    some shards has its counters on the others read by ZMSCORE, so each total is exact."""
+
+    def __init__(self, clients: Sequence[Client], *, page: int) -> None:
+        self._clients = clients
+        self._keys = [f"{client.prefix}tags" for client in clients]
+        self._by_tag: dict[str, list[float | None]] = {}  # by shard; None: not read yet
+        self._read = [0] * len(clients)
+        self._lowest = [0.0] * len(clients)
+        self._exhausted = [False] * len(clients)
+        self._page = page
+
+    async def read_more(self) -> None:
+        """The next page of every shard not read to its end, then the counters the tags
+        read have on the other shards."""
+        shards = range(len(self._clients))
+        for shard, entries in zip(shards, await gathered(shards, self._next_page), strict=True):
+            for tag, counter in entries:
+                self._by_tag.setdefault(tag, [None] * len(self._clients))[shard] = counter
+            self._read[shard] += len(entries)
+            self._lowest[shard] = entries[-1][1] if entries else 0.0
+            self._exhausted[shard] = len(entries) < self._page
+        self._page *= 2
+        await gathered(shards, self._fill_in)
+
+    async def _next_page(self, shard: int) -> list[tuple[str, float]]:
+        if self._exhausted[shard]:
+            return []
+        first = self._read[shard]
+        redis: Any = self._clients[shard].redis
+        with _cluster.calls("reading the tags"):
+            entries = await redis.zrevrange(
+                self._keys[shard], first, first + self._page - 1, withscores=True
+            )
+        return [(str(tag), float(counter)) for tag, counter in entries]
+
+    async def _fill_in(self, shard: int) -> None:
+        unknown = [tag for tag, counters in self._by_tag.items() if counters[shard] is None]
+        if unknown and not self._exhausted[shard]:
+            redis: Any = self._clients[shard].redis
+            with _cluster.calls("reading the tags"):
+                found = await redis.zmscore(self._keys[shard], unknown)
+        else:  # read to its end: a tag not read there is not there
+            found = [None] * len(unknown)
+        for tag, counter in zip(unknown, found, strict=True):
+            self._by_tag[tag][shard] = 0.0 if counter is None else float(counter)
+
+    def _totals(self) -> list[tuple[float, str]]:
+        """(total, tag) of the tags at 2 or more, ordered as a sorted set read in
+        reverse: by total, then by name, descending."""
+        totals = ((sum(c or 0.0 for c in counters), tag) for tag, counters in self._by_tag.items())
+        return sorted((pair for pair in totals if pair[0] >= 2), reverse=True)
+
+    def settled(self, wanted: int) -> bool:
+        """Whether the first `wanted` tags are known: no tag unread can reach them."""
+        unread_at_most = sum(
+            lowest
+            for lowest, exhausted in zip(self._lowest, self._exhausted, strict=True)
+            if not exhausted
+        )
+        totals = self._totals()
+        return unread_at_most < 2 or (
+            len(totals) >= wanted and totals[wanted - 1][0] > unread_at_most
+        )
+
+    def ranked(self) -> list[str]:
+        """The tags at 2 or more read so far, most used first."""
+        return [tag for _, tag in self._totals()]
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from aqless._worker import defaults
 from aqless._worker.budget import SlotBudget
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.sharded import ShardedClient
+from aqless.sharded_views import own_errors
 from aqless.worker import Worker, WorkerCounters
 
 __all__ = ["ShardedWorker"]
@@ -105,11 +106,14 @@ class ShardedWorker:
 
     async def run(self) -> WorkerCounters:
         """Run every shard's worker, following the shard map, until all have stopped;
-        returns their counters summed."""
-        async with anyio.create_task_group() as group:
-            for worker in self.by_shard.values():
-                self._start(group, worker)
-            group.start_soon(self._follow_map, group)
+        returns their counters summed. A shard's worker that fails stops the others and
+        raises its own error (e.g. PermissionDeniedError when the shard's ACL refuses
+        its channels), not anyio's ExceptionGroup."""
+        with own_errors():
+            async with anyio.create_task_group() as group:
+                for worker in self.by_shard.values():
+                    self._start(group, worker)
+                group.start_soon(self._follow_map, group)
         return self.counters
 
     def _start(self, group: TaskGroup, worker: Worker) -> None:

@@ -107,6 +107,8 @@ def test_the_exception_tree() -> None:
     assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
     assert aqless.JobDataError.__bases__ == (aqless.InvalidArgumentError,)
     assert aqless.CrossShardError.__bases__ == (aqless.InvalidArgumentError,)
+    # jobs popped before a shard refused: not a ConnectionLostError, so no retry drops them
+    assert aqless.PartialPopError.__bases__ == (aqless.AqlessError,)
     # what an awaited result raises; a timeout is a TimeoutError too
     assert aqless.ResultError.__bases__ == (aqless.AqlessError,)
     for name in ("JobFailedError", "JobGoneError", "ResultDroppedError"):

@@ -10,11 +10,12 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 import redis.asyncio as aioredis
+from redis.crc import key_slot
 
 import aqless
-from aqless.events import Event
+from aqless.events import RECONNECTED, Event
 from aqless.shard_pubsub import OPTION, SHARDED
-from tests.faults.cluster import Cluster
+from tests.faults.cluster import Cluster, move_slot
 from tests.sharded_helpers import addresses, deployment, home_port, keys_of_a_shard
 from tests.worker.helpers import Recorder, one
 from tests.worker.process_helpers import eventually
@@ -177,3 +178,38 @@ async def test_a_client_of_one_shard_opened_by_hand_hears_it(cluster: Cluster) -
                 with anyio.fail_after(10):
                     event = await anext(events)
         assert (event.kind, event.jid, event.channel) == ("put", jid, f"{namespace}:ql:log")
+
+
+async def test_the_merged_stream_hears_a_shard_again_after_its_slot_moves(
+    cluster: Cluster,
+) -> None:
+    """Moving a shard's slot to another primary makes the old one unsubscribe the shard's
+    channels (``sunsubscribe``): the shard's stream resubscribes where the slot is now,
+    and the merged stream hears its events again."""
+    async with deployment(cluster, "smove") as client:
+        shard = client.shards.shard(1)
+        channel = f"{shard.namespace}:ql:log"
+        slot = key_slot(f"{shard.namespace}:ql:".encode())
+        source = home_port(cluster, shard.namespace)
+        target = next(port for port in cluster.ports if port != source)
+        async with client.events("log") as events:
+            move_slot(cluster, slot, source, target)
+            try:
+                with anyio.fail_after(30):
+                    async for event in events:
+                        if event.kind == RECONNECTED:
+                            break
+                    route = keys_of_a_shard(client, shard.id)[0]
+                    jid = await client.queues["work"].put(WORK, {}, route=route)
+                    async for event in events:
+                        if event.kind == "put" and event.jid == jid:
+                            break
+                assert event.channel == channel
+                moved = node(target)
+                try:
+                    listeners = await moved.pubsub_shardnumsub(channel)
+                finally:
+                    await moved.aclose()
+                assert listeners == [(channel, 1)]
+            finally:
+                move_slot(cluster, slot, target, source)

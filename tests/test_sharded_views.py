@@ -13,7 +13,7 @@ import pytest
 import aqless
 from aqless.events import Event
 from aqless.models import Durations
-from aqless.sharded_views import gathered, interleaved, merged_durations
+from aqless.sharded_views import TAG_PAGE, gathered, interleaved, merged_durations
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import addresses, deployment
 
@@ -282,3 +282,41 @@ async def test_a_put_on_each_shard_comes_through_one_merged_stream(cluster: Clus
         }
         with pytest.raises(aqless.ConfigurationError, match="async with"):
             await anext(client.events())
+
+
+async def test_top_tags_rank_tags_no_single_shard_ranks(cluster: Cluster) -> None:
+    """A tag on one job of each shard (3 in all) is carried by 2 jobs on none: it ranks
+    by its summed counter all the same; a tag on one job in all is not there."""
+    async with deployment(cluster, "vtop") as client:
+        queue = client.queues["work"]
+        on_shard = routes(client)
+        for route in on_shard:
+            await queue.put("app.Work", {}, route=route, tags=["spread"])
+        for tag in ("pair", "also"):  # two jobs on shard 0: a tie, ordered by name
+            for _ in range(2):
+                await queue.put("app.Work", {}, route=on_shard[0], tags=[tag])
+        await queue.put("app.Work", {}, route=on_shard[1], tags=["alone"])
+        await queue.put("app.Work", {}, route=on_shard[2], tags=["split"])
+        await queue.put("app.Work", {}, route=on_shard[1], tags=["split"])
+        assert await client.tags.top() == ["spread", "split", "pair", "also"]
+        assert await client.tags.top(count=1) == ["spread"]
+        assert await client.tags.top(offset=2, count=5) == ["pair", "also"]
+
+
+async def test_top_tags_are_exact_when_a_shard_has_more_tags_than_a_page(
+    cluster: Cluster,
+) -> None:
+    """Shards 0 and 1 each have a page of tags on two jobs, then `x` on one: the first
+    pages leave `x` unread on both, yet its total (2) ties theirs and its name ranks
+    first; the ranking reads on until no unread tag can rank."""
+    async with deployment(cluster, "vtoppages") as client:
+        queue = client.queues["work"]
+        on_shard = routes(client)
+        for route, letter in zip(on_shard[:2], "tu", strict=True):
+            page = [f"{letter}{n:03}" for n in range(TAG_PAGE)]
+            for _ in range(2):
+                await queue.put("app.Work", {}, route=route, tags=page)
+            await queue.put("app.Work", {}, route=route, tags=["x"])
+        last = f"u{TAG_PAGE - 1:03}"
+        assert await client.tags.top(count=3) == ["x", last, f"u{TAG_PAGE - 2:03}"]
+        assert await client.tags.top(offset=1, count=1) == [last]

@@ -7,7 +7,8 @@ finds that node, aqless._connection.endpoint). The script publishes with PUBLISH
 Cluster forwards to every node, so an event stream may listen on any node; a shard of a
 sharded deployment publishes with SPUBLISH instead, heard only on the primary of its slot.
 ``NodePubSub`` takes the node that holds the deployment's slot, looked up again at each
-(re)subscription, with the slot map read again first for a sharded one (``relocate``).
+(re)subscription with the slot map read again first (``relocate``), so a stream follows a
+failover (the node it listened on may be gone) or a moved slot.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def calls(what: str) -> Iterator[None]:
 class NodePubSub:
     """Makes PubSubs on a plain connection to the primary holding `key`'s slot (any node
     hears every PUBLISH of a Cluster, only that one a shard's SPUBLISH); before the client
-    has read the slot map, on a startup node. An EventStream asks again at each
-    reconnection (a sharded one calls `relocate` first), so it follows a failover."""
+    has read the slot map, on a startup node. An EventStream calls `relocate`, then asks
+    again, at each reconnection, so it follows a failover."""
 
     def __init__(self, cluster: RedisCluster, key: str) -> None:
         self._cluster = cluster

@@ -8,13 +8,17 @@ ready once each has its primary's data."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import anyio
+
+from aqless.events import RECONNECTED, Event
 from tests.faults.harness import ask, until
 from tests.faults.test_sentinel import Group
 from tests.test_client_servers import free_port
+from tests.worker.process_helpers import eventually
 
 SLOTS = ((0, 5460), (5461, 10922), (10923, 16383))
 
@@ -118,3 +122,41 @@ def valkey_cluster(*, replicas: bool = False) -> Iterator[Cluster]:
         for replica in cluster.replicas.values():
             until(lambda replica=replica: _synced(replica), f"replica {replica} in sync")
         yield cluster
+
+
+def move_slot(cluster: Cluster, slot: int, source: int, target: int) -> None:
+    """Migrate `slot` with its keys from the node at `source` to the one at `target`."""
+    source_id, target_id = str(ask(source, "CLUSTER", "MYID")), str(ask(target, "CLUSTER", "MYID"))
+    ask(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    ask(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    while keys := ask(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):
+        assert isinstance(keys, list)
+        ask(source, "MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
+    for port in cluster.ports:
+        ask(port, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+
+
+def is_primary(port: int) -> bool:
+    role = ask(port, "ROLE")
+    return isinstance(role, list) and role[0] == "master"
+
+
+async def heard_after_failover(
+    cluster: Cluster, victim: int, events: AsyncIterator[Event], put: Callable[[], Awaitable[str]]
+) -> Event:
+    """Kill the primary at `victim` and promote its replica; once `events` says it
+    resubscribed (``'reconnected'``) and the replica is primary, `put` a job: its put
+    event, heard on `events`."""
+    promoted = cluster.replicas[victim]
+    cluster.kill(victim)
+    ask(promoted, "CLUSTER", "FAILOVER", "TAKEOVER")
+    with anyio.fail_after(60):
+        async for event in events:  # resubscribed where the slot is now
+            if event.kind == RECONNECTED:
+                break
+        await eventually(lambda: is_primary(promoted), what="the replica promoted")
+        jid = await put()
+        async for event in events:
+            if event.kind == "put" and event.jid == jid:
+                return event
+    raise AssertionError("the event stream ended")

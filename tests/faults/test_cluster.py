@@ -17,7 +17,7 @@ import aqless
 from aqless._connection.cluster import hash_tag
 from aqless.events import Event, EventStream
 from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
-from tests.faults.cluster import SLOTS, Cluster, valkey_cluster
+from tests.faults.cluster import SLOTS, Cluster, move_slot, valkey_cluster
 from tests.faults.harness import ask
 from tests.worker.process_helpers import eventually
 
@@ -261,15 +261,3 @@ async def test_a_moved_slot_is_followed_and_the_moved_call_sent_once_more(
             assert await client.queues["q"].length() == 2  # the put ran once
         finally:
             move_slot(cluster, slot, target, source)
-
-
-def move_slot(cluster: Cluster, slot: int, source: int, target: int) -> None:
-    """Migrate `slot` with its keys from the node at `source` to the one at `target`."""
-    source_id, target_id = str(ask(source, "CLUSTER", "MYID")), str(ask(target, "CLUSTER", "MYID"))
-    ask(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
-    ask(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
-    while keys := ask(source, "CLUSTER", "GETKEYSINSLOT", slot, 100):
-        assert isinstance(keys, list)
-        ask(source, "MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
-    for port in cluster.ports:
-        ask(port, "CLUSTER", "SETSLOT", slot, "NODE", target_id)

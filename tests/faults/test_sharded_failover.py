@@ -12,8 +12,7 @@ import pytest
 import redis
 
 import aqless
-from aqless.events import RECONNECTED
-from tests.faults.cluster import Cluster, valkey_cluster
+from tests.faults.cluster import Cluster, heard_after_failover, is_primary, valkey_cluster
 from tests.faults.harness import ask
 from tests.sharded_helpers import addresses, home_port, keys_of_a_shard
 from tests.worker.process_helpers import eventually
@@ -39,11 +38,6 @@ def on_replica(port: int, key: str) -> bool:
     with redis.Redis(port=port, decode_responses=True, socket_timeout=2) as replica:
         replica.execute_command("READONLY")
         return bool(replica.exists(key))
-
-
-def is_primary(port: int) -> bool:
-    role = ask(port, "ROLE")
-    return isinstance(role, list) and role[0] == "master"
 
 
 async def test_a_durable_put_is_on_its_shards_replica_when_it_returns(cluster: Cluster) -> None:
@@ -158,17 +152,9 @@ async def test_the_merged_stream_follows_a_failover_of_a_shards_primary(cluster:
         victim = home_port(cluster, shard.namespace)
         promoted = cluster.replicas[victim]
         async with client.events("log") as events:
-            cluster.kill(victim)
-            ask(promoted, "CLUSTER", "FAILOVER", "TAKEOVER")
-            with anyio.fail_after(60):
-                async for event in events:  # resubscribed where the slot is now
-                    if event.kind == RECONNECTED:
-                        break
-                await eventually(lambda: is_primary(promoted), what="the replica promoted")
-                jid = await put_on_shard_0(client, shard.id)
-                async for event in events:
-                    if event.kind == "put" and event.jid == jid:
-                        break
+            event = await heard_after_failover(
+                cluster, victim, events, lambda: put_on_shard_0(client, shard.id)
+            )
         assert event.channel == f"{shard.namespace}:ql:log"
         listeners = ask(promoted, "PUBSUB", "SHARDNUMSUB", event.channel)
         assert listeners == [event.channel, 0]  # left when the stream closed
