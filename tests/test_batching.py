@@ -224,3 +224,18 @@ async def test_an_ordered_call_whose_arguments_fail_fails_alone() -> None:
         batcher.close()
     assert [len(batch) for batch in send.batches] == [1]
     assert isinstance(outcomes[0], ValueError)
+
+
+async def test_a_held_call_is_sent_by_the_batcher_when_no_pop_follows() -> None:
+    """A call held for a pop that never comes (the worker stopped, or it was a job's own
+    verb) still goes: the batcher's task is woken on the next turn."""
+    send = _Gated()
+    send.release.set()
+    batcher = Batcher(send)
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        batcher.hold_lone_calls = True
+        with anyio.fail_after(5):
+            assert await batcher.submit(("job.complete", ("a",)), "a") == "job.complete"
+        batcher.close()
+    assert send.batches == [[("job.complete", ("a",))]]

@@ -142,7 +142,13 @@ class Batcher:
 
     async def _wait(self, pending: _Pending) -> Reply:
         self._queue.append(pending)
-        self._changed.fire()
+        if self.hold_lone_calls and self._in_flight == 0:
+            # the holder's ordered call, due in the next turn, is to fly this one from its
+            # own task: the sending task is woken only if it did not (a wake per job
+            # costs a worker with one slot a few percent of its time)
+            asyncio.get_running_loop().call_soon(self._wake_sender)
+        else:
+            self._changed.fire()
         await pending.done.wait()
         if pending.error is not None:
             raise pending.error
@@ -159,6 +165,12 @@ class Batcher:
             return reply
         finally:
             self._in_flight -= 1
+            self._wake_sender()
+
+    def _wake_sender(self) -> None:
+        """Wake the sending task (``run``) if it has something to do: calls queued, or the
+        batcher closed (a landed batch makes room for the queued calls)."""
+        if self._queue or self._closed:
             self._changed.fire()
 
     def close(self) -> None:
@@ -254,4 +266,4 @@ class Batcher:
                 pending.land(reply, self._pairing)
         finally:
             self._in_flight -= 1
-            self._changed.fire()
+            self._wake_sender()

@@ -68,7 +68,11 @@ class SlotBudget:
         self._reserved += count
 
     def give_back(self, count: int) -> None:
+        """A pop's reply is in: its reservation ends, and the `count` slots that brought no
+        job are free again for the members waiting for one (which found them reserved)."""
         self._reserved -= count
+        if count > 0:
+            self.freed()
 
     def wait(self, key: int, wake: Callable[[], None]) -> None:
         """Call `wake` (once) when a member frees a slot; `key` names the waiter."""

@@ -73,6 +73,21 @@ async def test_a_slot_freed_by_one_worker_wakes_the_other(
     assert waiter.counters.started == 1
 
 
+def test_a_reservation_given_back_unused_wakes_the_waiting_members() -> None:
+    """A member whose pop reserved the slot another freed, and came back empty, hands it on:
+    the member that woke meanwhile and found it reserved is woken again."""
+    budget = SlotBudget(1)
+    woken: list[str] = []
+    budget.reserve(1)  # one member's pop is on its way
+    budget.wait(2, lambda: woken.append("waiter"))
+    assert budget.free() == 0
+    budget.give_back(0)  # a pop that brought the jobs it asked for frees nothing
+    assert woken == []
+    budget.give_back(1)
+    assert woken == ["waiter"]
+    assert budget.free() == 1
+
+
 async def test_a_budget_of_jobs_is_taken_once_over_its_workers(
     client: aqless.Client, other: aqless.Client
 ) -> None:

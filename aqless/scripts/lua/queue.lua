@@ -69,6 +69,16 @@ function Queue.pop_jids(D, now, queue, worker, count)
       count = math.min(math.max(0, maximum - running), count)
     end
   end
+  -- a rate limit, a throttle's hash, recurring jobs: mostly none, and then one EXISTS
+  -- answers the three questions the pop would ask one by one (nothing it writes before
+  -- asking them creates any of these keys)
+  local tid = Keys.queue_throttle(queue)
+  local plain = call('EXISTS', RateLimit.definition_key(tid), Keys.throttle(tid),
+    Keys.queue(queue, 'recur')) == 0
+  if plain then
+    RateLimit.learn_none(rates, tid)
+    Throttle.learn_unlimited(tid)
+  end
   count = RateLimit.room(rates, queue, count)
   if count <= 0 then
     RateLimit.finish(rates, popped, count)
@@ -86,8 +96,8 @@ function Queue.pop_jids(D, now, queue, worker, count)
       RateLimit.take(rates, jid, job[15] or nil)
     end
   end
-  if Throttle.available(Keys.queue_throttle(queue)) then
-    Recurring.spawn(D, queue, now, count - #reclaimed)
+  if Throttle.available(tid) then
+    if not plain then Recurring.spawn(D, queue, now, count - #reclaimed) end
     Queue.promote(queue, now, count - #reclaimed)
     local passes = Config.number(queue .. '-max-pop-retry', Config.number('max-pop-retry'))
     local work = Keys.queue(queue, 'work')

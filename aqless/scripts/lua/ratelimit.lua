@@ -65,6 +65,11 @@ local function limiter(state, id)
   return l
 end
 
+-- The key that exists when `id` has a limit (a pop may ask several such questions at once),
+-- and what a pop learnt when it does not.
+function RateLimit.definition_key(id) return definition_key(id) end
+function RateLimit.learn_none(state, id) state.seen[id] = false end
+
 -- How many of `count` jobs the queue's limiter lets the pop start.
 function RateLimit.room(state, queue, count)
   local l = limiter(state, Keys.queue_throttle(queue))
