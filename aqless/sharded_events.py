@@ -25,11 +25,11 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from aqless._groups import own_errors
 from aqless.client import Client
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.events import Event, EventStream
 from aqless.shard_map import ShardMap
-from aqless.sharded_views import own_errors
 
 __all__ = ["MergedEventStream", "ShardSource"]
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
 import anyio
 
+from aqless._groups import own_errors
 from aqless.dedup import DedupOption, dedup_of
 from aqless.durability import Durable
 from aqless.errors import AqlessError, CrossShardError
@@ -27,7 +28,7 @@ from aqless.queue import (
     inside_hooks,
 )
 from aqless.ratelimits import RateLimit
-from aqless.sharded_views import MergedQueueReads, gathered, own_errors
+from aqless.sharded_views import MergedQueueReads, gathered
 
 if TYPE_CHECKING:
     from aqless.sharded import ShardedClient

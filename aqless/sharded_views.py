@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from aqless._connection import cluster as _cluster
+from aqless._groups import own_errors
 from aqless.client import Client
 from aqless.job import Job
 from aqless.models import (
@@ -48,25 +48,12 @@ __all__ = [
     "interleaved",
     "merged_durations",
     "merged_stats",
-    "own_errors",
     "primary_info",
     "shard_reports",
 ]
 
 T = TypeVar("T")
 X = TypeVar("X")
-
-
-@contextmanager
-def own_errors() -> Iterator[None]:
-    """Inside, a task group's failure is re-raised as the failing task's own error (the
-    first, when several fail), not anyio's ExceptionGroup: a shard's server condition
-    reaches the caller as its typed error."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        error = _first_error(group)
-        raise error.with_traceback(error.__traceback__) from error.__cause__
 
 
 async def gathered(items: Sequence[X], read: Callable[[X], Awaitable[T]]) -> list[T]:
@@ -83,13 +70,6 @@ async def gathered(items: Sequence[X], read: Callable[[X], Awaitable[T]]) -> lis
             for index, item in enumerate(items):
                 reads.start_soon(one, index, item)
     return [results[index] for index in range(len(items))]
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    error: BaseException = group
-    while isinstance(error, BaseExceptionGroup):
-        error = error.exceptions[0]
-    return error
 
 
 async def each_shard(clients: Sequence[Client], read: Callable[[Client], Awaitable[T]]) -> list[T]:

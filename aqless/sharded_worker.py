@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from aqless._groups import own_errors
 from aqless._worker import defaults
 from aqless._worker.budget import SlotBudget
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.sharded import ShardedClient
-from aqless.sharded_views import own_errors
 from aqless.worker import Worker, WorkerCounters
 
 __all__ = ["ShardedWorker"]

@@ -36,6 +36,7 @@ from anyio.abc import TaskGroup
 from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
 from aqless._connection.wakeup import Wakeup
+from aqless._groups import own_errors
 from aqless._worker import defaults
 from aqless._worker import process as _process
 from aqless._worker.budget import SlotBudget
@@ -359,6 +360,14 @@ class Worker:
             self.concurrency,
             self.reserver.name,
         )
+        with own_errors():  # a refused subscription is its typed error, not a group's
+            await self._serve()
+        self._state = "stopped"
+        _process.set_title(f"aqless-run {self.name}: stopped")
+        logger.info("worker %s stopped: %s", self.name, self.counters)
+        return self.counters
+
+    async def _serve(self) -> None:
         async with (
             self.client.protocol.batching() as self._batcher,
             anyio.create_task_group() as services,
@@ -380,10 +389,6 @@ class Worker:
                 with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
                     await self._performer.aclose()
             services.cancel_scope.cancel()
-        self._state = "stopped"
-        _process.set_title(f"aqless-run {self.name}: stopped")
-        logger.info("worker %s stopped: %s", self.name, self.counters)
-        return self.counters
 
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":

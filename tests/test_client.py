@@ -595,3 +595,31 @@ async def test_a_burst_of_concurrent_calls_all_succeed(server_url: str, cap: int
             for n in range(300):  # more than redis-py's default pool of 100
                 group.start_soon(queue.put, "k", {"n": n})
         assert await queue.length() == 300
+
+
+async def test_a_worker_whose_channels_the_acl_refuses_raises_the_typed_error(
+    server_url: str,
+) -> None:
+    """The worker listens for lost locks before it pops; an ACL user without channels is
+    refused that subscription, and run() raises PermissionDeniedError, not an
+    ExceptionGroup of its services."""
+    async with aqless.Client(server_url) as admin:
+        await admin.redis.flushall()
+        await admin.redis.acl_setuser(
+            "aqless-deaf-user",
+            enabled=True,
+            passwords=["+secret"],
+            keys=["ql:*"],
+            commands=["+@all"],
+        )
+        try:
+            async with aqless.Client(
+                server_url,
+                username="aqless-deaf-user",
+                password="secret",  # noqa: S106 -- a throwaway user of a private test server
+            ) as client:
+                worker = aqless.Worker(client, ["q"], burst=True)
+                with anyio.fail_after(20), pytest.raises(aqless.PermissionDeniedError):
+                    await worker.run()
+        finally:
+            await admin.redis.acl_deluser("aqless-deaf-user")

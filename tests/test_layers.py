@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "aqless"
 # bottom to top, as ARCHITECTURE.md draws them; a module belongs to the first layer
 # one of whose prefixes names it (a prefix ending in "." names a package's modules)
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("aqless._version", "aqless.errors", "aqless._backoff")),
+    ("foundation", ("aqless._version", "aqless.errors", "aqless._backoff", "aqless._groups")),
     ("connection", ("aqless._connection.", "aqless._connection", "aqless.scripts")),
     (
         "client",
