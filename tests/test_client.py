@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -66,28 +68,32 @@ async def test_connection_options_go_to_redis(server_url: str) -> None:
         assert (await client.redis.client_info())["name"] == "aqless-test"
 
 
-async def test_an_acl_user(server_url: str) -> None:
+@asynccontextmanager
+async def as_throwaway_user(
+    server_url: str, name: str, **rules: Any
+) -> AsyncIterator[aqless.Client]:
+    """A client of a new ACL user (password "secret") with `rules`, deleted afterwards."""
     async with aqless.Client(server_url) as admin:
         await admin.redis.flushall()
         await admin.redis.acl_setuser(
-            "aqless-test-user",
-            enabled=True,
-            passwords=["+secret"],
-            keys=["ql:*"],
-            channels=["ql:*"],
-            commands=["+@all"],
+            name, enabled=True, passwords=["+secret"], keys=["ql:*"], commands=["+@all"], **rules
         )
         try:
             async with aqless.Client(
                 server_url,
-                username="aqless-test-user",
+                username=name,
                 password="secret",  # noqa: S106 -- a throwaway user of a private test server
             ) as client:
-                jid = await client.queues["q"].put("app.Job")
-                assert (await pop_one(client.queues["q"])).jid == jid
-                assert await client.redis.acl_whoami() == "aqless-test-user"
+                yield client
         finally:
-            await admin.redis.acl_deluser("aqless-test-user")
+            await admin.redis.acl_deluser(name)
+
+
+async def test_an_acl_user(server_url: str) -> None:
+    async with as_throwaway_user(server_url, "aqless-test-user", channels=["ql:*"]) as client:
+        jid = await client.queues["q"].put("app.Job")
+        assert (await pop_one(client.queues["q"])).jid == jid
+        assert await client.redis.acl_whoami() == "aqless-test-user"
 
 
 async def test_bad_url_is_a_configuration_error() -> None:
@@ -603,23 +609,7 @@ async def test_a_worker_whose_channels_the_acl_refuses_raises_the_typed_error(
     """The worker listens for lost locks before it pops; an ACL user without channels is
     refused that subscription, and run() raises PermissionDeniedError, not an
     ExceptionGroup of its services."""
-    async with aqless.Client(server_url) as admin:
-        await admin.redis.flushall()
-        await admin.redis.acl_setuser(
-            "aqless-deaf-user",
-            enabled=True,
-            passwords=["+secret"],
-            keys=["ql:*"],
-            commands=["+@all"],
-        )
-        try:
-            async with aqless.Client(
-                server_url,
-                username="aqless-deaf-user",
-                password="secret",  # noqa: S106 -- a throwaway user of a private test server
-            ) as client:
-                worker = aqless.Worker(client, ["q"], burst=True)
-                with anyio.fail_after(20), pytest.raises(aqless.PermissionDeniedError):
-                    await worker.run()
-        finally:
-            await admin.redis.acl_deluser("aqless-deaf-user")
+    async with as_throwaway_user(server_url, "aqless-deaf-user") as client:
+        worker = aqless.Worker(client, ["q"], burst=True)
+        with anyio.fail_after(20), pytest.raises(aqless.PermissionDeniedError):
+            await worker.run()
