@@ -56,6 +56,31 @@ async def test_a_put_pops_its_job_for_a_listening_offer_and_publishes_it(lua: Lu
     assert await lua.redis.zcard("ql:q:queue-work") == 0
 
 
+async def hash_reads(redis: aioredis.Redis) -> tuple[int, int]:
+    """HGET and HGETALL calls since the last CONFIG RESETSTAT (inside scripts too)."""
+    stats = await redis.info("commandstats")
+
+    def calls(name: str) -> int:
+        return int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+
+    return calls("hget"), calls("hgetall")
+
+
+async def test_a_push_reads_the_configuration_with_one_command(lua: Lua) -> None:
+    # the pickup's critical path: the listeners' check (aqless-pubsub) and the push's pop
+    # (the lock's heartbeat) share one HGETALL of ql:config, with no HGET of an option
+    await lua("config.set", 0, "heartbeat", 120)
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await lua.redis.config_resetstat()
+        await rput(lua, 1, "jid")
+        reads = await hash_reads(lua.redis)
+    assert len(pushed_jobs(captured.on("ql:push:w1"))) == 1
+    # HGET: the queue's throttle maximum; HGETALL: the configuration, then the offers
+    assert reads == (1, 2)
+    assert (await lua.json("job.get", 1, "jid"))["expires"] == 121  # the heartbeat was read
+
+
 async def test_a_push_leaves_what_a_put_and_a_pop_leave(lua: Lua) -> None:
     await rput(lua, 1, "jid", "priority", 3, "tags", '["a"]')
     await rpop(lua, 1, 1, worker="w1")

@@ -81,6 +81,9 @@ local function taker(now, queue)
   -- pcall: a user whose ACL predates offers (no HLEN) still puts, without pushes
   local count = redis.pcall('HLEN', key)
   if type(count) ~= 'number' or count == 0 then return nil end
+  -- the configuration now, in the one HGETALL the push's pop reads it with: the listeners'
+  -- check (aqless-pubsub) then takes its option from it instead of an HGET of its own
+  Config.stored()
   local offers
   if count <= 8 then
     offers = call('HGETALL', key)  -- HRANDFIELD costs ten times more on a small hash
