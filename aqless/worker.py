@@ -138,7 +138,8 @@ class Worker:
         workdir: a folder for the slots' sandboxes (``job.sandbox``).
         max_jobs: take this many jobs, then finish and return (None: no limit).
         burst: return once no job is running and a pop finds nothing (jobs scheduled for
-            later are not waited for): for tests, scripts and cron-style runs.
+            later are not waited for; jobs a rate limit holds back are, one start at a
+            time as the limit frees them): for tests, scripts and cron-style runs.
         max_memory: finish once the process's resident memory exceeds this many bytes.
         resume: first take back the jobs the server lists as held by this worker's name.
         refresh: seconds between re-reading which queues the patterns match.
