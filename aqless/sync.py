@@ -44,6 +44,7 @@ from aqless.ratelimits import RateLimit, RateLimitInfo
 from aqless.results import JobResult
 
 if TYPE_CHECKING:
+    from aqless.sharded import AnyClient
     from aqless.sync_sharded import (
         ShardedClient,
         SyncShardedConfig,
@@ -274,31 +275,106 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-class SyncQueues:
-    """``client.queues[name]`` (no I/O), and every queue's names and counts."""
+class QueueNames:
+    """Every queue's names and counts, blocking, of a plain or a sharded client (summed
+    over the shards)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: BlockingClient[Any]) -> None:
         self._client = client
+
+    def _on(self, action: Callable[[AnyClient], Awaitable[T]]) -> T:
+        return self._client.call(action)
+
+    def names(self) -> list[str]:
+        return self._on(lambda client: client.queues.names())
+
+    def counts(self) -> list[QueueCounts]:
+        return self._on(lambda client: client.queues.counts())
+
+
+class SyncQueues(QueueNames):
+    """``client.queues[name]`` (no I/O), and every queue's names and counts."""
 
     def __getitem__(self, name: str) -> SyncQueue:
         return SyncQueue(self._client, name)
 
-    def names(self) -> list[str]:
-        return self._client.call(lambda client: client.queues.names())
 
-    def counts(self) -> list[QueueCounts]:
-        return self._client.call(lambda client: client.queues.counts())
+class QueueReads:
+    """A named queue's recurring jobs and reads, blocking, the same on a plain and a
+    sharded client (``aqless.Queue``'s and ``aqless.ShardedQueue``'s)."""
 
-
-class SyncQueue:
-    """A named queue's producer verbs and reads (``aqless.Queue``'s, blocking)."""
-
-    def __init__(self, client: Client, name: str) -> None:
+    def __init__(self, client: BlockingClient[Any], name: str) -> None:
         self._client = client
         self.name = checked_name(name)
 
+    def _on(self, action: Callable[[AnyClient], Awaitable[T]]) -> T:
+        return self._client.call(action)
+
     def __repr__(self) -> str:
-        return f"<SyncQueue {self.name}>"
+        return f"<{type(self).__name__} {self.name}>"
+
+    def recur(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        interval: float | None = None,
+        *,
+        jid: str | None = None,
+        offset: float = 0,
+        priority: float | None = None,
+        tags: Sequence[str] | None = None,
+        retries: int | None = None,
+        backlog: int | None = None,
+        throttles: Sequence[str] | None = None,
+        cron: str | None = None,
+        tz: str = "UTC",
+    ) -> str:
+        """Spawn a job every `interval` seconds, or at the times of a `cron` expression in
+        time zone `tz`; returns the recurring job's id (see ``aqless.Queue.recur``; on a
+        sharded deployment, on the shard of its jid, or of its first throttle)."""
+        return self._on(
+            lambda client: client.queues[self.name].recur(
+                klass,
+                data,
+                interval,
+                jid=jid,
+                offset=offset,
+                priority=priority,
+                tags=tags,
+                retries=retries,
+                backlog=backlog,
+                throttles=throttles,
+                cron=cron,
+                tz=tz,
+            )
+        )
+
+    def length(self) -> int:
+        """Waiting, scheduled and running jobs (on every shard of a sharded deployment)."""
+        return self._on(lambda client: client.queues[self.name].length())
+
+    def counts(self) -> QueueCounts:
+        """The queue's counts (summed over the shards of a sharded deployment)."""
+        return self._on(lambda client: client.queues[self.name].counts())
+
+    def stats(self, date: datetime.date | float | None = None) -> QueueStats:
+        """The queue's day (every shard's, merged, on a sharded deployment)."""
+        return self._on(lambda client: client.queues[self.name].stats(date))
+
+    def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
+        return self._on(
+            lambda client: client.queues[self.name].jobs(state, offset=offset, count=count)
+        )
+
+    def peek(self, count: int = 1, *, offset: int = 0) -> list[SyncJob]:
+        jobs = self._on(lambda client: client.queues[self.name].peek(count, offset=offset))
+        return [SyncJob(self._client, job) for job in jobs]
+
+
+class SyncQueue(QueueReads):
+    """A named queue's producer verbs and reads (``aqless.Queue``'s, blocking)."""
+
+    _client: Client
 
     def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
         """Put a job into this queue; returns its jid (see ``aqless.Queue.put``)."""
@@ -330,89 +406,51 @@ class SyncQueue:
             lambda client: client.queues[self.name].put_many_results(listed, batch=batch)
         )
 
-    def recur(
-        self,
-        klass: JobClass,
-        data: Any = None,
-        interval: float | None = None,
-        *,
-        jid: str | None = None,
-        offset: float = 0,
-        priority: float | None = None,
-        tags: Sequence[str] | None = None,
-        retries: int | None = None,
-        backlog: int | None = None,
-        throttles: Sequence[str] | None = None,
-        cron: str | None = None,
-        tz: str = "UTC",
-    ) -> str:
-        """Spawn a job every `interval` seconds, or at the times of a `cron` expression in
-        time zone `tz`; returns the recurring job's id (see ``aqless.Queue.recur``)."""
-        return self._client.call(
-            lambda client: client.queues[self.name].recur(
-                klass,
-                data,
-                interval,
-                jid=jid,
-                offset=offset,
-                priority=priority,
-                tags=tags,
-                retries=retries,
-                backlog=backlog,
-                throttles=throttles,
-                cron=cron,
-                tz=tz,
-            )
-        )
-
     @property
     def rate_limit(self) -> SyncRateLimit:
         """This queue's own rate limit (no I/O): ``queue.rate_limit.get()``."""
         limiter = self._client._current().client.rate_limits.of_queue(self.name)
         return SyncRateLimit(self._client, limiter.id)
 
-    def length(self) -> int:
-        return self._client.call(lambda client: client.queues[self.name].length())
 
-    def counts(self) -> QueueCounts:
-        return self._client.call(lambda client: client.queues[self.name].counts())
+class JobLookups:
+    """Jobs by id, blocking, of a plain or a sharded client (which asks only the shards
+    a jid's bucket names)."""
 
-    def stats(self, date: datetime.date | float | None = None) -> QueueStats:
-        return self._client.call(lambda client: client.queues[self.name].stats(date))
-
-    def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
-        return self._client.call(
-            lambda client: client.queues[self.name].jobs(state, offset=offset, count=count)
-        )
-
-    def peek(self, count: int = 1, *, offset: int = 0) -> list[SyncJob]:
-        jobs = self._client.call(lambda client: client.queues[self.name].peek(count, offset=offset))
-        return [SyncJob(self._client, job) for job in jobs]
-
-
-class SyncJobs:
-    """Jobs by id, tag, completion and failure (``aqless.Jobs``'s reads, blocking)."""
-
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: BlockingClient[Any]) -> None:
         self._client = client
+
+    def _on(self, action: Callable[[AnyClient], Awaitable[T]]) -> T:
+        return self._client.call(action)
 
     def get(self, jid: str) -> SyncJob | SyncRecurringJob | None:
         """The job or recurring job with this id, or None."""
-        found = self._client.call(lambda client: client.jobs.get(jid))
+        found = self._on(lambda client: client.jobs.get(jid))
         if isinstance(found, Job):
             return SyncJob(self._client, found)
         if isinstance(found, RecurringJob):
             return SyncRecurringJob(self._client, found)
         return None
 
+    def get_many(self, jids: Sequence[str]) -> list[SyncJob]:
+        """The jobs that exist among `jids`, in order."""
+        jobs = self._on(lambda client: client.jobs.get_many(jids))
+        return [SyncJob(self._client, job) for job in jobs]
+
+    def cancel(self, *jids: str) -> None:
+        """Cancel several jobs in one call (jobs that depend on each other go together)."""
+        self._on(lambda client: client.jobs.cancel(*jids))
+
+
+class SyncJobs(JobLookups):
+    """Jobs by id, tag, completion and failure (``aqless.Jobs``'s reads, blocking)."""
+
+    _client: Client
+
     def stored_result(self, jid: str) -> JobResult | None:
         """The job's kept return value and state now, without waiting; None when the job
         does not exist."""
         return self._client.call(lambda client: client.jobs.stored_result(jid))
-
-    def get_many(self, jids: Sequence[str]) -> list[SyncJob]:
-        jobs = self._client.call(lambda client: client.jobs.get_many(jids))
-        return [SyncJob(self._client, job) for job in jobs]
 
     def progress(self, *jids: str) -> dict[str, Progress]:
         """The last progress report of each job among `jids` that made one."""
@@ -431,10 +469,6 @@ class SyncJobs:
 
     def failure_groups(self) -> dict[str, int]:
         return self._client.call(lambda client: client.jobs.failure_groups())
-
-    def cancel(self, *jids: str) -> None:
-        """Cancel several jobs in one call (jobs that depend on each other go together)."""
-        self._client.call(lambda client: client.jobs.cancel(*jids))
 
 
 class SyncWorkers:

@@ -9,17 +9,16 @@ shard's client.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterable, Sequence
 from typing import Any, Unpack
 
 from aqless import client as aio
 from aqless import sharded
 from aqless.job import Job, JobClass, RecurringJob
-from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo
-from aqless.queue import PutOptions, PutRequest, checked_name
+from aqless.models import ThrottleInfo
+from aqless.queue import PutOptions, PutRequest
 from aqless.sharded_views import ShardReport
-from aqless.sync import BlockingClient, SyncJob, SyncRecurringJob
+from aqless.sync import BlockingClient, JobLookups, QueueNames, QueueReads, SyncJob
 
 __all__ = [
     "ShardedClient",
@@ -91,32 +90,17 @@ class ShardedClient(BlockingClient[sharded.ShardedClient]):
         return f"<aqless.sync.ShardedClient {self.deployment}>"
 
 
-class SyncShardedQueues:
+class SyncShardedQueues(QueueNames):
     """``client.queues[name]`` (no I/O), and the queues over every shard."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
 
     def __getitem__(self, name: str) -> SyncShardedQueue:
         return SyncShardedQueue(self._client, name)
 
-    def names(self) -> list[str]:
-        return self._client.call(lambda client: client.queues.names())
 
-    def counts(self) -> list[QueueCounts]:
-        """Every queue's counts, summed over the shards."""
-        return self._client.call(lambda client: client.queues.counts())
-
-
-class SyncShardedQueue:
+class SyncShardedQueue(QueueReads):
     """A queue of a sharded deployment, blocking (``aqless.ShardedQueue``'s verbs)."""
 
-    def __init__(self, client: ShardedClient, name: str) -> None:
-        self._client = client
-        self.name = checked_name(name)
-
-    def __repr__(self) -> str:
-        return f"<SyncShardedQueue {self.name}>"
+    _client: ShardedClient
 
     def put(
         self,
@@ -143,24 +127,6 @@ class SyncShardedQueue:
             lambda client: client.queues[self.name].put_many(listed, route=route, batch=batch)
         )
 
-    def recur(
-        self,
-        klass: JobClass,
-        data: Any = None,
-        interval: float | None = None,
-        *,
-        jid: str | None = None,
-        throttles: Sequence[str] | None = None,
-        **options: Any,
-    ) -> str:
-        """A recurring job on its jid's shard (its first throttle's, if it names one); the
-        options are ``aqless.sync.SyncQueue.recur``'s."""
-        return self._client.call(
-            lambda client: client.queues[self.name].recur(
-                klass, data, interval, jid=jid, throttles=throttles, **options
-            )
-        )
-
     def pop(self, *, worker: str | None = None) -> SyncJob | None:
         """The next job from the shards (the first shard asked moves on at every call),
         locked for `worker` (this client's name by default); None when there is none."""
@@ -174,27 +140,6 @@ class SyncShardedQueue:
         )
         return [SyncJob(self._client, job) for job in jobs]
 
-    def peek(self, count: int = 1, *, offset: int = 0) -> list[SyncJob]:
-        jobs = self._client.call(lambda client: client.queues[self.name].peek(count, offset=offset))
-        return [SyncJob(self._client, job) for job in jobs]
-
-    def length(self) -> int:
-        """Waiting, scheduled and running jobs on every shard."""
-        return self._client.call(lambda client: client.queues[self.name].length())
-
-    def counts(self) -> QueueCounts:
-        """The queue's counts summed over the shards."""
-        return self._client.call(lambda client: client.queues[self.name].counts())
-
-    def stats(self, date: datetime.date | float | None = None) -> QueueStats:
-        """Every shard's day, merged."""
-        return self._client.call(lambda client: client.queues[self.name].stats(date))
-
-    def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
-        return self._client.call(
-            lambda client: client.queues[self.name].jobs(state, offset=offset, count=count)
-        )
-
     def pause(self, *, stopjobs: bool = False) -> list[str]:
         """Pause the queue on every shard; the jids timed out."""
         return self._client.call(lambda client: client.queues[self.name].pause(stopjobs=stopjobs))
@@ -203,29 +148,8 @@ class SyncShardedQueue:
         self._client.call(lambda client: client.queues[self.name].unpause())
 
 
-class SyncShardedJobs:
+class SyncShardedJobs(JobLookups):
     """Jobs by id, each asked only of the shards its bucket names."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
-
-    def get(self, jid: str) -> SyncJob | SyncRecurringJob | None:
-        """The job or recurring job with this id, or None."""
-        found = self._client.call(lambda client: client.jobs.get(jid))
-        if isinstance(found, Job):
-            return SyncJob(self._client, found)
-        if isinstance(found, RecurringJob):
-            return SyncRecurringJob(self._client, found)
-        return None
-
-    def get_many(self, jids: Sequence[str]) -> list[SyncJob]:
-        """The jobs that exist among `jids`, in order (one call per shard)."""
-        jobs = self._client.call(lambda client: client.jobs.get_many(jids))
-        return [SyncJob(self._client, job) for job in jobs]
-
-    def cancel(self, *jids: str) -> None:
-        """Cancel jobs, one call per shard holding some of them."""
-        self._client.call(lambda client: client.jobs.cancel(*jids))
 
 
 class SyncShardedConfig:
