@@ -3,9 +3,11 @@ and short ways to fetch jobs. The fixtures built on them are in client_fixtures.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import aqless
+import aqless.sync
 
 # 2023-11-14 22:13:20 UTC: a realistic time, well inside its day (stats are per day).
 START = 1_700_000_000.0
@@ -62,3 +64,24 @@ async def pop_one(queue: aqless.Queue, *, worker: str | None = None) -> aqless.J
     job = await queue.pop(worker=worker)
     assert job is not None, f"{queue.name} handed out nothing"
     return job
+
+
+def put_from_threads(
+    queue: aqless.sync.SyncQueue | aqless.sync.SyncShardedQueue, threads: int, each: int
+) -> list[str]:
+    """`threads` threads, started together, each putting `each` jobs on one blocking
+    client's `queue`; the jids."""
+    start = threading.Barrier(threads)
+    jids: list[str] = []
+
+    def put(number: int) -> None:
+        start.wait()
+        for _ in range(each):
+            jids.append(queue.put("app.Bulk", {"thread": number}))
+
+    started = [threading.Thread(target=put, args=(n,)) for n in range(threads)]
+    for thread in started:
+        thread.start()
+    for thread in started:
+        thread.join()
+    return jids

@@ -18,7 +18,7 @@ import redis
 
 import aqless
 import aqless.sync
-from tests.client_helpers import START, ManualClock
+from tests.client_helpers import START, ManualClock, put_from_threads
 
 pytest_plugins = ["tests.client_fixtures"]
 
@@ -89,21 +89,9 @@ def test_twenty_threads_put_over_one_connection(server_url: str) -> None:
     with redis.Redis.from_url(server_url) as connection:
         connection.flushall()
     name = f"sync-{uuid.uuid4().hex[:8]}"
-    jids: list[str] = []
     with aqless.sync.Client(server_url, client_name=name) as client:
         queue = client.queues["bulk"]
-        start = threading.Barrier(20)
-
-        def put(number: int) -> None:
-            start.wait()
-            for _ in range(10):
-                jids.append(queue.put("app.Bulk", {"thread": number}))
-
-        threads = [threading.Thread(target=put, args=(n,)) for n in range(20)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        jids = put_from_threads(queue, 20, 10)
         assert len(set(jids)) == 200
         assert queue.length() == 200
         assert {job.jid for job in client.jobs.get_many(jids)} == set(jids)

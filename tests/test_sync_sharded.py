@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import pytest
 
 import aqless
 import aqless.sync
+from tests.client_helpers import put_from_threads
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import addresses, run_example
 
@@ -173,19 +173,7 @@ def test_the_deployments_config_throttles_and_pause(client: aqless.sync.ShardedC
 
 def test_threads_share_the_client(client: aqless.sync.ShardedClient) -> None:
     queue = client.queues["bulk"]
-    start = threading.Barrier(10)
-    jids: list[str] = []
-
-    def put(number: int) -> None:
-        start.wait()
-        for _ in range(10):
-            jids.append(queue.put("app.Bulk", {"thread": number}))
-
-    threads = [threading.Thread(target=put, args=(n,)) for n in range(10)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    jids = put_from_threads(queue, 10, 10)
     assert len(set(jids)) == 100
     assert queue.length() == 100
     assert {job.jid for job in client.jobs.get_many(jids)} == set(jids)
