@@ -3,7 +3,10 @@ and short ways to fetch jobs. The fixtures built on them are in client_fixtures.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aqless
@@ -85,3 +88,24 @@ def put_from_threads(
     for thread in started:
         thread.join()
     return jids
+
+
+def in_a_forked_child(action: Callable[[], str]) -> tuple[int, str]:
+    """`action()` in a forked child, killed if it takes 20 s (stuck on its parent's loop);
+    the child's pid and the text `action` returned. Fails unless the child exits 0."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        signal.alarm(20)
+        try:
+            os.write(write, action().encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return pid, text

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ import redis
 
 import aqless
 import aqless.sync
-from tests.client_helpers import START, ManualClock, put_from_threads
+from tests.client_helpers import START, ManualClock, in_a_forked_child, put_from_threads
 
 pytest_plugins = ["tests.client_fixtures"]
 
@@ -176,23 +175,13 @@ def test_a_forked_child_starts_its_own_loop_and_connection(
     sync_client: aqless.sync.Client, server_url: str
 ) -> None:
     parent_jid = sync_client.queues["q"].put("app.Parent")  # the parent's loop is running
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: its first call starts a loop and connections of its own
-        code = 1
-        signal.alarm(20)  # a child stuck on the parent's loop dies rather than hangs
-        try:
-            jid = sync_client.queues["q"].put("app.Child", {"pid": os.getpid()})
-            os.write(write, jid.encode())
-            sync_client.close()
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        child_jid = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> str:  # its first call starts a loop and connections of its own
+        jid = sync_client.queues["q"].put("app.Child", {"pid": os.getpid()})
+        sync_client.close()
+        return jid
+
+    pid, child_jid = in_a_forked_child(child)
     job = sync_client.jobs.get(child_jid)
     assert isinstance(job, aqless.sync.SyncJob)
     assert job.data == {"pid": pid}

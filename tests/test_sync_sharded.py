@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import uuid
@@ -20,7 +19,7 @@ import pytest
 
 import aqless
 import aqless.sync
-from tests.client_helpers import put_from_threads
+from tests.client_helpers import in_a_forked_child, put_from_threads
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import addresses, run_example
 
@@ -185,24 +184,14 @@ def test_a_forked_childs_first_call_works(client: aqless.sync.ShardedClient) -> 
     parent_jid = queue.put("app.Parent", route=route_per_shard(client)[2])
     snapshot = client.jobs.get(parent_jid)  # read through the parent's shard client
     assert isinstance(snapshot, aqless.sync.SyncJob)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: its first call opens a deployment of its own
-        code = 1
-        signal.alarm(20)  # a child stuck on the parent's loop dies rather than hangs
-        try:
-            jid = queue.put("app.Child", {"pid": os.getpid()})
-            snapshot.tag("from-child")  # the job's verbs go to the child's own shard client
-            os.write(write, jid.encode())
-            client.close()
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        child_jid = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+
+    def child() -> str:  # its first call opens a deployment of its own
+        jid = queue.put("app.Child", {"pid": os.getpid()})
+        snapshot.tag("from-child")  # the job's verbs go to the child's own shard client
+        client.close()
+        return jid
+
+    pid, child_jid = in_a_forked_child(child)
     job = client.jobs.get(child_jid)
     assert isinstance(job, aqless.sync.SyncJob)
     assert job.data == {"pid": pid}
