@@ -1,9 +1,11 @@
 """Opening a sharded deployment on the tests' cluster (tests/sharded_fixtures.py), finding
-keys that fall on a given shard, and running an example against the cluster."""
+keys that fall on a given shard, and running an example or a README snippet against the
+cluster."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -68,6 +70,37 @@ def run_example(cluster: Cluster, name: str) -> subprocess.CompletedProcess[str]
     return subprocess.run(
         [sys.executable, str(example)],
         env={**os.environ, "AQLESS_CLUSTER_URL": cluster_url(cluster)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+#: the nodes README's sharded snippets name, replaced by the tests' cluster's
+README_NODES = '[("10.0.0.1", 7000), ("10.0.0.2", 7000)]'
+
+
+def run_readme_snippet(
+    cluster: Cluster, runner: str, replaced: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The snippet of README's sharded section that says `runner` runs it (its first line:
+    "tests/test_readme.py cannot run it, <runner> does"), run against the cluster with
+    `replaced`'s texts replaced; its output captured."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Sharded deployments (Cluster)", 1)[1].split("\n### ", 1)[0]
+    (snippet,) = [
+        code
+        for code in re.findall(r"```py\n(.*?)```", section, re.DOTALL)
+        if code.startswith("# needs a Cluster") and f"{runner} does" in code.splitlines()[0]
+    ]
+    assert README_NODES in snippet
+    snippet = snippet.replace(README_NODES, repr(addresses(cluster)[:2]))
+    for old, new in (replaced or {}).items():
+        snippet = snippet.replace(old, new)
+    return subprocess.run(
+        [sys.executable, "-c", snippet],
+        env=dict(os.environ),
         capture_output=True,
         text=True,
         timeout=60,

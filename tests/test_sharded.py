@@ -8,12 +8,8 @@ One cluster for the session (tests.sharded_fixtures); each test has a deployment
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import anyio
 import pytest
@@ -23,7 +19,14 @@ import aqless
 from aqless.shard_map import BUCKETS, Shard, ShardMap, bucket, placed_namespaces
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
-from tests.sharded_helpers import addresses, deployment, home_port, keys_of_a_shard, run_example
+from tests.sharded_helpers import (
+    addresses,
+    deployment,
+    home_port,
+    keys_of_a_shard,
+    run_example,
+    run_readme_snippet,
+)
 from tests.test_client_servers import free_port
 
 pytestmark = pytest.mark.timeout(60)
@@ -437,20 +440,7 @@ async def test_a_one_shard_deployment_is_a_plain_client_of_its_namespace(
 
 
 def test_the_readmes_sharded_snippet_runs_on_a_cluster(cluster: Cluster) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Sharded deployments (Cluster)", 1)[1]
-    snippet = re.findall(r"```py\n(.*?)```", section, re.DOTALL)[0]
-    nodes = '[("10.0.0.1", 7000), ("10.0.0.2", 7000)]'
-    assert nodes in snippet
-    snippet = snippet.replace(nodes, repr(addresses(cluster)[:2]))
-    result = subprocess.run(
-        [sys.executable, "-c", snippet],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_readme_snippet(cluster, "tests/test_sharded.py")
     assert result.returncode == 0, result.stderr
     billed = result.stdout.splitlines()
     assert len(billed) == 2  # the job popped by hand was completed without its handler

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +18,7 @@ import aqless
 import aqless.sync
 from tests.client_helpers import in_a_forked_child, put_from_threads
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import addresses, run_example
+from tests.sharded_helpers import addresses, run_example, run_readme_snippet
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.sharded_fixtures"]
@@ -207,25 +204,8 @@ def test_bad_arguments_are_refused_before_connecting() -> None:
 
 
 def test_the_readmes_blocking_sharded_snippet_runs_on_a_cluster(cluster: Cluster) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Sharded deployments (Cluster)", 1)[1].split("\n### ", 1)[0]
-    (snippet,) = [
-        code
-        for code in re.findall(r"```py\n(.*?)```", section, re.DOTALL)
-        if "aqless.sync.ShardedClient" in code
-    ]
-    nodes = '[("10.0.0.1", 7000), ("10.0.0.2", 7000)]'
-    assert nodes in snippet
-    snippet = snippet.replace(nodes, repr(addresses(cluster)[:2]))
-    snippet = snippet.replace('"billing"', repr(f"sync{uuid.uuid4().hex[:8]}"))
-    result = subprocess.run(
-        [sys.executable, "-c", snippet],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    deployment = repr(f"sync{uuid.uuid4().hex[:8]}")
+    result = run_readme_snippet(cluster, "tests/test_sync_sharded.py", {'"billing"': deployment})
     assert result.returncode == 0, result.stderr
 
 
