@@ -11,6 +11,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks.peers import _common
@@ -150,49 +151,45 @@ class ReqlessRunner(Runner):
 
     def latency(self, options: Options) -> Result:
         _patch()
-        import gevent
-
         queue = self._queue(options)
         self.latencies = latencies = Latencies()
-        worker = self._worker(options)
-        meter = Meter(options.url)
 
-        def produce() -> None:
-            time.sleep(WARMUP)
+        def put(i: int) -> None:
+            latencies.putting(i)
+            self._put(queue, i)
 
-            def put(i: int) -> None:
-                latencies.putting(i)
-                self._put(queue, i)
-
-            meter.start()
-            options.jobs = paced_sync(options.rate, options.seconds, put)
-            time.sleep(TAIL)
-            meter.stop()
-            worker.shutdown = True
-
-        producer = gevent.spawn(produce)
-        worker.run()
-        shutil.rmtree(self.sandboxes, ignore_errors=True)
-        producer.get()
-        result = meter.fill(self.result("latency", options, concurrency=options.concurrency))
-        return latencies.fill(result)
+        return self._paced(
+            "latency", options, latencies, lambda: paced_sync(options.rate, options.seconds, put)
+        )
 
     def latency_2proc(self, options: Options) -> Result:
         """The worker here, the producer (``produce``) in a process of its own."""
         _patch()
-        import gevent
-
         from benchmarks.peers import _two_process
 
         self._queue(options)
         self.latencies = latencies = _two_process.WallLatencies()
+        return self._paced(
+            _two_process.LATENCY_2PROC,
+            options,
+            latencies,
+            lambda: _two_process.run_producer(self, options),
+        )
+
+    def _paced(
+        self, workload: str, options: Options, latencies: Latencies, feed: Callable[[], int]
+    ) -> Result:
+        """The worker run here while a greenlet, after the warm-up, `feed`s it jobs at the
+        steady rate (returning how many it put); `latencies` filled in for `workload`."""
+        import gevent
+
         worker = self._worker(options)
         meter = Meter(options.url)
 
         def produce() -> None:
             time.sleep(WARMUP)
             meter.start()
-            options.jobs = _two_process.run_producer(self, options)
+            options.jobs = feed()
             time.sleep(TAIL)
             meter.stop()
             worker.shutdown = True
@@ -201,7 +198,6 @@ class ReqlessRunner(Runner):
         worker.run()
         shutil.rmtree(self.sandboxes, ignore_errors=True)
         producer.get()
-        workload = _two_process.LATENCY_2PROC
         result = meter.fill(self.result(workload, options, concurrency=options.concurrency))
         return latencies.fill(result)
 
