@@ -84,7 +84,7 @@ def instrument(stamps: Stamps) -> None:
     from aqless.worker import Worker
 
     received: Callable[[Subscriber, bytes], None] = Subscriber.data_received
-    taking: Callable[[Worker, Any], None] = Worker._take_pushed
+    taking: Callable[[Worker, Any, Any], None] = Worker._take_pushed
 
     @wraps(received)
     def data_received(self: Subscriber, data: bytes) -> None:
@@ -92,12 +92,12 @@ def instrument(stamps: Stamps) -> None:
         received(self, data)
 
     @wraps(taking)
-    def take_pushed(self: Worker, jobs: Any) -> None:
+    def take_pushed(self: Worker, jobs: Any, unreadable: Any = ()) -> None:
         now = time.time_ns()
         for job in jobs:
             stamps.stamp(job.jid, "read", stamps.reading)
             stamps.stamp(job.jid, "taken", now)
-        taking(self, jobs)
+        taking(self, jobs, unreadable)
 
     Subscriber.data_received = data_received  # type: ignore[method-assign]
     Worker._take_pushed = take_pushed  # type: ignore[method-assign]
