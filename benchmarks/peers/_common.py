@@ -478,25 +478,39 @@ class AsyncRunner(Runner):
         return run_async(self._latency(options))
 
     async def _latency(self, options: Options) -> Result:
-        await self.open(options)
-        self.latencies = latencies = Latencies()
-        worker = asyncio.create_task(self.work(options))
-        await asyncio.sleep(WARMUP)
-        if worker.done():
-            worker.result()
+        latencies = Latencies()
 
         async def put(i: int) -> None:
             latencies.putting(i)
             await self.put(i)
 
+        return await self.paced_latency(
+            "latency", options, latencies, lambda: paced(options.rate, options.seconds, put)
+        )
+
+    async def paced_latency(
+        self,
+        workload: str,
+        options: Options,
+        latencies: Latencies,
+        feed: Callable[[], Awaitable[int]],
+    ) -> Result:
+        """The worker run here while, after the warm-up, `feed` puts jobs at the steady
+        rate (returning how many it put); `latencies` filled in for `workload`."""
+        await self.open(options)
+        self.latencies = latencies
+        worker = asyncio.create_task(self.work(options))
+        await asyncio.sleep(WARMUP)
+        if worker.done():
+            worker.result()
         meter = Meter(options.url)
         meter.start()
-        options.jobs = await paced(options.rate, options.seconds, put)
+        options.jobs = await feed()
         await asyncio.sleep(TAIL)
         meter.stop()
         await stop_task(worker)
         await self.close()
-        result = meter.fill(self.result("latency", options, concurrency=options.concurrency))
+        result = meter.fill(self.result(workload, options, concurrency=options.concurrency))
         return latencies.fill(result)
 
     def latency_2proc(self, options: Options) -> Result:

@@ -21,7 +21,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.peers._common import TAIL, WARMUP, Latencies, Meter, Options, Result, stop_task
+from benchmarks.peers._common import Latencies, Options, Result
 
 if TYPE_CHECKING:
     from benchmarks.peers._common import AsyncRunner, Runner
@@ -93,18 +93,9 @@ async def produce(runner: AsyncRunner, options: Options) -> Result:
 
 async def latency_2proc(runner: AsyncRunner, options: Options) -> Result:
     """The worker process: a worker at ``options.concurrency``, a producer process putting."""
-    await runner.open(options)
-    runner.latencies = latencies = WallLatencies()
-    worker = asyncio.create_task(runner.work(options))
-    await asyncio.sleep(WARMUP)
-    if worker.done():
-        worker.result()
-    meter = Meter(options.url)
-    meter.start()
-    options.jobs = await asyncio.to_thread(run_producer, runner, options)
-    await asyncio.sleep(TAIL)
-    meter.stop()
-    await stop_task(worker)
-    await runner.close()
-    result = meter.fill(runner.result(LATENCY_2PROC, options, concurrency=options.concurrency))
-    return latencies.fill(result)
+    return await runner.paced_latency(
+        LATENCY_2PROC,
+        options,
+        WallLatencies(),
+        lambda: asyncio.to_thread(run_producer, runner, options),
+    )
