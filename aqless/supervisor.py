@@ -14,6 +14,8 @@ it). The worker's exit status says what to do next:
 
 Signals are passed to every worker: TERM, INT and QUIT also stop the replacing, and the
 supervisor exits once the workers have; HUP also reopens the supervisor's own --log-file.
+A stop that comes while a worker is being started (a recycled one's replacement) reaches it
+once it is.
 With ``--name N`` the workers are named ``N-1`` ... ``N-P`` (stable, so that ``--resume``
 finds their jobs after a restart).
 """
@@ -63,6 +65,7 @@ class Supervisor:
         self.children: dict[int, Process] = {}
         self.restarts = 0
         self.stopping = False
+        self._stop_signal = signal.SIGTERM  # the one that stopped us, for workers starting late
         self._starting = anyio.Lock()  # the signal mask is the whole process's
 
     def command(self, index: int) -> list[str]:
@@ -126,6 +129,8 @@ class Supervisor:
                 )
         self.children[index] = process
         logger.info("supervisor: worker %d started (pid %d)", index + 1, process.pid)
+        if self.stopping:  # the stop came while it was starting: it was passed to the others
+            process.send_signal(self._stop_signal)
         return process
 
     async def _forward_signals(
@@ -134,18 +139,20 @@ class Supervisor:
         with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
             task_status.started()
             async for number in received:
-                if number in _STOPPING:
-                    self.stopping = True
-                elif number == signal.SIGHUP:
-                    _logs.reopen_files()
-                logger.info(
-                    "supervisor: %s, passed to %d workers",
-                    signal.Signals(number).name,
-                    len(self.children),
-                )
-                for process in list(self.children.values()):
-                    if process.returncode is None:
-                        process.send_signal(number)
+                self.pass_on(signal.Signals(number))
+
+    def pass_on(self, number: signal.Signals) -> None:
+        """Obey signal `number` and pass it to every worker (a stop also to those still
+        starting, once they are)."""
+        if number in _STOPPING:
+            self.stopping = True
+            self._stop_signal = number
+        elif number == signal.SIGHUP:
+            _logs.reopen_files()
+        logger.info("supervisor: %s, passed to %d workers", number.name, len(self.children))
+        for process in list(self.children.values()):
+            if process.returncode is None:
+                process.send_signal(number)
 
 
 def _ending(code: int) -> str:

@@ -8,9 +8,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import anyio
 import pytest
 
 import aqless
+from aqless.supervisor import Supervisor
 from tests.worker.process_helpers import (
     WORKER,
     Spawner,
@@ -88,6 +90,24 @@ async def test_max_jobs_recycles_the_worker_process(aq: aqless.Client, spawn: Sp
     assert "worker 1 recycled" in supervisor.log()
     supervisor.send(signal.SIGTERM)
     assert await supervisor.exited(timeout=10) == 0
+
+
+async def test_a_worker_starting_when_the_stop_arrives_is_stopped_too(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop passes to the workers the supervisor has. One it is starting meanwhile (a
+    recycled worker's replacement) is not among them yet: it gets the stop once started, or
+    the supervisor would wait for it forever."""
+    monkeypatch.setenv("AQLESS_URL", server_url)
+    supervisor = Supervisor(["q"], processes=1, name=None)
+    supervisor.pass_on(signal.SIGINT)  # no worker yet: the one below was being started
+    process = await supervisor._start(0)
+    try:
+        with anyio.fail_after(20):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
 
 
 async def test_burst_with_two_processes_exits_once_both_found_no_more_work(
