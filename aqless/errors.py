@@ -95,8 +95,8 @@ class JobDataError(InvalidArgumentError):
 
 class CrossShardError(InvalidArgumentError):
     """A put to a sharded deployment (aqless.sharded) whose constraints name two shards:
-    dependencies on different shards, or a given jid, routing key, first throttle, rate
-    limit or dedup id owned by another shard than the rest. Raised before anything is
+    dependencies on different shards, or a given jid, routing key, throttle, rate limit
+    or dedup id owned by another shard than the rest. Raised before anything is
     written."""
 
 

@@ -6,8 +6,8 @@ own (see aqless.shard_map), reached through a plain `Client` of that namespace. 
 
 - a put to the owner of its jid's bucket; a jid it makes up is drawn until it falls on the
   shard the put must go to: its dependencies' shard, its routing key's (``route=``, the
-  owner of the key's bucket), its first throttle's, first rate limit's or dedup id's (the
-  keeper of that name, `ShardMap.keeper`), its queue's if the queue is pinned, so that a
+  owner of the key's bucket), its throttles', rate limits' or dedup id's (the keeper of
+  each name, `ShardMap.keeper`), its queue's if the queue is pinned, so that a
   throttle's maximum, a rate limit and a dedup id keep their meaning. Constraints that
   name two shards raise CrossShardError before anything is written;
 - a verb on a jid to the shards its bucket's owners name (one while no shard was added),

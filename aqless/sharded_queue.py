@@ -120,12 +120,12 @@ class ShardedQueue(MergedQueueReads):
             named[f"dependency {dependency!r}"] = await self._client.home_shard(dependency)
         if route:
             named[f"routing key {route!r}"] = shard_map.owner(route)
-        for what, key in (
-            ("first throttle", (throttles or [None])[0]),
-            ("first rate limit", (rate_limits or [None])[0]),
-            ("dedup id", None if deduplicated is None else deduplicated.id),
-        ):
-            if key:
+        kept = [("throttle", name) for name in throttles or ()]
+        kept += [("rate limit", name) for name in rate_limits or ()]
+        if deduplicated is not None:
+            kept.append(("dedup id", deduplicated.id))
+        for what, key in kept:
+            if key:  # each is counted on its keeper shard only: the job must go there
                 named[f"{what} {key!r}"] = shard_map.keeper(key)
         if len(set(named.values())) > 1:
             raise _cross_shard(named)
@@ -157,8 +157,8 @@ class ShardedQueue(MergedQueueReads):
         once, before it is placed.
 
         Raises:
-            CrossShardError: the dependencies, jid, route, first throttle, first rate
-                limit or dedup id name different shards (nothing is put).
+            CrossShardError: the dependencies, jid, route, throttles, rate limits or
+                dedup id name different shards (nothing is put).
         """
 
         async def send(requests: list[PutRequest]) -> list[str]:
@@ -249,7 +249,7 @@ class ShardedQueue(MergedQueueReads):
         **options: Any,
     ) -> str:
         """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
-        there); a template naming throttles goes to its first throttle's shard."""
+        there); a template naming throttles goes to their keeper shard."""
         place = await self._place(klass, data, jid, None, None, throttles, None, None)
         return await self.partition(place.shard).recur(
             klass, data, interval, jid=place.jid, throttles=throttles, **options

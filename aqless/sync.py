@@ -331,7 +331,7 @@ class QueueReads:
     ) -> str:
         """Spawn a job every `interval` seconds, or at the times of a `cron` expression in
         time zone `tz`; returns the recurring job's id (see ``aqless.Queue.recur``; on a
-        sharded deployment, on the shard of its jid, or of its first throttle)."""
+        sharded deployment, on the shard of its jid, or of its throttles)."""
         return self._on(
             lambda client: client.queues[self.name].recur(
                 klass,

@@ -239,6 +239,7 @@ async def test_a_put_whose_constraints_name_two_shards_writes_nothing(
         a = await queue.put("app.Work", {}, route=on_zero)
         b = await queue.put("app.Work", {}, route=on_one)
         jid_on_one = keys_of_a_shard(client, 1, "jid-")[0]
+        throttle_on_zero = keys_of_a_shard(client, 0, "smtp-")[0]
         throttle_on_one = keys_of_a_shard(client, 1, "smtp-")[0]
         for refused in (
             {"depends": [a, b]},
@@ -246,6 +247,10 @@ async def test_a_put_whose_constraints_name_two_shards_writes_nothing(
             {"depends": [a], "route": on_one},
             {"route": on_zero, "throttles": [throttle_on_one]},
             {"route": on_zero, "dedup": throttle_on_one},
+            # a second throttle or limiter is counted on its own keeper only
+            {"throttles": [throttle_on_zero, throttle_on_one]},
+            {"rate_limits": [throttle_on_zero, throttle_on_one]},
+            {"throttles": [throttle_on_zero], "rate_limits": [throttle_on_one]},
         ):
             with pytest.raises(aqless.CrossShardError, match=r"shard 0.*shard 1|shard 1.*shard 0"):
                 await queue.put("app.Work", {}, **refused)
@@ -255,6 +260,8 @@ async def test_a_put_whose_constraints_name_two_shards_writes_nothing(
             )
         assert (await queue.counts()).waiting == 2
         assert await client.jobs.get(jid_on_one) is None
+        kept = await queue.put("app.Work", {}, throttles=[throttle_on_one, on_one])
+        assert await client.locate(kept) == 1  # names kept on one shard: put there
         assert isinstance(aqless.CrossShardError("queue.put", "x"), aqless.InvalidArgumentError)
 
 
