@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 import anyio
 
 from aqless._groups import own_errors
-from aqless.dedup import DedupOption, dedup_of
+from aqless.dedup import DedupOption, PutResult, dedup_of
 from aqless.durability import Durable
 from aqless.errors import AqlessError, CrossShardError
 from aqless.job import Job
@@ -161,21 +161,47 @@ class ShardedQueue(MergedQueueReads):
                 dedup id name different shards (nothing is put).
         """
 
-        async def send(requests: list[PutRequest]) -> list[str]:
-            (request,) = requests
-            return [await self._put_one(request, route, requeue, durable)]
+        request = PutRequest(klass, data, **options)
+        return (await self._put_one(request, route, requeue, durable)).jid
 
-        hooked = inside_hooks(self._client.put_hooks, self, send)
-        (jid,) = await hooked([PutRequest(klass, data, **options)])
-        return jid
+    async def put_result(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        route: str | None = None,
+        durable: Durable = False,
+        **options: Unpack[PutOptions],
+    ) -> PutResult:
+        """`put` (with the same options, `requeue` aside), telling what it did: the jid, and
+        whether the put was deduplicated (no new job made) or debounced."""
+        return await self._put_one(PutRequest(klass, data, **options), route, False, durable)
 
     async def _put_one(
         self, request: PutRequest, route: str | None, requeue: bool, durable: Durable
-    ) -> str:
-        shard, request = await self._placed(request, route)
-        return await self.partition(shard).put(
-            request.klass, request.data, requeue=requeue, durable=durable, **_options(request)
-        )
+    ) -> PutResult:
+        """One put, inside the client's put hooks."""
+        results: list[PutResult] = []
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            (one,) = requests
+            shard, placed = await self._placed(one, route)
+            partition = self.partition(shard)
+            if requeue:
+                jid = await partition.put(
+                    placed.klass, placed.data, requeue=True, durable=durable, **_options(placed)
+                )
+                results.append(PutResult(jid))
+            else:
+                results.append(
+                    await partition.put_result(
+                        placed.klass, placed.data, durable=durable, **_options(placed)
+                    )
+                )
+            return [results[-1].jid]
+
+        (jid,) = await inside_hooks(self._client.put_hooks, self, send)([request])
+        return results[0] if results else PutResult(jid)  # a hook may answer without sending
 
     async def _placed(self, request: PutRequest, route: str | None) -> tuple[int, PutRequest]:
         """The shard a put request goes to, and the request with its jid."""
@@ -205,30 +231,49 @@ class ShardedQueue(MergedQueueReads):
         share has been sent, as `Queue.put_many` does. The client's `put_hooks` wrap it
         once, given every request, before they are placed."""
 
-        async def send(requests: list[PutRequest]) -> list[str]:
-            return await self._put_placed(requests, route, batch, durable)
+        results = await self.put_many_results(requests, route=route, batch=batch, durable=durable)
+        return [result.jid for result in results]
 
-        return await inside_hooks(self._client.put_hooks, self, send)(list(requests))
+    async def put_many_results(
+        self,
+        requests: Iterable[PutRequest],
+        *,
+        route: str | None = None,
+        batch: int = 1000,
+        durable: Durable = False,
+    ) -> list[PutResult]:
+        """`put_many`, telling what each put did (as `put_result`)."""
+        results: list[PutResult] = []
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            results[:] = await self._put_placed(requests, route, batch, durable)
+            return [result.jid for result in results]
+
+        jids = await inside_hooks(self._client.put_hooks, self, send)(list(requests))
+        if len(results) != len(jids):  # a hook answered without sending
+            return [PutResult(jid) for jid in jids]
+        return results
 
     async def _put_placed(
         self, requests: list[PutRequest], route: str | None, batch: int, durable: Durable
-    ) -> list[str]:
+    ) -> list[PutResult]:
         placed = [await self._placed(request, route) for request in requests]
         by_shard: dict[int, list[int]] = {}
         for index, (shard, _) in enumerate(placed):
             by_shard.setdefault(shard, []).append(index)
-        jids: list[str | None] = [None] * len(placed)
+        results: list[PutResult | None] = [None] * len(placed)
         refusals: list[AqlessError] = []
 
         async def put_share(shard: int, indexes: list[int]) -> None:
             share = [placed[index][1] for index in indexes]
+            partition = self.partition(shard)
             try:
-                put = await self.partition(shard).put_many(share, batch=batch, durable=durable)
+                put = await partition.put_many_results(share, batch=batch, durable=durable)
             except AqlessError as refusal:
                 refusals.append(refusal)
                 return
-            for index, jid in zip(indexes, put, strict=True):
-                jids[index] = jid
+            for index, result in zip(indexes, put, strict=True):
+                results[index] = result
 
         with own_errors():  # anything else a share raises reaches the caller as itself
             async with anyio.create_task_group() as shares:
@@ -236,7 +281,7 @@ class ShardedQueue(MergedQueueReads):
                     shares.start_soon(put_share, shard, indexes)
         if refusals:
             raise refusals[0]
-        return [jid for jid in jids if jid is not None]
+        return [result for result in results if result is not None]
 
     async def recur(
         self,

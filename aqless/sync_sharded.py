@@ -14,6 +14,7 @@ from typing import Any, Unpack
 
 from aqless import client as aio
 from aqless import sharded
+from aqless.dedup import PutResult
 from aqless.job import Job, JobClass, RecurringJob
 from aqless.models import ThrottleInfo
 from aqless.queue import PutOptions, PutRequest
@@ -117,14 +118,35 @@ class SyncShardedQueue(QueueReads):
             lambda client: client.queues[self.name].put(klass, data, route=route, **options)
         )
 
+    def put_result(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        route: str | None = None,
+        **options: Unpack[PutOptions],
+    ) -> PutResult:
+        """`put`, telling whether it was deduplicated (see ``aqless.Queue.put_result``)."""
+        return self._client.call(
+            lambda client: client.queues[self.name].put_result(klass, data, route=route, **options)
+        )
+
     def put_many(
         self, requests: Iterable[PutRequest], *, route: str | None = None, batch: int = 1000
     ) -> list[str]:
         """Put many ``aqless.PutRequest`` jobs, each on its shard; returns their jids.
         Every request is placed first: a CrossShardError puts nothing."""
+        return [result.jid for result in self.put_many_results(requests, route=route, batch=batch)]
+
+    def put_many_results(
+        self, requests: Iterable[PutRequest], *, route: str | None = None, batch: int = 1000
+    ) -> list[PutResult]:
+        """`put_many`, telling what each put did (see ``aqless.Queue.put_many_results``)."""
         listed = list(requests)
         return self._client.call(
-            lambda client: client.queues[self.name].put_many(listed, route=route, batch=batch)
+            lambda client: client.queues[self.name].put_many_results(
+                listed, route=route, batch=batch
+            )
         )
 
     def pop(self, *, worker: str | None = None) -> SyncJob | None:

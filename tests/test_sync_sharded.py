@@ -218,3 +218,30 @@ def test_the_sync_sharded_example_runs(cluster: Cluster) -> None:
     spread = re.search(r"customers per shard: (.*)", result.stdout)
     assert spread is not None, result.stdout
     assert sum(int(part.split(": ")[1]) for part in spread.group(1).split(", ")) == 8
+
+
+def test_put_results_tell_a_deduplicated_put_on_the_dedup_ids_shard(
+    client: aqless.sync.ShardedClient,
+) -> None:
+    """`put_result` and `put_many_results` say which puts made no job: a dedup id is kept
+    on one shard, so a second put with it finds the first job wherever its jid falls."""
+    queue = client.queues["mail"]
+    first = queue.put_result("app.Mail", {"n": 1}, dedup="welcome-7")
+    again = queue.put_result("app.Mail", {"n": 2}, dedup="welcome-7")
+    assert not first.deduplicated
+    assert (again.jid, again.deduplicated) == (first.jid, True)
+    assert client.shard_of(first.jid) == client.shard_of("welcome-7")
+    results = queue.put_many_results(
+        [
+            aqless.PutRequest("app.Mail", {"n": 3}, dedup="welcome-7"),
+            aqless.PutRequest("app.Mail", {"n": 4}, dedup="welcome-8"),
+            aqless.PutRequest("app.Mail", {"n": 5}),
+        ]
+    )
+    assert [(r.jid == first.jid, r.deduplicated) for r in results] == [
+        (True, True),
+        (False, False),
+        (False, False),
+    ]
+    assert queue.length() == 3
+    assert queue.put_many([aqless.PutRequest("app.Mail", dedup="welcome-8")]) == [results[1].jid]
