@@ -28,7 +28,7 @@ from aqless.errors import (
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, Handlers
-from aqless.job import Job, RecurringJob
+from aqless.job import Job, RecurringChanges, RecurringJob
 from aqless.models import (
     Durations,
     Failure,
@@ -111,6 +111,7 @@ __all__ = [
     "RateLimit",
     "RateLimitInfo",
     "RateLimits",
+    "RecurringChanges",
     "RecurringJob",
     "RequeuePolicy",
     "Reserver",

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from aqless._connection.protocol import encode_json
 from aqless.errors import (
@@ -462,6 +462,21 @@ class Job:
         return job
 
 
+class RecurringChanges(TypedDict, total=False):
+    """What `RecurringJob.update` may change (each left as it is when not given)."""
+
+    interval: float | None
+    priority: float | None
+    retries: int | None
+    data: Any
+    klass: str | None
+    queue: str | None
+    backlog: int | None
+    throttles: Sequence[str] | None
+    cron: str | None
+    tz: str | None
+
+
 class RecurringJob:
     """A recurring job: a template the server spawns a job from every `interval` seconds."""
 
@@ -507,22 +522,13 @@ class RecurringJob:
         """When it spawns next (the next `count` times), in its time zone."""
         return await next_runs(self._client, self.jid, count, self.tz)
 
-    async def update(
-        self,
-        *,
-        interval: float | None = None,
-        priority: float | None = None,
-        retries: int | None = None,
-        data: Any = None,
-        klass: str | None = None,
-        queue: str | None = None,
-        backlog: int | None = None,
-        throttles: Sequence[str] | None = None,
-        cron: str | None = None,
-        tz: str | None = None,
-    ) -> None:
-        """Change the template; jobs it spawns from now on follow the change. A new `cron`
-        or `tz` recomputes its schedule; a cron job's `interval` can't be changed."""
+    async def update(self, **changes: Unpack[RecurringChanges]) -> None:
+        """Change the template (`interval`, `priority`, `retries`, `data`, `klass`,
+        `queue`, `backlog`, `throttles`, `cron`, `tz`); jobs it spawns from now on follow
+        the change. A new `cron` or `tz` recomputes its schedule; a cron job's `interval`
+        can't be changed."""
+        interval, cron, tz = changes.get("interval"), changes.get("cron"), changes.get("tz")
+        data, throttles = changes.get("data"), changes.get("throttles")
         schedule = None
         if cron is None and tz is not None and not self.cron:
             raise ConfigurationError("tz= applies to a cron schedule: give cron= too")
@@ -533,11 +539,11 @@ class RecurringJob:
         options: list[str | float] = []
         for name, value in (
             ("interval", interval),
-            ("priority", priority),
-            ("retries", retries),
-            ("klass", klass),
-            ("queue", queue),
-            ("backlog", backlog),
+            ("priority", changes.get("priority")),
+            ("retries", changes.get("retries")),
+            ("klass", changes.get("klass")),
+            ("queue", changes.get("queue")),
+            ("backlog", changes.get("backlog")),
         ):
             if value is not None:
                 options += [name, value]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, Unpack,
 from aqless import client as aio
 from aqless.dedup import PutResult
 from aqless.errors import ConfigurationError
-from aqless.job import Job, JobClass, RecurringJob
+from aqless.job import Job, JobClass, RecurringChanges, RecurringJob
 from aqless.models import (
     Failure,
     HistoryEntry,
@@ -499,7 +499,7 @@ class SyncRateLimits:
 
 
 class SyncRateLimit:
-    """One limiter (no I/O to make), read with ``get()``."""
+    """One limiter (no I/O to make): ``get()``, ``set(limit, per=s)``, ``delete()``."""
 
     def __init__(self, client: Client, id: str) -> None:
         self._client = client
@@ -511,6 +511,14 @@ class SyncRateLimit:
     def get(self) -> RateLimitInfo:
         """Its limit, the starts in the current window and the wait for the next one."""
         return self._client.call(lambda client: RateLimit(client, self.id).get())
+
+    def set(self, limit: int, *, per: float = 1.0) -> None:
+        """Start at most `limit` jobs in any `per` seconds (see ``aqless.RateLimit.set``)."""
+        self._client.call(lambda client: RateLimit(client, self.id).set(limit, per=per))
+
+    def delete(self) -> None:
+        """Lift the limit (and forget the starts it counted)."""
+        self._client.call(lambda client: RateLimit(client, self.id).delete())
 
 
 class _Snapshot(Generic[T]):
@@ -617,7 +625,7 @@ class SyncJob:
 
 
 class SyncRecurringJob:
-    """A recurring job's template (``aqless.RecurringJob``'s attributes), cancellable."""
+    """A recurring job's template (``aqless.RecurringJob``'s attributes and verbs)."""
 
     jid: _Snapshot[str] = _Snapshot()
     klass_name: _Snapshot[str] = _Snapshot()
@@ -644,6 +652,18 @@ class SyncRecurringJob:
     def next_runs(self, count: int = 5) -> list[datetime.datetime]:
         """When it spawns next (the next `count` times), in its time zone."""
         return self._client._on_job(self._job, lambda job: job.next_runs(count))
+
+    def update(self, **changes: Unpack[RecurringChanges]) -> None:
+        """Change the template, and read it again (see ``aqless.RecurringJob.update``)."""
+        self._client._on_job(self._job, lambda job: job.update(**changes))
+
+    def tag(self, *tags: str) -> tuple[str, ...]:
+        """Add tags for the jobs it spawns from now on; returns all of them."""
+        return self._client._on_job(self._job, lambda job: job.tag(*tags))
+
+    def untag(self, *tags: str) -> tuple[str, ...]:
+        """Remove tags; returns the tags left."""
+        return self._client._on_job(self._job, lambda job: job.untag(*tags))
 
     def cancel(self) -> None:
         """Stop spawning (jobs already spawned are left alone)."""

@@ -256,6 +256,15 @@ def test_recur_on_a_cron_schedule_and_read_its_next_runs(
     ticking = timed_sync_client.jobs.get(every)
     assert isinstance(ticking, aqless.sync.SyncRecurringJob)
     assert (ticking.cron, ticking.interval) == (None, 10)
+    ticking.update(interval=20, priority=3, data={"n": 1})
+    assert (ticking.interval, ticking.priority, ticking.data) == (20, 3, {"n": 1})
+    assert ticking.tag("hourly", "ops") == ("hourly", "ops")
+    assert ticking.untag("ops") == ("hourly",)
+    again = timed_sync_client.jobs.get(every)
+    assert isinstance(again, aqless.sync.SyncRecurringJob)
+    assert (again.interval, again.priority, again.tags) == (20, 3, ("hourly",))
+    with pytest.raises(aqless.ConfigurationError):
+        job.update(interval=5)  # a cron job has no interval
 
 
 def test_put_with_rate_limits_and_put_many_with_dedup(
@@ -284,9 +293,9 @@ def test_put_with_rate_limits_and_put_many_with_dedup(
     assert queue.jobs("scheduled") == [called.jid]
 
 
-def test_rate_limits_are_read(sync_client: aqless.sync.Client) -> None:
+def test_rate_limits_are_set_read_and_lifted(sync_client: aqless.sync.Client) -> None:
     assert sync_client.rate_limits.all() == []
-    sync_client.call(lambda client: client.rate_limits["partner"].set(5, per=2))
+    sync_client.rate_limits["partner"].set(5, per=2)
     sync_client.call(lambda client: client.queues["api"].set_rate_limit(3, per=1))
     partner = sync_client.rate_limits["partner"].get()
     assert (partner.id, partner.limit, partner.period, partner.used) == ("partner", 5, 2, 0)
@@ -294,5 +303,9 @@ def test_rate_limits_are_read(sync_client: aqless.sync.Client) -> None:
     assert own.id == "ql:q:api"
     assert (own.get().limit, own.get().period) == (3, 1)
     assert sorted(info.id for info in sync_client.rate_limits.all()) == ["partner", "ql:q:api"]
+    with pytest.raises(aqless.InvalidArgumentError):
+        sync_client.rate_limits["partner"].set(0)
+    own.delete()
+    assert [info.id for info in sync_client.rate_limits.all()] == ["partner"]
     with pytest.raises(aqless.InvalidArgumentError):
         sync_client.rate_limits[""]
