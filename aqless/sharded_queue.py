@@ -50,18 +50,19 @@ class PartialPopError(AqlessError):
     drop them unawares.
 
     Attributes:
-        jobs: the jobs popped, in the order `pop_many` would have returned them.
+        jobs: the jobs popped, in the order `pop_many` would have returned them (`Job`s;
+            `SyncJob`s from ``aqless.sync.ShardedClient``).
         shard: the shard that refused.
         error: its own error (a ServerFullError, a ConnectionLostError...), also the
             `__cause__`.
     """
 
-    def __init__(self, jobs: list[Job], shard: int, error: AqlessError) -> None:
+    def __init__(self, jobs: Sequence[Any], shard: int, error: AqlessError) -> None:
         super().__init__(
             f"popped {len(jobs)} jobs (held: run them, see .jobs), but shard {shard} "
             f"refused: {error}"
         )
-        self.jobs = jobs
+        self.jobs = list(jobs)
         self.shard = shard
         self.error = error
 

@@ -18,6 +18,7 @@ from aqless.dedup import PutResult
 from aqless.job import Job, JobClass, RecurringJob
 from aqless.models import ThrottleInfo
 from aqless.queue import PutOptions, PutRequest
+from aqless.sharded_queue import PartialPopError
 from aqless.sharded_views import ShardReport
 from aqless.sync import BlockingClient, JobLookups, QueueNames, QueueReads, SyncJob
 
@@ -156,10 +157,15 @@ class SyncShardedQueue(QueueReads):
         return None if job is None else SyncJob(self._client, job)
 
     def pop_many(self, count: int, *, worker: str | None = None) -> list[SyncJob]:
-        """Up to `count` jobs, taken from every shard."""
-        jobs = self._client.call(
-            lambda client: client.queues[self.name].pop_many(count, worker=worker)
-        )
+        """Up to `count` jobs, taken from every shard. PartialPopError (its `jobs` are
+        SyncJobs, held: run them) when a shard refused after others popped."""
+        try:
+            jobs = self._client.call(
+                lambda client: client.queues[self.name].pop_many(count, worker=worker)
+            )
+        except PartialPopError as partial:
+            partial.jobs = [SyncJob(self._client, job) for job in partial.jobs]
+            raise
         return [SyncJob(self._client, job) for job in jobs]
 
     def pause(self, *, stopjobs: bool = False) -> list[str]:

@@ -7,6 +7,7 @@ never anyio's ExceptionGroup."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -14,10 +15,11 @@ import anyio
 import pytest
 
 import aqless
+import aqless.sync
 from aqless.queue import PutSender
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
-from tests.sharded_helpers import deployment, home_port, key_per_shard
+from tests.sharded_helpers import addresses, deployment, home_port, key_per_shard
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.sharded_fixtures"]
@@ -66,6 +68,30 @@ async def test_a_pop_one_full_shard_refuses_hands_over_what_the_others_popped(
         with full(shard_port(cluster, client, 0)), pytest.raises(aqless.ServerFullError):
             await queue.pop_many(6, worker="w")
         assert len(await queue.pop_many(6, worker="w")) == 2
+
+
+def test_a_blocking_partial_pop_hands_over_sync_jobs(cluster: Cluster) -> None:
+    """aqless.sync's sharded pop_many raises the same PartialPopError, its jobs SyncJobs
+    whose verbs block like those of the jobs it returns."""
+    name = f"syncpop{uuid.uuid4().hex[:6]}"
+    with aqless.sync.ShardedClient(addresses(cluster), deployment=name, shards=3) as client:
+        queue = client.queues["work"]
+        for shard in range(3):
+            route = next(f"r{n}" for n in range(999) if client.shard_of(f"r{n}") == shard)
+            queue.put_many([aqless.PutRequest(WORK, {}) for _ in range(2)], route=route)
+
+        async def first_namespace(sharded: aqless.ShardedClient) -> str:
+            return sharded.shards.shard(0).namespace
+
+        namespace = client.call(first_namespace)
+        with full(home_port(cluster, namespace)), pytest.raises(aqless.PartialPopError) as caught:
+            queue.pop_many(6, worker="w")
+        jobs = caught.value.jobs
+        assert len(jobs) == 4
+        assert all(isinstance(job, aqless.sync.SyncJob) for job in jobs)
+        for job in jobs:
+            assert job.complete() == aqless.JobState.COMPLETE
+        assert queue.counts().waiting == 2
 
 
 async def test_a_put_many_one_full_shard_refuses_is_its_typed_error(cluster: Cluster) -> None:
