@@ -174,7 +174,7 @@ class SlotBudget:
         """A pop's reply is in: its reservation ends, and the `count` slots that brought no
         job are free again for the members waiting for one (which found them reserved)."""
         self._reserved -= count
-        if count > 0 or self._short:  # those short of a slot look again (maybe ask for one)
+        if count > 0:
             self.freed()
 
     def wait(self, key: int, wake: Callable[[], None], *, short: bool = False) -> None:

@@ -4,12 +4,18 @@ slot one frees wakes the other."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import cast
+
 import anyio
 import pytest
 
 import aqless
-from aqless._worker.budget import SlotBudget
-from tests.worker.helpers import Gate, all_complete, make_worker, one, running
+from aqless._connection.subscriber import Subscriber
+from aqless._worker.budget import Member, SlotBudget
+from aqless._worker.running import RunningJobs
+from tests.connection_kinds import Pops
+from tests.worker.helpers import Gate, all_complete, make_worker, one, running, until
 
 pytestmark = pytest.mark.every_deployment
 
@@ -106,3 +112,141 @@ async def test_a_budget_of_jobs_is_taken_once_over_its_workers(
         await anyio.sleep(0.3)  # time to take a sixth, had the budget one
     assert first.counters.started + second.counters.started == 5
     assert budget.jobs_left == 0
+
+
+# -- pushed jobs: offers within the budget ----------------------------------------------------
+
+
+def members(total: int, count: int) -> tuple[SlotBudget, list[Member]]:
+    budget = SlotBudget(total)
+    return budget, [budget.join(RunningJobs(total)) for _ in range(count)]
+
+
+def take(member: Member, jid: str, *, popped: bool = False) -> None:
+    member.running.take(cast(aqless.Job, SimpleNamespace(jid=jid)), 1.0, 0.0)
+    if popped:
+        member.popped(jid)
+
+
+def test_an_offer_counts_from_before_it_is_sent_until_no_push_under_it_can_arrive() -> None:
+    budget, (first, second) = members(4, 2)
+    ceiling = first.offer(2)
+    assert budget.free() == 2  # the server may push two jobs without asking
+    take(first, "pushed")
+    assert budget.free() == 2  # a push fills an offered slot
+    smaller = first.offer(1)  # a shrink: pushes made under the old offer may still come
+    assert budget.free() == 2
+    first.settle(smaller)  # after the smaller offer's reply and a PING
+    assert budget.free() == 3
+    assert second.counted() == 0
+    first.settle()  # withdrawn, PING answered
+    assert budget.free() == 3  # the pushed job is held still
+    assert ceiling not in first.ceilings
+
+
+def test_a_job_popped_while_an_offer_stands_counts_on_top_of_its_slots() -> None:
+    """A pop takes jobs whatever the offer: a job pushed before it may still be on its way,
+    so the budget counts both until the ceiling is settled."""
+    budget, (first, _) = members(4, 2)
+    first.offer(1)
+    take(first, "popped", popped=True)
+    assert first.counted() == 2
+    assert budget.free() == 2
+    first.settle()
+    assert budget.free() == 3
+
+
+def test_a_member_offers_a_share_of_the_free_slots_and_leaves_one_for_pops() -> None:
+    budget, (first, second, third) = members(4, 3)
+    assert budget.share == 1
+    for member in (first, second, third):
+        member.offer(member.ceiling_to_offer())
+    assert [member.ceilings[0].slots for member in (first, second, third)] == [1, 1, 1]
+    assert budget.free() == 1
+    budget.reserve(1)  # a pop on its way
+    assert first.ceiling_to_offer() == 1  # its own offered slot, no more
+    budget, (one_slot, two_slots) = members(6, 2)
+    assert one_slot.ceiling_to_offer() == 3
+    one_slot.offer(3)
+    assert two_slots.ceiling_to_offer() == 2  # the last free slot stays for pops
+    take(two_slots, "held")
+    assert two_slots.ceiling_to_offer() == 2  # held, and one offered
+
+
+def test_a_member_short_of_a_slot_asks_the_members_with_offered_slots_to_give_them_back() -> None:
+    budget, (holder, offerer, _) = members(2, 3)
+    asked: list[str] = []
+    holder.give_back = lambda: asked.append("holder")
+    offerer.give_back = lambda: asked.append("offerer")
+    take(holder, "held")
+    offerer.offer(1)
+    budget.wait(1, lambda: None)  # waiting for another reason (paused, full): asks nothing
+    assert asked == []
+    budget.reserve(1)
+    woken: list[str] = []
+    budget.wait(2, lambda: woken.append("waiter"), short=True)
+    assert asked == []  # a pop on its way may give its slot back: wait for its reply
+    budget.give_back(1)  # the pop brought nothing
+    assert woken == ["waiter"]  # it looks again
+    budget.wait(2, lambda: woken.append("waiter"), short=True)
+    assert asked == ["offerer"]  # the holder holds its slot: only offered ones come back
+    offerer.settle()
+    assert woken == ["waiter", "waiter"]
+    assert budget.free() == 1
+
+
+async def test_workers_sharing_a_budget_are_pushed_their_jobs_within_it(
+    client: aqless.Client, other: aqless.Client
+) -> None:
+    done: list[str] = []
+    budget = SlotBudget(4)
+    first, second = (
+        make_worker(
+            each,
+            [queue],
+            one(lambda job: done.append(job.jid)),
+            concurrency=4,
+            interval=SLOW_POLL,
+            budget=budget,
+        )
+        for each, queue in ((client, "a"), (other, "b"))
+    )
+    pops = [Pops(client), Pops(other)]
+    async with running(first), running(second):
+        for each, queue in ((client, "a"), (other, "b")):
+            offers = f"{each.prefix}offers:{queue}"
+            await until(lambda: offered(each, offers), what="the worker offers")  # noqa: B023
+        before = [pop.count for pop in pops]
+        jids = []
+        for queue in ("a", "b", "a", "b"):  # one at a time: each finds its offer unfilled
+            jids.append(await client.queues[queue].put("app.job", {}))
+            await all_complete(client, jids[-1:], timeout=3)
+        assert [pop.count for pop in pops] == before, "every job was pushed: no pop"
+    assert sorted(done) == sorted(jids)
+    assert budget.overdrawn == 0
+
+
+async def offered(client: aqless.Client, offers: str) -> bool:
+    return await client.redis.hget(offers, client.worker_name) is not None
+
+
+async def test_a_message_published_before_a_ping_is_heard_when_the_ping_returns(
+    client: aqless.Client,
+) -> None:
+    """What lowers a ceiling safely: a push published before the PING is heard first."""
+    heard: list[bytes] = []
+    ear = await Subscriber.open(
+        client.protocol.endpoint,
+        lambda messages: heard.extend(payload for _, payload in messages),
+        sharded=client.sharded_pubsub,
+    )
+    try:
+        channel = f"{client.prefix}pinged"
+        await ear.subscribe([channel])
+        publish = "SPUBLISH" if client.sharded_pubsub else "PUBLISH"
+        for n in range(20):
+            await client.redis.execute_command(publish, channel, str(n))
+            await ear.ping()
+            assert heard[-1:] == [str(n).encode()]
+    finally:
+        ear.close()
