@@ -159,11 +159,13 @@ class Pickup:
 
     async def withdraw(self) -> None:
         """Take back the offers made (the worker is stopping)."""
-        if self._taker is not None and self._offered:
-            offered, self._offered = self._offered, ()
-            await self._client.protocol.call("worker.withdraw", self._taker.name, *offered)
-        if self._member is not None and not self.listening:  # no push can come any more
-            self._member.settle()
+        try:
+            if self._taker is not None and self._offered:
+                offered, self._offered = self._offered, ()
+                await self._client.protocol.call("worker.withdraw", self._taker.name, *offered)
+        finally:
+            if self._member is not None and not self.listening:  # no push can come any more
+                self._member.settle()
 
     # -- through redis-py's pubsub: put events only (no push taker, or pushes refused) ------
 
@@ -334,7 +336,14 @@ class Pickup:
                     continue
                 try:
                     await self._take_back(self._ear, taker)
-                except (ConnectionLostError, ScriptError, TimeoutError, OSError) as error:
+                except (
+                    ConnectionLostError,
+                    RedisConnectionError,
+                    ScriptError,
+                    ResponseError,
+                    TimeoutError,
+                    OSError,
+                ) as error:
                     logger.warning("cannot give back offered slots (%s)", error)
 
     def _hear(self, push_channel: str, messages: list[Message]) -> None:
