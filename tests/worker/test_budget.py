@@ -5,7 +5,7 @@ slot one frees wakes the other."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -13,7 +13,10 @@ import pytest
 import aqless
 from aqless._connection.subscriber import Subscriber
 from aqless._worker.budget import Member, SlotBudget
+from aqless._worker.pickup import Pickup
 from aqless._worker.running import RunningJobs
+from aqless._worker.served import ServedQueues
+from aqless.reservers import QueueSelection
 from tests.connection_kinds import Pops
 from tests.worker.helpers import Gate, all_complete, make_worker, one, running, until
 
@@ -248,5 +251,33 @@ async def test_a_message_published_before_a_ping_is_heard_when_the_ping_returns(
             await client.redis.execute_command(publish, channel, str(n))
             await ear.ping()
             assert heard[-1:] == [str(n).encode()]
+    finally:
+        ear.close()
+
+
+async def test_an_offer_is_made_again_at_once_when_its_slots_change(client: aqless.Client) -> None:
+    class Taker:
+        name, concurrency, interval = client.worker_name, 4, SLOW_POLL
+
+        def take_pushed(self, jobs: Any, unreadable: Any = ()) -> None:
+            pass
+
+        def pushes_may_be_lost(self) -> None:
+            pass
+
+    budget, (member, _) = members(4, 2)
+    served = ServedQueues(client, QueueSelection(["q"]), refresh=60)
+    await served.current()
+    pickup = Pickup(client, served, lambda: None, Taker(), member)
+    ear = await Subscriber.open(client.protocol.endpoint, lambda _: None)
+    offers = f"{client.prefix}offers:q"
+    try:
+        await pickup._offer(ear, Taker())
+        assert str(await client.redis.hget(offers, client.worker_name)).startswith("2 ")
+        take(member, "pushed")  # its offer is half filled: it may offer one more
+        await pickup._offer(ear, Taker())  # long before the offer is due for renewal
+        assert str(await client.redis.hget(offers, client.worker_name)).startswith("3 ")
+        assert [ceiling.slots for ceiling in member.ceilings] == [3]  # the PING came back
+        assert budget.free() == 1
     finally:
         ear.close()
