@@ -390,6 +390,8 @@ class Worker:
                 with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
                     await self._performer.aclose()
             services.cancel_scope.cancel()
+        if self._member is not None:  # its push connection is closed: no push can come
+            self._member.settle()
 
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":

@@ -210,6 +210,8 @@ class Pickup:
                 try:
                     while True:
                         await self._wanted.wait()
+                        if not self._wanted.is_set():  # wanted, and no longer by now
+                            continue
                         self._quiet = anyio.Event()
                         await self._listen_once(ear, taker, push_channel)
                         failures = 0

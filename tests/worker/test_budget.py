@@ -258,29 +258,62 @@ async def test_a_push_read_with_the_pong_is_heard_before_the_ping_returns() -> N
     assert order == ["job", "pong"]
 
 
-async def test_an_offer_is_made_again_at_once_when_its_slots_change(client: aqless.Client) -> None:
-    class Taker:
-        name, concurrency, interval = client.worker_name, 4, SLOW_POLL
+class Taker:
+    """The worker, as a Pickup sees it, taking nothing."""
 
-        def take_pushed(self, jobs: Any, unreadable: Any = ()) -> None:
-            pass
+    concurrency, interval = 4, SLOW_POLL
 
-        def pushes_may_be_lost(self) -> None:
-            pass
+    def __init__(self, name: str) -> None:
+        self.name = name
 
-    budget, (member, _) = members(4, 2)
+    def take_pushed(self, jobs: Any, unreadable: Any = ()) -> None:
+        pass
+
+    def pushes_may_be_lost(self) -> None:
+        pass
+
+
+async def served_q(client: aqless.Client) -> ServedQueues:
     served = ServedQueues(client, QueueSelection(["q"]), refresh=60)
     await served.current()
-    pickup = Pickup(client, served, lambda: None, Taker(), member)
+    return served
+
+
+async def test_an_offer_is_made_again_at_once_when_its_slots_change(client: aqless.Client) -> None:
+    budget, (member, _) = members(4, 2)
+    taker = Taker(client.worker_name)
+    pickup = Pickup(client, await served_q(client), lambda: None, taker, member)
     ear = await Subscriber.open(client.protocol.endpoint, lambda _: None)
     offers = f"{client.prefix}offers:q"
     try:
-        await pickup._offer(ear, Taker())
+        await pickup._offer(ear, taker)
         assert str(await client.redis.hget(offers, client.worker_name)).startswith("2 ")
         take(member, "pushed")  # its offer is half filled: it may offer one more
-        await pickup._offer(ear, Taker())  # long before the offer is due for renewal
+        await pickup._offer(ear, taker)  # long before the offer is due for renewal
         assert str(await client.redis.hget(offers, client.worker_name)).startswith("3 ")
         assert [ceiling.slots for ceiling in member.ceilings] == [3]  # the PING came back
         assert budget.free() == 1
     finally:
         ear.close()
+
+
+async def test_a_pickup_wanted_then_unwanted_in_one_turn_neither_listens_nor_offers(
+    client: aqless.Client,
+) -> None:
+    """As when a pop comes back short just before a stop: the stopping worker, which took
+    its offer back, must not offer again (a member would count its slots for ever)."""
+    pickup = Pickup(client, await served_q(client), lambda: None, Taker(client.worker_name))
+    offers = f"{client.prefix}offers:q"
+    async with anyio.create_task_group() as group:
+        group.start_soon(pickup.run)
+        pickup.want(True)
+        await until(lambda: offered(client, offers), what="the pickup offers")
+        pickup.want(False)
+        await until(lambda: not pickup.listening, what="the pickup stops listening")
+        await pickup.withdraw()
+        pickup.want(True)
+        pickup.want(False)
+        await anyio.sleep(0.3)  # time to subscribe and offer, had it heard the first
+        assert not pickup.listening
+        assert not await offered(client, offers)
+        group.cancel_scope.cancel()
