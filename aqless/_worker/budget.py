@@ -16,12 +16,16 @@ each ceiling before the offer is sent (`Member.offer`), and while one stands the
 counts for its ceiling, plus the jobs it popped since the ceiling was set (a pop takes
 jobs whatever the offer, so jobs pushed before it may still be on their way), or for the
 jobs it holds if more. A member offers only slots the budget has free, a bounded `share`
-of them. A ceiling is lowered only once no push made under it can still arrive: after the
-reply of the offer that replaced it (or of the withdrawal), a PING on the member's push
-connection, whose PONG follows every message published to it before (`Member.settle`).
-A member that waits for a slot the budget lacks asks the members with offered, unheld
-slots to give them back (`wait(..., short=True)`); pops never use offered slots, not even
-the member's own: it gives them back first.
+of them, and one free slot is always left for pops (the one after each offer, for a job
+put just before it, would otherwise take the offers back). A ceiling is lowered only once
+no push made under it can still arrive: after the reply of the offer that replaced it (or
+of the withdrawal), a PING on the member's push connection, whose PONG follows every
+message published to it before (`Member.settle`). A member that waits for a slot the
+budget lacks asks the members with offered, unheld slots to give them back
+(`wait(..., short=True)`); pops never use offered slots, not even the member's own (a
+push may be on its way to them, and the pop would take jobs on top): it gives them back
+first. Free slots make the members without an offer offer again (`may_offer`), unless
+one is short of a slot.
 
 A budget may also hold a number of jobs to take in all (a ShardedWorker's ``max_jobs``):
 pops ask for no more than are left, each job taken counts, and the last one calls
