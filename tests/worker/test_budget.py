@@ -178,6 +178,21 @@ def test_a_member_offers_a_share_of_the_free_slots_and_leaves_one_for_pops() -> 
     assert two_slots.ceiling_to_offer() == 2  # held, and one offered
 
 
+def test_a_job_taken_over_the_budget_is_counted_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Never expected (a pushed job the budget has no slot for): the job runs, its lock
+    being held, and the budget says so loudly."""
+    budget, (first, second) = members(1, 2)
+    take(first, "fits")
+    budget.took()
+    assert budget.overdrawn == 0
+    take(second, "over")
+    budget.took()
+    assert budget.overdrawn == 1
+    assert "the workers hold 2 jobs, over their 1 slots" in caplog.text
+
+
 def test_a_member_short_of_a_slot_asks_the_members_with_offered_slots_to_give_them_back() -> None:
     budget, (holder, offerer, _) = members(2, 3)
     asked: list[str] = []
