@@ -4,10 +4,12 @@
 all sharing one budget of `concurrency` slots (aqless._worker.budget): a shard with all
 the work may use every slot, and a slot freed on one shard wakes a shard waiting for one.
 Each shard's worker keeps all of its own machinery: its pops, heartbeats and outcomes go
-to its shard, and it is woken by that shard's put events. None takes pushed jobs (a server
-pushes without asking the shared budget): a job put into an idle queue costs the put event
-and a pop, not one hop. A pop takes at most a quarter of the slots, so no shard takes them
-all at once while another has work.
+to its shard, and it is pushed jobs by, or woken by the put events of, that shard. An idle
+one offers its server a share of the budget's free slots (the budget counts them as taken
+until they are given back, see aqless._worker.budget), so a job put into an idle queue on
+any shard arrives in one hop; a shard short of a slot makes the others give their offered
+slots back. With `max_jobs` (or ``burst``) none takes pushed jobs. A pop takes at most a
+quarter of the slots, so no shard takes them all at once while another has work.
 
 The shard map may change while it runs (shards added, drained, forgotten): every
 ``client.refresh`` seconds it reads the map again, starts a Worker for each new shard (in

@@ -151,7 +151,7 @@ class Worker:
             aqless.observers; ``worker.observers`` is the list, to add more).
         budget: slots shared with other workers of the process (a ShardedWorker's): the
             worker runs no more jobs than `concurrency` nor than the budget has free, and
-            takes no pushed jobs (see aqless._worker.budget).
+            offers the server only slots the budget gives it (see aqless._worker.budget).
     """
 
     def __init__(
@@ -215,8 +215,7 @@ class Worker:
         self.observers: list[WorkerObserver] = list(observers)
         self._running = RunningJobs(concurrency)
         self._budget = budget
-        if budget is not None:
-            budget.join(self._running)
+        self._member = None if budget is None else budget.join(self._running)
         self.paused = False
         self._state: _State = "new"
         self._batcher: Batcher | None = None
@@ -234,10 +233,11 @@ class Worker:
             budget=budget,
         )
         # pushes (see aqless._worker.pickup) suit workers that take work for ever, on slots
-        # of their own (a server pushes without asking a shared budget)
-        pushed = max_jobs is None and not burst and budget is None
+        # of their own or offered within a shared budget
+        pushed = max_jobs is None and not burst and (budget is None or budget.pushes)
         taker = _PushTaking(self) if pushed else None
-        self._pickup = Pickup(client, self._served, self._news, taker)
+        member = self._member if pushed else None
+        self._pickup = Pickup(client, self._served, self._news, taker, member)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
         # whether a pop could find a job: the last one came back full, or news came since;
         # when not, a finished job wakes the loop only if it may have released others
@@ -390,11 +390,16 @@ class Worker:
                 with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
                     await self._performer.aclose()
             services.cancel_scope.cancel()
+        if self._member is not None:  # its push connection is closed: no push can come
+            self._member.settle()
 
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":
             wake = self._wakeup.event
             if self.paused or self._popper.free() <= 0:
+                if self._pushes_only():  # its slots are offered: pushes come, pops wait
+                    await self._wait_for_pushes(wake)
+                    continue
                 self._pickup.want(False)
                 self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
                 await self._wait_for_a_slot(wake)
@@ -427,6 +432,23 @@ class Worker:
                 with anyio.move_on_after(self._popper.idle_wait(self.interval)):
                     await wake.wait()
 
+    def _pushes_only(self) -> bool:
+        """Whether the budget has no slot for a pop but some offered to this worker's
+        server, and no news calls for a pop: the worker waits for pushes, and listens."""
+        member = self._member
+        return (
+            not self.paused
+            and not self._maybe_more
+            and self._pickup.offers
+            and member is not None
+            and member.offered() > 0
+        )
+
+    async def _wait_for_pushes(self, wake: asyncio.Event) -> None:
+        self._pickup.want(True)
+        with anyio.move_on_after(self._popper.idle_wait(self.interval)):
+            await self._wait_for_a_slot(wake)
+
     async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:
         """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
         to share its round trip."""
@@ -434,7 +456,8 @@ class Worker:
         if batcher is not None and not self.paused and self._running.free() <= 0:
             batcher.hold_lone_calls = True
         if self._budget is not None:  # another worker may free the slot this one lacks
-            self._budget.wait(id(self), self._wakeup.fire)
+            short = not self.paused and self._maybe_more and self._running.free() > 0
+            self._budget.wait(id(self), self._wakeup.fire, short=short)
         try:
             await wake.wait()
         finally:
@@ -448,8 +471,10 @@ class Worker:
         lock_seconds = max(job.expires_at - now, 0.3)
         return self._running.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
 
-    def _start(self, jobs: TaskGroup, job: Job) -> None:
+    def _start(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
         running, stale = self._take_slot(job)
+        if self._member is not None and not pushed:
+            self._member.popped(job.jid)
         own_throttle = f"{self.client.prefix}q:{job.queue_name}"
         running.frees = bool(job.dependents) or any(
             throttle != own_throttle or job.queue_name in self._served.throttled
@@ -556,7 +581,7 @@ class Worker:
                 logger.error("job %s pushed to a stopped worker; its lock will expire", job.jid)
             return
         for job in jobs:
-            self._start(group, job)
+            self._start(group, job, pushed=True)
         for refused in unreadable:
             group.start_soon(self._popper.fail_unreadable, refused)
 

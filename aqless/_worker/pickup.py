@@ -23,6 +23,12 @@ script tells the ears on ``ql:pushed`` before it publishes the put event (so the
 for each put, and no worker waits to learn whether a push follows); a put event without a
 push (no offer fitted, another qless client's script made it, or the put took the job from
 another worker: then the protocol's put event comes first) triggers a pop.
+
+A worker sharing a slot budget (a ShardedWorker's, aqless._worker.budget) offers only the
+slots the budget gives it (`Member.ceiling_to_offer`), none when it has none (it hears put
+events then), and gives its offered, unheld slots back when another member lacks one: it
+withdraws the offer, PINGs its push connection and only then lets the budget count them
+free (a push made before the withdrawal was written to the connection before the PONG).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from redis.exceptions import ResponseError
 
 from aqless._backoff import SUBSCRIBE, apart
 from aqless._connection.subscriber import Message, Subscriber
+from aqless._worker.budget import Ceiling, Member
 from aqless._worker.popping import Unreadable, readable_jobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
@@ -88,6 +95,7 @@ class Pickup:
         served: ServedQueues,
         news: Callable[[], None],
         taker: PushTaker | None = None,
+        member: Member | None = None,
     ) -> None:
         self._client = client
         self._served = served
@@ -101,7 +109,14 @@ class Pickup:
         self._log_channel = f"{client.prefix}log"
         self._pushed_channel = f"{client.prefix}pushed"
         self._offered: tuple[str, ...] = ()
+        self._offered_slots = 0
         self._offered_at = float("-inf")
+        self._member = member  # of a shared budget: offers its ceilings (see the docstring)
+        self._offering = anyio.Lock()  # one offer, renewal or give-back at a time
+        self._give_back_asked = anyio.Event()
+        if member is not None:
+            member.give_back = self._give_back_asked.set
+            member.may_offer = partial(self._may_offer, member)
         # put events into offered queues whose push may be in the next read: jid -> its timer
         self._pushed: OrderedDict[str, None] = OrderedDict()
         self._ear_wanted = False  # as the last offer's reply said
@@ -118,6 +133,11 @@ class Pickup:
                 self._ear.wake()
 
     @property
+    def offers(self) -> bool:
+        """Whether the worker offers to take pushed jobs at all."""
+        return self._taker is not None
+
+    @property
     def listening(self) -> bool:
         return not self._quiet.is_set()
 
@@ -128,16 +148,24 @@ class Pickup:
 
     async def run(self) -> None:
         """Listen whenever wanted, for ever (resubscribing after a lost connection)."""
-        if self._taker is not None:
+        if self._taker is not None and self._member is not None:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._give_back_when_asked, self._taker, self._member)
+                await self._listen_for_pushes(self._taker)
+        elif self._taker is not None:
             await self._listen_for_pushes(self._taker)
         else:
             await self._listen_to_events()
 
     async def withdraw(self) -> None:
         """Take back the offers made (the worker is stopping)."""
-        if self._taker is not None and self._offered:
-            offered, self._offered = self._offered, ()
-            await self._client.protocol.call("worker.withdraw", self._taker.name, *offered)
+        try:
+            if self._taker is not None and self._offered:
+                offered, self._offered = self._offered, ()
+                await self._client.protocol.call("worker.withdraw", self._taker.name, *offered)
+        finally:
+            if self._member is not None and not self.listening:  # no push can come any more
+                self._member.settle()
 
     # -- through redis-py's pubsub: put events only (no push taker, or pushes refused) ------
 
@@ -182,6 +210,8 @@ class Pickup:
                 try:
                     while True:
                         await self._wanted.wait()
+                        if not self._wanted.is_set():  # wanted, and no longer by now
+                            continue
                         self._quiet = anyio.Event()
                         await self._listen_once(ear, taker, push_channel)
                         failures = 0
@@ -220,7 +250,8 @@ class Pickup:
 
     async def _offer_and_hear(self, ear: Subscriber, taker: PushTaker) -> None:
         """Offer; then listen to put events as well, or stop, as the ears' count says."""
-        ears = await self._offer(taker)
+        async with self._offering:
+            ears = await self._offer(ear, taker)
         if ears == _NOT_ASKED:
             pass  # as last time
         elif ears is None or ears < _EARS:
@@ -240,24 +271,82 @@ class Pickup:
     def _ear_channels(self) -> list[str]:
         return [self._log_channel, self._pushed_channel]
 
-    async def _offer(self, taker: PushTaker) -> int | None:
-        """Offer to take the served queues' next jobs, unless a recent offer stands; the
-        number of ears the server counted (None: no offer, or it cannot count them)."""
+    async def _offer(self, ear: Subscriber, taker: PushTaker) -> int | None:
+        """Offer to take the served queues' next jobs, unless the same offer stands since
+        recently; the number of ears the server counted (None: no offer, or it cannot
+        count them)."""
         names = tuple(self._served.names)
         if not names:
             return None  # not yet known: the first pop reads them, and the next quiet offers
+        member = self._member
+        slots = taker.concurrency if member is None else member.ceiling_to_offer()
+        if slots == 0:  # no slot of the shared budget to offer
+            await self._take_back(ear, taker)
+            return None
         now = anyio.current_time()
-        if names == self._offered and now - self._offered_at < taker.interval / 2:
+        same = names == self._offered and slots == self._offered_slots
+        if same and now - self._offered_at < taker.interval / 2:
             return _NOT_ASKED
         gone = set(self._offered) - set(names)
         if gone:
             await self._client.protocol.call("worker.withdraw", taker.name, *gone)
+        ceiling = None if member is None else member.offer(slots)  # counted before it is sent
+        self._offered, self._offered_slots = names, slots  # from now on, maybe written
         lasts = 3 * taker.interval + 1
-        ears = await self._client.protocol.call(
-            "worker.offer", taker.name, taker.concurrency, lasts, *names
-        )
-        self._offered, self._offered_at = names, now
+        ears = await self._client.protocol.call("worker.offer", taker.name, slots, lasts, *names)
+        self._offered_at = now
+        if member is not None:
+            await self._settle(ear, member, ceiling, taker)
         return ears if isinstance(ears, int) else None
+
+    async def _take_back(self, ear: Subscriber | None, taker: PushTaker) -> None:
+        """Withdraw the offer; then its slots are free in the shared budget."""
+        if self._offered:
+            offered, self._offered = self._offered, ()
+            await self._client.protocol.call("worker.withdraw", taker.name, *offered)
+        if self._member is not None and self._member.ceilings:
+            await self._settle(ear, self._member, None, taker)
+
+    async def _settle(
+        self, ear: Subscriber | None, member: Member, keep: Ceiling | None, taker: PushTaker
+    ) -> None:
+        """The budget drops the ceilings before `keep` once no push made under them can
+        still arrive: after a PING on the push connection (no connection: the jobs pushed
+        to the last one are lost, and taken back later; the ceilings stand until then)."""
+        if ear is None or len(member.ceilings) == (0 if keep is None else 1):
+            return
+        with anyio.fail_after(max(taker.interval, 1.0)):
+            await ear.ping()
+        member.settle(keep)
+
+    def _may_offer(self, member: Member) -> None:
+        """The shared budget freed slots: offer now, if it has one to spare for this
+        worker and it listens without an offer (instead of at the next renewal)."""
+        ear = self._ear
+        idle = ear is not None and self._wanted.is_set() and not self._offered
+        if idle and ear is not None and member.ceiling_to_offer() > 0:
+            ear.wake()
+
+    async def _give_back_when_asked(self, taker: PushTaker, member: Member) -> None:
+        """Give the offered, unheld slots back to the budget whenever a member lacks one."""
+        while True:
+            await self._give_back_asked.wait()
+            self._give_back_asked = anyio.Event()
+            member.give_back = self._give_back_asked.set
+            async with self._offering:
+                if member.offered() <= 0:
+                    continue
+                try:
+                    await self._take_back(self._ear, taker)
+                except (
+                    ConnectionLostError,
+                    RedisConnectionError,
+                    ScriptError,
+                    ResponseError,
+                    TimeoutError,
+                    OSError,
+                ) as error:
+                    logger.warning("cannot give back offered slots (%s)", error)
 
     def _hear(self, push_channel: str, messages: list[Message]) -> None:
         pushed: list[Job] = []
