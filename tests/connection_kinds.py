@@ -4,7 +4,10 @@ an idle worker is pushed its jobs (aqless._connection.endpoint)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
+
+import anyio
 
 import aqless
 from aqless._connection.lean import LeanConnection
@@ -55,6 +58,27 @@ class Pops:
             return await original(command, arguments)
 
         protocol.call_ordered = counting  # type: ignore[method-assign]
+
+
+async def settled(
+    pops: Sequence[Pops],
+    ready: Callable[[], Awaitable[bool]],
+    *,
+    quiet: float = 0.3,
+    timeout: float = 10,
+) -> None:
+    """Wait until `ready()` holds and no pop was counted for `quiet` seconds: workers that
+    share a budget pop and offer a few times on starting (a pop in flight holds the slot
+    another would offer) before their offers settle."""
+    with anyio.fail_after(timeout):
+        while True:
+            counts = [pop.count for pop in pops]
+            if await ready():
+                await anyio.sleep(quiet)
+                if [pop.count for pop in pops] == counts and await ready():
+                    return
+            else:
+                await anyio.sleep(0.01)
 
 
 async def assert_a_worker_is_pushed_its_job(client: aqless.Client, queue: str = "pushq") -> None:

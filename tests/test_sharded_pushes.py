@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 import aqless
-from tests.connection_kinds import Pops
+from tests.connection_kinds import Pops, settled
 from tests.faults.cluster import Cluster
 from tests.sharded_helpers import deployment, keys_of_a_shard
 from tests.worker.helpers import Gate, Recorder, one, until
@@ -59,7 +59,7 @@ async def test_an_idle_sharded_worker_is_pushed_a_job_put_on_any_shard(cluster: 
         )
         pops = {shard_id: Pops(client.shard(shard_id)) for shard_id in worker.by_shard}
         async with working(worker):
-            await until(lambda: shards_offer(client, worker), what="every shard offers")
+            await settled(list(pops.values()), lambda: shards_offer(client, worker))
             for shard_id in range(3):
                 before = pops[shard_id].count
                 route = keys_of_a_shard(client, shard_id)[0]

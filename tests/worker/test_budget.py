@@ -19,7 +19,7 @@ from aqless._worker.pickup import Pickup
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless.reservers import QueueSelection
-from tests.connection_kinds import Pops
+from tests.connection_kinds import Pops, settled
 from tests.worker.helpers import Gate, all_complete, make_worker, one, running, until
 
 pytestmark = pytest.mark.every_deployment
@@ -232,10 +232,13 @@ async def test_workers_sharing_a_budget_are_pushed_their_jobs_within_it(
         for each, queue in ((client, "a"), (other, "b"))
     )
     pops = [Pops(client), Pops(other)]
+
+    async def both_offer() -> bool:
+        a, b = f"{client.prefix}offers:a", f"{other.prefix}offers:b"
+        return await offered(client, a) and await offered(other, b)
+
     async with running(first), running(second):
-        for each, queue in ((client, "a"), (other, "b")):
-            offers = f"{each.prefix}offers:{queue}"
-            await until(lambda: offered(each, offers), what="the worker offers")  # noqa: B023
+        await settled(pops, both_offer)
         before = [pop.count for pop in pops]
         jids = []
         for queue in ("a", "b", "a", "b"):  # one at a time: each finds its offer unfilled
