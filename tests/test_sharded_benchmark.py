@@ -49,3 +49,25 @@ def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -
         assert sent.get("job.complete", 0) + sent.get("queue.popAfter", 0) == pytest.approx(1)
     assert "drained 60/60" in result.stderr
     assert "3 shard(s): the busiest primary's CPU per job is" in result.stdout
+
+
+def test_the_sharded_pickup_benchmark_times_both_kinds_of_worker() -> None:
+    script = SCRIPT.parent / "sharded_pickup.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--jobs", "12", "--rate", "50", "--repeat", "1"],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = re.findall(
+        r"^(pushed jobs|put event \+ pop)\s+1\s+(\d+)\s+(\S+)\s+(\S+)$", result.stdout, re.M
+    )
+    assert [(label, int(started)) for label, started, _, _ in rows] == [
+        ("pushed jobs", 12),
+        ("put event + pop", 12),
+    ], result.stdout
+    for _, _, p50, p99 in rows:
+        assert 0 < float(p50) <= float(p99)
