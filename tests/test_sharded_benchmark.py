@@ -17,9 +17,10 @@ TINY = "--jobs 60 --shards 1,3 --idle 0 --processes 1 --concurrency 6"
 SCRIPT = Path(__file__).parent.parent / "benchmarks" / "sharded.py"
 
 
-def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -> None:
+def run_script(script: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """Run a benchmark script to its end; fail if it fails."""
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), *TINY.split()],
+        [sys.executable, str(script), *arguments],
         env=dict(os.environ),
         capture_output=True,
         text=True,
@@ -27,6 +28,11 @@ def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -
         check=False,
     )
     assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -> None:
+    result = run_script(SCRIPT, *TINY.split())
     sections = re.split(r"^\n(?=per job on|µs CPU|the workers' script)", result.stdout, flags=re.M)
     figures, alone, counts, calls = sections
     rows = re.findall(r"^\s+([13])\s+(\d+\.\d+)\s+(.*)$", figures, re.MULTILINE)
@@ -52,16 +58,9 @@ def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -
 
 
 def test_the_sharded_pickup_benchmark_times_both_kinds_of_worker() -> None:
-    script = SCRIPT.parent / "sharded_pickup.py"
-    result = subprocess.run(
-        [sys.executable, str(script), "--jobs", "12", "--rate", "50", "--repeat", "1"],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=110,
-        check=False,
+    result = run_script(
+        SCRIPT.parent / "sharded_pickup.py", "--jobs", "12", "--rate", "50", "--repeat", "1"
     )
-    assert result.returncode == 0, result.stderr
     rows = re.findall(
         r"^(pushed jobs|put event \+ pop)\s+1\s+(\d+)\s+(\S+)\s+(\S+)$", result.stdout, re.M
     )
