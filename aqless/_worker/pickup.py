@@ -115,7 +115,7 @@ class Pickup:
         self._offering = anyio.Lock()  # one offer, renewal or give-back at a time
         self._give_back_asked = anyio.Event()
         if member is not None:
-            member.give_back = self._give_back_asked.set
+            member.give_back = self._ask_give_back
             member.may_offer = partial(self._may_offer, member)
         # put events into offered queues whose push may be in the next read: jid -> its timer
         self._pushed: OrderedDict[str, None] = OrderedDict()
@@ -160,9 +160,8 @@ class Pickup:
     async def withdraw(self) -> None:
         """Take back the offers made (the worker is stopping)."""
         try:
-            if self._taker is not None and self._offered:
-                offered, self._offered = self._offered, ()
-                await self._client.protocol.call("worker.withdraw", self._taker.name, *offered)
+            if self._taker is not None:
+                await self._withdraw_offer(self._taker)
         finally:
             if self._member is not None and not self.listening:  # no push can come any more
                 self._member.settle()
@@ -299,11 +298,14 @@ class Pickup:
             await self._settle(ear, member, ceiling, taker)
         return ears if isinstance(ears, int) else None
 
-    async def _take_back(self, ear: Subscriber | None, taker: PushTaker) -> None:
-        """Withdraw the offer; then its slots are free in the shared budget."""
+    async def _withdraw_offer(self, taker: PushTaker) -> None:
         if self._offered:
             offered, self._offered = self._offered, ()
             await self._client.protocol.call("worker.withdraw", taker.name, *offered)
+
+    async def _take_back(self, ear: Subscriber | None, taker: PushTaker) -> None:
+        """Withdraw the offer; then its slots are free in the shared budget."""
+        await self._withdraw_offer(taker)
         if self._member is not None and self._member.ceilings:
             await self._settle(ear, self._member, None, taker)
 
@@ -323,16 +325,19 @@ class Pickup:
         """The shared budget freed slots: offer now, if it has one to spare for this
         worker and it listens without an offer (instead of at the next renewal)."""
         ear = self._ear
-        idle = ear is not None and self._wanted.is_set() and not self._offered
-        if idle and ear is not None and member.ceiling_to_offer() > 0:
+        if ear is None or not self._wanted.is_set() or self._offered:
+            return
+        if member.ceiling_to_offer() > 0:
             ear.wake()
+
+    def _ask_give_back(self) -> None:
+        self._give_back_asked.set()
 
     async def _give_back_when_asked(self, taker: PushTaker, member: Member) -> None:
         """Give the offered, unheld slots back to the budget whenever a member lacks one."""
         while True:
             await self._give_back_asked.wait()
             self._give_back_asked = anyio.Event()
-            member.give_back = self._give_back_asked.set
             async with self._offering:
                 if member.offered() <= 0:
                     continue
