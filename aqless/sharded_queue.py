@@ -188,9 +188,9 @@ class ShardedQueue(MergedQueueReads):
             (one,) = requests
             shard, placed = await self._placed(one, route)
             partition = self.partition(shard)
-            if requeue:
+            if requeue or placed.dedup is None:  # its fast path; a new job, or the one moved
                 jid = await partition.put(
-                    placed.klass, placed.data, requeue=True, durable=durable, **_options(placed)
+                    placed.klass, placed.data, requeue=requeue, durable=durable, **_options(placed)
                 )
                 results.append(PutResult(jid))
             else:
