@@ -4,10 +4,8 @@ cluster."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +15,7 @@ from redis.crc import key_slot
 
 import aqless
 from tests.faults.cluster import Cluster
+from tests.python_processes import run_python
 
 
 def addresses(cluster: Cluster) -> list[tuple[str, int]]:
@@ -67,14 +66,7 @@ def kept_elsewhere(client: aqless.ShardedClient) -> str:
 def run_example(cluster: Cluster, name: str) -> subprocess.CompletedProcess[str]:
     """examples/<name> run against the cluster (AQLESS_CLUSTER_URL), its output captured."""
     example = Path(__file__).parent.parent / "examples" / name
-    return subprocess.run(
-        [sys.executable, str(example)],
-        env={**os.environ, "AQLESS_CLUSTER_URL": cluster_url(cluster)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_python(str(example), env={"AQLESS_CLUSTER_URL": cluster_url(cluster)})
 
 
 #: the nodes README's sharded snippets name, replaced by the tests' cluster's
@@ -98,11 +90,4 @@ def run_readme_snippet(
     snippet = snippet.replace(README_NODES, repr(addresses(cluster)[:2]))
     for old, new in (replaced or {}).items():
         snippet = snippet.replace(old, new)
-    return subprocess.run(
-        [sys.executable, "-c", snippet],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_python("-c", snippet)

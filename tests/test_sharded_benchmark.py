@@ -3,13 +3,12 @@ machine running tests is busy)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.python_processes import run_python
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -17,22 +16,8 @@ TINY = "--jobs 60 --shards 1,3 --idle 0 --processes 1 --concurrency 6"
 SCRIPT = Path(__file__).parent.parent / "benchmarks" / "sharded.py"
 
 
-def run_script(script: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    """Run a benchmark script to its end; fail if it fails."""
-    result = subprocess.run(
-        [sys.executable, str(script), *arguments],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=110,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result
-
-
 def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -> None:
-    result = run_script(SCRIPT, *TINY.split())
+    result = run_python(str(SCRIPT), *TINY.split(), timeout=110)
     sections = re.split(r"^\n(?=per job on|µs CPU|the workers' script)", result.stdout, flags=re.M)
     figures, alone, counts, calls = sections
     rows = re.findall(r"^\s+([13])\s+(\d+\.\d+)\s+(.*)$", figures, re.MULTILINE)
@@ -58,9 +43,8 @@ def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -
 
 
 def test_the_sharded_pickup_benchmark_times_both_kinds_of_worker() -> None:
-    result = run_script(
-        SCRIPT.parent / "sharded_pickup.py", "--jobs", "12", "--rate", "50", "--repeat", "1"
-    )
+    arguments = ["--jobs", "12", "--rate", "50", "--repeat", "1"]
+    result = run_python(str(SCRIPT.parent / "sharded_pickup.py"), *arguments, timeout=110)
     rows = re.findall(
         r"^(pushed jobs|put event \+ pop)\s+1\s+(\d+)\s+(\S+)\s+(\S+)$", result.stdout, re.M
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import aqless
 import aqless.sync
+from tests.python_processes import run_python
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
 
@@ -154,11 +154,4 @@ async def read_events(lines: AsyncIterator[str], until: str) -> list[tuple[str, 
 
 def run_example(name: str, url: str) -> subprocess.CompletedProcess[str]:
     """Run examples/<name> in a fresh process on the server at `url`."""
-    return subprocess.run(
-        [sys.executable, str(EXAMPLES / name)],
-        env={**os.environ, "AQLESS_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_python(str(EXAMPLES / name), env={"AQLESS_URL": url})

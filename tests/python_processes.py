@@ -1,0 +1,25 @@
+"""Python run in a fresh process by the tests: examples, README snippets, benchmarks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+
+
+def run_python(
+    *arguments: str, env: Mapping[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python <arguments>`` in this environment plus `env`, its output captured; the test
+    fails, showing the process's stderr, unless it exits 0."""
+    result = subprocess.run(
+        [sys.executable, *arguments],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result
