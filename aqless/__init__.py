@@ -1,9 +1,11 @@
 """aqless: an asyncio-native client and worker for the qless job-queue protocol."""
 
 from aqless._version import __version__
+from aqless._worker.observers import WorkerObserver
+from aqless._worker.outcomes import Backoff, JobTimeoutError, Retry
+from aqless._worker.policies import RequeuePolicy, RetryPolicy
+from aqless._worker.reservers import QueueSelection, Reserver
 from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
-from aqless.dedup import Dedup, PutResult
-from aqless.durability import Durability
 from aqless.errors import (
     AqlessError,
     ConfigurationError,
@@ -29,6 +31,7 @@ from aqless.errors import (
 )
 from aqless.handlers import Handler, Handlers
 from aqless.job import Job, RecurringChanges, RecurringJob
+from aqless.limits import RateLimit, RateLimitInfo, RateLimits
 from aqless.models import (
     Durations,
     Failure,
@@ -41,17 +44,12 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
-from aqless.observers import WorkerObserver
-from aqless.outcomes import Backoff, JobTimeoutError, Retry
 from aqless.patterns import PriorityPattern, QueuePatterns
-from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.progress import Progress
-from aqless.queue import PutOptions, PutRequest, Queue
-from aqless.ratelimits import RateLimit, RateLimitInfo, RateLimits
-from aqless.reservers import QueueSelection, Reserver
+from aqless.puts import Dedup, Durability, PutOptions, PutRequest, PutResult
+from aqless.queue import Queue
 from aqless.results import JobResult
-from aqless.shard_map import Shard, ShardMap
-from aqless.sharded import (
+from aqless.sharding.client import (
     ShardedClient,
     ShardedConfig,
     ShardedJobs,
@@ -61,8 +59,9 @@ from aqless.sharded import (
     ShardedRateLimits,
     ShardedThrottles,
 )
-from aqless.sharded_queue import PartialPopError
-from aqless.sharded_worker import ShardedWorker
+from aqless.sharding.map import Shard, ShardMap
+from aqless.sharding.queue import PartialPopError
+from aqless.sharding.worker import ShardedWorker
 from aqless.worker import Heartbeats, Worker, WorkerCounters
 
 __all__ = [

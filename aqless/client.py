@@ -24,6 +24,7 @@ from aqless._connection.server_checks import check_eviction_policy
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.job import Job, RecurringJob
+from aqless.limits import RateLimits
 from aqless.models import (
     JobState,
     Page,
@@ -35,8 +36,8 @@ from aqless.models import (
 )
 from aqless.patterns import QueuePatterns
 from aqless.progress import Progress
-from aqless.queue import PutHook, Queue
-from aqless.ratelimits import RateLimits
+from aqless.puts import PutHook
+from aqless.queue import Queue
 from aqless.results import JobResult, await_result, read_result
 from aqless.scripts.loader import AnyRedis
 
@@ -176,7 +177,7 @@ class Client:
         self.rate_limits = RateLimits(self)
         self.tags = Tags(self)
         self.queue_patterns = QueuePatterns(self)
-        #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.queue.PutHook);
+        #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.puts.PutHook);
         #: ``aqless.tracing.instrument(client)`` adds one.
         self.put_hooks: list[PutHook] = []
 

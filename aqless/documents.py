@@ -13,8 +13,8 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
-from aqless.dedup import dedup_id
 from aqless.job import Job, RecurringJob
+from aqless.limits import RateLimitInfo
 from aqless.models import (
     Failure,
     HistoryEntry,
@@ -25,9 +25,8 @@ from aqless.models import (
 )
 from aqless.patterns import PriorityPattern
 from aqless.progress import Progress
-from aqless.ratelimits import RateLimitInfo
 from aqless.results import JobResult
-from aqless.sharded_views import ShardReport
+from aqless.sharding.reads import ShardReport
 
 if TYPE_CHECKING:
     from aqless.client import Client
@@ -183,3 +182,9 @@ def shard_document(report: ShardReport) -> Document:
 def priority_document(group: PriorityPattern) -> Document:
     """A priority group: its queue patterns, and whether its queues are served fairly."""
     return {"patterns": list(group.patterns), "fairly": group.fairly}
+
+
+async def dedup_id(client: Client, jid: str) -> str | None:
+    """The dedup id a job was put with, if any (it is not part of the job object)."""
+    value = await client.protocol.call("job.dedup", jid)
+    return value if isinstance(value, str) else None

@@ -17,7 +17,7 @@ AqlessError                  base, never raised itself
 ├── NotDurableError          a durable put was made, but its copies were not confirmed
 ├── ShardNotEmptyError       a shard to forget still holds jobs (or drained too briefly)
 ├── PartialPopError          a sharded pop one shard refused; .jobs popped from the others
-│                            (defined in aqless.sharded_queue: it carries Jobs)
+│                            (defined in aqless.sharding.queue: it carries Jobs)
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
 ├── ResultError              an awaited job result that is not there; .jid
 │   ├── JobFailedError         the job failed; .group, .message
@@ -94,7 +94,7 @@ class JobDataError(InvalidArgumentError):
 
 
 class CrossShardError(InvalidArgumentError):
-    """A put to a sharded deployment (aqless.sharded) whose constraints name two shards:
+    """A put to a sharded deployment (aqless.sharding.client) whose constraints name two shards:
     dependencies on different shards, or a given jid, routing key, throttle, rate limit
     or dedup id owned by another shard than the rest. Raised before anything is
     written."""

@@ -32,7 +32,7 @@ import anyio
 from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 
-from aqless._backoff import Delays
+from aqless._concurrency.backoff import Delays
 from aqless._connection.protocol import error_for
 from aqless.errors import ConfigurationError, ConnectionLostError
 
@@ -77,7 +77,7 @@ class Event:
             ``'completed'``...); the payload's ``event`` for ``ql:log`` and ``ql:w:<worker>``
             (``'put'``, ``'completed'``, ``'advanced'``, ``'failed'``, ``'canceled'``,
             ``'lock_lost'``, ``'config_set'``, ``'config_unset'``; aqless's ``'deduplicated'``
-            and ``'debounced'``, see aqless.dedup), and ``'progress'`` for aqless's
+            and ``'debounced'``, see aqless.puts), and ``'progress'`` for aqless's
             ``ql:progress`` (with `fraction`, `message`); ``'unknown'`` for a
             payload that does not parse; ``'reconnected'`` after a resubscription.
         jid: the job, if the event names one.

@@ -23,15 +23,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from aqless._worker.outcomes import Backoff, retry_policy
+from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless.errors import ConfigurationError, UnknownJobClassError
 from aqless.job import class_name
-from aqless.outcomes import Backoff, retry_policy
-from aqless.policies import RequeuePolicy, RetryPolicy
 from aqless.typed import is_job_method
 
 if TYPE_CHECKING:
+    from aqless._worker.middleware import Middleware
     from aqless.job import Job
-    from aqless.middleware import Middleware
 
 __all__ = ["Handler", "Handlers", "JobFunction"]
 
@@ -143,7 +143,7 @@ class Handlers:
     ) -> Handler:
         """Register a function or class for jobs whose klass is `klass` (default: the
         target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores).
-        `retry` and `requeue` are its failure policies (see aqless.policies); `isolate` runs
+        `retry` and `requeue` are its failure policies (see aqless._worker.policies); `isolate` runs
         its plain (sync) code in a child process (None: as the worker says)."""
         if not callable(target):
             raise ConfigurationError(f"a handler must be a function or class, got {target!r}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from aqless._connection.job_data import StoredData
 from aqless._connection.protocol import encode_json
 from aqless.errors import (
     ConfigurationError,
@@ -21,7 +22,6 @@ from aqless.errors import (
     JobNotFoundError,
     PayloadError,
 )
-from aqless.job_data import StoredData
 from aqless.models import Failure, HistoryEntry, JobState, listed
 from aqless.progress import Coalescer, checked_report
 from aqless.results import result_options

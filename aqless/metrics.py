@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from aqless._worker.observers import WorkerObserver
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
-from aqless.observers import WorkerObserver
 
 try:
     from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram

@@ -1,6 +1,6 @@
 """Queue identifier and priority patterns (REQLESS 7): two documents stored in the server for
 every client, which say which queues an ``@identifier`` stands for and in which order a
-worker started with ``priorities=True`` serves its queues (see aqless.reservers)."""
+worker started with ``priorities=True`` serves its queues (see aqless._worker.reservers)."""
 
 from __future__ import annotations
 

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import datetime
-import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 import anyio
 
 from aqless._connection.data_text import encode_data
 from aqless._connection.protocol import encode_json
-from aqless.dedup import COMMAND as DEDUP_COMMAND
-from aqless.dedup import DedupOption, PutResult, dedup_of
-from aqless.durability import Durability, Durable, durability
 from aqless.errors import (
     AqlessError,
     ConfigurationError,
@@ -25,9 +20,24 @@ from aqless.errors import (
 )
 from aqless.job import Job, class_name
 from aqless.job import JobClass as JobClass  # re-exported: put's argument type
+from aqless.limits import RateLimit
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
-from aqless.ratelimits import RateLimit
-from aqless.run_at import RunAt, checked_at, delay_until
+from aqless.puts import (
+    DEDUP_COMMAND,
+    DedupOption,
+    Durability,
+    Durable,
+    PutOptions,
+    PutRequest,
+    PutResult,
+    PutSender,
+    RunAt,
+    _new_jid,
+    dedup_of,
+    default_options,
+    delay_until,
+    durability,
+)
 from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
 
@@ -36,71 +46,6 @@ if TYPE_CHECKING:
 
 #: The data type a typed handler declares (see aqless.typed).
 Data = TypeVar("Data")
-
-
-def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
-    """The options a job class asks for (its `default_job_options(data)`), if any."""
-    method = getattr(klass, "default_job_options", None)
-    if method is None or isinstance(klass, str):
-        return {}
-    options = method(data)
-    if not isinstance(options, Mapping):
-        raise TypeError(f"{class_name(klass)}.default_job_options must return a mapping")
-    return options
-
-
-# uuid.uuid4().hex without making a UUID: random bits with the version and variant set
-_UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
-_UUID4_SET = (4 << 76) | (0x8000 << 48)
-
-
-def _new_jid() -> str:
-    """A new random jid: the hex of a version 4 UUID, as ``uuid.uuid4().hex``."""
-    return "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_KEEP | _UUID4_SET)
-
-
-#: Sends put requests; returns their jids.
-PutSender: TypeAlias = Callable[[list["PutRequest"]], Awaitable[list[str]]]
-#: Wraps every put: ``async def hook(queue, requests, send) -> jids`` may look at or replace
-#: the requests (e.g. add a trace context to their data) before ``await send(requests)``.
-#: Registered in ``client.put_hooks``; the first hook is outermost.
-PutHook: TypeAlias = Callable[["Queue", list["PutRequest"], PutSender], Awaitable[list[str]]]
-
-
-@dataclass(frozen=True, slots=True)
-class PutRequest:
-    """One job for `Queue.put_many`."""
-
-    klass: JobClass
-    data: Any = None
-    jid: str | None = None
-    priority: float | None = None
-    delay: float | None = None
-    tags: Sequence[str] | None = None
-    retries: int | None = None
-    depends: Sequence[str] | None = None
-    throttles: Sequence[str] | None = None
-    dedup: DedupOption = None
-    rate_limits: Sequence[str] | None = None
-    at: RunAt | None = None
-
-    def __post_init__(self) -> None:
-        checked_at(self.delay, self.at)  # refused here, before anything is sent
-
-
-class PutOptions(TypedDict, total=False):
-    """`put_result`'s options: `PutRequest`'s, by name."""
-
-    jid: str | None
-    priority: float | None
-    delay: float | None
-    tags: Sequence[str] | None
-    retries: int | None
-    depends: Sequence[str] | None
-    throttles: Sequence[str] | None
-    dedup: DedupOption
-    rate_limits: Sequence[str] | None
-    at: RunAt | None
 
 
 def checked_name(name: str) -> str:

@@ -3,7 +3,7 @@
 Every option can also come from an environment variable (``AQLESS_URL``, ``AQLESS_QUEUES``,
 ``AQLESS_CONCURRENCY``...; shown in ``--help``). With ``--processes`` (even 1), or with
 ``--max-jobs``/``--max-memory``, a supervisor runs the worker processes and replaces each one
-that exits (see aqless.supervisor); a worker that reached one of those limits exits with
+that exits (see aqless._worker.supervisor); a worker that reached one of those limits exits with
 ``_process.EXIT_RECYCLE`` to be replaced at once, one that was stopped or (``--burst``) found
 no more work exits 0.
 """
@@ -30,12 +30,12 @@ from aqless._version import __version__
 from aqless._worker import defaults
 from aqless._worker import logs as _logs
 from aqless._worker import process as _process
+from aqless._worker.middleware import Middleware
+from aqless._worker.outcomes import Backoff
+from aqless._worker.reservers import RESERVERS, ReserverName
 from aqless.client import Client
 from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError
 from aqless.handlers import Handlers
-from aqless.middleware import Middleware
-from aqless.outcomes import Backoff
-from aqless.reservers import RESERVERS, ReserverName
 from aqless.worker import Worker
 
 __all__ = ["RunOptions", "main"]
@@ -493,7 +493,7 @@ def main(
             sys.exit(run_async(check, options))
         recycling = options.max_jobs is not None or options.max_memory_mb is not None
         if not child and (processes is not None or recycling):
-            from aqless import supervisor
+            from aqless._worker import supervisor
 
             run_async(preflight, options)
             sys.exit(

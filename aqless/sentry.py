@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import sentry_sdk
 
-from aqless.observers import WorkerObserver
-from aqless.outcomes import Decision, Retry
+from aqless._worker.observers import WorkerObserver
+from aqless._worker.outcomes import Decision, Retry
 
 if TYPE_CHECKING:
     from aqless.job import Job
@@ -28,7 +28,7 @@ MAX_TAG = 200
 
 
 class SentryReporter(WorkerObserver):
-    """Reports jobs' failures to Sentry: a worker observer (see aqless.observers).
+    """Reports jobs' failures to Sentry: a worker observer (see aqless._worker.observers).
 
     Args:
         retries: also report the exceptions after which the job was retried.

@@ -37,10 +37,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from aqless._version import __version__
+from aqless._worker.outcomes import Retry
 from aqless.errors import ConfigurationError
 from aqless.job import class_name
-from aqless.outcomes import Retry
-from aqless.queue import PutRequest, PutSender
+from aqless.puts import PutRequest, PutSender
 
 try:
     from opentelemetry import propagate, trace
@@ -53,12 +53,12 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 if TYPE_CHECKING:
     from opentelemetry.context import Context
 
+    from aqless._worker.middleware import Perform
     from aqless.client import Client
     from aqless.job import Job
-    from aqless.middleware import Perform
     from aqless.queue import Queue
-    from aqless.sharded import ShardedClient
-    from aqless.sharded_queue import ShardedQueue
+    from aqless.sharding.client import ShardedClient
+    from aqless.sharding.queue import ShardedQueue
 
 __all__ = ["TRACE_KEY", "Tracing", "extract", "inject", "instrument", "middleware"]
 

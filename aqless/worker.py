@@ -33,17 +33,23 @@ from typing import Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from aqless._concurrency.task_groups import own_errors
 from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
 from aqless._connection.wakeup import Wakeup
-from aqless._groups import own_errors
 from aqless._worker import defaults
 from aqless._worker import process as _process
 from aqless._worker.budget import SlotBudget
 from aqless._worker.locks import LockKeeper
+from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
+from aqless._worker.observers import WorkerObserver
+from aqless._worker.outcomes import Backoff, retry_policy
 from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
+from aqless._worker.policies import RequeuePolicy, RetryPolicy
+from aqless._worker.policies import attempt as attempt  # public: aqless.worker.attempt
 from aqless._worker.popping import Popper, Unreadable
+from aqless._worker.reservers import QueueSelection, Reserver, ReserverName
 from aqless._worker.runners import Runners
 from aqless._worker.running import RunningJob, RunningJobs
 from aqless._worker.served import ServedQueues
@@ -51,12 +57,7 @@ from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
 from aqless.handlers import Handlers
 from aqless.job import Job
-from aqless.middleware import Middleware
 from aqless.models import JobState
-from aqless.observers import WorkerObserver
-from aqless.outcomes import Backoff, retry_policy
-from aqless.policies import RequeuePolicy, RetryPolicy
-from aqless.reservers import QueueSelection, Reserver, ReserverName
 from aqless.schedules import keep_schedules
 
 __all__ = ["Heartbeats", "Worker", "WorkerCounters"]
@@ -121,7 +122,7 @@ class Worker:
 
     Args:
         client: an open client; its ``worker_name`` is the worker's name.
-        queues: queue names, globs, negations and ``@identifiers`` (see aqless.reservers).
+        queues: queue names, globs, negations and ``@identifiers`` (see aqless._worker.reservers).
         handlers: the job code (default: an empty registry, which imports nothing).
         concurrency: how many jobs run at once.
         reserver: ``"ordered"``, ``"round-robin"``, ``"shuffled"`` or a Reserver.
@@ -131,7 +132,7 @@ class Worker:
         grace: seconds that running jobs get to finish after ``stop()``.
         job_timeout: seconds a job may run unless its handler says otherwise (None: no limit).
         retry: how failing jobs are retried, unless their handler says (None: they fail
-            at once); see aqless.policies.
+            at once); see aqless._worker.policies.
         requeue: which exceptions put jobs back into their queue without spending a retry.
         backoff: the same as `retry` (the older name).
         middleware: around_perform hooks for every job, outermost first.
@@ -148,7 +149,7 @@ class Worker:
             by a stop; a handler's own ``isolate`` wins (see aqless._worker.children).
         isolate_max_jobs: replace each such child process after this many jobs.
         observers: told what became of each job, for metrics and error reporting (see
-            aqless.observers; ``worker.observers`` is the list, to add more).
+            aqless._worker.observers; ``worker.observers`` is the list, to add more).
         budget: slots shared with other workers of the process (a ShardedWorker's): the
             worker runs no more jobs than `concurrency` nor than the budget has free, and
             offers the server only slots the budget gives it (see aqless._worker.budget).
@@ -211,7 +212,7 @@ class Worker:
         self.limit_reached: _Limit | None = None
         self.workdir = Path(workdir) if workdir is not None else None
         self.counters = WorkerCounters()
-        #: told what became of each job (see aqless.observers)
+        #: told what became of each job (see aqless._worker.observers)
         self.observers: list[WorkerObserver] = list(observers)
         self._running = RunningJobs(concurrency)
         self._budget = budget

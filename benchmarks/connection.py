@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 
 import aqless
-from aqless.queue import PutRequest
+from aqless.puts import PutRequest
 
 NAMESPACE = "aqbench-conn"
 PATHS = ("lean", "redis-py")

@@ -1,4 +1,4 @@
-"""A sharded deployment (aqless.sharded) on a local three-primary Valkey Cluster, with 1, 2
+"""A sharded deployment (aqless.sharding.client) on a local three-primary Valkey Cluster, with 1, 2
 and 3 shards (each shard on a primary of its own):
 
 (a) server CPU per job lifecycle (a pipelined put, a pop, a complete) on each primary:
@@ -51,7 +51,7 @@ import redis
 import aqless
 from aqless._connection.protocol import Protocol
 from aqless.scripts.loader import Call
-from aqless.sharded_queue import ShardedQueue
+from aqless.sharding.queue import ShardedQueue
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -33,7 +33,7 @@ import anyio
 
 import aqless
 from aqless import embedded
-from aqless.queue import PutRequest
+from aqless.puts import PutRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -31,7 +31,7 @@ from pathlib import Path
 import anyio
 
 import aqless
-from aqless.queue import PutRequest
+from aqless.puts import PutRequest
 
 NAMESPACE = "aqbench"
 QUEUE = "bench"

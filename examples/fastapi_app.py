@@ -33,8 +33,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 import aqless
-from aqless.middleware import Middleware
 from aqless.web import create_app as create_dashboard
+from aqless.worker import Middleware
 
 handlers = aqless.Handlers()
 WELCOME = "signups.SendWelcome"  # the klass name jobs carry; any worker registering it runs them

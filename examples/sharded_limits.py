@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 import aqless
-from aqless.queue import PutRequest, PutSender
+from aqless.puts import PutRequest, PutSender
 
 handlers = aqless.Handlers()
 called: list[dict[str, Any]] = []

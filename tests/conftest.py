@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from aqless.scripts.loader import Argument, Script
-from tests import deployments, servers
+from tests.support import deployments, servers
 
 SERVERS = {"valkey9": servers.valkey9, "redis7": servers.redis7}
 
@@ -43,7 +43,8 @@ def _deployments(_server_stack: ExitStack) -> deployments.Started:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``server_url`` runs a test on Valkey 9 and on Redis 7, unless the test parametrises it
     itself. A test that uses ``deployment``, or ``server_url`` in a module marked
-    ``every_deployment``, runs on each kind its module and markers allow (tests/deployments.py);
+    ``every_deployment``, runs on each kind its module and markers allow
+    (tests/support/deployments.py);
     its ``server_url`` is then that kind's first node, as the admin."""
     chosen: set[str] = set()
     for marker in metafunc.definition.iter_markers("parametrize"):
@@ -90,7 +91,7 @@ def deployment(
     _server_stack: ExitStack,
     _deployments: deployments.Started,
 ) -> deployments.Deployment:
-    """One deployment kind (see tests/deployments.py), started once per session."""
+    """One deployment kind (see tests/support/deployments.py), started once per session."""
     kind: str = request.param
     if kind in SERVERS:
         return deployments.unix(kind, _unix_server(kind, _server_stack))

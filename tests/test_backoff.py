@@ -1,10 +1,10 @@
-"""The one backoff rule (aqless._backoff): doubling, capped, jittered, none before a failure."""
+"""The one backoff rule (aqless._concurrency.backoff): doubling, capped, jittered."""
 
 from __future__ import annotations
 
 import pytest
 
-from aqless._backoff import Delays, apart
+from aqless._concurrency.backoff import Delays, apart
 
 
 def test_no_wait_before_any_failure() -> None:

@@ -12,7 +12,7 @@ from aqless._connection.batching import Batcher
 from aqless.errors import ConnectionLostError
 from aqless.scripts.loader import Call, Reply
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_concurrent_calls_share_round_trips(client: Client) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from benchmarks import compare
-from tests import servers
+from tests.support import servers
 from tests.test_bench_compare import arguments as compare_arguments
 
 pytestmark = pytest.mark.timeout(90)

@@ -33,9 +33,9 @@ from aqless import (
     WorkerJobs,
 )
 from aqless.client import connect
-from tests.client_helpers import WORKER, ManualClock, get_job, pop_one
+from tests.support.clients import WORKER, ManualClock, get_job, pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 # -- connecting --------------------------------------------------------------------------------

@@ -8,10 +8,10 @@ import anyio
 import pytest
 
 import aqless
-from tests.client_helpers import ManualClock
-from tests.deployments import Deployment
+from tests.support.clients import ManualClock
+from tests.support.deployments import Deployment
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.every_deployment
 
 

@@ -11,9 +11,9 @@ import pytest
 import aqless
 from aqless import ConfigurationError, InvalidArgumentError, RecurringJob
 from aqless.schedules import refill_schedules
-from tests.client_helpers import ManualClock
+from tests.support.clients import ManualClock
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 PARIS, NEW_YORK = "Europe/Paris", "America/New_York"
 

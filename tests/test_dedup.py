@@ -11,11 +11,11 @@ import redis
 
 import aqless
 import aqless.sync
-from aqless.dedup import dedup_id
-from aqless.queue import PutRequest, PutSender
-from tests.client_helpers import ManualClock, get_job
+from aqless.documents import dedup_id
+from aqless.puts import PutRequest, PutSender
+from tests.support.clients import ManualClock, get_job
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_a_second_put_returns_the_job_that_holds_the_id(client: aqless.Client) -> None:

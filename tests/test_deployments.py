@@ -1,10 +1,10 @@
-"""The choice of deployment kinds for a test (tests/deployments.py): no server."""
+"""The choice of deployment kinds for a test (tests/support/deployments.py): no server."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests import deployments
+from tests.support import deployments
 
 
 def ids(params: list[object]) -> list[str]:

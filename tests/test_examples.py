@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.python_processes import run_python
+from tests.support.processes import run_python
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

@@ -25,9 +25,9 @@ from aqless import (
     RecurringJob,
     ScriptError,
 )
-from tests.client_helpers import START, WORKER, ManualClock, get_job, get_recurring, pop_one
+from tests.support.clients import START, WORKER, ManualClock, get_job, get_recurring, pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 ATTRIBUTES = (
     "jid",

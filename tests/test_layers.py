@@ -10,51 +10,49 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "aqless"
 
-# bottom to top, as ARCHITECTURE.md draws them; a module belongs to the first layer
-# one of whose prefixes names it (a prefix ending in "." names a package's modules)
+# bottom to top, as ARCHITECTURE.md draws them; a module belongs to the layer of the longest
+# prefix that names it (``aqless.sharding`` names the package and its modules)
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("aqless._version", "aqless.errors", "aqless._backoff", "aqless._groups")),
-    ("connection", ("aqless._connection.", "aqless._connection", "aqless.scripts")),
+    ("foundation", ("aqless._version", "aqless.errors", "aqless._concurrency")),
+    ("connection", ("aqless._connection", "aqless.scripts")),
     (
         "client",
         (
-            "aqless.client", "aqless.queue", "aqless.job", "aqless.job_data", "aqless.models",
-            "aqless.events",
-            "aqless.patterns", "aqless.embedded", "aqless.durability", "aqless.sync",
-            "aqless.typed", "aqless.schedules", "aqless.results", "aqless.dedup",
-            "aqless.ratelimits", "aqless.progress", "aqless.run_at", "aqless.shard_map",
-            "aqless.sharded", "aqless.sharded_queue", "aqless.sharded_views",
-            "aqless.sharded_events", "aqless.shard_changes", "aqless.shard_store",
-            "aqless.shard_resize", "aqless.shard_pubsub", "aqless.sync_sharded",
-            "aqless.sharded_limits", "aqless.sharded_patterns",
+            "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
+            "aqless.patterns", "aqless.embedded", "aqless.puts", "aqless.typed",
+            "aqless.schedules", "aqless.results", "aqless.limits", "aqless.progress",
+            "aqless.sync", "aqless.sharding",
         ),
     ),
     (
         "worker",
-        (
-            "aqless.worker", "aqless._worker", "aqless.handlers", "aqless.middleware",
-            "aqless.outcomes", "aqless.policies", "aqless.reservers", "aqless.observers",
-            "aqless.sharded_worker",
-        ),
+        ("aqless.worker", "aqless._worker", "aqless.handlers", "aqless.sharding.worker"),
     ),
     ("package", ("aqless",)),  # aqless/__init__.py: the public names, re-exported
     (
         "integrations",
         (
-            "aqless.run", "aqless.supervisor", "aqless.testing", "aqless.metrics",
-            "aqless.tracing", "aqless.sentry", "aqless.documents",
+            "aqless.run", "aqless.testing", "aqless.metrics", "aqless.tracing", "aqless.sentry",
+            "aqless.documents",
         ),
     ),
     ("apps", ("aqless.cli", "aqless.web")),
 )  # fmt: skip
 
+#: How many modules may sit at the top of the package (the rest live in its folders).
+MOST_TOP_LEVEL_MODULES = 25
+
 
 def layer_of(module: str) -> int:
+    best, found = -1, None
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                return index
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS and ARCHITECTURE.md")
+            named = module == prefix or module.startswith(prefix + ".")
+            if named and len(prefix) > best:
+                best, found = len(prefix), index
+    if found is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS and ARCHITECTURE.md")
+    return found
 
 
 def module_name(path: Path) -> str:
@@ -98,3 +96,13 @@ def test_every_layer_is_drawn_in_architecture_md() -> None:
     text = (PACKAGE.parent / "ARCHITECTURE.md").read_text()
     missing = [name for name, _ in LAYERS if f"**{name}**" not in text]
     assert not missing, f"ARCHITECTURE.md does not draw the layers {missing}"
+
+
+def test_the_top_of_the_package_stays_small() -> None:
+    modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(modules) <= MOST_TOP_LEVEL_MODULES, modules
+
+
+def test_a_sharding_module_sits_in_the_layer_of_its_longest_prefix() -> None:
+    assert LAYERS[layer_of("aqless.sharding.queue")][0] == "client"
+    assert LAYERS[layer_of("aqless.sharding.worker")][0] == "worker"

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 import aqless
 from aqless.metrics import Metrics
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 handlers = aqless.Handlers()
 

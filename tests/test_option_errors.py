@@ -11,7 +11,7 @@ from redis.asyncio.cluster import RedisCluster
 import aqless
 from aqless import ConfigurationError, InvalidArgumentError, Retry
 from aqless._worker.children import ChildPool
-from aqless.outcomes import Backoff
+from aqless._worker.outcomes import Backoff
 from aqless.scripts.loader import Script
 
 UNREACHABLE = "redis://localhost:1"  # nothing below connects

@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 import aqless
-from aqless import JobState, job_data
+from aqless import JobState
+from aqless._connection import job_data
+from aqless._connection.job_data import KEEP_DATA, StoredData
 from aqless._connection.protocol import decoded_apart
 from aqless.errors import ScriptError
-from aqless.job_data import KEEP_DATA, StoredData
-from tests.client_helpers import pop_one
+from tests.support.clients import pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 def test_each_data_text_goes_back_into_its_job() -> None:

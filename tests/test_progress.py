@@ -10,9 +10,9 @@ import pytest
 
 import aqless
 from aqless import InvalidArgumentError, JobNotFoundError, LockLostError, Progress
-from tests.client_helpers import get_job, pop_one
+from tests.support.clients import get_job, pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_a_report_is_stored_and_read_back(client: aqless.Client) -> None:

@@ -9,38 +9,34 @@ import types
 import pytest
 
 import aqless
-from aqless import (
-    client,
-    durability,
-    errors,
-    job,
-    models,
-    patterns,
-    queue,
-    ratelimits,
-    results,
-    shard_map,
-    sharded,
-    sharded_limits,
-    sharded_patterns,
-    sharded_worker,
-)
+from aqless import client, errors, job, limits, models, patterns, puts, queue, results
+from aqless._worker import observers, policies, reservers
+from aqless.sharding import client as sharded
+from aqless.sharding import limits as sharded_limits
+from aqless.sharding import map as shard_map
+from aqless.sharding import patterns as sharded_patterns
+from aqless.sharding import queue as sharded_queue
+from aqless.sharding import worker as sharded_worker
 
 # the modules whose public classes make up the API (each of them is exported)
 API_MODULES = (
     client,
-    durability,
     errors,
     job,
+    limits,
     models,
     patterns,
+    puts,
     queue,
-    ratelimits,
     results,
+    observers,
+    policies,
+    reservers,
     shard_map,
     sharded,
     sharded_limits,
     sharded_patterns,
+    sharded_queue,
     sharded_worker,
 )
 

@@ -7,15 +7,15 @@ from dataclasses import replace
 import pytest
 
 import aqless
-from aqless.queue import PutRequest, PutSender
+from aqless.puts import PutRequest, PutSender
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_hooks_wrap_put_and_put_many_outermost_first(client: aqless.Client) -> None:
     calls: list[str] = []
 
-    def named(name: str) -> aqless.queue.PutHook:
+    def named(name: str) -> aqless.puts.PutHook:
         async def hook(
             queue: aqless.Queue, requests: list[PutRequest], send: PutSender
         ) -> list[str]:

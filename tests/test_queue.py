@@ -28,8 +28,9 @@ from aqless import (
     QueueStats,
     ThrottleInfo,
 )
-from aqless.queue import JobClass, _new_jid
-from tests.client_helpers import (
+from aqless.puts import _new_jid
+from aqless.queue import JobClass
+from tests.support.clients import (
     START,
     START_DAY,
     WORKER,
@@ -40,7 +41,7 @@ from tests.client_helpers import (
     pop_one,
 )
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 class SendEmail:

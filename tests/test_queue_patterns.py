@@ -9,7 +9,7 @@ import pytest
 import aqless
 from aqless import PriorityPattern
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 DEFAULT_GROUP = PriorityPattern(("default",))
 

@@ -21,11 +21,11 @@ from aqless import (
     ResultDroppedError,
     ResultTimeoutError,
 )
-from tests.client_helpers import WORKER, pop_one
+from tests.support.clients import WORKER, pop_one
 from tests.worker import isolated_jobs
 from tests.worker.helpers import make_worker, running
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 def add(job: Job) -> Any:

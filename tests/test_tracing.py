@@ -19,7 +19,7 @@ from aqless import tracing
 from aqless.tracing import TRACE_KEY
 from tests.examples.helpers import span_exporter
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 handlers = aqless.Handlers()
 seen: list[object] = []

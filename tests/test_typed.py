@@ -15,7 +15,7 @@ import aqless
 from aqless import Job
 from aqless.typed import DataParameter, data_parameter, put_payload
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 class Size(enum.Enum):

@@ -21,7 +21,7 @@ from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import LeanConnection
 from aqless.errors import ConfigurationError, ConnectionLostError
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 def wire_of(client: Client) -> LeanConnection:

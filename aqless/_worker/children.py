@@ -35,9 +35,9 @@ from typing import Any
 
 import anyio
 
+from aqless._worker.outcomes import Retry
 from aqless.errors import ConfigurationError
 from aqless.job import Job
-from aqless.outcomes import Retry
 
 __all__ = ["KILL_AFTER", "ChildPool", "ChildProcessDied", "detached"]
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, MutableMapping
 import anyio
 from anyio.abc import TaskStatus
 
-from aqless._backoff import HEARTBEAT
+from aqless._concurrency.backoff import HEARTBEAT
 from aqless._connection.wakeup import Wakeup
 from aqless._worker.running import RunningJob
 from aqless.client import Client

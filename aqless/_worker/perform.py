@@ -1,4 +1,4 @@
-"""Running one job's code in its slot and reporting how it ended (see aqless.outcomes)."""
+"""Running one job's code in its slot and reporting how it ended (see aqless._worker.outcomes)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from aqless._backoff import OUTCOME
+from aqless._concurrency.backoff import OUTCOME
 from aqless._worker.children import ChildPool
+from aqless._worker.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
+from aqless._worker.outcomes import Decision, JobTimeoutError, decide, failure_group
+from aqless._worker.policies import RequeuePolicy, RetryPolicy, attempt
 from aqless._worker.running import RunningJob
 from aqless._worker.threads import ThreadCall
 from aqless.errors import (
@@ -26,17 +29,14 @@ from aqless.errors import (
 )
 from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
-from aqless.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
 from aqless.models import JobState
-from aqless.outcomes import Decision, JobTimeoutError, decide, failure_group
-from aqless.policies import RequeuePolicy, RetryPolicy, attempt
 from aqless.progress import Coalescer
 from aqless.typed import with_data
 
 if TYPE_CHECKING:
+    from aqless._worker.observers import WorkerObserver
     from aqless.client import Client
     from aqless.handlers import Handlers
-    from aqless.observers import WorkerObserver
     from aqless.worker import WorkerCounters
 
 logger = logging.getLogger("aqless.worker")

@@ -45,7 +45,7 @@ import anyio
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from aqless._backoff import SUBSCRIBE, apart
+from aqless._concurrency.backoff import SUBSCRIBE, apart
 from aqless._connection.subscriber import Message, Subscriber
 from aqless._worker.budget import Ceiling, Member
 from aqless._worker.popping import Unreadable, readable_jobs

@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from aqless._backoff import POP, apart
+from aqless._concurrency.backoff import POP, apart
 from aqless._connection.protocol import DATA_APART
 from aqless._worker.budget import SlotBudget
+from aqless._worker.outcomes import failure_group
+from aqless._worker.reservers import Reserver
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, PayloadError, ScriptError
 from aqless.job import Job
-from aqless.outcomes import failure_group
-from aqless.reservers import Reserver
 
 if TYPE_CHECKING:
     from aqless.worker import WorkerCounters

@@ -8,9 +8,9 @@ import json
 
 import anyio
 
+from aqless._worker.reservers import QueueSelection
 from aqless.client import Client
 from aqless.models import ThrottleInfo
-from aqless.reservers import QueueSelection
 
 
 class ServedQueues:

@@ -13,7 +13,7 @@ from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import recurring_document
-from aqless.sharded_views import each_shard
+from aqless.sharding.reads import each_shard
 
 
 async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob:

@@ -17,7 +17,7 @@ from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 import aqless
-from aqless.sharded import AnyClient as AnyClient
+from aqless.sharding.client import AnyClient as AnyClient
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """shards: a sharded deployment's shards, one row each, so that a lagging shard shows; and
-changing them: add shards, drain one, forget a drained one (aqless.shard_resize)."""
+changing them: add shards, drain one, forget a drained one (aqless.sharding.resize)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import aqless
 from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient, NotSharded, emit, run_any, settings
 from aqless.documents import shard_document
-from aqless.sharded import FORGET_GRACE
-from aqless.sharded_views import ShardReport
+from aqless.sharding.client import FORGET_GRACE
+from aqless.sharding.reads import ShardReport
 
 T = TypeVar("T")
 

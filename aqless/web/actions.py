@@ -11,7 +11,7 @@ from typing import Final
 from aqless.errors import AqlessError
 from aqless.job import Job, RecurringJob
 from aqless.patterns import PriorityPattern
-from aqless.sharded import AnyClient
+from aqless.sharding.client import AnyClient
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
 

@@ -11,7 +11,7 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from aqless.sharded import AnyClient
+from aqless.sharding.client import AnyClient
 from aqless.web import reads, render, shards
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader

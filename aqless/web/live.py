@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from aqless.events import Event
-from aqless.sharded import AnyClient
+from aqless.sharding.client import AnyClient
 
 KEEPALIVE: Final = 15.0  # seconds of silence before a comment line keeps proxies from closing
 MAX_NAMES: Final = 100  # queues or jids listed in one change message

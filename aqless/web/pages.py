@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from aqless.errors import AqlessError, ServerUnavailableError
-from aqless.sharded import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web import render
 from aqless.web.actions import HANDLERS, ActionError, Form
 from aqless.web.condition import refused

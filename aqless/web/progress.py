@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aqless.documents import progress_document
-from aqless.sharded import AnyClient
+from aqless.sharding.client import AnyClient
 
 JSON = dict[str, Any]
 

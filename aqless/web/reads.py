@@ -26,8 +26,8 @@ from aqless.documents import (
     worker_document,
 )
 from aqless.job import RecurringJob
-from aqless.sharded import AnyClient, ShardedClient
-from aqless.sharded_limits import shard_of_limit
+from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.limits import shard_of_limit
 from aqless.web.condition import memory_of
 from aqless.web.progress import with_progress
 

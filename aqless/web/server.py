@@ -11,7 +11,7 @@ import anyio
 import uvicorn
 
 from aqless.client import Client
-from aqless.sharded import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web.app import create_app
 
 CLOSE_TIMEOUT = 5.0

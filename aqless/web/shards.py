@@ -8,8 +8,8 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from aqless.documents import shard_document
-from aqless.sharded import AnyClient, ShardedClient
-from aqless.sharded_views import gathered, primary_info
+from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.reads import gathered, primary_info
 from aqless.web import reads
 from aqless.web.condition import memory_of
 from aqless.web.reads import JSON, NotFound

@@ -10,9 +10,9 @@ import pytest
 import aqless
 from aqless import PriorityPattern
 from tests.cli.helpers import Cli
-from tests.client_helpers import get_recurring, pop_one
+from tests.support.clients import get_recurring, pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_workers_and_one_workers_jobs(client: aqless.Client, run_cli: Cli) -> None:

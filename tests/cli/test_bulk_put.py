@@ -7,9 +7,9 @@ from pathlib import Path
 
 import aqless
 from tests.cli.helpers import Cli
-from tests.client_helpers import get_job
+from tests.support.clients import get_job
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_put_a_file_of_json_lines(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import aqless
 from tests.cli.helpers import Cli
-from tests.client_helpers import get_recurring
+from tests.support.clients import get_recurring
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_cron_jobs_show_their_next_runs(client: aqless.Client, run_cli: Cli) -> None:

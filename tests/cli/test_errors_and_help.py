@@ -13,7 +13,7 @@ import aqless
 from aqless.cli import cli
 from tests.cli.helpers import ENVIRONMENT, Cli, entry_point
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 def command_paths() -> list[tuple[str, ...]]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import aqless
 from tests.cli.helpers import Cli
-from tests.client_helpers import get_job
+from tests.support.clients import get_job
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def fail_jobs(client: aqless.Client, queue: str, group: str, count: int) -> list[str]:

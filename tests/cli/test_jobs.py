@@ -11,9 +11,9 @@ import pytest
 
 import aqless
 from tests.cli.helpers import Cli
-from tests.client_helpers import get_job, get_recurring, pop_one
+from tests.support.clients import get_job, get_recurring, pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_put_stores_the_job_with_every_option(client: aqless.Client, run_cli: Cli) -> None:

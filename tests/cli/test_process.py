@@ -14,7 +14,7 @@ import aqless
 from aqless import scripts
 from tests.cli.helpers import entry_point, run_process
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_json_queues_from_the_installed_command(

@@ -7,9 +7,9 @@ import dataclasses
 import aqless
 from aqless.cli.histogram import LABELS, bar
 from tests.cli.helpers import Cli
-from tests.client_helpers import pop_one
+from tests.support.clients import pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_queues_table_and_json(client: aqless.Client, run_cli: Cli) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import aqless
 from tests.cli.helpers import Cli
-from tests.client_helpers import pop_one
+from tests.support.clients import pop_one
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 
 
 async def test_rate_limit_set_list_show_delete(client: aqless.Client, run_cli: Cli) -> None:

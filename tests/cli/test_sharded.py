@@ -10,10 +10,10 @@ import pytest
 import aqless
 from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import cluster_url, deployment, key_per_shard, keys_of_a_shard
+from tests.support.sharding import cluster_url, deployment, key_per_shard, keys_of_a_shard
 
 pytestmark = pytest.mark.timeout(60)
-pytest_plugins = ["tests.sharded_fixtures"]
+pytest_plugins = ["tests.support.sharding_fixtures"]
 
 
 class ShardedCli(Cli):

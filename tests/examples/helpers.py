@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import aqless
 import aqless.sync
-from tests.python_processes import run_python
+from tests.support.processes import run_python
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"
 

@@ -61,10 +61,10 @@ def test_an_example_runs_and_shows_what_it_says(name: str, server_url: str) -> N
 
 def test_every_example_is_tested() -> None:
     tested = {*PROMISES, "demo.py", "fastapi_app.py", "aiohttp_app.py", "flask_app.py"}
-    tested.add("sharded.py")  # needs a Cluster: tests/test_sharded.py runs it
-    tested.add("sharded_resize.py")  # tests/test_sharded_live.py runs it
-    tested.add("sync_sharded.py")  # tests/test_sync_sharded.py runs it
-    tested.add("sharded_limits.py")  # tests/test_sharded_limits_hooks.py runs it
+    tested.add("sharded.py")  # needs a Cluster: tests/sharding/test_client.py runs it
+    tested.add("sharded_resize.py")  # tests/sharding/test_live.py runs it
+    tested.add("sync_sharded.py")  # tests/sync/test_sharded.py runs it
+    tested.add("sharded_limits.py")  # tests/sharding/test_limits_hooks.py runs it
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
 
 

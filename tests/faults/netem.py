@@ -13,7 +13,7 @@ import contextlib
 import random
 from dataclasses import dataclass
 
-from tests.loopback_proxy import LoopbackProxy
+from tests.support.loopback_proxy import LoopbackProxy
 
 _CHUNK = 65536
 

@@ -16,9 +16,12 @@ from redis.crc import key_slot
 import aqless
 from aqless._connection.cluster import hash_tag
 from aqless.events import Event, EventStream
-from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
 from tests.faults.cluster import SLOTS, Cluster, move_slot, valkey_cluster
 from tests.faults.harness import ask
+from tests.support.connection_kinds import (
+    assert_a_worker_is_pushed_its_job,
+    assert_script_calls_go_lean,
+)
 from tests.worker.process_helpers import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(60)]

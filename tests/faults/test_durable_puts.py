@@ -14,9 +14,9 @@ import redis
 
 import aqless
 from aqless._connection import protocol
-from tests import servers
 from tests.faults.durable import kill_after_each_put
 from tests.faults.harness import OwnServer
+from tests.support import servers
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 
@@ -111,7 +111,7 @@ async def test_a_durable_put_goes_through_the_put_hooks(client: aqless.Client) -
     seen: list[str | None] = []
 
     async def hook(
-        queue: aqless.Queue, requests: list[aqless.PutRequest], send: aqless.queue.PutSender
+        queue: aqless.Queue, requests: list[aqless.PutRequest], send: aqless.puts.PutSender
     ) -> list[str]:
         seen.extend(request.jid for request in requests)
         return await send(requests)

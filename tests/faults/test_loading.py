@@ -20,8 +20,8 @@ from redis.retry import Retry
 
 import aqless
 from aqless._connection import protocol
-from tests import servers
 from tests.faults.harness import OwnServer, valkey_binary
+from tests.support import servers
 from tests.worker.process_helpers import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]

@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 import aqless
-from aqless import supervisor as _supervisor
-from aqless._backoff import RESPAWN, Delays
+from aqless._concurrency.backoff import RESPAWN, Delays
+from aqless._worker import supervisor as _supervisor
 from tests.worker.process_helpers import (
     Spawner,
     aq_fixture,  # noqa: F401
@@ -118,7 +118,7 @@ async def test_the_supervisor_pauses_grow_to_their_cap_for_a_worker_crashing_at_
     supervisor = _supervisor.Supervisor(
         ["--no-such-option", "q"], processes=1, name=None, respawn=respawn
     )
-    caplog.set_level("WARNING", logger="aqless.supervisor")
+    caplog.set_level("WARNING", logger="aqless._worker.supervisor")
 
     def pauses() -> list[float]:
         return [_pause(record.getMessage()) for record in caplog.records]

@@ -23,7 +23,6 @@ from redis.exceptions import ResponseError
 import aqless
 from aqless._connection.endpoint import Address, Endpoint
 from aqless._connection.lean import LeanConnection
-from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
 from tests.faults.harness import (
     DONE,
     QUEUE,
@@ -37,6 +36,10 @@ from tests.faults.harness import (
     valkey_binary,
 )
 from tests.faults.test_faults import check
+from tests.support.connection_kinds import (
+    assert_a_worker_is_pushed_its_job,
+    assert_script_calls_go_lean,
+)
 from tests.test_client_servers import free_port
 from tests.worker.process_helpers import eventually
 

@@ -23,8 +23,8 @@ import redis
 
 import aqless
 from aqless.web import create_app
-from tests import servers
 from tests.faults.harness import OwnServer, valkey_binary
+from tests.support import servers
 from tests.worker.process_helpers import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]

@@ -198,7 +198,7 @@ def test_the_workload_is_refused_nowhere_unexpectedly() -> None:
 async def test_a_sharded_namespace_publishes_the_same_bytes_with_spublish(
     redis: aioredis.Redis, request: pytest.FixtureRequest
 ) -> None:
-    """With ``aqless-pubsub`` = ``sharded`` (aqless.shard_pubsub) every publication of the
+    """With ``aqless-pubsub`` = ``sharded`` (aqless.sharding.pubsub) every publication of the
     workload is the golden one, in the same order, heard by SSUBSCRIBE of its channel; the
     replies are the same but ``config.getAll``'s, which lists the option."""
     server: str = request.node.callspec.params["server_url"]

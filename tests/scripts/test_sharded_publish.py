@@ -1,4 +1,4 @@
-"""Sharded pub/sub (aqless.shard_pubsub): with ``ql:config`` ``aqless-pubsub`` = ``sharded``
+"""Sharded pub/sub (aqless.sharding.pubsub): with ``ql:config`` ``aqless-pubsub`` = ``sharded``
 the script publishes with SPUBLISH, heard by SSUBSCRIBE and not by SUBSCRIBE; without it,
 with PUBLISH as before (tests/scripts/test_differential.py holds the bytes). A plain server
 has shard channels too, so this runs on both servers without a Cluster."""
@@ -12,7 +12,7 @@ import anyio
 import redis.asyncio as aioredis
 
 import aqless
-from aqless.shard_pubsub import OPTION, SHARDED
+from aqless.sharding.pubsub import OPTION, SHARDED
 from tests.conftest import Captured, Lua
 from tests.scripts._relations_helpers import EventsFactory
 

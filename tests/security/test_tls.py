@@ -13,9 +13,12 @@ import redis
 
 import aqless
 from aqless.scripts.loader import Script
-from tests.connection_kinds import assert_a_worker_is_pushed_its_job, assert_script_calls_go_lean
 from tests.security.acl import PASSWORD
 from tests.security.tls import TlsServer, make_certificates, tls_server
+from tests.support.connection_kinds import (
+    assert_a_worker_is_pushed_its_job,
+    assert_script_calls_go_lean,
+)
 from tests.worker.process_helpers import Spawner
 
 pytestmark = pytest.mark.timeout(60)

@@ -14,8 +14,8 @@ import pytest
 import redis
 import trustme
 
-from tests import servers
 from tests.security.acl import rules_for
+from tests.support import servers
 from tests.test_client_servers import free_port
 
 

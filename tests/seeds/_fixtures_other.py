@@ -1,7 +1,7 @@
 """Fixtures and helpers of the seed tests for qless-perl's and reqless-py's READMEs
 (test_perl_readme.py, test_reqless_py_readme.py import what they use from here).
 
-- ``client`` (from tests.client_fixtures, loaded by the modules): an open client on a
+- ``client`` (from tests.support.client_fixtures, loaded by the modules): an open client on a
   flushed server, on the real clock; ``clock`` and ``timed_client``: one on a clock the test
   moves (worker ``worker-1``).
 - ``timed_other``: a second client on the same clock, as another worker (``worker-2``),
@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 import aqless
-from tests.client_helpers import ManualClock
+from tests.support.clients import ManualClock
 
 OTHER_WORKER = "worker-2"
 

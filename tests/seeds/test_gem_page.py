@@ -16,11 +16,11 @@ from prometheus_client import CollectorRegistry
 import aqless
 from aqless import JobState
 from aqless.metrics import Metrics
-from tests.client_helpers import get_job, pop_one
+from tests.support.clients import get_job, pop_one
 from tests.worker.helpers import Recorder, make_worker, one
 from tests.worker.process_helpers import eventually
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)
 
 

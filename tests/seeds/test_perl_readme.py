@@ -22,12 +22,12 @@ import redis.asyncio as aioredis
 
 import aqless
 from aqless.web import create_app
-from tests.client_helpers import START, ManualClock, get_job, get_recurring, pop_one
 from tests.seeds._fixtures_other import (  # noqa: F401
     OTHER_WORKER,
     other_fixture,
     timed_other_fixture,
 )
+from tests.support.clients import START, ManualClock, get_job, get_recurring, pop_one
 from tests.web.conftest import csrf_token
 from tests.worker.helpers import (
     Recorder,
@@ -48,7 +48,7 @@ from tests.worker.process_helpers import (
     spawn_fixture,  # noqa: F401
 )
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)
 
 DAY = 86400

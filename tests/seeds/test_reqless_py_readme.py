@@ -25,8 +25,8 @@ import pytest
 import aqless
 from aqless.scripts.loader import Script
 from aqless.web import create_app
-from tests.client_helpers import START, ManualClock, get_job, get_recurring, pop_one
 from tests.seeds._fixtures_other import timed_other_fixture  # noqa: F401
+from tests.support.clients import START, ManualClock, get_job, get_recurring, pop_one
 from tests.web.conftest import csrf_token
 from tests.worker.helpers import (
     Recorder,
@@ -49,7 +49,7 @@ from tests.worker.process_helpers import (
     valkey_only_fixture,  # noqa: F401
 )
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)
 
 STAGES = ["underpants", "unknown", "profit"]

@@ -25,7 +25,7 @@ import aqless
 from aqless import Job, JobState
 from aqless.events import TRACKED_CHANNELS
 from aqless.web import create_app
-from tests.client_helpers import ManualClock, get_job, get_recurring, pop_one
+from tests.support.clients import ManualClock, get_job, get_recurring, pop_one
 from tests.web.conftest import csrf_token
 from tests.worker.helpers import (
     Recorder,
@@ -52,7 +52,7 @@ from tests.worker.process_helpers import (
 )
 from tests.worker.silencing_proxy import SilencingProxy
 
-pytest_plugins = ["tests.client_fixtures"]
+pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)
 
 #: the real processes' tests: signals behave alike on both servers, and each costs seconds
@@ -679,10 +679,10 @@ async def test_a_child_dumps_its_backtrace_on_usr2(aq: aqless.Client, spawn: Spa
 # -- worker middleware
 
 
-def recording(log: list[str], name: str) -> aqless.middleware.Wrapper:
+def recording(log: list[str], name: str) -> aqless._worker.middleware.Wrapper:
     """An around_perform hook that calls `perform` ("super") between two log entries."""
 
-    async def around_perform(job: Job, perform: aqless.middleware.Perform) -> Any:
+    async def around_perform(job: Job, perform: aqless._worker.middleware.Perform) -> Any:
         log.append(f"{name} before")
         result = await perform()
         log.append(f"{name} after")

@@ -9,7 +9,7 @@ import httpx
 
 import aqless
 from tests.cli.helpers import Cli
-from tests.client_helpers import get_job, pop_one
+from tests.support.clients import get_job, pop_one
 
 
 async def api(app_client: httpx.AsyncClient, path: str) -> Any:

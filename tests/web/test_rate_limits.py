@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 import aqless
-from tests.client_helpers import pop_one
+from tests.support.clients import pop_one
 
 
 async def test_the_throttles_page_shows_rate_limits_escaped(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 
 import aqless
-from tests.client_helpers import pop_one
+from tests.support.clients import pop_one
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
 

@@ -16,11 +16,11 @@ import aqless
 from aqless.web import create_app
 from aqless.web.live import EventSourceResponse
 from tests.faults.cluster import Cluster
-from tests.sharded_helpers import deployment, kept_elsewhere, key_per_shard
+from tests.support.sharding import deployment, kept_elsewhere, key_per_shard
 from tests.web.conftest import csrf_token
 
 pytestmark = pytest.mark.timeout(60)
-pytest_plugins = ["tests.sharded_fixtures"]
+pytest_plugins = ["tests.support.sharding_fixtures"]
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
 

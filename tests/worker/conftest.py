@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 import aqless
-from tests.deployments import Deployment
+from tests.support.deployments import Deployment
 from tests.worker.helpers import WORKER
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
-from tests.loopback_proxy import LoopbackProxy
+from tests.support.loopback_proxy import LoopbackProxy
 
 
 class _Pair:

@@ -14,11 +14,11 @@ import pytest
 
 import aqless
 from aqless._worker.pickup import _EARS, Pickup
+from aqless._worker.reservers import QueueSelection
 from aqless._worker.served import ServedQueues
-from aqless.reservers import QueueSelection
 from tests.conftest import EventCapture
-from tests.connection_kinds import Pops
-from tests.deployments import Deployment
+from tests.support.connection_kinds import Pops
+from tests.support.deployments import Deployment
 from tests.worker.helpers import WORKER, make_worker, one, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment

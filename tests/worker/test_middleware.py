@@ -11,7 +11,7 @@ import pytest
 
 import aqless
 from aqless import ConfigurationError, Job, JobState
-from aqless.middleware import Perform
+from aqless._worker.middleware import Perform
 from tests.worker.helpers import one, process
 
 pytestmark = pytest.mark.every_deployment

@@ -12,8 +12,8 @@ import pytest
 import aqless
 from aqless import Job, JobState
 from aqless._connection.batching import Batcher
+from aqless._worker.outcomes import Decision
 from aqless._worker.running import RunningJobs
-from aqless.outcomes import Decision
 from tests.worker.helpers import make_worker, one, running, until, until_state
 
 

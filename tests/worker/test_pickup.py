@@ -11,7 +11,7 @@ import pytest
 
 import aqless
 from aqless import Handlers, Job, JobState
-from tests.deployments import Deployment
+from tests.support.deployments import Deployment
 from tests.worker.helpers import make_worker, one, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment

@@ -10,8 +10,8 @@ import pytest
 
 import aqless
 from aqless import ConfigurationError, Handlers, Job, JobState, RequeuePolicy, RetryPolicy
-from aqless.outcomes import Backoff
-from aqless.policies import attempt
+from aqless._worker.outcomes import Backoff
+from aqless._worker.policies import attempt
 from tests.worker.helpers import get_job, make_worker, one, process, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment

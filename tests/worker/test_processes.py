@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import aqless
-from aqless.queue import PutRequest
+from aqless.puts import PutRequest
 from tests.worker.process_helpers import (
     WORKER,
     Spawner,

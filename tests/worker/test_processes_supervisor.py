@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 import aqless
-from aqless.supervisor import Supervisor
+from aqless._worker.supervisor import Supervisor
 from tests.worker.process_helpers import (
     WORKER,
     Spawner,

@@ -1,7 +1,8 @@
 """Pushed jobs: an idle worker offers to take its queues' next jobs, and a put pops the job
 for it and publishes it on its push channel (aqless._worker.pickup, worker.lua). The job starts
 without a pop; a full, stopped or paused worker is not pushed to; a push lost with its
-connection is taken back; a worker of any client is pushed to (tests/connection_kinds.py)."""
+connection is taken back; a worker of any client is pushed to
+(tests/support/connection_kinds.py)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ import redis.asyncio as aioredis
 import aqless
 from aqless import Job, JobState
 from tests.conftest import Captured, EventCapture
-from tests.connection_kinds import (
+from tests.support.connection_kinds import (
     Pops,
     assert_a_worker_is_pushed_its_job,
     assert_script_calls_go_lean,
 )
-from tests.deployments import Deployment
+from tests.support.deployments import Deployment
 from tests.worker.helpers import WORKER, get_job, make_worker, one, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment
@@ -194,8 +195,8 @@ async def test_a_put_event_read_after_its_push_costs_no_pop(client: aqless.Clien
     late): however they are split, the event of a pushed job makes no pop, and the event of
     a job pushed nowhere makes one at once."""
     from aqless._worker.pickup import Pickup
+    from aqless._worker.reservers import QueueSelection
     from aqless._worker.served import ServedQueues
-    from aqless.reservers import QueueSelection
 
     news: list[float] = []
     taken: list[str] = []

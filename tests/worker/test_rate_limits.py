@@ -10,7 +10,7 @@ import anyio
 
 import aqless
 from aqless import Job, PutRequest
-from tests.deployments import Deployment
+from tests.support.deployments import Deployment
 from tests.worker.helpers import all_complete, make_worker, one, running
 
 SLOW_POLL = 30.0  # no poll comes during these tests: only the rate limit's wait explains a pop

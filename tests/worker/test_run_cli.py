@@ -194,7 +194,7 @@ async def test_log_file_gets_every_process_log_and_hup_reopens_it(
     supervisor.send(signal.SIGHUP)
     await eventually(lambda: log.exists() and log.read_text().count("SIGHUP: reopened") == 2)
     assert supervisor.children() == workers
-    assert f"[{supervisor.pid}] aqless.supervisor: supervisor: SIGHUP" in log.read_text()
+    assert f"[{supervisor.pid}] aqless._worker.supervisor: supervisor: SIGHUP" in log.read_text()
     assert "SIGHUP" not in (tmp_path / "logs" / "worker.log.1").read_text()
     jids = await put(aq, "aqjobs.noop", 1)
     await reach_states(aq, jids, {"complete": 1})

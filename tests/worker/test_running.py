@@ -12,7 +12,7 @@ import pytest
 
 import aqless
 from aqless import Handlers, Job, JobState
-from tests.deployments import Deployment
+from tests.support.deployments import Deployment
 from tests.worker.helpers import (
     Gate,
     all_complete,

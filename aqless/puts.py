@@ -1,0 +1,250 @@
+"""The put model, written once for every queue (plain, sharded, blocking): what a put asks
+for (`PutRequest`, `PutOptions`, a class's default options, `at=`, `Dedup`, `Durability`)
+and what it did (`PutResult`).
+
+Deduplication: a put that names a dedup id makes a job only when no job holds that id. The
+script keeps the id in ``ql:dedup:<id>`` (the jid that holds it) and in the job's ``dedup``
+field. Three modes, as BullMQ has them:
+
+- until the job ends (``Dedup("id")``): later puts are dropped while the job waits, is
+  scheduled, depends, runs...; completing, failing or cancelling it frees the id;
+- for a TTL (``Dedup("id", ttl=60)``): later puts are dropped for `ttl` seconds, whatever
+  becomes of the job;
+- debounce (``Dedup("id", ttl=2, debounce=True)``): a put within `ttl` seconds of the last
+  one replaces the pending job's data and delay (the last data wins) and starts the TTL
+  again; once the job has started, the put makes a new job, which then holds the id.
+
+Durable puts: the put's script call is followed, in the same round trip and on the same
+connection, by ``WAITAOF numlocal numreplicas timeout``, which waits until the connection's
+writes so far are fsynced to the server's own append-only file (``local``) and to the
+append-only files of `replicas` replicas. Redis 7.2+ and Valkey 8+ have WAITAOF.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+
+from aqless.errors import ConfigurationError, InvalidArgumentError, NotDurableError, ScriptError
+from aqless.job import JobClass, class_name
+
+if TYPE_CHECKING:
+    from aqless.queue import Queue
+
+#: The script's command for a put with a dedup id.
+DEDUP_COMMAND = "queue.putDeduplicated"
+
+Outcome: TypeAlias = Literal["put", "deduplicated", "debounced"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dedup:
+    """A put's deduplication: its `id`, and `ttl` seconds for the TTL and debounce modes
+    (none: until the job ends). Ids share one namespace per key prefix: put the queue's
+    name in the id to keep queues apart."""
+
+    id: str
+    ttl: float | None = None
+    debounce: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ConfigurationError("a dedup id must be a non-empty string")
+        if self.ttl is not None and not (math.isfinite(self.ttl) and self.ttl > 0):
+            raise ConfigurationError(f"a dedup ttl must be a positive number, not {self.ttl!r}")
+        if self.debounce and self.ttl is None:
+            raise ConfigurationError("a debounced put needs a ttl (the debounce window)")
+
+    @property
+    def mode(self) -> Literal["job", "ttl", "debounce"]:
+        if self.debounce:
+            return "debounce"
+        return "job" if self.ttl is None else "ttl"
+
+    def arguments(self) -> list[str | float]:
+        """What goes before put's arguments in the script's call."""
+        return [self.id, self.mode, 0 if self.ttl is None else self.ttl]
+
+
+#: `put`'s `dedup`: a Dedup, or an id alone (held until the job ends).
+DedupOption: TypeAlias = Dedup | str | None
+
+
+def dedup_of(option: DedupOption) -> Dedup | None:
+    """The Dedup a `dedup=` option names."""
+    return Dedup(option) if isinstance(option, str) else option
+
+
+@dataclass(frozen=True, slots=True)
+class PutResult:
+    """What a put did: `jid` is the job that now holds the put (the existing one when the
+    put was deduplicated); `deduplicated` when no new job was made (then `debounced` when
+    the existing job took the put's data and delay)."""
+
+    jid: str
+    deduplicated: bool = False
+    debounced: bool = False
+
+    @classmethod
+    def from_reply(cls, command: str, reply: Any) -> PutResult:
+        """The result of a put: a jid (plain put) or the script's ``[jid, outcome]``."""
+        if isinstance(reply, str):
+            return cls(reply)
+        if isinstance(reply, list) and len(reply) == 2 and all(isinstance(r, str) for r in reply):
+            jid, outcome = reply
+            if outcome in ("put", "deduplicated", "debounced"):
+                return cls(jid, outcome != "put", outcome == "debounced")
+        raise ScriptError(command, f"expected a jid, got {reply!r}")
+
+
+#: When a job may run: a timezone-aware datetime, or a Unix time in seconds.
+RunAt: TypeAlias = datetime.datetime | float
+
+
+def checked_at(delay: float | None, at: RunAt | None) -> float | None:
+    """`at` as a Unix time (None without one), refused with a `delay` beside it
+    (ConfigurationError), as a naive datetime (ConfigurationError) or as no finite time
+    (InvalidArgumentError)."""
+    if at is None:
+        return None
+    if delay is not None:
+        raise ConfigurationError("give delay= (seconds from now) or at= (a time), not both")
+    if isinstance(at, datetime.datetime):
+        if at.utcoffset() is None:
+            raise ConfigurationError(
+                f"at={at.isoformat()} is a naive datetime: its time zone is unknown, so its"
+                " moment is too; give one (datetime.now(datetime.UTC), tzinfo=...)"
+            )
+        return at.timestamp()
+    given: object = at  # whatever an untyped caller passed
+    if isinstance(given, bool) or not isinstance(given, int | float) or not math.isfinite(given):
+        raise InvalidArgumentError("at", f"a datetime or a finite Unix time, not {at!r}")
+    return float(given)
+
+
+def delay_until(delay: float | None, at: RunAt | None, clock: Callable[[], float]) -> float | None:
+    """The delay of a put: `delay`, or the seconds from `clock`'s now to `at` (0 for a time
+    already past: the job runs now)."""
+    moment = checked_at(delay, at)
+    return delay if moment is None else max(0.0, moment - clock())
+
+
+@dataclass(frozen=True, slots=True)
+class Durability:
+    """What a durable put waits for.
+
+    Attributes:
+        local: the server's own append-only file fsynced (it needs ``appendonly yes``).
+        replicas: how many replicas must have fsynced it to their append-only files.
+        timeout: seconds to wait for them; fewer copies by then is a NotDurableError
+            (keep it under a `socket_timeout` given to the client).
+    """
+
+    local: bool = True
+    replicas: int = 0
+    timeout: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.replicas < 0:
+            raise ConfigurationError(f"durable replicas must be 0 or more, got {self.replicas}")
+        if not self.local and not self.replicas:
+            raise ConfigurationError("a Durability asks for the local AOF, replicas, or both")
+        if not self.timeout > 0:  # WAITAOF's 0 would wait for ever
+            raise ConfigurationError(f"durable timeout must be positive, got {self.timeout}")
+
+    def command(self) -> tuple[str | int, ...]:
+        """The WAITAOF that confirms the connection's writes so far."""
+        milliseconds = max(1, round(self.timeout * 1000))
+        return ("WAITAOF", int(self.local), self.replicas, milliseconds)
+
+    def confirm(self, reply: Any, jids: list[str]) -> None:
+        """Raise NotDurableError unless WAITAOF's `reply` counts the copies asked for."""
+        if isinstance(reply, BaseException):  # e.g. the AOF is off, or an ACL refusal
+            raise NotDurableError(jids, str(reply)) from reply
+        local, replicas = reply
+        if local < int(self.local) or replicas < self.replicas:
+            raise NotDurableError(
+                jids,
+                f"{local} local and {replicas} replica fsyncs within {self.timeout} s, "
+                f"asked for {int(self.local)} and {self.replicas}",
+            )
+
+
+#: ``durable=True`` is ``Durability()``: fsynced to the server's own append-only file.
+Durable: TypeAlias = bool | Durability | None
+
+
+def durability(durable: Durable) -> Durability | None:
+    """The Durability a `durable` argument asks for; None for none."""
+    if isinstance(durable, Durability):
+        return durable
+    return Durability() if durable else None
+
+
+def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
+    """The options a job class asks for (its `default_job_options(data)`), if any."""
+    method = getattr(klass, "default_job_options", None)
+    if method is None or isinstance(klass, str):
+        return {}
+    options = method(data)
+    if not isinstance(options, Mapping):
+        raise TypeError(f"{class_name(klass)}.default_job_options must return a mapping")
+    return options
+
+
+# uuid.uuid4().hex without making a UUID: random bits with the version and variant set
+_UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
+_UUID4_SET = (4 << 76) | (0x8000 << 48)
+
+
+def _new_jid() -> str:
+    """A new random jid: the hex of a version 4 UUID, as ``uuid.uuid4().hex``."""
+    return "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_KEEP | _UUID4_SET)
+
+
+#: Sends put requests; returns their jids.
+PutSender: TypeAlias = Callable[[list["PutRequest"]], Awaitable[list[str]]]
+#: Wraps every put: ``async def hook(queue, requests, send) -> jids`` may look at or replace
+#: the requests (e.g. add a trace context to their data) before ``await send(requests)``.
+#: Registered in ``client.put_hooks``; the first hook is outermost.
+PutHook: TypeAlias = Callable[["Queue", list["PutRequest"], PutSender], Awaitable[list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class PutRequest:
+    """One job for `Queue.put_many`."""
+
+    klass: JobClass
+    data: Any = None
+    jid: str | None = None
+    priority: float | None = None
+    delay: float | None = None
+    tags: Sequence[str] | None = None
+    retries: int | None = None
+    depends: Sequence[str] | None = None
+    throttles: Sequence[str] | None = None
+    dedup: DedupOption = None
+    rate_limits: Sequence[str] | None = None
+    at: RunAt | None = None
+
+    def __post_init__(self) -> None:
+        checked_at(self.delay, self.at)  # refused here, before anything is sent
+
+
+class PutOptions(TypedDict, total=False):
+    """`put_result`'s options: `PutRequest`'s, by name."""
+
+    jid: str | None
+    priority: float | None
+    delay: float | None
+    tags: Sequence[str] | None
+    retries: int | None
+    depends: Sequence[str] | None
+    throttles: Sequence[str] | None
+    dedup: DedupOption
+    rate_limits: Sequence[str] | None
+    at: RunAt | None

@@ -1,0 +1,8 @@
+"""Sharding: one logical deployment spread over several servers (shards), each a qless
+namespace of its own.
+
+``map`` and ``store`` hold the shard map and where it is kept, ``resize`` adds and removes
+shards, ``client``/``queue``/``reads``/``events``/``limits``/``patterns`` are the async
+surface (``aqless.ShardedClient``...), ``pubsub`` the shards' notifications and ``worker``
+the ``ShardedWorker``. The public names are re-exported by ``aqless``.
+"""

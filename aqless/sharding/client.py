@@ -1,0 +1,550 @@
+"""A sharded deployment: one logical deployment spread over the primaries of a Cluster.
+
+Each shard is a complete qless namespace with a hash tag of its own, on a primary of its
+own (see aqless.sharding.map), reached through a plain `Client` of that namespace. A
+`ShardedClient` holds one such client per shard and routes:
+
+- a put to the owner of its jid's bucket; a jid it makes up is drawn until it falls on the
+  shard the put must go to: its dependencies' shard, its routing key's (``route=``, the
+  owner of the key's bucket), its throttles', rate limits' or dedup id's (the keeper of
+  each name, `ShardMap.keeper`), its queue's if the queue is pinned, so that a
+  throttle's maximum, a rate limit and a dedup id keep their meaning. Constraints that
+  name two shards raise CrossShardError before anything is written;
+- a verb on a jid to the shards its bucket's owners name (one while no shard was added),
+  never to every shard;
+- pops to every shard, the starting shard moving on at every call;
+- configuration to every shard (read from the first); counts summed over the shards.
+
+The map can change while clients run (aqless.sharding.resize: shards added, drained,
+forgotten; aqless.sharding.changes: queues pinned): a client reads it again every `refresh`
+seconds (at its next routed call) and at once when a jid is on none of the shards its map
+names for it, the sign that the map it holds is older than the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+
+from aqless._connection import cluster as _cluster
+from aqless._connection import urls
+from aqless._connection.protocol import Clock
+from aqless.client import Client
+from aqless.errors import ConfigurationError, ConnectionLostError
+from aqless.job import Job, RecurringJob
+from aqless.models import JobState, QueueCounts
+from aqless.sharding import changes as shard_changes
+from aqless.sharding import pubsub as shard_pubsub
+from aqless.sharding import resize as shard_resize
+from aqless.sharding import store as shard_store
+from aqless.sharding.events import MergedEventStream
+from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
+from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
+from aqless.sharding.patterns import ShardedQueuePatterns
+from aqless.sharding.queue import ShardedPutHook, ShardedQueue, summed
+from aqless.sharding.reads import (
+    MergedJobReads,
+    ShardedTags,
+    ShardedWorkers,
+    ShardReport,
+    each_shard,
+    shard_reports,
+)
+
+__all__ = [
+    "AnyClient",
+    "ShardedClient",
+    "ShardedConfig",
+    "ShardedJobs",
+    "ShardedQueue",
+    "ShardedQueuePatterns",
+    "ShardedQueues",
+    "ShardedRateLimits",
+    "ShardedThrottles",
+]
+
+logger = logging.getLogger("aqless.sharding.client")
+
+#: seconds between two readings of the shard map by a client (and a ShardedWorker)
+REFRESH = 5.0
+#: seconds a shard drains before it may be forgotten: more than clients take to notice
+FORGET_GRACE = 3 * REFRESH
+
+
+class ShardedClient:
+    """A deployment spread over the primaries of a Redis or Valkey Cluster.
+
+    ``ShardedClient(nodes, deployment="billing", shards=3)`` opens the deployment
+    ``billing``, making it with 3 shards (each on its own primary where the Cluster has as
+    many) if its shard map does not exist yet; later clients may leave `shards` out. Use it
+    as ``async with`` (or ``await open()`` and ``await close()``).
+
+    Args:
+        nodes: a ``redis://`` URL of one node, a ``redis+cluster://`` URL, or (host, port)
+            pairs; extra keywords go to ``redis.asyncio.cluster.RedisCluster``.
+        deployment: the deployment's name (no braces).
+        shards: the number of shards to make the deployment with; given for a deployment
+            that exists, it must be its number of active shards (change it with
+            `add_shards` and `remove_shard`).
+        refresh: seconds between two readings of the shard map (at the next routed call).
+        worker_name, clock, strict: as `Client`'s, for every shard's client.
+
+    Raises:
+        ConfigurationError: a bad name, count or address; at open, no such deployment and
+            no `shards`, or a different count.
+    """
+
+    def __init__(
+        self,
+        nodes: str | Sequence[tuple[str, int]],
+        *,
+        deployment: str,
+        shards: int | None = None,
+        refresh: float = REFRESH,
+        worker_name: str | None = None,
+        clock: Clock = time.time,
+        strict: bool = False,
+        **connection_options: Any,
+    ) -> None:
+        self.deployment = checked_deployment(deployment)
+        if shards is not None and (type(shards) is not int or shards < 1):
+            raise ConfigurationError(f"shards must be a whole number >= 1, got {shards!r}")
+        if not refresh > 0:
+            raise ConfigurationError(
+                f"refresh must be a positive number of seconds, got {refresh!r}"
+            )
+        self._wanted = shards
+        self.refresh = refresh
+        self._read_at = float("-inf")
+        self._reading = anyio.Lock()  # one reading of the map at a time
+        self.clock = clock
+        self._worker_name = worker_name
+        self._strict = strict
+        if isinstance(nodes, str) and urls.scheme_of(nodes) == urls.CLUSTER:
+            url = urls.parse(nodes)
+            nodes = url.hosts
+            for option in ("username", "password"):
+                if getattr(url, option) is not None:
+                    connection_options[option] = getattr(url, option)
+        try:
+            self.redis = _cluster.connect(nodes, **connection_options)
+        except ValueError as error:
+            raise ConfigurationError(f"bad cluster address {nodes!r}: {error}") from error
+        self._map: ShardMap | None = None
+        self._adopted: anyio.Event | None = None  # set at the next newer map
+        self._clients: dict[int, Client] = {}
+        self._turn = 0
+        self.queues = ShardedQueues(self)
+        self.jobs = ShardedJobs(self)
+        self.config = ShardedConfig(self)
+        self.throttles = ShardedThrottles(self)
+        self.rate_limits = ShardedRateLimits(self)
+        self.queue_patterns = ShardedQueuePatterns(self)
+        #: Hooks around every put and put_many of this client's queues, applied once per
+        #: call before the jobs are placed (as a plain Client's, given the ShardedQueue).
+        self.put_hooks: list[ShardedPutHook] = []
+        self.workers = ShardedWorkers(self)
+        self.tags = ShardedTags(self)
+
+    # -- opening ------------------------------------------------------------------------------
+
+    async def open(self) -> Self:
+        """Read the shard map (making it if the deployment is new), then open every
+        shard's client."""
+        try:
+            with _cluster.calls("reading the shard map"):
+                await self.redis.initialize()
+                shard_map = await self._read_or_make_map()
+            if self._wanted is not None and self._wanted != len(shard_map.active):
+                raise ConfigurationError(
+                    f"the deployment {self.deployment!r} has {len(shard_map.active)} shards, "
+                    f"not {self._wanted}; change it with add_shards or remove_shard"
+                )
+            with _cluster.calls("opening the shards"):
+                await self._adopt(shard_map)
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def _read_or_make_map(self) -> ShardMap:
+        stored = await shard_store.read(self.redis, self.deployment)
+        if stored is not None:
+            return stored
+        if self._wanted is None:
+            raise ConfigurationError(
+                f"no sharded deployment {self.deployment!r} on this cluster; give "
+                "shards=N to make it"
+            )
+        namespaces = placed_namespaces(
+            self.deployment, self._wanted, self._primary_of, self._primaries()
+        )
+        await shard_pubsub.mark(self.redis, namespaces)  # before any client learns of them
+        return await shard_store.made(self.redis, self.deployment, ShardMap.first(namespaces))
+
+    def _primaries(self) -> list[str]:
+        return [node.name for node in self.redis.get_primaries()]
+
+    async def _adopt(self, shard_map: ShardMap) -> None:
+        """Hold `shard_map` (unless the one held is newer), opening a client for each
+        shard not seen before (a forgotten shard's client stays open until close: its
+        worker may still be reporting)."""
+        self._read_at = time.monotonic()
+        if self._map is not None and shard_map.version <= self._map.version:
+            return
+        for shard in shard_map.shards:
+            if shard.id not in self._clients:
+                sharded = await shard_pubsub.publishes_sharded(self.redis, shard.namespace)
+                client = Client(
+                    redis=self.redis,
+                    namespace=shard.namespace,
+                    worker_name=self._worker_name,
+                    clock=self.clock,
+                    strict=self._strict,
+                    sharded_pubsub=sharded,
+                )
+                self._clients[shard.id] = client
+                await client.open()
+        self._map = shard_map
+        adopted, self._adopted = self._adopted, None
+        if adopted is not None:
+            adopted.set()
+
+    # -- the map changing -----------------------------------------------------------------------
+
+    async def reread(self) -> bool:
+        """Read the shard map again; whether it changed since this client last read it
+        (or since a reading that was under way when this was called)."""
+        before = self.shards.version
+        async with self._reading:
+            if self.shards.version != before:  # another task just read a newer map
+                return True
+            with _cluster.calls("reading the shard map"):
+                stored = await shard_store.read(self.redis, self.deployment)
+                if stored is None:
+                    raise ConfigurationError(f"the shard map of {self.deployment!r} is gone")
+                await self._adopt(stored)  # a new shard's pub/sub setting is read too
+        return self.shards.version != before
+
+    async def fresh(self) -> ShardMap:
+        """The shard map, read again first if it was read `refresh` seconds ago or more;
+        the map held if it cannot be read now (the node holding it may be failing over:
+        puts to the other shards go on), tried again `refresh` seconds later."""
+        if time.monotonic() - self._read_at >= self.refresh:
+            try:
+                await self.reread()
+            except ConnectionLostError as error:
+                self._read_at = time.monotonic()
+                logger.warning(
+                    "cannot read the shard map again (%s); using version %s",
+                    error,
+                    self.shards.version,
+                )
+        return self.shards
+
+    async def add_shards(self, count: int = 1) -> ShardMap:
+        """Add `count` shards to the live deployment, each on a primary holding the
+        fewest: a new generation gives them about count/(N+count) of the buckets, taken
+        evenly from the N active shards. New puts use the new owners; jobs already put
+        stay where they are and are found there. Two clients adding at once both land.
+        Returns the new map (this client holds it at once; others within `refresh`)."""
+        before = self.shards.active
+        with _cluster.calls("adding shards"):
+            changed = await shard_resize.add(
+                self.redis, self.deployment, count, self._primary_of, self._primaries()
+            )
+            await self._adopt(changed)
+            source = self._clients[before[0].id]
+            for shard in changed.shards:
+                if shard.id > before[-1].id:  # the configuration holds on every shard
+                    await shard_resize.copy_config(source, self._clients[shard.id])
+        return self.shards
+
+    async def remove_shard(self, shard_id: int) -> ShardMap:
+        """Start draining shard `shard_id`: a new generation gives its buckets to the
+        other active shards, so no new job goes to it; workers keep taking its jobs and
+        lookups still find them. `forget_shard` it once it is empty.
+
+        Raises:
+            ConfigurationError: no such shard, the last active one, or it holds a
+                pinned queue."""
+        with _cluster.calls("draining a shard"):
+            await self._adopt(
+                await shard_resize.drain(self.redis, self.deployment, shard_id, time.time())
+            )
+        return self.shards
+
+    async def forget_shard(self, shard_id: int, *, grace: float = FORGET_GRACE) -> ShardMap:
+        """Drop a drained shard from the map: its namespace is no longer read or popped.
+
+        Raises:
+            ShardNotEmptyError: it still holds jobs (waiting, running, scheduled,
+                dependent, throttled, recurring or failed), or has drained for less than
+                `grace` seconds (clients may still put there by an older map).
+            ConfigurationError: no such shard, or it is not draining.
+        """
+        await self.reread()
+        if shard_id not in self._clients:
+            raise ConfigurationError(f"no shard {shard_id} in this deployment")
+        with _cluster.calls("forgetting a shard"):
+            changed = await shard_resize.forget(
+                self.redis,
+                self.deployment,
+                self._clients[shard_id],
+                shard_id,
+                time.time(),
+                grace,
+            )
+            await self._adopt(changed)
+        return self.shards
+
+    async def pin(self, queue: str) -> int:
+        """Pin `queue` to one shard (the owner of its name's bucket, unless it is pinned
+        already): every put of it goes there, so its own throttle and rate limit, kept
+        there, mean what they say. Returns the shard."""
+        with _cluster.calls("pinning a queue"):
+            changed = await shard_store.changed(
+                self.redis, self.deployment, lambda current: shard_changes.pinned(current, queue)
+            )
+            await self._adopt(changed)
+        return changed.pinned[queue]
+
+    def _primary_of(self, namespace: str) -> str:
+        node = self.redis.get_node_from_key(f"{namespace}:ql:")
+        if node is None:
+            raise ConfigurationError(f"no primary serves the slot of {namespace!r}")
+        return str(node.name)
+
+    async def close(self) -> None:
+        """Close every shard's client and the Cluster connections (idempotent)."""
+        for client in self._clients.values():
+            await client.close()
+        with anyio.move_on_after(5, shield=True):
+            await self.redis.aclose()
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- the shards ---------------------------------------------------------------------------
+
+    @property
+    def shards(self) -> ShardMap:
+        """The shard map, as read when the client opened."""
+        if self._map is None:
+            raise ConfigurationError("open the ShardedClient first (async with, or open())")
+        return self._map
+
+    @property
+    def map_adopted(self) -> anyio.Event:
+        """An event set once this client holds a newer shard map than now (a new one is
+        made for the map after)."""
+        if self._adopted is None:
+            self._adopted = anyio.Event()
+        return self._adopted
+
+    @property
+    def worker_name(self) -> str:
+        return self.shard(self.shards.shards[0].id).worker_name
+
+    def shard(self, shard_id: int) -> Client:
+        """The client of one shard: a plain Client of its namespace."""
+        self.shards.shard(shard_id)  # refused before open, KeyError for no such shard
+        return self._clients[shard_id]
+
+    @property
+    def clients(self) -> list[Client]:
+        """The clients of the shards (active and draining: jobs are taken from both),
+        by shard id."""
+        return [self._clients[shard.id] for shard in self.shards.shards]
+
+    def shard_of(self, key: str) -> int:
+        """The shard a put of this jid (or routing key) goes to: the owner of its bucket
+        in the newest generation."""
+        return self.shards.owner(key)
+
+    def keeper_of(self, name: str) -> int:
+        """The shard keeping a named throttle, rate limit or dedup id, where the jobs
+        naming it first are put (`ShardMap.keeper`: the shard that had it before shards
+        were added)."""
+        return self.shards.keeper(name)
+
+    def _rotation(self) -> list[int]:
+        """The shards' ids (active and draining), starting one further at every call."""
+        ids = [shard.id for shard in self.shards.shards]
+        start = self._turn % len(ids)
+        self._turn += 1
+        return ids[start:] + ids[:start]
+
+    def _new_jid(self, shard_id: int | None) -> str:
+        """A random jid (a UUID4's hex) that a lookup finds on `shard_id` (any shard when
+        None), drawn again until it does: its bucket's newest owner is `shard_id`, or, for
+        a shard that owns no bucket now (a job joining its dependencies there), one of its
+        owners over the generations is. N draws on average."""
+        generations = self.shards.generations
+        if shard_id is not None and not any(shard_id in owners for owners in generations):
+            raise ConfigurationError(f"shard {shard_id} owns no bucket in any generation")
+        owns_now = shard_id in generations[-1]
+        while True:
+            jid = uuid.uuid4().hex
+            if shard_id is None:
+                return jid
+            if owns_now and self.shards.owner(jid) == shard_id:
+                return jid
+            if not owns_now and shard_id in self.shards.candidates(jid):
+                return jid
+
+    async def locate(self, jid: str) -> int | None:
+        """The shard holding the job (or recurring job) `jid`, asking only the shards its
+        bucket names; None if none has it."""
+        found = await self.find(jid)
+        return None if found is None else found[0]
+
+    async def find(self, jid: str) -> tuple[int, Job | RecurringJob] | None:
+        """The job (or recurring job) `jid` and its shard, asking only the shards its
+        bucket names; when none has it, the map is read again and, if it changed, the
+        shards it names now are asked (the job may be on a shard this map did not know)."""
+        asked: set[int] = set()
+        for _ in range(2):
+            for shard_id in self.shards.candidates(jid):
+                if shard_id in asked:
+                    continue
+                asked.add(shard_id)
+                found = await self._clients[shard_id].jobs.get(jid)
+                if found is not None:
+                    return shard_id, found
+            if not await self.reread():
+                break
+        return None
+
+    async def home_shard(self, jid: str) -> int:
+        """The shard that holds `jid`, else the one a put of it goes to; no I/O while no
+        shard was added (its bucket has one owner)."""
+        candidates = (await self.fresh()).candidates(jid)
+        if len(candidates) > 1:
+            found = await self.locate(jid)
+            if found is not None:
+                return found
+        return self.shards.candidates(jid)[0]
+
+    async def home(self, jid: str) -> Client:
+        """The client of `home_shard(jid)`."""
+        return self._clients[await self.home_shard(jid)]
+
+    async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
+        """`Client.wait` on the job's shard."""
+        return await (await self.home(jid)).wait(jid, timeout=timeout)
+
+    async def result(self, jid: str, *, timeout: float | None = None) -> Any:
+        """`Client.result` on the job's shard."""
+        return await (await self.home(jid)).result(jid, timeout=timeout)
+
+    def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
+        """`Client.events` of every shard, merged into one stream that follows the map: a
+        shard added is heard once this client reads the map that names it (at most
+        `refresh` seconds later), a forgotten one is left (aqless.sharding.events)."""
+        return MergedEventStream(self, *channels, workers=workers)
+
+    async def shard_report(self) -> list[ShardReport]:
+        """Each shard's queue counts, lag and primary's memory (aqless.sharding.reads)."""
+        return await shard_reports(self)
+
+    def __repr__(self) -> str:
+        count = "?" if self._map is None else len(self._map.active)
+        return f"<ShardedClient {self.deployment} {count} shards>"
+
+
+class ShardedQueues:
+    """``client.queues[name]`` (no I/O), and the queues over every shard."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> ShardedQueue:
+        return ShardedQueue(self._client, name)
+
+    async def names(self) -> list[str]:
+        """The queues any shard knows."""
+        names: dict[str, None] = {}
+        for some in await each_shard(self._client.clients, lambda c: c.queues.names()):
+            names.update(dict.fromkeys(some))
+        return list(names)
+
+    async def counts(self) -> list[QueueCounts]:
+        """Every queue's counts, summed over the shards."""
+        by_name: dict[str, list[QueueCounts]] = {}
+        for some in await each_shard(self._client.clients, lambda c: c.queues.counts()):
+            for counts in some:
+                by_name.setdefault(counts.name, []).append(counts)
+        return [summed(name, counts) for name, counts in by_name.items()]
+
+
+class ShardedJobs(MergedJobReads):
+    """Jobs by id: each asked only of the shards its bucket names."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    async def get(self, jid: str) -> Job | RecurringJob | None:
+        """The job or recurring job with this id, or None."""
+        found = await self._client.find(jid)
+        return None if found is None else found[1]
+
+    async def get_many(self, jids: Sequence[str]) -> list[Job]:
+        """The jobs that exist among `jids`, in order (missing ones are skipped)."""
+        by_shard: dict[int, list[str]] = {}
+        for jid in jids:
+            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+        found: dict[str, Job] = {}
+        for shard, some in by_shard.items():  # one call per shard
+            found.update(
+                (job.jid, job) for job in await self._client.shard(shard).jobs.get_many(some)
+            )
+        return [found[jid] for jid in jids if jid in found]
+
+    async def cancel(self, *jids: str) -> None:
+        """Cancel jobs, one call per shard holding some of them (jobs that depend on each
+        other are on one shard, so they are cancelled together)."""
+        by_shard: dict[int, list[str]] = {}
+        for jid in jids:
+            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+        for shard, some in by_shard.items():
+            await self._client.shard(shard).jobs.cancel(*some)
+
+
+class ShardedConfig:
+    """The deployment's settings: written to every shard, read from the first."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    async def get(self, option: str) -> str | None:
+        return await self._client.clients[0].config.get(option)
+
+    async def all(self) -> dict[str, str]:
+        return await self._client.clients[0].config.all()
+
+    async def set(self, option: str, value: str | float) -> None:
+        for client in self._client.clients:
+            await client.config.set(option, value)
+
+    async def unset(self, option: str) -> None:
+        for client in self._client.clients:
+            await client.config.unset(option)
+
+
+#: A plain or a sharded deployment's client: what the CLI and the dashboard take.
+AnyClient = Client | ShardedClient

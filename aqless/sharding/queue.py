@@ -1,0 +1,442 @@
+"""A queue of a sharded deployment: where a put goes (its jid's bucket, or the one shard its
+dependencies, routing key, throttle, rate limit, dedup id or pinned queue name; CrossShardError
+when they name two), pops that take from every shard in turn, and counts summed over the
+partitions (aqless.sharding.reads merges the rest of its reads)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
+
+import anyio
+
+from aqless._concurrency.task_groups import own_errors
+from aqless.errors import AqlessError, CrossShardError
+from aqless.job import Job
+from aqless.limits import RateLimit
+from aqless.models import QueueCounts, ThrottleInfo
+from aqless.puts import (
+    DedupOption,
+    Durable,
+    PutOptions,
+    PutRequest,
+    PutResult,
+    PutSender,
+    dedup_of,
+    default_options,
+)
+from aqless.queue import JobClass, Queue, checked_name, inside_hooks
+from aqless.sharding.reads import MergedQueueReads, gathered
+
+if TYPE_CHECKING:
+    from aqless.sharding.client import ShardedClient
+
+__all__ = ["PartialPopError", "ShardedPutHook", "ShardedQueue", "summed"]
+
+#: ``ShardedClient.put_hooks``' entries: as `aqless.puts.PutHook`, given the `ShardedQueue`
+#: (a hook typed for both, ``queue: Queue | ShardedQueue``, serves either kind of client).
+ShardedPutHook: TypeAlias = Callable[
+    ["ShardedQueue", list[PutRequest], PutSender], Awaitable[list[str]]
+]
+
+
+class PartialPopError(AqlessError):
+    """A sharded pop (`ShardedQueue.pop_many`) that a shard refused after other shards
+    had popped jobs. The jobs are locked to the worker that popped them: run them as if
+    `pop_many` had returned them; dropping them leaves them to wait until their locks
+    expire. Not a ConnectionLostError, so that code retrying a lost connection does not
+    drop them unawares.
+
+    Attributes:
+        jobs: the jobs popped, in the order `pop_many` would have returned them (`Job`s;
+            `SyncJob`s from ``aqless.sync.ShardedClient``).
+        shard: the shard that refused.
+        error: its own error (a ServerFullError, a ConnectionLostError...), also the
+            `__cause__`.
+    """
+
+    def __init__(self, jobs: Sequence[Any], shard: int, error: AqlessError) -> None:
+        super().__init__(
+            f"popped {len(jobs)} jobs (held: run them, see .jobs), but shard {shard} "
+            f"refused: {error}"
+        )
+        self.jobs = list(jobs)
+        self.shard = shard
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class _Placement:
+    shard: int
+    jid: str
+
+
+class ShardedQueue(MergedQueueReads):
+    """A queue of a sharded deployment: its partitions, one per shard (no I/O to make)."""
+
+    def __init__(self, client: ShardedClient, name: str) -> None:
+        self._client = client
+        self.name = checked_name(name)
+
+    def __repr__(self) -> str:
+        return f"<ShardedQueue {self.name}>"
+
+    def partition(self, shard_id: int) -> Queue:
+        """The queue on one shard."""
+        return self._client.shard(shard_id).queues[self.name]
+
+    @property
+    def partitions(self) -> list[Queue]:
+        return [client.queues[self.name] for client in self._client.clients]
+
+    # -- putting ------------------------------------------------------------------------------
+
+    async def _place(
+        self,
+        klass: JobClass,
+        data: Any,
+        jid: str | None,
+        route: str | None,
+        depends: Sequence[str] | None,
+        throttles: Sequence[str] | None,
+        rate_limits: Sequence[str] | None,
+        dedup: DedupOption,
+    ) -> _Placement:
+        """Which shard the put goes to, and its jid; CrossShardError if its constraints
+        name two shards."""
+        defaults = {} if isinstance(klass, str) else default_options(klass, data)
+        jid = jid or defaults.get("jid")
+        depends = depends if depends is not None else defaults.get("depends")
+        throttles = throttles if throttles is not None else defaults.get("throttles")
+        rate_limits = rate_limits if rate_limits is not None else defaults.get("rate_limits")
+        shard_map = await self._client.fresh()
+        deduplicated = dedup_of(dedup)
+        named: dict[str, int] = {}
+        pin = shard_map.pin_of(self.name)
+        if pin is not None:
+            named[f"pinned queue {self.name!r}"] = pin
+        for dependency in depends or ():
+            named[f"dependency {dependency!r}"] = await self._client.home_shard(dependency)
+        if route:
+            named[f"routing key {route!r}"] = shard_map.owner(route)
+        kept = [("throttle", name) for name in throttles or ()]
+        kept += [("rate limit", name) for name in rate_limits or ()]
+        if deduplicated is not None:
+            kept.append(("dedup id", deduplicated.id))
+        for what, key in kept:
+            if key:  # each is counted on its keeper shard only: the job must go there
+                named[f"{what} {key!r}"] = shard_map.keeper(key)
+        if len(set(named.values())) > 1:
+            raise _cross_shard(named)
+        shard = next(iter(named.values()), None)
+        if not jid:
+            jid = self._client._new_jid(shard)
+            return _Placement(shard_map.owner(jid) if shard is None else shard, jid)
+        # a given jid: the shard holding its job, else any shard its bucket names
+        candidates = shard_map.candidates(jid)
+        found = await self._client.locate(jid) if len(candidates) > 1 else candidates[0]
+        allowed = candidates if found is None else [found]
+        if shard is not None and shard not in allowed:
+            raise _cross_shard({**named, f"jid {jid!r}": allowed[0]})
+        return _Placement(allowed[0] if shard is None else shard, jid)
+
+    async def put(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        route: str | None = None,
+        requeue: bool = False,
+        durable: Durable = False,
+        **options: Unpack[PutOptions],
+    ) -> str:
+        """`Queue.put` on the shard the job belongs to (see the module's documentation);
+        returns its jid. Jobs put with the same `route` (a routing key such as a customer
+        id) go to one shard, so they keep their order. The client's `put_hooks` wrap it
+        once, before it is placed.
+
+        Raises:
+            CrossShardError: the dependencies, jid, route, throttles, rate limits or
+                dedup id name different shards (nothing is put).
+        """
+
+        request = PutRequest(klass, data, **options)
+        return (await self._put_one(request, route, requeue, durable)).jid
+
+    async def put_result(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        *,
+        route: str | None = None,
+        durable: Durable = False,
+        **options: Unpack[PutOptions],
+    ) -> PutResult:
+        """`put` (with the same options, `requeue` aside), telling what it did: the jid, and
+        whether the put was deduplicated (no new job made) or debounced."""
+        return await self._put_one(PutRequest(klass, data, **options), route, False, durable)
+
+    async def _put_one(
+        self, request: PutRequest, route: str | None, requeue: bool, durable: Durable
+    ) -> PutResult:
+        """One put, inside the client's put hooks."""
+        results: list[PutResult] = []
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            (one,) = requests
+            shard, placed = await self._placed(one, route)
+            partition = self.partition(shard)
+            if requeue or placed.dedup is None:  # its fast path; a new job, or the one moved
+                jid = await partition.put(
+                    placed.klass, placed.data, requeue=requeue, durable=durable, **_options(placed)
+                )
+                results.append(PutResult(jid))
+            else:
+                results.append(
+                    await partition.put_result(
+                        placed.klass, placed.data, durable=durable, **_options(placed)
+                    )
+                )
+            return [results[-1].jid]
+
+        (jid,) = await inside_hooks(self._client.put_hooks, self, send)([request])
+        return results[0] if results else PutResult(jid)  # a hook may answer without sending
+
+    async def _placed(self, request: PutRequest, route: str | None) -> tuple[int, PutRequest]:
+        """The shard a put request goes to, and the request with its jid."""
+        place = await self._place(
+            request.klass,
+            request.data,
+            request.jid,
+            route,
+            request.depends,
+            request.throttles,
+            request.rate_limits,
+            request.dedup,
+        )
+        return place.shard, replace(request, jid=place.jid)
+
+    async def put_many(
+        self,
+        requests: Iterable[PutRequest],
+        *,
+        route: str | None = None,
+        batch: int = 1000,
+        durable: Durable = False,
+    ) -> list[str]:
+        """`Queue.put_many` over the shards: every request is placed first (a
+        CrossShardError puts nothing), then each shard's share is put, the shards at
+        once. `route` applies to every request. A refusal is raised once every shard's
+        share has been sent, as `Queue.put_many` does. The client's `put_hooks` wrap it
+        once, given every request, before they are placed."""
+
+        results = await self.put_many_results(requests, route=route, batch=batch, durable=durable)
+        return [result.jid for result in results]
+
+    async def put_many_results(
+        self,
+        requests: Iterable[PutRequest],
+        *,
+        route: str | None = None,
+        batch: int = 1000,
+        durable: Durable = False,
+    ) -> list[PutResult]:
+        """`put_many`, telling what each put did (as `put_result`)."""
+        results: list[PutResult] = []
+
+        async def send(requests: list[PutRequest]) -> list[str]:
+            results[:] = await self._put_placed(requests, route, batch, durable)
+            return [result.jid for result in results]
+
+        jids = await inside_hooks(self._client.put_hooks, self, send)(list(requests))
+        if len(results) != len(jids):  # a hook answered without sending
+            return [PutResult(jid) for jid in jids]
+        return results
+
+    async def _put_placed(
+        self, requests: list[PutRequest], route: str | None, batch: int, durable: Durable
+    ) -> list[PutResult]:
+        placed = [await self._placed(request, route) for request in requests]
+        by_shard: dict[int, list[int]] = {}
+        for index, (shard, _) in enumerate(placed):
+            by_shard.setdefault(shard, []).append(index)
+        results: list[PutResult | None] = [None] * len(placed)
+        refusals: list[AqlessError] = []
+
+        async def put_share(shard: int, indexes: list[int]) -> None:
+            share = [placed[index][1] for index in indexes]
+            partition = self.partition(shard)
+            try:
+                put = await partition.put_many_results(share, batch=batch, durable=durable)
+            except AqlessError as refusal:
+                refusals.append(refusal)
+                return
+            for index, result in zip(indexes, put, strict=True):
+                results[index] = result
+
+        with own_errors():  # anything else a share raises reaches the caller as itself
+            async with anyio.create_task_group() as shares:
+                for shard, indexes in by_shard.items():
+                    shares.start_soon(put_share, shard, indexes)
+        if refusals:
+            raise refusals[0]
+        return [result for result in results if result is not None]
+
+    async def recur(
+        self,
+        klass: JobClass,
+        data: Any = None,
+        interval: float | None = None,
+        *,
+        jid: str | None = None,
+        throttles: Sequence[str] | None = None,
+        **options: Any,
+    ) -> str:
+        """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
+        there); a template naming throttles goes to their keeper shard."""
+        place = await self._place(klass, data, jid, None, None, throttles, None, None)
+        return await self.partition(place.shard).recur(
+            klass, data, interval, jid=place.jid, throttles=throttles, **options
+        )
+
+    # -- taking -------------------------------------------------------------------------------
+
+    async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
+        """Up to `count` jobs from every shard: the count is shared out among the shards
+        (the first shard moving on at every call), asked at once, and what a shard did
+        not have is asked of the shards that filled their share, in turn.
+
+        A job popped is never dropped: if a shard refuses (a server condition, a lost
+        connection) while others popped jobs, those jobs are locked to `worker` and are
+        handed over in a PartialPopError (its `jobs`, with the shard's own error as
+        `error`), not left to wait for their locks to expire. When no job was popped,
+        the shard's own error is raised.
+
+        Raises:
+            PartialPopError: a shard refused after other shards popped jobs.
+        """
+        if count <= 0:
+            return []
+        order = self._client._rotation()
+        shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
+        refusals: list[tuple[int, AqlessError]] = []
+
+        async def pop_from(shard: int, wanted: int) -> list[Job]:
+            try:
+                return await self.partition(shard).pop_many(wanted, worker=worker)
+            except AqlessError as refusal:
+                refusals.append((shard, refusal))
+                return []
+
+        asked = [(shard, share) for shard, share in zip(order, shares, strict=True) if share]
+        replies = await gathered(asked, lambda pair: pop_from(*pair))
+        popped = {shard: jobs for (shard, _), jobs in zip(asked, replies, strict=True)}
+        jobs = [job for shard in order for job in popped.get(shard, [])]
+        for shard, share in zip(order, shares, strict=True):
+            if len(jobs) >= count or refusals:
+                break
+            if len(popped.get(shard, [])) >= share:  # it may have more
+                jobs += await pop_from(shard, count - len(jobs))
+        if refusals:
+            shard, refusal = refusals[0]
+            if not jobs:
+                raise refusal
+            raise PartialPopError(jobs, shard, refusal) from refusal
+        return jobs
+
+    async def pop(self, *, worker: str | None = None) -> Job | None:
+        """The next job from the shards, starting one shard further at every call."""
+        for shard in self._client._rotation():
+            jobs = await self.partition(shard).pop_many(1, worker=worker)
+            if jobs:
+                return jobs[0]
+        return None
+
+    # -- looking ------------------------------------------------------------------------------
+
+    async def counts(self) -> QueueCounts:
+        """The queue's counts summed over the shards (paused if any partition is)."""
+        return summed(self.name, await gathered(self.partitions, Queue.counts))
+
+    async def length(self) -> int:
+        """Waiting, scheduled and running jobs on every shard."""
+        return sum(await gathered(self.partitions, Queue.length))
+
+    async def pause(self, *, stopjobs: bool = False) -> list[str]:
+        """`Queue.pause` on every shard; the jids timed out."""
+        timed_out = await gathered(self.partitions, lambda queue: queue.pause(stopjobs=stopjobs))
+        return [jid for jids in timed_out for jid in jids]
+
+    async def unpause(self) -> None:
+        """`Queue.unpause` on every shard."""
+        await gathered(self.partitions, Queue.unpause)
+
+    # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
+
+    def _home(self) -> Queue:
+        """The partition where the queue's own throttle and rate limit live: its pinned
+        shard, else the keeper of its name (where pinning it would put it)."""
+        shards = self._client.shards
+        pin = shards.pin_of(self.name)
+        return self.partition(shards.keeper(self.name) if pin is None else pin)
+
+    async def set_throttle(self, maximum: int) -> None:
+        """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
+        its jobs run at once (0: unlimited): every job put from now on goes there, so the
+        maximum holds over the deployment."""
+        await self._client.pin(self.name)
+        await self._home().set_throttle(maximum)
+
+    async def throttle(self) -> ThrottleInfo:
+        """The queue's own throttle, on its pinned shard."""
+        return await self._home().throttle()
+
+    async def set_rate_limit(self, limit: int | None, *, per: float = 1.0) -> None:
+        """Pin the queue to one shard (`ShardedClient.pin`), then start at most `limit` of
+        its jobs in any `per` seconds (None lifts the limit)."""
+        await self._client.pin(self.name)
+        await self._home().set_rate_limit(limit, per=per)
+
+    @property
+    def rate_limit(self) -> RateLimit:
+        """The queue's own rate limit, on its pinned shard (no I/O)."""
+        return self._home().rate_limit
+
+
+def _options(request: PutRequest) -> PutOptions:
+    """A put request's options, as `Queue.put` takes them."""
+    return PutOptions(
+        jid=request.jid,
+        priority=request.priority,
+        delay=request.delay,
+        tags=request.tags,
+        retries=request.retries,
+        depends=request.depends,
+        throttles=request.throttles,
+        dedup=request.dedup,
+        rate_limits=request.rate_limits,
+        at=request.at,
+    )
+
+
+def _cross_shard(named: dict[str, int]) -> CrossShardError:
+    detail = ", ".join(f"{what} on shard {shard}" for what, shard in named.items())
+    return CrossShardError(
+        "queue.put", f"a job lives on one shard, but its {detail}; nothing was put"
+    )
+
+
+def summed(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:
+    """One queue's counts over its partitions."""
+    return QueueCounts(
+        name=name,
+        waiting=sum(c.waiting for c in counts),
+        running=sum(c.running for c in counts),
+        stalled=sum(c.stalled for c in counts),
+        scheduled=sum(c.scheduled for c in counts),
+        depends=sum(c.depends for c in counts),
+        throttled=sum(c.throttled for c in counts),
+        recurring=sum(c.recurring for c in counts),
+        paused=any(c.paused for c in counts),
+    )

@@ -1,0 +1,472 @@
+"""One view of a sharded deployment (aqless.sharding.client): the plain Client's reads, merged over
+the shards, each the same shape as the plain one's so code (the CLI, the dashboard) can
+take either client.
+
+Every read asks the shards at once (one task per shard). A listing's merged order
+interleaves the shards, the first of each shard in shard order, then the second of
+each...: the order in which a sharded pop shares out its count, and stable while the
+shards' own lists are. A page at `offset` reads the first ``offset + count`` of each shard.
+Totals and counts are sums; a queue's statistics are merged exactly (parallel Welford).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from aqless._concurrency.task_groups import own_errors
+from aqless._connection import cluster as _cluster
+from aqless.client import Client
+from aqless.job import Job
+from aqless.models import (
+    Durations,
+    JobState,
+    Page,
+    QueueCounts,
+    QueueStats,
+    WorkerCounts,
+    WorkerJobs,
+)
+from aqless.progress import Progress
+
+if TYPE_CHECKING:
+    from aqless.sharding.client import ShardedClient
+
+__all__ = [
+    "MergedJobReads",
+    "MergedQueueReads",
+    "ShardReport",
+    "ShardedTags",
+    "ShardedWorkers",
+    "each_shard",
+    "gathered",
+    "interleaved",
+    "merged_durations",
+    "merged_stats",
+    "primary_info",
+    "shard_reports",
+]
+
+T = TypeVar("T")
+X = TypeVar("X")
+
+
+async def gathered(items: Sequence[X], read: Callable[[X], Awaitable[T]]) -> list[T]:
+    """`read` of every item, all at once; the results in the items' order. A read that
+    fails raises its own error (`own_errors`), and the reads still under way are
+    cancelled."""
+    results: dict[int, T] = {}
+
+    async def one(index: int, item: X) -> None:
+        results[index] = await read(item)
+
+    with own_errors():
+        async with anyio.create_task_group() as reads:
+            for index, item in enumerate(items):
+                reads.start_soon(one, index, item)
+    return [results[index] for index in range(len(items))]
+
+
+async def each_shard(clients: Sequence[Client], read: Callable[[Client], Awaitable[T]]) -> list[T]:
+    """`read` of every shard's client, the shards asked at once; results in shard order."""
+    return await gathered(clients, read)
+
+
+def interleaved(lists: Iterable[Sequence[T]]) -> list[T]:
+    """The first item of each list, then the second of each..., skipping exhausted lists."""
+    lists = list(lists)
+    longest = max((len(items) for items in lists), default=0)
+    return [items[i] for i in range(longest) for items in lists if i < len(items)]
+
+
+def _unique(items: Iterable[T]) -> list[T]:
+    return list(dict.fromkeys(items))
+
+
+async def _merged_jids(
+    clients: Sequence[Client],
+    read: Callable[[Client, int], Awaitable[Sequence[str]]],
+    offset: int,
+    count: int,
+) -> list[str]:
+    """`offset:offset + count` of the interleaved listings, `read(client, n)` giving each
+    shard's first n."""
+    wanted = max(offset, 0) + count
+    if count <= 0:
+        return []
+    lists = await each_shard(clients, lambda client: read(client, wanted))
+    return interleaved(lists)[max(offset, 0) : wanted]
+
+
+async def _merged_page(
+    clients: Sequence[Client],
+    read: Callable[[Client, int], Awaitable[Page]],
+    offset: int,
+    count: int,
+) -> Page:
+    """A page over the shards: the interleaved jids, the totals summed."""
+    wanted = max(offset, 0) + max(count, 0)
+    pages = await each_shard(clients, lambda client: read(client, max(wanted, 1)))
+    jids = interleaved([page.jids for page in pages])[max(offset, 0) : wanted]
+    return Page(total=sum(page.total for page in pages), jids=tuple(jids))
+
+
+def merged_durations(parts: Sequence[Durations]) -> Durations:
+    """One day's wait or run times over the shards: counts and histograms summed; mean and
+    (sample) standard deviation as if measured at once (Chan et al.'s parallel Welford:
+    M2 = sum of each part's M2 plus its count times its mean's squared distance from the
+    overall mean)."""
+    count = sum(part.count for part in parts)
+    if count == 0:
+        return Durations(count=0, mean=0.0, std=0.0, histogram=_summed_histograms(parts))
+    mean = sum(part.count * part.mean for part in parts) / count
+    m2 = sum(
+        part.std**2 * (part.count - 1) + part.count * (part.mean - mean) ** 2
+        for part in parts
+        if part.count
+    )
+    std = math.sqrt(m2 / (count - 1)) if count > 1 else 0.0
+    return Durations(count=count, mean=mean, std=std, histogram=_summed_histograms(parts))
+
+
+def _summed_histograms(parts: Sequence[Durations]) -> tuple[int, ...]:
+    width = max((len(part.histogram) for part in parts), default=0)
+    return tuple(
+        sum(part.histogram[i] for part in parts if i < len(part.histogram)) for i in range(width)
+    )
+
+
+def merged_stats(parts: Sequence[QueueStats]) -> QueueStats:
+    """A queue's day of statistics over its partitions."""
+    return QueueStats(
+        wait=merged_durations([part.wait for part in parts]),
+        run=merged_durations([part.run for part in parts]),
+        failed=sum(part.failed for part in parts),
+        failures=sum(part.failures for part in parts),
+        retries=sum(part.retries for part in parts),
+    )
+
+
+class MergedQueueReads:
+    """A ShardedQueue's reads over its partitions."""
+
+    _client: ShardedClient
+    name: str
+
+    async def stats(self, date: datetime.date | float | None = None) -> QueueStats:
+        """`Queue.stats` merged: counts and histograms summed, mean and deviation exact."""
+        return merged_stats(
+            await each_shard(self._client.clients, lambda c: c.queues[self.name].stats(date))
+        )
+
+    async def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
+        """`Queue.jobs` over the shards, interleaved (see the module's documentation)."""
+        return await _merged_jids(
+            self._client.clients,
+            lambda client, n: client.queues[self.name].jobs(state, offset=0, count=n),
+            offset,
+            count,
+        )
+
+    async def heartbeat(self) -> float:
+        """Seconds a lock lasts in this queue (configuration is the same on every shard)."""
+        return await self._client.clients[0].queues[self.name].heartbeat()
+
+    async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
+        """The jobs pops would take next, interleaved over the shards, without taking them."""
+        if count <= 0:
+            return []
+        wanted = max(offset, 0) + count
+        peeked = await each_shard(
+            self._client.clients, lambda client: client.queues[self.name].peek(wanted)
+        )
+        return interleaved(peeked)[max(offset, 0) : wanted]
+
+
+class MergedJobReads:
+    """ShardedJobs' listings over the shards: tags, tracking, completion and failures."""
+
+    _client: ShardedClient
+
+    async def progress(self, *jids: str) -> dict[str, Progress]:
+        """`Jobs.progress`, each jid asked of its shard (one call per shard)."""
+        by_shard: dict[int, list[str]] = {}
+        for jid in jids:
+            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+        reports: dict[str, Progress] = {}
+        for found in await gathered(
+            list(by_shard.items()),
+            lambda pair: self._client.shard(pair[0]).jobs.progress(*pair[1]),
+        ):
+            reports.update(found)
+        return reports
+
+    async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
+        """The jids tagged `tag` on every shard, interleaved; the total summed."""
+        return await _merged_page(
+            self._client.clients,
+            lambda client, n: client.jobs.tagged(tag, offset=0, count=n),
+            offset,
+            count,
+        )
+
+    async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
+        """The jids failed in `group` on every shard, interleaved; the total summed."""
+        return await _merged_page(
+            self._client.clients,
+            lambda client, n: client.jobs.failed(group, offset=0, count=n),
+            offset,
+            count,
+        )
+
+    async def failure_groups(self) -> dict[str, int]:
+        """Every failure group with its failed jobs summed over the shards."""
+        groups: dict[str, int] = {}
+        for counts in await each_shard(self._client.clients, lambda c: c.jobs.failure_groups()):
+            for group, count in counts.items():
+                groups[group] = groups.get(group, 0) + count
+        return groups
+
+    async def tracked(self) -> tuple[list[Job], list[str]]:
+        """The tracked jobs of every shard (each bound to its shard's client), and the
+        tracked jids whose jobs are gone."""
+        found = await each_shard(self._client.clients, lambda c: c.jobs.tracked())
+        jobs = [job for shard_jobs, _ in found for job in shard_jobs]
+        return jobs, _unique(jid for _, expired in found for jid in expired)
+
+    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Completed jids of every shard, interleaved (each shard's most recent first)."""
+        return await _merged_jids(
+            self._client.clients,
+            lambda client, n: client.jobs.completed(offset=0, count=n),
+            offset,
+            count,
+        )
+
+
+class ShardedWorkers:
+    """The workers every shard has seen, merged by name: a ShardedWorker's worker has the
+    same name on every shard."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    async def counts(self) -> list[WorkerCounts]:
+        """Every worker with its jobs and stalled jobs summed over the shards, in the
+        interleaved order of the shards' own lists (most recently active first)."""
+        lists = await each_shard(self._client.clients, lambda c: c.workers.counts())
+        merged: dict[str, WorkerCounts] = {}
+        for counts in interleaved(lists):
+            seen = merged.get(counts.name)
+            if seen is not None:
+                counts = WorkerCounts(
+                    counts.name, seen.jobs + counts.jobs, seen.stalled + counts.stalled
+                )
+            merged[counts.name] = counts
+        return list(merged.values())
+
+    async def jobs(self, worker: str) -> WorkerJobs:
+        """The jids one worker holds on every shard."""
+        held = await each_shard(self._client.clients, lambda c: c.workers.jobs(worker))
+        return WorkerJobs(
+            jobs=tuple(_unique(jid for one in held for jid in one.jobs)),
+            stalled=tuple(_unique(jid for one in held for jid in one.stalled)),
+        )
+
+    async def forget(self, *workers: str) -> None:
+        """`Workers.forget` on every shard."""
+        await each_shard(self._client.clients, lambda c: c.workers.forget(*workers))
+
+
+class ShardedTags:
+    """The tags in use over the shards: ``client.tags.top()``."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """The tags carried by two jobs or more over the deployment (the protocol's ``tag
+        top`` with each tag's counter summed over the shards: a tag on one job of each
+        of two shards is there), most used first, ties by name as a sorted set orders
+        them (descending). Exact, reading no more than it must (`_TagCounters`)."""
+        if count <= 0:
+            return []
+        wanted = max(offset, 0) + count
+        counters = _TagCounters(self._client.clients, page=max(wanted, TAG_PAGE))
+        await counters.read_more()
+        while not counters.settled(wanted):
+            await counters.read_more()
+        return counters.ranked()[max(offset, 0) : wanted]
+
+
+#: the least number of tag counters read from each shard at the first round
+TAG_PAGE = 100
+
+
+class _TagCounters:
+    """Every shard's tag counters (``ql:tags``, those at 1 too), read most used first, a
+    page a round (twice as long at each), until no tag unread can rank among the first
+    wanted (Fagin's threshold algorithm): a tag not read on any shard counts at most the
+    sum of the lowest counters read on the shards not read to their end. A tag read on
+    some shards has its counters on the others read by ZMSCORE, so each total is exact."""
+
+    def __init__(self, clients: Sequence[Client], *, page: int) -> None:
+        self._clients = clients
+        self._keys = [f"{client.prefix}tags" for client in clients]
+        self._by_tag: dict[str, list[float | None]] = {}  # by shard; None: not read yet
+        self._read = [0] * len(clients)
+        self._lowest = [0.0] * len(clients)
+        self._exhausted = [False] * len(clients)
+        self._page = page
+
+    async def read_more(self) -> None:
+        """The next page of every shard not read to its end, then the counters the tags
+        read have on the other shards."""
+        shards = range(len(self._clients))
+        for shard, entries in zip(shards, await gathered(shards, self._next_page), strict=True):
+            for tag, counter in entries:
+                self._by_tag.setdefault(tag, [None] * len(self._clients))[shard] = counter
+            self._read[shard] += len(entries)
+            self._lowest[shard] = entries[-1][1] if entries else 0.0
+            self._exhausted[shard] = len(entries) < self._page
+        self._page *= 2
+        await gathered(shards, self._fill_in)
+
+    async def _next_page(self, shard: int) -> list[tuple[str, float]]:
+        if self._exhausted[shard]:
+            return []
+        first = self._read[shard]
+        redis: Any = self._clients[shard].redis
+        with _cluster.calls("reading the tags"):
+            entries = await redis.zrevrange(
+                self._keys[shard], first, first + self._page - 1, withscores=True
+            )
+        return [(str(tag), float(counter)) for tag, counter in entries]
+
+    async def _fill_in(self, shard: int) -> None:
+        unknown = [tag for tag, counters in self._by_tag.items() if counters[shard] is None]
+        if unknown and not self._exhausted[shard]:
+            redis: Any = self._clients[shard].redis
+            with _cluster.calls("reading the tags"):
+                found = await redis.zmscore(self._keys[shard], unknown)
+        else:  # read to its end: a tag not read there is not there
+            found = [None] * len(unknown)
+        for tag, counter in zip(unknown, found, strict=True):
+            self._by_tag[tag][shard] = 0.0 if counter is None else float(counter)
+
+    def _totals(self) -> list[tuple[float, str]]:
+        """(total, tag) of the tags at 2 or more, ordered as a sorted set read in
+        reverse: by total, then by name, descending."""
+        totals = ((sum(c or 0.0 for c in counters), tag) for tag, counters in self._by_tag.items())
+        return sorted((pair for pair in totals if pair[0] >= 2), reverse=True)
+
+    def settled(self, wanted: int) -> bool:
+        """Whether the first `wanted` tags are known: no tag unread can reach them."""
+        unread_at_most = sum(
+            lowest
+            for lowest, exhausted in zip(self._lowest, self._exhausted, strict=True)
+            if not exhausted
+        )
+        totals = self._totals()
+        return unread_at_most < 2 or (
+            len(totals) >= wanted and totals[wanted - 1][0] > unread_at_most
+        )
+
+    def ranked(self) -> list[str]:
+        """The tags at 2 or more read so far, most used first."""
+        return [tag for _, tag in self._totals()]
+
+
+@dataclass(frozen=True, slots=True)
+class ShardReport:
+    """One shard, as an operator looks at it.
+
+    Attributes:
+        id, namespace, state: the shard's, from the shard map.
+        node: the ``host:port`` of the primary holding its slot.
+        queues: each queue's counts on this shard.
+        lag: seconds the longest-waiting next job of its queues has waited since it
+            was put (0 when nothing waits): a shard that lags shows here.
+        used_memory: its primary's ``used_memory`` in bytes (INFO memory); None if
+            the primary did not say.
+    """
+
+    id: int
+    namespace: str
+    state: str
+    node: str
+    queues: tuple[QueueCounts, ...]
+    lag: float
+    used_memory: int | None
+
+    @property
+    def waiting(self) -> int:
+        return sum(counts.waiting for counts in self.queues)
+
+    @property
+    def running(self) -> int:
+        return sum(counts.running for counts in self.queues)
+
+    @property
+    def scheduled(self) -> int:
+        return sum(counts.scheduled for counts in self.queues)
+
+    @property
+    def depends(self) -> int:
+        return sum(counts.depends for counts in self.queues)
+
+    @property
+    def stalled(self) -> int:
+        return sum(counts.stalled for counts in self.queues)
+
+
+async def shard_reports(client: ShardedClient) -> list[ShardReport]:
+    """Every shard's report (draining ones too), the shards read at once."""
+    shards = client.shards.shards
+    clients = [client.shard(shard.id) for shard in shards]
+    reports = await each_shard(clients, _report_parts)
+    return [
+        ShardReport(shard.id, shard.namespace, shard.state, node, queues, lag, memory)
+        for shard, (node, queues, lag, memory) in zip(shards, reports, strict=True)
+    ]
+
+
+async def _report_parts(
+    client: Client,
+) -> tuple[str, tuple[QueueCounts, ...], float, int | None]:
+    counts = tuple(await client.queues.counts())
+    now = client.clock()
+    nexts = await gathered(counts, lambda queue: client.queues[queue.name].peek(1))
+    waited = [
+        now - entry.when
+        for peeked in nexts
+        for job in peeked[:1]
+        for entry in job.history
+        if entry.what == "put"
+    ]
+    node, memory = await _primary_memory(client)
+    return node, counts, max([0.0, *waited]), memory
+
+
+async def _primary_memory(client: Client) -> tuple[str, int | None]:
+    """The address of the primary holding the shard's slot, and its used memory."""
+    node, info = await primary_info(client, "memory")
+    used = info.get("used_memory")
+    return node, None if used is None else int(used)
+
+
+async def primary_info(client: Client, *sections: str) -> tuple[str, dict[str, Any]]:
+    """The address of the primary holding a shard's slot (`client` is the shard's), and
+    its INFO `sections` (empty if it answered none)."""
+    redis: Any = client.redis
+    node = redis.get_node_from_key(f"{client.prefix}")
+    with _cluster.calls("reading a primary's INFO"):
+        info = await redis.info(*sections, target_nodes=node)
+    if isinstance(info, dict) and node.name in info and isinstance(info[node.name], dict):
+        info = info[node.name]  # some redis-py versions key a node's reply by its name
+    return str(node.name), info if isinstance(info, dict) else {}

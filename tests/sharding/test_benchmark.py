@@ -1,0 +1,56 @@
+"""benchmarks/sharded.py runs end to end at a tiny size (its figures are not checked: the
+machine running tests is busy)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import run_python
+
+pytestmark = pytest.mark.timeout(120)
+
+TINY = "--jobs 60 --shards 1,3 --idle 0 --processes 1 --concurrency 6"
+SCRIPT = Path(__file__).parent.parent.parent / "benchmarks" / "sharded.py"
+
+
+def test_the_sharded_benchmark_prints_its_three_figures_for_each_shard_count() -> None:
+    result = run_python(str(SCRIPT), *TINY.split(), timeout=110)
+    sections = re.split(r"^\n(?=per job on|µs CPU|the workers' script)", result.stdout, flags=re.M)
+    figures, alone, counts, calls = sections
+    rows = re.findall(r"^\s+([13])\s+(\d+\.\d+)\s+(.*)$", figures, re.MULTILINE)
+    assert [row[0] for row in rows] == ["1", "3"], result.stdout
+    one, three = rows
+    assert float(one[1]) == 1.0  # one shard holds every job
+    assert float(three[1]) < 3.0
+    assert len(three[2].split()) == 3 + 3 + 3  # CPU and FCALL on each primary, three rates
+    # commands, FCALLs, reads, waits and preemptions per job on each primary
+    rows = re.findall(r"^\s+([13])\s+(\d.*)$", counts, re.MULTILINE)
+    assert [(shards, len(row.split())) for shards, row in rows] == [("1", 5), ("3", 15)]
+    commands, fcalls = (float(figure) for figure in rows[0][1].split()[:2])
+    assert commands > fcalls >= 1  # a job's outcome is a script call, which runs commands
+    # each primary's CPU per job with the jobs on its shard alone: three shards, three figures
+    assert [len(row.split()) for row in re.findall(r"^\s+3\s+(\d.*)$", alone, re.M)] == [3]
+    # the workers' script calls per job: each job's outcome, alone or with the next pop
+    for shards in ("1", "3"):
+        (line,) = re.findall(rf"^\s+{shards}\s+(.*)$", calls, re.MULTILINE)
+        sent = {name: float(n) for name, n in (part.rsplit(" ", 1) for part in line.split("  "))}
+        assert sent.get("job.complete", 0) + sent.get("queue.popAfter", 0) == pytest.approx(1)
+    assert "drained 60/60" in result.stderr
+    assert "3 shard(s): the busiest primary's CPU per job is" in result.stdout
+
+
+def test_the_sharded_pickup_benchmark_times_both_kinds_of_worker() -> None:
+    arguments = ["--jobs", "12", "--rate", "50", "--repeat", "1"]
+    result = run_python(str(SCRIPT.parent / "sharded_pickup.py"), *arguments, timeout=110)
+    rows = re.findall(
+        r"^(pushed jobs|put event \+ pop)\s+1\s+(\d+)\s+(\S+)\s+(\S+)$", result.stdout, re.M
+    )
+    assert [(label, int(started)) for label, started, _, _ in rows] == [
+        ("pushed jobs", 12),
+        ("put event + pop", 12),
+    ], result.stdout
+    for _, _, p50, p99 in rows:
+        assert 0 < float(p50) <= float(p99)
