@@ -30,7 +30,7 @@ from aqless.errors import (
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, Handlers
-from aqless.job import Job, RecurringChanges, RecurringJob
+from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimit, RateLimitInfo, RateLimits
 from aqless.models import (
     Durations,
@@ -40,6 +40,7 @@ from aqless.models import (
     Page,
     QueueCounts,
     QueueStats,
+    RecurringChanges,
     ThrottleInfo,
     WorkerCounts,
     WorkerJobs,

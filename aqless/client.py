@@ -306,10 +306,10 @@ class Client:
 
             self.url = await embedded.default_url_async()
             self._use(self._connect(self.url))
-        await check_eviction_policy(self.protocol.wire, strict=self.strict, refusing=self.close)
+        await check_eviction_policy(self.protocol.wire, strict=self.strict, refusing=self.aclose)
         return self
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Release every connection (idempotent). Shielded: a cancelled task still closes."""
         self._closed = True
         with anyio.move_on_after(5, shield=True):
@@ -321,6 +321,9 @@ class Client:
                 await sentinel.aclose()
         self._sentinels = []
 
+    #: `aclose` under its earlier name.
+    close = aclose
+
     async def __aenter__(self) -> Self:
         return await self.open()
 
@@ -330,7 +333,7 @@ class Client:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self.close()
+        await self.aclose()
 
     @property
     def protocol(self) -> Protocol:

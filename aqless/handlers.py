@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from aqless._worker.outcomes import Backoff, retry_policy
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless.errors import ConfigurationError, UnknownJobClassError
-from aqless.job import class_name
+from aqless.puts import class_name
 from aqless.typed import is_job_method
 
 if TYPE_CHECKING:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from aqless._connection.job_data import StoredData
 from aqless._connection.protocol import encode_json
@@ -22,26 +22,14 @@ from aqless.errors import (
     JobNotFoundError,
     PayloadError,
 )
-from aqless.models import Failure, HistoryEntry, JobState, listed
+from aqless.models import Failure, HistoryEntry, JobState, RecurringChanges, listed
 from aqless.progress import Coalescer, checked_report
+from aqless.puts import JobClass, class_name
 from aqless.results import result_options
 from aqless.schedules import CronSchedule, next_runs, set_schedule
 
 if TYPE_CHECKING:
     from aqless.client import Client
-
-
-# What `put` and `Job.build` accept as the job's class: a class, a function, or its dotted name.
-JobClass = type | Callable[..., Any] | str
-
-
-def class_name(klass: JobClass) -> str:
-    """`module.qualname` of a class or function (a job's `klass`); a string is taken as it is."""
-    if isinstance(klass, str):
-        if not klass:
-            raise InvalidArgumentError("queue.put", "a job class name must not be empty")
-        return klass
-    return f"{klass.__module__}.{klass.__qualname__}"
 
 
 def _decoded_data(text: Any) -> Any:
@@ -460,21 +448,6 @@ class Job:
         if not isinstance(job, Job):
             raise JobNotFoundError("job.get", f"Job {self.jid} does not exist")
         return job
-
-
-class RecurringChanges(TypedDict, total=False):
-    """What `RecurringJob.update` may change (each left as it is when not given)."""
-
-    interval: float | None
-    priority: float | None
-    retries: int | None
-    data: Any
-    klass: str | None
-    queue: str | None
-    backlog: int | None
-    throttles: Sequence[str] | None
-    cron: str | None
-    tz: str | None
 
 
 class RecurringJob:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 
 class JobState(StrEnum):
@@ -184,3 +184,18 @@ class Page:
 
     total: int
     jids: Sequence[str]
+
+
+class RecurringChanges(TypedDict, total=False):
+    """What `RecurringJob.update` may change (each left as it is when not given)."""
+
+    interval: float | None
+    priority: float | None
+    retries: int | None
+    data: Any
+    klass: str | None
+    queue: str | None
+    backlog: int | None
+    throttles: Sequence[str] | None
+    cron: str | None
+    tz: str | None

@@ -30,10 +30,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from aqless.errors import ConfigurationError, InvalidArgumentError, NotDurableError, ScriptError
-from aqless.job import JobClass, class_name
 
 if TYPE_CHECKING:
     from aqless.queue import Queue
+
+# What `put` and `Job.build` accept as the job's class: a class, a function, or its dotted name.
+JobClass = type | Callable[..., Any] | str
+
+
+def class_name(klass: JobClass) -> str:
+    """`module.qualname` of a class or function (a job's `klass`); a string is taken as it is."""
+    if isinstance(klass, str):
+        if not klass:
+            raise InvalidArgumentError("queue.put", "a job class name must not be empty")
+        return klass
+    return f"{klass.__module__}.{klass.__qualname__}"
+
 
 #: The script's command for a put with a dedup id.
 DEDUP_COMMAND = "queue.putDeduplicated"

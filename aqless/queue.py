@@ -18,8 +18,7 @@ from aqless.errors import (
     JobNotFoundError,
     LockLostError,
 )
-from aqless.job import Job, class_name
-from aqless.job import JobClass as JobClass  # re-exported: put's argument type
+from aqless.job import Job
 from aqless.limits import RateLimit
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.puts import (
@@ -27,12 +26,14 @@ from aqless.puts import (
     DedupOption,
     Durability,
     Durable,
+    JobClass,
     PutOptions,
     PutRequest,
     PutResult,
     PutSender,
     RunAt,
     _new_jid,
+    class_name,
     dedup_of,
     default_options,
     delay_until,

@@ -39,8 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 from aqless._version import __version__
 from aqless._worker.outcomes import Retry
 from aqless.errors import ConfigurationError
-from aqless.job import class_name
-from aqless.puts import PutRequest, PutSender
+from aqless.puts import PutRequest, PutSender, class_name
 
 try:
     from opentelemetry import propagate, trace

@@ -28,8 +28,7 @@ from aqless import (
     QueueStats,
     ThrottleInfo,
 )
-from aqless.puts import _new_jid
-from aqless.queue import JobClass
+from aqless.puts import JobClass, _new_jid
 from tests.support.clients import (
     START,
     START_DAY,

@@ -39,6 +39,7 @@ from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.job import Job, RecurringJob
 from aqless.models import JobState, QueueCounts
+from aqless.results import JobResult
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
@@ -321,12 +322,15 @@ class ShardedClient:
             raise ConfigurationError(f"no primary serves the slot of {namespace!r}")
         return str(node.name)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Close every shard's client and the Cluster connections (idempotent)."""
         for client in self._clients.values():
-            await client.close()
+            await client.aclose()
         with anyio.move_on_after(5, shield=True):
             await self.redis.aclose()
+
+    #: `aclose` under its earlier name.
+    close = aclose
 
     async def __aenter__(self) -> Self:
         return await self.open()
@@ -514,6 +518,10 @@ class ShardedJobs(MergedJobReads):
                 (job.jid, job) for job in await self._client.shard(shard).jobs.get_many(some)
             )
         return [found[jid] for jid in jids if jid in found]
+
+    async def stored_result(self, jid: str) -> JobResult | None:
+        """`Jobs.stored_result` on the job's shard."""
+        return await (await self._client.home(jid)).jobs.stored_result(jid)
 
     async def cancel(self, *jids: str) -> None:
         """Cancel jobs, one call per shard holding some of them (jobs that depend on each

@@ -19,6 +19,7 @@ from aqless.models import QueueCounts, ThrottleInfo
 from aqless.puts import (
     DedupOption,
     Durable,
+    JobClass,
     PutOptions,
     PutRequest,
     PutResult,
@@ -26,7 +27,7 @@ from aqless.puts import (
     dedup_of,
     default_options,
 )
-from aqless.queue import JobClass, Queue, checked_name, inside_hooks
+from aqless.queue import Queue, checked_name, inside_hooks
 from aqless.sharding.reads import MergedQueueReads, gathered
 
 if TYPE_CHECKING:
@@ -371,6 +372,24 @@ class ShardedQueue(MergedQueueReads):
     async def unpause(self) -> None:
         """`Queue.unpause` on every shard."""
         await gathered(self.partitions, Queue.unpause)
+
+    async def set_heartbeat(self, seconds: float | None) -> None:
+        """`Queue.set_heartbeat` on every shard (a lock lasts as long wherever the job is)."""
+        await gathered(self.partitions, lambda queue: queue.set_heartbeat(seconds))
+
+    async def unfail(self, group: str, count: int = 25) -> int:
+        """Move up to `count` failed jobs of `group` into this queue, shard after shard (the
+        oldest of each shard first); returns how many moved."""
+        moved = 0
+        for queue in self.partitions:
+            if moved >= count:
+                break
+            moved += await queue.unfail(group, count - moved)
+        return moved
+
+    async def forget(self) -> None:
+        """`Queue.forget` on every shard (its jobs stay)."""
+        await gathered(self.partitions, Queue.forget)
 
     # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
 

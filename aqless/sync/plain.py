@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, Unpack,
 
 from aqless import client as aio
 from aqless.errors import ConfigurationError
-from aqless.job import Job, JobClass, RecurringChanges, RecurringJob
+from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimit, RateLimitInfo
 from aqless.models import (
     Failure,
@@ -35,11 +35,12 @@ from aqless.models import (
     Page,
     QueueCounts,
     QueueStats,
+    RecurringChanges,
     WorkerCounts,
     WorkerJobs,
 )
 from aqless.progress import Progress
-from aqless.puts import PutOptions, PutRequest, PutResult
+from aqless.puts import JobClass, PutOptions, PutRequest, PutResult
 from aqless.queue import checked_name
 from aqless.results import JobResult
 

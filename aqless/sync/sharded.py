@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Unpack
 
 from aqless import client as aio
-from aqless.job import Job, JobClass, RecurringJob
+from aqless.job import Job, RecurringJob
 from aqless.models import ThrottleInfo
-from aqless.puts import PutOptions, PutRequest, PutResult
+from aqless.puts import JobClass, PutOptions, PutRequest, PutResult
 from aqless.sharding import client as sharded
 from aqless.sharding.queue import PartialPopError
 from aqless.sharding.reads import ShardReport
