@@ -13,7 +13,8 @@ right above the function that implements it, in that function's module::
     ]=]
 
 A field goes on over the lines indented past the field names. Each Errors line is an error
-text in quotes and the name of the exception the client raises for it; or ``as <command>``
+text in quotes and the name of the exception the client raises for it (a long text leaves
+the name to the next line); or ``as <command>``
 for every error of that command's contract; or ``cjson <exception>`` for the JSON
 library's own decoding errors; or ``none``. In an error text, ``<x>`` stands for a value
 the script appends and ``{x}`` for a placeholder of dialect.lua. Shorthands for keys:
@@ -39,8 +40,9 @@ FIELDS = ("Args", "Reads", "Writes", "Returns", "Errors")
 
 _START = re.compile(r"^--\[=\[ (?P<names>\S.*)$")
 _FIELD = re.compile(r"^  (?P<field>[A-Z]\w*) +(?P<value>\S.*)$")
-_CONTINUED = re.compile(r"^ {11}(?P<value>\S.*)$")
-_QUOTED = re.compile(r"^'(?P<text>.*)'\s+(?P<exception>\w+)$")
+_CONTINUED = re.compile(r"^ {11} *(?P<value>\S.*)$")
+_QUOTED = re.compile(r"^'(?P<text>.*)'(?:\s+(?P<exception>\w+))?$")
+_NAME = re.compile(r"^\w+$")
 _CJSON = re.compile(r"^cjson\s+(?P<exception>\w+)$")
 _PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}")
 
@@ -69,6 +71,7 @@ class Contract:
     refusals: list[Refusal] = field(default_factory=list)
     same_as: list[str] = field(default_factory=list)  # the `as <command>` lines
     cjson: str | None = None  # the exception of the JSON library's errors
+    unnamed: str | None = None  # a text whose exception is on the next line
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -77,8 +80,17 @@ class Contract:
 
 
 def _error_line(contract: Contract, value: str) -> None:
-    if (quoted := _QUOTED.match(value)) is not None:
-        contract.refusals.append(Refusal(quoted["text"], quoted["exception"]))
+    if contract.unnamed is not None:
+        if _NAME.match(value) is None:
+            contract.problems.append(f"{contract.where}: no exception for {contract.unnamed!r}")
+        else:
+            contract.refusals.append(Refusal(contract.unnamed, value))
+        contract.unnamed = None
+    elif (quoted := _QUOTED.match(value)) is not None:
+        if quoted["exception"] is None:
+            contract.unnamed = quoted["text"]
+        else:
+            contract.refusals.append(Refusal(quoted["text"], quoted["exception"]))
     elif value.startswith("as "):
         contract.same_as.append(value[3:].strip())
     elif (cjson := _CJSON.match(value)) is not None:
@@ -99,6 +111,8 @@ def parse(text: str, module: str) -> list[Contract]:
                 current, last = Contract(names, module, number), ""
                 contracts.append(current)
         elif line == "]=]":
+            if current.unnamed is not None:
+                current.problems.append(f"{current.where}: no exception for {current.unnamed!r}")
             current = None
         elif (found := _FIELD.match(line)) is not None:
             last = found["field"]

@@ -211,3 +211,10 @@ def test_error_texts_are_looked_for_in_the_code_not_in_the_comments() -> None:
 def test_errors_of_another_contract_must_name_one() -> None:
     problems = problems_after("lifecycle.lua", "           as put\n", "           as putt\n")
     assert any("'as putt' names no contract" in problem for problem in problems)
+
+
+def test_a_long_text_names_its_exception_on_the_next_line() -> None:
+    cancel = next(c for c in contracts() if c.names[0] == "cancel")
+    assert [refusal.exception for refusal in cancel.refusals] == ["ScriptError"]
+    problems = problems_after("job.lua", "             ScriptError\n", "")
+    assert any("(cancel | job.cancel): no exception for" in problem for problem in problems)

@@ -281,7 +281,9 @@ GROUPS['config'] = function() return {
 } end
 
 GROUPS['recur'] = function() return {
-  ['recur.get'] = function(now, a) return Helpers.object_or_nil(Recurring.object(CLASSIC, a[1])) end,
+  ['recur.get'] = function(now, a)
+    return Helpers.object_or_nil(Recurring.object(CLASSIC, a[1]))
+  end,
   ['recur.update'] = function(now, a) return Recurring.update(CLASSIC, now, a) end,
   ['recur.tag'] = function(now, a) return Recurring.add_tags(CLASSIC, a[1], rest(a, 2)) end,
   ['recur.untag'] = function(now, a) return Recurring.remove_tags(CLASSIC, a[1], rest(a, 2)) end,
@@ -397,12 +399,16 @@ GROUPS['queues'] = function() return {
 } end
 
 GROUPS['queueIdentifierPatterns'] = function() return {
-  ['queueIdentifierPatterns.getAll'] = function(now, a) return Helpers.json(Patterns.identifiers()) end,
+  ['queueIdentifierPatterns.getAll'] = function(now, a)
+    return Helpers.json(Patterns.identifiers())
+  end,
   ['queueIdentifierPatterns.setAll'] = function(now, a) Patterns.set_identifiers(a) end,
 } end
 
 GROUPS['queuePriorityPatterns'] = function() return {
-  ['queuePriorityPatterns.getAll'] = function(now, a) return Helpers.json(Patterns.priorities()) end,
+  ['queuePriorityPatterns.getAll'] = function(now, a)
+    return Helpers.json(Patterns.priorities())
+  end,
   ['queuePriorityPatterns.setAll'] = function(now, a) Patterns.set_priorities(a) end,
 } end
 

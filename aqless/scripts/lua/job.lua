@@ -263,7 +263,8 @@ end
            ql:j:<dependency>-dependents, ql:w:<worker>:jobs, <q>-*, throttles, ql:f:<group>,
            ql:failures, ql:s:stats:<bin>:<q>, ql:t:<tag>, ql:tags
   Returns  the given jids (a list)
-  Errors   'Cancel(): <jid> is a dependency of <dependent> but is not mentioned to be canceled'   ScriptError
+  Errors   'Cancel(): <jid> is a dependency of <dependent> but is not mentioned to be canceled'
+             ScriptError
 ]=]
 function Job.cancel(D, now, jids)
   local named = set_of(jids)

@@ -33,7 +33,8 @@ end
   Writes   ql:qp:identifiers, qmore:dynamic (deleted)
   Returns  nil
   Errors   'Odd number of identifier patterns: <n> arguments'   InvalidArgumentError
-           'queueIdentifierPatterns.setAll(): patterns of "<name>" must be a JSON list'   InvalidArgumentError
+           'queueIdentifierPatterns.setAll(): patterns of "<name>" must be a JSON list'
+             InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]
 function Patterns.set_identifiers(a)
@@ -81,7 +82,8 @@ end
   Reads    none
   Writes   ql:qp:priorities, qmore:priority (deleted)
   Returns  nil
-  Errors   'queuePriorityPatterns.setAll(): each pattern must be a JSON object with a "pattern"'   InvalidArgumentError
+  Errors   'queuePriorityPatterns.setAll(): each pattern must be a JSON object with a "pattern"'
+             InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]
 function Patterns.set_priorities(a)

@@ -174,7 +174,8 @@ end
   Returns  nil
   Errors   'RateLimit(): no id provided'   InvalidArgumentError
            'RateLimit(): Arg "limit" not a number of at least 1: <limit>'   InvalidArgumentError
-           'RateLimit(): Arg "period" not a number of seconds above 0: <period>'   InvalidArgumentError
+           'RateLimit(): Arg "period" not a number of seconds above 0: <period>'
+             InvalidArgumentError
 ]=]
 function RateLimit.set(id, limit, period)
   check(id, 'RateLimit(): no id provided')

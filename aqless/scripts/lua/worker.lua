@@ -54,7 +54,8 @@ end
   Reads    none
   Writes   ql:workers
   Returns  nil
-  Errors   'Worker(): wrong number of arguments: give at least one worker name'   InvalidArgumentError
+  Errors   'Worker(): wrong number of arguments: give at least one worker name'
+             InvalidArgumentError
 ]=]
 function Worker.forget(names)
   check(#names > 0, 'Worker(): wrong number of arguments: give at least one worker name')
