@@ -14,14 +14,15 @@ right above the function that implements it, in that function's module::
 
 A field goes on over the lines indented past the field names. Each Errors line is an error
 text in quotes and the name of the exception the client raises for it (a long text leaves
-the name to the next line); or ``as <command>``
-for every error of that command's contract; or ``cjson <exception>`` for the JSON
-library's own decoding errors; or ``none``. In an error text, ``<x>`` stands for a value
-the script appends and ``{x}`` for a placeholder of dialect.lua. Shorthands for keys:
-``<q>-*`` is the five job sets of a queue (ql:q:<q>-work|locks|scheduled|depends|throttled);
-``job objects`` is what a job object reads (ql:j:<jid>, ql:j:<jid>-history|-dependents|
--dependencies, ql:tracked); ``throttles`` is ql:th:<tid>, ql:th:<tid>-locks|-pending;
-``rate limits`` is ql:rl:<id>, ql:rl:<id>-starts and ql:rate_limits.
+the name to the next line); or ``as <command>`` for every error of that command's contract;
+or ``cjson <exception>`` for the JSON library's own decoding errors; or ``none``. In an
+error text, ``<x>`` stands for a value the script appends and ``{x}`` for a placeholder of
+dialect.lua. Shorthands for keys: ``<q>-*`` is the five job sets of a queue
+(ql:q:<q>-work|locks|scheduled|depends|throttled); ``job objects`` is what a job object
+reads (ql:j:<jid>, ql:j:<jid>-history|-dependents|-dependencies, ql:tracked); ``throttles``
+is ql:th:<tid>, ql:th:<tid>-locks|-pending; ``rate limits`` is ql:rl:<id>,
+ql:rl:<id>-starts and ql:rate_limits. The comment opens with ``--[=[`` rather than ``--[[``:
+Lua 5.1 refuses a ``[[`` inside a ``[[`` comment, and some replies are written ``[[...]]``.
 
 The error lines make the table ``exception_name`` reads: the client's exception for a
 refusal is the one its command's contract names for the matching text.
