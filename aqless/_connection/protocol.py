@@ -45,6 +45,7 @@ from aqless.errors import (
     ServerFullError,
     ServerUnavailableError,
 )
+from aqless.scripts.contracts import exception_name
 from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
 
 Clock = Callable[[], float]
@@ -61,14 +62,6 @@ _DECORATION = re.compile(
     r"^(?:user_(?:script|function):\d+: )?(?P<text>.*?)(?: script: .*)?$", re.DOTALL
 )
 
-_LOCK_LOST = (
-    "not currently running",
-    "another worker",
-    "given out to another",
-    "handed out to another",
-    "not running",
-)
-_NOT_FOUND = ("does not exist", "No recurring job")
 # ACL refusals: of the call itself (redis-py's NoPermissionError, "NOPERM ..." on the wire), or
 # of a command the script runs (Valkey: "ACL failure in script: ...", Redis 7: "The user
 # executing the script can't run ...")
@@ -82,15 +75,18 @@ def error_for(command: str, server_text: str) -> ScriptError:
         return PermissionDeniedError(command, server_text.rsplit(" script: ", 1)[0])
     match = _DECORATION.match(server_text)
     detail = match.group("text") if match else server_text
-    if any(marker in detail for marker in _NOT_FOUND):
-        return JobNotFoundError(command, detail)
-    if command == "job.setPriority" and "no queue name provided" in detail:
-        return JobNotFoundError(command, detail)  # reqless's text for a missing job
-    if any(marker in detail for marker in _LOCK_LOST):
-        return LockLostError(command, detail)
-    if "is a dependency of" in detail or "not in the depends state" in detail:
-        return ScriptError(command, detail)
-    return InvalidArgumentError(command, detail)
+    # the exception the command's contract names for the text (aqless/scripts/contracts.py);
+    # a text no contract names (a JSON decoding error, an assertion) is an invalid argument
+    kind = _EXCEPTIONS.get(exception_name(command, detail) or "", InvalidArgumentError)
+    return kind(command, detail)
+
+
+#: The exceptions the contracts name, by name (tests/scripts/test_contracts.py checks that
+#: every name a contract gives is here).
+_EXCEPTIONS: dict[str, type[ScriptError]] = {
+    kind.__name__: kind
+    for kind in (ScriptError, InvalidArgumentError, JobNotFoundError, LockLostError)
+}
 
 
 # The server's refusals to run a call at all, for now (nothing of it ran): by redis-py's

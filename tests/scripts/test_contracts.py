@@ -1,40 +1,28 @@
-"""The contracts of commands.lua: every command of the table has a header in the fixed form
-(see the top of commands.lua), and the headers cannot drift from the code they describe."""
+"""The contracts (aqless/scripts/contracts.py): every command of the dispatch table has one,
+in the fixed form, right above the function that implements it; their error texts are the
+code's; and the exceptions they name are the ones the client raises."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from importlib import resources
 
+import pytest
+
+from aqless import errors
+from aqless._connection.protocol import _EXCEPTIONS, error_for
 from aqless.scripts import MODULES
+from aqless.scripts.contracts import FIELDS, Contract, contracts, lua_text, parse
 from tests.scripts.test_script import CLASSIC_COMMANDS, RELESS_COMMANDS
 
-FIELDS = ("args", "reads", "writes", "reply", "errors")
 ENTRY = re.compile(r"^\s*\['([^']+)'\] = function")
-HEADER = re.compile(r"^\s*--- (.+)$")
-FIELD = re.compile(r"^\s*-- (\w+): (.*)$")
-CONTINUATION = re.compile(r"^\s*--    (.*)$")
-SEE = re.compile(r"^\s*-- contract: see (\S+)$")
-VALUE = re.compile(r"<[^>]*>")  # a value the script appends to an error text
+PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}")
 # a Lua string literal, or a comment (which ends the line)
 TOKEN = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|--.*$""", re.MULTILINE)
-
-
-@dataclass
-class Header:
-    names: list[str]
-    line: int
-    fields: dict[str, str] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)
-
-
-def lua_text(name: str) -> str:
-    return resources.files("aqless.scripts").joinpath("lua", name).read_text(encoding="utf-8")
+CRON_COMMANDS = ("setCron", "extendCron", "cronRefills", "nextRuns")
 
 
 def lua_strings() -> list[str]:
-    """The string literals of every module (comments, and so the headers, left out)."""
+    """The string literals of every module (comments, and so the contracts, left out)."""
     return [
         token[1:-1]
         for name in MODULES
@@ -43,86 +31,78 @@ def lua_strings() -> list[str]:
     ]
 
 
-def parse_headers(lines: list[str]) -> tuple[list[Header], dict[int, Header]]:
-    """The headers, and each by the index of its last line."""
-    headers: list[Header] = []
-    by_end: dict[int, Header] = {}
-    current: Header | None = None
-    last_field = ""
-    for index, line in enumerate(lines):
-        if (match := HEADER.match(line)) is not None:
-            current = Header([name.strip() for name in match.group(1).split("|")], index + 1)
-            headers.append(current)
-        elif current is not None and (match := FIELD.match(line)) is not None:
-            last_field = match.group(1)
-            current.order.append(last_field)
-            current.fields[last_field] = match.group(2).strip()
-        elif current is not None and last_field and (match := CONTINUATION.match(line)):
-            current.fields[last_field] += " " + match.group(1).strip()
-        else:
-            if current is not None:
-                by_end[index - 1] = current
-            current, last_field = None, ""
-    return headers, by_end
+def dispatched(commands: str) -> set[str]:
+    """The command names of the dispatch table in `commands` (the text of commands.lua)."""
+    return {m.group(1) for line in commands.splitlines() if (m := ENTRY.match(line))}
 
 
-def error_texts(value: str) -> list[str]:
-    return [text.strip() for text in value.split(";") if text.strip() not in ("", "none")]
+def beside_a_body(text: str, contract: Contract) -> bool:
+    """Whether `contract` (of the module text `text`) is followed, past other contracts and
+    comments, by the definition of a function."""
+    lines = text.splitlines()[contract.line - 1 :]
+    inside = False
+    for line in lines:
+        if line.startswith("--[=["):
+            inside = True
+        elif line == "]=]":
+            inside = False
+        elif not inside and not line.startswith("--"):
+            return line.startswith("function ")
+    return False
 
 
-def contract_problems(commands: str, strings: list[str]) -> list[str]:
-    """What is wrong with the headers of `commands` (the text of commands.lua), whose error
-    texts must occur in the Lua string literals `strings`."""
-    lines = commands.splitlines()
-    headers, by_end = parse_headers(lines)
+def problems_of(found: list[Contract], texts: dict[str, str], strings: list[str]) -> list[str]:
+    """What is wrong with the contracts `found` in the module texts `texts`, given the Lua
+    string literals `strings` their error texts must occur in."""
+    entries = dispatched(texts["commands.lua"])
     problems: list[str] = []
-    entries = {m.group(1): i for i, line in enumerate(lines) if (m := ENTRY.match(line))}
-    named: dict[str, Header] = {}
-    for header in headers:
-        where = f"header line {header.line} ({' | '.join(header.names)})"
-        if header.order != list(FIELDS):
-            problems.append(f"{where}: fields {header.order}, expected {list(FIELDS)}")
-        for name in FIELDS:
-            if not header.fields.get(name):
-                problems.append(f"{where}: empty {name}")
-        for name in header.names:
+    named: dict[str, Contract] = {}
+    for contract in found:
+        problems += contract.problems
+        if contract.order != list(FIELDS):
+            problems.append(f"{contract.where}: fields {contract.order}, expected {list(FIELDS)}")
+        problems += [
+            f"{contract.where}: empty {name}" for name in FIELDS if not contract.fields.get(name)
+        ]
+        if not beside_a_body(texts[contract.module], contract):
+            problems.append(f"{contract.where}: not above a function")
+        for name in contract.names:
             if name not in entries:
-                problems.append(f"{where}: no command {name!r} in the table")
+                problems.append(f"{contract.where}: no command {name!r} in the table")
             if name in named:
-                problems.append(f"{where}: {name!r} already has a header")
-            named[name] = header
-        for text in error_texts(header.fields.get("errors", "")):
-            if text == "cjson" or text.startswith("as "):
-                continue
-            for fragment in VALUE.split(text):
+                problems.append(f"{contract.where}: {name!r} already has a contract")
+            named[name] = contract
+        for refusal in contract.refusals:
+            for fragment in PLACEHOLDER.split(refusal.text):
                 if fragment.strip() and not any(fragment in string for string in strings):
-                    problems.append(f"{where}: error text {fragment!r} not in the Lua source")
-    for header in headers:
-        for text in error_texts(header.fields.get("errors", "")):
-            if text.startswith("as ") and text[3:] not in named:
-                problems.append(f"header line {header.line}: {text!r} names no header")
-    for name, index in entries.items():
-        above = lines[index - 1] if index > 0 else ""
-        covering = by_end.get(index - 1)
-        if (match := SEE.match(above)) is not None:
-            covering = named.get(match.group(1))
-        if covering is None or name not in covering.names:
-            problems.append(f"command {name!r} (line {index + 1}) has no header naming it")
+                    problems.append(f"{contract.where}: error text {fragment!r} not in the code")
+        for exception in [refusal.exception for refusal in contract.refusals] + [
+            contract.cjson or "InvalidArgumentError"
+        ]:
+            if not isinstance(getattr(errors, exception, None), type):
+                problems.append(f"{contract.where}: no exception {exception!r} in aqless.errors")
+    for contract in found:
+        for other in contract.same_as:
+            if other not in named:
+                problems.append(f"{contract.where}: 'as {other}' names no contract")
+    problems += [f"command {name!r} has no contract" for name in sorted(entries - set(named))]
     return problems
 
 
-def test_every_command_has_a_header_in_the_fixed_form() -> None:
-    assert contract_problems(lua_text("commands.lua"), lua_strings()) == []
+def module_texts() -> dict[str, str]:
+    return {name: lua_text(name) for name in MODULES}
 
 
-CRON_COMMANDS = ("setCron", "extendCron", "cronRefills", "nextRuns")
+def found_in(texts: dict[str, str]) -> list[Contract]:
+    return [contract for name in MODULES for contract in parse(texts[name], name)]
 
 
-def test_the_table_is_what_the_headers_cover() -> None:
-    commands = lua_text("commands.lua")
-    lines = commands.splitlines()
-    headers, _ = parse_headers(lines)
-    entries = {m.group(1) for line in lines if (m := ENTRY.match(line))}
+def test_every_command_has_a_contract_in_the_fixed_form_beside_its_body() -> None:
+    assert problems_of(list(contracts()), module_texts(), lua_strings()) == []
+
+
+def test_the_table_is_what_the_contracts_cover() -> None:
+    entries = dispatched(lua_text("commands.lua"))
     aqless_own = {"worker.offer", "worker.withdraw", "job.result", "queue.putDeduplicated"}
     aqless_own |= {"job.dedup"}
     aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
@@ -130,48 +110,111 @@ def test_the_table_is_what_the_headers_cover() -> None:
     aqless_own |= {"job.progress", "jobs.progress"}
     aqless_own |= {"queue.popAfter"}
     assert entries == set(CLASSIC_COMMANDS + RELESS_COMMANDS) | aqless_own
-    assert {name for header in headers for name in header.names} == entries
+    assert {name for contract in contracts() for name in contract.names} == entries
 
 
-def test_a_removed_header_is_found() -> None:
-    commands = lua_text("commands.lua")
-    start = commands.index("  --- heartbeat | job.heartbeat\n")
-    end = commands.index("  ['heartbeat'] = function")
-    problems = contract_problems(commands[:start] + commands[end:], lua_strings())
-    assert "command 'heartbeat'" in " ".join(problems)
-    assert any("job.heartbeat" in problem for problem in problems)
+def test_the_dispatch_table_holds_no_contract() -> None:
+    assert parse(lua_text("commands.lua"), "commands.lua") == []
+
+
+def test_the_exceptions_named_are_the_ones_the_client_raises() -> None:
+    named = {refusal.exception for contract in contracts() for refusal in contract.refusals}
+    assert named <= set(_EXCEPTIONS)
+    assert all(_EXCEPTIONS[name] is getattr(errors, name) for name in _EXCEPTIONS)
+    assert {contract.cjson for contract in contracts()} <= {None, "InvalidArgumentError"}
+
+
+@pytest.mark.parametrize("contract", contracts(), ids=lambda contract: contract.names[0])
+def test_each_error_text_becomes_the_exception_its_contract_names(contract: Contract) -> None:
+    for name in contract.names:
+        for refusal in contract.refusals:
+            text = PLACEHOLDER.sub("x1", refusal.text)
+            raised = error_for(name, f"user_script:7: {text} script: 0123, on @user_script:7.")
+            assert type(raised).__name__ == refusal.exception, (name, refusal.text)
+            assert str(raised).endswith(text)
+
+
+def test_a_text_no_contract_names_is_an_invalid_argument() -> None:
+    raised = error_for("job.complete", "Expected value but found invalid token at character 1")
+    assert type(raised) is errors.InvalidArgumentError
+
+
+def test_a_command_may_raise_another_commands_errors() -> None:
+    # queue.popAfter runs the outcome it is given: a complete's refusal is that of job.complete
+    raised = error_for("queue.popAfter", "Complete(): Job 12 is not currently running: waiting")
+    assert type(raised) is errors.LockLostError
+
+
+def problems_after(module: str, old: str, new: str) -> list[str]:
+    texts = module_texts()
+    assert old in texts[module]
+    texts[module] = texts[module].replace(old, new, 1)
+    return problems_of(found_in(texts), texts, lua_strings())
+
+
+def test_a_removed_contract_is_found() -> None:
+    text = lua_text("lifecycle.lua")
+    start = text.index("--[=[ heartbeat | job.heartbeat\n")
+    end = text.index("]=]\n", start) + 4
+    problems = problems_after("lifecycle.lua", text[start:end], "")
+    assert "command 'heartbeat' has no contract" in problems
+    assert "command 'job.heartbeat' has no contract" in problems
 
 
 def test_a_missing_field_is_found() -> None:
-    commands = lua_text("commands.lua").replace(
-        "  -- reply: the new lock expiry time (number)\n", "", 1
-    )
-    problems = contract_problems(commands, lua_strings())
-    assert any("heartbeat" in problem and "reply" in problem for problem in problems)
+    problems = problems_after("lifecycle.lua", "  Returns  the new lock expiry time (number)\n", "")
+    assert any("heartbeat" in problem and "Returns" in problem for problem in problems)
 
 
 def test_an_error_text_that_drifted_is_found() -> None:
-    commands = lua_text("commands.lua").replace(
-        'Heatbeat(): Arg "worker" missing', 'Heartbeat(): Arg "worker" missing', 1
+    problems = problems_after(
+        "lifecycle.lua",
+        "'Heatbeat(): Arg \"worker\" missing'",
+        "'Heartbeat(): Arg \"worker\" missing'",
     )
-    problems = contract_problems(commands, lua_strings())
     assert any("Heartbeat(): Arg" in problem for problem in problems)
 
 
-def test_a_header_of_an_unknown_command_is_found() -> None:
-    commands = lua_text("commands.lua").replace("--- queues.names", "--- queues.list", 1)
-    problems = contract_problems(commands, lua_strings())
+def test_an_unknown_exception_is_found() -> None:
+    problems = problems_after(
+        "lifecycle.lua",
+        "'Heatbeat(): Arg \"worker\" missing'   InvalidArgumentError",
+        "'Heatbeat(): Arg \"worker\" missing'   InvalidArgumentErr",
+    )
+    assert any("no exception 'InvalidArgumentErr'" in problem for problem in problems)
+
+
+def test_a_contract_of_an_unknown_command_is_found() -> None:
+    problems = problems_after("queue.lua", "--[=[ queues.names\n", "--[=[ queues.list\n")
     assert any("no command 'queues.list'" in problem for problem in problems)
-    assert any("command 'queues.names'" in problem for problem in problems)
+    assert "command 'queues.names' has no contract" in problems
+
+
+def test_a_contract_away_from_its_body_is_found() -> None:
+    contract = next(c for c in contracts() if c.names[0] == "queues.names")
+    text = lua_text("queue.lua")
+    start = text.index("--[=[ queues.names\n")
+    block = text[start : text.index("]=]\n", start) + 4]
+    texts = module_texts()
+    texts["queue.lua"] = text.replace(block, "", 1) + "\n" + block + "\nlocal moved = 1\n"
+    problems = problems_of(found_in(texts), texts, lua_strings())
+    assert any("(queues.names): not above a function" in problem for problem in problems)
+    assert contract.module == "queue.lua"
 
 
 def test_error_texts_are_looked_for_in_the_code_not_in_the_comments() -> None:
     strings = lua_strings()
     assert 'Heatbeat(): Arg "worker" missing' in strings
-    assert not any("; as put" in string or "contract: see" in string for string in strings)
+    assert not any("InvalidArgumentError" in string for string in strings)
 
 
-def test_errors_of_another_header_must_name_one() -> None:
-    commands = lua_text("commands.lua").replace("does not exist; as put", "does not exist; as putt")
-    problems = contract_problems(commands, lua_strings())
-    assert any("'as putt' names no header" in problem for problem in problems)
+def test_errors_of_another_contract_must_name_one() -> None:
+    problems = problems_after("lifecycle.lua", "           as put\n", "           as putt\n")
+    assert any("'as putt' names no contract" in problem for problem in problems)
+
+
+def test_a_long_text_names_its_exception_on_the_next_line() -> None:
+    cancel = next(c for c in contracts() if c.names[0] == "cancel")
+    assert [refusal.exception for refusal in cancel.refusals] == ["ScriptError"]
+    problems = problems_after("job.lua", "             ScriptError\n", "")
+    assert any("(cancel | job.cancel): no exception for" in problem for problem in problems)

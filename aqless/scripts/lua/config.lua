@@ -39,6 +39,15 @@ function Config.heartbeat(queue)
   return Config.number(queue .. '-heartbeat', Config.number('heartbeat'))
 end
 
+--[=[ config.get
+  Args     [option]
+  Reads    ql:config
+  Writes   none
+  Returns  none given: JSON object of every option (classic defaults overlaid with the stored
+           ones); else the option's value, its classic default (numbers stay numbers), its
+           reqless default, or nil (shared by both vocabularies)
+  Errors   none
+]=]
 -- The value `config.get <option>` answers (the name is shared by both vocabularies): the
 -- stored string, else the classic default (numbers stay numbers), else reqless's default.
 function Config.get(option)
@@ -49,6 +58,13 @@ function Config.get(option)
   return RELESS.config_defaults[option]
 end
 
+--[=[ config.getAll
+  Args     none
+  Reads    ql:config
+  Writes   none
+  Returns  JSON object of every option (reqless defaults overlaid with the stored ones)
+  Errors   none
+]=]
 -- The defaults of a vocabulary overlaid with every stored option.
 function Config.all(D)
   local result = {}
@@ -66,11 +82,26 @@ end
 
 function Config.forget() stored = nil end
 
+--[=[ config.set
+  Args     option, value
+  Reads    none
+  Writes   ql:config
+  Returns  nil
+  Errors   'config.set(): Arg "option" missing'   InvalidArgumentError
+           'config.set(): Arg "value" missing'   InvalidArgumentError
+]=]
 function Config.set(option, value)
   call('HSET', Keys.config(), option, value)
   stored = nil
 end
 
+--[=[ config.unset
+  Args     option
+  Reads    none
+  Writes   ql:config
+  Returns  nil
+  Errors   'config.unset(): Arg "option" missing'   InvalidArgumentError
+]=]
 function Config.unset(option)
   call('HDEL', Keys.config(), option)
   stored = nil

@@ -64,6 +64,20 @@ local function parse_schedule(a)
   return jid, cron, tz, refill, fire_times(a, 5)
 end
 
+--[=[ recurringJob.setCron
+  Args     jid, cron, tz, refill, time... (aqless's own: the template spawns at these unix
+           times, the first next; see cron.lua)
+  Reads    ql:r:<jid>
+  Writes   ql:r:<jid>, ql:cron:<jid>, ql:crons, ql:q:<q>-recur
+  Returns  1
+  Errors   'Recurring(): no jid provided'   InvalidArgumentError
+           'Cron(): Arg "cron" missing'   InvalidArgumentError
+           'Cron(): Arg "tz" missing'   InvalidArgumentError
+           'Cron(): Arg "refill" not a number: <refill>'   InvalidArgumentError
+           'Cron(): Arg "time" not a number: <time>'   InvalidArgumentError
+           'Cron(): no fire time given'   InvalidArgumentError
+           'Recur(): No recurring job <jid>'   JobNotFoundError
+]=]
 -- `jid cron tz refill time...`: the template spawns at these times from now on (the first
 -- one next), its schedule to be topped up at `refill`.
 function Cron.set(a)
@@ -82,6 +96,14 @@ function Cron.set(a)
   return 1
 end
 
+--[=[ recurringJob.extendCron
+  Args     jid, cron, tz, refill, time... (aqless's own: adds fire times if the template still
+           has this cron and tz)
+  Reads    ql:r:<jid>, ql:q:<q>-recur
+  Writes   ql:cron:<jid>, ql:crons
+  Returns  1, or 0 for a template whose cron or tz changed (nothing written)
+  Errors   as recurringJob.setCron
+]=]
 -- `jid cron tz refill time...`: adds the times after the next spawn, if the template still
 -- has this cron and tz (so a top-up computed before a change is dropped); 1 if it had.
 function Cron.extend(a)
@@ -94,6 +116,14 @@ function Cron.extend(a)
   return 1
 end
 
+--[=[ recurringJob.cronRefills
+  Args     lease (aqless's own: claims the cron schedules due for topping up for `lease`
+           seconds)
+  Reads    ql:crons, ql:r:<jid>, ql:cron:<jid>, ql:q:<q>-recur
+  Writes   ql:crons
+  Returns  [[jid, cron, tz, last fire time]...] (JSON)
+  Errors   'Cron(): Arg "lease" not a positive number: <lease>'   InvalidArgumentError
+]=]
 -- The templates whose schedule wants topping up at `now`, each claimed for `lease` seconds
 -- (another worker leaves it alone meanwhile): JSON [[jid, cron, tz, last fire time]...].
 function Cron.refills(now, lease)
@@ -115,6 +145,14 @@ function Cron.refills(now, lease)
   return cjson.encode(found)
 end
 
+--[=[ recurringJob.nextRuns
+  Args     jid, count (aqless's own: the next spawn times, from the schedule or by interval)
+  Reads    ql:r:<jid>, ql:q:<q>-recur, ql:cron:<jid>
+  Writes   none
+  Returns  [unix time...] (JSON; [] for no such template)
+  Errors   'Recurring(): no jid provided'   InvalidArgumentError
+           'Cron(): Arg "count" not a positive number: <count>'   InvalidArgumentError
+]=]
 -- The next `count` spawn times of a template, cron or interval alike: a JSON list.
 function Cron.next_runs(jid, count)
   check(jid, 'Recurring(): no jid provided')

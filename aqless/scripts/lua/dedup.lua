@@ -32,6 +32,18 @@ local function hold(key, jid, mode, ttl)
   end
 end
 
+--[=[ queue.putDeduplicated
+  Args     id, mode, ttl, worker, queue, jid, klass, data, delay, [name, value]... (aqless's
+           own: put's arguments behind a dedup id and its mode, job, ttl or debounce; see
+           Dedup.put)
+  Reads    ql:dedup:<id>, ql:j:<holder>; as put
+  Writes   ql:dedup:<id>, ql:j:<jid>; as put (none when the put is deduplicated)
+  Returns  {jid, outcome}: the job holding the id, and put, deduplicated or debounced
+  Errors   'Dedup(): Arg "id" missing'   InvalidArgumentError
+           'Dedup(): Arg "mode" must be job, ttl or debounce: <mode>'   InvalidArgumentError
+           'Dedup(): Arg "ttl" not a positive number: <ttl>'   InvalidArgumentError
+           as put
+]=]
 -- args: id, mode, ttl, then put's arguments. Reply: {jid, 'put' | 'deduplicated' |
 -- 'debounced'}; the jid is the job that holds the id after the call. A deduplicated put
 -- writes nothing, so put's own checks of its arguments run only when it puts (Job.put).
@@ -71,6 +83,13 @@ function Dedup.put(D, now, a)
   return {jid, outcome}
 end
 
+--[=[ job.dedup
+  Args     jid (aqless's own: the dedup id the job was put with, see dedup.lua)
+  Reads    ql:j:<jid>
+  Writes   none
+  Returns  the dedup id; nil when the job has none or does not exist
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+]=]
 -- A job ends: the id it holds until then is free again (a ttl's stays until it expires).
 -- `id`: the job's `dedup` field, read by the caller with the rest (most jobs have none).
 -- The dedup id the job was put with, or nil.

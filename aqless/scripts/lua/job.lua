@@ -38,6 +38,13 @@ local function relations_json(jid)
   return cjson.encode(first), cjson.encode(call('SMEMBERS', dependencies))
 end
 
+--[=[ get | job.get
+  Args     jid
+  Reads    job objects
+  Writes   none
+  Returns  the job object (JSON), or nil
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+]=]
 -- The job object (17 keys classic, 18 reqless) as JSON text, or nil when the job does not
 -- exist. `f`: the job's fields (Job.read_full) when the caller holds them as they are
 -- stored. Concatenated, not encoded: the values are those cjson would write of the decoded
@@ -82,6 +89,13 @@ function Job.json(D, jid, f, unrelated, apart)
     throttles_key .. throttles .. '}'
 end
 
+--[=[ multiget | job.getMulti
+  Args     jid...
+  Reads    job objects
+  Writes   none
+  Returns  JSON list of the objects of the jobs that exist (empty: classic {}, reqless [])
+  Errors   none
+]=]
 -- The JSON list of the objects of the jids that exist, in order (`known`: jid -> fields,
 -- `apart`: see Job.json); none is written as the dialect writes an empty list.
 function Job.list_json(D, jids, known, apart)
@@ -242,6 +256,16 @@ end
 ---------------------------------------------------------------------------------------------
 -- cancel
 
+--[=[ cancel | job.cancel
+  Args     jid...
+  Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:j:<jid>-dependencies, ql:tracked
+  Writes   deletes ql:j:<jid>, ql:j:<jid>-history, ql:j:<jid>-dependencies;
+           ql:j:<dependency>-dependents, ql:w:<worker>:jobs, <q>-*, throttles, ql:f:<group>,
+           ql:failures, ql:s:stats:<bin>:<q>, ql:t:<tag>, ql:tags
+  Returns  the given jids (a list)
+  Errors   'Cancel(): <jid> is a dependency of <dependent> but is not mentioned to be canceled'
+             ScriptError
+]=]
 function Job.cancel(D, now, jids)
   local named = set_of(jids)
   for _, jid in ipairs(jids) do
@@ -291,6 +315,34 @@ local function release_from_depends(jid, now)
   call('HSET', Keys.job(jid), 'state', 'waiting')
 end
 
+--[=[ depends
+  Args     jid, on, jid... | jid, off, jid... | jid, off, all
+  Reads    ql:j:<jid>, ql:j:<dependency>, ql:j:<jid>-dependencies
+  Writes   ql:j:<jid>-dependencies, ql:j:<dependency>-dependents, ql:j:<jid>,
+           ql:q:<q>-depends|work (when the last dependency goes)
+  Returns  1
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Depends(): Arg "command" missing'   InvalidArgumentError
+           'Depends(): Job <jid> not in the depends state: <state>'   ScriptError
+           'Depends(): Argument "command" must be "on" or "off"'   InvalidArgumentError
+]=]
+--[=[ job.addDependency
+  Args     jid, jid...
+  Reads    ql:j:<jid>, ql:j:<dependency>
+  Writes   ql:j:<jid>-dependencies, ql:j:<dependency>-dependents
+  Returns  1
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Depends(): Job <jid> not in the depends state: <state>'   ScriptError
+]=]
+--[=[ job.removeDependency
+  Args     jid, jid... | jid, all
+  Reads    ql:j:<jid>, ql:j:<jid>-dependencies
+  Writes   ql:j:<jid>-dependencies, ql:j:<dependency>-dependents, ql:j:<jid>,
+           ql:q:<q>-depends|work (when the last dependency goes)
+  Returns  1
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Depends(): Job <jid> not in the depends state: <state>'   ScriptError
+]=]
 -- `depends jid on|off jid...` / `depends jid off all`.
 function Job.depends(D, now, jid, command, dependencies)
   check(jid, 'Job(): no jid provided')
@@ -320,6 +372,16 @@ function Job.depends(D, now, jid, command, dependencies)
   return 1
 end
 
+--[=[ priority | job.setPriority
+  Args     jid, priority
+  Reads    ql:j:<jid>, ql:q:<q>-work
+  Writes   ql:j:<jid>, ql:q:<q>-work
+  Returns  the priority (number)
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Priority(): Arg "priority" missing or not a number: <priority>'   InvalidArgumentError
+           'Priority(): Job {jid} does not exist'   JobNotFoundError
+           'Queue(): no queue name provided'   JobNotFoundError
+]=]
 function Job.set_priority(D, now, jid, priority)
   check(jid, 'Job(): no jid provided')
   local value = number(priority)
@@ -332,6 +394,17 @@ function Job.set_priority(D, now, jid, priority)
   return value
 end
 
+--[=[ log | job.log
+  Args     jid, message, [data]
+  Reads    ql:j:<jid>, ql:config
+  Writes   ql:j:<jid>-history
+  Returns  nil
+  Errors   'Log(): Argument 'jid' missing'   InvalidArgumentError
+           'Log(): Argument 'message' missing'   InvalidArgumentError
+           'Log(): Argument 'data' not cjson: <data>'   InvalidArgumentError
+           'Log(): Job <jid> does not exist'   JobNotFoundError
+           cjson   InvalidArgumentError
+]=]
 function Job.log(D, now, jid, message, data)
   check(jid, "Log(): Argument 'jid' missing")
   check(message, "Log(): Argument 'message' missing")
@@ -344,6 +417,13 @@ function Job.log(D, now, jid, message, data)
   History.append(jid, now, message, item)
 end
 
+--[=[ jobs.tracked
+  Args     none
+  Reads    ql:tracked, job objects
+  Writes   none
+  Returns  {"jobs": [job objects], "expired": [jids]} (JSON)
+  Errors   none
+]=]
 -- {"jobs": [objects], "expired": [jids]} over every tracked jid, as JSON text (empty lists
 -- written {}).
 function Job.tracked(D)
@@ -357,6 +437,24 @@ function Job.tracked(D)
   return '{"jobs":' .. list .. ',"expired":' .. cjson.encode(expired) .. '}'
 end
 
+--[=[ track
+  Args     none | track, jid | untrack, jid
+  Reads    ql:tracked, job objects
+  Writes   ql:tracked
+  Returns  none given: {"jobs": [job objects], "expired": [jids]}; else the number of members
+           changed, as JSON text
+  Errors   'Track(): Arg "jid" missing'   InvalidArgumentError
+           'Track(): Job does not exist'   JobNotFoundError
+           'Track(): Unknown action "<action>"'   InvalidArgumentError
+]=]
+--[=[ job.track | job.untrack
+  Args     jid
+  Reads    ql:j:<jid>
+  Writes   ql:tracked
+  Returns  the number of members changed (0 or 1), as JSON text
+  Errors   'Track(): Arg "jid" missing'   InvalidArgumentError
+           'Track(): Job does not exist'   JobNotFoundError
+]=]
 -- `track track|untrack jid`: returns the JSON text of how many members changed.
 function Job.track(D, now, action, jid)
   check(jid, 'Track(): Arg "jid" missing')
@@ -380,6 +478,29 @@ local function job_tags(jid)
   return Tags.parse(text)
 end
 
+--[=[ tag
+  Args     add, jid, tag... | remove, jid, tag... | get, tag, [offset], [count] | top, [offset],
+           [count]
+  Reads    ql:j:<jid>, ql:t:<tag>, ql:tags
+  Writes   ql:j:<jid>, ql:t:<tag>, ql:tags (add and remove)
+  Returns  add, remove: JSON list of the job's tags; get: {"total": n, "jobs": [jids]}; top:
+           JSON list of the tags at least two jobs carry
+  Errors   'Tag(): Arg "command" must be "add", "remove", "get" or "top"'   InvalidArgumentError
+           'Tag(): First argument must be "add", "remove" or "get"'   InvalidArgumentError
+           'Tag(): Arg "jid" missing'   InvalidArgumentError
+           'Tag(): Job <jid> does not exist'   JobNotFoundError
+           'Tag(): Arg "tag" missing'   InvalidArgumentError
+           'Tag(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Tag(): Arg "count" not a number: {value}'   InvalidArgumentError
+]=]
+--[=[ job.addTag
+  Args     jid, tag...
+  Reads    ql:j:<jid>
+  Writes   ql:j:<jid>, ql:t:<tag>, ql:tags
+  Returns  JSON list of the job's tags ([] when empty)
+  Errors   'Tag(): Arg "jid" missing'   InvalidArgumentError
+           'Tag(): Job <jid> does not exist'   JobNotFoundError
+]=]
 function Job.add_tags(D, now, jid, tags)
   local list = job_tags(jid)
   for _, tag in ipairs(tags) do
@@ -390,6 +511,14 @@ function Job.add_tags(D, now, jid, tags)
   return D.list(list)
 end
 
+--[=[ job.removeTag
+  Args     jid, tag...
+  Reads    ql:j:<jid>, ql:t:<tag>
+  Writes   ql:j:<jid>, ql:t:<tag>, ql:tags
+  Returns  JSON list of the job's tags ([] when empty)
+  Errors   'Tag(): Arg "jid" missing'   InvalidArgumentError
+           'Tag(): Job <jid> does not exist'   JobNotFoundError
+]=]
 function Job.remove_tags(D, now, jid, tags)
   local kept = without(job_tags(jid), set_of(tags))
   for _, tag in ipairs(tags) do Tags.off(D, jid, tag) end

@@ -75,6 +75,31 @@ local function throttles_text(throttles)
   return cjson.encode(throttles)
 end
 
+--[=[ put | queue.put
+  Args     worker, queue, jid, klass, data, delay, [name, value]... (options: retries, tags,
+           priority, depends, rate_limits; throttles for queue.put)
+  Reads    ql:j:<jid>, ql:j:<jid>-dependencies, ql:j:<dependency>, ql:config, throttles,
+           ql:offers:<q>
+  Writes   ql:j:<jid>, ql:j:<jid>-history, ql:j:<jid>-dependencies,
+           ql:j:<dependency>-dependents, <q>-* (old and new queue), ql:queues, ql:w:<old
+           worker>:jobs, ql:completed, ql:t:<tag>, ql:tags, ql:f:<group>, ql:failures,
+           ql:s:stats:<bin>:<q>, ql:th:<tid>-pending; a push to an offering worker writes what
+           pop writes
+  Returns  the jid
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Put(): Arg "jid" missing'   InvalidArgumentError
+           'Put(): Arg "klass" missing'   InvalidArgumentError
+           'Put(): Arg "data" missing or not JSON: <data>'   InvalidArgumentError
+           'Put(): Arg "delay" not a number: <delay>'   InvalidArgumentError
+           'Odd number of additional args: <n> option arguments'   InvalidArgumentError
+           'Put(): Arg "retries" not a number: <value>'   InvalidArgumentError
+           'Put(): Arg "tags" not JSON<value>'   InvalidArgumentError
+           'Put(): Arg "priority" not a number<value>'   InvalidArgumentError
+           'Put(): Arg "depends" not JSON: <value>'   InvalidArgumentError
+           'Put(): Arg "throttles" not JSON array: <value>'   InvalidArgumentError
+           'Put(): Arg "rate_limits" not JSON array: <value>'   InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
 function Job.put(D, now, a)
   local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
     depends, given_throttles, rate_limits = parse_put(D, a)
@@ -172,6 +197,15 @@ function Job.put(D, now, a)
   return jid
 end
 
+--[=[ requeue | job.requeue
+  Args     worker, queue, jid, klass, data, delay, [name, value]... (as put)
+  Reads    as put
+  Writes   as put
+  Returns  the jid
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Requeue(): Job <jid> does not exist'   JobNotFoundError
+           as put
+]=]
 function Job.requeue(D, now, a)
   check(a[3], 'Job(): no jid provided')
   check(call('EXISTS', Keys.job(a[3])) == 1, 'Requeue(): Job ' .. a[3] .. ' does not exist')
@@ -212,6 +246,75 @@ local function data_pair(data, keep, state)
   return 'data', data
 end
 
+--[=[ complete
+  Args     jid, worker, queue, data, [name, value]... (options: next, delay, depends; aqless's
+           own, without next: result, result_dropped)
+  Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
+  Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
+           ql:w:<worker>:jobs, ql:completed, the released dependents' ql:j:<dependent>,
+           ql:j:<dependent>-dependencies and queue sets; retention deletes old jobs' ql:j:<old>,
+           ql:j:<old>-history, ql:t:<tag>, ql:tags; with next: ql:queues,
+           ql:q:<next>-work|scheduled|depends, ql:j:<jid>-dependencies,
+           ql:j:<dependency>-dependents
+  Returns  the new state: complete; with next: waiting, scheduled or depends
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Complete(): Arg "worker" missing'   InvalidArgumentError
+           'Complete(): Arg "queue" missing'   InvalidArgumentError
+           'Complete(): Arg "data" missing or not JSON: <data>'   InvalidArgumentError
+           'assertion failed!'   InvalidArgumentError
+           'Complete(): Arg "depends" not JSON: <depends>'   InvalidArgumentError
+           'Complete(): "delay" cannot be used without a "next".'   InvalidArgumentError
+           'Complete(): "depends" cannot be used without a "next".'   InvalidArgumentError
+           'Complete(): Job {jid} does not exist'   JobNotFoundError
+           'Complete(): Job {jid} is not currently running: {state}'   LockLostError
+           'Complete(): Job {jid} has been handed out to another worker: {worker}'   LockLostError
+           'Complete(): Job {jid} running in another queue: {queue}'   InvalidArgumentError
+           'Complete(): "result" cannot be used with a "next".'   InvalidArgumentError
+           'Complete(): Arg "result" not JSON'   InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
+--[=[ job.complete
+  Args     jid, worker, queue, data, [name, value]... (aqless's own options: result (JSON text,
+           kept as the job's `result` field), result_dropped (why it has none), see results.lua;
+           keep_data (any value): the job keeps its stored data, and `data` is neither read nor
+           written)
+  Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
+  Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
+           ql:w:<worker>:jobs, ql:completed, the released dependents' ql:j:<dependent>,
+           ql:j:<dependent>-dependencies and queue sets; retention deletes old jobs' ql:j:<old>,
+           ql:j:<old>-history, ql:j:<old>-dependencies, ql:t:<tag>, ql:tags
+  Returns  complete
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Complete(): Arg "worker" missing'   InvalidArgumentError
+           'Complete(): Arg "queue_name" missing'   InvalidArgumentError
+           'Complete(): Arg "data" missing or not JSON: <data>'   InvalidArgumentError
+           'Complete(): Job does not exist'   JobNotFoundError
+           'Complete(): Job is not currently running: {state}'   LockLostError
+           'Complete(): Job has been handed out to another worker: {worker}'   LockLostError
+           'Complete(): Job running in another queue: {queue}'   InvalidArgumentError
+           'Complete(): Arg "result" not JSON'   InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
+--[=[ job.completeAndRequeue
+  Args     jid, worker, queue, data, next, [name, value]... (options: delay, depends; aqless's
+           own: keep_data, as job.complete's)
+  Reads    ql:j:<jid>, ql:j:<dependency>, ql:tracked, ql:config, throttles
+  Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
+           ql:w:<worker>:jobs, ql:queues, ql:q:<next>-work|scheduled|depends,
+           ql:j:<jid>-dependencies, ql:j:<dependency>-dependents
+  Returns  the new state: waiting, scheduled or depends
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Complete(): Arg "worker" missing'   InvalidArgumentError
+           'Complete(): Arg "queue_name" missing'   InvalidArgumentError
+           'Complete(): Arg "data" missing or not JSON: <data>'   InvalidArgumentError
+           'assertion failed!'   InvalidArgumentError
+           'Complete(): Arg "depends" not JSON: <depends>'   InvalidArgumentError
+           'Complete(): Job does not exist'   JobNotFoundError
+           'Complete(): Job is not currently running: {state}'   LockLostError
+           'Complete(): Job has been handed out to another worker: {worker}'   LockLostError
+           'Complete(): Job running in another queue: {queue}'   InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
 -- Completes a running job; with `next` it is put into that queue instead.
 -- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
 -- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
@@ -308,6 +411,24 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep)
   return 'complete'
 end
 
+--[=[ fail | job.fail
+  Args     jid, worker, group, message, [data]
+  Reads    ql:j:<jid>, ql:tracked, ql:config
+  Writes   ql:j:<jid>, ql:j:<jid>-history, ql:w:<worker>:jobs, <q>-*, throttles,
+           ql:s:stats:<bin>:<q>, ql:failures, ql:f:<group>
+  Returns  the jid
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Fail(): Arg "worker" missing'   InvalidArgumentError
+           'Fail(): Arg "group" missing'   InvalidArgumentError
+           'Fail(): Arg "message" missing'   InvalidArgumentError
+           'Fail(): Job {jid}does not exist'   JobNotFoundError
+           'Fail(): Job {jid}not currently running: {state}'   LockLostError
+           'Fail(): Job {jid} running with another worker: {worker}'   LockLostError
+           'Fail(): Job does not exist'   JobNotFoundError
+           'Fail(): Job not currently running: {state}'   LockLostError
+           'Fail(): Job running with another worker: {worker}'   LockLostError
+           cjson   InvalidArgumentError
+]=]
 function Job.fail(D, now, jid, worker, group, message, data)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Fail(): Arg "worker" missing')
@@ -337,6 +458,25 @@ function Job.fail(D, now, jid, worker, group, message, data)
   return jid
 end
 
+--[=[ retry | job.retry
+  Args     jid, queue, worker, [delay], [group], [message]
+  Reads    ql:j:<jid>, ql:tracked, ql:config
+  Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<q>-locks, ql:w:<worker>:jobs, throttles,
+           ql:q:<queue>-work|scheduled; when no retry is left: ql:failures, ql:f:<group>,
+           ql:s:stats:<bin>:<queue>
+  Returns  integer, the retries left (below 0: the job failed)
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Retry(): Arg "queue" missing'   InvalidArgumentError
+           'Retry(): Arg "queue_name" missing'   InvalidArgumentError
+           'Retry(): Arg "worker" missing'   InvalidArgumentError
+           'Retry(): Arg "delay" not a number: <delay>'   InvalidArgumentError
+           'Retry(): Job {jid} does not exist'   JobNotFoundError
+           'Retry(): Job {jid} is not currently running: {state}'   LockLostError
+           'Retry(): Job {jid} has been given to another worker: {worker}'   LockLostError
+           'Retry(): Job does not exist'   JobNotFoundError
+           'Retry(): Job is not currently running: {state}'   LockLostError
+           'Retry(): Job has been given to another worker: {worker}'   LockLostError
+]=]
 function Job.retry(D, now, jid, queue, worker, delay, group, message)
   check(jid, 'Job(): no jid provided')
   if queue == nil then refuse(D, 'retry_no_queue') end
@@ -390,6 +530,21 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   return math.floor(remaining)
 end
 
+--[=[ heartbeat | job.heartbeat
+  Args     jid, worker, [data]
+  Reads    ql:j:<jid>, ql:config
+  Writes   ql:j:<jid>, ql:w:<worker>:jobs, ql:q:<q>-locks, ql:workers (classic only)
+  Returns  the new lock expiry time (number)
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Heatbeat(): Arg "worker" missing'   InvalidArgumentError
+           'Heartbeat(): Job {jid} does not exist'   JobNotFoundError
+           'Heartbeat(): Job {jid} not currently running: {state}'   LockLostError
+           'Heartbeat(): Job {jid} given out to another worker: {worker}'   LockLostError
+           'Heartbeat(): Job does not exist'   JobNotFoundError
+           'Heartbeat(): Job not currently running: {state}'   LockLostError
+           'Heartbeat(): Job given out to another worker: {worker}'   LockLostError
+           cjson   InvalidArgumentError
+]=]
 function Job.heartbeat(D, now, jid, worker, data)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Heatbeat(): Arg "worker" missing')
@@ -417,6 +572,15 @@ function Job.heartbeat(D, now, jid, worker, data)
   return expires
 end
 
+--[=[ timeout | job.timeout
+  Args     jid...
+  Reads    ql:j:<jid>, ql:config
+  Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<q>-locks|work, throttles
+  Returns  nil
+  Errors   'Timeout(): Job {jid} does not exist'   JobNotFoundError
+           'Timeout(): Job {jid} not running'   LockLostError
+           'Timeout(): Job <jid> not running'   LockLostError
+]=]
 function Job.timeout(D, now, jids)
   local jobs, seen = {}, {}
   for i, jid in ipairs(jids) do

@@ -12,6 +12,13 @@ local function legacy(name)
   return nil
 end
 
+--[=[ queueIdentifierPatterns.getAll
+  Args     none
+  Reads    ql:qp:identifiers, qmore:dynamic (legacy, standard prefix only)
+  Writes   none
+  Returns  JSON object: name -> JSON list text of patterns (default ["*"])
+  Errors   none
+]=]
 function Patterns.identifiers()
   local flat = call('HGETALL', Keys.patterns('identifiers'))
   if #flat == 0 and legacy('dynamic') then flat = call('HGETALL', legacy('dynamic')) end
@@ -20,6 +27,16 @@ function Patterns.identifiers()
   return result
 end
 
+--[=[ queueIdentifierPatterns.setAll
+  Args     [name, patterns]...
+  Reads    none
+  Writes   ql:qp:identifiers, qmore:dynamic (deleted)
+  Returns  nil
+  Errors   'Odd number of identifier patterns: <n> arguments'   InvalidArgumentError
+           'queueIdentifierPatterns.setAll(): patterns of "<name>" must be a JSON list'
+             InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
 function Patterns.set_identifiers(a)
   check(a.n % 2 == 0, 'Odd number of identifier patterns: ' .. a.n .. ' arguments')
   local kept = {}
@@ -46,6 +63,13 @@ function Patterns.set_identifiers(a)
   call('HSET', key, unpack(kept))
 end
 
+--[=[ queuePriorityPatterns.getAll
+  Args     none
+  Reads    ql:qp:priorities, qmore:priority (legacy, standard prefix only)
+  Writes   none
+  Returns  JSON list of the pattern objects' texts (a default one when none)
+  Errors   none
+]=]
 function Patterns.priorities()
   local list = call('LRANGE', Keys.patterns('priorities'), 0, -1)
   if #list == 0 and legacy('priority') then list = call('LRANGE', legacy('priority'), 0, -1) end
@@ -53,6 +77,15 @@ function Patterns.priorities()
   return list
 end
 
+--[=[ queuePriorityPatterns.setAll
+  Args     [pattern]...
+  Reads    none
+  Writes   ql:qp:priorities, qmore:priority (deleted)
+  Returns  nil
+  Errors   'queuePriorityPatterns.setAll(): each pattern must be a JSON object with a "pattern"'
+             InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
 function Patterns.set_priorities(a)
   local elements = {}
   local has_default = false

@@ -25,6 +25,21 @@ local function pop_after_part(ok, reply)
   return 'refused', tostring(reply)
 end
 
+--[=[ queue.popAfter
+  Args     queue, worker, limit, [data_apart], command, command's now, command's argument...
+           (aqless's own: runs the outcome `command` (job.complete, job.completeAndRequeue,
+           job.fail, job.retry or job.requeue) as its own call would, then pops as
+           rateLimit.pop, with data_apart when given)
+  Reads    as the command, as rateLimit.pop
+  Writes   as the command, as rateLimit.pop
+  Returns  {ok or refused, rateLimit.pop's reply or the text of its refusal, ok or refused, the
+           command's reply or the text of its refusal} (a refused command does not stop the pop)
+  Errors   'PopAfter(): Arg "command" not an outcome: <command>'   InvalidArgumentError
+           'PopAfter(): Arg "now" not a number: <now>'   InvalidArgumentError
+           'Queue(): no queue name provided'   InvalidArgumentError
+           'Pop(): Arg "worker" missing'   InvalidArgumentError
+           'Pop(): Arg "limit" missing or not a number: {value}'   InvalidArgumentError
+]=]
 -- `a`: queue, worker, limit, [data_apart], command, the command's now, its arguments...;
 -- `find`: the handler of a command name. Returns {'ok' or 'refused', the pop's reply or the
 -- text of its refusal, 'ok' or 'refused', the outcome's reply or the text of its refusal}:

@@ -9,6 +9,20 @@ local Progress = {}
 -- The longest message a report may carry, in bytes.
 local PROGRESS_MESSAGE_LIMIT = 1024
 
+--[=[ job.progress
+  Args     jid, worker, fraction, [message] (aqless's own: the job's code reports how far it
+           got, see progress.lua)
+  Reads    ql:j:<jid>
+  Writes   ql:j:<jid> (progress, progress_message, progress_at), publishes ql:progress
+  Returns  nil
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'Progress(): Arg "worker" missing'   InvalidArgumentError
+           'Progress(): Arg "fraction" not a number from 0 to 1: <fraction>'   InvalidArgumentError
+           'Progress(): Arg "message" longer than 1024 bytes: <length>'   InvalidArgumentError
+           'Progress(): Job <jid> does not exist'   JobNotFoundError
+           'Progress(): Job <jid> not currently running: <state>'   LockLostError
+           'Progress(): Job <jid> given out to another worker: <worker>'   LockLostError
+]=]
 -- Records a report from the worker that holds the job; refused (nothing written) when the
 -- job is gone, not running, or given to another worker.
 function Progress.report(now, jid, worker, fraction, message)
@@ -33,6 +47,14 @@ function Progress.report(now, jid, worker, fraction, message)
     ',"message":' .. json_value(message) .. '}')
 end
 
+--[=[ jobs.progress
+  Args     jid... (aqless's own: what job.progress stored)
+  Reads    ql:j:<jid>
+  Writes   none
+  Returns  JSON object {jid: {"fraction", "message", "at"}} of the jobs that reported progress
+           ({} when none)
+  Errors   none
+]=]
 -- {jid: {"fraction", "message", "at"}} of the jobs among `jids` that reported progress.
 function Progress.of(jids)
   local parts = {}

@@ -146,6 +146,18 @@ function Queue.pop_count(D, queue, worker, count)
   return whole(n)
 end
 
+--[=[ pop | queue.pop
+  Args     queue, worker, count (reqless: limit)
+  Reads    ql:paused_queues, ql:config, <q>-*, ql:q:<q>-recur, ql:r:<id>, job objects, throttles
+  Writes   ql:workers, ql:w:<worker>:jobs, <q>-*, ql:j:<jid>, ql:j:<jid>-history, throttles,
+           ql:s:wait:<bin>:<q>, ql:s:stats:<bin>:<q>, ql:f:<group>, ql:failures (expired locks),
+           ql:r:<id>, ql:q:<q>-recur, ql:t:<tag>, ql:tags (recurring spawns)
+  Returns  JSON list of the popped job objects (classic writes an empty one {}, reqless [])
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Pop(): Arg "worker" missing'   InvalidArgumentError
+           'Pop(): Arg "count" missing or not a number: {value}'   InvalidArgumentError
+           'Pop(): Arg "limit" missing or not a number: {value}'   InvalidArgumentError
+]=]
 -- (`apart`: see Job.json)
 function Queue.pop(D, now, queue, worker, count, apart)
   local n = Queue.pop_count(D, queue, worker, count)
@@ -175,6 +187,15 @@ local function peek_jids(D, queue, now, offset, limit)
   return result
 end
 
+--[=[ peek
+  Args     queue, count
+  Reads    ql:q:<q>-locks|work|scheduled|recur, ql:r:<id>, job objects
+  Writes   ql:q:<q>-work|scheduled|recur, ql:j:<jid>, ql:j:<jid>-history, ql:r:<id>, ql:t:<tag>,
+           ql:tags (recurring spawns and scheduled promotion)
+  Returns  JSON list of the job objects a pop would take (empty: {})
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Peek(): Arg "count" missing or not a number: <count>'   InvalidArgumentError
+]=]
 -- classic `peek queue count`
 function Queue.peek(D, now, queue, count)
   check(queue, 'Queue(): no queue name provided')
@@ -185,6 +206,16 @@ function Queue.peek(D, now, queue, count)
   return Job.list_json(D, peek_jids(D, queue, now, 0, n))
 end
 
+--[=[ queue.peek
+  Args     queue, offset, limit
+  Reads    ql:q:<q>-locks|work|scheduled|recur, ql:r:<id>, job objects
+  Writes   ql:q:<q>-work|scheduled|recur, ql:j:<jid>, ql:j:<jid>-history, ql:r:<id>, ql:t:<tag>,
+           ql:tags (recurring spawns and scheduled promotion)
+  Returns  JSON list of the job objects a pop would take, from offset ([] when empty)
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Peek(): Arg "offset" missing or not a number: <offset>'   InvalidArgumentError
+           'Peek(): Arg "limit" missing or not a number: <limit>'   InvalidArgumentError
+]=]
 -- reqless `queue.peek queue offset limit`
 function Queue.peek_range(D, now, queue, offset, limit)
   check(queue, 'Queue(): no queue name provided')
@@ -197,6 +228,14 @@ function Queue.peek_range(D, now, queue, offset, limit)
   return Job.list_json(D, peek_jids(D, queue, now, first, n))
 end
 
+--[=[ queues | queue.counts
+  Args     [queue]
+  Reads    ql:queues, <q>-*, ql:q:<q>-recur, ql:paused_queues
+  Writes   ql:q:<q>-scheduled|work, ql:j:<jid> (due scheduled jobs are promoted first)
+  Returns  the counts object of the queue (JSON), or the JSON list of every queue's (empty: {};
+           queue.counts adds "throttled")
+  Errors   none
+]=]
 -- The counts object of a queue (8 keys classic, 9 with `throttled` for reqless).
 function Queue.counts(D, now, queue)
   local locks = Keys.queue(queue, 'locks')
@@ -216,16 +255,37 @@ function Queue.counts(D, now, queue)
   return counts
 end
 
+--[=[ queues.names
+  Args     none
+  Reads    ql:queues
+  Writes   none
+  Returns  JSON list of the queue names ([] when none)
+  Errors   none
+]=]
 function Queue.names()
   return call('ZRANGE', Keys.queues(), 0, -1)
 end
 
+--[=[ queues.counts
+  Args     none
+  Reads    ql:queues, <q>-*, ql:q:<q>-recur, ql:paused_queues
+  Writes   ql:q:<q>-scheduled|work, ql:j:<jid> (due scheduled jobs are promoted first)
+  Returns  JSON list of every queue's counts object ([] when none)
+  Errors   none
+]=]
 function Queue.all_counts(D, now)
   local result = {}
   for i, queue in ipairs(Queue.names()) do result[i] = Queue.counts(D, now, queue) end
   return result
 end
 
+--[=[ length | queue.length
+  Args     queue
+  Reads    ql:q:<q>-locks|work|scheduled
+  Writes   none
+  Returns  integer, the jobs running, waiting and scheduled
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+]=]
 function Queue.length(now, queue)
   check(queue, 'Queue(): no queue name provided')
   return call('ZCARD', Keys.queue(queue, 'locks')) + call('ZCARD', Keys.queue(queue, 'work'))
@@ -236,16 +296,37 @@ local function names_given(names, command)
   check(#names > 0, command .. '(): wrong number of arguments: give at least one name')
 end
 
+--[=[ pause | queue.pause
+  Args     queue...
+  Reads    none
+  Writes   ql:paused_queues
+  Returns  nil
+  Errors   '<Pause>(): wrong number of arguments: give at least one name'   InvalidArgumentError
+]=]
 function Queue.pause(names)
   names_given(names, 'Pause')
   call_batched('SADD', Keys.paused(), names)
 end
 
+--[=[ unpause | queue.unpause
+  Args     queue...
+  Reads    none
+  Writes   ql:paused_queues
+  Returns  nil
+  Errors   '<Unpause>(): wrong number of arguments: give at least one name'   InvalidArgumentError
+]=]
 function Queue.unpause(names)
   names_given(names, 'Unpause')
   call_batched('SREM', Keys.paused(), names)
 end
 
+--[=[ queue.forget
+  Args     queue...
+  Reads    none
+  Writes   ql:queues
+  Returns  nil
+  Errors   '<Forget>(): wrong number of arguments: give at least one name'   InvalidArgumentError
+]=]
 function Queue.forget(names)
   names_given(names, 'Forget')
   call_batched('ZREM', Keys.queues(), names)
@@ -258,10 +339,42 @@ function Queue.page(offset, count, default_count, offset_text, count_text)
   return whole(first), whole(n)
 end
 
+--[=[ jobs.completed
+  Args     [offset], [limit]
+  Reads    ql:completed
+  Writes   none
+  Returns  JSON list of jids, most recently completed first ([] when empty)
+  Errors   'Jobs(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Jobs(): Arg "limit" not a number: {value}'   InvalidArgumentError
+]=]
 function Queue.completed(offset, count)
   return call('ZREVRANGE', Keys.completed(), offset, offset + count - 1)
 end
 
+--[=[ jobs
+  Args     complete, [offset], [count] | state, queue, [offset], [count] (state: running,
+           stalled, scheduled, depends, recurring)
+  Reads    ql:completed, ql:q:<q>-locks|scheduled|depends|recur
+  Writes   ql:q:<q>-scheduled|work, ql:j:<jid> (state scheduled promotes due jobs first)
+  Returns  a list of jids
+  Errors   'Jobs(): Arg "state" missing'   InvalidArgumentError
+           'Jobs(): Arg "queue" missing'   InvalidArgumentError
+           'Jobs(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Jobs(): Arg "count" not a number: {value}'   InvalidArgumentError
+           'Jobs(): Unknown type "<state>"'   InvalidArgumentError
+]=]
+--[=[ queue.jobsByState
+  Args     complete, [offset], [limit] | state, queue, [offset], [limit] (state: running,
+           stalled, scheduled, depends, throttled, recurring)
+  Reads    ql:completed, ql:q:<q>-locks|scheduled|depends|throttled|recur
+  Writes   ql:q:<q>-scheduled|work, ql:j:<jid> (state scheduled promotes due jobs first)
+  Returns  JSON list of jids ([] when empty)
+  Errors   'Jobs(): Arg "state" missing'   InvalidArgumentError
+           'Jobs(): Arg "queue" missing'   InvalidArgumentError
+           'Jobs(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Jobs(): Arg "limit" not a number: {value}'   InvalidArgumentError
+           'Jobs(): Unknown type "<state>"'   InvalidArgumentError
+]=]
 -- Jids of a queue by state (`jobs <state> <queue>`, `queue.jobsByState`).
 function Queue.jobs_by_state(D, now, state, queue, offset, count)
   local key = function(kind) return Keys.queue(queue, kind) end
@@ -284,6 +397,17 @@ function Queue.jobs_by_state(D, now, state, queue, offset, count)
   raise('Jobs(): Unknown type "' .. state .. '"')
 end
 
+--[=[ unfail | queue.unfail
+  Args     queue, group, [count]
+  Reads    ql:f:<group>, ql:j:<jid>, ql:config
+  Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<queue>-work, ql:f:<group>, ql:failures
+  Returns  integer, how many jobs moved
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'queue.unfail(): Arg "queue" missing'   InvalidArgumentError
+           'Unfail(): Arg "group" missing'   InvalidArgumentError
+           'Unfail(): Arg "count" not a number: <count>'   InvalidArgumentError
+           'Unfail(): Arg "count" must be greater than zero'   InvalidArgumentError
+]=]
 -- Moves the oldest failures of a group into a queue; returns how many moved.
 function Queue.unfail(D, now, queue, group, count)
   if queue == nil then refuse(D, 'unfail_no_queue') end
@@ -312,6 +436,22 @@ function Queue.unfail(D, now, queue, group, count)
   return moved
 end
 
+--[=[ failed | jobs.failedByGroup
+  Args     none | group, [start], [limit]
+  Reads    ql:failures, ql:f:<group>
+  Writes   none
+  Returns  none given: {group: count}; else {"total": n, "jobs": [jids]}
+  Errors   'Failed(): Arg "start" is not a number: <start>'   InvalidArgumentError
+           'Failed(): Arg "limit" is not a number: <limit>'   InvalidArgumentError
+]=]
+--[=[ failureGroups.counts
+  Args     [start], [limit] (checked, then ignored)
+  Reads    ql:failures, ql:f:<group>
+  Writes   none
+  Returns  {group: count} (JSON)
+  Errors   'Failed(): Arg "start" is not a number: <start>'   InvalidArgumentError
+           'Failed(): Arg "limit" is not a number: <limit>'   InvalidArgumentError
+]=]
 -- `failed` without a group: group -> number of failed jobs.
 function Queue.failure_groups()
   local result = {}

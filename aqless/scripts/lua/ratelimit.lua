@@ -135,6 +135,18 @@ function RateLimit.finish(state, popped, count)
   end
 end
 
+--[=[ rateLimit.pop
+  Args     queue, worker, limit, [data_apart]
+  Reads    as queue.pop, rate limits, ql:q:<q>-scheduled
+  Writes   as queue.pop, ql:rl:<id>-starts
+  Returns  {"jobs": queue.pop's reply, "wait": seconds until a rate limit that held the pop back
+           has a free start or, when it took fewer jobs than it could, until the queue's next
+           scheduled job is due; null when neither, "held": whether a rate limit held the pop
+           back, or the next scheduled job names one} (JSON); with data_apart (aqless's own), a
+           list: that JSON text with no "data" in the job objects, then each job's stored data
+           text as it is, in the order of the jobs
+  Errors   as pop
+]=]
 -- After a short pop: the wait until the queue's next scheduled job is due, if sooner (a
 -- job deferred by a full limiter waits there, and so may a delayed one). A next job that
 -- names limiters counts as held back by them.
@@ -155,6 +167,16 @@ function RateLimit.store(jid, ids, existed)
   end
 end
 
+--[=[ rateLimit.set
+  Args     id, limit, period
+  Reads    none
+  Writes   ql:rl:<id>, ql:rate_limits
+  Returns  nil
+  Errors   'RateLimit(): no id provided'   InvalidArgumentError
+           'RateLimit(): Arg "limit" not a number of at least 1: <limit>'   InvalidArgumentError
+           'RateLimit(): Arg "period" not a number of seconds above 0: <period>'
+             InvalidArgumentError
+]=]
 function RateLimit.set(id, limit, period)
   check(id, 'RateLimit(): no id provided')
   local n, seconds = number(limit), number(period)
@@ -165,12 +187,27 @@ function RateLimit.set(id, limit, period)
   call('SADD', ids_key(), id)
 end
 
+--[=[ rateLimit.delete
+  Args     id
+  Reads    none
+  Writes   rate limits
+  Returns  nil
+  Errors   'RateLimit(): no id provided'   InvalidArgumentError
+]=]
 function RateLimit.delete(id)
   check(id, 'RateLimit(): no id provided')
   call('DEL', definition_key(id), starts_key(id))
   call('SREM', ids_key(), id)
 end
 
+--[=[ rateLimit.get
+  Args     id
+  Reads    rate limits
+  Writes   ql:rl:<id>-starts (trimmed to the window)
+  Returns  {"id", "limit", "period", "used": starts in the window, "wait": seconds until the
+           next free start} (JSON; limit 0 when the id has none)
+  Errors   'RateLimit(): no id provided'   InvalidArgumentError
+]=]
 -- {id, limit, period, used, wait}: limit 0 for an id without a limit.
 function RateLimit.info(id, now)
   check(id, 'RateLimit(): no id provided')
@@ -179,6 +216,13 @@ function RateLimit.info(id, now)
   return {id = id, limit = l.limit, period = l.period, used = l.used, wait = wait_of(l, now)}
 end
 
+--[=[ rateLimit.all
+  Args     none
+  Reads    rate limits
+  Writes   ql:rl:<id>-starts (trimmed to the window)
+  Returns  JSON list of every limiter's {"id", "limit", "period", "used", "wait"} ([] if none)
+  Errors   none
+]=]
 function RateLimit.all(now)
   local result = {}
   for _, id in ipairs(call('SMEMBERS', ids_key())) do result[#result + 1] = RateLimit.info(id, now) end

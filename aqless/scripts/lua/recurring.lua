@@ -82,6 +82,49 @@ local function parse_recur(D, a)
     throttles = throttles}
 end
 
+--[=[ recur
+  Args     queue, jid, klass, data, interval, seconds, offset, [name, value]... (the word
+           `interval`, then the interval; options: tags, priority, retries, backlog)
+  Reads    ql:r:<jid>
+  Writes   ql:r:<jid>, ql:q:<old queue>-recur, ql:q:<queue>-recur, ql:queues
+  Returns  the jid
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'RecurringJob On(): Arg "jid" missing'   InvalidArgumentError
+           'RecurringJob On(): Arg "klass" missing'   InvalidArgumentError
+           'RecurringJob On(): Arg "spec" missing'   InvalidArgumentError
+           'RecurringJob On(): Arg "data" not JSON: {value}'   InvalidArgumentError
+           'Recur(): schedule type "<type>" unknown'   InvalidArgumentError
+           'Recur(): Arg "interval" not a number: <interval>'   InvalidArgumentError
+           'Recur(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Recur(): Arg "interval" must be greater than 0'   InvalidArgumentError
+           'Odd number of additional args: {value}'   InvalidArgumentError
+           'Recur(): Arg "tags" must be JSON string array: <tags>'   InvalidArgumentError
+           'Recur(): Arg "priority" not a number: <priority>'   InvalidArgumentError
+           'Recur(): Arg "retries" not a number: <retries>'   InvalidArgumentError
+           'Recur(): Arg "backlog" not a number: <backlog>'   InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
+--[=[ queue.recurAtInterval
+  Args     queue, jid, klass, data, interval, offset, [name, value]... (options: tags, priority,
+           retries, backlog, throttles)
+  Reads    ql:r:<jid>
+  Writes   ql:r:<jid>, ql:q:<old queue>-recur, ql:q:<queue>-recur, ql:queues
+  Returns  the jid
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Recur(): Arg "jid" missing'   InvalidArgumentError
+           'Recur(): Arg "klass" missing'   InvalidArgumentError
+           'Recur(): Arg "data" not JSON: {value}'   InvalidArgumentError
+           'Recur(): Arg "interval" not a number: <interval>'   InvalidArgumentError
+           'Recur(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Recur(): Arg "interval" must be greater than 0'   InvalidArgumentError
+           'Recur(): Odd number of additional args: {value}'   InvalidArgumentError
+           'Recur(): Arg "tags" must be JSON string array: <tags>'   InvalidArgumentError
+           'Recur(): Arg "priority" not a number: <priority>'   InvalidArgumentError
+           'Recur(): Arg "retries" not a number: <retries>'   InvalidArgumentError
+           'Recur(): Arg "backlog" not a number: <backlog>'   InvalidArgumentError
+           'Recur(): Arg "throttles" not JSON array: <throttles>'   InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
 function Recurring.recur(D, now, a)
   local p = parse_recur(D, a)
   local key = Keys.recurring(p.jid)
@@ -100,6 +143,13 @@ function Recurring.recur(D, now, a)
   return p.jid
 end
 
+--[=[ recur.get | recurringJob.get
+  Args     jid
+  Reads    ql:r:<jid>
+  Writes   none
+  Returns  the recurring-job object (JSON; reqless adds "throttles"), or nil
+  Errors   'Recurring(): no jid provided'   InvalidArgumentError
+]=]
 function Recurring.object(D, jid)
   check(jid, 'Recurring(): no jid provided')
   local f = read_hash(Keys.recurring(jid), TEMPLATE_FIELDS)
@@ -124,6 +174,22 @@ end
 
 local UPDATE_NUMBERS = {priority = true, interval = true, retries = true}
 
+--[=[ recur.update | recurringJob.update
+  Args     jid, [name, value]... (names: priority, interval, retries, backlog, data, klass,
+           queue; throttles for reqless)
+  Reads    ql:r:<jid>, ql:q:<q>-recur
+  Writes   ql:r:<jid>, ql:q:<q>-recur, ql:q:<new queue>-recur, ql:queues
+  Returns  1
+  Errors   'Recurring(): no jid provided'   InvalidArgumentError
+           'Recur(): No recurring job <jid>'   JobNotFoundError
+           'No value provided for <name>'   InvalidArgumentError
+           'Recur(): Arg "<name>" must be a number: <value>'   InvalidArgumentError
+           'Recur(): Arg "backlog" not a number: <value>'   InvalidArgumentError
+           'Recur(): Arg "data" is not JSON-encoded: <value>'   InvalidArgumentError
+           'Recur(): Arg "throttles" is not JSON-encoded: <value>'   InvalidArgumentError
+           'Recur(): Unrecognized option "<name>"'   InvalidArgumentError
+           cjson   InvalidArgumentError
+]=]
 -- `recur.update jid [name value]...`: every option is validated before any is applied.
 function Recurring.update(D, now, a)
   local jid = a[1]
@@ -183,6 +249,14 @@ local function template_tags(jid, missing)
   return Tags.parse(text)
 end
 
+--[=[ recur.tag | recurringJob.addTag
+  Args     jid, tag...
+  Reads    ql:r:<jid>
+  Writes   ql:r:<jid>
+  Returns  JSON list of the template's tags (empty: classic {}, reqless [])
+  Errors   'Recurring(): no jid provided'   InvalidArgumentError
+           'Tag(): Job <jid> does not exist'   JobNotFoundError
+]=]
 function Recurring.add_tags(D, jid, tags)
   local list = template_tags(jid, 'Tag(): Job ')
   local before = set_of(list)
@@ -195,6 +269,14 @@ function Recurring.add_tags(D, jid, tags)
   return text
 end
 
+--[=[ recur.untag | recurringJob.removeTag
+  Args     jid, tag...
+  Reads    ql:r:<jid>
+  Writes   ql:r:<jid>
+  Returns  JSON list of the template's tags (empty: {})
+  Errors   'Recurring(): no jid provided'   InvalidArgumentError
+           'Untag(): Job <jid> does not exist'   JobNotFoundError
+]=]
 function Recurring.remove_tags(D, jid, tags)
   local list = template_tags(jid, 'Untag(): Job ')
   local text = cjson.encode(without(list, set_of(tags)))
@@ -202,6 +284,13 @@ function Recurring.remove_tags(D, jid, tags)
   return text
 end
 
+--[=[ unrecur | recurringJob.cancel
+  Args     jid
+  Reads    ql:r:<jid>
+  Writes   ql:q:<q>-recur, ql:r:<jid> (deleted)
+  Returns  1
+  Errors   'Recurring(): no jid provided'   InvalidArgumentError
+]=]
 function Recurring.cancel(jid)
   check(jid, 'Recurring(): no jid provided')
   local queue = call('HGET', Keys.recurring(jid), 'queue')

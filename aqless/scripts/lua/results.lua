@@ -27,6 +27,14 @@ function Results.clear(jid)
   call('HDEL', Keys.job(jid), 'result', 'result_dropped')
 end
 
+--[=[ job.result
+  Args     jid (aqless's own: the job's kept return value, see results.lua)
+  Reads    ql:j:<jid>
+  Writes   none
+  Returns  JSON {"state", "result" (the stored JSON text), "dropped" (why none was kept),
+           "failure"}, the last three when present; nil when the job does not exist
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+]=]
 -- What `job.result` answers: {"state", "result" (the stored JSON text), "dropped",
 -- "failure"}, the last three when present; nil when the job does not exist.
 function Results.json(jid)

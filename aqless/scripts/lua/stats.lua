@@ -83,6 +83,14 @@ local function summary(key)
   return {count = count, mean = mean, std = std, histogram = histogram}
 end
 
+--[=[ stats | queue.stats
+  Args     queue, date
+  Reads    ql:s:stats:<bin>:<q>, ql:s:wait:<bin>:<q>, ql:s:run:<bin>:<q>
+  Writes   none
+  Returns  the stats object of the day (JSON)
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Stats(): Arg "date" missing or not a number: <date>'   InvalidArgumentError
+]=]
 -- The stats object of a queue for the day of `date`.
 function Stats.of_day(queue, date)
   local bin = day_bin(date)

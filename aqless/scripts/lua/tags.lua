@@ -27,6 +27,15 @@ function Tags.all_off(D, jid, tags)
   for _, tag in ipairs(tags) do Tags.off(D, jid, tag) end
 end
 
+--[=[ jobs.tagged
+  Args     tag, [offset], [limit]
+  Reads    ql:t:<tag>
+  Writes   none
+  Returns  {"total": n, "jobs": [jids]} (JSON)
+  Errors   'Tag(): Arg "tag" missing'   InvalidArgumentError
+           'Tag(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Tag(): Arg "limit" not a number: {value}'   InvalidArgumentError
+]=]
 -- {"total": n, "jobs": [...]} for `tag get` / `jobs.tagged`.
 function Tags.tagged(tag, offset, count)
   return {
@@ -35,6 +44,14 @@ function Tags.tagged(tag, offset, count)
   }
 end
 
+--[=[ tags.top
+  Args     [offset], [limit]
+  Reads    ql:tags
+  Writes   none
+  Returns  JSON list of the tags at least two jobs carry, most used first ([] when empty)
+  Errors   'Tag(): Arg "offset" not a number: <offset>'   InvalidArgumentError
+           'Tag(): Arg "limit" not a number: {value}'   InvalidArgumentError
+]=]
 -- Tags carried by at least two jobs, most used first.
 function Tags.top(offset, count)
   return call('ZREVRANGEBYSCORE', Keys.tags(), '+inf', 2, 'LIMIT', offset, count)

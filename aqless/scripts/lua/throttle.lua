@@ -126,6 +126,13 @@ function Throttle.park(queue, jid, throttles, state, now)
   end
 end
 
+--[=[ throttle.release
+  Args     tid, jid...
+  Reads    throttles, ql:j:<jid>
+  Writes   ql:th:<tid>-locks|-pending, ql:q:<q>-throttled|work
+  Returns  nil
+  Errors   'Throttle(): no tid provided'   InvalidArgumentError
+]=]
 -- Frees the job's slot (or its place in line) and moves as many pending jobs back to
 -- their queue's work set as there are free slots. Moved jobs acquire at their next pop.
 -- `none_pending`: the caller knows the pending set does not exist.
@@ -162,18 +169,70 @@ function Throttle.release_all(jid, now, stored, none_pending)
   for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now, none_pending) end
 end
 
+--[=[ queue.throttle.set
+  Args     queue, maximum
+  Reads    none
+  Writes   ql:th:<tid> (tid: the queue's throttle, ql:q:<q>)
+  Returns  nil
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError
+]=]
+--[=[ throttle.set
+  Args     tid, maximum, [expiration]
+  Reads    none
+  Writes   ql:th:<tid>
+  Returns  nil
+  Errors   'Throttle(): no tid provided'   InvalidArgumentError
+           'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError
+           'Throttle(): Arg "expiration" not a number: <expiration>'   InvalidArgumentError
+]=]
 function Throttle.set(tid, maximum, expiration)
   if maximums ~= nil then maximums[tid] = nil end
   call('HSET', Keys.throttle(tid), 'id', tid, 'maximum', maximum)
   if expiration > 0 then call('EXPIRE', Keys.throttle(tid), expiration) end
 end
 
+--[=[ queue.throttle.get
+  Args     queue
+  Reads    ql:th:<tid> (tid: the queue's throttle, ql:q:<q>)
+  Writes   none
+  Returns  {"id": tid, "maximum": n, "ttl": seconds} (JSON)
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+]=]
+--[=[ throttle.get
+  Args     tid
+  Reads    ql:th:<tid>
+  Writes   none
+  Returns  {"id": tid, "maximum": n, "ttl": seconds} (JSON)
+  Errors   'Throttle(): no tid provided'   InvalidArgumentError
+]=]
 function Throttle.info(tid)
   return {id = tid, maximum = Throttle.maximum(tid), ttl = call('TTL', Keys.throttle(tid))}
 end
 
+--[=[ throttle.locks
+  Args     tid
+  Reads    ql:th:<tid>-locks
+  Writes   none
+  Returns  JSON list of the jids holding a slot ([] when none)
+  Errors   'Throttle(): no tid provided'   InvalidArgumentError
+]=]
 function Throttle.locks(tid) return call('ZRANGE', locks_key(tid), 0, -1) end
+--[=[ throttle.pending
+  Args     tid
+  Reads    ql:th:<tid>-pending
+  Writes   none
+  Returns  JSON list of the jids waiting for a slot ([] when none)
+  Errors   'Throttle(): no tid provided'   InvalidArgumentError
+]=]
 function Throttle.pending(tid) return call('ZRANGE', pending_key(tid), 0, -1) end
+--[=[ throttle.delete
+  Args     tid
+  Reads    none
+  Writes   ql:th:<tid> (deleted)
+  Returns  nil
+  Errors   'Throttle(): no tid provided'   InvalidArgumentError
+]=]
 function Throttle.delete(tid)
   if maximums ~= nil then maximums[tid] = nil end
   call('DEL', Keys.throttle(tid))

@@ -9,6 +9,14 @@ local function expire_workers(now)
   if #idle > 0 then call('ZREMRANGEBYSCORE', Keys.workers(), 0, horizon) end
 end
 
+--[=[ workers | worker.jobs
+  Args     [worker]
+  Reads    ql:config, ql:workers, ql:w:<worker>:jobs
+  Writes   ql:workers, ql:w:<worker>:jobs (workers idle past max-worker-age are dropped)
+  Returns  the worker's {"jobs": [jids], "stalled": [jids]}, or the JSON list of every worker's
+           {"name", "jobs": n, "stalled": n}, most recent first (empty: {})
+  Errors   none
+]=]
 -- {"jobs": [...], "stalled": [...]} of one worker, latest expiry first.
 function Worker.jobs(now, worker)
   expire_workers(now)
@@ -19,6 +27,13 @@ function Worker.jobs(now, worker)
   }
 end
 
+--[=[ workers.counts
+  Args     none
+  Reads    ql:config, ql:workers, ql:w:<worker>:jobs
+  Writes   ql:workers, ql:w:<worker>:jobs (workers idle past max-worker-age are dropped)
+  Returns  JSON list of every worker's {"name", "jobs": n, "stalled": n} ([] when none)
+  Errors   none
+]=]
 -- One {"name", "jobs", "stalled"} per worker, most recently active first.
 function Worker.counts(now)
   expire_workers(now)
@@ -34,6 +49,14 @@ function Worker.counts(now)
   return result
 end
 
+--[=[ worker.deregister | worker.forget
+  Args     worker...
+  Reads    none
+  Writes   ql:workers
+  Returns  nil
+  Errors   'Worker(): wrong number of arguments: give at least one worker name'
+             InvalidArgumentError
+]=]
 function Worker.forget(names)
   check(#names > 0, 'Worker(): wrong number of arguments: give at least one worker name')
   call_batched('ZREM', Keys.workers(), names)
@@ -53,6 +76,18 @@ end
 
 local function push_channel(worker) return 'push:' .. worker end
 
+--[=[ worker.offer
+  Args     worker, slots, seconds, queue... (aqless's own: a put into one of the queues pops a
+           job for the worker, see Worker.offer)
+  Reads    none
+  Writes   ql:offers:<q>
+  Returns  the number of subscribers to ql:pushed (workers that hear put events), or nil when
+           the user may not ask (PUBSUB NUMSUB)
+  Errors   'Offer(): Arg "worker" missing'   InvalidArgumentError
+           'Offer(): Arg "slots" not a positive number: <slots>'   InvalidArgumentError
+           'Offer(): Arg "seconds" not a positive number: <seconds>'   InvalidArgumentError
+           'Offer(): wrong number of arguments: give at least one queue name'   InvalidArgumentError
+]=]
 function Worker.offer(now, worker, slots, seconds, queues)
   check(worker, 'Offer(): Arg "worker" missing')
   local n = number(slots)
@@ -69,6 +104,13 @@ function Worker.offer(now, worker, slots, seconds, queues)
   if type(heard) == 'table' then return heard[2] end
 end
 
+--[=[ worker.withdraw
+  Args     worker, queue...
+  Reads    none
+  Writes   ql:offers:<q>
+  Returns  nil
+  Errors   'Withdraw(): Arg "worker" missing'   InvalidArgumentError
+]=]
 function Worker.withdraw(worker, queues)
   check(worker, 'Withdraw(): Arg "worker" missing')
   for _, queue in ipairs(queues) do call('HDEL', Keys.offers(queue), worker) end
