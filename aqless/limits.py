@@ -45,6 +45,13 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def checked_limit_name(name: str) -> str:
+    """A named rate limit's `name`, refused when empty."""
+    if not name:
+        raise InvalidArgumentError("name", "a rate limit's name must not be empty")
+    return name
+
+
 class RateLimit:
     """One limiter (no I/O to make): a named one, or a queue's (``queue.rate_limit``)."""
 
@@ -79,9 +86,7 @@ class RateLimits:
         self._client = client
 
     def __getitem__(self, name: str) -> RateLimit:
-        if not name:
-            raise InvalidArgumentError("name", "a rate limit's name must not be empty")
-        return RateLimit(self._client, name)
+        return RateLimit(self._client, checked_limit_name(name))
 
     def of_queue(self, queue: str) -> RateLimit:
         """A queue's own limiter (its id is the queue's throttle id)."""

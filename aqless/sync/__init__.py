@@ -2,36 +2,44 @@
 ``aqless.sync.ShardedClient``.
 
 One event loop runs on a daemon thread owned by the client, holding the async client; each
-blocking call hands a coroutine to it and waits for its result (see aqless.sync.plain).
+blocking call hands a coroutine to it and waits for its result (aqless.sync.runtime). The
+façades (aqless.sync.facades) derive every blocking verb from the contract's
+(aqless.contracts), once for plain and sharded clients.
 """
 
-from aqless.sync.plain import (
-    Client,
+from aqless.sync.clients import Client, ShardedClient
+from aqless.sync.facades import (
+    SyncConfig,
+    SyncEvents,
     SyncJob,
     SyncJobs,
     SyncQueue,
+    SyncQueuePatterns,
     SyncQueues,
     SyncRateLimit,
     SyncRateLimits,
     SyncRecurringJob,
-    SyncWorkers,
-)
-from aqless.sync.sharded import (
-    ShardedClient,
-    SyncShardedConfig,
-    SyncShardedJobs,
     SyncShardedQueue,
     SyncShardedQueues,
+    SyncTags,
     SyncThrottle,
     SyncThrottles,
+    SyncWorkers,
 )
+
+#: One façade serves plain and sharded clients; these names stay for code that used them.
+SyncShardedConfig = SyncConfig
+SyncShardedJobs = SyncJobs
 
 __all__ = [
     "Client",
     "ShardedClient",
+    "SyncConfig",
+    "SyncEvents",
     "SyncJob",
     "SyncJobs",
     "SyncQueue",
+    "SyncQueuePatterns",
     "SyncQueues",
     "SyncRateLimit",
     "SyncRateLimits",
@@ -40,6 +48,7 @@ __all__ = [
     "SyncShardedJobs",
     "SyncShardedQueue",
     "SyncShardedQueues",
+    "SyncTags",
     "SyncThrottle",
     "SyncThrottles",
     "SyncWorkers",

@@ -309,3 +309,66 @@ def test_rate_limits_are_set_read_and_lifted(sync_client: aqless.sync.Client) ->
     assert [info.id for info in sync_client.rate_limits.all()] == ["partner"]
     with pytest.raises(aqless.InvalidArgumentError):
         sync_client.rate_limits[""]
+
+
+def test_a_blocking_queue_pops_pauses_and_forgets_as_the_async_one(
+    sync_client: aqless.sync.Client,
+) -> None:
+    queue = sync_client.queues["work"]
+    jids = [queue.put("app.Work", {"n": n}) for n in range(3)]
+    first = queue.pop()
+    assert isinstance(first, aqless.sync.SyncJob)
+    assert (first.jid, first.state) == (jids[0], "running")
+    rest = queue.pop_many(5)
+    assert [job.jid for job in rest] == jids[1:]
+    rest[0].fail("boom", "it broke")
+    assert queue.unfail("boom") == 1
+    assert queue.length() == 3  # two running, one waiting again
+    queue.pause()
+    assert queue.counts().paused
+    assert queue.pop() is None
+    queue.unpause()
+    assert queue.pop() is not None
+    queue.set_heartbeat(5)
+    assert queue.heartbeat() == 5
+    queue.set_heartbeat(None)
+    assert queue.heartbeat() == 60
+    for job in [first, rest[1]]:
+        job.complete()
+    assert "work" in sync_client.queues.names()
+    idle = sync_client.queues["idle"]
+    sync_client.jobs.cancel(idle.put("app.Idle"))
+    idle.forget()
+    assert "idle" not in sync_client.queues.names()
+
+
+def test_a_blocking_client_follows_events_until_told_to_stop(
+    sync_client: aqless.sync.Client,
+) -> None:
+    queue = sync_client.queues["heard"]
+    with sync_client.events("log") as events:
+        jid = queue.put("app.Heard")
+        job = queue.pop()
+        assert job is not None
+        job.complete()
+        heard = [(event.kind, event.jid) for event in (events.next(timeout=10) for _ in range(2))]
+        assert heard == [("put", jid), ("completed", jid)]
+        with pytest.raises(TimeoutError):
+            events.next(timeout=0.2)
+    with pytest.raises(RuntimeError):
+        events.next()  # unsubscribed on leaving
+
+
+def test_a_blocking_client_reads_tags_patterns_and_workers(
+    sync_client: aqless.sync.Client,
+) -> None:
+    queue = sync_client.queues["tagged"]
+    queue.put("app.T", tags=["blue", "red"])
+    queue.put("app.T", tags=["blue"])
+    assert sync_client.tags.top() == ["blue"]  # as qless: only tags shared by two jobs or more
+    sync_client.queue_patterns.set_identifiers({"mail": ["emails", "bounces"]})
+    assert sync_client.queue_patterns.identifiers()["mail"] == ["emails", "bounces"]
+    job = queue.pop()
+    assert job is not None
+    assert sync_client.worker_name in [worker.name for worker in sync_client.workers.counts()]
+    assert job.jid in sync_client.workers.jobs(sync_client.worker_name).jobs

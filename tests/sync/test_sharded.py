@@ -244,3 +244,33 @@ def test_put_results_tell_a_deduplicated_put_on_the_dedup_ids_shard(
     ]
     assert queue.length() == 3
     assert queue.put_many([aqless.PutRequest("app.Mail", dedup="welcome-8")]) == [results[1].jid]
+
+
+def test_the_verbs_a_sharded_queue_gained_act_on_every_shard(
+    client: aqless.sync.ShardedClient,
+) -> None:
+    queue = client.queues["mended"]
+    routes = route_per_shard(client)
+    jids = [queue.put("app.Mend", route=route) for route in routes]
+    for job in queue.pop_many(len(jids)):
+        job.fail("broken", "on its own shard")
+    failed = client.jobs.failed("broken")
+    assert sorted(failed.jids) == sorted(jids)
+    assert client.jobs.failure_groups() == {"broken": len(jids)}
+    assert queue.unfail("broken", count=len(jids) - 1) == len(jids) - 1
+    assert queue.unfail("broken") == 1
+    assert queue.length() == len(jids)
+    queue.set_heartbeat(7)
+
+    async def heartbeats(sharded: aqless.ShardedClient) -> list[float]:
+        return [await shard.queues["mended"].heartbeat() for shard in sharded.clients]
+
+    assert client.call(heartbeats) == [7.0] * len(routes)
+    done = queue.pop()
+    assert done is not None
+    done.complete(result={"ok": True})
+    assert client.jobs.completed() == [done.jid]
+    assert client.jobs.stored_result(done.jid) is not None
+    client.jobs.cancel(*[jid for jid in jids if jid != done.jid])
+    queue.forget()
+    assert "mended" not in client.queues.names()

@@ -1,0 +1,146 @@
+"""The blocking clients: ``aqless.sync.Client`` (of one server) and ``aqless.sync.ShardedClient``
+(of a sharded deployment). Both offer the contract's surface through the same façades
+(aqless.sync.facades); they differ only in the async client they hold and in the sharded
+deployment's own verbs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Self, TypeVar
+
+from aqless import contracts
+from aqless.client import Client as PlainClient
+from aqless.job import Job, RecurringJob
+from aqless.sharding.client import ShardedClient as AsyncShardedClient
+from aqless.sharding.reads import ShardReport
+from aqless.sync.facades import (
+    SyncConfig,
+    SyncEvents,
+    SyncJobs,
+    SyncQueuePatterns,
+    SyncQueues,
+    SyncRateLimits,
+    SyncShardedQueues,
+    SyncTags,
+    SyncThrottles,
+    SyncWorkers,
+)
+from aqless.sync.runtime import BlockingClient
+
+C = TypeVar("C", bound=contracts.Client)
+Q = TypeVar("Q", SyncQueues, SyncShardedQueues)
+
+
+class SyncClientSurface(BlockingClient[C], Generic[C, Q]):
+    """What every blocking client offers: the contract's accessors (no I/O to make), its
+    events, opening and closing."""
+
+    def __init__(self, queues: Callable[[BlockingClient[C]], Q]) -> None:
+        super().__init__()
+        self.queues: Q = queues(self)
+        self.jobs = SyncJobs(self)
+        self.config = SyncConfig(self)
+        self.workers = SyncWorkers(self)
+        self.throttles = SyncThrottles(self)
+        self.rate_limits = SyncRateLimits(self)
+        self.tags = SyncTags(self)
+        self.queue_patterns = SyncQueuePatterns(self)
+
+    def open(self) -> Self:
+        """Connect now rather than at the first call (the embedded server, the shard map)."""
+        self.call(lambda client: client.open())
+        return self
+
+    def events(self, *channels: str, workers: Sequence[str] = ()) -> SyncEvents:
+        """The server's events, blocking (see ``aqless.Client.events``): ``with
+        client.events("completed") as events: for event in events: ...``."""
+        return SyncEvents(self, channels, workers)
+
+    @property
+    def worker_name(self) -> str:
+        """The name this client's pops and locks go under."""
+        return self._current().client.worker_name
+
+
+class Client(SyncClientSurface[PlainClient, SyncQueues]):
+    """A blocking ``aqless.Client``: ``aqless.sync.Client(url, **options)`` takes the same
+    arguments and checks them here (ConfigurationError), before anything connects.
+
+    Safe to share between threads (make one per process, e.g. at import time of a Django
+    or Flask app). Connects on the first call; ``close()`` (or ``with``) releases
+    everything, and a client still open at interpreter exit is closed then. The errors
+    are aqless's own (``JobNotFoundError``, ``ConnectionLostError``...).
+    """
+
+    def __init__(self, url: str | None = None, **options: Any) -> None:
+        self._url = url
+        self._options = options
+        super().__init__(SyncQueues)
+
+    def _make(self) -> PlainClient:
+        return PlainClient(self._url, **self._options)
+
+    async def _job_client(self, client: PlainClient, job: Job | RecurringJob) -> PlainClient:
+        return client
+
+    @property
+    def url(self) -> str | None:
+        """The server's URL (the embedded one's once the first call has started it)."""
+        return self._current().client.url
+
+    def __repr__(self) -> str:
+        return f"<aqless.sync.Client {self._url or 'default'}>"
+
+
+class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):
+    """A blocking ``aqless.ShardedClient``: ``aqless.sync.ShardedClient(nodes,
+    deployment="billing")`` takes the same arguments and checks them here
+    (ConfigurationError), before anything connects; the shard map is read (or made, with
+    `shards`) at the first call. Each call routes as the async one does and raises the same
+    errors (``CrossShardError``...); a job's verbs go to its own shard.
+
+    Safe to share between threads, one per process; ``close()`` (or ``with``) releases
+    every shard's connections.
+    """
+
+    def __init__(
+        self,
+        nodes: str | Sequence[tuple[str, int]],
+        *,
+        deployment: str,
+        shards: int | None = None,
+        **options: Any,
+    ) -> None:
+        self._nodes = nodes
+        self.deployment = deployment
+        self._shards = shards
+        self._options = options
+        super().__init__(SyncShardedQueues)
+
+    def _make(self) -> AsyncShardedClient:
+        return AsyncShardedClient(
+            self._nodes, deployment=self.deployment, shards=self._shards, **self._options
+        )
+
+    async def _job_client(self, client: AsyncShardedClient, job: Job | RecurringJob) -> PlainClient:
+        """The client of the job's shard (the one of that namespace in this process)."""
+        namespace = job._client.namespace if job._client is not None else None
+        for shard in client.clients:
+            if shard.namespace == namespace:
+                return shard
+        return await client.home(job.jid)
+
+    def shard_of(self, key: str) -> int:
+        """The shard a put of this jid (or routing key) goes to."""
+
+        async def owner(client: AsyncShardedClient) -> int:
+            return client.shard_of(key)
+
+        return self.call(owner)
+
+    def shard_report(self) -> list[ShardReport]:
+        """Each shard's queue counts, lag and primary's memory."""
+        return self.call(lambda client: client.shard_report())
+
+    def __repr__(self) -> str:
+        return f"<aqless.sync.ShardedClient {self.deployment}>"
