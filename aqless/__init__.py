@@ -31,25 +31,27 @@ from aqless.errors import (
 )
 from aqless.handlers import Handler, Handlers
 from aqless.job import Job, RecurringJob
-from aqless.limits import RateLimit, RateLimitInfo, RateLimits
+from aqless.limits import RateLimit, RateLimits
 from aqless.models import (
     Durations,
     Failure,
     HistoryEntry,
+    JobResult,
     JobState,
     Page,
+    PriorityPattern,
     QueueCounts,
     QueueStats,
+    RateLimitInfo,
     RecurringChanges,
     ThrottleInfo,
     WorkerCounts,
     WorkerJobs,
 )
-from aqless.patterns import PriorityPattern, QueuePatterns
+from aqless.patterns import QueuePatterns
 from aqless.progress import Progress
 from aqless.puts import Dedup, Durability, PutOptions, PutRequest, PutResult
 from aqless.queue import Queue
-from aqless.results import JobResult
 from aqless.sharding.client import (
     ShardedClient,
     ShardedConfig,

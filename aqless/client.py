@@ -26,6 +26,7 @@ from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimits
 from aqless.models import (
+    JobResult,
     JobState,
     Page,
     QueueCounts,
@@ -36,9 +37,8 @@ from aqless.models import (
 )
 from aqless.patterns import QueuePatterns
 from aqless.progress import Progress
-from aqless.puts import PutHook
-from aqless.queue import Queue
-from aqless.results import JobResult, await_result, read_result
+from aqless.queue import PutHook, Queue
+from aqless.results import await_result, read_result
 from aqless.scripts.loader import AnyRedis
 
 # what the embedded server's URL looks like, for checking the options before it starts
@@ -177,7 +177,7 @@ class Client:
         self.rate_limits = RateLimits(self)
         self.tags = Tags(self)
         self.queue_patterns = QueuePatterns(self)
-        #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.puts.PutHook);
+        #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.queue.PutHook);
         #: ``aqless.tracing.instrument(client)`` adds one.
         self.put_hooks: list[PutHook] = []
 

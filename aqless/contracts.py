@@ -14,10 +14,12 @@ is (or until the variant states why it cannot offer it).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, Unpack
 
+from aqless._connection.protocol import Clock
+from aqless._connection.protocol import Protocol as ScriptCaller
 from aqless.models import (
     Failure,
     HistoryEntry,
@@ -31,13 +33,12 @@ from aqless.models import (
     WorkerJobs,
 )
 from aqless.puts import DedupOption, Durable, JobClass, PutOptions, PutRequest, PutResult, RunAt
+from aqless.scripts.loader import AnyRedis
 
 if TYPE_CHECKING:
     from aqless.events import Event
-    from aqless.limits import RateLimitInfo
-    from aqless.patterns import PriorityPattern
+    from aqless.models import JobResult, PriorityPattern, RateLimitInfo
     from aqless.progress import Progress
-    from aqless.results import JobResult
 
 __all__ = [
     "Client",
@@ -52,6 +53,7 @@ __all__ = [
     "RateLimit",
     "RateLimits",
     "RecurringJob",
+    "ScriptClient",
     "Tags",
     "Throttle",
     "Throttles",
@@ -415,3 +417,23 @@ class Client(Protocol):
     def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream: ...
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None: ...
     async def result(self, jid: str, *, timeout: float | None = None) -> Any: ...
+
+
+class ScriptClient(Client, Protocol):
+    """A client of one server (or of one shard): the contract's surface, and what its own
+    parts (queues, jobs, limits, schedules, results) call on it: the script, the clock and
+    the names it works under. ``aqless.Client`` is one; they take it as this contract, so
+    that none of them imports the Client."""
+
+    @property
+    def protocol(self) -> ScriptCaller: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def namespace(self) -> str | None: ...
+    @property
+    def redis(self) -> AnyRedis: ...
+    @property
+    def put_hooks(self) -> Sequence[Callable[..., Awaitable[list[str]]]]: ...

@@ -14,22 +14,22 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from aqless.job import Job, RecurringJob
-from aqless.limits import RateLimitInfo
 from aqless.models import (
     Failure,
     HistoryEntry,
+    JobResult,
+    PriorityPattern,
     QueueCounts,
     QueueStats,
+    RateLimitInfo,
     ThrottleInfo,
     WorkerCounts,
 )
-from aqless.patterns import PriorityPattern
 from aqless.progress import Progress
-from aqless.results import JobResult
 from aqless.sharding.reads import ShardReport
 
 if TYPE_CHECKING:
-    from aqless.client import Client
+    from aqless.contracts import ScriptClient as Client
 
 Document = dict[str, Any]
 

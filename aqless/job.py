@@ -29,7 +29,7 @@ from aqless.results import result_options
 from aqless.schedules import CronSchedule, next_runs, set_schedule
 
 if TYPE_CHECKING:
-    from aqless.client import Client
+    from aqless.contracts import ScriptClient as Client
 
 
 def _decoded_data(text: Any) -> Any:

@@ -8,37 +8,13 @@ every pop, for every worker at once, with a sliding window of start times: no wi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aqless.errors import InvalidArgumentError
+from aqless.models import RateLimitInfo
 
 if TYPE_CHECKING:
-    from aqless.client import Client
-
-
-@dataclass(frozen=True, slots=True)
-class RateLimitInfo:
-    """A rate limit: at most `limit` starts per `period` seconds (0, 0: no limit), the
-    starts in the current window, and the seconds until the next free start."""
-
-    id: str
-    limit: int
-    period: float
-    used: int
-    wait: float
-
-    @classmethod
-    def from_json(cls, value: Mapping[str, Any]) -> RateLimitInfo:
-        """Decode the script's rate-limit object."""
-        return cls(
-            id=str(value["id"]),
-            limit=int(value["limit"]),
-            period=float(value["period"]),
-            used=int(value["used"]),
-            wait=float(value["wait"]),
-        )
+    from aqless.contracts import ScriptClient as Client
 
 
 def _whole(value: object) -> bool:

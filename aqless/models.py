@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any, Final, TypedDict
+
+from aqless.errors import ConfigurationError, JobFailedError, ResultDroppedError
 
 
 class JobState(StrEnum):
@@ -199,3 +202,114 @@ class RecurringChanges(TypedDict, total=False):
     throttles: Sequence[str] | None
     cron: str | None
     tz: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitInfo:
+    """A rate limit: at most `limit` starts per `period` seconds (0, 0: no limit), the
+    starts in the current window, and the seconds until the next free start."""
+
+    id: str
+    limit: int
+    period: float
+    used: int
+    wait: float
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> RateLimitInfo:
+        """Decode the script's rate-limit object."""
+        return cls(
+            id=str(value["id"]),
+            limit=int(value["limit"]),
+            period=float(value["period"]),
+            used=int(value["used"]),
+            wait=float(value["wait"]),
+        )
+
+
+#: How `PriorityPattern.parse` marks a group whose queues are shuffled.
+FAIRLY: Final = "fairly:"
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityPattern:
+    """One group of the stored priority order: queues matching `patterns`, shuffled when
+    `fairly`. The group whose patterns are exactly ``["default"]`` stands for every queue no
+    other group matches."""
+
+    patterns: tuple[str, ...]
+    fairly: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        return self.patterns == ("default",)
+
+    @classmethod
+    def parse(cls, text: str) -> PriorityPattern:
+        """A group written as comma-separated globs, shuffled with a ``fairly:`` prefix:
+        ``"urgent-*,alerts"`` or ``"fairly:mail-*"`` (the CLI's and the dashboard's form).
+
+        Raises:
+            ConfigurationError: the text names no pattern.
+        """
+        text = text.strip()
+        fairly = text.startswith(FAIRLY)
+        body = text.removeprefix(FAIRLY) if fairly else text
+        patterns = tuple(part.strip() for part in body.split(",") if part.strip())
+        if not patterns:
+            raise ConfigurationError(f"a priority group needs at least one pattern: {text!r}")
+        return cls(patterns, fairly=fairly)
+
+    def __str__(self) -> str:
+        return (FAIRLY if self.fairly else "") + ",".join(self.patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    """What the server holds of a job's outcome now (``client.jobs.stored_result(jid)``).
+
+    Attributes:
+        jid: the job.
+        state: its state, as text (a result is only kept once it is complete).
+        text: the kept return value as JSON text; None when none is kept.
+        dropped: why the return value was not kept, or None.
+        failure: why the job failed, when it did.
+    """
+
+    jid: str
+    state: str
+    text: str | None
+    dropped: str | None
+    failure: Failure | None
+
+    @property
+    def value(self) -> Any:
+        """The kept return value, decoded (None when none is kept)."""
+        return None if self.text is None else json.loads(self.text)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the job is complete or failed."""
+        return self.state in (JobState.COMPLETE, JobState.FAILED)
+
+    def outcome(self) -> Any:
+        """The return value of a complete job; JobFailedError for a failed one, and
+        ResultDroppedError when it completed without its value kept."""
+        if self.state == JobState.FAILED:
+            failure = self.failure
+            group, message = (failure.group, failure.message) if failure else ("", "")
+            raise JobFailedError(self.jid, group, message)
+        if self.dropped is not None:
+            raise ResultDroppedError(self.jid, self.dropped)
+        return self.value
+
+    @classmethod
+    def from_json(cls, jid: str, reply: Mapping[str, Any]) -> JobResult:
+        text, dropped = reply.get("result"), reply.get("dropped")
+        return cls(
+            jid=jid,
+            state=str(reply.get("state", "")),
+            text=text if isinstance(text, str) else None,
+            dropped=dropped if isinstance(dropped, str) else None,
+            failure=Failure.from_json(reply.get("failure")),
+        )

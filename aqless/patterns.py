@@ -6,49 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from aqless.errors import ConfigurationError
+from aqless.models import PriorityPattern
 
 if TYPE_CHECKING:
-    from aqless.client import Client
-
-#: How `PriorityPattern.parse` marks a group whose queues are shuffled.
-FAIRLY: Final = "fairly:"
-
-
-@dataclass(frozen=True, slots=True)
-class PriorityPattern:
-    """One group of the stored priority order: queues matching `patterns`, shuffled when
-    `fairly`. The group whose patterns are exactly ``["default"]`` stands for every queue no
-    other group matches."""
-
-    patterns: tuple[str, ...]
-    fairly: bool = False
-
-    @property
-    def is_default(self) -> bool:
-        return self.patterns == ("default",)
-
-    @classmethod
-    def parse(cls, text: str) -> PriorityPattern:
-        """A group written as comma-separated globs, shuffled with a ``fairly:`` prefix:
-        ``"urgent-*,alerts"`` or ``"fairly:mail-*"`` (the CLI's and the dashboard's form).
-
-        Raises:
-            ConfigurationError: the text names no pattern.
-        """
-        text = text.strip()
-        fairly = text.startswith(FAIRLY)
-        body = text.removeprefix(FAIRLY) if fairly else text
-        patterns = tuple(part.strip() for part in body.split(",") if part.strip())
-        if not patterns:
-            raise ConfigurationError(f"a priority group needs at least one pattern: {text!r}")
-        return cls(patterns, fairly=fairly)
-
-    def __str__(self) -> str:
-        return (FAIRLY if self.fairly else "") + ",".join(self.patterns)
+    from aqless.contracts import ScriptClient as Client
 
 
 class QueuePatterns:

@@ -27,12 +27,9 @@ import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, TypeAlias, TypedDict
 
 from aqless.errors import ConfigurationError, InvalidArgumentError, NotDurableError, ScriptError
-
-if TYPE_CHECKING:
-    from aqless.queue import Queue
 
 # What `put` and `Job.build` accept as the job's class: a class, a function, or its dotted name.
 JobClass = type | Callable[..., Any] | str
@@ -220,10 +217,6 @@ def _new_jid() -> str:
 
 #: Sends put requests; returns their jids.
 PutSender: TypeAlias = Callable[[list["PutRequest"]], Awaitable[list[str]]]
-#: Wraps every put: ``async def hook(queue, requests, send) -> jids`` may look at or replace
-#: the requests (e.g. add a trace context to their data) before ``await send(requests)``.
-#: Registered in ``client.put_hooks``; the first hook is outermost.
-PutHook: TypeAlias = Callable[["Queue", list["PutRequest"], PutSender], Awaitable[list[str]]]
 
 
 @dataclass(frozen=True, slots=True)

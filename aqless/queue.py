@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
 
@@ -19,7 +19,6 @@ from aqless.errors import (
     LockLostError,
 )
 from aqless.job import Job
-from aqless.limits import RateLimit
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.puts import (
     DEDUP_COMMAND,
@@ -43,10 +42,17 @@ from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
 
 if TYPE_CHECKING:
-    from aqless.client import Client
+    from aqless.contracts import RateLimit as AnyRateLimit
+    from aqless.contracts import ScriptClient as Client
 
 #: The data type a typed handler declares (see aqless.typed).
 Data = TypeVar("Data")
+
+
+#: Wraps every put: ``async def hook(queue, requests, send) -> jids`` may look at or replace
+#: the requests (e.g. add a trace context to their data) before ``await send(requests)``.
+#: Registered in ``client.put_hooks``; the first hook is outermost.
+PutHook: TypeAlias = Callable[["Queue", list[PutRequest], PutSender], Awaitable[list[str]]]
 
 
 def checked_name(name: str) -> str:
@@ -518,7 +524,7 @@ class Queue:
         await self._client.protocol.call("queue.throttle.set", self.name, maximum)
 
     @property
-    def rate_limit(self) -> RateLimit:
+    def rate_limit(self) -> AnyRateLimit:
         """This queue's own rate limit (no I/O): ``await queue.rate_limit.get()``."""
         return self._client.rate_limits.of_queue(self.name)
 

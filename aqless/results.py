@@ -9,81 +9,25 @@ completes without it, and the field ``result_dropped`` says why.
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from aqless._connection.protocol import encode_json
 from aqless.errors import (
-    JobFailedError,
     JobGoneError,
     PayloadError,
-    ResultDroppedError,
     ResultTimeoutError,
 )
-from aqless.models import Failure, JobState
+from aqless.models import JobResult
 
 if TYPE_CHECKING:
-    from aqless.client import Client
+    from aqless.contracts import ScriptClient as Client
 
-__all__ = ["JobResult", "await_result", "read_result", "result_options"]
+__all__ = ["await_result", "read_result", "result_options"]
 
 logger = logging.getLogger("aqless.results")
-
-
-@dataclass(frozen=True, slots=True)
-class JobResult:
-    """What the server holds of a job's outcome now (``client.jobs.stored_result(jid)``).
-
-    Attributes:
-        jid: the job.
-        state: its state, as text (a result is only kept once it is complete).
-        text: the kept return value as JSON text; None when none is kept.
-        dropped: why the return value was not kept, or None.
-        failure: why the job failed, when it did.
-    """
-
-    jid: str
-    state: str
-    text: str | None
-    dropped: str | None
-    failure: Failure | None
-
-    @property
-    def value(self) -> Any:
-        """The kept return value, decoded (None when none is kept)."""
-        return None if self.text is None else json.loads(self.text)
-
-    @property
-    def finished(self) -> bool:
-        """Whether the job is complete or failed."""
-        return self.state in (JobState.COMPLETE, JobState.FAILED)
-
-    def outcome(self) -> Any:
-        """The return value of a complete job; JobFailedError for a failed one, and
-        ResultDroppedError when it completed without its value kept."""
-        if self.state == JobState.FAILED:
-            failure = self.failure
-            group, message = (failure.group, failure.message) if failure else ("", "")
-            raise JobFailedError(self.jid, group, message)
-        if self.dropped is not None:
-            raise ResultDroppedError(self.jid, self.dropped)
-        return self.value
-
-    @classmethod
-    def from_json(cls, jid: str, reply: Mapping[str, Any]) -> JobResult:
-        text, dropped = reply.get("result"), reply.get("dropped")
-        return cls(
-            jid=jid,
-            state=str(reply.get("state", "")),
-            text=text if isinstance(text, str) else None,
-            dropped=dropped if isinstance(dropped, str) else None,
-            failure=Failure.from_json(reply.get("failure")),
-        )
 
 
 def result_options(jid: str, value: Any) -> list[str]:

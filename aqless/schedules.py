@@ -24,7 +24,7 @@ from cronsim import CronSim, CronSimError
 from aqless.errors import AqlessError, ConfigurationError, InvalidArgumentError
 
 if TYPE_CHECKING:
-    from aqless.client import Client
+    from aqless.contracts import ScriptClient as Client
 
 logger = logging.getLogger("aqless.schedules")
 

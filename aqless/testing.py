@@ -60,7 +60,10 @@ async def perform(job: Job, handlers: Handlers | None = None, **worker_options: 
     it (``completed``, ``failed``, ``retried``...; see ``Worker.perform``); the job's
     attributes show its new state. `worker_options` are the Worker's (``middleware``,
     ``backoff``, ``job_timeout``, ``workdir``...)."""
-    worker = Worker(job.client, [job.queue_name], handlers=handlers, **worker_options)
+    client = job.client
+    if not isinstance(client, Client):
+        raise ConfigurationError("perform() runs a job read through an aqless.Client")
+    worker = Worker(client, [job.queue_name], handlers=handlers, **worker_options)
     return await worker.perform(job)
 
 

@@ -40,6 +40,9 @@ from aqless._connection.wakeup import Wakeup
 from aqless._worker import defaults
 from aqless._worker import process as _process
 from aqless._worker.budget import SlotBudget
+from aqless._worker.counters import (
+    WorkerCounters as WorkerCounters,  # public: aqless.WorkerCounters
+)
 from aqless._worker.locks import LockKeeper
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
 from aqless._worker.observers import WorkerObserver
@@ -66,19 +69,6 @@ logger = logging.getLogger("aqless.worker")
 
 _State = Literal["new", "running", "stopping", "stopped"]
 _Limit = Literal["max_jobs", "max_memory"]
-
-
-@dataclass(slots=True)
-class WorkerCounters:
-    """What a worker has done since it started."""
-
-    started: int = 0
-    completed: int = 0
-    failed: int = 0
-    retried: int = 0
-    requeued: int = 0
-    lost: int = 0
-    handed_back: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,3 +106,67 @@ def test_the_top_of_the_package_stays_small() -> None:
 def test_a_sharding_module_sits_in_the_layer_of_its_longest_prefix() -> None:
     assert LAYERS[layer_of("aqless.sharding.queue")][0] == "client"
     assert LAYERS[layer_of("aqless.sharding.worker")][0] == "worker"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package and the package modules it imports (typing-only and lazy
+    imports included)."""
+    return {
+        module_name(path): {name for name in imported(path) if name != module_name(path)}
+        for path in SOURCES
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph`: its strongly connected groups of two or more modules
+    (Tarjan's algorithm, iterative)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in order:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor not in graph:
+                    continue
+                if successor not in order:
+                    order[successor] = low[successor] = len(order)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(sorted(graph[successor]))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], order[successor])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == order[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def test_the_package_has_no_import_circles() -> None:
+    assert circles(import_graph()) == []
+
+
+def test_a_circle_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert circles(graph) == [["a", "b", "c"]]

@@ -9,7 +9,7 @@ import types
 import pytest
 
 import aqless
-from aqless import client, errors, job, limits, models, patterns, puts, queue, results
+from aqless import client, errors, job, limits, models, patterns, puts, queue
 from aqless._worker import observers, policies, reservers
 from aqless.sharding import client as sharded
 from aqless.sharding import limits as sharded_limits
@@ -28,7 +28,6 @@ API_MODULES = (
     patterns,
     puts,
     queue,
-    results,
     observers,
     policies,
     reservers,

@@ -15,7 +15,7 @@ pytest_plugins = ["tests.support.client_fixtures"]
 async def test_hooks_wrap_put_and_put_many_outermost_first(client: aqless.Client) -> None:
     calls: list[str] = []
 
-    def named(name: str) -> aqless.puts.PutHook:
+    def named(name: str) -> aqless.queue.PutHook:
         async def hook(
             queue: aqless.Queue, requests: list[PutRequest], send: PutSender
         ) -> list[str]:

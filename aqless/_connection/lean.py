@@ -34,9 +34,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from aqless._connection.endpoint import Endpoint
 
+#: One argument of a command as it goes on the wire.
+Argument = str | bytes | int | float
+
 __all__ = ["LeanConnection"]
 
-from aqless.scripts.loader import Argument
 
 NO_MORE = object()  # what the reader gives back when a reply is incomplete
 

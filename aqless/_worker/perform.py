@@ -34,10 +34,10 @@ from aqless.progress import Coalescer
 from aqless.typed import with_data
 
 if TYPE_CHECKING:
+    from aqless._worker.counters import WorkerCounters
     from aqless._worker.observers import WorkerObserver
     from aqless.client import Client
     from aqless.handlers import Handlers
-    from aqless.worker import WorkerCounters
 
 logger = logging.getLogger("aqless.worker")
 

@@ -31,7 +31,7 @@ from aqless.errors import ConnectionLostError, PayloadError, ScriptError
 from aqless.job import Job
 
 if TYPE_CHECKING:
-    from aqless.worker import WorkerCounters
+    from aqless._worker.counters import WorkerCounters
 
 logger = logging.getLogger("aqless.worker")
 

@@ -28,7 +28,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Final, Literal
 
 from aqless.errors import ConfigurationError
-from aqless.patterns import PriorityPattern
+from aqless.models import PriorityPattern
 
 if TYPE_CHECKING:
     from aqless.client import Client

@@ -8,8 +8,8 @@ import click
 
 from aqless.cli.render import table
 from aqless.cli.runtime import AnyClient, emit, run_any
+from aqless.contracts import RateLimit
 from aqless.documents import rate_limit_document
-from aqless.limits import RateLimit
 
 QUEUE_FLAG = click.option(
     "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own limit."

@@ -9,19 +9,18 @@ restart, SCRIPT FLUSH, FUNCTION FLUSH) gets it again, transparently.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
+from aqless._connection.lean import Argument, LeanConnection
 from aqless.errors import ConfigurationError
 from aqless.scripts import build, build_library, function_name, sha1
 
-if TYPE_CHECKING:
-    from aqless._connection.lean import LeanConnection
+__all__ = ["AnyRedis", "Argument", "Call", "Reply", "Script"]
 
-Argument = str | bytes | int | float
 Call = tuple[str, Sequence[Argument]]  # a command and its arguments
 Reply = object
 #: A server (or Sentinel's primary), or a Redis Cluster.

@@ -38,8 +38,7 @@ from aqless._connection.protocol import Clock
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.job import Job, RecurringJob
-from aqless.models import JobState, QueueCounts
-from aqless.results import JobResult
+from aqless.models import JobResult, JobState, QueueCounts
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
@@ -386,14 +385,14 @@ class ShardedClient:
         were added)."""
         return self.shards.keeper(name)
 
-    def _rotation(self) -> list[int]:
+    def rotation(self) -> list[int]:
         """The shards' ids (active and draining), starting one further at every call."""
         ids = [shard.id for shard in self.shards.shards]
         start = self._turn % len(ids)
         self._turn += 1
         return ids[start:] + ids[:start]
 
-    def _new_jid(self, shard_id: int | None) -> str:
+    def new_jid(self, shard_id: int | None) -> str:
         """A random jid (a UUID4's hex) that a lookup finds on `shard_id` (any shard when
         None), drawn again until it does: its bucket's newest owner is `shard_id`, or, for
         a shard that owns no bucket now (a job joining its dependencies there), one of its

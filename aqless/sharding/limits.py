@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aqless.client import Throttle
-from aqless.limits import RateLimit, RateLimitInfo
+from aqless.contracts import RateLimit
+from aqless.models import RateLimitInfo
 from aqless.sharding.reads import each_shard
 
 if TYPE_CHECKING:
-    from aqless.sharding.client import ShardedClient
+    from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = ["ShardedRateLimits", "ShardedThrottles", "shard_of_limit"]
 

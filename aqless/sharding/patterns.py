@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from aqless.patterns import PriorityPattern
+from aqless.models import PriorityPattern
 from aqless.sharding.reads import each_shard
 
 if TYPE_CHECKING:
-    from aqless.sharding.client import ShardedClient
+    from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = ["ShardedQueuePatterns"]
 

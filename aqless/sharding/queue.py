@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 import anyio
 
 from aqless._concurrency.task_groups import own_errors
+from aqless.contracts import RateLimit
 from aqless.errors import AqlessError, CrossShardError
 from aqless.job import Job
-from aqless.limits import RateLimit
 from aqless.models import QueueCounts, ThrottleInfo
 from aqless.puts import (
     DedupOption,
@@ -31,7 +31,7 @@ from aqless.queue import Queue, checked_name, inside_hooks
 from aqless.sharding.reads import MergedQueueReads, gathered
 
 if TYPE_CHECKING:
-    from aqless.sharding.client import ShardedClient
+    from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = ["PartialPopError", "ShardedPutHook", "ShardedQueue", "summed"]
 
@@ -132,7 +132,7 @@ class ShardedQueue(MergedQueueReads):
             raise _cross_shard(named)
         shard = next(iter(named.values()), None)
         if not jid:
-            jid = self._client._new_jid(shard)
+            jid = self._client.new_jid(shard)
             return _Placement(shard_map.owner(jid) if shard is None else shard, jid)
         # a given jid: the shard holding its job, else any shard its bucket names
         candidates = shard_map.candidates(jid)
@@ -319,7 +319,7 @@ class ShardedQueue(MergedQueueReads):
         """
         if count <= 0:
             return []
-        order = self._client._rotation()
+        order = self._client.rotation()
         shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
         refusals: list[tuple[int, AqlessError]] = []
 
@@ -348,7 +348,7 @@ class ShardedQueue(MergedQueueReads):
 
     async def pop(self, *, worker: str | None = None) -> Job | None:
         """The next job from the shards, starting one shard further at every call."""
-        for shard in self._client._rotation():
+        for shard in self._client.rotation():
             jobs = await self.partition(shard).pop_many(1, worker=worker)
             if jobs:
                 return jobs[0]

@@ -35,7 +35,7 @@ from aqless.models import (
 from aqless.progress import Progress
 
 if TYPE_CHECKING:
-    from aqless.sharding.client import ShardedClient
+    from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = [
     "MergedJobReads",

@@ -10,7 +10,7 @@ from typing import Final
 
 from aqless.errors import AqlessError
 from aqless.job import Job, RecurringJob
-from aqless.patterns import PriorityPattern
+from aqless.models import PriorityPattern
 from aqless.sharding.client import AnyClient
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
