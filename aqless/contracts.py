@@ -32,7 +32,7 @@ from aqless.models import (
     WorkerCounts,
     WorkerJobs,
 )
-from aqless.puts import DedupOption, Durable, JobClass, PutOptions, PutRequest, PutResult, RunAt
+from aqless.puts import Durable, JobClass, PutOptions, PutRequest, PutResult
 from aqless.scripts.loader import AnyRedis
 
 if TYPE_CHECKING:
@@ -246,18 +246,9 @@ class Queue(Protocol):
         klass: JobClass,
         data: Any = None,
         *,
-        jid: str | None = None,
-        priority: float | None = None,
-        delay: float | None = None,
-        tags: Sequence[str] | None = None,
-        retries: int | None = None,
-        depends: Sequence[str] | None = None,
-        throttles: Sequence[str] | None = None,
-        dedup: DedupOption = None,
-        rate_limits: Sequence[str] | None = None,
-        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
+        **options: Unpack[PutOptions],
     ) -> str: ...
     async def put_result(
         self,

@@ -27,9 +27,13 @@ import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, cast
 
+from aqless._connection.data_text import encode_data
+from aqless._connection.lean import Argument
+from aqless._connection.protocol import Clock, encode_json
 from aqless.errors import ConfigurationError, InvalidArgumentError, NotDurableError, ScriptError
+from aqless.typed import put_payload
 
 # What `put` and `Job.build` accept as the job's class: a class, a function, or its dotted name.
 JobClass = type | Callable[..., Any] | str
@@ -210,7 +214,7 @@ _UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
 _UUID4_SET = (4 << 76) | (0x8000 << 48)
 
 
-def _new_jid() -> str:
+def new_jid() -> str:
     """A new random jid: the hex of a version 4 UUID, as ``uuid.uuid4().hex``."""
     return "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_KEEP | _UUID4_SET)
 
@@ -219,9 +223,49 @@ def _new_jid() -> str:
 PutSender: TypeAlias = Callable[[list["PutRequest"]], Awaitable[list[str]]]
 
 
+class PutOptions(TypedDict, total=False):
+    """A put's options, by name: ``queue.put(klass, data, **options)``, and the fields of a
+    `PutRequest` beside its class and data. Each is optional; a class's
+    ``default_job_options(data)`` supplies those not given.
+
+    - jid: the job's id (a new random one by default). Putting an existing jid replaces
+      that job: explicit jids make jobs unique.
+    - priority: higher runs earlier (default 0, or the existing job's).
+    - delay: seconds before the job may run (default 0, or the class's default).
+    - at: the time it may run from instead: a timezone-aware datetime or a Unix time, made a
+      delay on the client's clock (a time past runs now). ConfigurationError with `delay`
+      too, or for a naive datetime.
+    - tags: tags to find the job by.
+    - retries: how many lost locks or retries it may spend (default 5).
+    - depends: jids that must complete before this job runs.
+    - throttles: throttles it must hold to run (besides its queue's own).
+    - dedup: a dedup id, or an `aqless.Dedup` (id, ttl, debounce): while a job holds the id,
+      the put makes no new job and returns that job's jid (`put_result` says whether it
+      did).
+    - rate_limits: named rate limits its start counts on (``client.rate_limits``); while
+      one is full, the job waits scheduled until it has a free start.
+    """
+
+    jid: str | None
+    priority: float | None
+    delay: float | None
+    tags: Sequence[str] | None
+    retries: int | None
+    depends: Sequence[str] | None
+    throttles: Sequence[str] | None
+    dedup: DedupOption
+    rate_limits: Sequence[str] | None
+    at: RunAt | None
+
+
+#: The names a put's options go by (`PutOptions`); any other is refused.
+PUT_OPTIONS: frozenset[str] = frozenset(PutOptions.__annotations__)
+
+
 @dataclass(frozen=True, slots=True)
 class PutRequest:
-    """One job for `Queue.put_many`."""
+    """One put, for `Queue.put_many` and the put hooks: a job's class, its data and the
+    options of `PutOptions` (the same names, the same meaning)."""
 
     klass: JobClass
     data: Any = None
@@ -239,17 +283,83 @@ class PutRequest:
     def __post_init__(self) -> None:
         checked_at(self.delay, self.at)  # refused here, before anything is sent
 
+    def options(self) -> PutOptions:
+        """The options given (those not None), as ``queue.put(..., **options)`` takes them."""
+        given = {name: getattr(self, name) for name in PUT_OPTIONS}
+        return cast(PutOptions, {name: value for name, value in given.items() if value is not None})
 
-class PutOptions(TypedDict, total=False):
-    """`put_result`'s options: `PutRequest`'s, by name."""
 
-    jid: str | None
-    priority: float | None
-    delay: float | None
-    tags: Sequence[str] | None
-    retries: int | None
-    depends: Sequence[str] | None
-    throttles: Sequence[str] | None
-    dedup: DedupOption
-    rate_limits: Sequence[str] | None
-    at: RunAt | None
+class PreparedPut(NamedTuple):
+    """A put as the script takes it."""
+
+    command: str  # queue.put, job.requeue, or queue.putDeduplicated
+    jid: str
+    arguments: list[Argument]  # after the command: the dedup id's first, when given
+    order: float | None  # the priority it waits at among the client's puts; None when delayed
+
+
+#: The options sent as JSON lists, in the order the script reads them.
+_LISTED = ("tags", "depends", "throttles", "rate_limits")
+
+
+def prepare_put(
+    klass: JobClass,
+    data: Any,
+    options: PutOptions,
+    *,
+    worker: str,
+    queue: str,
+    clock: Clock,
+    requeue: bool = False,
+) -> PreparedPut:
+    """The script's command and arguments for a put into `queue` by `worker`: the options
+    given, else the class's defaults; the data checked against a typed handler's type and
+    encoded; `at` made a delay on `clock`. Refused (TypeError) for an option of another name,
+    (ConfigurationError) for a requeue with a dedup id."""
+    if not options.keys() <= PUT_OPTIONS:
+        unknown = ", ".join(sorted(options.keys() - PUT_OPTIONS))
+        raise TypeError(f"put() got unexpected keyword arguments: {unknown}")
+    delay = options.get("delay")
+    at = options.get("at")
+    if at is not None:
+        delay = delay_until(delay, at, clock)
+    jid = options.get("jid")
+    priority = options.get("priority")
+    # the common case, a class name, has no default options to ask for
+    chosen: dict[str, Any] = {} if isinstance(klass, str) else dict(default_options(klass, data))
+    wait: float = 0 if delay is None else delay
+    if chosen:
+        # an explicit delay, even 0, wins over the class's default
+        default_delay = chosen.pop("delay", 0)
+        default_jid = chosen.pop("jid", None)
+        if delay is None:
+            wait = default_delay
+        jid = jid or default_jid
+    for option in ("priority", "retries", *_LISTED):
+        value = options.get(option)
+        if value is not None:
+            chosen[option] = value
+    jid = jid or new_jid()
+    arguments: list[Argument] = [
+        worker,
+        queue,
+        jid,
+        class_name(klass),
+        encode_data(put_payload(klass, queue, data), "job data"),
+        wait,
+    ]
+    if chosen:
+        for option in ("priority", "retries"):
+            if option in chosen:
+                arguments += [option, chosen[option]]
+        for option in _LISTED:
+            if option in chosen:
+                arguments += [option, encode_json(list(chosen[option]), option)]
+    command = "job.requeue" if requeue else "queue.put"
+    dedup = dedup_of(options.get("dedup"))
+    if dedup is not None:
+        if requeue:
+            raise ConfigurationError("a requeue moves an existing job: it takes no dedup")
+        command, arguments = DEDUP_COMMAND, [*dedup.arguments(), *arguments]
+    order = None if delay else (priority or 0.0)
+    return PreparedPut(command, jid, arguments, order)

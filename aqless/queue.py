@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
 
-from aqless._connection.data_text import encode_data
 from aqless._connection.protocol import encode_json
 from aqless.errors import (
     AqlessError,
@@ -21,22 +20,18 @@ from aqless.errors import (
 from aqless.job import Job
 from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.puts import (
-    DEDUP_COMMAND,
-    DedupOption,
     Durability,
     Durable,
     JobClass,
+    PreparedPut,
     PutOptions,
     PutRequest,
     PutResult,
     PutSender,
-    RunAt,
-    _new_jid,
     class_name,
-    dedup_of,
-    default_options,
-    delay_until,
     durability,
+    new_jid,
+    prepare_put,
 )
 from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
@@ -74,81 +69,18 @@ class Queue:
 
     # -- putting ------------------------------------------------------------------------------
 
-    def _put_arguments(
-        self, request: PutRequest
-    ) -> tuple[str, list[str | bytes | float], float | None]:
-        """The jid and the arguments of a put, and the priority it waits at (see _order)."""
-        delay = delay_until(request.delay, request.at, self._client.clock)
-        jid, args = self._arguments(
-            request.klass,
-            request.data,
-            request.jid,
-            request.priority,
-            delay,
-            request.tags,
-            request.retries,
-            request.depends,
-            request.throttles,
-            request.rate_limits,
+    def _prepared(
+        self, klass: JobClass, data: Any, options: PutOptions, requeue: bool
+    ) -> PreparedPut:
+        return prepare_put(
+            klass,
+            data,
+            options,
+            worker=self._client.worker_name,
+            queue=self.name,
+            clock=self._client.clock,
+            requeue=requeue,
         )
-        dedup = dedup_of(request.dedup)
-        order = _order(request.priority, delay)
-        return jid, args if dedup is None else [*dedup.arguments(), *args], order
-
-    def _arguments(
-        self,
-        klass: JobClass,
-        data: Any,
-        jid: str | None,
-        priority: float | None,
-        delay: float | None,
-        tags: Sequence[str] | None,
-        retries: int | None,
-        depends: Sequence[str] | None,
-        throttles: Sequence[str] | None,
-        rate_limits: Sequence[str] | None = None,
-    ) -> tuple[str, list[str | bytes | float]]:
-        """The jid and the arguments of a put: the options given, else the class's."""
-        # the common case, a class name, has no default options to ask for
-        defaults = {} if isinstance(klass, str) else default_options(klass, data)
-        name = class_name(klass)
-        options: dict[str, Any] = {}
-        wait: float = 0 if delay is None else delay
-        if defaults:
-            options.update(defaults)
-            # an explicit delay, even 0, wins over the class's default
-            default_delay = options.pop("delay", 0)
-            default_jid = options.pop("jid", None)
-            if delay is None:
-                wait = default_delay
-            jid = jid or default_jid
-        for option, value in (
-            ("priority", priority),
-            ("tags", tags),
-            ("retries", retries),
-            ("depends", depends),
-            ("throttles", throttles),
-            ("rate_limits", rate_limits),
-        ):
-            if value is not None:
-                options[option] = value
-        jid = jid or _new_jid()
-        args: list[str | bytes | float] = [
-            self._client.worker_name,
-            self.name,
-            jid,
-            name,
-            encode_data(put_payload(klass, self.name, data), "job data"),
-            wait,
-        ]
-        if options:
-            for option in ("priority", "retries"):
-                if option in options:
-                    args += [option, options[option]]
-            for option in ("tags", "depends", "throttles", "rate_limits"):
-                if option in options:
-                    args += [option, encode_json(list(options[option]), option)]
-        return jid, args
 
     @overload
     async def put(
@@ -156,18 +88,9 @@ class Queue:
         klass: Callable[[Job, Data], Any],
         data: Data | Mapping[str, Any],
         *,
-        jid: str | None = None,
-        priority: float | None = None,
-        delay: float | None = None,
-        tags: Sequence[str] | None = None,
-        retries: int | None = None,
-        depends: Sequence[str] | None = None,
-        throttles: Sequence[str] | None = None,
-        dedup: DedupOption = None,
-        rate_limits: Sequence[str] | None = None,
-        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
+        **options: Unpack[PutOptions],
     ) -> str: ...
 
     @overload
@@ -176,18 +99,9 @@ class Queue:
         klass: type | Callable[[Job], Any] | str,
         data: Any = None,
         *,
-        jid: str | None = None,
-        priority: float | None = None,
-        delay: float | None = None,
-        tags: Sequence[str] | None = None,
-        retries: int | None = None,
-        depends: Sequence[str] | None = None,
-        throttles: Sequence[str] | None = None,
-        dedup: DedupOption = None,
-        rate_limits: Sequence[str] | None = None,
-        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
+        **options: Unpack[PutOptions],
     ) -> str: ...
 
     async def put(
@@ -195,18 +109,9 @@ class Queue:
         klass: JobClass,
         data: Any = None,
         *,
-        jid: str | None = None,
-        priority: float | None = None,
-        delay: float | None = None,
-        tags: Sequence[str] | None = None,
-        retries: int | None = None,
-        depends: Sequence[str] | None = None,
-        throttles: Sequence[str] | None = None,
-        dedup: DedupOption = None,
-        rate_limits: Sequence[str] | None = None,
-        at: RunAt | None = None,
         requeue: bool = False,
         durable: Durable = False,
+        **options: Unpack[PutOptions],
     ) -> str:
         """Put a job into this queue; returns its jid.
 
@@ -217,42 +122,23 @@ class Queue:
             data: the payload; anything JSON can encode. For a handler that declares its
                 data's type (see aqless.typed), an instance of it or its JSON form,
                 checked before anything is sent (JobDataError if it does not fit).
-            jid: the job's id (a new random one by default). Putting an existing jid
-                replaces that job: explicit jids make jobs unique.
-            priority: higher runs earlier (default 0, or the existing job's).
-            delay: seconds before the job may run (default 0, or the class's default).
-            at: the time it may run from instead: a timezone-aware datetime or a Unix time,
-                made a delay on the client's clock (a time past runs now). ConfigurationError
-                with `delay` too, or for a naive datetime.
-            tags: tags to find the job by.
-            retries: how many lost locks or retries it may spend (default 5).
-            depends: jids that must complete before this job runs.
-            throttles: throttles it must hold to run (besides its queue's own).
-            dedup: a dedup id, or an `aqless.Dedup` (id, ttl, debounce): while a job holds
-                the id, the put makes no new job and returns that job's jid
-                (`put_result` says whether it did).
-            rate_limits: named rate limits its start counts on (``client.rate_limits``);
-                while one is full, the job waits scheduled until it has a free start.
             requeue: refuse (JobNotFoundError) if the job does not exist already.
             durable: return only once the put is fsynced to the server's append-only file
                 (True), or as a `Durability` says (replicas, timeout); NotDurableError
                 if the server does not confirm it (the job was put all the same).
+            options: jid, priority, delay, at, tags, retries, depends, throttles, dedup,
+                rate_limits: see `aqless.PutOptions`.
         """
-        command = "job.requeue" if requeue else "queue.put"
-        if at is not None:
-            delay = delay_until(delay, at, self._client.clock)
         wait = await self._durability(durable) if durable else None
-        if dedup is None and not self._client.put_hooks and wait is None:  # the common case
-            jid, args = self._arguments(
-                klass, data, jid, priority, delay, tags, retries, depends, throttles, rate_limits
-            )
+        if options.get("dedup") is None and not self._client.put_hooks and wait is None:
+            put = self._prepared(klass, data, options, requeue)  # the common case
             return await self._client.protocol.text(
-                command, *args, priority=_order(priority, delay), releases=_released(jid, requeue)
+                put.command,
+                *put.arguments,
+                priority=put.order,
+                releases=_released(put.jid, requeue),
             )
-        request = PutRequest(
-            klass, data, jid, priority, delay, tags, retries, depends, throttles, dedup, rate_limits
-        )
-        return (await self._put_one(request, requeue, wait)).jid
+        return (await self._put_one(PutRequest(klass, data, **options), requeue, wait)).jid
 
     async def put_result(
         self,
@@ -271,21 +157,22 @@ class Queue:
         self, request: PutRequest, requeue: bool, wait: Durability | None
     ) -> PutResult:
         """One put, inside the client's put hooks."""
-        command = "job.requeue" if requeue else "queue.put"
         if requeue and request.dedup is not None:
             raise ConfigurationError("a requeue moves an existing job: it takes no dedup")
         results: list[PutResult] = []
 
         async def send(requests: list[PutRequest]) -> list[str]:
             if wait is not None:  # the put with its WAITAOF right behind it
-                return await self._put_many(requests, 1, wait, command, results)
+                return await self._put_many(requests, 1, wait, requeue, results)
             (request,) = requests
-            jid, args, order = self._put_arguments(request)
-            name = _command(request, command)
+            put = self._prepared(request.klass, request.data, request.options(), requeue)
             reply = await self._client.protocol.call(
-                name, *args, priority=order, releases=_released(jid, requeue)
+                put.command,
+                *put.arguments,
+                priority=put.order,
+                releases=_released(put.jid, requeue),
             )
-            results.append(PutResult.from_reply(name, reply))
+            results.append(PutResult.from_reply(put.command, reply))
             return [results[-1].jid]
 
         (jid,) = await self._hooked(send, [request])
@@ -339,11 +226,15 @@ class Queue:
         requests: list[PutRequest],
         batch: int,
         wait: Durability | None,
-        command: str = "queue.put",
+        requeue: bool = False,
         results: list[PutResult] | None = None,
     ) -> list[str]:
-        prepared = [self._put_arguments(request) for request in requests]
-        commands = [_command(request, command) for request in requests]
+        prepared = [
+            self._prepared(request.klass, request.data, request.options(), requeue)
+            for request in requests
+        ]
+        command = "job.requeue" if requeue else "queue.put"
+        commands = [put.command for put in prepared]
         jids: list[str] = []
         refusal: Exception | None = None
         for start in range(0, len(prepared), batch):
@@ -351,8 +242,8 @@ class Queue:
             names = commands[start : start + batch]
             replies = await self._client.protocol.many(
                 command,
-                [args for _, args, _ in chunk],
-                [order for _, _, order in chunk],
+                [put.arguments for put in chunk],
+                [put.order for put in chunk],
                 then=() if wait is None else wait.command(),
                 commands=names,
             )
@@ -391,7 +282,7 @@ class Queue:
         seconds, or at the times of a `cron` expression in time zone `tz`; returns the
         recurring job's id. `backlog` caps how many missed spawns are caught up."""
         schedule = cron_schedule(cron, tz, interval, offset)
-        rjid = jid or _new_jid()
+        rjid = jid or new_jid()
         args: list[str | float] = [
             self.name,
             rjid,
@@ -569,17 +460,6 @@ def _bound_hook(
         return await hook(queue, requests, send)
 
     return call
-
-
-def _command(request: PutRequest, command: str) -> str:
-    """The script's command for a put: `command`, or the deduplicating put."""
-    return command if request.dedup is None else DEDUP_COMMAND
-
-
-def _order(priority: float | None, delay: float | None) -> float | None:
-    """The priority a put waits at, for keeping the client's puts in order (see
-    aqless._connection.protocol.Stamps); None for a delayed put, which waits by its time instead."""
-    return None if delay else (priority or 0.0)
 
 
 def _released(jid: str, requeue: bool) -> str | None:

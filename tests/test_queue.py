@@ -28,7 +28,7 @@ from aqless import (
     QueueStats,
     ThrottleInfo,
 )
-from aqless.puts import JobClass, _new_jid
+from aqless.puts import JobClass, new_jid
 from tests.support.clients import (
     START,
     START_DAY,
@@ -254,9 +254,9 @@ async def test_put_stores_classes_and_functions_as_module_and_qualname(
 def test_new_jids_are_uuid4_hex(monkeypatch: pytest.MonkeyPatch) -> None:
     for random in (os.urandom(16) for _ in range(200)):
         monkeypatch.setattr(os, "urandom", lambda size, random=random: random)
-        assert _new_jid() == uuid.uuid4().hex
+        assert new_jid() == uuid.uuid4().hex
         monkeypatch.undo()
-    assert len({_new_jid() for _ in range(1000)}) == 1000
+    assert len({new_jid() for _ in range(1000)}) == 1000
 
 
 async def test_put_uses_the_class_default_options(

@@ -17,7 +17,6 @@ from aqless.errors import AqlessError, CrossShardError
 from aqless.job import Job
 from aqless.models import QueueCounts, ThrottleInfo
 from aqless.puts import (
-    DedupOption,
     Durable,
     JobClass,
     PutOptions,
@@ -94,25 +93,20 @@ class ShardedQueue(MergedQueueReads):
     # -- putting ------------------------------------------------------------------------------
 
     async def _place(
-        self,
-        klass: JobClass,
-        data: Any,
-        jid: str | None,
-        route: str | None,
-        depends: Sequence[str] | None,
-        throttles: Sequence[str] | None,
-        rate_limits: Sequence[str] | None,
-        dedup: DedupOption,
+        self, klass: JobClass, data: Any, options: PutOptions, route: str | None
     ) -> _Placement:
-        """Which shard the put goes to, and its jid; CrossShardError if its constraints
+        """Which shard a put goes to, and its jid; CrossShardError if its constraints
         name two shards."""
         defaults = {} if isinstance(klass, str) else default_options(klass, data)
-        jid = jid or defaults.get("jid")
-        depends = depends if depends is not None else defaults.get("depends")
-        throttles = throttles if throttles is not None else defaults.get("throttles")
-        rate_limits = rate_limits if rate_limits is not None else defaults.get("rate_limits")
+
+        def chosen(option: str) -> Any:  # the option given, else the class's
+            value = options.get(option)
+            return value if value is not None else defaults.get(option)
+
+        jid, depends = chosen("jid"), chosen("depends")
+        throttles, rate_limits = chosen("throttles"), chosen("rate_limits")
         shard_map = await self._client.fresh()
-        deduplicated = dedup_of(dedup)
+        deduplicated = dedup_of(options.get("dedup"))
         named: dict[str, int] = {}
         pin = shard_map.pin_of(self.name)
         if pin is not None:
@@ -190,13 +184,13 @@ class ShardedQueue(MergedQueueReads):
             partition = self.partition(shard)
             if requeue or placed.dedup is None:  # its fast path; a new job, or the one moved
                 jid = await partition.put(
-                    placed.klass, placed.data, requeue=requeue, durable=durable, **_options(placed)
+                    placed.klass, placed.data, requeue=requeue, durable=durable, **placed.options()
                 )
                 results.append(PutResult(jid))
             else:
                 results.append(
                     await partition.put_result(
-                        placed.klass, placed.data, durable=durable, **_options(placed)
+                        placed.klass, placed.data, durable=durable, **placed.options()
                     )
                 )
             return [results[-1].jid]
@@ -206,16 +200,7 @@ class ShardedQueue(MergedQueueReads):
 
     async def _placed(self, request: PutRequest, route: str | None) -> tuple[int, PutRequest]:
         """The shard a put request goes to, and the request with its jid."""
-        place = await self._place(
-            request.klass,
-            request.data,
-            request.jid,
-            route,
-            request.depends,
-            request.throttles,
-            request.rate_limits,
-            request.dedup,
-        )
+        place = await self._place(request.klass, request.data, request.options(), route)
         return place.shard, replace(request, jid=place.jid)
 
     async def put_many(
@@ -296,7 +281,7 @@ class ShardedQueue(MergedQueueReads):
     ) -> str:
         """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
         there); a template naming throttles goes to their keeper shard."""
-        place = await self._place(klass, data, jid, None, None, throttles, None, None)
+        place = await self._place(klass, data, PutOptions(jid=jid, throttles=throttles), None)
         return await self.partition(place.shard).recur(
             klass, data, interval, jid=place.jid, throttles=throttles, **options
         )
@@ -421,22 +406,6 @@ class ShardedQueue(MergedQueueReads):
     def rate_limit(self) -> RateLimit:
         """The queue's own rate limit, on its pinned shard (no I/O)."""
         return self._home().rate_limit
-
-
-def _options(request: PutRequest) -> PutOptions:
-    """A put request's options, as `Queue.put` takes them."""
-    return PutOptions(
-        jid=request.jid,
-        priority=request.priority,
-        delay=request.delay,
-        tags=request.tags,
-        retries=request.retries,
-        depends=request.depends,
-        throttles=request.throttles,
-        dedup=request.dedup,
-        rate_limits=request.rate_limits,
-        at=request.at,
-    )
 
 
 def _cross_shard(named: dict[str, int]) -> CrossShardError:
