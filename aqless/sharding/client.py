@@ -218,7 +218,7 @@ class ShardedClient:
 
     # -- the map changing -----------------------------------------------------------------------
 
-    async def reread(self) -> bool:
+    async def reread_map(self) -> bool:
         """Read the shard map again; whether it changed since this client last read it
         (or since a reading that was under way when this was called)."""
         before = self.shards.version
@@ -232,13 +232,13 @@ class ShardedClient:
                 await self._adopt(stored)  # a new shard's pub/sub setting is read too
         return self.shards.version != before
 
-    async def fresh(self) -> ShardMap:
+    async def current_map(self) -> ShardMap:
         """The shard map, read again first if it was read `refresh` seconds ago or more;
         the map held if it cannot be read now (the node holding it may be failing over:
         puts to the other shards go on), tried again `refresh` seconds later."""
         if time.monotonic() - self._read_at >= self.refresh:
             try:
-                await self.reread()
+                await self.reread_map()
             except ConnectionLostError as error:
                 self._read_at = time.monotonic()
                 logger.warning(
@@ -289,7 +289,7 @@ class ShardedClient:
                 `grace` seconds (clients may still put there by an older map).
             ConfigurationError: no such shard, or it is not draining.
         """
-        await self.reread()
+        await self.reread_map()
         if shard_id not in self._clients:
             raise ConfigurationError(f"no shard {shard_id} in this deployment")
         with _cluster.calls("forgetting a shard"):
@@ -410,13 +410,13 @@ class ShardedClient:
             if not owns_now and shard_id in self.shards.candidates(jid):
                 return jid
 
-    async def locate(self, jid: str) -> int | None:
+    async def shard_holding(self, jid: str) -> int | None:
         """The shard holding the job (or recurring job) `jid`, asking only the shards its
         bucket names; None if none has it."""
-        found = await self.find(jid)
+        found = await self.find_job(jid)
         return None if found is None else found[0]
 
-    async def find(self, jid: str) -> tuple[int, Job | RecurringJob] | None:
+    async def find_job(self, jid: str) -> tuple[int, Job | RecurringJob] | None:
         """The job (or recurring job) `jid` and its shard, asking only the shards its
         bucket names; when none has it, the map is read again and, if it changed, the
         shards it names now are asked (the job may be on a shard this map did not know)."""
@@ -429,31 +429,31 @@ class ShardedClient:
                 found = await self._clients[shard_id].jobs.get(jid)
                 if found is not None:
                     return shard_id, found
-            if not await self.reread():
+            if not await self.reread_map():
                 break
         return None
 
-    async def home_shard(self, jid: str) -> int:
+    async def shard_of_jid(self, jid: str) -> int:
         """The shard that holds `jid`, else the one a put of it goes to; no I/O while no
         shard was added (its bucket has one owner)."""
-        candidates = (await self.fresh()).candidates(jid)
+        candidates = (await self.current_map()).candidates(jid)
         if len(candidates) > 1:
-            found = await self.locate(jid)
+            found = await self.shard_holding(jid)
             if found is not None:
                 return found
         return self.shards.candidates(jid)[0]
 
-    async def home(self, jid: str) -> Client:
-        """The client of `home_shard(jid)`."""
-        return self._clients[await self.home_shard(jid)]
+    async def client_of_jid(self, jid: str) -> Client:
+        """The client of `shard_of_jid(jid)`."""
+        return self._clients[await self.shard_of_jid(jid)]
 
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
         """`Client.wait` on the job's shard."""
-        return await (await self.home(jid)).wait(jid, timeout=timeout)
+        return await (await self.client_of_jid(jid)).wait(jid, timeout=timeout)
 
     async def result(self, jid: str, *, timeout: float | None = None) -> Any:
         """`Client.result` on the job's shard."""
-        return await (await self.home(jid)).result(jid, timeout=timeout)
+        return await (await self.client_of_jid(jid)).result(jid, timeout=timeout)
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a
@@ -503,14 +503,14 @@ class ShardedJobs(MergedJobReads):
 
     async def get(self, jid: str) -> Job | RecurringJob | None:
         """The job or recurring job with this id, or None."""
-        found = await self._client.find(jid)
+        found = await self._client.find_job(jid)
         return None if found is None else found[1]
 
     async def get_many(self, jids: Sequence[str]) -> list[Job]:
         """The jobs that exist among `jids`, in order (missing ones are skipped)."""
         by_shard: dict[int, list[str]] = {}
         for jid in jids:
-            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
         found: dict[str, Job] = {}
         for shard, some in by_shard.items():  # one call per shard
             found.update(
@@ -520,14 +520,14 @@ class ShardedJobs(MergedJobReads):
 
     async def stored_result(self, jid: str) -> JobResult | None:
         """`Jobs.stored_result` on the job's shard."""
-        return await (await self._client.home(jid)).jobs.stored_result(jid)
+        return await (await self._client.client_of_jid(jid)).jobs.stored_result(jid)
 
     async def cancel(self, *jids: str) -> None:
         """Cancel jobs, one call per shard holding some of them (jobs that depend on each
         other are on one shard, so they are cancelled together)."""
         by_shard: dict[int, list[str]] = {}
         for jid in jids:
-            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
         for shard, some in by_shard.items():
             await self._client.shard(shard).jobs.cancel(*some)
 

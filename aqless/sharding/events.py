@@ -50,7 +50,7 @@ class ShardSource(Protocol):
 
     def shard(self, shard_id: int) -> Client: ...
 
-    async def fresh(self) -> ShardMap: ...
+    async def current_map(self) -> ShardMap: ...
 
 
 class MergedEventStream:
@@ -107,7 +107,7 @@ class MergedEventStream:
                 with anyio.move_on_after(self._source.refresh):
                     await adopted.wait()
             try:
-                shard_map = await self._source.fresh()
+                shard_map = await self._source.current_map()
             except AqlessError as error:
                 logger.warning("the merged event stream cannot read the shard map (%s)", error)
                 shard_map = self._source.shards

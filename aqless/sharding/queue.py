@@ -105,14 +105,14 @@ class ShardedQueue(MergedQueueReads):
 
         jid, depends = chosen("jid"), chosen("depends")
         throttles, rate_limits = chosen("throttles"), chosen("rate_limits")
-        shard_map = await self._client.fresh()
+        shard_map = await self._client.current_map()
         deduplicated = dedup_of(options.get("dedup"))
         named: dict[str, int] = {}
         pin = shard_map.pin_of(self.name)
         if pin is not None:
             named[f"pinned queue {self.name!r}"] = pin
         for dependency in depends or ():
-            named[f"dependency {dependency!r}"] = await self._client.home_shard(dependency)
+            named[f"dependency {dependency!r}"] = await self._client.shard_of_jid(dependency)
         if route:
             named[f"routing key {route!r}"] = shard_map.owner(route)
         kept = [("throttle", name) for name in throttles or ()]
@@ -130,7 +130,7 @@ class ShardedQueue(MergedQueueReads):
             return _Placement(shard_map.owner(jid) if shard is None else shard, jid)
         # a given jid: the shard holding its job, else any shard its bucket names
         candidates = shard_map.candidates(jid)
-        found = await self._client.locate(jid) if len(candidates) > 1 else candidates[0]
+        found = await self._client.shard_holding(jid) if len(candidates) > 1 else candidates[0]
         allowed = candidates if found is None else [found]
         if shard is not None and shard not in allowed:
             raise _cross_shard({**named, f"jid {jid!r}": allowed[0]})

@@ -197,7 +197,7 @@ class MergedJobReads:
         """`Jobs.progress`, each jid asked of its shard (one call per shard)."""
         by_shard: dict[int, list[str]] = {}
         for jid in jids:
-            by_shard.setdefault(await self._client.home_shard(jid), []).append(jid)
+            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
         reports: dict[str, Progress] = {}
         for found in await gathered(
             list(by_shard.items()),

@@ -137,7 +137,7 @@ class ShardedWorker:
         while not self._stopping:
             await anyio.sleep(self.client.refresh)
             try:
-                await self.client.reread()
+                await self.client.reread_map()
             except AqlessError as error:
                 logger.warning("cannot read the shard map again (%s)", error)
                 continue

@@ -128,7 +128,7 @@ class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):
         for shard in client.clients:
             if shard.namespace == namespace:
                 return shard
-        return await client.home(job.jid)
+        return await client.client_of_jid(job.jid)
 
     def shard_of(self, key: str) -> int:
         """The shard a put of this jid (or routing key) goes to."""

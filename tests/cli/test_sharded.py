@@ -128,22 +128,22 @@ async def test_put_places_each_job_on_its_shard(cluster: Cluster) -> None:
         routes = key_per_shard(client)
         put = await cli("--json", "put", "work", "app.Work", '{"n": 1}', "--route", routes[2])
         (jid,) = put.json()["jids"]
-        assert await client.locate(jid) == 2
+        assert await client.shard_holding(jid) == 2
         job = await client.jobs.get(jid)
         assert isinstance(job, aqless.Job)
         assert job.data == {"n": 1}
         throttle = keys_of_a_shard(client, 1, "smtp-")[0]
         held = await cli("--json", "put", "work", "app.Work", "--throttles", throttle)
-        assert await client.locate(held.json()["jids"][0]) == 1
+        assert await client.shard_holding(held.json()["jids"][0]) == 1
         lines = "".join(f'{{"data": {{"n": {n}}}}}\n' for n in range(30))
         many = await cli("--json", "put", "bulk", "app.Work", "--file", "-", input=lines)
         jids = many.json()["jids"]
         assert len(jids) == 30
-        assert {await client.locate(jid) for jid in jids} == {0, 1, 2}
+        assert {await client.shard_holding(jid) for jid in jids} == {0, 1, 2}
         assert (await client.queues["bulk"].counts()).waiting == 30
         routed = await cli("--json", "put", "one", "app.Work", "--file", "-", "--route", routes[0],
                            input=lines)  # fmt: skip
-        assert {await client.locate(jid) for jid in routed.json()["jids"]} == {0}
+        assert {await client.shard_holding(jid) for jid in routed.json()["jids"]} == {0}
         crossed = await cli(
             "put", "work", "app.Work", "--route", routes[0], "--throttles", throttle
         )
@@ -160,7 +160,7 @@ async def test_recurring_jobs_of_every_shard(cluster: Cluster) -> None:
         rjids = [keys_of_a_shard(client, shard, "tick-")[0] for shard in range(3)]
         for rjid in rjids:
             await client.queues["ticks"].recur("app.Tick", {}, 600, jid=rjid)
-        assert {await client.locate(rjid) for rjid in rjids} == {0, 1, 2}
+        assert {await client.shard_holding(rjid) for rjid in rjids} == {0, 1, 2}
         listed = (await cli("--json", "recurring", "list")).json()
         assert sorted(job["jid"] for job in listed) == sorted(rjids)
         assert (await cli("--json", "recurring", "list", "other")).json() == []
@@ -185,7 +185,7 @@ async def test_throttles_and_rate_limits_on_the_shards_that_hold_them(cluster: C
         shown = (await cli("--json", "throttle", "show", "smtp")).json()
         assert (shown["id"], shown["maximum"]) == ("smtp", 3)
         assert (await cli("throttle", "set", "mail", "2", "--queue")).code == 0
-        await client.reread()  # the CLI's client pinned the queue
+        await client.reread_map()  # the CLI's client pinned the queue
         pin = client.shards.pin_of("mail")
         assert pin is not None
         assert (await client.shard(pin).queues["mail"].throttle()).maximum == 2

@@ -262,7 +262,7 @@ async def test_a_put_whose_constraints_name_two_shards_writes_nothing(
         assert (await queue.counts()).waiting == 2
         assert await client.jobs.get(jid_on_one) is None
         kept = await queue.put("app.Work", {}, throttles=[throttle_on_one, on_one])
-        assert await client.locate(kept) == 1  # names kept on one shard: put there
+        assert await client.shard_holding(kept) == 1  # names kept on one shard: put there
         assert isinstance(aqless.CrossShardError("queue.put", "x"), aqless.InvalidArgumentError)
 
 

@@ -37,7 +37,7 @@ async def test_a_named_rate_limit_lives_on_its_keeper_and_holds_there(cluster: C
         queue = client.queues["calls"]
         for _ in range(3):  # every job naming it goes where it is enforced
             jid = await queue.put("app.Call", {}, rate_limits=["api"])
-            assert await client.locate(jid) == keeper
+            assert await client.shard_holding(jid) == keeper
         elsewhere = next(r for r in key_per_shard(client) if client.shard_of(r) != keeper)
         with pytest.raises(aqless.CrossShardError):
             await queue.put("app.Call", {}, rate_limits=["api"], route=elsewhere)
@@ -127,7 +127,7 @@ async def test_a_put_hooks_change_decides_where_the_job_goes(cluster: Cluster) -
         jids = [await queue.put("app.Work", {}) for _ in range(4)]
         jids += await queue.put_many([PutRequest("app.Work", {})] * 4)
         for jid in jids:
-            assert await client.locate(jid) == client.keeper_of(name) == 2
+            assert await client.shard_holding(jid) == client.keeper_of(name) == 2
             found = await client.shard(2).jobs.get(jid)
             assert isinstance(found, aqless.Job)
             assert name in found.throttles

@@ -107,7 +107,7 @@ async def test_a_full_server_refusing_a_map_change_is_a_typed_error(cluster: Clu
         finally:
             ask(port, "CONFIG", "SET", "maxmemory", "0")
         assert refused.value.condition == "OOM"
-        assert await client.reread() is False
+        assert await client.reread_map() is False
         assert "emails" not in client.shards.pinned
 
 
@@ -140,8 +140,8 @@ async def test_two_clients_adding_shards_at_once_both_land(cluster: Cluster) -> 
         async with anyio.create_task_group() as adding:
             adding.start_soon(add, one)
             adding.start_soon(add, two)
-        await one.reread()
-        await two.reread()
+        await one.reread_map()
+        await two.reread_map()
         assert one.shards == two.shards
         assert one.shards.version == 3
         assert [shard.id for shard in one.shards.shards] == [0, 1, 2, 3]
@@ -213,7 +213,7 @@ async def test_a_throttle_and_the_config_hold_on_a_grown_deployment(cluster: Clu
         assert grown.owner(smtp) == 2  # its bucket moved, but its throttle did not
         queue = client.queues["mail"]
         jids = [await queue.put(WORK, {}, throttles=[smtp]) for _ in range(3)]
-        assert {await client.locate(jid) for jid in jids} == {1}  # where the maximum is
+        assert {await client.shard_holding(jid) for jid in jids} == {1}  # where the maximum is
         assert len(await queue.pop_many(3)) == 1
         assert (await client.throttles[smtp].get()).maximum == 1
         assert await client.shard(2).config.get("heartbeat") == "42"
@@ -284,7 +284,7 @@ async def test_a_queues_own_throttle_pins_it_and_holds_over_a_sharded_worker(
             assert other.shards.pin_of("mail") == home
         jids = [await queue.put(WORK, {"n": n}) for n in range(10)]
         jids += await queue.put_many([aqless.PutRequest(WORK, {"n": n}) for n in range(10)])
-        assert {await client.locate(jid) for jid in jids} == {home}
+        assert {await client.shard_holding(jid) for jid in jids} == {home}
         elsewhere = next(key for key in keys_of_a_shard(client, (home + 1) % 3, "r"))
         with pytest.raises(aqless.CrossShardError, match="pinned queue 'mail'"):
             await queue.put(WORK, {}, route=elsewhere)
@@ -383,7 +383,7 @@ async def test_the_cli_adds_drains_and_forgets_shards(cluster: Cluster) -> None:
         refused = await run("shards", "forget", "0", "--grace", "0")
         assert refused.code == 3
         assert f"still holds {held} jobs" in refused.stderr
-        await client.reread()
+        await client.reread_map()
         left = await client.shard(0).queues["work"].peek(100)
         await client.jobs.cancel(*[job.jid for job in left])
         forgotten = (await run("--json", "shards", "forget", "0", "--grace", "0")).json()

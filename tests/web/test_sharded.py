@@ -164,7 +164,7 @@ async def test_the_throttles_page_shows_each_on_its_shard(cluster: Cluster) -> N
             headers={"accept": "application/json"},
         )
         assert pinned.status_code == 200, pinned.text
-        await client.reread()
+        await client.reread_map()
         pin = client.shards.pinned[name]
         own = f"{client.shard(pin).prefix}q:{name}"
         page = (await http.get("/api/throttles")).json()
