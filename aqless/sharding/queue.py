@@ -6,14 +6,14 @@ partitions (aqless.sharding.reads merges the rest of its reads)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
 import anyio
 
 from aqless._concurrency.task_groups import own_errors
 from aqless.contracts import RateLimit
-from aqless.errors import AqlessError, CrossShardError
+from aqless.errors import AqlessError
 from aqless.job import Job
 from aqless.models import QueueCounts, ThrottleInfo
 from aqless.puts import (
@@ -27,6 +27,7 @@ from aqless.puts import (
     default_options,
 )
 from aqless.queue import Queue, checked_name, inside_hooks
+from aqless.sharding.placement import Placement, PutTargets, place
 from aqless.sharding.reads import MergedQueueReads, gathered
 
 if TYPE_CHECKING:
@@ -66,12 +67,6 @@ class PartialPopError(AqlessError):
         self.error = error
 
 
-@dataclass(frozen=True, slots=True)
-class _Placement:
-    shard: int
-    jid: str
-
-
 class ShardedQueue(MergedQueueReads):
     """A queue of a sharded deployment: its partitions, one per shard (no I/O to make)."""
 
@@ -94,47 +89,33 @@ class ShardedQueue(MergedQueueReads):
 
     async def _place(
         self, klass: JobClass, data: Any, options: PutOptions, route: str | None
-    ) -> _Placement:
-        """Which shard a put goes to, and its jid; CrossShardError if its constraints
-        name two shards."""
+    ) -> Placement:
+        """Which shard a put goes to, and its jid (aqless.sharding.placement), once what
+        needs the servers is looked up: the dependencies' shards, and the shard holding a
+        given jid's job when its bucket names several."""
         defaults = {} if isinstance(klass, str) else default_options(klass, data)
 
         def chosen(option: str) -> Any:  # the option given, else the class's
             value = options.get(option)
             return value if value is not None else defaults.get(option)
 
-        jid, depends = chosen("jid"), chosen("depends")
-        throttles, rate_limits = chosen("throttles"), chosen("rate_limits")
         shard_map = await self._client.current_map()
-        deduplicated = dedup_of(options.get("dedup"))
-        named: dict[str, int] = {}
-        pin = shard_map.pin_of(self.name)
-        if pin is not None:
-            named[f"pinned queue {self.name!r}"] = pin
-        for dependency in depends or ():
-            named[f"dependency {dependency!r}"] = await self._client.shard_of_jid(dependency)
-        if route:
-            named[f"routing key {route!r}"] = shard_map.owner(route)
-        kept = [("throttle", name) for name in throttles or ()]
-        kept += [("rate limit", name) for name in rate_limits or ()]
-        if deduplicated is not None:
-            kept.append(("dedup id", deduplicated.id))
-        for what, key in kept:
-            if key:  # each is counted on its keeper shard only: the job must go there
-                named[f"{what} {key!r}"] = shard_map.keeper(key)
-        if len(set(named.values())) > 1:
-            raise _cross_shard(named)
-        shard = next(iter(named.values()), None)
-        if not jid:
-            jid = self._client.new_jid(shard)
-            return _Placement(shard_map.owner(jid) if shard is None else shard, jid)
-        # a given jid: the shard holding its job, else any shard its bucket names
-        candidates = shard_map.candidates(jid)
-        found = await self._client.shard_holding(jid) if len(candidates) > 1 else candidates[0]
-        allowed = candidates if found is None else [found]
-        if shard is not None and shard not in allowed:
-            raise _cross_shard({**named, f"jid {jid!r}": allowed[0]})
-        return _Placement(allowed[0] if shard is None else shard, jid)
+        dedup = dedup_of(options.get("dedup"))
+        targets = PutTargets(
+            queue=self.name,
+            jid=chosen("jid"),
+            route=route,
+            dependencies={
+                jid: await self._client.shard_of_jid(jid) for jid in chosen("depends") or ()
+            },
+            throttles=chosen("throttles") or (),
+            rate_limits=chosen("rate_limits") or (),
+            dedup_id=None if dedup is None else dedup.id,
+        )
+        holder = None
+        if targets.jid and len(shard_map.candidates(targets.jid)) > 1:
+            holder = await self._client.shard_holding(targets.jid)
+        return place(shard_map, targets, holder=holder, new_jid=self._client.new_jid)
 
     async def put(
         self,
@@ -406,13 +387,6 @@ class ShardedQueue(MergedQueueReads):
     def rate_limit(self) -> RateLimit:
         """The queue's own rate limit, on its pinned shard (no I/O)."""
         return self._home().rate_limit
-
-
-def _cross_shard(named: dict[str, int]) -> CrossShardError:
-    detail = ", ".join(f"{what} on shard {shard}" for what, shard in named.items())
-    return CrossShardError(
-        "queue.put", f"a job lives on one shard, but its {detail}; nothing was put"
-    )
 
 
 def summed(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:
