@@ -39,7 +39,7 @@ from aqless._connection.server_checks import check_eviction_policy
 from aqless._connection.wakeup import Wakeup
 from aqless._worker import defaults
 from aqless._worker import process as _process
-from aqless._worker.budget import SlotBudget
+from aqless._worker.budget import SlotBudget as SlotBudget  # public: aqless.worker.SlotBudget
 from aqless._worker.counters import (
     WorkerCounters as WorkerCounters,  # public: aqless.WorkerCounters
 )
@@ -142,7 +142,7 @@ class Worker:
             aqless._worker.observers; ``worker.observers`` is the list, to add more).
         budget: slots shared with other workers of the process (a ShardedWorker's): the
             worker runs no more jobs than `concurrency` nor than the budget has free, and
-            offers the server only slots the budget gives it (see aqless._worker.budget).
+            offers the server only slots the budget gives it (`aqless.worker.SlotBudget`).
     """
 
     def __init__(
