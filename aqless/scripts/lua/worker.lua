@@ -154,9 +154,9 @@ end
 function Worker.push(now, queue)
   local worker = taker(now, queue)
   if worker == nil then return end
-  local popped, known = Queue.pop_jids(RELESS, now, queue, worker, 1)
+  local popped, known = Queue.pop_jids(REQLESS, now, queue, worker, 1)
   if #popped > 0 then
-    Events.publish(push_channel(worker), Job.list_json(RELESS, popped, known))
+    Events.publish(push_channel(worker), Job.list_json(REQLESS, popped, known))
     Events.publish('pushed', popped[1])
   end
 end
