@@ -1,4 +1,4 @@
-"""A lean pubsub connection: the worker's ear for put events and pushed jobs.
+"""A lean pubsub connection: the worker's subscription to put events and pushed jobs.
 
 redis-py's PubSub (and the EventStream around it) hands over one message per read, through a
 few layers of Python and a task switch. A ``Subscriber`` is a ``RespStream``
