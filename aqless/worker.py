@@ -65,7 +65,7 @@ from aqless.schedules import keep_schedules
 
 __all__ = ["Heartbeats", "Worker", "WorkerCounters"]
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 _State = Literal["new", "running", "stopping", "stopped"]
 _Limit = Literal["max_jobs", "max_memory"]

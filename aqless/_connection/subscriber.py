@@ -30,7 +30,7 @@ from aqless._connection.lean import NO_MORE, RespStream, dropped, open_stream, p
 
 __all__ = ["Message", "Subscriber"]
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 Message = tuple[bytes, bytes]  # channel, payload
 

@@ -56,7 +56,7 @@ from aqless.errors import ConnectionLostError, ScriptError
 from aqless.events import RECONNECTED, parse_event
 from aqless.job import Job
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 # jids pushed whose put event has not come yet (it follows at once, but not when a put took
 # the job from another worker: the put event came first then, and the jid is never claimed)
