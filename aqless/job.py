@@ -216,11 +216,11 @@ class Job:
 
     # -- the owner's verbs: only the worker holding the job may call them ---------------------
 
-    def _letting_go(self) -> _LettingGo:
+    def _hide_worker_while_releasing(self) -> _WorkerHiddenWhileReleasing:
         """While a verb that ends the worker's hold is on its way, the job shows no worker,
         so its worker neither heartbeats it nor takes the server's news of it (a
         ``canceled`` event, a refused heartbeat) for a loss. Restored if the verb fails."""
-        return _LettingGo(self)
+        return _WorkerHiddenWhileReleasing(self)
 
     async def complete(
         self,
@@ -239,7 +239,7 @@ class Job:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
             kept = result_options(self.jid, result)
-            with self._letting_go() as worker:
+            with self._hide_worker_while_releasing() as worker:
                 state = await protocol.text(
                     "job.complete",
                     self.jid,
@@ -259,7 +259,7 @@ class Job:
                 options += ["delay", delay]
             if depends is not None:
                 options += ["depends", encode_json(list(depends), "depends")]
-            with self._letting_go():
+            with self._hide_worker_while_releasing():
                 state = await protocol.text(
                     "job.completeAndRequeue", *base, next_queue, *options, releases=self.jid
                 )
@@ -274,7 +274,7 @@ class Job:
     async def fail(self, group: str, message: str) -> None:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""
         arguments = (self.jid, self.worker_name, group, message)
-        with self._letting_go():
+        with self._hide_worker_while_releasing():
             await self.client.protocol.call("job.fail", *arguments, releases=self.jid)
         self.state = JobState.FAILED
         self.worker_name = ""
@@ -316,7 +316,7 @@ class Job:
             if message is not None:
                 args.append(message)
         arguments = (self.jid, self.queue_name, self.worker_name, *args)
-        with self._letting_go():
+        with self._hide_worker_while_releasing():
             left = await self.client.protocol.integer("job.retry", *arguments, releases=self.jid)
         self.worker_name = ""
         self.expires_at = 0.0
@@ -330,7 +330,7 @@ class Job:
 
     async def cancel(self) -> None:
         """Delete the job (refused while other jobs depend on it)."""
-        with self._letting_go():
+        with self._hide_worker_while_releasing():
             await self.client.protocol.call("job.cancel", self.jid)
         self.worker_name = ""
         self.expires_at = 0.0
@@ -347,7 +347,7 @@ class Job:
         throttles: Sequence[str] | None = None,
     ) -> None:
         """Put the job into `queue` again (it must still exist), keeping its data."""
-        with self._letting_go():
+        with self._hide_worker_while_releasing():
             await self._move(queue, delay, priority, tags, retries, depends, throttles)
         self.queue_name = queue
         self.state = (
@@ -548,9 +548,10 @@ class RecurringJob:
         await self._client.protocol.call("recurringJob.cancel", self.jid)
 
 
-class _LettingGo:
-    """``Job._letting_go``: a class rather than a generator context manager, since every
-    completed job goes through it."""
+class _WorkerHiddenWhileReleasing:
+    """``Job._hide_worker_while_releasing``: the job shows no worker while a verb that ends
+    the worker's hold is on its way, and shows it again if the verb fails. A class rather
+    than a generator context manager, since every completed job goes through it."""
 
     __slots__ = ("job", "worker")
 

@@ -21,7 +21,7 @@ from aqless.errors import ConnectionLostError, InvalidArgumentError, ScriptError
 
 __all__ = ["MESSAGE_LIMIT", "Coalescer", "Progress", "checked_report"]
 
-logger = logging.getLogger("aqless.progress")
+logger = logging.getLogger(__name__)
 
 #: The longest progress message, in bytes of UTF-8 (the script refuses longer ones).
 MESSAGE_LIMIT: Final = 1024

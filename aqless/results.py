@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["await_result", "read_result", "result_options"]
 
-logger = logging.getLogger("aqless.results")
+logger = logging.getLogger(__name__)
 
 
 def result_options(jid: str, value: Any) -> list[str]:

@@ -40,6 +40,7 @@ from aqless.worker import Worker
 
 __all__ = ["RunOptions", "main"]
 
+# named by hand, not __name__: run as `python -m aqless.run`, this module is `__main__`
 logger = logging.getLogger("aqless.run")
 
 EXIT_REFUSED = 2  # the server evicts keys and --allow-eviction was not given

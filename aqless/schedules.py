@@ -26,7 +26,7 @@ from aqless.errors import AqlessError, ConfigurationError, InvalidArgumentError
 if TYPE_CHECKING:
     from aqless.contracts import ScriptClient as Client
 
-logger = logging.getLogger("aqless.schedules")
+logger = logging.getLogger(__name__)
 
 #: How many fire times a schedule holds at most, how far ahead it reaches (unless it
 #: would hold fewer than ``RUNS_AT_LEAST``).

@@ -65,7 +65,7 @@ from aqless.schedules import keep_schedules
 
 __all__ = ["Heartbeats", "Worker", "WorkerCounters"]
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 _State = Literal["new", "running", "stopping", "stopped"]
 _Limit = Literal["max_jobs", "max_memory"]
@@ -80,7 +80,7 @@ class Heartbeats:
     refusals: int = 0
 
 
-class _PushTaking:
+class _WorkerAsPushTaker:
     """The worker as its Pickup sees it (aqless._worker.pickup.PushTaker)."""
 
     __slots__ = ("_worker",)
@@ -226,7 +226,7 @@ class Worker:
         # pushes (see aqless._worker.pickup) suit workers that take work for ever, on slots
         # of their own or offered within a shared budget
         pushed = max_jobs is None and not burst and (budget is None or budget.pushes)
-        taker = _PushTaking(self) if pushed else None
+        taker = _WorkerAsPushTaker(self) if pushed else None
         member = self._member if pushed else None
         self._pickup = Pickup(client, self._served, self._news, taker, member)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open

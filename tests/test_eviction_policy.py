@@ -43,7 +43,7 @@ def warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
         record.getMessage()
         for record in caplog.records
-        if record.name == "aqless" and record.levelno == logging.WARNING
+        if record.name == "aqless._connection.server_checks" and record.levelno == logging.WARNING
     ]
 
 

@@ -144,7 +144,7 @@ _UNAVAILABLE = (
 )
 
 
-class translated:
+class raising_aqless_errors:
     """Maps redis-py errors to aqless errors, raised from the original. A class rather than
     a generator context manager: it wraps every call the client makes."""
 
@@ -231,7 +231,7 @@ class Protocol:
         if self._batcher is not None:
             submitted = self._batcher.submit((command, timed), releases)
             return await self._batched(command, submitted)
-        with translated(command):
+        with raising_aqless_errors(command):
             return await self.script.send(command, timed)
 
     async def call_ordered(
@@ -250,7 +250,7 @@ class Protocol:
         )
 
     async def _batched(self, command: str, submitted: Awaitable[Reply]) -> Any:
-        with translated(command):
+        with raising_aqless_errors(command):
             reply = await submitted
         if isinstance(reply, BaseException):
             raise refusal_for(command, reply) or reply
@@ -348,7 +348,7 @@ class Protocol:
             (named[i], (self._now(None if priorities is None else priorities[i]), *args))
             for i, args in enumerate(calls)
         ]
-        with translated(command):
+        with raising_aqless_errors(command):
             replies = await self.script.send_many(timed, then=then)
         followed = [replies.pop()] if then else []
         return [
@@ -361,7 +361,7 @@ class Protocol:
         server that will not say (an ACL refusing COMMAND) is taken to have it."""
         known = self._known.get(name)
         if known is None:
-            with translated("COMMAND INFO"):
+            with raising_aqless_errors("COMMAND INFO"):
                 try:
                     reply = await self.wire.call(("COMMAND", "INFO", name))
                 except ResponseError:

@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 from aqless._connection.lean import LeanConnection
 from aqless.errors import ConfigurationError
 
-logger = logging.getLogger("aqless")
+logger = logging.getLogger(__name__)
 
 FIX = "CONFIG SET maxmemory-policy noeviction"
 

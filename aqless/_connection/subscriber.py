@@ -1,4 +1,4 @@
-"""A lean pubsub connection: the worker's ear for put events and pushed jobs.
+"""A lean pubsub connection: the worker's subscription to put events and pushed jobs.
 
 redis-py's PubSub (and the EventStream around it) hands over one message per read, through a
 few layers of Python and a task switch. A ``Subscriber`` is a ``RespStream``
@@ -30,7 +30,7 @@ from aqless._connection.lean import NO_MORE, RespStream, dropped, open_stream, p
 
 __all__ = ["Message", "Subscriber"]
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 Message = tuple[bytes, bytes]  # channel, payload
 

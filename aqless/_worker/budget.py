@@ -41,7 +41,7 @@ from aqless._worker.running import RunningJobs
 
 __all__ = ["Ceiling", "Member", "SlotBudget"]
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 
 class Ceiling:

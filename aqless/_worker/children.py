@@ -41,7 +41,7 @@ from aqless.job import Job
 
 __all__ = ["KILL_AFTER", "ChildPool", "ChildProcessDied", "detached"]
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 #: Seconds a child gets to exit after SIGTERM before it gets SIGKILL.
 KILL_AFTER = 0.5

@@ -25,7 +25,7 @@ from aqless.client import Client
 from aqless.errors import ConnectionLostError, ScriptError
 from aqless.events import RECONNECTED
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 #: The longest sleep between two looks at the running jobs.
 _TICK = 1.0

@@ -39,7 +39,7 @@ __all__ = [
     "failure_message",
 ]
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 #: The longest failure message sent (tracebacks of deep recursion can be megabytes).
 MAX_MESSAGE = 64 * 1024

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from aqless.client import Client
     from aqless.handlers import Handlers
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 Verb = Callable[[], Awaitable[Any]]
 #: Called with a running job: its slot is released, or held again (see aqless._worker.running).

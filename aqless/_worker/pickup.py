@@ -1,4 +1,4 @@
-"""A worker's ear for new work: while it has free slots and found its queues empty, it
+"""How a worker picks up new work: while it has free slots and found its queues empty, it
 listens on ``ql:log`` and is told the moment a job is put (or advanced) into a queue it
 serves, by any qless client. A worker with full slots stops listening, so a busy worker
 reads no events.
@@ -8,21 +8,22 @@ listens on its push channel, on every kind of deployment (a Subscriber through t
 Endpoint, aqless._connection.endpoint): a put made through aqless's scripts then pops the
 job for it and publishes it there, so the job arrives with the news instead of a pop's round
 trip later. An offering worker needs no put events for that, so only a few of them (the
-*ears*, ``_EARS``) listen to ``ql:log`` too: a put into the queues of 500 idle workers costs
-the server a push and a few deliveries, not two messages per worker, and the workers do not
-all read them. The ears are there for the work that comes without a push: a put made by
-another qless client's script, an advanced job, a put no sampled offer could take. Each
-offer's reply counts the ears (``ql:pushed``'s subscribers); a worker without an offer (its
-queues not yet known) or whose offer finds too few becomes one, and an ear that finds too
-many gives up its ear at random, so a fleet that started at once settles near ``_EARS``.
-While there are none (each ear filled its slots), such work waits for a worker's next offer
-renewal or poll, within ``interval``.
+*put listeners*, ``_PUT_LISTENERS``; the docs called them "ears" before) listen to
+``ql:log`` too: a put into the queues of 500 idle workers costs the server a push and a few
+deliveries, not two messages per worker, and the workers do not all read them. The put
+listeners are there for the work that comes without a push: a put made by another qless
+client's script, an advanced job, a put no sampled offer could take. Each offer's reply
+counts the put listeners (``ql:pushed``'s subscribers); a worker without an offer (its
+queues not yet known) or whose offer finds too few becomes one, and a put listener that
+finds too many stops listening to put events at random, so a fleet that started at once
+settles near ``_PUT_LISTENERS``. While there are none (each put listener filled its slots),
+such work waits for a worker's next offer renewal or poll, within ``interval``.
 
 The put event of a pushed job brings nothing to pop, whichever worker it was pushed to: the
-script tells the ears on ``ql:pushed`` before it publishes the put event (so they do not pop
-for each put, and no worker waits to learn whether a push follows); a put event without a
-push (no offer fitted, another qless client's script made it, or the put took the job from
-another worker: then the protocol's put event comes first) triggers a pop.
+script tells the put listeners on ``ql:pushed`` before it publishes the put event (so they
+do not pop for each put, and no worker waits to learn whether a push follows); a put event
+without a push (no offer fitted, another qless client's script made it, or the put took the
+job from another worker: then the protocol's put event comes first) triggers a pop.
 
 A worker sharing a slot budget (a ShardedWorker's, aqless._worker.budget) offers only the
 slots the budget gives it (`Member.ceiling_to_offer`), none when it has none (it hears put
@@ -55,14 +56,15 @@ from aqless.errors import ConnectionLostError, ScriptError
 from aqless.events import RECONNECTED, parse_event
 from aqless.job import Job
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 # jids pushed whose put event has not come yet (it follows at once, but not when a put took
 # the job from another worker: the put event came first then, and the jid is never claimed)
 _PUSHED_REMEMBERED = 1024
-# offering workers that listen to put events as well (see the module's docstring)
-_EARS = 2
-# _offer's answer when a recent offer stands (how many ears there are is not asked)
+# offering workers that listen to put events as well, the put listeners (see the module's
+# docstring)
+_PUT_LISTENERS = 2
+# _offer's answer when a recent offer stands (how many put listeners there are is not asked)
 _NOT_ASKED = -1
 
 
@@ -105,7 +107,7 @@ class Pickup:
         self._quiet = anyio.Event()  # set while nothing is subscribed
         self._quiet.set()
         self._scope: anyio.CancelScope | None = None
-        self._ear: Subscriber | None = None
+        self._subscriber: Subscriber | None = None
         self._log_channel = f"{client.prefix}log"
         self._pushed_channel = f"{client.prefix}pushed"
         self._offered: tuple[str, ...] = ()
@@ -119,8 +121,10 @@ class Pickup:
             member.may_offer = partial(self._may_offer, member)
         # put events into offered queues whose push may be in the next read: jid -> its timer
         self._pushed: OrderedDict[str, None] = OrderedDict()
-        self._ear_wanted = False  # as the last offer's reply said
-        self._hearing = False  # subscribed to put events now
+        self._put_listener_wanted = (
+            False  # be one of the put listeners, as the last offer's reply said
+        )
+        self._listens_to_puts = False  # subscribed to put events now: one of the put listeners
 
     def want(self, wanted: bool) -> None:
         if wanted and not self._wanted.is_set():
@@ -129,8 +133,8 @@ class Pickup:
             self._wanted = anyio.Event()
             if self._scope is not None:
                 self._scope.cancel()
-            if self._ear is not None:
-                self._ear.wake()
+            if self._subscriber is not None:
+                self._subscriber.wake()
 
     @property
     def offers(self) -> bool:
@@ -201,9 +205,9 @@ class Pickup:
         while True:
             await self._wanted.wait()
             try:
-                self._ear = ear = await Subscriber.open(
+                self._subscriber = subscriber = await Subscriber.open(
                     self._client.protocol.endpoint,
-                    partial(self._hear, push_channel),
+                    partial(self._receive, push_channel),
                     sharded=self._client.sharded_pubsub,
                 )
                 try:
@@ -212,12 +216,12 @@ class Pickup:
                         if not self._wanted.is_set():  # wanted, and no longer by now
                             continue
                         self._quiet = anyio.Event()
-                        await self._listen_once(ear, taker, push_channel)
+                        await self._listen_once(subscriber, taker, push_channel)
                         failures = 0
                         self._quiet.set()
                 finally:
-                    self._ear = None
-                    ear.close()
+                    self._subscriber = None
+                    subscriber.close()
             except (ResponseError, ScriptError) as error:  # e.g. an ACL refusing them
                 logger.warning("cannot listen for pushed jobs (%s); put events only", error)
                 self._quiet.set()
@@ -231,48 +235,55 @@ class Pickup:
                 self._quiet.set()
                 await anyio.sleep(SUBSCRIBE.after(failures))
 
-    async def _listen_once(self, ear: Subscriber, taker: PushTaker, push_channel: str) -> None:
+    async def _listen_once(
+        self, subscriber: Subscriber, taker: PushTaker, push_channel: str
+    ) -> None:
         """Subscribe, offer, listen until no longer wanted, unsubscribe."""
-        self._hearing = self._ear_wanted  # as last time, until the offer's reply says
-        ears = self._ear_channels() if self._hearing else []
-        await ear.subscribe([push_channel, *ears])
-        await self._offer_and_hear(ear, taker)
+        self._listens_to_puts = (
+            self._put_listener_wanted
+        )  # as last time, until the offer's reply says
+        channels = self._put_event_channels() if self._listens_to_puts else []
+        await subscriber.subscribe([push_channel, *channels])
+        await self._offer_and_update_put_listening(subscriber, taker)
         self._served.stale()  # a put before the offer, maybe into a new queue
         self._news()
         while self._wanted.is_set():
-            await ear.wait(apart(taker.interval))
+            await subscriber.wait(apart(taker.interval))
             if self._wanted.is_set():  # every interval: renew the offer, check the line
-                await self._offer_and_hear(ear, taker)
+                await self._offer_and_update_put_listening(subscriber, taker)
                 with anyio.fail_after(max(taker.interval, 1.0)):
-                    await ear.ping()
-        await ear.unsubscribe()
+                    await subscriber.ping()
+        await subscriber.unsubscribe()
 
-    async def _offer_and_hear(self, ear: Subscriber, taker: PushTaker) -> None:
-        """Offer; then listen to put events as well, or stop, as the ears' count says."""
+    async def _offer_and_update_put_listening(
+        self, subscriber: Subscriber, taker: PushTaker
+    ) -> None:
+        """Offer; then listen to put events as well, or stop, as the count of put listeners
+        says."""
         async with self._offering:
-            ears = await self._offer(ear, taker)
-        if ears == _NOT_ASKED:
+            listeners = await self._offer(subscriber, taker)
+        if listeners == _NOT_ASKED:
             pass  # as last time
-        elif ears is None or ears < _EARS:
-            self._ear_wanted = True
-        elif self._hearing and ears > _EARS:
-            self._ear_wanted = random.random() < _EARS / ears  # noqa: S311  # not for secrets
+        elif listeners is None or listeners < _PUT_LISTENERS:
+            self._put_listener_wanted = True
+        elif self._listens_to_puts and listeners > _PUT_LISTENERS:
+            self._put_listener_wanted = random.random() < _PUT_LISTENERS / listeners  # noqa: S311  # not for secrets
         else:
-            self._ear_wanted = self._hearing
-        if self._ear_wanted and not self._hearing:
-            await ear.subscribe(self._ear_channels())
-            self._hearing = True
+            self._put_listener_wanted = self._listens_to_puts
+        if self._put_listener_wanted and not self._listens_to_puts:
+            await subscriber.subscribe(self._put_event_channels())
+            self._listens_to_puts = True
             self._news()  # a put just before went unheard
-        elif self._hearing and not self._ear_wanted:
-            await ear.unsubscribe_from(self._ear_channels())
-            self._hearing = False
+        elif self._listens_to_puts and not self._put_listener_wanted:
+            await subscriber.unsubscribe_from(self._put_event_channels())
+            self._listens_to_puts = False
 
-    def _ear_channels(self) -> list[str]:
+    def _put_event_channels(self) -> list[str]:
         return [self._log_channel, self._pushed_channel]
 
-    async def _offer(self, ear: Subscriber, taker: PushTaker) -> int | None:
+    async def _offer(self, subscriber: Subscriber, taker: PushTaker) -> int | None:
         """Offer to take the served queues' next jobs, unless the same offer stands since
-        recently; the number of ears the server counted (None: no offer, or it cannot
+        recently; the number of put listeners the server counted (None: no offer, or it cannot
         count them)."""
         names = tuple(self._served.names)
         if not names:
@@ -280,7 +291,7 @@ class Pickup:
         member = self._member
         slots = taker.concurrency if member is None else member.ceiling_to_offer()
         if slots == 0:  # no slot of the shared budget to offer
-            await self._take_back(ear, taker)
+            await self._take_back(subscriber, taker)
             return None
         now = anyio.current_time()
         same = names == self._offered and slots == self._offered_slots
@@ -292,43 +303,45 @@ class Pickup:
         ceiling = None if member is None else member.offer(slots)  # counted before it is sent
         self._offered, self._offered_slots = names, slots  # from now on, maybe written
         lasts = 3 * taker.interval + 1
-        ears = await self._client.protocol.call("worker.offer", taker.name, slots, lasts, *names)
+        listeners = await self._client.protocol.call(
+            "worker.offer", taker.name, slots, lasts, *names
+        )
         self._offered_at = now
         if member is not None:
-            await self._settle(ear, member, ceiling, taker)
-        return ears if isinstance(ears, int) else None
+            await self._settle(subscriber, member, ceiling, taker)
+        return listeners if isinstance(listeners, int) else None
 
     async def _withdraw_offer(self, taker: PushTaker) -> None:
         if self._offered:
             offered, self._offered = self._offered, ()
             await self._client.protocol.call("worker.withdraw", taker.name, *offered)
 
-    async def _take_back(self, ear: Subscriber | None, taker: PushTaker) -> None:
+    async def _take_back(self, subscriber: Subscriber | None, taker: PushTaker) -> None:
         """Withdraw the offer; then its slots are free in the shared budget."""
         await self._withdraw_offer(taker)
         if self._member is not None and self._member.ceilings:
-            await self._settle(ear, self._member, None, taker)
+            await self._settle(subscriber, self._member, None, taker)
 
     async def _settle(
-        self, ear: Subscriber | None, member: Member, keep: Ceiling | None, taker: PushTaker
+        self, subscriber: Subscriber | None, member: Member, keep: Ceiling | None, taker: PushTaker
     ) -> None:
         """The budget drops the ceilings before `keep` once no push made under them can
         still arrive: after a PING on the push connection (no connection: the jobs pushed
         to the last one are lost, and taken back later; the ceilings stand until then)."""
-        if ear is None or len(member.ceilings) == (0 if keep is None else 1):
+        if subscriber is None or len(member.ceilings) == (0 if keep is None else 1):
             return
         with anyio.fail_after(max(taker.interval, 1.0)):
-            await ear.ping()
+            await subscriber.ping()
         member.settle(keep)
 
     def _may_offer(self, member: Member) -> None:
         """The shared budget freed slots: offer now, if it has one to spare for this
         worker and it listens without an offer (instead of at the next renewal)."""
-        ear = self._ear
-        if ear is None or not self._wanted.is_set() or self._offered:
+        subscriber = self._subscriber
+        if subscriber is None or not self._wanted.is_set() or self._offered:
             return
         if member.ceiling_to_offer() > 0:
-            ear.wake()
+            subscriber.wake()
 
     def _ask_give_back(self) -> None:
         self._give_back_asked.set()
@@ -342,7 +355,7 @@ class Pickup:
                 if member.offered() <= 0:
                     continue
                 try:
-                    await self._take_back(self._ear, taker)
+                    await self._take_back(self._subscriber, taker)
                 except (
                     ConnectionLostError,
                     RedisConnectionError,
@@ -353,7 +366,7 @@ class Pickup:
                 ) as error:
                     logger.warning("cannot give back offered slots (%s)", error)
 
-    def _hear(self, push_channel: str, messages: list[Message]) -> None:
+    def _receive(self, push_channel: str, messages: list[Message]) -> None:
         pushed: list[Job] = []
         unreadable: list[Unreadable] = []
         push_bytes = push_channel.encode()

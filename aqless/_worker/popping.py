@@ -33,7 +33,7 @@ from aqless.job import Job
 if TYPE_CHECKING:
     from aqless._worker.counters import WorkerCounters
 
-logger = logging.getLogger("aqless.worker")
+logger = logging.getLogger(__name__)
 
 #: a popped or pushed job's fields that make no Job, and why
 Unreadable = tuple[dict[str, Any], PayloadError]

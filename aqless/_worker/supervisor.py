@@ -38,7 +38,7 @@ from aqless._worker import process as _process
 
 __all__ = ["Supervisor", "run"]
 
-logger = logging.getLogger("aqless._worker.supervisor")
+logger = logging.getLogger(__name__)
 
 _STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
 #: A worker that lived less than this many seconds crashed on start: wait before the next.

@@ -12,7 +12,7 @@ from aqless import errors
 from aqless._connection.protocol import _EXCEPTIONS, error_for
 from aqless.scripts import MODULES
 from aqless.scripts.contracts import FIELDS, Contract, contracts, lua_text, parse
-from tests.scripts.test_script import CLASSIC_COMMANDS, RELESS_COMMANDS
+from tests.scripts.test_script import CLASSIC_COMMANDS, REQLESS_COMMANDS
 
 ENTRY = re.compile(r"^\s*\['([^']+)'\] = function")
 PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}")
@@ -109,7 +109,7 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
     aqless_own |= {"job.progress", "jobs.progress"}
     aqless_own |= {"queue.popAfter"}
-    assert entries == set(CLASSIC_COMMANDS + RELESS_COMMANDS) | aqless_own
+    assert entries == set(CLASSIC_COMMANDS + REQLESS_COMMANDS) | aqless_own
     assert {name for contract in contracts() for name in contract.names} == entries
 
 

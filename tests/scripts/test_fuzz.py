@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from aqless.scripts import build, build_library, function_name
 from tests.scripts.invariants import snapshot
-from tests.scripts.test_script import CLASSIC_COMMANDS, RELESS_COMMANDS
+from tests.scripts.test_script import CLASSIC_COMMANDS, REQLESS_COMMANDS
 
-COMMANDS = sorted(set(CLASSIC_COMMANDS) | set(RELESS_COMMANDS))
+COMMANDS = sorted(set(CLASSIC_COMMANDS) | set(REQLESS_COMMANDS))
 
 # Texts that betray a crash inside the script rather than a refusal by it.
 CRASHES = ("attempt to", "bad argument", "Script attempted", "stack overflow", "nil value")

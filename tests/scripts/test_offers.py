@@ -23,7 +23,7 @@ OFFERS = "ql:offers:queue"
 
 @asynccontextmanager
 async def listening(redis: aioredis.Redis, *workers: str) -> AsyncIterator[None]:
-    """Subscribe to the workers' push channels, as their Ears do."""
+    """Subscribe to the workers' push channels, as their Pickups do."""
     pubsub = redis.pubsub()
     await pubsub.subscribe(*(f"ql:push:{worker}" for worker in workers))
     try:
@@ -33,8 +33,8 @@ async def listening(redis: aioredis.Redis, *workers: str) -> AsyncIterator[None]
 
 
 async def offer(lua: Lua, now: float, worker: str, slots: int, *queues: str) -> None:
-    ears = await lua("worker.offer", now, worker, slots, 30, *(queues or ("queue",)))
-    assert ears == 0, "no worker listens to put events here"
+    listeners = await lua("worker.offer", now, worker, slots, 30, *(queues or ("queue",)))
+    assert listeners == 0, "no worker listens to put events here"
 
 
 def pushed_jobs(captured: list[str]) -> list[dict[str, object]]:
@@ -213,15 +213,15 @@ async def test_an_offer_covers_each_queue_it_names(lua: Lua) -> None:
 
 
 async def test_an_offer_counts_the_workers_that_listen_to_put_events(lua: Lua) -> None:
-    """The ears: the subscribers of ql:pushed (an offering worker needs put events only
+    """The put listeners: the subscribers of ql:pushed (an offering worker needs put events only
     while too few workers hear them)."""
-    ears = [lua.redis.pubsub() for _ in range(3)]
+    listeners = [lua.redis.pubsub() for _ in range(3)]
     try:
-        for count, pubsub in enumerate(ears, start=1):
+        for count, pubsub in enumerate(listeners, start=1):
             await pubsub.subscribe("ql:pushed", "ql:log")
             assert await lua("worker.offer", 0, "w1", 2, 30, "queue") == count
     finally:
-        for pubsub in ears:
+        for pubsub in listeners:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
 
 

@@ -63,7 +63,7 @@ CLASSIC_COMMANDS = [
     "unrecur",
 ]
 
-RELESS_COMMANDS = [
+REQLESS_COMMANDS = [
     "config.get",
     "config.getAll",
     "config.set",
@@ -131,7 +131,7 @@ RELESS_COMMANDS = [
 
 def test_the_command_indexes_are_complete() -> None:
     assert len(CLASSIC_COMMANDS) == 37
-    assert len(set(RELESS_COMMANDS)) == 62
+    assert len(set(REQLESS_COMMANDS)) == 62
 
 
 def test_build_concatenates_every_module_in_order() -> None:
@@ -163,7 +163,7 @@ def test_the_script_writes_no_globals() -> None:
             assert re.match(r"(local |for |if |function [A-Z]\w*\.|[A-Z]+\[)", line), line
 
 
-@pytest.mark.parametrize("command", sorted(set(CLASSIC_COMMANDS + RELESS_COMMANDS)))
+@pytest.mark.parametrize("command", sorted(set(CLASSIC_COMMANDS + REQLESS_COMMANDS)))
 async def test_every_command_is_dispatched(lua: Lua, command: str) -> None:
     text = ""
     try:

@@ -257,20 +257,20 @@ async def test_a_push_read_with_the_pong_is_heard_before_the_ping_returns() -> N
     """What lowers a ceiling safely: a push published before the PING is heard first, even
     when it comes in the read that brings the PONG."""
     order: list[str] = []
-    ear = Subscriber(
+    subscriber = Subscriber(
         hiredis.Reader(notEnoughData=NO_MORE),
         None,
         lambda messages: order.extend(payload.decode() for _, payload in messages),
     )
 
     async def ping() -> None:
-        await ear.ping()
+        await subscriber.ping()
         order.append("pong")
 
     async with anyio.create_task_group() as group:
         group.start_soon(ping)
         await anyio.wait_all_tasks_blocked()
-        ear.data_received(
+        subscriber.data_received(
             b"*3\r\n$7\r\nmessage\r\n$4\r\npush\r\n$3\r\njob\r\n*2\r\n$4\r\npong\r\n$0\r\n\r\n"
         )
     assert order == ["job", "pong"]
@@ -301,18 +301,18 @@ async def test_an_offer_is_made_again_at_once_when_its_slots_change(client: aqle
     budget, (member, _) = members(4, 2)
     taker = Taker(client.worker_name)
     pickup = Pickup(client, await served_q(client), lambda: None, taker, member)
-    ear = await Subscriber.open(client.protocol.endpoint, lambda _: None)
+    subscriber = await Subscriber.open(client.protocol.endpoint, lambda _: None)
     offers = f"{client.prefix}offers:q"
     try:
-        await pickup._offer(ear, taker)
+        await pickup._offer(subscriber, taker)
         assert str(await client.redis.hget(offers, client.worker_name)).startswith("2 ")
         take(member, "pushed")  # its offer is half filled: it may offer one more
-        await pickup._offer(ear, taker)  # long before the offer is due for renewal
+        await pickup._offer(subscriber, taker)  # long before the offer is due for renewal
         assert str(await client.redis.hget(offers, client.worker_name)).startswith("3 ")
         assert [ceiling.slots for ceiling in member.ceilings] == [3]  # the PING came back
         assert budget.free() == 1
     finally:
-        ear.close()
+        subscriber.close()
 
 
 async def test_a_pickup_wanted_then_unwanted_in_one_turn_neither_listens_nor_offers(

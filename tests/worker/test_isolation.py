@@ -172,7 +172,7 @@ async def test_an_isolated_job_whose_lock_is_lost_loses_its_process(
 async def test_a_child_that_ignores_sigterm_is_killed(
     client: aqless.Client, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="aqless.worker")
+    caplog.set_level(logging.WARNING, logger="aqless._worker")
     jid = await put(client, tmp_path)
     worker = make_worker(client, ["q"], isolated(isolated_jobs.ignores_sigterm))
     async with running(worker):

@@ -227,16 +227,16 @@ async def test_a_put_event_read_after_its_push_costs_no_pop(client: aqless.Clien
         return (f"{client.prefix}pushed".encode(), jid.encode())
 
     first = await client.queues["q"].put("app.job")
-    pickup._hear(push_channel, [await push_of(first), pushed_news(first)])
-    pickup._hear(push_channel, [put_event(first)])
+    pickup._receive(push_channel, [await push_of(first), pushed_news(first)])
+    pickup._receive(push_channel, [put_event(first)])
     assert taken == [first]
     second = await client.queues["q"].put("app.job")  # pushed to another worker
-    pickup._hear(push_channel, [pushed_news(second)])
-    pickup._hear(push_channel, [put_event(second)])
+    pickup._receive(push_channel, [pushed_news(second)])
+    pickup._receive(push_channel, [put_event(second)])
     assert news == [], "both jobs went to workers: nothing to pop"
 
     third = await client.queues["q"].put("app.job")  # pushed nowhere
-    pickup._hear(push_channel, [put_event(third)])
+    pickup._receive(push_channel, [put_event(third)])
     assert len(news) == 1, "a pop at once"
 
 

@@ -44,7 +44,7 @@ async def test_sync_code_cut_off_keeps_its_slot_until_it_returns(
     caplog: pytest.LogCaptureFixture,
     how: Literal["timeout", "cancel"],
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="aqless.worker")
+    caplog.set_level(logging.WARNING, logger="aqless._worker")
     gate = BlockingGate()
     handlers = one(gate, timeout=0.3 if how == "timeout" else None)
     jids = [await client.queues["q"].put("app.job") for _ in range(4)]

@@ -205,32 +205,32 @@ GROUPS['queue'] = function() return {
   ['queue.forget'] = function(now, a) Queue.forget(rest(a, 1)) end,
   ['queue.counts'] = function(now, a)
     local queue = a[1]
-    if queue ~= nil then return Helpers.json(Queue.counts(RELESS, now, queue)) end
-    return Helpers.json(Queue.all_counts(RELESS, now))
+    if queue ~= nil then return Helpers.json(Queue.counts(REQLESS, now, queue)) end
+    return Helpers.json(Queue.all_counts(REQLESS, now))
   end,
   ['queue.jobsByState'] = function(now, a)
     local state = a[1]
     check(state, 'Jobs(): Arg "state" missing')
     if state == 'complete' then
-      return json_array(Queue.completed(Helpers.jobs_page(RELESS, a[2], a[3])))
+      return json_array(Queue.completed(Helpers.jobs_page(REQLESS, a[2], a[3])))
     end
-    return json_array(Helpers.jobs_by_state(RELESS, now, state, a[2], a[3], a[4]))
+    return json_array(Helpers.jobs_by_state(REQLESS, now, state, a[2], a[3], a[4]))
   end,
   ['queue.length'] = function(now, a) return Queue.length(now, a[1]) end,
   ['queue.pause'] = function(now, a) Queue.pause(rest(a, 1)) end,
   ['queue.unpause'] = function(now, a) Queue.unpause(rest(a, 1)) end,
   ['queue.peek'] = function(now, a)
     local queue, offset, limit = a[1], a[2], a[3]
-    return Queue.peek_range(RELESS, now, queue, offset, limit)
+    return Queue.peek_range(REQLESS, now, queue, offset, limit)
   end,
   ['queue.pop'] = function(now, a)
     local queue, worker, limit = a[1], a[2], a[3]
-    return Queue.pop(RELESS, now, queue, worker, limit)
+    return Queue.pop(REQLESS, now, queue, worker, limit)
   end,
   ['queue.popAfter'] = function(now, a) return Queue.pop_after(now, a, find_command) end,
-  ['queue.put'] = function(now, a) return Job.put(RELESS, now, a) end,
-  ['queue.putDeduplicated'] = function(now, a) return Dedup.put(RELESS, now, a) end,
-  ['queue.recurAtInterval'] = function(now, a) return Recurring.recur(RELESS, now, a) end,
+  ['queue.put'] = function(now, a) return Job.put(REQLESS, now, a) end,
+  ['queue.putDeduplicated'] = function(now, a) return Dedup.put(REQLESS, now, a) end,
+  ['queue.recurAtInterval'] = function(now, a) return Recurring.recur(REQLESS, now, a) end,
   ['queue.stats'] = function(now, a)
     local queue, date = a[1], a[2]
     return Helpers.stats(now, queue, date)
@@ -247,7 +247,7 @@ GROUPS['queue'] = function() return {
   end,
   ['queue.unfail'] = function(now, a)
     local queue, group, count = a[1], a[2], a[3]
-    return Queue.unfail(RELESS, now, queue, group, count)
+    return Queue.unfail(REQLESS, now, queue, group, count)
   end,
 } end
 
@@ -277,7 +277,7 @@ GROUPS['config'] = function() return {
     Helpers.config_set(option, value)
   end,
   ['config.unset'] = function(now, a) Helpers.config_unset(a[1]) end,
-  ['config.getAll'] = function(now, a) return Helpers.json(Config.all(RELESS)) end,
+  ['config.getAll'] = function(now, a) return Helpers.json(Config.all(REQLESS)) end,
 } end
 
 GROUPS['recur'] = function() return {
@@ -306,63 +306,63 @@ GROUPS['jobs'] = function() return {
   end,
   ['jobs.tagged'] = function(now, a)
     local tag, offset, limit = a[1], a[2], a[3]
-    return Helpers.tagged(RELESS, tag, offset, limit)
+    return Helpers.tagged(REQLESS, tag, offset, limit)
   end,
   ['jobs.completed'] = function(now, a)
     local offset, limit = a[1], a[2]
-    return json_array(Queue.completed(Helpers.jobs_page(RELESS, offset, limit)))
+    return json_array(Queue.completed(Helpers.jobs_page(REQLESS, offset, limit)))
   end,
   ['jobs.progress'] = function(now, a) return Progress.of(rest(a, 1)) end,
-  ['jobs.tracked'] = function(now, a) return Job.tracked(RELESS) end,
+  ['jobs.tracked'] = function(now, a) return Job.tracked(REQLESS) end,
 } end
 
 GROUPS['job'] = function() return {
   ['job.addDependency'] = function(now, a)
     local jid = a[1]
-    return Job.depends(RELESS, now, jid, 'on', rest(a, 2))
+    return Job.depends(REQLESS, now, jid, 'on', rest(a, 2))
   end,
   ['job.removeDependency'] = function(now, a)
     local jid = a[1]
-    return Job.depends(RELESS, now, jid, 'off', rest(a, 2))
+    return Job.depends(REQLESS, now, jid, 'off', rest(a, 2))
   end,
   ['job.addTag'] = function(now, a)
     local jid = a[1]
-    return Job.add_tags(RELESS, now, jid, rest(a, 2))
+    return Job.add_tags(REQLESS, now, jid, rest(a, 2))
   end,
   ['job.removeTag'] = function(now, a)
     local jid = a[1]
-    return Job.remove_tags(RELESS, now, jid, rest(a, 2))
+    return Job.remove_tags(REQLESS, now, jid, rest(a, 2))
   end,
-  ['job.cancel'] = function(now, a) return Job.cancel(RELESS, now, rest(a, 1)) end,
+  ['job.cancel'] = function(now, a) return Job.cancel(REQLESS, now, rest(a, 1)) end,
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
     local o = options(a, 5)
     local keep = o.keep_data ~= nil
     if o ~= NOTHING then o = {result = o.result, result_dropped = o.result_dropped} end
-    return Job.complete(RELESS, now, jid, worker, queue, data, o, keep)
+    return Job.complete(REQLESS, now, jid, worker, queue, data, o, keep)
   end,
   ['job.completeAndRequeue'] = function(now, a)
     local jid, worker, queue, data, next_queue = a[1], a[2], a[3], a[4], a[5]
     local o = options(a, 6)
     if o == NOTHING then o = {} end
     o.next = next_queue
-    return Job.complete(RELESS, now, jid, worker, queue, data, o, o.keep_data ~= nil)
+    return Job.complete(REQLESS, now, jid, worker, queue, data, o, o.keep_data ~= nil)
   end,
   ['job.fail'] = function(now, a)
     local jid, worker, group, message, data = a[1], a[2], a[3], a[4], a[5]
-    return Job.fail(RELESS, now, jid, worker, group, message, data)
+    return Job.fail(REQLESS, now, jid, worker, group, message, data)
   end,
   ['job.result'] = function(now, a) return Results.json(a[1]) end,
   ['job.dedup'] = function(now, a) return Dedup.id_of(a[1]) end,
   ['job.get'] = function(now, a)
     local jid = a[1]
     check(jid, 'Job(): no jid provided')
-    return Job.json(RELESS, jid)
+    return Job.json(REQLESS, jid)
   end,
-  ['job.getMulti'] = function(now, a) return Job.list_json(RELESS, rest(a, 1)) end,
+  ['job.getMulti'] = function(now, a) return Job.list_json(REQLESS, rest(a, 1)) end,
   ['job.heartbeat'] = function(now, a)
     local jid, worker, data = a[1], a[2], a[3]
-    return Job.heartbeat(RELESS, now, jid, worker, data)
+    return Job.heartbeat(REQLESS, now, jid, worker, data)
   end,
   ['job.progress'] = function(now, a)
     local jid, worker, fraction, message = a[1], a[2], a[3], a[4]
@@ -370,31 +370,31 @@ GROUPS['job'] = function() return {
   end,
   ['job.log'] = function(now, a)
     local jid, message, data = a[1], a[2], a[3]
-    Job.log(RELESS, now, jid, message, data)
+    Job.log(REQLESS, now, jid, message, data)
   end,
-  ['job.requeue'] = function(now, a) return Job.requeue(RELESS, now, a) end,
+  ['job.requeue'] = function(now, a) return Job.requeue(REQLESS, now, a) end,
   ['job.retry'] = function(now, a)
     local jid, queue, worker, delay, group, message = a[1], a[2], a[3], a[4], a[5], a[6]
-    return Job.retry(RELESS, now, jid, queue, worker, delay, group, message)
+    return Job.retry(REQLESS, now, jid, queue, worker, delay, group, message)
   end,
   ['job.setPriority'] = function(now, a)
     local jid, priority = a[1], a[2]
-    return Job.set_priority(RELESS, now, jid, priority)
+    return Job.set_priority(REQLESS, now, jid, priority)
   end,
-  ['job.timeout'] = function(now, a) Job.timeout(RELESS, now, rest(a, 1)) end,
-  ['job.track'] = function(now, a) return Job.track(RELESS, now, 'track', a[1]) end,
-  ['job.untrack'] = function(now, a) return Job.track(RELESS, now, 'untrack', a[1]) end,
+  ['job.timeout'] = function(now, a) Job.timeout(REQLESS, now, rest(a, 1)) end,
+  ['job.track'] = function(now, a) return Job.track(REQLESS, now, 'track', a[1]) end,
+  ['job.untrack'] = function(now, a) return Job.track(REQLESS, now, 'untrack', a[1]) end,
 } end
 
 GROUPS['tags'] = function() return {
   ['tags.top'] = function(now, a)
     local offset, limit = a[1], a[2]
-    return Helpers.top_tags(RELESS, offset, limit)
+    return Helpers.top_tags(REQLESS, offset, limit)
   end,
 } end
 
 GROUPS['queues'] = function() return {
-  ['queues.counts'] = function(now, a) return json_array(Queue.all_counts(RELESS, now)) end,
+  ['queues.counts'] = function(now, a) return json_array(Queue.all_counts(REQLESS, now)) end,
   ['queues.names'] = function(now, a) return json_array(Queue.names()) end,
 } end
 
@@ -415,15 +415,15 @@ GROUPS['queuePriorityPatterns'] = function() return {
 GROUPS['recurringJob'] = function() return {
   ['recurringJob.cancel'] = function(now, a) return Recurring.cancel(a[1]) end,
   ['recurringJob.get'] = function(now, a)
-    return Helpers.object_or_nil(Recurring.object(RELESS, a[1]))
+    return Helpers.object_or_nil(Recurring.object(REQLESS, a[1]))
   end,
   ['recurringJob.addTag'] = function(now, a)
-    return Recurring.add_tags(RELESS, a[1], rest(a, 2))
+    return Recurring.add_tags(REQLESS, a[1], rest(a, 2))
   end,
   ['recurringJob.removeTag'] = function(now, a)
-    return Recurring.remove_tags(RELESS, a[1], rest(a, 2))
+    return Recurring.remove_tags(REQLESS, a[1], rest(a, 2))
   end,
-  ['recurringJob.update'] = function(now, a) return Recurring.update(RELESS, now, a) end,
+  ['recurringJob.update'] = function(now, a) return Recurring.update(REQLESS, now, a) end,
   ['recurringJob.setCron'] = function(now, a) return Cron.set(a) end,
   ['recurringJob.extendCron'] = function(now, a) return Cron.extend(a) end,
   ['recurringJob.cronRefills'] = function(now, a) return Cron.refills(now, a[1]) end,
@@ -476,7 +476,7 @@ GROUPS['rateLimit'] = function() return {
     local queue, worker, limit = a[1], a[2], a[3]
     local apart = nil
     if a[4] == DATA_APART then apart = {''} end
-    local jobs = Queue.pop(RELESS, now, queue, worker, limit, apart)
+    local jobs = Queue.pop(REQLESS, now, queue, worker, limit, apart)
     RateLimit.note_scheduled(queue, now)
     local reply = '{"jobs":' .. jobs .. ',"wait":' .. cjson.encode(RateLimit.wait or cjson.null)
       .. ',"held":' .. tostring(RateLimit.held) .. '}'

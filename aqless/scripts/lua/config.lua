@@ -55,7 +55,7 @@ function Config.get(option)
   if value ~= nil then return value end
   value = CLASSIC.config_defaults[option]
   if value ~= nil then return value end
-  return RELESS.config_defaults[option]
+  return REQLESS.config_defaults[option]
 end
 
 --[=[ config.getAll

@@ -11,6 +11,7 @@ local function say(template, values)
   end))
 end
 
+-- qless-core's vocabulary (the classic commands: put, pop, complete...)
 local CLASSIC = {
   name = 'qless',
   -- the item key of a `put` history entry: {"q": queue}
@@ -78,7 +79,8 @@ local CLASSIC = {
   },
 }
 
-local RELESS = {
+-- reqless-core's vocabulary (the dotted commands: queue.put, job.complete...)
+local REQLESS = {
   name = 'reqless',
   history_queue = 'queue',
   list = json_array,

@@ -46,7 +46,7 @@ end
 -- each call answers as it would on its own.
 function Queue.pop_after(now, a, find)
   local queue, worker, limit = a[1], a[2], a[3]
-  local count = Queue.pop_count(RELESS, queue, worker, limit)
+  local count = Queue.pop_count(REQLESS, queue, worker, limit)
   local pop = {queue, worker, count, n = 3}
   local skip = 3  -- the pop's arguments
   if a[4] == DATA_APART then pop[4], pop.n, skip = DATA_APART, 4, 4 end

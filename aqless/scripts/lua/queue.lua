@@ -391,7 +391,7 @@ function Queue.jobs_by_state(D, now, state, queue, offset, count)
     return call('ZRANGE', key('throttled'), offset, offset + count - 1)
   elseif state == 'recurring' then
     local low = 0
-    if D == RELESS then low = '-inf' end
+    if D == REQLESS then low = '-inf' end
     return call('ZRANGEBYSCORE', key('recur'), low, '+inf', 'LIMIT', offset, count)
   end
   raise('Jobs(): Unknown type "' .. state .. '"')

@@ -98,10 +98,10 @@ function Worker.offer(now, worker, slots, seconds, queues)
   check(#queues > 0, 'Offer(): wrong number of arguments: give at least one queue name')
   local offer = string.format('%d %.3f', whole(n), now + lasts)
   for _, queue in ipairs(queues) do call('HSET', Keys.offers(queue), worker, offer) end
-  -- how many workers hear put events beside their pushes (each subscribes ql:pushed): an
-  -- offering worker needs none unless too few do (nil: not allowed to ask)
-  local heard = redis.pcall('PUBSUB', 'NUMSUB', Keys.channel('pushed'))
-  if type(heard) == 'table' then return heard[2] end
+  -- how many workers hear put events beside their pushes (the put listeners, each subscribed
+  -- to ql:pushed): an offering worker needs none unless too few do (nil: not allowed to ask)
+  local listeners = redis.pcall('PUBSUB', 'NUMSUB', Keys.channel('pushed'))
+  if type(listeners) == 'table' then return listeners[2] end
 end
 
 --[=[ worker.withdraw
@@ -154,9 +154,9 @@ end
 function Worker.push(now, queue)
   local worker = taker(now, queue)
   if worker == nil then return end
-  local popped, known = Queue.pop_jids(RELESS, now, queue, worker, 1)
+  local popped, known = Queue.pop_jids(REQLESS, now, queue, worker, 1)
   if #popped > 0 then
-    Events.publish(push_channel(worker), Job.list_json(RELESS, popped, known))
+    Events.publish(push_channel(worker), Job.list_json(REQLESS, popped, known))
     Events.publish('pushed', popped[1])
   end
 end

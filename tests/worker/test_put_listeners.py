@@ -1,7 +1,8 @@
 """Idle fleets (issue 20): offering workers are pushed their jobs, so only a few of them (the
-ears, aqless._worker.pickup) listen to put events as well. A put into the queues of many idle
-workers then costs the server a push and a few deliveries, not two messages per worker; the
-ears hear what comes without a push (an advanced job, another client's put)."""
+put listeners, aqless._worker.pickup) listen to put events as well. A put into the queues of
+many idle workers then costs the server a push and a few deliveries, not two messages per
+worker; the put listeners hear what comes without a push (an advanced job, another client's
+put)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import anyio
 import pytest
 
 import aqless
-from aqless._worker.pickup import _EARS, Pickup
+from aqless._worker.pickup import _PUT_LISTENERS, Pickup
 from aqless._worker.reservers import QueueSelection
 from aqless._worker.served import ServedQueues
 from tests.conftest import EventCapture
@@ -43,7 +44,7 @@ async def one_by_one(
     stack: AsyncExitStack, fleet: list[aqless.Client], handlers: aqless.Handlers
 ) -> None:
     """Start a worker of each client once the one before offers: each offer counts the
-    ears before it (none polls: interval 30 s)."""
+    put listeners before it (none polls: interval 30 s)."""
     for each in fleet:
         await stack.enter_async_context(running(make_worker(each, ["q"], handlers, interval=30)))
         await until(lambda: offered(each), what="the worker offers")  # noqa: B023
@@ -56,14 +57,15 @@ async def test_of_idle_workers_only_two_hear_put_events_and_each_is_pushed_its_j
     handlers = one(lambda job: done.append(job.jid))
     async with clients(deployment, FLEET) as fleet, AsyncExitStack() as stack:
         pops = [Pops(each) for each in fleet]
-        for each in fleet:  # one after the other: each offer sees the ears before it
+        # one after the other: each offer sees the put listeners before it
+        for each in fleet:
             await stack.enter_async_context(
                 running(make_worker(each, ["q"], handlers, interval=30))
             )
             await until(lambda: offered(each), what="the worker offers")  # noqa: B023
         log, pushed = f"{client.prefix}log", f"{client.prefix}pushed"
-        assert await deployment.subscribers(log) == _EARS
-        assert await deployment.subscribers(pushed) == _EARS
+        assert await deployment.subscribers(log) == _PUT_LISTENERS
+        assert await deployment.subscribers(pushed) == _PUT_LISTENERS
         before = [pop.count for pop in pops]
         assert all(before), "each worker's first pop, before it offered, was counted"
         jids = []
@@ -77,7 +79,8 @@ async def test_of_idle_workers_only_two_hear_put_events_and_each_is_pushed_its_j
 async def test_an_advanced_job_is_heard_by_an_ear_of_an_idle_fleet(
     deployment: Deployment, client: aqless.Client
 ) -> None:
-    """An advanced job comes without a push: an ear pops it at once (no poll for 30 s)."""
+    """An advanced job comes without a push: a put listener pops it at once (no poll for
+    30 s)."""
     async with clients(deployment, FLEET) as fleet, AsyncExitStack() as stack:
         for each in fleet:
             await stack.enter_async_context(
@@ -91,11 +94,12 @@ async def test_an_advanced_job_is_heard_by_an_ear_of_an_idle_fleet(
         await until_state(client, jid, aqless.JobState.COMPLETE, timeout=2)
 
 
-async def test_an_idle_fleet_started_at_once_settles_to_two_ears(
+async def test_an_idle_fleet_started_at_once_settles_to_two_put_listeners(
     deployment: Deployment, client: aqless.Client
 ) -> None:
-    """Workers that start together all find too few ears and become one; at their offers'
-    renewals the surplus gives its ear up at random, and the fleet settles at two."""
+    """Workers that start together all find too few put listeners and become one; at their
+    offers' renewals the surplus stops listening to put events at random, and the fleet
+    settles at two."""
     pushed = f"{client.prefix}pushed"
     async with clients(deployment, FLEET + 1) as fleet, AsyncExitStack() as stack:
         workers = [make_worker(each, ["q"], one(lambda job: None), interval=0.1) for each in fleet]
@@ -105,11 +109,11 @@ async def test_an_idle_fleet_started_at_once_settles_to_two_ears(
             await until(lambda: offered(each), what="the worker offers")  # noqa: B023
 
         async def settled() -> bool:
-            return await deployment.subscribers(pushed) == _EARS
+            return await deployment.subscribers(pushed) == _PUT_LISTENERS
 
-        await until(settled, timeout=30, what="two ears")
-        await anyio.sleep(0.5)  # five renewals: two ears stay two
-        assert await deployment.subscribers(pushed) == _EARS
+        await until(settled, timeout=30, what="two put listeners")
+        await anyio.sleep(0.5)  # five renewals: two put listeners stay two
+        assert await deployment.subscribers(pushed) == _PUT_LISTENERS
         assert all(worker.listening for worker in workers)
 
 
