@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import (
     TYPE_CHECKING,
     Any,
+    ClassVar,
     Concatenate,
     Generic,
     ParamSpec,
@@ -25,11 +26,13 @@ from typing import (
 )
 
 from aqless import contracts
+from aqless.client import Config, Jobs, Queues, Tags, Throttle, Workers
 from aqless.events import Event
 from aqless.job import Job, RecurringJob
-from aqless.limits import checked_limit_name
+from aqless.limits import RateLimit, RateLimits, checked_limit_name
 from aqless.models import Failure, HistoryEntry, JobState
-from aqless.queue import checked_name
+from aqless.patterns import QueuePatterns
+from aqless.queue import Queue, checked_name
 from aqless.sharding.queue import PartialPopError, ShardedQueue
 
 if TYPE_CHECKING:
@@ -59,6 +62,9 @@ def blocking_value(client: BlockingClient[Any], value: Any) -> Any:
 
 class Facade:
     """A blocking view of one async object, reached from the loop's client at each call."""
+
+    #: The async class whose verbs' docstrings the blocking verbs take.
+    documented_by: ClassVar[type | None] = None
 
     def __init__(self, client: BlockingClient[Any], reach: Reach) -> None:
         self._client = client
@@ -93,6 +99,9 @@ class Verb(Generic[P, R]):
     def __set_name__(self, owner: type, name: str) -> None:
         if name != self.name:
             raise TypeError(f"{owner.__name__}.{name} is the blocking {self.name}: name it so")
+        documented = getattr(owner, "documented_by", None)  # the plain class's verb says more
+        if documented is not None and getattr(documented, name, None) is not None:
+            self.__doc__ = getattr(documented, name).__doc__ or self.__doc__
 
     @overload
     def __get__(self, facade: None, owner: type) -> Self: ...
@@ -151,6 +160,8 @@ def blocking_found(
 class QueuesFacade(Facade):
     """Every queue's names and counts (summed over the shards of a sharded deployment)."""
 
+    documented_by: ClassVar[type | None] = Queues
+
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.queues)
 
@@ -175,6 +186,8 @@ class SyncShardedQueues(QueuesFacade):
 
 class QueueFacade(Facade):
     """A named queue's verbs but its puts, the same on a plain and a sharded client."""
+
+    documented_by: ClassVar[type | None] = Queue
 
     def __init__(self, client: BlockingClient[Any], name: str) -> None:
         self.name = checked_name(name)
@@ -221,6 +234,8 @@ class SyncShardedQueue(QueueFacade):
     """A queue of a sharded deployment (``aqless.ShardedQueue``'s verbs, blocking): its puts
     take a `route`, a routing key whose jobs share one shard."""
 
+    documented_by: ClassVar[type | None] = ShardedQueue
+
     put = blocking(ShardedQueue.put)
     put_result = blocking(ShardedQueue.put_result)
     put_many = blocking(ShardedQueue.put_many)
@@ -232,6 +247,8 @@ class SyncShardedQueue(QueueFacade):
 
 class SyncJobs(Facade):
     """Jobs by id, tag, tracking, completion and failure (``aqless.Jobs``'s, blocking)."""
+
+    documented_by: ClassVar[type | None] = Jobs
 
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.jobs)
@@ -289,6 +306,8 @@ class SyncJob(SnapshotFacade[Job]):
     """A job as the server held it when read, with blocking verbs (``aqless.Job``'s
     attributes, the same plain values; its verbs go to the client it was read from)."""
 
+    documented_by: ClassVar[type | None] = Job
+
     jid: _Snapshot[str] = _Snapshot()
     klass_name: _Snapshot[str] = _Snapshot()
     queue_name: _Snapshot[str] = _Snapshot()
@@ -336,6 +355,8 @@ class SyncJob(SnapshotFacade[Job]):
 class SyncRecurringJob(SnapshotFacade[RecurringJob]):
     """A recurring job's template (``aqless.RecurringJob``'s attributes and verbs)."""
 
+    documented_by: ClassVar[type | None] = RecurringJob
+
     jid: _Snapshot[str] = _Snapshot()
     klass_name: _Snapshot[str] = _Snapshot()
     queue_name: _Snapshot[str] = _Snapshot()
@@ -367,6 +388,8 @@ class SyncRecurringJob(SnapshotFacade[RecurringJob]):
 class SyncConfig(Facade):
     """The deployment's settings (written to every shard of a sharded one)."""
 
+    documented_by: ClassVar[type | None] = Config
+
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.config)
 
@@ -379,6 +402,8 @@ class SyncConfig(Facade):
 class SyncWorkers(Facade):
     """The workers the server has seen."""
 
+    documented_by: ClassVar[type | None] = Workers
+
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.workers)
 
@@ -390,6 +415,8 @@ class SyncWorkers(Facade):
 class SyncTags(Facade):
     """The tags in use, most used first."""
 
+    documented_by: ClassVar[type | None] = Tags
+
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.tags)
 
@@ -398,6 +425,8 @@ class SyncTags(Facade):
 
 class SyncQueuePatterns(Facade):
     """Queue identifiers and priority patterns."""
+
+    documented_by: ClassVar[type | None] = QueuePatterns
 
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.queue_patterns)
@@ -410,6 +439,8 @@ class SyncQueuePatterns(Facade):
 
 class SyncThrottle(Facade):
     """A named concurrency limit (``aqless.Throttle``'s verbs)."""
+
+    documented_by: ClassVar[type | None] = Throttle
 
     def __init__(self, client: BlockingClient[Any], name: str) -> None:
         self.name = name
@@ -439,6 +470,8 @@ class SyncThrottles(Facade):
 class SyncRateLimit(Facade):
     """One limiter (no I/O to make): ``get()``, ``set(limit, per=s)``, ``delete()``."""
 
+    documented_by: ClassVar[type | None] = RateLimit
+
     @property
     def id(self) -> str:
         """The limiter's id (``q:<queue>`` for a queue's own)."""
@@ -455,6 +488,8 @@ class SyncRateLimit(Facade):
 
 class SyncRateLimits(Facade):
     """The rate limits: ``client.rate_limits["api"].get()``, a queue's own, and ``.all()``."""
+
+    documented_by: ClassVar[type | None] = RateLimits
 
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.rate_limits)
