@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -63,3 +66,16 @@ async def test_put(aqless_queue):
         patch.delenv("AQLESS_TEST_URL", raising=False)
         result = pytester.runpytest_subprocess("-p", "no:valkey", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_the_testing_helpers_import_without_pytest() -> None:
+    """A user install has no pytest: ``from aqless.testing import perform`` still works."""
+    code = (
+        "import sys; sys.modules['pytest'] = None; sys.modules['pytest_asyncio'] = None\n"
+        "from aqless.testing import RunWorker, perform\n"
+        "print(perform.__name__)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "perform"), done.stderr

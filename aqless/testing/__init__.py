@@ -1,0 +1,42 @@
+"""Helpers for testing code that uses aqless; none of them needs pytest.
+
+- ``await perform(job, handlers)`` runs one popped job's code (handler and middleware) as a
+  worker would, and reports its outcome (qless's ``job.perform``);
+- ``Job.build("app.jobs.Welcome", {...})`` makes a job without a server, for unit tests.
+
+The pytest fixtures (``aqless_url``, ``aqless_client``, ``aqless_queue``,
+``aqless_worker``) are in aqless.testing.plugin, which pytest loads by itself once aqless is
+installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aqless.client import Client
+from aqless.errors import ConfigurationError
+from aqless.handlers import Handlers
+from aqless.job import Job
+from aqless.worker import Worker, WorkerCounters
+
+__all__ = ["RunWorker", "perform"]
+
+#: pytest loads this package by its entry point (``pytest11``), then the fixtures from here.
+pytest_plugins = ["aqless.testing.plugin"]
+
+#: What the ``aqless_worker`` fixture gives: ``await run(handlers, queues=[...], **options)``.
+RunWorker = Callable[..., Awaitable[WorkerCounters]]
+
+
+async def perform(job: Job, handlers: Handlers | None = None, **worker_options: Any) -> str:
+    """Run a popped job's code (handler and middleware) as a worker would, outside one, and
+    report its outcome: complete on return, fail or retry on raise. Returns what became of
+    it (``completed``, ``failed``, ``retried``...; see ``Worker.perform``); the job's
+    attributes show its new state. `worker_options` are the Worker's (``middleware``,
+    ``backoff``, ``job_timeout``, ``workdir``...)."""
+    client = job.client
+    if not isinstance(client, Client):
+        raise ConfigurationError("perform() runs a job read through an aqless.Client")
+    worker = Worker(client, [job.queue_name], handlers=handlers, **worker_options)
+    return await worker.perform(job)
