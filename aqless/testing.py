@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 RunWorker = Callable[..., Awaitable[WorkerCounters]]
+"""The type of the ``aqless_worker`` fixture: ``await aqless_worker(handlers, queues=[...],
+**worker_options)`` runs a worker until there is nothing left to do and returns its counters."""
 
 try:
     from pytest_asyncio import fixture as async_fixture
