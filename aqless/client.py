@@ -97,10 +97,6 @@ class Client:
         namespace: keep this deployment's keys under ``<namespace>:ql:`` instead of ``ql:``;
             a hash tag such as ``"{billing}"`` keeps them in one Redis Cluster slot.
         worker_name: how this process appears to the server (default ``<host>-<pid>``).
-        max_connections: cap the connection pool: a call that finds every connection busy
-            then waits up to ``timeout`` seconds (default 20) for one. Without a cap (the
-            default) a burst of concurrent calls opens as many connections as it needs, and
-            each call costs less.
         clock: the time source for ``now`` (default ``time.time``). Every client and worker
             of a deployment must agree on the time within a few seconds: lock expiry,
             schedules and statistics all use the clock of whoever calls (a lock of H seconds
@@ -110,6 +106,12 @@ class Client:
         sharded_pubsub: listen to events with SSUBSCRIBE, as the script of a shard of a
             sharded deployment publishes them (SPUBLISH); `ShardedClient` sets it on the
             clients of its shards.
+        **connection_options: go to ``redis.asyncio.Redis`` and to aqless's own connection
+            (``db``, ``username``, ``password``, ``ssl_ca_certs``, ``socket_timeout``...).
+            ``max_connections`` caps the connection pool: a call that finds every
+            connection busy then waits up to ``timeout`` seconds (default 20) for one.
+            Without a cap (the default) a burst of concurrent calls opens as many
+            connections as it needs, and each call costs less.
     """
 
     def __init__(

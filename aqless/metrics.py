@@ -65,7 +65,6 @@ __all__ = ["DURATION_BUCKETS", "QUEUE_STATES", "Metrics"]
 
 logger = logging.getLogger(__name__)
 
-#: Seconds: from a few milliseconds to an hour.
 DURATION_BUCKETS: Final = (
     0.005,
     0.01,
@@ -84,7 +83,8 @@ DURATION_BUCKETS: Final = (
     900.0,
     3600.0,
 )
-#: The states `aqless_queue_jobs` reports.
+"""The bounds of `aqless_job_duration_seconds`'s buckets, in seconds: from a few
+milliseconds to an hour."""
 QUEUE_STATES: Final = (
     "waiting",
     "running",
@@ -94,6 +94,7 @@ QUEUE_STATES: Final = (
     "throttled",
     "recurring",
 )
+"""The states `aqless_queue_jobs` reports."""
 
 
 class _Workers(Collector):

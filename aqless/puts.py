@@ -35,8 +35,22 @@ from aqless._connection.protocol import Clock, encode_json
 from aqless.errors import ConfigurationError, InvalidArgumentError, NotDurableError, ScriptError
 from aqless.typed import put_payload
 
-# What `put` and `Job.build` accept as the job's class: a class, a function, or its dotted name.
+# What a caller names: the rest (prepare_put, class_name...) serves the queues' own code.
+__all__ = [
+    "Dedup",
+    "DedupOption",
+    "Durability",
+    "Durable",
+    "JobClass",
+    "PutOptions",
+    "PutRequest",
+    "PutResult",
+    "RunAt",
+]
+
 JobClass = type | Callable[..., Any] | str
+"""What `put` and `Job.build` accept as the job's class: a class, a function, or its dotted
+name. `put` stores `module.qualname` (`class_name`)."""
 
 
 def class_name(klass: JobClass) -> str:
@@ -52,6 +66,8 @@ def class_name(klass: JobClass) -> str:
 DEDUP_COMMAND = "queue.putDeduplicated"
 
 Outcome: TypeAlias = Literal["put", "deduplicated", "debounced"]
+"""What a put did: made a job, was dropped (deduplicated), or replaced a pending job's data
+(debounced)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +99,8 @@ class Dedup:
         return [self.id, self.mode, 0 if self.ttl is None else self.ttl]
 
 
-#: `put`'s `dedup`: a Dedup, or an id alone (held until the job ends).
 DedupOption: TypeAlias = Dedup | str | None
+"""`put`'s `dedup`: a Dedup, or an id alone (held until the job ends)."""
 
 
 def dedup_of(option: DedupOption) -> Dedup | None:
@@ -114,8 +130,8 @@ class PutResult:
         raise ScriptError(command, f"expected a jid, got {reply!r}")
 
 
-#: When a job may run: a timezone-aware datetime, or a Unix time in seconds.
 RunAt: TypeAlias = datetime.datetime | float
+"""When a job may run (`at=`): a timezone-aware datetime, or a Unix time in seconds."""
 
 
 def checked_at(delay: float | None, at: RunAt | None) -> float | None:
@@ -187,8 +203,9 @@ class Durability:
             )
 
 
-#: ``durable=True`` is ``Durability()``: fsynced to the server's own append-only file.
 Durable: TypeAlias = bool | Durability | None
+"""`put`'s `durable`: ``durable=True`` is ``Durability()``, fsynced to the server's own
+append-only file."""
 
 
 def durability(durable: Durable) -> Durability | None:

@@ -61,8 +61,8 @@ if TYPE_CHECKING:
 
 __all__ = ["TRACE_KEY", "Tracing", "extract", "inject", "instrument", "middleware"]
 
-#: The key of the job data that carries the trace context.
 TRACE_KEY: Final = "_aqless_trace"
+"""The key of the job data that carries the trace context."""
 _SYSTEM: Final = "qless"
 
 

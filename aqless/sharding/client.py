@@ -93,7 +93,9 @@ class ShardedClient:
             that exists, it must be its number of active shards (change it with
             `add_shards` and `remove_shard`).
         refresh: seconds between two readings of the shard map (at the next routed call).
-        worker_name, clock, strict: as `Client`'s, for every shard's client.
+        worker_name: as `Client`'s, for every shard's client.
+        clock: as `Client`'s, for every shard's client.
+        strict: as `Client`'s, for every shard's client.
 
     Raises:
         ConfigurationError: a bad name, count or address; at open, no such deployment and

@@ -27,9 +27,11 @@ from aqless.sync.facades import (
     SyncWorkers,
 )
 
-#: One façade serves plain and sharded clients; these names stay for code that used them.
+# One façade serves plain and sharded clients; these names stay for code that used them.
 SyncShardedConfig = SyncConfig
+"""`SyncConfig` under its former name: one façade serves plain and sharded clients."""
 SyncShardedJobs = SyncJobs
+"""`SyncJobs` under its former name: one façade serves plain and sharded clients."""
 
 __all__ = [
     "Client",

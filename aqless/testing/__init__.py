@@ -25,8 +25,9 @@ __all__ = ["RunWorker", "perform"]
 #: pytest loads this package by its entry point (``pytest11``), then the fixtures from here.
 pytest_plugins = ["aqless.testing.plugin"]
 
-#: What the ``aqless_worker`` fixture gives: ``await run(handlers, queues=[...], **options)``.
 RunWorker = Callable[..., Awaitable[WorkerCounters]]
+"""The type of the ``aqless_worker`` fixture: ``await aqless_worker(handlers, queues=[...],
+**worker_options)`` runs a worker until there is nothing left to do and returns its counters."""
 
 
 async def perform(job: Job, handlers: Handlers | None = None, **worker_options: Any) -> str:

@@ -1,0 +1,170 @@
+"""The docs site: every public name has a docstring and a place in the reference, and the
+site builds with ``mkdocs build --strict`` (broken links, anchors, snippets and docstrings
+fail it). Needs the ``docs`` extra (mkdocs-material, mkdocstrings[python])."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mkdocs", reason="the docs extra: pip install -e '.[docs]'")
+pytest.importorskip("mkdocstrings_handlers.python", reason="the docs extra")
+import griffe  # after the skip: it comes with the docs extra
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "docs" / "reference"
+
+#: The modules whose public names the reference documents (their ``__all__``; for a module
+#: without one, every public name it defines).
+MODULES = (
+    "aqless",
+    "aqless.puts",
+    "aqless.errors",
+    "aqless.contracts",
+    "aqless.sync",
+    "aqless.testing",
+    "aqless.web",
+    "aqless.metrics",
+    "aqless.tracing",
+    "aqless.sentry",
+)
+
+DIRECTIVE = re.compile(r"^:::\s+(\S+)\s*$", re.MULTILINE)
+
+
+def package() -> griffe.Module:
+    """aqless as mkdocstrings sees it: read from the source, nothing imported."""
+    loaded = griffe.load("aqless", search_paths=[str(ROOT)], allow_inspection=False)
+    assert isinstance(loaded, griffe.Module)
+    return loaded
+
+
+def module(root: griffe.Module, path: str) -> griffe.Module:
+    found = root if path == "aqless" else root[path.removeprefix("aqless.")]
+    assert isinstance(found, griffe.Module), path
+    return found
+
+
+def public_names(mod: griffe.Module) -> list[str]:
+    if mod.exports is not None:
+        return [str(name) for name in mod.exports]
+    return [
+        name for name, member in mod.members.items() if member.is_public and not member.is_alias
+    ]
+
+
+def directives() -> dict[str, tuple[str, bool]]:
+    """Each ``::: path`` of the reference pages: its page, and whether options filter its
+    members (then it covers only what it names)."""
+    found: dict[str, tuple[str, bool]] = {}
+    for page in sorted(REFERENCE.glob("*.md")):
+        text = page.read_text()
+        for match in DIRECTIVE.finditer(text):
+            options = text[match.end() :].split("\n:::", 1)[0].split("\n\n", 1)[0]
+            filtered = bool(re.search(r"^\s+(members|filters):", options, re.MULTILINE))
+            found[match.group(1)] = (page.name, filtered)
+    return found
+
+
+def rendered_at(root: griffe.Module, path: str, name: str) -> str | None:
+    """The ``:::`` path that renders ``path.name``: its own, or its module's (unfiltered), or,
+    for a name the package re-exports, the module that defines it."""
+    shown = directives()
+    if f"{path}.{name}" in shown:
+        return f"{path}.{name}"
+    if path in shown and not shown[path][1]:
+        return path
+    member = module(root, path)[name]
+    if member.is_alias:
+        home: str = member.target_path.rpartition(".")[0]
+        if home in shown and not shown[home][1] and name in public_names(module(root, home)):
+            return home
+    return None
+
+
+def expected() -> list[tuple[str, str]]:
+    root = package()
+    return [(path, name) for path in MODULES for name in public_names(module(root, path))]
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    root = package()
+    missing = [
+        f"{path}.{name}"
+        for path, name in expected()
+        if not (module(root, path)[name].docstring or "")
+    ]
+    assert not missing, f"public names without a docstring: {missing}"
+
+
+def test_every_public_name_is_in_the_reference() -> None:
+    root = package()
+    missing = [
+        f"{path}.{name}" for path, name in expected() if rendered_at(root, path, name) is None
+    ]
+    assert not missing, f"public names no docs/reference/*.md directive renders: {missing}"
+
+
+def test_every_directive_names_something() -> None:
+    root = package()
+    unknown = []
+    for path in directives():
+        try:
+            root[path.removeprefix("aqless.")] if path != "aqless" else root
+        except KeyError:
+            unknown.append(path)
+    assert not unknown, f"::: directives naming nothing: {unknown}"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built as ``nox -s docs`` builds it."""
+    out = tmp_path_factory.mktemp("site")
+    started = time.monotonic()
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+    )
+    assert built.returncode == 0, built.stderr[-4000:]
+    print(f"mkdocs build --strict: {time.monotonic() - started:.1f} s")  # noqa: T201
+    return out
+
+
+def test_the_site_builds_strict(site: Path) -> None:
+    assert (site / "index.html").is_file()
+    assert (site / "search" / "search_index.js").is_file()  # search from file://
+
+
+def test_every_public_name_has_an_anchor(site: Path) -> None:
+    """What the directives promise is on the pages: an element whose id is the name."""
+    root = package()
+    ids = set()
+    for page in (site / "reference").glob("*.html"):
+        ids |= set(re.findall(r'id="([^"]+)"', page.read_text()))
+    missing = []
+    for path, name in expected():
+        at = rendered_at(root, path, name)
+        anchor = f"{at}.{name}" if at is not None and not at.endswith(f".{name}") else at
+        if anchor not in ids:
+            missing.append(f"{path}.{name}")
+    assert not missing, f"public names with no anchor in site/reference: {missing}"
+
+
+def test_the_site_fetches_nothing(site: Path) -> None:
+    """Offline: no web fonts, no script or style from a CDN."""
+    remote = re.compile(r'<(?:script|link)[^>]+(?:src|href)="(https?:)?//[^"]+"')
+    offenders = sorted(
+        str(page.relative_to(site))
+        for page in site.rglob("*.html")
+        if remote.search(page.read_text()) or "fonts.googleapis" in page.read_text()
+    )
+    assert not offenders, f"pages that load something from the network: {offenders[:10]}"
