@@ -294,14 +294,105 @@ async def completed(client: aqless.Client) -> int:
     return int(await client.redis.zcard("ql:completed"))
 
 
-async def drained(client: aqless.Client, count: int, timeout: float) -> float:
-    """Wait until `count` jobs are complete; the seconds it took (fails after `timeout`)."""
+async def drained(
+    client: aqless.Client,
+    count: int,
+    timeout: float,
+    jids: Sequence[str] = (),
+    spawned: Sequence[WorkerProcess] = (),
+) -> float:
+    """Wait until `count` jobs are complete; the seconds it took (fails after `timeout`,
+    explaining each job of `jids` that is not complete, with what the logs of the `spawned`
+    workers say of it: see `stuck`)."""
     started = time.monotonic()
     while (done := await safely(completed(client), -1)) < count:
         if time.monotonic() - started > timeout:
-            raise AssertionError(f"only {done} of {count} jobs complete after {timeout} s")
+            explained = await stuck(client, jids, spawned) if jids else ""
+            raise AssertionError(
+                f"only {done} of {count} jobs complete after {timeout} s{explained}"
+            )
         await anyio.sleep(0.1)
     return time.monotonic() - started
+
+
+async def stuck(
+    client: aqless.Client,
+    jids: Sequence[str],
+    spawned: Sequence[WorkerProcess] = (),
+    most: int = 10,
+) -> str:
+    """What the server says of the jobs of `jids` that are not complete (at most `most` of
+    them): each job's fields, its history, the queue sets that hold it, the worker it is
+    listed under, and the lines of the `spawned` workers' logs that name it; then the
+    workers (on the server, and which processes live), the queue's offers and its sets'
+    sizes. A stuck drain explains itself with this."""
+    raw = client.redis
+    now = time.time()
+    lines = [f"\n--- not complete (server time {await _server_time(client):.3f}, here {now:.3f}):"]
+    found = 0
+    for start in range(0, len(jids), 1_000):
+        chunk = list(jids[start : start + 1_000])
+        scores = await raw.zmscore("ql:completed", chunk)
+        for jid, score in zip(chunk, scores, strict=True):
+            if score is not None:
+                continue
+            found += 1
+            if found > most:
+                continue
+            fields = await raw.hgetall(f"ql:j:{jid}")
+            history = await raw.lrange(f"ql:j:{jid}-history", 0, -1)
+            places = []
+            for kind in ("work", "locks", "scheduled", "depends", "throttled"):
+                score = await raw.zscore(f"ql:q:{QUEUE}-{kind}", jid)
+                if score is not None:
+                    places.append(f"{kind}={score}")
+            worker = str(fields.get("worker") or "")
+            listed = await raw.zscore(f"ql:w:{worker}:jobs", jid) if worker else None
+            lines.append(
+                f"{jid}: {fields!r}\n  in sets {places or 'none'}; listed under its worker "
+                f"{worker!r}: {listed}\n  history {history!r}"
+            )
+            for process in spawned:
+                said = [line for line in process.log().splitlines() if jid in line]
+                lines += [f"  {worker_name(process)}: {line}" for line in said[-10:]]
+    lines.append(f"{found} not complete")
+    workers = await raw.zrange("ql:workers", 0, -1, withscores=True)
+    lines.append(f"workers (last seen): {workers!r}")
+    for process in spawned:
+        state = "running" if process.running() else f"exited {process.process.returncode}"
+        held = await raw.zrange(f"ql:w:{worker_name(process)}:jobs", 0, -1, withscores=True)
+        lines.append(f"process {worker_name(process)}: {state}; holds {held!r}")
+    offers = await raw.type(f"ql:offers:{QUEUE}")
+    lines.append(f"offers key type {offers!r}: {await _dump(client, f'ql:offers:{QUEUE}')}")
+    sizes = {
+        kind: await raw.zcard(f"ql:q:{QUEUE}-{kind}")
+        for kind in ("work", "locks", "scheduled", "depends", "throttled")
+    }
+    lines.append(f"queue {QUEUE!r} sets: {sizes}; config: {await raw.hgetall('ql:config')}")
+    return "\n".join(lines)
+
+
+async def _server_time(client: aqless.Client) -> float:
+    seconds, micros = await client.redis.time()
+    return float(seconds) + float(micros) / 1e6
+
+
+async def _dump(client: aqless.Client, key: str) -> object:
+    """A key's content, whatever its type (for the diagnostic)."""
+    raw = client.redis
+    kind = await raw.type(key)
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    if kind == "zset":
+        return await raw.zrange(key, 0, -1, withscores=True)
+    if kind == "hash":
+        return await raw.hgetall(key)
+    if kind == "list":
+        return await raw.lrange(key, 0, -1)
+    if kind == "set":
+        return await raw.smembers(key)
+    if kind == "string":
+        return await raw.get(key)
+    return None
 
 
 async def safely(call: object, default: int) -> int:
