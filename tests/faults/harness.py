@@ -323,10 +323,22 @@ async def stuck(
 ) -> str:
     """What the server says of the jobs of `jids` that are not complete (at most `most` of
     them): each job's fields, its history, the queue sets that hold it, the worker it is
-    listed under, and the lines of the `spawned` workers' logs that name it; then the
-    workers (on the server, and which processes live), the queue's offers and its sets'
-    sizes. A stuck drain explains itself with this."""
+    listed under, and the records of the `spawned` workers' logs that name it; then the
+    workers (on the server, and which processes live, with their titles), the queue's
+    offers and its sets' sizes. A stuck drain explains itself with this.
+
+    Each live worker is first sent SIGUSR2, which pauses it and logs where each of its
+    tasks waits (a running job's task is named after its jid): the records that name a
+    job then say where its code or its outcome is held up."""
     raw = client.redis
+    titles = {process.pid: _title(process) for process in spawned}
+    dumped = [process for process in spawned if process.running()]
+    for process in dumped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGUSR2)
+    if dumped:
+        await anyio.sleep(1.0)  # the stacks are logged from the workers' event loops
+    logs = {process.pid: _records(process.log()) for process in spawned}
     now = time.time()
     lines = [f"\n--- not complete (server time {await _server_time(client):.3f}, here {now:.3f}):"]
     found = 0
@@ -353,15 +365,17 @@ async def stuck(
                 f"{worker!r}: {listed}\n  history {history!r}"
             )
             for process in spawned:
-                said = [line for line in process.log().splitlines() if jid in line]
-                lines += [f"  {worker_name(process)}: {line}" for line in said[-10:]]
+                said = [record for record in logs[process.pid] if jid in record]
+                lines += [f"  {worker_name(process)}: {record}" for record in said[-10:]]
     lines.append(f"{found} not complete")
     workers = await raw.zrange("ql:workers", 0, -1, withscores=True)
     lines.append(f"workers (last seen): {workers!r}")
     for process in spawned:
         state = "running" if process.running() else f"exited {process.process.returncode}"
         held = await raw.zrange(f"ql:w:{worker_name(process)}:jobs", 0, -1, withscores=True)
-        lines.append(f"process {worker_name(process)}: {state}; holds {held!r}")
+        lines.append(
+            f"process {worker_name(process)}: {state} ({titles[process.pid]!r}); holds {held!r}"
+        )
     offers = await raw.type(f"ql:offers:{QUEUE}")
     lines.append(f"offers key type {offers!r}: {await _dump(client, f'ql:offers:{QUEUE}')}")
     sizes = {
@@ -370,6 +384,27 @@ async def stuck(
     }
     lines.append(f"queue {QUEUE!r} sets: {sizes}; config: {await raw.hgetall('ql:config')}")
     return "\n".join(lines)
+
+
+def _title(process: WorkerProcess) -> str:
+    """A live worker process's title: its state, its running jobs, how many it took."""
+    try:
+        title = Path(f"/proc/{process.pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return title.replace(b"\0", b" ").decode(errors="replace").strip()
+
+
+def _records(log: str) -> list[str]:
+    """A worker's log as records: each line that starts with a date, with the lines that
+    follow it (a traceback, a task's stack), at most 20 of them."""
+    records: list[list[str]] = []
+    for line in log.splitlines():
+        if line[:2] == "20" or not records:
+            records.append([line])
+        elif len(records[-1]) <= 20:
+            records[-1].append(line)
+    return ["\n    ".join(record) for record in records]
 
 
 async def _server_time(client: aqless.Client) -> float:
