@@ -333,6 +333,7 @@ async def stuck(
     raw = client.redis
     titles = {process.pid: _title(process) for process in spawned}
     dumped = [process for process in spawned if process.running()]
+    before = {process.pid: len(_records(process.log())) for process in dumped}
     for process in dumped:
         with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signal.SIGUSR2)
@@ -376,6 +377,11 @@ async def stuck(
         lines.append(
             f"process {worker_name(process)}: {state} ({titles[process.pid]!r}); holds {held!r}"
         )
+        # where its own tasks wait (the pops, the renewals, the batcher...), innermost last
+        for record in logs[process.pid][before.get(process.pid, len(logs[process.pid])) :]:
+            frames = record.split("\n")
+            if " task " in frames[0] and "aqless job" not in frames[0]:
+                lines.append("  " + "\n".join([frames[0], *frames[1:][-6:]]))
     offers = await raw.type(f"ql:offers:{QUEUE}")
     lines.append(f"offers key type {offers!r}: {await _dump(client, f'ql:offers:{QUEUE}')}")
     sizes = {
