@@ -294,14 +294,146 @@ async def completed(client: aqless.Client) -> int:
     return int(await client.redis.zcard("ql:completed"))
 
 
-async def drained(client: aqless.Client, count: int, timeout: float) -> float:
-    """Wait until `count` jobs are complete; the seconds it took (fails after `timeout`)."""
+async def drained(
+    client: aqless.Client,
+    count: int,
+    timeout: float,
+    jids: Sequence[str] = (),
+    spawned: Sequence[WorkerProcess] = (),
+) -> float:
+    """Wait until `count` jobs are complete; the seconds it took (fails after `timeout`,
+    explaining each job of `jids` that is not complete, with what the logs of the `spawned`
+    workers say of it: see `stuck`)."""
     started = time.monotonic()
     while (done := await safely(completed(client), -1)) < count:
         if time.monotonic() - started > timeout:
-            raise AssertionError(f"only {done} of {count} jobs complete after {timeout} s")
+            explained = await stuck(client, jids, spawned) if jids else ""
+            raise AssertionError(
+                f"only {done} of {count} jobs complete after {timeout} s{explained}"
+            )
         await anyio.sleep(0.1)
     return time.monotonic() - started
+
+
+async def stuck(
+    client: aqless.Client,
+    jids: Sequence[str],
+    spawned: Sequence[WorkerProcess] = (),
+    most: int = 10,
+) -> str:
+    """What the server says of the jobs of `jids` that are not complete (at most `most` of
+    them): each job's fields, its history, the queue sets that hold it, the worker it is
+    listed under, and the records of the `spawned` workers' logs that name it; then the
+    workers (on the server, and which processes live, with their titles), the queue's
+    offers and its sets' sizes. A stuck drain explains itself with this.
+
+    Each live worker is first sent SIGUSR2, which pauses it and logs where each of its
+    tasks waits (a running job's task is named after its jid): the records that name a
+    job then say where its code or its outcome is held up."""
+    raw = client.redis
+    titles = {process.pid: _title(process) for process in spawned}
+    dumped = [process for process in spawned if process.running()]
+    before = {process.pid: len(_records(process.log())) for process in dumped}
+    for process in dumped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGUSR2)
+    if dumped:
+        await anyio.sleep(1.0)  # the stacks are logged from the workers' event loops
+    logs = {process.pid: _records(process.log()) for process in spawned}
+    now = time.time()
+    lines = [f"\n--- not complete (server time {await _server_time(client):.3f}, here {now:.3f}):"]
+    found = 0
+    for start in range(0, len(jids), 1_000):
+        chunk = list(jids[start : start + 1_000])
+        scores = await raw.zmscore("ql:completed", chunk)
+        for jid, score in zip(chunk, scores, strict=True):
+            if score is not None:
+                continue
+            found += 1
+            if found > most:
+                continue
+            fields = await raw.hgetall(f"ql:j:{jid}")
+            history = await raw.lrange(f"ql:j:{jid}-history", 0, -1)
+            places = []
+            for kind in ("work", "locks", "scheduled", "depends", "throttled"):
+                score = await raw.zscore(f"ql:q:{QUEUE}-{kind}", jid)
+                if score is not None:
+                    places.append(f"{kind}={score}")
+            worker = str(fields.get("worker") or "")
+            listed = await raw.zscore(f"ql:w:{worker}:jobs", jid) if worker else None
+            lines.append(
+                f"{jid}: {fields!r}\n  in sets {places or 'none'}; listed under its worker "
+                f"{worker!r}: {listed}\n  history {history!r}"
+            )
+            for process in spawned:
+                said = [record for record in logs[process.pid] if jid in record]
+                lines += [f"  {worker_name(process)}: {record}" for record in said[-10:]]
+    lines.append(f"{found} not complete")
+    workers = await raw.zrange("ql:workers", 0, -1, withscores=True)
+    lines.append(f"workers (last seen): {workers!r}")
+    for process in spawned:
+        state = "running" if process.running() else f"exited {process.process.returncode}"
+        held = await raw.zrange(f"ql:w:{worker_name(process)}:jobs", 0, -1, withscores=True)
+        lines.append(
+            f"process {worker_name(process)}: {state} ({titles[process.pid]!r}); holds {held!r}"
+        )
+        # where its own tasks wait (the pops, the renewals, the batcher...), innermost last
+        for record in logs[process.pid][before.get(process.pid, len(logs[process.pid])) :]:
+            frames = record.split("\n")
+            if " task " in frames[0] and "aqless job" not in frames[0]:
+                lines.append("  " + "\n".join([frames[0], *frames[1:][-6:]]))
+    offers = await raw.type(f"ql:offers:{QUEUE}")
+    lines.append(f"offers key type {offers!r}: {await _dump(client, f'ql:offers:{QUEUE}')}")
+    sizes = {
+        kind: await raw.zcard(f"ql:q:{QUEUE}-{kind}")
+        for kind in ("work", "locks", "scheduled", "depends", "throttled")
+    }
+    lines.append(f"queue {QUEUE!r} sets: {sizes}; config: {await raw.hgetall('ql:config')}")
+    return "\n".join(lines)
+
+
+def _title(process: WorkerProcess) -> str:
+    """A live worker process's title: its state, its running jobs, how many it took."""
+    try:
+        title = Path(f"/proc/{process.pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return title.replace(b"\0", b" ").decode(errors="replace").strip()
+
+
+def _records(log: str) -> list[str]:
+    """A worker's log as records: each line that starts with a date, with the lines that
+    follow it (a traceback, a task's stack), at most 20 of them."""
+    records: list[list[str]] = []
+    for line in log.splitlines():
+        if line[:2] == "20" or not records:
+            records.append([line])
+        elif len(records[-1]) <= 20:
+            records[-1].append(line)
+    return ["\n    ".join(record) for record in records]
+
+
+async def _server_time(client: aqless.Client) -> float:
+    seconds, micros = await client.redis.time()
+    return float(seconds) + float(micros) / 1e6
+
+
+async def _dump(client: aqless.Client, key: str) -> object:
+    """A key's content, whatever its type (for the diagnostic)."""
+    raw = client.redis
+    kind = await raw.type(key)
+    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+    if kind == "zset":
+        return await raw.zrange(key, 0, -1, withscores=True)
+    if kind == "hash":
+        return await raw.hgetall(key)
+    if kind == "list":
+        return await raw.lrange(key, 0, -1)
+    if kind == "set":
+        return await raw.smembers(key)
+    if kind == "string":
+        return await raw.get(key)
+    return None
 
 
 async def safely(call: object, default: int) -> int:

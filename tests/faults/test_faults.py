@@ -58,7 +58,7 @@ async def test_sigkill_random_workers_while_3000_jobs_drain(tmp_path: Path) -> N
                 while await completed_count(client) < 2_600 and killer.kills < 8:
                     await anyio.sleep(2.0)
                     await killer.kill_one(group)
-                await drained(client, len(jids), timeout=60)
+                await drained(client, len(jids), timeout=60, jids=jids, spawned=spawn.started)
             report = await account(client, server.url, jids)
             report.faults, report.recoveries = killer.kills, killer.recoveries
             assert killer.kills >= 4, "the jobs drained before the faults happened"

@@ -95,6 +95,14 @@ def run(job):
 #: Seconds any wait of these tests may take before it fails.
 PATIENCE = 20.0
 _CLEAN_ENV = {name: value for name, value in os.environ.items() if not name.startswith("AQLESS_")}
+#: The folder that holds the aqless these tests import (the checkout under test), first on
+#: the path of every process spawned: ``python -m aqless.run`` in a temporary folder would
+#: otherwise import the checkout the environment's editable install points at, which from
+#: a worktree is another checkout, changed by others while the tests run (issue 28).
+CHECKOUT = str(Path(aqless.__file__).resolve().parent.parent)
+_CLEAN_ENV["PYTHONPATH"] = os.pathsep.join(
+    [CHECKOUT, *[folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]]
+)
 
 
 class WorkerProcess:
