@@ -129,6 +129,8 @@ class LockKeeper:
                 self.refusals += 1
                 if not running.reporting:  # a job being completed right now is no longer held
                     self.lose(running, f"heartbeat refused: {reply.detail}")
+                # its outcome is on its way (or its code is being cancelled): not again at once
+                running.renew_at = now + running.lock_seconds / 3
                 continue
             running.job.expires_at = now + running.lock_seconds
             running.renew_at = now + running.lock_seconds / 3
