@@ -100,9 +100,9 @@ class Client:
         clock: the time source for ``now`` (default ``time.time``). Every client and worker
             of a deployment must agree on the time within a few seconds: lock expiry,
             schedules and statistics all use the clock of whoever calls (a lock of H seconds
-            tolerates clocks 2H/3 apart; README, "Clocks").
+            tolerates clocks 2H/3 apart; docs/production.md, "Clocks").
         strict: refuse to open (ConfigurationError) a server whose ``maxmemory-policy``
-            evicts keys, instead of logging a warning (README, "Server memory").
+            evicts keys, instead of logging a warning (docs/production.md, "Server memory").
         sharded_pubsub: listen to events with SSUBSCRIBE, as the script of a shard of a
             sharded deployment publishes them (SPUBLISH); `ShardedClient` sets it on the
             clients of its shards.

@@ -1,19 +1,20 @@
-"""README's table of aqless against the peers: where a peer has a feature aqless has not,
-README says why (issue 19's promise)."""
+"""The table of aqless against the peers (docs/migrating.md, "Against the other queues"): where
+a peer has a feature aqless has not, the page says why (issue 19's promise)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).parent.parent / "README.md"
+PAGE = Path(__file__).parent.parent / "docs" / "migrating.md"
 PEERS = ("qless", "reqless-py", "arq", "saq", "BullMQ", "taskiq", "streaq", "dramatiq", "rq")
 
 
 def section() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index("## Against the other queues")
-    return text[start : text.index("\n## ", start + 1)]
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
 
 
 def rows() -> dict[str, dict[str, str]]:

@@ -14,7 +14,8 @@ from aqless import scripts
 def script(library: bool) -> None:
     """Print the qless script (for SCRIPT LOAD / EVALSHA), or the function library.
 
-    The script answers both the qless-core and the reqless-core commands; see README.md.
+    The script answers both the qless-core and the reqless-core commands; see
+    docs/guides/other-clients.md.
     Needs no server.
 
     \b

@@ -25,8 +25,8 @@ from tests.support.sharding import (
     deployment,
     home_port,
     keys_of_a_shard,
+    run_docs_snippet,
     run_example,
-    run_readme_snippet,
 )
 from tests.test_client_servers import free_port
 
@@ -447,8 +447,8 @@ async def test_a_one_shard_deployment_is_a_plain_client_of_its_namespace(
             assert await scenario(plain.queues["work"]) == sharded
 
 
-def test_the_readmes_sharded_snippet_runs_on_a_cluster(cluster: Cluster) -> None:
-    result = run_readme_snippet(cluster, "tests/sharding/test_client.py")
+def test_the_docs_sharded_example_runs_on_a_cluster(cluster: Cluster) -> None:
+    result = run_docs_snippet(cluster, "tests/sharding/test_client.py")
     billed = result.stdout.splitlines()
     assert len(billed) == 2  # the job popped by hand was completed without its handler
     assert all(re.fullmatch(r"billed [78] on \{billing~\d(~\d+)?\}", line) for line in billed)

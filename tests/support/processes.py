@@ -1,4 +1,4 @@
-"""Python run in a fresh process by the tests: examples, README snippets, benchmarks."""
+"""Python run in a fresh process by the tests: examples, the docs' code blocks, benchmarks."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """Opening a sharded deployment on the tests' cluster (tests/support/sharding_fixtures.py), finding
-keys that fall on a given shard, and running an example or a README snippet against the
+keys that fall on a given shard, and running an example or a docs example against the
 cluster."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,6 +14,7 @@ from redis.crc import key_slot
 
 import aqless
 from tests.faults.cluster import Cluster
+from tests.support.docs import cluster_block
 from tests.support.processes import run_python
 
 
@@ -69,25 +69,19 @@ def run_example(cluster: Cluster, name: str) -> subprocess.CompletedProcess[str]
     return run_python(str(example), env={"AQLESS_CLUSTER_URL": cluster_url(cluster)})
 
 
-#: the nodes README's sharded snippets name, replaced by the tests' cluster's
-README_NODES = '[("10.0.0.1", 7000), ("10.0.0.2", 7000)]'
+#: the nodes the docs' sharded examples name, replaced by the tests' cluster's
+DOCS_NODES = '[("10.0.0.1", 7000), ("10.0.0.2", 7000)]'
 
 
-def run_readme_snippet(
+def run_docs_snippet(
     cluster: Cluster, runner: str, replaced: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """The snippet of README's sharded section that says `runner` runs it (its first line:
-    "tests/test_readme.py cannot run it, <runner> does"), run against the cluster with
-    `replaced`'s texts replaced; its output captured."""
-    readme = (Path(__file__).parent.parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Sharded deployments (Cluster)", 1)[1].split("\n### ", 1)[0]
-    (snippet,) = [
-        code
-        for code in re.findall(r"```py\n(.*?)```", section, re.DOTALL)
-        if code.startswith("# needs a Cluster") and f"{runner} does" in code.splitlines()[0]
-    ]
-    assert README_NODES in snippet
-    snippet = snippet.replace(README_NODES, repr(addresses(cluster)[:2]))
+    """The ``<!-- cluster -->`` example of the docs (docs/guides/sharding.md) whose first line
+    says that `runner` runs it ("# needs a Cluster: <runner> runs it"), run against the cluster
+    with `replaced`'s texts replaced; its output captured."""
+    snippet = cluster_block(runner).code
+    assert DOCS_NODES in snippet
+    snippet = snippet.replace(DOCS_NODES, repr(addresses(cluster)[:2]))
     for old, new in (replaced or {}).items():
         snippet = snippet.replace(old, new)
     return run_python("-c", snippet)

@@ -19,7 +19,7 @@ import aqless
 import aqless.sync
 from tests.faults.cluster import Cluster
 from tests.support.clients import in_a_forked_child, put_from_threads
-from tests.support.sharding import addresses, run_example, run_readme_snippet
+from tests.support.sharding import addresses, run_docs_snippet, run_example
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.support.sharding_fixtures"]
@@ -204,9 +204,9 @@ def test_bad_arguments_are_refused_before_connecting() -> None:
         aqless.sync.ShardedClient([("127.0.0.1", 1)], deployment="{bad}")
 
 
-def test_the_readmes_blocking_sharded_snippet_runs_on_a_cluster(cluster: Cluster) -> None:
+def test_the_docs_blocking_sharded_example_runs_on_a_cluster(cluster: Cluster) -> None:
     deployment = repr(f"sync{uuid.uuid4().hex[:8]}")
-    run_readme_snippet(cluster, "tests/sync/test_sharded.py", {'"billing"': deployment})
+    run_docs_snippet(cluster, "tests/sync/test_sharded.py", {'"billing"': deployment})
 
 
 def test_the_sync_sharded_example_runs(cluster: Cluster) -> None:

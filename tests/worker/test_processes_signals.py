@@ -1,5 +1,5 @@
 """Every signal aqless-run obeys, sent to one worker process and to the supervisor of two
-(which passes it on), each ending where README's table says the jobs go."""
+(which passes it on), each ending where docs/production.md's signal table says the jobs go."""
 
 from __future__ import annotations
 
