@@ -7,8 +7,9 @@
          -d '{"email": "ann@example.com"}'         # {"jid": "..."}
     curl 'localhost:8000/jobs/<jid>?wait=5'        # {"state": "complete", ...} once a worker ran it
 
-It uses AQLESS_URL (or the embedded Valkey). The app only enqueues; a worker runs the jobs
-(``aqless-run -i app.jobs signups`` with a handler registered for ``signups.SendWelcome``).
+It uses AQLESS_URL (or the embedded Valkey). The app only enqueues; a worker runs the jobs,
+their handler in examples/signups.py: ``aqless-run --path examples --handlers
+signups:handlers -q signups``.
 One ``aqless.sync.Client`` serves every request thread: one loop, one set of connections.
 """
 

@@ -8,8 +8,8 @@ one that reads it, through ``aqless.sync``.
     curl 'localhost:8000/jobs/<jid>?wait=5'   # {"state": "complete", ...} once a worker ran it
 
 It uses AQLESS_URL (or the embedded Valkey). The project only enqueues; a worker runs the
-jobs (``aqless-run -i app.jobs signups`` with a handler registered for
-``signups.SendWelcome``). One ``aqless.sync.Client`` per process serves every request
+jobs, their handler in examples/signups.py: ``aqless-run --path examples --handlers
+signups:handlers -q signups``. One ``aqless.sync.Client`` per process serves every request
 thread; under gunicorn ``--preload`` each forked worker process gets its own connections.
 """
 

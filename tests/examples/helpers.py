@@ -90,13 +90,8 @@ def run_worker(url: str, queues: list[str], handlers: Any) -> threading.Thread:
     return thread
 
 
-#: What the sync examples' signups enqueue, run by the tests' workers.
-signup_handlers = aqless.Handlers()
-
-
-@signup_handlers.register("signups.SendWelcome")
-async def send_welcome(job: aqless.Job) -> None:
-    await job.log("sent", to=job.data["email"])
+#: What the sync examples' signups enqueue: the handlers examples/signups.py ships.
+signup_handlers = load_example("signups").handlers
 
 
 def assert_views_wait_for_the_worker(

@@ -65,6 +65,7 @@ def test_every_example_is_tested() -> None:
     tested.add("sharded_resize.py")  # tests/sharding/test_live.py runs it
     tested.add("sync_sharded.py")  # tests/sync/test_sharded.py runs it
     tested.add("sharded_limits.py")  # tests/sharding/test_limits_hooks.py runs it
+    tested.add("signups.py")  # the Flask and Django tests run its handlers, and aqless-run
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
 
 
