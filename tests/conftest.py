@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from hypothesis import settings
 
 from aqless.scripts.loader import Argument, Script
 from tests.support import deployments, servers
 
 SERVERS = {"valkey9": servers.valkey9, "redis7": servers.redis7}
+
+# Hypothesis: the default suite draws a few examples per property (each one a round of
+# server calls); ``nox -s tests_long`` (``--hypothesis-profile=long``, or
+# AQLESS_HYPOTHESIS_PROFILE=long) draws many. A test sets no max_examples of its own, so the
+# profile decides; its failures are replayed first from .hypothesis either way.
+settings.register_profile("short", max_examples=20, deadline=None)
+settings.register_profile("long", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("AQLESS_HYPOTHESIS_PROFILE", "short"))
 
 
 @pytest.fixture(scope="session")
