@@ -52,9 +52,9 @@ def _deployments(_server_stack: ExitStack) -> deployments.Started:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``server_url`` runs a test on Valkey 9 and on Redis 7, unless the test parametrises it
-    itself. A test that uses ``deployment``, or ``server_url`` in a module marked
-    ``every_deployment``, runs on each kind its module and markers allow
-    (tests/support/deployments.py);
+    itself or a ``deployments`` marker names one of them. A test that uses ``deployment``, or
+    ``server_url`` in a module marked ``every_deployment``, runs on each kind its module and
+    markers allow (tests/support/deployments.py);
     its ``server_url`` is then that kind's first node, as the admin."""
     chosen: set[str] = set()
     for marker in metafunc.definition.iter_markers("parametrize"):
@@ -78,7 +78,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             scope="session",
         )
     elif "server_url" in wanted:
-        metafunc.parametrize("server_url", sorted(SERVERS), indirect=True, scope="session")
+        names = sorted(SERVERS)
+        limit = metafunc.definition.get_closest_marker("deployments")
+        if limit is not None:  # e.g. a slow process test on Valkey 9 only
+            kinds = deployments.kinds_for(
+                metafunc.definition.originalname, every=False, limit=limit
+            )
+            names = [kind.values[0] for kind in kinds]
+        metafunc.parametrize("server_url", names, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")
