@@ -20,9 +20,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON, default=False)
 def tests_long(session: nox.Session) -> None:
-    """The long property runs (thousands of random command sequences per server)."""
+    """The long property runs: the slow tests (thousands of random command sequences per
+    server) and every Hypothesis test with the long profile (tests/conftest.py: 1,000
+    examples each, 20 in ``nox -s tests``)."""
     session.install("-e", ".[dev,fast]")
-    session.run("pytest", "-m", "slow", *session.posargs)
+    session.run("pytest", "-m", "slow or hypothesis", "--hypothesis-profile=long", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import ExitStack
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from hypothesis import settings
 
 from aqless.scripts.loader import Argument, Script
 from tests.support import deployments, servers
 
 SERVERS = {"valkey9": servers.valkey9, "redis7": servers.redis7}
+
+# Hypothesis: the default suite draws a few examples per property (each one a round of
+# server calls); ``nox -s tests_long`` (``--hypothesis-profile=long``, or
+# AQLESS_HYPOTHESIS_PROFILE=long) draws many. A test sets no max_examples of its own, so the
+# profile decides; its failures are replayed first from .hypothesis either way.
+settings.register_profile("short", max_examples=20, deadline=None)
+settings.register_profile("long", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("AQLESS_HYPOTHESIS_PROFILE", "short"))
 
 
 @pytest.fixture(scope="session")
@@ -42,9 +52,9 @@ def _deployments(_server_stack: ExitStack) -> deployments.Started:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``server_url`` runs a test on Valkey 9 and on Redis 7, unless the test parametrises it
-    itself. A test that uses ``deployment``, or ``server_url`` in a module marked
-    ``every_deployment``, runs on each kind its module and markers allow
-    (tests/support/deployments.py);
+    itself or a ``deployments`` marker names one of them. A test that uses ``deployment``, or
+    ``server_url`` in a module marked ``every_deployment``, runs on each kind its module and
+    markers allow (tests/support/deployments.py);
     its ``server_url`` is then that kind's first node, as the admin."""
     chosen: set[str] = set()
     for marker in metafunc.definition.iter_markers("parametrize"):
@@ -68,7 +78,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             scope="session",
         )
     elif "server_url" in wanted:
-        metafunc.parametrize("server_url", sorted(SERVERS), indirect=True, scope="session")
+        names = sorted(SERVERS)
+        limit = metafunc.definition.get_closest_marker("deployments")
+        if limit is not None:  # e.g. a slow process test on Valkey 9 only
+            kinds = deployments.kinds_for(
+                metafunc.definition.originalname, every=False, limit=limit
+            )
+            names = [kind.values[0] for kind in kinds]
+        metafunc.parametrize("server_url", names, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")

@@ -65,9 +65,7 @@ def _fuzz(server_url: str, scenario: Callable[[aqless.Client], Awaitable[None]])
         assert violations(connection, queues) == []
 
 
-FUZZ = settings(
-    max_examples=40,
-    deadline=None,
+FUZZ = settings(  # examples: the profile's (tests/conftest.py)
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 

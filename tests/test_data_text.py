@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from aqless._connection.data_text import encode_data, written_alike
@@ -92,7 +92,6 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
 @given(json_values)
 def test_any_json_value_is_written_as_json_writes_it(value: Any) -> None:
     assert as_text(encode_data(value, "job data")) == encode_json(value, "job data")

@@ -21,6 +21,11 @@ def test_the_readme_has_snippets() -> None:
 
 
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
+@pytest.mark.deployments(
+    "valkey9",
+    reason="a Python process per snippet, for what the reader's code does; the calls it makes "
+    "run on Valkey 9 and Redis 7 in the client and script tests",
+)
 def test_a_readme_snippet_runs(server_url: str, snippet: str) -> None:
     with redis.Redis.from_url(server_url) as connection:
         connection.flushall()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 from aiohttp import web
 
 import aqless
@@ -11,6 +12,11 @@ from tests.examples.helpers import load_example, read_events
 aiohttp_app = load_example("aiohttp_app")
 
 
+@pytest.mark.deployments(
+    "valkey9",
+    reason="the example's web app over real HTTP; the calls it makes run on Valkey 9 and "
+    "Redis 7 in the client tests",
+)
 async def test_put_from_a_handler_and_stream_its_events(server_url: str) -> None:
     async with aqless.Client(server_url) as client:
         await client.redis.flushall()

@@ -49,6 +49,11 @@ PROMISES = {
 
 
 @pytest.mark.parametrize("name", sorted(PROMISES))
+@pytest.mark.deployments(
+    "valkey9",
+    reason="a Python process per example, for what it shows; the calls it makes run on "
+    "Valkey 9 and Redis 7 in the client and script tests",
+)
 def test_an_example_runs_and_shows_what_it_says(name: str, server_url: str) -> None:
     import redis
 

@@ -81,7 +81,7 @@ arguments = st.lists(st.one_of(words, st.text(max_size=8), st.integers(-5, 5)), 
 
 
 @pytest.mark.parametrize("library", [False, True], ids=["evalsha", "fcall"])
-@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(suppress_health_check=list(HealthCheck))  # examples: the profile's (conftest)
 @given(data=st.data())
 def test_hostile_arguments_get_clear_errors(
     server_url: str, library: bool, data: st.DataObject

@@ -273,12 +273,15 @@ class Protocol(RuleBasedStateMachine):
         assert not problems, "\n".join(problems)
 
 
-def run(url: str, examples: int, *, library: bool = False) -> None:
+def run(url: str, examples: int | None = None, *, library: bool = False) -> None:
+    """`examples` sequences of 40 commands; by default the Hypothesis profile's number (a few
+    in the default suite, see tests/conftest.py; the slow test below runs many)."""
     Protocol.url = url
     Protocol.library = library
     test = Protocol.TestCase
+    profile = settings()  # the loaded profile's values
     test.settings = settings(
-        max_examples=examples,
+        max_examples=profile.max_examples if examples is None else examples,
         stateful_step_count=40,
         deadline=None,
         suppress_health_check=list(HealthCheck),
@@ -287,12 +290,12 @@ def run(url: str, examples: int, *, library: bool = False) -> None:
 
 
 def test_random_command_sequences_keep_the_invariants(server_url: str) -> None:
-    run(server_url, examples=60)
+    run(server_url)
 
 
 def test_random_command_sequences_through_the_function_library(server_url: str) -> None:
     # the library keeps module state between calls: nothing may leak from one to the next
-    run(server_url, examples=40, library=True)
+    run(server_url, library=True)
 
 
 @pytest.mark.slow

@@ -20,14 +20,22 @@ from aqless._worker.reservers import QueueSelection
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from tests.support.connection_kinds import Pops, settled
+from tests.worker import conftest as worker_fixtures
 from tests.worker.helpers import Gate, all_complete, make_worker, one, running, until
 
 pytestmark = pytest.mark.every_deployment
+
+# the worker tests' clients (this module moved here from tests/worker, which defines them)
+client = worker_fixtures.client
+other = worker_fixtures.other
 
 SLOTS = 3
 SLOW_POLL = 30.0  # no poll comes during these tests: only wake-ups can explain a pickup
 
 
+@pytest.mark.deployments(
+    "unix", reason="slots counted by the workers: wake-ups and pushes are tested on every kind"
+)
 async def test_two_workers_never_run_more_than_their_shared_slots(
     client: aqless.Client, other: aqless.Client
 ) -> None:
@@ -45,6 +53,9 @@ async def test_two_workers_never_run_more_than_their_shared_slots(
     assert budget.free() == SLOTS  # every reservation given back
 
 
+@pytest.mark.deployments(
+    "unix", reason="slots counted by the workers: wake-ups and pushes are tested on every kind"
+)
 async def test_a_worker_with_all_the_work_uses_every_shared_slot(
     client: aqless.Client, other: aqless.Client
 ) -> None:
@@ -99,6 +110,9 @@ def test_a_reservation_given_back_unused_wakes_the_waiting_members() -> None:
     assert budget.free() == 1
 
 
+@pytest.mark.deployments(
+    "unix", reason="slots counted by the workers: wake-ups and pushes are tested on every kind"
+)
 async def test_a_budget_of_jobs_is_taken_once_over_its_workers(
     client: aqless.Client, other: aqless.Client
 ) -> None:

@@ -10,9 +10,11 @@ server set started once per session, when a test first asks for it.
 - ``cluster``: three Valkey primaries, the client from ``Client.from_cluster`` with the
   hash-tagged namespace ``{t}``.
 
-A test module opts in with ``pytestmark = pytest.mark.every_deployment``: its tests that use
-``deployment`` (or ``server_url``) then run on every kind. ``@pytest.mark.deployments(*kinds,
-reason=...)`` limits one test (``"unix"`` names both unix kinds).
+A test module opts in with ``pytestmark = pytest.mark.every_deployment`` (one test with
+``@pytest.mark.every_deployment``): its tests that use ``deployment`` (or ``server_url``) then
+run on every kind. Only what can differ by kind needs it: connections, pushes, events, lock
+renewal, refusals; the rest runs on the two unix kinds (the Lua on Valkey 9 and Redis 7).
+``@pytest.mark.deployments(*kinds, reason=...)`` limits one test (``"unix"`` names both unix kinds).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ import aqless
 from aqless import Handlers, Job, JobState
 from tests.worker.helpers import history_of, process, until_state
 
-pytestmark = pytest.mark.every_deployment
+# Which code runs a job is decided in the worker's process, whatever the server: the two unix
+# kinds only (what differs by kind is tested on every kind in test_running, test_pushes...).
 
 UNKNOWN = "q-UnknownJobClassError"
 

@@ -14,7 +14,8 @@ from aqless import ConfigurationError, Job, JobState
 from aqless._worker.middleware import Perform
 from tests.worker.helpers import one, process
 
-pytestmark = pytest.mark.every_deployment
+# Hooks run in the worker's process, whatever the server: the two unix kinds only (what
+# differs by kind is tested on every kind in test_running, test_pushes...).
 
 Log = list[str]
 

@@ -26,7 +26,11 @@ from tests.worker.helpers import (
     until_state,
 )
 
-pytestmark = pytest.mark.every_deployment
+# How job code's end becomes an outcome is decided in the worker and the script, the same on
+# every kind of deployment: these tests run on the two unix kinds (Valkey 9 and Redis 7, so the
+# Lua runs on both). The kinds differ in connections, pushes, events and lock renewal, tested
+# on every kind in test_running, test_pushes, test_pickup, test_ears, test_lost_replies and
+# tests/test_client_events.py.
 
 
 def errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:

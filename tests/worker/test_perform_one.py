@@ -12,7 +12,8 @@ import aqless
 from aqless import Handlers, Job, JobState, Retry
 from aqless.testing import perform
 
-pytestmark = pytest.mark.every_deployment
+# One job's code run outside a worker: the same calls on every kind, so the two unix kinds
+# only (what differs by kind is tested on every kind in test_running, test_pushes...).
 
 
 async def popped(client: aqless.Client, klass: str = "app.Welcome", retries: int = 5) -> Job:

@@ -14,7 +14,9 @@ from aqless._worker.outcomes import Backoff
 from aqless._worker.policies import attempt
 from tests.worker.helpers import get_job, make_worker, one, process, running, until, until_state
 
-pytestmark = pytest.mark.every_deployment
+# Retry and requeue policies are the worker's arithmetic and the script's retry: the same on
+# every kind, so on the two unix kinds only (what differs by kind is tested on every kind in
+# test_running, test_pushes, test_pickup, test_ears and test_lost_replies).
 
 NOW = RetryPolicy(strategy="fixed", delay=0)  # retries at once: tests need no waiting
 

@@ -25,7 +25,14 @@ from tests.worker.process_helpers import (
     valkey_only_fixture,  # noqa: F401
 )
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.deployments(
+        "valkey9",
+        reason="worker processes: their signals, supervisor and children are the same whatever "
+        "the server; the server paths they call run on both in the in-process worker tests",
+    ),
+]
 
 
 async def job(aq: aqless.Client, jid: str) -> aqless.Job:

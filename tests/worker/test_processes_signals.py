@@ -26,7 +26,14 @@ from tests.worker.process_helpers import (
     states,
 )
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.deployments(
+        "valkey9",
+        reason="worker processes: their signals, supervisor and children are the same whatever "
+        "the server; the server paths they call run on both in the in-process worker tests",
+    ),
+]
 
 #: one worker process, or a supervisor of two with one slot each: two jobs run either way
 LAYOUTS = {1: ("-c", "2"), 2: ("-p", "2", "-c", "1")}

@@ -28,7 +28,14 @@ from tests.worker.process_helpers import (
     spawn_fixture,  # noqa: F401
 )
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.deployments(
+        "valkey9",
+        reason="worker processes: their signals, supervisor and children are the same whatever "
+        "the server; the server paths they call run on both in the in-process worker tests",
+    ),
+]
 
 
 async def test_two_processes_have_distinct_names_and_a_killed_or_stopped_one_is_replaced(

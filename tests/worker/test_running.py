@@ -26,7 +26,9 @@ from tests.worker.helpers import (
     until_state,
 )
 
-pytestmark = pytest.mark.every_deployment
+# Lock renewal and loss differ by kind (heartbeats over its connection, the loss told on the
+# worker's channel): those tests run on every kind. Counting slots and running sync code off
+# the loop are the worker's own, on the two unix kinds.
 
 
 async def test_never_more_jobs_than_slots(client: aqless.Client) -> None:
@@ -97,13 +99,14 @@ async def test_sync_job_does_not_block_the_loop(client: aqless.Client) -> None:
         release.set()
 
 
+@pytest.mark.every_deployment  # heartbeats over each kind's connection
 async def test_a_long_job_never_stalls(client: aqless.Client) -> None:
     await client.config.set("q-heartbeat", 1)
     handlers = Handlers()
 
     @handlers.register("app.long")
     async def long(job: Job) -> None:
-        await anyio.sleep(3.5)
+        await anyio.sleep(2)  # two lock lengths: about six renewals, one every 1/3 s
 
     jid = await client.queues["q"].put("app.long")
     worker = make_worker(client, ["q"], handlers)
@@ -147,6 +150,7 @@ async def test_renewals_are_batched(client: aqless.Client, monkeypatch: pytest.M
     assert round_trips * 5 <= worker.heartbeats.renewals, (round_trips, worker.heartbeats.renewals)
 
 
+@pytest.mark.every_deployment  # the cancel is told on the worker's channel
 async def test_cancelling_a_running_job_cancels_its_code(client: aqless.Client) -> None:
     async with sleeping(client) as (worker, sleeper, jid):
         cancelled_at = time.monotonic()
@@ -159,6 +163,7 @@ async def test_cancelling_a_running_job_cancels_its_code(client: aqless.Client) 
     assert (worker.counters.completed, worker.counters.failed) == (0, 0)
 
 
+@pytest.mark.every_deployment  # the timeout is told on the worker's channel
 async def test_a_job_timed_out_from_outside_is_lost(
     client: aqless.Client, other: aqless.Client
 ) -> None:
@@ -183,6 +188,7 @@ async def test_a_job_timed_out_from_outside_is_lost(
     ]
 
 
+@pytest.mark.every_deployment  # the loss is told on the worker's channel
 async def test_a_job_whose_lock_expired_is_lost(
     deployment: Deployment, client: aqless.Client
 ) -> None:

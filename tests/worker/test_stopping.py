@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import anyio
-import pytest
 
 import aqless
 from aqless import Job, JobState
@@ -24,7 +23,9 @@ from tests.worker.helpers import (
     until_state,
 )
 
-pytestmark = pytest.mark.every_deployment
+# Stopping, pausing and handing jobs back are the worker's steps and the script's calls, the
+# same on every kind: the two unix kinds only. A stopped worker's withdrawn offer (pushes) is
+# tested on every kind in test_pushes; lock renewal and loss in test_running.
 
 HANDED_BACK = "q-WorkerStopped"
 
