@@ -317,6 +317,8 @@ class PreparedPut(NamedTuple):
 
 #: The options sent as JSON lists, in the order the script reads them.
 _LISTED = ("tags", "depends", "throttles", "rate_limits")
+#: The options sent beside put's six arguments.
+_ENCODED = ("priority", "retries", *_LISTED)
 
 
 def prepare_put(
@@ -333,7 +335,7 @@ def prepare_put(
     given, else the class's defaults; the data checked against a typed handler's type and
     encoded; `at` made a delay on `clock`. Refused (TypeError) for an option of another name,
     (ConfigurationError) for a requeue with a dedup id."""
-    if not options.keys() <= PUT_OPTIONS:
+    if options and not options.keys() <= PUT_OPTIONS:
         unknown = ", ".join(sorted(options.keys() - PUT_OPTIONS))
         raise TypeError(f"put() got unexpected keyword arguments: {unknown}")
     delay = options.get("delay")
@@ -352,10 +354,11 @@ def prepare_put(
         if delay is None:
             wait = default_delay
         jid = jid or default_jid
-    for option in ("priority", "retries", *_LISTED):
-        value = options.get(option)
-        if value is not None:
-            chosen[option] = value
+    if options:  # the common put gives none
+        for option in _ENCODED:
+            value = options.get(option)
+            if value is not None:
+                chosen[option] = value
     jid = jid or new_jid()
     arguments: list[Argument] = [
         worker,
