@@ -27,7 +27,11 @@ def set_policy(url: str, policy: str) -> str:
 
 @pytest.fixture
 def policy(server_url: str) -> Iterator[Callable[[str], None]]:
-    """``policy(name)`` sets the server's maxmemory-policy until the test ends."""
+    """``policy(name)`` sets the server's maxmemory-policy until the test ends, on an empty
+    server: the workers below pop "q", which another test may have left jobs (or a recurring
+    job far behind the clock) in."""
+    with redis.Redis.from_url(server_url) as connection:
+        connection.flushall()
     original: list[str] = []
 
     def change(name: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+import redis
 
 import aqless
 from aqless._worker.supervisor import Supervisor
@@ -105,6 +106,8 @@ async def test_a_worker_starting_when_the_stop_arrives_is_stopped_too(
     """A stop passes to the workers the supervisor has. One it is starting meanwhile (a
     recycled worker's replacement) is not among them yet: it gets the stop once started, or
     the supervisor would wait for it forever."""
+    with redis.Redis.from_url(server_url) as connection:
+        connection.flushall()  # what other tests left in "q" is not this worker's to run
     monkeypatch.setenv("AQLESS_URL", server_url)
     supervisor = Supervisor(["q"], processes=1, name=None)
     supervisor.pass_on(signal.SIGINT)  # no worker yet: the one below was being started
