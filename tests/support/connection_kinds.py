@@ -93,7 +93,7 @@ async def assert_a_worker_is_pushed_its_job(client: aqless.Client, queue: str = 
             return bool(await client.redis.hget(offers, client.worker_name))
 
         await until(lambda: worker.listening, what="the worker listens")
-        await until(offered, what="the worker offers")
+        await settled([pops], offered)  # offering, and no pop of its start still on its way
         before = pops.count
         assert before > 0, "the worker's first pop, before it offered, was not counted"
         jid = await client.queues[queue].put("app.job")
