@@ -102,14 +102,31 @@ class Verb(Generic[P, R]):
         documented = getattr(owner, "documented_by", None)  # the plain class's verb says more
         if documented is not None and getattr(documented, name, None) is not None:
             self.__doc__ = getattr(documented, name).__doc__ or self.__doc__
+        self.method = self._method(owner, name)
+
+    def _method(self, owner: type, name: str) -> Callable[..., R]:
+        """The verb as a plain method of `owner`: what help() and the reference show."""
+
+        def method(facade: Facade, /, *args: Any, **kwargs: Any) -> R:
+            return cast(R, facade._run(name, args, kwargs))
+
+        self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+        method.__name__ = name
+        method.__qualname__ = f"{owner.__qualname__}.{name}"
+        method.__module__ = owner.__module__
+        method.__doc__ = self.__doc__
+        method.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
+            parameters=[self_parameter, *self.signature.parameters.values()]
+        )
+        return method
 
     @overload
-    def __get__(self, facade: None, owner: type) -> Self: ...
+    def __get__(self, facade: None, owner: type) -> Callable[..., R]: ...
     @overload
     def __get__(self, facade: Facade, owner: type) -> Callable[P, R]: ...
-    def __get__(self, facade: Facade | None, owner: type) -> Self | Callable[P, R]:
+    def __get__(self, facade: Facade | None, owner: type) -> Callable[..., R] | Callable[P, R]:
         if facade is None:
-            return self
+            return self.method
         name = self.name
 
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
