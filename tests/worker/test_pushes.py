@@ -89,15 +89,20 @@ async def test_an_idle_worker_offers_and_is_pushed_its_jobs_without_a_pop(
         pops_before = pops.count
         assert pops_before > 0, "the worker's first pop, before it offered, was counted"
         jids = []
+        channel = f"{client.prefix}push:{WORKER}"
+
+        def pushed() -> list[str]:
+            return [job["jid"] for payload in captured.on(channel) for job in loads(payload)]
+
         async with pushes_to(deployment, client) as captured:
             for _ in range(5):
                 jids.append(await client.queues["q"].put("app.job"))
                 await until(lambda: jids[-1] in done, timeout=2)
+            # a Cluster's bus brings the admin's node the messages a moment after the worker
+            await until(lambda: len(pushed()) >= len(jids), timeout=5, what="every push heard")
         pops_after = pops.count
     assert pops_after == pops_before  # neither the push nor the put event cost a pop
-    channel = f"{client.prefix}push:{WORKER}"
-    pushed = [job["jid"] for payload in captured.on(channel) for job in loads(payload)]
-    assert pushed == jids
+    assert pushed() == jids
     for job in await client.jobs.get_many(jids):
         assert job.state == JobState.COMPLETE
 
