@@ -344,6 +344,10 @@ def prepare_put(
         delay = delay_until(delay, at, clock)
     jid = options.get("jid")
     priority = options.get("priority")
+    if priority is not None and (
+        isinstance(priority, bool) or not isinstance(priority, int | float)
+    ):
+        raise InvalidArgumentError("queue.put", f'Arg "priority" not a number: {priority!r}')
     # the common case, a class name, has no default options to ask for
     chosen: dict[str, Any] = {} if isinstance(klass, str) else dict(default_options(klass, data))
     wait: float = 0 if delay is None else delay

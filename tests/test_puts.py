@@ -98,3 +98,12 @@ def test_a_requeue_takes_no_dedup_and_an_unknown_option_is_refused() -> None:
         )
     with pytest.raises(TypeError, match="prority"):
         prepare_put("app.A", None, {"prority": 5}, worker="w", queue="q", clock=lambda: 0.0)  # type: ignore[typeddict-unknown-key]
+
+
+def test_a_priority_that_is_no_number_is_a_typed_refusal() -> None:
+    for priority in ("high", True, None):
+        if priority is None:
+            assert prepared("app.A", jid="j").order == 0.0
+            continue
+        with pytest.raises(aqless.InvalidArgumentError, match="priority"):
+            prepared("app.A", jid="j", priority=priority)
