@@ -371,6 +371,7 @@ async def test_jobs_put_before_a_generation_was_added_stay_found(cluster: Cluste
     async with deployment(cluster, "grown", shards=None) as client:
         old, new = client.shard(0), client.shard(1)
         await old.queues["q"].put("app.Work", {"put": "before"}, jid="early")
+        assert await new.jobs.get("early") is None  # shard 1 has the library loaded too
         queue = client.queues["q"]
         for port in cluster.ports:
             ask(port, "CONFIG", "RESETSTAT")
