@@ -4,6 +4,7 @@ fail it). Needs the ``docs`` extra (mkdocs-material, mkdocstrings[python])."""
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
@@ -168,3 +169,48 @@ def test_the_site_fetches_nothing(site: Path) -> None:
         if remote.search(page.read_text()) or "fonts.googleapis" in page.read_text()
     )
     assert not offenders, f"pages that load something from the network: {offenders[:10]}"
+
+
+def test_every_blocking_verb_is_in_the_reference(site: Path) -> None:
+    """The blocking façades' derived verbs (``put = blocking(contracts.Queue.put)``) are
+    methods on the reference page, each with its docstring, like the async verbs."""
+    import aqless.sync
+    from aqless.sync.facades import Verb
+
+    page = (site / "reference" / "sync.html").read_text()
+    missing = []
+    for name in aqless.sync.__all__:
+        cls = getattr(aqless.sync, name)
+        if not isinstance(cls, type) or cls.__name__ != name:
+            continue  # an alias (SyncShardedJobs is SyncJobs) is documented under its class
+        verbs = {verb for klass in cls.__mro__ for verb, value in vars(klass).items()}
+        for verb in sorted(verbs):
+            if not isinstance(inspect.getattr_static(cls, verb), Verb):
+                continue
+            anchor = f'id="aqless.sync.{name}.{verb}"'
+            at = page.find(anchor)
+            heading_end = page.find(">", at)
+            entry = page[heading_end : page.find('class="doc doc-heading"', heading_end)]
+            if at < 0 or 'class="doc doc-contents' not in entry:
+                missing.append(f"{name}.{verb}")
+    assert not missing, f"blocking verbs without a documented entry in reference/sync: {missing}"
+
+
+def test_every_contract_verb_is_documented(site: Path) -> None:
+    """A contract's verbs carry their plain implementation's docstring on the reference page."""
+    import aqless.contracts
+
+    page = (site / "reference" / "contracts.html").read_text()
+    missing = []
+    for name, cls in vars(aqless.contracts).items():
+        if not (isinstance(cls, type) and cls.__module__ == "aqless.contracts"):
+            continue
+        for verb, value in vars(cls).items():
+            anchor = f'id="aqless.contracts.{name}.{verb}"'
+            if verb.startswith("_") or not inspect.isfunction(value):
+                continue
+            heading_end = page.find(">", page.find(anchor))
+            entry = page[heading_end : page.find('class="doc doc-heading"', heading_end)]
+            if anchor not in page or "<p>" not in entry:
+                missing.append(f"{name}.{verb}")
+    assert not missing, f"contract verbs with no description in reference/contracts: {missing}"

@@ -1,0 +1,96 @@
+"""A griffe extension for the reference: the surface written once, documented once.
+
+- A blocking façade's derived verb (``put = blocking(contracts.Queue.put)``) reads, to static
+  analysis, as an attribute with no docstring. It becomes a method with the contract verb's
+  parameters and the docstring the façade gives it at runtime (its async class's).
+- A contract's verb (a Protocol member, ``...`` for a body) takes the docstring of the plain
+  class that implements it (``contracts.Queue.put`` that of ``aqless.Queue.put``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+import griffe
+
+_DERIVERS = ("blocking", "blocking_job", "blocking_refreshed", "blocking_jobs", "blocking_found")
+
+
+class BlockingVerbs(griffe.Extension):
+    def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
+        if pkg.path != "aqless":
+            return
+        _document_contracts(pkg.get_member("contracts"))
+        facades = pkg.get_member("sync.facades")
+        runtime = importlib.import_module(facades.path)
+        for cls in facades.classes.values():
+            for name, member in list(cls.members.items()):
+                if member.is_attribute and _derived(member):
+                    cls.set_member(name, _method(cls, member, loader, runtime))
+
+
+#: The plain class that implements a contract, where its name differs.
+_IMPLEMENTED_BY = {"JobSnapshot": "aqless.Job", "EventStream": "aqless.events.EventStream"}
+
+
+def _document_contracts(contracts: griffe.Module) -> None:
+    """Each undocumented verb of each contract takes its plain implementation's docstring."""
+    for cls in contracts.classes.values():
+        path = _IMPLEMENTED_BY.get(cls.name, f"aqless.{cls.name}")
+        module_path, _, name = path.rpartition(".")
+        plain = getattr(importlib.import_module(module_path), name, None)
+        if plain is None:
+            continue
+        for member in cls.members.values():
+            if isinstance(member, griffe.Alias) or member.docstring or member.name[0] == "_":
+                continue
+            implemented = getattr(plain, member.name, None)
+            if isinstance(implemented, property):
+                implemented = implemented.fget
+            doc = getattr(implemented, "__doc__", None)
+            if doc:
+                member.docstring = griffe.Docstring(inspect.cleandoc(doc), parent=member)
+
+
+def _derived(attribute: griffe.Object | griffe.Alias) -> bool:
+    value = str(getattr(attribute, "value", "") or "")
+    return value.split("(", 1)[0] in _DERIVERS
+
+
+def _method(
+    cls: griffe.Class, attribute: Any, loader: griffe.GriffeLoader, runtime: Any
+) -> griffe.Function:
+    """The blocking method for `attribute` (`blocking(contracts.Queue.put)`): the verb's
+    parameters after self, what it awaits, and the docstring the façade gives it."""
+    target = str(attribute.value).split("(", 1)[1].rstrip(")")
+    verb = _resolve(cls.module, target, loader)
+    parameters = griffe.Parameters(*[p for p in verb.parameters if p.name != "self"])
+    doc = getattr(runtime, cls.name).__dict__[attribute.name].__doc__ or ""
+    method = griffe.Function(
+        attribute.name,
+        lineno=attribute.lineno,
+        endlineno=attribute.endlineno,
+        parameters=griffe.Parameters(
+            griffe.Parameter("self", kind=griffe.ParameterKind.positional_or_keyword),
+            *parameters,
+        ),
+        returns=verb.returns,
+        docstring=griffe.Docstring(doc, parent=None) if doc else None,
+    )
+    if method.docstring is not None:
+        method.docstring.parent = method
+    return method
+
+
+def _resolve(module: griffe.Module, dotted: str, loader: griffe.GriffeLoader) -> griffe.Function:
+    """`dotted` (``contracts.Queue.put``), as `module` names it, to the function it is."""
+    head, _, rest = dotted.partition(".")
+    imported = module.imports.get(head, f"{module.path}.{head}")
+    found = loader.modules_collection.get_member(f"{imported}.{rest}")
+    while isinstance(found, griffe.Alias):
+        found = found.final_target
+    if not isinstance(found, griffe.Function):
+        raise TypeError(f"{dotted} in {module.path} is not a function")
+    return found
