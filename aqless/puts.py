@@ -226,6 +226,35 @@ def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
     return options
 
 
+def refuse_dedup_on_requeue(requeue: bool, dedup: object) -> None:
+    """A requeue moves an existing job: a dedup id with it is a ConfigurationError."""
+    if requeue and dedup is not None:
+        raise ConfigurationError("a requeue moves an existing job: it takes no dedup")
+
+
+def _check_numbers(options: PutOptions, delay: float | None) -> None:
+    """Refuse (InvalidArgumentError), before anything is sent, a priority that is not a
+    finite number, a delay that is negative or not finite, and retries that are not a whole
+    number from 0: the script would store them (a negative delay runs now, a negative or
+    fractional retries count is kept as given)."""
+    priority = options.get("priority")
+    if priority is not None and not _finite(priority):
+        raise InvalidArgumentError("queue.put", f'Arg "priority" not a number: {priority!r}')
+    if delay is not None and not (_finite(delay) and delay >= 0):
+        raise InvalidArgumentError(
+            "queue.put", f'Arg "delay" not a number of seconds from 0: {delay!r}'
+        )
+    retries: object = options.get("retries")
+    if retries is not None and (type(retries) is not int or retries < 0):
+        raise InvalidArgumentError(
+            "queue.put", f'Arg "retries" not a whole number from 0: {retries!r}'
+        )
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 # uuid.uuid4().hex without making a UUID: random bits with the version and variant set
 _UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
 _UUID4_SET = (4 << 76) | (0x8000 << 48)
@@ -344,10 +373,8 @@ def prepare_put(
         delay = delay_until(delay, at, clock)
     jid = options.get("jid")
     priority = options.get("priority")
-    if priority is not None and (
-        isinstance(priority, bool) or not isinstance(priority, int | float)
-    ):
-        raise InvalidArgumentError("queue.put", f'Arg "priority" not a number: {priority!r}')
+    if options:
+        _check_numbers(options, delay)
     # the common case, a class name, has no default options to ask for
     chosen: dict[str, Any] = {} if isinstance(klass, str) else dict(default_options(klass, data))
     wait: float = 0 if delay is None else delay
@@ -382,8 +409,7 @@ def prepare_put(
     command = "job.requeue" if requeue else "queue.put"
     dedup = dedup_of(options.get("dedup"))
     if dedup is not None:
-        if requeue:
-            raise ConfigurationError("a requeue moves an existing job: it takes no dedup")
+        refuse_dedup_on_requeue(requeue, dedup)
         command, arguments = DEDUP_COMMAND, [*dedup.arguments(), *arguments]
     order = None if delay else (priority or 0.0)
     return PreparedPut(command, jid, arguments, order)

@@ -32,6 +32,7 @@ from aqless.puts import (
     durability,
     new_jid,
     prepare_put,
+    refuse_dedup_on_requeue,
 )
 from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
@@ -157,8 +158,7 @@ class Queue:
         self, request: PutRequest, requeue: bool, wait: Durability | None
     ) -> PutResult:
         """One put, inside the client's put hooks."""
-        if requeue and request.dedup is not None:
-            raise ConfigurationError("a requeue moves an existing job: it takes no dedup")
+        refuse_dedup_on_requeue(requeue, request.dedup)  # before any hook runs
         results: list[PutResult] = []
 
         async def send(requests: list[PutRequest]) -> list[str]:

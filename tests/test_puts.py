@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 import pytest
@@ -107,3 +108,25 @@ def test_a_priority_that_is_no_number_is_a_typed_refusal() -> None:
             continue
         with pytest.raises(aqless.InvalidArgumentError, match="priority"):
             prepared("app.A", jid="j", priority=priority)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("priority", math.nan),
+        ("priority", math.inf),
+        ("delay", -5),
+        ("delay", math.nan),
+        ("retries", -1),
+        ("retries", 1.5),
+        ("retries", True),
+    ],
+)
+def test_a_number_out_of_its_range_is_a_typed_refusal(option: str, value: object) -> None:
+    with pytest.raises(aqless.InvalidArgumentError, match=f'Arg "{option}"'):
+        prepared("app.A", jid="j", **{option: value})
+
+
+def test_the_numbers_at_their_bounds_are_put() -> None:
+    put = prepared("app.A", jid="j", priority=-3, delay=0, retries=0)
+    assert put.arguments[-4:] == ["priority", -3, "retries", 0]
