@@ -41,6 +41,8 @@ def translated(error: BaseException) -> click.ClickException | None:
         return next((mapped for mapped in found if mapped is not None), None)
     if isinstance(error, aqless.JobNotFoundError):
         return NotFound(error.detail)
+    if isinstance(error, aqless.ConfigValueError):
+        return SetupError(error.detail)
     if isinstance(error, aqless.ScriptError):
         return ServerRefused(f"the server refused {error.command}: {error.detail}")
     if isinstance(error, aqless.ConnectionLostError | redis_errors.ConnectionError):
