@@ -17,6 +17,9 @@ from aqless.documents import counts_document, job_document, stats_document
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
 
+#: What `aqless jobs` lists: every job state, and the queue's recurring jobs.
+LISTED = (*STATES, "failed", "complete")
+
 
 @click.command(short_help="Every queue's job counts by state.")
 def queues() -> None:
@@ -55,17 +58,20 @@ def peek(queue: str, count: int) -> None:
 
 @click.command(short_help="A queue's jobs in one state, a page at a time.")
 @click.argument("queue")
-@click.argument("state", type=click.Choice(STATES[1:]))
+@click.argument("state", type=click.Choice(LISTED))
 @click.option("-n", "--count", default=25, show_default=True, help="How many jobs.")
 @click.option("--offset", default=0, show_default=True, help="Jobs to skip.")
 def jobs(queue: str, state: str, count: int, offset: int) -> None:
-    """QUEUE's jobs in STATE (recurring: its recurring jobs' ids), a page at a time; on a
-    sharded deployment, the shards' lists interleaved. `aqless peek` shows waiting ones.
+    """QUEUE's jobs in STATE, a page at a time: waiting (in the order pops take them,
+    none taken), running, stalled, scheduled, depends, throttled, failed (group by group),
+    complete (every queue's completed jobs) or recurring (its recurring jobs' ids). On a
+    sharded deployment, the shards' lists interleaved.
 
     \b
     Examples:
-      aqless jobs emails running
+      aqless jobs emails waiting
       aqless jobs emails scheduled -n 100 --offset 100
+      aqless jobs emails failed
     """
 
     async def read(client: AnyClient) -> tuple[list[str], list[aqless.Job]]:
