@@ -112,6 +112,9 @@ def settings_file(ctx: click.Context, param: click.Parameter, file: TextIO) -> d
         document: Any = json.load(file)
     except ValueError as error:
         raise click.BadParameter(f"not JSON: {error}", ctx, param) from error
+    finally:
+        if getattr(file, "name", "-") not in ("-", "<stdin>"):
+            file.close()  # read whole: closed now, also when it is refused below
     if not isinstance(document, dict):
         raise click.BadParameter("not a JSON object of settings", ctx, param)
     for option, value in document.items():

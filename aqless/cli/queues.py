@@ -155,7 +155,7 @@ def pause(queues: tuple[str, ...], stop_jobs: bool) -> None:
     emit(document, *lines)
 
 
-@click.command()
+@click.command(short_help="Let paused queues hand out jobs again.")
 @click.argument("queues", nargs=-1, required=True)
 def unpause(queues: tuple[str, ...]) -> None:
     """Let paused queues hand out jobs again (a queue never seen: as for `pause`).
