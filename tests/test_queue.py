@@ -814,8 +814,8 @@ async def test_jobs_by_state_pages(timed_client: aqless.Client, clock: ManualClo
 
 
 async def test_jobs_by_an_unknown_state(client: aqless.Client) -> None:
-    with pytest.raises(InvalidArgumentError, match='Jobs\\(\\): Unknown type "waiting"'):
-        await client.queues["q"].jobs(JobState.WAITING)  # waiting jobs are peeked, not listed
+    with pytest.raises(InvalidArgumentError, match='Jobs\\(\\): Unknown type "sleeping"'):
+        await client.queues["q"].jobs("sleeping")
 
 
 # -- heartbeat, throttle -----------------------------------------------------------------------
