@@ -9,6 +9,7 @@ from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttle
 from aqless.errors import (
     AqlessError,
     ConfigurationError,
+    ConfigValueError,
     ConnectionLostError,
     CrossShardError,
     InvalidArgumentError,
@@ -72,6 +73,7 @@ __all__ = [
     "Backoff",
     "Client",
     "Config",
+    "ConfigValueError",
     "ConfigurationError",
     "ConnectionLostError",
     "CrossShardError",

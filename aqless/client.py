@@ -40,6 +40,7 @@ from aqless.progress import Progress
 from aqless.queue import PutHook, Queue
 from aqless.results import await_result, read_result
 from aqless.scripts.loader import AnyRedis
+from aqless.scripts.options import checked_value
 
 # what the embedded server's URL looks like, for checking the options before it starts
 EMBEDDED_URL_SHAPE = "unix:///embedded/valkey.sock"
@@ -528,8 +529,11 @@ class Config:
         return None if value is None else str(value)
 
     async def set(self, option: str, value: str | float) -> None:
-        """Set a configuration option (e.g. ``heartbeat``, ``<queue>-heartbeat``)."""
-        await self._client.protocol.call("config.set", option, value)
+        """Set a configuration option (e.g. ``heartbeat``, ``<queue>-heartbeat``).
+        ConfigValueError, before anything is sent, for a value the scripts cannot read as
+        the option's type (a number for ``heartbeat``, a whole number for
+        ``jobs-history-count``...)."""
+        await self._client.protocol.call("config.set", option, checked_value(option, value))
 
     async def unset(self, option: str) -> None:
         """Remove an option: back to its default."""

@@ -10,6 +10,7 @@ AqlessError                  base, never raised itself
 ├── ScriptError              the script refused a command; .command, .detail (server text)
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   │   ├── JobDataError         job data that does not fit its handler's declared type
+│   │   ├── ConfigValueError     a configuration value not of its option's type; .option
 │   │   └── CrossShardError      a put whose jid, dependencies, route... name two shards
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
@@ -91,6 +92,23 @@ class JobDataError(InvalidArgumentError):
     """A job's data does not fit the type its handler declares: refused by ``put`` before
     anything is sent, or, for data already stored, the job failed into ``<queue>-JobDataError``
     with this text."""
+
+
+class ConfigValueError(InvalidArgumentError):
+    """A configuration value that is not of its option's type (``heartbeat`` = ``banana``),
+    refused by ``client.config.set`` before anything is sent.
+
+    Attributes:
+        option: the option's name.
+        value: the value refused.
+        expected: what the value must be (``a number``, ``a whole number``).
+    """
+
+    def __init__(self, option: str, value: object, expected: str) -> None:
+        super().__init__("config.set", f"option {option!r} must be {expected}, not {value!r}")
+        self.option = option
+        self.value = value
+        self.expected = expected
 
 
 class CrossShardError(InvalidArgumentError):

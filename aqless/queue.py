@@ -380,8 +380,14 @@ class Queue:
         )
 
     async def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Jids in a state: running, stalled, scheduled, depends, throttled or recurring
-        (recurring jobs' ids); complete lists every queue's completed jobs."""
+        """Jids in a state: every `JobState` (waiting: in the order pops take them, without
+        taking them; failed: this queue's failed jobs, group by group in name order, most
+        recent first in each; complete: every queue's completed jobs), or recurring (this
+        queue's recurring jobs' ids)."""
+        if str(state) == JobState.WAITING:
+            return await self._waiting(offset, count)
+        if str(state) == JobState.FAILED:
+            return await self._failed(offset, count)
         if str(state) == JobState.COMPLETE:
             # `complete` takes no queue name: the completed set is every queue's
             reply = await self._client.protocol.json("queue.jobsByState", "complete", offset, count)
@@ -390,6 +396,34 @@ class Queue:
                 "queue.jobsByState", str(state), self.name, offset, count
             )
         return listed(reply)
+
+    async def _waiting(self, offset: int, count: int) -> list[str]:
+        # a peek lists the stalled jobs (expired locks) first, then the work set: skip those
+        if count <= 0:
+            return []
+        stalled = (await self.counts()).stalled
+        peeked = await self.peek(count, offset=stalled + max(offset, 0))
+        return [job.jid for job in peeked]
+
+    async def _failed(self, offset: int, count: int, page: int = 500) -> list[str]:
+        # failed jobs are kept by failure group, not by queue: read the groups, keep ours
+        wanted = max(offset, 0) + count
+        if count <= 0:
+            return []
+        groups = await self._client.protocol.json("failureGroups.counts")
+        found: list[str] = []
+        for group in sorted(groups or {}):
+            start = 0
+            while len(found) < wanted:
+                reply = await self._client.protocol.json("jobs.failedByGroup", group, start, page)
+                jids = listed(reply["jobs"])
+                if jids:
+                    jobs = await self._client.protocol.json("job.getMulti", *jids)
+                    found += [str(job["jid"]) for job in jobs or [] if job["queue"] == self.name]
+                start += page
+                if len(jids) < page:
+                    break
+        return found[max(offset, 0) : wanted]
 
     async def heartbeat(self) -> float:
         """Seconds a lock lasts in this queue (its own setting, else the global one)."""

@@ -421,6 +421,42 @@ async def test_config_get_set_unset(client: aqless.Client) -> None:
 
 
 @pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("heartbeat", "banana", "a number"),
+        ("grace-period", "", "a number"),
+        ("jobs-history", "nan", "a number"),
+        ("jobs-history-count", "2.5", "a whole number"),
+        ("max-job-history", "ten", "a whole number"),
+        ("max-pop-retry", 1.5, "a whole number"),
+        ("stats-history", "30d", "a whole number"),
+        ("histogram-history", "x", "a whole number"),
+        ("emails-heartbeat", "soon", "a number"),
+        ("emails-max-concurrency", "many", "a whole number"),
+    ],
+)
+async def test_config_set_refuses_a_value_not_of_its_option_type(
+    client: aqless.Client, option: str, value: str | float, expected: str
+) -> None:
+    with pytest.raises(aqless.ConfigValueError, match=f"{option!r} must be {expected}") as refused:
+        await client.config.set(option, value)
+    assert (refused.value.option, refused.value.expected) == (option, expected)
+    assert isinstance(refused.value, aqless.InvalidArgumentError)
+    assert (await client.config.all()).get(option) != str(value)  # nothing was stored
+
+
+async def test_config_set_takes_numbers_as_text_and_any_text_for_other_options(
+    client: aqless.Client,
+) -> None:
+    await client.config.set("heartbeat", " 90 ")
+    await client.config.set("jobs-history-count", "1e3")
+    await client.config.set("jobs-history", -1)  # negative: completed jobs expire at once
+    await client.config.set("application", "banana")
+    await client.config.set("my-own-option", "anything")
+    assert await client.config.get("jobs-history-count") == "1e3"
+
+
+@pytest.mark.parametrize(
     ("option", "default"),
     [
         ("heartbeat", "60"),

@@ -557,6 +557,36 @@ async def test_pause_with_stopjobs_times_out_the_running_jobs(
     assert await queue.jobs(JobState.RUNNING) != []
 
 
+async def test_jobs_lists_waiting_ones_in_pop_order_without_taking_them(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    for jid, priority in (("a", 0), ("b", 5), ("c", 0), ("d", 1)):
+        await queue.put("app.Job", jid=jid, priority=priority)
+        clock.advance(1)
+    assert (await pop_one(queue)).jid == "b"
+    clock.advance(61)  # b's lock expired: stalled, listed by a peek before the work set
+    assert await queue.jobs(JobState.WAITING) == ["d", "a", "c"]
+    assert await queue.jobs("waiting", offset=1, count=1) == ["a"]
+    assert await queue.jobs(JobState.STALLED) == ["b"]
+    assert (await queue.counts()).waiting == 3  # listing took nothing
+
+
+async def test_jobs_lists_the_failed_jobs_of_this_queue_only(timed_client: aqless.Client) -> None:
+    for name, jid, group in (("q", "a", "g1"), ("other", "b", "g1"), ("q", "c", "g2")):
+        await timed_client.queues[name].put("app.Job", jid=jid)
+        await (await pop_one(timed_client.queues[name])).fail(group, "boom")
+    queue = timed_client.queues["q"]
+    assert await queue.jobs(JobState.FAILED) == ["a", "c"]  # group by group, by name
+    assert await queue.jobs("failed", offset=1) == ["c"]
+    assert await timed_client.queues["other"].jobs("failed") == ["b"]
+
+
+async def test_jobs_accepts_every_job_state(timed_client: aqless.Client) -> None:
+    for state in JobState:
+        assert await timed_client.queues["q"].jobs(state) == []
+
+
 # -- recur -------------------------------------------------------------------------------------
 
 
@@ -780,8 +810,8 @@ async def test_jobs_by_state_pages(timed_client: aqless.Client, clock: ManualClo
 
 
 async def test_jobs_by_an_unknown_state(client: aqless.Client) -> None:
-    with pytest.raises(InvalidArgumentError, match='Jobs\\(\\): Unknown type "waiting"'):
-        await client.queues["q"].jobs(JobState.WAITING)  # waiting jobs are peeked, not listed
+    with pytest.raises(InvalidArgumentError, match='Jobs\\(\\): Unknown type "sleeping"'):
+        await client.queues["q"].jobs("sleeping")
 
 
 # -- heartbeat, throttle -----------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aqless.cli import (
     cancel,
     config,
+    emptying,
     events,
     failures,
     jobs,
@@ -27,6 +28,7 @@ GROUPS = (
     jobs,
     cancel,
     queues,
+    emptying,
     workers,
     failures,
     config,

@@ -10,7 +10,7 @@ import click
 from redis import exceptions as redis_errors
 
 import aqless
-from aqless.cli.runtime import NotFound, Settings
+from aqless.cli.runtime import NotFound, Settings, to_json
 
 EXIT_CODES = """\b
 Exit codes:
@@ -41,6 +41,8 @@ def translated(error: BaseException) -> click.ClickException | None:
         return next((mapped for mapped in found if mapped is not None), None)
     if isinstance(error, aqless.JobNotFoundError):
         return NotFound(error.detail)
+    if isinstance(error, aqless.ConfigValueError):
+        return SetupError(error.detail)
     if isinstance(error, aqless.ScriptError):
         return ServerRefused(f"the server refused {error.command}: {error.detail}")
     if isinstance(error, aqless.ConnectionLostError | redis_errors.ConnectionError):
@@ -66,11 +68,63 @@ def exit_codes() -> Iterator[None]:
         raise mapped from error
 
 
+#: The error types of `--json`'s error document, by exit code (an `aborted` confirmation and
+#: an `internal` crash exit 1 too).
+ERROR_TYPES = {1: "not_found", 2: "usage", 3: "server_refused", 4: "cannot_connect"}
+
+
+def error_document(error: BaseException) -> dict[str, dict[str, object]]:
+    """What `--json` prints on stdout when a command fails: the error's type (one of
+    ERROR_TYPES' or `aborted`, `internal`), its message and the exit code; `cause`: the
+    aqless error class behind it, if any."""
+    if isinstance(error, click.Abort):
+        kind, message, code = "aborted", "aborted", 1
+    elif isinstance(error, click.ClickException):
+        code = error.exit_code
+        kind, message = ERROR_TYPES.get(code, "usage"), error.format_message()
+    else:
+        kind, message, code = "internal", f"{type(error).__name__}: {error}", 1
+    described: dict[str, object] = {"type": kind, "message": message, "exit_code": code}
+    cause = error.__cause__
+    if isinstance(cause, aqless.AqlessError):
+        described["cause"] = type(cause).__name__
+    return {"error": described}
+
+
+def json_first(args: list[str]) -> list[str]:
+    """`args` with `--json` moved to the front (the group's option), from wherever it
+    stands before a `--`, so that `aqless peek emails --json` works."""
+    end = args.index("--") if "--" in args else len(args)
+    found = [arg for arg in args[:end] if arg == "--json"]
+    return [*found, *(arg for arg in args[:end] if arg != "--json"), *args[end:]]
+
+
+@contextmanager
+def json_errors(wanted: bool) -> Iterator[None]:
+    """With `wanted` (--json), a failure's error document on stdout; the error goes on (its
+    message on stderr, its exit code)."""
+    try:
+        yield
+    except click.exceptions.Exit:
+        raise
+    except (Exception, click.Abort) as error:
+        if wanted:
+            click.echo(to_json(error_document(error)))
+        raise
+
+
 class AqlessGroup(click.Group):
-    """A click group that maps aqless errors to the documented exit codes."""
+    """A click group that maps aqless errors to the documented exit codes, takes --json
+    anywhere, and with it prints a failure's error document on stdout."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.parent is None:
+            args = json_first(args)
+        with json_errors("--json" in args):
+            return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
-        with exit_codes():
+        with json_errors(bool(ctx.params.get("as_json"))), exit_codes():
             return super().invoke(ctx)
 
 
@@ -108,7 +162,8 @@ class AqlessCommand(click.Command):
     "--json",
     "as_json",
     is_flag=True,
-    help="Print one JSON document (JSON lines for `events`) instead of tables.",
+    help="Print one JSON document (JSON lines for `events`) instead of tables; on a "
+    "failure, an error document. Accepted anywhere on the command line.",
 )
 @click.version_option(aqless.__version__, prog_name="aqless")
 @click.pass_context

@@ -9,6 +9,8 @@ import click
 
 from aqless.cli.render import plural, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any, to_json
+from aqless.errors import ConfigValueError
+from aqless.scripts.options import checked_value
 
 
 @click.group()
@@ -60,6 +62,10 @@ def get(option: str) -> None:
 def set_option(option: str, value: str) -> None:
     """Set OPTION to VALUE, for every client and worker of the deployment.
 
+    A value that is not of its option's type (heartbeat, grace-period, jobs-history...
+    take numbers; jobs-history-count, max-job-history, stats-history... whole numbers) is
+    refused (exit 2), naming the option and the type it needs.
+
     \b
     Examples:
       aqless config set heartbeat 120
@@ -106,6 +112,9 @@ def settings_file(ctx: click.Context, param: click.Parameter, file: TextIO) -> d
         document: Any = json.load(file)
     except ValueError as error:
         raise click.BadParameter(f"not JSON: {error}", ctx, param) from error
+    finally:
+        if getattr(file, "name", "-") not in ("-", "<stdin>"):
+            file.close()  # read whole: closed now, also when it is refused below
     if not isinstance(document, dict):
         raise click.BadParameter("not a JSON object of settings", ctx, param)
     for option, value in document.items():
@@ -113,6 +122,10 @@ def settings_file(ctx: click.Context, param: click.Parameter, file: TextIO) -> d
             raise click.BadParameter(
                 f"{option!r} must be a string or a number, not {json.dumps(value)}", ctx, param
             )
+        try:
+            checked_value(option, value)
+        except ConfigValueError as refused:
+            raise click.BadParameter(refused.detail, ctx, param) from refused
     return {option: str(value) for option, value in document.items()}
 
 

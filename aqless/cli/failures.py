@@ -120,8 +120,9 @@ def retry(
     given jids.
 
     One argument that names a failure group takes its jobs; otherwise the arguments are
-    jids. Each job goes back to its own queue, or to --queue. `unfail` is the same
-    command (qless's name). A progress bar is drawn on a terminal.
+    jids. An unknown name exits 1, naming what was not found (a group, or jids). Each job
+    goes back to its own queue, or to --queue. `unfail` is the same command (qless's
+    name). A progress bar is drawn on a terminal.
 
     \b
     Examples:
@@ -149,6 +150,8 @@ def retry(
         if len(targets) == 1 and targets[0] in groups:
             group = targets[0]
             return group, await _retry_group(client, group, queue, count)
+        if len(targets) == 1 and not await client.jobs.get_many(targets):
+            raise NotFound(f"no failure group {targets[0]!r}, and no job with that jid")
         jids = [job.jid for job in await require_jobs(client, targets)]  # all exist, or none moves
         return "", await _requeue(client, jids, queue)
 

@@ -29,7 +29,9 @@ LINE_FIELDS = (
 )
 
 
-def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.PutRequest]:
+def _requests(
+    lines: Iterable[str], defaults: dict[str, Any], payloads: bool = False
+) -> list[aqless.PutRequest]:
     requests = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -38,11 +40,19 @@ def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.Put
             fields = json.loads(line)
         except ValueError as error:
             raise click.UsageError(f"line {number} is not JSON: {error}") from error
+        if payloads:
+            fields = {"data": fields}
         if not isinstance(fields, dict):
-            raise click.UsageError(f"line {number} is not a JSON object")
+            raise click.UsageError(
+                f"line {number} is not a JSON object (for lines of job data, give --payloads)"
+            )
         unknown = sorted(set(fields) - set(LINE_FIELDS))
         if unknown:
-            raise click.UsageError(f"line {number}: unknown fields {', '.join(unknown)}")
+            raise click.UsageError(
+                f"line {number}: unknown fields {', '.join(unknown)} (a line is a job's record:"
+                f" {', '.join(LINE_FIELDS)}; for lines that are each a job's data, give"
+                " --payloads)"
+            )
         merged = {**defaults, **fields}
         for own, other in (("at", "delay"), ("delay", "at")):
             if own in fields and other not in fields:  # a line's time wins over the default
@@ -90,6 +100,17 @@ def _requests(lines: Iterable[str], defaults: dict[str, Any]) -> list[aqless.Put
     type=click.File("r", encoding="utf-8"),
     help="Put one job per line of this JSON-lines file ('-': standard input).",
 )
+@click.option(
+    "--payloads",
+    is_flag=True,
+    help="With --file, each line is a job's data (any JSON), not its record.",
+)
+@click.option(
+    "--class",
+    "class_option",
+    metavar="KLASS",
+    help="The job's class, as the KLASS argument (handy with --file).",
+)
 def put(
     queue: str,
     klass: str | None,
@@ -107,13 +128,16 @@ def put(
     debounce: bool,
     route: str | None,
     source: IO[str] | None,
+    payloads: bool,
+    class_option: str | None,
 ) -> None:
     """Put a job into QUEUE: KLASS names its class, DATA is its JSON payload.
 
-    With --file, each line is a JSON object with the fields klass, data, jid, priority,
-    delay, at (ISO 8601 or a Unix time), tags, retries, depends and throttles; KLASS and
-    the options are the defaults of every line. Lines are put 1,000 per round trip, with a
-    progress bar on a terminal.
+    With --file, each line is a job's record: a JSON object with the fields klass, data,
+    jid, priority, delay, at (ISO 8601 or a Unix time), tags, retries, depends and
+    throttles; KLASS and the options are the defaults of every line. With --file and
+    --payloads, each line is a job's data (any JSON value), its class KLASS (or --class).
+    Lines are put 1,000 per round trip, with a progress bar on a terminal.
     Prints the jid (with --json, {"queue": ..., "jids": [...]}); with --dedup, the jid of the
     job holding the id.
 
@@ -125,6 +149,7 @@ def put(
       aqless put search app.jobs.Index '{"q": "al"}' --dedup index:al --dedup-ttl 2 --debounce
       aqless put emails --file jobs.jsonl
       aqless put emails app.jobs.Send --file - < jobs.jsonl
+      aqless put emails --class app.jobs.Send --payloads --file payloads.jsonl
       aqless --deployment billing put invoices app.Invoice '{"id": 7}' --route customer-42
     """
     options: dict[str, Any] = {
@@ -137,6 +162,19 @@ def put(
         "throttles": names(throttles),
     }
     given = {name: value for name, value in options.items() if value is not None}
+    if class_option is not None:
+        if data is not None:
+            raise click.UsageError("give KLASS or --class, not both")
+        if klass is not None:  # with --class, the one argument after QUEUE is DATA
+            try:
+                data = json.loads(klass)
+            except ValueError as error:
+                raise click.UsageError(f"DATA is not JSON: {error}") from error
+        klass = class_option
+    if payloads and source is None:
+        raise click.UsageError("--payloads goes with --file")
+    if payloads and klass is None:
+        raise click.UsageError("--payloads needs the jobs' class: give KLASS or --class")
     if delay is not None and at is not None:
         raise click.UsageError("give --delay or --at, not both")
     if dedup is not None:
@@ -156,7 +194,7 @@ def put(
     else:
         if data is not None or jid is not None:
             raise click.UsageError("DATA and --jid are per line with --file")
-        requests = _requests(source, {"klass": klass, **given})
+        requests = _requests(source, {"klass": klass, **given}, payloads)
         jids = run_any(lambda client: _put_all(client.queues[queue], requests, route))
     summary = jids if source is None else [f"put {plural(len(jids), 'job')} into {queue}"]
     emit({"queue": queue, "jids": jids}, *summary)

@@ -12,10 +12,13 @@ import aqless
 from aqless.cli.histogram import histogram_chart
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import fields, table
-from aqless.cli.runtime import AnyClient, emit, run_any
+from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.documents import counts_document, job_document, stats_document
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
+
+#: What `aqless jobs` lists: every job state, and the queue's recurring jobs.
+LISTED = (*STATES, "failed", "complete")
 
 
 @click.command(short_help="Every queue's job counts by state.")
@@ -55,17 +58,20 @@ def peek(queue: str, count: int) -> None:
 
 @click.command(short_help="A queue's jobs in one state, a page at a time.")
 @click.argument("queue")
-@click.argument("state", type=click.Choice(STATES[1:]))
+@click.argument("state", type=click.Choice(LISTED))
 @click.option("-n", "--count", default=25, show_default=True, help="How many jobs.")
 @click.option("--offset", default=0, show_default=True, help="Jobs to skip.")
 def jobs(queue: str, state: str, count: int, offset: int) -> None:
-    """QUEUE's jobs in STATE (recurring: its recurring jobs' ids), a page at a time; on a
-    sharded deployment, the shards' lists interleaved. `aqless peek` shows waiting ones.
+    """QUEUE's jobs in STATE, a page at a time: waiting (in the order pops take them,
+    none taken), running, stalled, scheduled, depends, throttled, failed (group by group),
+    complete (every queue's completed jobs) or recurring (its recurring jobs' ids). On a
+    sharded deployment, the shards' lists interleaved.
 
     \b
     Examples:
-      aqless jobs emails running
+      aqless jobs emails waiting
       aqless jobs emails scheduled -n 100 --offset 100
+      aqless jobs emails failed
     """
 
     async def read(client: AnyClient) -> tuple[list[str], list[aqless.Job]]:
@@ -122,17 +128,24 @@ def stats(queue: str, date: datetime.datetime | None) -> None:
 def pause(queues: tuple[str, ...], stop_jobs: bool) -> None:
     """Stop queues from handing out jobs (put and peek still work).
 
+    A queue the server has never seen (no job was ever put in it: a typo?) is paused all
+    the same, so that it can be paused before its first job, with a warning on stderr
+    (and, with --json, its name under `unseen`).
+
     \b
     Examples:
       aqless pause emails reports
       aqless pause emails --stop-jobs
     """
 
-    async def act(client: AnyClient) -> dict[str, list[str]]:
-        return {name: await client.queues[name].pause(stopjobs=stop_jobs) for name in queues}
+    async def act(client: AnyClient) -> tuple[list[str], dict[str, list[str]]]:
+        unseen = await _unseen(client, queues)
+        paused = {name: await client.queues[name].pause(stopjobs=stop_jobs) for name in queues}
+        return unseen, paused
 
-    timed_out = run_any(act)
-    document: dict[str, object] = {"paused": list(queues)}
+    unseen, timed_out = run_any(act)
+    _warn(unseen, "paused")
+    document: dict[str, object] = {"paused": list(queues), "unseen": unseen}
     if stop_jobs:
         document["timed_out"] = timed_out
     lines = [
@@ -142,22 +155,37 @@ def pause(queues: tuple[str, ...], stop_jobs: bool) -> None:
     emit(document, *lines)
 
 
-@click.command()
+@click.command(short_help="Let paused queues hand out jobs again.")
 @click.argument("queues", nargs=-1, required=True)
 def unpause(queues: tuple[str, ...]) -> None:
-    """Let paused queues hand out jobs again.
+    """Let paused queues hand out jobs again (a queue never seen: as for `pause`).
 
     \b
     Example:
       aqless unpause emails
     """
 
-    async def act(client: AnyClient) -> None:
+    async def act(client: AnyClient) -> list[str]:
+        unseen = await _unseen(client, queues)
         for name in queues:
             await client.queues[name].unpause()
+        return unseen
 
-    run_any(act)
-    emit({"unpaused": list(queues)}, *(f"unpaused {name}" for name in queues))
+    unseen = run_any(act)
+    _warn(unseen, "unpaused")
+    document = {"unpaused": list(queues), "unseen": unseen}
+    emit(document, *(f"unpaused {name}" for name in queues))
+
+
+async def _unseen(client: AnyClient, queues: tuple[str, ...]) -> list[str]:
+    """The queues among `queues` that the server has never seen."""
+    known = set(await client.queues.names())
+    return [name for name in queues if name not in known]
+
+
+def _warn(unseen: list[str], done: str) -> None:
+    for name in unseen:
+        note(f"warning: no job was ever put in queue {name!r} (a typo?): {done} all the same")
 
 
 COMMANDS = (queues, peek, jobs, stats, pause, unpause)

@@ -12,7 +12,7 @@ import click
 
 from aqless import embedded
 from aqless.cli.render import duration, fields
-from aqless.cli.runtime import NotFound, emit, note
+from aqless.cli.runtime import NotFound, emit, note, settings
 
 _FOLDER = click.option(
     "--folder",
@@ -94,14 +94,17 @@ def start(folder: Path | None) -> None:
 @_FOLDER
 def stop(folder: Path | None) -> None:
     """Shut the embedded server down, writing its data first; the next `Client()` starts
-    it again on the same data.
+    it again on the same data. With --json: `{"folder": ..., "stopped": true|false}`.
 
     \b
     Examples:
       aqless server stop
     """
     where = folder or embedded.default_folder()
-    if embedded.stop(where):
+    stopped = embedded.stop(where)
+    if settings().json:
+        emit({"folder": str(where), "stopped": stopped})
+    elif stopped:
         note(f"stopped the embedded server in {where}")
     else:
         note(f"no embedded server runs in {where}")

@@ -51,6 +51,21 @@ async def test_config_list_get_set_unset(client: aqless.Client, run_cli: Cli) ->
     assert missing.stdout == ""
 
 
+async def test_config_set_refuses_a_value_not_of_its_option_type(
+    client: aqless.Client, run_cli: Cli, tmp_path: Path
+) -> None:
+    refused = await run_cli("config", "set", "heartbeat", "banana")
+    assert refused.code == 2
+    assert "'heartbeat' must be a number, not 'banana'" in refused.stderr
+    assert await client.config.get("heartbeat") == "60"
+    settings = tmp_path / "config.json"
+    settings.write_text('{"grace-period": 5, "jobs-history-count": "lots"}')
+    whole = await run_cli("config", "load", str(settings))
+    assert whole.code == 2
+    assert "'jobs-history-count' must be a whole number" in whole.stderr
+    assert await client.config.get("grace-period") == "10"  # nothing of the file was set
+
+
 async def test_recurring_list_show_update_cancel(client: aqless.Client, run_cli: Cli) -> None:
     await client.queues["a"].recur("app.Daily", {"d": 1}, interval=86400, jid="daily")
     await client.queues["b"].recur("app.Hourly", {}, interval=3600, jid="hourly", priority=2)

@@ -56,3 +56,30 @@ async def test_a_bad_line_puts_nothing(client: aqless.Client, run_cli: Cli) -> N
         assert outcome.code == 2
         assert complaint in outcome.stderr
     assert await client.queues.names() == []
+
+
+async def test_put_a_file_of_plain_payloads(
+    client: aqless.Client, run_cli: Cli, tmp_path: Path
+) -> None:
+    source = tmp_path / "payloads.jsonl"
+    source.write_text('{"n": 1}\n\n[2]\n"three"\n', encoding="utf-8")
+    records = await run_cli("put", "bulk", "app.Bulk", "--file", str(source))
+    assert records.code == 2
+    assert "line 1: unknown fields n" in records.stderr
+    assert "give --payloads" in records.stderr
+    no_class = await run_cli("put", "bulk", "--payloads", "--file", str(source))
+    assert no_class.code == 2
+    assert "give KLASS or --class" in no_class.stderr
+    document = (
+        await run_cli(
+            "--json", "put", "bulk", "--class", "app.Bulk", "--payloads", "--file", str(source),
+            "--priority", "3",
+        )
+    ).json()  # fmt: skip
+    jobs = await client.jobs.get_many(document["jids"])
+    assert [(job.klass_name, job.data, job.priority) for job in jobs] == [
+        ("app.Bulk", {"n": 1}, 3), ("app.Bulk", [2], 3), ("app.Bulk", "three", 3),
+    ]  # fmt: skip
+    one = (await run_cli("--json", "put", "bulk", "--class", "app.One", '{"x": 1}')).json()
+    (job,) = await client.jobs.get_many(one["jids"])
+    assert (job.klass_name, job.data) == ("app.One", {"x": 1})

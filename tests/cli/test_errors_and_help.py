@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -43,11 +44,71 @@ async def test_the_server_refusing_exits_3_with_its_reason(
 
 async def test_no_server_exits_4(run_cli: Cli, tmp_path: object) -> None:
     away = Cli(f"unix://{tmp_path}/nothing-listens-here.sock")
-    for args in (("queues",), ("--json", "get", "x"), ("events",)):
+    for args in (("queues",), ("get", "x"), ("events",)):
         outcome = await away(*args)
         assert outcome.code == 4, args
         assert "cannot connect" in outcome.stderr
         assert outcome.stdout == ""
+    for json_args in (["--json", "get", "x"], ["peek", "q", "--json"], ["events", "--json"]):
+        outcome = await away(*json_args)
+        assert outcome.code == 4, json_args
+        assert "cannot connect" in outcome.stderr
+        error = json.loads(outcome.stdout)["error"]
+        assert (error["type"], error["exit_code"], error["cause"]) == (
+            "cannot_connect",
+            4,
+            "ConnectionLostError",
+        )
+        assert "cannot connect" in error["message"]
+
+
+async def test_json_is_accepted_anywhere(client: aqless.Client, run_cli: Cli) -> None:
+    jid = await client.queues["emails"].put("app.Send", {})
+    for args in (
+        ("--json", "peek", "emails"),
+        ("peek", "--json", "emails"),
+        ("peek", "emails", "--json"),
+    ):
+        outcome = await run_cli(*args)
+        assert [job["jid"] for job in outcome.json()] == [jid], args
+    shards = await run_cli("config", "get", "heartbeat", "--json")
+    assert shards.json() == {"heartbeat": "60"}
+    data = await run_cli("put", "emails", "app.Send", "--", "--json")  # after --: an argument
+    assert data.code == 2  # not JSON data (it was not taken for the flag)
+
+
+@pytest.mark.parametrize(
+    ("args", "kind", "code"),
+    [
+        (("get", "no-such-jid"), "not_found", 1),
+        (("no-such-command",), "usage", 2),
+        (("peek",), "usage", 2),
+        (("config", "set", "heartbeat", "banana"), "usage", 2),
+        (("queue", "empty", "q", "--state", "waiting"), "aborted", 1),
+    ],
+)
+async def test_with_json_a_failure_prints_an_error_document_on_stdout(
+    client: aqless.Client, run_cli: Cli, args: tuple[str, ...], kind: str, code: int
+) -> None:
+    await client.queues["q"].put("app.A", {})
+    outcome = await run_cli(*args, "--json", input="n\n")
+    assert outcome.code == code
+    error = json.loads(outcome.stdout)
+    assert error["error"]["type"] == kind
+    assert error["error"]["exit_code"] == code
+    assert error["error"]["message"]
+
+
+async def test_the_server_refusing_has_an_error_document_too(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    first = await client.queues["q"].put("app.First", {})
+    await client.queues["q"].put("app.Second", {}, depends=[first])
+    outcome = await run_cli("--json", "cancel", first)
+    assert outcome.code == 3
+    error = json.loads(outcome.stdout)["error"]
+    assert (error["type"], error["cause"]) == ("server_refused", "ScriptError")
+    assert "is a dependency of" in error["message"]
 
 
 async def test_a_bad_url_exits_2(run_cli: Cli) -> None:

@@ -77,6 +77,10 @@ async def test_retry_given_jids_skips_jobs_that_did_not_fail(
     assert missing.code == 1
     assert "no job nope" in missing.stderr
     assert (await get_job(client, failed[1])).state == "failed"
+    typo = await run_cli("retry", "Bom")
+    assert typo.code == 1
+    assert "no failure group 'Bom', and no job with that jid" in typo.stderr
+    assert (await run_cli("retry", failed[1])).code == 0  # one jid: not taken for a group
 
 
 async def test_cancel_jids_all_or_nothing(client: aqless.Client, run_cli: Cli) -> None:

@@ -149,10 +149,16 @@ async def test_get_a_recurring_job(client: aqless.Client, run_cli: Cli) -> None:
 
 async def test_an_unknown_jid_exits_1(client: aqless.Client, run_cli: Cli) -> None:
     for args in (("get", "nope"), ("priority", "nope", "3"), ("tag", "nope", "t"),
-                 ("track", "nope"), ("--json", "get", "nope")):  # fmt: skip
+                 ("track", "nope")):  # fmt: skip
         outcome = await run_cli(*args)
         assert (outcome.code, outcome.stdout) == (1, ""), args
         assert "no job nope" in outcome.stderr, args
+    as_json = await run_cli("--json", "get", "nope")
+    assert as_json.code == 1
+    assert json.loads(as_json.stdout) == {
+        "error": {"type": "not_found", "message": "no job nope", "exit_code": 1}
+    }
+    assert "no job nope" in as_json.stderr
 
 
 async def test_priority_of_a_job_and_of_a_recurring_job(

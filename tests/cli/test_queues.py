@@ -81,6 +81,22 @@ async def test_pause_and_unpause(client: aqless.Client, run_cli: Cli) -> None:
     assert not (await client.queues["q"].counts()).paused
 
 
+async def test_pausing_a_queue_never_seen_warns_and_pauses_it(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    await client.queues["emails"].put("app.A", {})
+    outcome = await run_cli("pause", "emials", "emails")
+    assert outcome.code == 0
+    assert "no job was ever put in queue 'emials' (a typo?): paused all the same" in (
+        outcome.stderr
+    )
+    assert "'emails'" not in outcome.stderr
+    await client.queues["emials"].put("app.A", {})
+    assert await client.queues["emials"].pop() is None  # paused before its first job
+    document = (await run_cli("--json", "unpause", "nosuchqueue")).json()
+    assert document == {"unpaused": ["nosuchqueue"], "unseen": ["nosuchqueue"]}
+
+
 async def test_pause_with_stop_jobs_times_out_the_running_jobs(
     client: aqless.Client, run_cli: Cli
 ) -> None:

@@ -37,6 +37,13 @@ def test_status_start_status_stop(folder: Path) -> None:
     missing = aqless("server", "status", "--folder", str(folder))
     assert missing.returncode == 1
     assert f"no embedded server runs in {folder}" in missing.stderr
+    as_json = aqless("--json", "server", "status", "--folder", str(folder))
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["error"] == {
+        "type": "not_found",
+        "message": f"no embedded server runs in {folder}",
+        "exit_code": 1,
+    }
 
     started = aqless("server", "start", "--folder", str(folder))
     assert started.returncode == 0, started.stderr
@@ -64,6 +71,8 @@ def test_status_start_status_stop(folder: Path) -> None:
     assert embedded.find(folder) is None
     again = aqless("server", "stop", "--folder", str(folder))
     assert "no embedded server runs" in again.stderr
+    as_json = aqless("server", "stop", "--folder", str(folder), "--json")
+    assert json.loads(as_json.stdout) == {"folder": str(folder), "stopped": False}
 
 
 def test_status_counts_the_keys_of_every_database(folder: Path) -> None:

@@ -90,6 +90,19 @@ async def test_verbs_on_a_jid_go_to_its_shard(cluster: Cluster) -> None:
         assert (await cli("get", "no-such-jid")).code == 1
 
 
+async def test_a_queue_of_every_shard_is_listed_and_emptied(cluster: Cluster) -> None:
+    cli = ShardedCli(cluster, "cliempty")
+    async with deployment(cluster, "cliempty") as client:
+        queue = client.queues["work"]
+        jids = [await queue.put("app.Work", {}, route=r) for r in key_per_shard(client)]
+        later = [await queue.put("app.Work", {}, delay=60, route=r) for r in key_per_shard(client)]
+        waiting = (await cli("--json", "jobs", "work", "waiting")).json()["jids"]
+        assert sorted(waiting) == sorted(jids)
+        emptied = (await cli("--json", "queue", "empty", "work", "--yes")).json()
+        assert emptied["cancelled"] == {"depends": 0, "scheduled": 3, "waiting": 3, "throttled": 0}
+        assert await client.jobs.get_many([*jids, *later]) == []
+
+
 async def test_the_shards_command_draws_one_row_per_shard(cluster: Cluster) -> None:
     cli = ShardedCli(cluster, "clishards")
     async with deployment(cluster, "clishards") as client:

@@ -274,6 +274,9 @@ async def test_config_is_set_on_every_shard_and_read_from_the_first(cluster: Clu
         assert (await client.config.all())["heartbeat"] == "77"
         await client.config.unset("heartbeat")
         assert [await shard.config.get("heartbeat") for shard in client.clients] == ["60"] * 3
+        with pytest.raises(aqless.ConfigValueError, match="'heartbeat' must be a number"):
+            await client.config.set("heartbeat", "banana")
+        assert [await shard.config.get("heartbeat") for shard in client.clients] == ["60"] * 3
 
 
 async def test_counts_are_sums_and_a_pause_stops_pops_on_every_shard(cluster: Cluster) -> None:

@@ -153,6 +153,12 @@ async def test_listings_are_interleaved_pages_over_every_shard(cluster: Cluster)
         peeked = await queue.peek(3)
         assert sorted(client.shard_of(job.jid) for job in peeked) == [0, 1, 2]
         assert await queue.jobs("scheduled", count=0) == []
+        waiting = await queue.jobs("waiting", count=100)  # every state is listed
+        assert waiting[:3] == [job.jid for job in peeked]
+        assert len(waiting) == 6
+        (failing,) = await queue.pop_many(1, worker="w")
+        await failing.fail("app.Boom", "boom")
+        assert await queue.jobs("failed") == [failing.jid]
 
 
 async def test_failures_tags_completed_and_tracking_over_every_shard(cluster: Cluster) -> None:

@@ -62,6 +62,8 @@ def test_the_producer_verbs_return_plain_values_and_sync_jobs(
     assert [queue.name for queue in sync_client.queues.counts()] == ["emails"]
     assert sync_client.queues.names() == ["emails"]
     assert emails.jobs("scheduled") == [later]
+    assert emails.jobs("waiting", count=1) == [jid]  # every state is listed
+    assert emails.jobs("failed") == []
     (first,) = emails.peek()
     assert isinstance(first, aqless.sync.SyncJob)
     assert first.jid == jid

@@ -145,6 +145,8 @@ def test_popped_jobs_complete_and_fail_on_their_own_shard(
 
 def test_the_deployments_config_throttles_and_pause(client: aqless.sync.ShardedClient) -> None:
     client.config.set("heartbeat", 90)
+    with pytest.raises(aqless.ConfigValueError):
+        client.config.set("heartbeat", "banana")
     assert client.config.get("heartbeat") == "90"
     assert client.call(lambda sharded: sharded.shard(2).config.get("heartbeat")) == "90"
     assert client.config.all()["heartbeat"] == "90"
