@@ -28,6 +28,7 @@ from aqless.documents import (
 from aqless.job import RecurringJob
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.sharding.limits import shard_of_limit
+from aqless.web import config_docs
 from aqless.web.condition import memory_of
 from aqless.web.progress import with_progress
 
@@ -248,7 +249,8 @@ async def throttles(client: AnyClient, request: Request) -> JSON:
 
 
 async def config(client: AnyClient, request: Request) -> JSON:
-    return {"options": await client.config.all()}
+    options = await client.config.all()
+    return {"options": options, **config_docs.documented(options)}
 
 
 async def patterns(client: AnyClient, request: Request) -> JSON:
