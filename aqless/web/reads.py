@@ -30,6 +30,7 @@ from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.sharding.limits import shard_of_limit
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
+from aqless.web.finished import with_outcome
 from aqless.web.progress import with_progress
 
 PAGE_SIZE: Final = 25
@@ -302,5 +303,5 @@ async def completed(client: AnyClient, request: Request) -> JSON:
     page = page_number(request)
     jids = await client.jobs.completed(offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE + 1)
     more = len(jids) > PAGE_SIZE
-    jobs = await jobs_json(client, jids[:PAGE_SIZE])
+    jobs = await with_outcome(client, await jobs_json(client, jids[:PAGE_SIZE]))
     return {"jobs": jobs, "page": page, "pages": page + 1 if more else page, "total": None}
