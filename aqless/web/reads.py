@@ -31,6 +31,7 @@ from aqless.sharding.limits import shard_of_limit
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
 from aqless.web.finished import with_outcome
+from aqless.web.held import with_next_start
 from aqless.web.progress import with_progress
 
 PAGE_SIZE: Final = 25
@@ -113,6 +114,8 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
     if state == "running":
         jobs = await with_progress(client, jobs)
+    if state == "scheduled":
+        jobs = await with_next_start(client, name, jobs)
     now = client.clock()
     days = []
     for back in range(TREND_DAYS - 1, -1, -1):
@@ -129,6 +132,7 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         "jobs": jobs,
         **paging(page, int(counts[state])),
         "throttle": {"maximum": throttle.maximum, "ttl": throttle.ttl},
+        "rate_limit": rate_limit_document(await q.rate_limit.get()),
         "heartbeat": await q.heartbeat(),
         "today": days[-1],
         "days": days,
