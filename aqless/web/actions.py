@@ -8,9 +8,10 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
-from aqless.errors import AqlessError
+from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
+from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
@@ -206,14 +207,33 @@ async def failed_retry_all(client: AnyClient, form: Form) -> str:
 # -- recurring jobs, throttles, config, patterns, workers ------------------------------------
 
 
+def cron_schedule(form: Form, template: RecurringJob) -> CronSchedule | None:
+    """The form's new cron expression and zone for a cron template, checked; None when the
+    form changes neither."""
+    if form.get("cron") is None or not template.cron:
+        return None
+    expression, tz = form.text("cron"), (form.get("tz") or "").strip() or template.tz
+    if (expression, tz) == (template.cron, template.tz):
+        return None
+    try:
+        return CronSchedule.of(expression, tz)
+    except InvalidArgumentError as error:
+        detail = str(error).removeprefix("recur: ")
+        raise ActionError(f"The schedule is unchanged: {detail}") from None
+
+
 async def recurring_update(client: AnyClient, form: Form) -> str:
     template = await a_template(client, form.text("jid"))
     interval = form.number("interval") if form.get("interval") else None  # none: cron
     if interval is not None and interval <= 0:
         raise ActionError("interval must be positive")
+    schedule = cron_schedule(form, template)
     await template.update(
         interval=interval, priority=form.number("priority"), retries=form.integer("retries")
     )
+    if schedule is not None:
+        await template.update(cron=schedule.expression, tz=schedule.tz)
+        return f"Updated {template.jid}: cron {schedule.expression} ({schedule.tz})"
     return f"Updated {template.jid}" + (f": every {interval:g} s" if interval else "")
 
 

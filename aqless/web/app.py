@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from aqless.sharding.client import AnyClient
-from aqless.web import reads, render, shards
+from aqless.web import reads, render, search, shards
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
 from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
@@ -45,6 +45,8 @@ def routes() -> list[BaseRoute]:
         api_path = "/api/overview" if path == "/" else "/api" + path
         found.append(Route(api_path, api_page(load), name=f"api_{name}"))
     found += [
+        Route("/search", search.page, name="search"),
+        Route("/api/search", api_page(search.load), name="api_search"),
         Route("/events", events, name="events"),
         Route("/actions/{verb}", act, methods=["POST"], name="act"),
         Mount("/static", StaticFiles(packages=[("aqless.web", "static")]), name="static"),

@@ -28,7 +28,10 @@ from aqless.documents import (
 from aqless.job import RecurringJob
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.sharding.limits import shard_of_limit
+from aqless.web import config_docs
 from aqless.web.condition import memory_of
+from aqless.web.finished import with_outcome
+from aqless.web.held import with_next_start
 from aqless.web.progress import with_progress
 
 PAGE_SIZE: Final = 25
@@ -111,6 +114,8 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
     if state == "running":
         jobs = await with_progress(client, jobs)
+    if state == "scheduled":
+        jobs = await with_next_start(client, name, jobs)
     now = client.clock()
     days = []
     for back in range(TREND_DAYS - 1, -1, -1):
@@ -127,6 +132,7 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         "jobs": jobs,
         **paging(page, int(counts[state])),
         "throttle": {"maximum": throttle.maximum, "ttl": throttle.ttl},
+        "rate_limit": rate_limit_document(await q.rate_limit.get()),
         "heartbeat": await q.heartbeat(),
         "today": days[-1],
         "days": days,
@@ -248,7 +254,8 @@ async def throttles(client: AnyClient, request: Request) -> JSON:
 
 
 async def config(client: AnyClient, request: Request) -> JSON:
-    return {"options": await client.config.all()}
+    options = await client.config.all()
+    return {"options": options, **config_docs.documented(options)}
 
 
 async def patterns(client: AnyClient, request: Request) -> JSON:
@@ -300,5 +307,5 @@ async def completed(client: AnyClient, request: Request) -> JSON:
     page = page_number(request)
     jids = await client.jobs.completed(offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE + 1)
     more = len(jids) > PAGE_SIZE
-    jobs = await jobs_json(client, jids[:PAGE_SIZE])
+    jobs = await with_outcome(client, await jobs_json(client, jids[:PAGE_SIZE]))
     return {"jobs": jobs, "page": page, "pages": page + 1 if more else page, "total": None}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import httpx
 
 import aqless
+from aqless.web import create_app
+from tests.web.conftest import csrf_token
 
 PAYLOAD = "<script>window.__pwned=1</script>"
 
@@ -37,3 +39,79 @@ async def test_fields_another_client_wrote_are_escaped(
         assert page.status_code == 200
         assert PAYLOAD not in page.text
         assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in page.text
+
+
+async def edit(app_client: httpx.AsyncClient, fields: dict[str, str]) -> httpx.Response:
+    token = csrf_token((await app_client.get("/jobs/nightly")).text)
+    form = {"jid": "nightly", "priority": "0", "retries": "5", "csrf": token, **fields}
+    return await app_client.post(
+        "/actions/recurring_update", data=form, headers={"accept": "application/json"}
+    )
+
+
+async def test_a_cron_expression_is_edited_in_place(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="30 2 * * *", jid="nightly")
+    page = (await app_client.get("/jobs/nightly")).text
+    assert 'name="cron" required value="30 2 * * *"' in page
+    done = await edit(app_client, {"cron": "15 4 * * 1-5", "tz": "Europe/Paris"})
+    assert done.json() == {
+        "ok": True,
+        "message": "Updated nightly: cron 15 4 * * 1-5 (Europe/Paris)",
+    }
+    template = await client.jobs.get("nightly")
+    assert isinstance(template, aqless.RecurringJob)
+    assert (template.cron, template.tz) == ("15 4 * * 1-5", "Europe/Paris")
+    api = (await app_client.get("/api/jobs/nightly")).json()
+    assert all("04:15:00+0" in run for run in api["next_runs"])
+
+
+async def test_a_bad_cron_expression_is_refused_clearly_and_changes_nothing(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="30 2 * * *", jid="nightly")
+    for fields, said in (
+        ({"cron": "61 * * * *"}, "bad cron '61 * * * *': Bad minute"),
+        ({"cron": "* * *"}, "Wrong number of fields"),
+        ({"cron": "0 * * * *", "tz": "Mars/Base"}, "unknown time zone 'Mars/Base'"),
+        ({"cron": PAYLOAD}, "bad cron"),
+    ):
+        refused = await edit(app_client, {**fields, "priority": "9"})
+        assert refused.status_code == 400
+        assert refused.json()["message"].startswith("The schedule is unchanged: ")
+        assert said in refused.json()["message"]
+    template = await client.jobs.get("nightly")
+    assert isinstance(template, aqless.RecurringJob)
+    assert (template.cron, template.tz, template.priority) == ("30 2 * * *", "UTC", 0)
+
+
+async def test_a_bad_cron_expression_is_flashed_escaped(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="30 2 * * *", jid="nightly")
+    token = csrf_token((await app_client.get("/jobs/nightly")).text)
+    form = {"jid": "nightly", "priority": "0", "retries": "5", "csrf": token, "cron": PAYLOAD}
+    refused = await app_client.post(
+        "/actions/recurring_update", data=form, headers={"referer": "http://dash/jobs/nightly"}
+    )
+    assert refused.status_code == 303
+    page = (await app_client.get(refused.headers["location"])).text
+    assert 'class="flash flash-error"' in page
+    assert "The schedule is unchanged: bad cron" in page
+    assert PAYLOAD not in page
+
+
+async def test_a_read_only_dashboard_offers_no_cron_edit(client: aqless.Client) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="30 2 * * *", jid="nightly")
+    app = create_app(client, read_only=True)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://d") as ro:
+        page = (await ro.get("/jobs/nightly")).text
+        assert 'name="cron"' not in page
+        refused = await ro.post(
+            "/actions/recurring_update", data={"jid": "nightly", "cron": "* * * * *"}
+        )
+        assert refused.status_code == 403
+    template = await client.jobs.get("nightly")
+    assert isinstance(template, aqless.RecurringJob)
+    assert template.cron == "30 2 * * *"

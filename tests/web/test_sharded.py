@@ -241,3 +241,35 @@ async def test_a_plain_dashboard_has_no_shards_page(client: aqless.Client) -> No
         missing = await http.get("/api/shards")
         assert missing.status_code == 404
         assert 'href="/shards"' not in (await http.get("/")).text
+
+
+async def test_search_scheduled_and_completed_pages_cover_every_shard(cluster: Cluster) -> None:
+    async with dashboard(cluster, "websearch") as (client, http):
+        queue = client.queues["orders"]
+        routes = key_per_shard(client)
+        wanted = [
+            await queue.put("app.Ship", {"user": {"id": 42}}, route=route) for route in routes
+        ]
+        for route in routes:
+            await queue.put("app.Ship", {"user": {"id": 7}}, route=route)
+        params = {"queue": "orders", "state": "waiting", "where": "user.id = 42"}
+        found = (await http.get("/api/search", params=params)).json()
+        assert sorted(job["jid"] for job in found["jobs"]) == sorted(wanted)
+        assert (found["scanned"], found["total"]) == (6, 6)
+        assert found["cost"]["round_trips"] == 6  # a listing and a batch of reads per shard
+        limited = (await http.get("/api/search", params={**params, "limit": "4"})).json()
+        assert (limited["scanned"], limited["complete"]) == (4, False)
+        assert (await http.get("/search", params={"jid": wanted[2]})).status_code == 303
+
+        later = [await queue.put("app.Later", {}, route=route, delay=600) for route in routes]
+        scheduled = (await http.get("/api/queues/orders", params={"state": "scheduled"})).json()
+        starts = {job["jid"]: job["next_start"] for job in scheduled["jobs"]}
+        assert sorted(starts) == sorted(later)
+        assert all(start > client.clock() + 500 for start in starts.values())
+
+        for job in await queue.pop_many(6, worker="w"):
+            await job.complete(result={"shipped": job.jid})
+        completed = (await http.get("/api/completed")).json()["jobs"]
+        assert len(completed) == 6
+        assert {job["queue"] for job in completed} == {"orders"}
+        assert all(job["result"]["value"] == {"shipped": job["jid"]} for job in completed)
