@@ -10,7 +10,7 @@ import click
 from aqless.cli.render import plural, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any, to_json
 from aqless.errors import ConfigValueError
-from aqless.scripts.options import checked_value
+from aqless.scripts.options import checked_value, describe
 
 
 @click.group()
@@ -31,14 +31,26 @@ def config() -> None:
 
 @config.command("list")
 def list_options() -> None:
-    """Every setting: the defaults overlaid with what was set.
+    """Every setting: the defaults overlaid with what was set, with its unit and meaning.
 
     \b
     Example:
       aqless config list
     """
     options = run_any(lambda client: client.config.all())
-    emit(options, table(None, ("option", "value"), sorted(options.items())))
+    rows = []
+    for name, value in sorted(options.items()):
+        described = describe(name)
+        unit, meaning = (
+            ("", "unknown to the scripts")
+            if described is None
+            else (
+                described.unit,
+                described.description,
+            )
+        )
+        rows.append((name, value, unit, meaning))
+    emit(options, table(None, ("option", "value", "unit", "meaning"), rows))
 
 
 @config.command(short_help="One setting's value.")

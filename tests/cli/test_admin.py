@@ -41,9 +41,10 @@ async def test_config_list_get_set_unset(client: aqless.Client, run_cli: Cli) ->
     assert await client.config.get("heartbeat") == "120"
     assert (await run_cli("config", "get", "heartbeat")).stdout.strip() == "120"
     assert (await run_cli("--json", "config", "list")).json() == await client.config.all()
-    assert ["heartbeat", "120"] in [
-        line.split() for line in (await run_cli("config", "list")).stdout.splitlines()
-    ]
+    listed = [line.split() for line in (await run_cli("config", "list")).stdout.splitlines()]
+    heartbeat = next(words for words in listed if words[:1] == ["heartbeat"])
+    assert heartbeat[:3] == ["heartbeat", "120", "seconds"]
+    assert " ".join(heartbeat[3:]).startswith("How long a popped job's lock lasts")
     unset = await run_cli("--json", "config", "unset", "heartbeat")
     assert unset.json() == {"heartbeat": "60"}  # back to the default
     missing = await run_cli("config", "get", "no-such-option")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 
 import aqless
-from aqless.web.config_docs import OPTIONS, describe
+from aqless.scripts.options import OPTIONS, describe
 
 PAYLOAD = "<script>window.__pwned=1</script>"
 
