@@ -3,7 +3,11 @@
 A queue has one (``queue.rate_limit``); named limiters (``client.rate_limits["api"]``) hold
 back the jobs that name them at put (``rate_limits=["api"]``). The script enforces them at
 every pop, for every worker at once, with a sliding window of start times: no window of
-`per` seconds ever holds more than `limit` starts.
+`per` seconds ever holds more than `limit` starts. A limit starts its jobs in bursts (up to
+`limit` at once; `limit` at the end of one window and `limit` at the start of the next are
+`2 * limit` within `per` seconds, both ends counted), or, ``smooth=True``, at least
+``per / limit`` seconds apart, with no window of `per` seconds, both ends counted, holding
+more than `limit`.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aqless.errors import InvalidArgumentError
-from aqless.models import RateLimitInfo
+from aqless.models import BURST, SMOOTH, RateLimitInfo
 
 if TYPE_CHECKING:
     from aqless.contracts import ScriptClient as Client
@@ -42,13 +46,17 @@ class RateLimit:
         """Its limit, the starts in the current window and the wait for the next one."""
         return RateLimitInfo.from_json(await self._client.protocol.json("rateLimit.get", self.id))
 
-    async def set(self, limit: int, *, per: float = 1.0) -> None:
-        """Start at most `limit` jobs in any `per` seconds."""
+    async def set(self, limit: int, *, per: float = 1.0, smooth: bool = False) -> None:
+        """Start at most `limit` jobs in any `per` seconds: in bursts of up to `limit`, or,
+        `smooth`, spread evenly (``per / limit`` seconds apart)."""
         if not _whole(limit) or limit < 1:
             raise InvalidArgumentError("limit", f"a whole number of at least 1, not {limit!r}")
         if not per > 0:
             raise InvalidArgumentError("per", f"seconds above 0, not {per!r}")
-        await self._client.protocol.call("rateLimit.set", self.id, limit, per)
+        if not isinstance(smooth, bool):
+            raise InvalidArgumentError("smooth", f"True or False, not {smooth!r}")
+        mode = SMOOTH if smooth else BURST
+        await self._client.protocol.call("rateLimit.set", self.id, limit, per, mode)
 
     async def delete(self) -> None:
         """Lift the limit (and forget the starts it counted)."""

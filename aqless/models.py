@@ -204,16 +204,23 @@ class RecurringChanges(TypedDict, total=False):
     tz: str | None
 
 
+#: The script's names of a rate limit's two modes (`RateLimit.set`'s `smooth`).
+BURST: Final = "burst"
+SMOOTH: Final = "smooth"
+
+
 @dataclass(frozen=True, slots=True)
 class RateLimitInfo:
     """A rate limit: at most `limit` starts per `period` seconds (0, 0: no limit), the
-    starts in the current window, and the seconds until the next free start."""
+    starts in the current window, and the seconds until the next free start; `smooth`:
+    its starts are spread evenly rather than started in bursts."""
 
     id: str
     limit: int
     period: float
     used: int
     wait: float
+    smooth: bool = False
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RateLimitInfo:
@@ -224,6 +231,7 @@ class RateLimitInfo:
             period=float(value["period"]),
             used=int(value["used"]),
             wait=float(value["wait"]),
+            smooth=value.get("mode") == SMOOTH,
         )
 
 

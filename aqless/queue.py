@@ -453,13 +453,16 @@ class Queue:
         """This queue's own rate limit (no I/O): ``await queue.rate_limit.get()``."""
         return self._client.rate_limits.of_queue(self.name)
 
-    async def set_rate_limit(self, limit: int | None, *, per: float = 1.0) -> None:
+    async def set_rate_limit(
+        self, limit: int | None, *, per: float = 1.0, smooth: bool = False
+    ) -> None:
         """Start at most `limit` of this queue's jobs in any `per` seconds, across every
-        worker; None lifts the limit."""
+        worker, in bursts or, `smooth`, spread evenly (`RateLimit.set`); None lifts the
+        limit."""
         if limit is None:
             await self.rate_limit.delete()
         else:
-            await self.rate_limit.set(limit, per=per)
+            await self.rate_limit.set(limit, per=per, smooth=smooth)
 
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""

@@ -108,10 +108,33 @@ async def test_backlog_bounds_the_catch_up(timed_client: aqless.Client, clock: M
     clock.now = local(PARIS, "2026-06-01 09:02")
     popped = await queue.pop_many(50)
     spawned = sorted(job.jid for job in popped if job.jid.startswith("bounded-"))
-    assert spawned == ["bounded-1", "bounded-2", "bounded-3"]  # the last two missed, and now
+    assert spawned == ["bounded-1", "bounded-2"]  # the last two: 08:55 and 09:00
     assert len([job for job in popped if job.jid.startswith("all-")]) == 12
     bounded = await recurring(timed_client, "bounded")
     assert [wall(moment) for moment in await bounded.next_runs(1)] == ["06-01 09:05+0200"]
+
+
+@pytest.mark.parametrize("backlog", [1, 2, 3])
+async def test_backlog_catches_up_as_many_runs_as_an_interval_template(
+    timed_client: aqless.Client, clock: ManualClock, backlog: int
+) -> None:
+    queue = timed_client.queues["q"]
+    clock.now = local(PARIS, "2026-06-01 08:00:30")
+    # both first run at 08:01 and then every minute
+    await queue.recur("app.Cron", cron="* * * * *", tz=PARIS, backlog=backlog, jid="cron")
+    await queue.recur("app.Every", interval=60, offset=30, backlog=backlog, jid="every")
+    # 08:01, 08:02 and 08:03 were missed
+    clock.now = local(PARIS, "2026-06-01 08:03:30")
+    popped = await queue.pop_many(50)
+    spawned = {
+        name: [j for j in popped if j.jid.startswith(f"{name}-")] for name in ("cron", "every")
+    }
+    assert len(spawned["every"]) == min(backlog, 3)
+    assert len(spawned["cron"]) == len(spawned["every"])
+    assert [job.jid for job in spawned["cron"]] == [f"cron-{i}" for i in range(1, backlog + 1)]
+    for name in ("cron", "every"):
+        runs = await (await recurring(timed_client, name)).next_runs(1)
+        assert [moment.timestamp() for moment in runs] == [local(PARIS, "2026-06-01 08:04")]
 
 
 async def test_workers_top_the_schedule_up(timed_client: aqless.Client, clock: ManualClock) -> None:

@@ -235,10 +235,22 @@ async def test_complete_into_a_next_queue_after_a_delay(
     assert job.queue_name == "next"
     following = client.queues["next"]
     assert await following.jobs(JobState.SCHEDULED) == ["j"]
+    # the job's state is the one complete reported (qless-core stores `waiting` here)
+    assert await state_of(client, "j") is JobState.SCHEDULED
     clock.advance(29)
     assert await following.pop() is None
+    assert await state_of(client, "j") is JobState.SCHEDULED
     clock.advance(1)
+    # due: a peek promotes it and its state, as for a job put with a delay
+    assert [job.jid for job in await following.peek(1)] == ["j"]
+    assert await state_of(client, "j") is JobState.WAITING
     assert (await pop_one(following)).jid == "j"
+
+
+async def state_of(client: aqless.Client, jid: str) -> JobState | str:
+    job = await client.jobs.get(jid)
+    assert isinstance(job, aqless.Job)
+    return job.state
 
 
 async def test_complete_into_a_next_queue_depending_on_other_jobs(

@@ -28,6 +28,7 @@ def rate_limit() -> None:
     Examples:
       aqless rate-limit list
       aqless rate-limit set api 50 --per 1        at most 50 starts of jobs naming `api` a second
+      aqless rate-limit set api 50 --smooth       the same, one start every 20 ms
       aqless rate-limit set emails 10 --per 60 --queue   the emails queue's own limit
       aqless rate-limit delete api
     """
@@ -36,9 +37,16 @@ def rate_limit() -> None:
 def _view(documents: list[dict[str, Any]]) -> Any:
     return table(
         None,
-        ["rate limit", "limit#", "per (s)#", "used#", "next free in (s)#"],
+        ["rate limit", "limit#", "per (s)#", "mode", "used#", "next free in (s)#"],
         [
-            [d["id"], d["limit"] or "none", d["period"], d["used"], f"{d['wait']:.3f}"]
+            [
+                d["id"],
+                d["limit"] or "none",
+                d["period"],
+                "smooth" if d["smooth"] else "burst",
+                d["used"],
+                f"{d['wait']:.3f}",
+            ]
             for d in documents
         ],
     )
@@ -85,26 +93,38 @@ def show(name: str, is_queue: bool) -> None:
 @click.argument("name")
 @click.argument("limit", type=click.IntRange(min=1))
 @click.option("--per", type=click.FloatRange(min=0, min_open=True), default=1.0, help="Seconds.")
+@click.option(
+    "--smooth",
+    is_flag=True,
+    help="Spread the starts evenly, PER/LIMIT seconds apart (default: bursts of up to LIMIT).",
+)
 @QUEUE_FLAG
-def set_limit(name: str, limit: int, per: float, is_queue: bool) -> None:
+def set_limit(name: str, limit: int, per: float, smooth: bool, is_queue: bool) -> None:
     """Start at most LIMIT jobs of the queue NAME (--queue), or naming NAME, in any PER
-    seconds, across every worker. On a sharded deployment (--deployment), a queue's limit
-    pins the queue to one shard, where its jobs then go.
+    seconds, across every worker. Without --smooth the starts come in bursts: up to LIMIT at
+    once, so LIMIT at the end of one window and LIMIT at the start of the next fall within
+    PER seconds. With --smooth they are PER/LIMIT seconds apart. On a sharded deployment
+    (--deployment), a queue's limit pins the queue to one shard, where its jobs then go.
 
     \b
     Examples:
       aqless rate-limit set api 50 --per 1
+      aqless rate-limit set api 50 --per 1 --smooth
       aqless rate-limit set emails 10 --per 60 --queue
     """
 
     async def act(client: AnyClient) -> None:
         if is_queue:  # on a sharded deployment this pins the queue to one shard first
-            await client.queues[name].set_rate_limit(limit, per=per)
+            await client.queues[name].set_rate_limit(limit, per=per, smooth=smooth)
         else:
-            await client.rate_limits[name].set(limit, per=per)
+            await client.rate_limits[name].set(limit, per=per, smooth=smooth)
 
     run_any(act)
-    emit({"name": name, "limit": limit, "per": per}, f"{name}: at most {limit} per {per:g}s")
+    mode = "smooth" if smooth else "burst"
+    emit(
+        {"name": name, "limit": limit, "per": per, "smooth": smooth},
+        f"{name}: at most {limit} per {per:g}s ({mode})",
+    )
 
 
 @rate_limit.command()

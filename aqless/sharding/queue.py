@@ -377,11 +377,14 @@ class ShardedQueue(MergedQueueReads):
         """The queue's own throttle, on its pinned shard."""
         return await self._home().throttle()
 
-    async def set_rate_limit(self, limit: int | None, *, per: float = 1.0) -> None:
+    async def set_rate_limit(
+        self, limit: int | None, *, per: float = 1.0, smooth: bool = False
+    ) -> None:
         """Pin the queue to one shard (`ShardedClient.pin`), then start at most `limit` of
-        its jobs in any `per` seconds (None lifts the limit)."""
+        its jobs in any `per` seconds, in bursts or, `smooth`, spread evenly (None lifts the
+        limit)."""
         await self._client.pin(self.name)
-        await self._home().set_rate_limit(limit, per=per)
+        await self._home().set_rate_limit(limit, per=per, smooth=smooth)
 
     @property
     def rate_limit(self) -> RateLimit:

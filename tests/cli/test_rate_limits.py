@@ -28,3 +28,16 @@ async def test_rate_limit_set_list_show_delete(client: aqless.Client, run_cli: C
     assert (await client.queues["emails"].rate_limit.get()).limit == 0
     refused = await run_cli("rate-limit", "set", "api", "0")
     assert refused.code != 0
+
+
+async def test_rate_limit_set_smooth(client: aqless.Client, run_cli: Cli) -> None:
+    assert (await run_cli("rate-limit", "set", "api", "50", "--smooth")).code == 0
+    assert (await run_cli("rate-limit", "set", "emails", "5", "--queue", "--smooth")).code == 0
+    assert (await client.rate_limits["api"].get()).smooth
+    assert (await client.queues["emails"].rate_limit.get()).smooth
+    shown = (await run_cli("--json", "rate-limit", "show", "api")).json()
+    assert (shown["limit"], shown["smooth"]) == (50, True)
+    assert "smooth" in (await run_cli("rate-limit", "list")).stdout
+    # set again without --smooth: bursts
+    assert (await run_cli("rate-limit", "set", "api", "50")).code == 0
+    assert not (await client.rate_limits["api"].get()).smooth

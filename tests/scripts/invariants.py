@@ -11,11 +11,10 @@ from collections import defaultdict
 
 import redis
 
-# state -> the structures a job in that state may be in (quirks of the protocol included:
-# `complete ... next q delay d` leaves a scheduled job's state at `waiting`, and a throttled
-# job released back to the work set keeps its state `throttled` until popped).
+# state -> the structures a job in that state may be in (a quirk of the protocol included:
+# a throttled job released back to the work set keeps its state `throttled` until popped).
 ALLOWED = {
-    "waiting": {"work", "scheduled"},
+    "waiting": {"work"},
     "stalled": {"work"},
     "scheduled": {"scheduled"},
     "depends": {"depends"},

@@ -4,6 +4,7 @@ cutting a pop, named limiters deferring jobs to the scheduled set, and the wait 
 
 from __future__ import annotations
 
+import bisect
 import json
 from typing import Any
 
@@ -44,6 +45,13 @@ async def test_set_get_delete(lua: Lua, redis: aioredis.Redis) -> None:
     assert await lua.json("rateLimit.all", 0) == [
         {"id": "api", "limit": 3, "period": 1.5, "used": 0, "wait": 0}
     ]
+    # the mode is a field of its own: a client that knows none reads limit and period
+    assert await lua("rateLimit.set", 0, "api", 3, 1.5, "smooth") is None
+    assert (await redis.hgetall("ql:rl:api"))["mode"] == "smooth"
+    assert (await lua.json("rateLimit.get", 0, "api"))["mode"] == "smooth"
+    assert (await lua.json("rateLimit.all", 0))[0]["mode"] == "smooth"
+    assert await lua("rateLimit.set", 0, "api", 3, 1.5, "burst") is None
+    assert await redis.hgetall("ql:rl:api") == {"id": "api", "limit": "3", "period": "1.5"}
     assert await lua("rateLimit.delete", 0, "api") is None
     assert await redis.keys("ql:rl*") == []
     assert await lua.json("rateLimit.all", 0) == []
@@ -56,13 +64,15 @@ async def test_set_get_delete(lua: Lua, redis: aioredis.Redis) -> None:
         ("x", 1, 'Arg "limit" not a number of at least 1: x'),
         (1, 0, 'Arg "period" not a number of seconds above 0: 0'),
         (1, "nan", 'Arg "period" not a number of seconds above 0: nan'),
+        (1, 1, 'Arg "mode" not burst or smooth: even'),
     ],
 )
 async def test_set_refuses_bad_arguments(
     lua: Lua, redis: aioredis.Redis, limit: object, period: object, text: str
 ) -> None:
+    mode = ["even"] if "mode" in text else []
     with pytest.raises(ResponseError, match=text):
-        await lua("rateLimit.set", 0, "api", limit, period)  # type: ignore[arg-type]
+        await lua("rateLimit.set", 0, "api", limit, period, *mode)  # type: ignore[arg-type]
     with pytest.raises(ResponseError, match="RateLimit\\(\\): no id provided"):
         await lua("rateLimit.get", 0)
     assert await redis.keys("ql:rl*") == []
@@ -133,3 +143,73 @@ async def test_a_job_put_again_without_limiters_loses_them(lua: Lua, redis: aior
     assert await redis.hget("ql:j:a", "rate_limits") is None
     with pytest.raises(ResponseError, match='Put\\(\\): Arg "rate_limits" not JSON array: 3'):
         await rput(lua, 0, "b", "rate_limits", "3")
+
+
+async def starts_of_a_busy_worker(
+    lua: Lua, limiter: str, seconds: float, *options: str, count: int = 10
+) -> list[float]:
+    """The pop times of jobs started by a worker that pops `count` at a time whenever the
+    reply's wait says a start is free (or 10 ms later), for `seconds` of the client's clock;
+    `options`: put options (a named limiter)."""
+    for i in range(600):
+        await rput(lua, 0, f"j{i}", *options)
+    starts: list[float] = []
+    now = 0.0
+    while now < seconds:
+        reply = await lua.json("rateLimit.pop", now, "queue", "worker", count)
+        starts += [now] * len(reply["jobs"])
+        now += reply["wait"] or 0.01
+    assert reply["wait"] is not None, "the jobs ran out"
+    return starts
+
+
+def most_in_a_closed_window(starts: list[float], width: float) -> int:
+    """The most starts in any window [t, t + width], both ends included."""
+    ordered = sorted(starts)
+    return max(bisect.bisect_right(ordered, t + width) - i for i, t in enumerate(ordered))
+
+
+@pytest.mark.parametrize(
+    ("limiter", "options"),
+    [(QUEUE_ID, ()), ("api", ("rate_limits", '["api"]'))],
+    ids=["queue", "named"],
+)
+async def test_a_smooth_limit_spreads_its_starts_over_the_period(
+    lua: Lua, limiter: str, options: tuple[str, ...]
+) -> None:
+    await lua("rateLimit.set", 0, limiter, 50, 1, "smooth")
+    starts = await starts_of_a_busy_worker(lua, limiter, 5, *options)
+    # no window of a second, both ends counted, holds more than the limit
+    assert most_in_a_closed_window(starts, 1.0) <= 50
+    # the starts are 20 ms apart, one per pop, and the limit is used to the full
+    assert most_in_a_closed_window(starts, 0.02 - 1e-6) == 1
+    assert 245 <= len(starts) <= 250
+
+
+async def test_a_burst_limit_starts_its_whole_limit_at_once(lua: Lua) -> None:
+    await lua("rateLimit.set", 0, QUEUE_ID, 50, 1)
+    starts = await starts_of_a_busy_worker(lua, QUEUE_ID, 5, count=50)
+    assert starts.count(0) == 50
+    assert starts.count(1) == 50
+    # the documented burst: a second with both ends counted holds twice the limit
+    assert most_in_a_closed_window(starts, 1.0) == 100
+
+
+async def test_a_smooth_limit_reports_its_wait(lua: Lua) -> None:
+    await lua("rateLimit.set", 0, QUEUE_ID, 2, 1, "smooth")
+    for i in range(5):
+        await rput(lua, 0, f"j{i}")
+
+    async def popped(now: float) -> tuple[int, Any]:
+        jids, wait = await rated_pop(lua, now, 5)
+        return len(jids), wait
+
+    assert await popped(0) == (1, pytest.approx(0.5))
+    assert await popped(0.2) == (0, pytest.approx(0.3))
+    # (both starts in the window: the next is free when the one at 0 leaves it)
+    assert await popped(0.5) == (1, pytest.approx(0.500001))
+    # the start at 0 is in the window [0, 1] until just after 1
+    assert await popped(1) == (0, pytest.approx(1e-6))
+    info = await lua.json("rateLimit.get", 1, QUEUE_ID)
+    assert (info["mode"], info["used"]) == ("smooth", 2)
+    assert await popped(1.000001) == (1, pytest.approx(0.5))

@@ -63,6 +63,11 @@ async def test_a_queues_rate_limit_is_on_its_pinned_shard_and_listed(cluster: Cl
         # an id read from the listing is found again on the shard it was read from
         assert (await client.rate_limits[own].get()).limit == 3
         assert (await queue.rate_limit.get()).period == 10.0
+        # smooth, on the pinned shard as on a plain client
+        await queue.set_rate_limit(3, per=10, smooth=True)
+        assert (await client.rate_limits[own].get()).smooth
+        await client.rate_limits["smtp"].set(5, smooth=True)
+        assert all(info.smooth for info in await client.rate_limits.all())
         await client.rate_limits[own].delete()
         assert [info.id for info in await client.rate_limits.all()] == ["smtp"]
 

@@ -305,6 +305,11 @@ def test_rate_limits_are_set_read_and_lifted(sync_client: aqless.sync.Client) ->
     assert own.id == "ql:q:api"
     assert (own.get().limit, own.get().period) == (3, 1)
     assert sorted(info.id for info in sync_client.rate_limits.all()) == ["partner", "ql:q:api"]
+    assert not own.get().smooth
+    sync_client.queues["api"].set_rate_limit(3, per=1, smooth=True)
+    sync_client.rate_limits["partner"].set(5, per=2, smooth=True)
+    assert own.get().smooth
+    assert sync_client.rate_limits["partner"].get().smooth
     with pytest.raises(aqless.InvalidArgumentError):
         sync_client.rate_limits["partner"].set(0)
     own.delete()

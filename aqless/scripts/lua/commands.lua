@@ -484,5 +484,5 @@ GROUPS['rateLimit'] = function() return {
     apart[1] = reply
     return apart
   end,
-  ['rateLimit.set'] = function(now, a) RateLimit.set(a[1], a[2], a[3]) end,
+  ['rateLimit.set'] = function(now, a) RateLimit.set(a[1], a[2], a[3], a[4]) end,
 } end

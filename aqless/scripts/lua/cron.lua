@@ -18,14 +18,15 @@ function Cron.forget(jid)
 end
 
 -- The first fire time to spawn when catching up from `at` (due) to `now`: `at` itself,
--- or, when more than `backlog` fire times after it are due, the one that leaves `backlog`.
+-- or, when more than `backlog` fire times are due (`at` included), the one that leaves the
+-- last `backlog` of them, as many as an interval template spawns (recurring.lua).
 function Cron.catch_up(jid, at, now, backlog)
   local key = Keys.cron(jid)
   call('ZREMRANGEBYSCORE', key, '-inf', at)
   if backlog == 0 then return at end
-  local missed = call('ZCOUNT', key, '-inf', now)
-  if missed <= backlog then return at end
-  local first = call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', missed - backlog - 1, 1)
+  local after_at = call('ZCOUNT', key, '-inf', now)
+  if after_at < backlog then return at end
+  local first = call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', after_at - backlog, 1)
   return tonumber(first[1])
 end
 

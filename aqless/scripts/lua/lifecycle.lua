@@ -380,12 +380,14 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep)
     Events.advanced(jid, queue, next_queue)
     History.put(D, jid, now, next_queue)
     Job.register_queue(next_queue, now)
-    local name, value = data_pair(data, keep, 'waiting')
-    call('HSET', Keys.job(jid), name, value, 'state', 'waiting', 'worker', '',
+    -- (the reference stores `waiting` for a delayed job too; aqless stores the state it has)
+    local scheduled = delay > 0 and #depends == 0
+    local next_state = scheduled and 'scheduled' or 'waiting'
+    local name, value = data_pair(data, keep, next_state)
+    call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
       'failure', '{}', 'queue', next_queue, 'expires', 0, 'remaining', retries,
       'time', time_field(now))
-    if delay > 0 and #depends == 0 then
-      -- the reference leaves the state at `waiting` here
+    if scheduled then
       call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
       return 'scheduled'
     end

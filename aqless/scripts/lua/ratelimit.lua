@@ -5,11 +5,20 @@
 -- is its throttle id, ql:q:<queue>; ql:rate_limits lists the ids that have a limit. A job
 -- names its limiters at put (hash field `rate_limits`, a JSON list): a pop that finds one of
 -- them full moves the job to the scheduled set until the limiter's next free start.
+-- Two modes. `burst` (no `mode` field): up to `limit` starts at once, then none until the
+-- oldest leaves the window (`limit` at the end of one window and `limit` at the start of
+-- the next fall within one period, both ends counted). `smooth` (`mode` = smooth): starts
+-- at least period/limit apart, and no window of `period`, both ends included, holds more
+-- than `limit`; the log is the same, so a client that knows no mode still keeps the window.
 
 -- RateLimit.wait: the wait the last pop found (see RateLimit.finish), for rateLimit.pop;
 -- RateLimit.short: whether it took fewer jobs than it could have; RateLimit.held: whether
 -- a rate limit held it back.
 local RateLimit = {wait = nil, short = false, held = false}
+
+local SMOOTH = 'smooth'
+-- (a smooth limiter's free start comes this much after a start leaves its closed window)
+local PAST = 1e-6
 
 local function definition_key(id) return PREFIX .. 'rl:' .. id end
 local function starts_key(id) return PREFIX .. 'rl:' .. id .. '-starts' end
@@ -24,26 +33,69 @@ local function used_at(id, period, now)
   return call('ZCOUNT', key, string.format('(%.6f', now - period), '+inf')
 end
 
--- A limiter as one call sees it: its definition, the starts in its window, the starts this
--- call took; false when it has no limit.
-local function read_limiter(id, now)
-  local v = call('HMGET', definition_key(id), 'limit', 'period')
-  local limit, period = number(v[1]), number(v[2])
-  if limit == nil or period == nil then return false end
-  return {id = id, limit = limit, period = period, used = used_at(id, period, now), taken = {}}
+-- A smooth limiter's window: [now - period, +inf), its start included (a start leaves it
+-- only after a whole period), at full precision.
+local function closed_from(period, now) return string.format('%.17g', now - period) end
+
+-- The starts in a smooth limiter's window, and the newest start (nil for none).
+local function smooth_used_at(id, period, now)
+  local key = starts_key(id)
+  call('ZREMRANGEBYSCORE', key, '-inf', now - 2 * period)
+  local newest = call('ZRANGE', key, 0, 0, 'REV', 'WITHSCORES')
+  return call('ZCOUNT', key, closed_from(period, now), '+inf'), tonumber(newest[2])
 end
 
-local function room(l) return l.limit - l.used - #l.taken end
+-- A limiter as one call sees it: its definition, the starts in its window, the starts this
+-- call took; false when it has no limit. A smooth one also has `gap` (period/limit) and
+-- `newest` (its newest start before this call, or nil).
+local function read_limiter(id, now)
+  local v = call('HMGET', definition_key(id), 'limit', 'period', 'mode')
+  local limit, period = number(v[1]), number(v[2])
+  if limit == nil or period == nil then return false end
+  local l = {id = id, limit = limit, period = period, taken = {}, smooth = v[3] == SMOOTH}
+  if l.smooth then
+    l.gap = period / limit
+    l.used, l.newest = smooth_used_at(id, period, now)
+  else
+    l.used = used_at(id, period, now)
+  end
+  return l
+end
 
--- Seconds from `now` until the limiter has a free start (0 when it has one now). The
--- starts this call took are the newest, at `now`.
-local function wait_of(l, now)
+-- Seconds from `now` until a smooth limiter's last start is `gap` old (0 when it is).
+local function gap_wait(l, now)
+  if #l.taken > 0 then return l.gap end
+  if l.newest == nil then return 0 end
+  local wait = l.newest + l.gap - now
+  if wait <= 1e-9 then return 0 end  -- (a sum of float waits lands a hair short)
+  return wait
+end
+
+-- The starts the limiter has room for at `now`: a smooth one at most one per call.
+local function room(l, now)
+  local free = l.limit - l.used - #l.taken
+  if not l.smooth then return free end
+  if free < 1 or gap_wait(l, now) > 0 then return 0 end
+  return 1
+end
+
+-- Seconds from `now` until the limiter's window has a free start (0 when it has one now).
+-- The starts this call took are the newest, at `now`.
+local function window_wait(l, now)
   local rank = l.used + #l.taken - l.limit
   if rank < 0 then return 0 end
-  if rank >= l.used then return l.period end
-  local oldest = call('ZRANGEBYSCORE', starts_key(l.id), string.format('(%.6f', now - l.period), '+inf',
-    'WITHSCORES', 'LIMIT', rank, 1)
-  return math.max(0, tonumber(oldest[2]) + l.period - now)
+  local past = l.smooth and PAST or 0
+  if rank >= l.used then return l.period + past end
+  local from = l.smooth and closed_from(l.period, now) or string.format('(%.6f', now - l.period)
+  local oldest = call('ZRANGEBYSCORE', starts_key(l.id), from, '+inf', 'WITHSCORES', 'LIMIT', rank, 1)
+  return math.max(0, tonumber(oldest[2]) + l.period + past - now)
+end
+
+-- Seconds from `now` until the limiter has a free start (0 when it has one now).
+local function wait_of(l, now)
+  local wait = window_wait(l, now)
+  if l.smooth then wait = math.max(wait, gap_wait(l, now)) end
+  return wait
 end
 
 -- The state of one pop: each limiter read once, the starts it takes counted as it goes.
@@ -75,7 +127,7 @@ function RateLimit.room(state, queue, count)
   local l = limiter(state, Keys.queue_throttle(queue))
   if not l then return count end
   state.queue = l
-  local free = math.max(0, math.floor(room(l)))
+  local free = math.max(0, math.floor(room(l, state.now)))
   if free < count then state.full[#state.full + 1] = l end
   return math.min(free, count)
 end
@@ -94,7 +146,7 @@ function RateLimit.defers(state, queue, jid, job_state, rate_limits)
   if ids == nil then return false end
   for _, id in ipairs(ids) do
     local l = limiter(state, id)
-    if l and room(l) < 1 then
+    if l and room(l, state.now) < 1 then
       state.full[#state.full + 1] = l
       call('ZADD', Keys.queue(queue, 'scheduled'), state.now + wait_of(l, state.now), jid)
       call('HSET', Keys.job(jid), 'state', 'scheduled')
@@ -168,7 +220,7 @@ function RateLimit.store(jid, ids, existed)
 end
 
 --[=[ rateLimit.set
-  Args     id, limit, period
+  Args     id, limit, period, [mode] (burst, the default, or smooth: see ratelimit.lua)
   Reads    none
   Writes   ql:rl:<id>, ql:rate_limits
   Returns  nil
@@ -176,14 +228,22 @@ end
            'RateLimit(): Arg "limit" not a number of at least 1: <limit>'   InvalidArgumentError
            'RateLimit(): Arg "period" not a number of seconds above 0: <period>'
              InvalidArgumentError
+           'RateLimit(): Arg "mode" not burst or smooth: <mode>'   InvalidArgumentError
 ]=]
-function RateLimit.set(id, limit, period)
+function RateLimit.set(id, limit, period, mode)
   check(id, 'RateLimit(): no id provided')
   local n, seconds = number(limit), number(period)
   check(n and n >= 1, 'RateLimit(): Arg "limit" not a number of at least 1: ' .. tostring(limit))
   check(seconds and seconds > 0,
     'RateLimit(): Arg "period" not a number of seconds above 0: ' .. tostring(period))
+  check(mode == nil or mode == 'burst' or mode == SMOOTH,
+    'RateLimit(): Arg "mode" not burst or smooth: ' .. tostring(mode))
   call('HSET', definition_key(id), 'id', id, 'limit', whole(n), 'period', seconds)
+  if mode == SMOOTH then
+    call('HSET', definition_key(id), 'mode', SMOOTH)
+  else
+    call('HDEL', definition_key(id), 'mode')
+  end
   call('SADD', ids_key(), id)
 end
 
@@ -205,22 +265,28 @@ end
   Reads    rate limits
   Writes   ql:rl:<id>-starts (trimmed to the window)
   Returns  {"id", "limit", "period", "used": starts in the window, "wait": seconds until the
-           next free start} (JSON; limit 0 when the id has none)
+           next free start, and "mode": "smooth" for a smooth limit} (JSON; limit 0 when the
+           id has none)
   Errors   'RateLimit(): no id provided'   InvalidArgumentError
 ]=]
--- {id, limit, period, used, wait}: limit 0 for an id without a limit.
+-- {id, limit, period, used, wait, [mode]}: limit 0 for an id without a limit (a burst
+-- limit's has no mode: the reply of a limit set without one is as it was).
 function RateLimit.info(id, now)
   check(id, 'RateLimit(): no id provided')
   local l = read_limiter(id, now)
   if not l then return {id = id, limit = 0, period = 0, used = 0, wait = 0} end
-  return {id = id, limit = l.limit, period = l.period, used = l.used, wait = wait_of(l, now)}
+  -- (built as before, then the mode: cjson's key order follows the table's making)
+  local info = {id = id, limit = l.limit, period = l.period, used = l.used, wait = wait_of(l, now)}
+  if l.smooth then info.mode = SMOOTH end
+  return info
 end
 
 --[=[ rateLimit.all
   Args     none
   Reads    rate limits
   Writes   ql:rl:<id>-starts (trimmed to the window)
-  Returns  JSON list of every limiter's {"id", "limit", "period", "used", "wait"} ([] if none)
+  Returns  JSON list of every limiter's {"id", "limit", "period", "used", "wait", ["mode"]}
+           ([] if none)
   Errors   none
 ]=]
 function RateLimit.all(now)
