@@ -163,12 +163,16 @@ async def serve(options: RunOptions) -> int:
     """Run one worker until a signal stops it; the process's exit status."""
     async with options.client(options.name) as client:
         worker = options.worker(client)
-        # an unreachable server: one clear error (after --wait-for-server)
-        await reach_server(client, wait=options.wait_for_server)
+        waiting = anyio.CancelScope()  # for the server, ended by a stop meanwhile
         async with anyio.create_task_group() as group:
-            await group.start(_obey_signals, worker)  # before anything says it serves
+            await group.start(_obey_signals, worker, waiting.cancel)  # before anything serves
             if options.supervised:
                 group.start_soon(_stop_when_orphaned, worker)
+            with waiting:  # an unreachable server: one clear error (after --wait-for-server)
+                await reach_server(client, wait=options.wait_for_server)
+            if waiting.cancelled_caught:
+                group.cancel_scope.cancel()
+                return 0
             # the heap built so far (modules, job code, connections) lives as long as the
             # process: out of the cyclic collector's full passes, whose pauses (tens of ms)
             # would hold up the pickups and heartbeats behind them
@@ -179,8 +183,12 @@ async def serve(options: RunOptions) -> int:
 
 
 async def _obey_signals(
-    worker: Worker, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    worker: Worker,
+    stopped: Callable[[], None] = lambda: None,
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
+    """Obey the control signals for ever; call `stopped` on a stop (TERM, INT, QUIT)."""
     from aqless._worker import stacks as _stacks
 
     with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
@@ -198,8 +206,10 @@ async def _obey_signals(
             logger.warning("worker %s: %s", worker.name, signal.Signals(number).name)
             if number in (signal.SIGTERM, signal.SIGINT):
                 worker.stop()
+                stopped()
             elif number == signal.SIGQUIT:
                 worker.finish()
+                stopped()
             elif number == signal.SIGUSR1:
                 worker.hand_back_running("cancelled by SIGUSR1")
             elif number == signal.SIGUSR2:

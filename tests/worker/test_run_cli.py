@@ -141,6 +141,16 @@ async def test_a_bad_wait_for_server_is_a_usage_error(spawn: Spawner) -> None:
 
 
 @server_free
+async def test_a_stop_while_waiting_for_the_server_exits_0(spawn: Spawner) -> None:
+    worker = spawn("--url", UNREACHABLE, "--wait-for-server", "60", "q")
+    await worker.logged("waiting for the server at")
+    worker.send(signal.SIGHUP)  # obeyed meanwhile: a log rotation must not end it
+    await worker.logged("SIGHUP")
+    worker.send(signal.SIGTERM)
+    assert await worker.exited() == 0, worker.log()
+
+
+@server_free
 async def test_wait_for_server_starts_once_the_server_is_up(spawn: Spawner, tmp_path: Path) -> None:
     server = RestartableValkey(tmp_path / "later")
     try:
