@@ -1,6 +1,6 @@
 """A worker's server going away and coming back, said in a few lines however long it lasts.
 
-While the server does not answer, every part of a worker that calls it (pops, heartbeats,
+While the server is unavailable, every part of a worker that calls it (pops, heartbeats,
 outcomes, put-event subscriptions) fails and tries again on its own backoff: each failure,
 with the wait before the next attempt, is logged at debug level by the part itself. The
 worker's `ServerOutage` turns them into three kinds of warning: one when the first call
@@ -67,7 +67,7 @@ class ServerOutage:
         if self.down_since is None:
             self.down_since = self._said_at = now
             logger.warning(
-                "worker %s: the server does not answer (%s); its calls are retried, a "
+                "worker %s: the server is unavailable (%s); its calls are retried, a "
                 "reminder every %g s",
                 self.worker,
                 reason(error),
@@ -76,7 +76,8 @@ class ServerOutage:
         elif now - self._said_at >= self.remind_every:
             self._said_at = now
             logger.warning(
-                "worker %s: the server has not answered for %.0f s (%d attempts failed; last: %s)",
+                "worker %s: the server has been unavailable for %.0f s (%d attempts failed; "
+                "last: %s)",
                 self.worker,
                 now - self.down_since,
                 self.failures,
@@ -88,7 +89,7 @@ class ServerOutage:
         if self.down_since is None:
             return
         logger.warning(
-            "worker %s: the server answers again, after %.1f s down (%d attempts failed)",
+            "worker %s: the server is available again, after %.1f s down (%d attempts failed)",
             self.worker,
             self._clock() - self.down_since,
             self.failures,

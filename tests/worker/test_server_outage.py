@@ -19,9 +19,9 @@ from tests.worker.process_helpers import WORKER, Spawner, count_reaches
 
 pytestmark = pytest.mark.timeout(60)
 
-DOWN = "the server does not answer"
-STILL_DOWN = "the server has not answered for"
-BACK = "the server answers again"
+DOWN = "the server is unavailable"
+STILL_DOWN = "the server has been unavailable for"
+BACK = "the server is available again"
 #: the parts of a worker whose failed calls used to be a warning each, every attempt
 CHATTY = ("pop failed", "heartbeat failed", "of job", "cannot listen", "cannot subscribe")
 
