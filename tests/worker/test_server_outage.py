@@ -54,7 +54,7 @@ def warnings_of(log: str) -> list[str]:
 async def test_aqless_run_says_in_a_few_lines_that_its_server_went_away_and_came_back(
     server: RestartableValkey, aq: aqless.Client, spawn: Spawner
 ) -> None:
-    await aq.redis.set("sleep", 8)  # the jobs outlast the outage
+    await aq.redis.set("sleep", 10)  # the jobs outlast the outage
     jids = [await aq.queues["q"].put("aqjobs.sleeper") for _ in range(4)]
     worker = spawn(*WORKER, "q")
     await count_reaches(aq, "started", 4)
