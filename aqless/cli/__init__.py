@@ -8,6 +8,7 @@ from aqless.cli import (
     events,
     failures,
     jobs,
+    outbox,
     patterns,
     put,
     queues,
@@ -39,6 +40,7 @@ GROUPS = (
     script,
     server,
     shards,
+    outbox,
 )
 for module in GROUPS:
     for command in module.COMMANDS:

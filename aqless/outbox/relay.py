@@ -50,7 +50,9 @@ class Relay:
     """Moves the outbox's committed rows to the server.
 
     ``await relay.run()`` relays until cancelled; ``await relay.drain()`` relays until no
-    row is due; ``await relay.relay_once()`` relays one batch. Several relays (in one
+    row is due; ``await relay.relay_once()`` relays one batch. Given a URL, the relay makes
+    its own engine: use it as ``async with Relay(...) as relay`` (or ``await
+    relay.aclose()``) to close its connections. Several relays (in one
     process or many) may run at once on one database: each claims its own rows.
 
     Args:
@@ -82,6 +84,7 @@ class Relay:
         if batch < 1:
             raise ConfigurationError(f"a relay's batch must be 1 or more, got {batch}")
         self.client = client
+        self._owns_engine = isinstance(database, str)
         self.engine = create_engine(database) if isinstance(database, str) else database
         self.store = OutboxStore(self.engine)
         self.batch = batch
@@ -89,6 +92,18 @@ class Relay:
         self.durable: RelayDurability = durable
         self.dedup_ttl = dedup_ttl
         self.clock = clock
+
+    async def __aenter__(self) -> Relay:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the database connections of an engine the relay made from a URL (one it
+        was given stays open: it is the caller's)."""
+        if self._owns_engine:
+            await anyio.to_thread.run_sync(self.engine.dispose)
 
     async def stats(self) -> OutboxStats:
         """How many rows wait, how many were refused, and the oldest one's age."""
