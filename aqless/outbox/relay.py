@@ -29,12 +29,13 @@ from aqless.puts import Dedup, Durable
 
 logger = logging.getLogger(__name__)
 
-#: `Relay`'s `durable`: as `put`'s, or ``"auto"``: durable where the server can confirm it
-#: (WAITAOF, the append-only file on), plain puts with a logged warning where it cannot.
 RelayDurability: TypeAlias = Durable | Literal["auto"]
+"""`Relay`'s `durable`: as `put`'s, or ``"auto"``: durable where the server can confirm it
+(WAITAOF, the append-only file on), plain puts with a logged warning where it cannot."""
 
-#: How long a refused row waits before its next try: 1 s, doubling up to a minute.
 RETRY = Delays(1.0, 60.0)
+"""How long a refused row waits before its next try: 1 s, doubling up to a minute (each
+wait jittered between half and all of it)."""
 
 
 @dataclass(slots=True)

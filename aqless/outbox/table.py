@@ -19,8 +19,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-#: The table's name in the application's database.
 TABLE_NAME = "aqless_outbox"
+"""The outbox table's name in the application's database."""
 
 metadata = MetaData()
 
