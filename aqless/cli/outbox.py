@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -12,6 +13,7 @@ import click
 import aqless
 from aqless.cli.render import fields
 from aqless.cli.runtime import emit, run
+from aqless.cli.web import MissingExtra
 
 DATABASE = click.option(
     "--database",
@@ -21,6 +23,19 @@ DATABASE = click.option(
     help="The application's database, as SQLAlchemy names it "
     "(postgresql+psycopg://..., sqlite:///app.db); or AQLESS_OUTBOX_URL.",
 )
+
+
+def outbox_module() -> SimpleNamespace:
+    """What the commands use of ``aqless.outbox``, imported only when asked for: it needs
+    the `outbox` extra."""
+    try:
+        from sqlalchemy import create_engine
+
+        from aqless.outbox import Relay
+        from aqless.outbox.store import OutboxStore
+    except ImportError as error:
+        raise MissingExtra("the outbox needs: pip install 'aqless[outbox]'") from error
+    return SimpleNamespace(Relay=Relay, OutboxStore=OutboxStore, create_engine=create_engine)
 
 
 @click.group(short_help="Relay the transactional outbox; show what waits in it.")
@@ -39,7 +54,13 @@ def outbox() -> None:
 @outbox.command(short_help="Move committed puts to the server (until stopped).")
 @DATABASE
 @click.option("--drain", is_flag=True, help="Stop once no row is due (else: relay for ever).")
-@click.option("--batch", type=click.IntRange(min=1), default=500, show_default=True)
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    default=500,
+    show_default=True,
+    help="Rows claimed and put in one round.",
+)
 @click.option(
     "--durable",
     type=click.Choice(["auto", "yes", "no"]),
@@ -51,7 +72,14 @@ def outbox() -> None:
 def relay(database: str, drain: bool, batch: int, durable: str) -> None:
     """Move the outbox's committed puts to the server as jobs (each once, under its jid),
     then delete them. Runs until stopped (Ctrl-C), or with --drain until no row is due.
-    Several relays may run at once on one database."""
+    Several relays may run at once on one database.
+
+    \b
+    Examples:
+      aqless outbox relay --database postgresql+psycopg://app@db/app
+      aqless outbox relay --database sqlite:///app.db --drain --durable no
+    """
+    outbox_module()  # the extra's clear error, before anything else
     from aqless.outbox import Relay
 
     mode: Any = {"auto": "auto", "yes": True, "no": False}[durable]
@@ -72,14 +100,17 @@ def relay(database: str, drain: bool, batch: int, durable: str) -> None:
 def status(database: str) -> None:
     """How many committed puts wait in the outbox, how many the server refused (they are
     tried again, with a growing wait), and the age of the oldest (the relay's lag). Reads
-    the database only: it works while the server is away."""
-    from sqlalchemy import create_engine
+    the database only: it works while the server is away.
 
-    from aqless.outbox.store import OutboxStore
-
-    engine = create_engine(database)
+    \b
+    Examples:
+      aqless outbox status --database postgresql+psycopg://app@db/app
+      aqless --json outbox status --database sqlite:///app.db
+    """
+    module = outbox_module()
+    engine = module.create_engine(database)
     try:
-        document = asdict(OutboxStore(engine).stats(time.time()))
+        document = asdict(module.OutboxStore(engine).stats(time.time()))
     finally:
         engine.dispose()
     emit(
