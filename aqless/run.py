@@ -90,6 +90,7 @@ class RunOptions:
     allow_eviction: bool = False
     wait_for_server: float = 0.0
     supervised: bool = False
+    outbox_url: str | None = None
 
     def handlers(self) -> Handlers:
         """The registry: the named Handlers objects merged, plus the allowed modules.
@@ -173,6 +174,8 @@ async def serve(options: RunOptions) -> int:
             if waiting.cancelled_caught:
                 group.cancel_scope.cancel()
                 return 0
+            if options.outbox_url is not None:
+                group.start_soon(_relay_outbox, client, options.outbox_url)
             # the heap built so far (modules, job code, connections) lives as long as the
             # process: out of the cyclic collector's full passes, whose pauses (tens of ms)
             # would hold up the pickups and heartbeats behind them
@@ -180,6 +183,14 @@ async def serve(options: RunOptions) -> int:
             await worker.run()
             group.cancel_scope.cancel()
     return _process.EXIT_RECYCLE if worker.limit_reached else 0
+
+
+async def _relay_outbox(client: Client, database: str) -> None:
+    """Relay the transactional outbox of `database` beside the worker (aqless.outbox)."""
+    from aqless.outbox import Relay
+
+    async with Relay(client, database) as relay:
+        await relay.run()
 
 
 async def _obey_signals(
@@ -517,6 +528,12 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     envvar="AQLESS_ALLOW_EVICTION",
     help="Start even though the server's maxmemory-policy evicts keys (which may delete "
     "jobs): a warning instead of a refusal.",
+)
+@option(
+    "--outbox-url",
+    envvar="AQLESS_OUTBOX_URL",
+    help="Also relay the transactional outbox (aqless.outbox) of this database, as "
+    "SQLAlchemy names it (postgresql+psycopg://..., sqlite:///app.db).",
 )
 @option("-v", "--verbose", count=True, help="-v: info, -vv: debug.")
 @option("--log-json", is_flag=True, envvar="AQLESS_LOG_JSON", help="Log JSON lines.")

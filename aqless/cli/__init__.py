@@ -9,6 +9,7 @@ from aqless.cli import (
     events,
     failures,
     jobs,
+    outbox,
     patterns,
     put,
     queues,
@@ -41,6 +42,7 @@ GROUPS = (
     script,
     server,
     shards,
+    outbox,
 )
 for module in GROUPS:
     for command in module.COMMANDS:
