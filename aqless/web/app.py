@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from aqless.sharding.client import AnyClient
-from aqless.web import reads, render, shards
+from aqless.web import reads, render, scaling, shards
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
 from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
@@ -46,6 +46,7 @@ def routes() -> list[BaseRoute]:
         found.append(Route(api_path, api_page(load), name=f"api_{name}"))
     found += [
         Route("/events", events, name="events"),
+        Route("/api/scaling", scaling.endpoint, name="api_scaling"),
         Route("/actions/{verb}", act, methods=["POST"], name="act"),
         Mount("/static", StaticFiles(packages=[("aqless.web", "static")]), name="static"),
     ]
