@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Protocol
 
+import anyio
+
+from aqless._concurrency.task_groups import own_errors
 from aqless.errors import InvalidArgumentError
 from aqless.models import Durations, HistoryEntry, QueueCounts, QueueStats
 from aqless.scaling.erlang import slots_for, wait_quantile
@@ -172,10 +175,17 @@ async def every_queue_scaling(
     """Every queue's scaling signals, each over the time since its reading in `previous`."""
     checked_target(target_p95)
     earlier = {reading.queue: reading for reading in previous}
-    return [
-        await queues[name].scaling(target_p95, previous=earlier.get(name))
-        for name in await queues.names()
-    ]
+    names = await queues.names()
+    found: dict[str, QueueScaling] = {}
+
+    async def read(name: str) -> None:
+        found[name] = await queues[name].scaling(target_p95, previous=earlier.get(name))
+
+    with own_errors():  # a failed read raises its own typed error
+        async with anyio.create_task_group() as tasks:  # the queues' reads at once
+            for name in names:
+                tasks.start_soon(read, name)
+    return [found[name] for name in names]
 
 
 def scaling_record(
