@@ -197,6 +197,7 @@ def drain_process(
     ready: Any,
     go: Any,
     ended: Any,
+    connection: dict[str, Any],
 ) -> None:
     """One worker process: a ShardedWorker over every shard until the queue is empty,
     started once every process is ready (`ready` counts them) and `go` is set; puts the
@@ -209,7 +210,7 @@ def drain_process(
         return None
 
     async def main() -> None:
-        async with aqless.ShardedClient(nodes, deployment=deployment) as client:
+        async with aqless.ShardedClient(nodes, deployment=deployment, **connection) as client:
             shards = len(client.clients)
             worker = aqless.ShardedWorker(
                 client,
@@ -352,7 +353,7 @@ async def drain(
     workers = [
         spawn.Process(
             target=drain_process,
-            args=(nodes, deployment, args.concurrency, ready, go, ended),
+            args=(nodes, deployment, args.concurrency, ready, go, ended, args.connection),
         )
         for _ in range(args.processes)
     ]
@@ -511,7 +512,10 @@ async def measure_instructions(
     nodes = addresses(cluster)
     deployment = f"counted{shards}"
     label = f"[{shards} shard(s), callgrind]"
-    async with aqless.ShardedClient(nodes, deployment=deployment, shards=shards) as client:
+    connection = args.connection
+    async with aqless.ShardedClient(
+        nodes, deployment=deployment, shards=shards, **connection
+    ) as client:
         pids = {port: pid_of(port) for port in cluster.ports}
         queue = client.queues[QUEUE]
         for warm in range(shards):
@@ -611,6 +615,7 @@ def main() -> None:
     if args.instructions and not instructions.available():
         parser.error("--instructions needs valgrind (callgrind_control) on the PATH")
     args.cores = sorted(os.sched_getaffinity(0)) if args.pin else []
+    args.connection = {}
     counts = [int(n) for n in args.shards.split(",")]
     if not all(1 <= n <= 3 for n in counts):
         parser.error("--shards: counts from 1 to 3 (the cluster has three primaries)")
@@ -620,6 +625,7 @@ def main() -> None:
             rows.append(anyio.run(measure, cluster, shards, args))
     report(rows, args)
     if args.instructions:
+        args.connection = {"socket_timeout": 600}  # the servers run about 50 times slower
         counted = []
         with tempfile.TemporaryDirectory(prefix="aqless-callgrind-") as folder:
             dumps = Path(folder)
