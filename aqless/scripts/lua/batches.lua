@@ -15,11 +15,8 @@
 -- failed member, then, when no member is pending, on_success (none failed) and on_complete.
 -- A finished batch's keys expire `ttl` seconds after it finished.
 
-local Batch = {}
-
--- The most members one batch may have.
-Batch.MEMBER_LIMIT = 10000
-Batch.KINDS = {'death', 'success', 'complete'}
+-- MEMBER_LIMIT: the most members one batch may have; KINDS: the callbacks, in firing order.
+local Batch = {MEMBER_LIMIT = 10000, KINDS = {'death', 'success', 'complete'}}
 
 function Batch.batch_key(bid) return PREFIX .. 'batch:' .. bid end
 function Batch.members_key(bid) return PREFIX .. 'batch:' .. bid .. '-members' end
