@@ -97,9 +97,9 @@ async def test_no_callback_is_lost_or_doubled_while_workers_are_killed(tmp_path:
                     puts = [entry for entry in history if json.loads(entry)[1] == "put"]
                     assert len(puts) == 1, f"the {kind} callback of {bid} was put {len(puts)} times"
             member_jids = [
-                jid
+                str(jid)
                 for jid in await client.redis.zrange("ql:completed", 0, -1)
-                if await client.redis.hget(f"ql:j:{jid}", "batch")
+                if await client.redis.hget(f"ql:j:{jid!s}", "batch")
             ]
             assert len(member_jids) == BATCHES * MEMBERS
             report = await account(client, server.url, member_jids)
