@@ -182,6 +182,13 @@ class Batch:
         return self.pending == 0 and self.failed == 0
 
     @property
+    def state(self) -> Literal["running", "succeeded", "failed"]:
+        """running while members are pending; then succeeded, or failed if any failed."""
+        if self.pending:
+            return "running"
+        return "succeeded" if self.failed == 0 else "failed"
+
+    @property
     def fraction(self) -> float:
         """The share of members that ended, from 0 to 1."""
         return (self.total - self.pending) / self.total if self.total else 1.0

@@ -11,12 +11,6 @@ from aqless.cli.render import fields, moment, short, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 
 
-def _state(batch: Batch) -> str:
-    if batch.pending:
-        return "running"
-    return "succeeded" if batch.succeeded else "finished with failures"
-
-
 def _callbacks(batch: Batch) -> str:
     parts = [
         f"{kind}: {c.klass} in {c.queue} ({'put ' + c.jid if c.fired else 'not put'})"
@@ -47,7 +41,7 @@ def batch(bid: str) -> None:
         [
             ("batch", found.id),
             ("description", short(found.description) or "-"),
-            ("state", _state(found)),
+            ("state", found.state),
             ("total", found.total),
             ("pending", found.pending),
             ("done", found.done),
@@ -85,7 +79,7 @@ def batches(count: int, offset: int) -> None:
             found.pending,
             found.done,
             found.failed,
-            _state(found),
+            found.state,
             moment(found.created),
         )
         for found in page.batches
