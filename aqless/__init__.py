@@ -54,6 +54,7 @@ from aqless.patterns import QueuePatterns
 from aqless.progress import Progress
 from aqless.puts import Dedup, Durability, PutOptions, PutRequest, PutResult
 from aqless.queue import Queue
+from aqless.scaling import QueueScaling, ScalingWindow
 from aqless.sharding.client import (
     ShardedClient,
     ShardedConfig,
@@ -113,6 +114,7 @@ __all__ = [
     "Queue",
     "QueueCounts",
     "QueuePatterns",
+    "QueueScaling",
     "QueueSelection",
     "QueueStats",
     "Queues",
@@ -128,6 +130,7 @@ __all__ = [
     "ResultTimeoutError",
     "Retry",
     "RetryPolicy",
+    "ScalingWindow",
     "ScriptError",
     "ServerFullError",
     "ServerUnavailableError",

@@ -40,6 +40,7 @@ from aqless.patterns import QueuePatterns
 from aqless.progress import Progress
 from aqless.queue import PutHook, Queue
 from aqless.results import await_result, read_result
+from aqless.scaling.estimate import QueueScaling, every_queue_scaling
 from aqless.scripts.loader import AnyRedis
 from aqless.scripts.options import checked_value
 
@@ -441,6 +442,13 @@ class Queues:
         """Every queue's counts by state."""
         reply = await self._client.protocol.json("queues.counts")
         return [QueueCounts.from_json(counts) for counts in reply or []]
+
+    async def scaling(
+        self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
+    ) -> list[QueueScaling]:
+        """Every queue's `Queue.scaling`, each over the time since its reading in
+        `previous` (the last call's answer), if any."""
+        return await every_queue_scaling(self, target_p95, previous)
 
 
 class Jobs:

@@ -405,7 +405,10 @@ class EventStream:
         while True:
             self._failures += 1
             delay = self._delays.after(self._failures)
-            logger.warning(
+            # one warning per outage: the attempts that follow (many, while a server is down)
+            # at debug level, and the resubscription at info
+            logger.log(
+                logging.WARNING if self._failures == 1 else logging.DEBUG,
                 "event stream lost its connection (%s); reconnecting in %.2f s",
                 error or "interrupted",
                 delay,
@@ -452,8 +455,12 @@ class EventStream:
         if self._unconfirmed or not self._gap:
             return None
         self._gap = False
+        logger.info(
+            "event stream resubscribed to %d channels (after %d attempts)",
+            len(self._channels),
+            max(self._failures, 1),
+        )
         self._failures = 0
-        logger.info("event stream resubscribed to %d channels", len(self._channels))
         return Event(kind=RECONNECTED, jid=None, channel="", raw="")
 
 

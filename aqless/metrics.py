@@ -27,12 +27,24 @@ The metrics (``aqless_`` is the default namespace):
                                                               throttled, recurring
 ``aqless_queue_paused{queue}``                    gauge      1 while paused
 ``aqless_failed_jobs{group}``                     gauge      failed jobs by failure group
+``aqless_queue_oldest_wait_seconds{queue}``       gauge      with `scaling_target`: how
+                                                              long the next job has waited
+``aqless_queue_wait_seconds{queue,quantile}``     gauge      today's wait p50 and p95
+                                                              (upper bounds, from the stats)
+``aqless_queue_run_mean_seconds{queue}``          gauge      today's mean run time
+``aqless_queue_throughput_per_minute{queue}``     gauge      completions per minute over
+                                                              the scaling window
+``aqless_queue_recommended_slots{queue}``         gauge      worker slots that keep the p95
+                                                              wait under the target (M/M/c)
 ================================================  =========  ==============================
 
 Failures: ``aqless_jobs_total{outcome="failed"}`` counts the ones workers sent,
 ``aqless_failed_jobs`` what the server holds (from any client). The queue gauges come from
 `refresh` (one round trip per queue, plus one), run by `watch` in a task you own; in a
-fleet, run it in one process (the dashboard's, say), not in every worker.
+fleet, run it in one process (the dashboard's, say), not in every worker. With
+``Metrics(scaling_target=2.0)``, `refresh` also reads each queue's scaling signals (three
+more round trips per queue; see ``Queue.scaling``), its throughput taken over the last
+`scaling_window` seconds of refreshes.
 """
 
 from __future__ import annotations
@@ -45,6 +57,8 @@ import anyio
 
 from aqless._worker.observers import WorkerObserver
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
+from aqless.scaling import QueueScaling, ScalingWindow
+from aqless.scaling.estimate import checked_target
 
 try:
     from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -164,6 +178,9 @@ class Metrics:
             ``Metrics`` per registry.
         namespace: the metric names' prefix.
         buckets: the duration histogram's buckets, in seconds.
+        scaling_target: a p95 wait (seconds): `refresh` then also reports each queue's
+            scaling signals and the worker slots that would meet it.
+        scaling_window: the seconds the throughput (and so the slots) is taken over.
     """
 
     def __init__(
@@ -172,8 +189,12 @@ class Metrics:
         *,
         namespace: str = "aqless",
         buckets: Sequence[float] = DURATION_BUCKETS,
+        scaling_target: float | None = None,
+        scaling_window: float = 60.0,
     ) -> None:
         self.registry = registry if registry is not None else REGISTRY
+        self.scaling_target = None if scaling_target is None else checked_target(scaling_target)
+        self._scaling = ScalingWindow(scaling_window)
         options: dict[str, Any] = {"namespace": namespace, "registry": self.registry}
         self.jobs = Counter(
             "jobs", "Jobs run by workers, by outcome", ["queue", "klass", "outcome"], **options
@@ -192,6 +213,36 @@ class Metrics:
         self.failed_jobs = Gauge(
             "failed_jobs", "Failed jobs by failure group", ["group"], **options
         )
+        self.oldest_wait = Gauge(
+            "queue_oldest_wait_seconds",
+            "Seconds the job a pop would take next has waited",
+            ["queue"],
+            **options,
+        )
+        self.waits = Gauge(
+            "queue_wait_seconds",
+            "Today's wait percentiles (upper bounds, from the stats histogram)",
+            ["queue", "quantile"],
+            **options,
+        )
+        self.run_mean = Gauge(
+            "queue_run_mean_seconds",
+            "Today's mean run time of completed jobs",
+            ["queue"],
+            **options,
+        )
+        self.throughput = Gauge(
+            "queue_throughput_per_minute",
+            "Completions per minute over the scaling window",
+            ["queue"],
+            **options,
+        )
+        self.recommended_slots = Gauge(
+            "queue_recommended_slots",
+            "Worker slots that keep the p95 wait under the target (M/M/c model)",
+            ["queue"],
+            **options,
+        )
         self._workers = _Workers(namespace)
         self.registry.register(self._workers)
 
@@ -206,6 +257,9 @@ class Metrics:
         """Read every queue's counts and the failure groups into the gauges."""
         counts = await client.queues.counts()
         groups = await client.jobs.failure_groups()
+        scaling: list[QueueScaling] = []
+        if self.scaling_target is not None:
+            scaling = await self._scaling.read(client.queues, self.scaling_target)
         # cleared and set with no await between: a scrape never sees them half done
         self.queue_jobs.clear()
         self.queue_paused.clear()
@@ -216,6 +270,23 @@ class Metrics:
             self.queue_paused.labels(queue.name).set(1 if queue.paused else 0)
         for group, count in groups.items():
             self.failed_jobs.labels(group).set(count)
+        if self.scaling_target is not None:
+            self._set_scaling(scaling)
+
+    def _set_scaling(self, readings: Sequence[QueueScaling]) -> None:
+        gauges = (self.oldest_wait, self.waits, self.run_mean, self.throughput)
+        for gauge in (*gauges, self.recommended_slots):
+            gauge.clear()
+        for reading in readings:
+            name = reading.queue
+            self.oldest_wait.labels(name).set(reading.oldest_wait)
+            for quantile, value in (("0.5", reading.wait_p50), ("0.95", reading.wait_p95)):
+                if value is not None:
+                    self.waits.labels(name, quantile).set(value)
+            if reading.run_mean is not None:
+                self.run_mean.labels(name).set(reading.run_mean)
+            self.throughput.labels(name).set(reading.throughput)
+            self.recommended_slots.labels(name).set(reading.slots)
 
     async def watch(self, client: Client, *, interval: float = 15.0) -> None:
         """`refresh` every `interval` seconds, for ever (cancel it to stop); a failed read is

@@ -34,6 +34,7 @@ from aqless.puts import (
     prepare_put,
     refuse_dedup_on_requeue,
 )
+from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.schedules import cron_schedule, set_schedule
 from aqless.typed import put_payload
 
@@ -378,6 +379,16 @@ class Queue:
         return QueueStats.from_json(
             await self._client.protocol.json("queue.stats", self.name, when)
         )
+
+    async def scaling(
+        self, target_p95: float, *, previous: QueueScaling | None = None
+    ) -> QueueScaling:
+        """This queue's scaling signals: waiting jobs, the oldest wait, today's wait
+        percentiles and mean run time, the throughput, and the worker slots that would keep
+        the p95 wait under `target_p95` seconds (an M/M/c model; see the observability
+        guide). The throughput covers the time since `previous` (an earlier reading of
+        this queue, today), else the day so far."""
+        return await read_scaling(self, self._client.clock(), target_p95, previous)
 
     async def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
         """Jids in a state: every `JobState` (waiting: in the order pops take them, without

@@ -5,7 +5,7 @@ Every option can also come from an environment variable (``AQLESS_URL``, ``AQLES
 ``--max-jobs``/``--max-memory``, a supervisor runs the worker processes and replaces each one
 that exits (see aqless._worker.supervisor); a worker that reached one of those limits exits with
 ``_process.EXIT_RECYCLE`` to be replaced at once, one that was stopped or (``--burst``) found
-no more work exits 0.
+no more work exits 0. Its other exit statuses are those of the ``aqless`` command (EXIT_CODES).
 """
 
 from __future__ import annotations
@@ -31,10 +31,12 @@ from aqless._worker import defaults
 from aqless._worker import logs as _logs
 from aqless._worker import process as _process
 from aqless._worker.middleware import Middleware
+from aqless._worker.outage import reason
 from aqless._worker.outcomes import Backoff
+from aqless._worker.reach import reach_server
 from aqless._worker.reservers import RESERVERS, ReserverName
 from aqless.client import Client
-from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError
+from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError, ScriptError
 from aqless.handlers import Handlers
 from aqless.worker import Worker
 
@@ -43,7 +45,20 @@ __all__ = ["RunOptions", "main"]
 # named by hand, not __name__: run as `python -m aqless.run`, this module is `__main__`
 logger = logging.getLogger("aqless.run")
 
-EXIT_REFUSED = 2  # the server evicts keys and --allow-eviction was not given
+# the same exit statuses as the ``aqless`` command's (aqless.cli.app; a test compares them)
+EXIT_USAGE = 2  # a bad option or argument, job code that cannot be imported, a bad URL
+EXIT_SERVER_REFUSED = 3  # the server refused a call (its ACL, a script's refusal)
+EXIT_UNREACHABLE = 4  # the server cannot be reached (within --wait-for-server)
+#: aqless-run's exit statuses, for --help
+EXIT_CODES = f"""\b
+Exit codes:
+  0   stopped by a signal, or --burst found no more work
+  1   the worker crashed (a bug: its traceback is logged)
+  {EXIT_USAGE}   usage or setup error (a bad option, URL or module; a server that evicts keys)
+  {EXIT_SERVER_REFUSED}   the server refused a call (its reason is printed)
+  {EXIT_UNREACHABLE}   cannot connect to the server (within --wait-for-server)
+  {_process.EXIT_RECYCLE}  reached --max-jobs or --max-memory (its supervisor replaces it)
+  130 interrupted before it could stop (Ctrl-C at start)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +88,9 @@ class RunOptions:
     workdir: Path | None = None
     isolate: bool = False
     allow_eviction: bool = False
+    wait_for_server: float = 0.0
     supervised: bool = False
+    outbox_url: str | None = None
 
     def handlers(self) -> Handlers:
         """The registry: the named Handlers objects merged, plus the allowed modules.
@@ -147,11 +164,18 @@ async def serve(options: RunOptions) -> int:
     """Run one worker until a signal stops it; the process's exit status."""
     async with options.client(options.name) as client:
         worker = options.worker(client)
-        await client.config.get("heartbeat")  # an unreachable server: one clear error
+        waiting = anyio.CancelScope()  # for the server, ended by a stop meanwhile
         async with anyio.create_task_group() as group:
-            await group.start(_obey_signals, worker)  # before anything says it serves
+            await group.start(_obey_signals, worker, waiting.cancel)  # before anything serves
             if options.supervised:
                 group.start_soon(_stop_when_orphaned, worker)
+            with waiting:  # an unreachable server: one clear error (after --wait-for-server)
+                await reach_server(client, wait=options.wait_for_server)
+            if waiting.cancelled_caught:
+                group.cancel_scope.cancel()
+                return 0
+            if options.outbox_url is not None:
+                group.start_soon(_relay_outbox, client, options.outbox_url)
             # the heap built so far (modules, job code, connections) lives as long as the
             # process: out of the cyclic collector's full passes, whose pauses (tens of ms)
             # would hold up the pickups and heartbeats behind them
@@ -161,9 +185,21 @@ async def serve(options: RunOptions) -> int:
     return _process.EXIT_RECYCLE if worker.limit_reached else 0
 
 
+async def _relay_outbox(client: Client, database: str) -> None:
+    """Relay the transactional outbox of `database` beside the worker (aqless.outbox)."""
+    from aqless.outbox import Relay
+
+    async with Relay(client, database) as relay:
+        await relay.run()
+
+
 async def _obey_signals(
-    worker: Worker, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    worker: Worker,
+    stopped: Callable[[], None] = lambda: None,
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
+    """Obey the control signals for ever; call `stopped` on a stop (TERM, INT, QUIT)."""
     from aqless._worker import stacks as _stacks
 
     with anyio.open_signal_receiver(*_process.CONTROL_SIGNALS) as received:
@@ -181,8 +217,10 @@ async def _obey_signals(
             logger.warning("worker %s: %s", worker.name, signal.Signals(number).name)
             if number in (signal.SIGTERM, signal.SIGINT):
                 worker.stop()
+                stopped()
             elif number == signal.SIGQUIT:
                 worker.finish()
+                stopped()
             elif number == signal.SIGUSR1:
                 worker.hand_back_running("cancelled by SIGUSR1")
             elif number == signal.SIGUSR2:
@@ -202,9 +240,10 @@ async def _stop_when_orphaned(worker: Worker) -> None:
 
 
 async def preflight(options: RunOptions) -> int:
-    """Before a supervisor starts workers: refuse a server that evicts keys, once, rather
-    than in every worker it would replace."""
-    async with options.client():
+    """Before a supervisor starts workers: reach the server, and refuse one that evicts
+    keys, once, rather than in every worker it would replace."""
+    async with options.client() as client:
+        await reach_server(client, wait=options.wait_for_server)
         return 0
 
 
@@ -214,11 +253,12 @@ async def check(options: RunOptions) -> int:
         handlers = options.handlers()
         async with options.client() as client:
             worker = options.worker(client, handlers)
-            config = await client.config.all()  # reaches the server (errors as AqlessError)
+            await reach_server(client, wait=options.wait_for_server)
+            config = await client.config.all()
             queues = await worker.selection.resolve(client)
     except (AqlessError, ImportError) as error:
         click.echo(f"check failed: {error}", err=True)
-        return EXIT_REFUSED if isinstance(error, EvictingServerError) else 1
+        return exit_code_of(error)
     click.echo(f"server      {client.url}  (heartbeat {config.get('heartbeat', '?')} s)")
     isolated = ", sync code in child processes" if options.isolate else ""
     click.echo(f"worker      {client.worker_name}, {options.concurrency} slots{isolated}")
@@ -237,10 +277,51 @@ def run_async(function: Any, options: RunOptions) -> int:
     return int(anyio.run(function, options, backend_options={"use_uvloop": True}))
 
 
-class Refused(click.ClickException):
-    """The server is unfit to run jobs on (it evicts keys): exit status 2."""
+def exit_code_of(error: BaseException) -> int:
+    """The exit status for an error that stopped aqless-run (see EXIT_CODES); for a task
+    group's ExceptionGroup, that of the first error it holds that has one."""
+    if isinstance(error, BaseExceptionGroup):
+        codes = (exit_code_of(inner) for inner in error.exceptions)
+        return next((code for code in codes if code != 1), 1)
+    if isinstance(error, ConfigurationError | ImportError):  # an evicting server included
+        return EXIT_USAGE
+    if isinstance(error, ConnectionLostError):
+        return EXIT_UNREACHABLE
+    if isinstance(error, ScriptError):
+        return EXIT_SERVER_REFUSED
+    return 1
 
-    exit_code = EXIT_REFUSED
+
+def _stopped_by(error: BaseException) -> click.ClickException:
+    """The click exception that prints `error` and exits with its status."""
+    if isinstance(error, BaseExceptionGroup):
+        inner = next((e for e in error.exceptions if exit_code_of(e) != 1), error.exceptions[0])
+        return _stopped_by(inner)
+    message = str(error)
+    if isinstance(error, EvictingServerError):
+        message = f"{error}, or start with --allow-eviction"
+    elif isinstance(error, ScriptError):
+        message = f"the server refused the call: {error.detail}"
+    elif isinstance(error, ConnectionLostError) and not message.startswith("cannot connect"):
+        message = f"lost the server: {reason(error)}"  # not the name of the call
+    code = exit_code_of(error)
+    stopped = next(kind for kind in _STOPPED if kind.exit_code == code)
+    return stopped(message)
+
+
+class SetupError(click.ClickException):
+    exit_code = EXIT_USAGE
+
+
+class ServerRefused(click.ClickException):
+    exit_code = EXIT_SERVER_REFUSED
+
+
+class CannotConnect(click.ClickException):
+    exit_code = EXIT_UNREACHABLE
+
+
+_STOPPED: tuple[type[click.ClickException], ...] = (SetupError, ServerRefused, CannotConnect)
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -259,7 +340,10 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part for value in values for part in value.replace(",", " ").split())
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.command(
+    epilog=EXIT_CODES,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.argument("queue_args", metavar="[QUEUE]...", nargs=-1)
 @option(
     "-q",
@@ -429,11 +513,27 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     "SIGKILL) when their job is taken away, times out or is cut off by a stop.",
 )
 @option(
+    "--wait-for-server",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    metavar="SECONDS",
+    envvar="AQLESS_WAIT_FOR_SERVER",
+    help="At start, try to reach the server for up to SECONDS (a pause growing to 10 s "
+    "between attempts, each one logged) before giving up with exit status 4.",
+)
+@option(
     "--allow-eviction",
     is_flag=True,
     envvar="AQLESS_ALLOW_EVICTION",
     help="Start even though the server's maxmemory-policy evicts keys (which may delete "
     "jobs): a warning instead of a refusal.",
+)
+@option(
+    "--outbox-url",
+    envvar="AQLESS_OUTBOX_URL",
+    help="Also relay the transactional outbox (aqless.outbox) of this database, as "
+    "SQLAlchemy names it (postgresql+psycopg://..., sqlite:///app.db).",
 )
 @option("-v", "--verbose", count=True, help="-v: info, -vv: debug.")
 @option("--log-json", is_flag=True, envvar="AQLESS_LOG_JSON", help="Log JSON lines.")
@@ -506,10 +606,10 @@ def main(
                 )
             )
         sys.exit(run_async(serve, options))
-    except EvictingServerError as error:
-        raise Refused(f"{error}, or start with --allow-eviction") from error
-    except (ConfigurationError, ConnectionLostError, ImportError) as error:
-        raise click.ClickException(str(error)) from error
+    except (AqlessError, ImportError, BaseExceptionGroup) as error:
+        if exit_code_of(error) == 1:  # a bug: its traceback
+            raise
+        raise _stopped_by(error) from error
     except KeyboardInterrupt:
         sys.exit(130)
 

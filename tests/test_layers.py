@@ -21,7 +21,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
             "aqless.patterns", "aqless.embedded", "aqless.puts", "aqless.typed",
             "aqless.schedules", "aqless.results", "aqless.limits", "aqless.progress",
-            "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.batches",
+            "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.scaling",
+            "aqless.batches",
         ),
     ),
     (
@@ -33,7 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "integrations",
         (
             "aqless.run", "aqless.testing", "aqless.metrics", "aqless.tracing", "aqless.sentry",
-            "aqless.documents",
+            "aqless.documents", "aqless.outbox",
         ),
     ),
     ("apps", ("aqless.cli", "aqless.web")),

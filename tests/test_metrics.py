@@ -117,6 +117,35 @@ async def test_queue_depths_and_failure_groups_are_refreshed_and_served(
     assert 'aqless_failed_jobs{group="reports-ValueError"} 1.0' in text
 
 
+async def test_scaling_signals_are_gauges_when_a_target_is_given(client: aqless.Client) -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry, scaling_target=0.5)
+    emails = client.queues["emails"]
+    for _ in range(3):
+        await emails.put("Send", {})
+    job = await emails.pop()
+    assert job is not None
+    await job.complete()
+
+    await metrics.refresh(client)
+    reading = await emails.scaling(0.5)
+    assert sample(registry, "aqless_queue_recommended_slots", queue="emails") == reading.slots
+    assert reading.slots >= 1
+    assert (sample(registry, "aqless_queue_oldest_wait_seconds", queue="emails") or 0) > 0
+    p95 = sample(registry, "aqless_queue_wait_seconds", queue="emails", quantile="0.95")
+    assert (p95 or 0) > 0
+    assert sample(registry, "aqless_queue_run_mean_seconds", queue="emails") == reading.run_mean
+    assert sample(registry, "aqless_queue_throughput_per_minute", queue="emails") is not None
+    await metrics.refresh(client)  # a second refresh: the throughput since the first
+    assert sample(registry, "aqless_queue_throughput_per_minute", queue="emails") == 0
+
+    plain = Metrics(CollectorRegistry())
+    await plain.refresh(client)
+    assert sample(plain.registry, "aqless_queue_recommended_slots", queue="emails") is None
+    with pytest.raises(aqless.InvalidArgumentError, match="target_p95"):
+        Metrics(CollectorRegistry(), scaling_target=0)
+
+
 def test_a_bad_interval_is_refused() -> None:
     metrics = Metrics(CollectorRegistry())
     with pytest.raises(aqless.ConfigurationError, match="interval"):

@@ -20,6 +20,7 @@ from anyio.abc import TaskStatus
 
 from aqless._concurrency.backoff import HEARTBEAT
 from aqless._connection.wakeup import Wakeup
+from aqless._worker.outage import ServerOutage
 from aqless._worker.running import RunningJob
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, ScriptError
@@ -44,6 +45,7 @@ class LockKeeper:
         worker: the worker's name.
         running: the running jobs by jid (shared with the worker, which adds and removes).
         on_lost: called with every running job taken away.
+        outage: told when a renewal finds no server, and when one finds it again.
     """
 
     def __init__(
@@ -52,8 +54,10 @@ class LockKeeper:
         worker: str,
         running: MutableMapping[str, RunningJob],
         on_lost: Callable[[RunningJob], None] = lambda job: None,
+        outage: ServerOutage | None = None,
     ) -> None:
         self._client = client
+        self._outage = outage if outage is not None else ServerOutage(worker)
         self._worker = worker
         self._running = running
         self._on_lost = on_lost
@@ -93,6 +97,7 @@ class LockKeeper:
                     with anyio.fail_after(patience):
                         await self._renew(due, now)
                     failures = 0
+                    self._outage.answered()
                 except (TimeoutError, ConnectionLostError) as failure:
                     reason = str(failure)
                     if isinstance(failure, TimeoutError):
@@ -100,7 +105,8 @@ class LockKeeper:
                         self._client.protocol.abandon_connection(f"heartbeat: {reason}")
                     failures += 1
                     delay = HEARTBEAT.after(failures)
-                    logger.warning("heartbeat failed (%s); again in %.1f s", reason, delay)
+                    logger.debug("heartbeat failed (%s); again in %.1f s", reason, delay)
+                    self._outage.failed(reason if isinstance(failure, TimeoutError) else failure)
                     for running in due:
                         running.renew_at = now + delay
             # a job no longer held (its code runs on, or settled it) renews nothing

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from aqless._concurrency.backoff import OUTCOME
+from aqless._worker import joblog
 from aqless._worker.children import ChildPool
 from aqless._worker.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
+from aqless._worker.outage import ServerOutage
 from aqless._worker.outcomes import Decision, JobTimeoutError, decide, failure_group
 from aqless._worker.policies import RequeuePolicy, RetryPolicy, attempt
 from aqless._worker.running import RunningJob
@@ -61,6 +63,7 @@ class Performer:
             given up).
         concurrency: how many jobs' plain code may run in threads at once.
         workdir: a folder for the slots' sandboxes, or None.
+        outage: told when an outcome finds no server, and when one lands again.
     """
 
     def __init__(
@@ -81,10 +84,12 @@ class Performer:
         middleware: Sequence[Middleware],
         isolate: bool = False,
         isolate_max_jobs: int | None = None,
+        outage: ServerOutage | None = None,
     ) -> None:
         if job_timeout is not None and not job_timeout > 0:
             raise ConfigurationError(f"a job timeout must be positive, got {job_timeout!r}")
         self._client = client
+        self._outage = outage if outage is not None else ServerOutage(client.worker_name)
         self._handlers = handlers
         self._counters = counters
         self._observers = observers
@@ -106,15 +111,18 @@ class Performer:
         await self.children.aclose()
 
     async def perform(self, running: RunningJob) -> None:
-        if not self._observers:  # no clock reads: they are a few percent of a no-op job
-            await self._perform(running)
+        job = running.job
+        joblog.started(job)
+        if not self._observers and not joblog.wanted():  # no clock reads: they are a few
+            await self._perform(running)  # percent of a no-op job
             return
-        queue, started = running.job.queue_name, anyio.current_time()
+        queue, started = job.queue_name, anyio.current_time()
         try:
             await self._perform(running)
         finally:
             seconds = anyio.current_time() - started
             outcome = outcome_of(running, queue)
+            joblog.finished(job, queue, outcome, seconds, running.raised)
             for observer in self._observers:
                 try:
                     observer.job_finished(running.job, queue, outcome, seconds)
@@ -127,6 +135,7 @@ class Performer:
             handler = self._handlers.resolve(job.klass_name)
             function = with_data(handler.function_for(job.queue_name), job.data, job.klass_name)
         except (UnknownJobClassError, JobDataError) as error:
+            running.raised = type(error).__name__
             logger.error("job %s: %s", job.jid, error)
             group = failure_group(job.queue_name, error)
             decision = Decision("fail", group, str(error), attempt=attempt(job))
@@ -244,7 +253,8 @@ class Performer:
                 return
             except PayloadError as unsendable:  # the code put something in the data that
                 error = unsendable  # JSON cannot encode: raised before anything was sent
-        logger.info("job %s (%s) raised %s", job.jid, job.klass_name, type(error).__name__)
+        running.raised = type(error).__name__
+        logger.debug("job %s (%s) raised %s", job.jid, job.klass_name, running.raised)
         handler = self._handlers.resolve(job.klass_name)
         retry = self.retry if handler.retry is None else handler.retry
         decision = decide(job, error, retry=retry, requeue=(*handler.requeue, *self.requeue))
@@ -310,6 +320,7 @@ class Performer:
             try:
                 await verb()
             except ScriptError as error:
+                self._outage.answered()
                 if await self._took_effect(running, what):
                     return True
                 logger.warning("could not %s job %s: %s", what, running.job.jid, error.detail)
@@ -322,11 +333,13 @@ class Performer:
                     return False
                 failures += 1
                 delay = OUTCOME.after(failures)
-                logger.warning(
+                logger.debug(
                     "%s of job %s: %s; again in %.2f s", what, running.job.jid, error, delay
                 )
+                self._outage.failed(error)
                 await anyio.sleep(delay)
             else:
+                self._outage.answered()
                 return True
 
     async def _took_effect(self, running: RunningJob, what: str) -> bool:

@@ -49,6 +49,7 @@ from redis.exceptions import ResponseError
 from aqless._concurrency.backoff import SUBSCRIBE, apart
 from aqless._connection.subscriber import Message, Subscriber
 from aqless._worker.budget import Ceiling, Member
+from aqless._worker.outage import ServerOutage
 from aqless._worker.popping import Unreadable, readable_jobs
 from aqless._worker.served import ServedQueues
 from aqless.client import Client
@@ -98,8 +99,10 @@ class Pickup:
         news: Callable[[], None],
         taker: PushTaker | None = None,
         member: Member | None = None,
+        outage: ServerOutage | None = None,
     ) -> None:
         self._client = client
+        self._outage = outage if outage is not None else ServerOutage(client.worker_name)
         self._served = served
         self._news = news
         self._taker = taker
@@ -186,12 +189,14 @@ class Pickup:
                         self._served.stale()
                         self._news()
                         failures = 0
+                        self._outage.answered()
                         async for event in events:
                             if self._brings_work(event.kind, event.queue, event.to):
                                 self._news()
             except ConnectionLostError as error:
                 failures += 1
-                logger.warning("cannot subscribe to put events (%s)", error)
+                logger.debug("cannot subscribe to put events (%s)", error)
+                self._outage.failed(error)
                 await anyio.sleep(SUBSCRIBE.after(failures))
             finally:
                 self._scope = None
@@ -218,6 +223,7 @@ class Pickup:
                         self._quiet = anyio.Event()
                         await self._listen_once(subscriber, taker, push_channel)
                         failures = 0
+                        self._outage.answered()
                         self._quiet.set()
                 finally:
                     self._subscriber = None
@@ -231,7 +237,8 @@ class Pickup:
                 taker.pushes_may_be_lost()
                 self._offered_at = float("-inf")
                 reason = str(error) or type(error).__name__  # a timeout says nothing
-                logger.warning("cannot listen for put events and pushed jobs (%s)", reason)
+                logger.debug("cannot listen for put events and pushed jobs (%s)", reason)
+                self._outage.failed(error if str(error) else reason)
                 self._quiet.set()
                 await anyio.sleep(SUBSCRIBE.after(failures))
 

@@ -22,6 +22,7 @@ import anyio
 from aqless._concurrency.backoff import POP, apart
 from aqless._connection.protocol import DATA_APART
 from aqless._worker.budget import SlotBudget
+from aqless._worker.outage import ServerOutage
 from aqless._worker.outcomes import failure_group
 from aqless._worker.reservers import Reserver
 from aqless._worker.running import RunningJobs
@@ -66,6 +67,7 @@ class Popper:
         may_pop: whether the worker still wants jobs (it may stop or pause while a pop
             waits for its round trip).
         budget: slots shared with other workers, or None.
+        outage: told when a pop finds no server, and when one finds it again.
     """
 
     def __init__(
@@ -79,8 +81,10 @@ class Popper:
         max_jobs: int | None,
         may_pop: Callable[[], bool],
         budget: SlotBudget | None = None,
+        outage: ServerOutage | None = None,
     ) -> None:
         self._client = client
+        self._outage = outage if outage is not None else ServerOutage(client.worker_name)
         self._running = running
         self._served = served
         self._reserver = reserver
@@ -156,13 +160,15 @@ class Popper:
             self.failures += 1
             self.unknown_held = True
             delay = POP.after(self.failures)
-            logger.warning("pop failed (%s); again in %.2f s", error, delay)
+            logger.debug("pop failed (%s); again in %.2f s", error, delay)
+            self._outage.failed(error)
             await anyio.sleep(delay)
         except ScriptError as error:
             logger.error("pop refused: %s", error)
             await anyio.sleep(refused_pause)
         else:
             self.failures = 0
+            self._outage.answered()
         finally:  # the caller takes the jobs popped before it awaits anything
             if budget is not None:
                 budget.give_back(reserved)

@@ -46,6 +46,7 @@ class RunningJob:
         overrun: the job's code was cut off but its thread runs on: the slot is not
             released until it returns (see aqless._worker.threads).
         returned: what the job's code returned: its result (see aqless.results).
+        raised: the type of the exception its code raised, for the log (None: none).
     """
 
     job: Job
@@ -61,6 +62,7 @@ class RunningJob:
     released: bool = False
     overrun: ThreadCall | None = None
     returned: Any = None
+    raised: str | None = None
 
     @property
     def settled(self) -> bool:

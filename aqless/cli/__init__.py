@@ -10,6 +10,7 @@ from aqless.cli import (
     events,
     failures,
     jobs,
+    outbox,
     patterns,
     put,
     queues,
@@ -43,6 +44,7 @@ GROUPS = (
     script,
     server,
     shards,
+    outbox,
 )
 for module in GROUPS:
     for command in module.COMMANDS:

@@ -29,7 +29,7 @@ def config() -> None:
     """
 
 
-@config.command("list")
+@config.command("list", short_help="Every setting, with its unit and meaning.")
 def list_options() -> None:
     """Every setting: the defaults overlaid with what was set, with its unit and meaning.
 

@@ -13,6 +13,7 @@ from aqless.cli.histogram import histogram_chart
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import fields, table
 from aqless.cli.runtime import AnyClient, emit, note, run_any
+from aqless.cli.scaling_view import read_scaling, scaling_table
 from aqless.documents import counts_document, job_document, stats_document
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
@@ -90,24 +91,65 @@ def _day(value: datetime.datetime | None) -> datetime.date | None:
     return None if value is None else value.date()
 
 
-@click.command(short_help="A queue's wait/run times and failures for a day.")
-@click.argument("queue")
+@click.command(short_help="A queue's wait/run times and failures for a day; --scaling.")
+@click.argument("queue", required=False)
 @click.option(
     "--date",
     type=click.DateTime(formats=["%Y-%m-%d"]),
     help="The day (YYYY-MM-DD, UTC); default today.",
 )
-def stats(queue: str, date: datetime.datetime | None) -> None:
+@click.option(
+    "--scaling",
+    is_flag=True,
+    help="Instead: the queue's (every queue's, without QUEUE) scaling signals and the "
+    "worker slots that would keep the p95 wait under --target.",
+)
+@click.option(
+    "--target",
+    type=click.FloatRange(min=0, min_open=True),
+    default=2.0,
+    show_default=True,
+    help="With --scaling: the p95 wait to meet, in seconds.",
+)
+@click.option(
+    "--sample",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="With --scaling: read twice, this many seconds apart, and take the throughput "
+    "between the two readings (0: over the day so far).",
+)
+def stats(
+    queue: str | None,
+    date: datetime.datetime | None,
+    scaling: bool,
+    target: float,
+    sample: float,
+) -> None:
     """A queue's statistics for one day: wait and run times with their histograms, and
-    its failure and retry counts.
+    its failure and retry counts. With --scaling, the scaling signals instead: waiting
+    jobs, the oldest wait, the day's wait p50/p95, the throughput, and the worker slots an
+    M/M/c model says keep the p95 wait under --target seconds.
 
     \b
     Examples:
       aqless stats emails
       aqless stats emails --date 2024-05-01
+      aqless stats --scaling --target 0.5 --sample 30
+      aqless --json stats emails --scaling | jq .slots
     """
+    if scaling:
+        if date is not None:
+            raise click.UsageError("--scaling reads today: it takes no --date")
+        readings = run_any(lambda client: read_scaling(client, queue, target, sample))
+        documents = [reading.as_dict() for reading in readings]
+        emit(documents[0] if queue is not None else documents, scaling_table(target, readings))
+        return
+    if queue is None:
+        raise click.UsageError("give a QUEUE (or --scaling for every queue)")
     day = _day(date)
-    result = run_any(lambda client: client.queues[queue].stats(day))
+    named = queue
+    result = run_any(lambda client: client.queues[named].stats(day))
     counters = fields(
         [("failed", result.failed), ("failures", result.failures), ("retries", result.retries)]
     )

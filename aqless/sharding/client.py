@@ -39,6 +39,7 @@ from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.job import Job, RecurringJob
 from aqless.models import JobResult, JobState, QueueCounts
+from aqless.scaling.estimate import QueueScaling, every_queue_scaling
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
@@ -497,6 +498,13 @@ class ShardedQueues:
             for counts in some:
                 by_name.setdefault(counts.name, []).append(counts)
         return [summed(name, counts) for name, counts in by_name.items()]
+
+    async def scaling(
+        self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
+    ) -> list[QueueScaling]:
+        """Every queue's `ShardedQueue.scaling`, each over the time since its reading in
+        `previous` (the last call's answer), if any."""
+        return await every_queue_scaling(self, target_p95, previous)
 
 
 class ShardedJobs(MergedJobReads):

@@ -27,6 +27,7 @@ from aqless.puts import (
     default_options,
 )
 from aqless.queue import Queue, checked_name, inside_hooks
+from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.sharding.placement import Placement, PutTargets, place
 from aqless.sharding.reads import MergedQueueReads, gathered
 
@@ -325,6 +326,13 @@ class ShardedQueue(MergedQueueReads):
     async def counts(self) -> QueueCounts:
         """The queue's counts summed over the shards (paused if any partition is)."""
         return summed(self.name, await gathered(self.partitions, Queue.counts))
+
+    async def scaling(
+        self, target_p95: float, *, previous: QueueScaling | None = None
+    ) -> QueueScaling:
+        """`Queue.scaling` over the shards: counts, statistics and the next job merged, one
+        model for the slots of every shard together."""
+        return await read_scaling(self, self._client.clock(), target_p95, previous)
 
     async def length(self) -> int:
         """Waiting, scheduled and running jobs on every shard."""

@@ -185,6 +185,7 @@ class QueuesFacade(Facade):
 
     names = blocking(contracts.Queues.names)
     counts = blocking(contracts.Queues.counts)
+    scaling = blocking(contracts.Queues.scaling)
 
 
 class SyncQueues(QueuesFacade):
@@ -229,6 +230,7 @@ class QueueFacade(Facade):
     length = blocking(contracts.Queue.length)
     counts = blocking(contracts.Queue.counts)
     stats = blocking(contracts.Queue.stats)
+    scaling = blocking(contracts.Queue.scaling)
     jobs = blocking(contracts.Queue.jobs)
     heartbeat = blocking(contracts.Queue.heartbeat)
     set_heartbeat = blocking(contracts.Queue.set_heartbeat)

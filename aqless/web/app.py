@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from aqless.sharding.client import AnyClient
-from aqless.web import batches, reads, render, search, shards
+from aqless.web import batches, reads, render, scaling, search, shards
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
 from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
@@ -50,6 +50,7 @@ def routes() -> list[BaseRoute]:
         Route("/search", search.page, name="search"),
         Route("/api/search", api_page(search.load), name="api_search"),
         Route("/events", events, name="events"),
+        Route("/api/scaling", scaling.endpoint, name="api_scaling"),
         Route("/actions/{verb}", act, methods=["POST"], name="act"),
         Mount("/static", StaticFiles(packages=[("aqless.web", "static")]), name="static"),
     ]

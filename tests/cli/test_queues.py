@@ -118,3 +118,30 @@ async def test_pause_with_stop_jobs_times_out_the_running_jobs(
     assert (await other.counts()).running == 1  # another queue's jobs go on
     text = await run_cli("pause", "q", "--stop-jobs")
     assert "paused q; timed out 0 running jobs" in text.stdout
+
+
+async def test_stats_scaling_shows_each_queue_s_slots_and_json_matches(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    for name in ("a", "b"):
+        for _ in range(3):
+            await client.queues[name].put("app.A", {})
+    await (await pop_one(client.queues["a"])).complete()
+    outcome = await run_cli("stats", "--scaling", "--target", "0.5")
+    assert outcome.code == 0, outcome.stderr
+    assert "worker slots for a p95 wait under 500ms" in outcome.stdout
+    rows = {line.split()[0]: line.split() for line in outcome.stdout.splitlines() if line.strip()}
+    assert rows["a"][1:3] == ["2", "0"]  # waiting, running
+    assert rows["b"][1:3] == ["3", "0"]
+    every = (await run_cli("--json", "stats", "--scaling")).json()
+    assert sorted(reading["queue"] for reading in every) == ["a", "b"]
+    one = (await run_cli("--json", "stats", "a", "--scaling", "--sample", "0.2")).json()
+    assert (one["queue"], one["waiting"], one["completed"], one["target_p95"]) == ("a", 2, 1, 2.0)
+    assert 0.2 <= one["window"] < 3600  # the sample's, not the day's
+    assert one["slots"] >= 1
+
+
+async def test_stats_scaling_refuses_what_does_not_fit(client: aqless.Client, run_cli: Cli) -> None:
+    assert (await run_cli("stats")).code == 2  # no queue, no --scaling
+    assert (await run_cli("stats", "--scaling", "--target", "0")).code == 2
+    assert (await run_cli("stats", "q", "--scaling", "--date", "2024-05-01")).code == 2

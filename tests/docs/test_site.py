@@ -33,6 +33,7 @@ MODULES = (
     "aqless.metrics",
     "aqless.tracing",
     "aqless.sentry",
+    "aqless.outbox",
 )
 
 DIRECTIVE = re.compile(r"^:::\s+(\S+)\s*$", re.MULTILINE)

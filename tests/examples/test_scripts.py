@@ -40,6 +40,12 @@ PROMISES = {
         "failed into parcels-JobDataError: __main__.ship: the data does not fit Parcel: "
         "data: missing field 'address'",
     ],
+    "outbox.py": [
+        "waiting in the outbox: 2",
+        "relayed 2 puts",
+        "relayed again: 0",
+        "receipts sent for orders [1, 3]",
+    ],
     "one_at_a_time.py": ["applied in order: 1 2 3 4 5", "balance 300; worker: 5 completed"],
     "observability.py": [
         'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',

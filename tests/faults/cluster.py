@@ -8,7 +8,7 @@ ready once each has its primary's data."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -26,8 +26,9 @@ SLOTS = ((0, 5460), (5461, 10922), (10923, 16383))
 class Cluster:
     """The processes of a cluster, its nodes' ports in slot order."""
 
-    def __init__(self, folder: Path) -> None:
-        self.group = Group(folder)
+    def __init__(self, folder: Path, wrapper: Sequence[str] = (), node_timeout: int = 2000) -> None:
+        self.group = Group(folder, wrapper)
+        self.node_timeout = node_timeout
         self.ports: list[int] = []
         #: the replica of each primary, by the primary's port
         self.replicas: dict[int, int] = {}
@@ -43,7 +44,7 @@ class Cluster:
             "--cluster-config-file",
             f"nodes-{port}.conf",
             "--cluster-node-timeout",
-            "2000",
+            str(self.node_timeout),
             "--repl-diskless-sync-delay",  # a replica syncs at once
             "0",
         )
@@ -89,12 +90,15 @@ def _replica_options(port: int) -> tuple[str, ...]:
 
 
 @contextmanager
-def valkey_cluster(*, replicas: bool = False) -> Iterator[Cluster]:
+def valkey_cluster(
+    *, replicas: bool = False, wrapper: Sequence[str] = (), node_timeout: int = 2000
+) -> Iterator[Cluster]:
     """Three primaries on loopback holding all 16384 slots, ready to use; with `replicas`,
-    a replica of each."""
+    a replica of each. `wrapper` runs each server (valgrind: give a long `node_timeout`,
+    in ms, so that the slowed nodes do not fail each other over)."""
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aqless-clus-")))
-        cluster = Cluster(folder)
+        cluster = Cluster(folder, wrapper, node_timeout)
         stack.callback(cluster.close)
         nodes = len(SLOTS) * (2 if replicas else 1)
         chosen = _distinct_free_ports(2 * nodes)

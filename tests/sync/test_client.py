@@ -379,3 +379,13 @@ def test_a_blocking_client_reads_tags_patterns_and_workers(
     assert job is not None
     assert sync_client.worker_name in [worker.name for worker in sync_client.workers.counts()]
     assert job.jid in sync_client.workers.jobs(sync_client.worker_name).jobs
+
+
+def test_scaling_signals_block_and_return_the_record(sync_client: aqless.sync.Client) -> None:
+    queue = sync_client.queues["scaled"]
+    queue.put("app.Job", {})
+    first = queue.scaling(2.0)
+    assert isinstance(first, aqless.QueueScaling)
+    assert (first.queue, first.waiting, first.slots) == ("scaled", 1, 1)
+    (every,) = sync_client.queues.scaling(2.0, previous=[first])
+    assert every.window < 3600  # since `first`

@@ -175,14 +175,19 @@ class Spawner:
         (folder / "evil.py").write_text(EVIL)
 
     def __call__(
-        self, *arguments: str, env: dict[str, str] | None = None, url: bool = True
+        self,
+        *arguments: str,
+        env: dict[str, str] | None = None,
+        url: bool = True,
+        verbosity: int = 1,
     ) -> WorkerProcess:
-        """``aqless-run -v <arguments>`` with AQLESS_URL set (unless `url` is False)."""
+        """``aqless-run -v <arguments>`` with AQLESS_URL set (unless `url` is False); as
+        many ``-v`` as `verbosity` says."""
         environment = {**_CLEAN_ENV, **({"AQLESS_URL": self.url} if url else {}), **(env or {})}
         log = self.folder / f"worker-{len(self.started)}.log"
         with log.open("wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-m", "aqless.run", "-v", *arguments],
+                [sys.executable, "-m", "aqless.run", *["-v"] * verbosity, *arguments],
                 cwd=self.folder,
                 env=environment,
                 stdin=subprocess.DEVNULL,

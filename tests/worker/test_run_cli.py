@@ -12,7 +12,10 @@ import click
 import pytest
 
 import aqless
-from aqless.run import main
+from aqless._worker.process import EXIT_RECYCLE
+from aqless.cli.app import CannotConnect, ServerRefused, SetupError
+from aqless.run import EXIT_CODES, EXIT_SERVER_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, main
+from tests.support.servers import RestartableValkey
 from tests.worker.process_helpers import (
     WORKER,
     Spawner,
@@ -68,34 +71,101 @@ async def test_check_with_a_good_configuration_exits_0(aq: aqless.Client, spawn:
     assert "allowed     aqjobs" in text
 
 
+UNREACHABLE = "unix:///nonexistent/aqless.sock"
+
+
 @server_free
 @pytest.mark.parametrize(
-    "arguments",
+    ("arguments", "code"),
     [
-        ("-i", "no_such_module"),
-        ("--handlers", "aqjobs:nothing"),
-        ("--url", "unix:///nonexistent/aqless.sock"),
-        ("--url", "bogus://host"),
+        (("-i", "no_such_module"), EXIT_USAGE),
+        (("--handlers", "aqjobs:nothing"), EXIT_USAGE),
+        (("--url", UNREACHABLE), EXIT_UNREACHABLE),
+        (("--url", "bogus://host"), EXIT_USAGE),
     ],
     ids=["import", "registry", "unreachable", "scheme"],
 )
-async def test_check_with_a_bad_configuration_exits_1(
-    spawn: Spawner, arguments: tuple[str, ...]
+async def test_check_with_a_bad_configuration_exits_with_the_cli_s_code(
+    spawn: Spawner, arguments: tuple[str, ...], code: int
 ) -> None:
-    code, text = await finished(spawn, "--check", *arguments, "q")
-    assert code == 1
+    exit_code, text = await finished(spawn, "--check", *arguments, "q")
+    assert exit_code == code, text
     assert "Traceback" not in text
     assert "failed" in text or "Error" in text
 
 
 @server_free
+@pytest.mark.parametrize("arguments", [(), ("-p", "2")], ids=["worker", "supervisor"])
 async def test_an_unreachable_server_stops_the_worker_with_one_clear_error(
-    spawn: Spawner,
+    spawn: Spawner, arguments: tuple[str, ...]
 ) -> None:
-    code, text = await finished(spawn, "--url", "unix:///nonexistent/aqless.sock", "q")
-    assert code == 1
+    code, text = await finished(spawn, "--url", UNREACHABLE, *arguments, "q")
+    assert code == EXIT_UNREACHABLE == CannotConnect.exit_code
     assert "Traceback" not in text
-    assert "Error: " in text
+    assert text.count("Error: cannot connect to the server at unix:///nonexistent/") == 1
+    assert "config.get" not in text  # the internal call that met it is no one's business
+
+
+def test_exit_codes_are_those_of_the_aqless_command() -> None:
+    assert EXIT_USAGE == SetupError.exit_code == click.UsageError.exit_code
+    assert ServerRefused.exit_code == EXIT_SERVER_REFUSED
+    assert CannotConnect.exit_code == EXIT_UNREACHABLE
+    for code in (0, 1, EXIT_USAGE, EXIT_SERVER_REFUSED, EXIT_UNREACHABLE, EXIT_RECYCLE, 130):
+        assert f"\n  {code} " in EXIT_CODES
+
+
+@server_free
+async def test_help_shows_the_exit_codes(spawn: Spawner) -> None:
+    code, text = await finished(spawn, "--help")
+    assert code == 0
+    assert "Exit codes:" in text
+    assert "cannot connect to the server" in text
+
+
+@server_free
+async def test_wait_for_server_gives_up_after_its_seconds_with_exit_4(spawn: Spawner) -> None:
+    code, text = await finished(spawn, "--url", UNREACHABLE, "--wait-for-server", "1.5", "q")
+    assert code == EXIT_UNREACHABLE, text
+    waits = [line for line in text.splitlines() if "waiting for the server at" in line]
+    assert len(waits) >= 2, text  # each attempt says how long it waited and has left
+    assert all(" s waited, " in line and " s left; again in " in line for line in waits)
+    assert "attempts in" in text.splitlines()[-1]
+    assert "Traceback" not in text
+
+
+@server_free
+async def test_a_bad_wait_for_server_is_a_usage_error(spawn: Spawner) -> None:
+    code, text = await finished(spawn, "--wait-for-server", "soon", "q")
+    assert code == EXIT_USAGE
+    assert "--wait-for-server" in text
+
+
+@server_free
+async def test_a_stop_while_waiting_for_the_server_exits_0(spawn: Spawner) -> None:
+    worker = spawn("--url", UNREACHABLE, "--wait-for-server", "60", "q")
+    await worker.logged("waiting for the server at")
+    worker.send(signal.SIGHUP)  # obeyed meanwhile: a log rotation must not end it
+    await worker.logged("SIGHUP")
+    worker.send(signal.SIGTERM)
+    assert await worker.exited() == 0, worker.log()
+
+
+@server_free
+async def test_wait_for_server_starts_once_the_server_is_up(spawn: Spawner, tmp_path: Path) -> None:
+    server = RestartableValkey(tmp_path / "later")
+    try:
+        worker = spawn(*WORKER, "--wait-for-server", "60", "q", env={"AQLESS_URL": server.url})
+        await worker.logged("waiting for the server at", times=2)
+        assert worker.running()
+        server.start()
+        await worker.logged("answers, after")
+        async with aqless.Client(server.url) as aq:
+            jids = await put(aq, "aqjobs.noop", 1)
+            await reach_states(aq, jids, {"complete": 1})
+        worker.send(signal.SIGTERM)
+        assert await worker.exited() == 0
+    finally:
+        server.close()
 
 
 @server_free
@@ -167,7 +237,7 @@ async def test_path_puts_folders_first_on_the_module_path(
     module(tmp_path / "hooks", "libhooks", HOOKS)
     imports = ("-i", "libjobs", "--middleware", "libhooks:around")
     code, text = await finished(spawn, "--check", *imports, "q")
-    assert code == 1, "found without --path"
+    assert code == EXIT_USAGE, "found without --path"
     assert "libjobs" in text
     code, text = await finished(spawn, "--check", "--path", "lib", "--path", "hooks", *imports, "q")
     assert code == 0, text

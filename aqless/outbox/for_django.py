@@ -1,0 +1,53 @@
+"""The outbox's writer for Django: puts written through a database connection of Django's,
+in its current transaction (``transaction.atomic()``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aqless.outbox.queues import OutboxQueue, Queues, wall_clock
+from aqless.outbox.record import OutboxRecord
+from aqless.outbox.table import TABLE_NAME, outbox_ddl
+
+_COLUMNS = ("jid", "queue", "klass", "data", "options", "created_at", "attempts", "next_attempt_at")
+_INSERT = (
+    f"INSERT INTO {TABLE_NAME} ({', '.join(_COLUMNS)}) "  # noqa: S608 (no value is formatted in)
+    f"VALUES ({', '.join(['%s'] * len(_COLUMNS))})"
+)
+
+
+class DjangoOutbox:
+    """Puts written in the transaction of Django's connection `using`:
+    ``DjangoOutbox().queues["emails"].put(SendEmail, {...})`` inside
+    ``transaction.atomic()``. The rows become jobs once the transaction commits and a
+    `Relay` (on the same database, by URL) moves them; a rollback drops them.
+
+    Args:
+        using: the alias of the database in ``DATABASES``.
+        clock: the Unix time now.
+    """
+
+    def __init__(self, using: str = "default", *, clock: Callable[[], float] = wall_clock):
+        self.using = using
+        self.queues: Queues[OutboxQueue] = Queues(
+            lambda name: OutboxQueue(name, self._insert, clock)
+        )
+
+    def _connection(self) -> Any:
+        from django.db import connections
+
+        return connections[self.using]
+
+    def _insert(self, records: list[OutboxRecord]) -> None:
+        rows = [tuple(record.row()[column] for column in _COLUMNS) for record in records]
+        with self._connection().cursor() as cursor:
+            cursor.executemany(_INSERT, rows)
+
+    def create_table(self) -> None:
+        """Create the outbox table in this database unless it is there (or add
+        `outbox_ddl`'s statements to a migration with ``RunSQL``)."""
+        connection = self._connection()
+        with connection.cursor() as cursor:
+            for statement in outbox_ddl(connection.vendor):
+                cursor.execute(statement)

@@ -1,0 +1,55 @@
+"""The outbox's writers for SQLAlchemy: blocking (`Session`, `Connection`) and asyncio
+(`AsyncSession`, `AsyncConnection`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import Connection, insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.orm import Session
+
+from aqless.outbox.queues import AsyncOutboxQueue, OutboxQueue, Queues, wall_clock
+from aqless.outbox.record import OutboxRecord
+from aqless.outbox.table import outbox_table
+
+
+class Outbox:
+    """Puts written in the transaction of a SQLAlchemy `Session` or `Connection`:
+    ``Outbox(session).queues["emails"].put(SendEmail, {...})``. The rows become jobs once
+    the transaction commits and a `Relay` moves them; a rollback drops them with the rest.
+
+    Args:
+        bind: the session or connection whose transaction the puts join.
+        clock: the Unix time now (a put's `at`/`delay` is made a time from it).
+    """
+
+    def __init__(self, bind: Session | Connection, *, clock: Callable[[], float] = wall_clock):
+        self.bind = bind
+        self.queues: Queues[OutboxQueue] = Queues(
+            lambda name: OutboxQueue(name, self._insert, clock)
+        )
+
+    def _insert(self, records: list[OutboxRecord]) -> None:
+        self.bind.execute(insert(outbox_table), [record.row() for record in records])
+
+
+class AsyncOutbox:
+    """`Outbox` for asyncio: puts written in the transaction of an `AsyncSession` or
+    `AsyncConnection`: ``await AsyncOutbox(session).queues["emails"].put(...)``.
+
+    Args:
+        bind: the session or connection whose transaction the puts join.
+        clock: the Unix time now.
+    """
+
+    def __init__(
+        self, bind: AsyncSession | AsyncConnection, *, clock: Callable[[], float] = wall_clock
+    ):
+        self.bind = bind
+        self.queues: Queues[AsyncOutboxQueue] = Queues(
+            lambda name: AsyncOutboxQueue(name, self._insert, clock)
+        )
+
+    async def _insert(self, records: list[OutboxRecord]) -> None:
+        await self.bind.execute(insert(outbox_table), [record.row() for record in records])

@@ -1,0 +1,99 @@
+"""The outbox's queues: ``outbox.queues["emails"].put(klass, data, **options)``, as a
+client's, but the put is a row written in the application's transaction."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Generic, TypeVar, Unpack
+
+from aqless.outbox.record import OutboxRecord, record_put
+from aqless.puts import JobClass, PutOptions, PutRequest
+from aqless.queue import checked_name
+
+#: Writes records into the outbox table, in the transaction of the caller's session.
+Insert = Callable[[list[OutboxRecord]], None]
+#: The same, for an asyncio session or connection.
+AsyncInsert = Callable[[list[OutboxRecord]], Awaitable[None]]
+
+QueueKind = TypeVar("QueueKind")
+
+
+class _Recorder:
+    """What both kinds of queue share: the checks and encoding of `record_put`."""
+
+    def __init__(self, name: str, clock: Callable[[], float]) -> None:
+        self.name = checked_name(name)
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+    def _record(self, klass: JobClass, data: Any, options: PutOptions) -> OutboxRecord:
+        return record_put(self.name, klass, data, options, clock=self._clock)
+
+    def _records(self, requests: Iterable[PutRequest]) -> list[OutboxRecord]:
+        return [self._record(r.klass, r.data, r.options()) for r in requests]
+
+
+class OutboxQueue(_Recorder):
+    """A queue whose puts go into the outbox, in the transaction of a blocking session (a
+    SQLAlchemy `Session` or `Connection`, or Django's connection)."""
+
+    def __init__(self, name: str, insert: Insert, clock: Callable[[], float]) -> None:
+        super().__init__(name, clock)
+        self._insert = insert
+
+    def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
+        """Write the put into the outbox; returns the jid the relay will put the job under.
+        Refused, as `Queue.put` would refuse it, before anything is written: data that is
+        not JSON (PayloadError), data that does not fit a typed handler (JobDataError), an
+        unknown option (TypeError) or one out of range (InvalidArgumentError)."""
+        record = self._record(klass, data, options)
+        self._insert([record])
+        return record.jid
+
+    def put_many(self, requests: Iterable[PutRequest]) -> list[str]:
+        """Write many puts (each checked first, none written if one is refused); returns
+        their jids."""
+        records = self._records(requests)
+        if records:
+            self._insert(records)
+        return [record.jid for record in records]
+
+
+class AsyncOutboxQueue(_Recorder):
+    """A queue whose puts go into the outbox, in the transaction of an asyncio SQLAlchemy
+    `AsyncSession` or `AsyncConnection`."""
+
+    def __init__(self, name: str, insert: AsyncInsert, clock: Callable[[], float]) -> None:
+        super().__init__(name, clock)
+        self._insert = insert
+
+    async def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
+        """As `OutboxQueue.put`: write the put into the outbox; returns its jid."""
+        record = self._record(klass, data, options)
+        await self._insert([record])
+        return record.jid
+
+    async def put_many(self, requests: Iterable[PutRequest]) -> list[str]:
+        """As `OutboxQueue.put_many`: write many puts; returns their jids."""
+        records = self._records(requests)
+        if records:
+            await self._insert(records)
+        return [record.jid for record in records]
+
+
+class Queues(Generic[QueueKind]):
+    """``outbox.queues[name]``: the queue of that name (no I/O)."""
+
+    def __init__(self, make: Callable[[str], QueueKind]) -> None:
+        self._make = make
+
+    def __getitem__(self, name: str) -> QueueKind:
+        return self._make(name)
+
+
+def wall_clock() -> float:
+    """The Unix time now (the writers' default clock)."""
+    return time.time()
