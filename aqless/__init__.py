@@ -5,6 +5,7 @@ from aqless._worker.observers import WorkerObserver
 from aqless._worker.outcomes import Backoff, JobTimeoutError, Retry
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless._worker.reservers import QueueSelection, Reserver
+from aqless.batches import Batch, BatchCallback, Batches
 from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
 from aqless.errors import (
     AqlessError,
@@ -72,6 +73,9 @@ from aqless.worker import Heartbeats, Worker, WorkerCounters
 __all__ = [
     "AqlessError",
     "Backoff",
+    "Batch",
+    "BatchCallback",
+    "Batches",
     "Client",
     "Config",
     "ConfigValueError",

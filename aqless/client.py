@@ -21,6 +21,7 @@ from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.protocol import Clock, Protocol
 from aqless._connection.server_checks import check_eviction_policy
+from aqless.batches.client import Batches
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.job import Job, RecurringJob
@@ -175,6 +176,7 @@ class Client:
             self._pool(EMBEDDED_URL_SHAPE)
         self.queues = Queues(self)
         self.jobs = Jobs(self)
+        self.batches = Batches(self)
         self.config = Config(self)
         self.workers = Workers(self)
         self.throttles = Throttles(self)

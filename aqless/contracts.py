@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, Unpack
 
 from aqless._connection.protocol import Clock
 from aqless._connection.protocol import Protocol as ScriptCaller
+from aqless.batches.model import DEFAULT_TTL, Batch, BatchCallback, BatchMember, BatchPage
 from aqless.models import (
     Failure,
     HistoryEntry,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from aqless.progress import Progress
 
 __all__ = [
+    "Batches",
     "Client",
     "Config",
     "EventStream",
@@ -332,6 +334,24 @@ class Jobs(Protocol):
     async def cancel(self, *jids: str) -> None: ...
 
 
+class Batches(Protocol):
+    """N jobs tracked as one, with callback jobs when they end (aqless.batches)."""
+
+    async def put(
+        self,
+        members: Iterable[BatchMember],
+        *,
+        on_success: BatchCallback | None = None,
+        on_complete: BatchCallback | None = None,
+        on_death: BatchCallback | None = None,
+        description: str = "",
+        ttl: float = DEFAULT_TTL,
+        bid: str | None = None,
+    ) -> str: ...
+    async def get(self, bid: str) -> Batch | None: ...
+    async def recent(self, *, offset: int = 0, count: int = 25) -> BatchPage: ...
+
+
 class Config(Protocol):
     """The deployment's settings (``heartbeat``, ``jobs-history``...)."""
 
@@ -390,6 +410,8 @@ class Client(Protocol):
     def queues(self) -> Queues: ...
     @property
     def jobs(self) -> Jobs: ...
+    @property
+    def batches(self) -> Batches: ...
     @property
     def config(self) -> Config: ...
     @property

@@ -47,6 +47,7 @@ PLAIN_ONLY: dict[str, dict[str, str]] = {
     },
     "Queue": {},
     "Jobs": {},
+    "Batches": {},
     "Job": {
         "client": "the async client a job belongs to; a blocking job calls through its own",
         "build": "makes a job without a server, for tests of job code",
@@ -107,6 +108,7 @@ def variants() -> Iterator[dict[str, dict[str, Any]]]:
         "Queue": {name: client.queues["q"] for name, client in clients.items()},
         "Queues": {name: client.queues for name, client in clients.items()},
         "Jobs": {name: client.jobs for name, client in clients.items()},
+        "Batches": {name: client.batches for name, client in clients.items()},
         "Config": {name: client.config for name, client in clients.items()},
         "Workers": {name: client.workers for name, client in clients.items()},
         "Tags": {name: client.tags for name, client in clients.items()},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aqless.cli import (
+    batches,
     cancel,
     config,
     emptying,
@@ -28,6 +29,7 @@ GROUPS = (
     put,
     jobs,
     cancel,
+    batches,
     queues,
     emptying,
     workers,

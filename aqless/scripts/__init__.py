@@ -30,6 +30,7 @@ MODULES: tuple[str, ...] = (
     "tags.lua",
     "throttle.lua",
     "dedup.lua",
+    "batches.lua",
     "ratelimit.lua",
     "job.lua",
     "results.lua",

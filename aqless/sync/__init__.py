@@ -9,6 +9,7 @@ façades (aqless.sync.facades) derive every blocking verb from the contract's
 
 from aqless.sync.clients import Client, ShardedClient
 from aqless.sync.facades import (
+    SyncBatches,
     SyncConfig,
     SyncEvents,
     SyncJob,
@@ -36,6 +37,7 @@ SyncShardedJobs = SyncJobs
 __all__ = [
     "Client",
     "ShardedClient",
+    "SyncBatches",
     "SyncConfig",
     "SyncEvents",
     "SyncJob",

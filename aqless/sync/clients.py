@@ -14,6 +14,7 @@ from aqless.job import Job, RecurringJob
 from aqless.sharding.client import ShardedClient as AsyncShardedClient
 from aqless.sharding.reads import ShardReport
 from aqless.sync.facades import (
+    SyncBatches,
     SyncConfig,
     SyncEvents,
     SyncJobs,
@@ -39,6 +40,7 @@ class SyncClientSurface(BlockingClient[C], Generic[C, Q]):
         super().__init__()
         self.queues: Q = queues(self)
         self.jobs = SyncJobs(self)
+        self.batches = SyncBatches(self)
         self.config = SyncConfig(self)
         self.workers = SyncWorkers(self)
         self.throttles = SyncThrottles(self)

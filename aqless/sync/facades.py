@@ -26,6 +26,7 @@ from typing import (
 )
 
 from aqless import contracts
+from aqless.batches import Batches
 from aqless.client import Config, Jobs, Queues, Tags, Throttle, Workers
 from aqless.events import Event
 from aqless.job import Job, RecurringJob
@@ -440,6 +441,19 @@ class SyncTags(Facade):
         super().__init__(client, lambda loop_client: loop_client.tags)
 
     top = blocking(contracts.Tags.top)
+
+
+class SyncBatches(Facade):
+    """N jobs tracked as one, with callback jobs when they end (``client.batches``)."""
+
+    documented_by: ClassVar[type | None] = Batches
+
+    def __init__(self, client: BlockingClient[Any]) -> None:
+        super().__init__(client, lambda loop_client: loop_client.batches)
+
+    put = blocking(contracts.Batches.put)
+    get = blocking(contracts.Batches.get)
+    recent = blocking(contracts.Batches.recent)
 
 
 class SyncQueuePatterns(Facade):

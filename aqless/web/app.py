@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from aqless.sharding.client import AnyClient
-from aqless.web import reads, render, scaling, search, shards
+from aqless.web import batches, reads, render, scaling, search, shards
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
 from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
@@ -30,6 +30,8 @@ PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/workers/{name:path}", "worker", "worker.html", reads.worker),
     ("/recurring", "recurring", "recurring.html", reads.recurring),
     ("/throttles", "throttles", "throttles.html", reads.throttles),
+    ("/batches", "batches", "batches.html", batches.batches),
+    ("/batches/{bid:path}", "batch", "batch.html", batches.batch),
     ("/config", "config", "config.html", reads.config),
     ("/patterns", "patterns", "patterns.html", reads.patterns),
     ("/about", "about", "about.html", shards.about),

@@ -386,6 +386,13 @@ GROUPS['job'] = function() return {
   ['job.untrack'] = function(now, a) return Job.track(REQLESS, now, 'untrack', a[1]) end,
 } end
 
+-- aqless's own: batches (batches.lua).
+GROUPS['batch'] = function() return {
+  ['batch.put'] = function(now, a) return Batch.put(now, a) end,
+  ['batch.get'] = function(now, a) return Batch.get(now, a[1]) end,
+  ['batch.list'] = function(now, a) return Batch.list(now, a[1], a[2]) end,
+} end
+
 GROUPS['tags'] = function() return {
   ['tags.top'] = function(now, a)
     local offset, limit = a[1], a[2]

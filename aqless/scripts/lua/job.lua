@@ -297,6 +297,7 @@ function Job.cancel(D, now, jids)
         Job.leave_failure_group(jid, job.failure, job.queue or '', now)
       end
       Dedup.release(jid, job.dedup)
+      Batch.ended(now, jid, 'failed')
       Job.delete(D, jid, Tags.parse(job.tags))
       Events.if_tracked('canceled', jid)
     end

@@ -403,6 +403,7 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep)
 
   Events.completed(jid, queue)
   Dedup.release(jid, v[3] or nil)  -- the dedup id
+  Batch.ended(now, jid, 'done')
   local name, value = data_pair(data, keep, 'complete')
   call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
@@ -457,6 +458,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
   Throttle.release_all(jid, now, job.throttles or false)
   join_failure_group(jid, group)
   Dedup.release(jid, job.dedup)
+  Batch.ended(now, jid, 'failed')
   return jid
 end
 
@@ -516,6 +518,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
     if D.exhausted_retry_publishes then Events.if_tracked('failed', jid) end
     join_failure_group(jid, group)
     Dedup.release(jid, job.dedup)
+    Batch.ended(now, jid, 'failed')
     Stats.count(queue, now, {failures = 1, failed = 1})
   else
     if delay_n > 0 then
@@ -650,6 +653,7 @@ function Job.invalidate(D, queue, now, count)
         Job.settle_home(jid, job)
         join_failure_group(jid, group)
         Dedup.release(jid, job.dedup)
+        Batch.ended(now, jid, 'failed')
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
         Stats.count(queue, now, {failures = 1, failed = 1})

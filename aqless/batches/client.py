@@ -1,0 +1,112 @@
+"""``client.batches``: put a batch, read one, list them (one server or one shard)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from aqless._connection.lean import Argument
+from aqless.batches.model import (
+    COMMAND,
+    DEFAULT_TTL,
+    Batch,
+    BatchCallback,
+    BatchMember,
+    BatchPage,
+    callbacks_text,
+    checked_members,
+    checked_ttl,
+)
+from aqless.errors import InvalidArgumentError
+from aqless.puts import new_jid, prepare_put
+
+if TYPE_CHECKING:
+    from aqless.contracts import ScriptClient
+
+__all__ = ["Batches", "batch_arguments"]
+
+
+def batch_arguments(
+    client: ScriptClient,
+    bid: str,
+    members: list[BatchMember],
+    *,
+    on_success: BatchCallback | None,
+    on_complete: BatchCallback | None,
+    on_death: BatchCallback | None,
+    description: str,
+    ttl: float,
+) -> list[Argument]:
+    """`batch.put`'s arguments (after `now`), every check made: nothing is sent before."""
+    if not bid:
+        raise InvalidArgumentError(COMMAND, "a batch id must not be empty")
+    callbacks = callbacks_text({"success": on_success, "complete": on_complete, "death": on_death})
+    arguments: list[Argument] = [bid, description, checked_ttl(ttl), callbacks, len(members)]
+    for queue, request in members:
+        prepared = prepare_put(
+            request.klass,
+            request.data,
+            request.options(),
+            worker=client.worker_name,
+            queue=queue,
+            clock=client.clock,
+        )
+        arguments += [len(prepared.arguments), *prepared.arguments]
+    return arguments
+
+
+class Batches:
+    """A deployment's batches: ``client.batches``."""
+
+    def __init__(self, client: ScriptClient) -> None:
+        self._client = client
+
+    async def put(
+        self,
+        members: Iterable[BatchMember],
+        *,
+        on_success: BatchCallback | None = None,
+        on_complete: BatchCallback | None = None,
+        on_death: BatchCallback | None = None,
+        description: str = "",
+        ttl: float = DEFAULT_TTL,
+        bid: str | None = None,
+    ) -> str:
+        """Put the members, each a ``(queue, PutRequest)``, as one batch, in one atomic call;
+        return the batch's id (`bid`, or a new one).
+
+        The callbacks are jobs put once each by the server: `on_death` when a member first
+        fails for good (or is cancelled), `on_success` when every member completed,
+        `on_complete` when every member completed or failed. The record expires `ttl`
+        seconds after the last member ended (a day by default).
+
+        Raises:
+            InvalidArgumentError: no member, more than 10000, a member that is not a (queue,
+                PutRequest) or asks for dedup, a jid given twice or taken already, a callback
+                whose class a worker cannot import; nothing is put.
+        """
+        listed = checked_members(members)
+        arguments = batch_arguments(
+            self._client,
+            bid or new_jid(),
+            listed,
+            on_success=on_success,
+            on_complete=on_complete,
+            on_death=on_death,
+            description=description,
+            ttl=ttl,
+        )
+        return str(await self._client.protocol.call(COMMAND, *arguments))
+
+    async def get(self, bid: str) -> Batch | None:
+        """The batch's record and live totals; None when there is none (or it expired)."""
+        fields = await self._client.protocol.json("batch.get", bid)
+        return None if fields is None else Batch.from_json(fields)
+
+    async def recent(self, *, offset: int = 0, count: int = 25) -> BatchPage:
+        """The batches kept, newest first, a page at a time."""
+        reply = await self._client.protocol.json("batch.list", offset, count)
+        return BatchPage(
+            total=int(reply.get("total", 0)),
+            batches=[Batch.from_json(fields) for fields in reply.get("batches", [])],
+        )
