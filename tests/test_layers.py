@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "integrations",
         (
             "aqless.run", "aqless.testing", "aqless.metrics", "aqless.tracing", "aqless.sentry",
-            "aqless.documents",
+            "aqless.documents", "aqless.ops",
         ),
     ),
     ("apps", ("aqless.cli", "aqless.web")),

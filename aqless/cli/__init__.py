@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aqless.cli import (
+    audit,
     cancel,
     config,
     events,
@@ -39,6 +40,7 @@ GROUPS = (
     script,
     server,
     shards,
+    audit,
 )
 for module in GROUPS:
     for command in module.COMMANDS:
