@@ -18,11 +18,12 @@ from aqless.web.auth import RequireUser, Users
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
 from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
+from aqless.web.throughput import with_throughput
 
 # path, route name, template, loader: each page is also served as JSON at /api<path>
 PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/", "overview", "overview.html", reads.overview),
-    ("/queues/{name:path}", "queue", "queue.html", reads.queue),
+    ("/queues/{name:path}", "queue", "queue.html", with_throughput(reads.queue)),
     ("/jobs/{jid:path}", "job", "job.html", reads.job),
     ("/failed", "failed", "failed.html", reads.failed),
     ("/failed/{group:path}", "failed_group", "failed_group.html", reads.failed_group),

@@ -4,12 +4,16 @@ page listing what was done, by whom."""
 from __future__ import annotations
 
 import base64
+import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Locator, Page
 
+import aqless
+from aqless._worker.info import InfoPublisher
 from aqless.web.auth import Users
 from tests.web.data import Deployment, populate
 from tests.web.live_server import LiveServer, live_server
@@ -71,3 +75,57 @@ def test_users_sign_in_and_a_read_only_user_cannot_act(guarded: LiveServer, page
     assert guarded.run(lambda client: client.queues["emails"].counts()).paused
     page.goto(guarded.url + "/audit")
     assert page.locator("table.audit td.who").all_inner_texts() == ["ann"]
+
+
+def test_the_workers_page_shows_what_workers_publish(
+    live: LiveServer, page: Page, artifacts: Path
+) -> None:
+    live.run(populate)
+
+    async def publish(client: aqless.Client) -> None:
+        counters = aqless.WorkerCounters(completed=30)
+        await InfoPublisher(client, "aq-worker-1", ["emails", "reports"], 8, counters).publish()
+
+    live.run(publish)
+    page.goto(live.url + "/workers")
+    row = page.locator("table.workers tr[data-worker=aq-worker-1]")
+    assert row.locator("td.host").inner_text() == socket.gethostname()
+    assert row.locator("td.pid").inner_text() == str(os.getpid())
+    assert row.locator("td.queues").inner_text() == "emails, reports"
+    assert row.locator("td.slots").inner_text() == "8"
+    assert row.locator("td.done").inner_text() == "30"
+    other = page.locator("table.workers tr[data-worker=mail-worker-1]")
+    assert "no record" in other.inner_text()  # another client's worker, holding jobs
+    assert page.locator("table.others").get_by_text("mail-worker-2").is_visible()  # holds none
+    page.screenshot(path=artifacts / "workers.png", full_page=True)
+    row.get_by_role("link", name="aq-worker-1").click()
+    assert page.locator("dl.worker-info").get_by_text("emails, reports").is_visible()
+
+
+def drawn(chart: Locator, series: str) -> int:
+    """The jobs a chart's bars of `series` stand for (each bar's title: `HH:MM: N series`)."""
+    titles = chart.locator(f"rect.bar.s-{series} title").all_text_contents()
+    return sum(int(title.rsplit(": ", 1)[1].split()[0]) for title in titles)
+
+
+def test_the_queue_page_draws_throughput(live: LiveServer, page: Page, artifacts: Path) -> None:
+    async def work(client: aqless.Client) -> None:
+        queue = client.queues["emails"]
+        for _ in range(3):
+            await queue.put("app.Send", {})
+        first, second, third = await queue.pop_many(3, worker="w")
+        await first.complete()
+        await second.complete()
+        await third.fail("smtp", "down")
+
+    live.run(work)
+    page.goto(live.url + "/queues/emails")
+    section = page.locator("#throughput")
+    assert section.locator("figure.chart").count() == 2
+    hour, day = section.locator("figure.chart").all()
+    assert "last hour" in hour.locator("figcaption").inner_text()
+    assert "last day" in day.locator("figcaption").inner_text()
+    for chart in (hour, day):  # (two minutes, or two hours, if the jobs straddle one)
+        assert drawn(chart, "completed") == 2
+        assert drawn(chart, "failed") == 1
+    section.screenshot(path=artifacts / "throughput.png")
