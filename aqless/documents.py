@@ -13,6 +13,7 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
+from aqless._worker.info import SeenWorker, WorkerInfo
 from aqless.job import Job, RecurringJob
 from aqless.models import (
     Failure,
@@ -44,10 +45,12 @@ __all__ = [
     "progress_document",
     "recurring_document",
     "result_document",
+    "seen_worker_document",
     "shard_document",
     "stats_document",
     "throttle_document",
     "worker_document",
+    "worker_info_document",
 ]
 
 
@@ -167,6 +170,23 @@ def rate_limit_document(info: RateLimitInfo) -> Document:
 def worker_document(worker: WorkerCounts) -> Document:
     """A worker's name, how many jobs it holds and how many of them stalled."""
     return dataclasses.asdict(worker)
+
+
+def worker_info_document(info: WorkerInfo) -> Document:
+    """What an aqless worker publishes of itself: `host`, `pid`, `queues`, `concurrency`,
+    `version`, `started` and `seen` (epoch seconds), `completed`, `failed`, `per_minute`."""
+    document = dataclasses.asdict(info)
+    document["queues"] = list(info.queues)
+    del document["name"]
+    return document
+
+
+def seen_worker_document(seen: SeenWorker) -> Document:
+    """A worker's `worker_document`, and its own record under `info` (null for a worker of
+    another qless client, which publishes none)."""
+    document = worker_document(seen.counts)
+    document["info"] = None if seen.info is None else worker_info_document(seen.info)
+    return document
 
 
 def shard_document(report: ShardReport) -> Document:

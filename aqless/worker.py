@@ -43,6 +43,7 @@ from aqless._worker.budget import SlotBudget as SlotBudget  # public: aqless.wor
 from aqless._worker.counters import (
     WorkerCounters as WorkerCounters,  # public: aqless.WorkerCounters
 )
+from aqless._worker.info import InfoPublisher
 from aqless._worker.locks import LockKeeper
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
 from aqless._worker.observers import WorkerObserver
@@ -240,6 +241,9 @@ class Worker:
         self._locks = LockKeeper(
             client, self.name, self._running.by_jid, on_lost=self._count_lost, outage=self.outage
         )
+        self._info = InfoPublisher(
+            client, self.name, self.selection.specs, concurrency, self.counters
+        )
         self._runners = Runners(self._perform, _task_name, keep=concurrency)
         self._performer = Performer(
             client,
@@ -376,6 +380,7 @@ class Worker:
             services.start_soon(self._pickup.run)
             services.start_soon(self._housekeeping)
             services.start_soon(keep_schedules, self.client)
+            services.start_soon(self._info.run)
             try:
                 async with anyio.create_task_group() as jobs:
                     self._jobs = jobs
@@ -388,6 +393,7 @@ class Worker:
                 with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
                     await self._performer.aclose()
             services.cancel_scope.cancel()
+        await self._info.withdraw()
         if self._member is not None:  # its push connection is closed: no push can come
             self._member.settle()
 

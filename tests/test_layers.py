@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "integrations",
         (
             "aqless.run", "aqless.testing", "aqless.metrics", "aqless.tracing", "aqless.sentry",
-            "aqless.documents", "aqless.outbox",
+            "aqless.documents", "aqless.ops", "aqless.outbox",
         ),
     ),
     ("apps", ("aqless.cli", "aqless.web")),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aqless.cli import (
+    audit,
     batches,
     cancel,
     config,
@@ -45,6 +46,7 @@ GROUPS = (
     server,
     shards,
     outbox,
+    audit,
 )
 for module in GROUPS:
     for command in module.COMMANDS:

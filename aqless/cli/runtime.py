@@ -17,6 +17,7 @@ from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 import aqless
+from aqless.cli.audited import recorded
 from aqless.sharding.client import AnyClient as AnyClient
 
 T = TypeVar("T")
@@ -62,7 +63,7 @@ def run(action: Callable[[aqless.Client], Awaitable[T]]) -> T:
 
     async def main() -> T:
         async with aqless.Client(current.url, namespace=current.namespace) as client:
-            return await action(client)
+            return await recorded(client, action)
 
     return anyio.run(main)
 
@@ -81,7 +82,7 @@ def run_any(action: Callable[[AnyClient], Awaitable[T]]) -> T:
 
     async def main() -> T:
         async with aqless.ShardedClient(current.url or "", deployment=deployment) as client:
-            return await action(client)
+            return await recorded(client, action)
 
     return anyio.run(main)
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import anyio
 import click
 
 from aqless.cli.app import AqlessCommand
 from aqless.cli.runtime import settings
+from aqless.ops import audit
+
+if TYPE_CHECKING:
+    from aqless.web.auth import Users
 
 
 class MissingExtra(click.ClickException):
@@ -47,6 +52,30 @@ def dashboard() -> ModuleType:
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
 @click.option("--port", default=8000, show_default=True, help="The port to listen on.")
 @click.option("--read-only", is_flag=True, help="Show everything, change nothing.")
+@click.option(
+    "--user",
+    "users",
+    multiple=True,
+    metavar="NAME:SECRET[:ROLE]",
+    envvar="AQLESS_WEB_USERS",
+    help="Let only these users in (repeat; env AQLESS_WEB_USERS, separated by spaces): HTTP "
+    "basic auth with NAME and SECRET, or a bearer token SECRET. ROLE: admin (default) or "
+    "read-only. A command line is visible in `ps`: prefer --users-file or the env.",
+)
+@click.option(
+    "--users-file",
+    type=click.Path(dir_okay=False),
+    envvar="AQLESS_WEB_USERS_FILE",
+    help="Read users from this file, one NAME:SECRET[:ROLE] a line (# comments).",
+)
+@click.option(
+    "--audit-length",
+    type=click.IntRange(min=1),
+    envvar="AQLESS_AUDIT_LENGTH",
+    default=audit.DEFAULT_LENGTH,
+    show_default=True,
+    help="Entries the audit log of actions keeps (env AQLESS_AUDIT_LENGTH).",
+)
 def web(
     url: str | None,
     namespace: str | None,
@@ -54,6 +83,9 @@ def web(
     host: str,
     port: int,
     read_only: bool,
+    users: tuple[str, ...],
+    users_file: str | None,
+    audit_length: int,
 ) -> None:
     """Serve the web dashboard of a deployment until Ctrl-C or SIGTERM.
 
@@ -65,9 +97,11 @@ def web(
       aqless web --url redis://db:6379 --host 0.0.0.0 --port 9000 --read-only
       python -m aqless.web --url redis://db:6379 --namespace billing
       aqless web --url redis+cluster://db:7000 --deployment billing
+      aqless web --users-file /etc/aqless/users    ann:s3cret, bob:pw:read-only
     """
     module = dashboard()
     current = settings()
+    known = dashboard_users(users, users_file)
     anyio.run(
         lambda: module.serve(
             url or current.url,
@@ -79,8 +113,22 @@ def web(
             or current.deployment
             or os.environ.get("AQLESS_DEPLOYMENT")
             or None,
+            users=known,
+            audit_length=audit_length,
         )
     )
+
+
+def dashboard_users(given: tuple[str, ...], path: str | None) -> Users | None:
+    """The users of --user and --users-file; None (no authentication) for neither."""
+    from aqless.web.auth import Users, parse_user, read_users  # the `web` extra: imported late
+
+    credentials = [parse_user(text) for text in given]
+    if path is not None:
+        credentials += read_users(path)
+        if not credentials:
+            raise click.BadParameter(f"{path} names no user", param_hint="--users-file")
+    return Users(credentials) if credentials else None
 
 
 COMMANDS = (web,)

@@ -1,50 +1,119 @@
-"""workers: the workers the server has seen, and the jobs one of them holds."""
+"""workers: the workers (what they publish of themselves, the jobs they hold), and the jobs
+one of them holds."""
 
 from __future__ import annotations
 
 import click
+from rich.console import RenderableType
 
 import aqless
+from aqless._worker.info import SeenWorker, WorkerInfo, all_infos, seen_workers
 from aqless.cli.job_view import jobs_table
-from aqless.cli.render import table
+from aqless.cli.render import ago, fields, moment, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
-from aqless.documents import job_document, worker_document
+from aqless.documents import job_document, seen_worker_document, worker_info_document
+from aqless.models import WorkerCounts
 
 
-@click.command(short_help="Workers and their job counts; or one worker's jobs.")
+def worker_row(seen: SeenWorker) -> tuple[object, ...]:
+    counts, info = seen.counts, seen.info
+    if info is None:
+        known: tuple[object, ...] = ("-",) * 9
+    else:
+        known = (
+            info.host,
+            info.pid,
+            ", ".join(info.queues),
+            info.concurrency,
+            info.version,
+            moment(info.started),
+            ago(info.seen),
+            f"{info.per_minute:.1f}",
+            info.completed,
+        )
+    return (counts.name, *known, counts.jobs, counts.stalled)
+
+
+COLUMNS = (
+    "worker",
+    "host",
+    "pid#",
+    "queues",
+    "slots#",
+    "version",
+    "started",
+    "last seen",
+    "jobs/min#",
+    "completed#",
+    "jobs#",
+    "stalled#",
+)
+
+
+def info_fields(info: WorkerInfo) -> list[tuple[str, object]]:
+    return [
+        ("host", info.host),
+        ("pid", info.pid),
+        ("queues", ", ".join(info.queues)),
+        ("slots", info.concurrency),
+        ("version", info.version),
+        ("started", f"{moment(info.started)} ({ago(info.started)})"),
+        ("last seen", ago(info.seen)),
+        ("completed", f"{info.completed} ({info.per_minute:.1f}/min), {info.failed} failed"),
+    ]
+
+
+@click.command(short_help="Workers: host, pid, queues, jobs; or one worker's jobs.")
 @click.argument("name", required=False)
-def workers(name: str | None) -> None:
-    """Every worker with how many jobs it holds (and how many stalled); with NAME, its jobs.
+@click.option(
+    "--all",
+    "every_client",
+    is_flag=True,
+    help="Also the clients qless lists that hold nothing and publish no record.",
+)
+def workers(name: str | None, every_client: bool) -> None:
+    """Every worker: what an aqless worker publishes of itself (host, pid, queues, slots,
+    version, started, last seen, jobs per minute) and the jobs it holds (and how many of
+    them stalled). A worker of another qless client shows what qless knows: its jobs.
+    With NAME, that worker and its jobs.
 
     \b
     Examples:
       aqless workers
+      aqless workers --all               also clients that popped but hold nothing
       aqless workers web-1-4242
     """
     if name is None:
-        counts = run_any(lambda client: client.workers.counts())
-        rows = [(worker.name, worker.jobs, worker.stalled) for worker in counts]
-        view = table(None, ("worker", "jobs#", "stalled#"), rows)
-        emit([worker_document(worker) for worker in counts], view)
+        found, others = run_any(seen_workers)
+        if every_client:
+            found += [SeenWorker(WorkerCounts(other, 0, 0), None) for other in others]
+        view = table(None, COLUMNS, [worker_row(seen) for seen in found])
+        emit([seen_worker_document(seen) for seen in found], view)
         return
 
-    async def read(client: AnyClient) -> tuple[list[aqless.Job], list[aqless.Job]]:
+    async def read(
+        client: AnyClient,
+    ) -> tuple[WorkerInfo | None, list[aqless.Job], list[aqless.Job]]:
         known = {worker.name for worker in await client.workers.counts()}
-        if name not in known:
+        info = (await all_infos(client)).get(name)
+        if name not in known and info is None:
             raise NotFound(f"no worker {name!r}")
         held = await client.workers.jobs(name)
         return (
+            info,
             await client.jobs.get_many(held.jobs),
             await client.jobs.get_many(held.stalled),
         )
 
-    running, stalled = run_any(read)
+    info, running, stalled = run_any(read)
     document = {
         "name": name,
+        "info": None if info is None else worker_info_document(info),
         "jobs": [job_document(job) for job in running],
         "stalled": [job_document(job) for job in stalled],
     }
-    views = [jobs_table(f"{name}: jobs", running)]
+    views: list[RenderableType] = [] if info is None else [fields(info_fields(info))]
+    views.append(jobs_table(f"{name}: jobs", running))
     if stalled:
         views.append(jobs_table(f"{name}: stalled", stalled))
     emit(document, *views)

@@ -27,6 +27,10 @@ class Form:
     def __init__(self, fields: Sequence[tuple[str, str]]) -> None:
         self._fields = fields
 
+    @property
+    def fields(self) -> Sequence[tuple[str, str]]:
+        return self._fields
+
     def all(self, name: str) -> list[str]:
         return [value for key, value in self._fields if key == name]
 

@@ -11,16 +11,19 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from aqless.ops import audit
 from aqless.sharding.client import AnyClient
-from aqless.web import batches, reads, render, scaling, search, shards
+from aqless.web import audit_page, batches, reads, render, scaling, search, shards
+from aqless.web.auth import RequireUser, Users
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
 from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
+from aqless.web.throughput import with_throughput
 
 # path, route name, template, loader: each page is also served as JSON at /api<path>
 PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/", "overview", "overview.html", reads.overview),
-    ("/queues/{name:path}", "queue", "queue.html", reads.queue),
+    ("/queues/{name:path}", "queue", "queue.html", with_throughput(reads.queue)),
     ("/jobs/{jid:path}", "job", "job.html", reads.job),
     ("/failed", "failed", "failed.html", reads.failed),
     ("/failed/{group:path}", "failed_group", "failed_group.html", reads.failed_group),
@@ -37,6 +40,7 @@ PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/about", "about", "about.html", shards.about),
     ("/completed", "completed", "completed.html", reads.completed),
     ("/shards", "shards", "shards.html", shards.shards),
+    ("/audit", "audit", "audit.html", audit_page.audit),
 )
 
 
@@ -64,6 +68,8 @@ def create_app(
     auth: Auth = None,
     secret: str | bytes | None = None,
     live_interval: float = 1.0,
+    users: Users | None = None,
+    audit_length: int = audit.DEFAULT_LENGTH,
 ) -> Starlette:
     """The dashboard of the deployment `client` talks to, as an ASGI app.
 
@@ -81,9 +87,14 @@ def create_app(
         secret: the key CSRF tokens are signed with; give the same one to every process
             serving the dashboard behind one address (default: random per app).
         live_interval: at most one live update per this many seconds on each open page.
+        users: the dashboard's own authentication: only these users (HTTP basic auth or a
+            bearer token, see `aqless.web.auth`) get in; a ``read-only`` user changes nothing.
+        audit_length: how many entries the audit log of actions keeps.
     """
     check: AuthCheck | None = None
     middleware = [Middleware(SecurityHeaders)]
+    if users is not None:
+        middleware.append(Middleware(RequireUser, users=users))
     if isinstance(auth, Middleware):
         middleware.append(auth)
     elif isinstance(auth, Sequence):
@@ -99,5 +110,6 @@ def create_app(
         csrf=Csrf(key or secrets.token_bytes(32)),
         env=render.environment(),
         live_interval=live_interval,
+        audit_length=audit.checked_length(audit_length),
     )
     return app

@@ -13,9 +13,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from aqless.errors import AqlessError, ServerUnavailableError
+from aqless.ops import audit
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web import render
 from aqless.web.actions import HANDLERS, ActionError, Form
+from aqless.web.audit_page import recorded_action
+from aqless.web.auth import user_of
 from aqless.web.condition import refused
 from aqless.web.live import EventSourceResponse
 from aqless.web.reads import Loader, NotFound
@@ -36,10 +39,14 @@ class Dashboard:
     csrf: Csrf
     env: jinja2.Environment
     live_interval: float
+    audit_length: int = audit.DEFAULT_LENGTH
 
     async def may(self, request: Request, permission: str) -> bool:
         if permission == "act":
-            return not self.read_only and await allowed(self.check, request, "act")
+            user = user_of(request)
+            if self.read_only or (user is not None and not user.may_act):
+                return False
+            return await allowed(self.check, request, "act")
         return await allowed(self.check, request, "view")
 
 
@@ -115,7 +122,7 @@ async def act(request: Request) -> Response:
         return refusal(request, 404, "No such action.")
     if board.read_only:
         return refusal(request, 403, "This dashboard is read-only.")
-    if not await allowed(board.check, request, "act"):
+    if not await board.may(request, "act"):
         return refusal(request, 403, "You may not act on this dashboard.")
     body = await request.body()
     if len(body) > MAX_FORM:
@@ -129,6 +136,9 @@ async def act(request: Request) -> Response:
         kind, message = "ok", await handler(board.client, form)
     except (ActionError, AqlessError) as error:
         kind, message = "error", str(error)
+    await recorded_action(
+        board.client, request, form, "ok" if kind == "ok" else message, board.audit_length
+    )
     if wants_json(request):
         return JSONResponse(
             {"ok": kind == "ok", "message": message}, status_code=200 if kind == "ok" else 400

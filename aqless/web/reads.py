@@ -13,6 +13,7 @@ from starlette.requests import Request
 
 from aqless import scripts
 from aqless._version import __version__
+from aqless._worker.info import all_infos, seen_workers
 from aqless.client import Client
 from aqless.documents import (
     counts_document,
@@ -21,9 +22,10 @@ from aqless.documents import (
     priority_document,
     rate_limit_document,
     recurring_document,
+    seen_worker_document,
     stats_document,
     throttle_document,
-    worker_document,
+    worker_info_document,
 )
 from aqless.job import RecurringJob
 from aqless.sharding.client import AnyClient, ShardedClient
@@ -86,7 +88,7 @@ async def overview(client: AnyClient, request: Request) -> JSON:
     tracked, _ = await client.jobs.tracked()
     return {
         "queues": queues,
-        "workers": [worker_document(worker) for worker in await client.workers.counts()],
+        "workers": (await workers(client, request))["workers"],
         "failed": {"groups": len(groups), "jobs": sum(groups.values())},
         "tracked": len(tracked),
         "tags": await client.tags.top(count=20),
@@ -190,14 +192,19 @@ async def tags(client: AnyClient, request: Request) -> JSON:
 
 
 async def workers(client: AnyClient, request: Request) -> JSON:
-    return {"workers": [worker_document(worker) for worker in await client.workers.counts()]}
+    """The workers (holding jobs, or publishing a record), and the other clients qless
+    lists (they popped, hold nothing and publish no record)."""
+    found, others = await seen_workers(client)
+    return {"workers": [seen_worker_document(seen) for seen in found], "others": others}
 
 
 async def worker(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
     held = await client.workers.jobs(name)
+    record = (await all_infos(client)).get(name)
     return {
         "name": name,
+        "info": None if record is None else worker_info_document(record),
         "jobs": await jobs_json(client, held.jobs),
         "stalled": await jobs_json(client, held.stalled),
     }

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from aqless.documents import json_preview
-from aqless.web import charts
+from aqless.web import charts, throughput
 from aqless.web.security import CSRF_FIELD, root_path
 
 FLASH_COOKIE: Final = "aqless_flash"
@@ -40,6 +40,7 @@ def environment() -> jinja2.Environment:
     env.globals.update(
         queue_charts=charts.queue_charts, shard_chart=charts.shard_chart, csrf_field=CSRF_FIELD
     )
+    env.globals.update(throughput_charts=throughput.throughput_charts)
     return env
 
 

@@ -11,8 +11,10 @@ import anyio
 import uvicorn
 
 from aqless.client import Client
+from aqless.ops import audit
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web.app import create_app
+from aqless.web.auth import Users
 
 CLOSE_TIMEOUT = 5.0
 
@@ -43,11 +45,13 @@ async def serve(
     read_only: bool = False,
     namespace: str | None = None,
     deployment: str | None = None,
+    users: Users | None = None,
+    audit_length: int = audit.DEFAULT_LENGTH,
 ) -> None:
     """Serve the dashboard of the deployment at `url` (the embedded Valkey when None) on
     http://host:port/ until this coroutine is cancelled or the process gets SIGTERM or
     SIGINT (which end it normally); with `deployment`, of that sharded deployment on the
-    Cluster at `url`."""
+    Cluster at `url`. With `users`, only they get in (see `create_app`)."""
     client: AnyClient = (
         Client(url, namespace=namespace)
         if deployment is None
@@ -56,7 +60,7 @@ async def serve(
     try:
         await client.open()
         config = uvicorn.Config(
-            create_app(client, read_only=read_only),
+            create_app(client, read_only=read_only, users=users, audit_length=audit_length),
             host=host,
             port=port,
             lifespan="off",

@@ -57,7 +57,7 @@ async def test_the_read_commands_show_the_whole_deployment(cluster: Cluster) -> 
         tracked = (await cli("--json", "track")).json()
         assert {job["jid"] for job in tracked["jobs"]} == {job.jid for job in popped[3:]}
         workers = (await cli("--json", "workers")).json()
-        assert workers == [{"name": "ann", "jobs": 3, "stalled": 0}]
+        assert workers == [{"name": "ann", "jobs": 3, "stalled": 0, "info": None}]
         held = (await cli("--json", "workers", "ann")).json()
         assert {job["jid"] for job in held["jobs"]} == {job.jid for job in popped[3:]}
         scheduled = (await cli("--json", "jobs", "work", "scheduled")).json()

@@ -67,7 +67,7 @@ async def test_counts_stats_workers_and_throttles_are_the_same_documents(
     assert stats["wait"]["count"] == 1
     workers = (await run_cli("--json", "workers")).json()
     assert workers == (await api(app_client, "/workers"))["workers"]
-    assert workers == [{"name": "w-1", "jobs": 1, "stalled": 0}]
+    assert workers == [{"name": "w-1", "jobs": 1, "stalled": 0, "info": None}]
     throttle = (await run_cli("--json", "throttle", "show", "smtp")).json()
     assert [throttle] == (await api(app_client, "/throttles"))["throttles"]
     assert (throttle["maximum"], len(throttle["locks"])) == (2, 1)

@@ -57,6 +57,11 @@ function Keys.worker_jobs(worker) return PREFIX .. 'w:' .. worker .. ':jobs' end
 function Keys.stats(kind, bin, q)
   return PREFIX .. 's:' .. kind .. ':' .. integer_text(bin) .. ':' .. q
 end
+-- aqless's own (no other client reads it): a queue's completed and failed jobs per minute
+-- of the hour starting at `hour` (stats.lua's Stats.tick)
+function Keys.throughput(hour, q)
+  return PREFIX .. 'aqless:tp:' .. integer_text(hour) .. ':' .. q
+end
 function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 -- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)

@@ -251,7 +251,8 @@ end
            own, without next: result, result_dropped)
   Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
   Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
-           ql:w:<worker>:jobs, ql:completed, the released dependents' ql:j:<dependent>,
+           ql:aqless:tp:<hour>:<q>, ql:w:<worker>:jobs, ql:completed, the released
+           dependents' ql:j:<dependent>,
            ql:j:<dependent>-dependencies and queue sets; retention deletes old jobs' ql:j:<old>,
            ql:j:<old>-history, ql:t:<tag>, ql:tags; with next: ql:queues,
            ql:q:<next>-work|scheduled|depends, ql:j:<jid>-dependencies,
@@ -280,7 +281,8 @@ end
            written)
   Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
   Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
-           ql:w:<worker>:jobs, ql:completed, the released dependents' ql:j:<dependent>,
+           ql:aqless:tp:<hour>:<q>, ql:w:<worker>:jobs, ql:completed, the released
+           dependents' ql:j:<dependent>,
            ql:j:<dependent>-dependencies and queue sets; retention deletes old jobs' ql:j:<old>,
            ql:j:<old>-history, ql:j:<old>-dependencies, ql:t:<tag>, ql:tags
   Returns  complete
@@ -300,7 +302,8 @@ end
            own: keep_data, as job.complete's)
   Reads    ql:j:<jid>, ql:j:<dependency>, ql:tracked, ql:config, throttles
   Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
-           ql:w:<worker>:jobs, ql:queues, ql:q:<next>-work|scheduled|depends,
+           ql:aqless:tp:<hour>:<q>, ql:w:<worker>:jobs, ql:queues,
+           ql:q:<next>-work|scheduled|depends,
            ql:j:<jid>-dependencies, ql:j:<dependency>-dependents
   Returns  the new state: waiting, scheduled or depends
   Errors   'Job(): no jid provided'   InvalidArgumentError
@@ -371,6 +374,7 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep)
   end
   Throttle.release_all(jid, now, v[8], none_pending)
   Stats.record_one(queue, 'run', now, now - (tonumber(v[6]) or now))
+  Stats.tick(queue, now, 'c')
   call('ZREM', Keys.worker_jobs(worker), jid)
   Events.if_tracked('completed', jid)
   local retries = tonumber(v[4]) or 5
@@ -418,7 +422,7 @@ end
   Args     jid, worker, group, message, [data]
   Reads    ql:j:<jid>, ql:tracked, ql:config
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:w:<worker>:jobs, <q>-*, throttles,
-           ql:s:stats:<bin>:<q>, ql:failures, ql:f:<group>
+           ql:s:stats:<bin>:<q>, ql:aqless:tp:<hour>:<q>, ql:failures, ql:f:<group>
   Returns  the jid
   Errors   'Job(): no jid provided'   InvalidArgumentError
            'Fail(): Arg "worker" missing'   InvalidArgumentError
@@ -467,7 +471,7 @@ end
   Reads    ql:j:<jid>, ql:tracked, ql:config
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<q>-locks, ql:w:<worker>:jobs, throttles,
            ql:q:<queue>-work|scheduled; when no retry is left: ql:failures, ql:f:<group>,
-           ql:s:stats:<bin>:<queue>
+           ql:s:stats:<bin>:<queue>, ql:aqless:tp:<hour>:<queue>
   Returns  integer, the retries left (below 0: the job failed)
   Errors   'Job(): no jid provided'   InvalidArgumentError
            'Retry(): Arg "queue" missing'   InvalidArgumentError

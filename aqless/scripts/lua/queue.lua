@@ -150,7 +150,8 @@ end
   Args     queue, worker, count (reqless: limit)
   Reads    ql:paused_queues, ql:config, <q>-*, ql:q:<q>-recur, ql:r:<id>, job objects, throttles
   Writes   ql:workers, ql:w:<worker>:jobs, <q>-*, ql:j:<jid>, ql:j:<jid>-history, throttles,
-           ql:s:wait:<bin>:<q>, ql:s:stats:<bin>:<q>, ql:f:<group>, ql:failures (expired locks),
+           ql:s:wait:<bin>:<q>, ql:s:stats:<bin>:<q>, ql:aqless:tp:<hour>:<q>, ql:f:<group>,
+           ql:failures (expired locks),
            ql:r:<id>, ql:q:<q>-recur, ql:t:<tag>, ql:tags (recurring spawns)
   Returns  JSON list of the popped job objects (classic writes an empty one {}, reqless [])
   Errors   'Queue(): no queue name provided'   InvalidArgumentError

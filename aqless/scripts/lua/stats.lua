@@ -1,5 +1,6 @@
 -- Per-day statistics: wait and run times (running mean, Welford variance, histogram) and
--- the failures/failed/retries counters of ql:s:stats:<bin>:<queue>.
+-- the failures/failed/retries counters of ql:s:stats:<bin>:<queue>; and aqless's own
+-- completed and failed jobs per minute (ql:aqless:tp:<hour>:<queue>).
 
 local Stats = {}
 
@@ -59,9 +60,24 @@ function Stats.record(queue, kind, now, samples)
   call('HSET', key, unpack(writes))
 end
 
+-- THROUGHPUT (aqless's own): one more completed ('c') or failed ('f') job of `queue` in the
+-- minute of `now`, in the hash of its hour (ql:aqless:tp:<hour>:<q>, fields c<minute> and
+-- f<minute>, minute 0-59). Its first count sets it to expire 25 hours after its hour began
+-- (EXPIRE, relative to the server's clock as throttles' expirations are; EXPIREAT would
+-- need a command the documented ACL users lack): at most 26 hashes of at most 120 small
+-- fields per queue, one HINCRBY a job.
+function Stats.tick(queue, now, kind)
+  local offset = now % 3600
+  local key = Keys.throughput(now - offset, queue)
+  if call('HINCRBY', key, kind .. math.floor(offset / 60), 1) == 1 then
+    call('EXPIRE', key, 90000 - math.floor(offset))
+  end
+end
+
 function Stats.count(queue, at, counters)
   local key = Keys.stats('stats', day_bin(at), queue)
   for name, delta in pairs(counters) do call('HINCRBY', key, name, delta) end
+  if counters.failed == 1 then Stats.tick(queue, at, 'f') end
 end
 
 local function summary(key)

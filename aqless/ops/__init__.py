@@ -1,0 +1,1 @@
+"""What operators' tools share beyond the client: the audit log of the dashboard and the CLI."""

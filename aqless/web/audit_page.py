@@ -1,0 +1,66 @@
+"""The audit log in the dashboard: each action's entry (who, what, when, the outcome), and
+the Audit page that lists the log, newest first."""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from redis import exceptions as redis_errors
+from starlette.requests import Request
+
+from aqless.errors import AqlessError
+from aqless.ops import audit as audit_log
+from aqless.sharding.client import AnyClient
+from aqless.web.actions import Form
+from aqless.web.auth import who
+from aqless.web.reads import JSON, PAGE_SIZE, page_number
+from aqless.web.security import CSRF_FIELD
+
+#: The form fields that name what an action is done to; the others are its details.
+TARGET_FIELDS: Final = ("jid", "queue", "group", "option", "name", "worker")
+SKIPPED_FIELDS: Final = (CSRF_FIELD, "next")
+MOST_TARGETS: Final = 100  # jids of one bulk action kept in its entry
+_LONGEST: Final = 200
+
+logger = logging.getLogger("aqless.web")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _LONGEST else text[: _LONGEST - 1] + "…"
+
+
+def action_entry(request: Request, form: Form, outcome: str) -> audit_log.AuditEntry:
+    verb = str(request.path_params.get("verb", ""))
+    targets = [_short(value) for name in TARGET_FIELDS for value in form.all(name)]
+    detail: dict[str, str] = {}
+    if len(targets) > MOST_TARGETS:
+        detail["targets"] = f"{len(targets)} in all"
+        targets = targets[:MOST_TARGETS]
+    for name, value in form.fields:
+        if name not in TARGET_FIELDS and name not in SKIPPED_FIELDS and value.strip():
+            detail[name] = _short(value)
+    return audit_log.entry(who(request), "web", verb, targets, detail, _short(outcome))
+
+
+async def recorded_action(
+    client: AnyClient, request: Request, form: Form, outcome: str, length: int
+) -> None:
+    """Add the action's entry to the log; a log the server cannot take is logged here (the
+    action itself is done by then)."""
+    try:
+        await audit_log.record(client, action_entry(request, form, outcome), length=length)
+    except (AqlessError, redis_errors.RedisError) as error:
+        logger.warning("the audit log did not take an entry: %s", error)
+
+
+async def audit(client: AnyClient, request: Request) -> JSON:
+    """The Audit page: a page of the log, newest first."""
+    page = page_number(request)
+    entries = await audit_log.read(client, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
+    more = len(entries) > PAGE_SIZE
+    return {
+        "entries": [entry.document() for entry in entries[:PAGE_SIZE]],
+        "page": page,
+        "pages": page + 1 if more else page,
+    }
