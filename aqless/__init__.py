@@ -27,6 +27,7 @@ from aqless.errors import (
     ServerFullError,
     ServerUnavailableError,
     ShardNotEmptyError,
+    StaleAttemptError,
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, Handlers
@@ -137,6 +138,7 @@ __all__ = [
     "ShardedRateLimits",
     "ShardedThrottles",
     "ShardedWorker",
+    "StaleAttemptError",
     "Tags",
     "Throttle",
     "ThrottleInfo",

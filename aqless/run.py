@@ -184,7 +184,7 @@ async def _obey_signals(
             elif number == signal.SIGQUIT:
                 worker.finish()
             elif number == signal.SIGUSR1:
-                worker.hand_back_running("cancelled by SIGUSR1")
+                worker.hand_back_running("operator")
             elif number == signal.SIGUSR2:
                 worker.pause()
                 _stacks.log_all(logger)
