@@ -6,6 +6,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
+
+import aqless
+
+#: The checkout under test, first on the path of the processes: from a worktree, the
+#: environment's editable install would import another checkout.
+CHECKOUT = str(Path(aqless.__file__).resolve().parent.parent)
 
 
 def run_python(
@@ -15,7 +22,7 @@ def run_python(
     fails, showing the process's stderr, unless it exits 0."""
     result = subprocess.run(
         [sys.executable, *arguments],
-        env={**os.environ, **(env or {})},
+        env={**os.environ, "PYTHONPATH": _path_first(os.environ), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -23,3 +30,9 @@ def run_python(
     )
     assert result.returncode == 0, result.stderr
     return result
+
+
+def _path_first(environment: Mapping[str, str]) -> str:
+    """PYTHONPATH with the checkout under test first."""
+    others = [folder for folder in environment.get("PYTHONPATH", "").split(os.pathsep) if folder]
+    return os.pathsep.join([CHECKOUT, *others])

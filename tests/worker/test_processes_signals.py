@@ -83,14 +83,14 @@ async def test_two_graceful_stops_spend_no_retry_and_the_job_completes_with_all_
         worker.send(signal.SIGTERM)
         assert await worker.exited(timeout=5) == 0
         job = await aq.jobs.get(jid)
-        assert job is not None
+        assert isinstance(job, aqless.Job)
         assert (str(job.state), job.retries_left) == ("waiting", 5)
     await aq.redis.set("sleep", 0)
     worker = spawn(*WORKER, "q")
     await count_reaches(aq, "done", 1)
     await reach_states(aq, [jid], {"complete": 1})
     job = await aq.jobs.get(jid)
-    assert job is not None
+    assert isinstance(job, aqless.Job)
     assert job.retries_left == 5
     reasons = [entry.details["reason"] for entry in job.history if entry.what == "handed-back"]
     assert reasons == ["grace expired", "grace expired"]
