@@ -344,8 +344,15 @@ GROUPS['job'] = function() return {
   ['job.cancel'] = function(now, a) return Job.cancel(REQLESS, now, rest(a, 1)) end,
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
+    -- aqless's worker sends the attempt as the last option pair: taken off first, the
+    -- options are what they were without it (often none: no table made)
+    local attempt = nil
+    if a.n >= 6 and a.n % 2 == 0 and a[a.n - 1] == 'attempt' then
+      attempt, a[a.n - 1], a[a.n], a.n = a[a.n], nil, nil, a.n - 2
+    end
     local o = options(a, 5)
-    local keep, attempt = o.keep_data ~= nil, o.attempt
+    local keep = o.keep_data ~= nil
+    attempt = attempt or o.attempt
     if o ~= NOTHING then o = {result = o.result, result_dropped = o.result_dropped} end
     return Job.complete(REQLESS, now, jid, worker, queue, data, o, keep, attempt)
   end,

@@ -633,7 +633,12 @@ end
 function Job.heartbeat(D, now, jid, worker, data, attempt)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Heatbeat(): Arg "worker" missing')
-  local v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in', 'attempt')
+  local v  -- (the attempt read only when given: each field read costs the server time)
+  if attempt == nil then
+    v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in')
+  else
+    v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in', 'attempt')
+  end
   local job = {queue = v[1] or nil, worker = v[2] or nil, state = v[3] or nil,
     held_in = v[4] or nil}
   local expires = now + Config.heartbeat(job.queue or '')
