@@ -52,6 +52,8 @@ async def test_every_pop_is_a_new_attempt_and_only_own_pops_show_it(lua: Lua) ->
     [
         ("job.heartbeat", ("jid", "w1", "", 1)),
         ("job.complete", ("jid", "w1", "queue", "{}", "attempt", 1)),
+        ("job.complete", ("jid", "w1", "queue", "{}", "keep_data", "1", "attempt", 1)),
+        ("job.complete", ("jid", "w1", "queue", "{}", "attempt", 1, "keep_data", "1")),
         ("job.completeAndRequeue", ("jid", "w1", "queue", "{}", "next", "attempt", 1)),
         ("job.fail", ("jid", "w1", "group", "message", "", 1)),
         ("job.retry", ("jid", "queue", "w1", 0, "", "", 1)),
