@@ -29,6 +29,7 @@ from aqless.errors import (
     ServerFullError,
     ServerUnavailableError,
     ShardNotEmptyError,
+    StaleAttemptError,
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, Handlers
@@ -146,6 +147,7 @@ __all__ = [
     "ShardedRateLimits",
     "ShardedThrottles",
     "ShardedWorker",
+    "StaleAttemptError",
     "Tags",
     "Throttle",
     "ThrottleInfo",

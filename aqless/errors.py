@@ -14,6 +14,7 @@ AqlessError                  base, never raised itself
 │   │   └── CrossShardError      a put whose jid, dependencies, route... name two shards
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
+│   │   └── StaleAttemptError    a verb of an earlier attempt: the job was popped again since
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
 ├── NotDurableError          a durable put was made, but its copies were not confirmed
 ├── ShardNotEmptyError       a shard to forget still holds jobs (or drained too briefly)
@@ -125,6 +126,12 @@ class JobNotFoundError(ScriptError):
 class LockLostError(ScriptError):
     """The job is not running for us any more: its lock expired and was given to another
     worker, or it was cancelled, moved, retried, completed or failed meanwhile."""
+
+
+class StaleAttemptError(LockLostError):
+    """The verb came from an earlier attempt of the job: it was popped again since (by any
+    worker, this one included), and only its current attempt may renew, report or end it.
+    A LockLostError, so code that catches that catches this too."""
 
 
 class PermissionDeniedError(ScriptError):

@@ -93,6 +93,10 @@ class Job:
             it (removed afterwards); None otherwise.
         progress_reports: while a worker runs the job's code, what coalesces its
             `progress` reports (aqless.progress.Coalescer); None otherwise.
+        attempt: which pop of the job this is (1 for the first, rising with every pop, by
+            any worker), for a job that aqless's worker popped; None for a job read
+            otherwise. The owner's verbs send it, and the server refuses those of an
+            earlier attempt (StaleAttemptError); job code may fence its own writes with it.
     """
 
     __slots__ = (
@@ -100,6 +104,7 @@ class Job:
         "_history",
         "_history_fields",
         "_stored",
+        "attempt",
         "data",
         "dependencies",
         "dependents",
@@ -150,6 +155,8 @@ class Job:
         self.spawned_from_jid: str | None = spawned if isinstance(spawned, str) else None
         self.sandbox: Path | None = None
         self.progress_reports: Coalescer | None = None
+        attempt = get("attempt")
+        self.attempt: int | None = int(attempt) if attempt is not None else None
 
     @property
     def history(self) -> tuple[HistoryEntry, ...]:
@@ -216,6 +223,17 @@ class Job:
 
     # -- the owner's verbs: only the worker holding the job may call them ---------------------
 
+    def _fence(self, *optional: str) -> tuple[str | int, ...]:
+        """The arguments that carry the job's attempt to a verb whose protocol arguments end
+        in optional ones: those it does not use as '' (none), then the attempt. Nothing when
+        the attempt is not known (the verb is then checked by worker name alone)."""
+        if self.attempt is None:
+            return ()
+        return (*optional, self.attempt)
+
+    def _fence_option(self) -> tuple[str | int, ...]:
+        return () if self.attempt is None else ("attempt", self.attempt)
+
     def _hide_worker_while_releasing(self) -> _WorkerHiddenWhileReleasing:
         """While a verb that ends the worker's hold is on its way, the job shows no worker,
         so its worker neither heartbeats it nor takes the server's news of it (a
@@ -248,13 +266,14 @@ class Job:
                     data,
                     *kept,
                     *keep,
+                    *self._fence_option(),
                     releases=self.jid,
                 )
         elif result is not None:
             raise InvalidArgumentError("job.complete", "a result needs the job to finish")
         else:
             base = (self.jid, self.worker_name, self.queue_name, data)
-            options: list[str | float] = [*keep]
+            options: list[str | float] = [*keep, *self._fence_option()]
             if delay is not None:
                 options += ["delay", delay]
             if depends is not None:
@@ -273,7 +292,7 @@ class Job:
 
     async def fail(self, group: str, message: str) -> None:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""
-        arguments = (self.jid, self.worker_name, group, message)
+        arguments = (self.jid, self.worker_name, group, message, *self._fence(""))
         with self._hide_worker_while_releasing():
             await self.client.protocol.call("job.fail", *arguments, releases=self.jid)
         self.state = JobState.FAILED
@@ -282,7 +301,9 @@ class Job:
 
     async def heartbeat(self) -> float:
         """Renew the lock; returns the new expiry time (also in `expires_at`)."""
-        expires = await self.client.protocol.integer("job.heartbeat", self.jid, self.worker_name)
+        expires = await self.client.protocol.integer(
+            "job.heartbeat", self.jid, self.worker_name, *self._fence("")
+        )
         self.expires_at = float(expires)
         return self.expires_at
 
@@ -301,7 +322,7 @@ class Job:
     async def send_progress(self, fraction: float, message: str) -> None:
         """`progress` without coalescing, the value unchecked: one call of the script."""
         await self.client.protocol.call(
-            "job.progress", self.jid, self.worker_name, fraction, message
+            "job.progress", self.jid, self.worker_name, fraction, message, *self._fence()
         )
 
     async def retry(
@@ -311,7 +332,9 @@ class Job:
         none left it fails (into `group`, or `failed-retries-<queue>`). Returns the retries
         left (-1: it failed)."""
         args: list[str | float] = [delay]
-        if group is not None:
+        if self.attempt is not None:
+            args += [group or "", message or "" if group is not None else "", self.attempt]
+        elif group is not None:
             args.append(group)
             if message is not None:
                 args.append(message)
@@ -325,6 +348,17 @@ class Job:
             JobState.FAILED if left < 0 else (JobState.SCHEDULED if delay > 0 else JobState.WAITING)
         )
         return left
+
+    async def hand_back(self, reason: str) -> None:
+        """Give the job back to its queue at once, spending no retry, with `reason` in its
+        history (a ``handed-back`` entry): the worker was told to stop, the code did not
+        fail. LockLostError (StaleAttemptError) when the job is no longer this attempt's."""
+        arguments = (self.jid, self.worker_name, reason, *self._fence())
+        with self._hide_worker_while_releasing():
+            await self.client.protocol.call("job.handBack", *arguments, releases=self.jid)
+        self.state = JobState.WAITING
+        self.worker_name = ""
+        self.expires_at = 0.0
 
     # -- anyone's verbs ---------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
 
-from aqless._connection.protocol import encode_json
+from aqless._connection.protocol import DATA_APART, decoded_apart, encode_json
 from aqless.errors import (
     AqlessError,
     ConfigurationError,
@@ -306,11 +306,16 @@ class Queue:
     # -- taking -------------------------------------------------------------------------------
 
     async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
-        """Take up to `count` jobs to work on; they are locked for this worker."""
+        """Take up to `count` jobs to work on; they are locked for this worker (each job's
+        `attempt` tells which pop of it this is)."""
         if count <= 0:
             return []
         worker = worker or self._client.worker_name
-        popped = await self._client.protocol.json("queue.pop", self.name, worker, count)
+        # aqless's own pop (the worker's): the same pop, its jobs with their attempts
+        reply = await self._client.protocol.call(
+            "rateLimit.pop", self.name, worker, count, DATA_APART
+        )
+        popped = decoded_apart("rateLimit.pop", reply)["jobs"]
         return [Job(self._client, fields) for fields in popped or []]
 
     async def pop(self, *, worker: str | None = None) -> Job | None:

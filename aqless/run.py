@@ -222,7 +222,7 @@ async def _obey_signals(
                 worker.finish()
                 stopped()
             elif number == signal.SIGUSR1:
-                worker.hand_back_running("cancelled by SIGUSR1")
+                worker.hand_back_running("operator")
             elif number == signal.SIGUSR2:
                 worker.pause()
                 _stacks.log_all(logger)

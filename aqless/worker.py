@@ -313,8 +313,9 @@ class Worker:
         self.grace = float("inf")
         self._begin_stop()
 
-    def hand_back_running(self, reason: str = "the worker was asked to cancel") -> None:
-        """Cancel every running job's code and give the jobs back to their queues."""
+    def hand_back_running(self, reason: str = "operator") -> None:
+        """Cancel every running job's code and give the jobs back to their queues, spending
+        no retry; `reason` goes into each job's history (its ``handed-back`` entry)."""
         for running in list(self._running.by_jid.values()):
             running.hand_back(reason)
 
@@ -523,10 +524,11 @@ class Worker:
                 await self._pickup.withdraw()
         if self._running.by_jid:
             logger.info("worker %s stopping: %d jobs running", self.name, len(self._running.by_jid))
-        with anyio.move_on_after(self.grace):
+        with anyio.move_on_after(self.grace) as waited:
             while self._running.by_jid and not self._hard_stop:
                 await self._wakeup.event.wait()  # fired as slots free, and by stop()
-        self.hand_back_running("the worker stopped before the job finished")
+        expired = waited.cancelled_caught and self.grace > 0 and not self._hard_stop
+        self.hand_back_running("grace expired" if expired else "worker stopping")
 
     async def _resume_unknown(self, jobs: TaskGroup) -> None:
         """Take back the jobs a pop whose reply was lost took; if the network fails again

@@ -5,7 +5,8 @@ Runs put, pop, heartbeat and complete N times in each vocabulary, both as the sc
 reading INFO commandstats around each phase. Then again with pops of 50 jobs (a worker
 with 50 slots): put, `pop50` (figures per job) and complete. Prints a table; `lifecycle`
 is put + pop + heartbeat + complete one job at a time, `lifecycle50` put + pop50 +
-complete.
+complete. The `fenced` vocabulary is aqless's worker's calls: its own pop (rateLimit.pop with
+data_apart, each job's attempt in the reply), and heartbeat and complete with the attempt.
 
     python benchmarks/lua_cost.py [--jobs 2000] [--url redis://...]
 """
@@ -40,6 +41,13 @@ NAMES = {
         "heartbeat": "job.heartbeat",
         "complete": "job.complete",
     },
+    "fenced": {
+        "put": "queue.put",
+        "pop": "rateLimit.pop",
+        "pop50": "rateLimit.pop",
+        "heartbeat": "job.heartbeat",
+        "complete": "job.complete",
+    },
 }
 # now, then the command's arguments, for job number i
 ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
@@ -49,7 +57,22 @@ ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
     "heartbeat": lambda i: [2, f"j{i}", "w"],
     "complete": lambda i: [3, f"j{i}", "w", "q", "{}"],
 }
+# what a vocabulary's calls add to ARGUMENTS (every job is on its first attempt)
+TRAILING: dict[str, dict[str, list[str | int]]] = {
+    "fenced": {
+        "pop": ["data_apart"],
+        "pop50": ["data_apart"],
+        "heartbeat": ["", 1],
+        "complete": ["attempt", 1],
+    },
+}
 Row = tuple[str, str, str, float, float]
+
+
+def command(vocabulary: str, phase: str, i: int) -> list[str | int]:
+    """The call of `phase` for job number `i` in `vocabulary`: its name, now, arguments."""
+    trailing = TRAILING.get(vocabulary, {}).get(phase, [])
+    return [NAMES[vocabulary][phase], *ARGUMENTS[phase](i), *trailing]
 
 
 @contextmanager
@@ -89,19 +112,19 @@ def run_all(url: str, jobs: int) -> list[Row]:
     rows: list[Row] = []
     connection = redis.Redis.from_url(url, decode_responses=True)
     for mode, call in callers(connection).items():
-        for vocabulary, names in NAMES.items():
+        for vocabulary in NAMES:
             for phases in (PHASES, BATCH_PHASES):
                 connection.flushdb()
                 for phase in phases:
 
                     def run(
                         phase: str = phase,
-                        names: dict[str, str] = names,
+                        vocabulary: str = vocabulary,
                         call: Callable[[list[str | int]], Any] = call,
                     ) -> None:
                         calls = jobs // BATCH if phase == "pop50" else jobs
                         for i in range(calls):
-                            call([names[phase], *ARGUMENTS[phase](i)])
+                            call(command(vocabulary, phase, i))
 
                     commands, micros = measure(connection, run, jobs)
                     name = phase if phases is PHASES or phase == "pop50" else phase + "50"

@@ -23,7 +23,7 @@ from pathlib import Path
 import redis
 
 from aqless.scripts import build_library, function_name
-from benchmarks.lua_cost import ARGUMENTS, BATCH, BATCH_PHASES, NAMES, PHASES
+from benchmarks.lua_cost import BATCH, BATCH_PHASES, NAMES, PHASES, command
 
 
 def _binary() -> str:
@@ -74,7 +74,7 @@ def measure(jobs: int, port: int) -> dict[str, float]:
             connection = _connect(port)
             connection.function_load(build_library(), replace=True)
             function = function_name()
-            for vocabulary, names in NAMES.items():
+            for vocabulary in NAMES:
                 for phases in (PHASES, BATCH_PHASES):
                     connection.flushdb()
                     for phase in phases:
@@ -83,7 +83,7 @@ def measure(jobs: int, port: int) -> dict[str, float]:
                         label = f"{vocabulary}-{phase}{suffix}"
                         _control(server.pid, "--zero")
                         for i in range(calls):
-                            connection.fcall(function, 0, names[phase], *ARGUMENTS[phase](i))
+                            connection.fcall(function, 0, *command(vocabulary, phase, i))
                         _control(server.pid, f"--dump={label}")
             connection.close()
         finally:

@@ -44,6 +44,7 @@ from aqless.errors import (
     ScriptError,
     ServerFullError,
     ServerUnavailableError,
+    StaleAttemptError,
 )
 from aqless.scripts.contracts import exception_name
 from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
@@ -85,7 +86,13 @@ def error_for(command: str, server_text: str) -> ScriptError:
 #: every name a contract gives is here).
 _EXCEPTIONS: dict[str, type[ScriptError]] = {
     kind.__name__: kind
-    for kind in (ScriptError, InvalidArgumentError, JobNotFoundError, LockLostError)
+    for kind in (
+        ScriptError,
+        InvalidArgumentError,
+        JobNotFoundError,
+        LockLostError,
+        StaleAttemptError,
+    )
 }
 
 

@@ -124,7 +124,7 @@ class LockKeeper:
             self._renew_now.fire()
 
     async def _renew(self, due: list[RunningJob], now: float) -> None:
-        calls = [(running.job.jid, self._worker) for running in due]
+        calls = [_heartbeat_arguments(running, self._worker) for running in due]
         replies = await self._client.protocol.many("job.heartbeat", calls)
         unavailable = next((r for r in replies if isinstance(r, ConnectionLostError)), None)
         if unavailable is not None:  # the server renewed none, or not all: try them again
@@ -160,3 +160,12 @@ class LockKeeper:
                     self._renew_now.fire()
                 else:
                     logger.debug("event %s for running job %s", event.kind, event.jid)
+
+
+def _heartbeat_arguments(running: RunningJob, worker: str) -> tuple[str | int, ...]:
+    """A renewal's arguments: the job's attempt too when known (no data: ''), so that the
+    server refuses to renew an attempt it has since handed out again."""
+    attempt = running.job.attempt
+    if attempt is None:
+        return (running.job.jid, worker)
+    return (running.job.jid, worker, "", attempt)

@@ -27,6 +27,7 @@ from aqless.errors import (
     JobDataError,
     PayloadError,
     ScriptError,
+    StaleAttemptError,
     UnknownJobClassError,
 )
 from aqless.handlers import Handler, calls_coroutine
@@ -288,17 +289,10 @@ class Performer:
                 logger.exception("worker observer %r failed", observer)
 
     async def _hand_back(self, running: RunningJob) -> bool:
-        """Give an interrupted job back to its queue at once: a retry (spending one, and
-        recording why), or, when it has none left, a put into the same queue, so that a
-        stopping worker never fails a job."""
-        job = running.job
-        verb: Verb
-        if job.retries_left > 0:
-            group = f"{job.queue_name}-WorkerStopped"
-            verb = partial(job.retry, 0, group, running.handing_back)
-        else:
-            verb = partial(job.move, job.queue_name)
-        return await self._report(running, verb, "hand back")
+        """Give an interrupted job back to its queue at once, spending no retry (its code
+        did not fail), with why in its history; a stopping worker never fails a job."""
+        reason = running.handing_back or "worker stopping"
+        return await self._report(running, partial(running.job.hand_back, reason), "hand back")
 
     async def _fail(self, running: RunningJob, group: str, message: str) -> bool:
         """Fail the job into `group`, counting it once the server took it."""
@@ -319,6 +313,9 @@ class Performer:
             self._release(running)  # the verb's call is queued before the next pop
             try:
                 await verb()
+            except StaleAttemptError as error:  # a later attempt holds the job: never ours
+                logger.warning("could not %s job %s: %s", what, running.job.jid, error.detail)
+                return False
             except ScriptError as error:
                 self._outage.answered()
                 if await self._took_effect(running, what):
@@ -363,6 +360,8 @@ class Performer:
             return "done" in since
         if what == "fail":
             return job.state == JobState.FAILED and ours
+        if what == "hand back":
+            return "handed-back" in since
         return job.state in (JobState.WAITING, JobState.SCHEDULED) and ours
 
 

@@ -346,6 +346,7 @@ class SyncJob(SnapshotFacade[Job]):
     tracked: _Snapshot[bool] = _Snapshot()
     throttles: _Snapshot[tuple[str, ...]] = _Snapshot()
     spawned_from_jid: _Snapshot[str | None] = _Snapshot()
+    attempt: _Snapshot[int | None] = _Snapshot()
 
     def __repr__(self) -> str:
         return f"<SyncJob {self.jid} {self.klass_name} {self.state} in {self.queue_name!r}>"
@@ -355,6 +356,7 @@ class SyncJob(SnapshotFacade[Job]):
     retry = blocking(contracts.Job.retry)
     heartbeat = blocking(contracts.Job.heartbeat)
     progress = blocking(contracts.Job.progress)
+    hand_back = blocking(contracts.Job.hand_back)
     timeout = blocking(contracts.Job.timeout)
     cancel = blocking(contracts.Job.cancel)
     move = blocking(contracts.Job.move)

@@ -107,7 +107,7 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {"job.dedup"}
     aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
-    aqless_own |= {"job.progress", "jobs.progress"}
+    aqless_own |= {"job.progress", "jobs.progress", "job.handBack"}
     aqless_own |= {"queue.popAfter"}
     aqless_own |= {"batch.put", "batch.get", "batch.list"}
     assert entries == set(CLASSIC_COMMANDS + REQLESS_COMMANDS) | aqless_own

@@ -18,7 +18,11 @@ function library (FCALL) and as the script (EVALSHA). The capture is:
 
 It is compared with the golden file ``tests/scripts/golden/differential.json``, one
 capture per server (Valkey 9, Redis 7). A change to the golden file is acceptable only
-for a bug fix, explained where it is made. To record it again from the current Lua:
+for a bug fix, explained where it is made. Recorded again for fenced attempts: every pop
+writes aqless's own `attempt` field into the job hash (other clients ignore it), and
+aqless's own replies (pops with data_apart, pushes on ql:push:<worker>) end each job object
+with it; every reply, publication and key other clients read is as it was. To record it
+again from the current Lua:
 
     AQLESS_DIFFERENTIAL_RECORD=1 python -m pytest tests/scripts/test_differential.py
 

@@ -47,7 +47,8 @@ async def test_a_put_pops_its_job_for_a_listening_offer_and_publishes_it(lua: Lu
         await rput(lua, 1, "jid")
     jobs = pushed_jobs(captured.on("ql:push:w1"))
     assert [(job["jid"], job["worker"], job["state"]) for job in jobs] == [("jid", "w1", "running")]
-    assert jobs[0] == await lua.json("job.get", 1, "jid")  # the job as stored, whole
+    # the job as stored, whole, and its attempt (a push is aqless's own, as its pops)
+    assert jobs[0] == {**await lua.json("job.get", 1, "jid"), "attempt": 1}
     # the push and the news that it was pushed (for the other workers) come before the put
     # event, so that no worker hearing the event has to wait to learn whether a push follows
     assert captured.channels() == ["ql:push:w1", "ql:pushed", "ql:log"]

@@ -58,8 +58,11 @@ async def recorded(lua: Lua, run: Run) -> tuple[Any, dict[str, Any], list[tuple[
 
 def without_data(reply: str) -> tuple[dict[str, Any], list[str]]:
     """A plain pop reply's value with the data left out of its objects, and the data
-    texts, in order."""
+    texts, in order; each object with the `attempt` that a pop with data apart (aqless's
+    own) adds (the jobs of these tests are popped for the first time)."""
     value = json.loads(reply)
+    for job in value["jobs"]:
+        job["attempt"] = 1
     return value, [job.pop("data") for job in value["jobs"]]
 
 

@@ -31,3 +31,4 @@ def run_python(
     )
     assert result.returncode == 0, result.stderr
     return result
+

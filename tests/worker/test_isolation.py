@@ -208,8 +208,10 @@ async def test_stopping_the_worker_kills_its_children(
     assert counters.handed_back == 1
     job = await get_job(client, stuck)
     assert job.state == JobState.WAITING
-    assert job.failure is not None
-    assert job.failure.group == "q-WorkerStopped"
+    assert (job.history[-1].what, job.history[-1].details["reason"]) == (
+        "handed-back",
+        "grace expired",
+    )
 
 
 async def test_the_worker_isolates_every_handler_but_those_that_say_not(

@@ -63,9 +63,39 @@ async def test_term_and_int_hand_the_running_jobs_back_after_the_grace_and_exit_
     assert await aq.redis.llen("cancelled") == 2  # their code was cancelled
     for job in await aq.jobs.get_many(jids):  # handed back, not left to their locks
         assert str(job.state) == "waiting"
-        assert job.retries_left == job.original_retries - 1
+        assert job.retries_left == job.original_retries  # a stop spends no retry
+        last = job.history[-1]
+        assert (last.what, last.details["reason"]) == ("handed-back", "grace expired")
     for pid in pids:
         assert (await aq.workers.jobs(f"{socket.gethostname()}-{pid}")).jobs == ()
+
+
+async def test_two_graceful_stops_spend_no_retry_and_the_job_completes_with_all_left(
+    aq: aqless.Client, spawn: Spawner
+) -> None:
+    """A job put with 5 retries, held by a worker stopped (SIGTERM, past its grace) twice:
+    it is handed back each time, and completes later with its 5 retries left."""
+    await aq.redis.set("sleep", 30)
+    jid = await aq.queues["q"].put("aqjobs.sleeper", retries=5)
+    for stop in (1, 2):
+        worker = spawn(*WORKER, "--grace", "0.2", "q")
+        await count_reaches(aq, "started", stop)
+        worker.send(signal.SIGTERM)
+        assert await worker.exited(timeout=5) == 0
+        job = await aq.jobs.get(jid)
+        assert isinstance(job, aqless.Job)
+        assert (str(job.state), job.retries_left) == ("waiting", 5)
+    await aq.redis.set("sleep", 0)
+    worker = spawn(*WORKER, "q")
+    await count_reaches(aq, "done", 1)
+    await reach_states(aq, [jid], {"complete": 1})
+    job = await aq.jobs.get(jid)
+    assert isinstance(job, aqless.Job)
+    assert job.retries_left == 5
+    reasons = [entry.details["reason"] for entry in job.history if entry.what == "handed-back"]
+    assert reasons == ["grace expired", "grace expired"]
+    worker.send(signal.SIGTERM)
+    assert await worker.exited(timeout=5) == 0
 
 
 @processes
@@ -95,6 +125,9 @@ async def test_usr1_hands_the_running_jobs_back_and_goes_on(
     await reach_states(aq, jids, {"complete": 2})
     for job in await aq.jobs.get_many(jids):
         assert [entry.what for entry in job.history].count("popped") == 2
+        assert job.retries_left == job.original_retries
+        handed = [entry for entry in job.history if entry.what == "handed-back"]
+        assert [entry.details["reason"] for entry in handed] == ["operator"]
     assert worker.running()
     assert all(alive(pid) for pid in pids)
     await worker.logged("SIGUSR1", times=processes)

@@ -97,8 +97,8 @@ async def test_a_stopping_worker_hands_sync_code_back_and_returns_once_it_has(
             await until(lambda: len(gate.entered) == 1)
             worker.stop()
             job = await until_state(client, jid, JobState.WAITING)  # handed back after grace
-            assert job.failure is not None
-            assert job.failure.group == "q-WorkerStopped"
+            assert job.history[-1].what == "handed-back"
+            assert job.retries_left == job.original_retries
             assert worker.state == "stopping"  # its slot waits for the thread
             assert gate.inside == 1
             gate.open.set()

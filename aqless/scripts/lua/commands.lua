@@ -11,6 +11,14 @@ local Helpers = {}
 
 function Helpers.json(value) return cjson.encode(value) end
 
+-- An optional argument that aqless's own calls may pass as '' (absent) to reach the
+-- `attempt` after it (see Job.check_attempt); other clients send no such argument, and
+-- never reach that far.
+function Helpers.given(value)
+  if value == '' then return nil end
+  return value
+end
+
 function Helpers.object_or_nil(value)
   if value == nil then return nil end
   return cjson.encode(value)
@@ -336,21 +344,35 @@ GROUPS['job'] = function() return {
   ['job.cancel'] = function(now, a) return Job.cancel(REQLESS, now, rest(a, 1)) end,
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
+    -- aqless's worker sends the attempt as the last option pair: taken off first, the
+    -- options are what they were without it (often none: no table made)
+    local attempt = nil
+    if a.n >= 6 and a.n % 2 == 0 and a[a.n - 1] == 'attempt' then
+      attempt, a[a.n - 1], a[a.n], a.n = a[a.n], nil, nil, a.n - 2
+    end
     local o = options(a, 5)
     local keep = o.keep_data ~= nil
+    attempt = attempt or o.attempt
     if o ~= NOTHING then o = {result = o.result, result_dropped = o.result_dropped} end
-    return Job.complete(REQLESS, now, jid, worker, queue, data, o, keep)
+    return Job.complete(REQLESS, now, jid, worker, queue, data, o, keep, attempt)
   end,
   ['job.completeAndRequeue'] = function(now, a)
     local jid, worker, queue, data, next_queue = a[1], a[2], a[3], a[4], a[5]
     local o = options(a, 6)
     if o == NOTHING then o = {} end
     o.next = next_queue
-    return Job.complete(REQLESS, now, jid, worker, queue, data, o, o.keep_data ~= nil)
+    local attempt = o.attempt
+    o.attempt = nil
+    return Job.complete(REQLESS, now, jid, worker, queue, data, o, o.keep_data ~= nil, attempt)
   end,
   ['job.fail'] = function(now, a)
     local jid, worker, group, message, data = a[1], a[2], a[3], a[4], a[5]
-    return Job.fail(REQLESS, now, jid, worker, group, message, data)
+    if a[6] ~= nil then data = Helpers.given(data) end
+    return Job.fail(REQLESS, now, jid, worker, group, message, data, a[6])
+  end,
+  ['job.handBack'] = function(now, a)
+    local jid, worker, reason, attempt = a[1], a[2], a[3], a[4]
+    return Job.hand_back(now, jid, worker, reason, attempt)
   end,
   ['job.result'] = function(now, a) return Results.json(a[1]) end,
   ['job.dedup'] = function(now, a) return Dedup.id_of(a[1]) end,
@@ -362,11 +384,12 @@ GROUPS['job'] = function() return {
   ['job.getMulti'] = function(now, a) return Job.list_json(REQLESS, rest(a, 1)) end,
   ['job.heartbeat'] = function(now, a)
     local jid, worker, data = a[1], a[2], a[3]
-    return Job.heartbeat(REQLESS, now, jid, worker, data)
+    if a[4] ~= nil then data = Helpers.given(data) end
+    return Job.heartbeat(REQLESS, now, jid, worker, data, a[4])
   end,
   ['job.progress'] = function(now, a)
     local jid, worker, fraction, message = a[1], a[2], a[3], a[4]
-    Progress.report(now, jid, worker, fraction, message)
+    Progress.report(now, jid, worker, fraction, message, a[5])
   end,
   ['job.log'] = function(now, a)
     local jid, message, data = a[1], a[2], a[3]
@@ -375,7 +398,8 @@ GROUPS['job'] = function() return {
   ['job.requeue'] = function(now, a) return Job.requeue(REQLESS, now, a) end,
   ['job.retry'] = function(now, a)
     local jid, queue, worker, delay, group, message = a[1], a[2], a[3], a[4], a[5], a[6]
-    return Job.retry(REQLESS, now, jid, queue, worker, delay, group, message)
+    if a[7] ~= nil then group, message = Helpers.given(group), Helpers.given(message) end
+    return Job.retry(REQLESS, now, jid, queue, worker, delay, group, message, a[7])
   end,
   ['job.setPriority'] = function(now, a)
     local jid, priority = a[1], a[2]

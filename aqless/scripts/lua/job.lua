@@ -11,11 +11,13 @@ end
 -- 17 fields would cost the server a third as much again as the read.) The positions:
 --   1 time, 2 held_in, 3 jid, 4 klass, 5 state, 6 queue, 7 priority, 8 retries,
 --   9 remaining, 10 data, 11 tags, 12 failure, 13 spawned_from_jid, 14 throttles,
---   15 rate_limits, 16 worker, 17 expires
+--   15 rate_limits, 16 attempt, 17 worker, 18 expires
+-- (`attempt`, aqless's own field, is not part of the job object: only aqless's own pops
+-- and pushes present it.)
 function Job.read_full(jid)
   return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
     'priority', 'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid',
-    'throttles', 'rate_limits', 'worker', 'expires')
+    'throttles', 'rate_limits', 'attempt', 'worker', 'expires')
 end
 
 -- The same but `worker` and `expires`, which a pop writes before it presents the job (each
@@ -23,7 +25,7 @@ end
 function Job.read_for_pop(jid)
   return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
     'priority', 'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid',
-    'throttles', 'rate_limits')
+    'throttles', 'rate_limits', 'attempt')
 end
 
 -- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job and of those it depends on.
@@ -36,6 +38,12 @@ local function relations_json(jid)
   local first = call('SMEMBERS', dependents)
   if existing == 1 and #first > 0 then return cjson.encode(first), '{}' end
   return cjson.encode(first), cjson.encode(call('SMEMBERS', dependencies))
+end
+
+-- The `attempt` pair of an object of aqless's own replies ('' for the others).
+local function attempt_pair(own, attempt)
+  if not own then return '' end
+  return ',"attempt":' .. whole_text(attempt or 0)
 end
 
 --[=[ get | job.get
@@ -52,7 +60,9 @@ end
 -- job has neither dependents nor dependencies. `apart`: a list that takes the job's stored
 -- data text (aqless's own pops, see `data_apart` in commands.lua), which the object then
 -- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs.
-function Job.json(D, jid, f, unrelated, apart)
+-- `own`: a reply only aqless reads (its pops and pushes): the object ends with the job's
+-- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent).
+function Job.json(D, jid, f, unrelated, apart, own)
   f = f or Job.read_full(jid)
   if not f[3] then return nil end
   local dependents, dependencies = '{}', '{}'
@@ -73,10 +83,10 @@ function Job.json(D, jid, f, unrelated, apart)
     '","klass":"' .. name_chars(f[4] or '') ..
     '","state":"' .. name_chars(f[5] or '') ..
     '","queue":"' .. name_chars(f[6] or '') ..
-    '","worker":"' .. name_chars(f[16] or '') ..
+    '","worker":"' .. name_chars(f[17] or '') ..
     '","tracked":' .. tracked ..
     ',"priority":' .. json_number(f[7]) ..
-    ',"expires":' .. json_number(f[17]) ..
+    ',"expires":' .. json_number(f[18]) ..
     ',"retries":' .. json_number(f[8]) ..
     ',"remaining":' .. whole_text(f[9]) ..
     data_key .. data ..
@@ -86,7 +96,7 @@ function Job.json(D, jid, f, unrelated, apart)
     ',"spawned_from_jid":' .. spawned ..
     ',"dependents":' .. dependents ..
     ',"dependencies":' .. dependencies ..
-    throttles_key .. throttles .. '}'
+    throttles_key .. throttles .. attempt_pair(own, f[16]) .. '}'
 end
 
 --[=[ multiget | job.getMulti
@@ -98,7 +108,7 @@ end
 ]=]
 -- The JSON list of the objects of the jids that exist, in order (`known`: jid -> fields,
 -- `apart`: see Job.json); none is written as the dialect writes an empty list.
-function Job.list_json(D, jids, known, apart)
+function Job.list_json(D, jids, known, apart, own)
   -- one EXISTS of every job's dependents and dependencies first: mostly none exists, and
   -- then no job asks after its own
   local unrelated = false
@@ -111,7 +121,7 @@ function Job.list_json(D, jids, known, apart)
   end
   local texts = {}
   for _, jid in ipairs(jids) do
-    local text = Job.json(D, jid, known and known[jid] or nil, unrelated, apart)
+    local text = Job.json(D, jid, known and known[jid] or nil, unrelated, apart, own)
     if text ~= nil then texts[#texts + 1] = text end
   end
   if #texts == 0 then return D.list(texts) end

@@ -16,6 +16,25 @@ local function refuse_job(D, name, jid, job)
   refuse(D, name, {jid = jid, state = job.state, worker = job.worker, queue = job.queue})
 end
 
+-- Fencing (aqless's own): every pop of a job stores a new, rising `attempt` in its hash
+-- (queue.lua's hand_out). aqless's workers give it with the verbs of the job's owner, and a
+-- verb given an attempt that is not the job's current one is refused, so that two attempts
+-- under one worker name (a lock that expired, then a pop by the same worker) are told
+-- apart. Without one (other clients), nothing is checked. `verb`: the text's prefix;
+-- `given`: the argument (nil: none); `stored`: the job's field.
+function Job.check_attempt(verb, jid, given, stored)
+  if given == nil then return end
+  local n = number(given)
+  if n == nil or n ~= math.floor(n) then
+    raise(verb .. '(): Arg "attempt" not a whole number: ' .. tostring(given))
+  end
+  local current = math.floor(tonumber(stored) or 0)
+  if n ~= current then
+    raise(verb .. '(): Job ' .. jid .. ' attempt ' .. integer_text(n) ..
+      ' is stale: the job is on attempt ' .. integer_text(current))
+  end
+end
+
 local function join_failure_group(jid, group)
   call('SADD', Keys.failures(), group)
   call('LPUSH', Keys.failed(group), jid)
@@ -278,7 +297,7 @@ end
   Args     jid, worker, queue, data, [name, value]... (aqless's own options: result (JSON text,
            kept as the job's `result` field), result_dropped (why it has none), see results.lua;
            keep_data (any value): the job keeps its stored data, and `data` is neither read nor
-           written)
+           written; attempt: see Job.check_attempt)
   Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
   Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
            ql:aqless:tp:<hour>:<q>, ql:w:<worker>:jobs, ql:completed, the released
@@ -295,11 +314,14 @@ end
            'Complete(): Job has been handed out to another worker: {worker}'   LockLostError
            'Complete(): Job running in another queue: {queue}'   InvalidArgumentError
            'Complete(): Arg "result" not JSON'   InvalidArgumentError
+           'Complete(): Arg "attempt" not a whole number: <attempt>'   InvalidArgumentError
+           'Complete(): Job <jid> attempt <n> is stale: the job is on attempt <current>'
+             StaleAttemptError
            cjson   InvalidArgumentError
 ]=]
 --[=[ job.completeAndRequeue
   Args     jid, worker, queue, data, next, [name, value]... (options: delay, depends; aqless's
-           own: keep_data, as job.complete's)
+           own: keep_data and attempt, as job.complete's)
   Reads    ql:j:<jid>, ql:j:<dependency>, ql:tracked, ql:config, throttles
   Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
            ql:aqless:tp:<hour>:<q>, ql:w:<worker>:jobs, ql:queues,
@@ -316,6 +338,9 @@ end
            'Complete(): Job is not currently running: {state}'   LockLostError
            'Complete(): Job has been handed out to another worker: {worker}'   LockLostError
            'Complete(): Job running in another queue: {queue}'   InvalidArgumentError
+           'Complete(): Arg "attempt" not a whole number: <attempt>'   InvalidArgumentError
+           'Complete(): Job <jid> attempt <n> is stale: the job is on attempt <current>'
+             StaleAttemptError
            cjson   InvalidArgumentError
 ]=]
 -- Completes a running job; with `next` it is put into that queue instead.
@@ -323,7 +348,7 @@ end
 -- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
 -- workers, when the job's code left the data as it was: decoded and written again, a
 -- payload of 100 KB costs the server ~150 µs).
-function Job.complete(D, now, jid, worker, queue, data, o, keep)
+function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Complete(): Arg "worker" missing')
   if queue == nil then refuse(D, 'complete_no_queue') end
@@ -350,10 +375,10 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep)
   local v
   if next_queue == nil then
     v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-      'held_in', 'throttles')
+      'held_in', 'throttles', 'attempt')
   else
     v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-      'time', 'held_in', 'throttles')
+      'time', 'held_in', 'throttles', 'attempt')
   end
   local holder, state, job_queue, held_in = v[1] or nil, v[2] or nil, v[5] or nil, v[7] or nil
   if state ~= 'running' or holder ~= worker or job_queue ~= queue then
@@ -363,6 +388,7 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep)
     if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
     refuse_job(D, 'complete_queue', jid, job)
   end
+  Job.check_attempt('Complete', jid, attempt, v[9])
 
   History.append(jid, now, 'done')
   Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
@@ -419,7 +445,8 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep)
 end
 
 --[=[ fail | job.fail
-  Args     jid, worker, group, message, [data]
+  Args     jid, worker, group, message, [data], [attempt] (aqless's own, job.fail only: see
+           Job.check_attempt; with it, data '' is none)
   Reads    ql:j:<jid>, ql:tracked, ql:config
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:w:<worker>:jobs, <q>-*, throttles,
            ql:s:stats:<bin>:<q>, ql:aqless:tp:<hour>:<q>, ql:failures, ql:f:<group>
@@ -434,19 +461,24 @@ end
            'Fail(): Job does not exist'   JobNotFoundError
            'Fail(): Job not currently running: {state}'   LockLostError
            'Fail(): Job running with another worker: {worker}'   LockLostError
+           'Fail(): Arg "attempt" not a whole number: <attempt>'   InvalidArgumentError
+           'Fail(): Job <jid> attempt <n> is stale: the job is on attempt <current>'
+             StaleAttemptError
            cjson   InvalidArgumentError
 ]=]
-function Job.fail(D, now, jid, worker, group, message, data)
+function Job.fail(D, now, jid, worker, group, message, data, attempt)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Fail(): Arg "worker" missing')
   check(group, 'Fail(): Arg "group" missing')
   check(message, 'Fail(): Arg "message" missing')
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
-  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'dedup'})
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'dedup',
+    'attempt'})
   if job.state == nil then refuse_job(D, 'fail_missing', jid, job) end
   if job.state ~= 'running' then refuse_job(D, 'fail_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'fail_worker', jid, job) end
+  Job.check_attempt('Fail', jid, attempt, job.attempt)
 
   Events.failed(jid, group, message, worker)
   Events.if_tracked('failed', jid)
@@ -467,7 +499,8 @@ function Job.fail(D, now, jid, worker, group, message, data)
 end
 
 --[=[ retry | job.retry
-  Args     jid, queue, worker, [delay], [group], [message]
+  Args     jid, queue, worker, [delay], [group], [message], [attempt] (aqless's own, job.retry
+           only: see Job.check_attempt; with it, group and message '' are none)
   Reads    ql:j:<jid>, ql:tracked, ql:config
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<q>-locks, ql:w:<worker>:jobs, throttles,
            ql:q:<queue>-work|scheduled; when no retry is left: ql:failures, ql:f:<group>,
@@ -484,17 +517,21 @@ end
            'Retry(): Job does not exist'   JobNotFoundError
            'Retry(): Job is not currently running: {state}'   LockLostError
            'Retry(): Job has been given to another worker: {worker}'   LockLostError
+           'Retry(): Arg "attempt" not a whole number: <attempt>'   InvalidArgumentError
+           'Retry(): Job <jid> attempt <n> is stale: the job is on attempt <current>'
+             StaleAttemptError
 ]=]
-function Job.retry(D, now, jid, queue, worker, delay, group, message)
+function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
   check(jid, 'Job(): no jid provided')
   if queue == nil then refuse(D, 'retry_no_queue') end
   check(worker, 'Retry(): Arg "worker" missing')
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
-    'throttles', 'dedup'})
+    'throttles', 'dedup', 'attempt'})
   if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
   if job.state ~= 'running' then refuse_job(D, 'retry_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'retry_worker', jid, job) end
+  Job.check_attempt('Retry', jid, attempt, job.attempt)
 
   local key = Keys.job(jid)
   local remaining = call('HINCRBY', key, 'remaining', -1)
@@ -539,8 +576,53 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
   return math.floor(remaining)
 end
 
+--[=[ job.handBack
+  Args     jid, worker, reason, [attempt] (aqless's own: a worker gives back a job it was told
+           to stop, spending no retry)
+  Reads    ql:j:<jid>
+  Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<q>-locks|work, ql:w:<worker>:jobs, throttles
+  Returns  waiting
+  Errors   'Job(): no jid provided'   InvalidArgumentError
+           'HandBack(): Arg "worker" missing'   InvalidArgumentError
+           'HandBack(): Arg "reason" missing'   InvalidArgumentError
+           'HandBack(): Job <jid> does not exist'   JobNotFoundError
+           'HandBack(): Job <jid> is not currently running: <state>'   LockLostError
+           'HandBack(): Job <jid> has been given to another worker: <worker>'   LockLostError
+           'HandBack(): Arg "attempt" not a whole number: <attempt>'   InvalidArgumentError
+           'HandBack(): Job <jid> attempt <n> is stale: the job is on attempt <current>'
+             StaleAttemptError
+]=]
+-- Returns a running job to the work set of the queue that holds it, at its priority, as a
+-- retry would but with its retries untouched: the worker was stopped (a graceful stop, the
+-- end of its grace, an operator), the job's code did not fail. Its history says why
+-- (`handed-back` with the reason and the worker). A lost lock still spends a retry.
+function Job.hand_back(now, jid, worker, reason, attempt)
+  check(jid, 'Job(): no jid provided')
+  check(worker, 'HandBack(): Arg "worker" missing')
+  check(reason, 'HandBack(): Arg "reason" missing')
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'priority', 'held_in', 'throttles',
+    'attempt'})
+  check(job.state ~= nil, 'HandBack(): Job ' .. jid .. ' does not exist')
+  check(job.state == 'running',
+    'HandBack(): Job ' .. jid .. ' is not currently running: ' .. job.state)
+  check(job.worker == worker,
+    'HandBack(): Job ' .. jid .. ' has been given to another worker: ' .. tostring(job.worker))
+  Job.check_attempt('HandBack', jid, attempt, job.attempt)
+
+  local key, home = Keys.job(jid), Job.home(job, jid)
+  call('HDEL', key, 'grace')
+  call('ZREM', Keys.queue(home, 'locks'), jid)
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  Throttle.release_all(jid, now, job.throttles or false)
+  History.append(jid, now, 'handed-back', {reason = reason, worker = worker})
+  Job.to_work(home, jid, tonumber(job.priority) or 0, now)
+  call('HSET', key, 'state', 'waiting', 'worker', '', 'expires', 0)
+  return 'waiting'
+end
+
 --[=[ heartbeat | job.heartbeat
-  Args     jid, worker, [data]
+  Args     jid, worker, [data], [attempt] (aqless's own, job.heartbeat only: see
+           Job.check_attempt; with it, data '' is none)
   Reads    ql:j:<jid>, ql:config
   Writes   ql:j:<jid>, ql:w:<worker>:jobs, ql:q:<q>-locks, ql:workers (classic only)
   Returns  the new lock expiry time (number)
@@ -552,12 +634,20 @@ end
            'Heartbeat(): Job does not exist'   JobNotFoundError
            'Heartbeat(): Job not currently running: {state}'   LockLostError
            'Heartbeat(): Job given out to another worker: {worker}'   LockLostError
+           'Heartbeat(): Arg "attempt" not a whole number: <attempt>'   InvalidArgumentError
+           'Heartbeat(): Job <jid> attempt <n> is stale: the job is on attempt <current>'
+             StaleAttemptError
            cjson   InvalidArgumentError
 ]=]
-function Job.heartbeat(D, now, jid, worker, data)
+function Job.heartbeat(D, now, jid, worker, data, attempt)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Heatbeat(): Arg "worker" missing')
-  local v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in')
+  local v  -- (the attempt read only when given: each field read costs the server time)
+  if attempt == nil then
+    v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in')
+  else
+    v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in', 'attempt')
+  end
   local job = {queue = v[1] or nil, worker = v[2] or nil, state = v[3] or nil,
     held_in = v[4] or nil}
   local expires = now + Config.heartbeat(job.queue or '')
@@ -568,6 +658,7 @@ function Job.heartbeat(D, now, jid, worker, data)
   if job.worker ~= worker or job.worker == '' then
     refuse_job(D, 'heartbeat_worker', jid, job)
   end
+  Job.check_attempt('Heartbeat', jid, attempt, v[5])
 
   local key = Keys.job(jid)
   if decoded ~= nil then

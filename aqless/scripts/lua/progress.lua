@@ -10,8 +10,8 @@ local Progress = {}
 local PROGRESS_MESSAGE_LIMIT = 1024
 
 --[=[ job.progress
-  Args     jid, worker, fraction, [message] (aqless's own: the job's code reports how far it
-           got, see progress.lua)
+  Args     jid, worker, fraction, [message], [attempt] (aqless's own: the job's code reports
+           how far it got, see progress.lua; with the attempt, see Job.check_attempt)
   Reads    ql:j:<jid>
   Writes   ql:j:<jid> (progress, progress_message, progress_at), publishes ql:progress
   Returns  nil
@@ -22,10 +22,13 @@ local PROGRESS_MESSAGE_LIMIT = 1024
            'Progress(): Job <jid> does not exist'   JobNotFoundError
            'Progress(): Job <jid> not currently running: <state>'   LockLostError
            'Progress(): Job <jid> given out to another worker: <worker>'   LockLostError
+           'Progress(): Arg "attempt" not a whole number: <attempt>'   InvalidArgumentError
+           'Progress(): Job <jid> attempt <n> is stale: the job is on attempt <current>'
+             StaleAttemptError
 ]=]
 -- Records a report from the worker that holds the job; refused (nothing written) when the
 -- job is gone, not running, or given to another worker.
-function Progress.report(now, jid, worker, fraction, message)
+function Progress.report(now, jid, worker, fraction, message, attempt)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Progress(): Arg "worker" missing')
   local f = number(fraction)
@@ -35,12 +38,13 @@ function Progress.report(now, jid, worker, fraction, message)
   check(#message <= PROGRESS_MESSAGE_LIMIT,
     'Progress(): Arg "message" longer than 1024 bytes: ' .. #message)
   local key = Keys.job(jid)
-  local v = call('HMGET', key, 'queue', 'worker', 'state')
+  local v = call('HMGET', key, 'queue', 'worker', 'state', 'attempt')
   local queue, holder, state = v[1], v[2], v[3]
   check(queue, 'Progress(): Job ' .. jid .. ' does not exist')
   check(state == 'running', 'Progress(): Job ' .. jid .. ' not currently running: ' .. tostring(state))
   check(holder == worker,
     'Progress(): Job ' .. jid .. ' given out to another worker: ' .. tostring(holder))
+  Job.check_attempt('Progress', jid, attempt, v[4])
   call('HSET', key, 'progress', fraction, 'progress_message', message, 'progress_at', now)
   Events.publish('progress', '{"jid":' .. json_value(jid) .. ',"event":"progress","queue":' ..
     json_value(queue) .. ',"worker":' .. json_value(worker) .. ',"fraction":' .. f ..

@@ -33,9 +33,11 @@ local function hand_out(queue, jid, job, worker, texts, now, waits)
   if not job[3] then return false end
   History.push(jid, texts.entry)
   waits[#waits + 1] = now - (tonumber(job[1]) or now)
+  -- every hand-out is a new attempt (aqless's own field: see Job.check_attempt)
+  local attempt = math.floor(tonumber(job[16]) or 0) + 1
   call('HSET', Keys.job(jid), 'time', texts.time, 'worker', worker,
-    'expires', texts.expires, 'state', 'running')
-  job[16], job[17], job[5] = worker, texts.expires, 'running'
+    'expires', texts.expires, 'state', 'running', 'attempt', attempt)
+  job[16], job[17], job[18], job[5] = attempt, worker, texts.expires, 'running'
   -- held by a queue its `queue` field does not name (a retry into another queue)
   if job[6] ~= queue and job[2] ~= queue then
     call('HSET', Keys.job(jid), 'held_in', queue)
@@ -159,11 +161,11 @@ end
            'Pop(): Arg "count" missing or not a number: {value}'   InvalidArgumentError
            'Pop(): Arg "limit" missing or not a number: {value}'   InvalidArgumentError
 ]=]
--- (`apart`: see Job.json)
+-- (`apart`: see Job.json; a pop with it is aqless's own, and presents each job's attempt)
 function Queue.pop(D, now, queue, worker, count, apart)
   local n = Queue.pop_count(D, queue, worker, count)
   local popped, known = Queue.pop_jids(D, now, queue, worker, n)
-  return Job.list_json(D, popped, known, apart)
+  return Job.list_json(D, popped, known, apart, apart ~= nil)
 end
 
 -- The jids a pop would take, without taking them: expired locks first, then the work set

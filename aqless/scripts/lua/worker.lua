@@ -156,7 +156,7 @@ function Worker.push(now, queue)
   if worker == nil then return end
   local popped, known = Queue.pop_jids(REQLESS, now, queue, worker, 1)
   if #popped > 0 then
-    Events.publish(push_channel(worker), Job.list_json(REQLESS, popped, known))
+    Events.publish(push_channel(worker), Job.list_json(REQLESS, popped, known, nil, true))
     Events.publish('pushed', popped[1])
   end
 end
