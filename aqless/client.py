@@ -23,6 +23,7 @@ from aqless._connection.protocol import Clock, Protocol
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
+from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimits
 from aqless.models import (
@@ -174,6 +175,7 @@ class Client:
             self._pool(EMBEDDED_URL_SHAPE)
         self.queues = Queues(self)
         self.jobs = Jobs(self)
+        self.flows = Flows(self)
         self.config = Config(self)
         self.workers = Workers(self)
         self.throttles = Throttles(self)

@@ -37,6 +37,7 @@ from aqless.scripts.loader import AnyRedis
 
 if TYPE_CHECKING:
     from aqless.events import Event
+    from aqless.flows import ChildrenResults, Flow, FlowNode, FlowTree
     from aqless.models import JobResult, PriorityPattern, RateLimitInfo
     from aqless.progress import Progress
 
@@ -44,6 +45,7 @@ __all__ = [
     "Client",
     "Config",
     "EventStream",
+    "Flows",
     "Job",
     "JobSnapshot",
     "Jobs",
@@ -154,6 +156,7 @@ class Job(JobSnapshot, Protocol):
     async def log(self, /, message: str, **data: Any) -> None: ...
     async def wait(self, timeout: float | None = None) -> JobState | None: ...
     async def result(self, timeout: float | None = None) -> Any: ...
+    async def children_results(self) -> ChildrenResults: ...
     async def refresh(self) -> Job: ...
 
 
@@ -325,6 +328,15 @@ class Jobs(Protocol):
     async def cancel(self, *jids: str) -> None: ...
 
 
+class Flows(Protocol):
+    """Trees of jobs put in one atomic call: a parent runs after its children and reads
+    their results (aqless.flows)."""
+
+    async def put(self, parent: FlowNode, children: Sequence[FlowNode] = ()) -> Flow: ...
+    async def chain(self, steps: Sequence[FlowNode]) -> Flow: ...
+    async def tree(self, jid: str) -> FlowTree | None: ...
+
+
 class Config(Protocol):
     """The deployment's settings (``heartbeat``, ``jobs-history``...)."""
 
@@ -383,6 +395,8 @@ class Client(Protocol):
     def queues(self) -> Queues: ...
     @property
     def jobs(self) -> Jobs: ...
+    @property
+    def flows(self) -> Flows: ...
     @property
     def config(self) -> Config: ...
     @property

@@ -118,6 +118,32 @@ class CrossShardError(InvalidArgumentError):
     written."""
 
 
+class FlowError(InvalidArgumentError):
+    """A flow (``client.flows.put``/``chain``) refused before anything of it was written: a
+    job of it without a class or queue a job can be put with, a bad option, a name used
+    twice among siblings (aqless.flows)."""
+
+
+class FlowCycleError(FlowError):
+    """A flow in which a jid appears twice: a job that would be its own descendant (a
+    cycle), or one job in two places of the tree."""
+
+
+class FlowJidTakenError(FlowError):
+    """A flow names a jid that a job already has (a flow only puts new jobs)."""
+
+
+class FlowTooLargeError(FlowError):
+    """A flow deeper, wider or larger than the bounds (aqless.flows.MAX_DEPTH,
+    MAX_CHILDREN, MAX_JOBS)."""
+
+
+class FlowPlacementError(CrossShardError):
+    """A flow on a sharded deployment that cannot live on one shard: a job of it names a
+    jid, a pinned queue, a throttle or a rate limit that another shard owns than the one
+    its root's jid places it on. Raised before anything is written."""
+
+
 class JobNotFoundError(ScriptError):
     """The job (or recurring job) does not exist."""
 

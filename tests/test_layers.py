@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
             "aqless.patterns", "aqless.embedded", "aqless.puts", "aqless.typed",
             "aqless.schedules", "aqless.results", "aqless.limits", "aqless.progress",
-            "aqless.sync", "aqless.sharding", "aqless.contracts",
+            "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.flows",
         ),
     ),
     (

@@ -36,6 +36,10 @@ from aqless._connection.lean import LeanConnection
 from aqless._connection.pop_after import PopAfter
 from aqless.errors import (
     ConnectionLostError,
+    FlowCycleError,
+    FlowError,
+    FlowJidTakenError,
+    FlowTooLargeError,
     InvalidArgumentError,
     JobNotFoundError,
     LockLostError,
@@ -85,7 +89,16 @@ def error_for(command: str, server_text: str) -> ScriptError:
 #: every name a contract gives is here).
 _EXCEPTIONS: dict[str, type[ScriptError]] = {
     kind.__name__: kind
-    for kind in (ScriptError, InvalidArgumentError, JobNotFoundError, LockLostError)
+    for kind in (
+        ScriptError,
+        InvalidArgumentError,
+        JobNotFoundError,
+        LockLostError,
+        FlowError,
+        FlowCycleError,
+        FlowJidTakenError,
+        FlowTooLargeError,
+    )
 }
 
 

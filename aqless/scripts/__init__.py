@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "ratelimit.lua",
     "job.lua",
     "results.lua",
+    "flows.lua",
     "lifecycle.lua",
     "progress.lua",
     "queue.lua",

@@ -44,6 +44,7 @@ from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
 from aqless.sharding import store as shard_store
 from aqless.sharding.events import MergedEventStream
+from aqless.sharding.flows import ShardedFlows
 from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharding.patterns import ShardedQueuePatterns
@@ -144,6 +145,7 @@ class ShardedClient:
         self._turn = 0
         self.queues = ShardedQueues(self)
         self.jobs = ShardedJobs(self)
+        self.flows = ShardedFlows(self)
         self.config = ShardedConfig(self)
         self.throttles = ShardedThrottles(self)
         self.rate_limits = ShardedRateLimits(self)

@@ -11,6 +11,7 @@ from aqless.sync.clients import Client, ShardedClient
 from aqless.sync.facades import (
     SyncConfig,
     SyncEvents,
+    SyncFlows,
     SyncJob,
     SyncJobs,
     SyncQueue,
@@ -38,6 +39,7 @@ __all__ = [
     "ShardedClient",
     "SyncConfig",
     "SyncEvents",
+    "SyncFlows",
     "SyncJob",
     "SyncJobs",
     "SyncQueue",

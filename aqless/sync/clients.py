@@ -16,6 +16,7 @@ from aqless.sharding.reads import ShardReport
 from aqless.sync.facades import (
     SyncConfig,
     SyncEvents,
+    SyncFlows,
     SyncJobs,
     SyncQueuePatterns,
     SyncQueues,
@@ -39,6 +40,7 @@ class SyncClientSurface(BlockingClient[C], Generic[C, Q]):
         super().__init__()
         self.queues: Q = queues(self)
         self.jobs = SyncJobs(self)
+        self.flows = SyncFlows(self)
         self.config = SyncConfig(self)
         self.workers = SyncWorkers(self)
         self.throttles = SyncThrottles(self)

@@ -386,6 +386,13 @@ GROUPS['job'] = function() return {
   ['job.untrack'] = function(now, a) return Job.track(REQLESS, now, 'untrack', a[1]) end,
 } end
 
+-- aqless's own: flows (flows.lua)
+GROUPS['flow'] = function() return {
+  ['flow.put'] = function(now, a) return Flows.put(now, a[1], a[2]) end,
+  ['flow.children'] = function(now, a) return Flows.children(a[1]) end,
+  ['flow.tree'] = function(now, a) return Flows.tree(a[1]) end,
+} end
+
 GROUPS['tags'] = function() return {
   ['tags.top'] = function(now, a)
     local offset, limit = a[1], a[2]

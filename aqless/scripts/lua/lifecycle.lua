@@ -457,6 +457,7 @@ function Job.fail(D, now, jid, worker, group, message, data)
   Throttle.release_all(jid, now, job.throttles or false)
   join_failure_group(jid, group)
   Dedup.release(jid, job.dedup)
+  Flows.failed(now, jid)
   return jid
 end
 
@@ -517,6 +518,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message)
     join_failure_group(jid, group)
     Dedup.release(jid, job.dedup)
     Stats.count(queue, now, {failures = 1, failed = 1})
+    Flows.failed(now, jid)
   else
     if delay_n > 0 then
       call('ZADD', Keys.queue(queue, 'scheduled'), now + delay_n, jid)
@@ -653,6 +655,7 @@ function Job.invalidate(D, queue, now, count)
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
         Stats.count(queue, now, {failures = 1, failed = 1})
+        Flows.failed(now, jid)
       else
         reclaimed[#reclaimed + 1] = jid
       end
