@@ -8,6 +8,7 @@ from aqless.cli import (
     emptying,
     events,
     failures,
+    flows,
     jobs,
     patterns,
     put,
@@ -26,6 +27,7 @@ from aqless.cli.app import cli
 GROUPS = (
     put,
     jobs,
+    flows,
     cancel,
     queues,
     emptying,
