@@ -6,6 +6,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
+
+import aqless
+
+#: The checkout these tests import, first on the child's path: from a worktree the
+#: environment's editable install points at another checkout.
+CHECKOUT = str(Path(aqless.__file__).resolve().parent.parent)
 
 
 def run_python(
@@ -15,7 +22,7 @@ def run_python(
     fails, showing the process's stderr, unless it exits 0."""
     result = subprocess.run(
         [sys.executable, *arguments],
-        env={**os.environ, **(env or {})},
+        env={**os.environ, "PYTHONPATH": _path(), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -23,3 +30,8 @@ def run_python(
     )
     assert result.returncode == 0, result.stderr
     return result
+
+
+def _path() -> str:
+    given = [folder for folder in os.environ.get("PYTHONPATH", "").split(os.pathsep) if folder]
+    return os.pathsep.join([CHECKOUT, *given])
