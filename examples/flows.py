@@ -31,7 +31,8 @@ async def invoice(job: aqless.Job) -> dict[str, object]:
 @handlers.register("shop.Step")
 async def step(job: aqless.Job) -> int:
     results = await job.children_results()
-    return (results.only() if len(results) else 0) + job.data["add"]
+    before: int = results.only() if len(results) else 0
+    return before + int(job.data["add"])
 
 
 async def main() -> None:
