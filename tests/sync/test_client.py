@@ -379,3 +379,19 @@ def test_a_blocking_client_reads_tags_patterns_and_workers(
     assert job is not None
     assert sync_client.worker_name in [worker.name for worker in sync_client.workers.counts()]
     assert job.jid in sync_client.workers.jobs(sync_client.worker_name).jobs
+
+
+def test_a_blocking_client_puts_a_flow_and_reads_it(sync_client: aqless.sync.Client) -> None:
+    from aqless.flows import FlowNode
+
+    children = [FlowNode("app.Leaf", {"i": i}, queue="q", name=f"c{i}") for i in range(2)]
+    flow = sync_client.flows.put(FlowNode("app.Sum", queue="q"), children)
+    chain = sync_client.flows.chain([FlowNode("app.Step", queue="q") for _ in range(2)])
+    tree = sync_client.flows.tree(flow.root)
+    assert tree is not None
+    assert [child.name for child in tree.children] == ["c0", "c1"]
+    assert len(chain.jids) == 2
+    parent = sync_client.jobs.get(flow.root)
+    assert isinstance(parent, aqless.sync.SyncJob)
+    results = parent.children_results()
+    assert [child.state for child in results] == ["waiting", "waiting"]
