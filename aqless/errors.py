@@ -11,7 +11,12 @@ AqlessError                  base, never raised itself
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   │   ├── JobDataError         job data that does not fit its handler's declared type
 │   │   ├── ConfigValueError     a configuration value not of its option's type; .option
-│   │   └── CrossShardError      a put whose jid, dependencies, route... name two shards
+│   │   ├── CrossShardError      a put whose jid, dependencies, route... name two shards
+│   │   │   └── FlowPlacementError   a flow that cannot live on one shard
+│   │   └── FlowError            a flow refused before anything of it was written
+│   │       ├── FlowCycleError     a jid twice in the tree, or its own descendant
+│   │       ├── FlowJidTakenError  a jid of the flow is a job's already
+│   │       └── FlowTooLargeError  deeper, wider or larger than the flow bounds
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
