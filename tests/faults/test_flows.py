@@ -82,6 +82,8 @@ async def test_sigkilled_workers_run_every_parent_once_after_all_its_children(
             assert set(runs) == set(roots)
             # a parent runs again only when its worker was killed while running it
             assert sum(runs.values()) - len(runs) <= 10 * killer.kills
+            reruns = sum(runs.values()) - len(runs)
+            print(f"\n{FLOWS} flows: {killer.kills} kills, {reruns} parent reruns")  # noqa: T201
             for record in records:
                 assert record["values"] == list(range(CHILDREN)), record
                 assert record["states"] == ["complete"], record
