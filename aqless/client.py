@@ -24,6 +24,7 @@ from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
+from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimits
 from aqless.models import (
@@ -177,6 +178,8 @@ class Client:
         self.queues = Queues(self)
         self.jobs = Jobs(self)
         self.batches = Batches(self)
+
+        self.flows = Flows(self)
         self.config = Config(self)
         self.workers = Workers(self)
         self.throttles = Throttles(self)

@@ -39,6 +39,7 @@ from aqless.scripts.loader import AnyRedis
 
 if TYPE_CHECKING:
     from aqless.events import Event
+    from aqless.flows import ChildrenResults, Flow, FlowNode, FlowTree
     from aqless.models import JobResult, PriorityPattern, RateLimitInfo
     from aqless.progress import Progress
 
@@ -47,6 +48,7 @@ __all__ = [
     "Client",
     "Config",
     "EventStream",
+    "Flows",
     "Job",
     "JobSnapshot",
     "Jobs",
@@ -160,6 +162,7 @@ class Job(JobSnapshot, Protocol):
     async def log(self, /, message: str, **data: Any) -> None: ...
     async def wait(self, timeout: float | None = None) -> JobState | None: ...
     async def result(self, timeout: float | None = None) -> Any: ...
+    async def children_results(self) -> ChildrenResults: ...
     async def refresh(self) -> Job: ...
 
 
@@ -354,6 +357,14 @@ class Batches(Protocol):
     async def get(self, bid: str) -> Batch | None: ...
     async def recent(self, *, offset: int = 0, count: int = 25) -> BatchPage: ...
 
+class Flows(Protocol):
+    """Trees of jobs put in one atomic call: a parent runs after its children and reads
+    their results (aqless.flows)."""
+
+    async def put(self, parent: FlowNode, children: Sequence[FlowNode] = ()) -> Flow: ...
+    async def chain(self, steps: Sequence[FlowNode]) -> Flow: ...
+    async def tree(self, jid: str) -> FlowTree | None: ...
+
 
 class Config(Protocol):
     """The deployment's settings (``heartbeat``, ``jobs-history``...)."""
@@ -415,6 +426,8 @@ class Client(Protocol):
     def jobs(self) -> Jobs: ...
     @property
     def batches(self) -> Batches: ...
+
+    def flows(self) -> Flows: ...
     @property
     def config(self) -> Config: ...
     @property

@@ -11,7 +11,12 @@ AqlessError                  base, never raised itself
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   │   ├── JobDataError         job data that does not fit its handler's declared type
 │   │   ├── ConfigValueError     a configuration value not of its option's type; .option
-│   │   └── CrossShardError      a put whose jid, dependencies, route... name two shards
+│   │   ├── CrossShardError      a put whose jid, dependencies, route... name two shards
+│   │   │   └── FlowPlacementError   a flow that cannot live on one shard
+│   │   └── FlowError            a flow refused before anything of it was written
+│   │       ├── FlowCycleError     a jid twice in the tree, or its own descendant
+│   │       ├── FlowJidTakenError  a jid of the flow is a job's already
+│   │       └── FlowTooLargeError  deeper, wider or larger than the flow bounds
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   │   └── StaleAttemptError    a verb of an earlier attempt: the job was popped again since
@@ -117,6 +122,32 @@ class CrossShardError(InvalidArgumentError):
     dependencies on different shards, or a given jid, routing key, throttle, rate limit
     or dedup id owned by another shard than the rest. Raised before anything is
     written."""
+
+
+class FlowError(InvalidArgumentError):
+    """A flow (``client.flows.put``/``chain``) refused before anything of it was written: a
+    job of it without a class or queue a job can be put with, a bad option, a name used
+    twice among siblings (aqless.flows)."""
+
+
+class FlowCycleError(FlowError):
+    """A flow in which a jid appears twice: a job that would be its own descendant (a
+    cycle), or one job in two places of the tree."""
+
+
+class FlowJidTakenError(FlowError):
+    """A flow names a jid that a job already has (a flow only puts new jobs)."""
+
+
+class FlowTooLargeError(FlowError):
+    """A flow deeper, wider or larger than the bounds (aqless.flows.MAX_DEPTH,
+    MAX_CHILDREN, MAX_JOBS)."""
+
+
+class FlowPlacementError(CrossShardError):
+    """A flow on a sharded deployment that cannot live on one shard: a job of it names a
+    jid, a pinned queue, a throttle or a rate limit that another shard owns than the one
+    its root's jid places it on. Raised before anything is written."""
 
 
 class JobNotFoundError(ScriptError):

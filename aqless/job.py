@@ -22,6 +22,7 @@ from aqless.errors import (
     JobNotFoundError,
     PayloadError,
 )
+from aqless.flows.results import ChildrenResults
 from aqless.models import Failure, HistoryEntry, JobState, RecurringChanges, listed
 from aqless.progress import Coalescer, checked_report
 from aqless.puts import JobClass, class_name
@@ -475,6 +476,15 @@ class Job:
         """Wait until the job finishes and return its handler's return value, or raise
         why there is none (see `Client.result`)."""
         return await self.client.result(self.jid, timeout=timeout)
+
+    async def children_results(self) -> ChildrenResults:
+        """A flow parent's children (``client.flows``), each with its state and result,
+        read in one call: ``results["name"]`` or ``results[jid]`` is a child's return value
+        (see `aqless.flows.ChildrenResults`). A job of no flow has none."""
+        reply = await self.client.protocol.json("flow.children", self.jid)
+        if reply is None:
+            raise JobNotFoundError("flow.children", f"Job {self.jid} does not exist")
+        return ChildrenResults.from_json(reply)
 
     async def refresh(self) -> Job:
         """The job as the server holds it now."""

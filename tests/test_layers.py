@@ -23,6 +23,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.schedules", "aqless.results", "aqless.limits", "aqless.progress",
             "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.scaling",
             "aqless.batches",
+
+            "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.flows",
         ),
     ),
     (

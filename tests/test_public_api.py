@@ -108,6 +108,11 @@ def test_the_exception_tree() -> None:
     assert aqless.InvalidArgumentError.__bases__ == (aqless.ScriptError, ValueError)
     assert aqless.JobDataError.__bases__ == (aqless.InvalidArgumentError,)
     assert aqless.CrossShardError.__bases__ == (aqless.InvalidArgumentError,)
+    # a flow refused before anything of it was written
+    assert aqless.FlowError.__bases__ == (aqless.InvalidArgumentError,)
+    for name in ("FlowCycleError", "FlowJidTakenError", "FlowTooLargeError"):
+        assert getattr(aqless, name).__bases__ == (aqless.FlowError,), name
+    assert aqless.FlowPlacementError.__bases__ == (aqless.CrossShardError,)
     # jobs popped before a shard refused: not a ConnectionLostError, so no retry drops them
     assert aqless.PartialPopError.__bases__ == (aqless.AqlessError,)
     # what an awaited result raises; a timeout is a TimeoutError too

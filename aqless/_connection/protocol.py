@@ -36,6 +36,10 @@ from aqless._connection.lean import LeanConnection
 from aqless._connection.pop_after import PopAfter
 from aqless.errors import (
     ConnectionLostError,
+    FlowCycleError,
+    FlowError,
+    FlowJidTakenError,
+    FlowTooLargeError,
     InvalidArgumentError,
     JobNotFoundError,
     LockLostError,
@@ -92,6 +96,10 @@ _EXCEPTIONS: dict[str, type[ScriptError]] = {
         JobNotFoundError,
         LockLostError,
         StaleAttemptError,
+        FlowError,
+        FlowCycleError,
+        FlowJidTakenError,
+        FlowTooLargeError,
     )
 }
 

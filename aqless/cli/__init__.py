@@ -10,6 +10,7 @@ from aqless.cli import (
     emptying,
     events,
     failures,
+    flows,
     jobs,
     outbox,
     patterns,
@@ -29,6 +30,7 @@ from aqless.cli.app import cli
 GROUPS = (
     put,
     jobs,
+    flows,
     cancel,
     batches,
     queues,

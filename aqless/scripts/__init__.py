@@ -34,6 +34,7 @@ MODULES: tuple[str, ...] = (
     "ratelimit.lua",
     "job.lua",
     "results.lua",
+    "flows.lua",
     "lifecycle.lua",
     "progress.lua",
     "queue.lua",

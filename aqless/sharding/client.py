@@ -46,6 +46,7 @@ from aqless.sharding import resize as shard_resize
 from aqless.sharding import store as shard_store
 from aqless.sharding.batches import ShardedBatches
 from aqless.sharding.events import MergedEventStream
+from aqless.sharding.flows import ShardedFlows
 from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharding.patterns import ShardedQueuePatterns
@@ -147,6 +148,8 @@ class ShardedClient:
         self.queues = ShardedQueues(self)
         self.jobs = ShardedJobs(self)
         self.batches = ShardedBatches(self)
+
+        self.flows = ShardedFlows(self)
         self.config = ShardedConfig(self)
         self.throttles = ShardedThrottles(self)
         self.rate_limits = ShardedRateLimits(self)

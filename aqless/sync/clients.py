@@ -17,6 +17,7 @@ from aqless.sync.facades import (
     SyncBatches,
     SyncConfig,
     SyncEvents,
+    SyncFlows,
     SyncJobs,
     SyncQueuePatterns,
     SyncQueues,
@@ -41,6 +42,8 @@ class SyncClientSurface(BlockingClient[C], Generic[C, Q]):
         self.queues: Q = queues(self)
         self.jobs = SyncJobs(self)
         self.batches = SyncBatches(self)
+
+        self.flows = SyncFlows(self)
         self.config = SyncConfig(self)
         self.workers = SyncWorkers(self)
         self.throttles = SyncThrottles(self)

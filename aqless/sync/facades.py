@@ -29,6 +29,7 @@ from aqless import contracts
 from aqless.batches import Batches
 from aqless.client import Config, Jobs, Queues, Tags, Throttle, Workers
 from aqless.events import Event
+from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimit, RateLimits, checked_limit_name
 from aqless.models import Failure, HistoryEntry, JobState
@@ -371,6 +372,7 @@ class SyncJob(SnapshotFacade[Job]):
     log = blocking(contracts.Job.log)
     wait = blocking(contracts.Job.wait)
     result = blocking(contracts.Job.result)
+    children_results = blocking(contracts.Job.children_results)
     refresh = blocking_refreshed(contracts.Job.refresh)
 
 
@@ -432,6 +434,20 @@ class SyncWorkers(Facade):
     counts = blocking(contracts.Workers.counts)
     jobs = blocking(contracts.Workers.jobs)
     forget = blocking(contracts.Workers.forget)
+
+
+class SyncFlows(Facade):
+    """Trees and chains of jobs put in one atomic call (``aqless.flows.Flows``'s verbs,
+    blocking)."""
+
+    documented_by: ClassVar[type | None] = Flows
+
+    def __init__(self, client: BlockingClient[Any]) -> None:
+        super().__init__(client, lambda loop_client: loop_client.flows)
+
+    put = blocking(contracts.Flows.put)
+    chain = blocking(contracts.Flows.chain)
+    tree = blocking(contracts.Flows.tree)
 
 
 class SyncTags(Facade):

@@ -3,6 +3,7 @@ its `/api` twin come from the same loader here."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 import platform
@@ -151,7 +152,17 @@ async def job(client: AnyClient, request: Request) -> JSON:
         runs = [at.isoformat(" ") for at in await found.next_runs(5)]
         job = recurring_document(found)
         return {"kind": "recurring", "job": job, "next_runs": runs, "queues": queues}
-    return {"kind": "job", "job": await job_details(found.client, found), "queues": queues}
+    details = await job_details(found.client, found)
+    return {"kind": "job", "job": details, "queues": queues, "flow": await flow_of(client, jid)}
+
+
+async def flow_of(client: AnyClient, jid: str) -> JSON | None:
+    """The flow the job belongs to, as nested objects; None for a job of no flow."""
+    tree = await client.flows.tree(jid)
+    if tree is None or (not tree.children and tree.jid == jid):
+        return None
+    document: JSON = dataclasses.asdict(tree)
+    return document
 
 
 async def failed(client: AnyClient, request: Request) -> JSON:

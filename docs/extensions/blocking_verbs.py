@@ -32,7 +32,11 @@ class BlockingVerbs(griffe.Extension):
 
 
 #: The plain class that implements a contract, where its name differs.
-_IMPLEMENTED_BY = {"JobSnapshot": "aqless.Job", "EventStream": "aqless.events.EventStream"}
+_IMPLEMENTED_BY = {
+    "JobSnapshot": "aqless.Job",
+    "EventStream": "aqless.events.EventStream",
+    "Flows": "aqless.flows.Flows",
+}
 
 
 def _document_contracts(contracts: griffe.Module) -> None:

@@ -28,6 +28,11 @@ PROMISES = {
         "order 2: failed (orders-RuntimeError)",
         "order 4: complete",
     ],
+    "flows.py": [
+        "invoice: {'total': 42.5, 'missing': ['gone']}",
+        "chain: 111",
+        "shop.Invoice ROOT [complete]",
+    ],
     "results.py": [
         "{'total': 10.99}",
         "empty quote failed in quotes-ValueError: ValueError: nothing to price",

@@ -389,3 +389,18 @@ def test_scaling_signals_block_and_return_the_record(sync_client: aqless.sync.Cl
     assert (first.queue, first.waiting, first.slots) == ("scaled", 1, 1)
     (every,) = sync_client.queues.scaling(2.0, previous=[first])
     assert every.window < 3600  # since `first`
+
+def test_a_blocking_client_puts_a_flow_and_reads_it(sync_client: aqless.sync.Client) -> None:
+    from aqless.flows import FlowNode
+
+    children = [FlowNode("app.Leaf", {"i": i}, queue="q", name=f"c{i}") for i in range(2)]
+    flow = sync_client.flows.put(FlowNode("app.Sum", queue="q"), children)
+    chain = sync_client.flows.chain([FlowNode("app.Step", queue="q") for _ in range(2)])
+    tree = sync_client.flows.tree(flow.root)
+    assert tree is not None
+    assert [child.name for child in tree.children] == ["c0", "c1"]
+    assert len(chain.jids) == 2
+    parent = sync_client.jobs.get(flow.root)
+    assert isinstance(parent, aqless.sync.SyncJob)
+    results = parent.children_results()
+    assert [child.state for child in results] == ["waiting", "waiting"]

@@ -319,3 +319,27 @@ def test_a_progress_bar_moves_without_a_reload(live: LiveServer, page: Page) -> 
     assert page.evaluate("window.__sameDocument") is True  # swapped in, not reloaded
     page.goto(live.url + path("queues", "resize") + "?state=running")
     expect(page.locator("#listing progress")).to_have_attribute("value", "0.7")
+
+
+def test_a_flow_is_drawn_as_a_tree_with_each_job_s_state(live: LiveServer, page: Page) -> None:
+    from aqless.flows import FlowNode
+
+    payload = '<img src=x onerror="window.__pwned=1">'
+    middle = FlowNode(
+        "app.Sum", queue="q", name="middle", children=[FlowNode("app.Leaf", queue="q")]
+    )
+    root = FlowNode(
+        "app.Report", queue="q", children=[middle, FlowNode("app.Leaf", queue="q", name=payload)]
+    )
+    flow = live.run(lambda client: client.flows.put(root))
+    page.goto(live.url + path("jobs", flow.jids[2]))
+    nodes = page.locator("#job-flow li.flow-node")
+    expect(nodes).to_have_count(4)
+    assert page.locator("#job-flow li.flow-node.current").count() == 1
+    assert page.locator("#job-flow > ul > li > ul > li").count() == 2  # the root's children
+    assert page.locator("#job-flow > ul > li > ul > li > ul > li").count() == 1
+    assert payload in page.locator("#job-flow").inner_text()  # shown as text
+    assert page.evaluate("window.__pwned") is None
+    states = page.locator("#job-flow li.flow-node").all_inner_texts()
+    assert "depends" in states[0]
+    assert "waiting" in states[2]

@@ -417,6 +417,13 @@ GROUPS['batch'] = function() return {
   ['batch.list'] = function(now, a) return Batch.list(now, a[1], a[2]) end,
 } end
 
+-- aqless's own: flows (flows.lua)
+GROUPS['flow'] = function() return {
+  ['flow.put'] = function(now, a) return Flows.put(now, a[1], a[2]) end,
+  ['flow.children'] = function(now, a) return Flows.children(a[1]) end,
+  ['flow.tree'] = function(now, a) return Flows.tree(a[1]) end,
+} end
+
 GROUPS['tags'] = function() return {
   ['tags.top'] = function(now, a)
     local offset, limit = a[1], a[2]

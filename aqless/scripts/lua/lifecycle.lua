@@ -495,6 +495,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   join_failure_group(jid, group)
   Dedup.release(jid, job.dedup)
   Batch.ended(now, jid, 'failed')
+  Flows.failed(now, jid)
   return jid
 end
 
@@ -561,6 +562,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
     Dedup.release(jid, job.dedup)
     Batch.ended(now, jid, 'failed')
     Stats.count(queue, now, {failures = 1, failed = 1})
+    Flows.failed(now, jid)
   else
     if delay_n > 0 then
       call('ZADD', Keys.queue(queue, 'scheduled'), now + delay_n, jid)
@@ -752,6 +754,7 @@ function Job.invalidate(D, queue, now, count)
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
         Stats.count(queue, now, {failures = 1, failed = 1})
+        Flows.failed(now, jid)
       else
         reclaimed[#reclaimed + 1] = jid
       end

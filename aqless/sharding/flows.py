@@ -1,0 +1,85 @@
+"""A sharded deployment's flows: a flow lives on one shard, the one its root's jid (or its
+root's pinned queue) places it on; every job of it gets a jid that a lookup finds there.
+A job of the flow that names something another shard owns (its given jid, a pinned queue,
+a throttle, a rate limit) is a FlowPlacementError, before anything is written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from aqless.errors import FlowPlacementError
+from aqless.flows.client import Flow, chained
+from aqless.flows.spec import COMMAND, FlowNode, flow_document
+from aqless.flows.tree import FlowTree
+from aqless.sharding.map import ShardMap
+from aqless.sharding.placement import PutTargets, named_shards
+
+if TYPE_CHECKING:
+    from aqless.sharding.deployment import Deployment as ShardedClient
+
+__all__ = ["ShardedFlows"]
+
+
+class ShardedFlows:
+    """``client.flows`` of a sharded deployment (no I/O to make)."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    async def put(self, parent: FlowNode, children: Sequence[FlowNode] = ()) -> Flow:
+        """`aqless.flows.Flows.put` on the shard the root's jid places the flow on.
+
+        Raises:
+            FlowPlacementError: a job of the flow names what another shard owns.
+        """
+        return await self._put(parent.with_children(*children))
+
+    async def chain(self, steps: Sequence[FlowNode]) -> Flow:
+        """`aqless.flows.Flows.chain` on the shard the last step's jid places it on."""
+        flow = await self._put(chained(steps))
+        return Flow(flow.root, tuple(reversed(flow.jids)))
+
+    async def tree(self, jid: str) -> FlowTree | None:
+        """`aqless.flows.Flows.tree` on the shard holding `jid`."""
+        return await (await self._client.client_of_jid(jid)).flows.tree(jid)
+
+    async def _put(self, root: FlowNode) -> Flow:
+        shard_map = await self._client.current_map()
+        pin = shard_map.pin_of(root.queue) if root.queue else None
+        root_jid = root.jid or self._client.new_jid(pin)
+        shard = pin if pin is not None else shard_map.candidates(root_jid)[0]
+
+        def jid_for(node: FlowNode) -> str:
+            return root_jid if node is root else self._client.new_jid(shard)
+
+        target = self._client.shard(shard)
+        document = flow_document(
+            root, worker=target.worker_name, clock=target.clock, jid_for=jid_for
+        )
+        _check_placement(shard_map, shard, document)
+        return await target.flows.send(document)
+
+
+def _check_placement(shard_map: ShardMap, shard: int, node: dict[str, Any]) -> None:
+    """FlowPlacementError unless everything each job of the flow names is on `shard`."""
+    jid = str(node["jid"])
+    targets = PutTargets(
+        queue=str(node["queue"]),
+        throttles=node.get("throttles") or (),
+        rate_limits=node.get("rate_limits") or (),
+    )
+    named = named_shards(shard_map, targets)
+    candidates = shard_map.candidates(jid)
+    if shard not in candidates:
+        named[f"jid {jid!r}"] = candidates[0]
+    elsewhere = {what: where for what, where in named.items() if where != shard}
+    if elsewhere:
+        detail = ", ".join(f"{what} on shard {where}" for what, where in elsewhere.items())
+        raise FlowPlacementError(
+            COMMAND,
+            f"a flow lives on one shard (shard {shard}, where its root's jid places it), "
+            f"but job {jid} names {detail}; nothing was put",
+        )
+    for child in node.get("children", ()):
+        _check_placement(shard_map, shard, child)

@@ -1,0 +1,39 @@
+"""`aqless flow JID` draws the flow a job belongs to, each job with its state."""
+
+from __future__ import annotations
+
+import aqless
+from aqless.flows import FlowNode
+from tests.cli.helpers import Cli
+
+pytest_plugins = ["tests.support.client_fixtures"]
+
+
+async def test_flow_draws_the_tree_with_each_job_s_state(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    middle = FlowNode(
+        "app.Sum", queue="q", name="middle", children=[FlowNode("app.Leaf", queue="q")]
+    )
+    flow = await client.flows.put(
+        FlowNode("app.Report", queue="q"), [middle, FlowNode("app.Leaf", queue="q", name="x")]
+    )
+    outcome = await run_cli("flow", flow.jids[2])  # a grandchild draws the whole flow
+    assert outcome.code == 0
+    lines = outcome.stdout.splitlines()
+    assert lines[0].startswith("app.Report")
+    assert "[depends]" in lines[0]
+    assert "middle: app.Sum" in lines[1]
+    assert "[depends]" in lines[1]
+    assert flow.jids[2] in lines[2]
+    assert "[waiting]" in lines[2]
+    assert "x: app.Leaf" in lines[3]
+    document = (await run_cli("--json", "flow", flow.root)).json()
+    assert document["jid"] == flow.root
+    assert [child["name"] for child in document["children"]] == ["middle", "x"]
+
+
+async def test_flow_of_a_missing_job(client: aqless.Client, run_cli: Cli) -> None:
+    outcome = await run_cli("flow", "nope")
+    assert outcome.code != 0
+    assert "no job nope" in outcome.stdout + outcome.stderr

@@ -1,0 +1,40 @@
+"""The job page of a job of a flow draws the whole flow as a tree, each job with its state,
+everything escaped; `/api/jobs/<jid>` carries the tree."""
+
+from __future__ import annotations
+
+import httpx
+
+import aqless
+from aqless.flows import FlowNode
+
+PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
+
+
+async def test_a_job_of_a_flow_shows_its_tree_escaped(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    children = [
+        FlowNode("app.Leaf", queue="q", name=PAYLOAD),
+        FlowNode("app.Leaf", queue="q", name="plain", on_failure="ignore"),
+    ]
+    flow = await client.flows.put(FlowNode(PAYLOAD, queue="q"), children)
+    body = (await app_client.get(f"/jobs/{flow.jids[2]}")).text
+    assert '<section id="job-flow"' in body
+    assert "<script>window" not in body
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in body
+    assert body.count('class="flow-node') == 3
+    assert 'class="flow-node current"' in body
+    assert "on failure: ignore" in body
+    api = (await app_client.get(f"/api/jobs/{flow.jids[1]}")).json()
+    assert api["flow"]["jid"] == flow.root
+    assert [child["state"] for child in api["flow"]["children"]] == ["waiting", "waiting"]
+
+
+async def test_a_job_of_no_flow_has_no_flow_section(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    jid = await client.queues["q"].put("app.Answer", {})
+    body = (await app_client.get(f"/jobs/{jid}")).text
+    assert 'id="job-flow"' not in body
+    assert (await app_client.get(f"/api/jobs/{jid}")).json()["flow"] is None
