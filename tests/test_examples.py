@@ -33,6 +33,7 @@ def test_the_batches_example_runs_its_callbacks_once(server_url: str) -> None:
     assert "failed: 3 done, 1 failed" in result.stdout
     assert result.stdout.count("callback ") == 2  # death and complete, once each
 
+
 def test_fenced_writes_keep_only_the_latest_attempts_row_and_result(server_url: str) -> None:
     result = run_example("fenced_writes.py", server_url)
     assert "popped attempt 1, then attempt 2" in result.stdout

@@ -48,7 +48,6 @@ PLAIN_ONLY: dict[str, dict[str, str]] = {
     "Queue": {},
     "Jobs": {},
     "Batches": {},
-
     "Flows": {
         "put_tree": "put of a tree already whole, with the sharded client's jid maker",
         "send": "sends a checked flow document: the sharded client's way in to a shard",
@@ -114,7 +113,6 @@ def variants() -> Iterator[dict[str, dict[str, Any]]]:
         "Queues": {name: client.queues for name, client in clients.items()},
         "Jobs": {name: client.jobs for name, client in clients.items()},
         "Batches": {name: client.batches for name, client in clients.items()},
-
         "Flows": {name: client.flows for name, client in clients.items()},
         "Config": {name: client.config for name, client in clients.items()},
         "Workers": {name: client.workers for name, client in clients.items()},

@@ -31,4 +31,3 @@ def run_python(
     )
     assert result.returncode == 0, result.stderr
     return result
-

@@ -390,6 +390,7 @@ def test_scaling_signals_block_and_return_the_record(sync_client: aqless.sync.Cl
     (every,) = sync_client.queues.scaling(2.0, previous=[first])
     assert every.window < 3600  # since `first`
 
+
 def test_a_blocking_client_puts_a_flow_and_reads_it(sync_client: aqless.sync.Client) -> None:
     from aqless.flows import FlowNode
 
