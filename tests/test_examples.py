@@ -25,19 +25,3 @@ def test_the_demo_runs_every_job_to_the_end(server_url: str) -> None:
     completed = int(result.stdout.split(" completed,")[0].rsplit(" ", 1)[1])
     assert completed >= 8 + 3 + 1
     assert "aqless web --namespace aqless-demo" in result.stdout
-
-
-def test_the_batches_example_runs_its_callbacks_once(server_url: str) -> None:
-    result = run_example("batches.py", server_url)
-    assert "put 4 jobs as batch 'album 7 thumbnails': 4 pending" in result.stdout
-    assert "failed: 3 done, 1 failed" in result.stdout
-    assert result.stdout.count("callback ") == 2  # death and complete, once each
-
-
-def test_fenced_writes_keep_only_the_latest_attempts_row_and_result(server_url: str) -> None:
-    result = run_example("fenced_writes.py", server_url)
-    assert "popped attempt 1, then attempt 2" in result.stdout
-    assert "attempt 1: its write changed nothing" in result.stdout
-    assert "attempt 1: complete refused (StaleAttemptError)" in result.stdout
-    assert "attempt 2: completed" in result.stdout
-    assert "report 7: built by attempt 2" in result.stdout

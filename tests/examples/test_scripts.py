@@ -82,6 +82,7 @@ def test_every_example_is_tested() -> None:
     tested.add("sync_sharded.py")  # tests/sync/test_sharded.py runs it
     tested.add("sharded_limits.py")  # tests/sharding/test_limits_hooks.py runs it
     tested.add("signups.py")  # the Flask and Django tests run its handlers, and aqless-run
+    tested |= {"batches.py", "fenced_writes.py"}  # tested below
     assert {path.name for path in EXAMPLES.glob("*.py")} == tested
 
 
@@ -99,3 +100,21 @@ def test_observability_traces_one_tree(server_url: str) -> None:
         assert send[1] == "send"
         assert send[-1] == roots[0][-3]
         assert process[-5] == roots[0][-5]  # one trace
+
+
+@pytest.mark.deployments("valkey9", reason="a Python process per example")
+def test_the_batches_example_runs_its_callbacks_once(server_url: str) -> None:
+    result = run_example("batches.py", server_url)
+    assert "put 4 jobs as batch 'album 7 thumbnails': 4 pending" in result.stdout
+    assert "failed: 3 done, 1 failed" in result.stdout
+    assert result.stdout.count("callback ") == 2  # death and complete, once each
+
+
+@pytest.mark.deployments("valkey9", reason="a Python process per example")
+def test_fenced_writes_keep_only_the_latest_attempts_row_and_result(server_url: str) -> None:
+    result = run_example("fenced_writes.py", server_url)
+    assert "popped attempt 1, then attempt 2" in result.stdout
+    assert "attempt 1: its write changed nothing" in result.stdout
+    assert "attempt 1: complete refused (StaleAttemptError)" in result.stdout
+    assert "attempt 2: completed" in result.stdout
+    assert "report 7: built by attempt 2" in result.stdout
