@@ -36,6 +36,7 @@ from aqless.limits import RateLimit, RateLimits
 from aqless.models import (
     Durations,
     Failure,
+    GroupCounts,
     HistoryEntry,
     JobResult,
     JobState,
@@ -81,6 +82,7 @@ __all__ = [
     "Durability",
     "Durations",
     "Failure",
+    "GroupCounts",
     "Handler",
     "Handlers",
     "Heartbeats",

@@ -109,6 +109,7 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
     aqless_own |= {"job.progress", "jobs.progress"}
     aqless_own |= {"queue.popAfter"}
+    aqless_own |= {"group.counts", "group.set"}
     assert entries == set(CLASSIC_COMMANDS + REQLESS_COMMANDS) | aqless_own
     assert {name for contract in contracts() for name in contract.names} == entries
 

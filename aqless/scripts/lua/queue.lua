@@ -74,10 +74,11 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- asking them creates any of these keys)
   local tid = Keys.queue_throttle(queue)
   local plain = call('EXISTS', RateLimit.definition_key(tid), Keys.throttle(tid),
-    Keys.queue(queue, 'recur')) == 0
+    Keys.queue(queue, 'recur'), Groups.settings_key(queue)) == 0
   if plain then
     RateLimit.learn_none(rates, tid)
     Throttle.learn_unlimited(tid)
+    Groups.learn_none(queue)
   end
   count = RateLimit.room(rates, queue, count)
   if count <= 0 then
@@ -104,8 +105,14 @@ function Queue.pop_jids(D, now, queue, worker, count)
     -- the slots of several jobs on an unlimited throttle are added together
     local unlimited = nil
     if count > 1 then unlimited = {} end
+    local grouped = not plain and Groups.is_grouped(queue)
     while #popped < count and passes > 0 do
-      local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
+      local batch
+      if grouped then
+        batch = Groups.take(queue, count - #popped)
+      else
+        batch = call('ZREVRANGE', work, 0, count - #popped - 1)
+      end
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
         local job = Job.read_for_pop(jid)
