@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import anyio
 import pytest
@@ -32,10 +33,8 @@ async def foreign_pop(client: aqless.Client, queue: str, count: int) -> list[str
     reference's steps that matter here): the highest scores of the work set, by priority,
     locked to its worker. It knows nothing of groups."""
     redis = client.redis
-    jids: list[str] = [
-        jid.decode() if isinstance(jid, bytes) else jid
-        for jid in await redis.zrevrange(f"ql:q:{queue}-work", 0, count - 1)
-    ]
+    found = cast(list[str | bytes], await redis.zrevrange(f"ql:q:{queue}-work", 0, count - 1))
+    jids = [jid.decode() if isinstance(jid, bytes) else jid for jid in found]
     expires = client.clock() + 60
     for jid in jids:
         await redis.zrem(f"ql:q:{queue}-work", jid)
@@ -204,7 +203,7 @@ async def test_a_group_that_is_not_a_non_empty_string_is_refused_before_any_writ
 ) -> None:
     queue = client.queues["q"]
     with pytest.raises(InvalidArgumentError, match="group"):
-        await queue.put("app.Job", group=group)  # type: ignore[arg-type]
+        await queue.put("app.Job", group=group)  # type: ignore[call-overload]
     with pytest.raises(InvalidArgumentError, match="group"):
         await queue.put_many([PutRequest("app.Job"), PutRequest("app.Job", group=group)])  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="group"):
