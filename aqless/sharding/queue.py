@@ -403,10 +403,14 @@ class ShardedQueue(MergedQueueReads):
 
     async def groups(self) -> list[GroupCounts]:
         """`Queue.groups` over the shards: a group's counts summed over the shards that
-        hold its jobs (the default group is on every shard), its settings as its own shard
-        has them."""
+        hold its jobs. The default group is on every shard: where the queue has no group,
+        all its jobs are the default group's."""
         merged: dict[str | None, GroupCounts] = {}
-        for records in await gathered(self.partitions, Queue.groups):
+        parts = await gathered(self.partitions, _groups_or_counts)
+        if not any(isinstance(part, list) for part in parts):
+            return []
+        for part in parts:
+            records = part if isinstance(part, list) else [_ungrouped(part)]
             for record in records:
                 seen = merged.get(record.name)
                 if seen is None:
@@ -434,6 +438,17 @@ class ShardedQueue(MergedQueueReads):
             self._group_partitions(group),
             lambda queue: queue.set_group_concurrency(group, maximum),
         )
+
+
+async def _groups_or_counts(queue: Queue) -> list[GroupCounts] | QueueCounts:
+    """A partition's groups, or its counts where it has none."""
+    return await queue.groups() or await queue.counts()
+
+
+def _ungrouped(counts: QueueCounts) -> GroupCounts:
+    """The default group of a partition without groups: all of its jobs."""
+    running = counts.running + counts.stalled
+    return GroupCounts(name=None, waiting=counts.waiting, running=running, weight=1, concurrency=0)
 
 
 def summed(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:
