@@ -44,5 +44,4 @@ async def test_a_queue_with_a_throttle_reads_it(lua: Lua, redis: aioredis.Redis)
     assert with_throttle["hget"] == 1  # the maximum
     assert with_throttle["hmget"] == 3  # and the rate limit's definition
     assert with_throttle["zrangebyscore"] == 3  # and the due recurring jobs
-    # and, the shared one having found something, whether the queue has groups
-    assert with_throttle["exists"] == 4
+    assert with_throttle["exists"] == 3

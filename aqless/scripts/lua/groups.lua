@@ -2,10 +2,12 @@
 -- is an ordinary job of its queue: it waits in the queue's work set, where any qless
 -- client's pop takes it by priority. Beside that, a grouped queue keeps an index that
 -- aqless's pop takes from, group by group:
---   ql:q:<q>-groups              hash: `clock` (the virtual time of the last turn),
---                                `weight:<g>`, `concurrency:<g>` (the groups' settings);
---                                its existence makes the queue grouped
+--   ql:q:<q>-groups              hash: <g> -> '<weight> <concurrency cap, 0: none>', the
+--                                settings of the default group ('') and of the groups
+--                                whose settings are not the default ('1 0'); its
+--                                existence makes the queue grouped
 --   ql:q:<q>-groups-ready        zset: the groups with waiting jobs, scored by their pass
+--                                (-1: a group that joined since its last turn)
 --   ql:q:<q>-group-work:<g>      zset: a group's waiting jids, scored as in the work set
 --   ql:q:<q>-group-running:<g>   zset: the jids aqless's pop handed out of a group with a
 --                                concurrency cap (pruned of those no longer running)
@@ -16,13 +18,12 @@
 -- the others. Every way into the work set goes through Groups.enter.
 --
 -- Turns: stride scheduling. The ready group of least pass gets the next job, then its pass
--- grows by 1/weight; a group that joins (or comes back) starts at the clock, so it gets no
--- more than its share either.
+-- grows by 1/weight; a group that joins (or comes back) starts at the least pass of the
+-- others, so it gets no more than its share either.
 
 local Groups = {
   active = {},  -- queue -> whether it is grouped, learnt during a call
   hints = {},   -- jid -> the group its put gave (spares a read of the job)
-  WINDOW = 16,  -- ready groups read beyond the count a pop asks for
 }
 
 function Groups.forget()
@@ -36,8 +37,17 @@ function Groups.running_key(queue, group)
   return Keys.queue(queue, 'group-running:' .. group)
 end
 
--- The caller knows the queue is not grouped (an EXISTS that included its settings key).
-function Groups.learn_none(queue) Groups.active[queue] = false end
+-- How many of the keys (at most three) exist, asked together with whether the queue is
+-- grouped, which is learnt: one EXISTS, the queue's settings key counted four times over.
+-- (put's and pop's question whether anything unusual exists: mostly nothing does.)
+function Groups.exists_with(queue, ...)
+  local key = Groups.settings_key(queue)
+  local found = call('EXISTS', key, key, key, key, ...)
+  local grouped = found >= 4
+  Groups.active[queue] = grouped
+  if grouped then return found - 4 end
+  return found
+end
 
 function Groups.is_grouped(queue)
   local known = Groups.active[queue]
@@ -51,10 +61,10 @@ end
 -- Makes a queue grouped: the jobs waiting in it so far join the default group.
 function Groups.enable(queue)
   if Groups.active[queue] == true then return end
-  if call('HSETNX', Groups.settings_key(queue), 'clock', 0) == 1 then
+  if call('HSETNX', Groups.settings_key(queue), '', '1 0') == 1 then
     local default = Groups.work_key(queue, '')
     if call('ZUNIONSTORE', default, 1, Keys.queue(queue, 'work')) > 0 then
-      call('ZADD', Groups.ready_key(queue), 0, '')
+      call('ZADD', Groups.ready_key(queue), -1, '')
     end
   end
   Groups.active[queue] = true
@@ -71,18 +81,25 @@ function Groups.put_option(a)
   return group
 end
 
--- A put gave the job a group: stored on the job, and its queue becomes grouped. A job
--- that had another group leaves that group's index in the queue it was in (`old`: its
--- fields before the put).
-function Groups.on_put(queue, jid, group, old)
-  if group == nil then return end
-  if old.queue ~= nil then
-    local before = call('HGET', Keys.job(jid), 'group')
-    if before and before ~= group then
-      call('ZREM', Groups.work_key(old.queue, before), jid)
-    end
+-- Before put writes the job: a job given another group than it had leaves that group's
+-- index in the queue it was in (`old`: its fields before the put).
+function Groups.leave_old(jid, group, old)
+  if group == nil or old.queue == nil then return end
+  local before = call('HGET', Keys.job(jid), 'group')
+  if before and before ~= group then
+    call('ZREM', Groups.work_key(old.queue, before), jid)
   end
-  call('HSET', Keys.job(jid), 'group', group)
+end
+
+-- The job hash's field of a put's group (put writes it with the others): none without one.
+function Groups.field(group)
+  if group == nil then return end
+  return 'group', group
+end
+
+-- A put gave the job a group (written with its fields): its queue becomes grouped.
+function Groups.on_put(queue, jid, group)
+  if group == nil then return end
   Groups.enable(queue)
   Groups.hints[jid] = group
 end
@@ -94,7 +111,7 @@ function Groups.enter(queue, jid, score)
   local group = Groups.hints[jid]
   if group == nil then group = call('HGET', Keys.job(jid), 'group') or '' end
   call('ZADD', Groups.work_key(queue, group), score, jid)
-  call('ZADD', Groups.ready_key(queue), 'NX', 0, group)
+  call('ZADD', Groups.ready_key(queue), 'NX', -1, group)
 end
 
 -- How many of a group's jobs run, counting those aqless's pop handed out (the running set,
@@ -111,89 +128,149 @@ function Groups.running(queue, group)
   return #members - #gone
 end
 
--- The next jid of group `g` (Groups.take's record) that still waits in the work set and
--- is not `chosen` already (a jid left in another group's index), or nil when the group has
--- none or no room under its cap; reads `want` at a time.
-function Groups.next_of(queue, g, work, want, chosen)
-  if g.room == nil then
-    g.room = math.huge
-    if g.cap ~= nil then g.room = g.cap - Groups.running(queue, g.name) end
+-- Groups.take's window, `w`: the ready groups of least pass, read a page at a time, each
+-- as GROUP_FIELDS values from w[GROUP_FIELDS * (k - 1) + 1]: its name, pass (a group that
+-- joined since its last turn starts at the least pass of the others, `w.least`), weight,
+-- cap (false: none), whether it is done (nothing more to give), and its record once it had
+-- a turn.
+local GROUP_FIELDS = 6
+
+-- Reads the next `size` ready groups into the window; returns how many it read.
+function Groups.read_window(w, size)
+  local page = call('ZRANGE', w.ready, w.read, w.read + size - 1, 'WITHSCORES')
+  local count = #page / 2
+  w.read, w.full = w.read + count, count == size
+  if count == 0 then return 0 end
+  local names = {}
+  for i = 1, count do names[i] = page[2 * i - 1] end
+  local settings = call('HMGET', w.settings, unpack(names))
+  if w.least == nil then Groups.find_least(w, page) end
+  for i = 1, count do
+    local at = GROUP_FIELDS * w.count
+    local weight, cap = Groups.parse_settings(settings[i])
+    local pass = tonumber(page[2 * i])
+    if pass < 0 then pass = w.least end
+    w[at + 1], w[at + 2], w[at + 3] = names[i], pass, weight
+    w[at + 4], w[at + 5], w[at + 6] = cap or false, false, false
+    w.count = w.count + 1
   end
-  if #g.took >= g.room then return nil end
+  return count
+end
+
+-- The least pass of the groups that had turns (0 when none has): in the window's first
+-- page (ZRANGE's order), else the first of them in the ready set.
+function Groups.find_least(w, page)
+  for i = 2, #page, 2 do
+    local pass = tonumber(page[i])
+    if pass >= 0 then
+      w.least = pass
+      return
+    end
+  end
+  w.least = 0
+  if w.full then
+    local first = call('ZRANGEBYSCORE', w.ready, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if #first > 0 then w.least = tonumber(first[2]) end
+  end
+end
+
+-- A group's weight and cap (nil: none) from its stored settings ('<weight> <cap>').
+function Groups.parse_settings(text)
+  if not text then return 1, nil end
+  local weight, cap = string.match(text, '^(%S+) (%S+)$')
+  cap = tonumber(cap)
+  if cap == 0 then cap = nil end
+  return tonumber(weight) or 1, cap
+end
+
+-- The next jid of the window's group at `at` that still waits in the work set and is not
+-- `chosen` already (a jid left in another group's index), or nil when the group has none
+-- or no room under its cap; reads `want` at a time. Its record (made on its first turn)
+-- keeps what it read and took.
+function Groups.next_of(queue, w, at, work, want, chosen)
+  local r = w[at + 6]
+  if not r then
+    local cap, room = w[at + 4], math.huge
+    if cap then room = cap - Groups.running(queue, w[at + 1]) end
+    r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, next = 1, read = 0,
+      exhausted = false, took = 0, seen = {}, room = room, mine = nil}
+    w[at + 6] = r
+  end
+  if r.took >= r.room then return nil end
   while true do
-    if g.next > #g.jids then
-      if g.exhausted then return nil end
-      local page = call('ZREVRANGE', Groups.work_key(queue, g.name), g.read,
-        g.read + want - 1)
-      g.read = g.read + #page
-      g.exhausted = #page < want
-      g.jids, g.next = page, 1
+    if r.next > #r.jids then
+      if r.exhausted then return nil end
+      local page = call('ZREVRANGE', r.key, r.read, r.read + want - 1)
+      r.read, r.exhausted = r.read + #page, #page < want
+      r.jids, r.next = page, 1
       if #page == 0 then return nil end
     end
-    local jid = g.jids[g.next]
-    g.next = g.next + 1
-    g.seen[#g.seen + 1] = jid
-    if not chosen[jid] and call('ZSCORE', work, jid) then return jid end
+    local jid = r.jids[r.next]
+    r.next = r.next + 1
+    r.seen[#r.seen + 1] = jid
+    if not chosen[jid] and call('ZSCORE', work, jid) then
+      r.took = r.took + 1
+      if w[at + 4] then
+        r.mine = r.mine or {}
+        r.mine[#r.mine + 1] = jid
+      end
+      return jid
+    end
   end
+end
+
+-- Writes back what Groups.take did to the window's groups: the jids read leave their
+-- indexes, emptied groups leave the ready set, the others keep their new pass, capped
+-- groups' jobs join their running sets.
+function Groups.write_back(queue, w)
+  local passes = {}
+  for at = 0, GROUP_FIELDS * (w.count - 1), GROUP_FIELDS do
+    local r = w[at + 6]
+    if r then
+      if #r.seen > 0 then call_batched('ZREM', r.key, r.seen) end
+      if r.exhausted and r.next > #r.jids then
+        call('ZREM', w.ready, w[at + 1])
+      elseif r.took > 0 then
+        passes[#passes + 1] = w[at + 2]
+        passes[#passes + 1] = w[at + 1]
+      end
+      if r.mine ~= nil then zadd_batched(Groups.running_key(queue, w[at + 1]), 0, r.mine) end
+    end
+  end
+  if #passes > 0 then call('ZADD', w.ready, 'XX', unpack(passes)) end
 end
 
 -- Up to `n` jids of a grouped queue, group by group in turn (a group's own by priority),
 -- each taken out of its group's index and still in the work set (the pop takes it from
--- there). Groups at their concurrency cap are passed over.
+-- there). Groups at their concurrency cap are passed over. Only the groups of least pass
+-- are read, a few more than the count, then more while those have nothing to give.
 function Groups.take(queue, n)
   local taken = {}
   if n <= 0 then return taken end
-  local ready = Groups.ready_key(queue)
-  local window = call('ZRANGE', ready, 0, n + Groups.WINDOW - 1, 'WITHSCORES')
-  if #window == 0 then return taken end
-  local fields = {'clock'}
-  for i = 1, #window, 2 do
-    fields[#fields + 1] = 'weight:' .. window[i]
-    fields[#fields + 1] = 'concurrency:' .. window[i]
-  end
-  local settings = call('HMGET', Groups.settings_key(queue), unpack(fields))
-  local clock = tonumber(settings[1]) or 0
-  local groups = {}
-  for i = 1, #window, 2 do
-    local k = (i + 1) / 2
-    groups[k] = {name = window[i], pass = math.max(tonumber(window[i + 1]), clock),
-      weight = tonumber(settings[2 * k]) or 1, cap = tonumber(settings[2 * k + 1]),
-      jids = NOTHING, next = 1, read = 0, took = {}, seen = {}, done = false}
-  end
+  local w = {ready = Groups.ready_key(queue), settings = Groups.settings_key(queue),
+    read = 0, full = false, least = nil, count = 0}
+  if Groups.read_window(w, n + 2) == 0 then return taken end
   local work = Keys.queue(queue, 'work')
   local chosen = {}
   while #taken < n do
     local best = nil
-    for _, g in ipairs(groups) do
-      if not g.done and (best == nil or g.pass < best.pass) then best = g end
+    for at = 0, GROUP_FIELDS * (w.count - 1), GROUP_FIELDS do
+      if not w[at + 5] and (best == nil or w[at + 2] < w[best + 2]) then best = at end
     end
-    if best == nil then break end
-    local jid = Groups.next_of(queue, best, work, n - #taken, chosen)
-    if jid == nil then
-      best.done = true
+    if best == nil then
+      if not w.full or Groups.read_window(w, n - #taken + 2) == 0 then break end
     else
-      taken[#taken + 1] = jid
-      chosen[jid] = true
-      best.took[#best.took + 1] = jid
-      clock = best.pass
-      best.pass = best.pass + 1 / best.weight
+      local jid = Groups.next_of(queue, w, best, work, n - #taken, chosen)
+      if jid == nil then
+        w[best + 5] = true
+      else
+        taken[#taken + 1] = jid
+        chosen[jid] = true
+        w[best + 2] = w[best + 2] + 1 / w[best + 3]
+      end
     end
   end
-  local passes = {}
-  for _, g in ipairs(groups) do
-    if #g.seen > 0 then call_batched('ZREM', Groups.work_key(queue, g.name), g.seen) end
-    if g.exhausted and g.next > #g.jids then
-      call('ZREM', ready, g.name)
-    elseif #g.took > 0 then
-      passes[#passes + 1] = g.pass
-      passes[#passes + 1] = g.name
-    end
-    if g.cap ~= nil and #g.took > 0 then
-      zadd_batched(Groups.running_key(queue, g.name), 0, g.took)
-    end
-  end
-  if #passes > 0 then call('ZADD', ready, 'XX', unpack(passes)) end
-  call('HSET', Groups.settings_key(queue), 'clock', clock)
+  Groups.write_back(queue, w)
   return taken
 end
 
@@ -209,8 +286,8 @@ end
 
 --[=[ group.counts
   Args     queue
-  Reads    ql:q:<q>-groups, ql:q:<q>-groups-ready, ql:q:<q>-group-work:<g>, ql:q:<q>-work,
-           ql:q:<q>-locks, ql:j:<jid>
+  Reads    ql:q:<q>-groups, ql:q:<q>-groups-ready,
+           ql:q:<q>-group-work:<g>, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
   Writes   ql:q:<q>-group-work:<g> (pruned of jids no longer waiting)
   Returns  JSON list of the queue's groups in name order ([] for a queue without groups):
            {"group": name ('' for jobs put without one), "waiting": n, "running": n,
@@ -228,11 +305,9 @@ function Groups.counts(queue)
   local settings = call('HGETALL', Groups.settings_key(queue))
   local weights, caps = {}, {}
   for i = 1, #settings, 2 do
-    local key, value = settings[i], settings[i + 1]
-    local name = string.match(key, '^weight:(.*)$')
-    if name ~= nil then weights[name], names[name] = tonumber(value), true end
-    name = string.match(key, '^concurrency:(.*)$')
-    if name ~= nil then caps[name], names[name] = tonumber(value), true end
+    local name = settings[i]
+    weights[name], caps[name] = Groups.parse_settings(settings[i + 1])
+    if weights[name] ~= 1 or caps[name] ~= nil then names[name] = true end
   end
   local running = Groups.running_by_group(queue)
   for name in pairs(running) do names[name] = true end
@@ -280,12 +355,16 @@ function Groups.set(queue, group, a)
   end
   Groups.enable(queue)
   local key = Groups.settings_key(queue)
-  if weight ~= nil then call('HSET', key, 'weight:' .. group, weight) end
+  local old_weight, old_cap = Groups.parse_settings(call('HGET', key, group))
+  weight, cap = weight or old_weight, cap or old_cap or 0
+  if weight == 1 and cap == 0 and group ~= '' then
+    call('HDEL', key, group)
+  else
+    call('HSET', key, group, weight .. ' ' .. cap)
+  end
   if cap == 0 then
-    call('HDEL', key, 'concurrency:' .. group)
     call('DEL', Groups.running_key(queue, group))
-  elseif cap ~= nil then
-    call('HSET', key, 'concurrency:' .. group, cap)
+  elseif cap ~= old_cap then
     -- the group's jobs already running count against the cap
     local running = Groups.running_key(queue, group)
     for _, jid in ipairs(call('ZRANGE', Keys.queue(queue, 'locks'), 0, -1)) do

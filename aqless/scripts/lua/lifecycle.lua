@@ -107,14 +107,15 @@ function Job.put(D, now, a)
   local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
     depends, given_throttles, rate_limits = parse_put(D, a)
   local group = Groups.put_option(a)
-  -- One EXISTS answers four questions put asks, when the answer is no as it mostly is:
+  -- One EXISTS answers four questions put asks (and whether the queue is grouped, see
+  -- groups.lua), when the answer is no as it mostly is:
   -- whether the job exists, whether anything is tracked, whether a worker offers to take
   -- the queue's jobs, whether the queue's throttle has a maximum (its hash). When the
   -- job's own fields account for all that exists, the other three are no as well;
   -- otherwise each is asked where it was.
   local stem = Keys.queue_throttle(queue)
-  local existing = call('EXISTS', Keys.job(jid), Keys.tracked(), Keys.offers(queue),
-    Keys.throttle(stem), Groups.settings_key(queue))
+  local existing = Groups.exists_with(queue, Keys.job(jid), Keys.tracked(),
+    Keys.offers(queue), Keys.throttle(stem))
   local old = NOTHING  -- a new job's (no table made for the fields of none)
   if existing > 0 then
     local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
@@ -130,7 +131,6 @@ function Job.put(D, now, a)
   if no_offers then
     Events.learn_tracked(false)
     Throttle.learn_unlimited(stem)
-    Groups.learn_none(queue)
   end
   local priority = given_priority or tonumber(old.priority) or 0
   local retries = given_retries or tonumber(old.retries) or 5
@@ -172,12 +172,13 @@ function Job.put(D, now, a)
   local throttles = Throttle.list_for(given_throttles, old_stem, queue)
   local state = 'waiting'
   if delay > 0 then state = 'scheduled' end
+  Groups.leave_old(jid, group, old)
   call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, 'data', data,
     'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
     'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-    'time', time_field(now), 'throttles', throttles_text(throttles))
+    'time', time_field(now), 'throttles', throttles_text(throttles), Groups.field(group))
   RateLimit.store(jid, rate_limits, old.state ~= nil)
-  Groups.on_put(queue, jid, group, old)
+  Groups.on_put(queue, jid, group)
   Job.settle_home(jid, old)
   Job.add_dependencies(jid, depends)
 

@@ -73,12 +73,12 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- answers the three questions the pop would ask one by one (nothing it writes before
   -- asking them creates any of these keys)
   local tid = Keys.queue_throttle(queue)
-  local plain = call('EXISTS', RateLimit.definition_key(tid), Keys.throttle(tid),
-    Keys.queue(queue, 'recur'), Groups.settings_key(queue)) == 0
+  local plain = Groups.exists_with(queue, RateLimit.definition_key(tid), Keys.throttle(tid),
+    Keys.queue(queue, 'recur')) == 0
+  local grouped = Groups.is_grouped(queue)  -- (learnt by that EXISTS)
   if plain then
     RateLimit.learn_none(rates, tid)
     Throttle.learn_unlimited(tid)
-    Groups.learn_none(queue)
   end
   count = RateLimit.room(rates, queue, count)
   if count <= 0 then
@@ -105,7 +105,6 @@ function Queue.pop_jids(D, now, queue, worker, count)
     -- the slots of several jobs on an unlimited throttle are added together
     local unlimited = nil
     if count > 1 then unlimited = {} end
-    local grouped = not plain and Groups.is_grouped(queue)
     while #popped < count and passes > 0 do
       local batch
       if grouped then
