@@ -117,6 +117,20 @@ async def test_queue_depths_and_failure_groups_are_refreshed_and_served(
     assert 'aqless_failed_jobs{group="reports-ValueError"} 1.0' in text
 
 
+async def test_a_grouped_queues_groups_are_gauged_by_group(client: aqless.Client) -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    queue = client.queues["q"]
+    await queue.put_many([aqless.PutRequest("Send", group="tenant-1")] * 3)
+    await queue.put("Send", {})
+    await queue.pop_many(2)  # one of each group, in turn
+    await metrics.refresh(client)
+    jobs = "aqless_queue_group_jobs"
+    assert sample(registry, jobs, queue="q", group="tenant-1", state="waiting") == 2
+    assert sample(registry, jobs, queue="q", group="tenant-1", state="running") == 1
+    assert sample(registry, jobs, queue="q", group="", state="running") == 1
+
+
 def test_a_bad_interval_is_refused() -> None:
     metrics = Metrics(CollectorRegistry())
     with pytest.raises(aqless.ConfigurationError, match="interval"):
