@@ -16,6 +16,7 @@ from aqless._version import __version__
 from aqless.client import Client
 from aqless.documents import (
     counts_document,
+    group_document,
     job_details,
     job_document,
     priority_document,
@@ -134,6 +135,7 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         "throttle": {"maximum": throttle.maximum, "ttl": throttle.ttl},
         "rate_limit": rate_limit_document(await q.rate_limit.get()),
         "heartbeat": await q.heartbeat(),
+        "groups": [group_document(group) for group in await q.groups()],
         "today": days[-1],
         "days": days,
     }
