@@ -24,6 +24,7 @@
 local Groups = {
   active = {},  -- queue -> whether it is grouped, learnt during a call
   hints = {},   -- jid -> the group its put gave (spares a read of the job)
+  zmscore = nil,  -- whether the server knows ZMSCORE (learnt once, kept)
 }
 
 function Groups.forget()
@@ -192,8 +193,8 @@ function Groups.next_of(queue, w, at, work, want, chosen)
   if not r then
     local cap, room = w[at + 4], math.huge
     if cap then room = cap - Groups.running(queue, w[at + 1]) end
-    r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, next = 1, read = 0,
-      exhausted = false, took = 0, seen = {}, room = room, mine = nil}
+    r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, waiting = NOTHING,
+      next = 1, read = 0, exhausted = false, took = 0, seen = {}, room = room, mine = nil}
     w[at + 6] = r
   end
   if r.took >= r.room then return nil end
@@ -204,11 +205,13 @@ function Groups.next_of(queue, w, at, work, want, chosen)
       r.read, r.exhausted = r.read + #page, #page < want
       r.jids, r.next = page, 1
       if #page == 0 then return nil end
+      r.waiting = Groups.in_work(work, page)
     end
-    local jid = r.jids[r.next]
-    r.next = r.next + 1
+    local i = r.next
+    local jid = r.jids[i]
+    r.next = i + 1
     r.seen[#r.seen + 1] = jid
-    if not chosen[jid] and call('ZSCORE', work, jid) then
+    if r.waiting[i] and not chosen[jid] then
       r.took = r.took + 1
       if w[at + 4] then
         r.mine = r.mine or {}
@@ -217,6 +220,22 @@ function Groups.next_of(queue, w, at, work, want, chosen)
       return jid
     end
   end
+end
+
+-- Whether each jid is still in the work set (its score, or false): one ZMSCORE where the
+-- server has it (Redis 6.2+, Valkey), else a ZSCORE each.
+function Groups.in_work(work, jids)
+  if #jids > 1 and Groups.zmscore ~= false then
+    local scores = redis.pcall('ZMSCORE', work, unpack(jids))
+    if type(scores) == 'table' and scores.err == nil then
+      Groups.zmscore = true
+      return scores
+    end
+    Groups.zmscore = false
+  end
+  local scores = {}
+  for i, jid in ipairs(jids) do scores[i] = call('ZSCORE', work, jid) end
+  return scores
 end
 
 -- Writes back what Groups.take did to the window's groups: the jids read leave their
@@ -260,7 +279,9 @@ function Groups.take(queue, n)
     if best == nil then
       if not w.full or Groups.read_window(w, n - #taken + 2) == 0 then break end
     else
-      local jid = Groups.next_of(queue, w, best, work, n - #taken, chosen)
+      -- a page of about the group's share of what is left, read again when it runs out
+      local want = math.min(n - #taken, math.ceil((n - #taken) / w.count) + 1)
+      local jid = Groups.next_of(queue, w, best, work, want, chosen)
       if jid == nil then
         w[best + 5] = true
       else
