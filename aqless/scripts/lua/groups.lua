@@ -2,10 +2,9 @@
 -- is an ordinary job of its queue: it waits in the queue's work set, where any qless
 -- client's pop takes it by priority. Beside that, a grouped queue keeps an index that
 -- aqless's pop takes from, group by group:
---   ql:q:<q>-groups              hash: <g> -> '<weight> <concurrency cap, 0: none>', the
---                                settings of the default group ('') and of the groups
---                                whose settings are not the default ('1 0'); its
---                                existence makes the queue grouped
+--   ql:q:<q>-groups              hash: `grouped`; its existence makes the queue grouped
+--   ql:q:<q>-group-settings      hash: <g> -> '<weight> <concurrency cap, 0: none>', for
+--                                the groups whose settings are not the default ('1 0')
 --   ql:q:<q>-groups-ready        zset: the groups with waiting jobs, scored by their pass
 --                                (-1: a group that joined since its last turn)
 --   ql:q:<q>-group-work:<g>      zset: a group's waiting jids, scored as in the work set
@@ -23,15 +22,17 @@
 
 local Groups = {
   active = {},  -- queue -> whether it is grouped, learnt during a call
+  custom = {},  -- queue -> whether any of its groups has settings, learnt by a pop
   hints = {},   -- jid -> the group its put gave (spares a read of the job)
   zmscore = nil,  -- whether the server knows ZMSCORE (learnt once, kept)
 }
 
 function Groups.forget()
-  Groups.active, Groups.hints = {}, {}
+  Groups.active, Groups.custom, Groups.hints = {}, {}, {}
 end
 
 function Groups.settings_key(queue) return Keys.queue(queue, 'groups') end
+function Groups.custom_key(queue) return Keys.queue(queue, 'group-settings') end
 function Groups.ready_key(queue) return Keys.queue(queue, 'groups-ready') end
 function Groups.work_key(queue, group) return Keys.queue(queue, 'group-work:' .. group) end
 function Groups.running_key(queue, group)
@@ -50,6 +51,19 @@ function Groups.exists_with(queue, ...)
   return found
 end
 
+-- pop's question (Groups.exists_with's), which also learns whether any group has settings
+-- of its own: their hash counted eight times over.
+function Groups.exists_for_pop(queue, a, b, c)
+  local key, custom = Groups.settings_key(queue), Groups.custom_key(queue)
+  local found = call('EXISTS', key, key, key, key, custom, custom, custom, custom, custom,
+    custom, custom, custom, a, b, c)
+  Groups.custom[queue] = found >= 8
+  if found >= 8 then found = found - 8 end
+  Groups.active[queue] = found >= 4
+  if found >= 4 then return found - 4 end
+  return found
+end
+
 function Groups.is_grouped(queue)
   local known = Groups.active[queue]
   if known == nil then
@@ -62,7 +76,7 @@ end
 -- Makes a queue grouped: the jobs waiting in it so far join the default group.
 function Groups.enable(queue)
   if Groups.active[queue] == true then return end
-  if call('HSETNX', Groups.settings_key(queue), '', '1 0') == 1 then
+  if call('HSETNX', Groups.settings_key(queue), 'grouped', 1) == 1 then
     local default = Groups.work_key(queue, '')
     if call('ZUNIONSTORE', default, 1, Keys.queue(queue, 'work')) > 0 then
       call('ZADD', Groups.ready_key(queue), -1, '')
@@ -142,16 +156,19 @@ function Groups.read_window(w, size)
   local count = #page / 2
   w.read, w.full = w.read + count, count == size
   if count == 0 then return 0 end
-  local names = {}
-  for i = 1, count do names[i] = page[2 * i - 1] end
-  local settings = call('HMGET', w.settings, unpack(names))
+  local settings = NOTHING
+  if w.custom then
+    local names = {}
+    for i = 1, count do names[i] = page[2 * i - 1] end
+    settings = call('HMGET', w.settings, unpack(names))
+  end
   if w.least == nil then Groups.find_least(w, page) end
   for i = 1, count do
     local at = GROUP_FIELDS * w.count
     local weight, cap = Groups.parse_settings(settings[i])
     local pass = tonumber(page[2 * i])
     if pass < 0 then pass = w.least end
-    w[at + 1], w[at + 2], w[at + 3] = names[i], pass, weight
+    w[at + 1], w[at + 2], w[at + 3] = page[2 * i - 1], pass, weight
     w[at + 4], w[at + 5], w[at + 6] = cap or false, false, false
     w.count = w.count + 1
   end
@@ -266,8 +283,10 @@ end
 function Groups.take(queue, n)
   local taken = {}
   if n <= 0 then return taken end
-  local w = {ready = Groups.ready_key(queue), settings = Groups.settings_key(queue),
-    read = 0, full = false, least = nil, count = 0}
+  local custom = Groups.custom[queue]
+  if custom == nil then custom = call('EXISTS', Groups.custom_key(queue)) == 1 end
+  local w = {ready = Groups.ready_key(queue), settings = Groups.custom_key(queue),
+    custom = custom, read = 0, full = false, least = nil, count = 0}
   if Groups.read_window(w, n + 2) == 0 then return taken end
   local work = Keys.queue(queue, 'work')
   local chosen = {}
@@ -307,7 +326,7 @@ end
 
 --[=[ group.counts
   Args     queue
-  Reads    ql:q:<q>-groups, ql:q:<q>-groups-ready,
+  Reads    ql:q:<q>-groups, ql:q:<q>-groups-ready, ql:q:<q>-group-settings,
            ql:q:<q>-group-work:<g>, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
   Writes   ql:q:<q>-group-work:<g> (pruned of jids no longer waiting)
   Returns  JSON list of the queue's groups in name order ([] for a queue without groups):
@@ -323,7 +342,7 @@ function Groups.counts(queue)
   for _, name in ipairs(call('ZRANGE', Groups.ready_key(queue), 0, -1)) do
     names[name] = true
   end
-  local settings = call('HGETALL', Groups.settings_key(queue))
+  local settings = call('HGETALL', Groups.custom_key(queue))
   local weights, caps = {}, {}
   for i = 1, #settings, 2 do
     local name = settings[i]
@@ -350,9 +369,9 @@ end
            weight, a positive number, the group's share of turns (1 by default);
            concurrency, a whole number from 0, the most of its jobs aqless's pop lets run
            at once (0: no cap))
-  Reads    ql:q:<q>-groups, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
-  Writes   ql:q:<q>-groups, ql:q:<q>-groups-ready, ql:q:<q>-group-work:,
-           ql:q:<q>-group-running:<g>
+  Reads    ql:q:<q>-group-settings, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
+  Writes   ql:q:<q>-groups, ql:q:<q>-group-settings, ql:q:<q>-groups-ready,
+           ql:q:<q>-group-work:, ql:q:<q>-group-running:<g>
   Returns  nil
   Errors   'Queue(): no queue name provided'   InvalidArgumentError
            'Group(): Arg "group" missing'   InvalidArgumentError
@@ -375,10 +394,10 @@ function Groups.set(queue, group, a)
       'Group(): Arg "concurrency" not a whole number from 0: ' .. o.concurrency)
   end
   Groups.enable(queue)
-  local key = Groups.settings_key(queue)
+  local key = Groups.custom_key(queue)
   local old_weight, old_cap = Groups.parse_settings(call('HGET', key, group))
   weight, cap = weight or old_weight, cap or old_cap or 0
-  if weight == 1 and cap == 0 and group ~= '' then
+  if weight == 1 and cap == 0 then
     call('HDEL', key, group)
   else
     call('HSET', key, group, weight .. ' ' .. cap)

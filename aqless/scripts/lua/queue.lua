@@ -73,8 +73,8 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- answers the three questions the pop would ask one by one (nothing it writes before
   -- asking them creates any of these keys)
   local tid = Keys.queue_throttle(queue)
-  local plain = Groups.exists_with(queue, RateLimit.definition_key(tid), Keys.throttle(tid),
-    Keys.queue(queue, 'recur')) == 0
+  local plain = Groups.exists_for_pop(queue, RateLimit.definition_key(tid),
+    Keys.throttle(tid), Keys.queue(queue, 'recur')) == 0
   local grouped = Groups.is_grouped(queue)  -- (learnt by that EXISTS)
   if plain then
     RateLimit.learn_none(rates, tid)
