@@ -249,3 +249,19 @@ async def test_the_script_refuses_bad_settings_as_invalid_arguments(
     with pytest.raises(InvalidArgumentError, match='Arg "group" empty'):
         await client.protocol.call("queue.put", "w", "q", "jid", "k", "{}", 0, "group", "")
     assert await client.redis.keys("*group*") == []
+
+
+async def test_a_groups_named_rate_limit_holds_it_back_and_not_the_others(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    client = timed_client
+    queue = client.queues["q"]
+    await client.rate_limits["tenant-a"].set(2, per=60)
+    await queue.put_many(requests("a", 5, rate_limits=["tenant-a"]) + requests("b", 5))
+    first = await queue.pop_many(10)
+    assert collections.Counter(group_of(job) for job in first) == {"a": 2, "b": 5}
+    for job in first:
+        await job.complete()
+    clock.advance(61)  # the limit has two starts again
+    again = await queue.pop_many(10)
+    assert collections.Counter(group_of(job) for job in again) == {"a": 2}
