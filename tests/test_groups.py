@@ -265,3 +265,13 @@ async def test_a_groups_named_rate_limit_holds_it_back_and_not_the_others(
     clock.advance(61)  # the limit has two starts again
     again = await queue.pop_many(10)
     assert collections.Counter(group_of(job) for job in again) == {"a": 2}
+
+
+async def test_a_deduplicated_put_takes_a_group(client: aqless.Client) -> None:
+    queue = client.queues["q"]
+    await queue.put_many(requests("big", 20))
+    jid = await queue.put("app.Job", {"group": "small"}, group="small", dedup="once")
+    again = await queue.put_result("app.Job", {"group": "small"}, group="small", dedup="once")
+    assert (again.jid, again.deduplicated) == (jid, True)
+    started = await drain(queue, 2)
+    assert jid in {job.jid for job in started}
