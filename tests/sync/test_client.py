@@ -379,3 +379,18 @@ def test_a_blocking_client_reads_tags_patterns_and_workers(
     assert job is not None
     assert sync_client.worker_name in [worker.name for worker in sync_client.workers.counts()]
     assert job.jid in sync_client.workers.jobs(sync_client.worker_name).jobs
+
+
+def test_groups_from_sync_code(sync_client: aqless.sync.Client) -> None:
+    queue = sync_client.queues["q"]
+    queue.put_many([aqless.PutRequest("app.Job", {"g": "big"}, group="big")] * 5)
+    queue.put("app.Job", {"g": "small"}, group="small")
+    queue.set_group_weight("big", 2)
+    queue.set_group_concurrency("small", 1)
+    popped = queue.pop_many(3)
+    assert sorted(job.data["g"] for job in popped) == ["big", "big", "small"]
+    groups = {group.name: group for group in queue.groups()}
+    assert (groups["big"].waiting, groups["big"].weight) == (3, 2.0)
+    assert (groups["small"].running, groups["small"].concurrency) == (1, 1)
+    with pytest.raises(aqless.InvalidArgumentError):
+        queue.set_group_weight("big", 0)
