@@ -191,6 +191,8 @@ async def test_stalled_and_scheduled_jobs_come_back_to_their_group(
     jid = await queue.put("app.Job", {"group": "b"}, group="b")
     (job,) = await queue.pop_many(5)
     await job.timeout()  # back to the work set, stalled
+    records = {record.name: record.waiting for record in await queue.groups()}
+    assert records == {"b": 1}  # its score is +inf in the work set and in its group's
     (again,) = await queue.pop_many(5)
     assert again.jid == jid
     await again.complete()
