@@ -39,7 +39,7 @@ function Groups.running_key(queue, group)
   return Keys.queue(queue, 'group-running:' .. group)
 end
 
--- How many of the keys (at most three) exist, asked together with whether the queue is
+-- How many of the keys (at most four) exist, asked together with whether the queue is
 -- grouped, which is learnt: one EXISTS, the queue's settings key counted four times over.
 -- (put's and pop's question whether anything unusual exists: mostly nothing does.)
 function Groups.exists_with(queue, ...)
