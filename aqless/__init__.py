@@ -43,6 +43,7 @@ from aqless.limits import RateLimit, RateLimits
 from aqless.models import (
     Durations,
     Failure,
+    GroupCounts,
     HistoryEntry,
     JobResult,
     JobState,
@@ -97,6 +98,7 @@ __all__ = [
     "FlowJidTakenError",
     "FlowPlacementError",
     "FlowTooLargeError",
+    "GroupCounts",
     "Handler",
     "Handlers",
     "Heartbeats",

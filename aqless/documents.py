@@ -17,6 +17,7 @@ from aqless._worker.info import SeenWorker, WorkerInfo
 from aqless.job import Job, RecurringJob
 from aqless.models import (
     Failure,
+    GroupCounts,
     HistoryEntry,
     JobResult,
     PriorityPattern,
@@ -144,6 +145,12 @@ def recurring_document(job: RecurringJob) -> Document:
 def counts_document(counts: QueueCounts) -> Document:
     """A queue's name, its job count in each state, and `paused`."""
     return dataclasses.asdict(counts)
+
+
+def group_document(group: GroupCounts) -> Document:
+    """A queue's fairness group: `name` (null for the jobs put without one), `waiting`,
+    `running`, `weight` and `concurrency` (0: no cap)."""
+    return dataclasses.asdict(group)
 
 
 def stats_document(stats: QueueStats) -> Document:

@@ -26,6 +26,10 @@ The metrics (``aqless_`` is the default namespace):
                                                               stalled, scheduled, depends,
                                                               throttled, recurring
 ``aqless_queue_paused{queue}``                    gauge      1 while paused
+``aqless_queue_group_jobs{queue,group,state}``    gauge      a grouped queue's jobs by
+                                                              fairness group ("" for those
+                                                              put without one): waiting,
+                                                              running
 ``aqless_failed_jobs{group}``                     gauge      failed jobs by failure group
 ``aqless_queue_oldest_wait_seconds{queue}``       gauge      with `scaling_target`: how
                                                               long the next job has waited
@@ -40,7 +44,7 @@ The metrics (``aqless_`` is the default namespace):
 
 Failures: ``aqless_jobs_total{outcome="failed"}`` counts the ones workers sent,
 ``aqless_failed_jobs`` what the server holds (from any client). The queue gauges come from
-`refresh` (one round trip per queue, plus one), run by `watch` in a task you own; in a
+`refresh` (two round trips per queue, plus one), run by `watch` in a task you own; in a
 fleet, run it in one process (the dashboard's, say), not in every worker. With
 ``Metrics(scaling_target=2.0)``, `refresh` also reads each queue's scaling signals (three
 more round trips per queue; see ``Queue.scaling``), its throughput taken over the last
@@ -210,6 +214,12 @@ class Metrics:
             "queue_jobs", "Jobs in a queue by state", ["queue", "state"], **options
         )
         self.queue_paused = Gauge("queue_paused", "1 while a queue is paused", ["queue"], **options)
+        self.group_jobs = Gauge(
+            "queue_group_jobs",
+            "Jobs of a queue's fairness group by state (waiting, running)",
+            ["queue", "group", "state"],
+            **options,
+        )
         self.failed_jobs = Gauge(
             "failed_jobs", "Failed jobs by failure group", ["group"], **options
         )
@@ -254,16 +264,24 @@ class Metrics:
         worker.observers.append(_JobMetrics(self))
 
     async def refresh(self, client: Client) -> None:
-        """Read every queue's counts and the failure groups into the gauges."""
+        """Read every queue's counts, its fairness groups' and the failure groups into the
+        gauges."""
         counts = await client.queues.counts()
         groups = await client.jobs.failure_groups()
         scaling: list[QueueScaling] = []
         if self.scaling_target is not None:
             scaling = await self._scaling.read(client.queues, self.scaling_target)
+        fairness = {queue.name: await client.queues[queue.name].groups() for queue in counts}
         # cleared and set with no await between: a scrape never sees them half done
         self.queue_jobs.clear()
         self.queue_paused.clear()
         self.failed_jobs.clear()
+        self.group_jobs.clear()
+        for name, records in fairness.items():
+            for record in records:
+                label = record.name or ""
+                self.group_jobs.labels(name, label, "waiting").set(record.waiting)
+                self.group_jobs.labels(name, label, "running").set(record.running)
         for queue in counts:
             for state in QUEUE_STATES:
                 self.queue_jobs.labels(queue.name, state).set(getattr(queue, state))

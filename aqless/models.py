@@ -102,6 +102,38 @@ class QueueCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupCounts:
+    """One fairness group of a queue (``Queue.groups``): its jobs waiting and running, and
+    its settings.
+
+    Attributes:
+        name: the group's name; None for the jobs put without one (the default group).
+        waiting: its jobs waiting to be popped.
+        running: its jobs running (their locks held, stalled ones included).
+        weight: its share of the pops' turns against the other groups (1 by default).
+        concurrency: the most of its jobs aqless's pops let run at once (0: no cap).
+    """
+
+    name: str | None
+    waiting: int
+    running: int
+    weight: float
+    concurrency: int
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> GroupCounts:
+        """Decode one group's counts (the script names the default group '')."""
+        name = str(value["group"])
+        return cls(
+            name=name or None,
+            waiting=int(value.get("waiting", 0)),
+            running=int(value.get("running", 0)),
+            weight=float(value.get("weight", 1)),
+            concurrency=int(value.get("concurrency", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Durations:
     """A day's wait or run times: count, mean, standard deviation (seconds) and the
     histogram (148 buckets: seconds 0-59, minutes 1-59, hours 1-23, days 1-6)."""

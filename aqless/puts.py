@@ -255,6 +255,13 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def checked_group(group: object, command: str = "queue.put") -> str:
+    """A fairness group's name: refused (InvalidArgumentError) unless a non-empty string."""
+    if not isinstance(group, str) or not group:
+        raise InvalidArgumentError(command, f"a group must be a non-empty string, not {group!r}")
+    return group
+
+
 # uuid.uuid4().hex without making a UUID: random bits with the version and variant set
 _UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
 _UUID4_SET = (4 << 76) | (0x8000 << 48)
@@ -290,6 +297,10 @@ class PutOptions(TypedDict, total=False):
       did).
     - rate_limits: named rate limits its start counts on (``client.rate_limits``); while
       one is full, the job waits scheduled until it has a free start.
+    - group: the fairness group it belongs to in its queue (a tenant, a customer: a
+      non-empty string): aqless's pops take the queue's groups in turn, so one group's
+      backlog does not hold the others' jobs back (see ``Queue.groups``). A job put
+      again keeps its group unless given one.
     """
 
     jid: str | None
@@ -302,6 +313,7 @@ class PutOptions(TypedDict, total=False):
     dedup: DedupOption
     rate_limits: Sequence[str] | None
     at: RunAt | None
+    group: str | None
 
 
 #: The names a put's options go by (`PutOptions`); any other is refused.
@@ -325,9 +337,12 @@ class PutRequest:
     dedup: DedupOption = None
     rate_limits: Sequence[str] | None = None
     at: RunAt | None = None
+    group: str | None = None
 
     def __post_init__(self) -> None:
         checked_at(self.delay, self.at)  # refused here, before anything is sent
+        if self.group is not None:
+            checked_group(self.group)
 
     def options(self) -> PutOptions:
         """The options given (those not None), as ``queue.put(..., **options)`` takes them."""
@@ -347,7 +362,7 @@ class PreparedPut(NamedTuple):
 #: The options sent as JSON lists, in the order the script reads them.
 _LISTED = ("tags", "depends", "throttles", "rate_limits")
 #: The options sent beside put's six arguments.
-_ENCODED = ("priority", "retries", *_LISTED)
+_ENCODED = ("priority", "retries", "group", *_LISTED)
 
 
 def prepare_put(
@@ -403,6 +418,8 @@ def prepare_put(
         for option in ("priority", "retries"):
             if option in chosen:
                 arguments += [option, chosen[option]]
+        if "group" in chosen:
+            arguments += ["group", checked_group(chosen["group"])]
         for option in _LISTED:
             if option in chosen:
                 arguments += [option, encode_json(list(chosen[option]), option)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
@@ -18,7 +19,7 @@ from aqless.errors import (
     LockLostError,
 )
 from aqless.job import Job
-from aqless.models import JobState, QueueCounts, QueueStats, ThrottleInfo, listed
+from aqless.models import GroupCounts, JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.puts import (
     Durability,
     Durable,
@@ -28,6 +29,7 @@ from aqless.puts import (
     PutRequest,
     PutResult,
     PutSender,
+    checked_group,
     class_name,
     durability,
     new_jid,
@@ -129,7 +131,7 @@ class Queue:
                 (True), or as a `Durability` says (replicas, timeout); NotDurableError
                 if the server does not confirm it (the job was put all the same).
             options: jid, priority, delay, at, tags, retries, depends, throttles, dedup,
-                rate_limits: see `aqless.PutOptions`.
+                rate_limits, group: see `aqless.PutOptions`.
         """
         wait = await self._durability(durable) if durable else None
         if options.get("dedup") is None and not self._client.put_hooks and wait is None:
@@ -487,6 +489,53 @@ class Queue:
     async def forget(self) -> None:
         """Drop this queue from the list of queues (its jobs stay)."""
         await self._client.protocol.call("queue.forget", self.name)
+
+    # -- fairness groups ----------------------------------------------------------------------
+
+    async def groups(self) -> list[GroupCounts]:
+        """This queue's fairness groups (jobs put with ``group=``), in name order: each one's
+        jobs waiting and running, weight and concurrency cap. The jobs put without a group
+        are the group named None. Empty for a queue that has never had a group."""
+        reply = await self._client.protocol.json("group.counts", self.name)
+        return [GroupCounts.from_json(value) for value in reply or []]
+
+    async def set_group_weight(self, group: str | None, weight: float) -> None:
+        """Give `group` (None: the jobs put without one) `weight` turns of the pops for each
+        turn of a group of weight 1 (the default). InvalidArgumentError unless `weight` is a
+        positive number."""
+        if not _positive(weight):
+            raise InvalidArgumentError(
+                "group.set", f"a group's weight must be a positive number, not {weight!r}"
+            )
+        await self._client.protocol.call(
+            "group.set", self.name, _group_name(group), "weight", weight
+        )
+
+    async def set_group_concurrency(self, group: str | None, maximum: int) -> None:
+        """Let aqless's pops hand out at most `maximum` jobs of `group` (None: the jobs put
+        without one) to run at once; 0 lifts the cap. InvalidArgumentError unless `maximum`
+        is a whole number from 0."""
+        if type(maximum) is not int or maximum < 0:
+            raise InvalidArgumentError(
+                "group.set", f"a group's concurrency must be a whole number from 0, not {maximum!r}"
+            )
+        await self._client.protocol.call(
+            "group.set", self.name, _group_name(group), "concurrency", maximum
+        )
+
+
+def _group_name(group: str | None) -> str:
+    """A group as the script names it ('' for the jobs put without one)."""
+    return "" if group is None else checked_group(group, "group.set")
+
+
+def _positive(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
 
 
 #: What a put hook is given as its queue: a `Queue`, or a sharded deployment's queue.

@@ -145,6 +145,19 @@ async def test_scaling_signals_are_gauges_when_a_target_is_given(client: aqless.
     with pytest.raises(aqless.InvalidArgumentError, match="target_p95"):
         Metrics(CollectorRegistry(), scaling_target=0)
 
+async def test_a_grouped_queues_groups_are_gauged_by_group(client: aqless.Client) -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    queue = client.queues["q"]
+    await queue.put_many([aqless.PutRequest("Send", group="tenant-1")] * 3)
+    await queue.put("Send", {})
+    await queue.pop_many(2)  # one of each group, in turn
+    await metrics.refresh(client)
+    jobs = "aqless_queue_group_jobs"
+    assert sample(registry, jobs, queue="q", group="tenant-1", state="waiting") == 2
+    assert sample(registry, jobs, queue="q", group="tenant-1", state="running") == 1
+    assert sample(registry, jobs, queue="q", group="", state="running") == 1
+
 
 def test_a_bad_interval_is_refused() -> None:
     metrics = Metrics(CollectorRegistry())

@@ -28,6 +28,7 @@ MODULES: tuple[str, ...] = (
     "history.lua",
     "stats.lua",
     "tags.lua",
+    "groups.lua",
     "throttle.lua",
     "dedup.lua",
     "batches.lua",

@@ -2,8 +2,10 @@
 put names, with no I/O (the caller looks up what needs the servers first).
 
 A job lives on one shard, so everything a put names that lives on one shard must agree:
-its queue's pin, its dependencies' shards, its routing key's owner, and the keeper shard of
-each throttle, rate limit and dedup id it counts on (each is counted on its keeper only).
+its queue's pin, its dependencies' shards, its routing key's owner, the keeper shard of
+each throttle, rate limit and dedup id it counts on (each is counted on its keeper only),
+and the keeper of its fairness group in its queue (`group_key`: a group's turns are taken
+on one shard).
 A given jid adds its bucket's shards (or the shard already holding its job). Two different
 shards named is a CrossShardError, and nothing is put.
 """
@@ -37,6 +39,12 @@ class PutTargets:
     throttles: Sequence[str] = ()
     rate_limits: Sequence[str] = ()
     dedup_id: str | None = None
+    group: str | None = None
+
+
+def group_key(queue: str, group: str) -> str:
+    """What decides the shard of a queue's fairness group: its keeper holds the group."""
+    return f"{queue}\x00{group}"
 
 
 def named_shards(shard_map: ShardMap, targets: PutTargets) -> dict[str, int]:
@@ -56,6 +64,10 @@ def named_shards(shard_map: ShardMap, targets: PutTargets) -> dict[str, int]:
     for what, key in kept:
         if key:
             named[f"{what} {key!r}"] = shard_map.keeper(key)
+    if targets.group:
+        named[f"group {targets.group!r}"] = shard_map.keeper(
+            group_key(targets.queue, targets.group)
+        )
     return named
 
 

@@ -15,7 +15,7 @@ from aqless._concurrency.task_groups import own_errors
 from aqless.contracts import RateLimit
 from aqless.errors import AqlessError
 from aqless.job import Job
-from aqless.models import QueueCounts, ThrottleInfo
+from aqless.models import GroupCounts, QueueCounts, ThrottleInfo
 from aqless.puts import (
     Durable,
     JobClass,
@@ -28,7 +28,7 @@ from aqless.puts import (
 )
 from aqless.queue import Queue, checked_name, inside_hooks
 from aqless.scaling.estimate import QueueScaling, read_scaling
-from aqless.sharding.placement import Placement, PutTargets, place
+from aqless.sharding.placement import Placement, PutTargets, group_key, place
 from aqless.sharding.reads import MergedQueueReads, gathered
 
 if TYPE_CHECKING:
@@ -112,6 +112,7 @@ class ShardedQueue(MergedQueueReads):
             throttles=chosen("throttles") or (),
             rate_limits=chosen("rate_limits") or (),
             dedup_id=None if dedup is None else dedup.id,
+            group=chosen("group"),
         )
         holder = None
         if targets.jid and len(shard_map.candidates(targets.jid)) > 1:
@@ -398,6 +399,64 @@ class ShardedQueue(MergedQueueReads):
     def rate_limit(self) -> RateLimit:
         """The queue's own rate limit, on its pinned shard (no I/O)."""
         return self._home().rate_limit
+
+    # -- fairness groups: each on the shard its key names (the default group on every one) ----
+
+    def _group_partitions(self, group: str | None) -> list[Queue]:
+        """The partitions holding `group`: the keeper of its key; every shard for the
+        jobs put without one."""
+        if group is None:
+            return self.partitions
+        return [self.partition(self._client.shards.keeper(group_key(self.name, group)))]
+
+    async def groups(self) -> list[GroupCounts]:
+        """`Queue.groups` over the shards: a group's counts summed over the shards that
+        hold its jobs. The default group is on every shard: where the queue has no group,
+        all its jobs are the default group's."""
+        merged: dict[str | None, GroupCounts] = {}
+        parts = await gathered(self.partitions, _groups_or_counts)
+        if not any(isinstance(part, list) for part in parts):
+            return []
+        for part in parts:
+            records = part if isinstance(part, list) else [_ungrouped(part)]
+            for record in records:
+                seen = merged.get(record.name)
+                if seen is None:
+                    merged[record.name] = record
+                else:
+                    merged[record.name] = replace(
+                        seen,
+                        waiting=seen.waiting + record.waiting,
+                        running=seen.running + record.running,
+                        weight=max(seen.weight, record.weight),
+                        concurrency=max(seen.concurrency, record.concurrency),
+                    )
+        return sorted(merged.values(), key=lambda record: record.name or "")
+
+    async def set_group_weight(self, group: str | None, weight: float) -> None:
+        """`Queue.set_group_weight` on the group's shard (every shard for None)."""
+        await gathered(
+            self._group_partitions(group), lambda queue: queue.set_group_weight(group, weight)
+        )
+
+    async def set_group_concurrency(self, group: str | None, maximum: int) -> None:
+        """`Queue.set_group_concurrency` on the group's shard; for None, on every shard
+        (the cap then holds on each shard apart)."""
+        await gathered(
+            self._group_partitions(group),
+            lambda queue: queue.set_group_concurrency(group, maximum),
+        )
+
+
+async def _groups_or_counts(queue: Queue) -> list[GroupCounts] | QueueCounts:
+    """A partition's groups, or its counts where it has none."""
+    return await queue.groups() or await queue.counts()
+
+
+def _ungrouped(counts: QueueCounts) -> GroupCounts:
+    """The default group of a partition without groups: all of its jobs."""
+    running = counts.running + counts.stalled
+    return GroupCounts(name=None, waiting=counts.waiting, running=running, weight=1, concurrency=0)
 
 
 def summed(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:

@@ -240,6 +240,9 @@ class QueueFacade(Facade):
     set_rate_limit = blocking(contracts.Queue.set_rate_limit)
     unfail = blocking(contracts.Queue.unfail)
     forget = blocking(contracts.Queue.forget)
+    groups = blocking(contracts.Queue.groups)
+    set_group_weight = blocking(contracts.Queue.set_group_weight)
+    set_group_concurrency = blocking(contracts.Queue.set_group_concurrency)
 
 
 class SyncQueue(QueueFacade):

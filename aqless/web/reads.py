@@ -18,6 +18,7 @@ from aqless._worker.info import all_infos, seen_workers
 from aqless.client import Client
 from aqless.documents import (
     counts_document,
+    group_document,
     job_details,
     job_document,
     priority_document,
@@ -137,6 +138,7 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         "throttle": {"maximum": throttle.maximum, "ttl": throttle.ttl},
         "rate_limit": rate_limit_document(await q.rate_limit.get()),
         "heartbeat": await q.heartbeat(),
+        "groups": [group_document(group) for group in await q.groups()],
         "today": days[-1],
         "days": days,
     }

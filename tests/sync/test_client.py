@@ -405,3 +405,17 @@ def test_a_blocking_client_puts_a_flow_and_reads_it(sync_client: aqless.sync.Cli
     assert isinstance(parent, aqless.sync.SyncJob)
     results = parent.children_results()
     assert [child.state for child in results] == ["waiting", "waiting"]
+
+def test_groups_from_sync_code(sync_client: aqless.sync.Client) -> None:
+    queue = sync_client.queues["q"]
+    queue.put_many([aqless.PutRequest("app.Job", {"g": "big"}, group="big")] * 5)
+    queue.put("app.Job", {"g": "small"}, group="small")
+    queue.set_group_weight("big", 2)
+    queue.set_group_concurrency("small", 1)
+    popped = queue.pop_many(3)
+    assert sorted(job.data["g"] for job in popped) == ["big", "big", "small"]
+    groups = {group.name: group for group in queue.groups()}
+    assert (groups["big"].waiting, groups["big"].weight) == (3, 2.0)
+    assert (groups["small"].running, groups["small"].concurrency) == (1, 1)
+    with pytest.raises(aqless.InvalidArgumentError):
+        queue.set_group_weight("big", 0)

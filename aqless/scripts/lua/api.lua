@@ -14,6 +14,7 @@ local function start_call(keys)
   Config.forget()
   Events.forget()
   Throttle.forget()
+  Groups.forget()
 end
 
 local function main(keys, argv)

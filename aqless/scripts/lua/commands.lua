@@ -524,3 +524,9 @@ GROUPS['rateLimit'] = function() return {
   end,
   ['rateLimit.set'] = function(now, a) RateLimit.set(a[1], a[2], a[3], a[4]) end,
 } end
+
+-- aqless's own: fair groups inside a queue (groups.lua).
+GROUPS['group'] = function() return {
+  ['group.counts'] = function(now, a) return json_array(Groups.counts(a[1])) end,
+  ['group.set'] = function(now, a) Groups.set(a[1], a[2], a) end,
+} end

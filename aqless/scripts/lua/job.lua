@@ -157,7 +157,9 @@ function Job.forget_held_in(jid, held_in)
 end
 
 function Job.to_work(queue, jid, priority, t)
-  call('ZADD', Keys.queue(queue, 'work'), work_score(priority, t), jid)
+  local score = work_score(priority, t)
+  call('ZADD', Keys.queue(queue, 'work'), score, jid)
+  Groups.enter(queue, jid, score)
 end
 
 -- Removes the job from every set of the queue that holds jobs.
@@ -400,7 +402,10 @@ function Job.set_priority(D, now, jid, priority)
   local job = Job.read(jid, {'queue', 'held_in'})
   if job.queue == nil then refuse(D, 'priority_missing', {jid = jid}) end
   local work = Keys.queue(Job.home(job, jid), 'work')
-  if job.queue ~= '' and call('ZSCORE', work, jid) then call('ZADD', work, value, jid) end
+  if job.queue ~= '' and call('ZSCORE', work, jid) then
+    call('ZADD', work, value, jid)
+    Groups.enter(Job.home(job, jid), jid, value)
+  end
   call('HSET', Keys.job(jid), 'priority', value)
   return value
 end

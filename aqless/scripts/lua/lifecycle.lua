@@ -96,14 +96,16 @@ end
 
 --[=[ put | queue.put
   Args     worker, queue, jid, klass, data, delay, [name, value]... (options: retries, tags,
-           priority, depends, rate_limits; throttles for queue.put)
+           priority, depends, rate_limits, group (aqless's own, see groups.lua); throttles
+           for queue.put)
   Reads    ql:j:<jid>, ql:j:<jid>-dependencies, ql:j:<dependency>, ql:config, throttles,
-           ql:offers:<q>
+           ql:offers:<q>, ql:q:<q>-groups
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:j:<jid>-dependencies,
            ql:j:<dependency>-dependents, <q>-* (old and new queue), ql:queues, ql:w:<old
            worker>:jobs, ql:completed, ql:t:<tag>, ql:tags, ql:f:<group>, ql:failures,
-           ql:s:stats:<bin>:<q>, ql:th:<tid>-pending; a push to an offering worker writes what
-           pop writes
+           ql:s:stats:<bin>:<q>, ql:th:<tid>-pending; a grouped put: ql:q:<q>-groups,
+           ql:q:<q>-groups-ready, ql:q:<q>-group-work:<g>; a push to an offering worker writes
+           what pop writes
   Returns  the jid
   Errors   'Queue(): no queue name provided'   InvalidArgumentError
            'Put(): Arg "jid" missing'   InvalidArgumentError
@@ -117,19 +119,22 @@ end
            'Put(): Arg "depends" not JSON: <value>'   InvalidArgumentError
            'Put(): Arg "throttles" not JSON array: <value>'   InvalidArgumentError
            'Put(): Arg "rate_limits" not JSON array: <value>'   InvalidArgumentError
+           'Put(): Arg "group" empty'   InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]
 function Job.put(D, now, a)
   local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
     depends, given_throttles, rate_limits = parse_put(D, a)
-  -- One EXISTS answers four questions put asks, when the answer is no as it mostly is:
+  local group = Groups.put_option(a)
+  -- One EXISTS answers four questions put asks (and whether the queue is grouped, see
+  -- groups.lua), when the answer is no as it mostly is:
   -- whether the job exists, whether anything is tracked, whether a worker offers to take
   -- the queue's jobs, whether the queue's throttle has a maximum (its hash). When the
   -- job's own fields account for all that exists, the other three are no as well;
   -- otherwise each is asked where it was.
   local stem = Keys.queue_throttle(queue)
-  local existing = call('EXISTS', Keys.job(jid), Keys.tracked(), Keys.offers(queue),
-    Keys.throttle(stem))
+  local existing = Groups.exists_with(queue, Keys.job(jid), Keys.tracked(),
+    Keys.offers(queue), Keys.throttle(stem))
   local old = NOTHING  -- a new job's (no table made for the fields of none)
   if existing > 0 then
     local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
@@ -186,11 +191,13 @@ function Job.put(D, now, a)
   local throttles = Throttle.list_for(given_throttles, old_stem, queue)
   local state = 'waiting'
   if delay > 0 then state = 'scheduled' end
+  Groups.leave_old(jid, group, old)
   call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, 'data', data,
     'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
     'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-    'time', time_field(now), 'throttles', throttles_text(throttles))
+    'time', time_field(now), 'throttles', throttles_text(throttles), Groups.field(group))
   RateLimit.store(jid, rate_limits, old.state ~= nil)
+  Groups.on_put(queue, jid, group)
   Job.settle_home(jid, old)
   Job.add_dependencies(jid, depends)
 
@@ -699,6 +706,7 @@ function Job.timeout(D, now, jids)
     call('ZREM', Keys.queue(home, 'locks'), jid)
     Throttle.release_all(jid, now)
     call('ZADD', Keys.queue(home, 'work'), '+inf', jid)
+    Groups.enter(home, jid, '+inf')
     if D.timeout_clears_worker then
       call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0, 'worker', '')
     else

@@ -75,8 +75,9 @@ function Queue.pop_jids(D, now, queue, worker, count)
   -- answers the three questions the pop would ask one by one (nothing it writes before
   -- asking them creates any of these keys)
   local tid = Keys.queue_throttle(queue)
-  local plain = call('EXISTS', RateLimit.definition_key(tid), Keys.throttle(tid),
-    Keys.queue(queue, 'recur')) == 0
+  local plain = Groups.exists_for_pop(queue, RateLimit.definition_key(tid),
+    Keys.throttle(tid), Keys.queue(queue, 'recur')) == 0
+  local grouped = Groups.is_grouped(queue)  -- (learnt by that EXISTS)
   if plain then
     RateLimit.learn_none(rates, tid)
     Throttle.learn_unlimited(tid)
@@ -107,7 +108,12 @@ function Queue.pop_jids(D, now, queue, worker, count)
     local unlimited = nil
     if count > 1 then unlimited = {} end
     while #popped < count and passes > 0 do
-      local batch = call('ZREVRANGE', work, 0, count - #popped - 1)
+      local batch
+      if grouped then
+        batch = Groups.take(queue, count - #popped)
+      else
+        batch = call('ZREVRANGE', work, 0, count - #popped - 1)
+      end
       if #batch == 0 then break end
       for _, jid in ipairs(batch) do
         local job = Job.read_for_pop(jid)

@@ -147,8 +147,9 @@ function Throttle.release(tid, jid, now, none_pending)
     local queue = Job.home(job, pending)
     if queue ~= nil and queue ~= '' then
       call('ZREM', Keys.queue(queue, 'throttled'), pending)
-      call('ZADD', Keys.queue(queue, 'work'), work_score(tonumber(job.priority) or 0, now),
-        pending)
+      local score = work_score(tonumber(job.priority) or 0, now)
+      call('ZADD', Keys.queue(queue, 'work'), score, pending)
+      Groups.enter(queue, pending, score)
     end
   end
   call('ZREMRANGEBYRANK', pending_key(tid), 0, #waiting - 1)

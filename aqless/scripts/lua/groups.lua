@@ -1,0 +1,416 @@
+-- Fair groups inside a queue (aqless's own). A job put with a group (a tenant, a customer)
+-- is an ordinary job of its queue: it waits in the queue's work set, where any qless
+-- client's pop takes it by priority. Beside that, a grouped queue keeps an index that
+-- aqless's pop takes from, group by group:
+--   ql:q:<q>-groups              hash: `grouped`; its existence makes the queue grouped
+--   ql:q:<q>-group-settings      hash: <g> -> '<weight> <concurrency cap, 0: none>', for
+--                                the groups whose settings are not the default ('1 0')
+--   ql:q:<q>-groups-ready        zset: the groups with waiting jobs, scored by their pass
+--                                (-1: a group that joined since its last turn)
+--   ql:q:<q>-group-work:<g>      zset: a group's waiting jids, scored as in the work set
+--   ql:q:<q>-group-running:<g>   zset: the jids aqless's pop handed out of a group with a
+--                                concurrency cap (pruned of those no longer running)
+-- Jobs without a group form the default group, named '' here.
+--
+-- The index may hold jids that left the work set another way (a cancel, a foreign pop, a
+-- completion): the pop checks every jid against the work set before it takes it and drops
+-- the others. Every way into the work set goes through Groups.enter.
+--
+-- Turns: stride scheduling. The ready group of least pass gets the next job, then its pass
+-- grows by 1/weight; a group that joins (or comes back) starts at the least pass of the
+-- others, so it gets no more than its share either.
+
+local Groups = {
+  active = {},  -- queue -> whether it is grouped, learnt during a call
+  custom = {},  -- queue -> whether any of its groups has settings, learnt by a pop
+  hints = {},   -- jid -> the group its put gave (spares a read of the job)
+  zmscore = nil,  -- whether the server knows ZMSCORE (learnt once, kept)
+}
+
+function Groups.forget()
+  Groups.active, Groups.custom, Groups.hints = {}, {}, {}
+end
+
+function Groups.settings_key(queue) return Keys.queue(queue, 'groups') end
+function Groups.custom_key(queue) return Keys.queue(queue, 'group-settings') end
+function Groups.ready_key(queue) return Keys.queue(queue, 'groups-ready') end
+function Groups.work_key(queue, group) return Keys.queue(queue, 'group-work:' .. group) end
+function Groups.running_key(queue, group)
+  return Keys.queue(queue, 'group-running:' .. group)
+end
+
+-- How many of the keys (at most four) exist, asked together with whether the queue is
+-- grouped, which is learnt: one EXISTS, the queue's settings key counted four times over.
+-- (put's and pop's question whether anything unusual exists: mostly nothing does.)
+function Groups.exists_with(queue, ...)
+  local key = Groups.settings_key(queue)
+  local found = call('EXISTS', key, key, key, key, ...)
+  local grouped = found >= 4
+  Groups.active[queue] = grouped
+  if grouped then return found - 4 end
+  return found
+end
+
+-- pop's question (Groups.exists_with's), which also learns whether any group has settings
+-- of its own: their hash counted eight times over.
+function Groups.exists_for_pop(queue, a, b, c)
+  local key, custom = Groups.settings_key(queue), Groups.custom_key(queue)
+  local found = call('EXISTS', key, key, key, key, custom, custom, custom, custom, custom,
+    custom, custom, custom, a, b, c)
+  Groups.custom[queue] = found >= 8
+  if found >= 8 then found = found - 8 end
+  Groups.active[queue] = found >= 4
+  if found >= 4 then return found - 4 end
+  return found
+end
+
+function Groups.is_grouped(queue)
+  local known = Groups.active[queue]
+  if known == nil then
+    known = call('EXISTS', Groups.settings_key(queue)) == 1
+    Groups.active[queue] = known
+  end
+  return known
+end
+
+-- Makes a queue grouped: the jobs waiting in it so far join the default group.
+function Groups.enable(queue)
+  if Groups.active[queue] == true then return end
+  if call('HSETNX', Groups.settings_key(queue), 'grouped', 1) == 1 then
+    local default = Groups.work_key(queue, '')
+    if call('ZUNIONSTORE', default, 1, Keys.queue(queue, 'work')) > 0 then
+      call('ZADD', Groups.ready_key(queue), -1, '')
+    end
+  end
+  Groups.active[queue] = true
+end
+
+-- put's `group` option, checked (before put writes anything): nil when not given.
+function Groups.put_option(a)
+  if a.n <= 6 then return nil end
+  local group = nil
+  for i = 7, a.n, 2 do
+    if a[i] == 'group' then group = a[i + 1] end
+  end
+  if group ~= nil then check(group ~= '', 'Put(): Arg "group" empty') end
+  return group
+end
+
+-- Before put writes the job: a job given another group than it had leaves that group's
+-- index in the queue it was in (`old`: its fields before the put).
+function Groups.leave_old(jid, group, old)
+  if group == nil or old.queue == nil then return end
+  local before = call('HGET', Keys.job(jid), 'group')
+  if before and before ~= group then
+    call('ZREM', Groups.work_key(old.queue, before), jid)
+  end
+end
+
+-- The job hash's field of a put's group (put writes it with the others): none without one.
+function Groups.field(group)
+  if group == nil then return end
+  return 'group', group
+end
+
+-- A put gave the job a group (written with its fields): its queue becomes grouped.
+function Groups.on_put(queue, jid, group)
+  if group == nil then return end
+  Groups.enable(queue)
+  Groups.hints[jid] = group
+end
+
+-- A job enters its queue's work set with `score`: in a grouped queue it joins its group's
+-- index too (a re-score updates it).
+function Groups.enter(queue, jid, score)
+  if not Groups.is_grouped(queue) then return end
+  local group = Groups.hints[jid]
+  if group == nil then group = call('HGET', Keys.job(jid), 'group') or '' end
+  call('ZADD', Groups.work_key(queue, group), score, jid)
+  call('ZADD', Groups.ready_key(queue), 'NX', -1, group)
+end
+
+-- How many of a group's jobs run, counting those aqless's pop handed out (the running set,
+-- pruned here of the jobs whose lock is gone).
+function Groups.running(queue, group)
+  local key = Groups.running_key(queue, group)
+  local members = call('ZRANGE', key, 0, -1)
+  local locks = Keys.queue(queue, 'locks')
+  local gone = {}
+  for _, jid in ipairs(members) do
+    if not call('ZSCORE', locks, jid) then gone[#gone + 1] = jid end
+  end
+  if #gone > 0 then call_batched('ZREM', key, gone) end
+  return #members - #gone
+end
+
+-- Groups.take's window, `w`: the ready groups of least pass, read a page at a time, each
+-- as GROUP_FIELDS values from w[GROUP_FIELDS * (k - 1) + 1]: its name, pass (a group that
+-- joined since its last turn starts at the least pass of the others, `w.least`), weight,
+-- cap (false: none), whether it is done (nothing more to give), and its record once it had
+-- a turn.
+local GROUP_FIELDS = 6
+
+-- Reads the next `size` ready groups into the window; returns how many it read.
+function Groups.read_window(w, size)
+  local page = call('ZRANGE', w.ready, w.read, w.read + size - 1, 'WITHSCORES')
+  local count = #page / 2
+  w.read, w.full = w.read + count, count == size
+  if count == 0 then return 0 end
+  local settings = NOTHING
+  if w.custom then
+    local names = {}
+    for i = 1, count do names[i] = page[2 * i - 1] end
+    settings = call('HMGET', w.settings, unpack(names))
+  end
+  if w.least == nil then Groups.find_least(w, page) end
+  for i = 1, count do
+    local at = GROUP_FIELDS * w.count
+    local weight, cap = Groups.parse_settings(settings[i])
+    local pass = tonumber(page[2 * i])
+    if pass < 0 then pass = w.least end
+    w[at + 1], w[at + 2], w[at + 3] = page[2 * i - 1], pass, weight
+    w[at + 4], w[at + 5], w[at + 6] = cap or false, false, false
+    w.count = w.count + 1
+  end
+  return count
+end
+
+-- The least pass of the groups that had turns (0 when none has): in the window's first
+-- page (ZRANGE's order), else the first of them in the ready set.
+function Groups.find_least(w, page)
+  for i = 2, #page, 2 do
+    local pass = tonumber(page[i])
+    if pass >= 0 then
+      w.least = pass
+      return
+    end
+  end
+  w.least = 0
+  if w.full then
+    local first = call('ZRANGEBYSCORE', w.ready, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if #first > 0 then w.least = tonumber(first[2]) end
+  end
+end
+
+-- A group's weight and cap (nil: none) from its stored settings ('<weight> <cap>').
+function Groups.parse_settings(text)
+  if not text then return 1, nil end
+  local weight, cap = string.match(text, '^(%S+) (%S+)$')
+  cap = tonumber(cap)
+  if cap == 0 then cap = nil end
+  return tonumber(weight) or 1, cap
+end
+
+-- The next jid of the window's group at `at` that still waits in the work set and is not
+-- `chosen` already (a jid left in another group's index), or nil when the group has none
+-- or no room under its cap; reads `want` at a time. Its record (made on its first turn)
+-- keeps what it read and took.
+function Groups.next_of(queue, w, at, work, want, chosen)
+  local r = w[at + 6]
+  if not r then
+    local cap, room = w[at + 4], math.huge
+    if cap then room = cap - Groups.running(queue, w[at + 1]) end
+    r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, waiting = NOTHING,
+      next = 1, read = 0, exhausted = false, took = 0, seen = {}, room = room, mine = nil}
+    w[at + 6] = r
+  end
+  if r.took >= r.room then return nil end
+  while true do
+    if r.next > #r.jids then
+      if r.exhausted then return nil end
+      local page = call('ZREVRANGE', r.key, r.read, r.read + want - 1)
+      r.read, r.exhausted = r.read + #page, #page < want
+      r.jids, r.next = page, 1
+      if #page == 0 then return nil end
+      r.waiting = Groups.in_work(work, page)
+    end
+    local i = r.next
+    local jid = r.jids[i]
+    r.next = i + 1
+    r.seen[#r.seen + 1] = jid
+    if r.waiting[i] and not chosen[jid] then
+      r.took = r.took + 1
+      if w[at + 4] then
+        r.mine = r.mine or {}
+        r.mine[#r.mine + 1] = jid
+      end
+      return jid
+    end
+  end
+end
+
+-- Whether each jid is still in the work set (its score, or false): one ZMSCORE where the
+-- server has it (Redis 6.2+, Valkey), else a ZSCORE each.
+function Groups.in_work(work, jids)
+  if #jids > 1 and Groups.zmscore ~= false then
+    local scores = redis.pcall('ZMSCORE', work, unpack(jids))
+    if type(scores) == 'table' and scores.err == nil then
+      Groups.zmscore = true
+      return scores
+    end
+    Groups.zmscore = false
+  end
+  local scores = {}
+  for i, jid in ipairs(jids) do scores[i] = call('ZSCORE', work, jid) end
+  return scores
+end
+
+-- Writes back what Groups.take did to the window's groups: the jids read leave their
+-- indexes, emptied groups leave the ready set, the others keep their new pass, capped
+-- groups' jobs join their running sets.
+function Groups.write_back(queue, w)
+  local passes = {}
+  for at = 0, GROUP_FIELDS * (w.count - 1), GROUP_FIELDS do
+    local r = w[at + 6]
+    if r then
+      if #r.seen > 0 then call_batched('ZREM', r.key, r.seen) end
+      if r.exhausted and r.next > #r.jids then
+        call('ZREM', w.ready, w[at + 1])
+      elseif r.took > 0 then
+        passes[#passes + 1] = w[at + 2]
+        passes[#passes + 1] = w[at + 1]
+      end
+      if r.mine ~= nil then zadd_batched(Groups.running_key(queue, w[at + 1]), 0, r.mine) end
+    end
+  end
+  if #passes > 0 then call('ZADD', w.ready, 'XX', unpack(passes)) end
+end
+
+-- Up to `n` jids of a grouped queue, group by group in turn (a group's own by priority),
+-- each taken out of its group's index and still in the work set (the pop takes it from
+-- there). Groups at their concurrency cap are passed over. Only the groups of least pass
+-- are read, a few more than the count, then more while those have nothing to give.
+function Groups.take(queue, n)
+  local taken = {}
+  if n <= 0 then return taken end
+  local custom = Groups.custom[queue]
+  if custom == nil then custom = call('EXISTS', Groups.custom_key(queue)) == 1 end
+  local w = {ready = Groups.ready_key(queue), settings = Groups.custom_key(queue),
+    custom = custom, read = 0, full = false, least = nil, count = 0}
+  if Groups.read_window(w, n + 2) == 0 then return taken end
+  local work = Keys.queue(queue, 'work')
+  local chosen = {}
+  while #taken < n do
+    local best = nil
+    for at = 0, GROUP_FIELDS * (w.count - 1), GROUP_FIELDS do
+      if not w[at + 5] and (best == nil or w[at + 2] < w[best + 2]) then best = at end
+    end
+    if best == nil then
+      if not w.full or Groups.read_window(w, n - #taken + 2) == 0 then break end
+    else
+      -- a page of about the group's share of what is left, read again when it runs out
+      local want = math.min(n - #taken, math.ceil((n - #taken) / w.count) + 1)
+      local jid = Groups.next_of(queue, w, best, work, want, chosen)
+      if jid == nil then
+        w[best + 5] = true
+      else
+        taken[#taken + 1] = jid
+        chosen[jid] = true
+        w[best + 2] = w[best + 2] + 1 / w[best + 3]
+      end
+    end
+  end
+  Groups.write_back(queue, w)
+  return taken
+end
+
+-- The group of each running job of a queue (its locks), counted: group -> count.
+function Groups.running_by_group(queue)
+  local counts = {}
+  for _, jid in ipairs(call('ZRANGE', Keys.queue(queue, 'locks'), 0, -1)) do
+    local group = call('HGET', Keys.job(jid), 'group') or ''
+    counts[group] = (counts[group] or 0) + 1
+  end
+  return counts
+end
+
+--[=[ group.counts
+  Args     queue
+  Reads    ql:q:<q>-groups, ql:q:<q>-groups-ready, ql:q:<q>-group-settings,
+           ql:q:<q>-group-work:<g>, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
+  Writes   ql:q:<q>-group-work:<g> (pruned of jids no longer waiting)
+  Returns  JSON list of the queue's groups in name order ([] for a queue without groups):
+           {"group": name ('' for jobs put without one), "waiting": n, "running": n,
+           "weight": w, "concurrency": cap (0: none)}
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+]=]
+function Groups.counts(queue)
+  check(queue, 'Queue(): no queue name provided')
+  local result = {}
+  if call('EXISTS', Groups.settings_key(queue)) == 0 then return result end
+  local names = {}
+  for _, name in ipairs(call('ZRANGE', Groups.ready_key(queue), 0, -1)) do
+    names[name] = true
+  end
+  local settings = call('HGETALL', Groups.custom_key(queue))
+  local weights, caps = {}, {}
+  for i = 1, #settings, 2 do
+    local name = settings[i]
+    weights[name], caps[name] = Groups.parse_settings(settings[i + 1])
+    if weights[name] ~= 1 or caps[name] ~= nil then names[name] = true end
+  end
+  local running = Groups.running_by_group(queue)
+  for name in pairs(running) do names[name] = true end
+  local work = Keys.queue(queue, 'work')
+  local sorted = {}
+  for name in pairs(names) do sorted[#sorted + 1] = name end
+  table.sort(sorted)
+  for _, name in ipairs(sorted) do
+    local index = Groups.work_key(queue, name)
+    local waiting = call('ZINTERSTORE', index, 2, index, work, 'WEIGHTS', 1, 0)
+    result[#result + 1] = {group = name, waiting = waiting, running = running[name] or 0,
+      weight = weights[name] or 1, concurrency = caps[name] or 0}
+  end
+  return result
+end
+
+--[=[ group.set
+  Args     queue, group ('' for the jobs put without one), [name, value]... (options:
+           weight, a positive number, the group's share of turns (1 by default);
+           concurrency, a whole number from 0, the most of its jobs aqless's pop lets run
+           at once (0: no cap))
+  Reads    ql:q:<q>-group-settings, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
+  Writes   ql:q:<q>-groups, ql:q:<q>-group-settings, ql:q:<q>-groups-ready,
+           ql:q:<q>-group-work:, ql:q:<q>-group-running:<g>
+  Returns  nil
+  Errors   'Queue(): no queue name provided'   InvalidArgumentError
+           'Group(): Arg "group" missing'   InvalidArgumentError
+           'Group(): Arg "weight" not a positive number: <weight>'   InvalidArgumentError
+           'Group(): Arg "concurrency" not a whole number from 0: <concurrency>'
+             InvalidArgumentError
+]=]
+function Groups.set(queue, group, a)
+  check(queue, 'Queue(): no queue name provided')
+  check(group, 'Group(): Arg "group" missing')
+  local o = options(a, 3)
+  local weight, cap = nil, nil
+  if o.weight ~= nil then
+    weight = number(o.weight)
+    check(weight and weight > 0, 'Group(): Arg "weight" not a positive number: ' .. o.weight)
+  end
+  if o.concurrency ~= nil then
+    cap = number(o.concurrency)
+    check(cap and cap >= 0 and cap == math.floor(cap),
+      'Group(): Arg "concurrency" not a whole number from 0: ' .. o.concurrency)
+  end
+  Groups.enable(queue)
+  local key = Groups.custom_key(queue)
+  local old_weight, old_cap = Groups.parse_settings(call('HGET', key, group))
+  weight, cap = weight or old_weight, cap or old_cap or 0
+  if weight == 1 and cap == 0 then
+    call('HDEL', key, group)
+  else
+    call('HSET', key, group, weight .. ' ' .. cap)
+  end
+  if cap == 0 then
+    call('DEL', Groups.running_key(queue, group))
+  elseif cap ~= old_cap then
+    -- the group's jobs already running count against the cap
+    local running = Groups.running_key(queue, group)
+    for _, jid in ipairs(call('ZRANGE', Keys.queue(queue, 'locks'), 0, -1)) do
+      if (call('HGET', Keys.job(jid), 'group') or '') == group then
+        call('ZADD', running, 0, jid)
+      end
+    end
+  end
+end

@@ -1,0 +1,35 @@
+"""The queue page shows a grouped queue's fairness groups in a small table, escaped."""
+
+from __future__ import annotations
+
+import httpx
+
+import aqless
+from aqless import PutRequest
+
+
+async def test_the_queue_page_lists_its_groups_escaped(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    queue = client.queues["q"]
+    name = "<b>tenant</b>"
+    await queue.put_many([PutRequest("app.Call", group=name)] * 3 + [PutRequest("app.Call")])
+    await queue.set_group_weight(name, 2)
+    await queue.pop_many(2)
+    document = (await app_client.get("/api/queues/q")).json()
+    assert document["groups"] == [
+        {"name": None, "waiting": 0, "running": 1, "weight": 1.0, "concurrency": 0},
+        {"name": name, "waiting": 2, "running": 1, "weight": 2.0, "concurrency": 0},
+    ]
+    page = (await app_client.get("/queues/q")).text
+    assert 'id="groups"' in page
+    assert "&lt;b&gt;tenant&lt;/b&gt;" in page
+    assert name not in page
+
+
+async def test_an_ungrouped_queue_shows_no_groups(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["q"].put("app.Call", {})
+    assert (await app_client.get("/api/queues/q")).json()["groups"] == []
+    assert 'id="groups"' not in (await app_client.get("/queues/q")).text
