@@ -145,6 +145,7 @@ async def test_scaling_signals_are_gauges_when_a_target_is_given(client: aqless.
     with pytest.raises(aqless.InvalidArgumentError, match="target_p95"):
         Metrics(CollectorRegistry(), scaling_target=0)
 
+
 async def test_a_grouped_queues_groups_are_gauged_by_group(client: aqless.Client) -> None:
     registry = CollectorRegistry()
     metrics = Metrics(registry)

@@ -406,6 +406,7 @@ def test_a_blocking_client_puts_a_flow_and_reads_it(sync_client: aqless.sync.Cli
     results = parent.children_results()
     assert [child.state for child in results] == ["waiting", "waiting"]
 
+
 def test_groups_from_sync_code(sync_client: aqless.sync.Client) -> None:
     queue = sync_client.queues["q"]
     queue.put_many([aqless.PutRequest("app.Job", {"g": "big"}, group="big")] * 5)
