@@ -35,8 +35,9 @@ async def main() -> None:
         begun = time.monotonic()
         counters = await worker.run()
         took = time.monotonic() - begun
-        # 5 calls at once, 5 a second later, the last 2 a second after that
-        print(f"{counters.completed} calls, 5 a second: {took:.1f} s")
+        # 5 calls at once, 5 a second later, the last 2 a second after that: 2 s at least
+        # (more on a busy machine)
+        print(f"{counters.completed} calls, 5 a second: {'at least 2 s' if took >= 1.9 else took}")
         info = await client.queues["reports"].rate_limit.get()
         print(f"reports: {info.used} of {info.limit} starts used in the last {info.period:g} s")
         assert counters.completed == 12
