@@ -18,7 +18,7 @@ from aqless.errors import (
     JobFailedError,
 )
 from aqless.flows import MAX_CHILDREN, MAX_DEPTH, FlowNode, chained, draw
-from tests.worker.helpers import make_worker, running, until
+from tests.support.worker import make_worker, running, until
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

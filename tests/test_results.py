@@ -22,8 +22,8 @@ from aqless import (
     ResultTimeoutError,
 )
 from tests.support.clients import WORKER, pop_one
+from tests.support.worker import make_worker, running
 from tests.worker import isolated_jobs
-from tests.worker.helpers import make_worker, running
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

@@ -17,7 +17,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 import aqless
 from aqless import tracing
 from aqless.tracing import TRACE_KEY
-from tests.examples.helpers import span_exporter
+from tests.support.examples import span_exporter
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

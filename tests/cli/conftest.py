@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 
 CLI_SERVER = "valkey9"
 

@@ -9,7 +9,7 @@ import pytest
 
 import aqless
 from aqless import PriorityPattern
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import get_recurring, pop_one
 
 pytest_plugins = ["tests.support.client_fixtures"]

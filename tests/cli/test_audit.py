@@ -11,7 +11,7 @@ import pytest
 
 import aqless
 from aqless.ops import audit
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aqless
 from aqless import BatchCallback, PutRequest
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import pop_one
 
 pytest_plugins = ["tests.support.client_fixtures"]

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import aqless
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import get_job
 
 pytest_plugins = ["tests.support.client_fixtures"]

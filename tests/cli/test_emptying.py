@@ -4,7 +4,7 @@ with --state, its confirmation, its counts, and the jobs the server keeps."""
 from __future__ import annotations
 
 import aqless
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import pop_one
 
 pytest_plugins = ["tests.support.client_fixtures"]

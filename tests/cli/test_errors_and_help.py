@@ -12,7 +12,7 @@ import pytest
 
 import aqless
 from aqless.cli import cli
-from tests.cli.helpers import ENVIRONMENT, Cli, entry_point
+from tests.support.cli import ENVIRONMENT, Cli, entry_point
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import aqless
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import get_job
 
 pytest_plugins = ["tests.support.client_fixtures"]

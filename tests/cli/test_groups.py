@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aqless
 from aqless import PutRequest
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

@@ -10,7 +10,7 @@ from typing import cast
 import pytest
 
 import aqless
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import get_job, get_recurring, pop_one
 
 pytest_plugins = ["tests.support.client_fixtures"]

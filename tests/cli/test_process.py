@@ -12,7 +12,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 import aqless
 from aqless import scripts
-from tests.cli.helpers import entry_point, run_process
+from tests.support.cli import entry_point, run_process
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import aqless
 from aqless.cli.histogram import LABELS, bar
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import pop_one
 
 pytest_plugins = ["tests.support.client_fixtures"]

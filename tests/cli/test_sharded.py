@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 import aqless
-from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
+from tests.support.cli import Cli, Outcome
 from tests.support.sharding import cluster_url, deployment, key_per_shard, keys_of_a_shard
 
 pytestmark = pytest.mark.timeout(60)

@@ -10,7 +10,7 @@ import pytest
 
 import aqless
 from aqless._worker import info as worker_info
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import pop_one
 
 pytest_plugins = ["tests.support.client_fixtures"]

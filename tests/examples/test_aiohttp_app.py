@@ -7,7 +7,7 @@ import pytest
 from aiohttp import web
 
 import aqless
-from tests.examples.helpers import load_example, read_events
+from tests.support.examples import load_example, read_events
 
 aiohttp_app = load_example("aiohttp_app")
 

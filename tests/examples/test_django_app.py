@@ -14,7 +14,7 @@ from django.test import Client as DjangoClient
 
 import aqless
 import aqless.sync
-from tests.examples.helpers import (
+from tests.support.examples import (
     assert_views_wait_for_the_worker,
     load_example,
     run_worker,

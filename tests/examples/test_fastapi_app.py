@@ -7,7 +7,7 @@ import pytest
 from opentelemetry.trace import SpanContext, SpanKind
 
 import aqless
-from tests.examples.helpers import load_example, read_events, served, span_exporter
+from tests.support.examples import load_example, read_events, served, span_exporter
 
 fastapi_app = load_example("fastapi_app")
 

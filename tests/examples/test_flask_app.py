@@ -12,7 +12,7 @@ import pytest
 import redis
 from flask import Flask
 
-from tests.examples.helpers import (
+from tests.support.examples import (
     EXAMPLES,
     assert_views_wait_for_the_worker,
     load_example,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.examples.helpers import EXAMPLES, run_example
+from tests.support.examples import EXAMPLES, run_example
 
 # example -> lines its output must contain
 PROMISES = {

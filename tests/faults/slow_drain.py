@@ -21,7 +21,7 @@ import anyio
 import aqless
 from tests.faults.harness import DONE, QUEUE, OwnServer, Report, account, drained, free_port
 from tests.faults.netem import Conditions, NetemProxy, Tally
-from tests.worker.helpers import make_worker, one, running
+from tests.support.worker import make_worker, one, running
 
 JOB_CLASS = "slow.work"
 

@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 import aqless
-from tests.worker.helpers import get_job, history_of, make_worker, one, running, until
+from tests.support.worker import get_job, history_of, make_worker, one, running, until
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(60)]
 

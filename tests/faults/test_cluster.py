@@ -22,7 +22,7 @@ from tests.support.connection_kinds import (
     assert_a_worker_is_pushed_its_job,
     assert_script_calls_go_lean,
 )
-from tests.worker.process_helpers import eventually
+from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(60)]
 

@@ -15,7 +15,7 @@ from redis.crc import key_slot
 import aqless
 from tests.faults.cluster import Cluster, heard_after_failover, is_primary, valkey_cluster
 from tests.faults.harness import ask
-from tests.worker.process_helpers import eventually
+from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 

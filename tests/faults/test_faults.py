@@ -31,7 +31,7 @@ from tests.faults.harness import (
     safely,
     workers,
 )
-from tests.worker.process_helpers import Spawner, WorkerProcess, eventually
+from tests.support.worker_processes import Spawner, WorkerProcess, eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(180)]
 

@@ -22,7 +22,7 @@ import aqless
 from aqless._connection import protocol
 from tests.faults.harness import OwnServer, valkey_binary
 from tests.support import servers
-from tests.worker.process_helpers import eventually
+from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 

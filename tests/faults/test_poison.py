@@ -15,7 +15,7 @@ import pytest
 import aqless
 from aqless._concurrency.backoff import RESPAWN, Delays
 from aqless._worker import supervisor as _supervisor
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     Spawner,
     aq_fixture,  # noqa: F401
     eventually,

@@ -40,8 +40,8 @@ from tests.support.connection_kinds import (
     assert_a_worker_is_pushed_its_job,
     assert_script_calls_go_lean,
 )
+from tests.support.worker_processes import eventually
 from tests.test_client_servers import free_port
-from tests.worker.process_helpers import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 

@@ -25,7 +25,7 @@ import aqless
 from aqless.web import create_app
 from tests.faults.harness import OwnServer, valkey_binary
 from tests.support import servers
-from tests.worker.process_helpers import eventually
+from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 

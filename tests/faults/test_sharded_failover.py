@@ -15,7 +15,7 @@ import aqless
 from tests.faults.cluster import Cluster, heard_after_failover, is_primary, valkey_cluster
 from tests.faults.harness import ask
 from tests.support.sharding import addresses, home_port, keys_of_a_shard
-from tests.worker.process_helpers import eventually
+from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 

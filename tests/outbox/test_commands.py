@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 import aqless
 from aqless.outbox import Outbox, create_outbox_table
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 
 pytest_plugins = ["tests.support.client_fixtures"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import aqless
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     aq_fixture,  # noqa: F401

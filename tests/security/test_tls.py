@@ -19,7 +19,7 @@ from tests.support.connection_kinds import (
     assert_a_worker_is_pushed_its_job,
     assert_script_calls_go_lean,
 )
-from tests.worker.process_helpers import Spawner
+from tests.support.worker_processes import Spawner
 
 pytestmark = pytest.mark.timeout(60)
 

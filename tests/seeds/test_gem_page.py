@@ -17,8 +17,8 @@ import aqless
 from aqless import JobState
 from aqless.metrics import Metrics
 from tests.support.clients import get_job, pop_one
-from tests.worker.helpers import Recorder, make_worker, one
-from tests.worker.process_helpers import eventually
+from tests.support.worker import Recorder, make_worker, one
+from tests.support.worker_processes import eventually
 
 pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)

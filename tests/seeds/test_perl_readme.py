@@ -28,8 +28,7 @@ from tests.seeds._fixtures_other import (  # noqa: F401
     timed_other_fixture,
 )
 from tests.support.clients import START, ManualClock, get_job, get_recurring, pop_one
-from tests.web.conftest import csrf_token
-from tests.worker.helpers import (
+from tests.support.worker import (
     Recorder,
     collecting,
     history_of,
@@ -39,7 +38,7 @@ from tests.worker.helpers import (
     until,
     until_state,
 )
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     aq_fixture,  # noqa: F401
@@ -47,6 +46,7 @@ from tests.worker.process_helpers import (
     eventually,
     spawn_fixture,  # noqa: F401
 )
+from tests.web.conftest import csrf_token
 
 pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)

@@ -27,8 +27,7 @@ from aqless.scripts.loader import Script
 from aqless.web import create_app
 from tests.seeds._fixtures_other import timed_other_fixture  # noqa: F401
 from tests.support.clients import START, ManualClock, get_job, get_recurring, pop_one
-from tests.web.conftest import csrf_token
-from tests.worker.helpers import (
+from tests.support.worker import (
     Recorder,
     all_complete,
     collecting,
@@ -39,7 +38,7 @@ from tests.worker.helpers import (
     until,
     until_state,
 )
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     Spawner,
     aq_fixture,  # noqa: F401
     count_reaches,
@@ -48,6 +47,7 @@ from tests.worker.process_helpers import (
     spawn_fixture,  # noqa: F401
     valkey_only_fixture,  # noqa: F401
 )
+from tests.web.conftest import csrf_token
 
 pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)

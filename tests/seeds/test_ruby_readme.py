@@ -26,8 +26,7 @@ from aqless import Job, JobState
 from aqless.events import TRACKED_CHANNELS
 from aqless.web import create_app
 from tests.support.clients import ManualClock, get_job, get_recurring, pop_one
-from tests.web.conftest import csrf_token
-from tests.worker.helpers import (
+from tests.support.worker import (
     Recorder,
     collecting,
     make_worker,
@@ -37,7 +36,7 @@ from tests.worker.helpers import (
     until,
     until_state,
 )
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     aq_fixture,  # noqa: F401
@@ -50,6 +49,7 @@ from tests.worker.process_helpers import (
     spawn_fixture,  # noqa: F401
     valkey_only_fixture,  # noqa: F401
 )
+from tests.web.conftest import csrf_token
 from tests.worker.silencing_proxy import SilencingProxy
 
 pytest_plugins = ["tests.support.client_fixtures"]

@@ -20,8 +20,8 @@ from aqless._worker.reservers import QueueSelection
 from aqless._worker.running import RunningJobs
 from aqless._worker.served import ServedQueues
 from tests.support.connection_kinds import Pops, settled
+from tests.support.worker import Gate, all_complete, make_worker, one, running, until
 from tests.worker import conftest as worker_fixtures
-from tests.worker.helpers import Gate, all_complete, make_worker, one, running, until
 
 pytestmark = pytest.mark.every_deployment
 

@@ -13,8 +13,8 @@ import aqless
 from aqless import tracing
 from aqless.puts import PutRequest, PutSender
 from aqless.tracing import TRACE_KEY
-from tests.examples.helpers import span_exporter
 from tests.faults.cluster import Cluster
+from tests.support.examples import span_exporter
 from tests.support.sharding import (
     deployment,
     kept_elsewhere,

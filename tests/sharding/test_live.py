@@ -14,9 +14,9 @@ import pytest
 import aqless
 from aqless.sharding import changes as shard_changes
 from aqless.sharding.map import BUCKETS, ShardMap
-from tests.cli.helpers import Cli, Outcome
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
+from tests.support.cli import Cli, Outcome
 from tests.support.sharding import (
     addresses,
     cluster_url,
@@ -25,8 +25,8 @@ from tests.support.sharding import (
     keys_of_a_shard,
     run_example,
 )
-from tests.worker.helpers import Gate, Recorder, one
-from tests.worker.process_helpers import eventually
+from tests.support.worker import Gate, Recorder, one
+from tests.support.worker_processes import eventually
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.support.sharding_fixtures"]

@@ -17,8 +17,8 @@ from aqless.events import RECONNECTED, Event
 from aqless.sharding.pubsub import OPTION, SHARDED
 from tests.faults.cluster import Cluster, move_slot
 from tests.support.sharding import addresses, deployment, home_port, keys_of_a_shard
-from tests.worker.helpers import Recorder, one
-from tests.worker.process_helpers import eventually
+from tests.support.worker import Recorder, one
+from tests.support.worker_processes import eventually
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.support.sharding_fixtures"]

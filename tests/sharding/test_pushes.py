@@ -15,7 +15,7 @@ import aqless
 from tests.faults.cluster import Cluster
 from tests.support.connection_kinds import Pops, settled
 from tests.support.sharding import deployment, keys_of_a_shard
-from tests.worker.helpers import Gate, Recorder, one, until
+from tests.support.worker import Gate, Recorder, one, until
 
 pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.support.sharding_fixtures"]

@@ -11,7 +11,7 @@ import redis.asyncio as aioredis
 
 import aqless
 from aqless.sharding.pubsub import OPTION, SHARDED
-from tests.worker.helpers import WORKER, make_worker, one, running, until
+from tests.support.worker import WORKER, make_worker, one, running, until
 
 
 async def test_a_shards_worker_is_pushed_its_jobs_over_shard_channels(

@@ -12,7 +12,7 @@ import anyio
 import aqless
 from aqless._connection.lean import LeanConnection
 from aqless._connection.pop_after import POP
-from tests.worker.helpers import make_worker, one, running, until
+from tests.support.worker import make_worker, one, running, until
 
 
 async def assert_script_calls_go_lean(

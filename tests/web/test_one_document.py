@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 import aqless
-from tests.cli.helpers import Cli
+from tests.support.cli import Cli
 from tests.support.clients import get_job, pop_one
 
 

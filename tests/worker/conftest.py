@@ -1,5 +1,5 @@
 """Fixtures for the worker's tests: a client on a clean server, and a worker running in a
-task of the test's own event loop (see helpers.py)."""
+task of the test's own event loop (see tests/support/worker.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import aqless
 from tests.support.deployments import Deployment
-from tests.worker.helpers import WORKER
+from tests.support.worker import WORKER
 
 
 @pytest.fixture

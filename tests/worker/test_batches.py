@@ -12,7 +12,7 @@ import aqless
 import aqless.sync
 from aqless import BatchCallback, InvalidArgumentError, Job, PutRequest
 from tests.support.deployments import Deployment
-from tests.worker.helpers import make_worker, running, until
+from tests.support.worker import make_worker, running, until
 
 
 class Calls:

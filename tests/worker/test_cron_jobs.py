@@ -7,7 +7,7 @@ import pytest
 
 import aqless
 from aqless import schedules
-from tests.worker.helpers import Recorder, make_worker, one, running, until
+from tests.support.worker import Recorder, make_worker, one, running, until
 
 
 async def test_a_worker_runs_cron_jobs_and_tops_the_schedule_up(

@@ -12,7 +12,7 @@ import redis.asyncio as aioredis
 
 import aqless
 from aqless import Job, JobState
-from tests.worker.helpers import (
+from tests.support.worker import (
     WORKER,
     Recorder,
     all_complete,

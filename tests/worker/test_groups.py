@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import aqless
 from aqless import Job, PutRequest
-from tests.worker.helpers import make_worker, one, running, until
+from tests.support.worker import make_worker, one, running, until
 
 
 async def test_a_worker_starts_the_small_groups_jobs_among_the_first(

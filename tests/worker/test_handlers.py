@@ -14,7 +14,7 @@ import pytest
 
 import aqless
 from aqless import Handlers, Job, JobState
-from tests.worker.helpers import history_of, process, until_state
+from tests.support.worker import history_of, process, until_state
 
 # Which code runs a job is decided in the worker's process, whatever the server: the two unix
 # kinds only (what differs by kind is tested on every kind in test_running, test_pushes...).

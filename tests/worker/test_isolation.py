@@ -16,14 +16,14 @@ import pytest
 
 import aqless
 from aqless import Job, JobState
-from tests.worker import isolated_jobs
-from tests.worker.helpers import get_job, make_worker, running, until, until_state
-from tests.worker.process_helpers import (
+from tests.support.worker import get_job, make_worker, running, until, until_state
+from tests.support.worker_processes import (
     Spawner,
     aq_fixture,  # noqa: F401
     count_reaches,
     spawn_fixture,  # noqa: F401
 )
+from tests.worker import isolated_jobs
 
 pytestmark = [
     pytest.mark.timeout(60),

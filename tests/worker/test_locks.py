@@ -7,7 +7,7 @@ import anyio
 import aqless
 from aqless._worker.locks import LockKeeper
 from aqless._worker.running import RunningJobs
-from tests.worker.helpers import WORKER
+from tests.support.worker import WORKER
 
 
 async def test_a_refused_renewal_of_a_job_being_reported_is_not_sent_again_at_once(

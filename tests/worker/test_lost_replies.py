@@ -8,7 +8,7 @@ import pytest
 
 import aqless
 from aqless.models import JobState
-from tests.worker.helpers import (
+from tests.support.worker import (
     Recorder,
     all_complete,
     get_job,

@@ -12,7 +12,7 @@ import pytest
 import aqless
 from aqless import ConfigurationError, Job, JobState
 from aqless._worker.middleware import Perform
-from tests.worker.helpers import one, process
+from tests.support.worker import one, process
 
 # Hooks run in the worker's process, whatever the server: the two unix kinds only (what
 # differs by kind is tested on every kind in test_running, test_pushes...).

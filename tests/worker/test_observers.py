@@ -14,7 +14,7 @@ from aqless import Job, JobState
 from aqless._connection.batching import Batcher
 from aqless._worker.outcomes import Decision
 from aqless._worker.running import RunningJobs
-from tests.worker.helpers import make_worker, one, running, until, until_state
+from tests.support.worker import make_worker, one, running, until, until_state
 
 
 class Recorder(aqless.WorkerObserver):

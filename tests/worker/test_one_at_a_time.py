@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 import aqless
 from aqless import Job, JobState
 from aqless.scripts.loader import Call, Reply
-from tests.worker.helpers import Recorder, all_complete, make_worker, one, running, until
+from tests.support.worker import Recorder, all_complete, make_worker, one, running, until
 
 
 class Sent:

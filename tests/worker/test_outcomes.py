@@ -14,7 +14,7 @@ import pytest
 
 import aqless
 from aqless import Backoff, Handlers, Job, JobState, Retry
-from tests.worker.helpers import (
+from tests.support.worker import (
     collecting,
     get_job,
     history_of,

@@ -11,7 +11,7 @@ import pytest
 
 import aqless
 from aqless import Job
-from tests.worker.helpers import all_complete, make_worker, one, running, until
+from tests.support.worker import all_complete, make_worker, one, running, until
 
 DATA: list[Any] = [
     {"quote": 'a"b', "line": "a\nb", "accent": "\u00e9", "slash": "a/b", "nested": [1, 2.5]},

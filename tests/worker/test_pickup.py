@@ -12,7 +12,7 @@ import pytest
 import aqless
 from aqless import Handlers, Job, JobState
 from tests.support.deployments import Deployment
-from tests.worker.helpers import make_worker, one, running, until, until_state
+from tests.support.worker import make_worker, one, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment
 

@@ -12,7 +12,7 @@ import aqless
 from aqless import ConfigurationError, Handlers, Job, JobState, RequeuePolicy, RetryPolicy
 from aqless._worker.outcomes import Backoff
 from aqless._worker.policies import attempt
-from tests.worker.helpers import get_job, make_worker, one, process, running, until, until_state
+from tests.support.worker import get_job, make_worker, one, process, running, until, until_state
 
 # Retry and requeue policies are the worker's arithmetic and the script's retry: the same on
 # every kind, so on the two unix kinds only (what differs by kind is tested on every kind in

@@ -13,7 +13,7 @@ import pytest
 
 import aqless
 from aqless.puts import PutRequest
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     aq_fixture,  # noqa: F401

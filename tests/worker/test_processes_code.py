@@ -11,7 +11,7 @@ import os
 import pytest
 
 import aqless
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     Spawner,
     aq_fixture,  # noqa: F401
     count_reaches,

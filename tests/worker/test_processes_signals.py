@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 import aqless
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     WorkerProcess,

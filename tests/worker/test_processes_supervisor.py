@@ -14,7 +14,7 @@ import redis
 
 import aqless
 from aqless._worker.supervisor import Supervisor
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     alive,

@@ -8,7 +8,7 @@ import anyio.from_thread
 
 import aqless
 from aqless import Job
-from tests.worker.helpers import all_complete, collecting, make_worker, one, running, until
+from tests.support.worker import all_complete, collecting, make_worker, one, running, until
 
 
 async def test_a_thousand_reports_cost_a_few_calls_and_the_last_lands(

@@ -25,7 +25,7 @@ from tests.support.connection_kinds import (
     assert_script_calls_go_lean,
 )
 from tests.support.deployments import Deployment
-from tests.worker.helpers import WORKER, get_job, make_worker, one, running, until, until_state
+from tests.support.worker import WORKER, get_job, make_worker, one, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment
 

@@ -20,7 +20,7 @@ from aqless._worker.served import ServedQueues
 from tests.conftest import EventCapture
 from tests.support.connection_kinds import Pops
 from tests.support.deployments import Deployment
-from tests.worker.helpers import WORKER, make_worker, one, running, until, until_state
+from tests.support.worker import WORKER, make_worker, one, running, until, until_state
 
 pytestmark = pytest.mark.every_deployment
 

@@ -11,7 +11,7 @@ import anyio
 import aqless
 from aqless import Job, PutRequest
 from tests.support.deployments import Deployment
-from tests.worker.helpers import all_complete, make_worker, one, running
+from tests.support.worker import all_complete, make_worker, one, running
 
 SLOW_POLL = 30.0  # no poll comes during these tests: only the rate limit's wait explains a pop
 HEARTBEAT = 60.0

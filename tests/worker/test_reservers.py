@@ -13,7 +13,7 @@ import pytest
 
 import aqless
 from aqless import QueueSelection, Reserver
-from tests.worker.helpers import Recorder, make_worker, one, running, until
+from tests.support.worker import Recorder, make_worker, one, running, until
 
 # Which queue a worker pops from is the worker's order and the script's pop, the same on every
 # kind: the two unix kinds only, except the test that hears a new queue through its put event.

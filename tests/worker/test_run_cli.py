@@ -16,7 +16,7 @@ from aqless._worker.process import EXIT_RECYCLE
 from aqless.cli.app import CannotConnect, ServerRefused, SetupError
 from aqless.run import EXIT_CODES, EXIT_SERVER_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, main
 from tests.support.servers import RestartableValkey
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     aq_fixture,  # noqa: F401

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import aqless
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     Spawner,
     aq_fixture,  # noqa: F401
     put,

@@ -10,7 +10,7 @@ import signal
 import pytest
 
 import aqless
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import (
     WORKER,
     Spawner,
     WorkerProcess,

@@ -13,7 +13,7 @@ import pytest
 import aqless
 from aqless import Handlers, Job, JobState
 from tests.support.deployments import Deployment
-from tests.worker.helpers import (
+from tests.support.worker import (
     Gate,
     all_complete,
     get_job,

@@ -13,7 +13,7 @@ from sentry_sdk.transport import Transport
 import aqless
 from aqless import Job, JobState, RequeuePolicy, RetryPolicy
 from aqless.sentry import SentryReporter
-from tests.worker.helpers import make_worker, one, running, until_state
+from tests.support.worker import make_worker, one, running, until_state
 
 # What is reported to Sentry is decided in the worker's process, whatever the server: the two
 # unix kinds only (what differs by kind is tested on every kind in test_running, test_pushes...).

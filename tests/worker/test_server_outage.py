@@ -14,8 +14,8 @@ import pytest
 
 import aqless
 from tests.support.servers import RestartableValkey, restartable_valkey
-from tests.worker.helpers import Gate, all_complete, make_worker, one, running, until
-from tests.worker.process_helpers import WORKER, Spawner, count_reaches
+from tests.support.worker import Gate, all_complete, make_worker, one, running, until
+from tests.support.worker_processes import WORKER, Spawner, count_reaches
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,7 +10,7 @@ import anyio
 
 import aqless
 from aqless import Job, JobState
-from tests.worker.helpers import (
+from tests.support.worker import (
     Recorder,
     Sleeper,
     all_complete,

@@ -12,7 +12,7 @@ import pytest
 
 import aqless
 from aqless import Job, JobState
-from tests.worker.helpers import get_job, make_worker, one, running, until, until_state
+from tests.support.worker import get_job, make_worker, one, running, until, until_state
 
 
 class BlockingGate:

@@ -10,7 +10,7 @@ import pydantic
 
 import aqless
 from aqless import Handlers, Job, JobState
-from tests.worker.helpers import process
+from tests.support.worker import process
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import aqless
-from tests.worker.helpers import Recorder, all_complete, make_worker, one, running
+from tests.support.worker import Recorder, all_complete, make_worker, one, running
 
 pytestmark = pytest.mark.every_deployment
 

@@ -15,7 +15,7 @@ from aqless import Job
 from aqless._version import __version__
 from aqless._worker import info as worker_info
 from tests.support.deployments import Deployment
-from tests.worker.helpers import WORKER, all_complete, make_worker, one, running, until
+from tests.support.worker import WORKER, all_complete, make_worker, one, running, until
 
 
 async def test_a_running_worker_publishes_its_record_and_deletes_it_when_it_stops(

@@ -1,5 +1,5 @@
 """Real ``aqless-run`` processes for the tests. A test module imports the fixtures
-(``from tests.worker.process_helpers import aq_fixture, spawn_fixture``) and uses them by
+(``from tests.support.worker_processes import aq_fixture, spawn_fixture``) and uses them by
 their names:
 
 - ``spawn``: starts ``aqless-run`` in a temporary folder holding the job module ``aqjobs``
