@@ -300,6 +300,14 @@ class Performer:
             verb = partial(job.move, job.queue_name)
         return await self._report(running, verb, "hand back")
 
+    async def give_back_unstarted(self, running: RunningJob, reason: str) -> None:
+        """Give a job held for a slot, whose code never started, back to its queue: a put
+        into the same queue, which spends no retry and records no failure."""
+        running.handing_back = reason
+        job = running.job
+        if await self._report(running, partial(job.move, job.queue_name), "hand back"):
+            self._counters.handed_back += 1
+
     async def _fail(self, running: RunningJob, group: str, message: str) -> bool:
         """Fail the job into `group`, counting it once the server took it."""
         if await self._report(running, partial(running.job.fail, group, message), "fail"):
