@@ -343,7 +343,8 @@ class Worker:
         self._begin_stop()
 
     def hand_back_running(self, reason: str = "the worker was asked to cancel") -> None:
-        """Cancel every running job's code and give the jobs back to their queues."""
+        """Cancel every running job's code and give the jobs back to their queues, with
+        the jobs held for a slot (see ``prefetch``)."""
         self._hand_back_held()
         for running in list(self._running.by_jid.values()):
             if not running.waiting:

@@ -122,15 +122,15 @@ class AqlessRunner(AsyncRunner):
         return result
 
 
-RUNNER = AqlessRunner()
-
-if __name__ == "__main__":
-    main(RUNNER)
-
-
 def _prefetch() -> int:
     """The worker's prefetch from AQLESS_PREFETCH, or its default."""
     from aqless._worker import defaults
 
     value = os.environ.get("AQLESS_PREFETCH", "")
     return int(value) if value else defaults.PREFETCH
+
+
+RUNNER = AqlessRunner()
+
+if __name__ == "__main__":
+    main(RUNNER)
