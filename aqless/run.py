@@ -70,6 +70,7 @@ class RunOptions:
     namespace: str | None = None
     name: str | None = None
     concurrency: int = defaults.CONCURRENCY
+    prefetch: int = defaults.PREFETCH
     reserver: ReserverName = defaults.RESERVER
     priorities: bool = False
     interval: float = defaults.INTERVAL
@@ -118,6 +119,7 @@ class RunOptions:
             self.queues,
             handlers=handlers if handlers is not None else self.handlers(),
             concurrency=self.concurrency,
+            prefetch=self.prefetch,
             reserver=self.reserver,
             priorities=self.priorities,
             interval=self.interval,
@@ -375,6 +377,19 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     show_default=True,
     envvar="AQLESS_CONCURRENCY",
     help="Jobs run at once by each process.",
+)
+@option(
+    "--prefetch",
+    type=click.IntRange(min=0),
+    default=defaults.PREFETCH,
+    show_default=True,
+    metavar="N",
+    envvar="AQLESS_PREFETCH",
+    help="Pop up to N jobs beyond the free slots and hold them (locked to the worker, "
+    "heartbeated) until a slot frees, when one starts at once: one job at a time no longer "
+    "waits a round trip for the next. A held job waits behind the running ones, and no "
+    "other worker can take it meanwhile: use 0 for long jobs, or where an idle worker must "
+    "take every waiting job.",
 )
 @option(
     "--reserver",

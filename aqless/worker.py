@@ -9,6 +9,12 @@ worker reads no events. Meanwhile it offers to take its queues' next jobs, and a
 the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
 without a pop.
 
+With ``prefetch`` (off by default), the worker pops up to that many jobs beyond its free
+slots and holds them, their locks renewed like the running jobs', until a slot frees: the
+held job then starts at once, while the outcome of the one before and the pop of the next
+are on their way, so the worker and the server work at the same time instead of taking
+turns. A held job waits behind the running ones, and no other worker can take it meanwhile.
+
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._worker.locks), and the perform step
 (aqless._worker.perform) turns the end of the code
@@ -17,7 +23,10 @@ into complete, fail or retry.
 Stopping: ``stop()`` stops popping, waits up to `grace` seconds for the running jobs, then
 cancels the rest and hands them back to their queues at once (a retry), so another worker
 takes them without waiting for their locks to expire; a second ``stop()`` hands back at once.
-``finish()`` waits for the running jobs however long they take.
+The jobs held for a slot are handed back as soon as ``stop()`` is called (they never ran:
+they are put back into their queues, spending no retry). ``finish()`` waits for the running
+jobs however long they take, and runs the held ones too. ``pause()`` keeps the held jobs:
+they start as slots free, as the running jobs go on.
 """
 
 from __future__ import annotations
@@ -95,8 +104,8 @@ class _WorkerAsPushTaker:
         return self._worker.name
 
     @property
-    def concurrency(self) -> int:
-        return self._worker.concurrency
+    def capacity(self) -> int:
+        return self._worker.concurrency + self._worker.prefetch
 
     @property
     def interval(self) -> float:
@@ -145,6 +154,11 @@ class Worker:
         budget: slots shared with other workers of the process (a ShardedWorker's): the
             worker runs no more jobs than `concurrency` nor than the budget has free, and
             offers the server only slots the budget gives it (`aqless.worker.SlotBudget`).
+        prefetch: how many jobs to pop beyond the free slots and hold (locked to this
+            worker, heartbeated) until a slot frees, to start at once (not with a budget).
+            A held job waits behind the running ones and no other worker can take it
+            meanwhile: use 0 where a job must not wait behind another (long jobs, or idle
+            workers that should take every waiting job).
     """
 
     def __init__(
@@ -173,6 +187,7 @@ class Worker:
         isolate_max_jobs: int | None = None,
         observers: Sequence[WorkerObserver] = (),
         budget: SlotBudget | None = None,
+        prefetch: int = defaults.PREFETCH,
     ) -> None:
         if isinstance(queues, str):
             raise ConfigurationError("queues must be a list of names, not one string")
@@ -187,12 +202,18 @@ class Worker:
             raise ConfigurationError("give either retry or backoff, not both")
         if isolate_max_jobs is not None and isolate_max_jobs < 1:
             raise ConfigurationError(f"isolate_max_jobs must be >= 1, got {isolate_max_jobs}")
+        if prefetch < 0:
+            raise ConfigurationError(f"prefetch must be >= 0, got {prefetch}")
+        if prefetch and budget is not None:
+            raise ConfigurationError("prefetch cannot be used with a shared slot budget")
         self.client = client
         self.name = client.worker_name
         self.selection = QueueSelection(queues, priorities=priorities)
         self.reserver = reserver if isinstance(reserver, Reserver) else Reserver(reserver)
         self.handlers = handlers if handlers is not None else Handlers()
         self.concurrency = concurrency
+        #: how many jobs the worker pops beyond its free slots and holds for one
+        self.prefetch = prefetch
         self.interval = interval
         self.grace = grace
         self.max_jobs = max_jobs
@@ -206,7 +227,7 @@ class Worker:
         self.counters = WorkerCounters()
         #: told what became of each job (see aqless._worker.observers)
         self.observers: list[WorkerObserver] = list(observers)
-        self._running = RunningJobs(concurrency)
+        self._running = RunningJobs(concurrency, self.prefetch)
         self._budget = budget
         self._member = None if budget is None else budget.join(self._running)
         self.paused = False
@@ -214,6 +235,7 @@ class Worker:
         self._batcher: Batcher | None = None
         self._wakeup = Wakeup()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
+        self._run_held = False  # finish(): the held jobs run; stop(): they are handed back
         self._served = ServedQueues(client, self.selection, refresh)
         #: whether the server answers, as the worker's calls tell (see aqless._worker.outage)
         self.outage = ServerOutage(self.name)
@@ -239,7 +261,7 @@ class Worker:
         # when not, a finished job wakes the loop only if it may have released others
         self._maybe_more = True
         self._locks = LockKeeper(
-            client, self.name, self._running.by_jid, on_lost=self._count_lost, outage=self.outage
+            client, self.name, self._running.by_jid, on_lost=self._on_lost, outage=self.outage
         )
         self._info = InfoPublisher(
             client, self.name, self.selection.specs, concurrency, self.counters
@@ -291,8 +313,14 @@ class Worker:
     @property
     def running(self) -> KeysView[str]:
         """The jids of the jobs running now, from their pop until their outcome is
-        reported (a live, read-only view)."""
+        reported, with the jobs held for a slot (a live, read-only view)."""
         return self._running.by_jid.keys()
+
+    @property
+    def held(self) -> list[str]:
+        """The jids of the jobs popped ahead (``prefetch``) and held for a slot, in the
+        order they start."""
+        return [running.job.jid for running in self._running.waiting]
 
     @property
     def heartbeats(self) -> Heartbeats:
@@ -306,21 +334,30 @@ class Worker:
         call hands them back at once."""
         if self._state == "stopping":
             self._hard_stop = True
+        self._run_held = False
         self._begin_stop()
+        self._hand_back_held()
 
     def finish(self) -> None:
-        """Stop popping and return once the running jobs have finished, however long."""
+        """Stop popping and return once the running jobs (and those held for a slot) have
+        finished, however long."""
         self.grace = float("inf")
+        if self._state in ("new", "running"):
+            self._run_held = True
         self._begin_stop()
 
     def hand_back_running(self, reason: str = "operator") -> None:
         """Cancel every running job's code and give the jobs back to their queues, spending
-        no retry; `reason` goes into each job's history (its ``handed-back`` entry)."""
+        no retry (`reason` goes into each job's history, its ``handed-back`` entry), with
+        the jobs held for a slot (see ``prefetch``)."""
+        self._hand_back_held()
         for running in list(self._running.by_jid.values()):
-            running.hand_back(reason)
+            if not running.waiting:
+                running.hand_back(reason)
 
     def pause(self) -> None:
-        """Stop popping (running jobs go on) until ``resume()``."""
+        """Stop popping (running jobs go on, and the jobs held for a slot start as slots
+        free) until ``resume()``."""
         self.paused = True
         self._pickup.want(False)  # and stop taking pushed jobs
 
@@ -358,10 +395,11 @@ class Worker:
         if self.workdir is not None:
             self.workdir.mkdir(parents=True, exist_ok=True)
         logger.info(
-            "worker %s serving %s with %d slots (%s reserver)",
+            "worker %s serving %s with %d slots%s (%s reserver)",
             self.name,
             ", ".join(self.selection.specs),
             self.concurrency,
+            f", prefetch {self.prefetch}" if self.prefetch else "",
             self.reserver.name,
         )
         with own_errors():  # a refused subscription is its typed error, not a group's
@@ -382,6 +420,8 @@ class Worker:
             services.start_soon(self._housekeeping)
             services.start_soon(keep_schedules, self.client)
             services.start_soon(self._info.run)
+            # a job ending while the next pop is on its way reports with the pop after it
+            self._batcher.hold_behind_ordered = self.prefetch > 0
             try:
                 async with anyio.create_task_group() as jobs:
                     self._jobs = jobs
@@ -412,7 +452,7 @@ class Worker:
             popped, asked = await self._popper.pop(self.interval)
             self._maybe_more = len(popped) >= asked
             for job in popped:
-                self._start(jobs, job)
+                self._take(jobs, job)
             if self._popper.failures == 0 and self._popper.unknown_held:
                 await self._resume_unknown(jobs)
             if self.max_jobs is not None and self.counters.started >= self.max_jobs:
@@ -476,10 +516,33 @@ class Worker:
         lock_seconds = max(job.expires_at - now, 0.3)
         return self._running.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
 
+    def _take(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
+        """Start a popped or pushed job if a slot is free, else hold it for one."""
+        self._start_held(jobs)  # the jobs held before it go first
+        if self._running.free_slots() > 0:
+            self._start(jobs, job, pushed=pushed)
+            return
+        # a pushed job that came while the slots are full (see aqless._worker.pickup) is
+        # held too: the worker runs no more than `concurrency` jobs at once
+        now = self.client.clock()
+        lock_seconds = max(job.expires_at - now, 0.3)
+        running, stale = self._running.hold(job, lock_seconds, renew_at=now + lock_seconds / 3)
+        self._admit(running, stale)
+        if self._state != "running" and not self._run_held:
+            self._hand_back_held()
+
     def _start(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
         running, stale = self._take_slot(job)
         if self._member is not None and not pushed:
             self._member.popped(job.jid)
+        self._admit(running, stale)
+        if self._budget is not None:
+            self._budget.took()
+        self._runners.start(jobs, running)
+
+    def _admit(self, running: RunningJob, stale: RunningJob | None) -> None:
+        """Count a job taken, started or held, and have its lock renewed."""
+        job = running.job
         own_throttle = f"{self.client.prefix}q:{job.queue_name}"
         running.frees = bool(job.dependents) or any(
             throttle != own_throttle or job.queue_name in self._served.throttled
@@ -489,9 +552,33 @@ class Worker:
             self._locks.lose(stale, "popped again by this worker")
         self._locks.watch(running)
         self.counters.started += 1
-        if self._budget is not None:
-            self._budget.took()
-        self._runners.start(jobs, running)
+
+    def _start_held(self, jobs: TaskGroup) -> None:
+        """Start the jobs held for a slot, as many as there are free slots: at once, with
+        no round trip."""
+        while (running := self._running.start_waiting()) is not None:
+            if self._budget is not None:
+                self._budget.took()
+            self._runners.start(jobs, running)
+
+    def _hand_back_held(self) -> None:
+        """Give the jobs held for a slot back to their queues (the worker stops)."""
+        group = self._jobs
+        if group is None:
+            return
+        while self._running.waiting:
+            running = self._running.waiting[0]
+            self._running.unhold(running)
+            group.start_soon(self._give_back_held, running)
+
+    async def _give_back_held(self, running: RunningJob) -> None:
+        try:
+            await self._performer.give_back_unstarted(running, "held, never started")
+        except Exception:  # a bug must cost one job (its lock expires), not the worker
+            logger.exception("job %s: handing it back failed", running.job.jid)
+        finally:
+            self._running.remove(running)
+            self._wakeup.fire()
 
     async def _perform(self, running: RunningJob) -> None:
         try:
@@ -507,15 +594,20 @@ class Worker:
 
     def _release(self, running: RunningJob) -> None:
         """The job's slot may take the next job: its outcome is on its way (any pop sent
-        from now on runs after it), or there is nothing to report."""
+        from now on runs after it), or there is nothing to report. A job held for a slot
+        starts in it at once."""
         if not self._running.release(running):
             return
+        if self._jobs is not None and self._running.waiting:
+            self._start_held(self._jobs)
         if self._maybe_more or self._state != "running":
             self._wakeup.fire()
         if self._budget is not None:
             self._budget.freed()
 
     async def _wind_down(self) -> None:
+        if not self._run_held:
+            self._hand_back_held()
         self._runners.close()
         self._pickup.want(False)
         with anyio.move_on_after(5.0):
@@ -587,7 +679,7 @@ class Worker:
                 logger.error("job %s pushed to a stopped worker; its lock will expire", job.jid)
             return
         for job in jobs:
-            self._start(group, job, pushed=True)
+            self._take(group, job, pushed=True)
         for refused in unreadable:
             group.start_soon(self._popper.fail_unreadable, refused)
 
@@ -601,8 +693,11 @@ class Worker:
         self._maybe_more = True
         self._wakeup.fire()
 
-    def _count_lost(self, running: RunningJob) -> None:
+    def _on_lost(self, running: RunningJob) -> None:
         self.counters.lost += 1
+        if self._running.unhold(running):  # held for a slot: it will never start
+            self._running.remove(running)
+            self._wakeup.fire()
 
 
 def _task_name(running: RunningJob) -> str:

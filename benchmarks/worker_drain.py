@@ -10,7 +10,9 @@ Runs on the embedded Valkey (aqless.embedded.default_url()) or --url, in the nam
 ``aqbench`` (whose keys are deleted before each phase; nothing else is touched).
 
     python benchmarks/worker_drain.py [--jobs 20000] [--repeat 1] [--rate 200]
-        [--seconds 10] [--url redis://...]
+        [--seconds 10] [--url redis://...] [--prefetch N]
+
+``--prefetch N`` runs every worker with ``aqless-run --prefetch N`` (by AQLESS_PREFETCH).
 """
 
 from __future__ import annotations
@@ -235,6 +237,8 @@ async def run(options: argparse.Namespace) -> None:
     from aqless import embedded
 
     url = options.url or await anyio.to_thread.run_sync(embedded.default_url)
+    if options.prefetch is not None:  # the worker processes read it
+        os.environ["AQLESS_PREFETCH"] = str(options.prefetch)
     with tempfile.TemporaryDirectory(prefix="aqless-bench-") as name:
         folder = Path(name)
         (folder / "benchjobs.py").write_text(JOBS)
@@ -263,6 +267,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=200.0, help="pickup: puts per second")
     parser.add_argument("--seconds", type=float, default=10.0, help="pickup: for how long")
     parser.add_argument("--url", default=None, help="a server to use (default: embedded)")
+    parser.add_argument(
+        "--prefetch", type=int, default=None, help="the workers' prefetch (default: theirs)"
+    )
     anyio.run(run, parser.parse_args())
 
 

@@ -239,3 +239,49 @@ async def test_a_held_call_is_sent_by_the_batcher_when_no_pop_follows() -> None:
             assert await batcher.submit(("job.complete", ("a",)), "a") == "job.complete"
         batcher.close()
     assert send.batches == [[("job.complete", ("a",))]]
+
+
+async def test_calls_behind_an_ordered_call_in_flight_go_with_the_next_one() -> None:
+    """A prefetching worker: the outcome of a job that ended while the pop was on its way
+    waits for the next pop, made as soon as the first lands, and shares its round trip."""
+    send = _Gated()
+    batcher = Batcher(send, depth=2)
+    batcher.hold_behind_ordered = True
+    replies: list[Reply] = []
+
+    async def pop_twice() -> None:
+        replies.append(await batcher.submit_ordered(lambda ahead: ("queue.pop", ("q", 1))))
+        replies.append(await batcher.submit_ordered(lambda ahead: ("queue.pop", (*ahead,))))
+
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        group.start_soon(pop_twice)
+        await anyio.wait_all_tasks_blocked()
+        group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")
+        await anyio.wait_all_tasks_blocked()
+        assert len(send.batches) == 1  # held behind the pop in flight, not flown beside it
+        send.release.set()
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert send.batches == [
+        [("queue.pop", ("q", 1))],
+        [("job.complete", ("b",)), ("queue.pop", ("b",))],
+    ]
+    assert replies == ["queue.pop", "queue.pop"]
+
+
+async def test_calls_held_behind_an_ordered_call_go_once_it_lands_if_none_follows() -> None:
+    send = _Gated()
+    batcher = Batcher(send, depth=2)
+    batcher.hold_behind_ordered = True
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", ("q", 1)))
+        await anyio.wait_all_tasks_blocked()
+        group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")
+        await anyio.wait_all_tasks_blocked()
+        send.release.set()
+        with anyio.fail_after(5):
+            await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert send.batches == [[("queue.pop", ("q", 1))], [("job.complete", ("b",))]]

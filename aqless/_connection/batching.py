@@ -14,12 +14,19 @@ of it. The worker pops this way (see aqless._worker.pops).
 With a ``Pairing``, an ordered call and the last call ahead of it that releases a jid go as
 one call when the pairing can join them (the worker's outcome and its next pop: see
 aqless._connection.pop_after); each caller gets its own part of the joined reply.
+
+With ``hold_behind_ordered`` (a worker that prefetches), a call submitted while an ordered
+call is in flight waits for the next ordered call instead of flying at once: a job that
+ends while its worker's pop is on its way reports with the pop that follows, as one call,
+rather than in a round trip of its own. The held calls go at the latest one turn of the
+event loop after the ordered call lands, whether or not another follows.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import Protocol
 
 import anyio
@@ -97,6 +104,10 @@ class Batcher:
         #: ordered call (a worker waiting for a slot, whose next pop should share the round
         #: trip of the outcome that frees it).
         self.hold_lone_calls = False
+        #: While set, calls submitted while an ordered call is in flight wait for the next
+        #: ordered call (see the module's documentation).
+        self.hold_behind_ordered = False
+        self._ordered_in_flight = 0
         self.depth = depth
         self.round_trips = 0
         self.calls = 0
@@ -122,7 +133,7 @@ class Batcher:
         if self._closed:
             raise RuntimeError("this batcher is closed")
         if not self._queue and self._in_flight == 0:
-            return await self._alone(make(()))
+            return await self._alone(make(()), ordered=True)
         self._ordered += 1
         pending = _Pending(_UNMADE, make)
         if self._in_flight == 0:  # only held calls wait: fly them from here
@@ -135,7 +146,7 @@ class Batcher:
         self._in_flight += 1
         self.round_trips += 1
         self.calls += len(batch)
-        await self._fly(batch)
+        await self._fly(batch, ordered=True)
         if pending.error is not None:
             raise pending.error
         return pending.reply
@@ -147,6 +158,8 @@ class Batcher:
             # own task: the sending task is woken only if it did not (a wake per job
             # costs a worker with one slot a few percent of its time)
             asyncio.get_running_loop().call_soon(self._wake_sender)
+        elif self.hold_behind_ordered and self._ordered_in_flight and pending.make is None:
+            pass  # it goes with the next ordered call, or once the one in flight lands
         else:
             self._changed.fire()
         await pending.done.wait()
@@ -154,18 +167,20 @@ class Batcher:
             raise pending.error
         return pending.reply
 
-    async def _alone(self, call: Call) -> Reply:
+    async def _alone(self, call: Call, *, ordered: bool = False) -> Reply:
         """Nothing else is on its way: send the call from the caller's own task, saving the
         hop to the batcher's (calls arriving meanwhile go in the next batch)."""
         self._in_flight += 1
         self.round_trips += 1
         self.calls += 1
+        if ordered:
+            self._ordered_in_flight += 1
         try:
             (reply,) = await self._send([call])
             return reply
         finally:
             self._in_flight -= 1
-            self._wake_sender()
+            self._landed(ordered=ordered)
 
     def _wake_sender(self) -> None:
         """Wake the sending task (``run``) if it has something to do: calls queued, or the
@@ -208,7 +223,8 @@ class Batcher:
                 self.round_trips += 1
                 self.calls += len(batch)
                 self._in_flight += 1
-                flights.start_soon(self._fly, batch)
+                ordered = any(p.make is not None or p.parts is not None for p in batch)
+                flights.start_soon(partial(self._fly, batch, ordered=ordered))
 
     def _take_batch(self) -> list[_Pending]:
         """The queued calls, ordered ones last and made now (after every other call)."""
@@ -249,7 +265,9 @@ class Batcher:
                     made[-1] = joined
                 return
 
-    async def _fly(self, batch: list[_Pending]) -> None:
+    async def _fly(self, batch: list[_Pending], *, ordered: bool = False) -> None:
+        if ordered:
+            self._ordered_in_flight += 1
         try:
             replies = await self._send([pending.call for pending in batch])
         except BaseException as error:  # the round trip failed: every call of it did
@@ -266,4 +284,16 @@ class Batcher:
                 pending.land(reply, self._pairing)
         finally:
             self._in_flight -= 1
+            self._landed(ordered=ordered)
+
+    def _landed(self, *, ordered: bool) -> None:
+        if not ordered:
+            self._wake_sender()
+            return
+        self._ordered_in_flight -= 1
+        if self.hold_behind_ordered:
+            # the calls held behind it go with the next ordered call, if its caller makes
+            # one at once (from its own task); else the sending task takes them
+            asyncio.get_running_loop().call_soon(self._wake_sender)
+        else:
             self._wake_sender()

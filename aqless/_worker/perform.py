@@ -294,6 +294,14 @@ class Performer:
         reason = running.handing_back or "worker stopping"
         return await self._report(running, partial(running.job.hand_back, reason), "hand back")
 
+    async def give_back_unstarted(self, running: RunningJob, reason: str) -> None:
+        """Give a job held for a slot, whose code never started, back to its queue at its
+        priority, spending no retry (a ``handed-back`` history entry gives `reason`)."""
+        running.handing_back = reason
+        job = running.job
+        if await self._report(running, partial(job.hand_back, reason), "hand back"):
+            self._counters.handed_back += 1
+
     async def _fail(self, running: RunningJob, group: str, message: str) -> bool:
         """Fail the job into `group`, counting it once the server took it."""
         if await self._report(running, partial(running.job.fail, group, message), "fail"):

@@ -76,7 +76,10 @@ class PushTaker(Protocol):
     def name(self) -> str: ...
 
     @property
-    def concurrency(self) -> int: ...
+    def capacity(self) -> int:
+        """How many jobs it may hold at once: its slots, and the jobs it may hold for one
+        (prefetch); its offer counts them all, as the server counts its locks."""
+        ...
 
     @property
     def interval(self) -> float: ...
@@ -296,7 +299,7 @@ class Pickup:
         if not names:
             return None  # not yet known: the first pop reads them, and the next quiet offers
         member = self._member
-        slots = taker.concurrency if member is None else member.ceiling_to_offer()
+        slots = taker.capacity if member is None else member.ceiling_to_offer()
         if slots == 0:  # no slot of the shared budget to offer
             await self._take_back(subscriber, taker)
             return None

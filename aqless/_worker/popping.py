@@ -148,6 +148,7 @@ class Popper:
                 reply = await self._client.protocol.json_apart_ordered(
                     "rateLimit.pop", partial(arguments, queue)
                 )
+                self._running.landed(landed)  # its reply came: what went ahead of it ran
                 popped += await self._jobs(queue, reply["jobs"])
                 if budget is not None:  # keep the slots of the jobs it brought
                     budget.give_back(asked - len(popped))

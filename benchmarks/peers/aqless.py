@@ -3,6 +3,7 @@ and ``aqless.Worker`` in this process."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from typing import Any
@@ -66,6 +67,8 @@ class AqlessRunner(AsyncRunner):
             handlers=handlers,
             concurrency=options.concurrency,
             middleware=self.features.middleware(),
+            # as aqless-run reads it: to compare a drain with and without prefetch
+            prefetch=_prefetch(),
         )
         self.features.worker(worker)
         await worker.run()
@@ -117,6 +120,14 @@ class AqlessRunner(AsyncRunner):
         result = self.result("scale", options)
         result.extra = extra
         return result
+
+
+def _prefetch() -> int:
+    """The worker's prefetch from AQLESS_PREFETCH, or its default."""
+    from aqless._worker import defaults
+
+    value = os.environ.get("AQLESS_PREFETCH", "")
+    return int(value) if value else defaults.PREFETCH
 
 
 RUNNER = AqlessRunner()

@@ -293,7 +293,7 @@ async def test_a_push_read_with_the_pong_is_heard_before_the_ping_returns() -> N
 class Taker:
     """The worker, as a Pickup sees it, taking nothing."""
 
-    concurrency, interval = 4, SLOW_POLL
+    capacity, interval = 4, SLOW_POLL
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -208,7 +208,7 @@ async def test_a_put_event_read_after_its_push_costs_no_pop(client: aqless.Clien
     taken: list[str] = []
 
     class Taker:
-        name, concurrency, interval = WORKER, 1, 30.0
+        name, capacity, interval = WORKER, 1, 30.0
 
         def take_pushed(self, jobs: Any, unreadable: Any = ()) -> None:
             taken.extend(job.jid for job in jobs)

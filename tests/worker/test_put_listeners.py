@@ -126,7 +126,7 @@ async def test_the_put_event_of_a_pushed_job_is_known_by_its_bytes(
     news: list[bool] = []
 
     class Taker:
-        name, concurrency, interval = WORKER, 1, 30.0
+        name, capacity, interval = WORKER, 1, 30.0
 
         def take_pushed(self, jobs: Any, unreadable: Any = ()) -> None:
             pass
