@@ -10,7 +10,7 @@ import pytest
 import aqless
 from aqless import ConfigurationError, Job, JobState
 from aqless.worker import SlotBudget
-from tests.worker.helpers import (
+from tests.support.worker import (
     WORKER,
     Gate,
     all_complete,
@@ -22,8 +22,8 @@ from tests.worker.helpers import (
     until,
     until_state,
 )
-from tests.worker.process_helpers import WORKER as PROCESS_OPTIONS
-from tests.worker.process_helpers import (
+from tests.support.worker_processes import WORKER as PROCESS_OPTIONS
+from tests.support.worker_processes import (
     Spawner,
     aq_fixture,  # noqa: F401
     count_reaches,
@@ -115,7 +115,8 @@ async def test_never_more_jobs_locked_than_concurrency_and_prefetch_pushes_inclu
         jids += [await client.queues["q"].put("app.job") for _ in range(20)]
         await all_complete(client, jids)
         watching.cancel_scope.cancel()
-    assert most == 3
+    # never over (sampled every 5 ms: a loaded machine may miss the moments at three)
+    assert 2 <= most <= 3, most
     assert gate.most <= 2
     assert worker.counters.started == len(jids)
 
