@@ -42,6 +42,7 @@ from aqless.errors import ConfigurationError
 from aqless.puts import PutRequest, PutSender, class_name
 
 try:
+    from opentelemetry import context as otel_context
     from opentelemetry import propagate, trace
     from opentelemetry.trace import SpanKind, Status, StatusCode
 except ImportError as error:  # pragma: no cover - depends on the installation
@@ -69,11 +70,25 @@ _SYSTEM: Final = "qless"
 def inject(data: Any) -> Any:
     """`data` with the current trace context under `TRACE_KEY`: a copy, if `data` is a dict
     and a span is active; otherwise `data` itself."""
-    if not isinstance(data, Mapping) or not trace.get_current_span().get_span_context().is_valid:
+    if not isinstance(data, Mapping):
         return data
+    return _with_carrier(data, _current_carrier())
+
+
+def _current_carrier() -> dict[str, str]:
+    """The current trace context as the propagator writes it (empty outside any span)."""
+    if not trace.get_current_span().get_span_context().is_valid:
+        return {}
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
-    return {**data, TRACE_KEY: carrier} if carrier else data
+    return carrier
+
+
+def _with_carrier(data: Any, carrier: dict[str, str]) -> Any:
+    """A copy of `data`, a dict, with `carrier` under `TRACE_KEY`; other data as it is."""
+    if not carrier or not isinstance(data, Mapping):
+        return data
+    return {**data, TRACE_KEY: carrier}
 
 
 def extract(job: Job) -> Context | None:
@@ -128,13 +143,22 @@ class Tracing:
         with self._tracer().start_as_current_span(
             f"send {queue.name}", kind=SpanKind.PRODUCER, attributes=attributes
         ) as span:
-            jids = await send([replace(r, data=inject(r.data)) for r in requests])
+            carrier = _current_carrier()  # one context for the batch: written into each job
+            jids = await send([replace(r, data=_with_carrier(r.data, carrier)) for r in requests])
             if len(jids) == 1:
                 span.set_attribute("messaging.message.id", jids[0])
             return jids
 
     async def middleware(self, job: Job, perform: Perform) -> Any:
-        """Worker middleware: the job's code in a CONSUMER span, child of the put's span."""
+        """Worker middleware: the job's code in a CONSUMER span, child of the put's span.
+
+        With no tracer to record spans (OpenTelemetry's no-op one: no SDK configured), the
+        context is only removed from the data: no span, no context made."""
+        tracer = self._tracer()
+        if _records_nothing(tracer):
+            if isinstance(job.data, dict):
+                job.data.pop(TRACE_KEY, None)
+            return await perform()
         parent = extract(job)
         attributes: dict[str, str | int] = {
             "messaging.system": _SYSTEM,
@@ -144,23 +168,36 @@ class Tracing:
             "aqless.klass": job.klass_name,
             "aqless.retries_left": job.retries_left,
         }
-        with self._tracer().start_as_current_span(
+        # start_as_current_span's two context managers, unrolled: the same span, made current
+        # for the job's code, ended after it
+        span = tracer.start_span(
             f"process {job.queue_name}",
             context=parent,
             kind=SpanKind.CONSUMER,
             attributes=attributes,
             record_exception=False,
             set_status_on_exception=False,
-        ) as span:
-            try:
-                return await perform()
-            except Retry as retry:  # control flow, not an error
-                span.set_attribute("aqless.retry_delay", retry.delay)
-                raise
-            except Exception as error:
-                span.record_exception(error)
-                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
-                raise
+        )
+        token = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            return await perform()
+        except Retry as retry:  # control flow, not an error
+            span.set_attribute("aqless.retry_delay", retry.delay)
+            raise
+        except Exception as error:
+            span.record_exception(error)
+            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+            raise
+        finally:
+            otel_context.detach(token)
+            span.end()
+
+
+def _records_nothing(tracer: trace.Tracer) -> bool:
+    """Whether `tracer` is OpenTelemetry's no-op one, or a proxy for it (no provider set)."""
+    if isinstance(tracer, trace.ProxyTracer):  # what it hands over to (private: may go)
+        return isinstance(getattr(tracer, "_tracer", None), trace.NoOpTracer)
+    return isinstance(tracer, trace.NoOpTracer)
 
 
 _default = Tracing()

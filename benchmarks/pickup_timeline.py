@@ -149,7 +149,7 @@ async def produce(options: argparse.Namespace) -> None:
     sent = [0]
 
     @wraps(sending)
-    def send(self: RespStream, packed: bytes, expected: int) -> Any:
+    def send(self: RespStream, packed: list[bytes], expected: int) -> Any:
         sent[0] = time.time_ns()
         return sending(self, packed, expected)
 

@@ -182,3 +182,26 @@ async def test_a_provider_is_asked_for_its_tracer_once_not_at_every_span(
     names = sorted(span.name for span in exporter.get_finished_spans())
     assert names == ["process t"] * 3 + ["send t"] * 3
     assert provider.asked == 1
+
+
+async def test_with_a_no_op_tracer_the_worker_only_removes_the_context(
+    client: aqless.Client,
+) -> None:
+    tracing.instrument(client)
+    with trace.get_tracer("test").start_as_current_span("request"):
+        await client.queues["t"].put("t.Look", {"user": 7})
+    silent = tracing.Tracing(trace.NoOpTracerProvider())
+    currents: list[trace.Span] = []
+
+    async def spy(job: aqless.Job, perform: Any) -> Any:
+        currents.append(trace.get_current_span())
+        return await perform()
+
+    worker = aqless.Worker(
+        client, ["t"], handlers=handlers, middleware=[silent.middleware, spy], burst=True
+    )
+    with anyio.fail_after(20):
+        await worker.run()
+    assert seen == [{"user": 7}]  # the key is gone all the same
+    assert finished("process t") == []
+    assert currents == [trace.INVALID_SPAN]  # no span was made current for the job

@@ -18,7 +18,7 @@ from redis.exceptions import ResponseError
 
 from aqless import Client, JobNotFoundError
 from aqless._connection.endpoint import Endpoint
-from aqless._connection.lean import LeanConnection
+from aqless._connection.lean import LeanConnection, pack, pieces
 from aqless.errors import ConfigurationError, ConnectionLostError
 
 pytest_plugins = ["tests.support.client_fixtures"]
@@ -61,6 +61,36 @@ async def test_replies_and_refusals_of_a_pipeline_stay_in_place(client: Client) 
     with pytest.raises(ResponseError):
         await wire.call(("INCRBY", "a", "x"))
     assert await wire.call(("INCR", "a")) == 2
+
+
+LARGE = b'{"pad":"' + b"x" * 20_000 + b'"}'
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("SET", "a", "1"),
+        ("SET", "a", LARGE),
+        (LARGE, "b", 2, 1.5),
+        ("EVALSHA", "sha", 0, LARGE, LARGE, "é", b"small"),
+        (LARGE,),
+    ],
+)
+def test_large_arguments_go_apart_in_the_same_bytes(argv: tuple[str | bytes | float, ...]) -> None:
+    parts = pieces(argv)
+    assert b"".join(parts) == pack(argv)
+    assert any(part is LARGE for part in parts) == (LARGE in argv)  # written, not copied
+
+
+async def test_pipelined_calls_with_large_arguments_reach_the_server_whole(
+    client: Client,
+) -> None:
+    wire = wire_of(client)
+    values = [LARGE + bytes([n]) for n in range(3)]
+    commands = [("SET", f"k{n}", value, "GET") for n, value in enumerate(values)]
+    await wire.pipeline(commands)
+    assert await wire.call(("GET", "k1")) == (LARGE + bytes([1])).decode()
+    assert await wire.pipeline([("STRLEN", f"k{n}") for n in range(3)]) == [len(LARGE) + 1] * 3
 
 
 async def test_a_refused_script_call_raises_the_typed_error(client: Client) -> None:

@@ -26,6 +26,7 @@ import select
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any, TypeVar
 
 import hiredis
@@ -59,6 +60,34 @@ def pack(argv: Sequence[Argument]) -> bytes:
     return packed
 
 
+#: From this size a bytes argument (a put's encoded data) goes on the wire as it is, between
+#: its header and its end, rather than copied into the packed command (and the command into
+#: the pipeline's buffer): fresh copies of large data cost the client more than encoding it.
+_APART = 16 * 1024
+
+
+def pieces(argv: Sequence[Argument]) -> list[bytes]:
+    """One command in the wire format, as buffers to write one after another: ``pack``'s,
+    with each large bytes argument a buffer of its own, not copied."""
+    if not any(type(a) is bytes and len(a) >= _APART for a in argv):
+        return [pack(argv)]
+    parts = [b"*%d\r\n" % len(argv)]
+    run: list[Argument] = []  # small arguments, packed together
+    for argument in argv:
+        if type(argument) is bytes and len(argument) >= _APART:
+            if run:
+                packed = pack(run)
+                parts.append(packed[packed.index(b"\n") + 1 :])  # less its own array header
+                run = []
+            parts += [b"$%d\r\n" % len(argument), argument, b"\r\n"]
+        else:
+            run.append(argument)
+    if run:
+        packed = pack(run)
+        parts.append(packed[packed.index(b"\n") + 1 :])
+    return parts
+
+
 class _Waiter:
     """A caller waiting for one call's reply (`expected` 0) or a pipeline's `expected`."""
 
@@ -79,7 +108,7 @@ class RespStream(asyncio.Protocol):
         self._timeout = timeout
         self._transport: asyncio.Transport | None = None
         self._waiters: deque[_Waiter] = deque()
-        self._unsent: list[bytes] = []
+        self._unsent: list[bytes] = []  # buffers to write at the end of this turn
         self.loop = asyncio.get_running_loop()
         self._watchdog: asyncio.TimerHandle | None = None
         self._idle_check: select.poll | None = None
@@ -106,17 +135,19 @@ class RespStream(asyncio.Protocol):
             return False
         return True
 
-    def send(self, packed: bytes, expected: int) -> asyncio.Future[Any]:
+    def send(self, packed: list[bytes], expected: int) -> asyncio.Future[Any]:
+        """Write `packed`, buffers of one or more commands, and wait for `expected` replies
+        (0: one reply, not in a list)."""
         future: asyncio.Future[Any] = self.loop.create_future()
         if self.lost is not None:
             future.set_exception(dropped(self.lost))
             return future
         if self._unsent:
-            self._unsent.append(packed)  # joins the write at the end of this turn
+            self._unsent += packed  # joins the write at the end of this turn
         elif self._transport is not None and not self._waiters:
-            self._transport.write(packed)  # idle: at once, rather than a turn later
+            self._write(packed)  # idle: at once, rather than a turn later
         else:
-            self._unsent.append(packed)
+            self._unsent += packed
             self.loop.call_soon(self._flush)  # later calls of this turn join the write
         sent = time.monotonic() if self._timeout else 0.0  # only the watchdog reads it
         self._waiters.append(_Waiter(future, expected, sent))
@@ -127,7 +158,14 @@ class RespStream(asyncio.Protocol):
     def _flush(self) -> None:
         if self._unsent and self._transport is not None and self.lost is None:
             unsent, self._unsent = self._unsent, []
-            self._transport.write(b"".join(unsent))
+            self._write(unsent)
+
+    def _write(self, buffers: list[bytes]) -> None:
+        assert self._transport is not None  # noqa: S101 (connected: the callers check)
+        if len(buffers) == 1:
+            self._transport.write(buffers[0])
+        else:  # uvloop writes them as they are (writev); asyncio joins them
+            self._transport.writelines(buffers)
 
     def data_received(self, data: bytes) -> None:
         reader = self._reader
@@ -224,7 +262,7 @@ class LeanConnection:
 
     async def call(self, argv: Sequence[Argument]) -> Any:
         """The reply to one command (raising a refusal as redis-py's ResponseError)."""
-        packed = pack(argv)
+        packed = pieces(argv)
         if not self._follows:
             return await self._send(packed, 0)
         try:
@@ -236,8 +274,8 @@ class LeanConnection:
 
     async def pipeline(self, argvs: Sequence[Sequence[Argument]]) -> list[Any]:
         """The replies to commands sent together; a refusal is its ResponseError, in place."""
-        packed = [pack(argv) for argv in argvs]
-        replies: list[Any] = await self._send(b"".join(packed), len(argvs))
+        packed = [pieces(argv) for argv in argvs]
+        replies: list[Any] = await self._send(list(chain.from_iterable(packed)), len(argvs))
         if self._follows:
             moved = [
                 n
@@ -245,7 +283,8 @@ class LeanConnection:
                 if isinstance(reply, ResponseError) and self._redirected(reply)
             ]
             if moved:  # they did not run: once more, together, on the new node
-                again = await self._send(b"".join([packed[n] for n in moved]), len(moved))
+                again_packed = list(chain.from_iterable(packed[n] for n in moved))
+                again = await self._send(again_packed, len(moved))
                 for n, reply in zip(moved, again, strict=True):
                     replies[n] = reply
         return replies
@@ -261,7 +300,7 @@ class LeanConnection:
             link.retire()
         return self.endpoint.moved(text)
 
-    async def _send(self, packed: bytes, expected: int) -> Any:
+    async def _send(self, packed: list[bytes], expected: int) -> Any:
         link = self._link
         if link is None or link.loop is not asyncio.get_running_loop() or not link.usable():
             if self._closed:
@@ -334,7 +373,7 @@ async def open_stream(
 async def _greet(hello: Sequence[tuple[Argument, ...]], link: RespStream) -> None:
     if not hello:
         return
-    packed = b"".join([pack(command) for command in hello])
+    packed = [pack(command) for command in hello]
     try:
         replies: list[Any] = await link.send(packed, len(hello))
     except BaseException:

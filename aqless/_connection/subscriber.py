@@ -82,7 +82,7 @@ class Subscriber(RespStream):
 
     async def ping(self) -> None:
         """Round trip to the server (a subscribed connection answers a PING too)."""
-        await self.send(pack(("PING",)), 0)
+        await self.send([pack(("PING",))], 0)
 
     async def wait(self, timeout: float) -> None:
         """Return after `timeout` seconds or at ``wake()``; raise if the connection drops."""

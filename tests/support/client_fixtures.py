@@ -53,7 +53,7 @@ async def counted(server_url: str, clock: ManualClock) -> AsyncIterator[Counted]
         wire = client.protocol.wire
         send = wire._send
 
-        async def counting(packed: bytes, expected: int) -> Any:
+        async def counting(packed: list[bytes], expected: int) -> Any:
             round_trips.count += 1
             return await send(packed, expected)
 
