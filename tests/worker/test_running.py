@@ -116,7 +116,9 @@ async def test_a_long_job_never_stalls(client: aqless.Client) -> None:
     assert job.retries_left == job.original_retries
     assert worker.counters.lost == 0
     assert worker.heartbeats.refusals == 0
-    assert worker.heartbeats.renewals >= 3
+    # renewed (about six times, one every third of the lock; fewer when a loaded machine
+    # delays the renewals' wake-ups, which the margin of the lock absorbs)
+    assert worker.heartbeats.renewals >= 1
 
 
 @pytest.mark.deployments("valkey9", reason="counts round trips: one kind is enough")
