@@ -155,7 +155,6 @@ async def test_every_verb_is_refused_with_the_condition_and_nothing_is_written(
             for verb, call in verbs(client, running, waiting).items():
                 with pytest.raises(aqless.ServerFullError) as refused:
                     await call()
-                    pytest.fail(f"{verb} was not refused")
                 assert refused.value.condition == name, verb
             assert snapshot(server) == before  # not one key written, changed or removed
 
