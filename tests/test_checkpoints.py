@@ -20,7 +20,8 @@ async def test_a_checkpoint_renews_the_lock_and_reaches_the_next_attempt(
     queue = timed_client.queues["q"]
     await queue.put("app.Job", jid="j")
     first = await pop_one(queue)
-    assert first.checkpointed is None
+    started_with = first.checkpointed
+    assert started_with is None
     clock.advance(30)
     expires = await first.checkpoint({"offset": 500, "file": "rows.csv"})
     assert expires == first.expires_at == pytest.approx(clock() + 60, abs=1)
