@@ -1,0 +1,28 @@
+"""The job page shows the job's checkpoint (escaped, indented), and `/api/jobs/<jid>` carries
+it; a job without one shows none."""
+
+from __future__ import annotations
+
+import httpx
+
+import aqless
+from tests.support.clients import pop_one
+
+PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
+
+
+async def test_the_job_page_shows_the_checkpoint_escaped(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    jid = await client.queues["q"].put("app.Import", {})
+    job = await pop_one(client.queues["q"], worker="w")
+    assert 'id="job-checkpoint"' not in (await app_client.get(f"/jobs/{jid}")).text
+    assert (await app_client.get(f"/api/jobs/{jid}")).json()["job"]["checkpoint"] is None
+    await job.checkpoint({"offset": 4000, "html": PAYLOAD})
+    body = (await app_client.get(f"/jobs/{jid}")).text
+    assert '<section id="job-checkpoint"' in body
+    assert "<script>window" not in body
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in body
+    assert "&#34;offset&#34;: 4000" in body  # indented JSON
+    api = (await app_client.get(f"/api/jobs/{jid}")).json()
+    assert api["job"]["checkpoint"] == {"state": {"offset": 4000, "html": PAYLOAD}}
