@@ -493,6 +493,14 @@ class Jobs:
             if isinstance(fields, dict)
         }
 
+    async def checkpoints(self, *jids: str) -> dict[str, Any]:
+        """The last checkpoint state (decoded JSON) of each job among `jids` that holds one
+        (`Job.checkpoint`)."""
+        if not jids:
+            return {}
+        reply = await self._client.protocol.json("jobs.checkpoints", *jids)
+        return {str(jid): state for jid, state in (reply or {}).items()}
+
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids tagged `tag`, a page at a time, with the total."""
         reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)

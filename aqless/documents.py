@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aqless._worker.info import SeenWorker, WorkerInfo
@@ -89,14 +90,22 @@ def job_document(job: Job) -> Document:
 
 async def job_details(client: Client, job: Job) -> Document:
     """A job's document with what aqless keeps beside the job object: its last progress
-    report, its result and its dedup id (for `aqless get` and the dashboard's job page)."""
+    report, its checkpoint, its result and its dedup id (for `aqless get` and the
+    dashboard's job page)."""
     document = job_document(job)
     document["progress"] = progress_document((await client.jobs.progress(job.jid)).get(job.jid))
+    document["checkpoint"] = checkpoint_document(await client.jobs.checkpoints(job.jid), job.jid)
     document["result"] = result_document(await client.jobs.stored_result(job.jid))
     dedup = await dedup_id(client, job.jid)
     if dedup is not None:
         document["dedup"] = dedup
     return document
+
+
+def checkpoint_document(states: Mapping[str, Any], jid: str) -> Document | None:
+    """The last checkpoint the job's code stored (``state``, decoded; see
+    `Job.checkpoint`), or None when it holds none; `states` is `Jobs.checkpoints`' reply."""
+    return {"state": states[jid]} if jid in states else None
 
 
 def result_document(stored: JobResult | None) -> Document | None:

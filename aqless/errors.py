@@ -198,7 +198,8 @@ class ShardNotEmptyError(AqlessError):
 
 
 class PayloadError(AqlessError):
-    """Job data (or log data) that cannot be encoded as JSON, or stored data that is not."""
+    """Job data (or log data, or a checkpoint's state) that cannot be encoded as JSON or is
+    too large to store, or stored data that is not JSON."""
 
 
 class ResultError(AqlessError):

@@ -32,6 +32,10 @@ from aqless.schedules import CronSchedule, next_runs, set_schedule
 if TYPE_CHECKING:
     from aqless.contracts import ScriptClient as Client
 
+#: The largest checkpoint state `Job.checkpoint` takes, in bytes of its JSON text (UTF-8);
+#: the server refuses a larger one as well.
+CHECKPOINT_LIMIT = 65536
+
 
 def _decoded_data(text: Any) -> Any:
     if not isinstance(text, str):
@@ -98,6 +102,11 @@ class Job:
             any worker), for a job that aqless's worker popped; None for a job read
             otherwise. The owner's verbs send it, and the server refuses those of an
             earlier attempt (StaleAttemptError); job code may fence its own writes with it.
+        checkpointed: the last state the job's code stored with `checkpoint` (decoded
+            JSON), for a job that aqless's worker popped: an attempt after a retry, a lost
+            lock or a hand-back starts with the previous attempts' last one, and resumes
+            from it. None when there is none (the first attempt, a job put again, a job
+            read otherwise than by a pop). `checkpoint` updates it.
     """
 
     __slots__ = (
@@ -106,6 +115,7 @@ class Job:
         "_history_fields",
         "_stored",
         "attempt",
+        "checkpointed",
         "data",
         "dependencies",
         "dependents",
@@ -158,6 +168,7 @@ class Job:
         self.progress_reports: Coalescer | None = None
         attempt = get("attempt")
         self.attempt: int | None = int(attempt) if attempt is not None else None
+        self.checkpointed: Any = get("checkpoint")
 
     @property
     def history(self) -> tuple[HistoryEntry, ...]:
@@ -306,6 +317,26 @@ class Job:
             "job.heartbeat", self.jid, self.worker_name, *self._fence("")
         )
         self.expires_at = float(expires)
+        return self.expires_at
+
+    async def checkpoint(self, state: Any) -> float:
+        """Store `state` (JSON, at most ``CHECKPOINT_LIMIT`` bytes encoded) for the job's next
+        attempt to resume from, and renew the lock as `heartbeat` does, in one call of the
+        script; returns the new expiry time. The state replaces the previous one and stays
+        until the job completes or is put again (see `checkpointed`). PayloadError (nothing
+        sent) when it is not JSON or too large; LockLostError (StaleAttemptError) as
+        `heartbeat` when the job is no longer this attempt's."""
+        text = encode_json(state, "checkpoint state")
+        size = len(text.encode("utf-8"))
+        if size > CHECKPOINT_LIMIT:
+            raise PayloadError(
+                f"checkpoint state is {size} bytes of JSON, over the {CHECKPOINT_LIMIT} allowed"
+            )
+        expires = await self.client.protocol.integer(
+            "job.checkpoint", self.jid, self.worker_name, text, *self._fence()
+        )
+        self.expires_at = float(expires)
+        self.checkpointed = json.loads(text)
         return self.expires_at
 
     async def progress(self, fraction: float, message: str = "") -> None:

@@ -70,6 +70,11 @@ def failure_view(failure: Failure) -> Panel:
     )
 
 
+def checkpoint_view(checkpoint: Mapping[str, Any]) -> Panel:
+    """The last state the job's code stored to resume from (`Job.checkpoint`)."""
+    return Panel(Text(json_preview(checkpoint["state"])), title="checkpoint", title_align="left")
+
+
 def result_view(result: Mapping[str, Any]) -> Panel:
     """A job's kept return value, or why it was not kept."""
     if result["dropped"] is not None:
@@ -104,6 +109,8 @@ def job_view(job: Job, details: Mapping[str, Any] | None = None) -> RenderableTy
     parts: list[RenderableType] = [summary]
     if details.get("progress") is not None:
         parts.append(progress_view(Progress(**details["progress"])))
+    if details.get("checkpoint") is not None:
+        parts.append(checkpoint_view(details["checkpoint"]))
     parts.append(data_panel(job.data))
     if details.get("result") is not None:
         parts.append(result_view(details["result"]))

@@ -38,6 +38,7 @@ MODULES: tuple[str, ...] = (
     "flows.lua",
     "lifecycle.lua",
     "progress.lua",
+    "checkpoint.lua",
     "queue.lua",
     "cron.lua",
     "popafter.lua",

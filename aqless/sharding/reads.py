@@ -206,6 +206,19 @@ class MergedJobReads:
             reports.update(found)
         return reports
 
+    async def checkpoints(self, *jids: str) -> dict[str, Any]:
+        """`Jobs.checkpoints`, each jid asked of its shard (one call per shard)."""
+        by_shard: dict[int, list[str]] = {}
+        for jid in jids:
+            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
+        states: dict[str, Any] = {}
+        for found in await gathered(
+            list(by_shard.items()),
+            lambda pair: self._client.shard(pair[0]).jobs.checkpoints(*pair[1]),
+        ):
+            states.update(found)
+        return states
+
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids tagged `tag` on every shard, interleaved; the total summed."""
         return await _merged_page(

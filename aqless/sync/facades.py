@@ -281,6 +281,7 @@ class SyncJobs(Facade):
     get_many = blocking_jobs(contracts.Jobs.get_many)
     stored_result = blocking(contracts.Jobs.stored_result)
     progress = blocking(contracts.Jobs.progress)
+    checkpoints = blocking(contracts.Jobs.checkpoints)
     tagged = blocking(contracts.Jobs.tagged)
     completed = blocking(contracts.Jobs.completed)
     failed = blocking(contracts.Jobs.failed)
@@ -351,6 +352,7 @@ class SyncJob(SnapshotFacade[Job]):
     throttles: _Snapshot[tuple[str, ...]] = _Snapshot()
     spawned_from_jid: _Snapshot[str | None] = _Snapshot()
     attempt: _Snapshot[int | None] = _Snapshot()
+    checkpointed: _Snapshot[Any] = _Snapshot()
 
     def __repr__(self) -> str:
         return f"<SyncJob {self.jid} {self.klass_name} {self.state} in {self.queue_name!r}>"
@@ -359,6 +361,7 @@ class SyncJob(SnapshotFacade[Job]):
     fail = blocking(contracts.Job.fail)
     retry = blocking(contracts.Job.retry)
     heartbeat = blocking(contracts.Job.heartbeat)
+    checkpoint = blocking(contracts.Job.checkpoint)
     progress = blocking(contracts.Job.progress)
     hand_back = blocking(contracts.Job.hand_back)
     timeout = blocking(contracts.Job.timeout)

@@ -229,3 +229,17 @@ async def test_get_shows_the_progress_as_a_bar_and_in_json(
     assert "40%" in shown
     assert "resized [bold]4[/bold] of 10" in shown  # text, not markup
     assert "━" in shown  # the bar
+
+
+async def test_get_shows_the_checkpoint_and_in_json(client: aqless.Client, run_cli: Cli) -> None:
+    jid = await client.queues["q"].put("app.Import", {})
+    job = await pop_one(client.queues["q"])
+    assert (await run_cli("--json", "get", jid)).json()["checkpoint"] is None
+    assert "checkpoint" not in (await run_cli("get", jid)).stdout
+    await job.checkpoint({"offset": 4000, "note": "[bold]rows[/bold]"})
+    document = (await run_cli("--json", "get", jid)).json()
+    assert document["checkpoint"] == {"state": {"offset": 4000, "note": "[bold]rows[/bold]"}}
+    shown = (await run_cli("get", jid)).stdout
+    assert "checkpoint" in shown
+    assert '"offset": 4000' in shown
+    assert "[bold]rows[/bold]" in shown  # text, not markup

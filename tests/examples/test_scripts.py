@@ -14,6 +14,13 @@ PROMISES = {
     "recurring.py": ["every 1 s into clock", "ran 2 spawns", "recurring job cancelled"],
     "cron.py": ["30 2 * * * (Europe/Paris) next runs:", "ran 2 jobs on the cron schedule"],
     "throttles.py": ["12 mails sent, at most 2 at once"],
+    "checkpointed_import.py": [
+        "rows: the job is waiting",
+        "attempt 1 started at row 0",
+        "(the checkpoint: True)",
+        "10000 rows imported, each exactly once: True",
+        "checkpoint after completion: None",
+    ],
     "deduplication.py": [
         "5 puts of charge:7 made 1 job, 1 waiting",
         "second welcome deduplicated: True (same job: True)",

@@ -326,3 +326,21 @@ async def test_top_tags_are_exact_when_a_shard_has_more_tags_than_a_page(
         last = f"u{TAG_PAGE - 1:03}"
         assert await client.tags.top(count=3) == ["x", last, f"u{TAG_PAGE - 2:03}"]
         assert await client.tags.top(offset=1, count=1) == [last]
+
+
+async def test_checkpoints_are_read_from_each_jobs_shard(cluster: Cluster) -> None:
+    async with deployment(cluster, "vcheckpoints") as client:
+        queue = client.queues["imports"]
+        for route in routes(client):
+            await queue.put("app.Import", {}, route=route)
+        popped = await queue.pop_many(3, worker="w")
+        assert sorted(client.shard_of(job.jid) for job in popped) == [0, 1, 2]
+        for n, job in enumerate(popped):
+            await job.checkpoint({"offset": n})
+        jids = [job.jid for job in popped]
+        assert await client.jobs.checkpoints(*jids, "missing") == {
+            jid: {"offset": n} for n, jid in enumerate(jids)
+        }
+        await popped[0].hand_back("deploy")
+        (again,) = await queue.pop_many(1, worker="w")
+        assert (again.jid, again.checkpointed) == (jids[0], {"offset": 0})

@@ -222,6 +222,22 @@ def test_progress_is_read_back(sync_client: aqless.sync.Client, server_url: str)
     assert (reports[jid].fraction, reports[jid].message) == (0.25, "a quarter")
 
 
+def test_a_blocking_job_checkpoints_and_its_next_attempt_resumes(
+    sync_client: aqless.sync.Client,
+) -> None:
+    queue = sync_client.queues["imports"]
+    jid = queue.put("app.Import", {})
+    first = queue.pop()
+    assert first is not None
+    assert first.checkpoint({"offset": 3000}) > 0
+    assert first.checkpointed == {"offset": 3000}
+    assert sync_client.jobs.checkpoints(jid, "missing") == {jid: {"offset": 3000}}
+    first.hand_back("deploy")
+    second = queue.pop()
+    assert second is not None
+    assert (second.attempt, second.checkpointed) == (2, {"offset": 3000})
+
+
 def test_put_at_a_time_schedules_the_job_for_it(
     timed_sync_client: aqless.sync.Client, clock: ManualClock
 ) -> None:

@@ -321,6 +321,7 @@ GROUPS['jobs'] = function() return {
     return json_array(Queue.completed(Helpers.jobs_page(REQLESS, offset, limit)))
   end,
   ['jobs.progress'] = function(now, a) return Progress.of(rest(a, 1)) end,
+  ['jobs.checkpoints'] = function(now, a) return Checkpoint.of(rest(a, 1)) end,
   ['jobs.tracked'] = function(now, a) return Job.tracked(REQLESS) end,
 } end
 
@@ -342,6 +343,10 @@ GROUPS['job'] = function() return {
     return Job.remove_tags(REQLESS, now, jid, rest(a, 2))
   end,
   ['job.cancel'] = function(now, a) return Job.cancel(REQLESS, now, rest(a, 1)) end,
+  ['job.checkpoint'] = function(now, a)
+    local jid, worker, state = a[1], a[2], a[3]
+    return Checkpoint.write(now, jid, worker, state, a[4])
+  end,
   ['job.complete'] = function(now, a)
     local jid, worker, queue, data = a[1], a[2], a[3], a[4]
     -- aqless's worker sends the attempt as the last option pair: taken off first, the

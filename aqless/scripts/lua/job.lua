@@ -11,13 +11,13 @@ end
 -- 17 fields would cost the server a third as much again as the read.) The positions:
 --   1 time, 2 held_in, 3 jid, 4 klass, 5 state, 6 queue, 7 priority, 8 retries,
 --   9 remaining, 10 data, 11 tags, 12 failure, 13 spawned_from_jid, 14 throttles,
---   15 rate_limits, 16 attempt, 17 worker, 18 expires
--- (`attempt`, aqless's own field, is not part of the job object: only aqless's own pops
--- and pushes present it.)
+--   15 rate_limits, 16 attempt, 17 checkpoint, 18 worker, 19 expires
+-- (`attempt` and `checkpoint`, aqless's own fields, are not part of the job object: only
+-- aqless's own pops and pushes present them.)
 function Job.read_full(jid)
   return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
     'priority', 'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid',
-    'throttles', 'rate_limits', 'attempt', 'worker', 'expires')
+    'throttles', 'rate_limits', 'attempt', 'checkpoint', 'worker', 'expires')
 end
 
 -- The same but `worker` and `expires`, which a pop writes before it presents the job (each
@@ -25,7 +25,7 @@ end
 function Job.read_for_pop(jid)
   return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
     'priority', 'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid',
-    'throttles', 'rate_limits', 'attempt')
+    'throttles', 'rate_limits', 'attempt', 'checkpoint')
 end
 
 -- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job and of those it depends on.
@@ -40,9 +40,14 @@ local function relations_json(jid)
   return cjson.encode(first), cjson.encode(call('SMEMBERS', dependencies))
 end
 
--- The `attempt` pair of an object of aqless's own replies ('' for the others).
-local function attempt_pair(own, attempt)
+-- The pairs only the objects of aqless's own replies carry ('' for the others): the job's
+-- `attempt`, and its `checkpoint` (checkpoint.lua) when it holds one: the JSON text as
+-- stored, which was JSON when it was written.
+local function own_pairs(own, attempt, checkpoint)
   if not own then return '' end
+  if checkpoint then
+    return ',"attempt":' .. whole_text(attempt or 0) .. ',"checkpoint":' .. checkpoint
+  end
   return ',"attempt":' .. whole_text(attempt or 0)
 end
 
@@ -61,7 +66,7 @@ end
 -- data text (aqless's own pops, see `data_apart` in commands.lua), which the object then
 -- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs.
 -- `own`: a reply only aqless reads (its pops and pushes): the object ends with the job's
--- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent).
+-- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent) and its checkpoint.
 function Job.json(D, jid, f, unrelated, apart, own)
   f = f or Job.read_full(jid)
   if not f[3] then return nil end
@@ -83,10 +88,10 @@ function Job.json(D, jid, f, unrelated, apart, own)
     '","klass":"' .. name_chars(f[4] or '') ..
     '","state":"' .. name_chars(f[5] or '') ..
     '","queue":"' .. name_chars(f[6] or '') ..
-    '","worker":"' .. name_chars(f[17] or '') ..
+    '","worker":"' .. name_chars(f[18] or '') ..
     '","tracked":' .. tracked ..
     ',"priority":' .. json_number(f[7]) ..
-    ',"expires":' .. json_number(f[18]) ..
+    ',"expires":' .. json_number(f[19]) ..
     ',"retries":' .. json_number(f[8]) ..
     ',"remaining":' .. whole_text(f[9]) ..
     data_key .. data ..
@@ -96,7 +101,7 @@ function Job.json(D, jid, f, unrelated, apart, own)
     ',"spawned_from_jid":' .. spawned ..
     ',"dependents":' .. dependents ..
     ',"dependencies":' .. dependencies ..
-    throttles_key .. throttles .. attempt_pair(own, f[16]) .. '}'
+    throttles_key .. throttles .. own_pairs(own, f[16], f[17]) .. '}'
 end
 
 --[=[ multiget | job.getMulti

@@ -199,6 +199,8 @@ function Job.put(D, now, a)
   RateLimit.store(jid, rate_limits, old.state ~= nil)
   Groups.on_put(queue, jid, group)
   Job.settle_home(jid, old)
+  -- put again: a new job, which starts from no checkpoint (checkpoint.lua)
+  if old ~= NOTHING then call('HDEL', Keys.job(jid), 'checkpoint') end
   Job.add_dependencies(jid, depends)
 
   local waiting = false
@@ -399,7 +401,12 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
 
   History.append(jid, now, 'done')
   Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
-  Job.forget_held_in(jid, held_in)
+  -- done: its checkpoint (checkpoint.lua) goes, with `held_in` when the job has one
+  if held_in ~= nil then
+    call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
+  else
+    call('HDEL', Keys.job(jid), 'checkpoint')
+  end
   -- (read before the release, which changes none of these keys)
   local dependents, none_pending = nil, false
   if next_queue == nil then

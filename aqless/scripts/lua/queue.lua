@@ -37,7 +37,7 @@ local function hand_out(queue, jid, job, worker, texts, now, waits)
   local attempt = math.floor(tonumber(job[16]) or 0) + 1
   call('HSET', Keys.job(jid), 'time', texts.time, 'worker', worker,
     'expires', texts.expires, 'state', 'running', 'attempt', attempt)
-  job[16], job[17], job[18], job[5] = attempt, worker, texts.expires, 'running'
+  job[16], job[18], job[19], job[5] = attempt, worker, texts.expires, 'running'
   -- held by a queue its `queue` field does not name (a retry into another queue)
   if job[6] ~= queue and job[2] ~= queue then
     call('HSET', Keys.job(jid), 'held_in', queue)
