@@ -137,7 +137,8 @@ async def test_a_heartbeat_without_reply_reconnects_before_the_lock_expires(
         aqless.Client(proxy.url, worker_name=WORKER) as through_proxy,
     ):
         worker = make_worker(through_proxy, ["q"], one(works), interval=1)
-        async with running(worker):
+        # its stop meets silenced connections too (each bounded: its record's withdrawal 2 s)
+        async with running(worker, timeout=20):
             await started.wait()
             renewed_before = worker.heartbeats.renewals
             assert proxy.silence() >= 2
