@@ -169,20 +169,12 @@ function Flows.put(now, worker, tree_text)
 end
 
 -- The parent stops waiting for `child` and, with nothing else to wait for, is released as
--- a completed dependency would release it (Job.release_dependents).
+-- a completed dependency would release it (Job.leave_depends).
 function Flows.release_parent(now, parent)
   if call('SCARD', Keys.dependencies(parent)) > 0 then return end
   local f = Job.read(parent, {'queue', 'priority', 'scheduled', 'state'})
   if f.state ~= 'depends' or f.queue == nil then return end
-  call('ZREM', Keys.queue(f.queue, 'depends'), parent)
-  if f.scheduled ~= nil then
-    call('ZADD', Keys.queue(f.queue, 'scheduled'), f.scheduled, parent)
-    call('HSET', Keys.job(parent), 'state', 'scheduled')
-    call('HDEL', Keys.job(parent), 'scheduled')
-  else
-    Job.to_work(f.queue, parent, tonumber(f.priority) or 0, now)
-    call('HSET', Keys.job(parent), 'state', 'waiting')
-  end
+  Job.leave_depends(now, parent, f)
 end
 
 -- The parent fails for good because of `child`: it leaves its other children (whose

@@ -230,6 +230,21 @@ function Job.dependents_and_tracking(jid, pending)
   return dependents, none_pending
 end
 
+-- A job waiting on nothing any more leaves its queue's depends set: scheduled if it was put
+-- with a delay still to run (its `scheduled` time), else waiting. `f` holds its queue,
+-- priority and scheduled fields.
+function Job.leave_depends(now, jid, f)
+  call('ZREM', Keys.queue(f.queue, 'depends'), jid)
+  if f.scheduled ~= nil then
+    call('ZADD', Keys.queue(f.queue, 'scheduled'), f.scheduled, jid)
+    call('HSET', Keys.job(jid), 'state', 'scheduled')
+    call('HDEL', Keys.job(jid), 'scheduled')
+  else
+    Job.to_work(f.queue, jid, tonumber(f.priority) or 0, now)
+    call('HSET', Keys.job(jid), 'state', 'waiting')
+  end
+end
+
 -- RELEASE: dependents whose last dependency this was become waiting (or scheduled).
 function Job.release_dependents(jid, now, dependents)
   if #dependents == 0 then return end
@@ -237,17 +252,7 @@ function Job.release_dependents(jid, now, dependents)
     call('SREM', Keys.dependencies(dependent), jid)
     if call('SCARD', Keys.dependencies(dependent)) == 0 then
       local f = Job.read(dependent, {'queue', 'priority', 'scheduled'})
-      if f.queue ~= nil then
-        call('ZREM', Keys.queue(f.queue, 'depends'), dependent)
-        if f.scheduled ~= nil then
-          call('ZADD', Keys.queue(f.queue, 'scheduled'), f.scheduled, dependent)
-          call('HSET', Keys.job(dependent), 'state', 'scheduled')
-          call('HDEL', Keys.job(dependent), 'scheduled')
-        else
-          Job.to_work(f.queue, dependent, tonumber(f.priority) or 0, now)
-          call('HSET', Keys.job(dependent), 'state', 'waiting')
-        end
-      end
+      if f.queue ~= nil then Job.leave_depends(now, dependent, f) end
     end
   end
   call('DEL', Keys.dependents(jid))
