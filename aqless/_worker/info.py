@@ -17,7 +17,7 @@ import os
 import socket
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import anyio
@@ -211,15 +211,9 @@ def _text(value: str | bytes) -> str:
 def merged(first: WorkerInfo, second: WorkerInfo) -> WorkerInfo:
     """One sharded worker's records on two shards: the newer one, with both counts."""
     newer = first if first.seen >= second.seen else second
-    return WorkerInfo(
-        name=newer.name,
-        host=newer.host,
-        pid=newer.pid,
-        queues=newer.queues,
-        concurrency=newer.concurrency,
-        version=newer.version,
+    return replace(
+        newer,
         started=min(first.started, second.started),
-        seen=newer.seen,
         completed=first.completed + second.completed,
         failed=first.failed + second.failed,
         per_minute=first.per_minute + second.per_minute,
