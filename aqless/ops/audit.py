@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal
 
+from aqless._connection.protocol import raising_aqless_errors
 from aqless.client import Client
 from aqless.errors import ConfigurationError
 from aqless.sharding.client import AnyClient, ShardedClient
@@ -111,10 +112,11 @@ async def record(client: AnyClient, entry: AuditEntry, *, length: int = DEFAULT_
     plain = log_client(client)
     name = key(client)
     text = json.dumps(entry.document(), ensure_ascii=False, separators=(",", ":"))
-    async with plain.redis.pipeline(transaction=False) as pipe:
-        pipe.lpush(name, text)
-        pipe.ltrim(name, 0, length - 1)
-        await pipe.execute()
+    # two calls, not a pipeline: redis-py words a pipeline's refusal so that a full or
+    # loading server's condition no longer leads its text, and the typed error needs it there
+    with raising_aqless_errors("audit.record"):
+        await plain.redis.lpush(name, text)
+        await plain.redis.ltrim(name, 0, length - 1)
 
 
 def entry(
@@ -143,7 +145,8 @@ async def read(client: AnyClient, *, limit: int = 100, offset: int = 0) -> list[
     if limit < 1:
         return []
     start = max(0, offset)
-    raw: list[str | bytes] = await log_client(client).redis.lrange(
-        key(client), start, start + limit - 1
-    )
+    with raising_aqless_errors("audit.read"):
+        raw: list[str | bytes] = await log_client(client).redis.lrange(
+            key(client), start, start + limit - 1
+        )
     return [AuditEntry.parse(item) for item in raw]

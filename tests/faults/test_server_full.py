@@ -22,6 +22,7 @@ import pytest
 import redis
 
 import aqless
+from aqless.ops import audit
 from aqless.web import create_app
 from tests.faults.harness import OwnServer, valkey_binary
 from tests.support import servers
@@ -135,6 +136,7 @@ def verbs(
         "move": lambda: waiting.move("elsewhere"),
         "config.set": lambda: client.config.set("probe", 1),
         "throttle.set": lambda: client.throttles["t"].set(3),
+        "audit.record": lambda: audit.record(client, audit.entry("ann@host", "cli", "pause")),
     }
 
 
