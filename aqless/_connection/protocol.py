@@ -381,8 +381,9 @@ class Protocol:
     async def plain_many(self, what: str, argvs: Sequence[Sequence[Argument]]) -> list[Any]:
         """The replies to plain commands sent together in one round trip on the protocol's
         own connection; the first refusal raises aqless's typed error, its command named
-        `what`. Not a redis-py pipeline: that one words a refusal so that the server's
-        condition (``LOADING``, ``BUSY``, ``MISCONF``...) no longer leads its text."""
+        `what` (the commands not refused may have run). Not a redis-py pipeline: that one
+        words a refusal so that the server's condition (``LOADING``, ``BUSY``,
+        ``MISCONF``...) no longer leads its text."""
         if not argvs:
             return []
         with raising_aqless_errors(what):
