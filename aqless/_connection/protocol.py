@@ -371,6 +371,28 @@ class Protocol:
             for name, reply in zip(named, replies, strict=False)
         ] + followed
 
+    async def plain(self, what: str, *argv: Argument) -> Any:
+        """The reply to one plain command (not the script: a read of the keys it keeps, a
+        worker's record), sent on the protocol's own connection; a refusal or a lost link
+        is aqless's typed error, its command named `what`."""
+        with raising_aqless_errors(what):
+            return await self.wire.call(argv)
+
+    async def plain_many(self, what: str, argvs: Sequence[Sequence[Argument]]) -> list[Any]:
+        """The replies to plain commands sent together in one round trip on the protocol's
+        own connection; the first refusal raises aqless's typed error, its command named
+        `what` (the commands not refused may have run). Not a redis-py pipeline: that one
+        words a refusal so that the server's condition (``LOADING``, ``BUSY``,
+        ``MISCONF``...) no longer leads its text."""
+        if not argvs:
+            return []
+        with raising_aqless_errors(what):
+            replies = await self.wire.pipeline(argvs)
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise refusal_for(what, reply) or reply
+        return replies
+
     async def knows(self, name: str) -> bool:
         """Whether the server the calls go to has the command `name` (asked once); a
         server that will not say (an ACL refusing COMMAND) is taken to have it."""
@@ -414,6 +436,13 @@ def decoded_apart(command: str, reply: Any) -> Any:
     for fields, data in zip(jobs, reply[1:], strict=True):
         fields["data"] = data
     return value
+
+
+def hash_fields(reply: Any) -> dict[str, str]:
+    """An HGETALL reply read through ``Protocol.plain`` (a flat list: field, value, field,
+    value...) as a mapping of texts."""
+    items = [str(item) for item in reply] if isinstance(reply, list) else []
+    return dict(zip(items[::2], items[1::2], strict=True))
 
 
 # one encoder for all: json.dumps with options builds a new one per call

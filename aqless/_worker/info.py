@@ -18,10 +18,11 @@ import socket
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import Final
 
 import anyio
 
+from aqless._connection.protocol import hash_fields
 from aqless._version import __version__
 from aqless._worker.counters import WorkerCounters
 from aqless.client import Client
@@ -151,14 +152,17 @@ class InfoPublisher:
     async def publish(self) -> None:
         now = self.client.clock()
         record, index = record_key(self.client, self.name), index_key(self.client)
-        async with self.client.redis.pipeline(transaction=False) as pipe:
-            fields: dict[Any, Any] = dict(self.info(now).fields())
-            pipe.hset(record, mapping=fields)
-            pipe.expire(record, TTL)
-            pipe.zadd(index, {self.name: now})
-            pipe.zremrangebyscore(index, "-inf", now - TTL)
-            pipe.expire(index, TTL)
-            await pipe.execute()
+        fields = [text for pair in self.info(now).fields().items() for text in pair]
+        await self.client.protocol.plain_many(
+            "worker.publish",
+            [
+                ("HSET", record, *fields),
+                ("EXPIRE", record, TTL),
+                ("ZADD", index, repr(now), self.name),
+                ("ZREMRANGEBYSCORE", index, "-inf", repr(now - TTL)),
+                ("EXPIRE", index, TTL),
+            ],
+        )
 
     async def run(self) -> None:
         await anyio.sleep(FIRST_AFTER)  # the worker's first pops and offers go first
@@ -172,10 +176,13 @@ class InfoPublisher:
     async def withdraw(self) -> None:
         with anyio.move_on_after(2.0, shield=True):
             try:
-                async with self.client.redis.pipeline(transaction=False) as pipe:
-                    pipe.delete(record_key(self.client, self.name))
-                    pipe.zrem(index_key(self.client), self.name)
-                    await pipe.execute()
+                await self.client.protocol.plain_many(
+                    "worker.withdraw_record",
+                    [
+                        ("DEL", record_key(self.client, self.name)),
+                        ("ZREM", index_key(self.client), self.name),
+                    ],
+                )
             except Exception as error:
                 logger.warning("worker %s: deleting its record failed: %s", self.name, error)
 
@@ -185,27 +192,18 @@ class InfoPublisher:
 
 async def infos(client: Client) -> dict[str, WorkerInfo]:
     """The records of the workers of `client`'s namespace that are alive, by name."""
-    names = [
-        name.decode() if isinstance(name, bytes) else str(name)
-        for name in await client.redis.zrange(index_key(client), 0, -1)
-    ]
-    if not names:
-        return {}
-    async with client.redis.pipeline(transaction=False) as pipe:
-        for name in names:
-            pipe.hgetall(record_key(client, name))
-        raws = await pipe.execute()
+    protocol = client.protocol
+    listed = await protocol.plain("workers.records", "ZRANGE", index_key(client), 0, -1)
+    names = [str(name) for name in listed]
+    raws = await protocol.plain_many(
+        "workers.records", [("HGETALL", record_key(client, name)) for name in names]
+    )
     found: dict[str, WorkerInfo] = {}
     for name, raw in zip(names, raws, strict=True):
-        text = {_text(key): _text(value) for key, value in raw.items()}
-        info = WorkerInfo.parse(name, text)
+        info = WorkerInfo.parse(name, hash_fields(raw))
         if info is not None:
             found[name] = info
     return found
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def merged(first: WorkerInfo, second: WorkerInfo) -> WorkerInfo:

@@ -43,18 +43,18 @@ async def schedules(
     client: AnyClient, queue: str, jids: Sequence[str]
 ) -> dict[str, tuple[float | None, list[str]]]:
     """Each job's next start (its score in the queue's scheduled set) and its named limits:
-    one pipelined round trip per shard."""
+    one round trip per shard."""
     by_shard: dict[int, tuple[Client, list[str]]] = {}
     for jid in jids:
         shard = await client_of(client, jid)
         by_shard.setdefault(id(shard), (shard, []))[1].append(jid)
     found: dict[str, tuple[float | None, list[str]]] = {}
     for shard, held in by_shard.values():
-        async with shard.redis.pipeline(transaction=False) as pipe:
-            for jid in held:
-                pipe.zscore(f"{shard.prefix}q:{queue}-scheduled", jid)
-                pipe.hget(f"{shard.prefix}j:{jid}", "rate_limits")
-            replies = await pipe.execute()
+        scheduled = f"{shard.prefix}q:{queue}-scheduled"
+        reads: list[tuple[str, ...]] = []
+        for jid in held:
+            reads += [("ZSCORE", scheduled, jid), ("HGET", f"{shard.prefix}j:{jid}", "rate_limits")]
+        replies = await shard.protocol.plain_many("queue.scheduled", reads)
         for n, jid in enumerate(held):
             score, limits = replies[2 * n], replies[2 * n + 1]
             found[jid] = (None if score is None else float(score)), limit_names(limits)

@@ -12,14 +12,14 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from aqless.errors import AqlessError, ServerUnavailableError
+from aqless.errors import AqlessError, ConnectionLostError
 from aqless.ops import audit
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web import render
 from aqless.web.actions import HANDLERS, ActionError, Form
 from aqless.web.audit_page import recorded_action
 from aqless.web.auth import user_of
-from aqless.web.condition import refused
+from aqless.web.condition import refused, unavailable
 from aqless.web.live import EventSourceResponse
 from aqless.web.reads import Loader, NotFound
 from aqless.web.security import CSRF_FIELD, CSRF_HEADER, AuthCheck, Csrf, allowed, safe_next
@@ -79,7 +79,7 @@ def html_page(template: str, load: Loader) -> Endpoint:
             data = await load(board.client, request)
         except NotFound as missing:
             return refusal(request, 404, str(missing))
-        except ServerUnavailableError as error:
+        except ConnectionLostError as error:  # the server cannot serve now, or is away
             return refusal(request, 503, refused(error))
         can_act = await board.may(request, "act")
         nonce, new = board.csrf.nonce(request)
@@ -107,9 +107,8 @@ def api_page(load: Loader) -> Endpoint:
             return JSONResponse(await load(board.client, request))
         except NotFound as missing:
             return JSONResponse({"ok": False, "error": str(missing)}, status_code=404)
-        except ServerUnavailableError as error:
-            unavailable = {"ok": False, "error": refused(error), "condition": error.condition}
-            return JSONResponse(unavailable, status_code=503)
+        except ConnectionLostError as error:
+            return JSONResponse(unavailable(error), status_code=503)
 
     return endpoint
 

@@ -13,6 +13,7 @@ from typing import Any, Final
 from starlette.requests import Request
 
 from aqless import scripts
+from aqless._connection.protocol import raising_aqless_errors
 from aqless._version import __version__
 from aqless._worker.info import all_infos, seen_workers
 from aqless.client import Client
@@ -241,12 +242,9 @@ async def throttle_documents(client: Client) -> list[JSON]:
     """The throttles with a maximum set in `client`'s namespace, by id."""
     # the protocol keeps no list of throttles: each one with a maximum is a hash `<prefix>th:<id>`
     prefix = f"{client.prefix}th:"
-    names = sorted(
-        [
-            key[len(prefix) :]
-            async for key in client.redis.scan_iter(match=glob_escape(prefix) + "*", _type="HASH")
-        ]
-    )
+    with raising_aqless_errors("throttles.list"):
+        keys = client.redis.scan_iter(match=glob_escape(prefix) + "*", _type="HASH")
+        names = sorted([key[len(prefix) :] async for key in keys])
     found = []
     for name in names:
         throttle = client.throttles[name]
@@ -314,7 +312,8 @@ def software(client: Client) -> JSON:
 
 
 async def about(client: Client, request: Request) -> JSON:
-    info: dict[str, Any] = await client.redis.info("server", "memory", "persistence")
+    with raising_aqless_errors("about.info"):
+        info: dict[str, Any] = await client.redis.info("server", "memory", "persistence")
     return {
         **software(client),
         "server": server_of(info),

@@ -16,9 +16,9 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from aqless.errors import InvalidArgumentError, ServerUnavailableError
+from aqless.errors import ConnectionLostError, InvalidArgumentError
 from aqless.scaling import ScalingWindow
-from aqless.web.condition import refused
+from aqless.web.condition import unavailable
 from aqless.web.pages import dashboard
 
 DEFAULT_TARGET: Final = 2.0
@@ -68,9 +68,8 @@ async def endpoint(request: Request) -> Response:
         readings = await window.read(board.client.queues, target)
     except InvalidArgumentError as error:
         return _bad(error.detail, 400)
-    except ServerUnavailableError as error:
-        unavailable = {"ok": False, "error": refused(error), "condition": error.condition}
-        return JSONResponse(unavailable, status_code=503)
+    except ConnectionLostError as error:
+        return JSONResponse(unavailable(error), status_code=503)
     return JSONResponse(
         {
             "target_p95": target,

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from aqless.client import Client
-from aqless.errors import ServerUnavailableError
+from aqless.errors import ConnectionLostError
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web.pages import dashboard, html_page
 from aqless.web.reads import JSON, jobs_json
@@ -105,7 +105,8 @@ async def listing(client: Client, queue: str, state: str, count: int) -> list[st
         return []
     if state == "waiting":  # peek's order, without reading the jobs
         work = f"{client.prefix}q:{queue}-work"
-        return [str(jid) for jid in await client.redis.zrevrange(work, 0, count - 1)]
+        jids = await client.protocol.plain("search.list", "ZREVRANGE", work, 0, count - 1)
+        return [str(jid) for jid in jids]
     return await client.queues[queue].jobs(state, count=count)
 
 
@@ -134,10 +135,9 @@ async def scan_shard(
 ) -> None:
     for start in range(0, len(jids), BATCH):
         batch = jids[start : start + BATCH]
-        async with client.redis.pipeline(transaction=False) as pipe:
-            for jid in batch:
-                pipe.hget(f"{client.prefix}j:{jid}", "data")
-            texts = await pipe.execute()
+        texts = await client.protocol.plain_many(
+            "search.scan", [("HGET", f"{client.prefix}j:{jid}", "data") for jid in batch]
+        )
         found.round_trips += 1
         for jid, text in zip(batch, texts, strict=True):
             if text is None:  # gone since the listing
@@ -228,8 +228,8 @@ async def page(request: Request) -> Response:
     if jid and await board.may(request, "view"):
         try:
             exists = await board.client.jobs.get(jid) is not None
-        except ServerUnavailableError:
-            exists = False  # the page says why
+        except ConnectionLostError:  # the server cannot serve now: the page says why
+            exists = False
         if exists:
             return RedirectResponse(Links(request)("job", jid=jid), status_code=303)
     return await _render(request)

@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from starlette.requests import Request
 
+from aqless._connection.protocol import hash_fields
 from aqless.client import Client
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web.charts import Chart, grouped_bars
@@ -27,14 +28,12 @@ def key(client: Client, hour: int, queue: str) -> str:
 
 
 async def _minutes_of(client: Client, queue: str, hours: Sequence[int]) -> Minutes:
-    async with client.redis.pipeline(transaction=False) as pipe:
-        for hour in hours:
-            pipe.hgetall(key(client, hour, queue))
-        replies = await pipe.execute()
+    replies = await client.protocol.plain_many(
+        "queue.throughput", [("HGETALL", key(client, hour, queue)) for hour in hours]
+    )
     found: Minutes = {}
     for hour, reply in zip(hours, replies, strict=True):
-        for raw_field, raw_value in reply.items():
-            name = raw_field.decode() if isinstance(raw_field, bytes) else str(raw_field)
+        for name, raw_value in hash_fields(reply).items():
             try:
                 minute, count = int(name[1:]), int(raw_value)
             except ValueError:
