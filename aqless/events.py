@@ -33,7 +33,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio.client import PubSub
 
 from aqless._concurrency.backoff import Delays
-from aqless._connection.protocol import error_for
+from aqless._connection.protocol import error_for, server_condition
 from aqless.errors import ConfigurationError, ConnectionLostError
 
 __all__ = [
@@ -337,7 +337,7 @@ class EventStream:
             refused, self._pubsub = self._pubsub, None
             if refused is not None:
                 await self._release(refused, unsubscribe=False)
-            raise error_for("subscribe", str(error)) from error
+            raise _refusal(error) from error
         except BaseException:
             await self.aclose()
             raise
@@ -373,7 +373,7 @@ class EventStream:
             await self._reconnect(error)
             return None
         except redis_errors.ResponseError as error:  # e.g. a resubscription the ACL refuses
-            raise error_for("subscribe", str(error)) from error
+            raise _refusal(error) from error
         return None if message is None else self._handle(message)
 
     async def _next_message(self, pubsub: PubSub) -> dict[str, object] | None:
@@ -481,6 +481,12 @@ _FINAL_EVENTS: Final[dict[str, FinalState | None]] = {
 
 # the longest wait between two readings of the state by wait_for
 _MAX_POLL_INTERVAL: Final = 1.0
+
+
+def _refusal(error: redis_errors.ResponseError) -> Exception:
+    """A refused subscription as aqless's error: the server's condition (``BUSY`` with a
+    script running) as ServerUnavailableError, anything else (an ACL) as the script's."""
+    return server_condition("subscribe", error) or error_for("subscribe", str(error))
 
 
 async def wait_for(

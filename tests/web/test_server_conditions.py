@@ -283,3 +283,19 @@ async def shows_the_condition(dash: httpx.AsyncClient, path: str, codes: frozens
     else:
         full = answer["condition"] in ("OOM", "MISCONF")
         assert answer["type"] == ("ServerFullError" if full else "ServerUnavailableError")
+
+
+async def test_a_subscription_the_server_refuses_raises_the_typed_error(
+    server: OwnServer, condition: tuple[str, Condition]
+) -> None:
+    """SUBSCRIBE is served while loading, on a stale replica and when full; a running
+    script's ``BUSY`` and a lost link are the typed errors, not an invalid argument."""
+    name, made = condition
+    refused = {"BUSY": "BUSY", LOST: LOST}.get(name)
+    async with aqless.Client(server.url) as client, made.make(server):
+
+        async def subscribe() -> None:
+            async with client.events():
+                pass
+
+        await expect(refused, subscribe, f"{name}: subscribe")
