@@ -6,6 +6,8 @@ import aqless
 from aqless import PutRequest
 from tests.support.cli import Cli
 
+NO_RATE = {"rate_limit": 0, "rate_period": 0.0, "rate_used": 0}
+
 pytest_plugins = ["tests.support.client_fixtures"]
 
 
@@ -23,6 +25,13 @@ async def test_groups_table_and_json(client: aqless.Client, run_cli: Cli) -> Non
     assert lines["(none)"][1:] == ["0", "1", "1"]
     document = (await run_cli("--json", "groups", "emails")).json()
     assert document == [
-        {"name": None, "waiting": 0, "running": 1, "weight": 1.0, "concurrency": 0},
-        {"name": "tenant-<b>", "waiting": 2, "running": 1, "weight": 2.5, "concurrency": 4},
+        {"name": None, "waiting": 0, "running": 1, "weight": 1.0, "concurrency": 0, **NO_RATE},
+        {
+            "name": "tenant-<b>",
+            "waiting": 2,
+            "running": 1,
+            "weight": 2.5,
+            "concurrency": 4,
+            **NO_RATE,
+        },
     ]

@@ -7,6 +7,8 @@ import httpx
 import aqless
 from aqless import PutRequest
 
+NO_RATE = {"rate_limit": 0, "rate_period": 0.0, "rate_used": 0}
+
 
 async def test_the_queue_page_lists_its_groups_escaped(
     client: aqless.Client, app_client: httpx.AsyncClient
@@ -18,8 +20,8 @@ async def test_the_queue_page_lists_its_groups_escaped(
     await queue.pop_many(2)
     document = (await app_client.get("/api/queues/q")).json()
     assert document["groups"] == [
-        {"name": None, "waiting": 0, "running": 1, "weight": 1.0, "concurrency": 0},
-        {"name": name, "waiting": 2, "running": 1, "weight": 2.0, "concurrency": 0},
+        {"name": None, "waiting": 0, "running": 1, "weight": 1.0, "concurrency": 0, **NO_RATE},
+        {"name": name, "waiting": 2, "running": 1, "weight": 2.0, "concurrency": 0, **NO_RATE},
     ]
     page = (await app_client.get("/queues/q")).text
     assert 'id="groups"' in page
