@@ -35,3 +35,17 @@ async def test_groups_table_and_json(client: aqless.Client, run_cli: Cli) -> Non
             **NO_RATE,
         },
     ]
+
+
+async def test_groups_show_a_groups_rate_limit_and_its_starts(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    queue = client.queues["emails"]
+    await queue.set_group_rate_limit("tenant-a", 3, per=60)
+    await queue.put_many([PutRequest("app.Send", group="tenant-a")] * 5)
+    await queue.pop_many(5)
+    table = await run_cli("groups", "emails")
+    (line,) = [line.split() for line in table.stdout.splitlines() if "tenant-a" in line]
+    assert line[1:] == ["2", "3", "1", "3/3", "per", "60s"]
+    (document,) = (await run_cli("--json", "groups", "emails")).json()
+    assert (document["rate_limit"], document["rate_period"], document["rate_used"]) == (3, 60, 3)
