@@ -12,14 +12,12 @@
 -- handed out again (it was a start already) and a job a pop took but could not start
 -- (a full throttle or named rate limit) do not.
 
--- (A part of Groups, whose functions call it: the script's top-level locals are few.)
-Groups.rates = {
-  known = {},    -- queue -> whether any of its groups has a rate limit, learnt during a call
-  paced = {},    -- '<queue> <group>' -> the group's pace as this pop sees it (false: none)
-  pending = {},  -- jid -> the pace of the group a pop took it from
-  any = false,   -- whether this pop met a group with a rate limit
-}
-
+-- A part of Groups (Groups.rates), whose functions call it: the script's top-level locals
+-- are few. What one call learns, cleared as it starts:
+--   known     queue -> whether any of its groups has a rate limit
+--   paced     '<queue> <group>' -> the group's pace as this pop sees it (false: none)
+--   pending   jid -> the pace of the group this pop took it from
+--   any       whether this pop met a group with a rate limit
 function Groups.rates.forget()
   local rates = Groups.rates
   rates.known, rates.paced, rates.pending, rates.any = {}, {}, {}, false

@@ -26,6 +26,7 @@ local Groups = {
   custom = {},  -- queue -> whether any of its groups has settings, learnt by a pop
   hints = {},   -- jid -> the group its put gave (spares a read of the job)
   zmscore = nil,  -- whether the server knows ZMSCORE (learnt once, kept)
+  rates = {},  -- the groups' rate limits (grouprates.lua)
 }
 
 function Groups.forget()
