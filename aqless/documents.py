@@ -158,7 +158,8 @@ def counts_document(counts: QueueCounts) -> Document:
 
 def group_document(group: GroupCounts) -> Document:
     """A queue's fairness group: `name` (null for the jobs put without one), `waiting`,
-    `running`, `weight` and `concurrency` (0: no cap)."""
+    `running`, `weight`, `concurrency` (0: no cap), `rate_limit` (starts per
+    `rate_period` seconds, 0: none) and `rate_used` (its starts in the current window)."""
     return dataclasses.asdict(group)
 
 

@@ -30,6 +30,10 @@ The metrics (``aqless_`` is the default namespace):
                                                               fairness group ("" for those
                                                               put without one): waiting,
                                                               running
+``aqless_queue_group_rate_limit{queue,group}``    gauge      a rate-limited group's most
+                                                              starts per window
+``aqless_queue_group_rate_starts{queue,group}``   gauge      its starts in the current
+                                                              window
 ``aqless_failed_jobs{group}``                     gauge      failed jobs by failure group
 ``aqless_queue_oldest_wait_seconds{queue}``       gauge      with `scaling_target`: how
                                                               long the next job has waited
@@ -220,6 +224,18 @@ class Metrics:
             ["queue", "group", "state"],
             **options,
         )
+        self.group_rate_limit = Gauge(
+            "queue_group_rate_limit",
+            "The most starts of a rate-limited fairness group in any window of its limit",
+            ["queue", "group"],
+            **options,
+        )
+        self.group_rate_starts = Gauge(
+            "queue_group_rate_starts",
+            "A rate-limited fairness group's starts in the current window of its limit",
+            ["queue", "group"],
+            **options,
+        )
         self.failed_jobs = Gauge(
             "failed_jobs", "Failed jobs by failure group", ["group"], **options
         )
@@ -277,11 +293,16 @@ class Metrics:
         self.queue_paused.clear()
         self.failed_jobs.clear()
         self.group_jobs.clear()
+        self.group_rate_limit.clear()
+        self.group_rate_starts.clear()
         for name, records in fairness.items():
             for record in records:
                 label = record.name or ""
                 self.group_jobs.labels(name, label, "waiting").set(record.waiting)
                 self.group_jobs.labels(name, label, "running").set(record.running)
+                if record.rate_limit:
+                    self.group_rate_limit.labels(name, label).set(record.rate_limit)
+                    self.group_rate_starts.labels(name, label).set(record.rate_used)
         for queue in counts:
             for state in QUEUE_STATES:
                 self.queue_jobs.labels(queue.name, state).set(getattr(queue, state))

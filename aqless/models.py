@@ -112,6 +112,10 @@ class GroupCounts:
         running: its jobs running (their locks held, stalled ones included).
         weight: its share of the pops' turns against the other groups (1 by default).
         concurrency: the most of its jobs aqless's pops let run at once (0: no cap).
+        rate_limit: the most of its jobs aqless's pops start in any `rate_period` seconds
+            (0: no rate limit).
+        rate_period: the rate limit's window in seconds (0 without one).
+        rate_used: its starts in the window ending now (0 without a rate limit).
     """
 
     name: str | None
@@ -119,6 +123,9 @@ class GroupCounts:
     running: int
     weight: float
     concurrency: int
+    rate_limit: int = 0
+    rate_period: float = 0.0
+    rate_used: int = 0
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> GroupCounts:
@@ -130,6 +137,9 @@ class GroupCounts:
             running=int(value.get("running", 0)),
             weight=float(value.get("weight", 1)),
             concurrency=int(value.get("concurrency", 0)),
+            rate_limit=int(value.get("rate", 0)),
+            rate_period=float(value.get("per", 0)),
+            rate_used=int(value.get("used", 0)),
         )
 
 

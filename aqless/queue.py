@@ -523,6 +523,28 @@ class Queue:
             "group.set", self.name, _group_name(group), "concurrency", maximum
         )
 
+    async def set_group_rate_limit(
+        self, group: str | None, limit: int | None, *, per: float = 1.0
+    ) -> None:
+        """Let aqless's pops start at most `limit` jobs of `group` (None: the jobs put
+        without one) in any window of `per` seconds; None lifts the limit. A group at its
+        limit is passed over (its jobs wait; the other groups keep their turns).
+        InvalidArgumentError unless `limit` is a whole number of at least 1 (or None) and
+        `per` a positive number of seconds."""
+        name = _group_name(group)
+        if limit is None:
+            await self._client.protocol.call("group.set", self.name, name, "rate", 0)
+            return
+        if type(limit) is not int or limit < 1:
+            raise InvalidArgumentError(
+                "group.set", f"a group's rate limit must be a whole number from 1, not {limit!r}"
+            )
+        if not _positive(per):
+            raise InvalidArgumentError(
+                "group.set", f"a group's rate period must be a positive number, not {per!r}"
+            )
+        await self._client.protocol.call("group.set", self.name, name, "rate", limit, "per", per)
+
 
 def _group_name(group: str | None) -> str:
     """A group as the script names it ('' for the jobs put without one)."""

@@ -4,6 +4,7 @@ qless clients see and pop by priority."""
 
 from __future__ import annotations
 
+import bisect
 import collections
 import math
 from collections.abc import Sequence
@@ -241,6 +242,12 @@ async def test_a_concurrency_that_is_not_a_whole_number_from_0_is_refused(
         (["q", "a", "weight", "x"], 'Arg "weight"'),
         (["q", "a", "concurrency", "-1"], 'Arg "concurrency"'),
         (["q", "a", "concurrency", "1.5"], 'Arg "concurrency"'),
+        (["q", "a", "rate", "-1"], 'Arg "rate"'),
+        (["q", "a", "rate", "2.5"], 'Arg "rate"'),
+        (["q", "a", "rate", "nan"], 'Arg "rate"'),
+        (["q", "a", "rate", "5", "per", "0"], 'Arg "per"'),
+        (["q", "a", "rate", "5", "per", "inf"], 'Arg "per"'),
+        (["q", "a", "per", "1"], 'Arg "per" given without "rate"'),
     ],
 )
 async def test_the_script_refuses_bad_settings_as_invalid_arguments(
@@ -277,3 +284,117 @@ async def test_a_deduplicated_put_takes_a_group(client: aqless.Client) -> None:
     assert (again.jid, again.deduplicated) == (jid, True)
     started = await drain(queue, 2)
     assert jid in {job.jid for job in started}
+
+
+STEP = 0.03  # a worker's pops this far apart: no two starts are a whole second apart
+
+
+def most_in_a_window(starts: list[float], period: float) -> int:
+    """The most starts in any window of `period` seconds."""
+    ordered = sorted(starts)
+    return max(
+        (bisect.bisect_right(ordered, t + period) - i for i, t in enumerate(ordered)), default=0
+    )
+
+
+async def pop_and_complete(
+    queue: aqless.Queue, clock: ManualClock, seconds: float
+) -> dict[str, list[float]]:
+    """Each group's starts (the clock's time) of a worker popping up to 10 jobs every STEP
+    for `seconds`, completing them as it goes."""
+    starts: dict[str, list[float]] = collections.defaultdict(list)
+    end = clock.now + seconds
+    while clock.now < end:
+        for job in await queue.pop_many(10):
+            starts[group_of(job)].append(clock.now)
+            await job.complete()
+        clock.advance(STEP)
+    return starts
+
+
+async def test_a_group_rate_limit_paces_its_starts_while_the_other_groups_go_on(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    await queue.set_group_rate_limit("limited", 5, per=1)
+    await queue.put_many(requests("limited", 100) + requests("free", 300))
+    starts = await pop_and_complete(queue, clock, 3.9)
+    assert most_in_a_window(starts["limited"], 1) == 5
+    assert len(starts["limited"]) == 20  # 5 at 0, 1.02, 2.04 and 3.06 s
+    assert len(starts["free"]) == 300  # its turns went on: the pops were full until it ran out
+    (limited,) = [record for record in await queue.groups() if record.name == "limited"]
+    assert (limited.rate_limit, limited.rate_period, limited.rate_used) == (5, 1.0, 5)
+    assert limited.waiting == 80  # its jobs wait, neither lost nor failed
+    assert await queue.length() == 80
+    await queue.set_group_rate_limit("limited", None)  # lifted
+    assert len(await queue.pop_many(100)) == 80
+    (lifted,) = await queue.groups()
+    assert (lifted.name, lifted.rate_limit, lifted.rate_period, lifted.rate_used) == (
+        "limited",
+        0,
+        0.0,
+        0,
+    )
+
+
+async def test_a_rate_limited_groups_pop_tells_the_wait_until_its_next_start(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    queue = timed_client.queues["q"]
+    await queue.set_group_rate_limit("a", 2, per=10)
+    await queue.put_many(requests("a", 5))
+    first = await timed_client.protocol.json("rateLimit.pop", "q", "w", 5)
+    assert (len(first["jobs"]), first["held"], first["wait"]) == (2, True, 10)
+    clock.advance(4)
+    second = await timed_client.protocol.json("rateLimit.pop", "q", "w", 5)
+    assert (second["jobs"], second["held"]) == ([], True)
+    assert math.isclose(second["wait"], 6)
+    clock.advance(6)
+    assert len(await queue.pop_many(5)) == 2
+
+
+async def test_a_job_a_rate_limited_group_could_not_start_does_not_count(
+    timed_client: aqless.Client,
+) -> None:
+    queue = timed_client.queues["q"]
+    await timed_client.throttles["one"].set(1)
+    await queue.set_group_rate_limit("a", 3, per=60)
+    throttled = requests("a", 2, throttles=["one"], priority=1)  # taken first
+    await queue.put_many(throttled + requests("a", 4))
+    first = await queue.pop_many(10)  # takes 3: one throttled job waits for the throttle
+    assert len(first) == 2
+    (record,) = await queue.groups()
+    assert record.rate_used == 2  # the job that waits for the throttle did not start
+    assert len(await queue.pop_many(10)) == 1
+    assert (await queue.groups())[0].rate_used == 3
+    assert await queue.pop_many(10) == []
+
+
+async def test_a_rate_limit_keeps_the_groups_weight_and_cap(timed_client: aqless.Client) -> None:
+    queue = timed_client.queues["q"]
+    await queue.set_group_weight("a", 2)
+    await queue.set_group_concurrency("a", 3)
+    await queue.set_group_rate_limit("a", 7, per=0.5)
+    await queue.set_group_rate_limit(None, 4)
+    records = {record.name: record for record in await queue.groups()}
+    assert records["a"] == GroupCounts("a", 0, 0, 2.0, 3, rate_limit=7, rate_period=0.5)
+    assert records[None] == GroupCounts(None, 0, 0, 1.0, 0, rate_limit=4, rate_period=1.0)
+    await queue.set_group_rate_limit(None, None)
+    await queue.set_group_rate_limit("a", None)
+    (record,) = await queue.groups()
+    assert record == GroupCounts("a", 0, 0, 2.0, 3)
+
+
+@pytest.mark.parametrize(
+    ("limit", "per"),
+    [
+        *[(0, 1), (-1, 1), (1.5, 1), (True, 1), (math.nan, 1), ("5", 1)],
+        *[(5, 0), (5, -1), (5, math.nan), (5, math.inf), (5, "1")],
+    ],
+)
+async def test_a_rate_limit_that_is_not_a_count_per_positive_period_is_refused(
+    client: aqless.Client, limit: object, per: object
+) -> None:
+    with pytest.raises(InvalidArgumentError, match="rate"):
+        await client.queues["q"].set_group_rate_limit("a", limit, per=per)  # type: ignore[arg-type]
+    assert await client.queues["q"].groups() == []

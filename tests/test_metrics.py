@@ -158,6 +158,23 @@ async def test_a_grouped_queues_groups_are_gauged_by_group(client: aqless.Client
     assert sample(registry, jobs, queue="q", group="tenant-1", state="waiting") == 2
     assert sample(registry, jobs, queue="q", group="tenant-1", state="running") == 1
     assert sample(registry, jobs, queue="q", group="", state="running") == 1
+    assert sample(registry, "aqless_queue_group_rate_limit", queue="q", group="tenant-1") is None
+
+
+async def test_a_rate_limited_groups_limit_and_starts_are_gauged(client: aqless.Client) -> None:
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    queue = client.queues["q"]
+    await queue.set_group_rate_limit("tenant-1", 2, per=60)
+    await queue.put_many([aqless.PutRequest("Send", group="tenant-1")] * 3)
+    await queue.pop_many(3)
+    await metrics.refresh(client)
+    labels = {"queue": "q", "group": "tenant-1"}
+    assert sample(registry, "aqless_queue_group_rate_limit", **labels) == 2
+    assert sample(registry, "aqless_queue_group_rate_starts", **labels) == 2
+    await queue.set_group_rate_limit("tenant-1", None)
+    await metrics.refresh(client)
+    assert sample(registry, "aqless_queue_group_rate_limit", **labels) is None
 
 
 def test_a_bad_interval_is_refused() -> None:

@@ -234,8 +234,9 @@ def _warn(unseen: list[str], done: str) -> None:
 @click.argument("queue")
 def groups(queue: str) -> None:
     """QUEUE's fairness groups (jobs put with a group): each one's jobs waiting and
-    running, weight and concurrency cap; "(none)" is the jobs put without a group. On a
-    sharded deployment, over every shard.
+    running, weight, concurrency cap and rate limit (its starts in the current window of
+    the limit's); "(none)" is the jobs put without a group. On a sharded deployment, over
+    every shard.
 
     \b
     Examples:
@@ -250,12 +251,20 @@ def groups(queue: str) -> None:
             g.running,
             f"{g.weight:g}",
             g.concurrency or "",
+            _rate(g),
         )
         for g in records
     ]
-    columns = ("group", "waiting#", "running#", "weight", "concurrency")
+    columns = ("group", "waiting#", "running#", "weight", "concurrency", "rate limit")
     view = table(f"groups of {queue}", columns, rows) if rows else f"{queue} has no groups"
     emit([group_document(g) for g in records], view)
+
+
+def _rate(group: aqless.GroupCounts) -> str:
+    """A group's rate limit as 'started/limit per period' ('' for none)."""
+    if not group.rate_limit:
+        return ""
+    return f"{group.rate_used}/{group.rate_limit} per {group.rate_period:g}s"
 
 
 COMMANDS = (queues, peek, jobs, stats, pause, unpause, groups)

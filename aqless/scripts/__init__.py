@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "dedup.lua",
     "batches.lua",
     "ratelimit.lua",
+    "grouprates.lua",
     "job.lua",
     "results.lua",
     "flows.lua",

@@ -430,6 +430,9 @@ class ShardedQueue(MergedQueueReads):
                         running=seen.running + record.running,
                         weight=max(seen.weight, record.weight),
                         concurrency=max(seen.concurrency, record.concurrency),
+                        rate_limit=max(seen.rate_limit, record.rate_limit),
+                        rate_period=max(seen.rate_period, record.rate_period),
+                        rate_used=seen.rate_used + record.rate_used,
                     )
         return sorted(merged.values(), key=lambda record: record.name or "")
 
@@ -445,6 +448,16 @@ class ShardedQueue(MergedQueueReads):
         await gathered(
             self._group_partitions(group),
             lambda queue: queue.set_group_concurrency(group, maximum),
+        )
+
+    async def set_group_rate_limit(
+        self, group: str | None, limit: int | None, *, per: float = 1.0
+    ) -> None:
+        """`Queue.set_group_rate_limit` on the group's shard; for None, on every shard
+        (the limit then holds on each shard apart)."""
+        await gathered(
+            self._group_partitions(group),
+            lambda queue: queue.set_group_rate_limit(group, limit, per=per),
         )
 
 

@@ -243,6 +243,7 @@ class QueueFacade(Facade):
     groups = blocking(contracts.Queue.groups)
     set_group_weight = blocking(contracts.Queue.set_group_weight)
     set_group_concurrency = blocking(contracts.Queue.set_group_concurrency)
+    set_group_rate_limit = blocking(contracts.Queue.set_group_rate_limit)
 
 
 class SyncQueue(QueueFacade):

@@ -436,3 +436,18 @@ def test_groups_from_sync_code(sync_client: aqless.sync.Client) -> None:
     assert (groups["small"].running, groups["small"].concurrency) == (1, 1)
     with pytest.raises(aqless.InvalidArgumentError):
         queue.set_group_weight("big", 0)
+
+
+def test_a_groups_rate_limit_from_sync_code(sync_client: aqless.sync.Client) -> None:
+    queue = sync_client.queues["q"]
+    queue.set_group_rate_limit("paced", 2, per=60)
+    queue.put_many([aqless.PutRequest("app.Job", {"g": "paced"}, group="paced")] * 4)
+    queue.put_many([aqless.PutRequest("app.Job", {"g": "free"}, group="free")] * 4)
+    popped = queue.pop_many(8)
+    assert sorted(job.data["g"] for job in popped) == ["free"] * 4 + ["paced"] * 2
+    (paced,) = [group for group in queue.groups() if group.name == "paced"]
+    assert (paced.waiting, paced.rate_limit, paced.rate_period, paced.rate_used) == (2, 2, 60, 2)
+    with pytest.raises(aqless.InvalidArgumentError, match="rate"):
+        queue.set_group_rate_limit("paced", 0)
+    queue.set_group_rate_limit("paced", None)
+    assert len(queue.pop_many(8)) == 2

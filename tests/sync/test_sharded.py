@@ -276,3 +276,16 @@ def test_the_verbs_a_sharded_queue_gained_act_on_every_shard(
     client.jobs.cancel(*[jid for jid in jids if jid != done.jid])
     queue.forget()
     assert "mended" not in client.queues.names()
+
+
+def test_a_groups_rate_limit_holds_on_its_shard(client: aqless.sync.ShardedClient) -> None:
+    queue = client.queues["paced"]
+    queue.set_group_rate_limit("tenant", 3, per=60)
+    queue.put_many([aqless.PutRequest("app.Work", {"g": "tenant"}, group="tenant")] * 5)
+    queue.put_many([aqless.PutRequest("app.Work", {"g": "other"}, group="other")] * 5)
+    popped = queue.pop_many(10)
+    assert Counter(job.data["g"] for job in popped) == {"tenant": 3, "other": 5}
+    (tenant,) = [group for group in queue.groups() if group.name == "tenant"]
+    assert (tenant.waiting, tenant.rate_limit, tenant.rate_used) == (2, 3, 3)
+    queue.set_group_rate_limit("tenant", None)
+    assert len(queue.pop_many(10)) == 2

@@ -7,6 +7,8 @@ import httpx
 import aqless
 from aqless import PutRequest
 
+NO_RATE = {"rate_limit": 0, "rate_period": 0.0, "rate_used": 0}
+
 
 async def test_the_queue_page_lists_its_groups_escaped(
     client: aqless.Client, app_client: httpx.AsyncClient
@@ -18,13 +20,28 @@ async def test_the_queue_page_lists_its_groups_escaped(
     await queue.pop_many(2)
     document = (await app_client.get("/api/queues/q")).json()
     assert document["groups"] == [
-        {"name": None, "waiting": 0, "running": 1, "weight": 1.0, "concurrency": 0},
-        {"name": name, "waiting": 2, "running": 1, "weight": 2.0, "concurrency": 0},
+        {"name": None, "waiting": 0, "running": 1, "weight": 1.0, "concurrency": 0, **NO_RATE},
+        {"name": name, "waiting": 2, "running": 1, "weight": 2.0, "concurrency": 0, **NO_RATE},
     ]
     page = (await app_client.get("/queues/q")).text
     assert 'id="groups"' in page
     assert "&lt;b&gt;tenant&lt;/b&gt;" in page
     assert name not in page
+
+
+async def test_the_queue_page_shows_a_groups_rate_limit(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    queue = client.queues["q"]
+    await queue.set_group_rate_limit("<i>a</i>", 2, per=0.5)
+    await queue.put_many([PutRequest("app.Call", group="<i>a</i>")] * 3)
+    await queue.pop_many(3)
+    (document,) = (await app_client.get("/api/queues/q")).json()["groups"]
+    assert (document["rate_limit"], document["rate_period"], document["rate_used"]) == (2, 0.5, 2)
+    page = (await app_client.get("/queues/q")).text
+    assert "2 of 2 per 0.5 s" in page
+    assert "&lt;i&gt;a&lt;/i&gt;" in page
+    assert "<i>a</i>" not in page
 
 
 async def test_an_ungrouped_queue_shows_no_groups(

@@ -85,3 +85,22 @@ async def test_a_named_limiter_paces_the_jobs_that_name_it(client: aqless.Client
     info = await client.rate_limits["api"].get()
     assert (info.limit, info.period) == (2, 0.5)
     assert info.used <= 2
+
+
+async def test_a_groups_rate_limit_paces_its_jobs_and_wakes_the_idle_worker(
+    client: aqless.Client,
+) -> None:
+    queue = client.queues["q"]
+    await queue.set_group_rate_limit("paced", 2, per=0.5)
+    limited = await queue.put_many([PutRequest("app.job", group="paced")] * 6)
+    free = await queue.put_many([PutRequest("app.job", group="free")] * 3)
+    recorder = PopTimes()
+    worker = make_worker(client, handlers=one(recorder), interval=SLOW_POLL, concurrency=4)
+    with anyio.fail_after(5):  # (the group's wait wakes the worker, not a poll)
+        async with running(worker):
+            await all_complete(client, limited + free, timeout=4)
+    starts = sorted(recorder.by_jid[jid] for jid in limited)
+    assert most_in_any_window(starts, 0.5) <= 2
+    assert starts[-1] - starts[0] >= 1.0  # three windows of two
+    (paced,) = [group for group in await queue.groups() if group.name == "paced"]
+    assert (paced.rate_limit, paced.rate_period) == (2, 0.5)

@@ -15,6 +15,7 @@ local function start_call(keys)
   Events.forget()
   Throttle.forget()
   Groups.forget()
+  Groups.rates.forget()
 end
 
 local function main(keys, argv)

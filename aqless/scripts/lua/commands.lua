@@ -532,6 +532,6 @@ GROUPS['rateLimit'] = function() return {
 
 -- aqless's own: fair groups inside a queue (groups.lua).
 GROUPS['group'] = function() return {
-  ['group.counts'] = function(now, a) return json_array(Groups.counts(a[1])) end,
+  ['group.counts'] = function(now, a) return json_array(Groups.counts(a[1], now)) end,
   ['group.set'] = function(now, a) Groups.set(a[1], a[2], a) end,
 } end

@@ -10,6 +10,7 @@
 --   ql:q:<q>-group-work:<g>      zset: a group's waiting jids, scored as in the work set
 --   ql:q:<q>-group-running:<g>   zset: the jids aqless's pop handed out of a group with a
 --                                concurrency cap (pruned of those no longer running)
+--   ql:q:<q>-group-rates, ql:q:<q>-group-starts:<g>: rate limits (grouprates.lua)
 -- Jobs without a group form the default group, named '' here.
 --
 -- The index may hold jids that left the work set another way (a cancel, a foreign pop, a
@@ -25,6 +26,7 @@ local Groups = {
   custom = {},  -- queue -> whether any of its groups has settings, learnt by a pop
   hints = {},   -- jid -> the group its put gave (spares a read of the job)
   zmscore = nil,  -- whether the server knows ZMSCORE (learnt once, kept)
+  rates = {},  -- the groups' rate limits (grouprates.lua)
 }
 
 function Groups.forget()
@@ -210,6 +212,7 @@ function Groups.next_of(queue, w, at, work, want, chosen)
   if not r then
     local cap, room = w[at + 4], math.huge
     if cap then room = cap - Groups.running(queue, w[at + 1]) end
+    room = math.min(room, Groups.rates.room(queue, w[at + 1], w.now, w.custom))
     r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, waiting = NOTHING,
       next = 1, read = 0, exhausted = false, took = 0, seen = {}, room = room, mine = nil}
     w[at + 6] = r
@@ -278,15 +281,16 @@ end
 
 -- Up to `n` jids of a grouped queue, group by group in turn (a group's own by priority),
 -- each taken out of its group's index and still in the work set (the pop takes it from
--- there). Groups at their concurrency cap are passed over. Only the groups of least pass
--- are read, a few more than the count, then more while those have nothing to give.
-function Groups.take(queue, n)
+-- there). Groups at their concurrency cap or rate limit (at `now`) are passed over. Only
+-- the groups of least pass are read, a few more than the count, then more while those have
+-- nothing to give.
+function Groups.take(queue, n, now)
   local taken = {}
   if n <= 0 then return taken end
   local custom = Groups.custom[queue]
   if custom == nil then custom = call('EXISTS', Groups.custom_key(queue)) == 1 end
   local w = {ready = Groups.ready_key(queue), settings = Groups.custom_key(queue),
-    custom = custom, read = 0, full = false, least = nil, count = 0}
+    custom = custom, read = 0, full = false, least = nil, count = 0, now = now}
   if Groups.read_window(w, n + 2) == 0 then return taken end
   local work = Keys.queue(queue, 'work')
   local chosen = {}
@@ -306,6 +310,7 @@ function Groups.take(queue, n)
       else
         taken[#taken + 1] = jid
         chosen[jid] = true
+        Groups.rates.took(queue, w[best + 1], jid)
         w[best + 2] = w[best + 2] + 1 / w[best + 3]
       end
     end
@@ -327,14 +332,18 @@ end
 --[=[ group.counts
   Args     queue
   Reads    ql:q:<q>-groups, ql:q:<q>-groups-ready, ql:q:<q>-group-settings,
-           ql:q:<q>-group-work:<g>, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
-  Writes   ql:q:<q>-group-work:<g> (pruned of jids no longer waiting)
+           ql:q:<q>-group-work:<g>, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>,
+           ql:q:<q>-group-rates, ql:q:<q>-group-starts:<g>
+  Writes   ql:q:<q>-group-work:<g> (pruned of jids no longer waiting),
+           ql:q:<q>-group-starts:<g> (trimmed to the window)
   Returns  JSON list of the queue's groups in name order ([] for a queue without groups):
            {"group": name ('' for jobs put without one), "waiting": n, "running": n,
-           "weight": w, "concurrency": cap (0: none)}
+           "weight": w, "concurrency": cap (0: none), "rate": starts per period (0: no
+           rate limit), "per": the period in seconds (0: none), "used": the starts in the
+           window ending now}
   Errors   'Queue(): no queue name provided'   InvalidArgumentError
 ]=]
-function Groups.counts(queue)
+function Groups.counts(queue, now)
   check(queue, 'Queue(): no queue name provided')
   local result = {}
   if call('EXISTS', Groups.settings_key(queue)) == 0 then return result end
@@ -349,6 +358,8 @@ function Groups.counts(queue)
     weights[name], caps[name] = Groups.parse_settings(settings[i + 1])
     if weights[name] ~= 1 or caps[name] ~= nil then names[name] = true end
   end
+  local rates = Groups.rates.all(queue, now)
+  for name in pairs(rates) do names[name] = true end
   local running = Groups.running_by_group(queue)
   for name in pairs(running) do names[name] = true end
   local work = Keys.queue(queue, 'work')
@@ -358,8 +369,10 @@ function Groups.counts(queue)
   for _, name in ipairs(sorted) do
     local index = Groups.work_key(queue, name)
     local waiting = call('ZINTERSTORE', index, 2, index, work, 'WEIGHTS', 1, 0)
+    local rate = rates[name] or {limit = 0, period = 0, used = 0}
     result[#result + 1] = {group = name, waiting = waiting, running = running[name] or 0,
-      weight = weights[name] or 1, concurrency = caps[name] or 0}
+      weight = weights[name] or 1, concurrency = caps[name] or 0,
+      rate = rate.limit, per = rate.period, used = rate.used}
   end
   return result
 end
@@ -368,16 +381,23 @@ end
   Args     queue, group ('' for the jobs put without one), [name, value]... (options:
            weight, a positive number, the group's share of turns (1 by default);
            concurrency, a whole number from 0, the most of its jobs aqless's pop lets run
-           at once (0: no cap))
-  Reads    ql:q:<q>-group-settings, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>
+           at once (0: no cap); rate, a whole number from 0, the most of its jobs aqless's
+           pop starts in any window of `per` seconds (0: no rate limit); per, a number of
+           seconds above 0 (1 by default), only with rate)
+  Reads    ql:q:<q>-group-settings, ql:q:<q>-work, ql:q:<q>-locks, ql:j:<jid>,
+           ql:q:<q>-group-rates
   Writes   ql:q:<q>-groups, ql:q:<q>-group-settings, ql:q:<q>-groups-ready,
-           ql:q:<q>-group-work:, ql:q:<q>-group-running:<g>
+           ql:q:<q>-group-work:, ql:q:<q>-group-running:<g>, ql:q:<q>-group-rates,
+           ql:q:<q>-group-starts:<g>
   Returns  nil
   Errors   'Queue(): no queue name provided'   InvalidArgumentError
            'Group(): Arg "group" missing'   InvalidArgumentError
            'Group(): Arg "weight" not a positive number: <weight>'   InvalidArgumentError
            'Group(): Arg "concurrency" not a whole number from 0: <concurrency>'
              InvalidArgumentError
+           'Group(): Arg "rate" not a whole number from 0: <rate>'   InvalidArgumentError
+           'Group(): Arg "per" not a number of seconds above 0: <per>'   InvalidArgumentError
+           'Group(): Arg "per" given without "rate"'   InvalidArgumentError
 ]=]
 function Groups.set(queue, group, a)
   check(queue, 'Queue(): no queue name provided')
@@ -393,11 +413,13 @@ function Groups.set(queue, group, a)
     check(cap and cap >= 0 and cap == math.floor(cap),
       'Group(): Arg "concurrency" not a whole number from 0: ' .. o.concurrency)
   end
+  local rate = Groups.rates.option(o)
   Groups.enable(queue)
   local key = Groups.custom_key(queue)
   local old_weight, old_cap = Groups.parse_settings(call('HGET', key, group))
   weight, cap = weight or old_weight, cap or old_cap or 0
-  if weight == 1 and cap == 0 then
+  local paced = Groups.rates.set(queue, group, rate)
+  if weight == 1 and cap == 0 and not paced then
     call('HDEL', key, group)
   else
     call('HSET', key, group, weight .. ' ' .. cap)

@@ -110,7 +110,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
     while #popped < count and passes > 0 do
       local batch
       if grouped then
-        batch = Groups.take(queue, count - #popped)
+        batch = Groups.take(queue, count - #popped, now)
       else
         batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       end
@@ -141,6 +141,7 @@ function Queue.pop_jids(D, now, queue, worker, count)
     zadd_batched(Keys.queue(queue, 'locks'), expires, popped)
   end
   Stats.record(queue, 'wait', now, waits)
+  Groups.rates.record(popped, now)
   RateLimit.finish(rates, popped, count)
   return popped, known
 end

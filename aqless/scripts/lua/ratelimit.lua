@@ -108,6 +108,14 @@ local function note_wait(wait)
   if wait > 0 and (RateLimit.wait == nil or wait < RateLimit.wait) then RateLimit.wait = wait end
 end
 
+-- Another limit (a group's: grouprates.lua) held the pop back until `wait` seconds from
+-- now (0: it did not, after all).
+function RateLimit.hold(wait)
+  if wait <= 0 then return end
+  RateLimit.held = true
+  note_wait(wait)
+end
+
 local function limiter(state, id)
   local l = state.seen[id]
   if l == nil then
@@ -173,7 +181,7 @@ end
 function RateLimit.finish(state, popped, count)
   local now = state.now
   RateLimit.short = #popped < count
-  RateLimit.held = #state.full > 0
+  RateLimit.held = RateLimit.held or #state.full > 0
   if state.queue then
     for _, jid in ipairs(popped) do state.queue.taken[#state.queue.taken + 1] = jid end
   end
