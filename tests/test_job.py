@@ -24,6 +24,7 @@ from aqless import (
     PayloadError,
     RecurringJob,
     ScriptError,
+    StaleAttemptError,
 )
 from tests.support.clients import START, WORKER, ManualClock, get_job, get_recurring, pop_one
 
@@ -385,6 +386,14 @@ async def test_a_lock_given_to_another_worker_is_lost(
     theirs = await pop_one(queue, worker="worker-2")
     assert theirs.jid == "j"
     assert theirs.retries_left == 4  # the lapse spent a retry
+    # aqless's Job sends its attempt: each verb of the first is stale (a LockLostError)
+    with pytest.raises(StaleAttemptError, match="attempt 1 is stale") as stale:
+        await mine.complete()
+    assert stale.value.command == "job.complete"
+    with pytest.raises(StaleAttemptError, match="attempt 1 is stale"):
+        await mine.heartbeat()
+    # without an attempt (other clients), the worker name refuses them
+    mine.attempt = None
     with pytest.raises(LockLostError, match="handed out to another worker: worker-2") as raised:
         await mine.complete()
     assert raised.value.command == "job.complete"
@@ -420,7 +429,7 @@ async def test_a_lapsed_lock_is_ours_during_the_grace_period(
     assert await queue.pop(worker="worker-2") is None
     clock.advance(10)
     assert (await pop_one(queue, worker="worker-2")).jid == "k"
-    with pytest.raises(LockLostError, match="handed out to another worker: worker-2"):
+    with pytest.raises(StaleAttemptError, match="attempt 1 is stale"):  # a LockLostError
         await mine.complete()
 
 

@@ -323,6 +323,7 @@ class Performer:
                 await verb()
             except StaleAttemptError as error:  # a later attempt holds the job: never ours
                 logger.warning("could not %s job %s: %s", what, running.job.jid, error.detail)
+                running.lose(f"{what} refused: {error.detail}")  # its outcome: lost
                 return False
             except ScriptError as error:
                 self._outage.answered()

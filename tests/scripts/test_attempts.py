@@ -71,6 +71,31 @@ async def test_a_verb_of_an_earlier_attempt_is_refused(
     assert isinstance(error, LockLostError)
 
 
+@pytest.mark.parametrize(
+    ("command", "arguments"),
+    [
+        ("job.heartbeat", ("jid", "w1", "", 1)),
+        ("job.complete", ("jid", "w1", "queue", "{}", "attempt", 1)),
+        ("job.completeAndRequeue", ("jid", "w1", "queue", "{}", "next", "attempt", 1)),
+        ("job.fail", ("jid", "w1", "group", "message", "", 1)),
+        ("job.retry", ("jid", "queue", "w1", 0, "", "", 1)),
+        ("job.progress", ("jid", "w1", 0.5, "", 1)),
+        ("job.handBack", ("jid", "w1", "operator", 1)),
+        ("job.checkpoint", ("jid", "w1", "{}", 1)),
+    ],
+)
+async def test_a_verb_of_an_earlier_attempt_is_stale_whatever_became_of_the_job(
+    lua: Lua, command: str, arguments: tuple[Argument, ...]
+) -> None:
+    """A zombie attempt wakes up after the later one completed the job: its verb is
+    refused as stale (the fence comes before the state), not as a job that is not running,
+    which a worker could take for its own verb that already took effect."""
+    await popped_twice(lua)
+    assert await lua("job.complete", 21, "jid", "w1", "queue", "{}", "attempt", 2) == "complete"
+    message = await refused(lua, STALE, command, 22, *arguments)
+    assert isinstance(error_for(command, message), StaleAttemptError)
+
+
 async def test_the_current_attempt_is_taken(lua: Lua) -> None:
     await popped_twice(lua)
     assert await lua("job.heartbeat", 21, "jid", "w1", "", 2) == 31

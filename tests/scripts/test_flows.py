@@ -176,3 +176,45 @@ async def test_children_and_tree_read_the_flow(lua: Lua) -> None:
     assert await lua("flow.tree", 2, "nope") is None
     assert await lua("flow.children", 2, "nope") is None
     assert await lua.json("flow.children", 2, "x") == []
+
+
+STALE = "attempt 1 is stale: the job is on attempt 2"
+
+
+async def own_pop(lua: Lua, now: float) -> list[tuple[str, int]]:
+    """aqless's worker's pop: each job's jid and attempt."""
+    reply = await lua("rateLimit.pop", now, "q", "w", 10, "data_apart")
+    return [(job["jid"], job["attempt"]) for job in json.loads(reply[0])["jobs"]]
+
+
+async def what_happened(lua: Lua, jid: str, what: str) -> int:
+    """How many entries of the job's history are `what`."""
+    job = await lua.json("job.get", 30, jid)
+    return sum(entry["what"] == what for entry in job["history"])
+
+
+async def test_a_nested_parent_completes_once_and_releases_its_parent_once(lua: Lua) -> None:
+    """The middle parent `p` loses its lock and is popped again by the same worker name:
+    its first attempt's completion, early or late, and the second's sent twice change
+    nothing; `top` is released once, by the second attempt's completion."""
+    await lua("config.set", 0, "grace-period", 0)
+    await lua("config.set", 0, "heartbeat", 10)
+    await put_flow(lua, node("top", node("p", node("a"), retries=5)))
+    assert await own_pop(lua, 2) == [("a", 1)]
+    await lua("job.complete", 3, "a", "w", "q", "{}", "result", "1", "attempt", 1)
+    assert await own_pop(lua, 4) == [("p", 1)]
+    assert await own_pop(lua, 20) == [("p", 2)]  # the lock expired: the same worker again
+    early = ("p", "w", "q", "{}", "result", '"first"', "attempt", 1)
+    await refused(lua, STALE, "job.complete", 21, *early)
+    assert await state(lua, "top") == "depends"
+    await lua("job.complete", 22, "p", "w", "q", "{}", "result", '"second"', "attempt", 2)
+    assert await state(lua, "top") == "waiting"
+    assert await own_pop(lua, 23) == [("top", 1)]
+    await refused(lua, STALE, "job.complete", 24, *early)  # late: p completed meanwhile
+    twice = ("p", "w", "q", "{}", "result", '"second"', "attempt", 2)
+    await refused(lua, "is not currently running: complete", "job.complete", 25, *twice)
+    assert await state(lua, "top") == "running"
+    assert await lua.redis.hget("ql:j:p", "result") == '"second"'
+    assert await what_happened(lua, "p", "done") == 1
+    assert await what_happened(lua, "top", "popped") == 1
+    assert await lua.redis.zcard("ql:q:q-work") == 0

@@ -20,8 +20,12 @@ end
 -- (queue.lua's hand_out). aqless's workers give it with the verbs of the job's owner, and a
 -- verb given an attempt that is not the job's current one is refused, so that two attempts
 -- under one worker name (a lock that expired, then a pop by the same worker) are told
--- apart. Without one (other clients), nothing is checked. `verb`: the text's prefix;
--- `given`: the argument (nil: none); `stored`: the job's field.
+-- apart. Without one (other clients), nothing is checked. The fence is checked as soon as
+-- the job is known to exist, before its state and worker: an earlier attempt's verb is
+-- refused as stale whatever became of the job since (completed or failed by the later
+-- attempt, popped by another worker), and never mistaken for a retried verb of the current
+-- attempt that already took effect. `verb`: the text's prefix; `given`: the argument (nil:
+-- none); `stored`: the job's field.
 function Job.check_attempt(verb, jid, given, stored)
   if given == nil then return end
   local n = number(given)
@@ -393,6 +397,7 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
   if state ~= 'running' or holder ~= worker or job_queue ~= queue then
     local job = {worker = holder, state = state, queue = job_queue}
     if state == nil then refuse_job(D, 'complete_missing', jid, job) end
+    Job.check_attempt('Complete', jid, attempt, v[9])
     if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
     if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
     refuse_job(D, 'complete_queue', jid, job)
@@ -490,9 +495,9 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'dedup',
     'attempt'})
   if job.state == nil then refuse_job(D, 'fail_missing', jid, job) end
+  Job.check_attempt('Fail', jid, attempt, job.attempt)
   if job.state ~= 'running' then refuse_job(D, 'fail_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'fail_worker', jid, job) end
-  Job.check_attempt('Fail', jid, attempt, job.attempt)
 
   Events.failed(jid, group, message, worker)
   Events.if_tracked('failed', jid)
@@ -544,9 +549,9 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
     'throttles', 'dedup', 'attempt'})
   if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
+  Job.check_attempt('Retry', jid, attempt, job.attempt)
   if job.state ~= 'running' then refuse_job(D, 'retry_state', jid, job) end
   if job.worker ~= worker then refuse_job(D, 'retry_worker', jid, job) end
-  Job.check_attempt('Retry', jid, attempt, job.attempt)
 
   local key = Keys.job(jid)
   local remaining = call('HINCRBY', key, 'remaining', -1)
@@ -619,11 +624,11 @@ function Job.hand_back(now, jid, worker, reason, attempt)
   local job = Job.read(jid, {'queue', 'state', 'worker', 'priority', 'held_in', 'throttles',
     'attempt'})
   check(job.state ~= nil, 'HandBack(): Job ' .. jid .. ' does not exist')
+  Job.check_attempt('HandBack', jid, attempt, job.attempt)
   check(job.state == 'running',
     'HandBack(): Job ' .. jid .. ' is not currently running: ' .. job.state)
   check(job.worker == worker,
     'HandBack(): Job ' .. jid .. ' has been given to another worker: ' .. tostring(job.worker))
-  Job.check_attempt('HandBack', jid, attempt, job.attempt)
 
   local key, home = Keys.job(jid), Job.home(job, jid)
   call('HDEL', key, 'grace')
@@ -670,11 +675,11 @@ function Job.heartbeat(D, now, jid, worker, data, attempt)
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
   if job.worker == nil then refuse_job(D, 'heartbeat_missing', jid, job) end
+  Job.check_attempt('Heartbeat', jid, attempt, v[5])
   if job.state ~= 'running' then refuse_job(D, 'heartbeat_state', jid, job) end
   if job.worker ~= worker or job.worker == '' then
     refuse_job(D, 'heartbeat_worker', jid, job)
   end
-  Job.check_attempt('Heartbeat', jid, attempt, v[5])
 
   local key = Keys.job(jid)
   if decoded ~= nil then

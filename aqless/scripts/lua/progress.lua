@@ -41,10 +41,10 @@ function Progress.report(now, jid, worker, fraction, message, attempt)
   local v = call('HMGET', key, 'queue', 'worker', 'state', 'attempt')
   local queue, holder, state = v[1], v[2], v[3]
   check(queue, 'Progress(): Job ' .. jid .. ' does not exist')
+  Job.check_attempt('Progress', jid, attempt, v[4])
   check(state == 'running', 'Progress(): Job ' .. jid .. ' not currently running: ' .. tostring(state))
   check(holder == worker,
     'Progress(): Job ' .. jid .. ' given out to another worker: ' .. tostring(holder))
-  Job.check_attempt('Progress', jid, attempt, v[4])
   call('HSET', key, 'progress', fraction, 'progress_message', message, 'progress_at', now)
   Events.publish('progress', '{"jid":' .. json_value(jid) .. ',"event":"progress","queue":' ..
     json_value(queue) .. ',"worker":' .. json_value(worker) .. ',"fraction":' .. f ..
