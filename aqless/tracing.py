@@ -12,6 +12,12 @@ application's choice, as always with OpenTelemetry)::
   ``process <queue>`` span of kind CONSUMER whose parent is the ``send`` span. A put made in
   a web request's span thus shows the job's processing in the request's trace.
 
+Both spans carry the messaging attributes (``messaging.system``, ``.operation.type``,
+``.destination.name``, and the jid as ``messaging.message.id``, or a batch's
+``messaging.batch.message_count``); ``Tracing(full_attributes=True)`` adds ``aqless.klass``
+and ``aqless.retries_left``. The ``process`` span is current while the job's code runs: the
+spans that code makes are its children.
+
 **Where the context lives.** In the job's data, under the reserved key ``"_aqless_trace"``
 (`TRACE_KEY`), as the propagator's carrier (W3C ``traceparent``/``tracestate`` by default):
 ``{"user": 42, "_aqless_trace": {"traceparent": "00-..."}}``. Only data that is a JSON object
@@ -32,6 +38,7 @@ own trace.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
@@ -52,6 +59,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
+    from opentelemetry.propagators.textmap import TextMapPropagator
 
     from aqless._worker.middleware import Perform
     from aqless.client import Client
@@ -107,20 +115,31 @@ class Tracing:
     Args:
         tracer_provider: where spans go (default: the global one, at each span, so a
             provider set after this object is made is used).
+        full_attributes: give each span aqless's own attributes as well (``aqless.klass``,
+            and ``aqless.retries_left`` on ``process``), not only the messaging ones. Off by
+            default: the SDK checks every attribute of every span, ~0.5 µs each.
     """
 
-    def __init__(self, tracer_provider: trace.TracerProvider | None = None) -> None:
+    def __init__(
+        self, tracer_provider: trace.TracerProvider | None = None, *, full_attributes: bool = False
+    ) -> None:
         self._provider = tracer_provider
-        self._cached: tuple[trace.TracerProvider, trace.Tracer] | None = None
+        self.full_attributes = full_attributes
+        self._cached: tuple[trace.TracerProvider, trace.Tracer, bool] | None = None
+        # the last carrier read and the context it gave, with the propagator that read it:
+        # the jobs of one put_many (or of one request's puts) share it
+        self._last_parent: tuple[TextMapPropagator, Mapping[Any, Any], Context] | None = None
+        self._w3c: tuple[TextMapPropagator, bool] | None = None
 
-    def _tracer(self) -> trace.Tracer:
+    def _tracer(self) -> tuple[trace.Tracer, bool]:
         """The provider's tracer, made once per provider (an SDK provider makes a new one
-        at each call)."""
+        at each call), and whether it records spans."""
         provider = self._provider if self._provider is not None else trace.get_tracer_provider()
         cached = self._cached
         if cached is None or cached[0] is not provider:
-            cached = self._cached = (provider, provider.get_tracer("aqless", __version__))
-        return cached[1]
+            tracer = provider.get_tracer("aqless", __version__)
+            cached = self._cached = (provider, tracer, not _records_nothing(tracer))
+        return cached[1], cached[2]
 
     def instrument(self, client: Client | ShardedClient) -> None:
         """Trace every put of `client`, a plain or a sharded deployment's (idempotent)."""
@@ -130,51 +149,69 @@ class Tracing:
     async def put_hook(
         self, queue: Queue | ShardedQueue, requests: list[PutRequest], send: PutSender
     ) -> list[str]:
-        """A `client.put_hooks` entry: a PRODUCER span, its context written into each job."""
+        """A `client.put_hooks` entry: a PRODUCER span, its context written into each job.
+
+        The span is current while the jobs are sent (a client library's own spans nest in
+        it); an error the send raises is recorded on it."""
+        tracer, records = self._tracer()
+        if not records:  # its span would be invalid: no context to write
+            return await send(requests)
         attributes: dict[str, str | int] = {
             "messaging.system": _SYSTEM,
             "messaging.operation.type": "send",
             "messaging.destination.name": queue.name,
         }
-        if len(requests) == 1:
-            attributes["aqless.klass"] = class_name(requests[0].klass)
-        else:
+        if len(requests) != 1:
             attributes["messaging.batch.message_count"] = len(requests)
-        with self._tracer().start_as_current_span(
+        elif self.full_attributes:
+            attributes["aqless.klass"] = class_name(requests[0].klass)
+        span = tracer.start_span(
             f"send {queue.name}", kind=SpanKind.PRODUCER, attributes=attributes
-        ) as span:
-            carrier = _current_carrier()  # one context for the batch: written into each job
-            jids = await send([replace(r, data=_with_carrier(r.data, carrier)) for r in requests])
+        )
+        context = trace.set_span_in_context(span)
+        token = otel_context.attach(context)
+        try:
+            carrier: dict[str, str] = {}
+            if span.get_span_context().is_valid:
+                propagate.inject(carrier, context)  # one context for the batch: in each job
+            jids = await send(_carrying(requests, carrier))
             if len(jids) == 1:
                 span.set_attribute("messaging.message.id", jids[0])
             return jids
+        except Exception as error:
+            _record(span, error)
+            raise
+        finally:
+            otel_context.detach(token)
+            span.end()
 
     async def middleware(self, job: Job, perform: Perform) -> Any:
         """Worker middleware: the job's code in a CONSUMER span, child of the put's span.
 
-        With no tracer to record spans (OpenTelemetry's no-op one: no SDK configured), the
-        context is only removed from the data: no span, no context made."""
-        tracer = self._tracer()
-        if _records_nothing(tracer):
-            if isinstance(job.data, dict):
-                job.data.pop(TRACE_KEY, None)
+        The span is the current one while the job's code runs: the spans that code makes
+        (its own, or an instrumented HTTP or database client's) are its children, and
+        `inject` reads it. With no tracer to record spans (OpenTelemetry's no-op one: no
+        SDK configured), the context is only removed from the data: no span, no context
+        made."""
+        data = job.data
+        carrier = data.pop(TRACE_KEY, None) if isinstance(data, dict) else None
+        tracer, records = self._tracer()
+        if not records:
             return await perform()
-        parent = extract(job)
         attributes: dict[str, str | int] = {
             "messaging.system": _SYSTEM,
             "messaging.operation.type": "process",
             "messaging.destination.name": job.queue_name,
             "messaging.message.id": job.jid,
-            "aqless.klass": job.klass_name,
-            "aqless.retries_left": job.retries_left,
         }
-        # start_as_current_span's two context managers, unrolled: the same span, made current
-        # for the job's code, ended after it
+        if self.full_attributes:
+            attributes["aqless.klass"] = job.klass_name
+            attributes["aqless.retries_left"] = job.retries_left
         span = tracer.start_span(
             f"process {job.queue_name}",
-            context=parent,
-            kind=SpanKind.CONSUMER,
-            attributes=attributes,
+            self._parent(carrier),
+            SpanKind.CONSUMER,
+            attributes,
             record_exception=False,
             set_status_on_exception=False,
         )
@@ -185,12 +222,77 @@ class Tracing:
             span.set_attribute("aqless.retry_delay", retry.delay)
             raise
         except Exception as error:
-            span.record_exception(error)
-            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+            _record(span, error)
             raise
         finally:
             otel_context.detach(token)
             span.end()
+
+    def _parent(self, carrier: object) -> Context | None:
+        """The context `carrier` (a job's) holds; None when it is no carrier."""
+        if not isinstance(carrier, Mapping):
+            return None
+        propagator = propagate.get_global_textmap()
+        last = self._last_parent
+        if last is not None and last[0] is propagator and last[1] == carrier:
+            return last[2]
+        parent = _traceparent_only(carrier) if self._reads_w3c(propagator) else None
+        if parent is None:
+            parent = propagator.extract({str(key): str(value) for key, value in carrier.items()})
+        self._last_parent = (propagator, carrier, parent)
+        return parent
+
+    def _reads_w3c(self, propagator: TextMapPropagator) -> bool:
+        """Whether `propagator` reads only W3C headers (the default: trace context and
+        baggage), so a carrier of a lone ``traceparent`` can be read without it."""
+        known = self._w3c
+        if known is None or known[0] is not propagator:
+            known = self._w3c = (propagator, propagator.fields <= _W3C_FIELDS)
+        return known[1]
+
+
+_W3C_FIELDS: Final = frozenset({"traceparent", "tracestate", "baggage"})
+# version 00 exactly as W3C trace context writes it (the propagator also takes other forms)
+_TRACEPARENT: Final = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+_NO_TRACE: Final = "0" * 32
+_NO_SPAN: Final = "0" * 16
+
+
+def _traceparent_only(carrier: Mapping[Any, Any]) -> Context | None:
+    """The context of a carrier that is a lone, well-formed version-00 ``traceparent``, as
+    the W3C propagator reads it; None for any other carrier (the propagator reads those)."""
+    if len(carrier) != 1:
+        return None
+    header = carrier.get("traceparent")
+    match = _TRACEPARENT.fullmatch(header) if isinstance(header, str) else None
+    if match is None:
+        return None
+    trace_id, span_id, flags = match.groups()
+    if trace_id == _NO_TRACE or span_id == _NO_SPAN:
+        return None
+    parent = trace.SpanContext(
+        int(trace_id, 16), int(span_id, 16), True, trace.TraceFlags(int(flags, 16))
+    )
+    return trace.set_span_in_context(trace.NonRecordingSpan(parent), otel_context.Context())
+
+
+def _carrying(requests: list[PutRequest], carrier: dict[str, str]) -> list[PutRequest]:
+    """`requests` with `carrier` in each one's data (a copy of the request and its data, for
+    data that is a dict)."""
+    if not carrier:
+        return requests
+    return [
+        replace(request, data=_with_carrier(request.data, carrier))
+        if isinstance(request.data, Mapping)
+        else request
+        for request in requests
+    ]
+
+
+def _record(span: trace.Span, error: Exception) -> None:
+    """`error` on `span`: an exception event, and the span's status an error."""
+    span.record_exception(error)
+    span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
 
 
 def _records_nothing(tracer: trace.Tracer) -> bool:
@@ -204,10 +306,17 @@ _default = Tracing()
 
 
 def instrument(
-    client: Client | ShardedClient, *, tracer_provider: trace.TracerProvider | None = None
+    client: Client | ShardedClient,
+    *,
+    tracer_provider: trace.TracerProvider | None = None,
+    full_attributes: bool = False,
 ) -> None:
-    """Trace every put of `client`, on `tracer_provider` (default: the global one)."""
-    (_default if tracer_provider is None else Tracing(tracer_provider)).instrument(client)
+    """Trace every put of `client`, on `tracer_provider` (default: the global one); see
+    `Tracing` for `full_attributes`."""
+    if tracer_provider is None and not full_attributes:
+        _default.instrument(client)
+    else:
+        Tracing(tracer_provider, full_attributes=full_attributes).instrument(client)
 
 
 async def middleware(job: Job, perform: Perform) -> Any:

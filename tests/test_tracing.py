@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -54,6 +54,26 @@ def _clean() -> None:
     seen.clear()
 
 
+def send_attributes(jid: str | None = None) -> dict[str, object]:
+    """The default attributes of a ``send t`` span: of a put of one job (`jid`) or a batch."""
+    common: dict[str, object] = {
+        "messaging.system": "qless",
+        "messaging.operation.type": "send",
+        "messaging.destination.name": "t",
+    }
+    return common if jid is None else {**common, "messaging.message.id": jid}
+
+
+def process_attributes(jid: str) -> dict[str, object]:
+    """The default attributes of job `jid`'s ``process t`` span."""
+    return {
+        "messaging.system": "qless",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": "t",
+        "messaging.message.id": jid,
+    }
+
+
 def finished(name: str) -> list[ReadableSpan]:
     return [span for span in span_exporter().get_finished_spans() if span.name == name]
 
@@ -87,16 +107,19 @@ async def test_the_context_rides_in_the_data_and_job_code_never_sees_it(
     )
     await run(client, "t")
     assert sorted(map(str, seen)) == sorted(map(str, [{"user": 42}, {"n": 1}, [1, 2]]))
-    (single,) = [s for s in finished("send t") if s.attributes and "aqless.klass" in s.attributes]
+    (single,) = [s for s in finished("send t") if s.attributes == send_attributes(jid)]
     (batch,) = [s for s in finished("send t") if s is not single]
-    assert batch.attributes is not None
-    assert batch.attributes["messaging.batch.message_count"] == 2
+    assert batch.attributes == {**send_attributes(), "messaging.batch.message_count": 2}
     processes = finished("process t")
     assert len(processes) == 3
     parents = sorted(p.parent.span_id for p in processes if p.parent is not None)
     # the list data carried nothing: its processing starts a trace of its own
     assert parents == sorted([single.context.span_id, batch.context.span_id])
     assert all(p.kind == SpanKind.CONSUMER for p in processes)
+    (looked,) = [
+        p for p in processes if p.attributes and p.attributes["messaging.message.id"] == jid
+    ]
+    assert looked.attributes == process_attributes(jid)
 
 
 async def test_a_put_outside_any_trace_starts_one(client: aqless.Client) -> None:
@@ -117,21 +140,20 @@ async def test_a_retried_job_keeps_its_parent_and_failures_are_errors(
 ) -> None:
     tracing.instrument(client)
     with trace.get_tracer("test").start_as_current_span("request"):
-        await client.queues["t"].put("t.Flaky", {"x": 1})
-        await client.queues["t"].put("t.Broken", {})
+        flaky_jid = await client.queues["t"].put("t.Flaky", {"x": 1})
+        broken_jid = await client.queues["t"].put("t.Broken", {})
     await run(client, "t")
     assert seen == [{"x": 1}, {"x": 1}]
-    sends = {s.attributes["aqless.klass"]: s for s in finished("send t") if s.attributes}
+    sends = {s.attributes["messaging.message.id"]: s for s in finished("send t") if s.attributes}
     processes = finished("process t")
-    flaky_runs = [
-        p for p in processes if p.attributes and p.attributes["aqless.klass"] == "t.Flaky"
+    flaky_runs = [p for p in processes if p.attributes and flaky_jid in p.attributes.values()]
+    assert [p.attributes for p in flaky_runs] == [
+        {**process_attributes(flaky_jid), "aqless.retry_delay": 0},
+        process_attributes(flaky_jid),
     ]
-    assert len(flaky_runs) == 2
-    assert {p.parent.span_id for p in flaky_runs if p.parent} == {sends["t.Flaky"].context.span_id}
+    assert {p.parent.span_id for p in flaky_runs if p.parent} == {sends[flaky_jid].context.span_id}
     assert all(p.status.status_code == StatusCode.UNSET for p in flaky_runs)  # Retry: no error
-    (failed,) = [
-        p for p in processes if p.attributes and p.attributes["aqless.klass"] == "t.Broken"
-    ]
+    (failed,) = [p for p in processes if p.attributes == process_attributes(broken_jid)]
     assert failed.status.status_code == StatusCode.ERROR
     assert [event.name for event in failed.events] == ["exception"]
 
@@ -205,3 +227,93 @@ async def test_with_a_no_op_tracer_the_worker_only_removes_the_context(
     assert seen == [{"user": 7}]  # the key is gone all the same
     assert finished("process t") == []
     assert currents == [trace.INVALID_SPAN]  # no span was made current for the job
+
+
+@handlers.register("t.Child")
+async def child(job: aqless.Job) -> None:
+    with trace.get_tracer("job code").start_as_current_span("lookup"):
+        pass
+
+
+async def test_spans_the_job_code_makes_are_children_of_its_process_span(
+    client: aqless.Client,
+) -> None:
+    await client.queues["t"].put("t.Child", {})
+    await run(client, "t")
+    (process,) = finished("process t")
+    (lookup,) = finished("lookup")
+    assert lookup.parent is not None
+    assert lookup.parent.span_id == process.context.span_id
+
+
+async def test_full_attributes_add_aqless_own(client: aqless.Client) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.instrument(client, tracer_provider=provider, full_attributes=True)
+    jid = await client.queues["t"].put("t.Look", {"n": 1})
+    traced = tracing.Tracing(provider, full_attributes=True)
+    worker = aqless.Worker(
+        client, ["t"], handlers=handlers, middleware=[traced.middleware], burst=True
+    )
+    with anyio.fail_after(20):
+        await worker.run()
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    assert spans["send t"].attributes == {**send_attributes(jid), "aqless.klass": "t.Look"}
+    assert spans["process t"].attributes == {
+        **process_attributes(jid),
+        "aqless.klass": "t.Look",
+        "aqless.retries_left": 5,
+    }
+
+
+async def test_a_put_the_server_refuses_is_an_error_on_its_send_span(
+    client: aqless.Client,
+) -> None:
+    tracing.instrument(client)
+    with pytest.raises(aqless.JobNotFoundError):
+        await client.queues["t"].put("t.Look", {}, jid="missing", requeue=True)
+    (send,) = finished("send t")
+    assert send.status.status_code == StatusCode.ERROR
+    assert [event.name for event in send.events] == ["exception"]
+
+
+TRACE_ID, SPAN_ID = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+
+
+@pytest.mark.parametrize(
+    "carrier",
+    [
+        {"traceparent": f"00-{TRACE_ID}-{SPAN_ID}-01"},
+        {"traceparent": f" 00-{TRACE_ID}-{SPAN_ID}-01"},  # the propagator allows blanks
+        {"traceparent": f"00-{TRACE_ID}-{SPAN_ID}-01", "tracestate": "vendor=x"},
+        {"traceparent": f"01-{TRACE_ID}-{SPAN_ID}-01-later"},  # a later version's form
+        {"traceparent": f"00-{TRACE_ID}-{SPAN_ID}-03"},  # flags beyond sampled
+        {"traceparent": f"00-{'0' * 32}-{SPAN_ID}-01"},  # invalid: no parent
+        {"traceparent": f"00-{TRACE_ID.upper()}-{SPAN_ID}-01"},  # invalid: no parent
+        {"traceparent": f"00-{TRACE_ID}-{SPAN_ID}-01", "baggage": "user=7"},
+    ],
+)
+async def test_the_parent_is_what_the_propagator_reads_from_the_carrier(
+    client: aqless.Client, carrier: dict[str, str]
+) -> None:
+    # written as another client (or an older aqless) might: the worker reads any carrier
+    # the way the configured propagator does
+    await client.queues["t"].put("t.Look", {"user": 1, TRACE_KEY: carrier})
+    await run(client, "t")
+    (process,) = finished("process t")
+    expected = trace.get_current_span(propagate.extract(carrier)).get_span_context()
+    if expected.is_valid:
+        assert process.parent == expected
+        assert process.context.trace_id == expected.trace_id
+    else:
+        assert process.parent is None
+    assert seen == [{"user": 1}]
+
+
+async def test_a_job_put_in_an_unsampled_trace_records_no_span(client: aqless.Client) -> None:
+    carrier = {"traceparent": f"00-{TRACE_ID}-{SPAN_ID}-00"}
+    await client.queues["t"].put("t.Look", {TRACE_KEY: carrier})
+    await run(client, "t")
+    assert finished("process t") == []
+    assert seen == [{}]

@@ -103,7 +103,7 @@ async def test_a_trace_started_in_a_request_holds_the_workers_processing_span(
     assert process.parent.span_id == send.context.span_id
     assert process.attributes is not None
     assert process.attributes["messaging.message.id"] == jid
-    assert process.attributes["aqless.klass"] == "signups.SendWelcome"
+    assert process.attributes["messaging.destination.name"] == "signups"
     # the job's code never saw the context, and the completed job keeps none
     async with aqless.Client(server_url) as client:
         job = await client.jobs.get(jid)
