@@ -381,13 +381,15 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
   local result = Results.fields(o, next_queue)
   -- the fields as locals: a table by name would cost the server more than reading one (the
   -- priority only for a next queue: each field read costs about as much as a small table)
+  -- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
+  -- that is mostly absent, Batch.ended's HGET)
   local v
   if next_queue == nil then
     v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-      'held_in', 'throttles', 'attempt')
+      'held_in', 'throttles', 'attempt', 'checkpoint', 'batch')
   else
     v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-      'time', 'held_in', 'throttles', 'attempt')
+      'time', 'held_in', 'throttles', 'attempt', 'checkpoint')
   end
   local holder, state, job_queue, held_in = v[1] or nil, v[2] or nil, v[5] or nil, v[7] or nil
   if state ~= 'running' or holder ~= worker or job_queue ~= queue then
@@ -401,10 +403,10 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
 
   History.append(jid, now, 'done')
   Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
-  -- done: its checkpoint (checkpoint.lua) goes, with `held_in` when the job has one
+  -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
   if held_in ~= nil then
     call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
-  else
+  elseif v[10] then
     call('HDEL', Keys.job(jid), 'checkpoint')
   end
   -- (read before the release, which changes none of these keys)
@@ -447,7 +449,7 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
 
   Events.completed(jid, queue)
   Dedup.release(jid, v[3] or nil)  -- the dedup id
-  Batch.ended(now, jid, 'done')
+  Batch.ended(now, jid, 'done', v[11])
   local name, value = data_pair(data, keep, 'complete')
   call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
