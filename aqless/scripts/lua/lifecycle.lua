@@ -22,8 +22,20 @@ end
 -- under one worker name (a lock that expired, then a pop by the same worker) are told
 -- apart. Without one (other clients), nothing is checked. `verb`: the text's prefix;
 -- `given`: the argument (nil: none); `stored`: the job's field.
+-- (The usual call gives the attempt as stored, the same text: a whole number's text, known
+-- once, answers it without reading either as a number.)
+function Job.is_whole_number_text(text)
+  if Job.whole_number_texts == nil then
+    Job.whole_number_texts = memo(function(known)
+      local n = number(known)
+      return n ~= nil and n == math.floor(n)
+    end)
+  end
+  return Job.whole_number_texts(text)
+end
 function Job.check_attempt(verb, jid, given, stored)
   if given == nil then return end
+  if given == stored and Job.is_whole_number_text(given) then return end
   local n = number(given)
   if n == nil or n ~= math.floor(n) then
     raise(verb .. '(): Arg "attempt" not a whole number: ' .. tostring(given))
