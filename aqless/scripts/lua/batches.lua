@@ -140,8 +140,9 @@ end
 -- A job ended (`outcome`: done or failed): counted on its batch, if it is a member still
 -- pending; the callbacks whose condition that meets are put. Called once by each path that
 -- ends a job (complete, fail, retry or lock loss with none left, cancel).
-function Batch.ended(now, jid, outcome)
-  local bid = call('HGET', Keys.job(jid), 'batch')
+-- `bid`: the job's `batch` field when the caller read it already (false: none), else nil.
+function Batch.ended(now, jid, outcome, bid)
+  if bid == nil then bid = call('HGET', Keys.job(jid), 'batch') end
   if not bid then return end
   local key, members = Batch.batch_key(bid), Batch.members_key(bid)
   if call('HGET', members, jid) ~= 'pending' then return end

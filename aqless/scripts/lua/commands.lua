@@ -355,8 +355,13 @@ GROUPS['job'] = function() return {
     if a.n >= 6 and a.n % 2 == 0 and a[a.n - 1] == 'attempt' then
       attempt, a[a.n - 1], a[a.n], a.n = a[a.n], nil, nil, a.n - 2
     end
+    -- and keep_data before it, the same way (a job whose code left its data alone)
+    local keep = false
+    if a.n >= 6 and a.n % 2 == 0 and a[a.n - 1] == 'keep_data' then
+      keep, a[a.n - 1], a[a.n], a.n = true, nil, nil, a.n - 2
+    end
     local o = options(a, 5)
-    local keep = o.keep_data ~= nil
+    keep = keep or o.keep_data ~= nil
     attempt = attempt or o.attempt
     if o ~= NOTHING then o = {result = o.result, result_dropped = o.result_dropped} end
     return Job.complete(REQLESS, now, jid, worker, queue, data, o, keep, attempt)

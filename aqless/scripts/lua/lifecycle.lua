@@ -16,6 +16,17 @@ local function refuse_job(D, name, jid, job)
   refuse(D, name, {jid = jid, state = job.state, worker = job.worker, queue = job.queue})
 end
 
+-- Whether `text` is a whole number's text (remembered per text: attempts are few).
+function Job.is_whole_number_text(text)
+  if Job.whole_number_texts == nil then
+    Job.whole_number_texts = memo(function(known)
+      local n = number(known)
+      return n ~= nil and n == math.floor(n)
+    end)
+  end
+  return Job.whole_number_texts(text)
+end
+
 -- Fencing (aqless's own): every pop of a job stores a new, rising `attempt` in its hash
 -- (queue.lua's hand_out). aqless's workers give it with the verbs of the job's owner, and a
 -- verb given an attempt that is not the job's current one is refused, so that two attempts
@@ -26,8 +37,11 @@ end
 -- attempt, popped by another worker), and never mistaken for a retried verb of the current
 -- attempt that already took effect. `verb`: the text's prefix; `given`: the argument (nil:
 -- none); `stored`: the job's field.
+-- (The usual call gives the attempt as stored, the same text: a whole number's text, known
+-- once, answers it without reading either as a number.)
 function Job.check_attempt(verb, jid, given, stored)
   if given == nil then return end
+  if given == stored and Job.is_whole_number_text(given) then return end
   local n = number(given)
   if n == nil or n ~= math.floor(n) then
     raise(verb .. '(): Arg "attempt" not a whole number: ' .. tostring(given))
@@ -385,13 +399,15 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
   local result = Results.fields(o, next_queue)
   -- the fields as locals: a table by name would cost the server more than reading one (the
   -- priority only for a next queue: each field read costs about as much as a small table)
+  -- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
+  -- that is mostly absent, Batch.ended's HGET)
   local v
   if next_queue == nil then
     v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-      'held_in', 'throttles', 'attempt')
+      'held_in', 'throttles', 'attempt', 'checkpoint', 'batch')
   else
     v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-      'time', 'held_in', 'throttles', 'attempt')
+      'time', 'held_in', 'throttles', 'attempt', 'checkpoint')
   end
   local holder, state, job_queue, held_in = v[1] or nil, v[2] or nil, v[5] or nil, v[7] or nil
   if state ~= 'running' or holder ~= worker or job_queue ~= queue then
@@ -406,10 +422,10 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
 
   History.append(jid, now, 'done')
   Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
-  -- done: its checkpoint (checkpoint.lua) goes, with `held_in` when the job has one
+  -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
   if held_in ~= nil then
     call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
-  else
+  elseif v[10] then
     call('HDEL', Keys.job(jid), 'checkpoint')
   end
   -- (read before the release, which changes none of these keys)
@@ -452,7 +468,7 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
 
   Events.completed(jid, queue)
   Dedup.release(jid, v[3] or nil)  -- the dedup id
-  Batch.ended(now, jid, 'done')
+  Batch.ended(now, jid, 'done', v[11])
   local name, value = data_pair(data, keep, 'complete')
   call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
     'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
