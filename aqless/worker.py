@@ -13,7 +13,10 @@ With ``prefetch`` (off by default), the worker pops up to that many jobs beyond 
 slots and holds them, their locks renewed like the running jobs', until a slot frees: the
 held job then starts at once, while the outcome of the one before and the pop of the next
 are on their way, so the worker and the server work at the same time instead of taking
-turns. A held job waits behind the running ones, and no other worker can take it meanwhile.
+turns. A slot that frees while the loop's pop is on its way sends the next pop at once,
+with its outcome (``_pop_ahead``): two pops on their way, the second counting what the
+first asked for (aqless._worker.running). A held job waits behind the running ones, and no
+other worker can take it meanwhile.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._worker.locks), and the perform step
