@@ -4,7 +4,8 @@ redis-py checks a connection out of its pool for each call or pipeline, packs co
 Python and reads each reply under a timer of its own: about 60 µs of client CPU per round
 trip and 15 µs per pipelined call on a slow machine. A ``LeanConnection`` keeps one connection per
 client and event loop, packs with hiredis (C), writes every call at once (calls made in the
-same turn of the event loop share one write), and matches replies to callers in order. One
+same turn of the event loop share one write), and matches replies to callers in order (of
+the replies one read brings, the first caller's at once, the others a turn later). One
 timer per connection, not per call, enforces the socket timeout.
 
 It serves every kind of deployment: its ``Endpoint`` (aqless._connection.endpoint) says where
