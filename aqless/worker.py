@@ -13,7 +13,10 @@ With ``prefetch`` (off by default), the worker pops up to that many jobs beyond 
 slots and holds them, their locks renewed like the running jobs', until a slot frees: the
 held job then starts at once, while the outcome of the one before and the pop of the next
 are on their way, so the worker and the server work at the same time instead of taking
-turns. A held job waits behind the running ones, and no other worker can take it meanwhile.
+turns. A slot that frees while the loop's pop is on its way sends the next pop at once,
+with its outcome (``_pop_ahead``): two pops on their way, the second counting what the
+first asked for (aqless._worker.running). A held job waits behind the running ones, and no
+other worker can take it meanwhile.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._worker.locks), and the perform step
@@ -260,13 +263,19 @@ class Worker:
         # whether a pop could find a job: the last one came back full, or news came since;
         # when not, a finished job wakes the loop only if it may have released others
         self._maybe_more = True
+        self._popping = False  # the loop's pop is on its way
+        # two pops may be on their way: with prefetch, where calls run in the order sent
+        self._pipelined = False
+        self._ahead = Wakeup()  # a slot freed while it was: pop ahead (see _pop_ahead)
+        self._popping_ahead = False
         self._locks = LockKeeper(
             client, self.name, self._running.by_jid, on_lost=self._on_lost, outage=self.outage
         )
         self._info = InfoPublisher(
             client, self.name, self.selection.specs, concurrency, self.counters
         )
-        self._runners = Runners(self._perform, _task_name, keep=concurrency)
+        # with prefetch, a held job starts while the job before reports (in another task)
+        self._runners = Runners(self._perform, _task_name, keep=concurrency + min(prefetch, 1))
         self._performer = Performer(
             client,
             self.handlers,
@@ -420,11 +429,17 @@ class Worker:
             services.start_soon(self._housekeeping)
             services.start_soon(keep_schedules, self.client)
             services.start_soon(self._info.run)
-            # a job ending while the next pop is on its way reports with the pop after it
+            # a job ending while the next pop is on its way reports with the pop after it,
+            # sent at once when the pops may run ahead (see _pop_ahead)
             self._batcher.hold_behind_ordered = self.prefetch > 0
+            self._pipelined = self.prefetch > 0 and self.client.protocol.in_order
+            self._batcher.in_order = self._pipelined
+            self._batcher.on_landed = self._running.landed
             try:
                 async with anyio.create_task_group() as jobs:
                     self._jobs = jobs
+                    if self._pipelined:
+                        services.start_soon(self._pop_ahead_when_asked, jobs)
                     if self.resume:
                         await self._resume(jobs)
                     await self._reserve_loop(jobs)
@@ -449,7 +464,11 @@ class Worker:
                 self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
                 await self._wait_for_a_slot(wake)
                 continue
-            popped, asked = await self._popper.pop(self.interval)
+            self._popping = True
+            try:
+                popped, asked = await self._popper.pop(self.interval)
+            finally:
+                self._popping = False
             self._maybe_more = len(popped) >= asked
             for job in popped:
                 self._take(jobs, job)
@@ -468,6 +487,7 @@ class Worker:
                 and not popped
                 and not self._running.by_jid
                 and not self._popper.held
+                and not self._popping_ahead
             ):
                 logger.info("worker %s found no more work; finishing", self.name)
                 self.finish()
@@ -602,10 +622,47 @@ class Worker:
             self._start_held(self._jobs)
         if self._maybe_more or self._state != "running":
             self._wakeup.fire()
+            self._pop_ahead()
         if self._budget is not None:
             self._budget.freed()
 
+    def _pop_ahead(self) -> None:
+        """With prefetch, a slot that frees while the loop's pop is on its way sends the
+        next pop now, with the outcome that freed it, rather than after the first lands:
+        two pops on their way keep the server busy while the worker reads the other's
+        reply and runs its job, so neither waits for the other (see aqless._worker.running
+        for how the second pop counts the jobs the first will bring)."""
+        if (
+            self._popping
+            and self._popper.in_flight  # sent: what it asked for is counted
+            and not self._popping_ahead
+            and self._pipelined
+            and not self.paused
+            and self._state == "running"
+            and self._popper.free() > 0
+        ):
+            self._popping_ahead = True
+            self._ahead.fire()
+
+    async def _pop_ahead_when_asked(self, jobs: TaskGroup) -> None:
+        """The pops ahead of the loop's, for ever (cancel to stop)."""
+        while True:
+            wanted = self._ahead.event
+            if not self._popping_ahead:
+                await wanted.wait()
+                continue
+            try:
+                if self._popper.free() > 0:  # else the loop's pop landed meanwhile, and took it
+                    popped, _ = await self._popper.pop(self.interval, ahead=True)
+                    for job in popped:
+                        self._take(jobs, job)
+            finally:
+                self._popping_ahead = False
+                self._wakeup.fire()
+
     async def _wind_down(self) -> None:
+        while self._popping_ahead:  # its jobs are taken (and handed back) like the loop's
+            await self._wakeup.event.wait()
         if not self._run_held:
             self._hand_back_held()
         self._runners.close()

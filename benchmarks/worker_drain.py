@@ -10,9 +10,10 @@ Runs on the embedded Valkey (aqless.embedded.default_url()) or --url, in the nam
 ``aqbench`` (whose keys are deleted before each phase; nothing else is touched).
 
     python benchmarks/worker_drain.py [--jobs 20000] [--repeat 1] [--rate 200]
-        [--seconds 10] [--url redis://...] [--prefetch N]
+        [--seconds 10] [--url redis://...] [--prefetch N] [--concurrency 1 ...] [--no-pickup]
 
 ``--prefetch N`` runs every worker with ``aqless-run --prefetch N`` (by AQLESS_PREFETCH).
+``--concurrency 1 --no-pickup`` measures only the one-slot drain (round-trip bound).
 """
 
 from __future__ import annotations
@@ -252,6 +253,9 @@ async def run(options: argparse.Namespace) -> None:
                     for _ in range(options.repeat)
                 ]
             report_drain(options.jobs, results)
+            if options.no_pickup:
+                await clean(client)
+                return
             latencies, cost = await pickup(client, folder, options.rate, options.seconds)
             report_pickup(options.rate, latencies, cost)
             await clean(client)
@@ -270,6 +274,7 @@ def main() -> None:
     parser.add_argument(
         "--prefetch", type=int, default=None, help="the workers' prefetch (default: theirs)"
     )
+    parser.add_argument("--no-pickup", action="store_true", help="drain only: skip the pickup")
     anyio.run(run, parser.parse_args())
 
 

@@ -285,3 +285,79 @@ async def test_calls_held_behind_an_ordered_call_go_once_it_lands_if_none_follow
             await anyio.wait_all_tasks_blocked()
         batcher.close()
     assert send.batches == [[("queue.pop", ("q", 1))], [("job.complete", ("b",))]]
+
+
+async def test_in_order_an_ordered_call_counts_what_the_batches_in_flight_release() -> None:
+    """Where batches run in the order sent (one connection), an ordered call made while
+    another batch flies knows that its outcomes run first, and flies beside it at once."""
+    send = _Gated()
+    batcher = Batcher(send, depth=2)
+    batcher.in_order = True
+    seen: list[list[str]] = []
+
+    def pop(released: Sequence[str]) -> Call:
+        seen.append(list(released))
+        return ("queue.pop", ("q", "w", len(released)))
+
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        group.start_soon(batcher.submit, ("job.complete", ("a",)), "a")  # alone, in flight
+        await anyio.wait_all_tasks_blocked()
+        group.start_soon(batcher.submit_ordered, pop)
+        await anyio.wait_all_tasks_blocked()
+        assert len(send.batches) == 2  # both on their way
+        send.release.set()
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert seen == [["a"]]
+    assert send.batches[1] == [("queue.pop", ("q", "w", 1))]
+
+
+async def test_in_order_the_outcomes_that_landed_are_told_and_failed_ones_are_not() -> None:
+    landed: list[str] = []
+    outcomes = iter([None, ConnectionLostError("gone")])
+
+    async def send(calls: Sequence[Call]) -> list[Reply]:
+        failure = next(outcomes)
+        if failure is not None:
+            raise failure
+        return [command for command, _ in calls]
+
+    batcher = Batcher(send, depth=2)
+    batcher.in_order = True
+    batcher.on_landed = landed.extend
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        await batcher.submit(("job.complete", ("a",)), "a")
+        with pytest.raises(ConnectionLostError):
+            await batcher.submit(("job.complete", ("b",)), "b")
+        batcher.close()
+    assert landed == ["a"]
+
+
+async def test_a_call_held_for_an_ordered_call_that_took_off_waits_for_the_next() -> None:
+    """The wake that would send a held call alone, if no ordered call followed, comes a
+    turn later: an ordered call that took off meanwhile took it, and a call queued since
+    waits for the next ordered call rather than flying alone."""
+    send = _Gated()
+    batcher = Batcher(send, depth=2)
+    batcher.hold_behind_ordered = True
+    batcher.in_order = True
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        batcher.hold_lone_calls = True
+        group.start_soon(batcher.submit, ("job.complete", ("a",)), "a")
+        group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", (*ahead,)))
+        group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")
+        await anyio.wait_all_tasks_blocked()
+        batcher.hold_lone_calls = False
+        assert len(send.batches) == 1  # `b` is held behind the pop in flight
+        group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", (*ahead,)))
+        await anyio.wait_all_tasks_blocked()
+        send.release.set()
+        await anyio.wait_all_tasks_blocked()
+        batcher.close()
+    assert send.batches == [
+        [("job.complete", ("a",)), ("queue.pop", ("a",))],
+        [("job.complete", ("b",)), ("queue.pop", ("a", "b"))],
+    ]

@@ -109,6 +109,36 @@ async def test_a_cancelled_caller_leaves_the_replies_of_others_in_order(client: 
     assert await wire.call(("GET", "a")) == "A"
 
 
+async def test_of_replies_read_together_the_first_callers_next_call_goes_before_the_next_reply(
+    client: Client,
+) -> None:
+    """Two calls on their way whose replies come in one read: the first caller, and a task it
+    starts, run before the second caller hears its reply (a worker's next pop is written
+    before it reads the other pop's reply, so the two do not land and go again together)."""
+    wire = wire_of(client)
+    await wire.call(("PING",))  # connected
+    heard: list[str] = []
+
+    async def follow_up() -> None:
+        heard.append("follow-up sent")
+        await wire.call(("PING",))
+
+    async def first() -> None:
+        await wire.call(("ECHO", "first"))
+        heard.append("first")
+        asyncio.get_running_loop().create_task(follow_up())
+
+    async def second() -> None:
+        await wire.call(("ECHO", "second"))
+        heard.append("second")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(first)
+        group.start_soon(second)  # both written in one turn: their replies come together
+    await anyio.wait_all_tasks_blocked()
+    assert heard == ["first", "follow-up sent", "second"]
+
+
 async def test_a_dropped_connection_fails_its_calls_and_the_next_one_reconnects(
     client: Client,
 ) -> None:

@@ -20,6 +20,12 @@ call is in flight waits for the next ordered call instead of flying at once: a j
 ends while its worker's pop is on its way reports with the pop that follows, as one call,
 rather than in a round trip of its own. The held calls go at the latest one turn of the
 event loop after the ordered call lands, whether or not another follows.
+
+With ``in_order`` (set where every batch goes on one connection, in the order sent: the lean
+connection, aqless._connection.lean), an ordered call is made from the jids released by the
+batches still in flight too, not only by the calls of its own batch: the server runs those
+first. A worker with two pops on their way (see aqless.worker) counts the outcomes ahead of
+its second pop that way.
 """
 
 from __future__ import annotations
@@ -108,6 +114,13 @@ class Batcher:
         #: ordered call (see the module's documentation).
         self.hold_behind_ordered = False
         self._ordered_in_flight = 0
+        #: While set, the batches in flight run before any batch sent after them (see the
+        #: module's documentation): the jids they release count for the ordered calls made.
+        self.in_order = False
+        self._releasing: dict[int, list[str]] = {}  # in flight: jids released, by batch
+        #: Told the jids released by the calls of each batch that landed (`in_order` only):
+        #: the server has run their outcomes, though their callers have not woken yet.
+        self.on_landed: Callable[[Sequence[str]], None] | None = None
         self.depth = depth
         self.round_trips = 0
         self.calls = 0
@@ -120,7 +133,7 @@ class Batcher:
         if self._closed:
             raise RuntimeError("this batcher is closed")
         if not self._queue and self._in_flight == 0 and not self.hold_lone_calls:
-            return await self._alone(call)
+            return await self._alone(call, releases=releases)
         return await self._wait(_Pending(call, None, releases))
 
     async def submit_ordered(self, make: MakeCall) -> Reply:
@@ -136,7 +149,9 @@ class Batcher:
             return await self._alone(make(()), ordered=True)
         self._ordered += 1
         pending = _Pending(_UNMADE, make)
-        if self._in_flight == 0:  # only held calls wait: fly them from here
+        # only held calls wait (or, `in_order`, the batches in flight run first anyway): fly
+        # them from here
+        if self._in_flight == 0 or (self.in_order and self._in_flight < self.depth):
             self._queue.append(pending)
             return await self._fly_here(pending)
         return await self._wait(pending)
@@ -157,7 +172,7 @@ class Batcher:
             # the holder's ordered call, due in the next turn, is to fly this one from its
             # own task: the sending task is woken only if it did not (a wake per job
             # costs a worker with one slot a few percent of its time)
-            asyncio.get_running_loop().call_soon(self._wake_sender)
+            asyncio.get_running_loop().call_soon(self._send_held)
         elif self.hold_behind_ordered and self._ordered_in_flight and pending.make is None:
             pass  # it goes with the next ordered call, or once the one in flight lands
         else:
@@ -167,20 +182,40 @@ class Batcher:
             raise pending.error
         return pending.reply
 
-    async def _alone(self, call: Call, *, ordered: bool = False) -> Reply:
-        """Nothing else is on its way: send the call from the caller's own task, saving the
-        hop to the batcher's (calls arriving meanwhile go in the next batch)."""
+    async def _alone(
+        self, call: Call, *, ordered: bool = False, releases: str | None = None
+    ) -> Reply:
+        """Nothing else waits to be sent: send the call from the caller's own task, saving
+        the hop to the batcher's (calls arriving meanwhile go in the next batch)."""
         self._in_flight += 1
         self.round_trips += 1
         self.calls += 1
         if ordered:
             self._ordered_in_flight += 1
+        key = self._flying([] if releases is None else [releases])
+        landed: list[str] = []
         try:
             (reply,) = await self._send([call])
+            if releases is not None:
+                landed.append(releases)
             return reply
         finally:
+            self._land_releases(key, landed)
             self._in_flight -= 1
             self._landed(ordered=ordered)
+
+    def _flying(self, released: list[str]) -> int:
+        """Note the jids a batch about to be sent releases, until it lands (a key)."""
+        key = id(released)
+        if self.in_order and released:
+            self._releasing[key] = released
+        return key
+
+    def _released_in_flight(self) -> list[str]:
+        """The jids released by the batches in flight, when they run first (`in_order`)."""
+        if not self._releasing:
+            return []
+        return [jid for released in self._releasing.values() for jid in released]
 
     def _wake_sender(self) -> None:
         """Wake the sending task (``run``) if it has something to do: calls queued, or the
@@ -214,7 +249,7 @@ class Batcher:
                         return  # the task group waits for the batches in flight
                     await changed.wait()
                     continue
-                if self._in_flight >= self.depth:
+                if self._in_flight >= self.depth or self._holding_behind_ordered():
                     await changed.wait()  # a batch lands, or more calls arrive
                     continue
                 batch = self._take_batch()
@@ -234,11 +269,12 @@ class Batcher:
         self._ordered = 0
         batch.sort(key=lambda pending: pending.make is not None)  # stable
         made: list[_Pending] = []
+        in_flight = self._released_in_flight()
         for pending in batch:
             if pending.make is not None:
                 try:
                     released = [ahead.releases for ahead in made if ahead.releases is not None]
-                    pending.call = pending.make(released)
+                    pending.call = pending.make(in_flight + released)
                 except Exception as error:  # its caller's bug, not the batch's
                     pending.error = error
                     pending.done.set()
@@ -268,6 +304,7 @@ class Batcher:
     async def _fly(self, batch: list[_Pending], *, ordered: bool = False) -> None:
         if ordered:
             self._ordered_in_flight += 1
+        key = self._flying([p.releases for p in batch if p.releases is not None])
         try:
             replies = await self._send([pending.call for pending in batch])
         except BaseException as error:  # the round trip failed: every call of it did
@@ -283,8 +320,19 @@ class Batcher:
             for pending, reply in zip(batch, replies, strict=True):
                 pending.land(reply, self._pairing)
         finally:
+            if self.on_landed is not None:
+                self._land_releases(key, _released_by(batch))
+            else:
+                self._releasing.pop(key, None)
             self._in_flight -= 1
             self._landed(ordered=ordered)
+
+    def _land_releases(self, key: int, released: list[str]) -> None:
+        """The batch `key` is no longer in flight; tell of the outcomes in it that reached
+        the server (`released`: a call whose round trip failed may not have)."""
+        self._releasing.pop(key, None)
+        if released and self.on_landed is not None and self.in_order:
+            self.on_landed(released)
 
     def _landed(self, *, ordered: bool) -> None:
         if not ordered:
@@ -294,6 +342,28 @@ class Batcher:
         if self.hold_behind_ordered:
             # the calls held behind it go with the next ordered call, if its caller makes
             # one at once (from its own task); else the sending task takes them
-            asyncio.get_running_loop().call_soon(self._wake_sender)
+            asyncio.get_running_loop().call_soon(self._send_held)
         else:
             self._wake_sender()
+
+    def _holding_behind_ordered(self) -> bool:
+        """Whether the queued calls wait for the next ordered call, or for the one in flight
+        to land (however long ago the sending task was woken)."""
+        return self.hold_behind_ordered and bool(self._ordered_in_flight) and not self._ordered
+
+    def _send_held(self) -> None:
+        """Wake the sending task for the calls held for an ordered call, unless one took off
+        meanwhile (with them) and `hold_behind_ordered`: the calls queued since wait for the
+        next (or for it to land)."""
+        if not (self.hold_behind_ordered and self._ordered_in_flight):
+            self._wake_sender()
+
+
+def _released_by(batch: Sequence[_Pending]) -> list[str]:
+    """The jids released by the calls of a batch that got their replies."""
+    return [
+        part.releases
+        for pending in batch
+        for part in (pending.parts or (pending,))
+        if part.releases is not None and part.error is None
+    ]

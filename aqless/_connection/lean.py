@@ -4,7 +4,8 @@ redis-py checks a connection out of its pool for each call or pipeline, packs co
 Python and reads each reply under a timer of its own: about 60 µs of client CPU per round
 trip and 15 µs per pipelined call on a slow machine. A ``LeanConnection`` keeps one connection per
 client and event loop, packs with hiredis (C), writes every call at once (calls made in the
-same turn of the event loop share one write), and matches replies to callers in order. One
+same turn of the event loop share one write), and matches replies to callers in order (of
+the replies one read brings, the first caller's at once, the others a turn later). One
 timer per connection, not per call, enforces the socket timeout.
 
 It serves every kind of deployment: its ``Endpoint`` (aqless._connection.endpoint) says where
@@ -169,33 +170,40 @@ class RespStream(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         reader = self._reader
+        answered: list[tuple[_Waiter, Any]] = []
         try:
             reader.feed(data)
             while (reply := reader.gets()) is not NO_MORE:
-                self._deliver(reply)
+                self._deliver(reply, answered)
         except hiredis.ProtocolError as error:
             self.abort(RedisConnectionError(f"the server's reply is garbled: {error}"))
+        if answered:
+            # the first caller now; the others a turn later: what the first sends in reply
+            # (a worker's next pop) is written before their replies are read (two pops on
+            # their way would otherwise land, and go again, together)
+            _answer(*answered[0])
+            if len(answered) > 1:
+                self.loop.call_soon(_answer_all, answered[1:])
+        if self._retired and not self._waiters:
+            self.close()
 
-    def _deliver(self, reply: Any) -> None:
+    def _deliver(self, reply: Any, answered: list[tuple[_Waiter, Any]] | None = None) -> None:
+        """Hand `reply` to its waiter: at once, or (`answered`) by the caller."""
         if not self._waiters:  # nobody asked: the connection is out of step
             raise hiredis.ProtocolError(f"a reply nobody waits for: {reply!r:.80}")
         waiter = self._waiters[0]
         if isinstance(reply, hiredis.ReplyError):
             reply = refusal(str(reply))
-        if not waiter.expected:  # one call: its reply, or its error
-            self._waiters.popleft()
-            if not waiter.future.done():  # done: its caller was cancelled meanwhile
-                if isinstance(reply, ResponseError):
-                    waiter.future.set_exception(reply)
-                else:
-                    waiter.future.set_result(reply)
-        else:
+        if waiter.expected:
             waiter.replies.append(reply)  # a pipeline: errors stay in place
             if len(waiter.replies) < waiter.expected:
                 return
-            self._waiters.popleft()
-            if not waiter.future.done():
-                waiter.future.set_result(waiter.replies)
+            reply = waiter.replies
+        self._waiters.popleft()
+        if answered is not None:
+            answered.append((waiter, reply))
+            return
+        _answer(waiter, reply)
         if self._retired and not self._waiters:
             self.close()
 
@@ -240,6 +248,20 @@ class RespStream(asyncio.Protocol):
         self._retired = True
         if not self._waiters:
             self.close()
+
+
+def _answer(waiter: _Waiter, reply: Any) -> None:
+    if waiter.future.done():  # its caller was cancelled meanwhile
+        return
+    if not waiter.expected and isinstance(reply, ResponseError):
+        waiter.future.set_exception(reply)
+    else:
+        waiter.future.set_result(reply)
+
+
+def _answer_all(answered: list[tuple[_Waiter, Any]]) -> None:
+    for waiter, reply in answered:
+        _answer(waiter, reply)
 
 
 def dropped(cause: BaseException) -> RedisConnectionError:

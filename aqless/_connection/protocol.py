@@ -226,6 +226,12 @@ class Protocol:
         self._batcher: Batcher | None = None
         self._known: dict[str, bool] = {}  # see knows()
 
+    @property
+    def in_order(self) -> bool:
+        """Whether the calls sent one after another run on the server in that order, though
+        the first has no reply yet: they go on one connection (the lean one)."""
+        return self.script.uses_lean_connection
+
     def _now(self, priority: float | None) -> str:
         """A call's `now`, as sent; a call that puts a job at `priority` gets one that
         keeps the client's puts in order (see Stamps)."""

@@ -73,7 +73,8 @@ class Member:
 
     @property
     def held(self) -> int:
-        return self.running.concurrency - self.running.free()
+        # not the jobs a pop on its way asked for: the pop reserves them in the budget
+        return self.running.concurrency - self.running.free() - self.running.coming
 
     def counted(self) -> int:
         """The slots the member counts for in the budget."""

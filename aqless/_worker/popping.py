@@ -94,6 +94,8 @@ class Popper:
         self._budget = budget
         self._limit = (running.concurrency + 3) // 4
         self.failures = 0  # pops failed in a row
+        #: pops sent, whose replies have not come yet
+        self.in_flight = 0
         #: seconds until a rate limit that held the last pop back has a free start, or None
         self.rate_wait: float | None = None
         #: whether a rate limit held the last pop back (its jobs are not done, only paced)
@@ -113,27 +115,33 @@ class Popper:
     def _own_free(self, released: Sequence[str] | None) -> int:
         free = self._running.free(released)
         if self._max_jobs is not None:
-            free = min(free, self._max_jobs - self._counters.started)
+            free = min(free, self._max_jobs - self._counters.started - self._running.coming)
         return free
 
-    async def pop(self, refused_pause: float) -> tuple[list[Job], int]:
+    async def pop(self, refused_pause: float, *, ahead: bool = False) -> tuple[list[Job], int]:
         """Jobs for the free slots, and how many were asked for. A pop that fails is
-        followed by a backoff; one the server refuses by `refused_pause` seconds."""
+        followed by a backoff; one the server refuses by `refused_pause` seconds. A pop
+        `ahead` of the worker's own, sent while that one is on its way, neither waits after
+        a failure (the other pop does) nor tells of rate limits (the other pop's news)."""
         popped: list[Job] = []
         asked = self.free()
-        self.rate_wait = None
-        self.held = False
+        if not ahead:
+            self.rate_wait = None
+            self.held = False
         name = self._client.worker_name
         # outcomes that went ahead of an earlier queue's pop have landed, though their tasks
         # may not have freed their slots yet (an outcome and a pop share one reply)
         landed: list[str] = []
         budget = self._budget
         reserved = 0  # in the budget, for the jobs this pop asked for and brought
+        running = self._running
+        coming = 0  # counted in running.coming: asked for, or popped and not yet taken
+        sent: list[str] = []  # the queues whose pops were sent and have no reply yet
 
         def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int, str]:
-            nonlocal asked, reserved
+            nonlocal asked, reserved, coming
             landed.extend(released)
-            wanted = max(0, min(self._own_free(landed), self._limit) - len(popped))
+            wanted = max(0, min(self._own_free(landed), self._limit - len(popped)))
             if not self._may_pop():  # since the pop was asked for
                 wanted = 0
             if budget is not None:
@@ -141,6 +149,10 @@ class Popper:
                 budget.reserve(wanted)
                 reserved += wanted
             asked = len(popped) + wanted
+            running.coming += wanted
+            coming += wanted
+            self.in_flight += 1
+            sent.append(queue)
             return queue, name, wanted, DATA_APART
 
         try:
@@ -148,29 +160,43 @@ class Popper:
                 reply = await self._client.protocol.json_apart_ordered(
                     "rateLimit.pop", partial(arguments, queue)
                 )
-                self._running.landed(landed)  # its reply came: what went ahead of it ran
-                popped += await self._jobs(queue, reply["jobs"])
+                running.landed(landed)  # its reply came: what went ahead of it ran
+                self.in_flight -= len(sent)
+                sent.clear()
+                jobs = reply["jobs"]
+                running.coming -= coming - len(popped) - len(jobs)  # what it did not bring
+                coming = len(popped) + len(jobs)
+                popped += await self._jobs(queue, jobs)
                 if budget is not None:  # keep the slots of the jobs it brought
                     budget.give_back(asked - len(popped))
                     reserved -= asked - len(popped)
-                self._note_rate_wait(reply["wait"])
-                self.held = self.held or reply["held"]
+                if not ahead:
+                    self._note_rate_wait(reply["wait"])
+                    self.held = self.held or reply["held"]
                 if len(popped) >= asked:
                     break
         except ConnectionLostError as error:
+            self.in_flight -= len(sent)  # no reply will come
+            sent.clear()
             self.failures += 1
             self.unknown_held = True
             delay = POP.after(self.failures)
             logger.debug("pop failed (%s); again in %.2f s", error, delay)
             self._outage.failed(error)
-            await anyio.sleep(delay)
+            if not ahead:
+                await anyio.sleep(delay)
         except ScriptError as error:
+            self.in_flight -= len(sent)
+            sent.clear()
             logger.error("pop refused: %s", error)
-            await anyio.sleep(refused_pause)
+            if not ahead:
+                await anyio.sleep(refused_pause)
         else:
             self.failures = 0
             self._outage.answered()
         finally:  # the caller takes the jobs popped before it awaits anything
+            self.in_flight -= len(sent)
+            running.coming -= coming
             if budget is not None:
                 budget.give_back(reserved)
         return popped, asked

@@ -9,7 +9,9 @@ outcomes go ahead of the pop in its round trip, known by the jid each outcome ca
 
 A worker with `prefetch` holds up to that many jobs more, popped but waiting for a slot
 (``hold``): they are listed (so their locks are renewed) and counted against the pops like
-running jobs, but hold no slot until one frees (``start_waiting``).
+running jobs, but hold no slot until one frees (``start_waiting``). Such a worker may have
+two pops on their way at once: the jobs a pop asked for count as taken (``coming``) from
+when it is sent until its jobs are listed, so the second pop asks only for what is left.
 """
 
 from __future__ import annotations
@@ -114,19 +116,22 @@ class RunningJobs:
         self._extra_slots = 0
         self._holding = 0
         self._landed: set[str] = set()  # listed jobs whose outcome reached the server
+        #: jobs asked for by pops on their way, or popped and not yet listed
+        self.coming = 0
 
     def free(self, released: Sequence[str] | None = None) -> int:
         """How many more jobs fit now (in slots, or held for one); with `released`, the
         jids that the calls a pop goes behind release, how many the server will have let
         go of when it runs the pop: the jobs whose outcomes have landed, or go ahead of it."""
+        capacity = self.concurrency + self.prefetch - self.coming
         if released is None:
-            return self.concurrency + self.prefetch - self._holding - len(self.waiting)
+            return capacity - self._holding - len(self.waiting)
         ahead = len(self._landed)
-        for jid in released:
+        for jid in set(released):
             running = self.by_jid.get(jid)
             if running is not None and running.released and jid not in self._landed:
                 ahead += 1
-        return self.concurrency + self.prefetch - len(self.by_jid) + ahead
+        return capacity - len(self.by_jid) + ahead
 
     def landed(self, released: Sequence[str]) -> None:
         """The outcomes that released these jids reached the server (they went ahead of a

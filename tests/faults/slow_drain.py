@@ -67,6 +67,7 @@ async def slow_drain(
     lock: int = 3,
     longest: float = 2.0,
     timeout: float = 120,
+    prefetch: int = 0,
 ) -> SlowDrain:
     """Put `jobs` jobs (each running 0.1 s to `longest` s) and drain them with `workers`
     workers of `concurrency` through a NetemProxy with `conditions`; locks of `lock` s."""
@@ -81,7 +82,7 @@ async def slow_drain(
             runs: list[Run] = []
             async with NetemProxy("127.0.0.1", server.port, conditions) as proxy:
                 lost, seconds = await _work(
-                    client, proxy.url, runs, len(jids), workers, concurrency, timeout
+                    client, proxy.url, runs, len(jids), workers, concurrency, timeout, prefetch
                 )
             report = await account(client, server.url, jids)
             losses = await _losses(client, jids)
@@ -119,6 +120,7 @@ async def _work(
     workers: int,
     concurrency: int,
     timeout: float,
+    prefetch: int = 0,
 ) -> tuple[int, float]:
     """Run the workers until `count` jobs are complete: (runs they cancelled, seconds)."""
 
@@ -137,7 +139,12 @@ async def _work(
             client = aqless.Client(url, worker_name=f"slow-{number}")
             await stack.enter_async_context(client)
             worker = make_worker(
-                client, [QUEUE], one(work, JOB_CLASS), concurrency=concurrency, interval=0.5
+                client,
+                [QUEUE],
+                one(work, JOB_CLASS),
+                concurrency=concurrency,
+                interval=0.5,
+                prefetch=prefetch,
             )
             started.append(worker)
             await stack.enter_async_context(running(worker, timeout=30))

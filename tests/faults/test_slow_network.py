@@ -46,6 +46,23 @@ async def test_stalls_longer_than_the_lock_cost_duplicates_only_after_lock_losse
     assert max(drain.overruns, default=0.0) <= drain.renewal, drain
 
 
+#: The same network resetting three times as often: a one-slot drain carries fewer chunks.
+RESETTING = Conditions(delay=0.05, jitter=0.025, reset_chance=0.03, seed=33)
+
+
+async def test_one_slot_workers_with_two_pops_on_their_way_lose_nothing_to_resets() -> None:
+    """Prefetching one-slot workers keep two pops on their way, each counting the outcomes
+    ahead of it on the connection: connections reset under them lose no job, and a job
+    runs twice only after its lock was taken away."""
+    drain = await slow_drain(200, RESETTING, concurrency=1, prefetch=1, longest=0.2)
+    print(f"\n{drain}")  # noqa: T201
+    assert drain.report.lost == [], f"{len(drain.report.lost)} lost: {drain.report.lost[:10]}"
+    assert drain.report.violations == []
+    assert drain.report.strangers == 0
+    assert drain.tally.resets >= 3, "the network reset too few connections to test anything"
+    assert drain.report.duplicates <= drain.lock_losses, drain
+
+
 def test_an_overrun_is_the_time_a_run_went_on_past_its_lost_lock() -> None:
     runs = [
         Run("a", "w1", started=10.0, ended=14.5),  # lost at 12 (and again at 20): 2.5 s on

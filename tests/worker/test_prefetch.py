@@ -4,15 +4,23 @@ concurrency + prefetch jobs, pushed ones included."""
 
 from __future__ import annotations
 
+import signal
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
 import anyio
 import pytest
 
 import aqless
 from aqless import ConfigurationError, Job, JobState
+from aqless.puts import PutRequest
+from aqless.scripts.loader import Call
 from aqless.worker import SlotBudget
 from tests.support.worker import (
     WORKER,
     Gate,
+    Recorder,
     all_complete,
     get_job,
     history_of,
@@ -121,6 +129,51 @@ async def test_never_more_jobs_locked_than_concurrency_and_prefetch_pushes_inclu
     assert worker.counters.started == len(jids)
 
 
+async def test_one_slot_drains_with_two_pops_on_their_way_never_past_its_locks(
+    client: aqless.Client,
+) -> None:
+    """A slot that frees while the worker's pop is on its way sends the next pop with its
+    outcome at once (two pops on their way, each joined with an outcome), yet the server
+    never sees the worker hold more than concurrency + prefetch jobs."""
+    recorder = Recorder()
+    jids = await client.queues["q"].put_many(PutRequest("app.job") for _ in range(300))
+    worker = make_worker(client, ["q"], one(recorder), concurrency=1, prefetch=1, burst=True)
+    flying = most_flying = pops = joined = 0
+    send = client.protocol._send
+
+    async def counting_send(calls: Sequence[Call]) -> list[Any]:  # the worker's round trips
+        nonlocal flying, most_flying, pops, joined
+        popping = any(command in ("rateLimit.pop", "queue.popAfter") for command, _ in calls)
+        pops += popping
+        joined += sum(command == "queue.popAfter" for command, _ in calls)
+        flying += popping
+        most_flying = max(most_flying, flying)
+        try:
+            return await send(calls)
+        finally:
+            flying -= popping
+
+    client.protocol._send = counting_send  # type: ignore[method-assign]
+    most = 0
+
+    async def watch() -> None:  # as often as the server answers
+        nonlocal most
+        while True:
+            most = max(most, len(await locked_to_worker(client)))
+
+    async with anyio.create_task_group() as watching:
+        watching.start_soon(watch)
+        with anyio.fail_after(60):
+            counters = await worker.run()
+        watching.cancel_scope.cancel()
+    assert most_flying == 2
+    assert most <= 2, most
+    assert sorted(recorder.jids) == sorted(jids)
+    assert (counters.started, counters.completed) == (300, 300)
+    assert joined >= 250  # nearly every outcome went with a pop, even with two on their way
+    assert pops <= 330  # and nearly every pop brought a job: no pops for nothing
+
+
 async def test_a_paused_worker_keeps_its_held_jobs_and_runs_them(client: aqless.Client) -> None:
     gate = Gate()
     first, second, third = [await client.queues["q"].put("app.job") for _ in range(3)]
@@ -210,3 +263,64 @@ async def test_aqless_run_prefetch_holds_the_next_job_while_one_runs(
     await count_reaches(aq, "done", 3)
     assert await listed(aq, "started") == jids
     assert "lost" not in worker.log()
+
+
+async def drain_started(aq: aqless.Client, spawn: Spawner, name: str) -> list[str]:
+    """A one-slot worker with prefetch 1 draining 400 short sleepers, a fifth of them run."""
+    await aq.redis.set("sleep", 0.002)
+    requests = [PutRequest("aqjobs.sleeper") for _ in range(400)]
+    jids = await aq.queues["q"].put_many(requests)
+    spawn(*PROCESS_OPTIONS, "-n", name, "-c", "1", "--prefetch", "1", "--grace", "5", "q")
+    await count_reaches(aq, "done", 80)
+    return jids
+
+
+async def drained_by_another(aq: aqless.Client, spawn: Spawner, jids: list[str]) -> None:
+    """Another worker runs what is left: every job completes, and none is lost."""
+    await aq.redis.set("sleep", 0)
+    spawn(*PROCESS_OPTIONS, "-n", "other", "-c", "10", "q")
+    await eventually(lambda: _states_are(aq, jids, {"complete": len(jids)}), 30, "all complete")
+    assert set(await listed(aq, "done")) == set(jids)
+
+
+async def _states_are(aq: aqless.Client, jids: list[str], expected: dict[str, int]) -> bool:
+    found = await aq.jobs.get_many(jids)
+    return Counter(str(job.state) for job in found) == expected
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.deployments("valkey9", reason="worker processes: the same whatever the server")
+async def test_sigterm_in_the_middle_of_a_pipelined_drain_hands_back_and_loses_none(
+    aq: aqless.Client, spawn: Spawner
+) -> None:
+    jids = await drain_started(aq, spawn, "pf")
+    worker = spawn.started[0]
+    worker.send(signal.SIGTERM)
+    assert await worker.exited(timeout=10) == 0
+    assert (await aq.workers.jobs("pf")).jobs == ()  # the held and the popped: handed back
+    found = await aq.jobs.get_many(jids)
+    assert {str(job.state) for job in found} <= {"complete", "waiting"}
+    done = Counter(await listed(aq, "done"))
+    assert max(done.values()) == 1  # nothing ran twice
+    for job in found:
+        if str(job.state) == "waiting":  # never run, or handed back: no retry spent
+            assert job.retries_left == job.original_retries
+            assert "timed-out" not in [entry.what for entry in job.history]
+    await drained_by_another(aq, spawn, jids)
+    assert max(Counter(await listed(aq, "done")).values()) == 1
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.deployments("valkey9", reason="worker processes: the same whatever the server")
+async def test_sigkill_in_the_middle_of_a_pipelined_drain_leaves_two_locks_at_most(
+    aq: aqless.Client, spawn: Spawner
+) -> None:
+    jids = await drain_started(aq, spawn, "pf")
+    worker = spawn.started[0]
+    worker.send(signal.SIGKILL)
+    assert await worker.exited() == -signal.SIGKILL
+    # what the dead worker held: its running job and the one popped ahead, whose locks expire
+    assert len((await aq.workers.jobs("pf")).jobs) <= 2
+    await drained_by_another(aq, spawn, jids)
+    done = Counter(await listed(aq, "done"))
+    assert sum(done.values()) - len(done) <= 1  # only the job running when it was killed
