@@ -6,7 +6,7 @@ import datetime
 import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar, Unpack, overload
 
 import anyio
 
@@ -503,10 +503,7 @@ class Queue:
         """Give `group` (None: the jobs put without one) `weight` turns of the pops for each
         turn of a group of weight 1 (the default). InvalidArgumentError unless `weight` is a
         positive number."""
-        if not _positive(weight):
-            raise InvalidArgumentError(
-                "group.set", f"a group's weight must be a positive number, not {weight!r}"
-            )
+        checked_group_weight(weight)
         await self._client.protocol.call(
             "group.set", self.name, _group_name(group), "weight", weight
         )
@@ -515,10 +512,7 @@ class Queue:
         """Let aqless's pops hand out at most `maximum` jobs of `group` (None: the jobs put
         without one) to run at once; 0 lifts the cap. InvalidArgumentError unless `maximum`
         is a whole number from 0."""
-        if type(maximum) is not int or maximum < 0:
-            raise InvalidArgumentError(
-                "group.set", f"a group's concurrency must be a whole number from 0, not {maximum!r}"
-            )
+        checked_group_concurrency(maximum)
         await self._client.protocol.call(
             "group.set", self.name, _group_name(group), "concurrency", maximum
         )
@@ -535,15 +529,41 @@ class Queue:
         if limit is None:
             await self._client.protocol.call("group.set", self.name, name, "rate", 0)
             return
-        if type(limit) is not int or limit < 1:
-            raise InvalidArgumentError(
-                "group.set", f"a group's rate limit must be a whole number from 1, not {limit!r}"
-            )
-        if not _positive(per):
-            raise InvalidArgumentError(
-                "group.set", f"a group's rate period must be a positive number, not {per!r}"
-            )
+        checked_group_rate(limit, per)
         await self._client.protocol.call("group.set", self.name, name, "rate", limit, "per", per)
+
+
+def checked_group_weight(weight: object) -> float:
+    """A group's weight: refused (InvalidArgumentError) unless a positive number."""
+    if not _positive(weight):
+        raise InvalidArgumentError(
+            "group.set", f"a group's weight must be a positive number, not {weight!r}"
+        )
+    return float(weight)
+
+
+def checked_group_concurrency(maximum: object) -> int:
+    """A group's concurrency cap: refused (InvalidArgumentError) unless a whole number
+    from 0 (0: no cap)."""
+    if type(maximum) is not int or maximum < 0:
+        raise InvalidArgumentError(
+            "group.set", f"a group's concurrency must be a whole number from 0, not {maximum!r}"
+        )
+    return maximum
+
+
+def checked_group_rate(limit: object, per: object) -> tuple[int, float]:
+    """A group's rate limit and its period in seconds: refused (InvalidArgumentError)
+    unless a whole number from 1 and a positive number."""
+    if type(limit) is not int or limit < 1:
+        raise InvalidArgumentError(
+            "group.set", f"a group's rate limit must be a whole number from 1, not {limit!r}"
+        )
+    if not _positive(per):
+        raise InvalidArgumentError(
+            "group.set", f"a group's rate period must be a positive number, not {per!r}"
+        )
+    return limit, float(per)
 
 
 def _group_name(group: str | None) -> str:
@@ -551,7 +571,7 @@ def _group_name(group: str | None) -> str:
     return "" if group is None else checked_group(group, "group.set")
 
 
-def _positive(value: object) -> bool:
+def _positive(value: object) -> TypeGuard[int | float]:
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)

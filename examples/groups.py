@@ -1,5 +1,6 @@
 """Fair groups: one tenant's backlog does not hold back another tenant's few jobs. The
-worker's pops take the queue's groups in turn, and a weight gives a group more turns.
+worker's pops take the queue's groups in turn, a weight gives a group more turns, and a
+rate limit caps how fast its jobs start.
 
     python examples/groups.py        (AQLESS_URL, or the embedded Valkey)
 """
@@ -32,8 +33,10 @@ async def main() -> None:
                 for _ in range(5)
             )
         await queue.set_group_weight("acme", 2)  # the paying tenant: two turns to one
+        await queue.set_group_rate_limit("acme", 1000, per=60)  # its API takes 1,000 a minute
         for group in await queue.groups():
-            print(f"{group.name}: {group.waiting} waiting, weight {group.weight:g}")
+            limit = f"{group.rate_limit} per {group.rate_period:g}s" if group.rate_limit else "none"
+            print(f"{group.name}: {group.waiting} waiting, weight {group.weight:g}, limit {limit}")
         worker = aqless.Worker(
             client, ["reports"], handlers=handlers, concurrency=5, burst=True, interval=0.1
         )

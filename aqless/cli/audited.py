@@ -44,6 +44,7 @@ CHANGES: Final[dict[str, str | None]] = {
     "throttle delete": None,
     "rate-limit set": None,
     "rate-limit delete": None,
+    "groups set": None,
     "shards add": None,
     "shards remove": None,
     "shards forget": None,

@@ -14,7 +14,7 @@ from aqless.cli.job_view import jobs_table
 from aqless.cli.render import fields, table
 from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.cli.scaling_view import read_scaling, scaling_table
-from aqless.documents import counts_document, group_document, job_document, stats_document
+from aqless.documents import counts_document, job_document, stats_document
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
 
@@ -230,41 +230,4 @@ def _warn(unseen: list[str], done: str) -> None:
         note(f"warning: no job was ever put in queue {name!r} (a typo?): {done} all the same")
 
 
-@click.command(short_help="A queue's fairness groups: backlog, running jobs, settings.")
-@click.argument("queue")
-def groups(queue: str) -> None:
-    """QUEUE's fairness groups (jobs put with a group): each one's jobs waiting and
-    running, weight, concurrency cap and rate limit (its starts in the current window of
-    the limit's); "(none)" is the jobs put without a group. On a sharded deployment, over
-    every shard.
-
-    \b
-    Examples:
-      aqless groups emails
-      aqless --json groups emails | jq '.[] | select(.waiting > 100) | .name'
-    """
-    records = run_any(lambda client: client.queues[queue].groups())
-    rows = [
-        (
-            "(none)" if g.name is None else g.name,
-            g.waiting,
-            g.running,
-            f"{g.weight:g}",
-            g.concurrency or "",
-            _rate(g),
-        )
-        for g in records
-    ]
-    columns = ("group", "waiting#", "running#", "weight", "concurrency", "rate limit")
-    view = table(f"groups of {queue}", columns, rows) if rows else f"{queue} has no groups"
-    emit([group_document(g) for g in records], view)
-
-
-def _rate(group: aqless.GroupCounts) -> str:
-    """A group's rate limit as 'started/limit per period' ('' for none)."""
-    if not group.rate_limit:
-        return ""
-    return f"{group.rate_used}/{group.rate_limit} per {group.rate_period:g}s"
-
-
-COMMANDS = (queues, peek, jobs, stats, pause, unpause, groups)
+COMMANDS = (queues, peek, jobs, stats, pause, unpause)

@@ -58,7 +58,11 @@ PROMISES = {
         "relayed again: 0",
         "receipts sent for orders [1, 3]",
     ],
-    "groups.py": ["acme: 200 waiting, weight 2", "215 reports built; the small tenants' 15"],
+    "groups.py": [
+        "acme: 200 waiting, weight 2, limit 1000 per 60s",
+        "bolt: 5 waiting, weight 1, limit none",
+        "215 reports built; the small tenants' 15",
+    ],
     "one_at_a_time.py": ["applied in order: 1 2 3 4 5", "balance 300; worker: 5 completed"],
     "observability.py": [
         'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',

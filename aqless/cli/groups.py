@@ -1,0 +1,234 @@
+"""groups: a queue's fairness groups, and setting a group's weight, concurrency cap and
+rate limit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+import aqless
+from aqless.cli.render import table
+from aqless.cli.runtime import AnyClient, emit, run_any
+from aqless.documents import group_document
+from aqless.errors import InvalidArgumentError
+from aqless.puts import checked_group
+from aqless.queue import checked_group_concurrency, checked_group_rate, checked_group_weight
+
+T = TypeVar("T")
+
+#: What `--concurrency` and `--rate` take to lift a cap or a limit.
+NONE = "none"
+
+
+class ListingGroup(click.Group):
+    """A group whose first word, when it names no subcommand, is the argument of `show`:
+    ``aqless groups QUEUE`` is ``aqless groups show QUEUE``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=ListingGroup, short_help="A queue's fairness groups; set a group's settings.")
+def groups() -> None:
+    """A queue's fairness groups (jobs put with a group), and setting a group's weight,
+    concurrency cap and rate limit. `aqless groups QUEUE` is `aqless groups show QUEUE`.
+
+    \b
+    Examples:
+      aqless groups emails
+      aqless groups set emails acme --weight 2 --concurrency 5 --rate 100/60
+      aqless groups set emails acme --concurrency none --rate none
+    """
+
+
+@groups.command(short_help="A queue's fairness groups: backlog, running jobs, settings.")
+@click.argument("queue")
+def show(queue: str) -> None:
+    """QUEUE's fairness groups (jobs put with a group): each one's jobs waiting and
+    running, weight, concurrency cap and rate limit (its starts in the current window of
+    the limit's); "(none)" is the jobs put without a group. On a sharded deployment, over
+    every shard.
+
+    \b
+    Examples:
+      aqless groups emails
+      aqless --json groups emails | jq '.[] | select(.waiting > 100) | .name'
+    """
+    records = run_any(lambda client: client.queues[queue].groups())
+    rows = [
+        (
+            "(none)" if g.name is None else g.name,
+            g.waiting,
+            g.running,
+            f"{g.weight:g}",
+            g.concurrency or "",
+            _rate(g),
+        )
+        for g in records
+    ]
+    columns = ("group", "waiting#", "running#", "weight", "concurrency", "rate limit")
+    view = table(f"groups of {queue}", columns, rows) if rows else f"{queue} has no groups"
+    emit([group_document(g) for g in records], view)
+
+
+def _rate(group: aqless.GroupCounts) -> str:
+    """A group's rate limit as 'started/limit per period' ('' for none)."""
+    if not group.rate_limit:
+        return ""
+    return f"{group.rate_used}/{group.rate_limit} per {group.rate_period:g}s"
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """`--rate` as given: at most `limit` starts in any `per` seconds; None lifts it."""
+
+    limit: int | None
+    per: float = 1.0
+
+    def __str__(self) -> str:  # how the audit log keeps it
+        return NONE if self.limit is None else f"{self.limit}/{self.per:g}"
+
+
+def _checked(
+    check: Callable[..., T],
+    *values: object,
+    param: click.Parameter | None,
+    ctx: click.Context | None,
+) -> T:
+    """`check(*values)`, its InvalidArgumentError a usage error naming the parameter."""
+    try:
+        return check(*values)
+    except InvalidArgumentError as error:
+        raise click.BadParameter(error.detail, ctx=ctx, param=param) from error
+
+
+class GroupName(click.ParamType[str, Any]):
+    name = "group"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return _checked(checked_group, value, "group.set", param=param, ctx=ctx)
+
+
+class Weight(click.ParamType[float, Any]):
+    name = "weight"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            self.fail(f"a group's weight must be a positive number, not {value!r}", param, ctx)
+        return _checked(checked_group_weight, number, param=param, ctx=ctx)
+
+
+class Concurrency(click.ParamType[int, Any]):
+    name = "N|none"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text == NONE:
+            return 0
+        try:
+            number = int(text)
+        except ValueError:
+            self.fail(
+                f"a group's concurrency must be a whole number from 0 or none, not {value!r}",
+                param,
+                ctx,
+            )
+        return _checked(checked_group_concurrency, number, param=param, ctx=ctx)
+
+
+class RateLimitValue(click.ParamType[Rate, Any]):
+    name = "N/SECONDS|none"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Rate:
+        if isinstance(value, Rate):
+            return value
+        text = str(value).strip().lower()
+        if text == NONE:
+            return Rate(None)
+        limit_text, _, per_text = text.partition("/")
+        try:
+            limit = int(limit_text)
+            per = float(per_text) if per_text else 1.0
+        except ValueError:
+            self.fail(
+                f"a group's rate limit is N/SECONDS (or N a second, or none), not {value!r}",
+                param,
+                ctx,
+            )
+        return Rate(*_checked(checked_group_rate, limit, per, param=param, ctx=ctx))
+
+
+@groups.command("set", short_help="Set a group's weight, concurrency cap and rate limit.")
+@click.argument("queue")
+@click.argument("group", type=GroupName())
+@click.option(
+    "--weight",
+    type=Weight(),
+    help="Turns of the pops for each turn of a group of weight 1 (the default).",
+)
+@click.option(
+    "--concurrency",
+    type=Concurrency(),
+    help="At most N of the group's jobs running at once; 0 or none lifts the cap.",
+)
+@click.option(
+    "--rate",
+    type=RateLimitValue(),
+    help="At most N starts of the group's jobs in any SECONDS (N alone: a second); "
+    "none lifts the limit.",
+)
+def set_group(
+    queue: str, group: str, weight: float | None, concurrency: int | None, rate: Rate | None
+) -> None:
+    """Set GROUP of QUEUE's weight, concurrency cap and rate limit (those given; the
+    others stay as they are). Every value is checked before any is written: a bad one
+    exits 2 and changes nothing. A group at its cap or limit is passed over; the other
+    groups keep their turns.
+
+    \b
+    Examples:
+      aqless groups set emails acme --weight 2
+      aqless groups set emails acme --concurrency 5 --rate 100/60
+      aqless groups set emails acme --concurrency none --rate none
+    """
+    if weight is None and concurrency is None and rate is None:
+        raise click.UsageError("give --weight, --concurrency or --rate")
+
+    async def act(client: AnyClient) -> None:
+        target = client.queues[queue]
+        if weight is not None:
+            await target.set_group_weight(group, weight)
+        if concurrency is not None:
+            await target.set_group_concurrency(group, concurrency)
+        if rate is not None:
+            await target.set_group_rate_limit(group, rate.limit, per=rate.per)
+
+    run_any(act)
+    document: dict[str, object] = {"queue": queue, "group": group}
+    lines: list[str] = []
+    if weight is not None:
+        document["weight"] = weight
+        lines.append(f"{queue}/{group}: weight {weight:g}")
+    if concurrency is not None:
+        document["concurrency"] = concurrency
+        lines.append(f"{queue}/{group}: concurrency {concurrency or 'unlimited'}")
+    if rate is not None:
+        document["rate_limit"] = rate.limit or 0
+        document["rate_period"] = rate.per if rate.limit is not None else 0.0
+        limited = f"at most {rate.limit} per {rate.per:g}s" if rate.limit is not None else "none"
+        lines.append(f"{queue}/{group}: rate limit {limited}")
+    emit(document, *lines)
+
+
+COMMANDS = (groups,)
