@@ -25,7 +25,6 @@ local Groups = {
   active = {},  -- queue -> whether it is grouped, learnt during a call
   custom = {},  -- queue -> whether any of its groups has settings, learnt by a pop
   hints = {},   -- jid -> the group its put gave (spares a read of the job)
-  zmscore = nil,  -- whether the server knows ZMSCORE (learnt once, kept)
   rates = {},  -- the groups' rate limits (grouprates.lua)
 }
 
@@ -204,16 +203,18 @@ function Groups.parse_settings(text)
 end
 
 -- The next jid of the window's group at `at` that still waits in the work set and is not
--- `chosen` already (a jid left in another group's index), or nil when the group has none
--- or no room under its cap; reads `want` at a time. Its record (made on its first turn)
--- keeps what it read and took.
+-- `chosen` already (a jid left in another group's index), with its fields as the pop reads
+-- them (Job.read_for_pop), or nil when the group has none or no room under its cap; reads
+-- `want` at a time. Its record (made on its first turn) keeps what it read and took: `seen`,
+-- the jids read that write_back takes out of the index. A page of one read first is taken
+-- out at once (ZPOPMAX: the same jid ZREVRANGE reads first).
 function Groups.next_of(queue, w, at, work, want, chosen)
   local r = w[at + 6]
   if not r then
     local cap, room = w[at + 4], math.huge
     if cap then room = cap - Groups.running(queue, w[at + 1]) end
     room = math.min(room, Groups.rates.room(queue, w[at + 1], w.now, w.custom))
-    r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, waiting = NOTHING,
+    r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, popped = false,
       next = 1, read = 0, exhausted = false, took = 0, seen = {}, room = room, mine = nil}
     w[at + 6] = r
   end
@@ -221,41 +222,44 @@ function Groups.next_of(queue, w, at, work, want, chosen)
   while true do
     if r.next > #r.jids then
       if r.exhausted then return nil end
-      local page = call('ZREVRANGE', r.key, r.read, r.read + want - 1)
-      r.read, r.exhausted = r.read + #page, #page < want
+      local page
+      r.popped = want == 1 and r.read == 0
+      if r.popped then
+        page = call('ZPOPMAX', r.key)
+        page[2] = nil
+      else
+        page = call('ZREVRANGE', r.key, r.read, r.read + want - 1)
+        r.read = r.read + #page
+      end
+      r.exhausted = #page < want
       r.jids, r.next = page, 1
       if #page == 0 then return nil end
-      r.waiting = Groups.in_work(work, page)
     end
     local i = r.next
     local jid = r.jids[i]
     r.next = i + 1
-    r.seen[#r.seen + 1] = jid
-    if r.waiting[i] and not chosen[jid] then
+    if not r.popped then r.seen[#r.seen + 1] = jid end
+    local job = nil
+    if not chosen[jid] then job = Groups.waiting(queue, work, jid) end
+    if job then
       r.took = r.took + 1
       if w[at + 4] then
         r.mine = r.mine or {}
         r.mine[#r.mine + 1] = jid
       end
-      return jid
+      return jid, job
     end
   end
 end
 
--- Whether each jid is still in the work set (its score, or false): one ZMSCORE where the
--- server has it (Redis 6.2+, Valkey), else a ZSCORE each.
-function Groups.in_work(work, jids)
-  if #jids > 1 and Groups.zmscore ~= false then
-    local scores = redis.pcall('ZMSCORE', work, unpack(jids))
-    if type(scores) == 'table' and scores.err == nil then
-      Groups.zmscore = true
-      return scores
-    end
-    Groups.zmscore = false
-  end
-  local scores = {}
-  for i, jid in ipairs(jids) do scores[i] = call('ZSCORE', work, jid) end
-  return scores
+-- A jid's fields (Job.read_for_pop) when it still waits in the queue's work set, else nil.
+-- The fields answer for a job waiting in this queue by its `queue` field; any other is
+-- looked up in the work set (a job timed out waits there `stalled`).
+function Groups.waiting(queue, work, jid)
+  local job = Job.read_for_pop(jid)
+  if job[5] == 'waiting' and job[6] == queue and not job[2] then return job end
+  if call('ZSCORE', work, jid) then return job end
+  return nil
 end
 
 -- Writes back what Groups.take did to the window's groups: the jids read leave their
@@ -281,17 +285,18 @@ end
 
 -- Up to `n` jids of a grouped queue, group by group in turn (a group's own by priority),
 -- each taken out of its group's index and still in the work set (the pop takes it from
--- there). Groups at their concurrency cap or rate limit (at `now`) are passed over. Only
--- the groups of least pass are read, a few more than the count, then more while those have
+-- there), and their fields (Job.read_for_pop's, read to check them) in the same order.
+-- Groups at their concurrency cap or rate limit (at `now`) are passed over. Only the
+-- groups of least pass are read, a few more than the count, then more while those have
 -- nothing to give.
 function Groups.take(queue, n, now)
-  local taken = {}
-  if n <= 0 then return taken end
+  local taken, fields = {}, {}
+  if n <= 0 then return taken, fields end
   local custom = Groups.custom[queue]
   if custom == nil then custom = call('EXISTS', Groups.custom_key(queue)) == 1 end
   local w = {ready = Groups.ready_key(queue), settings = Groups.custom_key(queue),
     custom = custom, read = 0, full = false, least = nil, count = 0, now = now}
-  if Groups.read_window(w, n + 2) == 0 then return taken end
+  if Groups.read_window(w, n + 2) == 0 then return taken, fields end
   local work = Keys.queue(queue, 'work')
   local chosen = {}
   while #taken < n do
@@ -304,11 +309,12 @@ function Groups.take(queue, n, now)
     else
       -- a page of about the group's share of what is left, read again when it runs out
       local want = math.min(n - #taken, math.ceil((n - #taken) / w.count) + 1)
-      local jid = Groups.next_of(queue, w, best, work, want, chosen)
+      local jid, job = Groups.next_of(queue, w, best, work, want, chosen)
       if jid == nil then
         w[best + 5] = true
       else
         taken[#taken + 1] = jid
+        fields[#taken] = job
         chosen[jid] = true
         Groups.rates.took(queue, w[best + 1], jid)
         w[best + 2] = w[best + 2] + 1 / w[best + 3]
@@ -316,7 +322,7 @@ function Groups.take(queue, n, now)
     end
   end
   Groups.write_back(queue, w)
-  return taken
+  return taken, fields
 end
 
 -- The group of each running job of a queue (its locks), counted: group -> count.
