@@ -24,12 +24,13 @@
 local Groups = {
   active = {},  -- queue -> whether it is grouped, learnt during a call
   custom = {},  -- queue -> whether any of its groups has settings, learnt by a pop
-  hints = {},   -- jid -> the group its put gave (spares a read of the job)
+  hint_jid = nil,  -- the job of the latest put with a group, and that group (spares
+  hint_group = nil,  -- Groups.enter a read of the job)
   rates = {},  -- the groups' rate limits (grouprates.lua)
 }
 
 function Groups.forget()
-  Groups.active, Groups.custom, Groups.hints = {}, {}, {}
+  Groups.active, Groups.custom, Groups.hint_jid = {}, {}, nil
 end
 
 function Groups.settings_key(queue) return Keys.queue(queue, 'groups') end
@@ -86,6 +87,11 @@ function Groups.enable(queue)
   Groups.active[queue] = true
 end
 
+-- Whether put's only option is `group` (then put parses none of the others).
+function Groups.only_option(a)
+  return a.n == 8 and a[7] == 'group'
+end
+
 -- put's `group` option, checked (before put writes anything): nil when not given.
 function Groups.put_option(a)
   if a.n <= 6 then return nil end
@@ -116,16 +122,20 @@ end
 -- A put gave the job a group (written with its fields): its queue becomes grouped.
 function Groups.on_put(queue, jid, group)
   if group == nil then return end
-  Groups.enable(queue)
-  Groups.hints[jid] = group
+  if Groups.active[queue] ~= true then Groups.enable(queue) end
+  Groups.hint_jid, Groups.hint_group = jid, group
 end
 
 -- A job enters its queue's work set with `score`: in a grouped queue it joins its group's
 -- index too (a re-score updates it).
 function Groups.enter(queue, jid, score)
   if not Groups.is_grouped(queue) then return end
-  local group = Groups.hints[jid]
-  if group == nil then group = call('HGET', Keys.job(jid), 'group') or '' end
+  local group
+  if jid == Groups.hint_jid then
+    group = Groups.hint_group
+  else
+    group = call('HGET', Keys.job(jid), 'group') or ''
+  end
   call('ZADD', Groups.work_key(queue, group), score, jid)
   call('ZADD', Groups.ready_key(queue), 'NX', -1, group)
 end
