@@ -428,3 +428,22 @@ async def test_pops_of_one_take_the_turns_a_queue_with_group_settings_takes(
     assert short == general
     started = sorted(group for group, _ in short)
     assert started == sorted(["a"] * 5 + ["b"] + ["-"] * 3 + ["c"] * 3)
+
+
+async def test_a_put_into_a_queue_without_groups_stays_ungrouped_whatever_else_exists(
+    client: aqless.Client,
+) -> None:
+    """A put asks one EXISTS whether the job, tracked jobs, idle workers' offers and the
+    queue's throttle exist, and whether the queue has groups: with all four there, the put
+    of a running job is still the ungrouped put of an existing job."""
+    queue = client.queues["q"]
+    await queue.set_throttle(5)
+    jid = await queue.put("app.Job", {})
+    job = await queue.pop()
+    assert job is not None
+    await job.track()
+    offer = f"1 {client.clock() + 60:.3f}"  # another worker's offer to take q's jobs
+    await client.redis.hset("ql:offers:q", "idle-worker", offer)
+    await queue.put("app.Job", {}, jid=jid)  # put again: the running job waits again
+    assert await client.redis.zscore("ql:q:q-locks", jid) is None
+    assert await client.redis.keys("ql:q:q-group*") == []

@@ -42,14 +42,15 @@ function Groups.running_key(queue, group)
 end
 
 -- How many of the keys (at most four) exist, asked together with whether the queue is
--- grouped, which is learnt: one EXISTS, the queue's settings key counted four times over.
--- (put's and pop's question whether anything unusual exists: mostly nothing does.)
+-- grouped, which is learnt: one EXISTS, the queue's settings key counted five times over
+-- (more than the others can add up to). (put's question whether anything unusual exists:
+-- mostly nothing does.)
 function Groups.exists_with(queue, ...)
   local key = Groups.settings_key(queue)
-  local found = call('EXISTS', key, key, key, key, ...)
-  local grouped = found >= 4
+  local found = call('EXISTS', key, key, key, key, key, ...)
+  local grouped = found >= 5
   Groups.active[queue] = grouped
-  if grouped then return found - 4 end
+  if grouped then return found - 5 end
   return found
 end
 
