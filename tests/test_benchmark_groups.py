@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import instructions
 from tests.support.processes import run_python
 
 pytestmark = pytest.mark.timeout(120)
@@ -31,3 +32,25 @@ def test_the_groups_benchmark_prints_fairness_and_cost() -> None:
         ("grouped", "50"),
     ], out
     assert len(re.findall(r"groups cost [+-]\d+\.\d% server CPU per lifecycle", out)) == 2
+
+
+@pytest.mark.skipif(not instructions.available(), reason="valgrind (callgrind) is not installed")
+def test_the_groups_benchmark_counts_instructions_per_lifecycle_under_callgrind() -> None:
+    root = str(SCRIPT.parent.parent)
+    arguments = ["--instructions", "--jobs", "50"]
+    result = run_python(str(SCRIPT), *arguments, env={"PYTHONPATH": root}, timeout=110)
+    out = result.stdout
+    rows = re.findall(r"^\s+(plain|grouped)\s+(1|50)((?:\s+\d+\.\d){4})$", out, re.M)
+    assert [(queue, batch) for queue, batch, _ in rows] == [
+        ("plain", "1"),
+        ("grouped", "1"),
+        ("plain", "50"),
+        ("grouped", "50"),
+    ], out
+    for _, _, figures in rows:
+        put, pop, complete, lifecycle = (float(figure) for figure in figures.split())
+        # each phase is a script call: many thousands of instructions per job
+        assert min(put, pop, complete) > 10
+        assert lifecycle == pytest.approx(put + pop + complete, abs=0.2)
+    found = re.findall(r"groups cost [+-]\d+\.\d% server instructions per lifecycle", out)
+    assert len(found) == 2, out

@@ -398,3 +398,52 @@ async def test_a_rate_limit_that_is_not_a_count_per_positive_period_is_refused(
     with pytest.raises(InvalidArgumentError, match="rate"):
         await client.queues["q"].set_group_rate_limit("a", limit, per=per)  # type: ignore[arg-type]
     assert await client.queues["q"].groups() == []
+
+
+async def test_pops_of_one_take_the_turns_a_queue_with_group_settings_takes(
+    client: aqless.Client,
+) -> None:
+    """A pop of one job where no group has settings takes a shorter way than the others:
+    the same groups' jobs in the same order, and the same passes left in the ready set, past
+    cancelled jobs left in a group's index, emptied groups and a group that joins later."""
+    runs: list[list[tuple[str, object]]] = []
+    for name in ("short", "general"):
+        queue = client.queues[name]
+        if name == "general":
+            await queue.set_group_weight("unused", 2)  # settings: the pop's general way
+        jids = await queue.put_many(requests("a", 6) + requests("b", 2) + requests(None, 3))
+        await client.jobs.cancel(jids[0], jids[6])
+        run: list[tuple[str, object]] = []
+        for turn in range(14):
+            if turn == 4:
+                await queue.put_many(requests("c", 3))
+            job = await queue.pop()
+            if job is None:
+                break
+            ready = await client.redis.zrange(f"ql:q:{name}-groups-ready", 0, -1, withscores=True)
+            run.append((group_of(job), ready))
+            await job.complete()
+        runs.append(run)
+    short, general = runs
+    assert short == general
+    started = sorted(group for group, _ in short)
+    assert started == sorted(["a"] * 5 + ["b"] + ["-"] * 3 + ["c"] * 3)
+
+
+async def test_a_put_into_a_queue_without_groups_stays_ungrouped_whatever_else_exists(
+    client: aqless.Client,
+) -> None:
+    """A put asks one EXISTS whether the job, tracked jobs, idle workers' offers and the
+    queue's throttle exist, and whether the queue has groups: with all four there, the put
+    of a running job is still the ungrouped put of an existing job."""
+    queue = client.queues["q"]
+    await queue.set_throttle(5)
+    jid = await queue.put("app.Job", {})
+    job = await queue.pop()
+    assert job is not None
+    await job.track()
+    offer = f"1 {client.clock() + 60:.3f}"  # another worker's offer to take q's jobs
+    await client.redis.hset("ql:offers:q", "idle-worker", offer)
+    await queue.put("app.Job", {}, jid=jid)  # put again: the running job waits again
+    assert await client.redis.zscore("ql:q:q-locks", jid) is None
+    assert await client.redis.keys("ql:q:q-group*") == []

@@ -24,13 +24,13 @@
 local Groups = {
   active = {},  -- queue -> whether it is grouped, learnt during a call
   custom = {},  -- queue -> whether any of its groups has settings, learnt by a pop
-  hints = {},   -- jid -> the group its put gave (spares a read of the job)
-  zmscore = nil,  -- whether the server knows ZMSCORE (learnt once, kept)
+  hint_jid = nil,  -- the job of the latest put with a group, and that group (spares
+  hint_group = nil,  -- Groups.enter a read of the job)
   rates = {},  -- the groups' rate limits (grouprates.lua)
 }
 
 function Groups.forget()
-  Groups.active, Groups.custom, Groups.hints = {}, {}, {}
+  Groups.active, Groups.custom, Groups.hint_jid = {}, {}, nil
 end
 
 function Groups.settings_key(queue) return Keys.queue(queue, 'groups') end
@@ -42,14 +42,15 @@ function Groups.running_key(queue, group)
 end
 
 -- How many of the keys (at most four) exist, asked together with whether the queue is
--- grouped, which is learnt: one EXISTS, the queue's settings key counted four times over.
--- (put's and pop's question whether anything unusual exists: mostly nothing does.)
+-- grouped, which is learnt: one EXISTS, the queue's settings key counted five times over
+-- (more than the others can add up to). (put's question whether anything unusual exists:
+-- mostly nothing does.)
 function Groups.exists_with(queue, ...)
   local key = Groups.settings_key(queue)
-  local found = call('EXISTS', key, key, key, key, ...)
-  local grouped = found >= 4
+  local found = call('EXISTS', key, key, key, key, key, ...)
+  local grouped = found >= 5
   Groups.active[queue] = grouped
-  if grouped then return found - 4 end
+  if grouped then return found - 5 end
   return found
 end
 
@@ -87,6 +88,11 @@ function Groups.enable(queue)
   Groups.active[queue] = true
 end
 
+-- Whether put's only option is `group` (then put parses none of the others).
+function Groups.only_option(a)
+  return a.n == 8 and a[7] == 'group'
+end
+
 -- put's `group` option, checked (before put writes anything): nil when not given.
 function Groups.put_option(a)
   if a.n <= 6 then return nil end
@@ -117,16 +123,20 @@ end
 -- A put gave the job a group (written with its fields): its queue becomes grouped.
 function Groups.on_put(queue, jid, group)
   if group == nil then return end
-  Groups.enable(queue)
-  Groups.hints[jid] = group
+  if Groups.active[queue] ~= true then Groups.enable(queue) end
+  Groups.hint_jid, Groups.hint_group = jid, group
 end
 
 -- A job enters its queue's work set with `score`: in a grouped queue it joins its group's
 -- index too (a re-score updates it).
 function Groups.enter(queue, jid, score)
   if not Groups.is_grouped(queue) then return end
-  local group = Groups.hints[jid]
-  if group == nil then group = call('HGET', Keys.job(jid), 'group') or '' end
+  local group
+  if jid == Groups.hint_jid then
+    group = Groups.hint_group
+  else
+    group = call('HGET', Keys.job(jid), 'group') or ''
+  end
   call('ZADD', Groups.work_key(queue, group), score, jid)
   call('ZADD', Groups.ready_key(queue), 'NX', -1, group)
 end
@@ -145,12 +155,13 @@ function Groups.running(queue, group)
   return #members - #gone
 end
 
--- Groups.take's window, `w`: the ready groups of least pass, read a page at a time, each
--- as GROUP_FIELDS values from w[GROUP_FIELDS * (k - 1) + 1]: its name, pass (a group that
--- joined since its last turn starts at the least pass of the others, `w.least`), weight,
--- cap (false: none), whether it is done (nothing more to give), and its record once it had
--- a turn.
-local GROUP_FIELDS = 6
+-- Groups.take's window, `w`: the ready groups of least pass, read a page at a time. Group
+-- k's name and pass are w.groups[2k - 1] and w.groups[2k] (the first page's own table,
+-- its scores made passes: a group that joined since its last turn starts at the least pass
+-- of the others, `w.least`); where the queue has group settings, its weight and cap
+-- (false: none) are w.weights[k] and w.caps[k] (else 1 and none); w.done[k] once it has
+-- nothing more to give, w.records[k] once it had a turn. (Few tables, filled by position:
+-- what a pop of one job makes costs the server about as much as a command.)
 
 -- Reads the next `size` ready groups into the window; returns how many it read.
 function Groups.read_window(w, size)
@@ -158,22 +169,26 @@ function Groups.read_window(w, size)
   local count = #page / 2
   w.read, w.full = w.read + count, count == size
   if count == 0 then return 0 end
-  local settings = NOTHING
+  local settings = nil
   if w.custom then
     local names = {}
     for i = 1, count do names[i] = page[2 * i - 1] end
     settings = call('HMGET', w.settings, unpack(names))
   end
   if w.least == nil then Groups.find_least(w, page) end
+  local groups = w.groups or page
+  w.groups = groups
+  local from = w.count
   for i = 1, count do
-    local at = GROUP_FIELDS * w.count
-    local weight, cap = Groups.parse_settings(settings[i])
     local pass = tonumber(page[2 * i])
     if pass < 0 then pass = w.least end
-    w[at + 1], w[at + 2], w[at + 3] = page[2 * i - 1], pass, weight
-    w[at + 4], w[at + 5], w[at + 6] = cap or false, false, false
-    w.count = w.count + 1
+    groups[2 * (from + i) - 1], groups[2 * (from + i)] = page[2 * i - 1], pass
+    if settings then
+      local weight, cap = Groups.parse_settings(settings[i])
+      w.weights[from + i], w.caps[from + i] = weight, cap or false
+    end
   end
+  w.count = from + count
   return count
 end
 
@@ -203,120 +218,188 @@ function Groups.parse_settings(text)
   return tonumber(weight) or 1, cap
 end
 
--- The next jid of the window's group at `at` that still waits in the work set and is not
--- `chosen` already (a jid left in another group's index), or nil when the group has none
--- or no room under its cap; reads `want` at a time. Its record (made on its first turn)
--- keeps what it read and took.
-function Groups.next_of(queue, w, at, work, want, chosen)
-  local r = w[at + 6]
+-- The next jid of the window's group `k` that still waits in the work set and is not
+-- `chosen` already (a jid left in another group's index), with its fields as the pop reads
+-- them (Job.read_for_pop), or nil when the group has none or no room under its cap or rate
+-- limit; reads `want` at a time. Its record (made on its first turn) keeps what it read
+-- and took. A page of one read first is taken out of the index at once (ZPOPMAX: the
+-- jid ZREVRANGE reads first); write_back takes out the jids the other pages gave.
+function Groups.next_of(queue, w, k, work, want, chosen)
+  local records = w.records
+  local r = records and records[k]
   if not r then
-    local cap, room = w[at + 4], math.huge
-    if cap then room = cap - Groups.running(queue, w[at + 1]) end
-    room = math.min(room, Groups.rates.room(queue, w[at + 1], w.now, w.custom))
-    r = {key = Groups.work_key(queue, w[at + 1]), jids = NOTHING, waiting = NOTHING,
-      next = 1, read = 0, exhausted = false, took = 0, seen = {}, room = room, mine = nil}
-    w[at + 6] = r
+    local name, cap, room = w.groups[2 * k - 1], w.caps and w.caps[k], math.huge
+    if cap then room = cap - Groups.running(queue, name) end
+    room = math.min(room, Groups.rates.room(queue, name, w.now, w.custom))
+    r = {key = Groups.work_key(queue, name), jids = NOTHING, popped = false, next = 1,
+      read = 0, exhausted = false, took = 0, room = room, mine = nil}
+    if not records then
+      records = {}
+      w.records = records
+    end
+    records[k] = r
   end
   if r.took >= r.room then return nil end
   while true do
     if r.next > #r.jids then
       if r.exhausted then return nil end
-      local page = call('ZREVRANGE', r.key, r.read, r.read + want - 1)
-      r.read, r.exhausted = r.read + #page, #page < want
+      local page
+      r.popped = want == 1 and r.read == 0
+      if r.popped then
+        page = call('ZPOPMAX', r.key)
+        page[2] = nil
+      else
+        page = call('ZREVRANGE', r.key, r.read, r.read + want - 1)
+        r.read = r.read + #page
+      end
+      r.exhausted = #page < want
       r.jids, r.next = page, 1
       if #page == 0 then return nil end
-      r.waiting = Groups.in_work(work, page)
     end
-    local i = r.next
-    local jid = r.jids[i]
-    r.next = i + 1
-    r.seen[#r.seen + 1] = jid
-    if r.waiting[i] and not chosen[jid] then
+    local jid = r.jids[r.next]
+    r.next = r.next + 1
+    local job = nil
+    if not (chosen and chosen[jid]) then job = Groups.waiting(queue, work, jid) end
+    if job then
       r.took = r.took + 1
-      if w[at + 4] then
+      if w.caps and w.caps[k] then
         r.mine = r.mine or {}
         r.mine[#r.mine + 1] = jid
       end
-      return jid
+      return jid, job
     end
   end
 end
 
--- Whether each jid is still in the work set (its score, or false): one ZMSCORE where the
--- server has it (Redis 6.2+, Valkey), else a ZSCORE each.
-function Groups.in_work(work, jids)
-  if #jids > 1 and Groups.zmscore ~= false then
-    local scores = redis.pcall('ZMSCORE', work, unpack(jids))
-    if type(scores) == 'table' and scores.err == nil then
-      Groups.zmscore = true
-      return scores
-    end
-    Groups.zmscore = false
-  end
-  local scores = {}
-  for i, jid in ipairs(jids) do scores[i] = call('ZSCORE', work, jid) end
-  return scores
+-- A jid's fields (Job.read_for_pop) when it still waits in the queue's work set, else nil.
+-- The fields answer for a job waiting in this queue by its `queue` field; any other is
+-- looked up in the work set (a job timed out waits there `stalled`).
+function Groups.waiting(queue, work, jid)
+  local job = Job.read_for_pop(jid)
+  if job[5] == 'waiting' and job[6] == queue and not job[2] then return job end
+  if call('ZSCORE', work, jid) then return job end
+  return nil
 end
 
 -- Writes back what Groups.take did to the window's groups: the jids read leave their
--- indexes, emptied groups leave the ready set, the others keep their new pass, capped
--- groups' jobs join their running sets.
+-- indexes (those ZREVRANGE read and the pop went through: the first of the index, which
+-- nothing changed since), emptied groups leave the ready set, the others keep their new
+-- pass, capped groups' jobs join their running sets.
 function Groups.write_back(queue, w)
-  local passes = {}
-  for at = 0, GROUP_FIELDS * (w.count - 1), GROUP_FIELDS do
-    local r = w[at + 6]
+  local records, groups, passes = w.records, w.groups, nil
+  if records == nil then return end
+  for k = 1, w.count do
+    local r = records[k]
     if r then
-      if #r.seen > 0 then call_batched('ZREM', r.key, r.seen) end
-      if r.exhausted and r.next > #r.jids then
-        call('ZREM', w.ready, w[at + 1])
+      local unread = #r.jids - r.next + 1  -- of the last page (one ZPOPMAX took is read)
+      local seen = r.read - unread
+      if seen > 0 then call('ZREMRANGEBYRANK', r.key, -seen, -1) end
+      if r.exhausted and unread == 0 then
+        call('ZREM', w.ready, groups[2 * k - 1])
       elseif r.took > 0 then
-        passes[#passes + 1] = w[at + 2]
-        passes[#passes + 1] = w[at + 1]
+        passes = passes or {}
+        passes[#passes + 1] = groups[2 * k]
+        passes[#passes + 1] = groups[2 * k - 1]
       end
-      if r.mine ~= nil then zadd_batched(Groups.running_key(queue, w[at + 1]), 0, r.mine) end
+      if r.mine ~= nil then
+        zadd_batched(Groups.running_key(queue, groups[2 * k - 1]), 0, r.mine)
+      end
     end
   end
-  if #passes > 0 then call('ZADD', w.ready, 'XX', unpack(passes)) end
+  if passes then call('ZADD', w.ready, 'XX', unpack(passes)) end
 end
 
 -- Up to `n` jids of a grouped queue, group by group in turn (a group's own by priority),
 -- each taken out of its group's index and still in the work set (the pop takes it from
--- there). Groups at their concurrency cap or rate limit (at `now`) are passed over. Only
--- the groups of least pass are read, a few more than the count, then more while those have
+-- there), and their fields (Job.read_for_pop's, read to check them) in the same order.
+-- Groups at their concurrency cap or rate limit (at `now`) are passed over. Only the
+-- groups of least pass are read, a few more than the count, then more while those have
 -- nothing to give.
 function Groups.take(queue, n, now)
-  local taken = {}
-  if n <= 0 then return taken end
+  local taken, fields = {}, {}
+  if n <= 0 then return taken, fields end
   local custom = Groups.custom[queue]
   if custom == nil then custom = call('EXISTS', Groups.custom_key(queue)) == 1 end
-  local w = {ready = Groups.ready_key(queue), settings = Groups.custom_key(queue),
-    custom = custom, read = 0, full = false, least = nil, count = 0, now = now}
-  if Groups.read_window(w, n + 2) == 0 then return taken end
+  if n == 1 and not custom then return Groups.take_one(queue) end
+  local w = {ready = Groups.ready_key(queue), custom = custom, read = 0, full = false,
+    count = 0, now = now}
+  if custom then
+    w.settings, w.weights, w.caps = Groups.custom_key(queue), {}, {}
+  end
+  if Groups.read_window(w, n + 2) == 0 then return taken, fields end
   local work = Keys.queue(queue, 'work')
-  local chosen = {}
+  local groups, chosen = w.groups, nil  -- (chosen: the jids taken, once one more is wanted)
   while #taken < n do
-    local best = nil
-    for at = 0, GROUP_FIELDS * (w.count - 1), GROUP_FIELDS do
-      if not w[at + 5] and (best == nil or w[at + 2] < w[best + 2]) then best = at end
+    local best, least, done = nil, nil, w.done
+    for k = 1, w.count do
+      if not (done and done[k]) and (best == nil or groups[2 * k] < least) then
+        best, least = k, groups[2 * k]
+      end
     end
     if best == nil then
       if not w.full or Groups.read_window(w, n - #taken + 2) == 0 then break end
     else
       -- a page of about the group's share of what is left, read again when it runs out
       local want = math.min(n - #taken, math.ceil((n - #taken) / w.count) + 1)
-      local jid = Groups.next_of(queue, w, best, work, want, chosen)
+      local jid, job = Groups.next_of(queue, w, best, work, want, chosen)
       if jid == nil then
-        w[best + 5] = true
+        w.done = done or {}
+        w.done[best] = true
       else
         taken[#taken + 1] = jid
-        chosen[jid] = true
-        Groups.rates.took(queue, w[best + 1], jid)
-        w[best + 2] = w[best + 2] + 1 / w[best + 3]
+        fields[#taken] = job
+        if #taken < n then
+          chosen = chosen or {}
+          chosen[jid] = true
+        end
+        Groups.rates.took(queue, groups[2 * best - 1], jid)
+        groups[2 * best] = least + 1 / (w.weights and w.weights[best] or 1)
       end
     end
   end
   Groups.write_back(queue, w)
-  return taken
+  return taken, fields
+end
+
+-- Groups.take of one job where no group has settings (each of weight 1, without cap or
+-- rate limit): the same turn, the same commands, in fewer steps (a pop of one is the most
+-- frequent). As a take starts, the ready set's order is that of the groups' passes (a
+-- group that joined, -1, takes the least pass, which is the first of the others'), so the
+-- turn is the first group in that order that still has a waiting job, read as Groups.take
+-- reads them (pages of three, a first page of one from each group's index).
+function Groups.take_one(queue)
+  local ready, work = Groups.ready_key(queue), Keys.queue(queue, 'work')
+  local w = {ready = ready, read = 0, full = false}  -- (for Groups.find_least)
+  local emptied = nil
+  while true do
+    local page = call('ZRANGE', ready, w.read, w.read + 2, 'WITHSCORES')
+    local count = #page / 2
+    w.read, w.full = w.read + count, count == 3
+    if count == 0 then break end
+    if w.least == nil then Groups.find_least(w, page) end
+    for i = 1, count do
+      local name = page[2 * i - 1]
+      local key = Groups.work_key(queue, name)
+      while true do
+        local jid = call('ZPOPMAX', key)[1]
+        if jid == nil then break end
+        local job = Groups.waiting(queue, work, jid)
+        if job then
+          Groups.rates.took(queue, name, jid)
+          for _, group in ipairs(emptied or NOTHING) do call('ZREM', ready, group) end
+          local pass = tonumber(page[2 * i])
+          if pass < 0 then pass = w.least end
+          call('ZADD', ready, 'XX', pass + 1, name)
+          return {jid}, {job}
+        end
+      end
+      emptied = emptied or {}
+      emptied[#emptied + 1] = name
+    end
+    if not w.full then break end
+  end
+  for _, group in ipairs(emptied or NOTHING) do call('ZREM', ready, group) end
+  return {}, {}
 end
 
 -- The group of each running job of a queue (its locks), counted: group -> count.

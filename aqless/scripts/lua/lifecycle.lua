@@ -78,7 +78,8 @@ local function parse_put(D, a)
   if a.n > 6 and (a.n - 6) % 2 == 1 then
     raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
   end
-  local o = options(a, 7)
+  local o = NOTHING
+  if not Groups.only_option(a) then o = options(a, 7) end  -- (group: see Groups.put_option)
   if o == NOTHING then  -- the usual put
     return a[1], queue, jid, klass, data, delay_n, nil, nil, nil, NOTHING, NOTHING, nil
   end

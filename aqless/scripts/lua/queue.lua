@@ -108,15 +108,15 @@ function Queue.pop_jids(D, now, queue, worker, count)
     local unlimited = nil
     if count > 1 then unlimited = {} end
     while #popped < count and passes > 0 do
-      local batch
+      local batch, fields = nil, NOTHING  -- (fields: a grouped take's, read as it checked)
       if grouped then
-        batch = Groups.take(queue, count - #popped, now)
+        batch, fields = Groups.take(queue, count - #popped, now)
       else
         batch = call('ZREVRANGE', work, 0, count - #popped - 1)
       end
       if #batch == 0 then break end
-      for _, jid in ipairs(batch) do
-        local job = Job.read_for_pop(jid)
+      for i, jid in ipairs(batch) do
+        local job = fields[i] or Job.read_for_pop(jid)
         local state = job[5] or nil
         local throttles = Throttle.parse(job[14] or nil)
         if RateLimit.defers(rates, queue, jid, state, job[15] or nil) then
