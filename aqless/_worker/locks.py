@@ -23,8 +23,8 @@ from aqless._connection.wakeup import Wakeup
 from aqless._worker.outage import ServerOutage
 from aqless._worker.running import RunningJob
 from aqless.client import Client
-from aqless.errors import ConnectionLostError, ScriptError
-from aqless.events import RECONNECTED
+from aqless.errors import ConnectionLostError, ScriptError, ServerUnavailableError
+from aqless.events import RECONNECTED, EventStream
 
 logger = logging.getLogger(__name__)
 
@@ -142,8 +142,10 @@ class LockKeeper:
             running.renew_at = now + running.lock_seconds / 3
 
     async def listen(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Read ``ql:w:<worker>`` for ever; started once subscribed."""
-        async with self._client.events(f"w:{self._worker}") as events:
+        """Read ``ql:w:<worker>`` for ever; started once subscribed. A connection lost while
+        subscribing (a reset, not a server refusing) is tried again a few times first."""
+        events = await self._subscribed()
+        try:
             task_status.started()
             async for event in events:
                 if event.kind == RECONNECTED:
@@ -160,6 +162,31 @@ class LockKeeper:
                     self._renew_now.fire()
                 else:
                     logger.debug("event %s for running job %s", event.kind, event.jid)
+        finally:
+            await events.aclose()
+
+    async def _subscribed(self) -> EventStream:
+        """The worker's channel, subscribed: `SUBSCRIBE_TRIES` tries, a lost connection
+        between them waiting twice as long each time from 0.05 s; the last one's error
+        raised. A refusal (an ACL, a server's condition) is raised at once."""
+        for attempt in range(SUBSCRIBE_TRIES):
+            events = self._client.events(f"w:{self._worker}")
+            try:
+                await events.__aenter__()  # closed again by listen's end
+            except ServerUnavailableError:
+                raise
+            except ConnectionLostError as error:
+                if attempt + 1 == SUBSCRIBE_TRIES:
+                    raise
+                logger.warning("subscribing to the worker's channel: %s; trying again", error)
+                await anyio.sleep(0.05 * 2**attempt)
+                continue
+            return events
+        raise AssertionError("unreachable")
+
+
+#: How many times the worker's channel is subscribed to before a lost connection is fatal.
+SUBSCRIBE_TRIES = 5
 
 
 def _heartbeat_arguments(running: RunningJob, worker: str) -> tuple[str | int, ...]:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from urllib.parse import urlsplit
+
 import anyio
+import pytest
 
 import aqless
-from aqless._worker.locks import LockKeeper
+from aqless._worker.locks import SUBSCRIBE_TRIES, LockKeeper
 from aqless._worker.running import RunningJobs
+from tests.support.loopback_proxy import LoopbackProxy
 from tests.support.worker import WORKER
 
 
@@ -28,3 +33,72 @@ async def test_a_refused_renewal_of_a_job_being_reported_is_not_sent_again_at_on
         await keeper.keep()
     assert keeper.refusals == 1
     assert running.lost is None  # a job being reported is not lost by a refusal
+
+
+class _SubscriptionResetting(LoopbackProxy):
+    """Forwards to the server, but resets the first `resets` connections that subscribe."""
+
+    def __init__(self, server_url: str, resets: int) -> None:
+        super().__init__()
+        self._target = urlsplit(server_url)
+        self.resets = resets
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._target.scheme == "unix":
+            up_reader, up_writer = await asyncio.open_unix_connection(self._target.path)
+        else:
+            host, port = self._target.hostname or "localhost", self._target.port or 6379
+            up_reader, up_writer = await asyncio.open_connection(host, port)
+        self._spawn(self._pump(reader, up_writer, writer, watch=True))
+        self._spawn(self._pump(up_reader, writer, up_writer, watch=False))
+
+    async def _pump(
+        self,
+        source: asyncio.StreamReader,
+        sink: asyncio.StreamWriter,
+        other: asyncio.StreamWriter,
+        *,
+        watch: bool,
+    ) -> None:
+        try:
+            while data := await source.read(65536):
+                if watch and self.resets and b"SUBSCRIBE" in data.upper():
+                    self.resets -= 1
+                    other.transport.abort()  # the client's side: a reset, not a reply
+                    return
+                sink.write(data)
+                await sink.drain()
+        finally:
+            sink.close()
+
+
+async def test_a_connection_lost_while_subscribing_to_the_workers_channel_is_tried_again(
+    server_url: str,
+) -> None:
+    """Two resets of the worker's channel's subscription at its start: it subscribes on the
+    third try and runs its job; a subscription reset every time ends the run with the
+    typed ConnectionLostError."""
+    async with (
+        _SubscriptionResetting(server_url, resets=2) as proxy,
+        aqless.Client(proxy.url, namespace="subretry") as client,
+    ):
+        await client.queues["q"].put("app.A")
+        handlers = aqless.Handlers()
+        ran: list[str] = []
+
+        @handlers.register("app.A")
+        async def work(job: aqless.Job) -> None:
+            ran.append(job.jid)
+
+        worker = aqless.Worker(client, ["q"], handlers=handlers, burst=True, interval=0.1)
+        await worker.run()
+        assert len(ran) == 1
+        assert proxy.resets == 0
+    async with (
+        _SubscriptionResetting(server_url, resets=10 * SUBSCRIBE_TRIES) as proxy,
+        aqless.Client(proxy.url, namespace="subretry") as client,
+    ):
+        worker = aqless.Worker(client, ["q"], handlers=handlers, burst=True, interval=0.1)
+        with pytest.raises(aqless.ConnectionLostError):
+            await worker.run()
+        assert proxy.resets < 9 * SUBSCRIBE_TRIES  # each try was reset (redis-py's tries too)
