@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 
 class LoopbackProxy:
@@ -43,3 +44,11 @@ class LoopbackProxy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         raise NotImplementedError
+
+
+async def open_upstream(server_url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to the server `server_url` names (``unix://`` or ``redis://``)."""
+    target = urlsplit(server_url)
+    if target.scheme == "unix":
+        return await asyncio.open_unix_connection(target.path)
+    return await asyncio.open_connection(target.hostname or "localhost", target.port or 6379)

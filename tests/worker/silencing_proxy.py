@@ -5,9 +5,8 @@ firewall forgets the connection. Connections opened afterwards work."""
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import urlsplit
 
-from tests.support.loopback_proxy import LoopbackProxy
+from tests.support.loopback_proxy import LoopbackProxy, open_upstream
 
 
 class _Pair:
@@ -17,7 +16,7 @@ class _Pair:
 class SilencingProxy(LoopbackProxy):
     def __init__(self, server_url: str) -> None:
         super().__init__()
-        self._target = urlsplit(server_url)
+        self._server_url = server_url
         self._pairs: list[_Pair] = []
 
     def silence(self) -> int:
@@ -27,11 +26,7 @@ class SilencingProxy(LoopbackProxy):
         return len(self._pairs)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self._target.scheme == "unix":
-            up_reader, up_writer = await asyncio.open_unix_connection(self._target.path)
-        else:
-            host, port = self._target.hostname or "localhost", self._target.port or 6379
-            up_reader, up_writer = await asyncio.open_connection(host, port)
+        up_reader, up_writer = await open_upstream(self._server_url)
         pair = _Pair()
         self._pairs.append(pair)
         for source, sink in ((reader, up_writer), (up_reader, writer)):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import urlsplit
 
 import anyio
 import pytest
@@ -11,7 +10,7 @@ import pytest
 import aqless
 from aqless._worker.locks import SUBSCRIBE_TRIES, LockKeeper
 from aqless._worker.running import RunningJobs
-from tests.support.loopback_proxy import LoopbackProxy
+from tests.support.loopback_proxy import LoopbackProxy, open_upstream
 from tests.support.worker import WORKER
 
 
@@ -40,15 +39,11 @@ class _SubscriptionResetting(LoopbackProxy):
 
     def __init__(self, server_url: str, resets: int) -> None:
         super().__init__()
-        self._target = urlsplit(server_url)
+        self._server_url = server_url
         self.resets = resets
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self._target.scheme == "unix":
-            up_reader, up_writer = await asyncio.open_unix_connection(self._target.path)
-        else:
-            host, port = self._target.hostname or "localhost", self._target.port or 6379
-            up_reader, up_writer = await asyncio.open_connection(host, port)
+        up_reader, up_writer = await open_upstream(self._server_url)
         self._spawn(self._pump(reader, up_writer, writer, watch=True))
         self._spawn(self._pump(up_reader, writer, up_writer, watch=False))
 
