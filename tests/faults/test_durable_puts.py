@@ -6,7 +6,6 @@ server without WAITAOF (Redis before 7.2) refuses before anything is put."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -122,11 +121,7 @@ async def test_a_durable_put_goes_through_the_put_hooks(client: aqless.Client) -
 
 
 async def test_a_server_without_waitaof_refuses_durable_puts_before_putting() -> None:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if servers.REQUIRE_REDIS7:
-            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
-        pytest.skip("redis-server is not installed")
+    binary = servers.redis7_or_skip()
     server = OwnServer("always", binary=binary)
     server.start()
     try:

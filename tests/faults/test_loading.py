@@ -8,7 +8,6 @@ calls meet the window for seconds, as they would on a large data set."""
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 
@@ -20,8 +19,7 @@ from redis.retry import Retry
 
 import aqless
 from aqless._connection import protocol
-from tests.faults.harness import OwnServer, valkey_binary
-from tests.support import servers
+from tests.faults.harness import OwnServer, server_binary
 from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
@@ -37,11 +35,7 @@ SLOW_LOADING = (
 @pytest.fixture(params=["valkey9", "redis7"])
 def slow_loading(request: pytest.FixtureRequest) -> Iterator[OwnServer]:
     """A server (AOF, fsync always) that takes seconds to load its data again."""
-    binary = valkey_binary() if request.param == "valkey9" else shutil.which("redis-server")
-    if binary is None:
-        if servers.REQUIRE_REDIS7:
-            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
-        pytest.skip("redis-server is not installed")
+    binary = server_binary(request.param)
     server = OwnServer("always", binary=binary, extra=SLOW_LOADING)
     server.start()
     try:

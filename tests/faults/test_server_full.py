@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -24,8 +23,7 @@ import redis
 import aqless
 from aqless.ops import audit
 from aqless.web import create_app
-from tests.faults.harness import OwnServer, valkey_binary
-from tests.support import servers
+from tests.faults.harness import OwnServer, server_binary
 from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
@@ -37,11 +35,7 @@ Condition = Callable[[OwnServer], AbstractAsyncContextManager[None]]
 @pytest.fixture(params=["valkey9", "redis7"])
 def server(request: pytest.FixtureRequest) -> Iterator[OwnServer]:
     """A server of the test's own: its memory limit and data folder may be changed."""
-    binary = valkey_binary() if request.param == "valkey9" else shutil.which("redis-server")
-    if binary is None:
-        if servers.REQUIRE_REDIS7:
-            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
-        pytest.skip("redis-server is not installed")
+    binary = server_binary(request.param)
     own = OwnServer(
         binary=binary,
         extra=("--enable-protected-configs", "yes", "--maxmemory-policy", "noeviction"),

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import redis
 
 REQUIRE_REDIS7 = os.environ.get("AQLESS_REQUIRE_REDIS7") == "1"
@@ -32,6 +33,17 @@ def valkey9() -> Iterator[str]:
 
 def redis7_binary() -> str | None:
     return shutil.which("redis-server")
+
+
+def redis7_or_skip() -> str:
+    """redis-server's path; without it the test is skipped (failed under
+    AQLESS_REQUIRE_REDIS7=1, where a skip would hide the missing server)."""
+    binary = redis7_binary()
+    if binary is None:
+        if REQUIRE_REDIS7:
+            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
+        pytest.skip("redis-server (Redis 7) is not installed; apt-get install redis-server")
+    return binary
 
 
 @contextmanager

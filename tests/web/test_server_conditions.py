@@ -18,7 +18,6 @@ Each condition is made on a server of the test's own:
 from __future__ import annotations
 
 import contextlib
-import shutil
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -37,8 +36,7 @@ from aqless._worker.info import InfoPublisher, infos
 from aqless.web import create_app, held, search, throughput
 from aqless.web.condition import LOST, condition_code
 from aqless.web.reads import throttle_documents
-from tests.faults.harness import OwnServer, free_port, valkey_binary
-from tests.support import servers
+from tests.faults.harness import OwnServer, free_port, server_binary
 from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
@@ -177,11 +175,7 @@ CONDITIONS = {
 
 @pytest.fixture(params=["valkey9", "redis7"])
 def server(request: pytest.FixtureRequest) -> Iterator[OwnServer]:
-    binary = valkey_binary() if request.param == "valkey9" else shutil.which("redis-server")
-    if binary is None:
-        if servers.REQUIRE_REDIS7:
-            pytest.fail("AQLESS_REQUIRE_REDIS7=1 but redis-server is not installed")
-        pytest.skip("redis-server is not installed")
+    binary = server_binary(request.param)
     own = OwnServer(binary=binary, extra=("--maxmemory-policy", "noeviction", *SLOW_LOADING))
     own.start()
     try:
