@@ -10,7 +10,8 @@ AqlessError                  base, never raised itself
 ├── ScriptError              the script refused a command; .command, .detail (server text)
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   │   ├── JobDataError         job data that does not fit its handler's declared type
-│   │   ├── ConfigValueError     a configuration value not of its option's type; .option
+│   │   ├── InvalidValueError    a value outside its input's rule (aqless.rules); .option
+│   │   │   └── ConfigValueError   a configuration value not of its option's type
 │   │   ├── CrossShardError      a put whose jid, dependencies, route... name two shards
 │   │   │   └── FlowPlacementError   a flow that cannot live on one shard
 │   │   └── FlowError            a flow refused before anything of it was written
@@ -100,7 +101,24 @@ class JobDataError(InvalidArgumentError):
     with this text."""
 
 
-class ConfigValueError(InvalidArgumentError):
+class InvalidValueError(InvalidArgumentError):
+    """A value outside its input's rule (``aqless.rules``): refused before anything is sent,
+    the same way at every door (each client, the CLI, the dashboard, flows and batches).
+
+    Attributes:
+        option: the input's name (``interval``, ``queue``, ``heartbeat``...).
+        value: the value refused.
+        expected: what the value must be (``a positive number of seconds``).
+    """
+
+    def __init__(self, command: str, option: str, value: object, expected: str) -> None:
+        super().__init__(command, f"{option} must be {expected}, not {value!r}")
+        self.option = option
+        self.value = value
+        self.expected = expected
+
+
+class ConfigValueError(InvalidValueError):
     """A configuration value that is not of its option's type (``heartbeat`` = ``banana``),
     refused by ``client.config.set`` before anything is sent.
 
@@ -111,7 +129,9 @@ class ConfigValueError(InvalidArgumentError):
     """
 
     def __init__(self, option: str, value: object, expected: str) -> None:
-        super().__init__("config.set", f"option {option!r} must be {expected}, not {value!r}")
+        InvalidArgumentError.__init__(
+            self, "config.set", f"option {option!r} must be {expected}, not {value!r}"
+        )
         self.option = option
         self.value = value
         self.expected = expected

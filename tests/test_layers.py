@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "aqless"
 # bottom to top, as ARCHITECTURE.md draws them; a module belongs to the layer of the longest
 # prefix that names it (``aqless.sharding`` names the package and its modules)
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("aqless._version", "aqless.errors", "aqless._concurrency")),
+    ("foundation", ("aqless._version", "aqless.errors", "aqless.rules", "aqless._concurrency")),
     ("connection", ("aqless._connection", "aqless.scripts")),
     (
         "client",

@@ -1,0 +1,225 @@
+"""One rule per input a user can set, checked in one place by every door.
+
+Each input (a put's option, a recurring job's interval, a config option, a worker setting,
+a count or an offset of a listing...) has one `Rule` in `RULES`: its kind, its range, its
+unit and its meaning. Every door checks through `check` (a value from Python code) or
+`parse` (a value typed as text, at the CLI or a dashboard form), so the same bad value is
+refused with the same `InvalidValueError` whether it comes from the async, sharded or
+blocking client, the CLI, the dashboard, a flow or a batch. The script keeps its own checks
+as the last line, for the other qless clients.
+
+``docs/reference/inputs.md`` is generated from this table (`table_markdown`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from aqless.errors import InvalidValueError
+
+Kind = Literal["number", "whole", "name", "names", "text", "choice"]
+
+#: The longest name (a queue, a group, a tag, a throttle...) any door accepts.
+NAME_MAX: Final = 128
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What one input must be.
+
+    Attributes:
+        kind: ``number`` (finite, not a bool), ``whole`` (an int, not a bool), ``name`` (a
+            non-empty string of at most `longest` characters, without whitespace or control
+            characters unless `spaces`), ``names`` (a list of such names, never a lone
+            string), ``text`` (any string, non-empty unless `minimum` is 0) or ``choice`` (one
+            of `choices`).
+        meaning: what it is, for the reference table.
+        unit: its unit (``seconds``, ``jobs``...), "" for none.
+        minimum: the least value allowed (numbers), or None.
+        above: the minimum itself is refused (a positive number: minimum 0, above).
+        maximum: the greatest value allowed (numbers), or None.
+        choices: the values a ``choice`` may take.
+        spaces: a ``name`` may hold spaces (not tabs, newlines or other control characters).
+        longest: the longest ``name``.
+    """
+
+    kind: Kind
+    meaning: str
+    unit: str = ""
+    minimum: float | None = None
+    above: bool = False
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    spaces: bool = False
+    longest: int = NAME_MAX
+
+    def expected(self) -> str:
+        """What a value must be, in words: ``a whole number from 1``."""
+        if self.kind in ("number", "whole"):
+            noun = "a whole number" if self.kind == "whole" else "a number"
+            if self.unit and self.kind == "number":
+                noun += f" of {self.unit}"
+            if self.minimum is not None:
+                if self.above and self.minimum == 0:
+                    noun = "a positive " + noun.removeprefix("a ")
+                elif self.above:
+                    noun += f" above {_shown(self.minimum)}"
+                else:
+                    noun += f" from {_shown(self.minimum)}"
+            if self.maximum is not None:
+                noun += f" up to {_shown(self.maximum)}"
+            return noun
+        if self.kind == "name":
+            return f"a name of 1 to {self.longest} characters without {self._forbidden()}"
+        if self.kind == "names":
+            return f"a list of names (1 to {self.longest} characters, no {self._forbidden()})"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        return "a text" if self.minimum == 0 else "a non-empty text"
+
+    def check(self, value: object, name: str, command: str) -> Any:
+        """`value` if it keeps the rule (a whole number given as 3.0 comes back as 3), else
+        InvalidValueError naming `name` and what it must be."""
+        checked = self._checked(value)
+        if checked is _REFUSED:
+            raise InvalidValueError(command, name, value, self.expected())
+        return checked
+
+    def parse(self, text: str, name: str, command: str) -> Any:
+        """`text` (typed at the CLI or in a form) as this rule's type, checked."""
+        value: object = text
+        if self.kind in ("number", "whole"):
+            value = _number(text.strip())
+            if value is None:
+                raise InvalidValueError(command, name, text, self.expected())
+        elif self.kind == "names":
+            value = [part.strip() for part in text.split(",") if part.strip()]
+        return self.check(value, name, command)
+
+    def _checked(self, value: object) -> object:
+        if self.kind in ("number", "whole"):
+            return self._checked_number(value)
+        if self.kind == "name":
+            return value if self._is_name(value) else _REFUSED
+        if self.kind == "names":
+            if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                return _REFUSED
+            names = list(value)
+            return names if all(self._is_name(n) for n in names) else _REFUSED
+        if self.kind == "choice":
+            return value if value in self.choices else _REFUSED
+        if not isinstance(value, str) or (self.minimum != 0 and not value):
+            return _REFUSED
+        return value
+
+    def _checked_number(self, value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return _REFUSED
+        if not math.isfinite(value):
+            return _REFUSED
+        if self.kind == "whole":
+            if isinstance(value, float) and not value.is_integer():
+                return _REFUSED
+            value = int(value)
+        if self.minimum is not None and (
+            value < self.minimum or (self.above and value == self.minimum)
+        ):
+            return _REFUSED
+        if self.maximum is not None and value > self.maximum:
+            return _REFUSED
+        return value
+
+    def _is_name(self, value: object) -> bool:
+        if not isinstance(value, str) or not 0 < len(value) <= self.longest:
+            return False
+        return not any(_forbidden_char(c, self.spaces) for c in value)
+
+    def _forbidden(self) -> str:
+        return "control characters" if self.spaces else "whitespace or control characters"
+
+
+class _Refused:
+    pass
+
+
+_REFUSED: Final = _Refused()
+
+
+def _forbidden_char(char: str, spaces_allowed: bool) -> bool:
+    if char == " ":
+        return not spaces_allowed
+    return char.isspace() or not char.isprintable()
+
+
+def _number(text: str) -> int | float | None:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _shown(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+def _rules() -> dict[str, Rule]:
+    return {
+        # names
+        "queue": Rule("name", "A queue's name."),
+        "group": Rule("name", "A fairness group's name in its queue.", spaces=True),
+        "failure_group": Rule("name", "A failure group's name.", spaces=True, longest=256),
+        "tag": Rule("name", "A tag to find jobs by.", spaces=True),
+        "tags": Rule("names", "Tags to find a job by.", spaces=True),
+        "throttle": Rule("name", "A named throttle."),
+        "throttles": Rule("names", "Throttles a job must hold to run."),
+        "rate_limits": Rule("names", "Named rate limits a job's start counts on."),
+        "jid": Rule("name", "A job's id."),
+        "depends": Rule("names", "Jids that must complete before the job runs."),
+        "worker": Rule("name", "A worker's name.", spaces=True, longest=256),
+        # a job's numbers
+        "priority": Rule("number", "Higher runs earlier."),
+        "delay": Rule("number", "Seconds before the job may run.", unit="seconds", minimum=0),
+        "retries": Rule("whole", "Lost locks or retries a job may spend.", minimum=0),
+        # texts
+        "reason": Rule("text", "Why a job was handed back or failed."),
+        "message": Rule("text", "A failure's message.", minimum=0),
+        # listings
+        "count": Rule("whole", "How many items a listing returns.", minimum=1),
+        "offset": Rule("whole", "How many items a listing skips.", minimum=0),
+        "page": Rule("whole", "A page of a listing, from 1.", minimum=1),
+    }
+
+
+#: Every input's rule, by the name its doors give it.
+RULES: Final[dict[str, Rule]] = _rules()
+
+
+def check(name: str, value: object, command: str) -> Any:
+    """`value` checked against `name`'s rule (see `Rule.check`)."""
+    return RULES[name].check(value, name, command)
+
+
+def check_optional(name: str, value: object, command: str) -> Any:
+    """`check`, letting None (not given) through."""
+    return None if value is None else RULES[name].check(value, name, command)
+
+
+def parse(name: str, text: str, command: str) -> Any:
+    """`text` parsed and checked against `name`'s rule (see `Rule.parse`)."""
+    return RULES[name].parse(text, name, command)
+
+
+def table_markdown(names: Sequence[str] | None = None) -> str:
+    """The rules as a Markdown table (name, what it must be, unit, meaning)."""
+    lines = ["| input | must be | unit | meaning |", "|---|---|---|---|"]
+    for name in names or sorted(RULES):
+        rule = RULES[name]
+        lines.append(f"| `{name}` | {rule.expected()} | {rule.unit} | {rule.meaning} |")
+    return "\n".join(lines) + "\n"
