@@ -113,6 +113,7 @@ def web(
     module = dashboard()
     current = settings()
     known = dashboard_users(users, users_file)
+    checked_origins(trusted_origins)
     anyio.run(
         lambda: module.serve(
             url or current.url,
@@ -141,6 +142,13 @@ def dashboard_users(given: tuple[str, ...], path: str | None) -> Users | None:
         if not credentials:
             raise click.BadParameter(f"{path} names no user", param_hint="--users-file")
     return Users(credentials) if credentials else None
+
+
+def checked_origins(given: tuple[str, ...]) -> None:
+    """Refuse a --trusted-origin that names no origin before anything is served."""
+    from aqless.web.security import Origins  # the `web` extra: imported late
+
+    Origins(given)
 
 
 COMMANDS = (web,)
