@@ -5,18 +5,18 @@ Audit page that lists the log, newest first."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from redis import exceptions as redis_errors
 from starlette.requests import Request
 
 from aqless.errors import AqlessError
-from aqless.job import RecurringJob
 from aqless.ops import audit as audit_log
 from aqless.sharding.client import AnyClient
 from aqless.web.actions import ACTED_ON, ActionError, Form, Handler
 from aqless.web.auth import who
+from aqless.web.previous import previous_value
 from aqless.web.reads import JSON, PAGE_SIZE, page_number
 from aqless.web.security import CSRF_FIELD
 
@@ -73,7 +73,7 @@ async def audited_action(
     and the jobs it changed (a bulk action). Returns whether it was done, and what to say."""
     verb = str(request.path_params.get("verb", ""))
     more: dict[str, str] = {}
-    if (previous := await _previous(client, verb, form)) is not None:
+    if (previous := await previous_value(client, verb, form)) is not None:
         more["previous"] = _short(previous)
     ACTED_ON.set(None)
     try:
@@ -92,81 +92,6 @@ async def _recorded(client: AnyClient, entry: audit_log.AuditEntry, length: int)
         await audit_log.record(client, entry, length=length)
     except (AqlessError, redis_errors.RedisError) as error:
         logger.warning("the audit log did not take an entry: %s", error)
-
-
-# -- what an edit replaces -------------------------------------------------------------------
-
-NOT_SET: Final = "(not set)"
-Previous = Callable[[AnyClient, Form], Awaitable[str | None]]
-
-
-async def _job_priority(client: AnyClient, form: Form) -> str | None:
-    found = await client.jobs.get(form.text("jid"))
-    return None if found is None else f"{found.priority:g}"
-
-
-async def _job_queue(client: AnyClient, form: Form) -> str | None:
-    found = await client.jobs.get(form.text("jid"))
-    return None if found is None else found.queue_name
-
-
-async def _recurring(client: AnyClient, form: Form) -> str | None:
-    found = await client.jobs.get(form.text("jid"))
-    if not isinstance(found, RecurringJob):
-        return None
-    every = f"cron {found.cron} ({found.tz})" if found.cron else f"every {found.interval:g} s"
-    return f"{every}, priority {found.priority:g}, retries {found.retries}"
-
-
-async def _queue_throttle(client: AnyClient, form: Form) -> str:
-    return str((await client.queues[form.text("queue")].throttle()).maximum)
-
-
-async def _throttle(client: AnyClient, form: Form) -> str:
-    found = await client.throttles[form.text("name")].get()
-    return f"maximum {found.maximum}, ttl {found.ttl}"
-
-
-async def _config(client: AnyClient, form: Form) -> str | None:
-    found = await client.config.get(form.text("option"))
-    return NOT_SET if found is None else found
-
-
-async def _identifier(client: AnyClient, form: Form) -> str | None:
-    found = (await client.queue_patterns.identifiers()).get(form.text("name"))
-    return NOT_SET if found is None else ", ".join(found)
-
-
-async def _priorities(client: AnyClient, form: Form) -> str:
-    return " > ".join(str(group) for group in await client.queue_patterns.priorities())
-
-
-#: How to read the value each editing verb replaces, before it runs.
-PREVIOUS: Final[dict[str, Previous]] = {
-    "job_priority": _job_priority,
-    "job_move": _job_queue,
-    "queue_throttle": _queue_throttle,
-    "recurring_update": _recurring,
-    "throttle_set": _throttle,
-    "throttle_delete": _throttle,
-    "config_set": _config,
-    "config_unset": _config,
-    "identifier_set": _identifier,
-    "identifier_unset": _identifier,
-    "priorities_set": _priorities,
-}
-
-
-async def _previous(client: AnyClient, verb: str, form: Form) -> str | None:
-    """The value the edit `verb` is about to replace; None for another verb, or when it
-    cannot be read (the action will then say why it failed)."""
-    read = PREVIOUS.get(verb)
-    if read is None:
-        return None
-    try:
-        return await read(client, form)
-    except (ActionError, AqlessError, redis_errors.RedisError):
-        return None
 
 
 async def audit(client: AnyClient, request: Request) -> JSON:
