@@ -6,6 +6,7 @@ dashboard itself stops, the banner says it does not answer."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import BrowserContext, expect
@@ -26,7 +27,7 @@ async def put_one(client: aqless.Client) -> str:
 
 
 def test_the_live_mark_turns_red_while_the_server_is_away_and_green_once_back(
-    browser: BrowserContext,
+    browser: BrowserContext, artifacts: Path
 ) -> None:
     with restartable_valkey() as valkey:
         tab = browser.new_page()
@@ -44,13 +45,16 @@ def test_the_live_mark_turns_red_while_the_server_is_away_and_green_once_back(
             valkey.stop()
             expect(mark).to_have_class(DOWN, timeout=WAIT_MS)
             expect(mark).not_to_have_class(ON)
+            expect(mark).to_have_text("not live")
             expect(banner).to_be_visible()
             expect(banner).to_contain_text("lost its link to the server")
             expect(banner).to_contain_text(re.compile(r"Last updated \S"))
+            tab.screenshot(path=artifacts / "live-mark-down.png")
 
             valkey.start()
             expect(mark).to_have_class(ON, timeout=WAIT_MS)
             expect(mark).not_to_have_class(DOWN)
+            expect(mark).to_have_text("live")
             expect(banner).to_be_hidden()
             live.run(put_one)
             expect(waiting).to_have_text("2", timeout=WAIT_MS)

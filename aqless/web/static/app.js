@@ -22,6 +22,7 @@
     if (liveMark) {
       liveMark.classList.toggle("on", streaming && failure === null);
       liveMark.classList.toggle("down", failure !== null);
+      liveMark.textContent = failure === null ? "live" : "not live";
       liveMark.title = failure === null ? "Live updates" : "Not live: " + failure;
     }
     if (!banner) return;
