@@ -118,3 +118,9 @@ async def test_web_refuses_users_it_cannot_read(run_cli: Cli, tmp_path: Path) ->
     nobody = await run_cli("web", "--port", "0", "--users-file", str(empty))
     assert nobody.code == 2
     assert "names no user" in nobody.stderr
+
+
+async def test_web_refuses_a_trusted_origin_that_names_no_origin(run_cli: Cli) -> None:
+    refused = await run_cli("web", "--port", "0", "--trusted-origin", "ops.example.com/aqless")
+    assert refused.code == 2
+    assert "a trusted origin is scheme://host[:port]" in refused.stderr
