@@ -40,12 +40,9 @@ def chained(steps: Sequence[FlowNode]) -> FlowNode:
     return tree
 
 
-def preorder(document: dict[str, Any]) -> list[str]:
-    """The jids of a flow document, parents before their children."""
-    jids = [str(document["jid"])]
-    for child in document.get("children", ()):
-        jids += preorder(child)
-    return jids
+def preorder(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The jobs of a flow document, parents before their children."""
+    return [document, *(node for child in document.get("children", ()) for node in preorder(child))]
 
 
 class FlowClient(Protocol):
@@ -100,7 +97,7 @@ class Flows:
         """Send a checked flow document (`flow_document`)."""
         text = encode_json(document, "the flow")
         root = await self._client.protocol.text(COMMAND, self._client.worker_name, text)
-        return Flow(root, tuple(preorder(document)))
+        return Flow(root, tuple(str(node["jid"]) for node in preorder(document)))
 
     async def tree(self, jid: str) -> FlowTree | None:
         """The whole flow `jid` belongs to (from its root), each job with its state now;

@@ -59,6 +59,9 @@ async def test_a_tree_is_put_children_first_with_the_parent_in_depends(lua: Lua)
         (node("p", node("a", policy="maybe")), "job a has an unknown failure policy: maybe"),
         (node("p", node("a", priority="high")), "job a priority is not a number"),
         (node("p", node("a", tags=[1])), "job a tags is not a list of names"),
+        (node("p", node("a", depends="x")), "job a depends is not a list of names"),
+        (node("p", node("a", group="")), "job a group is not a name"),
+        (node("p", node("a", group=7)), "job a group is not a name"),
         (node("p", node("a", name="x"), node("b", name="x")), "two children of job p are named x"),
         (node("p", *[node(f"c{i}") for i in range(1001)]), "job p has more than 1000 children"),
     ],
@@ -66,6 +69,17 @@ async def test_a_tree_is_put_children_first_with_the_parent_in_depends(lua: Lua)
 async def test_a_bad_tree_writes_nothing(lua: Lua, tree: dict[str, Any], text: str) -> None:
     await refused(lua, "flow.put(): " + text, "flow.put", 1, "w", json.dumps(tree))
     assert await lua.redis.keys("*") == []
+
+
+async def test_each_job_s_put_options_are_put_s_group_and_depends_included(lua: Lua) -> None:
+    await lua("queue.put", 0, "w", "q", "outside", "k", "{}", 0)
+    tree = node("p", node("a", group="7", priority=3, tags=["t"]), group="vip", depends=["outside"])
+    await put_flow(lua, tree)
+    assert await lua.redis.hmget("ql:j:a", "group", "priority", "tags") == ["7", "3", '["t"]']
+    assert await lua.redis.hget("ql:j:p", "group") == "vip"
+    assert await lua.redis.smembers("ql:j:p-dependencies") == {"a", "outside"}
+    # the queue is grouped: the child waits in its group's index
+    assert await lua.redis.zrange("ql:q:q-group-work:7", 0, -1) == ["a"]
 
 
 async def test_a_tree_too_deep_writes_nothing(lua: Lua) -> None:
