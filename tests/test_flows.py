@@ -16,6 +16,7 @@ from aqless.errors import (
     FlowCycleError,
     FlowError,
     FlowJidTakenError,
+    FlowRunningError,
     FlowTooLargeError,
     InvalidArgumentError,
     JobFailedError,
@@ -343,3 +344,46 @@ async def test_a_class_that_cannot_be_named_is_refused(client: aqless.Client) ->
     with pytest.raises(FlowError, match="no children"):
         chained([leaf(1), leaf(2, children=[leaf(3)])])
     assert await nothing_written(client)
+
+
+# -- removal: cancel, with BullMQ's semantics -------------------------------------------------
+
+
+async def test_cancelling_a_flow_s_root_removes_the_whole_flow(client: aqless.Client) -> None:
+    middle = FlowNode("total", queue="q", children=[leaf(1)])
+    flow = await client.flows.put(FlowNode("total", queue="q"), [leaf(2), middle])
+    root = await client.jobs.get(flow.root)
+    assert isinstance(root, Job)
+    await root.cancel()
+    assert [await state(client, jid) for jid in flow.jids] == [None] * 4
+    assert (await client.queues["q"].counts()).waiting == 0
+
+
+async def test_a_sub_flow_is_removed_with_its_children_and_its_parent_runs_without_it(
+    client: aqless.Client,
+) -> None:
+    middle = FlowNode("total", queue="q", name="middle", children=[leaf(1), leaf(2)])
+    flow = await client.flows.put(FlowNode("total", queue="q"), [middle, leaf(3, name="three")])
+    await client.jobs.cancel(*flow.jids[1:4])  # the sub-flow and its children
+    assert [await state(client, jid) for jid in flow.jids] == [
+        "depends", None, None, None, "waiting"
+    ]  # fmt: skip
+    async with running(make_worker(client, handlers=handlers())):
+        assert await client.result(flow.root, timeout=10) == 9
+    assert [child.name for child in SEEN[flow.root]] == ["three"]
+
+
+async def test_a_flow_is_not_removed_while_a_job_of_it_runs(client: aqless.Client) -> None:
+    flow = await client.flows.put(FlowNode("total", queue="q"), [leaf(1), leaf(2)])
+    popped = await client.queues["q"].pop()
+    assert popped is not None
+    with pytest.raises(FlowRunningError, match=f"job {popped.jid} of a flow is running"):
+        await client.jobs.cancel(*flow.jids)
+    with pytest.raises(FlowRunningError):
+        await popped.cancel()
+    assert [await state(client, jid) for jid in flow.jids] == [
+        "depends", *("running" if jid == popped.jid else "waiting" for jid in flow.jids[1:])
+    ]  # fmt: skip
+    await popped.complete()
+    await client.jobs.cancel(flow.root)
+    assert [await state(client, jid) for jid in flow.jids] == [None] * 3

@@ -18,6 +18,9 @@ local Flows = {
   MAX_JOBS = 10000,     -- jobs in one flow
   POLICIES = {fail = true, ignore = true, continue = true},
   GROUP = 'flow-child-failed',
+  -- the fields of a flow's job that are not put's options
+  OWN = {jid = true, klass = true, queue = true, data = true, delay = true, policy = true,
+    name = true, children = true, depends = true},
 }
 
 function Flows.refuse(text) raise('flow.put(): ' .. text) end
@@ -101,10 +104,6 @@ function Flows.check_node(worker, node, depth, seen, above, counted)
   end
   above[jid] = nil
 end
-
--- The fields of a flow's job that are not put's options.
-Flows.OWN = {jid = true, klass = true, queue = true, data = true, delay = true,
-  policy = true, name = true, children = true, depends = true}
 
 -- put's arguments for a job of the flow: every other field of it is an option, passed to
 -- put as put takes it (a list as JSON), so put checks and applies each option as it would
@@ -245,6 +244,63 @@ function Flows.failed(now, jid)
   else
     Flows.release_parent(now, parent)
   end
+end
+
+-- Removal (cancel, job.lua), as BullMQ removes a flow's jobs: a parent goes with every job
+-- below it (completed ones included); a job whose parent stays leaves the parent, which
+-- stops waiting for it (and, waiting for nothing else, is released); nothing is removed
+-- while a job it would remove runs.
+
+-- The jobs a cancel of `jids` removes: those given, in order, then every job below a flow
+-- parent among them; and, for each job of a flow among them, its parent (false: none).
+function Flows.removal(jids)
+  local all, seen, parents = {}, {}, {}
+  for i, jid in ipairs(jids) do
+    all[i] = jid
+    seen[jid] = true
+  end
+  local i = 1
+  while i <= #all do
+    local jid = all[i]
+    local v = call('HMGET', Keys.job(jid), 'flow_parent', 'flow_children')
+    if v[1] or v[2] then parents[jid] = v[1] or false end
+    for _, child in ipairs(decode_stored(v[2]) or NOTHING) do
+      if not seen[child] then
+        seen[child] = true
+        all[#all + 1] = child
+      end
+    end
+    i = i + 1
+  end
+  return all, seen, parents
+end
+
+-- Refuses the removal of a job of a flow that runs (before anything is written).
+function Flows.check_removal(all, parents)
+  for _, jid in ipairs(all) do
+    if parents[jid] ~= nil and call('HGET', Keys.job(jid), 'state') == 'running' then
+      raise('Cancel(): job ' .. jid .. ' of a flow is running; a flow is not removed while'
+        .. ' a job it would lose runs')
+    end
+  end
+end
+
+-- A removed job leaves its parent, which stays: the parent no longer lists it nor waits
+-- for it, and is released when it waits for nothing else.
+function Flows.leave_parent(now, jid, parent)
+  call('SREM', Keys.dependencies(parent), jid)
+  call('SREM', Keys.dependents(jid), parent)
+  local key = Keys.job(parent)
+  local children = decode_stored(call('HGET', key, 'flow_children'))
+  if children ~= nil then
+    local kept = without(children, {[jid] = true})
+    if #kept > 0 then
+      call('HSET', key, 'flow_children', cjson.encode(kept))
+    else
+      call('HDEL', key, 'flow_children')
+    end
+  end
+  Flows.release_parent(now, parent)
 end
 
 --[=[ flow.children
