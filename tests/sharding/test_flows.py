@@ -74,3 +74,17 @@ async def test_a_flow_s_group_or_dependency_on_another_shard_is_refused(
         with pytest.raises(FlowPlacementError, match=f"dependency '{outside}'"):
             await client.flows.put(FlowNode("app.Sum", queue="q", jid=root, depends=[outside]))
         assert await client.jobs.get(root) is None
+
+
+async def test_cancelling_a_sharded_flow_s_root_removes_the_flow(cluster: Cluster) -> None:
+    async with deployment(cluster, f"flows-{uuid.uuid4().hex[:6]}") as client:
+        root = keys_of_a_shard(client, 1, "root-")[0]
+        children = [FlowNode("app.Leaf", queue="q") for _ in range(3)]
+        flow = await client.flows.put(FlowNode("app.Sum", queue="q", jid=root), children)
+        popped = await client.shard(1).queues["q"].pop()
+        assert popped is not None
+        with pytest.raises(aqless.FlowRunningError):
+            await client.jobs.cancel(root)
+        await popped.complete()
+        assert await client.jobs.cancel(root) == list(flow.jids)
+        assert [await client.jobs.get(jid) for jid in flow.jids] == [None] * 4
