@@ -158,7 +158,7 @@ end
            [rate_limits], [group]...}; aqless's own, see flows.lua)
   Reads    ql:j:<jid> of every job of the tree, and what put reads
   Writes   what put writes, for every job of the tree (children first); ql:j:<jid>'s
-           flow_parent, flow_name, flow_policy, flow_children
+           flow_parent, flow_name, flow_policy, flow_children; ql:aqless:flows
   Returns  the root's jid
   Errors   'flow.put(): Arg "tree" not JSON'   InvalidArgumentError
            'flow.put(): a job of the flow is not an object'   FlowError
@@ -187,6 +187,7 @@ function Flows.put(now, worker, tree_text)
   local ok, tree = pcall(cjson.decode, tree_text or '')
   check(ok, 'flow.put(): Arg "tree" not JSON')
   Flows.check_node(worker, tree, 0, {}, {}, {0})
+  call('SET', Keys.flows(), 1)
   Flows.put_node(now, worker, tree)
   return tree.jid
 end
@@ -259,6 +260,7 @@ function Flows.removal(jids)
     all[i] = jid
     seen[jid] = true
   end
+  if call('EXISTS', Keys.flows()) == 0 then return all, seen, parents end  -- no flow, ever
   local i = 1
   while i <= #all do
     local jid = all[i]

@@ -280,8 +280,9 @@ end
 
 --[=[ cancel | job.cancel
   Args     jid...
-  Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:j:<jid>-dependencies, ql:tracked; of a
-           flow's jobs (flows.lua): the jobs below a parent named, the parent of a job named
+  Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:j:<jid>-dependencies, ql:tracked,
+           ql:aqless:flows; of a flow's jobs (flows.lua): the jobs below a parent named, the
+           parent of a job named
   Writes   deletes ql:j:<jid>, ql:j:<jid>-history, ql:j:<jid>-dependencies;
            ql:j:<dependency>-dependents, ql:w:<worker>:jobs, <q>-*, throttles, ql:f:<group>,
            ql:failures, ql:s:stats:<bin>:<q>, ql:t:<tag>, ql:tags; for a flow: the same of
