@@ -124,7 +124,9 @@ def flow_document(
         FlowTooLargeError: deeper than MAX_DEPTH, a job with more than MAX_CHILDREN
             children, more than MAX_JOBS jobs.
         FlowError: a class that cannot be named, an empty queue name, an unknown policy, a
-            name used twice among siblings, an option a put refuses.
+            name used twice among siblings, a dedup.
+        InvalidArgumentError (or TypeError...): an option the same put refuses, as
+            `prepare_put` refuses it (with a note naming the job's class).
     """
     make = jid_for or (lambda node: new_jid())
     return _node(root, 0, _Walk(), worker, clock, make)
