@@ -395,7 +395,9 @@ class Job:
     # -- anyone's verbs ---------------------------------------------------------------------
 
     async def cancel(self) -> None:
-        """Delete the job (refused while other jobs depend on it)."""
+        """Delete the job: refused (JobDependedOnError) while other jobs depend on it; a job
+        of a flow takes the jobs below it along and leaves its parent, and is refused
+        (FlowRunningError) while one of those runs (see `Jobs.cancel`)."""
         with self._hide_worker_while_releasing():
             await self.client.protocol.call("job.cancel", self.jid)
         self.worker_name = ""

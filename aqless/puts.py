@@ -23,6 +23,7 @@ append-only files of `replicas` replicas. Redis 7.2+ and Valkey 8+ have WAITAOF.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -365,6 +366,18 @@ _LISTED = ("tags", "depends", "throttles", "rate_limits")
 _ENCODED = ("priority", "retries", "group", *_LISTED)
 
 
+def option_fields(arguments: Sequence[Argument]) -> dict[str, Any]:
+    """A prepared put's options (its arguments after the first six, name then value) by
+    name, the lists decoded: what a flow's document says of each of its jobs."""
+    fields: dict[str, Any] = {}
+    for name, value in zip(arguments[::2], arguments[1::2], strict=True):
+        text = name.decode() if isinstance(name, bytes) else str(name)
+        fields[text] = (
+            json.loads(value) if text in _LISTED and isinstance(value, str | bytes) else value
+        )
+    return fields
+
+
 def prepare_put(
     klass: JobClass,
     data: Any,
@@ -374,10 +387,12 @@ def prepare_put(
     queue: str,
     clock: Clock,
     requeue: bool = False,
+    make_jid: Callable[[], str] = new_jid,
 ) -> PreparedPut:
     """The script's command and arguments for a put into `queue` by `worker`: the options
     given, else the class's defaults; the data checked against a typed handler's type and
-    encoded; `at` made a delay on `clock`. Refused (TypeError) for an option of another name,
+    encoded; `at` made a delay on `clock`; a jid by `make_jid` when neither the options nor
+    the class's defaults give one. Refused (TypeError) for an option of another name,
     (ConfigurationError) for a requeue with a dedup id."""
     if options and not options.keys() <= PUT_OPTIONS:
         unknown = ", ".join(sorted(options.keys() - PUT_OPTIONS))
@@ -405,7 +420,7 @@ def prepare_put(
             value = options.get(option)
             if value is not None:
                 chosen[option] = value
-    jid = jid or new_jid()
+    jid = jid or make_jid()
     arguments: list[Argument] = [
         worker,
         queue,

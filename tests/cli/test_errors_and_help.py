@@ -107,7 +107,7 @@ async def test_the_server_refusing_has_an_error_document_too(
     outcome = await run_cli("--json", "cancel", first)
     assert outcome.code == 3
     error = json.loads(outcome.stdout)["error"]
-    assert (error["type"], error["cause"]) == ("server_refused", "ScriptError")
+    assert (error["type"], error["cause"]) == ("server_refused", "JobDependedOnError")
     assert "is a dependency of" in error["message"]
 
 

@@ -39,6 +39,7 @@ PROMISES = {
         "invoice: {'total': 42.5, 'missing': ['gone']}",
         "chain: 111",
         "shop.Invoice ROOT [complete]",
+        "cancelled 3 jobs: the invoice and its 2 prices",
     ],
     "results.py": [
         "{'total': 10.99}",

@@ -219,6 +219,9 @@ def test_errors_of_another_contract_must_name_one() -> None:
 
 def test_a_long_text_names_its_exception_on_the_next_line() -> None:
     cancel = next(c for c in contracts() if c.names[0] == "cancel")
-    assert [refusal.exception for refusal in cancel.refusals] == ["ScriptError"]
-    problems = problems_after("job.lua", "             ScriptError\n", "")
+    assert [refusal.exception for refusal in cancel.refusals] == [
+        "JobDependedOnError",
+        "FlowRunningError",
+    ]
+    problems = problems_after("job.lua", "             JobDependedOnError\n", "")
     assert any("(cancel | job.cancel): no exception for" in problem for problem in problems)

@@ -423,6 +423,23 @@ def test_a_blocking_client_puts_a_flow_and_reads_it(sync_client: aqless.sync.Cli
     assert [child.state for child in results] == ["waiting", "waiting"]
 
 
+def test_a_blocking_client_removes_a_flow_as_the_async_one(
+    sync_client: aqless.sync.Client,
+) -> None:
+    from aqless.flows import FlowNode
+
+    flow = sync_client.flows.put(
+        FlowNode("app.Sum", queue="q", group="vip"), [FlowNode("app.Leaf", queue="q")]
+    )
+    popped = sync_client.queues["q"].pop()
+    assert popped is not None
+    with pytest.raises(aqless.FlowRunningError):
+        sync_client.jobs.cancel(flow.root)
+    popped.complete()
+    assert sync_client.jobs.cancel(flow.root) == list(flow.jids)
+    assert [sync_client.jobs.get(jid) for jid in flow.jids] == [None, None]
+
+
 def test_groups_from_sync_code(sync_client: aqless.sync.Client) -> None:
     queue = sync_client.queues["q"]
     queue.put_many([aqless.PutRequest("app.Job", {"g": "big"}, group="big")] * 5)

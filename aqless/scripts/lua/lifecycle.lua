@@ -99,6 +99,13 @@ local function parse_put(D, a)
     rate_limits
 end
 
+-- Checks put's arguments as put does, writing nothing (flow.put checks each job so before
+-- it puts any).
+function Job.check_put(D, a)
+  parse_put(D, a)
+  Groups.put_option(a)
+end
+
 -- The stored text of a job's list of tags (a plain list of strings), as cjson writes it.
 local function tags_text(tags)
   if #tags == 0 then return '{}' end
