@@ -11,6 +11,7 @@ from redis import exceptions as redis_errors
 
 import aqless
 from aqless.cli.runtime import NotFound, Settings, to_json
+from aqless.ops.known import UnknownNameError
 
 EXIT_CODES = """\b
 Exit codes:
@@ -41,7 +42,9 @@ def translated(error: BaseException) -> click.ClickException | None:
         return next((mapped for mapped in found if mapped is not None), None)
     if isinstance(error, aqless.JobNotFoundError):
         return NotFound(error.detail)
-    if isinstance(error, aqless.ConfigValueError):
+    if isinstance(error, UnknownNameError):
+        return NotFound(str(error))
+    if isinstance(error, aqless.InvalidValueError):  # refused by aqless.rules, not the server
         return SetupError(error.detail)
     if isinstance(error, aqless.ScriptError):
         return ServerRefused(f"the server refused {error.command}: {error.detail}")

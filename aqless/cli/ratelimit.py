@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from aqless.cli.render import table
+from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.contracts import RateLimit
 from aqless.documents import rate_limit_document
@@ -37,15 +37,15 @@ def rate_limit() -> None:
 def _view(documents: list[dict[str, Any]]) -> Any:
     return table(
         None,
-        ["rate limit", "limit#", "per (s)#", "mode", "used#", "next free in (s)#"],
+        ["rate limit", "limit#", "per#", "mode", "used#", "next free in#"],
         [
             [
                 d["id"],
                 d["limit"] or "none",
-                d["period"],
+                duration(d["period"]),
                 "smooth" if d["smooth"] else "burst",
                 d["used"],
-                f"{d['wait']:.3f}",
+                duration(d["wait"]) if d["wait"] > 0 else "now",
             ]
             for d in documents
         ],
