@@ -10,6 +10,7 @@ from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.contracts import RateLimit
 from aqless.documents import rate_limit_document
+from aqless.ops.known import limit_label
 
 QUEUE_FLAG = click.option(
     "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own limit."
@@ -40,7 +41,7 @@ def _view(documents: list[dict[str, Any]]) -> Any:
         ["rate limit", "limit#", "per#", "mode", "used#", "next free in#"],
         [
             [
-                d["id"],
+                limit_label(d["id"]),
                 d["limit"] or "none",
                 duration(d["period"]),
                 "smooth" if d["smooth"] else "burst",

@@ -19,6 +19,8 @@ pytest_plugins = ["tests.support.client_fixtures"]
 
 async def test_groups_table_and_json(client: aqless.Client, run_cli: Cli) -> None:
     queue = client.queues["emails"]
+    assert (await run_cli("groups", "emails")).code == 1  # no queue 'emails' yet
+    await client.jobs.cancel(await queue.put("app.Send", {}))  # the queue is seen
     assert "emails has no groups" in (await run_cli("groups", "emails")).stdout
     await queue.put_many([PutRequest("app.Send", group="tenant-<b>")] * 3)
     await queue.put("app.Send")
@@ -145,5 +147,6 @@ async def test_groups_set_is_audited(client: aqless.Client, run_cli: Cli) -> Non
     assert entry.targets == ("emails", "acme")
     assert entry.detail == {"weight": "2", "rate": "none"}
     assert entry.outcome == "ok"
+    await client.queues["emails"].put("app.Send", {})
     assert (await run_cli("groups", "emails")).code == 0  # a read: no entry
     assert len(await audit.read(client)) == 1

@@ -130,7 +130,7 @@ async def test_stats_scaling_shows_each_queue_s_slots_and_json_matches(
     await (await pop_one(client.queues["a"])).complete()
     outcome = await run_cli("stats", "--scaling", "--target", "0.5")
     assert outcome.code == 0, outcome.stderr
-    assert "worker slots for a p95 wait under 500ms" in outcome.stdout
+    assert "worker slots for a p95 wait under 500 ms" in outcome.stdout
     rows = {line.split()[0]: line.split() for line in outcome.stdout.splitlines() if line.strip()}
     assert rows["a"][1:3] == ["2", "0"]  # waiting, running
     assert rows["b"][1:3] == ["3", "0"]
