@@ -164,17 +164,17 @@ async def act(request: Request) -> Response:
     if not board.csrf.valid(request, token):
         message = "The form has expired (CSRF token missing or wrong): reload the page."
         return refusal(request, 403, message)
+    status = 200
     try:
         kind, message = "ok", await handler(board.client, form)
-    except (ActionError, AqlessError) as error:
+    except (ActionError, AqlessError, UnknownNameError) as error:
         kind, message = "error", str(error)
+        status = 404 if isinstance(error, UnknownNameError) else 400
     await recorded_action(
         board.client, request, form, "ok" if kind == "ok" else message, board.audit_length
     )
     if wants_json(request):
-        return JSONResponse(
-            {"ok": kind == "ok", "message": message}, status_code=200 if kind == "ok" else 400
-        )
+        return JSONResponse({"ok": kind == "ok", "message": message}, status_code=status)
     # done: where the form says (a cancelled job's page is gone); refused: back to the form
     target = form.get("next") if kind == "ok" else came_from(request)
     response = RedirectResponse(safe_next(request, target), status_code=303)

@@ -11,6 +11,7 @@ import pytest
 
 import aqless
 from tests.support.clients import pop_one
+from tests.web.conftest import csrf_token
 
 
 async def billing(client: aqless.Client) -> str:
@@ -118,3 +119,38 @@ async def test_a_queues_own_throttle_reads_as_the_queue(
     assert ">ql:q:billing<" not in page
     throttles = (await app_client.get("/throttles")).text
     assert "<td>queue billing</td>" in throttles
+
+
+@pytest.mark.parametrize(
+    ("verb", "form", "said"),
+    [
+        ("failed_group", {"group": "billing-Eror", "action": "retry"}, "no failure group"),
+        ("worker_forget", {"worker": "worker-2"}, "no worker 'worker-2' (did you mean"),
+    ],
+)
+async def test_an_action_on_an_unknown_name_is_a_404(
+    client: aqless.Client,
+    app_client: httpx.AsyncClient,
+    verb: str,
+    form: dict[str, str],
+    said: str,
+) -> None:
+    await billing(client)
+    job = await pop_one(client.queues["billing"], worker="worker-1")
+    await job.fail("billing-Error", "it broke")
+    token = csrf_token((await app_client.get("/failed")).text)
+    done = await app_client.post(
+        f"/actions/{verb}", data={**form, "csrf": token}, headers={"accept": "application/json"}
+    )
+    assert done.status_code == 404, done.text
+    assert said in done.json()["message"]
+
+
+async def test_the_scaling_signal_of_an_unknown_queue_is_a_404(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await billing(client)
+    refused = await app_client.get("/api/scaling", params={"queue": "biling"})
+    assert refused.status_code == 404
+    assert refused.json()["error"] == "no queue 'biling' (did you mean 'billing'?)"
+    assert (await app_client.get("/api/scaling", params={"queue": "billing"})).status_code == 200
