@@ -11,7 +11,7 @@ import click
 
 import aqless
 from aqless.cli.queues import warned_unseen
-from aqless.cli.render import table
+from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.documents import group_document
 from aqless.errors import InvalidArgumentError
@@ -87,7 +87,7 @@ def _rate(group: aqless.GroupCounts) -> str:
     """A group's rate limit as 'started/limit per period' ('' for none)."""
     if not group.rate_limit:
         return ""
-    return f"{group.rate_used}/{group.rate_limit} per {group.rate_period:g}s"
+    return f"{group.rate_used}/{group.rate_limit} per {duration(group.rate_period)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +239,9 @@ def set_group(
     if rate is not None:
         document["rate_limit"] = rate.limit or 0
         document["rate_period"] = rate.per if rate.limit is not None else 0.0
-        limited = f"at most {rate.limit} per {rate.per:g}s" if rate.limit is not None else "none"
+        limited = "none"
+        if rate.limit is not None:
+            limited = f"at most {rate.limit} per {duration(rate.per)}"
         lines.append(f"{queue}/{group}: rate limit {limited}")
     emit(document, *lines)
 

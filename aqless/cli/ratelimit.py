@@ -124,7 +124,7 @@ def set_limit(name: str, limit: int, per: float, smooth: bool, is_queue: bool) -
     mode = "smooth" if smooth else "burst"
     emit(
         {"name": name, "limit": limit, "per": per, "smooth": smooth},
-        f"{name}: at most {limit} per {per:g}s ({mode})",
+        f"{name}: at most {limit} per {duration(per)} ({mode})",
     )
 
 

@@ -54,7 +54,7 @@ async def test_groups_show_a_groups_rate_limit_and_its_starts(
     await queue.pop_many(5)
     table = await run_cli("groups", "emails")
     (line,) = [line.split() for line in table.stdout.splitlines() if "tenant-a" in line]
-    assert line[1:] == ["2", "3", "1", "3/3", "per", "60s"]
+    assert line[1:] == ["2", "3", "1", "3/3", "per", "1", "min"]
     (document,) = (await run_cli("--json", "groups", "emails")).json()
     assert (document["rate_limit"], document["rate_period"], document["rate_used"]) == (3, 60, 3)
 
@@ -71,7 +71,7 @@ async def test_groups_set_sets_each_setting(client: aqless.Client, run_cli: Cli)
     assert rated.json() == {"queue": "emails", "group": "acme", "rate_limit": 10, "rate_period": 60}
     table = await run_cli("groups", "emails")
     (line,) = [line.split() for line in table.stdout.splitlines() if "acme" in line]
-    assert line[1:] == ["1", "0", "2.5", "4", "0/10", "per", "60s"]
+    assert line[1:] == ["1", "0", "2.5", "4", "0/10", "per", "1", "min"]
     (document,) = (await run_cli("groups", "emails", "--json")).json()
     assert document == {
         "name": "acme",

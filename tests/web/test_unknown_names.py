@@ -18,6 +18,13 @@ async def billing(client: aqless.Client) -> str:
     return await client.queues["billing"].put("app.Charge", {})
 
 
+async def failed_billing(client: aqless.Client) -> None:
+    """A queue `billing`, a worker `worker-1`, a failure group `billing-Error`."""
+    await billing(client)
+    job = await pop_one(client.queues["billing"], worker="worker-1")
+    await job.fail("billing-Error", "it broke")
+
+
 @pytest.mark.parametrize(
     ("path", "said"),
     [
@@ -29,9 +36,7 @@ async def billing(client: aqless.Client) -> str:
 async def test_an_unknown_name_is_a_404_page_naming_the_closest(
     client: aqless.Client, app_client: httpx.AsyncClient, path: str, said: str
 ) -> None:
-    await billing(client)
-    job = await pop_one(client.queues["billing"], worker="worker-1")
-    await job.fail("billing-Error", "it broke")
+    await failed_billing(client)
     page = await app_client.get(path)
     assert page.status_code == 404
     assert said in page.text
@@ -44,9 +49,7 @@ async def test_an_unknown_name_is_a_404_page_naming_the_closest(
 async def test_the_closest_names_are_offered(
     client: aqless.Client, app_client: httpx.AsyncClient
 ) -> None:
-    await billing(client)
-    job = await pop_one(client.queues["billing"], worker="worker-1")
-    await job.fail("billing-Error", "it broke")
+    await failed_billing(client)
     failed = (await app_client.get("/api/failed/billing-Eror")).json()
     assert failed["error"] == "no failure group 'billing-Eror' (did you mean 'billing-Error'?)"
     worker = (await app_client.get("/api/workers/worker-2")).json()
@@ -135,9 +138,7 @@ async def test_an_action_on_an_unknown_name_is_a_404(
     form: dict[str, str],
     said: str,
 ) -> None:
-    await billing(client)
-    job = await pop_one(client.queues["billing"], worker="worker-1")
-    await job.fail("billing-Error", "it broke")
+    await failed_billing(client)
     token = csrf_token((await app_client.get("/failed")).text)
     done = await app_client.post(
         f"/actions/{verb}", data={**form, "csrf": token}, headers={"accept": "application/json"}
