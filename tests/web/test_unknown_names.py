@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 import aqless
+from aqless.ops import durations, known
 from tests.support.clients import pop_one
 from tests.web.conftest import csrf_token
 
@@ -155,3 +156,45 @@ async def test_the_scaling_signal_of_an_unknown_queue_is_a_404(
     assert refused.status_code == 404
     assert refused.json()["error"] == "no queue 'biling' (did you mean 'billing'?)"
     assert (await app_client.get("/api/scaling", params={"queue": "billing"})).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("seconds", "reads"),
+    [
+        (0.25, "250 ms"),
+        (12.5, "12.5 s"),
+        (59.97, "1 min"),
+        (3526.76, "58 min 47 s"),
+        (3600, "1 h"),
+        (7500, "2 h 5 min"),
+        (273600, "3 d 4 h"),
+        (-90, "-1 min 30 s"),
+    ],
+)
+def test_one_helper_says_every_duration_in_human_units(seconds: float, reads: str) -> None:
+    assert durations.duration(seconds) == reads
+
+
+def test_a_moment_reads_from_now() -> None:
+    assert durations.relative(3526.76) == "in 58 min 47 s"
+    assert durations.relative(-180) == "3 min ago"
+
+
+@pytest.mark.parametrize(
+    ("limit", "reads"),
+    [
+        ("ql:q:billing", "queue billing"),
+        ("ns:ql:q:billing", "queue billing"),
+        ("{ship~2}:ql:q:a:b", "queue a:b"),
+        ("smtp", "smtp"),
+        ("ql:queues", "ql:queues"),
+    ],
+)
+def test_a_queues_own_limit_is_labelled_with_its_queue(limit: str, reads: str) -> None:
+    assert known.limit_label(limit) == reads
+
+
+def test_the_closest_names_are_a_few_alike_ones() -> None:
+    assert known.closest("biling", ["billing", "shipping", "bill"]) == ["billing", "bill"]
+    assert known.closest("nope", ["billing"]) == []
+    assert str(known.UnknownNameError("queue", "x")) == "no queue 'x'"
