@@ -10,6 +10,7 @@ from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.contracts import RateLimit
 from aqless.documents import rate_limit_document
+from aqless.ops import known
 from aqless.ops.known import limit_label
 
 QUEUE_FLAG = click.option(
@@ -84,6 +85,7 @@ def show(name: str, is_queue: bool) -> None:
     """
 
     async def read(client: AnyClient) -> dict[str, Any]:
+        await known.require(client, "queue" if is_queue else "rate limit", name)
         return rate_limit_document(await _limiter(client, name, is_queue).get())
 
     document = run_any(read)

@@ -1,11 +1,12 @@
-"""Names a deployment has seen: whether a queue, a failure group, a worker or a queue's
-fairness group exists, and the closest known names to one that does not.
+"""Names a deployment has seen: whether a queue, a failure group, a worker or a rate limit
+exists, and the closest known names to one that does not.
 
-The check reads the one set the protocol keeps of each kind (CORE.md section 2): a queue is a
-member of ``ql:queues`` (every put registers its queue), a failure group of ``ql:failures``
-(while it holds failed jobs), a worker of ``ql:workers`` (it popped or heartbeat) or of the
-index of aqless workers' records. One O(1) read per shard; the names are listed only when
-the name is unknown, to find the closest ones. Nothing scans the keyspace.
+The check reads the one set kept of each kind (CORE.md section 2): a queue is a member of
+``ql:queues`` (every put registers its queue), a failure group of ``ql:failures`` (while it
+holds failed jobs), a worker of ``ql:workers`` (it popped or heart-beat) or of the index of
+aqless workers' records, a rate limit of ``ql:rate_limits`` (while it is set). One O(1)
+read a shard; the names are listed only for a name unknown, to find the closest ones.
+Nothing scans the keyspace.
 
 The CLI turns `UnknownNameError` into exit 1, the dashboard into a 404.
 """
@@ -22,7 +23,7 @@ from aqless._worker.info import index_key
 from aqless.client import Client
 from aqless.sharding.client import AnyClient, ShardedClient
 
-Kind = Literal["queue", "failure group", "worker"]
+Kind = Literal["queue", "failure group", "worker", "rate limit"]
 
 #: How many close names an unknown one is answered with, at most.
 CLOSEST: Final = 3
@@ -32,7 +33,7 @@ class UnknownNameError(LookupError):
     """A name of a kind the deployment has never seen (or no longer keeps).
 
     Attributes:
-        kind: ``queue``, ``failure group``, ``worker`` or ``group``.
+        kind: ``queue``, ``failure group``, ``worker``, ``rate limit`` or ``group``.
         name: the name asked for.
         closest: the known names closest to it, best first (possibly none).
     """
@@ -80,6 +81,7 @@ _SETS: Final[dict[Kind, _Set]] = {
     "queue": _Set(lambda c: [f"{c.prefix}queues"], sorted_set=True),
     "failure group": _Set(lambda c: [f"{c.prefix}failures"], sorted_set=False),
     "worker": _Set(lambda c: [f"{c.prefix}workers", index_key(c)], sorted_set=True),
+    "rate limit": _Set(lambda c: [f"{c.prefix}rate_limits"], sorted_set=False),
 }
 
 

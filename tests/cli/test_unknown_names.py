@@ -108,3 +108,13 @@ async def test_a_next_free_start_reads_in_human_units(client: aqless.Client, run
     assert row.count("1 h") == 2 or "59 min" in row  # the period, and the next free start
     assert "3599" not in row
     assert "3600" not in row
+
+
+async def test_an_unknown_rate_limit_exits_1_naming_the_closest(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    await client.rate_limits["payments-api"].set(5, per=1)
+    outcome = await run_cli("rate-limit", "show", "payment-api")
+    assert outcome.code == 1
+    assert "no rate limit 'payment-api' (did you mean 'payments-api'?)" in outcome.stderr
+    assert (await run_cli("rate-limit", "show", "payments-api")).code == 0
