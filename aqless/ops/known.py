@@ -17,11 +17,12 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from aqless._worker.info import index_key
 from aqless.client import Client
 from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.reads import each_shard
 
 Kind = Literal["queue", "failure group", "worker", "rate limit"]
 
@@ -86,23 +87,26 @@ _SETS: Final[dict[Kind, _Set]] = {
 
 
 async def exists(client: AnyClient, kind: Kind, name: str) -> bool:
-    """Whether any shard keeps `name` in the set of its `kind` (one round trip a shard)."""
+    """Whether any shard keeps `name` in the set of its `kind` (one round trip, the shards
+    asked at once)."""
     known = _SETS[kind]
-    for shard in shards(client):
-        replies = await shard.protocol.plain_many("known." + kind, known.exists_reads(shard, name))
-        if any(reply not in (None, 0) for reply in replies):
-            return True
-    return False
+
+    async def member(shard: Client) -> list[Any]:
+        return await shard.protocol.plain_many("known." + kind, known.exists_reads(shard, name))
+
+    replies = await each_shard(shards(client), member)
+    return any(reply not in (None, 0) for shard in replies for reply in shard)
 
 
 async def names(client: AnyClient, kind: Kind) -> list[str]:
     """Every name of `kind` the deployment keeps, sorted."""
     known = _SETS[kind]
-    found: set[str] = set()
-    for shard in shards(client):
-        for listed in await shard.protocol.plain_many("known." + kind, known.list_reads(shard)):
-            found.update(str(member) for member in listed)
-    return sorted(found)
+
+    async def members(shard: Client) -> list[Any]:
+        return await shard.protocol.plain_many("known." + kind, known.list_reads(shard))
+
+    listed = await each_shard(shards(client), members)
+    return sorted({str(member) for shard in listed for found in shard for member in found})
 
 
 async def require(client: AnyClient, kind: Kind, name: str) -> None:
