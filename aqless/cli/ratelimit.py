@@ -85,8 +85,10 @@ def show(name: str, is_queue: bool) -> None:
     """
 
     async def read(client: AnyClient) -> dict[str, Any]:
-        await known.require(client, "queue" if is_queue else "rate limit", name)
-        return rate_limit_document(await _limiter(client, name, is_queue).get())
+        document = rate_limit_document(await _limiter(client, name, is_queue).get())
+        if not document["limit"]:  # none set: a queue never seen, or a name never set
+            await known.require(client, "queue" if is_queue else "rate limit", name)
+        return document
 
     document = run_any(read)
     emit(document, _view([document]))
