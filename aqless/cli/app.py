@@ -16,8 +16,9 @@ from aqless.ops.known import UnknownNameError
 EXIT_CODES = """\b
 Exit codes:
   0  done
-  1  what was asked for does not exist (an unknown jid, group, worker...)
-  2  usage or setup error (a bad option, URL or JSON; a missing package)
+  1  what was asked for does not exist (an unknown jid, queue, failure group, worker...;
+     the closest known names are suggested)
+  2  usage or setup error (a bad option, URL, JSON or value; a missing package)
   3  the server refused the command (its reason is printed)
   4  cannot connect to the server"""
 
