@@ -114,6 +114,8 @@ async def test_an_exception_of_its_own_class_comes_back_with_its_name(
     assert job.failure is not None
     assert job.failure.group == "q-NeedsTwoArguments"
     assert "this and that" in job.failure.message
+    last = job.failure.message.splitlines()[-1]  # the job's own class, not aqless's stand-in
+    assert last == "tests.worker.isolated_jobs.NeedsTwoArguments: this and that", last
 
 
 async def test_a_child_that_dies_fails_its_job_and_is_replaced(
