@@ -52,11 +52,17 @@ _HELLO = b"ready"
 
 class ChildProcessDied(Exception):
     """The child process running an isolated job exited before it answered (it crashed,
-    exited, or was killed by something other than the worker: the OOM killer...)."""
+    exited, or was killed by something other than the worker: the OOM killer...). Public
+    as ``aqless.ChildProcessDied``, the name a failure's message gives it."""
+
+    __module__ = "aqless"
 
 
 class ChildTraceback(Exception):
-    """Where an isolated job's exception was raised, in its child (its ``__cause__``)."""
+    """Where an isolated job's exception was raised, in its child (its ``__cause__``, shown
+    first in the failure's message). Public as ``aqless.ChildTraceback``."""
+
+    __module__ = "aqless"
 
     def __str__(self) -> str:
         return f'\n"""\n{self.args[0]}"""'
