@@ -1,6 +1,7 @@
 """aqless: an asyncio-native client and worker for the qless job-queue protocol."""
 
 from aqless._version import __version__
+from aqless._worker.children import ChildProcessDied, ChildTraceback
 from aqless._worker.observers import WorkerObserver
 from aqless._worker.outcomes import Backoff, JobTimeoutError, Retry
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
@@ -88,6 +89,8 @@ __all__ = [
     "BatchCallback",
     "Batches",
     "CancelRefusedError",
+    "ChildProcessDied",
+    "ChildTraceback",
     "Client",
     "Config",
     "ConfigValueError",

@@ -194,6 +194,33 @@ def _rules() -> dict[str, Rule]:
         "count": Rule("whole", "How many items a listing returns.", minimum=1),
         "offset": Rule("whole", "How many items a listing skips.", minimum=0),
         "page": Rule("whole", "A page of a listing, from 1.", minimum=1),
+        # the dashboard's and CLI's listings
+        "state": Rule(
+            "choice",
+            "A state of a queue's jobs a listing shows (recurring: its recurring jobs).",
+            choices=(
+                "waiting",
+                "running",
+                "scheduled",
+                "stalled",
+                "depends",
+                "throttled",
+                "recurring",
+            ),
+        ),
+        "target_p95": Rule(
+            "number", "The p95 wait a scaling reading sizes the slots for.", "seconds", 0, True
+        ),
+        "sample": Rule(
+            "number",
+            "Seconds between two scaling readings (0: one reading, over the day so far).",
+            unit="seconds",
+            minimum=0,
+            maximum=3600,
+        ),
+        "search_limit": Rule(
+            "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
+        ),
     }
 
 

@@ -27,7 +27,9 @@ def cancel(jids: tuple[str, ...], group: str | None) -> None:
       aqless cancel 3f2a9c... 77b1e0...
       aqless cancel --group TimeoutError
     """
-    if bool(jids) == bool(group):
+    if not jids and group is None:
+        raise click.UsageError("give the jids to cancel, or --group")
+    if jids and group is not None:
         raise click.UsageError("give jids or --group, not both")
 
     async def act(client: AnyClient) -> list[str]:

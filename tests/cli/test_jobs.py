@@ -137,7 +137,7 @@ async def test_get_a_recurring_job(client: aqless.Client, run_cli: Cli) -> None:
     await client.queues["q"].recur("app.Daily", {"d": 1}, interval=3600, jid="daily")
     outcome = await run_cli("get", "daily")
     assert outcome.code == 0
-    assert "every 1h00m" in outcome.stdout
+    assert "every 1 h" in outcome.stdout
     assert "app.Daily" in outcome.stdout
     document = (await run_cli("--json", "get", "daily")).json()
     assert (document["interval"], document["klass"], document["data"]) == (
