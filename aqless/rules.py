@@ -194,6 +194,8 @@ def _rules() -> dict[str, Rule]:
         "count": Rule("whole", "How many items a listing returns.", minimum=1),
         "offset": Rule("whole", "How many items a listing skips.", minimum=0),
         "page": Rule("whole", "A page of a listing, from 1.", minimum=1),
+        # recurring templates registered by name
+        "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
     }
 
 
