@@ -85,3 +85,47 @@ async def test_the_worker_command_relays_beside_its_worker(
     with engine.connect() as connection:
         assert connection.execute(sa.text("SELECT count(*) FROM aqless_outbox")).scalar() == 0
     engine.dispose()
+
+
+def worker_check(server_url: str, database_url: str) -> subprocess.CompletedProcess[str]:
+    """``aqless-run --check`` with ``--outbox-url``."""
+    return subprocess.run(
+        [sys.executable, "-m", "aqless.run", "--url", server_url, "--outbox-url", database_url,
+         "--check", "idle"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # fmt: skip
+
+
+@ONE_SERVER
+def test_the_worker_check_reads_the_outbox_as_the_run_will(tmp_path: Path, server_url: str) -> None:
+    database_url = f"sqlite:///{tmp_path / 'app.db'}"
+    engine = sa.create_engine(database_url)
+    create_outbox_table(engine)
+    put_committed(engine, 2)
+    engine.dispose()
+    checked = worker_check(server_url, database_url)
+    assert checked.returncode == 0, checked.stderr
+    assert f"outbox      {database_url}  (2 puts waiting)" in checked.stdout
+
+
+@ONE_SERVER
+@pytest.mark.parametrize(
+    ("database_url", "says"),
+    [
+        # a driver that is not installed: the run could not start its relay
+        ("mysql+pymysql://app:secret@db/app", "needs the 'outbox' extra"),
+        # a database without the outbox table: the relay could never claim a row
+        ("sqlite://", "check failed: the outbox database sqlite://: "),
+    ],
+)
+def test_the_worker_check_fails_for_an_outbox_the_run_cannot_use(
+    server_url: str, database_url: str, says: str
+) -> None:
+    checked = worker_check(server_url, database_url)
+    assert checked.returncode == 2
+    assert says in checked.stderr
+    assert "secret" not in checked.stderr
