@@ -261,8 +261,12 @@ async def _stop_when_orphaned(worker: Worker) -> None:
 
 async def preflight(options: RunOptions) -> int:
     """Before a supervisor starts workers: reach the server, and refuse one that evicts
-    keys, once, rather than in every worker it would replace."""
+    keys (or an outbox whose extra or driver is missing), once, rather than in every worker
+    it would replace."""
     async with options.client() as client:
+        relay = options.relay(client)  # a missing extra or driver: once, not in every worker
+        if relay is not None:
+            await relay.aclose()
         await reach_server(client, wait=options.wait_for_server)
         return 0
 

@@ -87,11 +87,13 @@ async def test_the_worker_command_relays_beside_its_worker(
     engine.dispose()
 
 
-def worker_check(server_url: str, database_url: str) -> subprocess.CompletedProcess[str]:
-    """``aqless-run --check`` with ``--outbox-url``."""
+def worker_check(
+    server_url: str, database_url: str, mode: str = "--check"
+) -> subprocess.CompletedProcess[str]:
+    """``aqless-run --check`` (or another `mode`) with ``--outbox-url``."""
     return subprocess.run(
         [sys.executable, "-m", "aqless.run", "--url", server_url, "--outbox-url", database_url,
-         "--check", "idle"],
+         mode, "idle"],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
@@ -129,3 +131,14 @@ def test_the_worker_check_fails_for_an_outbox_the_run_cannot_use(
     assert checked.returncode == 2
     assert says in checked.stderr
     assert "secret" not in checked.stderr
+
+
+@ONE_SERVER
+@pytest.mark.parametrize("mode", ["--processes=2", "--max-jobs=10"])
+def test_a_supervisor_refuses_an_outbox_driver_that_is_missing_before_starting_workers(
+    server_url: str, mode: str
+) -> None:
+    started = worker_check(server_url, "mysql+pymysql://app@db/app", mode)
+    assert started.returncode == 2
+    assert "needs the 'outbox' extra" in started.stderr
+    assert started.stderr.count("needs the 'outbox' extra") == 1  # said once, by no worker
