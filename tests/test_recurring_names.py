@@ -159,3 +159,19 @@ async def test_without_a_name_each_call_adds_a_template(timed_client: aqless.Cli
     await queue.recur("app.Job", {}, 60)
     await queue.recur("app.Job", {}, 60)
     assert len(await queue.jobs("recurring")) == 2
+
+
+async def test_other_qless_clients_see_one_plain_recurring_job(
+    timed_client: aqless.Client,
+) -> None:
+    queue = timed_client.queues["q"]
+    await queue.recur("app.Report", {"v": 1}, cron="0 9 * * *", name="report")
+    await queue.recur("app.ReportV2", {"v": 2}, cron="0 9 * * *", name="report", priority=3)
+    # classic qless-core's view: one template, its interval the schedule's gap
+    classic = await timed_client.protocol.json("recur.get", "report")
+    assert (classic["jid"], classic["klass"], classic["priority"]) == ("report", "app.ReportV2", 3)
+    assert classic["interval"] == 86400
+    assert await timed_client.redis.zcard(f"{timed_client.prefix}q:q-recur") == 1
+    assert await timed_client.redis.keys(f"{timed_client.prefix}r:*") == [
+        f"{timed_client.prefix}r:report"
+    ]
