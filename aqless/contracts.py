@@ -283,6 +283,7 @@ class Queue(Protocol):
         data: Any = None,
         interval: float | None = None,
         *,
+        name: str | None = None,
         jid: str | None = None,
         offset: float = 0,
         priority: float | None = None,

@@ -41,6 +41,9 @@ AqlessError                  base, never raised itself
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class AqlessError(Exception):
     """Base of every aqless exception; never raised itself."""
@@ -49,6 +52,22 @@ class AqlessError(Exception):
 class ConfigurationError(AqlessError, ValueError):
     """A bad URL or option, or an optional package that is needed but not installed. Also a
     ValueError."""
+
+
+@contextmanager
+def needs_extra(extra: str, feature: str) -> Iterator[None]:
+    """Imports inside that fail raise the ConfigurationError naming the extra that brings
+    what `feature` needs (and what was missing)::
+
+        with needs_extra("otel", "aqless.tracing"):
+            from opentelemetry import trace
+    """
+    try:
+        yield
+    except ImportError as error:
+        raise ConfigurationError(
+            f"{feature} needs the {extra!r} extra: pip install 'aqless[{extra}]' ({error})"
+        ) from error
 
 
 class ConnectionLostError(AqlessError):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar, Unpack, ov
 
 import anyio
 
+from aqless import rules
 from aqless._connection.protocol import DATA_APART, decoded_apart, encode_json
 from aqless.errors import (
     AqlessError,
@@ -37,7 +38,7 @@ from aqless.puts import (
     refuse_dedup_on_requeue,
 )
 from aqless.scaling.estimate import QueueScaling, read_scaling
-from aqless.schedules import cron_schedule, set_schedule
+from aqless.schedules import Planned, cron_schedule, set_schedule
 from aqless.typed import put_payload
 
 if TYPE_CHECKING:
@@ -59,6 +60,17 @@ def checked_name(name: str) -> str:
     if not name:
         raise InvalidArgumentError("queue", "a queue name must not be empty")
     return name
+
+
+def recurring_jid(name: str | None, jid: str | None) -> str | None:
+    """The id of a template registered by `name` (the name itself, checked), or None for
+    an unnamed one."""
+    if name is None:
+        return None
+    if jid is not None:
+        raise ConfigurationError("give a recurring job either name= or jid=, not both")
+    checked: str = rules.check("name", name, "recur")
+    return checked
 
 
 class Queue:
@@ -271,6 +283,7 @@ class Queue:
         data: Any = None,
         interval: float | None = None,
         *,
+        name: str | None = None,
         jid: str | None = None,
         offset: float = 0,
         priority: float | None = None,
@@ -283,23 +296,36 @@ class Queue:
     ) -> str:
         """Spawn a job every `interval` seconds (default 60), the first after `offset`
         seconds, or at the times of a `cron` expression in time zone `tz`; returns the
-        recurring job's id. `backlog` caps how many missed spawns are caught up."""
+        recurring job's id. `backlog` caps how many missed spawns are caught up.
+
+        With `name`, the template is registered under that name, which is its id: calling
+        `recur` again with the same name (as a service does at every start) updates that
+        template, in one atomic call, rather than adding another; its next spawn time is
+        kept unless the schedule changed (another interval, cron or tz), and `offset` only
+        applies when it did. Without a name each call adds a template, and `jid=` makes
+        the template of that id again, its schedule started over."""
         schedule = cron_schedule(cron, tz, interval, offset)
-        rjid = jid or new_jid()
+        named = recurring_jid(name, jid)
+        # a named template takes its cron schedule in the same call
+        planned = Planned.of(schedule, self._client.clock()) if schedule and named else None
         args: list[str | float] = [
             self.name,
-            rjid,
+            named or jid or new_jid(),
             class_name(klass),
             encode_json(put_payload(klass, self.name, data), "job data"),
-            60 if interval is None else interval,
+            planned.interval if planned else (60 if interval is None else interval),
             offset,
         ]
-        for name, number in (("priority", priority), ("retries", retries), ("backlog", backlog)):
+        for option, number in (("priority", priority), ("retries", retries), ("backlog", backlog)):
             if number is not None:
-                args += [name, number]
-        for name, values in (("tags", tags), ("throttles", throttles)):
+                args += [option, number]
+        for option, values in (("tags", tags), ("throttles", throttles)):
             if values is not None:
-                args += [name, encode_json(list(values), name)]
+                args += [option, encode_json(list(values), option)]
+        if named is not None:
+            return await self._client.protocol.text(
+                "queue.upsertRecurring", *args, *(planned.options() if planned else ())
+            )
         rjid = await self._client.protocol.text("queue.recurAtInterval", *args)
         if schedule is not None:
             await set_schedule(self._client, rjid, schedule)

@@ -221,6 +221,8 @@ def _rules() -> dict[str, Rule]:
         "search_limit": Rule(
             "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
         ),
+        # recurring templates registered by name
+        "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
     }
 
 

@@ -109,7 +109,7 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
     aqless_own |= {"job.progress", "jobs.progress", "job.handBack"}
     aqless_own |= {"job.checkpoint", "jobs.checkpoints"}
-    aqless_own |= {"queue.popAfter"}
+    aqless_own |= {"queue.popAfter", "queue.upsertRecurring"}
     aqless_own |= {"batch.put", "batch.get", "batch.list"}
     aqless_own |= {"flow.put", "flow.children", "flow.tree"}
     aqless_own |= {"group.counts", "group.set"}

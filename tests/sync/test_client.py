@@ -258,6 +258,17 @@ def test_put_at_a_time_schedules_the_job_for_it(
         queue.put("app.Job", at=at.replace(tzinfo=None))
 
 
+def test_recur_by_name_twice_updates_one_template(timed_sync_client: aqless.sync.Client) -> None:
+    queue = timed_sync_client.queues["q"]
+    queue.recur("app.Report", {"v": 1}, name="report", cron="0 9 * * *")
+    assert queue.recur("app.Report", {"v": 2}, name="report", cron="0 10 * * *") == "report"
+    assert queue.jobs("recurring") == ["report"]
+    job = timed_sync_client.jobs.get("report")
+    assert isinstance(job, aqless.sync.SyncRecurringJob)
+    assert (job.data, job.cron) == ({"v": 2}, "0 10 * * *")
+    assert {moment.hour for moment in job.next_runs(3)} == {10}
+
+
 def test_recur_on_a_cron_schedule_and_read_its_next_runs(
     timed_sync_client: aqless.sync.Client, clock: ManualClock
 ) -> None:

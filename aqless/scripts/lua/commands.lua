@@ -239,6 +239,7 @@ GROUPS['queue'] = function() return {
   ['queue.put'] = function(now, a) return Job.put(REQLESS, now, a) end,
   ['queue.putDeduplicated'] = function(now, a) return Dedup.put(REQLESS, now, a) end,
   ['queue.recurAtInterval'] = function(now, a) return Recurring.recur(REQLESS, now, a) end,
+  ['queue.upsertRecurring'] = function(now, a) return Recurring.upsert(REQLESS, now, a) end,
   ['queue.stats'] = function(now, a)
     local queue, date = a[1], a[2]
     return Helpers.stats(now, queue, date)
