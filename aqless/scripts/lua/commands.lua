@@ -267,6 +267,7 @@ GROUPS['worker'] = function() return {
     return Worker.offer(now, worker, slots, seconds, rest(a, 4))
   end,
   ['worker.withdraw'] = function(now, a) Worker.withdraw(a[1], rest(a, 2)) end,
+  ['worker.takeBack'] = function(now, a) return Worker.take_back(now, a[1], rest(a, 2)) end,
   ['worker.jobs'] = function(now, a)
     local worker = a[1]
     if worker ~= nil then return Helpers.json(Worker.jobs(now, worker)) end
