@@ -152,3 +152,27 @@ async def test_a_reply_bringing_an_attempt_the_worker_holds_or_an_earlier_one_st
         with pytest.raises(AssertionError, match="without an attempt"):
             worker._take(worker._jobs, again)
         assert worker.counters.started == 1
+
+
+async def test_a_put_whose_reply_was_lost_retried_without_replacing_runs_its_job_once(
+    direct: aqless.Client, steady: aqless.Client, flaky: aqless.Client, proxy: ReplyDroppingProxy
+) -> None:
+    """The put landed, its reply did not; the job ran and finished before the retry. The
+    retry with ``replace=False`` (the documented one) leaves the finished job alone: a plain
+    put under the same jid would have put it again, and run it a second time."""
+    jid = "retried-put"
+    await flaky.queues["q"].peek()  # the script is loaded: the put is the call that runs
+    proxy.drop_reply_to(b"queue.putNew")
+    with pytest.raises(aqless.ConnectionLostError):
+        await flaky.queues["q"].put(KLASS, {}, jid=jid, replace=False)
+    assert proxy.dropped
+    worker = make_worker(steady, handlers=HANDLERS)
+    async with running(worker):
+        await landed_once(direct, jid, 1)
+        retried = await flaky.queues["q"].put_result(KLASS, {}, jid=jid, replace=False)
+        assert (retried.jid, retried.deduplicated) == (jid, True)
+        assert await flaky.queues["q"].put(KLASS, {}, jid=jid, replace=False) == jid
+    assert await runs(direct, jid) == ["1 null"]
+    assert worker.counters.started == 1
+    job = await get_job(direct, jid)
+    assert (job.state, history_of(job)) == (JobState.COMPLETE, ["put", "popped", "done"])

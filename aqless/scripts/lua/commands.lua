@@ -238,6 +238,7 @@ GROUPS['queue'] = function() return {
   ['queue.popAfter'] = function(now, a) return Queue.pop_after(now, a, find_command) end,
   ['queue.put'] = function(now, a) return Job.put(REQLESS, now, a) end,
   ['queue.putDeduplicated'] = function(now, a) return Dedup.put(REQLESS, now, a) end,
+  ['queue.putNew'] = function(now, a) return Job.put_new(REQLESS, now, a) end,
   ['queue.recurAtInterval'] = function(now, a) return Recurring.recur(REQLESS, now, a) end,
   ['queue.stats'] = function(now, a)
     local queue, date = a[1], a[2]
