@@ -262,7 +262,7 @@ def test_a_put_that_never_replaces_leaves_the_jids_job_on_its_shard_alone(
     (retried,) = queue.put_many_results([aqless.PutRequest("app.Mail", jid=jid, replace=False)])
     assert retried.deduplicated
     stored = client.jobs.get(jid)
-    assert stored is not None
+    assert isinstance(stored, aqless.sync.SyncJob)
     assert (str(stored.state), stored.data) == ("complete", {"n": 1})
     assert queue.length() == 0
 
