@@ -711,6 +711,9 @@ class Worker:
         Popper.take_back), so a run of the earlier attempt, wherever it goes on, is fenced
         out."""
         held = await self.client.workers.jobs(self.name)
+        if self._running.coming:  # a pop on its way may bring some of them: look after it
+            self._popper.unknown_held = True
+            return
         by_jid = self._running.by_jid
         unknown = [jid for jid in (*held.jobs, *held.stalled) if jid not in by_jid]
         for job in await self._popper.take_back(unknown):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 
+import anyio
 import pytest
 
 import aqless
@@ -176,3 +177,19 @@ async def test_a_put_whose_reply_was_lost_retried_without_replacing_runs_its_job
     assert worker.counters.started == 1
     job = await get_job(direct, jid)
     assert (job.state, history_of(job)) == (JobState.COMPLETE, ["put", "popped", "done"])
+
+
+async def test_a_look_for_unknown_jobs_waits_for_the_pops_on_their_way(
+    direct: aqless.Client, steady: aqless.Client
+) -> None:
+    """A pop on its way may bring jobs the server lists as held: taken back meanwhile, each
+    would start twice (the pop's attempt, cut off, and the take-back's). The look waits."""
+    jid = await direct.queues["q"].put(KLASS, {})
+    await direct.queues["q"].pop_many(1, worker=WORKER)  # held by the worker's name
+    worker = make_worker(steady, handlers=HANDLERS)
+    worker._running.coming = 1  # as while a pop is on its way
+    async with anyio.create_task_group() as jobs:
+        await worker._resume(jobs)
+    assert worker._popper.unknown_held  # looked at again after the next pop
+    assert not worker.running
+    assert await direct.redis.hget(f"{direct.prefix}j:{jid}", "attempt") == "1"
