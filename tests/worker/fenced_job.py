@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 import anyio
+from redis.asyncio import Redis
 
 import aqless
 
@@ -39,7 +40,12 @@ def key(jid: str, name: str) -> str:
 
 
 async def fenced(job: aqless.Job) -> None:
-    redis = job.client.redis
+    await fenced_on(job.client.redis, job)
+
+
+async def fenced_on(redis: Redis, job: aqless.Job) -> None:
+    """`fenced`, recording and writing over `redis` (a test's own connection, say, where
+    the job's own client goes through a lossy link)."""
     attempt = str(job.attempt or 0)
     run = await redis.rpush(key(job.jid, "runs"), f"{job.attempt} {json.dumps(job.checkpointed)}")
     if not await redis.eval(CLAIM, 1, key(job.jid, "row"), attempt):
