@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 import anyio
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 
 import aqless
 
@@ -43,7 +43,7 @@ async def fenced(job: aqless.Job) -> None:
     await fenced_on(job.client.redis, job)
 
 
-async def fenced_on(redis: Redis, job: aqless.Job) -> None:
+async def fenced_on(redis: Redis | RedisCluster, job: aqless.Job) -> None:
     """`fenced`, recording and writing over `redis` (a test's own connection, say, where
     the job's own client goes through a lossy link)."""
     attempt = str(job.attempt or 0)
