@@ -143,10 +143,15 @@ class Queue:
                 (True), or as a `Durability` says (replicas, timeout); NotDurableError
                 if the server does not confirm it (the job was put all the same).
             options: jid, priority, delay, at, tags, retries, depends, throttles, dedup,
-                rate_limits, group: see `aqless.PutOptions`.
+                rate_limits, group, replace: see `aqless.PutOptions`.
         """
         wait = await self._durability(durable) if durable else None
-        if options.get("dedup") is None and not self._client.put_hooks and wait is None:
+        if (
+            options.get("dedup") is None
+            and options.get("replace") is not False
+            and not self._client.put_hooks
+            and wait is None
+        ):
             put = self._prepared(klass, data, options, requeue)  # the common case
             return await self._client.protocol.text(
                 put.command,

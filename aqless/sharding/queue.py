@@ -165,7 +165,8 @@ class ShardedQueue(MergedQueueReads):
             (one,) = requests
             shard, placed = await self._placed(one, route)
             partition = self.partition(shard)
-            if requeue or placed.dedup is None:  # its fast path; a new job, or the one moved
+            # its fast path: a new job (or a replaced one), or the one moved
+            if requeue or (placed.dedup is None and placed.replace is not False):
                 jid = await partition.put(
                     placed.klass, placed.data, requeue=requeue, durable=durable, **placed.options()
                 )

@@ -104,6 +104,7 @@ def test_every_command_has_a_contract_in_the_fixed_form_beside_its_body() -> Non
 def test_the_table_is_what_the_contracts_cover() -> None:
     entries = dispatched(lua_text("commands.lua"))
     aqless_own = {"worker.offer", "worker.withdraw", "job.result", "queue.putDeduplicated"}
+    aqless_own |= {"worker.takeBack", "queue.putNew"}
     aqless_own |= {"job.dedup"}
     aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
