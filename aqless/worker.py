@@ -540,9 +540,12 @@ class Worker:
         reply read after that of the take-back or pop that made the later attempt): the job
         is then not started again. A job without an attempt never runs: every way a job
         reaches the worker (a pop, a push, a take-back) carries it, and its heartbeats,
-        outcome and the writes its code fences are checked against it."""
+        outcome and the writes its code fences are checked against it; one that came without
+        (a bug) is logged and left to the lock's expiry, which costs the job a retry, not the
+        worker its run."""
         if job.attempt is None:
-            raise AssertionError(f"job {job.jid} reached worker {self.name} without an attempt")
+            logger.error("job %s reached worker %s without an attempt: not run", job.jid, self.name)
+            return True
         known = self._running.by_jid.get(job.jid)
         return known is not None and (known.job.attempt or 0) >= job.attempt
 
