@@ -210,7 +210,7 @@ async def test_the_dashboard_shows_the_condition(
         await client.queues["q"].put("app.Job", {})
         transport = httpx.ASGITransport(app=create_app(client))
         async with httpx.AsyncClient(transport=transport, base_url="http://dash") as dash:
-            assert "alert" not in (await dash.get("/about")).text
+            assert "flash-error" not in (await dash.get("/about")).text
             async with make(server):
                 about = await dash.get("/about")  # INFO is answered: the page says why
                 assert about.status_code == 200
@@ -226,4 +226,4 @@ async def test_the_dashboard_shows_the_condition(
                 assert api.json()["condition"] == name
                 assert (await dash.get("/api/about")).json()["memory"]["condition"]["code"] == name
             assert (await dash.get("/")).status_code == 200
-            assert "alert" not in (await dash.get("/about")).text
+            assert "flash-error" not in (await dash.get("/about")).text
