@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar, Unpack, ov
 
 import anyio
 
+from aqless import rules
 from aqless._connection.protocol import DATA_APART, decoded_apart, encode_json
 from aqless.errors import (
     AqlessError,
@@ -30,6 +31,7 @@ from aqless.puts import (
     PutResult,
     PutSender,
     checked_group,
+    checked_queue,
     class_name,
     durability,
     new_jid,
@@ -55,9 +57,11 @@ PutHook: TypeAlias = Callable[["Queue", list[PutRequest], PutSender], Awaitable[
 
 
 def checked_name(name: str) -> str:
-    """A queue's `name`, refused when empty (every queue has a name)."""
+    """A queue's `name`, refused when empty (every queue has a name; InvalidValueError).
+    Any other name is taken, to read the queues other clients made: the verbs that put a
+    job into a queue keep its name to the whole rule (`aqless.puts.checked_queue`)."""
     if not name:
-        raise InvalidArgumentError("queue", "a queue name must not be empty")
+        rules.check("queue", name, "queue")  # the rule refuses it
     return name
 
 
@@ -284,6 +288,7 @@ class Queue:
         """Spawn a job every `interval` seconds (default 60), the first after `offset`
         seconds, or at the times of a `cron` expression in time zone `tz`; returns the
         recurring job's id. `backlog` caps how many missed spawns are caught up."""
+        checked_queue(self.name, "queue.recur")
         schedule = cron_schedule(cron, tz, interval, offset)
         rjid = jid or new_jid()
         args: list[str | float] = [
@@ -484,6 +489,7 @@ class Queue:
 
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""
+        checked_queue(self.name, "queue.unfail")
         return await self._client.protocol.integer("queue.unfail", self.name, group, count)
 
     async def forget(self) -> None:

@@ -14,8 +14,8 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from aqless._connection.protocol import Clock
-from aqless.errors import FlowCycleError, FlowError, FlowTooLargeError
-from aqless.puts import JobClass, PutOptions, class_name, new_jid, prepare_put
+from aqless.errors import FlowCycleError, FlowError, FlowTooLargeError, InvalidValueError
+from aqless.puts import JobClass, PutOptions, checked_queue, class_name, new_jid, prepare_put
 
 __all__ = [
     "MAX_CHILDREN",
@@ -168,8 +168,7 @@ def _node(
         raise FlowTooLargeError(COMMAND, f"the flow is deeper than {MAX_DEPTH} levels")
     if len(node.children) > MAX_CHILDREN:
         raise FlowTooLargeError(COMMAND, f"a job has more than {MAX_CHILDREN} children")
-    if not node.queue:
-        raise FlowError(COMMAND, "every job of a flow needs a queue")
+    checked_queue(node.queue, COMMAND)  # every job of a flow needs a queue
     if node.on_failure not in POLICIES:
         raise FlowError(COMMAND, f"unknown failure policy {node.on_failure!r}")
     klass = nameable_class(node.klass)
@@ -183,7 +182,7 @@ def _node(
             queue=node.queue, clock=clock,
         )  # fmt: skip
     except (TypeError, ValueError) as error:
-        if isinstance(error, FlowError):
+        if isinstance(error, FlowError | InvalidValueError):  # InvalidValueError: as put's
             raise
         raise FlowError(COMMAND, f"job {jid}: {error}") from error
     document: dict[str, Any] = {

@@ -37,9 +37,23 @@ async def test_the_server_refusing_exits_3_with_its_reason(
     assert outcome.stdout == ""
     assert "is a dependency of" in outcome.stderr
     assert await client.jobs.get(first) is not None
-    refused = await run_cli("put", "q", "app.A", "--priority", "nan")
-    assert refused.code == 3
-    assert "priority" in refused.stderr.lower()
+
+
+async def test_a_bad_input_exits_2_naming_it_with_nothing_written(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    for args in (
+        ("put", "q", "app.A", "--priority", "nan"),
+        ("put", "q", "app.A", "--delay", "-5"),
+        ("put", "a b", "app.A"),
+        ("put", "q", "app.A", "--tags", "a\tb"),
+    ):
+        refused = await run_cli(*args)
+        assert refused.code == 2, args
+        assert "must be" in refused.stderr, args
+    refused = await run_cli("put", "q", "app.A", "--priority", "inf")
+    assert "priority must be a number, not inf" in refused.stderr
+    assert await client.redis.keys("*") == ["ql:aqless:audit"]  # each refusal, audited
 
 
 async def test_no_server_exits_4(run_cli: Cli, tmp_path: object) -> None:
