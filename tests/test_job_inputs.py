@@ -130,3 +130,14 @@ async def test_a_class_default_option_keeps_its_rule_too(client: aqless.Client) 
             return {"tags": "vip"}
 
     await refused(client, "tags", lambda: client.queues["q"].put(Tagged, {}))
+
+
+@pytest.mark.parametrize(
+    ("option", "given"), [("delay", {"delay": -5}), ("failure_group", {"group": ""})]
+)
+def test_job_code_raising_a_bad_retry_is_refused_by_the_rule(
+    option: str, given: dict[str, Any]
+) -> None:
+    with pytest.raises(InvalidValueError) as caught:
+        aqless.Retry(**given)
+    assert caught.value.option == option

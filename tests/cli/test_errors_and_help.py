@@ -206,3 +206,12 @@ async def test_both_dashboard_commands_exit_2_for_a_bad_url(run_cli: Cli) -> Non
     assert (alias.returncode, command.code) == (2, 2)
     assert "bad server URL 'bogus://x'" in alias.stderr
     assert alias.stderr == command.stderr
+
+
+async def test_retry_into_a_queue_the_rule_refuses_exits_2_naming_it(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    refused = await run_cli("retry", "some-group", "--queue", "a b")
+    assert refused.code == 2
+    assert "'--queue'" in refused.stderr
+    assert "queue must be a name of 1 to 128 characters" in refused.stderr
