@@ -50,3 +50,10 @@ async def test_a_tag_must_not_be_empty(lua: Lua) -> None:
     await lua("queue.put", 0, WORKER, "q", "jid", "klass", "{}", 0)
     await refused(lua, 'Tag(): Arg "tag" empty', "job.addTag", 1, "jid", "vip", "")
     assert await lua.json("job.addTag", 1, "jid", "vip") == ["vip"]
+
+
+async def test_a_lone_string_is_no_list(lua: Lua) -> None:
+    """A JSON string where a list of names goes is refused, never split into letters."""
+    base = ("queue.put", 0, WORKER, "q", "jid", "klass", "{}", 0)
+    await refused(lua, 'Put(): Arg "tags" not JSON"vip"', *base, "tags", '"vip"')
+    await refused(lua, 'Put(): Arg "depends" not JSON: "abc"', *base, "depends", '"abc"')
