@@ -243,14 +243,16 @@ RULED_OPTIONS = ("jid", "priority", "delay", "retries", "tags", "depends", "thro
                  "rate_limits", "group")  # fmt: skip
 
 
+_RULED = frozenset(RULED_OPTIONS)
+
+
 def checked_options(options: Mapping[str, Any], command: str = "queue.put") -> dict[str, Any]:
     """`options` with each ruled one given (not None) checked against its rule
     (aqless.rules: InvalidValueError naming it, before anything is sent) and made the rule's
     type (tags given as a tuple come back a list, retries of 3.0 come back 3)."""
     checked = dict(options)
-    for name in RULED_OPTIONS:
-        value = checked.get(name)
-        if value is not None:
+    for name, value in options.items():  # (a put gives few of its options)
+        if value is not None and name in _RULED:
             checked[name] = rules.check(name, value, command)
     return checked
 
