@@ -3,7 +3,6 @@ the auth hook, escaping, security headers and mounting under a prefix."""
 
 from __future__ import annotations
 
-import json
 import platform
 import re
 
@@ -21,6 +20,7 @@ from aqless import scripts
 from aqless.web import create_app
 from aqless.web.security import Permission
 from tests.web.conftest import csrf_token
+from tests.web.data import put_as_another_client
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
 
@@ -152,11 +152,7 @@ async def test_auth_can_be_the_host_middleware(client: aqless.Client) -> None:
 async def test_everything_shown_is_escaped(
     client: aqless.Client, app_client: httpx.AsyncClient
 ) -> None:
-    # another qless client may name a queue as aqless's own doors would not (aqless.rules)
-    data = json.dumps({"html": PAYLOAD})
-    jid = await client.protocol.text(
-        "queue.put", PAYLOAD, PAYLOAD, "escaped", PAYLOAD, data, 0, "tags", json.dumps([PAYLOAD])
-    )
+    jid = await put_as_another_client(client, PAYLOAD, PAYLOAD, {"html": PAYLOAD}, [PAYLOAD])
     queue = client.queues[PAYLOAD]
     job = await queue.pop(worker=PAYLOAD)
     assert job is not None
