@@ -313,9 +313,13 @@ class PutOptions(TypedDict, total=False):
     - rate_limits: named rate limits its start counts on (``client.rate_limits``); while
       one is full, the job waits scheduled until it has a free start.
     - group: the fairness group it belongs to in its queue (a tenant, a customer: a
-      non-empty string): aqless's pops take the queue's groups in turn, so one group's
+      name): aqless's pops take the queue's groups in turn, so one group's
       backlog does not hold the others' jobs back (see ``Queue.groups``). A job put
       again keeps its group unless given one.
+
+    Each keeps its rule (``aqless.rules``, docs/reference/inputs.md): a value outside it
+    (``tags="vip"``, a lone string, rather than ``["vip"]``; a negative delay...) is an
+    InvalidValueError naming it, before anything is sent.
     """
 
     jid: str | None
