@@ -598,6 +598,8 @@ class RecurringJob:
         can't be changed."""
         interval, cron, tz = changes.get("interval"), changes.get("cron"), changes.get("tz")
         data, throttles = changes.get("data"), changes.get("throttles")
+        if changes.get("queue") is not None:  # where its jobs go from now on
+            checked_queue(changes.get("queue"), "recurringJob.update")
         schedule = None
         if cron is None and tz is not None and not self.cron:
             raise ConfigurationError("tz= applies to a cron schedule: give cron= too")

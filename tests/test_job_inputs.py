@@ -141,3 +141,15 @@ def test_job_code_raising_a_bad_retry_is_refused_by_the_rule(
     with pytest.raises(InvalidValueError) as caught:
         aqless.Retry(**given)
     assert caught.value.option == option
+
+
+async def test_a_recurring_jobs_queue_keeps_the_rule_when_set_or_changed(
+    client: aqless.Client,
+) -> None:
+    rjid = await client.queues["q"].recur(WORK, {}, 60)
+    template = await client.jobs.get(rjid)
+    assert isinstance(template, aqless.RecurringJob)
+    await refused(client, "queue", lambda: template.update(queue="a b"))
+    await refused(client, "queue", lambda: client.queues["a\nb"].recur(WORK, {}, 60))
+    await template.update(queue="other")
+    assert template.queue_name == "other"
