@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Unpack
 
+from aqless import rules
 from aqless._connection.job_data import StoredData
 from aqless._connection.protocol import encode_json
 from aqless.errors import (
@@ -25,7 +26,7 @@ from aqless.errors import (
 from aqless.flows.results import ChildrenResults
 from aqless.models import Failure, HistoryEntry, JobState, RecurringChanges, listed
 from aqless.progress import Coalescer, checked_report
-from aqless.puts import JobClass, class_name
+from aqless.puts import JobClass, checked_queue, class_name
 from aqless.results import result_options
 from aqless.schedules import CronSchedule, next_runs, set_schedule
 
@@ -70,7 +71,11 @@ def _history(value: Any) -> tuple[HistoryEntry, ...]:
 async def _edit_tags(
     client: Client, command: str, jid: str, tags: Sequence[str]
 ) -> tuple[str, ...]:
-    """Adds or removes tags of a job or recurring job; returns its tags afterwards."""
+    """Adds or removes tags of a job or recurring job; returns its tags afterwards. A tag
+    added keeps the rule `tag` (InvalidValueError, nothing sent)."""
+    if command.endswith("addTag"):
+        for tag in tags:
+            rules.check("tag", tag, command)
     return tuple(listed(await client.protocol.json(command, jid, *tags)))
 
 
@@ -265,6 +270,11 @@ class Job:
         """Finish the job, keeping `result` (JSON; see aqless.results) for `Job.result`, or
         (with `next_queue`) move it on to that queue: waiting, or scheduled after `delay`
         seconds, or depending on the `depends` jids."""
+        command = "job.complete" if next_queue is None else "job.completeAndRequeue"
+        if next_queue is not None:
+            checked_queue(next_queue, command)
+        delay = rules.check_optional("delay", delay, command)
+        depends = rules.check_optional("depends", depends, command)
         protocol = self.client.protocol
         data, keep = self._stored.complete_argument(self.data)
         if next_queue is None:
@@ -305,7 +315,10 @@ class Job:
         return self.state
 
     async def fail(self, group: str, message: str) -> None:
-        """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback)."""
+        """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback).
+        InvalidValueError (nothing sent) for an empty group or a message that is no text."""
+        rules.check("failure_group", group, "job.fail")
+        rules.check("message", message, "job.fail")
         arguments = (self.jid, self.worker_name, group, message, *self._fence(""))
         with self._hide_worker_while_releasing():
             await self.client.protocol.call("job.fail", *arguments, releases=self.jid)
@@ -364,7 +377,11 @@ class Job:
     ) -> int:
         """Give the job back to its queue (after `delay` seconds), spending one retry; with
         none left it fails (into `group`, or `failed-retries-<queue>`). Returns the retries
-        left (-1: it failed)."""
+        left (-1: it failed). InvalidValueError (nothing sent) for a negative delay or an
+        empty group."""
+        delay = rules.check("delay", delay, "job.retry")
+        rules.check_optional("failure_group", group, "job.retry")
+        rules.check_optional("message", message, "job.retry")
         args: list[str | float] = [delay]
         if self.attempt is not None:
             args += [group or "", message or "" if group is not None else "", self.attempt]
@@ -386,7 +403,9 @@ class Job:
     async def hand_back(self, reason: str) -> None:
         """Give the job back to its queue at once, spending no retry, with `reason` in its
         history (a ``handed-back`` entry): the worker was told to stop, the code did not
-        fail. LockLostError (StaleAttemptError) when the job is no longer this attempt's."""
+        fail. LockLostError (StaleAttemptError) when the job is no longer this attempt's;
+        InvalidValueError (nothing sent) for an empty reason."""
+        rules.check("reason", reason, "job.handBack")
         arguments = (self.jid, self.worker_name, reason, *self._fence())
         with self._hide_worker_while_releasing():
             await self.client.protocol.call("job.handBack", *arguments, releases=self.jid)
@@ -475,11 +494,13 @@ class Job:
 
     async def set_priority(self, priority: float) -> None:
         """Change the job's priority (higher runs earlier)."""
+        priority = rules.check("priority", priority, "job.setPriority")
         await self.client.protocol.call("job.setPriority", self.jid, priority)
         self.priority = priority
 
     async def depend(self, *jids: str) -> None:
         """Wait for more jobs too (only while the job is in the depends state)."""
+        rules.check("depends", list(jids), "job.addDependency")
         await self.client.protocol.call("job.addDependency", self.jid, *jids)
 
     async def undepend(self, *jids: str, all: bool = False) -> None:
@@ -581,6 +602,8 @@ class RecurringJob:
         can't be changed."""
         interval, cron, tz = changes.get("interval"), changes.get("cron"), changes.get("tz")
         data, throttles = changes.get("data"), changes.get("throttles")
+        if changes.get("queue") is not None:  # where its jobs go from now on
+            checked_queue(changes.get("queue"), "recurringJob.update")
         schedule = None
         if cron is None and tz is not None and not self.cron:
             raise ConfigurationError("tz= applies to a cron schedule: give cron= too")

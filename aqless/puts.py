@@ -30,10 +30,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, cast
 
+from aqless import rules
 from aqless._connection.data_text import encode_data
 from aqless._connection.lean import Argument
 from aqless._connection.protocol import Clock, encode_json
-from aqless.errors import ConfigurationError, InvalidArgumentError, NotDurableError, ScriptError
+from aqless.errors import (
+    ConfigurationError,
+    InvalidArgumentError,
+    NotDurableError,
+    ScriptError,
+)
 from aqless.typed import put_payload
 
 # What a caller names: the rest (prepare_put, class_name...) serves the queues' own code.
@@ -252,34 +258,43 @@ def refuse_dedup_on_requeue(requeue: bool, dedup: object) -> None:
         raise ConfigurationError("a requeue moves an existing job: it takes no dedup")
 
 
-def _check_numbers(options: PutOptions, delay: float | None) -> None:
-    """Refuse (InvalidArgumentError), before anything is sent, a priority that is not a
-    finite number, a delay that is negative or not finite, and retries that are not a whole
-    number from 0: the script would store them (a negative delay runs now, a negative or
-    fractional retries count is kept as given)."""
-    priority = options.get("priority")
-    if priority is not None and not _finite(priority):
-        raise InvalidArgumentError("queue.put", f'Arg "priority" not a number: {priority!r}')
-    if delay is not None and not (_finite(delay) and delay >= 0):
-        raise InvalidArgumentError(
-            "queue.put", f'Arg "delay" not a number of seconds from 0: {delay!r}'
-        )
-    retries: object = options.get("retries")
-    if retries is not None and (type(retries) is not int or retries < 0):
-        raise InvalidArgumentError(
-            "queue.put", f'Arg "retries" not a whole number from 0: {retries!r}'
-        )
+#: The put options each kept to its rule (aqless.rules), in the order they are checked.
+RULED_OPTIONS = ("jid", "priority", "delay", "retries", "tags", "depends", "throttles",
+                 "rate_limits", "group")  # fmt: skip
 
 
-def _finite(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+_RULED = frozenset(RULED_OPTIONS)
+
+
+def checked_options(options: Mapping[str, Any], command: str = "queue.put") -> dict[str, Any]:
+    """`options` with each ruled one given (not None) checked against its rule
+    (aqless.rules: InvalidValueError naming it, before anything is sent) and made the rule's
+    type (tags given as a tuple come back a list, retries of 3.0 come back 3)."""
+    checked = dict(options)
+    for name, value in options.items():  # (a put gives few of its options)
+        if value is not None and name in _RULED:
+            checked[name] = rules.check(name, value, command)
+    return checked
 
 
 def checked_group(group: object, command: str = "queue.put") -> str:
-    """A fairness group's name: refused (InvalidArgumentError) unless a non-empty string."""
-    if not isinstance(group, str) or not group:
-        raise InvalidArgumentError(command, f"a group must be a non-empty string, not {group!r}")
-    return group
+    """A fairness group's name, kept to the rule `group` (InvalidValueError)."""
+    return cast(str, rules.check("group", group, command))
+
+
+#: Queue names found good, so that a put checks its queue's name once (bounded).
+_GOOD_QUEUES: set[str] = set()
+
+
+def checked_queue(name: object, command: str = "queue.put") -> str:
+    """The name of a queue a verb puts a job into, kept to the rule `queue`
+    (InvalidValueError naming it, before anything is sent)."""
+    if type(name) is str and name in _GOOD_QUEUES:
+        return name
+    good: str = rules.check("queue", name, command)
+    if len(_GOOD_QUEUES) < 4096:
+        _GOOD_QUEUES.add(good)
+    return good
 
 
 # uuid.uuid4().hex without making a UUID: random bits with the version and variant set
@@ -325,9 +340,13 @@ class PutOptions(TypedDict, total=False):
     - rate_limits: named rate limits its start counts on (``client.rate_limits``); while
       one is full, the job waits scheduled until it has a free start.
     - group: the fairness group it belongs to in its queue (a tenant, a customer: a
-      non-empty string): aqless's pops take the queue's groups in turn, so one group's
+      name): aqless's pops take the queue's groups in turn, so one group's
       backlog does not hold the others' jobs back (see ``Queue.groups``). A job put
       again keeps its group unless given one.
+
+    Each keeps its rule (``aqless.rules``, docs/reference/inputs.md): a value outside it
+    (``tags="vip"``, a lone string, rather than ``["vip"]``; a negative delay...) is an
+    InvalidValueError naming it, before anything is sent.
     """
 
     jid: str | None
@@ -369,9 +388,9 @@ class PutRequest:
     replace: bool | None = None
 
     def __post_init__(self) -> None:
-        checked_at(self.delay, self.at)  # refused here, before anything is sent
-        if self.group is not None:
-            checked_group(self.group)
+        # refused here, before anything is sent (a sharded put before it is placed)
+        checked_at(self.delay, self.at)
+        checked_options({name: getattr(self, name) for name in RULED_OPTIONS})
 
     def options(self) -> PutOptions:
         """The options given (those not None), as ``queue.put(..., **options)`` takes them."""
@@ -425,25 +444,28 @@ def prepare_put(
     if options and not options.keys() <= PUT_OPTIONS:
         unknown = ", ".join(sorted(options.keys() - PUT_OPTIONS))
         raise TypeError(f"put() got unexpected keyword arguments: {unknown}")
+    command = "job.requeue" if requeue else "queue.put"
+    checked_queue(queue, command)
+    if options:  # the common put gives none
+        options = cast(PutOptions, checked_options(options, command))
     delay = options.get("delay")
     at = options.get("at")
     if at is not None:
         delay = delay_until(delay, at, clock)
     jid = options.get("jid")
     priority = options.get("priority")
-    if options:
-        _check_numbers(options, delay)
     # the common case, a class name, has no default options to ask for
     chosen: dict[str, Any] = {} if isinstance(klass, str) else dict(default_options(klass, data))
     wait: float = 0 if delay is None else delay
     if chosen:
+        chosen = checked_options(chosen, command)  # a class's defaults keep the rules too
         # an explicit delay, even 0, wins over the class's default
         default_delay = chosen.pop("delay", 0)
         default_jid = chosen.pop("jid", None)
         if delay is None:
             wait = default_delay
         jid = jid or default_jid
-    if options:  # the common put gives none
+    if options:
         for option in _ENCODED:
             value = options.get(option)
             if value is not None:
@@ -462,11 +484,10 @@ def prepare_put(
             if option in chosen:
                 arguments += [option, chosen[option]]
         if "group" in chosen:
-            arguments += ["group", checked_group(chosen["group"])]
+            arguments += ["group", chosen["group"]]
         for option in _LISTED:
             if option in chosen:
                 arguments += [option, encode_json(list(chosen[option]), option)]
-    command = "job.requeue" if requeue else "queue.put"
     dedup = dedup_of(options.get("dedup"))
     if dedup is not None:
         refuse_dedup_on_requeue(requeue, dedup)

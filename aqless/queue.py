@@ -31,6 +31,7 @@ from aqless.puts import (
     PutResult,
     PutSender,
     checked_group,
+    checked_queue,
     class_name,
     durability,
     new_jid,
@@ -56,9 +57,11 @@ PutHook: TypeAlias = Callable[["Queue", list[PutRequest], PutSender], Awaitable[
 
 
 def checked_name(name: str) -> str:
-    """A queue's `name`, refused when empty (every queue has a name)."""
+    """A queue's `name`, refused when empty (every queue has a name; InvalidValueError).
+    Any other name is taken, to read the queues other clients made: the verbs that put a
+    job into a queue keep its name to the whole rule (`aqless.puts.checked_queue`)."""
     if not name:
-        raise InvalidArgumentError("queue", "a queue name must not be empty")
+        rules.check("queue", name, "queue")  # the rule refuses it
     return name
 
 
@@ -309,6 +312,7 @@ class Queue:
         kept unless the schedule changed (another interval, cron or tz), and `offset` only
         applies when it did. Without a name each call adds a template, and `jid=` makes
         the template of that id again, its schedule started over."""
+        checked_queue(self.name, "queue.recur")
         schedule = cron_schedule(cron, tz, interval, offset)
         named = recurring_jid(name, jid)
         # a named template takes its cron schedule in the same call
@@ -515,6 +519,7 @@ class Queue:
 
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""
+        checked_queue(self.name, "queue.unfail")
         return await self._client.protocol.integer("queue.unfail", self.name, group, count)
 
     async def forget(self) -> None:

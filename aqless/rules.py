@@ -135,7 +135,9 @@ class Rule:
     def _is_name(self, value: object) -> bool:
         if not isinstance(value, str) or not 0 < len(value) <= self.longest:
             return False
-        return not any(_forbidden_char(c, self.spaces) for c in value)
+        # isprintable: no control character, and no whitespace but the space (str's own
+        # loop: a put checks its tags and queue with it)
+        return value.isprintable() and (self.spaces or " " not in value)
 
     def _forbidden(self) -> str:
         return "control characters" if self.spaces else "whitespace or control characters"
@@ -146,12 +148,6 @@ class _Refused:
 
 
 _REFUSED: Final = _Refused()
-
-
-def _forbidden_char(char: str, spaces_allowed: bool) -> bool:
-    if char == " ":
-        return not spaces_allowed
-    return char.isspace() or not char.isprintable()
 
 
 def _number(text: str) -> int | float | None:

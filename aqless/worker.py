@@ -45,6 +45,7 @@ from typing import Literal
 import anyio
 from anyio.abc import TaskGroup
 
+from aqless import rules
 from aqless._concurrency.task_groups import own_errors
 from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
@@ -357,7 +358,9 @@ class Worker:
     def hand_back_running(self, reason: str = "operator") -> None:
         """Cancel every running job's code and give the jobs back to their queues, spending
         no retry (`reason` goes into each job's history, its ``handed-back`` entry), with
-        the jobs held for a slot (see ``prefetch``)."""
+        the jobs held for a slot (see ``prefetch``). InvalidValueError for an empty
+        `reason`, before any job is touched."""
+        rules.check("reason", reason, "job.handBack")
         self._hand_back_held()
         for running in list(self._running.by_jid.values()):
             if not running.waiting:

@@ -282,7 +282,7 @@ async def test_queues_getitem_does_no_io(server_url: str) -> None:
     assert isinstance(queue, aqless.Queue)
     assert queue.name == "emails"
     assert repr(queue) == "<Queue emails>"
-    with pytest.raises(ValueError, match="must not be empty"):
+    with pytest.raises(aqless.InvalidValueError, match="queue must be a name"):
         client.queues[""]
 
 

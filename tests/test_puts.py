@@ -138,8 +138,9 @@ def test_a_priority_that_is_no_number_is_a_typed_refusal() -> None:
     ],
 )
 def test_a_number_out_of_its_range_is_a_typed_refusal(option: str, value: object) -> None:
-    with pytest.raises(aqless.InvalidArgumentError, match=f'Arg "{option}"'):
+    with pytest.raises(aqless.InvalidValueError, match=f"{option} must be") as refused:
         prepared("app.A", jid="j", **{option: value})
+    assert refused.value.option == option
 
 
 def test_the_numbers_at_their_bounds_are_put() -> None:

@@ -22,9 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from aqless import rules
 from aqless._worker import defaults
 from aqless._worker.policies import JobCallback, RequeuePolicy, RetryPolicy, attempt
-from aqless.errors import ConfigurationError, InvalidArgumentError
+from aqless.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from aqless.job import Job
@@ -56,10 +57,8 @@ class Retry(Exception):
     """
 
     def __init__(self, delay: float = 0, *, group: str | None = None, message: str = "") -> None:
-        if not delay >= 0:
-            raise InvalidArgumentError(
-                "job.retry", f"a retry delay must be a number >= 0, got {delay!r}"
-            )
+        delay = rules.check("delay", delay, "job.retry")  # InvalidValueError, as job.retry's
+        rules.check_optional("failure_group", group, "job.retry")
         super().__init__(message or f"retry in {delay:g} s")
         self.delay = float(delay)
         self.group = group

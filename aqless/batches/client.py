@@ -83,7 +83,8 @@ class Batches:
         Raises:
             InvalidArgumentError: no member, more than 10000, a member that is not a (queue,
                 PutRequest) or asks for dedup, a jid given twice or taken already, a callback
-                whose class a worker cannot import; nothing is put.
+                whose class a worker cannot import; an InvalidValueError (one of them) for a
+                member's queue or option outside its rule (aqless.rules); nothing is put.
         """
         listed = checked_members(members)
         arguments = batch_arguments(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
 from aqless.errors import InvalidArgumentError, PayloadError
-from aqless.puts import JobClass, PutRequest, class_name, new_jid
+from aqless.puts import JobClass, PutRequest, checked_queue, class_name, new_jid
 
 __all__ = [
     "COMMAND",
@@ -68,11 +68,8 @@ class BatchCallback:
 
 
 def checked_name(queue: str) -> str:
-    """A queue's name, refused when empty or not text."""
-    given: object = queue  # whatever an untyped caller passed
-    if not isinstance(given, str) or not given:
-        raise InvalidArgumentError(COMMAND, f"a queue name must be non-empty text, not {queue!r}")
-    return queue
+    """A queue's name, kept to the rule `queue` (InvalidValueError)."""
+    return checked_queue(queue, COMMAND)
 
 
 def callback_class_name(klass: JobClass) -> str:

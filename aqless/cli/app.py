@@ -47,6 +47,8 @@ def translated(error: BaseException) -> click.ClickException | None:
         return NotFound(str(error))
     if isinstance(error, aqless.InvalidValueError):  # refused by aqless.rules, not the server
         return SetupError(error.detail)
+    if isinstance(error, aqless.InvalidValueError):  # a bad input, named: a usage error
+        return SetupError(str(error))
     if isinstance(error, aqless.ScriptError):
         return ServerRefused(f"the server refused {error.command}: {error.detail}")
     if isinstance(error, aqless.ConnectionLostError | redis_errors.ConnectionError):

@@ -6,6 +6,7 @@ import click
 
 import aqless
 from aqless.cli.jobs import require_jobs
+from aqless.cli.params import rule_checked
 from aqless.cli.render import ago, plural, short, table
 from aqless.cli.runtime import AnyClient, NotFound, chunks, emit, progress, run_any
 from aqless.documents import job_document
@@ -115,7 +116,11 @@ async def _retry_group(client: AnyClient, group: str, queue: str | None, limit: 
 @click.command(short_help="Requeue failed jobs: a group's, every group's, or given jids.")
 @click.argument("targets", nargs=-1, metavar="GROUP | JID...")
 @click.option("--all", "every_group", is_flag=True, help="Every failure group's jobs.")
-@click.option("--queue", help="Put the jobs into this queue instead of each one's own.")
+@click.option(
+    "--queue",
+    callback=rule_checked("queue"),
+    help="Put the jobs into this queue instead of each one's own.",
+)
 @click.option("-n", "--count", type=int, help="At most this many of each group's jobs.")
 def retry(
     targets: tuple[str, ...], every_group: bool, queue: str | None, count: int | None

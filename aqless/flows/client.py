@@ -71,8 +71,8 @@ class Flows:
         Raises:
             FlowCycleError, FlowTooLargeError, FlowError: the tree is refused (see
                 `aqless.flows.flow_document`); nothing was written.
-            InvalidArgumentError: a job's option is refused as the same put's would be;
-                nothing was written.
+            InvalidValueError: a job's queue or option is outside its rule (aqless.rules),
+                as at `put`; nothing was written.
             FlowJidTakenError: a jid of the tree is a job's already; nothing was written.
         """
         return await self.put_tree(parent.with_children(*children))

@@ -17,6 +17,7 @@ from aqless.errors import FlowCycleError, FlowError, FlowTooLargeError
 from aqless.puts import (
     JobClass,
     PutRequest,
+    checked_queue,
     class_name,
     new_jid,
     option_fields,
@@ -149,8 +150,7 @@ def _node(
         raise FlowTooLargeError(COMMAND, f"the flow is deeper than {MAX_DEPTH} levels")
     if len(node.children) > MAX_CHILDREN:
         raise FlowTooLargeError(COMMAND, f"a job has more than {MAX_CHILDREN} children")
-    if not node.queue:
-        raise FlowError(COMMAND, "every job of a flow needs a queue")
+    checked_queue(node.queue, COMMAND)  # every job of a flow needs a queue
     if node.on_failure not in POLICIES:
         raise FlowError(COMMAND, f"unknown failure policy {node.on_failure!r}")
     klass = nameable_class(node.klass)

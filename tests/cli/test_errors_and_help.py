@@ -37,9 +37,23 @@ async def test_the_server_refusing_exits_3_with_its_reason(
     assert outcome.stdout == ""
     assert "is a dependency of" in outcome.stderr
     assert await client.jobs.get(first) is not None
-    refused = await run_cli("put", "q", "app.A", "--priority", "nan")
-    assert refused.code == 3
-    assert "priority" in refused.stderr.lower()
+
+
+async def test_a_bad_input_exits_2_naming_it_with_nothing_written(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    for args in (
+        ("put", "q", "app.A", "--priority", "nan"),
+        ("put", "q", "app.A", "--delay", "-5"),
+        ("put", "a b", "app.A"),
+        ("put", "q", "app.A", "--tags", "a\tb"),
+    ):
+        refused = await run_cli(*args)
+        assert refused.code == 2, args
+        assert "must be" in refused.stderr, args
+    refused = await run_cli("put", "q", "app.A", "--priority", "inf")
+    assert "priority must be a number, not inf" in refused.stderr
+    assert await client.redis.keys("*") == ["ql:aqless:audit"]  # each refusal, audited
 
 
 async def test_no_server_exits_4(run_cli: Cli, tmp_path: object) -> None:
@@ -192,3 +206,12 @@ async def test_both_dashboard_commands_exit_2_for_a_bad_url(run_cli: Cli) -> Non
     assert (alias.returncode, command.code) == (2, 2)
     assert "bad server URL 'bogus://x'" in alias.stderr
     assert alias.stderr == command.stderr
+
+
+async def test_retry_into_a_queue_the_rule_refuses_exits_2_naming_it(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    refused = await run_cli("retry", "some-group", "--queue", "a b")
+    assert refused.code == 2
+    assert "'--queue'" in refused.stderr
+    assert "queue must be a name of 1 to 128 characters" in refused.stderr

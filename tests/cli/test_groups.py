@@ -136,7 +136,7 @@ async def test_a_bad_value_says_what_is_wrong(client: aqless.Client, run_cli: Cl
     assert "a group's rate limit must be a whole number from 1" in error["message"]
     unnamed = await run_cli("groups", "set", "emails", "", "--weight", "2")
     assert unnamed.code == 2
-    assert "a group must be a non-empty string" in unnamed.stderr
+    assert "group must be a name of 1 to 128 characters" in unnamed.stderr
 
 
 async def test_groups_set_is_audited(client: aqless.Client, run_cli: Cli) -> None:

@@ -23,7 +23,8 @@ BROWSER_PAYLOAD = (
 
 async def half_done(client: aqless.Client, description: str) -> str:
     members = [("work", PutRequest("app.Member", {"html": description})) for _ in range(4)]
-    callback = BatchCallback("app.Done", "callbacks" + description)
+    # markup in the callback's queue too (a queue's name holds no space: aqless.rules)
+    callback = BatchCallback("app.Done", "callbacks" + description.replace(" ", "_"))
     bid = await client.batches.put(members, description=description, on_complete=callback)
     for _ in range(2):
         job = await client.queues["work"].pop()

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import aqless
-from tests.web.data import Deployment, populate
+from tests.web.data import Deployment, populate, put_as_another_client
 from tests.web.live_server import LiveServer
 
 # a browser session is slow to start: these run on the first server only
@@ -259,9 +259,11 @@ PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2
 async def hostile(client: aqless.Client) -> tuple[str, str]:
     """Jobs whose every user-given field is markup: data, tags, class, queue, worker,
     failure group and message."""
-    queue = client.queues["q" + PAYLOAD]
-    failed = await queue.put(PAYLOAD, {"html": PAYLOAD}, tags=[PAYLOAD])
-    waiting = await queue.put(PAYLOAD, {"html": PAYLOAD}, tags=[PAYLOAD])  # a top tag now
+    queue = client.queues["q" + PAYLOAD]  # a name other clients may give (aqless.rules)
+    failed = await put_as_another_client(client, queue.name, PAYLOAD, {"html": PAYLOAD}, [PAYLOAD])
+    waiting = await put_as_another_client(
+        client, queue.name, PAYLOAD, {"html": PAYLOAD}, [PAYLOAD]
+    )  # a top tag now
     job = await queue.pop(worker="w" + PAYLOAD)
     assert job is not None
     assert job.jid == failed

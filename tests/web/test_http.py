@@ -20,6 +20,7 @@ from aqless import scripts
 from aqless.web import create_app
 from aqless.web.security import Permission
 from tests.web.conftest import csrf_token
+from tests.web.data import put_as_another_client
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
 
@@ -151,8 +152,8 @@ async def test_auth_can_be_the_host_middleware(client: aqless.Client) -> None:
 async def test_everything_shown_is_escaped(
     client: aqless.Client, app_client: httpx.AsyncClient
 ) -> None:
+    jid = await put_as_another_client(client, PAYLOAD, PAYLOAD, {"html": PAYLOAD}, [PAYLOAD])
     queue = client.queues[PAYLOAD]
-    jid = await queue.put(PAYLOAD, {"html": PAYLOAD}, tags=[PAYLOAD])
     job = await queue.pop(worker=PAYLOAD)
     assert job is not None
     await job.fail(PAYLOAD, PAYLOAD)

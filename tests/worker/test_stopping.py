@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import anyio
+import pytest
 
 import aqless
 from aqless import Job, JobState
@@ -144,6 +145,17 @@ async def test_hand_back_running_jobs_and_go_on(
         assert sleeper.cancelled_at is not None
         assert worker.counters.handed_back == 1
         await assert_handed_back(client, other, jid, "asked to")
+
+
+async def test_an_empty_hand_back_reason_is_refused_with_the_jobs_left_running(
+    client: aqless.Client,
+) -> None:
+    async with sleeping(client) as (worker, sleeper, jid):
+        with pytest.raises(aqless.InvalidValueError) as refused:
+            worker.hand_back_running("")
+        assert refused.value.option == "reason"
+        assert sleeper.cancelled_at is None
+        assert (await client.jobs.get(jid)).state == JobState.RUNNING  # type: ignore[union-attr]
 
 
 async def test_max_jobs(client: aqless.Client) -> None:

@@ -539,9 +539,11 @@ end
   Returns  JSON list of the job's tags ([] when empty)
   Errors   'Tag(): Arg "jid" missing'   InvalidArgumentError
            'Tag(): Job <jid> does not exist'   JobNotFoundError
+           'Tag(): Arg "tag" empty'   InvalidArgumentError
 ]=]
 function Job.add_tags(D, now, jid, tags)
   local list = job_tags(jid)
+  for _, tag in ipairs(tags) do check(tag ~= '', 'Tag(): Arg "tag" empty') end
   for _, tag in ipairs(tags) do
     if not contains(list, tag) then list[#list + 1] = tag end
     Tags.on(jid, tag, now)

@@ -66,7 +66,7 @@ end
 -- retries, tags, priority, depends, throttles, rate_limits.
 local function parse_put(D, a)
   local queue, jid, klass, data, delay = a[2], a[3], a[4], a[5], a[6]
-  check(queue, 'Queue(): no queue name provided')
+  check(queue and queue ~= '', 'Queue(): no queue name provided')
   check(jid, 'Put(): Arg "jid" missing')
   check(klass, 'Put(): Arg "klass" missing')
   -- (the hot paths test before they raise: a message is text made, the data's size)
@@ -339,6 +339,7 @@ end
            'Complete(): Arg "data" missing or not JSON: <data>'   InvalidArgumentError
            'assertion failed!'   InvalidArgumentError
            'Complete(): Arg "depends" not JSON: <depends>'   InvalidArgumentError
+           'Complete(): Arg "next" empty'   InvalidArgumentError
            'Complete(): "delay" cannot be used without a "next".'   InvalidArgumentError
            'Complete(): "depends" cannot be used without a "next".'   InvalidArgumentError
            'Complete(): Job {jid} does not exist'   JobNotFoundError
@@ -390,6 +391,7 @@ end
            'Complete(): Arg "data" missing or not JSON: <data>'   InvalidArgumentError
            'assertion failed!'   InvalidArgumentError
            'Complete(): Arg "depends" not JSON: <depends>'   InvalidArgumentError
+           'Complete(): Arg "next" empty'   InvalidArgumentError
            'Complete(): Job does not exist'   JobNotFoundError
            'Complete(): Job is not currently running: {state}'   LockLostError
            'Complete(): Job has been handed out to another worker: {worker}'   LockLostError
@@ -421,6 +423,7 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
     check(depends, 'Complete(): Arg "depends" not JSON: ' .. o.depends)
   end
   local next_queue = o.next
+  check(next_queue ~= '', 'Complete(): Arg "next" empty')
   check(delay == nil or next_queue ~= nil,
     'Complete(): "delay" cannot be used without a "next".')
   check(depends == nil or next_queue ~= nil,
@@ -518,6 +521,7 @@ end
   Errors   'Job(): no jid provided'   InvalidArgumentError
            'Fail(): Arg "worker" missing'   InvalidArgumentError
            'Fail(): Arg "group" missing'   InvalidArgumentError
+           'Fail(): Arg "group" empty'   InvalidArgumentError
            'Fail(): Arg "message" missing'   InvalidArgumentError
            'Fail(): Job {jid}does not exist'   JobNotFoundError
            'Fail(): Job {jid}not currently running: {state}'   LockLostError
@@ -534,6 +538,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Fail(): Arg "worker" missing')
   check(group, 'Fail(): Arg "group" missing')
+  check(group ~= '', 'Fail(): Arg "group" empty')
   check(message, 'Fail(): Arg "message" missing')
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
@@ -576,6 +581,7 @@ end
            'Retry(): Arg "queue_name" missing'   InvalidArgumentError
            'Retry(): Arg "worker" missing'   InvalidArgumentError
            'Retry(): Arg "delay" not a number: <delay>'   InvalidArgumentError
+           'Retry(): Arg "group" empty'   InvalidArgumentError
            'Retry(): Job {jid} does not exist'   JobNotFoundError
            'Retry(): Job {jid} is not currently running: {state}'   LockLostError
            'Retry(): Job {jid} has been given to another worker: {worker}'   LockLostError
@@ -591,6 +597,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
   if queue == nil then refuse(D, 'retry_no_queue') end
   check(worker, 'Retry(): Arg "worker" missing')
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
+  check(group ~= '', 'Retry(): Arg "group" empty')
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
     'throttles', 'dedup', 'attempt'})
   if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
@@ -651,6 +658,7 @@ end
   Errors   'Job(): no jid provided'   InvalidArgumentError
            'HandBack(): Arg "worker" missing'   InvalidArgumentError
            'HandBack(): Arg "reason" missing'   InvalidArgumentError
+           'HandBack(): Arg "reason" empty'   InvalidArgumentError
            'HandBack(): Job <jid> does not exist'   JobNotFoundError
            'HandBack(): Job <jid> is not currently running: <state>'   LockLostError
            'HandBack(): Job <jid> has been given to another worker: <worker>'   LockLostError
@@ -666,6 +674,7 @@ function Job.hand_back(now, jid, worker, reason, attempt)
   check(jid, 'Job(): no jid provided')
   check(worker, 'HandBack(): Arg "worker" missing')
   check(reason, 'HandBack(): Arg "reason" missing')
+  check(reason ~= '', 'HandBack(): Arg "reason" empty')
   local job = Job.read(jid, {'queue', 'state', 'worker', 'priority', 'held_in', 'throttles',
     'attempt'})
   check(job.state ~= nil, 'HandBack(): Job ' .. jid .. ' does not exist')
