@@ -15,12 +15,13 @@ async def test_each_known_option_shows_its_meaning_and_unit(
     client: aqless.Client, app_client: httpx.AsyncClient
 ) -> None:
     await client.config.set("emails-heartbeat", 120)
-    await client.config.set(PAYLOAD, "x")
+    await client.config.set(PAYLOAD, "x", force=True)
     api = (await app_client.get("/api/config")).json()
     assert api["docs"]["heartbeat"]["unit"] == "seconds"
     assert api["docs"]["emails-heartbeat"] == {
         "description": "This queue's lock duration (instead of heartbeat).",
         "unit": "seconds",
+        "expected": "a positive number of seconds",
     }
     assert PAYLOAD not in api["docs"]
     assert api["unset"]["result-max-bytes"]["unit"] == "bytes"
@@ -29,7 +30,8 @@ async def test_each_known_option_shows_its_meaning_and_unit(
     page = (await app_client.get("/config")).text
     assert (
         '<tr data-option="jobs-history"><td><code>jobs-history</code></td><td><code>604800</code>'
-        '</td><td class="unit">seconds</td><td class="meaning">How long completed jobs are kept.'
+        '</td><td class="unit">seconds</td><td class="meaning">How long completed jobs are kept (0: not at all). '
+        '<span class="muted">(a number of seconds from 0)</span>'
     ) in page
     assert '<table class="grid" id="config-unset">' in page
     assert '<tr data-option="max-worker-age">' in page
