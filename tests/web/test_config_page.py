@@ -30,7 +30,8 @@ async def test_each_known_option_shows_its_meaning_and_unit(
     page = (await app_client.get("/config")).text
     assert (
         '<tr data-option="jobs-history"><td><code>jobs-history</code></td><td><code>604800</code>'
-        '</td><td class="unit">seconds</td><td class="meaning">How long completed jobs are kept (0: not at all). '
+        '</td><td class="unit">seconds</td><td class="meaning">'
+        "How long completed jobs are kept (0: not at all). "
         '<span class="muted">(a number of seconds from 0)</span>'
     ) in page
     assert '<table class="grid" id="config-unset">' in page
