@@ -118,3 +118,15 @@ async def test_web_refuses_users_it_cannot_read(run_cli: Cli, tmp_path: Path) ->
     nobody = await run_cli("web", "--port", "0", "--users-file", str(empty))
     assert nobody.code == 2
     assert "names no user" in nobody.stderr
+
+
+async def test_a_recurring_update_records_what_changed(client: aqless.Client, run_cli: Cli) -> None:
+    await client.queues["q"].recur("app.Tick", {}, interval=60, jid="tick")
+    change = ("--interval", "30", "--priority", "0", "--retries", "0", "--backlog", "0")
+    outcome = await run_cli("recurring", "update", "tick", *change)
+    assert outcome.code == 0, outcome.stderr
+    (entry,) = await audit.read(client)
+    assert entry.action == "recurring update"
+    assert entry.targets == ("tick",)
+    # zeros are changes too (they were dropped, leaving the entry without details)
+    assert entry.detail == {"interval": "30", "priority": "0", "retries": "0", "backlog": "0"}
