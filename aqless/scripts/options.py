@@ -60,5 +60,5 @@ def checked_value(option: str, value: str | float, *, force: bool = False) -> st
         else:
             rule.check(value, option, "config.set")
     except InvalidValueError as refused:
-        raise ConfigValueError(option, value, refused.expected) from None
+        raise ConfigValueError(option, refused.value, refused.expected) from None
     return value
