@@ -14,6 +14,49 @@ local FALLBACKS = {
   ['result-max-bytes'] = 1048576,
 }
 
+-- The least value of each option the script reads, and whether that least is refused too:
+-- the ranges aqless.rules gives the clients, kept here for the clients that do not check (a
+-- negative heartbeat loses every lock at once, a negative jobs-history purges every
+-- completed job, a max-pop-retry of 0 never pops). A queue's own options by suffix.
+local LEAST = {
+  ['heartbeat'] = {0, true},
+  ['grace-period'] = {0},
+  ['jobs-history'] = {0},
+  ['jobs-history-count'] = {0},
+  ['max-job-history'] = {0},
+  ['max-pop-retry'] = {1},
+  ['max-worker-age'] = {0},
+  ['result-max-bytes'] = {0},
+}
+local QUEUE_LEAST = {
+  ['-heartbeat'] = {0, true},
+  ['-max-concurrency'] = {0},
+  ['-max-pop-retry'] = {1},
+}
+
+local function least_of(option)
+  local least = LEAST[option]
+  if least ~= nil then return least end
+  for suffix, found in pairs(QUEUE_LEAST) do
+    if #option > #suffix and string.sub(option, -#suffix) == suffix then return found end
+  end
+  return nil
+end
+
+-- Refuses a value the script could not use for `option`: not a number, or below its least.
+function Config.check(option, value)
+  local least = least_of(option)
+  if least == nil then return end
+  local given = number(value)
+  if given == nil then
+    raise('config.set(): Arg "value" not a number for ' .. option .. ': ' .. value)
+  end
+  if given < least[1] or (least[2] and given == least[1]) then
+    local bound = (least[2] and 'above ' or 'from ') .. least[1]
+    raise('config.set(): Arg "value" of ' .. option .. ' must be ' .. bound .. ': ' .. value)
+  end
+end
+
 local stored = nil
 
 -- Every stored option (name -> string), read with one HGETALL per call.
@@ -89,6 +132,8 @@ function Config.forget() stored = nil end
   Returns  nil
   Errors   'config.set(): Arg "option" missing'   InvalidArgumentError
            'config.set(): Arg "value" missing'   InvalidArgumentError
+           'config.set(): Arg "value" not a number for <option>: <value>'   InvalidArgumentError
+           'config.set(): Arg "value" of <option> must be <above|from> <least>: <value>'   InvalidArgumentError
 ]=]
 function Config.set(option, value)
   call('HSET', Keys.config(), option, value)
