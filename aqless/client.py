@@ -422,7 +422,7 @@ def _sentinel_primary(
     the Sentinels (the caller closes them)."""
     from redis.asyncio.sentinel import Sentinel
 
-    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
         sentinels, sentinel_kwargs=sentinel_options
     )
     primary = sentinel.master_for(service_name, decode_responses=True, **options)

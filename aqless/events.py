@@ -437,7 +437,7 @@ class EventStream:
             anyio.move_on_after(self._close_timeout, shield=True),
             suppress(redis_errors.RedisError, OSError),
         ):
-            await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+            await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # untyped in redis-py
 
     def _handle(self, message: dict[str, object]) -> Event | None:
         kind = message.get("type")

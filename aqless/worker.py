@@ -273,7 +273,7 @@ class Worker:
             client, self.name, self._running.by_jid, on_lost=self._on_lost, outage=self.outage
         )
         self._info = InfoPublisher(
-            client, self.name, self.selection.specs, concurrency, self.counters
+            client, self.name, self.selection.specs, concurrency, self.counters, self.outage
         )
         # with prefetch, a held job starts while the job before reports (in another task)
         self._runners = Runners(self._perform, _task_name, keep=concurrency + min(prefetch, 1))

@@ -197,7 +197,7 @@ class EventCapture:
                     if message["type"] == "pmessage":
                         self.captured.messages.append((message["channel"], message["data"]))
         finally:
-            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
 
 
 @pytest.fixture

@@ -25,7 +25,9 @@ import anyio
 from aqless._connection.protocol import hash_fields
 from aqless._version import __version__
 from aqless._worker.counters import WorkerCounters
+from aqless._worker.outage import ServerOutage
 from aqless.client import Client
+from aqless.errors import ConnectionLostError
 from aqless.models import WorkerCounts
 from aqless.sharding.client import AnyClient, ShardedClient
 
@@ -101,7 +103,9 @@ class WorkerInfo:
 
 class InfoPublisher:
     """Writes a running worker's record every `PUBLISH_EVERY` seconds (`run`), and deletes
-    it when the worker stops (`withdraw`). A failed write is logged, never fatal."""
+    it when the worker stops (`withdraw`). A failed write is never fatal: one that found
+    no server tells the worker's `outage` (which says so in a few lines however long it
+    lasts), any other is logged."""
 
     def __init__(
         self,
@@ -110,8 +114,10 @@ class InfoPublisher:
         queues: Sequence[str],
         concurrency: int,
         counters: WorkerCounters,
+        outage: ServerOutage | None = None,
     ) -> None:
         self.client = client
+        self.outage = outage if outage is not None else ServerOutage(name)
         self.name = name
         self.queues = tuple(queues)
         self.concurrency = concurrency
@@ -169,8 +175,13 @@ class InfoPublisher:
         while True:
             try:
                 await self.publish()
-            except Exception as error:  # the server is away: the next write will tell
+            except ConnectionLostError as error:  # the next write tries again
+                logger.debug("worker %s: publishing its record failed: %s", self.name, error)
+                self.outage.failed(error)
+            except Exception as error:
                 logger.warning("worker %s: publishing its record failed: %s", self.name, error)
+            else:
+                self.outage.answered()
             await anyio.sleep(PUBLISH_EVERY)
 
     async def withdraw(self) -> None:

@@ -114,16 +114,19 @@ class Performer:
     async def perform(self, running: RunningJob) -> None:
         job = running.job
         joblog.started(job)
+        queue = job.queue_name
         if not self._observers and not joblog.wanted():  # no clock reads: they are a few
             await self._perform(running)  # percent of a no-op job
+            if running.failure is not None:
+                joblog.finished(job, queue, "failed", None, running.raised, running.failure)
             return
-        queue, started = job.queue_name, anyio.current_time()
+        started = anyio.current_time()
         try:
             await self._perform(running)
         finally:
             seconds = anyio.current_time() - started
             outcome = outcome_of(running, queue)
-            joblog.finished(job, queue, outcome, seconds, running.raised)
+            joblog.finished(job, queue, outcome, seconds, running.raised, running.failure)
             for observer in self._observers:
                 try:
                     observer.job_finished(running.job, queue, outcome, seconds)
@@ -137,11 +140,10 @@ class Performer:
             function = with_data(handler.function_for(job.queue_name), job.data, job.klass_name)
         except (UnknownJobClassError, JobDataError) as error:
             running.raised = type(error).__name__
-            logger.error("job %s: %s", job.jid, error)
             group = failure_group(job.queue_name, error)
             decision = Decision("fail", group, str(error), attempt=attempt(job))
             if await self._send(running, decision):
-                self._tell(job, error, decision)
+                self._sent(running, error, decision)
             return
         except Exception as error:  # the class could not be made: its outcome, like the code's
             await self._conclude(running, error)
@@ -261,7 +263,7 @@ class Performer:
         decision = decide(job, error, retry=retry, requeue=(*handler.requeue, *self.requeue))
         await decision.notify(job, error)
         if await self._send(running, decision):
-            self._tell(job, error, decision)
+            self._sent(running, error, decision)
 
     async def _send(self, running: RunningJob, decision: Decision) -> bool:
         """Send what was decided, unless the policy's callback settled the job itself;
@@ -281,7 +283,11 @@ class Performer:
             counters.requeued += 1
         return sent
 
-    def _tell(self, job: Job, error: BaseException, decision: Decision) -> None:
+    def _sent(self, running: RunningJob, error: BaseException, decision: Decision) -> None:
+        """The server took what was decided: note a failure for the log, tell observers."""
+        job = running.job
+        if decision.verb == "fail":
+            running.failure = (decision.group, joblog.failure(error))
         for observer in self._observers:
             try:
                 observer.job_failed(job, error, decision)

@@ -54,6 +54,8 @@ class RunningJob:
             released until it returns (see aqless._worker.threads).
         returned: what the job's code returned: its result (see aqless.results).
         raised: the type of the exception its code raised, for the log (None: none).
+        failure: the failure group the worker failed the job into, and why (the
+            exception's type and text), for the log (None: the worker failed it not).
         waiting: popped ahead (prefetched), held until a slot frees: its code has not
             started and it holds no slot.
     """
@@ -72,6 +74,7 @@ class RunningJob:
     overrun: ThreadCall | None = None
     returned: Any = None
     raised: str | None = None
+    failure: tuple[str, str] | None = None
     waiting: bool = False
 
     @property

@@ -76,6 +76,16 @@ def dashboard() -> ModuleType:
     show_default=True,
     help="Entries the audit log of actions keeps (env AQLESS_AUDIT_LENGTH).",
 )
+@click.option(
+    "--trusted-origin",
+    "trusted_origins",
+    multiple=True,
+    metavar="URL",
+    envvar="AQLESS_WEB_TRUSTED_ORIGINS",
+    help="Accept actions from pages of this origin too, scheme://host[:port] (repeat; env "
+    "AQLESS_WEB_TRUSTED_ORIGINS, separated by spaces): the address people use when a proxy "
+    "in front changes the scheme or the host. Other sites' pages are refused.",
+)
 def web(
     url: str | None,
     namespace: str | None,
@@ -86,6 +96,7 @@ def web(
     users: tuple[str, ...],
     users_file: str | None,
     audit_length: int,
+    trusted_origins: tuple[str, ...],
 ) -> None:
     """Serve the web dashboard of a deployment until Ctrl-C or SIGTERM.
 
@@ -102,6 +113,7 @@ def web(
     module = dashboard()
     current = settings()
     known = dashboard_users(users, users_file)
+    checked_origins(trusted_origins)
     anyio.run(
         lambda: module.serve(
             url or current.url,
@@ -115,6 +127,7 @@ def web(
             or None,
             users=known,
             audit_length=audit_length,
+            trusted_origins=trusted_origins,
         )
     )
 
@@ -129,6 +142,13 @@ def dashboard_users(given: tuple[str, ...], path: str | None) -> Users | None:
         if not credentials:
             raise click.BadParameter(f"{path} names no user", param_hint="--users-file")
     return Users(credentials) if credentials else None
+
+
+def checked_origins(given: tuple[str, ...]) -> None:
+    """Refuse a --trusted-origin that names no origin before anything is served."""
+    from aqless.web.security import Origins  # the `web` extra: imported late
+
+    Origins(given)
 
 
 COMMANDS = (web,)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, Final
 
 from aqless import rules
@@ -16,6 +17,8 @@ from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
+#: The jids the request's bulk action changed, for its audit entry (None: not a bulk action).
+ACTED_ON: ContextVar[list[str] | None] = ContextVar("aqless_web_acted_on", default=None)
 
 
 class ActionError(Exception):
@@ -163,21 +166,23 @@ async def job_undepend(client: AnyClient, form: Form) -> str:
 async def apply(client: AnyClient, verb: str, jids: Sequence[str]) -> str:
     """Retry (put back into its queue) or cancel each job; one refusal does not stop the
     others, and the message says how many were refused and why."""
+    done: list[str] = []
+    refusals: list[str] = []
+    ACTED_ON.set(done)
     if verb not in ("retry", "cancel"):
         raise ActionError(f"unknown bulk action {verb!r}")
     if not jids:
         raise ActionError("no jobs selected")
-    done, refusals = 0, []
     for job in await client.jobs.get_many(list(jids)):
         try:
             if verb == "retry":
                 await job.move(job.queue_name)
             else:
                 await job.cancel()
-            done += 1
+            done.append(job.jid)
         except AqlessError as error:
             refusals.append(f"{job.jid}: {error}")
-    message = f"{'Retried' if verb == 'retry' else 'Cancelled'} {plural(done, 'job')}"
+    message = f"{'Retried' if verb == 'retry' else 'Cancelled'} {plural(len(done), 'job')}"
     if refusals:
         raise ActionError(f"{message}; {len(refusals)} refused ({'; '.join(refusals[:3])})")
     return message

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from starlette.applications import Starlette
@@ -17,7 +17,7 @@ from aqless.web import audit_page, batches, reads, render, scaling, search, shar
 from aqless.web.auth import RequireUser, Users
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
-from aqless.web.security import Auth, AuthCheck, Csrf, SecurityHeaders
+from aqless.web.security import Auth, AuthCheck, Csrf, Origins, SecurityHeaders
 from aqless.web.throughput import with_throughput
 
 # path, route name, template, loader: each page is also served as JSON at /api<path>
@@ -70,6 +70,7 @@ def create_app(
     live_interval: float = 1.0,
     users: Users | None = None,
     audit_length: int = audit.DEFAULT_LENGTH,
+    trusted_origins: Iterable[str] = (),
 ) -> Starlette:
     """The dashboard of the deployment `client` talks to, as an ASGI app.
 
@@ -90,6 +91,10 @@ def create_app(
         users: the dashboard's own authentication: only these users (HTTP basic auth or a
             bearer token, see `aqless.web.auth`) get in; a ``read-only`` user changes nothing.
         audit_length: how many entries the audit log of actions keeps.
+        trusted_origins: origins (``https://ops.example.com``) besides the dashboard's own
+            whose pages may post actions: the address people use when a proxy in front
+            changes the scheme or the host. An action whose ``Origin`` (else ``Referer``)
+            is neither is refused (403) and audited.
     """
     check: AuthCheck | None = None
     middleware = [Middleware(SecurityHeaders)]
@@ -111,5 +116,6 @@ def create_app(
         env=render.environment(),
         live_interval=live_interval,
         audit_length=audit.checked_length(audit_length),
+        origins=Origins(trusted_origins),
     )
     return app

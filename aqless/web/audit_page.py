@@ -1,9 +1,11 @@
-"""The audit log in the dashboard: each action's entry (who, what, when, the outcome), and
-the Audit page that lists the log, newest first."""
+"""The audit log in the dashboard: each action's entry (who, what, when, the outcome, the
+value an edit replaced, the jobs a bulk action changed), each refused request's, and the
+Audit page that lists the log, newest first."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from redis import exceptions as redis_errors
@@ -12,8 +14,9 @@ from starlette.requests import Request
 from aqless.errors import AqlessError
 from aqless.ops import audit as audit_log
 from aqless.sharding.client import AnyClient
-from aqless.web.actions import Form
+from aqless.web.actions import ACTED_ON, ActionError, Form, Handler
 from aqless.web.auth import who
+from aqless.web.previous import previous_value
 from aqless.web.reads import JSON, PAGE_SIZE, page_number
 from aqless.web.security import CSRF_FIELD
 
@@ -30,7 +33,11 @@ def _short(text: str) -> str:
     return text if len(text) <= _LONGEST else text[: _LONGEST - 1] + "…"
 
 
-def action_entry(request: Request, form: Form, outcome: str) -> audit_log.AuditEntry:
+def action_entry(
+    request: Request, form: Form, outcome: str, more: Mapping[str, str] | None = None
+) -> audit_log.AuditEntry:
+    """The entry of the action `request` asked for with `form`; `more`: details the form
+    does not hold (the value an edit replaced, the jobs a bulk action changed)."""
     verb = str(request.path_params.get("verb", ""))
     targets = [_short(value) for name in TARGET_FIELDS for value in form.all(name)]
     detail: dict[str, str] = {}
@@ -40,16 +47,49 @@ def action_entry(request: Request, form: Form, outcome: str) -> audit_log.AuditE
     for name, value in form.fields:
         if name not in TARGET_FIELDS and name not in SKIPPED_FIELDS and value.strip():
             detail[name] = _short(value)
+    detail.update(more or {})
     return audit_log.entry(who(request), "web", verb, targets, detail, _short(outcome))
+
+
+def acted_on(jids: Sequence[str]) -> dict[str, str]:
+    """A bulk action's details: how many jobs it changed, and the first `MOST_TARGETS`."""
+    listed = ", ".join(jids[:MOST_TARGETS])
+    if len(jids) > MOST_TARGETS:
+        listed += f" (and {len(jids) - MOST_TARGETS} more)"
+    return {"count": str(len(jids)), "jids": listed}
 
 
 async def recorded_action(
     client: AnyClient, request: Request, form: Form, outcome: str, length: int
 ) -> None:
-    """Add the action's entry to the log; a log the server cannot take is logged here (the
-    action itself is done by then)."""
+    """Add the entry of a request that changed nothing (refused) to the log."""
+    await _recorded(client, action_entry(request, form, outcome), length)
+
+
+async def audited_action(
+    client: AnyClient, request: Request, form: Form, handler: Handler, length: int
+) -> tuple[bool, str]:
+    """Do the action, then add its entry to the log, with the value it replaced (an edit)
+    and the jobs it changed (a bulk action). Returns whether it was done, and what to say."""
+    verb = str(request.path_params.get("verb", ""))
+    more: dict[str, str] = {}
+    if (previous := await previous_value(client, verb, form)) is not None:
+        more["previous"] = _short(previous)
+    ACTED_ON.set(None)
     try:
-        await audit_log.record(client, action_entry(request, form, outcome), length=length)
+        done, message = True, await handler(client, form)
+    except (ActionError, AqlessError) as error:
+        done, message = False, str(error)
+    if (jids := ACTED_ON.get()) is not None:
+        more.update(acted_on(jids))
+    await _recorded(client, action_entry(request, form, "ok" if done else message, more), length)
+    return done, message
+
+
+async def _recorded(client: AnyClient, entry: audit_log.AuditEntry, length: int) -> None:
+    """A log the server cannot take is logged here (the action itself is done by then)."""
+    try:
+        await audit_log.record(client, entry, length=length)
     except (AqlessError, redis_errors.RedisError) as error:
         logger.warning("the audit log did not take an entry: %s", error)
 

@@ -1,10 +1,11 @@
 """The endpoints: each page as HTML and as JSON under /api, the action verbs (POST), and
-the live event stream. Permission, read-only mode and CSRF are checked here, once."""
+the live event stream. Permission, read-only mode, the origin and CSRF are checked here,
+once."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import parse_qsl, urlsplit
 
@@ -12,17 +13,25 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from aqless.errors import AqlessError, ConnectionLostError
+from aqless.errors import ConnectionLostError
 from aqless.ops import audit
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web import render
-from aqless.web.actions import HANDLERS, ActionError, Form
-from aqless.web.audit_page import recorded_action
+from aqless.web.actions import HANDLERS, Form
+from aqless.web.audit_page import audited_action, recorded_action
 from aqless.web.auth import user_of
 from aqless.web.condition import refused, unavailable
 from aqless.web.live import EventSourceResponse
 from aqless.web.reads import Loader, NotFound
-from aqless.web.security import CSRF_FIELD, CSRF_HEADER, AuthCheck, Csrf, allowed, safe_next
+from aqless.web.security import (
+    CSRF_FIELD,
+    CSRF_HEADER,
+    AuthCheck,
+    Csrf,
+    Origins,
+    allowed,
+    safe_next,
+)
 
 MAX_FORM: Final = 1 << 20  # bytes
 
@@ -40,6 +49,7 @@ class Dashboard:
     env: jinja2.Environment
     live_interval: float
     audit_length: int = audit.DEFAULT_LENGTH
+    origins: Origins = field(default_factory=Origins)
 
     async def may(self, request: Request, permission: str) -> bool:
         if permission == "act":
@@ -119,25 +129,15 @@ async def act(request: Request) -> Response:
     handler = HANDLERS.get(request.path_params["verb"])
     if handler is None:
         return refusal(request, 404, "No such action.")
-    if board.read_only:
-        return refusal(request, 403, "This dashboard is read-only.")
-    if not await board.may(request, "act"):
-        return refusal(request, 403, "You may not act on this dashboard.")
     body = await request.body()
     if len(body) > MAX_FORM:
         return refusal(request, 413, "The form is too large.")
     form = Form(parse_qsl(body.decode("utf-8", errors="replace"), keep_blank_values=True))
-    token = form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)
-    if not board.csrf.valid(request, token):
-        message = "The form has expired (CSRF token missing or wrong): reload the page."
-        return refusal(request, 403, message)
-    try:
-        kind, message = "ok", await handler(board.client, form)
-    except (ActionError, AqlessError) as error:
-        kind, message = "error", str(error)
-    await recorded_action(
-        board.client, request, form, "ok" if kind == "ok" else message, board.audit_length
-    )
+    if (why := await forbidden(board, request, form)) is not None:
+        await recorded_action(board.client, request, form, f"refused: {why}", board.audit_length)
+        return refusal(request, 403, why)
+    done, message = await audited_action(board.client, request, form, handler, board.audit_length)
+    kind = "ok" if done else "error"
     if wants_json(request):
         return JSONResponse(
             {"ok": kind == "ok", "message": message}, status_code=200 if kind == "ok" else 400
@@ -147,6 +147,20 @@ async def act(request: Request) -> Response:
     response = RedirectResponse(safe_next(request, target), status_code=303)
     render.set_flash(response, request, kind, message)
     return response
+
+
+async def forbidden(board: Dashboard, request: Request, form: Form) -> str | None:
+    """Why this action is refused, or None: a read-only dashboard or user, the host's auth
+    hook, a request from another site's page, a CSRF token missing or wrong."""
+    if board.read_only:
+        return "This dashboard is read-only."
+    if not await board.may(request, "act"):
+        return "You may not act on this dashboard."
+    if (elsewhere := board.origins.refusal(request)) is not None:
+        return elsewhere
+    if not board.csrf.valid(request, form.get(CSRF_FIELD) or request.headers.get(CSRF_HEADER)):
+        return "The form has expired (CSRF token missing or wrong): reload the page."
+    return None
 
 
 def came_from(request: Request) -> str | None:

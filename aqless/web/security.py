@@ -1,5 +1,6 @@
 """Who may see and act (the host's `auth` hook), proof that a form came from the dashboard
-(CSRF), and the response headers that keep pages inert (Content-Security-Policy)."""
+(CSRF, and the request's origin), and the response headers that keep pages inert
+(Content-Security-Policy)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import hashlib
 import hmac
 import inspect
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Final, Literal
+from urllib.parse import urlsplit
 
 from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from aqless.errors import ConfigurationError
 
 Permission = Literal["view", "act"]
 #: ``auth(request, "view" | "act")`` answers whether this request may see pages, or act.
@@ -81,6 +85,59 @@ class Csrf:
             samesite="strict",
             secure=request.url.scheme == "https",
         )
+
+
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def origin(url: str) -> str | None:
+    """``scheme://host[:port]`` of `url`, lowercased and without a default port; None for
+    anything that names no origin (``null``, a path, garbage)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in _DEFAULT_PORTS or not host:
+        return None
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
+    return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
+
+
+class Origins:
+    """Where a state-changing request may come from: the dashboard's own origin (the scheme
+    and ``Host`` the request reached it with) and the `trusted` ones, for a proxy in front
+    that changes the scheme or the host (``https://ops.example.com``).
+
+    A browser names the page a POST came from in ``Origin`` (else ``Referer``); a request
+    naming neither is not a browser's form, and its CSRF token alone decides."""
+
+    def __init__(self, trusted: Iterable[str] = ()) -> None:
+        found: set[str] = set()
+        for given in trusted:
+            checked = origin(given)
+            if checked is None or urlsplit(given.strip()).path not in ("", "/"):
+                raise ConfigurationError(
+                    "a trusted origin is scheme://host[:port] (http or https, no path): "
+                    f"got {given!r}"
+                )
+            found.add(checked)
+        self.trusted = frozenset(found)
+
+    def refusal(self, request: Request) -> str | None:
+        """Why `request` is refused (it came from another site), or None."""
+        header, sent = "Origin", request.headers.get("origin")
+        if sent is None:
+            header, sent = "Referer", request.headers.get("referer")
+        if sent is None:
+            return None
+        found = origin(sent)
+        if found is not None and (found == origin(str(request.base_url)) or found in self.trusted):
+            return None
+        shown = sent if len(sent) <= 100 else sent[:99] + "…"
+        return f"The request came from another site ({header} {shown}), not from this dashboard."
 
 
 def root_path(request: Request) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 import anyio
@@ -47,11 +47,12 @@ async def serve(
     deployment: str | None = None,
     users: Users | None = None,
     audit_length: int = audit.DEFAULT_LENGTH,
+    trusted_origins: Iterable[str] = (),
 ) -> None:
     """Serve the dashboard of the deployment at `url` (the embedded Valkey when None) on
     http://host:port/ until this coroutine is cancelled or the process gets SIGTERM or
     SIGINT (which end it normally); with `deployment`, of that sharded deployment on the
-    Cluster at `url`. With `users`, only they get in (see `create_app`)."""
+    Cluster at `url`. With `users`, only they get in; `trusted_origins`: see `create_app`."""
     client: AnyClient = (
         Client(url, namespace=namespace)
         if deployment is None
@@ -60,7 +61,13 @@ async def serve(
     try:
         await client.open()
         config = uvicorn.Config(
-            create_app(client, read_only=read_only, users=users, audit_length=audit_length),
+            create_app(
+                client,
+                read_only=read_only,
+                users=users,
+                audit_length=audit_length,
+                trusted_origins=trusted_origins,
+            ),
             host=host,
             port=port,
             lifespan="off",

@@ -130,3 +130,9 @@ async def test_a_recurring_update_records_what_changed(client: aqless.Client, ru
     assert entry.targets == ("tick",)
     # zeros are changes too (they were dropped, leaving the entry without details)
     assert entry.detail == {"interval": "30", "priority": "0", "retries": "0", "backlog": "0"}
+
+
+async def test_web_refuses_a_trusted_origin_that_names_no_origin(run_cli: Cli) -> None:
+    refused = await run_cli("web", "--port", "0", "--trusted-origin", "ops.example.com/aqless")
+    assert refused.code == 2
+    assert "a trusted origin is scheme://host[:port]" in refused.stderr

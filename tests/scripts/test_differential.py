@@ -117,7 +117,7 @@ async def _run(redis: aioredis.Redis, functions: bool) -> Capture:
             break
         if message["type"] in ("message", "pmessage"):
             messages.append([message["type"], message["channel"], message["data"]])
-    await listener.aclose()  # type: ignore[no-untyped-call]
+    await listener.aclose()  # type: ignore[no-untyped-call, unused-ignore]
     return {"calls": calls, "messages": messages, "keys": await _keys(redis)}
 
 
@@ -231,6 +231,6 @@ async def test_a_sharded_namespace_publishes_the_same_bytes_with_spublish(
             break
         assert message["type"] == "smessage"
         messages.append([message["channel"], message["data"]])
-    await listener.aclose()  # type: ignore[no-untyped-call]
+    await listener.aclose()  # type: ignore[no-untyped-call, unused-ignore]
     assert messages == expected
     assert len(messages) > 50  # the workload publishes on many channels

@@ -29,7 +29,7 @@ async def listening(redis: aioredis.Redis, *workers: str) -> AsyncIterator[None]
     try:
         yield
     finally:
-        await pubsub.aclose()  # type: ignore[no-untyped-call]
+        await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
 
 
 async def offer(lua: Lua, now: float, worker: str, slots: int, *queues: str) -> None:
@@ -223,7 +223,7 @@ async def test_an_offer_counts_the_workers_that_listen_to_put_events(lua: Lua) -
             assert await lua("worker.offer", 0, "w1", 2, 30, "queue") == count
     finally:
         for pubsub in listeners:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
+            await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
 
 
 async def test_withdraw_takes_the_offer_back(lua: Lua) -> None:

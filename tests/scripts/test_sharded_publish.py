@@ -44,7 +44,7 @@ async def sharded_listener(
             if message["type"] == "smessage":
                 captured.messages.append((message["channel"], message["data"]))
     finally:
-        await pubsub.aclose()  # type: ignore[no-untyped-call]
+        await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
 
 
 async def test_a_sharded_namespace_spublishes_every_event(

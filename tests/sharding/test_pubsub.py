@@ -58,7 +58,7 @@ async def heard(
                 break
             messages.append((message["channel"], message["data"]))
     finally:
-        await pubsub.aclose()  # type: ignore[no-untyped-call]
+        await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]
         await connection.aclose()
 
 

@@ -37,7 +37,7 @@ async def test_a_shards_worker_is_pushed_its_jobs_over_shard_channels(
                 await until(lambda: jid in done, timeout=5, what="the pushed job done")
             message = await listener.get_message(timeout=5)
         finally:
-            await listener.aclose()  # type: ignore[no-untyped-call]
+            await listener.aclose()  # type: ignore[no-untyped-call, unused-ignore]
     assert message is not None
     assert message["type"] == "smessage"
     assert [job["jid"] for job in json.loads(message["data"])] == [jid]

@@ -155,7 +155,11 @@ async def test_actions_are_audited_with_the_user_and_their_targets(client: aqles
         await http.post(
             "/actions/queue_unpause", data={"queue": "emails", "csrf": token}, headers=bob
         )
-        priority, bulk, pause = await audit.read(client)
+        refused, priority, bulk, pause = await audit.read(client)
+        assert (refused.who, refused.outcome) == (
+            "bob",
+            "refused: You may not act on this dashboard.",
+        )
         assert (pause.who, pause.via, pause.action, pause.targets) == (
             "ann",
             "web",
@@ -166,12 +170,13 @@ async def test_actions_are_audited_with_the_user_and_their_targets(client: aqles
         assert (bulk.action, bulk.targets, dict(bulk.detail)) == (
             "jobs_bulk",
             tuple(jids),
-            {"action": "cancel"},
+            {"action": "cancel", "count": "2", "jids": ", ".join(jids)},
         )
         assert priority.outcome == "no job 'gone'"
         assert dict(priority.detail) == {"priority": "3"}
         listing = (await http.get("/api/audit", headers=bob)).json()
         assert [entry["action"] for entry in listing["entries"]] == [
+            "queue_unpause",
             "job_priority",
             "jobs_bulk",
             "queue_pause",

@@ -1,5 +1,6 @@
-"""aqless-run's log of each job: nothing by default, a line per outcome with -v (jid, class,
-queue, outcome, duration), and a line at each start as well with -vv."""
+"""aqless-run's log of each job: by default an error line for each job it failed (class,
+queue, failure group, the exception's type and text) and nothing else, a line per outcome
+with -v (jid, class, queue, outcome, duration), and a line at each start as well with -vv."""
 
 from __future__ import annotations
 
@@ -54,6 +55,46 @@ async def test_by_default_no_job_is_logged(aq: aqless.Client, spawn: Spawner) ->
     assert not [jid for jid in jids if jid in log], log
 
 
+async def test_by_default_a_failed_job_is_an_error_line_with_its_group_and_message(
+    aq: aqless.Client, spawn: Spawner
+) -> None:
+    (spawn.folder / "broken.py").write_text(BROKEN)
+    done = await put(aq, "aqjobs.noop", 1)
+    raised = await aq.queues["q"].put("broken.parse", {"n": 7})
+    unknown = await put(aq, "nowhere.Job", 1)
+    worker = spawn(*WORKER, "-i", "broken", "q", verbosity=0)
+    await reach_states(aq, [*done, raised, *unknown], {"complete": 1, "failed": 2}, timeout=20)
+    worker.send(signal.SIGTERM)
+    assert await worker.exited() == 0
+    log = worker.log()
+    assert done[0] not in log, log
+    line = only_line(log, raised)
+    assert " ERROR " in line
+    assert line.endswith(
+        f"job {raised} (broken.parse, queue q): failed into q-ValueError: "
+        "ValueError: bad input 7 (one line of two) …"
+    ), line
+    line = only_line(log, unknown[0])
+    assert " ERROR " in line
+    assert re.search(
+        rf"job {unknown[0]} \(nowhere\.Job, queue q\): failed into q-UnknownJobClassError: "
+        r"UnknownJobClassError: \S.*$",
+        line,
+    ), line
+
+
+BROKEN = """
+async def parse(job):
+    raise ValueError(f"bad input {job.data['n']} (one line of two)\\nthe second line")
+"""
+
+
+def only_line(log: str, jid: str) -> str:
+    lines = [line for line in log.splitlines() if jid in line]
+    assert len(lines) == 1, log
+    return lines[0]
+
+
 async def test_v_logs_each_job_s_outcome(aq: aqless.Client, spawn: Spawner) -> None:
     worker, done, failed = await worked(aq, spawn, 1)
     log = worker.log()
@@ -61,10 +102,12 @@ async def test_v_logs_each_job_s_outcome(aq: aqless.Client, spawn: Spawner) -> N
     assert " INFO " in completed
     assert re.search(rf"job {done} \(aqjobs\.noop, queue q\): completed in \d+\.\d+ s$", completed)
     refused = outcome_line(log, failed)
+    assert " ERROR " in refused
     assert re.search(
-        rf"job {failed} \(nowhere\.Job, queue q\): failed \(UnknownJobClassError\) in [\d.]+ s$",
+        rf"job {failed} \(nowhere\.Job, queue q\): failed into q-UnknownJobClassError: "
+        r"UnknownJobClassError: \S.* in [\d.]+ s$",
         refused,
-    )
+    ), refused
     assert "): started" not in log
 
 
@@ -93,3 +136,6 @@ async def test_the_json_log_has_each_job_s_facts_as_fields(
     assert isinstance(outcomes[done]["seconds"], float)
     assert outcomes[failed]["outcome"] == "failed"
     assert outcomes[failed]["raised"] == "UnknownJobClassError"
+    assert outcomes[failed]["level"] == "error"
+    assert outcomes[failed]["group"] == "q-UnknownJobClassError"
+    assert outcomes[failed]["failure"].startswith("UnknownJobClassError: ")

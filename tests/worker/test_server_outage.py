@@ -1,6 +1,7 @@
 """A worker's server stopped while jobs run, then started again (a Valkey of the test's own,
 restarted in place with its data): the log says so in a few lines however many calls fail
-meanwhile (one when it goes down, reminders, one when it comes back), and the jobs finish."""
+meanwhile (one when it goes down, reminders, one when it comes back: the worker's record
+failing to be written adds none), and the jobs finish."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import anyio
 import pytest
 
 import aqless
+from aqless._worker.info import PUBLISH_EVERY
 from tests.support.servers import RestartableValkey, restartable_valkey
 from tests.support.worker import Gate, all_complete, make_worker, one, running, until
 from tests.support.worker_processes import WORKER, Spawner, count_reaches
@@ -103,3 +105,23 @@ async def test_a_long_outage_is_recalled_at_most_every_interval(
     assert all("attempts failed" in reminder for reminder in reminders)
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert not [r for r in warnings if any(chatty in r.getMessage() for chatty in CHATTY)]
+
+
+async def test_the_worker_s_record_adds_no_line_of_its_own_to_an_outage(
+    server: RestartableValkey, aq: aqless.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    worker = make_worker(aq, handlers=one(Gate()))
+    async with running(worker):
+
+        async def published() -> bool:
+            return bool(await aq.redis.exists(f"ql:aqless:w:{worker.name}"))
+
+        await until(published, timeout=10)
+        server.stop()
+        await anyio.sleep(PUBLISH_EVERY + 1)  # a write of the record fails meanwhile
+        server.start()
+        await until(lambda: any(BACK in r.getMessage() for r in caplog.records), timeout=20)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [text for text in warnings if "publishing its record" in text], warnings
+    assert sum(DOWN in text for text in warnings) == 1, warnings

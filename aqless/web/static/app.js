@@ -5,8 +5,47 @@
 (function () {
   const body = document.body;
   const liveMark = document.getElementById("live");
+  const banner = document.getElementById("stale");
   const POLL_MS = 10000; // pops and heartbeats publish nothing: look again now and then
-  let busy = false, again = false;
+  const RETRY_MS = 3000; // while a refresh fails: how soon to look again
+  const GONE = "The dashboard does not answer: it is stopped, restarting or out of reach.";
+  let busy = false, again = false, streaming = false, failure = null, retrying = null;
+  let updated = Date.now(), leaving = false;
+  // leaving the page (a form sent, a link followed) closes its stream: that is no failure,
+  // and the page's own address may be gone by then (a cancelled job's)
+  addEventListener("beforeunload", () => { leaving = true; setTimeout(() => { leaving = false; }, 5000); });
+
+  // The mark is honest: green while the page follows the server and its last refresh
+  // worked; red, with a banner naming the condition and the time of the numbers shown,
+  // while refreshes fail; grey while the event stream is away but nothing failed yet.
+  function showState() {
+    if (liveMark) {
+      liveMark.classList.toggle("on", streaming && failure === null);
+      liveMark.classList.toggle("down", failure !== null);
+      liveMark.textContent = failure === null ? "live" : "not live";
+      liveMark.title = failure === null ? "Live updates" : "Not live: " + failure;
+    }
+    if (!banner) return;
+    banner.hidden = failure === null;
+    if (failure !== null) {
+      banner.querySelector(".condition").textContent = failure;
+      banner.querySelector(".updated").textContent =
+        "Last updated " + new Date(updated).toLocaleTimeString() + ".";
+    }
+  }
+
+  function failed(condition) {
+    failure = condition;
+    showState();
+    if (retrying === null) retrying = setTimeout(() => { retrying = null; refresh(); }, RETRY_MS);
+  }
+
+  // The error page's own words (the condition the server is in), else the status.
+  function conditionOf(response, fresh) {
+    const said = fresh && fresh.querySelector("[data-refusal]");
+    const text = said ? said.textContent.trim() : "";
+    return text || `The dashboard answered ${response.status} ${response.statusText}`.trim() + ".";
+  }
 
   // A region being used (focus inside, a ticked checkbox) is left alone.
   function inUse(region) {
@@ -15,12 +54,19 @@
   }
 
   async function refresh() {
+    if (leaving) return;
     if (busy) { again = true; return; }
     busy = true;
     try {
-      const response = await fetch(location.href, {headers: {"X-Aqless-Live": "1"}, credentials: "same-origin"});
-      if (!response.ok) return;
+      let response;
+      try {
+        response = await fetch(location.href, {headers: {"X-Aqless-Live": "1"}, credentials: "same-origin"});
+      } catch (error) {
+        failed(GONE);
+        return;
+      }
       const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+      if (!response.ok) { failed(conditionOf(response, fresh)); return; }
       const ids = (doc) => [...doc.querySelectorAll("[data-live][id]")].map(r => r.id).join();
       const main = document.querySelector("main"), freshMain = fresh.querySelector("main");
       if (ids(document) !== ids(fresh)) {
@@ -34,9 +80,12 @@
           }
         }
       }
-      body.dataset.refreshed = String(Date.now());
+      updated = Date.now();
+      body.dataset.refreshed = String(updated);
+      failure = null;
+      showState();
     } catch (error) {
-      // the next event or poll tries again
+      failed(GONE); // the answer broke off
     } finally {
       busy = false;
       if (again) { again = false; refresh(); }
@@ -53,8 +102,10 @@
 
   if (body.dataset.events && window.EventSource) {
     const source = new EventSource(body.dataset.events);
-    source.onopen = () => liveMark && liveMark.classList.add("on");
-    source.onerror = () => liveMark && liveMark.classList.remove("on");
+    // (re)connected: look at once, the stream says nothing of what happened meanwhile
+    source.onopen = () => { streaming = true; showState(); if (failure !== null) refresh(); };
+    // the stream broke: whether the dashboard or its server is away, a refresh tells
+    source.onerror = () => { streaming = false; showState(); setTimeout(refresh, 1000); };
     source.addEventListener("change", (message) => {
       let change;
       try { change = JSON.parse(message.data); } catch (error) { return; }
