@@ -4,6 +4,8 @@ argument is a value for the rule to refuse, not an unknown option."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import aqless
@@ -60,3 +62,20 @@ async def test_a_config_option_unknown_to_the_scripts_is_set_when_forced(
     outcome = await run_cli("config", "set", "my-client-option", "on", "--force")
     assert outcome.code == 0, outcome.stderr
     assert await client.config.get("my-client-option") == "on"
+
+
+async def test_config_load_refuses_an_unknown_option_unless_forced(
+    client: aqless.Client, run_cli: Cli, tmp_path: Path
+) -> None:
+    settings = tmp_path / "config.json"
+    settings.write_text('{"heartbeat": 90, "another-clients-option": "on"}')
+    refused = await run_cli("config", "load", str(settings))
+    assert refused.code == 2
+    assert "option must be an option the scripts read" in refused.stderr
+    assert await client.redis.hgetall("ql:config") == {}  # nothing of the file was set
+    forced = await run_cli("config", "load", str(settings), "--force")
+    assert forced.code == 0, forced.stderr
+    assert await client.redis.hgetall("ql:config") == {
+        "heartbeat": "90",
+        "another-clients-option": "on",
+    }
