@@ -7,6 +7,7 @@ import httpx
 
 import aqless
 from aqless.scripts.options import OPTIONS, describe
+from tests.web.conftest import csrf_token
 
 PAYLOAD = "<script>window.__pwned=1</script>"
 
@@ -47,3 +48,24 @@ def test_per_queue_options_are_described_by_their_suffix() -> None:
     assert found.unit == "jobs"
     assert describe("-heartbeat") is None
     assert describe("nothing-known") is None
+
+
+async def test_the_config_form_sets_an_unknown_option_only_when_forced(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    page = (await app_client.get("/config")).text
+    assert 'name="force"' in page
+    headers = {"accept": "application/json", "x-aqless-csrf": csrf_token(page)}
+    fields = {"option": "another-clients-option", "value": "on"}
+    refused = await app_client.post("/actions/config_set", data=fields, headers=headers)
+    assert refused.status_code == 400
+    assert "option must be an option the scripts read" in refused.json()["message"]
+    assert await client.config.get("another-clients-option") is None
+    negative = {"option": "heartbeat", "value": "-5"}
+    refused = await app_client.post("/actions/config_set", data=negative, headers=headers)
+    assert "heartbeat must be a positive number of seconds, not -5" in refused.json()["message"]
+    forced = fields | {"force": "1"}
+    done = await app_client.post("/actions/config_set", data=forced, headers=headers)
+    assert done.json()["ok"], done.text
+    assert await client.config.get("another-clients-option") == "on"
+    assert await client.config.get("heartbeat") == "60"
