@@ -359,9 +359,7 @@ def parse(name: str, text: str, command: str) -> Any:
 
 def checked_listing(offset: object, count: object, command: str) -> tuple[int, int]:
     """A listing's `offset` and `count`, each checked by its rule."""
-    return RULES["offset"].check(offset, "offset", command), RULES["count"].check(
-        count, "count", command
-    )
+    return check("offset", offset, command), check("count", count, command)
 
 
 def table_markdown(names: Sequence[str] | None = None) -> str:
