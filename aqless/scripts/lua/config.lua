@@ -14,38 +14,32 @@ local FALLBACKS = {
   ['result-max-bytes'] = 1048576,
 }
 
--- The least value of each option the script reads, and whether that least is refused too:
--- the ranges aqless.rules gives the clients, kept here for the clients that do not check (a
+-- Refuses a value the script could not use for `option`: not a number, or below the least
+-- value aqless.rules gives the clients (kept here for the clients that do not check: a
 -- negative heartbeat loses every lock at once, a negative jobs-history purges every
--- completed job, a max-pop-retry of 0 never pops). A queue's own options by suffix.
-local LEAST = {
-  ['heartbeat'] = {0, true},
-  ['grace-period'] = {0},
-  ['jobs-history'] = {0},
-  ['jobs-history-count'] = {0},
-  ['max-job-history'] = {0},
-  ['max-pop-retry'] = {1},
-  ['max-worker-age'] = {0},
-  ['result-max-bytes'] = {0},
-}
-local QUEUE_LEAST = {
-  ['-heartbeat'] = {0, true},
-  ['-max-concurrency'] = {0},
-  ['-max-pop-retry'] = {1},
-}
-
-local function least_of(option)
-  local least = LEAST[option]
-  if least ~= nil then return least end
-  for suffix, found in pairs(QUEUE_LEAST) do
-    if #option > #suffix and string.sub(option, -#suffix) == suffix then return found end
-  end
-  return nil
-end
-
--- Refuses a value the script could not use for `option`: not a number, or below its least.
+-- completed job, a max-pop-retry of 0 never pops). `true`: the least itself is refused too.
+-- A queue's own options by their suffix (made on each call: config.set is rare).
 function Config.check(option, value)
-  local least = least_of(option)
+  local ranges = {
+    ['heartbeat'] = {0, true},
+    ['grace-period'] = {0},
+    ['jobs-history'] = {0},
+    ['jobs-history-count'] = {0},
+    ['max-job-history'] = {0},
+    ['max-pop-retry'] = {1},
+    ['max-worker-age'] = {0},
+    ['result-max-bytes'] = {0},
+    ['-heartbeat'] = {0, true},
+    ['-max-concurrency'] = {0},
+    ['-max-pop-retry'] = {1},
+  }
+  local least = ranges[option]
+  if least == nil then
+    for suffix, found in pairs(ranges) do
+      local own = string.sub(suffix, 1, 1) == '-' and #option > #suffix
+      if own and string.sub(option, -#suffix) == suffix then least = found end
+    end
+  end
   if least == nil then return end
   local given = number(value)
   if given == nil then
