@@ -1,6 +1,7 @@
 """aqless: an asyncio-native client and worker for the qless job-queue protocol."""
 
 from aqless._version import __version__
+from aqless._worker.children import ChildProcessDied, ChildTraceback
 from aqless._worker.observers import WorkerObserver
 from aqless._worker.outcomes import Backoff, JobTimeoutError, Retry
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
@@ -9,6 +10,7 @@ from aqless.batches import Batch, BatchCallback, Batches
 from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
 from aqless.errors import (
     AqlessError,
+    CancelRefusedError,
     ConfigurationError,
     ConfigValueError,
     ConnectionLostError,
@@ -17,10 +19,12 @@ from aqless.errors import (
     FlowError,
     FlowJidTakenError,
     FlowPlacementError,
+    FlowRunningError,
     FlowTooLargeError,
     InvalidArgumentError,
     InvalidValueError,
     JobDataError,
+    JobDependedOnError,
     JobFailedError,
     JobGoneError,
     JobNotFoundError,
@@ -84,6 +88,9 @@ __all__ = [
     "Batch",
     "BatchCallback",
     "Batches",
+    "CancelRefusedError",
+    "ChildProcessDied",
+    "ChildTraceback",
     "Client",
     "Config",
     "ConfigValueError",
@@ -98,6 +105,7 @@ __all__ = [
     "FlowError",
     "FlowJidTakenError",
     "FlowPlacementError",
+    "FlowRunningError",
     "FlowTooLargeError",
     "GroupCounts",
     "Handler",
@@ -108,6 +116,7 @@ __all__ = [
     "InvalidValueError",
     "Job",
     "JobDataError",
+    "JobDependedOnError",
     "JobFailedError",
     "JobGoneError",
     "JobNotFoundError",

@@ -530,12 +530,21 @@ class Jobs:
         reply = await self._client.protocol.json("failureGroups.counts")
         return {str(group): int(count) for group, count in (reply or {}).items()}
 
-    async def cancel(self, *jids: str) -> None:
-        """Cancel several jobs in one call: jobs that depend on each other can only be
-        cancelled together. Refused (nothing cancelled) if a job outside `jids` depends on
-        one of them."""
-        if jids:
-            await self._client.protocol.call("job.cancel", *jids)
+    async def cancel(self, *jids: str) -> list[str]:
+        """Cancel several jobs in one call; returns the jids cancelled: `jids`, then those of
+        the jobs below a flow parent among them, which go with it (docs/guides/flows.md).
+        Jobs that depend on each other can only be cancelled together; a job of a flow
+        whose parent stays leaves it (the parent stops waiting for it).
+
+        Raises:
+            JobDependedOnError: a job outside `jids` (other than a flow parent) depends on
+                one of them; nothing was cancelled.
+            FlowRunningError: a job of a flow it would remove is running; nothing was
+                cancelled.
+        """
+        if not jids:
+            return []
+        return listed(await self._client.protocol.call("job.cancel", *jids))
 
 
 def listed_objects(value: Any) -> list[dict[str, Any]]:

@@ -283,6 +283,7 @@ class Queue(Protocol):
         data: Any = None,
         interval: float | None = None,
         *,
+        name: str | None = None,
         jid: str | None = None,
         offset: float = 0,
         priority: float | None = None,
@@ -348,7 +349,7 @@ class Jobs(Protocol):
     async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]: ...
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page: ...
     async def failure_groups(self) -> dict[str, int]: ...
-    async def cancel(self, *jids: str) -> None: ...
+    async def cancel(self, *jids: str) -> list[str]: ...
 
 
 class Batches(Protocol):

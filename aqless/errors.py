@@ -19,6 +19,9 @@ AqlessError                  base, never raised itself
 │   │       ├── FlowJidTakenError  a jid of the flow is a job's already
 │   │       └── FlowTooLargeError  deeper, wider or larger than the flow bounds
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
+│   ├── CancelRefusedError     a cancel refused, nothing cancelled
+│   │   ├── JobDependedOnError   a job left out of the cancel depends on one it names
+│   │   └── FlowRunningError     a job of a flow it would remove is running
 │   ├── LockLostError          the job is no longer ours (expired, cancelled, given away)
 │   │   └── StaleAttemptError    a verb of an earlier attempt: the job was popped again since
 │   └── PermissionDeniedError  the server's ACL refused the call or a command inside it
@@ -38,6 +41,9 @@ AqlessError                  base, never raised itself
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class AqlessError(Exception):
     """Base of every aqless exception; never raised itself."""
@@ -46,6 +52,22 @@ class AqlessError(Exception):
 class ConfigurationError(AqlessError, ValueError):
     """A bad URL or option, or an optional package that is needed but not installed. Also a
     ValueError."""
+
+
+@contextmanager
+def needs_extra(extra: str, feature: str) -> Iterator[None]:
+    """Imports inside that fail raise the ConfigurationError naming the extra that brings
+    what `feature` needs (and what was missing)::
+
+        with needs_extra("otel", "aqless.tracing"):
+            from opentelemetry import trace
+    """
+    try:
+        yield
+    except ImportError as error:
+        raise ConfigurationError(
+            f"{feature} needs the {extra!r} extra: pip install 'aqless[{extra}]' ({error})"
+        ) from error
 
 
 class ConnectionLostError(AqlessError):
@@ -168,6 +190,21 @@ class FlowPlacementError(CrossShardError):
 
 class JobNotFoundError(ScriptError):
     """The job (or recurring job) does not exist."""
+
+
+class CancelRefusedError(ScriptError):
+    """A cancel refused: nothing of it was cancelled."""
+
+
+class JobDependedOnError(CancelRefusedError):
+    """A cancel that leaves out a job depending on one it names (its flow parent aside,
+    which stops waiting for it): cancel them together."""
+
+
+class FlowRunningError(CancelRefusedError):
+    """A cancel that would remove a job of a flow while it runs (a job named, or one below a
+    flow parent named): a flow is removed only while none of the jobs it would lose runs,
+    as BullMQ refuses to remove a locked job. Wait for it to end, then cancel again."""
 
 
 class LockLostError(ScriptError):

@@ -100,14 +100,16 @@ class Job:
         progress_reports: while a worker runs the job's code, what coalesces its
             `progress` reports (aqless.progress.Coalescer); None otherwise.
         attempt: which pop of the job this is (1 for the first, rising with every pop, by
-            any worker), for a job that aqless's worker popped; None for a job read
-            otherwise. The owner's verbs send it, and the server refuses those of an
-            earlier attempt (StaleAttemptError); job code may fence its own writes with it.
+            any worker), for a job that aqless's worker popped, was pushed or took back (a
+            take-back is a new attempt too); None for a job read otherwise. The owner's
+            verbs send it, and the server refuses those of an earlier attempt
+            (StaleAttemptError); job code may fence its own writes with it.
         checkpointed: the last state the job's code stored with `checkpoint` (decoded
-            JSON), for a job that aqless's worker popped: an attempt after a retry, a lost
-            lock or a hand-back starts with the previous attempts' last one, and resumes
-            from it. None when there is none (the first attempt, a job put again, a job
-            read otherwise than by a pop). `checkpoint` updates it.
+            JSON), for a job that aqless's worker popped (or took back, as after
+            ``aqless-run --resume``): an attempt after a retry, a lost lock, a hand-back or
+            a take-back starts with the previous attempts' last one, and resumes from it.
+            None when there is none (the first attempt, a job put again, a job read
+            otherwise than by a pop). `checkpoint` updates it.
     """
 
     __slots__ = (
@@ -396,7 +398,9 @@ class Job:
     # -- anyone's verbs ---------------------------------------------------------------------
 
     async def cancel(self) -> None:
-        """Delete the job (refused while other jobs depend on it)."""
+        """Delete the job: refused (JobDependedOnError) while other jobs depend on it; a job
+        of a flow takes the jobs below it along and leaves its parent, and is refused
+        (FlowRunningError) while one of those runs (see `Jobs.cancel`)."""
         with self._hide_worker_while_releasing():
             await self.client.protocol.call("job.cancel", self.jid)
         self.worker_name = ""

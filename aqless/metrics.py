@@ -64,19 +64,15 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from aqless._worker.observers import WorkerObserver
-from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
+from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError, needs_extra
 from aqless.scaling import QueueScaling, ScalingWindow
 from aqless.scaling.estimate import checked_target
 
-try:
+with needs_extra("prometheus", "aqless.metrics"):
     from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
     from prometheus_client import make_asgi_app as _make_asgi_app
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
     from prometheus_client.registry import Collector
-except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ConfigurationError(
-        "aqless.metrics needs prometheus-client: pip install 'aqless[prometheus]'"
-    ) from error
 
 if TYPE_CHECKING:
     from aqless.client import Client

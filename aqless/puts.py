@@ -23,6 +23,7 @@ append-only files of `replicas` replicas. Redis 7.2+ and Valkey 8+ have WAITAOF.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -64,10 +65,12 @@ def class_name(klass: JobClass) -> str:
 
 #: The script's command for a put with a dedup id.
 DEDUP_COMMAND = "queue.putDeduplicated"
+#: The script's command for a put that never replaces a job (``replace=False``).
+NEW_COMMAND = "queue.putNew"
 
-Outcome: TypeAlias = Literal["put", "deduplicated", "debounced"]
-"""What a put did: made a job, was dropped (deduplicated), or replaced a pending job's data
-(debounced)."""
+Outcome: TypeAlias = Literal["put", "deduplicated", "debounced", "existed"]
+"""What a put did: made a job, was dropped (deduplicated), replaced a pending job's data
+(debounced), or was dropped because a job of its jid existed (``replace=False``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,8 @@ def dedup_of(option: DedupOption) -> Dedup | None:
 class PutResult:
     """What a put did: `jid` is the job that now holds the put (the existing one when the
     put was deduplicated); `deduplicated` when no new job was made (then `debounced` when
-    the existing job took the put's data and delay)."""
+    the existing job took the put's data and delay): a job held its dedup id, or, for a
+    put with ``replace=False``, a job of its jid existed (and was left as it was)."""
 
     jid: str
     deduplicated: bool = False
@@ -125,7 +129,7 @@ class PutResult:
             return cls(reply)
         if isinstance(reply, list) and len(reply) == 2 and all(isinstance(r, str) for r in reply):
             jid, outcome = reply
-            if outcome in ("put", "deduplicated", "debounced"):
+            if outcome in ("put", "deduplicated", "debounced", "existed"):
                 return cls(jid, outcome != "put", outcome == "debounced")
         raise ScriptError(command, f"expected a jid, got {reply!r}")
 
@@ -226,6 +230,22 @@ def default_options(klass: JobClass, data: Any) -> Mapping[str, Any]:
     return options
 
 
+def never_replaces(options: PutOptions, requeue: bool) -> bool:
+    """Whether a put never replaces an existing job (``replace=False``). Refused
+    (ConfigurationError) with a requeue, which replaces an existing job only, and with a
+    dedup id, which decides by the id instead; (InvalidArgumentError) unless a bool."""
+    replace = options.get("replace")
+    if replace is None:
+        return False
+    if not isinstance(replace, bool):
+        raise InvalidArgumentError("queue.put", f"replace must be True or False, not {replace!r}")
+    if not replace and requeue:
+        raise ConfigurationError("a requeue moves an existing job: it takes no replace=False")
+    if not replace and options.get("dedup") is not None:
+        raise ConfigurationError("give dedup= or replace=False, not both")
+    return not replace
+
+
 def refuse_dedup_on_requeue(requeue: bool, dedup: object) -> None:
     """A requeue moves an existing job: a dedup id with it is a ConfigurationError."""
     if requeue and dedup is not None:
@@ -282,7 +302,14 @@ class PutOptions(TypedDict, total=False):
     ``default_job_options(data)`` supplies those not given.
 
     - jid: the job's id (a new random one by default). Putting an existing jid replaces
-      that job: explicit jids make jobs unique.
+      that job, whatever its state (unless `replace` is False): explicit jids make jobs
+      unique.
+    - replace: False: a job of the jid that exists already is left as it is (waiting,
+      running, complete or failed) and nothing is put; the put returns its jid, and
+      `put_result` says `deduplicated`. This is the put to retry after a put whose reply
+      was lost (a timeout, a dropped connection, a NotDurableError): if the first landed,
+      the retry cannot run its job a second time. Default (None, True): replace it.
+      ConfigurationError with `dedup` or a requeue.
     - priority: higher runs earlier (default 0, or the existing job's).
     - delay: seconds before the job may run (default 0, or the class's default).
     - at: the time it may run from instead: a timezone-aware datetime or a Unix time, made a
@@ -314,6 +341,7 @@ class PutOptions(TypedDict, total=False):
     rate_limits: Sequence[str] | None
     at: RunAt | None
     group: str | None
+    replace: bool | None
 
 
 #: The names a put's options go by (`PutOptions`); any other is refused.
@@ -338,6 +366,7 @@ class PutRequest:
     rate_limits: Sequence[str] | None = None
     at: RunAt | None = None
     group: str | None = None
+    replace: bool | None = None
 
     def __post_init__(self) -> None:
         checked_at(self.delay, self.at)  # refused here, before anything is sent
@@ -365,6 +394,18 @@ _LISTED = ("tags", "depends", "throttles", "rate_limits")
 _ENCODED = ("priority", "retries", "group", *_LISTED)
 
 
+def option_fields(arguments: Sequence[Argument]) -> dict[str, Any]:
+    """A prepared put's options (its arguments after the first six, name then value) by
+    name, the lists decoded: what a flow's document says of each of its jobs."""
+    fields: dict[str, Any] = {}
+    for name, value in zip(arguments[::2], arguments[1::2], strict=True):
+        text = name.decode() if isinstance(name, bytes) else str(name)
+        fields[text] = (
+            json.loads(value) if text in _LISTED and isinstance(value, str | bytes) else value
+        )
+    return fields
+
+
 def prepare_put(
     klass: JobClass,
     data: Any,
@@ -374,10 +415,12 @@ def prepare_put(
     queue: str,
     clock: Clock,
     requeue: bool = False,
+    make_jid: Callable[[], str] = new_jid,
 ) -> PreparedPut:
     """The script's command and arguments for a put into `queue` by `worker`: the options
     given, else the class's defaults; the data checked against a typed handler's type and
-    encoded; `at` made a delay on `clock`. Refused (TypeError) for an option of another name,
+    encoded; `at` made a delay on `clock`; a jid by `make_jid` when neither the options nor
+    the class's defaults give one. Refused (TypeError) for an option of another name,
     (ConfigurationError) for a requeue with a dedup id."""
     if options and not options.keys() <= PUT_OPTIONS:
         unknown = ", ".join(sorted(options.keys() - PUT_OPTIONS))
@@ -405,7 +448,7 @@ def prepare_put(
             value = options.get(option)
             if value is not None:
                 chosen[option] = value
-    jid = jid or new_jid()
+    jid = jid or make_jid()
     arguments: list[Argument] = [
         worker,
         queue,
@@ -428,5 +471,7 @@ def prepare_put(
     if dedup is not None:
         refuse_dedup_on_requeue(requeue, dedup)
         command, arguments = DEDUP_COMMAND, [*dedup.arguments(), *arguments]
+    if never_replaces(options, requeue):
+        command = NEW_COMMAND
     order = None if delay else (priority or 0.0)
     return PreparedPut(command, jid, arguments, order)

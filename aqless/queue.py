@@ -37,7 +37,7 @@ from aqless.puts import (
     refuse_dedup_on_requeue,
 )
 from aqless.scaling.estimate import QueueScaling, read_scaling
-from aqless.schedules import cron_schedule, set_schedule
+from aqless.schedules import Planned, cron_schedule, set_schedule
 from aqless.typed import put_payload
 
 if TYPE_CHECKING:
@@ -59,6 +59,17 @@ def checked_name(name: str) -> str:
     if not name:
         raise InvalidArgumentError("queue", "a queue name must not be empty")
     return name
+
+
+def recurring_jid(name: str | None, jid: str | None) -> str | None:
+    """The id of a template registered by `name` (the name itself, checked), or None for
+    an unnamed one."""
+    if name is None:
+        return None
+    if jid is not None:
+        raise ConfigurationError("give a recurring job either name= or jid=, not both")
+    checked: str = rules.check("name", name, "recur")
+    return checked
 
 
 class Queue:
@@ -131,10 +142,15 @@ class Queue:
                 (True), or as a `Durability` says (replicas, timeout); NotDurableError
                 if the server does not confirm it (the job was put all the same).
             options: jid, priority, delay, at, tags, retries, depends, throttles, dedup,
-                rate_limits, group: see `aqless.PutOptions`.
+                rate_limits, group, replace: see `aqless.PutOptions`.
         """
         wait = await self._durability(durable) if durable else None
-        if options.get("dedup") is None and not self._client.put_hooks and wait is None:
+        if (
+            options.get("dedup") is None
+            and options.get("replace") is not False
+            and not self._client.put_hooks
+            and wait is None
+        ):
             put = self._prepared(klass, data, options, requeue)  # the common case
             return await self._client.protocol.text(
                 put.command,
@@ -271,6 +287,7 @@ class Queue:
         data: Any = None,
         interval: float | None = None,
         *,
+        name: str | None = None,
         jid: str | None = None,
         offset: float = 0,
         priority: float | None = None,
@@ -286,28 +303,41 @@ class Queue:
         recurring job's id. `backlog` caps how many missed spawns are caught up (0: all).
         InvalidValueError, before anything is sent, for a value outside its rule
         (`aqless.rules`: `interval` positive, `offset` from 0, `retries` and `backlog`
-        whole numbers from 0)."""
+        whole numbers from 0).
+
+        With `name`, the template is registered under that name, which is its id: calling
+        `recur` again with the same name (as a service does at every start) updates that
+        template, in one atomic call, rather than adding another; its next spawn time is
+        kept unless the schedule changed (another interval, cron or tz), and `offset` only
+        applies when it did. Without a name each call adds a template, and `jid=` makes
+        the template of that id again, its schedule started over."""
         numbers = {"interval": interval, "offset": offset, "priority": priority}
         numbers |= {"retries": retries, "backlog": backlog}
         checked = recurring_numbers("queue.recurAtInterval", numbers)
         interval, offset, priority = checked["interval"], checked["offset"], checked["priority"]
         retries, backlog = checked["retries"], checked["backlog"]
         schedule = cron_schedule(cron, tz, interval, offset)
-        rjid = jid or new_jid()
+        named = recurring_jid(name, jid)
+        # a named template takes its cron schedule in the same call
+        planned = Planned.of(schedule, self._client.clock()) if schedule and named else None
         args: list[str | float] = [
             self.name,
-            rjid,
+            named or jid or new_jid(),
             class_name(klass),
             encode_json(put_payload(klass, self.name, data), "job data"),
-            60 if interval is None else interval,
+            planned.interval if planned else (60 if interval is None else interval),
             offset,
         ]
-        for name, number in (("priority", priority), ("retries", retries), ("backlog", backlog)):
+        for option, number in (("priority", priority), ("retries", retries), ("backlog", backlog)):
             if number is not None:
-                args += [name, number]
-        for name, values in (("tags", tags), ("throttles", throttles)):
+                args += [option, number]
+        for option, values in (("tags", tags), ("throttles", throttles)):
             if values is not None:
-                args += [name, encode_json(list(values), name)]
+                args += [option, encode_json(list(values), option)]
+        if named is not None:
+            return await self._client.protocol.text(
+                "queue.upsertRecurring", *args, *(planned.options() if planned else ())
+            )
         rjid = await self._client.protocol.text("queue.recurAtInterval", *args)
         if schedule is not None:
             await set_schedule(self._client, rjid, schedule)

@@ -326,6 +326,35 @@ def _rules() -> dict[str, Rule]:
         ),
         # config options (aqless.scripts.options describes them by these rules)
         **CONFIG,
+        # the dashboard's and CLI's listings
+        "state": Rule(
+            "choice",
+            "A state of a queue's jobs a listing shows (recurring: its recurring jobs).",
+            choices=(
+                "waiting",
+                "running",
+                "scheduled",
+                "stalled",
+                "depends",
+                "throttled",
+                "recurring",
+            ),
+        ),
+        "target_p95": Rule(
+            "number", "The p95 wait a scaling reading sizes the slots for.", "seconds", 0, True
+        ),
+        "sample": Rule(
+            "number",
+            "Seconds between two scaling readings (0: one reading, over the day so far).",
+            unit="seconds",
+            minimum=0,
+            maximum=3600,
+        ),
+        "search_limit": Rule(
+            "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
+        ),
+        # recurring templates registered by name
+        "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
     }
 
 

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import click
@@ -36,10 +36,19 @@ from aqless._worker.outcomes import Backoff
 from aqless._worker.reach import reach_server
 from aqless._worker.reservers import RESERVERS, ReserverName
 from aqless.client import Client
-from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError, ScriptError
+from aqless.errors import (
+    AqlessError,
+    ConfigurationError,
+    ConnectionLostError,
+    ScriptError,
+    needs_extra,
+)
 from aqless.handlers import Handlers
 from aqless.ops.params import Ruled
 from aqless.worker import Worker
+
+if TYPE_CHECKING:
+    from aqless.outbox import Relay
 
 __all__ = ["RunOptions", "main"]
 
@@ -107,6 +116,16 @@ class RunOptions:
             handlers.merge(registry)
         return handlers
 
+    def relay(self, client: Client) -> Relay | None:
+        """The relay of --outbox-url (None without it), made now: the outbox's extra and
+        the database's driver are imported here, so a missing one stops the start (and
+        --check) with the ConfigurationError naming the extra."""
+        if self.outbox_url is None:
+            return None
+        with needs_extra("outbox", "--outbox-url"):
+            from aqless.outbox import Relay
+        return Relay(client, self.outbox_url)
+
     def client(self, name: str | None = None) -> Client:
         """The client, strict about the server's eviction policy unless --allow-eviction."""
         return Client(
@@ -167,6 +186,7 @@ async def serve(options: RunOptions) -> int:
     """Run one worker until a signal stops it; the process's exit status."""
     async with options.client(options.name) as client:
         worker = options.worker(client)
+        relay = options.relay(client)
         waiting = anyio.CancelScope()  # for the server, ended by a stop meanwhile
         async with anyio.create_task_group() as group:
             await group.start(_obey_signals, worker, waiting.cancel)  # before anything serves
@@ -177,8 +197,8 @@ async def serve(options: RunOptions) -> int:
             if waiting.cancelled_caught:
                 group.cancel_scope.cancel()
                 return 0
-            if options.outbox_url is not None:
-                group.start_soon(_relay_outbox, client, options.outbox_url)
+            if relay is not None:
+                group.start_soon(_relay_outbox, relay)
             # the heap built so far (modules, job code, connections) lives as long as the
             # process: out of the cyclic collector's full passes, whose pauses (tens of ms)
             # would hold up the pickups and heartbeats behind them
@@ -188,11 +208,9 @@ async def serve(options: RunOptions) -> int:
     return _process.EXIT_RECYCLE if worker.limit_reached else 0
 
 
-async def _relay_outbox(client: Client, database: str) -> None:
-    """Relay the transactional outbox of `database` beside the worker (aqless.outbox)."""
-    from aqless.outbox import Relay
-
-    async with Relay(client, database) as relay:
+async def _relay_outbox(relay: Relay) -> None:
+    """Relay the transactional outbox beside the worker (aqless.outbox)."""
+    async with relay:
         await relay.run()
 
 
@@ -244,8 +262,12 @@ async def _stop_when_orphaned(worker: Worker) -> None:
 
 async def preflight(options: RunOptions) -> int:
     """Before a supervisor starts workers: reach the server, and refuse one that evicts
-    keys, once, rather than in every worker it would replace."""
+    keys (or an outbox whose extra or driver is missing), once, rather than in every worker
+    it would replace."""
     async with options.client() as client:
+        relay = options.relay(client)  # a missing extra or driver: once, not in every worker
+        if relay is not None:
+            await relay.aclose()
         await reach_server(client, wait=options.wait_for_server)
         return 0
 
@@ -256,19 +278,37 @@ async def check(options: RunOptions) -> int:
         handlers = options.handlers()
         async with options.client() as client:
             worker = options.worker(client, handlers)
+            relay = options.relay(client)
             await reach_server(client, wait=options.wait_for_server)
             config = await client.config.all()
             queues = await worker.selection.resolve(client)
+            outbox = None if relay is None else await _outbox_waiting(relay)
     except (AqlessError, ImportError) as error:
         click.echo(f"check failed: {error}", err=True)
         return exit_code_of(error)
     click.echo(f"server      {client.url}  (heartbeat {config.get('heartbeat', '?')} s)")
+    if outbox is not None:
+        click.echo(f"outbox      {outbox}")
     isolated = ", sync code in child processes" if options.isolate else ""
     click.echo(f"worker      {client.worker_name}, {options.concurrency} slots{isolated}")
     click.echo(f"queues      {', '.join(queues) or '(none exist yet)'}")
     click.echo(f"registered  {', '.join(handlers.registered) or '(none)'}")
     click.echo(f"allowed     {', '.join(handlers.allowed) or '(none)'}")
     return 0
+
+
+async def _outbox_waiting(relay: Relay) -> str:
+    """The outbox's database (its password hidden) and what waits in its table, read as
+    the relay will; a database that cannot be read is a ConfigurationError."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    database = relay.engine.url.render_as_string(hide_password=True)
+    try:
+        async with relay:
+            stats = await relay.stats()
+    except SQLAlchemyError as error:
+        raise ConfigurationError(f"the outbox database {database}: {error}") from error
+    return f"{database}  ({stats.pending} puts waiting)"
 
 
 def run_async(function: Any, options: RunOptions) -> int:
@@ -564,7 +604,8 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     "--check",
     "check_only",
     is_flag=True,
-    help="Validate the configuration and the connection, then exit.",
+    help="Validate the configuration and the connection (with --outbox-url, the outbox's "
+    "extra, database driver and table too), then exit.",
 )
 @option("--child", is_flag=True, hidden=True)
 @click.version_option(__version__, prog_name="aqless-run")

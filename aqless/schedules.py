@@ -11,6 +11,7 @@ top the schedules up as they run low: ``keep_schedules``.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -99,20 +100,39 @@ def refill_time(now: float, times: Sequence[float]) -> float:
     return now + (times[-1] - now) / 2 if times else now
 
 
+@dataclass(frozen=True)
+class Planned:
+    """A schedule's fire times from a moment, as the script stores them: the times, the
+    fallback interval other clients see, and when the times want topping up."""
+
+    schedule: CronSchedule
+    times: list[float]
+    interval: float
+    refill: float
+
+    @classmethod
+    def of(cls, schedule: CronSchedule, now: float) -> Planned:
+        times = schedule.fire_times(now)
+        return cls(schedule, times, schedule.interval(times[:10]), refill_time(now, times))
+
+    def options(self) -> list[str | float]:
+        """The options of ``queue.upsertRecurring`` that give a template this schedule."""
+        expression, tz = self.schedule.expression, self.schedule.tz
+        times = json.dumps(self.times)
+        return ["cron", expression, "tz", tz, "refill", self.refill, "times", times]
+
+
 async def set_schedule(client: Client, rjid: str, schedule: CronSchedule) -> None:
     """Make recurring job `rjid` spawn on `schedule` from now on."""
-    now = client.clock()
-    times = schedule.fire_times(now)
-    await client.protocol.call(
-        "recurringJob.update", rjid, "interval", schedule.interval(times[:10])
-    )
+    planned = Planned.of(schedule, client.clock())
+    await client.protocol.call("recurringJob.update", rjid, "interval", planned.interval)
     await client.protocol.call(
         "recurringJob.setCron",
         rjid,
         schedule.expression,
         schedule.tz,
-        refill_time(now, times),
-        *times,
+        planned.refill,
+        *planned.times,
     )
 
 

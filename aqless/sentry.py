@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import sentry_sdk
-
 from aqless._worker.observers import WorkerObserver
 from aqless._worker.outcomes import Decision, Retry
+from aqless.errors import needs_extra
+
+with needs_extra("sentry", "aqless.sentry"):
+    import sentry_sdk
 
 if TYPE_CHECKING:
     from aqless.job import Job

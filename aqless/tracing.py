@@ -45,17 +45,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aqless._version import __version__
 from aqless._worker.outcomes import Retry
-from aqless.errors import ConfigurationError
+from aqless.errors import needs_extra
 from aqless.puts import PutRequest, PutSender, class_name
 
-try:
+with needs_extra("otel", "aqless.tracing"):
     from opentelemetry import context as otel_context
     from opentelemetry import propagate, trace
     from opentelemetry.trace import SpanKind, Status, StatusCode
-except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ConfigurationError(
-        "aqless.tracing needs OpenTelemetry: pip install 'aqless[otel]'"
-    ) from error
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context

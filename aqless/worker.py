@@ -75,7 +75,6 @@ from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
 from aqless.handlers import Handlers
 from aqless.job import Job
-from aqless.models import JobState
 from aqless.schedules import keep_schedules
 
 __all__ = ["Heartbeats", "Worker", "WorkerCounters"]
@@ -537,8 +536,24 @@ class Worker:
         lock_seconds = max(job.expires_at - now, 0.3)
         return self._running.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
 
+    def _known(self, job: Job) -> bool:
+        """Whether the worker already holds this attempt of the job or a later one (a pop's
+        reply read after that of the take-back or pop that made the later attempt): the job
+        is then not started again. A job without an attempt never runs: every way a job
+        reaches the worker (a pop, a push, a take-back) carries it, and its heartbeats,
+        outcome and the writes its code fences are checked against it; one that came without
+        (a bug) is logged and left to the lock's expiry, which costs the job a retry, not the
+        worker its run."""
+        if job.attempt is None:
+            logger.error("job %s reached worker %s without an attempt: not run", job.jid, self.name)
+            return True
+        known = self._running.by_jid.get(job.jid)
+        return known is not None and (known.job.attempt or 0) >= job.attempt
+
     def _take(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
         """Start a popped or pushed job if a slot is free, else hold it for one."""
+        if self._known(job):
+            return
         self._start_held(jobs)  # the jobs held before it go first
         if self._running.free_slots() > 0:
             self._start(jobs, job, pushed=pushed)
@@ -553,6 +568,8 @@ class Worker:
             self._hand_back_held()
 
     def _start(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
+        if self._known(job):
+            return
         running, stale = self._take_slot(job)
         if self._member is not None and not pushed:
             self._member.popped(job.jid)
@@ -692,18 +709,20 @@ class Worker:
 
     async def _resume(self, jobs: TaskGroup) -> None:
         """Run the jobs the server lists as held by this worker's name that it is not
-        running: left by an earlier process of the same name (``resume``), or popped by a
-        call whose reply a dropped connection lost."""
+        running: left by an earlier process of the same name (``resume``), popped by a call
+        whose reply a dropped connection lost, or pushed on a subscription that dropped.
+        The server hands each back as a new attempt, with its checkpoint (see
+        Popper.take_back), so a run of the earlier attempt, wherever it goes on, is fenced
+        out."""
         held = await self.client.workers.jobs(self.name)
-        unknown = [jid for jid in held.jobs if jid not in self._running.by_jid]
-        for job in await self.client.jobs.get_many(unknown):
-            if job.state == JobState.RUNNING and job.worker_name == self.name:
-                logger.info("taking back job %s (%s)", job.jid, job.klass_name)
-                self._start(jobs, job)
-                self._running.by_jid[
-                    job.jid
-                ].renew_at = 0.0  # heartbeat now: it may be ours no more
-        self._locks.renew_soon()
+        if self._running.coming:  # a pop on its way may bring some of them: look after it
+            self._popper.unknown_held = True
+            return
+        by_jid = self._running.by_jid
+        unknown = [jid for jid in (*held.jobs, *held.stalled) if jid not in by_jid]
+        for job in await self._popper.take_back(unknown):
+            logger.info("taking back job %s (%s), attempt %s", job.jid, job.klass_name, job.attempt)
+            self._start(jobs, job)
 
     # -- housekeeping --------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """Flows: a parent job that runs after its children and reads their results, put in one
-atomic call; and a chain, each step reading the result of the one before.
+atomic call; a chain, each step reading the result of the one before; and a flow removed
+whole by cancelling its root.
 
     python examples/flows.py        (AQLESS_URL, or the embedded Valkey)
 """
@@ -63,6 +64,16 @@ async def main() -> None:
             tree = await client.flows.tree(flow.root)
             assert tree is not None
             print(aqless.flows.draw(tree).replace(flow.root, "ROOT").splitlines()[0])
+            # each job takes every put option: these prices wait a minute, in a tenant's group
+            later = await client.flows.put(
+                FlowNode("shop.Invoice", queue="shop"),
+                children=[
+                    FlowNode("shop.Price", {"sku": sku}, queue="shop", delay=60, group="acme")
+                    for sku in ("book", "lamp")
+                ],
+            )
+            removed = await client.jobs.cancel(later.root)  # the root takes its children along
+            print(f"cancelled {len(removed)} jobs: the invoice and its {len(removed) - 1} prices")
             worker.stop()
 
 

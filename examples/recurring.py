@@ -25,7 +25,8 @@ async def tick(job: aqless.Job) -> None:
 
 async def main() -> None:
     async with aqless.Client(namespace="example-recurring") as client:
-        rjid = await client.queues["clock"].recur("clock.Tick", {}, interval=1, jid="tick")
+        # by name: run again, this registers the same template rather than another one
+        rjid = await client.queues["clock"].recur("clock.Tick", {}, interval=1, name="tick")
         recurring = await client.jobs.get(rjid)
         assert isinstance(recurring, aqless.RecurringJob)
         print(f"recurring job {rjid}: every {recurring.interval:g} s into {recurring.queue_name}")

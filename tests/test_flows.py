@@ -4,6 +4,8 @@ input refused before anything is written. With real workers, on Valkey and Redis
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from typing import Any
 
 import pytest
@@ -14,11 +16,14 @@ from aqless.errors import (
     FlowCycleError,
     FlowError,
     FlowJidTakenError,
+    FlowRunningError,
     FlowTooLargeError,
+    InvalidArgumentError,
     JobFailedError,
 )
 from aqless.flows import MAX_CHILDREN, MAX_DEPTH, FlowNode, chained, draw
-from tests.support.worker import make_worker, running, until
+from aqless.puts import PUT_OPTIONS, PutRequest
+from tests.support.worker import make_worker, running, until, until_state
 
 pytest_plugins = ["tests.support.client_fixtures"]
 
@@ -204,6 +209,72 @@ async def test_a_job_that_is_in_no_flow_has_no_children_results(client: aqless.C
     assert await client.flows.tree("nope") is None
 
 
+# -- put options: a FlowNode is a PutRequest --------------------------------------------------
+
+
+class Tenant:
+    """A job class whose default options put each job in its tenant's fairness group."""
+
+    @staticmethod
+    def default_job_options(data: Any) -> dict[str, Any]:
+        return {"group": data["tenant"], "priority": 7}
+
+
+def test_a_flow_node_takes_every_option_of_a_put() -> None:
+    node = FlowNode("square", queue="q", group="g", depends=["x"], at=10.0, dedup=None)
+    assert isinstance(node, PutRequest)
+    assert {field.name for field in dataclasses.fields(FlowNode)} >= PUT_OPTIONS
+    assert node.with_children(leaf(1)).options() == node.options()
+
+
+async def test_a_class_s_default_group_reaches_each_job_of_the_flow(
+    client: aqless.Client,
+) -> None:
+    # a text that is no JSON ("vip") and one that is ("7") are both group names
+    children = [FlowNode(Tenant, {"tenant": "7"}, queue="q")]
+    flow = await client.flows.put(FlowNode(Tenant, {"tenant": "vip"}, queue="q"), children)
+    for jid, group in zip(flow.jids, ["vip", "7"], strict=True):
+        fields = await client.redis.hmget(f"ql:j:{jid}", "group", "priority")
+        assert fields == [group, "7"]
+    waiting = {record.name: record.waiting for record in await client.queues["q"].groups()}
+    assert waiting.get("7") == 1
+
+
+async def test_a_flow_node_s_group_depends_and_at_are_put_as_a_put_s(
+    client: aqless.Client,
+) -> None:
+    outside = await client.queues["q"].put("square", {"n": 1})
+    later = time.time() + 3600
+    parent = FlowNode("total", queue="q", group="g", depends=[outside])
+    flow = await client.flows.put(parent, [leaf(2, at=later, group="h")])
+    job = await client.jobs.get(flow.root)
+    assert isinstance(job, Job)
+    assert set(job.dependencies) == {outside, flow.jids[1]}
+    assert await client.redis.hget(f"ql:j:{flow.root}", "group") == "g"
+    child = await client.jobs.get(flow.jids[1])
+    assert isinstance(child, Job)
+    assert child.state == JobState.SCHEDULED
+    assert await client.redis.hget(f"ql:j:{child.jid}", "group") == "h"
+    # the outside job completing alone does not release the parent: its child is pending
+    async with running(make_worker(client, handlers=handlers())):
+        await until_state(client, outside, JobState.COMPLETE)
+    assert await state(client, flow.root) == "depends"
+
+
+async def test_a_flow_node_s_options_are_refused_as_a_put_s_are(client: aqless.Client) -> None:
+    with pytest.raises(InvalidArgumentError) as put_refusal:
+        await client.queues["q"].put("square", {"n": 1}, priority="high")  # type: ignore[call-overload]
+    with pytest.raises(InvalidArgumentError) as flow_refusal:
+        await client.flows.put(leaf(1), [leaf(2, priority="high")])
+    assert type(flow_refusal.value) is type(put_refusal.value)
+    assert str(flow_refusal.value) == str(put_refusal.value)
+    with pytest.raises(InvalidArgumentError):
+        leaf(1, group="")
+    with pytest.raises(FlowError, match="dedup"):
+        await client.flows.put(leaf(1), [leaf(2, dedup="once")])
+    assert await client.redis.keys("ql:j:*") == []
+
+
 # -- refused before anything is written ------------------------------------------------------
 
 
@@ -273,3 +344,46 @@ async def test_a_class_that_cannot_be_named_is_refused(client: aqless.Client) ->
     with pytest.raises(FlowError, match="no children"):
         chained([leaf(1), leaf(2, children=[leaf(3)])])
     assert await nothing_written(client)
+
+
+# -- removal: cancel, with BullMQ's semantics -------------------------------------------------
+
+
+async def test_cancelling_a_flow_s_root_removes_the_whole_flow(client: aqless.Client) -> None:
+    middle = FlowNode("total", queue="q", children=[leaf(1)])
+    flow = await client.flows.put(FlowNode("total", queue="q"), [leaf(2), middle])
+    root = await client.jobs.get(flow.root)
+    assert isinstance(root, Job)
+    await root.cancel()
+    assert [await state(client, jid) for jid in flow.jids] == [None] * 4
+    assert (await client.queues["q"].counts()).waiting == 0
+
+
+async def test_a_sub_flow_is_removed_with_its_children_and_its_parent_runs_without_it(
+    client: aqless.Client,
+) -> None:
+    middle = FlowNode("total", queue="q", name="middle", children=[leaf(1), leaf(2)])
+    flow = await client.flows.put(FlowNode("total", queue="q"), [middle, leaf(3, name="three")])
+    await client.jobs.cancel(*flow.jids[1:4])  # the sub-flow and its children
+    assert [await state(client, jid) for jid in flow.jids] == [
+        "depends", None, None, None, "waiting"
+    ]  # fmt: skip
+    async with running(make_worker(client, handlers=handlers())):
+        assert await client.result(flow.root, timeout=10) == 9
+    assert [child.name for child in SEEN[flow.root]] == ["three"]
+
+
+async def test_a_flow_is_not_removed_while_a_job_of_it_runs(client: aqless.Client) -> None:
+    flow = await client.flows.put(FlowNode("total", queue="q"), [leaf(1), leaf(2)])
+    popped = await client.queues["q"].pop()
+    assert popped is not None
+    with pytest.raises(FlowRunningError, match=f"job {popped.jid} of a flow is running"):
+        await client.jobs.cancel(*flow.jids)
+    with pytest.raises(FlowRunningError):
+        await popped.cancel()
+    assert [await state(client, jid) for jid in flow.jids] == [
+        "depends", *("running" if jid == popped.jid else "waiting" for jid in flow.jids[1:])
+    ]  # fmt: skip
+    await popped.complete()
+    await client.jobs.cancel(flow.root)
+    assert [await state(client, jid) for jid in flow.jids] == [None] * 3

@@ -101,6 +101,21 @@ def test_a_requeue_takes_no_dedup_and_an_unknown_option_is_refused() -> None:
         prepare_put("app.A", None, {"prority": 5}, worker="w", queue="q", clock=lambda: 0.0)  # type: ignore[typeddict-unknown-key]
 
 
+def test_a_put_that_never_replaces_names_its_own_command() -> None:
+    assert prepared("app.A", jid="j1", replace=False).command == "queue.putNew"
+    assert prepared("app.A", jid="j1", replace=True).command == "queue.put"
+    assert prepared("app.A", jid="j1").command == "queue.put"
+    with pytest.raises(aqless.ConfigurationError, match="requeue"):
+        prepare_put(
+            "app.A", None, {"replace": False}, worker="w", queue="q", clock=lambda: 0.0,
+            requeue=True,
+        )  # fmt: skip
+    with pytest.raises(aqless.ConfigurationError, match="not both"):
+        prepared("app.A", replace=False, dedup="d")
+    with pytest.raises(aqless.InvalidArgumentError, match="replace"):
+        prepared("app.A", replace=0)
+
+
 def test_a_priority_that_is_no_number_is_a_typed_refusal() -> None:
     for priority in ("high", True, None):
         if priority is None:

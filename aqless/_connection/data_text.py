@@ -3,7 +3,7 @@
 The stored text of a job's data is what every qless client reads, and aqless has always
 written it with ``json`` (compact separators, ``ensure_ascii``: see
 aqless._connection.protocol.encode_json). That encoder is slow on large data: ~220 µs for a
-100 KB string on a slow machine, where msgspec (an optional dependency, ``aqless[typed]``)
+100 KB string on a slow machine, where msgspec (optional: used when installed)
 takes ~26 µs and hands over bytes, ready to send.
 
 The two write different text for some values: msgspec writes non-ASCII characters and

@@ -39,8 +39,10 @@ from aqless.errors import (
     FlowCycleError,
     FlowError,
     FlowJidTakenError,
+    FlowRunningError,
     FlowTooLargeError,
     InvalidArgumentError,
+    JobDependedOnError,
     JobNotFoundError,
     LockLostError,
     PayloadError,
@@ -100,6 +102,8 @@ _EXCEPTIONS: dict[str, type[ScriptError]] = {
         FlowCycleError,
         FlowJidTakenError,
         FlowTooLargeError,
+        JobDependedOnError,
+        FlowRunningError,
     )
 }
 

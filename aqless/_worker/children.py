@@ -52,11 +52,17 @@ _HELLO = b"ready"
 
 class ChildProcessDied(Exception):
     """The child process running an isolated job exited before it answered (it crashed,
-    exited, or was killed by something other than the worker: the OOM killer...)."""
+    exited, or was killed by something other than the worker: the OOM killer...). Public
+    as ``aqless.ChildProcessDied``, the name a failure's message gives it."""
+
+    __module__ = "aqless"
 
 
 class ChildTraceback(Exception):
-    """Where an isolated job's exception was raised, in its child (its ``__cause__``)."""
+    """Where an isolated job's exception was raised, in its child (its ``__cause__``, shown
+    first in the failure's message). Public as ``aqless.ChildTraceback``."""
+
+    __module__ = "aqless"
 
     def __str__(self) -> str:
         return f'\n"""\n{self.args[0]}"""'
@@ -215,14 +221,15 @@ def _outcome(reply: bytes) -> Any:
     if retry is not None:
         error: Exception = Retry(retry["delay"], group=retry["group"], message=retry["message"])
     else:
-        error = _stand_in(answer["name"], answer["message"])
+        error = _stand_in(answer["name"], answer["message"], answer.get("module"))
     raise error from ChildTraceback(answer["traceback"])
 
 
-def _stand_in(name: str, message: str) -> Exception:
-    """The built-in exception of that name, or one made with the name (the failure group
-    stays ``<queue>-<name>``)."""
-    made: type[Exception] = type(name, (Exception,), {"__module__": __name__})
+def _stand_in(name: str, message: str, module: str | None = None) -> Exception:
+    """The built-in exception of that name, or one made with the name and the module the
+    child's class came from, so that the failure's last line names the job's own class
+    (``app.errors.Declined: ...``), not this module; the group stays ``<queue>-<name>``."""
+    made: type[Exception] = type(name, (Exception,), {"__module__": module or "builtins"})
     found = getattr(builtins, name, None)
     kind = found if isinstance(found, type) and issubclass(found, Exception) else made
     try:
@@ -272,6 +279,7 @@ def _raised(error: BaseException) -> bytes:
     answer: dict[str, Any] = {
         "returned": False,
         "name": type(error).__name__,
+        "module": type(error).__module__,
         "message": str(error),
         "traceback": "".join(traceback.format_exception(error)),
     }

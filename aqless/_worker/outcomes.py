@@ -67,7 +67,10 @@ class Retry(Exception):
 
 
 class JobTimeoutError(Exception):
-    """The job's code ran longer than its timeout and was cancelled."""
+    """The job's code ran longer than its timeout and was cancelled (public as
+    ``aqless.JobTimeoutError``: the name a failure's traceback gives it)."""
+
+    __module__ = "aqless"
 
 
 @dataclass(frozen=True, slots=True)

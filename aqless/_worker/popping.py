@@ -201,6 +201,16 @@ class Popper:
                 budget.give_back(reserved)
         return popped, asked
 
+    async def take_back(self, jids: Sequence[str]) -> list[Job]:
+        """Take back, each as a new attempt, those of `jids` that the server holds for this
+        worker (``worker.takeBack``): jobs it never heard of, popped by a call whose reply
+        was lost, pushed on a subscription that dropped, or left by an earlier process of
+        its name. They come as a pop brings them, with their attempt and checkpoint."""
+        if not jids:
+            return []
+        reply = await self._client.protocol.json("worker.takeBack", self._client.worker_name, *jids)
+        return await self._jobs("", reply or [])
+
     async def _jobs(self, queue: str, popped: list[dict[str, Any]]) -> list[Job]:
         """The popped jobs; those that cannot run fail (see `fail_unreadable`)."""
         jobs, unreadable = readable_jobs(self._client, popped)

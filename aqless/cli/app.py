@@ -11,12 +11,14 @@ from redis import exceptions as redis_errors
 
 import aqless
 from aqless.cli.runtime import NotFound, Settings, to_json
+from aqless.ops.known import UnknownNameError
 
 EXIT_CODES = """\b
 Exit codes:
   0  done
-  1  what was asked for does not exist (an unknown jid, group, worker...)
-  2  usage or setup error (a bad option, URL or JSON; a missing package)
+  1  what was asked for does not exist (an unknown jid, queue, failure group, worker...;
+     the closest known names are suggested)
+  2  usage or setup error (a bad option, URL, JSON or value; a missing package)
   3  the server refused the command (its reason is printed)
   4  cannot connect to the server"""
 
@@ -41,7 +43,9 @@ def translated(error: BaseException) -> click.ClickException | None:
         return next((mapped for mapped in found if mapped is not None), None)
     if isinstance(error, aqless.JobNotFoundError):
         return NotFound(error.detail)
-    if isinstance(error, aqless.ConfigValueError):
+    if isinstance(error, UnknownNameError):
+        return NotFound(str(error))
+    if isinstance(error, aqless.InvalidValueError):  # refused by aqless.rules, not the server
         return SetupError(error.detail)
     if isinstance(error, aqless.ScriptError):
         return ServerRefused(f"the server refused {error.command}: {error.detail}")

@@ -17,7 +17,9 @@ def cancel(jids: tuple[str, ...], group: str | None) -> None:
     """Cancel jobs: the given jids, or every failed job of --group.
 
     Every jid must exist, or nothing is cancelled (exit 1). The server refuses to cancel a
-    job that others depend on unless they are cancelled with it (exit 3). Bulk
+    job that others depend on unless they are cancelled with it (exit 3). A job of a flow
+    takes every job below it along (they are listed too) and leaves its parent, which
+    stops waiting for it; while a job it would remove runs, it is refused (exit 3). Bulk
     cancellation draws a progress bar on a terminal.
 
     \b
@@ -25,7 +27,9 @@ def cancel(jids: tuple[str, ...], group: str | None) -> None:
       aqless cancel 3f2a9c... 77b1e0...
       aqless cancel --group TimeoutError
     """
-    if bool(jids) == bool(group):
+    if not jids and group is None:
+        raise click.UsageError("give the jids to cancel, or --group")
+    if jids and group is not None:
         raise click.UsageError("give jids or --group, not both")
 
     async def act(client: AnyClient) -> list[str]:
@@ -33,11 +37,12 @@ def cancel(jids: tuple[str, ...], group: str | None) -> None:
             targets = await group_jids(client, group)
         else:
             targets = [job.jid for job in await require_jobs(client, jids)]
+        cancelled: list[str] = []
         with progress("cancelling", len(targets)) as advance:
             for chunk in chunks(targets, PAGE):
-                await client.jobs.cancel(*chunk)
+                cancelled += await client.jobs.cancel(*chunk)
                 advance(len(chunk))
-        return targets
+        return list(dict.fromkeys(cancelled))  # a flow's job named after its parent
 
     cancelled = run_any(act)
     emit({"cancelled": cancelled}, f"cancelled {plural(len(cancelled), 'job')}")

@@ -12,6 +12,7 @@ import aqless
 from aqless.cli.failures import PAGE
 from aqless.cli.render import plural
 from aqless.cli.runtime import AnyClient, chunks, emit, note, progress, run_any
+from aqless.ops import known
 
 #: The states `queue empty` takes jobs from, in the order it cancels them (dependents first,
 #: so that a job and the jobs waiting on it can go in separate calls).
@@ -59,6 +60,8 @@ async def every_jid(queue: aqless.Queue, state: str) -> list[str]:
 
 
 async def listed(client: AnyClient, queue: str, states: list[str]) -> Emptying:
+    """The jids of `queue` in `states`; UnknownNameError for a queue never seen."""
+    await known.require(client, "queue", queue)
     found: dict[str, list[str]] = {state: [] for state in states}
     seen: set[str] = set()
     for part in partitions(client, queue):

@@ -9,13 +9,16 @@ from aqless.cli.jobs import require_jobs
 from aqless.cli.render import ago, plural, short, table
 from aqless.cli.runtime import AnyClient, NotFound, chunks, emit, progress, run_any
 from aqless.documents import job_document
+from aqless.ops import known
 from aqless.ops.params import Ruled
 
 PAGE = 500
 
 
 async def group_jids(client: AnyClient, group: str, limit: int | None = None) -> list[str]:
-    """The jids failed in `group` (at most `limit`), most recent first; NotFound if none."""
+    """The jids failed in `group` (at most `limit`), most recent first; UnknownNameError
+    (or NotFound) if none."""
+    await known.require(client, "failure group", group)
     jids: list[str] = []
     while limit is None or len(jids) < limit:
         count = PAGE if limit is None else min(PAGE, limit - len(jids))
@@ -61,6 +64,7 @@ def failed(group: str | None, count: int, offset: int) -> None:
         return
 
     async def read(client: AnyClient) -> tuple[int, list[aqless.Job]]:
+        await known.require(client, "failure group", group)
         page = await client.jobs.failed(group, offset=offset, count=count)
         if page.total == 0:
             raise NotFound(f"no failed jobs in group {group!r}")
@@ -160,7 +164,10 @@ def retry(
             group = targets[0]
             return group, await _retry_group(client, group, queue, count)
         if len(targets) == 1 and not await client.jobs.get_many(targets):
-            raise NotFound(f"no failure group {targets[0]!r}, and no job with that jid")
+            missing = known.UnknownNameError(
+                "failure group", targets[0], known.closest(targets[0], groups)
+            )
+            raise NotFound(f"{missing}, and no job with that jid")
         jids = [job.jid for job in await require_jobs(client, targets)]  # all exist, or none moves
         return "", await _requeue(client, jids, queue)
 

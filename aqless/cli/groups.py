@@ -10,10 +10,12 @@ from typing import Any, TypeVar
 import click
 
 import aqless
-from aqless.cli.render import table
-from aqless.cli.runtime import AnyClient, emit, run_any
+from aqless.cli.queues import warned_unseen
+from aqless.cli.render import duration, table
+from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.documents import group_document
 from aqless.errors import InvalidArgumentError
+from aqless.ops import known
 from aqless.ops.params import Ruled
 from aqless.puts import checked_group
 
@@ -59,7 +61,12 @@ def show(queue: str) -> None:
       aqless groups emails
       aqless --json groups emails | jq '.[] | select(.waiting > 100) | .name'
     """
-    records = run_any(lambda client: client.queues[queue].groups())
+
+    async def read(client: AnyClient) -> list[aqless.GroupCounts]:
+        await known.require(client, "queue", queue)
+        return await client.queues[queue].groups()
+
+    records = run_any(read)
     rows = [
         (
             "(none)" if g.name is None else g.name,
@@ -80,7 +87,7 @@ def _rate(group: aqless.GroupCounts) -> str:
     """A group's rate limit as 'started/limit per period' ('' for none)."""
     if not group.rate_limit:
         return ""
-    return f"{group.rate_used}/{group.rate_limit} per {group.rate_period:g}s"
+    return f"{group.rate_used}/{group.rate_limit} per {duration(group.rate_period)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +175,8 @@ def set_group(
     """Set GROUP of QUEUE's weight, concurrency cap and rate limit (those given; the
     others stay as they are). Every value is checked before any is written: a bad one
     exits 2 and changes nothing. A group at its cap or limit is passed over; the other
-    groups keep their turns.
+    groups keep their turns. A queue or group never seen is set all the same (so that it
+    is ready before its first job), with a warning on stderr naming the closest known ones.
 
     \b
     Examples:
@@ -181,6 +189,11 @@ def set_group(
 
     async def act(client: AnyClient) -> None:
         target = client.queues[queue]
+        if not await warned_unseen(client, (queue,), "set all the same"):
+            names = [g.name for g in await target.groups() if g.name is not None]
+            if group not in names:
+                missing = known.UnknownNameError("group", group, known.closest(group, names))
+                note(f"warning: {missing} in {queue}: set all the same")
         if weight is not None:
             await target.set_group_weight(group, weight)
         if concurrency is not None:
@@ -200,7 +213,9 @@ def set_group(
     if rate is not None:
         document["rate_limit"] = rate.limit or 0
         document["rate_period"] = rate.per if rate.limit is not None else 0.0
-        limited = f"at most {rate.limit} per {rate.per:g}s" if rate.limit is not None else "none"
+        limited = "none"
+        if rate.limit is not None:
+            limited = f"at most {rate.limit} per {duration(rate.per)}"
         lines.append(f"{queue}/{group}: rate limit {limited}")
     emit(document, *lines)
 

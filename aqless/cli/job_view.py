@@ -19,6 +19,7 @@ from aqless.cli.runtime import to_json
 from aqless.documents import json_preview
 from aqless.job import Job, RecurringJob
 from aqless.models import Failure, HistoryEntry
+from aqless.ops.known import limit_label
 from aqless.progress import Progress
 
 STATE_STYLES = {
@@ -100,7 +101,7 @@ def job_view(job: Job, details: Mapping[str, Any] | None = None) -> RenderableTy
             ("retries left", f"{job.retries_left} of {job.original_retries}"),
             ("depends on", joined(job.dependencies)),
             ("dependents", joined(job.dependents)),
-            ("throttles", joined(job.throttles)),
+            ("throttles", joined(limit_label(t) for t in job.throttles)),
             ("tracked", "yes" if job.tracked else "no"),
             ("spawned from", job.spawned_from_jid or "-"),
             *([("dedup id", dedup)] if dedup is not None else []),
@@ -138,7 +139,7 @@ def recurring_view(job: RecurringJob, next_runs: Sequence[datetime] = ()) -> Ren
             ("retries", job.retries),
             ("spawned", job.count),
             ("backlog", job.backlog or "-"),
-            ("throttles", joined(job.throttles)),
+            ("throttles", joined(limit_label(t) for t in job.throttles)),
         ]
     )
     return Group(summary, data_panel(job.data))

@@ -6,14 +6,17 @@ from __future__ import annotations
 import time
 from dataclasses import asdict
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 import aqless
 from aqless.cli.render import fields
 from aqless.cli.runtime import emit, run
-from aqless.cli.web import MissingExtra
+from aqless.errors import needs_extra
+
+if TYPE_CHECKING:
+    from aqless.outbox import Relay
 
 DATABASE = click.option(
     "--database",
@@ -28,14 +31,10 @@ DATABASE = click.option(
 def outbox_module() -> SimpleNamespace:
     """What the commands use of ``aqless.outbox``, imported only when asked for: it needs
     the `outbox` extra."""
-    try:
-        from sqlalchemy import create_engine
-
+    with needs_extra("outbox", "aqless outbox"):
         from aqless.outbox import Relay
-        from aqless.outbox.store import OutboxStore
-    except ImportError as error:
-        raise MissingExtra("the outbox needs: pip install 'aqless[outbox]'") from error
-    return SimpleNamespace(Relay=Relay, OutboxStore=OutboxStore, create_engine=create_engine)
+        from aqless.outbox.store import OutboxStore, open_engine
+    return SimpleNamespace(Relay=Relay, OutboxStore=OutboxStore, open_engine=open_engine)
 
 
 @click.group(short_help="Relay the transactional outbox; show what waits in it.")
@@ -79,13 +78,11 @@ def relay(database: str, drain: bool, batch: int, durable: str) -> None:
       aqless outbox relay --database postgresql+psycopg://app@db/app
       aqless outbox relay --database sqlite:///app.db --drain --durable no
     """
-    outbox_module()  # the extra's clear error, before anything else
-    from aqless.outbox import Relay
-
+    relay_class: type[Relay] = outbox_module().Relay  # the extra's clear error first
     mode: Any = {"auto": "auto", "yes": True, "no": False}[durable]
 
     async def action(client: aqless.Client) -> int:
-        async with Relay(client, database, batch=batch, durable=mode) as relaying:
+        async with relay_class(client, database, batch=batch, durable=mode) as relaying:
             if drain:
                 return await relaying.drain()
             await relaying.run()
@@ -108,7 +105,7 @@ def status(database: str) -> None:
       aqless --json outbox status --database sqlite:///app.db
     """
     module = outbox_module()
-    engine = module.create_engine(database)
+    engine = module.open_engine(database)
     try:
         document = asdict(module.OutboxStore(engine).stats(time.time()))
     finally:

@@ -87,6 +87,11 @@ def _requests(
 @click.option("--depends", multiple=True, help="Jids that must complete first (repeat or commas).")
 @click.option("--throttles", multiple=True, help="Throttles the job must hold (repeat or commas).")
 @click.option("--jid", help="The job's id (default: a random one); an existing jid is replaced.")
+@click.option(
+    "--no-replace",
+    is_flag=True,
+    help="Leave a job of the jid that exists as it is (the put to retry after a lost reply).",
+)
 @click.option("--dedup", help="A dedup id: no new job while a job holds it (see aqless.Dedup).")
 @click.option("--dedup-ttl", type=float, help="Hold the dedup id this many seconds.")
 @click.option(
@@ -123,6 +128,7 @@ def put(
     depends: tuple[str, ...],
     throttles: tuple[str, ...],
     jid: str | None,
+    no_replace: bool,
     dedup: str | None,
     dedup_ttl: float | None,
     debounce: bool,
@@ -146,6 +152,7 @@ def put(
       aqless put emails app.jobs.Send '{"to": "ann@example.com"}' --priority 5 --tags vip
       aqless put reports app.jobs.Daily --delay 3600
       aqless put reports app.jobs.Daily --at 2030-01-01T09:00:00+01:00
+      aqless put reports app.jobs.Daily --jid daily-2030-01-01 --no-replace
       aqless put search app.jobs.Index '{"q": "al"}' --dedup index:al --dedup-ttl 2 --debounce
       aqless put emails --file jobs.jsonl
       aqless put emails app.jobs.Send --file - < jobs.jsonl
@@ -162,6 +169,8 @@ def put(
         "throttles": names(throttles),
     }
     given = {name: value for name, value in options.items() if value is not None}
+    if no_replace:
+        given["replace"] = False
     if class_option is not None:
         if data is not None:
             raise click.UsageError("give KLASS or --class, not both")

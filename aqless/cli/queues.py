@@ -15,12 +15,15 @@ from aqless.cli.render import fields, table
 from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.cli.scaling_view import read_scaling, scaling_table
 from aqless.documents import counts_document, job_document, stats_document
+from aqless.ops import known
 from aqless.ops.params import Ruled
+from aqless.rules import RULES
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
 
-#: What `aqless jobs` lists: every job state, and the queue's recurring jobs.
-LISTED = (*STATES, "failed", "complete")
+#: What `aqless jobs` lists: a queue listing's states (aqless.rules' `state`), the queue's
+#: failed jobs and every queue's completed ones.
+LISTED = (*RULES["state"].choices, "failed", "complete")
 
 
 @click.command(short_help="Every queue's job counts by state.")
@@ -56,7 +59,12 @@ def peek(queue: str, count: int) -> None:
     Example:
       aqless peek emails -n 20
     """
-    jobs = run_any(lambda client: client.queues[queue].peek(count))
+
+    async def read(client: AnyClient) -> list[aqless.Job]:
+        await known.require(client, "queue", queue)
+        return await client.queues[queue].peek(count)
+
+    jobs = run_any(read)
     emit([job_document(job) for job in jobs], jobs_table(f"next in {queue}", jobs))
 
 
@@ -81,6 +89,7 @@ def jobs(queue: str, state: str, count: int, offset: int) -> None:
     """
 
     async def read(client: AnyClient) -> tuple[list[str], list[aqless.Job]]:
+        await known.require(client, "queue", queue)
         jids = await client.queues[queue].jobs(state, offset=offset, count=count)
         return jids, await client.jobs.get_many(jids)
 
@@ -111,14 +120,14 @@ def _day(value: datetime.datetime | None) -> datetime.date | None:
 )
 @click.option(
     "--target",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
     default=2.0,
     show_default=True,
     help="With --scaling: the p95 wait to meet, in seconds.",
 )
 @click.option(
     "--sample",
-    type=click.FloatRange(min=0),
+    type=float,
     default=0.0,
     show_default=True,
     help="With --scaling: read twice, this many seconds apart, and take the throughput "
@@ -146,6 +155,8 @@ def stats(
     if scaling:
         if date is not None:
             raise click.UsageError("--scaling reads today: it takes no --date")
+        target = RULES["target_p95"].check(target, "--target", "stats")
+        sample = RULES["sample"].check(sample, "--sample", "stats")
         readings = run_any(lambda client: read_scaling(client, queue, target, sample))
         documents = [reading.as_dict() for reading in readings]
         emit(documents[0] if queue is not None else documents, scaling_table(target, readings))
@@ -154,7 +165,12 @@ def stats(
         raise click.UsageError("give a QUEUE (or --scaling for every queue)")
     day = _day(date)
     named = queue
-    result = run_any(lambda client: client.queues[named].stats(day))
+
+    async def read(client: AnyClient) -> aqless.QueueStats:
+        await known.require(client, "queue", named)
+        return await client.queues[named].stats(day)
+
+    result = run_any(read)
     counters = fields(
         [("failed", result.failed), ("failures", result.failures), ("retries", result.retries)]
     )
@@ -177,7 +193,7 @@ def pause(queues: tuple[str, ...], stop_jobs: bool) -> None:
 
     A queue the server has never seen (no job was ever put in it: a typo?) is paused all
     the same, so that it can be paused before its first job, with a warning on stderr
-    (and, with --json, its name under `unseen`).
+    naming the closest known queues (and, with --json, its name under `unseen`).
 
     \b
     Examples:
@@ -186,12 +202,11 @@ def pause(queues: tuple[str, ...], stop_jobs: bool) -> None:
     """
 
     async def act(client: AnyClient) -> tuple[list[str], dict[str, list[str]]]:
-        unseen = await _unseen(client, queues)
+        unseen = await warned_unseen(client, queues, "paused all the same")
         paused = {name: await client.queues[name].pause(stopjobs=stop_jobs) for name in queues}
         return unseen, paused
 
     unseen, timed_out = run_any(act)
-    _warn(unseen, "paused")
     document: dict[str, object] = {"paused": list(queues), "unseen": unseen}
     if stop_jobs:
         document["timed_out"] = timed_out
@@ -213,26 +228,26 @@ def unpause(queues: tuple[str, ...]) -> None:
     """
 
     async def act(client: AnyClient) -> list[str]:
-        unseen = await _unseen(client, queues)
+        unseen = await warned_unseen(client, queues, "unpaused all the same")
         for name in queues:
             await client.queues[name].unpause()
         return unseen
 
     unseen = run_any(act)
-    _warn(unseen, "unpaused")
     document = {"unpaused": list(queues), "unseen": unseen}
     emit(document, *(f"unpaused {name}" for name in queues))
 
 
-async def _unseen(client: AnyClient, queues: tuple[str, ...]) -> list[str]:
-    """The queues among `queues` that the server has never seen."""
-    known = set(await client.queues.names())
-    return [name for name in queues if name not in known]
-
-
-def _warn(unseen: list[str], done: str) -> None:
-    for name in unseen:
-        note(f"warning: no job was ever put in queue {name!r} (a typo?): {done} all the same")
+async def warned_unseen(client: AnyClient, queues: tuple[str, ...], done: str) -> list[str]:
+    """The queues among `queues` that the server has never seen, each warned of on stderr
+    with the closest known queues."""
+    unseen = await known.unseen(client, "queue", queues)
+    if unseen:
+        names = await known.names(client, "queue")
+        for name in unseen:
+            missing = known.UnknownNameError("queue", name, known.closest(name, names))
+            note(f"warning: {missing}: no job was ever put in it; {done}")
+    return unseen
 
 
 COMMANDS = (queues, peek, jobs, stats, pause, unpause)

@@ -6,10 +6,12 @@ from typing import Any
 
 import click
 
-from aqless.cli.render import table
+from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.contracts import RateLimit
 from aqless.documents import rate_limit_document
+from aqless.ops import known
+from aqless.ops.known import limit_label
 from aqless.ops.params import NUMBERS_MAY_BE_NEGATIVE, Ruled
 
 QUEUE_FLAG = click.option(
@@ -38,15 +40,15 @@ def rate_limit() -> None:
 def _view(documents: list[dict[str, Any]]) -> Any:
     return table(
         None,
-        ["rate limit", "limit#", "per (s)#", "mode", "used#", "next free in (s)#"],
+        ["rate limit", "limit#", "per#", "mode", "used#", "next free in#"],
         [
             [
-                d["id"],
+                limit_label(d["id"]),
                 d["limit"] or "none",
-                d["period"],
+                duration(d["period"]),
                 "smooth" if d["smooth"] else "burst",
                 d["used"],
-                f"{d['wait']:.3f}",
+                duration(d["wait"]) if d["wait"] > 0 else "now",
             ]
             for d in documents
         ],
@@ -84,7 +86,10 @@ def show(name: str, is_queue: bool) -> None:
     """
 
     async def read(client: AnyClient) -> dict[str, Any]:
-        return rate_limit_document(await _limiter(client, name, is_queue).get())
+        document = rate_limit_document(await _limiter(client, name, is_queue).get())
+        if not document["limit"]:  # none set: a queue never seen, or a name never set
+            await known.require(client, "queue" if is_queue else "rate limit", name)
+        return document
 
     document = run_any(read)
     emit(document, _view([document]))
@@ -128,7 +133,7 @@ def set_limit(name: str, limit: int, per: float, smooth: bool, is_queue: bool) -
     mode = "smooth" if smooth else "burst"
     emit(
         {"name": name, "limit": limit, "per": per, "smooth": smooth},
-        f"{name}: at most {limit} per {per:g}s ({mode})",
+        f"{name}: at most {limit} per {duration(per)} ({mode})",
     )
 
 

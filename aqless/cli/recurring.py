@@ -13,6 +13,7 @@ from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import recurring_document
+from aqless.ops import known
 from aqless.ops.params import Ruled
 from aqless.sharding.reads import each_shard
 
@@ -65,7 +66,13 @@ def list_recurring(queues: tuple[str, ...]) -> None:
       aqless recurring list
       aqless recurring list reports emails
     """
-    jobs = run_any(lambda client: _recurring(client, queues))
+
+    async def read(client: AnyClient) -> list[aqless.RecurringJob]:
+        for name in queues:
+            await known.require(client, "queue", name)
+        return await _recurring(client, queues)
+
+    jobs = run_any(read)
     rows = (
         (
             job.jid,

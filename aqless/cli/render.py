@@ -12,6 +12,9 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from aqless.ops.durations import duration as duration
+from aqless.ops.durations import relative
+
 
 def moment(epoch: float) -> str:
     """Local date and time of an epoch, or ``-`` for none."""
@@ -20,28 +23,9 @@ def moment(epoch: float) -> str:
     return datetime.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def duration(seconds: float) -> str:
-    """A short human duration: ``850ms``, ``12.5s``, ``3m20s``, ``2h05m``, ``3d04h``."""
-    sign = "-" if seconds < 0 else ""
-    seconds = abs(seconds)
-    if seconds < 1:
-        return f"{sign}{seconds * 1000:.0f}ms"
-    if seconds < 60:
-        return f"{sign}{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{sign}{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{sign}{hours}h{minutes:02d}m"
-    days, hours = divmod(hours, 24)
-    return f"{sign}{days}d{hours:02d}h"
-
-
 def ago(epoch: float) -> str:
-    """``3m20s ago`` or ``in 12.0s``."""
-    delta = time.time() - epoch
-    return f"{duration(delta)} ago" if delta >= 0 else f"in {duration(-delta)}"
+    """``3 min 20 s ago`` or ``in 12 s``."""
+    return relative(epoch - time.time())
 
 
 def number(value: float) -> str:

@@ -10,6 +10,7 @@ from rich.table import Table
 import aqless
 from aqless.cli.render import duration, table
 from aqless.cli.runtime import AnyClient
+from aqless.ops import known
 
 COLUMNS = (
     "queue",
@@ -34,6 +35,7 @@ async def read_scaling(
     if queue is None:
         readings = await client.queues.scaling(target)
     else:
+        await known.require(client, "queue", queue)
         readings = [await client.queues[queue].scaling(target)]
     if sample <= 0:
         return readings

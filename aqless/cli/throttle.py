@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from aqless.cli.render import fields, joined
+from aqless.cli.render import duration, fields, joined
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import throttle_document
 from aqless.ops.params import NUMBERS_MAY_BE_NEGATIVE, Ruled
@@ -59,7 +59,7 @@ def show(name: str, is_queue: bool) -> None:
         [
             ("throttle", document["id"]),
             ("maximum", document["maximum"] or "unlimited"),
-            ("expires", f"in {ttl}s" if ttl >= 0 else "never"),
+            ("expires", f"in {duration(ttl)}" if ttl >= 0 else "never"),
             ("held by", joined(document["locks"])),
             ("waiting", joined(document["pending"])),
         ]

@@ -12,22 +12,17 @@ import click
 
 from aqless.cli.app import AqlessCommand
 from aqless.cli.runtime import settings
+from aqless.errors import needs_extra
 from aqless.ops import audit
 
 if TYPE_CHECKING:
     from aqless.web.auth import Users
 
 
-class MissingExtra(click.ClickException):
-    exit_code = 2
-
-
 def dashboard() -> ModuleType:
     """``aqless.web``, imported only when asked for: it needs the `web` extra."""
-    try:
+    with needs_extra("web", "the dashboard"):
         return importlib.import_module("aqless.web")
-    except ImportError as error:
-        raise MissingExtra("the dashboard needs: pip install 'aqless[web]'") from error
 
 
 @click.command(cls=AqlessCommand, short_help="Serve the web dashboard.")

@@ -10,9 +10,10 @@ import aqless
 from aqless._worker.info import SeenWorker, WorkerInfo, all_infos, seen_workers
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import ago, fields, moment, table
-from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
+from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.documents import job_document, seen_worker_document, worker_info_document
 from aqless.models import WorkerCounts
+from aqless.ops import known
 
 
 def worker_row(seen: SeenWorker) -> tuple[object, ...]:
@@ -94,10 +95,8 @@ def workers(name: str | None, every_client: bool) -> None:
     async def read(
         client: AnyClient,
     ) -> tuple[WorkerInfo | None, list[aqless.Job], list[aqless.Job]]:
-        known = {worker.name for worker in await client.workers.counts()}
+        await known.require(client, "worker", name)
         info = (await all_infos(client)).get(name)
-        if name not in known and info is None:
-            raise NotFound(f"no worker {name!r}")
         held = await client.workers.jobs(name)
         return (
             info,

@@ -40,12 +40,9 @@ def chained(steps: Sequence[FlowNode]) -> FlowNode:
     return tree
 
 
-def preorder(document: dict[str, Any]) -> list[str]:
-    """The jids of a flow document, parents before their children."""
-    jids = [str(document["jid"])]
-    for child in document.get("children", ()):
-        jids += preorder(child)
-    return jids
+def preorder(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The jobs of a flow document, parents before their children."""
+    return [document, *(node for child in document.get("children", ()) for node in preorder(child))]
 
 
 class FlowClient(Protocol):
@@ -74,6 +71,8 @@ class Flows:
         Raises:
             FlowCycleError, FlowTooLargeError, FlowError: the tree is refused (see
                 `aqless.flows.flow_document`); nothing was written.
+            InvalidArgumentError: a job's option is refused as the same put's would be;
+                nothing was written.
             FlowJidTakenError: a jid of the tree is a job's already; nothing was written.
         """
         return await self.put_tree(parent.with_children(*children))
@@ -100,7 +99,7 @@ class Flows:
         """Send a checked flow document (`flow_document`)."""
         text = encode_json(document, "the flow")
         root = await self._client.protocol.text(COMMAND, self._client.worker_name, text)
-        return Flow(root, tuple(preorder(document)))
+        return Flow(root, tuple(str(node["jid"]) for node in preorder(document)))
 
     async def tree(self, jid: str) -> FlowTree | None:
         """The whole flow `jid` belongs to (from its root), each job with its state now;

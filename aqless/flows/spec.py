@@ -1,4 +1,4 @@
-"""What a flow asks for: `FlowNode` (a job of the tree, like a `PutRequest` with a queue, a
+"""What a flow asks for: `FlowNode` (a job of the tree: a `PutRequest` with a queue, a
 name and a failure policy), the bounds a flow keeps within, and the JSON document the script's
 ``flow.put`` takes.
 
@@ -8,14 +8,20 @@ already exist can only be known there) and writes nothing unless the whole tree 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from aqless._connection.protocol import Clock
 from aqless.errors import FlowCycleError, FlowError, FlowTooLargeError
-from aqless.puts import JobClass, PutOptions, class_name, new_jid, prepare_put
+from aqless.puts import (
+    JobClass,
+    PutRequest,
+    class_name,
+    new_jid,
+    option_fields,
+    prepare_put,
+)
 
 __all__ = [
     "MAX_CHILDREN",
@@ -50,58 +56,31 @@ COMMAND = "flow.put"
 
 
 @dataclass(frozen=True, slots=True)
-class FlowNode:
-    """A job of a flow: its class, data and queue, and the options of `PutRequest` (jid,
-    priority, delay, tags, retries, throttles, rate_limits), plus
+class FlowNode(PutRequest):
+    """A job of a flow: a `PutRequest` (its class, data and every option of `PutOptions`:
+    jid, priority, delay or at, tags, retries, depends, throttles, rate_limits, group, with
+    the class's ``default_job_options(data)`` for those not given, checked as every put's)
+    with a queue, plus
 
     Attributes:
         name: what its parent reads its result by (``children_results()["resize"]``);
             unique among its siblings. None: by jid only.
         on_failure: what its failure for good does to its parent (`FailurePolicy`).
         children: the jobs it waits for; each may have children of its own.
+
+    ``depends`` adds jobs outside the flow that it waits for besides its children. A flow
+    only makes new jobs, so ``dedup`` is refused (FlowError).
     """
 
-    klass: JobClass
-    data: Any = None
     _: KW_ONLY
     queue: str
     name: str | None = None
     on_failure: FailurePolicy = "fail"
     children: Sequence[FlowNode] = field(default=())
-    jid: str | None = None
-    priority: float | None = None
-    delay: float | None = None
-    tags: Sequence[str] | None = None
-    retries: int | None = None
-    throttles: Sequence[str] | None = None
-    rate_limits: Sequence[str] | None = None
 
     def with_children(self, *children: FlowNode) -> FlowNode:
         """This node with `children` after its own."""
-        return FlowNode(
-            self.klass,
-            self.data,
-            queue=self.queue,
-            name=self.name,
-            on_failure=self.on_failure,
-            children=(*self.children, *children),
-            jid=self.jid,
-            priority=self.priority,
-            delay=self.delay,
-            tags=self.tags,
-            retries=self.retries,
-            throttles=self.throttles,
-            rate_limits=self.rate_limits,
-        )
-
-    def options(self) -> PutOptions:
-        """Its put options (those given), as `queue.put` takes them."""
-        given: PutOptions = {}
-        for option in ("jid", "priority", "delay", "tags", "retries", "throttles", "rate_limits"):
-            value = getattr(self, option)
-            if value is not None:
-                given[option] = value  # type: ignore[literal-required,unused-ignore]
-        return given
+        return replace(self, children=(*self.children, *children))
 
 
 def _text(value: object) -> str:
@@ -145,7 +124,9 @@ def flow_document(
         FlowTooLargeError: deeper than MAX_DEPTH, a job with more than MAX_CHILDREN
             children, more than MAX_JOBS jobs.
         FlowError: a class that cannot be named, an empty queue name, an unknown policy, a
-            name used twice among siblings, an option a put refuses.
+            name used twice among siblings, a dedup.
+        InvalidArgumentError (or TypeError...): an option the same put refuses, as
+            `prepare_put` refuses it (with a note naming the job's class).
     """
     make = jid_for or (lambda node: new_jid())
     return _node(root, 0, _Walk(), worker, clock, make)
@@ -173,19 +154,20 @@ def _node(
     if node.on_failure not in POLICIES:
         raise FlowError(COMMAND, f"unknown failure policy {node.on_failure!r}")
     klass = nameable_class(node.klass)
-    jid = node.jid or make(node)
+    if node.dedup is not None:
+        raise FlowError(COMMAND, "a flow only makes new jobs, so its jobs take no dedup")
+    try:
+        prepared = prepare_put(
+            node.klass, node.data, node.options(), worker=worker, queue=node.queue,
+            clock=clock, make_jid=lambda: make(node),
+        )  # fmt: skip
+    except Exception as error:  # refused as the same put outside a flow is
+        error.add_note(f"(a job of class {klass} in the flow)")
+        raise
+    jid = prepared.jid
     if jid in walk.jids:
         raise FlowCycleError(COMMAND, f"job {jid} appears twice in the flow")
     walk.jids.add(jid)
-    try:
-        prepared = prepare_put(
-            node.klass, node.data, {**node.options(), "jid": jid}, worker=worker,
-            queue=node.queue, clock=clock,
-        )  # fmt: skip
-    except (TypeError, ValueError) as error:
-        if isinstance(error, FlowError):
-            raise
-        raise FlowError(COMMAND, f"job {jid}: {error}") from error
     document: dict[str, Any] = {
         "jid": jid,
         "klass": klass,
@@ -193,14 +175,10 @@ def _node(
         "data": _text(prepared.arguments[4]),
         "delay": prepared.arguments[5],
         "policy": node.on_failure,
+        **option_fields(prepared.arguments[6:]),
     }
     if node.name is not None:
         document["name"] = node.name
-    options = prepared.arguments[6:]
-    for name, value in zip(options[::2], options[1::2], strict=True):
-        text = str(name)
-        document[text] = json.loads(value) if isinstance(value, str) else value
-    document.pop("depends", None)
     if node.children:
         walk.above.add(id(node))
         names: set[str] = set()

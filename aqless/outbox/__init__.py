@@ -15,10 +15,18 @@ job, under the jid chosen at the call.
   ``aqless-run --outbox-url URL`` beside a worker.
 - `create_outbox_table`, `outbox_table` and `outbox_ddl` make the table.
 
-Needs the ``outbox`` extra (SQLAlchemy, and psycopg for PostgreSQL).
+Needs the ``outbox`` extra (SQLAlchemy with its asyncio support, psycopg for PostgreSQL,
+aiosqlite for asyncio SQLite); without it, importing this package raises the
+ConfigurationError that names it. Importing it imports no asyncio part of SQLAlchemy:
+blocking and Django applications need none.
 """
 
 from __future__ import annotations
+
+from aqless.errors import needs_extra
+
+with needs_extra("outbox", "aqless.outbox"):
+    import sqlalchemy  # noqa: F401
 
 from aqless.outbox.for_django import DjangoOutbox
 from aqless.outbox.for_sqlalchemy import AsyncOutbox, Outbox

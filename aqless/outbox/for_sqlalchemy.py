@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-from sqlalchemy.orm import Session
+from sqlalchemy import insert
 
 from aqless.outbox.queues import AsyncOutboxQueue, OutboxQueue, Queues, wall_clock
 from aqless.outbox.record import OutboxRecord
 from aqless.outbox.table import outbox_table
+
+if TYPE_CHECKING:  # only named: a blocking or Django application imports no asyncio part
+    from sqlalchemy import Connection
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+    from sqlalchemy.orm import Session
 
 
 class Outbox:

@@ -18,13 +18,13 @@ from typing import Literal, TypeAlias
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
 from aqless._concurrency.backoff import Delays
 from aqless.contracts import Client
 from aqless.errors import AqlessError, ConfigurationError, NotDurableError
 from aqless.outbox.record import request_of
-from aqless.outbox.store import OutboxRow, OutboxStats, OutboxStore
+from aqless.outbox.store import OutboxRow, OutboxStats, OutboxStore, open_engine
 from aqless.puts import Dedup, Durable
 
 logger = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class Relay:
             raise ConfigurationError(f"a relay's batch must be 1 or more, got {batch}")
         self.client = client
         self._owns_engine = isinstance(database, str)
-        self.engine = create_engine(database) if isinstance(database, str) else database
+        self.engine = open_engine(database) if isinstance(database, str) else database
         self.store = OutboxStore(self.engine)
         self.batch = batch
         self.interval = interval

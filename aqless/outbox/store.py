@@ -12,11 +12,19 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 
-from sqlalchemy import Connection, Engine, bindparam, delete, func, select, update
+from sqlalchemy import Connection, Engine, bindparam, create_engine, delete, func, select, update
 
+from aqless.errors import needs_extra
 from aqless.outbox.table import TABLE_NAME, outbox_table
 
 _COLUMNS = outbox_table.c
+
+
+def open_engine(database: str) -> Engine:
+    """The engine of the application's database URL; a driver that is not installed is
+    the ConfigurationError naming the extra (psycopg for ``postgresql+psycopg://``)."""
+    with needs_extra("outbox", f"the outbox's database ({database.partition(':')[0]})"):
+        return create_engine(database)
 
 
 @dataclass(frozen=True, slots=True)

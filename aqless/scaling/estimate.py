@@ -8,15 +8,14 @@ the run count, which is the count of completions).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Protocol
 
 import anyio
 
+from aqless import rules
 from aqless._concurrency.task_groups import own_errors
-from aqless.errors import InvalidArgumentError
 from aqless.models import Durations, HistoryEntry, QueueCounts, QueueStats
 from aqless.scaling.erlang import slots_for, wait_quantile
 
@@ -124,12 +123,7 @@ class QueueScaling:
 
 def checked_target(target_p95: float) -> float:
     """`target_p95`, refused unless a positive finite number of seconds."""
-    given: object = target_p95
-    if isinstance(given, bool) or not isinstance(given, int | float) or not 0 < given < math.inf:
-        raise InvalidArgumentError(
-            "scaling", f"target_p95 must be a positive number of seconds, got {target_p95!r}"
-        )
-    return float(target_p95)
+    return float(rules.check("target_p95", target_p95, "scaling"))
 
 
 async def read_scaling(

@@ -538,14 +538,16 @@ class ShardedJobs(MergedJobReads):
         """`Jobs.stored_result` on the job's shard."""
         return await (await self._client.client_of_jid(jid)).jobs.stored_result(jid)
 
-    async def cancel(self, *jids: str) -> None:
-        """Cancel jobs, one call per shard holding some of them (jobs that depend on each
-        other are on one shard, so they are cancelled together)."""
+    async def cancel(self, *jids: str) -> list[str]:
+        """`Jobs.cancel`, one call per shard holding some of them (jobs that depend on each
+        other, and the jobs of a flow, are on one shard, so they are cancelled together)."""
         by_shard: dict[int, list[str]] = {}
         for jid in jids:
             by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
+        cancelled: list[str] = []
         for shard, some in by_shard.items():
-            await self._client.shard(shard).jobs.cancel(*some)
+            cancelled += await self._client.shard(shard).jobs.cancel(*some)
+        return cancelled
 
 
 class ShardedConfig:

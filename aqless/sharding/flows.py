@@ -1,7 +1,8 @@
 """A sharded deployment's flows: a flow lives on one shard, the one its root's jid (or its
 root's pinned queue) places it on; every job of it gets a jid that a lookup finds there.
 A job of the flow that names something another shard owns (its given jid, a pinned queue,
-a throttle, a rate limit) is a FlowPlacementError, before anything is written."""
+a throttle, a rate limit, a fairness group, a job it depends on) is a FlowPlacementError,
+before anything is written."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from aqless.errors import FlowPlacementError
-from aqless.flows.client import Flow, chained
+from aqless.flows.client import Flow, chained, preorder
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
 from aqless.flows.tree import FlowTree
 from aqless.sharding.map import ShardMap
@@ -57,17 +58,24 @@ class ShardedFlows:
         document = flow_document(
             root, worker=target.worker_name, clock=target.clock, jid_for=jid_for
         )
-        _check_placement(shard_map, shard, document)
+        outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
+        shards = {jid: await self._client.shard_of_jid(jid) for jid in sorted(outside)}
+        _check_placement(shard_map, shard, document, shards)
         return await target.flows.send(document)
 
 
-def _check_placement(shard_map: ShardMap, shard: int, node: dict[str, Any]) -> None:
-    """FlowPlacementError unless everything each job of the flow names is on `shard`."""
+def _check_placement(
+    shard_map: ShardMap, shard: int, node: dict[str, Any], shards: dict[str, int]
+) -> None:
+    """FlowPlacementError unless everything each job of the flow names (`shards`: the shard
+    of each job outside the flow that one depends on) is on `shard`."""
     jid = str(node["jid"])
     targets = PutTargets(
         queue=str(node["queue"]),
+        dependencies={dependency: shards[dependency] for dependency in node.get("depends") or ()},
         throttles=node.get("throttles") or (),
         rate_limits=node.get("rate_limits") or (),
+        group=node.get("group"),
     )
     named = named_shards(shard_map, targets)
     candidates = shard_map.candidates(jid)
@@ -82,4 +90,4 @@ def _check_placement(shard_map: ShardMap, shard: int, node: dict[str, Any]) -> N
             f"but job {jid} names {detail}; nothing was put",
         )
     for child in node.get("children", ()):
-        _check_placement(shard_map, shard, child)
+        _check_placement(shard_map, shard, child, shards)

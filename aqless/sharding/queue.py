@@ -27,7 +27,7 @@ from aqless.puts import (
     dedup_of,
     default_options,
 )
-from aqless.queue import Queue, checked_name, inside_hooks
+from aqless.queue import Queue, checked_name, inside_hooks, recurring_jid
 from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.sharding.placement import Placement, PutTargets, group_key, place
 from aqless.sharding.reads import MergedQueueReads, gathered
@@ -166,7 +166,8 @@ class ShardedQueue(MergedQueueReads):
             (one,) = requests
             shard, placed = await self._placed(one, route)
             partition = self.partition(shard)
-            if requeue or placed.dedup is None:  # its fast path; a new job, or the one moved
+            # its fast path: a new job (or a replaced one), or the one moved
+            if requeue or (placed.dedup is None and placed.replace is not False):
                 jid = await partition.put(
                     placed.klass, placed.data, requeue=requeue, durable=durable, **placed.options()
                 )
@@ -259,15 +260,25 @@ class ShardedQueue(MergedQueueReads):
         data: Any = None,
         interval: float | None = None,
         *,
+        name: str | None = None,
         jid: str | None = None,
         throttles: Sequence[str] | None = None,
         **options: Any,
     ) -> str:
         """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
-        there); a template naming throttles goes to their keeper shard."""
-        place = await self._place(klass, data, PutOptions(jid=jid, throttles=throttles), None)
+        there; a named template's jid is its name); a template naming throttles goes to
+        their keeper shard."""
+        named = recurring_jid(name, jid)
+        placing = PutOptions(jid=named or jid, throttles=throttles)
+        place = await self._place(klass, data, placing, None)
         return await self.partition(place.shard).recur(
-            klass, data, interval, jid=place.jid, throttles=throttles, **options
+            klass,
+            data,
+            interval,
+            name=name,
+            jid=None if named else place.jid,
+            throttles=throttles,
+            **options,
         )
 
     # -- taking -------------------------------------------------------------------------------

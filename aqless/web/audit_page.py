@@ -13,6 +13,7 @@ from starlette.requests import Request
 
 from aqless.errors import AqlessError
 from aqless.ops import audit as audit_log
+from aqless.ops.known import UnknownNameError
 from aqless.sharding.client import AnyClient
 from aqless.web.actions import ACTED_ON, ActionError, Form, Handler
 from aqless.web.auth import who
@@ -68,22 +69,26 @@ async def recorded_action(
 
 async def audited_action(
     client: AnyClient, request: Request, form: Form, handler: Handler, length: int
-) -> tuple[bool, str]:
+) -> tuple[int, str]:
     """Do the action, then add its entry to the log, with the value it replaced (an edit)
-    and the jobs it changed (a bulk action). Returns whether it was done, and what to say."""
+    and the jobs it changed (a bulk action). Returns the HTTP status it earns (200 done, 404
+    for a name never seen, 400 for another refusal) and what to say."""
     verb = str(request.path_params.get("verb", ""))
     more: dict[str, str] = {}
     if (previous := await previous_value(client, verb, form)) is not None:
         more["previous"] = _short(previous)
     ACTED_ON.set(None)
+    status = 200
     try:
-        done, message = True, await handler(client, form)
-    except (ActionError, AqlessError) as error:
-        done, message = False, str(error)
+        message = await handler(client, form)
+    except (ActionError, AqlessError, UnknownNameError) as error:
+        message = str(error)
+        status = 404 if isinstance(error, UnknownNameError) else 400
     if (jids := ACTED_ON.get()) is not None:
         more.update(acted_on(jids))
-    await _recorded(client, action_entry(request, form, "ok" if done else message, more), length)
-    return done, message
+    outcome = "ok" if status == 200 else message
+    await _recorded(client, action_entry(request, form, outcome, more), length)
+    return status, message
 
 
 async def _recorded(client: AnyClient, entry: audit_log.AuditEntry, length: int) -> None:

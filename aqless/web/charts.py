@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from aqless.ops.durations import duration
+
 WIDTH: Final = 640
 HEIGHT: Final = 180
 LEFT: Final = 44  # room for the y labels
@@ -56,16 +58,6 @@ def bucket_label(index: int) -> str:
     if index < 142:
         return f"{index - 118}h"
     return f"{index - 141}d"
-
-
-def duration(seconds: float) -> str:
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _y_scale(top: float, fmt: Any = str) -> tuple[float, list[tuple[float, str]]]:

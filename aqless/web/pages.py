@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
 import jinja2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from aqless.errors import ConnectionLostError
+from aqless.errors import ConnectionLostError, InvalidArgumentError
 from aqless.ops import audit
+from aqless.ops.known import UnknownNameError
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.web import render
 from aqless.web.actions import HANDLERS, Form
@@ -80,17 +81,51 @@ def refusal(request: Request, status: int, message: str) -> Response:
     )
 
 
+class Refused(Exception):
+    """A page that cannot be shown as asked: its HTTP status and why; `shown`: what the page
+    shows all the same (its form, with the reason), else the error page is shown."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        shown: dict[str, Any] | None = None,
+        document: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.shown = shown
+        self.document = {**(shown or {}), **(document or {}), "ok": False, "error": message}
+
+
+async def loaded(load: Loader, board: Dashboard, request: Request) -> dict[str, Any]:
+    """What `load` reads for `request`; Refused with 404 for a name the deployment does not
+    know, 400 for an input out of its rule (an unknown state, a page past the last), 503
+    when the server cannot serve."""
+    try:
+        return await load(board.client, request)
+    except (NotFound, UnknownNameError) as missing:
+        raise Refused(404, str(missing)) from missing
+    except InvalidArgumentError as error:
+        raise Refused(400, error.detail) from error
+    except ConnectionLostError as error:  # the server cannot serve now, or is away
+        raise Refused(503, refused(error), document=unavailable(error)) from error
+
+
 def html_page(template: str, load: Loader) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         board = dashboard(request)
         if not await board.may(request, "view"):
             return refusal(request, 403, "You may not see this dashboard.")
+        status = 200
         try:
-            data = await load(board.client, request)
-        except NotFound as missing:
-            return refusal(request, 404, str(missing))
-        except ConnectionLostError as error:  # the server cannot serve now, or is away
-            return refusal(request, 503, refused(error))
+            data = await loaded(load, board, request)
+        except Refused as refused_page:
+            if refused_page.shown is None:
+                return refusal(request, refused_page.status, refused_page.message)
+            data, status = refused_page.shown, refused_page.status
         can_act = await board.may(request, "act")
         nonce, new = board.csrf.nonce(request)
         context = {
@@ -100,7 +135,7 @@ def html_page(template: str, load: Loader) -> Endpoint:
             "can_act": can_act,
             "csrf": board.csrf.token(nonce),
         }
-        response = render.html(board.env, request, template, context)
+        response = render.html(board.env, request, template, context, status=status)
         if new:
             board.csrf.set_cookie(response, request, nonce)
         return response
@@ -114,11 +149,9 @@ def api_page(load: Loader) -> Endpoint:
         if not await board.may(request, "view"):
             return JSONResponse({"ok": False, "error": "forbidden"}, status_code=403)
         try:
-            return JSONResponse(await load(board.client, request))
-        except NotFound as missing:
-            return JSONResponse({"ok": False, "error": str(missing)}, status_code=404)
-        except ConnectionLostError as error:
-            return JSONResponse(unavailable(error), status_code=503)
+            return JSONResponse(await loaded(load, board, request))
+        except Refused as refused_page:
+            return JSONResponse(refused_page.document, status_code=refused_page.status)
 
     return endpoint
 
@@ -136,12 +169,10 @@ async def act(request: Request) -> Response:
     if (why := await forbidden(board, request, form)) is not None:
         await recorded_action(board.client, request, form, f"refused: {why}", board.audit_length)
         return refusal(request, 403, why)
-    done, message = await audited_action(board.client, request, form, handler, board.audit_length)
-    kind = "ok" if done else "error"
+    status, message = await audited_action(board.client, request, form, handler, board.audit_length)
+    kind = "ok" if status == 200 else "error"
     if wants_json(request):
-        return JSONResponse(
-            {"ok": kind == "ok", "message": message}, status_code=200 if kind == "ok" else 400
-        )
+        return JSONResponse({"ok": kind == "ok", "message": message}, status_code=status)
     # done: where the form says (a cancelled job's page is gone); refused: back to the form
     target = form.get("next") if kind == "ok" else came_from(request)
     response = RedirectResponse(safe_next(request, target), status_code=303)

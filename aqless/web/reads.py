@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from starlette.requests import Request
 
-from aqless import scripts
+from aqless import rules, scripts
 from aqless._connection.protocol import raising_aqless_errors
 from aqless._version import __version__
 from aqless._worker.info import all_infos, seen_workers
@@ -30,7 +30,9 @@ from aqless.documents import (
     throttle_document,
     worker_info_document,
 )
+from aqless.errors import InvalidValueError
 from aqless.job import RecurringJob
+from aqless.ops import known
 from aqless.sharding.client import AnyClient, ShardedClient
 from aqless.sharding.limits import shard_of_limit
 from aqless.web import config_docs
@@ -40,15 +42,7 @@ from aqless.web.held import with_next_start
 from aqless.web.progress import with_progress
 
 PAGE_SIZE: Final = 25
-QUEUE_STATES: Final = (
-    "waiting",
-    "running",
-    "scheduled",
-    "stalled",
-    "depends",
-    "throttled",
-    "recurring",
-)
+QUEUE_STATES: Final[tuple[str, ...]] = rules.RULES["state"].choices
 TREND_DAYS: Final = 14
 FAILED_SAMPLES: Final = 3
 
@@ -60,15 +54,38 @@ class NotFound(Exception):
     """The page's subject does not exist (a 404)."""
 
 
+def command_of(request: Request) -> str:
+    """The name a refusal of the page's input gives its command: ``dashboard /queues``."""
+    return f"dashboard {request.url.path}"
+
+
+def query(request: Request, name: str, default: str) -> Any:
+    """The query parameter `name` (else `default`) parsed by its rule in aqless.rules;
+    InvalidValueError (a 400) when it breaks the rule."""
+    return rules.parse(name, request.query_params.get(name, default), command_of(request))
+
+
 def page_number(request: Request) -> int:
-    try:
-        return max(1, int(request.query_params.get("page", "1")))
-    except ValueError:
-        return 1
+    """The ``page`` parameter (from 1; default 1)."""
+    page: int = query(request, "page", "1")
+    return page
 
 
-def paging(page: int, total: int) -> JSON:
-    return {"page": page, "pages": max(1, math.ceil(total / PAGE_SIZE)), "total": total}
+def past_the_end(request: Request, page: int, last: int | None) -> InvalidValueError:
+    """The refusal of a page beyond the listing's `last` (None: not known, the page is
+    empty)."""
+    bound = "the last page" if last is None else f"{last}, the last page"
+    return InvalidValueError(
+        command_of(request), "page", page, f"a whole number from 1 up to {bound}"
+    )
+
+
+def paging(request: Request, page: int, total: int) -> JSON:
+    """The listing's page, pages and total; a page past the last is refused."""
+    pages = max(1, math.ceil(total / PAGE_SIZE))
+    if page > pages:
+        raise past_the_end(request, page, pages)
+    return {"page": page, "pages": pages, "total": total}
 
 
 async def jobs_json(client: AnyClient, jids: Sequence[str]) -> list[JSON]:
@@ -100,10 +117,9 @@ async def overview(client: AnyClient, request: Request) -> JSON:
 
 async def queue(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
-    state = request.query_params.get("state", "waiting")
-    if state not in QUEUE_STATES:
-        state = "waiting"
+    state: str = query(request, "state", "waiting")
     page = page_number(request)
+    await known.require(client, "queue", name)
     offset = (page - 1) * PAGE_SIZE
     q = client.queues[name]
     counts = counts_document(await q.counts())
@@ -135,7 +151,7 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         "state": state,
         "states": list(QUEUE_STATES),
         "jobs": jobs,
-        **paging(page, int(counts[state])),
+        **paging(request, page, int(counts[state])),
         "throttle": {"maximum": throttle.maximum, "ttl": throttle.ttl},
         "rate_limit": rate_limit_document(await q.rate_limit.get()),
         "heartbeat": await q.heartbeat(),
@@ -182,9 +198,10 @@ async def failed(client: AnyClient, request: Request) -> JSON:
 async def failed_group(client: AnyClient, request: Request) -> JSON:
     group = request.path_params["group"]
     page = page_number(request)
+    await known.require(client, "failure group", group)
     listing = await client.jobs.failed(group, offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE)
     jobs = await jobs_json(client, listing.jids)
-    return {"group": group, "jobs": jobs, **paging(page, listing.total)}
+    return {"group": group, "jobs": jobs, **paging(request, page, listing.total)}
 
 
 async def tracked(client: AnyClient, request: Request) -> JSON:
@@ -199,9 +216,9 @@ async def tags(client: AnyClient, request: Request) -> JSON:
     if tag:
         listing = await client.jobs.tagged(tag, offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE)
         result["jobs"] = await jobs_json(client, listing.jids)
-        result.update(paging(page, listing.total))
+        result.update(paging(request, page, listing.total))
     else:
-        result.update(paging(1, 0))
+        result.update(paging(request, page, 0))
     return result
 
 
@@ -214,6 +231,7 @@ async def workers(client: AnyClient, request: Request) -> JSON:
 
 async def worker(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
+    await known.require(client, "worker", name)
     held = await client.workers.jobs(name)
     record = (await all_infos(client)).get(name)
     return {
@@ -326,5 +344,7 @@ async def completed(client: AnyClient, request: Request) -> JSON:
     page = page_number(request)
     jids = await client.jobs.completed(offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE + 1)
     more = len(jids) > PAGE_SIZE
+    if page > 1 and not jids:
+        raise past_the_end(request, page, None)
     jobs = await with_outcome(client, await jobs_json(client, jids[:PAGE_SIZE]))
     return {"jobs": jobs, "page": page, "pages": page + 1 if more else page, "total": None}

@@ -14,6 +14,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from aqless.documents import json_preview
+from aqless.ops.durations import duration, relative
+from aqless.ops.known import limit_label
 from aqless.web import charts, throughput
 from aqless.web.security import CSRF_FIELD, root_path
 
@@ -31,11 +33,12 @@ def environment() -> jinja2.Environment:
     env.filters.update(
         when=when,
         ago=ago,
-        duration=charts.duration,
+        duration=duration,
         pretty=pretty,
         preview=json_preview,
         number=number,
-        seconds=seconds,
+        seconds=duration,
+        limit_label=limit_label,
     )
     env.globals.update(
         queue_charts=charts.queue_charts, shard_chart=charts.shard_chart, csrf_field=CSRF_FIELD
@@ -52,19 +55,10 @@ def when(timestamp: float | None) -> str:
 
 
 def ago(timestamp: float | None, now: float | None = None) -> str:
+    """``3 min ago``, ``in 58 min 47 s``; "" for no time."""
     if not timestamp:
         return ""
-    delta = (now if now is not None else time.time()) - timestamp
-    text = seconds(abs(delta))
-    return f"{text} ago" if delta >= 0 else f"in {text}"
-
-
-def seconds(value: float) -> str:
-    value = abs(value)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if value >= size:
-            return f"{value / size:.0f} {unit}"
-    return f"{value:.0f} s"
+    return relative(timestamp - (now if now is not None else time.time()))
 
 
 def pretty(value: Any) -> str:

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from aqless.errors import ConnectionLostError, InvalidArgumentError
+from aqless.ops import known
 from aqless.scaling import ScalingWindow
 from aqless.web.condition import unavailable
 from aqless.web.pages import dashboard
@@ -63,11 +64,14 @@ async def endpoint(request: Request) -> Response:
         window = windows.setdefault(length, ScalingWindow(length))
         name = request.query_params.get("queue")
         if name:
+            await known.require(board.client, "queue", name)
             reading = window.update(await board.client.queues[name].scaling(target))
             return JSONResponse(reading.as_dict())
         readings = await window.read(board.client.queues, target)
     except InvalidArgumentError as error:
         return _bad(error.detail, 400)
+    except known.UnknownNameError as missing:
+        return _bad(str(missing), 404)
     except ConnectionLostError as error:
         return JSONResponse(unavailable(error), status_code=503)
     return JSONResponse(

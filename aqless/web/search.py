@@ -21,22 +21,25 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from aqless import rules
 from aqless.client import Client
-from aqless.errors import ConnectionLostError
+from aqless.errors import ConnectionLostError, InvalidArgumentError
+from aqless.ops import known
 from aqless.sharding.client import AnyClient, ShardedClient
-from aqless.web.pages import dashboard, html_page
-from aqless.web.reads import JSON, jobs_json
+from aqless.web.pages import Refused, dashboard, html_page
+from aqless.web.reads import JSON, command_of, jobs_json
 from aqless.web.render import Links
 
 SCAN_DEFAULT: Final = 1000  # jobs a search reads unless told otherwise
-SCAN_MAX: Final = 10_000  # jobs a search reads at most, whatever it is told
+SCAN_MAX: Final[int] = int(rules.RULES["search_limit"].maximum or 0)  # jobs read at most
 BATCH: Final = 200  # HGETs per round trip
 SHOWN: Final = 50  # matching jobs listed
-STATES: Final = ("waiting", "running", "scheduled", "stalled", "depends", "throttled")
+#: The states a search reads: a listing's (aqless.rules' `state`) but recurring templates.
+STATES: Final = tuple(s for s in rules.RULES["state"].choices if s != "recurring")
 
 
 class SearchError(ValueError):
-    """The search cannot run as asked (a malformed condition, an unknown state)."""
+    """The search cannot run as asked (a malformed condition, no queue)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +95,11 @@ def same(found: Any, wanted: Any) -> bool:
 
 
 def scan_limit(request: Request) -> int:
-    try:
-        wanted = int(request.query_params.get("limit", SCAN_DEFAULT))
-    except ValueError:
-        wanted = SCAN_DEFAULT
-    return min(max(1, wanted), SCAN_MAX)
+    """The ``limit`` parameter: how many jobs to read, 1 to SCAN_MAX (InvalidValueError
+    otherwise)."""
+    text = request.query_params.get("limit", str(SCAN_DEFAULT))
+    limit: int = rules.RULES["search_limit"].parse(text, "limit", command_of(request))
+    return limit
 
 
 async def listing(client: Client, queue: str, state: str, count: int) -> list[str]:
@@ -172,18 +175,19 @@ async def scan(
 
 async def load(client: AnyClient, request: Request) -> JSON:
     """`/search` and `/api/search`: ``?jid=`` looks a job up; ``?queue=&state=&where=``
-    (and ``limit``) scans a queue's jobs."""
+    (and ``limit``) scans a queue's jobs. A jid or queue the deployment does not know is a
+    404, a malformed search a 400, each with the search form."""
     params = request.query_params
     jid = params.get("jid", "").strip()
     queue, state = params.get("queue", "").strip(), params.get("state", "waiting")
-    where, limit = params.get("where", "").strip(), scan_limit(request)
+    where = params.get("where", "").strip()
     result: JSON = {
         "jid": jid,
         "found": None,
         "queue": queue,
         "state": state,
         "where": where,
-        "limit": limit,
+        "limit": params.get("limit", SCAN_DEFAULT),
         "scan_max": SCAN_MAX,
         "states": list(STATES),
         "queues": await client.queues.names(),
@@ -192,16 +196,25 @@ async def load(client: AnyClient, request: Request) -> JSON:
     }
     if jid:
         result["found"] = await client.jobs.get(jid) is not None
+        if not result["found"]:
+            raise Refused(404, f"no job {jid!r}", shown=result)
     if not (queue or where):
         return result
     try:
+        result["limit"] = limit = scan_limit(request)
+        state = rules.parse("state", state, command_of(request))
         if state not in STATES:
-            raise SearchError(f"no state {state!r}: one of {', '.join(STATES)}")
+            raise SearchError("a search reads jobs, not recurring templates: choose a state")
         if not queue:
             raise SearchError("choose a queue")
         condition = Condition.parse(where)
+        await known.require(client, "queue", queue)
+    except known.UnknownNameError as missing:
+        raise Refused(404, str(missing), shown={**result, "error": str(missing)}) from missing
+    except InvalidArgumentError as error:
+        raise Refused(400, error.detail, shown={**result, "error": error.detail}) from error
     except SearchError as error:
-        return {**result, "error": str(error)}
+        raise Refused(400, str(error), shown={**result, "error": str(error)}) from error
     found, seconds = await scan(client, queue, state, condition, limit)
     total = int(getattr(await client.queues[queue].counts(), state))
     return {

@@ -74,8 +74,8 @@ async def test_recurring_list_show_update_cancel(client: aqless.Client, run_cli:
     await client.queues["b"].put("app.Plain", {})
     listing = await run_cli("recurring", "list")
     rows = {line.split()[0]: line.split() for line in listing.stdout.splitlines() if line.strip()}
-    assert rows["daily"][1:4] == ["a", "app.Daily", "1d00h"]
-    assert rows["hourly"][1:5] == ["b", "app.Hourly", "1h00m", "2"]
+    assert rows["daily"][1:5] == ["a", "app.Daily", "1", "d"]
+    assert rows["hourly"][1:6] == ["b", "app.Hourly", "1", "h", "2"]
     only_b = (await run_cli("--json", "recurring", "list", "b")).json()
     assert [job["jid"] for job in only_b] == ["hourly"]
     shown = (await run_cli("--json", "recurring", "show", "daily")).json()

@@ -107,7 +107,7 @@ async def test_the_server_refusing_has_an_error_document_too(
     outcome = await run_cli("--json", "cancel", first)
     assert outcome.code == 3
     error = json.loads(outcome.stdout)["error"]
-    assert (error["type"], error["cause"]) == ("server_refused", "ScriptError")
+    assert (error["type"], error["cause"]) == ("server_refused", "JobDependedOnError")
     assert "is a dependency of" in error["message"]
 
 
@@ -131,7 +131,7 @@ async def test_web_without_the_dashboard_says_what_to_install(
     monkeypatch.setitem(sys.modules, "aqless.web", None)  # importing it raises ImportError
     outcome = await run_cli("web", "--port", "0")
     assert outcome.code == 2
-    assert "the dashboard needs: pip install 'aqless[web]'" in outcome.stderr
+    assert "the dashboard needs the 'web' extra: pip install 'aqless[web]'" in outcome.stderr
 
 
 async def test_the_group_help_documents_the_exit_codes(run_cli: Cli) -> None:

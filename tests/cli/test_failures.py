@@ -39,7 +39,7 @@ async def test_an_unknown_group_exits_1(client: aqless.Client, run_cli: Cli) -> 
     for args in (("failed", "nope"), ("cancel", "--group", "nope")):
         outcome = await run_cli(*args)
         assert outcome.code == 1
-        assert "no failed jobs in group 'nope'" in outcome.stderr
+        assert "no failure group 'nope'" in outcome.stderr
 
 
 async def test_retry_a_whole_group_in_bulk(client: aqless.Client, run_cli: Cli) -> None:
@@ -79,7 +79,7 @@ async def test_retry_given_jids_skips_jobs_that_did_not_fail(
     assert (await get_job(client, failed[1])).state == "failed"
     typo = await run_cli("retry", "Bom")
     assert typo.code == 1
-    assert "no failure group 'Bom', and no job with that jid" in typo.stderr
+    assert "no failure group 'Bom' (did you mean 'Boom'?), and no job with that jid" in typo.stderr
     assert (await run_cli("retry", failed[1])).code == 0  # one jid: not taken for a group
 
 

@@ -19,6 +19,8 @@ pytest_plugins = ["tests.support.client_fixtures"]
 
 async def test_groups_table_and_json(client: aqless.Client, run_cli: Cli) -> None:
     queue = client.queues["emails"]
+    assert (await run_cli("groups", "emails")).code == 1  # no queue 'emails' yet
+    await client.jobs.cancel(await queue.put("app.Send", {}))  # the queue is seen
     assert "emails has no groups" in (await run_cli("groups", "emails")).stdout
     await queue.put_many([PutRequest("app.Send", group="tenant-<b>")] * 3)
     await queue.put("app.Send")
@@ -52,7 +54,7 @@ async def test_groups_show_a_groups_rate_limit_and_its_starts(
     await queue.pop_many(5)
     table = await run_cli("groups", "emails")
     (line,) = [line.split() for line in table.stdout.splitlines() if "tenant-a" in line]
-    assert line[1:] == ["2", "3", "1", "3/3", "per", "60s"]
+    assert line[1:] == ["2", "3", "1", "3/3", "per", "1", "min"]
     (document,) = (await run_cli("--json", "groups", "emails")).json()
     assert (document["rate_limit"], document["rate_period"], document["rate_used"]) == (3, 60, 3)
 
@@ -69,7 +71,7 @@ async def test_groups_set_sets_each_setting(client: aqless.Client, run_cli: Cli)
     assert rated.json() == {"queue": "emails", "group": "acme", "rate_limit": 10, "rate_period": 60}
     table = await run_cli("groups", "emails")
     (line,) = [line.split() for line in table.stdout.splitlines() if "acme" in line]
-    assert line[1:] == ["1", "0", "2.5", "4", "0/10", "per", "60s"]
+    assert line[1:] == ["1", "0", "2.5", "4", "0/10", "per", "1", "min"]
     (document,) = (await run_cli("groups", "emails", "--json")).json()
     assert document == {
         "name": "acme",
@@ -145,5 +147,6 @@ async def test_groups_set_is_audited(client: aqless.Client, run_cli: Cli) -> Non
     assert entry.targets == ("emails", "acme")
     assert entry.detail == {"weight": "2", "rate": "none"}
     assert entry.outcome == "ok"
+    await client.queues["emails"].put("app.Send", {})
     assert (await run_cli("groups", "emails")).code == 0  # a read: no entry
     assert len(await audit.read(client)) == 1

@@ -137,7 +137,7 @@ async def test_get_a_recurring_job(client: aqless.Client, run_cli: Cli) -> None:
     await client.queues["q"].recur("app.Daily", {"d": 1}, interval=3600, jid="daily")
     outcome = await run_cli("get", "daily")
     assert outcome.code == 0
-    assert "every 1h00m" in outcome.stdout
+    assert "every 1 h" in outcome.stdout
     assert "app.Daily" in outcome.stdout
     document = (await run_cli("--json", "get", "daily")).json()
     assert (document["interval"], document["klass"], document["data"]) == (
@@ -212,6 +212,22 @@ async def test_put_with_a_dedup_id_and_get_shows_it(client: aqless.Client, run_c
     refused = await run_cli("put", "q", "app.Send", "--debounce")
     assert refused.code == 2
     assert "--dedup" in refused.stderr
+
+
+async def test_put_with_no_replace_leaves_a_finished_job_of_the_jid_alone(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    first = await run_cli("put", "q", "app.Send", '{"n": 1}', "--jid", "once-7", "--no-replace")
+    assert (first.code, first.stdout.strip()) == (0, "once-7")
+    await (await pop_one(client.queues["q"])).complete()
+    again = await run_cli("put", "q", "app.Send", '{"n": 2}', "--jid", "once-7", "--no-replace")
+    assert (again.code, again.stdout.strip()) == (0, "once-7")
+    job = await client.jobs.get("once-7")
+    assert isinstance(job, aqless.Job)
+    assert (job.state, job.data) == ("complete", {"n": 1})  # not put again, not run again
+    refused = await run_cli("put", "q", "app.Send", "--dedup", "d", "--no-replace")
+    assert refused.code != 0
+    assert "not both" in refused.stderr
 
 
 async def test_get_shows_the_progress_as_a_bar_and_in_json(

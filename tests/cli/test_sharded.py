@@ -176,7 +176,11 @@ async def test_recurring_jobs_of_every_shard(cluster: Cluster) -> None:
         assert {await client.shard_holding(rjid) for rjid in rjids} == {0, 1, 2}
         listed = (await cli("--json", "recurring", "list")).json()
         assert sorted(job["jid"] for job in listed) == sorted(rjids)
-        assert (await cli("--json", "recurring", "list", "other")).json() == []
+        assert (await cli("--json", "recurring", "list", "other")).code == 1  # no such queue
+        assert len((await cli("--json", "recurring", "list", "ticks")).json()) == 3
+        typo = await cli("jobs", "tick", "recurring")  # known on every shard it is on
+        assert typo.code == 1
+        assert "no queue 'tick' (did you mean 'ticks'?)" in typo.stderr
         shown = (await cli("--json", "recurring", "show", rjids[1])).json()
         assert (shown["jid"], shown["interval"], len(shown["next_runs"])) == (rjids[1], 600, 5)
         changed = await cli("recurring", "update", rjids[2], "--interval", "60", "--priority", "3")

@@ -12,7 +12,11 @@ PROMISES = {
     "pipelines.py": ["went through: underpants -> unknown -> profit", "'profit': 120"],
     "dependencies.py": ["dinner is depends, waiting for 2 jobs", "cooked in order: stuffing"],
     "recurring.py": ["every 1 s into clock", "ran 2 spawns", "recurring job cancelled"],
-    "cron.py": ["30 2 * * * (Europe/Paris) next runs:", "ran 2 jobs on the cron schedule"],
+    "cron.py": [
+        "after two starts: ['nightly-report'] (one template)",
+        "30 2 * * * (Europe/Paris) next runs:",
+        "ran 2 jobs on the cron schedule",
+    ],
     "throttles.py": ["12 mails sent, at most 2 at once"],
     "checkpointed_import.py": [
         "rows: the job is waiting",
@@ -39,6 +43,7 @@ PROMISES = {
         "invoice: {'total': 42.5, 'missing': ['gone']}",
         "chain: 111",
         "shop.Invoice ROOT [complete]",
+        "cancelled 3 jobs: the invoice and its 2 prices",
     ],
     "results.py": [
         "{'total': 10.99}",

@@ -85,3 +85,60 @@ async def test_the_worker_command_relays_beside_its_worker(
     with engine.connect() as connection:
         assert connection.execute(sa.text("SELECT count(*) FROM aqless_outbox")).scalar() == 0
     engine.dispose()
+
+
+def worker_check(
+    server_url: str, database_url: str, mode: str = "--check"
+) -> subprocess.CompletedProcess[str]:
+    """``aqless-run --check`` (or another `mode`) with ``--outbox-url``."""
+    return subprocess.run(
+        [sys.executable, "-m", "aqless.run", "--url", server_url, "--outbox-url", database_url,
+         mode, "idle"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )  # fmt: skip
+
+
+@ONE_SERVER
+def test_the_worker_check_reads_the_outbox_as_the_run_will(tmp_path: Path, server_url: str) -> None:
+    database_url = f"sqlite:///{tmp_path / 'app.db'}"
+    engine = sa.create_engine(database_url)
+    create_outbox_table(engine)
+    put_committed(engine, 2)
+    engine.dispose()
+    checked = worker_check(server_url, database_url)
+    assert checked.returncode == 0, checked.stderr
+    assert f"outbox      {database_url}  (2 puts waiting)" in checked.stdout
+
+
+@ONE_SERVER
+@pytest.mark.parametrize(
+    ("database_url", "says"),
+    [
+        # a driver that is not installed: the run could not start its relay
+        ("mysql+pymysql://app:secret@db/app", "needs the 'outbox' extra"),
+        # a database without the outbox table: the relay could never claim a row
+        ("sqlite://", "check failed: the outbox database sqlite://: "),
+    ],
+)
+def test_the_worker_check_fails_for_an_outbox_the_run_cannot_use(
+    server_url: str, database_url: str, says: str
+) -> None:
+    checked = worker_check(server_url, database_url)
+    assert checked.returncode == 2
+    assert says in checked.stderr
+    assert "secret" not in checked.stderr
+
+
+@ONE_SERVER
+@pytest.mark.parametrize("mode", ["--processes=2", "--max-jobs=10"])
+def test_a_supervisor_refuses_an_outbox_driver_that_is_missing_before_starting_workers(
+    server_url: str, mode: str
+) -> None:
+    started = worker_check(server_url, "mysql+pymysql://app@db/app", mode)
+    assert started.returncode == 2
+    assert "needs the 'outbox' extra" in started.stderr
+    assert started.stderr.count("needs the 'outbox' extra") == 1  # said once, by no worker

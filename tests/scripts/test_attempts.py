@@ -191,3 +191,44 @@ async def test_a_lost_lock_still_spends_a_retry(lua: Lua) -> None:
     await own_pop(lua, 2)
     (again,) = await own_pop(lua, 20)
     assert (again["attempt"], again["remaining"]) == (2, 4)
+
+
+# -- worker.takeBack: the jobs a worker holds but never heard of, each a new attempt ---------
+
+
+async def test_a_take_back_hands_the_held_jobs_out_again_with_a_new_attempt(lua: Lua) -> None:
+    await lua("config.set", 0, "heartbeat", 10)
+    for jid in ("a", "b"):
+        await rput(lua, 1, jid)
+    assert [job["attempt"] for job in await own_pop(lua, 2)] == [1, 1]
+    await lua("job.checkpoint", 3, "a", "w1", '{"at": 1}', 1)
+    (taken,) = json.loads(await lua("worker.takeBack", 5, "w1", "a"))
+    # as an own pop presents a job: its new attempt, and the checkpoint to resume from
+    assert (taken["jid"], taken["attempt"], taken["checkpoint"]) == ("a", 2, {"at": 1})
+    assert (taken["worker"], taken["state"], taken["expires"]) == ("w1", "running", 15)
+    assert await lua.redis.zscore("ql:q:queue-locks", "a") == 15
+    assert await lua.redis.zscore("ql:w:w1:jobs", "a") == 15
+    assert [entry["what"] for entry in taken["history"]] == ["put", "popped", "popped"]
+    # the earlier attempt is fenced out
+    await refused(lua, STALE, "job.complete", 6, "a", "w1", "queue", "{}", "attempt", 1)
+    # no jid named: every job the worker holds
+    every = json.loads(await lua("worker.takeBack", 7, "w1"))
+    assert sorted((job["jid"], job["attempt"]) for job in every) == [("a", 3), ("b", 2)]
+
+
+async def test_a_take_back_leaves_jobs_not_running_under_the_worker_alone(lua: Lua) -> None:
+    await lua("config.set", 0, "grace-period", 0)
+    await lua("config.set", 0, "heartbeat", 10)
+    for jid in ("mine", "theirs", "done"):
+        await rput(lua, 1, jid)
+    await own_pop(lua, 2, "w1")
+    await lua("job.complete", 3, "done", "w1", "queue", "{}")
+    # "theirs": w1's lock lapsed and w2 reclaimed it (w1 still lists it)
+    await lua("job.timeout", 4, "theirs")
+    await lua("rateLimit.pop", 5, "queue", "w2", 10, "data_apart")
+    before = await lua.redis.hgetall("ql:j:theirs")
+    taken = json.loads(await lua("worker.takeBack", 6, "w1", "mine", "theirs", "done", "mine"))
+    assert [(job["jid"], job["attempt"]) for job in taken] == [("mine", 2)]
+    assert await lua.redis.hgetall("ql:j:theirs") == before
+    assert await lua("worker.takeBack", 7, "nobody") == "[]"
+    await refused(lua, 'TakeBack(): Arg "worker" missing', "worker.takeBack", 8)

@@ -104,12 +104,13 @@ def test_every_command_has_a_contract_in_the_fixed_form_beside_its_body() -> Non
 def test_the_table_is_what_the_contracts_cover() -> None:
     entries = dispatched(lua_text("commands.lua"))
     aqless_own = {"worker.offer", "worker.withdraw", "job.result", "queue.putDeduplicated"}
+    aqless_own |= {"worker.takeBack", "queue.putNew"}
     aqless_own |= {"job.dedup"}
     aqless_own |= {f"recurringJob.{name}" for name in CRON_COMMANDS}
     aqless_own |= {f"rateLimit.{verb}" for verb in ("all", "delete", "get", "pop", "set")}
     aqless_own |= {"job.progress", "jobs.progress", "job.handBack"}
     aqless_own |= {"job.checkpoint", "jobs.checkpoints"}
-    aqless_own |= {"queue.popAfter"}
+    aqless_own |= {"queue.popAfter", "queue.upsertRecurring"}
     aqless_own |= {"batch.put", "batch.get", "batch.list"}
     aqless_own |= {"flow.put", "flow.children", "flow.tree"}
     aqless_own |= {"group.counts", "group.set"}
@@ -219,6 +220,9 @@ def test_errors_of_another_contract_must_name_one() -> None:
 
 def test_a_long_text_names_its_exception_on_the_next_line() -> None:
     cancel = next(c for c in contracts() if c.names[0] == "cancel")
-    assert [refusal.exception for refusal in cancel.refusals] == ["ScriptError"]
-    problems = problems_after("job.lua", "             ScriptError\n", "")
+    assert [refusal.exception for refusal in cancel.refusals] == [
+        "JobDependedOnError",
+        "FlowRunningError",
+    ]
+    problems = problems_after("job.lua", "             JobDependedOnError\n", "")
     assert any("(cancel | job.cancel): no exception for" in problem for problem in problems)

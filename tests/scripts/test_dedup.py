@@ -8,7 +8,7 @@ import json
 from aqless.scripts.loader import Argument
 from tests.conftest import EventCapture, Lua
 from tests.scripts._queues_helpers import rpop
-from tests.scripts.expect import refused
+from tests.scripts.expect import refused, snapshot
 
 KEY = "ql:dedup:order-7"
 
@@ -143,3 +143,35 @@ async def test_job_dedup_answers_the_id_a_job_was_put_with(lua: Lua) -> None:
     assert await lua("job.dedup", 2, "plain") is None
     assert await lua("job.dedup", 2, "missing") is None
     await refused(lua, "Job(): no jid provided", "job.dedup", 2)
+
+
+# -- queue.putNew: a put that never replaces a job (the put to retry after a lost reply) -----
+
+
+async def new_put(lua: Lua, now: float, jid: str, *options: Argument) -> list[str]:
+    reply = await lua("queue.putNew", now, "worker", "queue", jid, "klass", "{}", 0, *options)
+    assert isinstance(reply, list)
+    return reply
+
+
+async def test_a_new_put_makes_a_job_only_when_none_of_its_jid_exists(lua: Lua) -> None:
+    assert await new_put(lua, 1, "a", "priority", 3) == ["a", "put"]
+    assert await lua.redis.hget("ql:j:a", "priority") == "3"
+    for state in ("waiting", "running", "complete"):
+        if state == "running":
+            await rpop(lua, 2)
+        if state == "complete":
+            assert await lua("job.complete", 3, "a", "worker", "queue", "{}") == "complete"
+        before = await snapshot(lua)
+        assert await new_put(lua, 4, "a", "priority", 9) == ["a", "existed"]
+        assert await snapshot(lua) == before  # nothing written: the job is left as it was
+        assert await lua.redis.hget("ql:j:a", "state") == state
+
+
+async def test_a_new_put_checks_its_arguments_as_put_does_when_it_puts(lua: Lua) -> None:
+    await refused(lua, 'Put(): Arg "jid" missing', "queue.putNew", 1, "worker", "queue")
+    await refused(
+        lua, 'Put(): Arg "delay" not a number: x',
+        "queue.putNew", 1, "worker", "queue", "a", "klass", "{}", "x",
+    )  # fmt: skip
+    assert not await lua.redis.exists("ql:j:a")

@@ -59,6 +59,9 @@ async def test_a_tree_is_put_children_first_with_the_parent_in_depends(lua: Lua)
         (node("p", node("a", policy="maybe")), "job a has an unknown failure policy: maybe"),
         (node("p", node("a", priority="high")), "job a priority is not a number"),
         (node("p", node("a", tags=[1])), "job a tags is not a list of names"),
+        (node("p", node("a", depends="x")), "job a depends is not a list of names"),
+        (node("p", node("a", group="")), "job a group is not a name"),
+        (node("p", node("a", group=7)), "job a group is not a name"),
         (node("p", node("a", name="x"), node("b", name="x")), "two children of job p are named x"),
         (node("p", *[node(f"c{i}") for i in range(1001)]), "job p has more than 1000 children"),
     ],
@@ -66,6 +69,17 @@ async def test_a_tree_is_put_children_first_with_the_parent_in_depends(lua: Lua)
 async def test_a_bad_tree_writes_nothing(lua: Lua, tree: dict[str, Any], text: str) -> None:
     await refused(lua, "flow.put(): " + text, "flow.put", 1, "w", json.dumps(tree))
     assert await lua.redis.keys("*") == []
+
+
+async def test_each_job_s_put_options_are_put_s_group_and_depends_included(lua: Lua) -> None:
+    await lua("queue.put", 0, "w", "q", "outside", "k", "{}", 0)
+    tree = node("p", node("a", group="7", priority=3, tags=["t"]), group="vip", depends=["outside"])
+    await put_flow(lua, tree)
+    assert await lua.redis.hmget("ql:j:a", "group", "priority", "tags") == ["7", "3", '["t"]']
+    assert await lua.redis.hget("ql:j:p", "group") == "vip"
+    assert await lua.redis.smembers("ql:j:p-dependencies") == {"a", "outside"}
+    # the queue is grouped: the child waits in its group's index
+    assert await lua.redis.zrange("ql:q:q-group-work:7", 0, -1) == ["a"]
 
 
 async def test_a_tree_too_deep_writes_nothing(lua: Lua) -> None:
@@ -218,3 +232,70 @@ async def test_a_nested_parent_completes_once_and_releases_its_parent_once(lua: 
     assert await what_happened(lua, "p", "done") == 1
     assert await what_happened(lua, "top", "popped") == 1
     assert await lua.redis.zcard("ql:q:q-work") == 0
+
+
+# -- removal: cancel, with BullMQ's semantics -------------------------------------------------
+
+
+async def job_keys(lua: Lua) -> list[str]:
+    return sorted(str(key) for key in await lua.redis.keys("ql:j:*"))
+
+
+@pytest.mark.parametrize("command", ["job.cancel", "cancel"])
+async def test_cancelling_a_parent_removes_every_job_below_it(lua: Lua, command: str) -> None:
+    await put_flow(lua, node("p", node("a"), node("b", node("c"))))
+    assert await lua(command, 2, "p") == ["p", "a", "b", "c"]
+    assert await job_keys(lua) == []
+    assert await lua.redis.zrange("ql:q:q-work", 0, -1) == []
+    assert await lua.redis.zrange("ql:q:q-depends", 0, -1) == []
+
+
+async def test_completed_and_failed_jobs_below_go_with_their_parent(lua: Lua) -> None:
+    await put_flow(lua, node("p", node("a"), node("b", policy="continue")))
+    assert sorted(await pop(lua)) == ["a", "b"]
+    await lua("job.complete", 3, "a", "w", "q", "{}")
+    await lua("job.fail", 3, "b", "w", "boom", "it broke")
+    assert await state(lua, "p") == "waiting"
+    await lua("job.cancel", 4, "p")
+    assert await job_keys(lua) == []
+    assert await lua.redis.zrange("ql:completed", 0, -1) == []
+    assert await lua.redis.lrange("ql:f:boom", 0, -1) == []
+
+
+@pytest.mark.parametrize("named", [("m",), ("m", "c1", "c2"), ("c1", "m")])
+async def test_a_sub_flow_goes_with_its_children_and_its_parent_stops_waiting(
+    lua: Lua, named: tuple[str, ...]
+) -> None:
+    await put_flow(lua, node("g", node("m", node("c1"), node("c2")), node("x")))
+    removed = await lua("job.cancel", 2, *named)
+    assert sorted(removed) == ["c1", "c2", "m"]
+    assert await job_keys(lua) == ["ql:j:g", "ql:j:g-dependencies", "ql:j:g-history",
+                                   "ql:j:x", "ql:j:x-dependents", "ql:j:x-history"]  # fmt: skip
+    assert await lua.redis.hget("ql:j:g", "flow_children") == '["x"]'
+    assert await state(lua, "g") == "depends"
+    await lua("job.cancel", 3, "x")
+    assert await state(lua, "g") == "waiting"  # it waited for nothing else
+    assert await lua.redis.hget("ql:j:g", "flow_children") is None
+    assert await lua.redis.zrange("ql:q:q-work", 0, -1) == ["g"]
+
+
+async def test_nothing_is_removed_while_a_job_of_the_flow_runs(lua: Lua) -> None:
+    await put_flow(lua, node("p", node("a"), node("b")))
+    assert len(await pop(lua, count=1)) == 1
+    running = "a" if await state(lua, "a") == "running" else "b"
+    text = f"Cancel(): job {running} of a flow is running"
+    for named in (("p",), ("p", "a", "b"), (running,)):
+        await refused(lua, text, "job.cancel", 3, *named)
+
+
+async def test_a_job_outside_the_flow_that_depends_on_one_of_it_still_refuses(lua: Lua) -> None:
+    await put_flow(lua, node("p", node("a")))
+    await lua("queue.put", 1, "w", "q", "x", "k", "{}", 0, "depends", '["a"]')
+    await refused(
+        lua,
+        "Cancel(): a is a dependency of x but is not mentioned to be canceled",
+        "job.cancel",
+        2,
+        "p",
+    )
+    assert sorted(await lua("job.cancel", 2, "p", "x")) == ["a", "p", "x"]

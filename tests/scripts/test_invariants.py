@@ -254,6 +254,21 @@ class Protocol(RuleBasedStateMachine):
         self.call("recur", queue, "r", "Klass", "{}", "interval", 60, 0)
 
     @rule(
+        queue=queues,
+        interval=st.sampled_from([30, 60]),
+        schedule=st.sampled_from(
+            [
+                [],
+                ["cron", "0 * * * *", "tz", "UTC", "refill", 1800, "times", "[3600, 7200]"],
+                ["cron", "0 * * * *", "tz", "UTC", "refill", 1800, "times", "[]"],  # refused
+                ["cron", "0 * * * *", "refill", 1800, "times", "[3600]"],  # refused: no tz
+            ]
+        ),
+    )
+    def upsert_recurring(self, queue: str, interval: int, schedule: list[Any]) -> None:
+        self.call("queue.upsertRecurring", queue, "r", "Klass", "{}", interval, 0, *schedule)
+
+    @rule(
         option=st.sampled_from(["heartbeat", "jobs-history-count"]),
         value=st.sampled_from(["-10", "60", "1"]),
     )

@@ -349,6 +349,19 @@ async def test_a_recurring_job_lives_on_the_shard_of_its_jid(cluster: Cluster) -
         assert job.client is home
 
 
+async def test_a_named_recurring_job_registered_twice_is_one_template(cluster: Cluster) -> None:
+    async with deployment(cluster, "recur-named") as client:
+        queue = client.queues["reports"]
+        await queue.recur("app.Report", {"v": 1}, 3600, name="nightly", offset=3600)
+        assert await queue.recur("app.Report", {"v": 2}, 3600, name="nightly") == "nightly"
+        assert await queue.jobs("recurring") == ["nightly"]
+        home = client.shard(client.shard_of("nightly"))
+        job = await home.jobs.get("nightly")
+        assert isinstance(job, aqless.RecurringJob)
+        assert job.data == {"v": 2}
+        assert await queue.pop() is None  # its first spawn is still an hour away
+
+
 async def test_cancel_and_wait_find_the_jobs_shards(cluster: Cluster) -> None:
     async with deployment(cluster, "cancel") as client:
         queue = client.queues["work"]

@@ -258,6 +258,17 @@ def test_put_at_a_time_schedules_the_job_for_it(
         queue.put("app.Job", at=at.replace(tzinfo=None))
 
 
+def test_recur_by_name_twice_updates_one_template(timed_sync_client: aqless.sync.Client) -> None:
+    queue = timed_sync_client.queues["q"]
+    queue.recur("app.Report", {"v": 1}, name="report", cron="0 9 * * *")
+    assert queue.recur("app.Report", {"v": 2}, name="report", cron="0 10 * * *") == "report"
+    assert queue.jobs("recurring") == ["report"]
+    job = timed_sync_client.jobs.get("report")
+    assert isinstance(job, aqless.sync.SyncRecurringJob)
+    assert (job.data, job.cron) == ({"v": 2}, "0 10 * * *")
+    assert {moment.hour for moment in job.next_runs(3)} == {10}
+
+
 def test_recur_on_a_cron_schedule_and_read_its_next_runs(
     timed_sync_client: aqless.sync.Client, clock: ManualClock
 ) -> None:
@@ -421,6 +432,23 @@ def test_a_blocking_client_puts_a_flow_and_reads_it(sync_client: aqless.sync.Cli
     assert isinstance(parent, aqless.sync.SyncJob)
     results = parent.children_results()
     assert [child.state for child in results] == ["waiting", "waiting"]
+
+
+def test_a_blocking_client_removes_a_flow_as_the_async_one(
+    sync_client: aqless.sync.Client,
+) -> None:
+    from aqless.flows import FlowNode
+
+    flow = sync_client.flows.put(
+        FlowNode("app.Sum", queue="q", group="vip"), [FlowNode("app.Leaf", queue="q")]
+    )
+    popped = sync_client.queues["q"].pop()
+    assert popped is not None
+    with pytest.raises(aqless.FlowRunningError):
+        sync_client.jobs.cancel(flow.root)
+    popped.complete()
+    assert sync_client.jobs.cancel(flow.root) == list(flow.jids)
+    assert [sync_client.jobs.get(jid) for jid in flow.jids] == [None, None]
 
 
 def test_groups_from_sync_code(sync_client: aqless.sync.Client) -> None:

@@ -248,6 +248,25 @@ def test_put_results_tell_a_deduplicated_put_on_the_dedup_ids_shard(
     assert queue.put_many([aqless.PutRequest("app.Mail", dedup="welcome-8")]) == [results[1].jid]
 
 
+def test_a_put_that_never_replaces_leaves_the_jids_job_on_its_shard_alone(
+    client: aqless.sync.ShardedClient,
+) -> None:
+    """``replace=False`` (the put to retry after a lost reply): a job of the jid exists on
+    its shard, finished or not, so the put changes nothing and says so."""
+    queue = client.queues["mail"]
+    jid = queue.put("app.Mail", {"n": 1}, jid="once-7", replace=False)
+    again = queue.put_result("app.Mail", {"n": 2}, jid=jid, replace=False)
+    assert (again.jid, again.deduplicated) == (jid, True)
+    (job,) = queue.pop_many(1)
+    job.complete()
+    (retried,) = queue.put_many_results([aqless.PutRequest("app.Mail", jid=jid, replace=False)])
+    assert retried.deduplicated
+    stored = client.jobs.get(jid)
+    assert isinstance(stored, aqless.sync.SyncJob)
+    assert (str(stored.state), stored.data) == ("complete", {"n": 1})
+    assert queue.length() == 0
+
+
 def test_the_verbs_a_sharded_queue_gained_act_on_every_shard(
     client: aqless.sync.ShardedClient,
 ) -> None:

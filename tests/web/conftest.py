@@ -106,6 +106,13 @@ def browser() -> Iterator[BrowserContext]:
         context.close()
 
 
+def page_refused(message: ConsoleMessage, tab: Page) -> bool:
+    """Whether `message` is Chromium's note that the page itself came with a 4xx status (a
+    404 for a name never seen, a 400 for a bad parameter): the answer, not a fault of it."""
+    refused = message.text.startswith("Failed to load resource: the server responded with a")
+    return refused and " status of 4" in message.text and message.location.get("url") == tab.url
+
+
 @pytest.fixture
 def page(browser: BrowserContext) -> Iterator[Page]:
     """A new tab that accepts confirmations; a script error or a CSP violation fails the test."""
@@ -115,7 +122,7 @@ def page(browser: BrowserContext) -> Iterator[Page]:
     tab.on("pageerror", lambda error: problems.append(str(error)))
 
     def console(message: ConsoleMessage) -> None:
-        if message.type == "error":
+        if message.type == "error" and not page_refused(message, tab):
             problems.append(message.text)
 
     tab.on("console", console)

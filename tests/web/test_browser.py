@@ -70,7 +70,7 @@ def test_every_page_loads_and_screenshots(
         "/workers": "mail-worker-1",
         path("workers", "mail-worker-1"): "app.jobs.SendEmail",
         "/recurring": "app.jobs.DailyReport",
-        "/throttles": "ql:q:billing",
+        "/throttles": "queue billing",  # the queue's own throttle, ql:q:billing
         "/config": "heartbeat",
         "/patterns": "@default",
         "/about": "Function library",

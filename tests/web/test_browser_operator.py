@@ -129,7 +129,7 @@ def test_a_rate_limited_job_and_the_queue_limits_are_shown(
         "throttle: at most 4 running at once"
     )
     expect(page.locator("#queue-limits .rate-limit")).to_contain_text(
-        "rate limit: at most 10 starts per 60 s (1 in the window"
+        "rate limit: at most 10 starts per 1 min (1 in the window"
     )
     row = page.locator("table.jobs tbody tr", has=page.locator(f"a[title='{held}']"))
     expect(row.locator(".state")).to_have_text("rate-limited")

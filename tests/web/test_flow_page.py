@@ -7,6 +7,7 @@ import httpx
 
 import aqless
 from aqless.flows import FlowNode
+from tests.web.conftest import csrf_token
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
 
@@ -38,3 +39,23 @@ async def test_a_job_of_no_flow_has_no_flow_section(
     body = (await app_client.get(f"/jobs/{jid}")).text
     assert 'id="job-flow"' not in body
     assert (await app_client.get(f"/api/jobs/{jid}")).json()["flow"] is None
+
+
+async def test_cancelling_a_flow_s_root_from_its_page_removes_the_flow_or_says_why_not(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    flow = await client.flows.put(
+        FlowNode("app.Sum", queue="q"), [FlowNode("app.Leaf", queue="q") for _ in range(2)]
+    )
+    token = csrf_token((await app_client.get(f"/jobs/{flow.root}")).text)
+    headers = {"accept": "application/json", "x-aqless-csrf": token}
+    popped = await client.queues["q"].pop()
+    assert popped is not None
+    refused = await app_client.post("/actions/job_cancel", data={"jid": flow.root}, headers=headers)
+    assert refused.json()["ok"] is False
+    assert f"job {popped.jid} of a flow is running" in refused.json()["message"]
+    assert all([await client.jobs.get(jid) for jid in flow.jids])
+    await popped.complete()
+    done = await app_client.post("/actions/job_cancel", data={"jid": flow.root}, headers=headers)
+    assert done.json()["ok"] is True
+    assert [await client.jobs.get(jid) for jid in flow.jids] == [None] * 3

@@ -39,7 +39,7 @@ async def test_the_queue_page_shows_a_groups_rate_limit(
     (document,) = (await app_client.get("/api/queues/q")).json()["groups"]
     assert (document["rate_limit"], document["rate_period"], document["rate_used"]) == (2, 0.5, 2)
     page = (await app_client.get("/queues/q")).text
-    assert "2 of 2 per 0.5 s" in page
+    assert "2 of 2 per 500 ms" in page
     assert "&lt;i&gt;a&lt;/i&gt;" in page
     assert "<i>a</i>" not in page
 

@@ -23,7 +23,7 @@ async def test_the_throttles_page_shows_rate_limits_escaped(
     assert "Rate limits" in page
     assert "&lt;b&gt;api&lt;/b&gt;" in page
     assert "<b>api</b>" not in page
-    assert "60 s" in page
+    assert "1 min" in page
 
 
 async def test_a_job_held_back_by_a_rate_limit_shows_as_rate_limited_with_its_next_start(

@@ -26,11 +26,13 @@ async def test_an_existing_jid_goes_to_its_job_page(
 
 async def test_a_missing_jid_is_said_missing_escaped(app_client: httpx.AsyncClient) -> None:
     page = await app_client.get("/search", params={"jid": PAYLOAD})
-    assert page.status_code == 200
+    assert page.status_code == 404
     assert 'id="no-such-job"' in page.text
     assert ESCAPED in page.text
     assert PAYLOAD not in page.text
-    assert (await app_client.get("/api/search", params={"jid": "nope"})).json()["found"] is False
+    missing = await app_client.get("/api/search", params={"jid": "nope"})
+    assert missing.status_code == 404
+    assert missing.json()["found"] is False
 
 
 async def test_every_page_has_the_jid_box(app_client: httpx.AsyncClient) -> None:
@@ -89,8 +91,10 @@ async def test_a_scan_reads_no_more_than_its_limit_and_says_so(
     assert found["matched"] == 5
     page = (await app_client.get("/search", params=params)).text
     assert "Not every job was read" in page
-    too_many = await app_client.get("/api/search", params={**params, "limit": "99999999"})
-    assert too_many.json()["limit"] == SCAN_MAX
+    for refused in (str(SCAN_MAX + 1), "-5", "0", "ten"):
+        too_many = await app_client.get("/api/search", params={**params, "limit": refused})
+        assert too_many.status_code == 400, refused
+        assert f"limit must be a whole number from 1 up to {SCAN_MAX}" in too_many.json()["error"]
 
 
 async def test_what_a_search_shows_is_escaped(
@@ -105,15 +109,36 @@ async def test_what_a_search_shows_is_escaped(
     assert ESCAPED in page  # the class in the results, the condition in its box
 
 
-async def test_a_malformed_search_says_what_is_wrong(app_client: httpx.AsyncClient) -> None:
+async def test_a_malformed_search_says_what_is_wrong(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["q"].put("app.Job", {})
     bad = {"queue": "q", "state": "waiting", "where": "<script>x</script>"}
-    page = (await app_client.get("/search", params=bad)).text
+    response = await app_client.get("/search", params=bad)
+    assert response.status_code == 400
+    page = response.text
     assert 'id="search-error"' in page
     assert "field.path = value" in page
     assert "<script>x" not in page
     assert "&lt;script&gt;x&lt;/script&gt;" in page
     state = {"queue": "q", "state": "bogus", "where": "a = 1"}
-    assert "no state 'bogus'" in (await app_client.get("/api/search", params=state)).json()["error"]
+    refused = await app_client.get("/api/search", params=state)
+    assert refused.status_code == 400
+    assert "state must be one of waiting, running" in refused.json()["error"]
+    assert refused.json()["ok"] is False
+
+
+async def test_a_search_of_an_unknown_queue_is_a_404_naming_the_closest(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["billing"].put("app.Job", {})
+    params = {"queue": "biling", "state": "waiting", "where": "a = 1"}
+    refused = await app_client.get("/api/search", params=params)
+    assert refused.status_code == 404
+    assert refused.json()["error"] == "no queue 'biling' (did you mean 'billing'?)"
+    page = await app_client.get("/search", params=params)
+    assert page.status_code == 404
+    assert 'id="search-error"' in page.text
 
 
 def test_a_condition_compares_as_json() -> None:

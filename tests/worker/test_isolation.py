@@ -114,6 +114,9 @@ async def test_an_exception_of_its_own_class_comes_back_with_its_name(
     assert job.failure is not None
     assert job.failure.group == "q-NeedsTwoArguments"
     assert "this and that" in job.failure.message
+    assert "aqless.ChildTraceback: " in job.failure.message  # the child's traceback first
+    last = job.failure.message.splitlines()[-1]  # the job's own class, not aqless's stand-in
+    assert last == "tests.worker.isolated_jobs.NeedsTwoArguments: this and that", last
 
 
 async def test_a_child_that_dies_fails_its_job_and_is_replaced(
@@ -130,6 +133,7 @@ async def test_a_child_that_dies_fails_its_job_and_is_replaced(
     assert job.failure is not None
     assert job.failure.group == "q-ChildProcessDied"
     assert "exited with status 3" in job.failure.message
+    assert job.failure.message.splitlines()[-1].startswith("aqless.ChildProcessDied: ")
     assert await pid_of(tmp_path, after) != await pid_of(tmp_path, died)
 
 

@@ -332,3 +332,13 @@ async def test_an_outcome_sent_twice_is_counted_once(
 async def failure_of(client: aqless.Client, jid: str) -> bool:
     job = await get_job(client, jid)
     return job.failure is not None
+
+
+async def test_a_timeout_failure_names_the_public_error(client: aqless.Client) -> None:
+    with anyio.fail_after(3):
+        job = await process(client, one(sleeps, timeout=0.2), "app.job")
+    assert job.failure is not None
+    assert job.failure.group == "q-JobTimeoutError"  # what other qless clients read
+    assert "aqless.JobTimeoutError: job" in job.failure.message
+    assert "_worker" not in job.failure.message.splitlines()[-1]
+    assert aqless.JobTimeoutError.__module__ == "aqless"

@@ -46,6 +46,8 @@ function Keys.history(jid) return PREFIX .. 'j:' .. jid .. '-history' end
 function Keys.dependencies(jid) return PREFIX .. 'j:' .. jid .. '-dependencies' end
 function Keys.dependents(jid) return PREFIX .. 'j:' .. jid .. '-dependents' end
 function Keys.recurring(jid) return PREFIX .. 'r:' .. jid end
+-- set by the first flow.put (flows.lua): a cancel without it reads no job's flow fields
+function Keys.flows() return PREFIX .. 'aqless:flows' end
 function Keys.completed() return PREFIX .. 'completed' end
 function Keys.tracked() return PREFIX .. 'tracked' end
 function Keys.tag(tag) return PREFIX .. 't:' .. tag end

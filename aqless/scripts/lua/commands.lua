@@ -241,7 +241,9 @@ GROUPS['queue'] = function() return {
   ['queue.popAfter'] = function(now, a) return Queue.pop_after(now, a, find_command) end,
   ['queue.put'] = function(now, a) return Job.put(REQLESS, now, a) end,
   ['queue.putDeduplicated'] = function(now, a) return Dedup.put(REQLESS, now, a) end,
+  ['queue.putNew'] = function(now, a) return Job.put_new(REQLESS, now, a) end,
   ['queue.recurAtInterval'] = function(now, a) return Recurring.recur(REQLESS, now, a) end,
+  ['queue.upsertRecurring'] = function(now, a) return Recurring.upsert(REQLESS, now, a) end,
   ['queue.stats'] = function(now, a)
     local queue, date = a[1], a[2]
     return Helpers.stats(now, queue, date)
@@ -270,6 +272,7 @@ GROUPS['worker'] = function() return {
     return Worker.offer(now, worker, slots, seconds, rest(a, 4))
   end,
   ['worker.withdraw'] = function(now, a) Worker.withdraw(a[1], rest(a, 2)) end,
+  ['worker.takeBack'] = function(now, a) return Worker.take_back(now, a[1], rest(a, 2)) end,
   ['worker.jobs'] = function(now, a)
     local worker = a[1]
     if worker ~= nil then return Helpers.json(Worker.jobs(now, worker)) end

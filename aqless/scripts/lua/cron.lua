@@ -65,6 +65,18 @@ local function parse_schedule(a)
   return jid, cron, tz, refill, fire_times(a, 5)
 end
 
+-- The schedule a registration's options name (aqless's `queue.upsertRecurring`: cron, tz,
+-- refill and times, a JSON list), checked as recurringJob.setCron's; nil without a cron.
+function Cron.from_options(jid, o)
+  if o.cron == nil then return nil end
+  local times = optional_list(o.times, {}, 'Cron(): Arg "times" not JSON array: ')
+  local a = {jid, o.cron, o.tz, o.refill, n = 4 + #times}
+  for i, t in ipairs(times) do a[4 + i] = t end
+  local _, cron, tz, refill, fire = parse_schedule(a)
+  check(#fire > 0, 'Cron(): no fire time given')
+  return {cron = cron, tz = tz, refill = refill, times = fire}
+end
+
 --[=[ recurringJob.setCron
   Args     jid, cron, tz, refill, time... (aqless's own: the template spawns at these unix
            times, the first next; see cron.lua)
@@ -84,17 +96,22 @@ end
 function Cron.set(a)
   local jid, cron, tz, refill, times = parse_schedule(a)
   check(#times > 0, 'Cron(): no fire time given')
-  local key = Keys.recurring(jid)
-  local queue = field(call('HGET', key, 'queue'))
+  local queue = field(call('HGET', Keys.recurring(jid), 'queue'))
   check(queue, 'Recur(): No recurring job ' .. jid)
+  Cron.start(jid, queue, cron, tz, refill, times)
+  return 1
+end
+
+-- Template `jid` of `queue` spawns at `times` (checked, not empty) from now on, the first
+-- next, its schedule to be topped up at `refill`.
+function Cron.start(jid, queue, cron, tz, refill, times)
   call('DEL', Keys.cron(jid))
   add_times(jid, times, nil)
   local first = call('ZRANGE', Keys.cron(jid), 0, 0)[1]
   call('ZREM', Keys.cron(jid), first)
   call('ZADD', Keys.queue(queue, 'recur'), tonumber(first), jid)
-  call('HSET', key, 'cron', cron, 'tz', tz)
+  call('HSET', Keys.recurring(jid), 'cron', cron, 'tz', tz)
   call('ZADD', Keys.crons(), refill, jid)
-  return 1
 end
 
 --[=[ recurringJob.extendCron

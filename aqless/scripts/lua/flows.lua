@@ -18,6 +18,9 @@ local Flows = {
   MAX_JOBS = 10000,     -- jobs in one flow
   POLICIES = {fail = true, ignore = true, continue = true},
   GROUP = 'flow-child-failed',
+  -- the fields of a flow's job that are not put's options
+  OWN = {jid = true, klass = true, queue = true, data = true, delay = true, policy = true,
+    name = true, children = true, depends = true},
 }
 
 function Flows.refuse(text) raise('flow.put(): ' .. text) end
@@ -40,7 +43,7 @@ end
 
 -- Checks one node and those below it; `seen` holds every jid met so far, `above` those of
 -- its ancestors. Nothing is written until the whole tree passed.
-function Flows.check_node(node, depth, seen, above, counted)
+function Flows.check_node(worker, node, depth, seen, above, counted)
   if type(node) ~= 'table' then Flows.refuse('a job of the flow is not an object') end
   local jid = node.jid
   if not Flows.is_text(jid) then Flows.refuse('a job of the flow has no jid') end
@@ -70,15 +73,21 @@ function Flows.check_node(node, depth, seen, above, counted)
       Flows.refuse('job ' .. jid .. ' ' .. option .. ' is not a number')
     end
   end
-  for _, option in ipairs({'tags', 'throttles', 'rate_limits'}) do
+  for _, option in ipairs({'tags', 'throttles', 'rate_limits', 'depends'}) do
     if not Flows.is_text_list(node[option]) then
       Flows.refuse('job ' .. jid .. ' ' .. option .. ' is not a list of names')
     end
   end
-  if call('EXISTS', Keys.job(jid)) == 1 then Flows.refuse('job ' .. jid .. ' already exists') end
+  if node.group ~= nil and not Flows.is_text(node.group) then
+    Flows.refuse('job ' .. jid .. ' group is not a name')
+  end
   local children = node.children
+  if children ~= nil and type(children) ~= 'table' then
+    Flows.refuse('job ' .. jid .. ' children is not a list')
+  end
+  Job.check_put(REQLESS, Flows.put_arguments(worker, node))  -- every option, as put checks
+  if call('EXISTS', Keys.job(jid)) == 1 then Flows.refuse('job ' .. jid .. ' already exists') end
   if children == nil then return end
-  if type(children) ~= 'table' then Flows.refuse('job ' .. jid .. ' children is not a list') end
   if #children > Flows.MAX_CHILDREN then
     Flows.refuse('job ' .. jid .. ' has more than ' .. Flows.MAX_CHILDREN .. ' children')
   end
@@ -91,40 +100,51 @@ function Flows.check_node(node, depth, seen, above, counted)
       end
       names[child.name] = true
     end
-    Flows.check_node(child, depth + 1, seen, above, counted)
+    Flows.check_node(worker, child, depth + 1, seen, above, counted)
   end
   above[jid] = nil
+end
+
+-- put's arguments for a job of the flow: every other field of it is an option, passed to
+-- put as put takes it (a list as JSON), so put checks and applies each option as it would
+-- any put's; its dependencies are its children and the jobs its `depends` names.
+function Flows.put_arguments(worker, node)
+  local a = {worker, node.queue, node.jid, node.klass, node.data, node.delay or 0}
+  local names = {}
+  for name in pairs(node) do
+    if not Flows.OWN[name] then names[#names + 1] = name end
+  end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local value = node[name]
+    if type(value) == 'table' then value = json_array(value) end
+    a[#a + 1] = name
+    a[#a + 1] = value
+  end
+  local depends = {}
+  for _, jid in ipairs(node.depends or NOTHING) do depends[#depends + 1] = jid end
+  for _, child in ipairs(node.children or NOTHING) do
+    if type(child) == 'table' then depends[#depends + 1] = child.jid end
+  end
+  if #depends > 0 then
+    a[#a + 1] = 'depends'
+    a[#a + 1] = cjson.encode(depends)
+  end
+  a.n = #a
+  return a
 end
 
 -- Puts a node after its children (so that its dependencies exist), as queue.put would.
 function Flows.put_node(now, worker, node)
   local children = node.children or NOTHING
-  local jids = {}
-  for i, child in ipairs(children) do
-    Flows.put_node(now, worker, child)
-    jids[i] = child.jid
-  end
-  local a = {worker, node.queue, node.jid, node.klass, node.data, node.delay or 0}
-  for _, option in ipairs({'priority', 'retries'}) do
-    if node[option] ~= nil then
-      a[#a + 1] = option
-      a[#a + 1] = node[option]
-    end
-  end
-  for _, option in ipairs({'tags', 'throttles', 'rate_limits'}) do
-    if node[option] ~= nil then
-      a[#a + 1] = option
-      a[#a + 1] = json_array(node[option])
-    end
-  end
-  if #jids > 0 then
-    a[#a + 1] = 'depends'
-    a[#a + 1] = cjson.encode(jids)
-  end
-  a.n = #a
+  for _, child in ipairs(children) do Flows.put_node(now, worker, child) end
+  local a = Flows.put_arguments(worker, node)
   Job.put(REQLESS, now, a)
-  local key = Keys.job(node.jid)
-  if #jids > 0 then call('HSET', key, 'flow_children', cjson.encode(jids)) end
+  if #children > 0 then
+    local jids = {}
+    for i, child in ipairs(children) do jids[i] = child.jid end
+    call('HSET', Keys.job(node.jid), 'flow_children', cjson.encode(jids))
+  end
   for _, child in ipairs(children) do
     call('HSET', Keys.job(child.jid), 'flow_parent', node.jid, 'flow_name', child.name or '',
       'flow_policy', child.policy or 'fail')
@@ -133,11 +153,12 @@ end
 
 --[=[ flow.put
   Args     worker, tree (JSON: a job {jid, klass, queue, data (JSON text), [name], [policy:
-           fail|ignore|continue], [priority], [retries], [delay], [tags], [throttles],
-           [rate_limits], [children: [job...]]}; aqless's own, see flows.lua)
+           fail|ignore|continue], [delay], [children: [job...]], and put's options by name,
+           lists as JSON lists: [priority], [retries], [tags], [depends], [throttles],
+           [rate_limits], [group]...}; aqless's own, see flows.lua)
   Reads    ql:j:<jid> of every job of the tree, and what put reads
   Writes   what put writes, for every job of the tree (children first); ql:j:<jid>'s
-           flow_parent, flow_name, flow_policy, flow_children
+           flow_parent, flow_name, flow_policy, flow_children; ql:aqless:flows
   Returns  the root's jid
   Errors   'flow.put(): Arg "tree" not JSON'   InvalidArgumentError
            'flow.put(): a job of the flow is not an object'   FlowError
@@ -156,14 +177,17 @@ end
            'flow.put(): job <jid> <option> is not a list of names'   FlowError
            'flow.put(): job <jid> children is not a list'   FlowError
            'flow.put(): two children of job <jid> are named <name>'   FlowError
+           'flow.put(): job <jid> group is not a name'   FlowError
            'flow.put(): job <jid> already exists'   FlowJidTakenError
            'Put(): Arg "worker" missing'   InvalidArgumentError
+           as queue.put
 ]=]
 function Flows.put(now, worker, tree_text)
   check(worker, 'Put(): Arg "worker" missing')
   local ok, tree = pcall(cjson.decode, tree_text or '')
   check(ok, 'flow.put(): Arg "tree" not JSON')
-  Flows.check_node(tree, 0, {}, {}, {0})
+  Flows.check_node(worker, tree, 0, {}, {}, {0})
+  call('SET', Keys.flows(), 1)
   Flows.put_node(now, worker, tree)
   return tree.jid
 end
@@ -221,6 +245,64 @@ function Flows.failed(now, jid)
   else
     Flows.release_parent(now, parent)
   end
+end
+
+-- Removal (cancel, job.lua), as BullMQ removes a flow's jobs: a parent goes with every job
+-- below it (completed ones included); a job whose parent stays leaves the parent, which
+-- stops waiting for it (and, waiting for nothing else, is released); nothing is removed
+-- while a job it would remove runs.
+
+-- The jobs a cancel of `jids` removes: those given, in order, then every job below a flow
+-- parent among them; and, for each job of a flow among them, its parent (false: none).
+function Flows.removal(jids)
+  local all, seen, parents = {}, {}, {}
+  for i, jid in ipairs(jids) do
+    all[i] = jid
+    seen[jid] = true
+  end
+  if call('EXISTS', Keys.flows()) == 0 then return all, seen, parents end  -- no flow, ever
+  local i = 1
+  while i <= #all do
+    local jid = all[i]
+    local v = call('HMGET', Keys.job(jid), 'flow_parent', 'flow_children')
+    if v[1] or v[2] then parents[jid] = v[1] or false end
+    for _, child in ipairs(decode_stored(v[2]) or NOTHING) do
+      if not seen[child] then
+        seen[child] = true
+        all[#all + 1] = child
+      end
+    end
+    i = i + 1
+  end
+  return all, seen, parents
+end
+
+-- Refuses the removal of a job of a flow that runs (before anything is written).
+function Flows.check_removal(all, parents)
+  for _, jid in ipairs(all) do
+    if parents[jid] ~= nil and call('HGET', Keys.job(jid), 'state') == 'running' then
+      raise('Cancel(): job ' .. jid .. ' of a flow is running; a flow is not removed while'
+        .. ' a job it would lose runs')
+    end
+  end
+end
+
+-- A removed job leaves its parent, which stays: the parent no longer lists it nor waits
+-- for it, and is released when it waits for nothing else.
+function Flows.leave_parent(now, jid, parent)
+  call('SREM', Keys.dependencies(parent), jid)
+  call('SREM', Keys.dependents(jid), parent)
+  local key = Keys.job(parent)
+  local children = decode_stored(call('HGET', key, 'flow_children'))
+  if children ~= nil then
+    local kept = without(children, {[jid] = true})
+    if #kept > 0 then
+      call('HSET', key, 'flow_children', cjson.encode(kept))
+    else
+      call('HDEL', key, 'flow_children')
+    end
+  end
+  Flows.release_parent(now, parent)
 end
 
 --[=[ flow.children

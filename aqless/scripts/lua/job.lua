@@ -280,23 +280,31 @@ end
 
 --[=[ cancel | job.cancel
   Args     jid...
-  Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:j:<jid>-dependencies, ql:tracked
+  Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:j:<jid>-dependencies, ql:tracked,
+           ql:aqless:flows; of a flow's jobs (flows.lua): the jobs below a parent named, the
+           parent of a job named
   Writes   deletes ql:j:<jid>, ql:j:<jid>-history, ql:j:<jid>-dependencies;
            ql:j:<dependency>-dependents, ql:w:<worker>:jobs, <q>-*, throttles, ql:f:<group>,
-           ql:failures, ql:s:stats:<bin>:<q>, ql:t:<tag>, ql:tags
-  Returns  the given jids (a list)
+           ql:failures, ql:s:stats:<bin>:<q>, ql:t:<tag>, ql:tags; for a flow: the same of
+           every job below a parent named (and ql:completed), and of a parent that stays
+           ql:j:<parent>, ql:j:<parent>-dependencies and its <q>-depends|work
+  Returns  the jids cancelled: those given, then those of the jobs below a flow parent given
   Errors   'Cancel(): <jid> is a dependency of <dependent> but is not mentioned to be canceled'
-             ScriptError
+             JobDependedOnError
+           'Cancel(): job <jid> of a flow is running; a flow is not removed while a job it would lose runs'
+             FlowRunningError
 ]=]
 function Job.cancel(D, now, jids)
-  local named = set_of(jids)
-  for _, jid in ipairs(jids) do
+  local all, named, parents = Flows.removal(jids)
+  for _, jid in ipairs(all) do
+    local parent = parents[jid]
     for _, dependent in ipairs(call('SMEMBERS', Keys.dependents(jid))) do
-      check(named[dependent], 'Cancel(): ' .. jid .. ' is a dependency of ' .. dependent ..
-        ' but is not mentioned to be canceled')
+      check(named[dependent] or dependent == parent, 'Cancel(): ' .. jid ..
+        ' is a dependency of ' .. dependent .. ' but is not mentioned to be canceled')
     end
   end
-  for _, jid in ipairs(jids) do
+  Flows.check_removal(all, parents)
+  for _, jid in ipairs(all) do
     local job = Job.read(jid, {'state', 'queue', 'failure', 'worker', 'tags', 'held_in',
       'dedup'})
     if job.state ~= 'complete' then
@@ -322,9 +330,14 @@ function Job.cancel(D, now, jids)
       Batch.ended(now, jid, 'failed')
       Job.delete(D, jid, Tags.parse(job.tags))
       Events.if_tracked('canceled', jid)
+    elseif parents[jid] ~= nil then  -- a completed job of a flow goes with its flow
+      call('ZREM', Keys.completed(), jid)
+      Job.delete(D, jid, Tags.parse(job.tags))
     end
+    local parent = parents[jid]
+    if parent and not named[parent] then Flows.leave_parent(now, jid, parent) end
   end
-  return jids
+  return all
 end
 
 ---------------------------------------------------------------------------------------------

@@ -99,6 +99,13 @@ local function parse_put(D, a)
     rate_limits
 end
 
+-- Checks put's arguments as put does, writing nothing (flow.put checks each job so before
+-- it puts any).
+function Job.check_put(D, a)
+  parse_put(D, a)
+  Groups.put_option(a)
+end
+
 -- The stored text of a job's list of tags (a plain list of strings), as cjson writes it.
 local function tags_text(tags)
   if #tags == 0 then return '{}' end
@@ -257,6 +264,27 @@ function Job.requeue(D, now, a)
   check(a[3], 'Job(): no jid provided')
   check(call('EXISTS', Keys.job(a[3])) == 1, 'Requeue(): Job ' .. a[3] .. ' does not exist')
   return Job.put(D, now, a)
+end
+
+--[=[ queue.putNew
+  Args     worker, queue, jid, klass, data, delay, [name, value]... (aqless's own: as put, but
+           it makes a job only when no job of the jid exists, see Job.put_new)
+  Reads    ql:j:<jid>; as put
+  Writes   as put (none when a job of the jid exists)
+  Returns  {jid, outcome}: the jid, and put, or existed when a job of the jid existed
+  Errors   'Put(): Arg "jid" missing'   InvalidArgumentError
+           as put
+]=]
+-- A put that never replaces a job: the one to retry after a put whose reply was lost (a
+-- timeout, a dropped connection). A plain put under an existing jid replaces that job,
+-- whatever its state: had the first put landed and its job run (or be running), the
+-- retry would run it again. This one changes nothing then, and says so. (Like a
+-- deduplicated put it writes nothing, so put's own checks of its arguments run only when
+-- it puts.)
+function Job.put_new(D, now, a)
+  check(a[3], 'Put(): Arg "jid" missing')
+  if call('EXISTS', Keys.job(a[3])) == 1 then return {a[3], 'existed'} end
+  return {Job.put(D, now, a), 'put'}
 end
 
 ---------------------------------------------------------------------------------------------

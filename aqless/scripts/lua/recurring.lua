@@ -80,7 +80,24 @@ local function parse_recur(D, a)
   local throttles = optional_list(o.throttles, {}, 'Recur(): Arg "throttles" not JSON array: ')
   return {queue = queue, jid = jid, klass = klass, data = data, interval = interval,
     offset = offset, tags = tags, priority = priority, retries = retries, backlog = backlog,
-    throttles = throttles}
+    throttles = throttles, options = o}
+end
+
+-- Writes template `p` (its spawn count kept), out of its old queue's schedule; the caller
+-- places it in its new queue's. Returns the old queue (nil for a new template).
+local function save_template(now, p)
+  local key = Keys.recurring(p.jid)
+  local old = call('HMGET', key, 'count', 'queue')
+  local old_queue = field(old[2])
+  if old_queue ~= nil then call('ZREM', Keys.queue(old_queue, 'recur'), p.jid) end
+  -- reqless drops the old queue's bare name here (not its throttle id): a quirk kept as is
+  local throttles = Throttle.list_for(p.throttles, old_queue, p.queue)
+  call('HSET', key, 'jid', p.jid, 'klass', p.klass, 'data', p.data, 'priority', p.priority,
+    'tags', cjson.encode(p.tags), 'state', 'recur', 'queue', p.queue, 'type', 'interval',
+    'count', tonumber(field(old[1])) or 0, 'interval', p.interval, 'retries', p.retries,
+    'backlog', p.backlog, 'throttles', cjson.encode(throttles))
+  Job.register_queue(p.queue, now)
+  return old_queue
 end
 
 --[=[ recur
@@ -130,19 +147,48 @@ end
 ]=]
 function Recurring.recur(D, now, a)
   local p = parse_recur(D, a)
-  local key = Keys.recurring(p.jid)
-  local old = call('HMGET', key, 'count', 'queue')
-  local old_queue = field(old[2])
-  if old_queue ~= nil then call('ZREM', Keys.queue(old_queue, 'recur'), p.jid) end
   Cron.forget(p.jid)
-  -- reqless drops the old queue's bare name here (not its throttle id): a quirk kept as is
-  local throttles = Throttle.list_for(p.throttles, old_queue, p.queue)
-  call('HSET', key, 'jid', p.jid, 'klass', p.klass, 'data', p.data, 'priority', p.priority,
-    'tags', cjson.encode(p.tags), 'state', 'recur', 'queue', p.queue, 'type', 'interval',
-    'count', tonumber(field(old[1])) or 0, 'interval', p.interval, 'retries', p.retries,
-    'backlog', p.backlog, 'throttles', cjson.encode(throttles))
+  save_template(now, p)
   call('ZADD', Keys.queue(p.queue, 'recur'), now + p.offset, p.jid)
-  Job.register_queue(p.queue, now)
+  return p.jid
+end
+
+--[=[ queue.upsertRecurring
+  Args     queue, jid, klass, data, interval, offset, [name, value]... (aqless's own: as
+           queue.recurAtInterval, with the options cron, tz, refill and times, a JSON list
+           of fire times, as recurringJob.setCron's)
+  Reads    ql:r:<jid>, ql:q:<old queue>-recur
+  Writes   ql:r:<jid>, ql:q:<old queue>-recur, ql:q:<queue>-recur, ql:cron:<jid>, ql:crons,
+           ql:queues
+  Returns  the jid
+  Errors   as queue.recurAtInterval
+           as recurringJob.setCron
+           'Cron(): Arg "times" not JSON array: <times>'   InvalidArgumentError
+]=]
+-- Registers template `jid` or updates the one registered: class, data, queue and options
+-- as given; its next spawn time kept unless its schedule changed (another interval, or
+-- another cron or tz), when it starts over as a new template's would.
+function Recurring.upsert(D, now, a)
+  local p = parse_recur(D, a)
+  local schedule = Cron.from_options(p.jid, p.options)
+  local key = Keys.recurring(p.jid)
+  local old = call('HMGET', key, 'queue', 'interval', 'cron', 'tz')
+  local next = old[1] and call('ZSCORE', Keys.queue(old[1], 'recur'), p.jid)
+  local same
+  if schedule then
+    same = old[3] == schedule.cron and old[4] == schedule.tz
+  else
+    same = not old[3] and tonumber(old[2]) == p.interval
+  end
+  if not (same and next) then Cron.forget(p.jid) end
+  save_template(now, p)
+  if same and next then
+    call('ZADD', Keys.queue(p.queue, 'recur'), next, p.jid)
+  elseif schedule then
+    Cron.start(p.jid, p.queue, schedule.cron, schedule.tz, schedule.refill, schedule.times)
+  else
+    call('ZADD', Keys.queue(p.queue, 'recur'), now + p.offset, p.jid)
+  end
   return p.jid
 end
 

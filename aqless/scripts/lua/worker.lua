@@ -62,6 +62,47 @@ function Worker.forget(names)
   call_batched('ZREM', Keys.workers(), names)
 end
 
+--[=[ worker.takeBack
+  Args     worker, [jid...] (aqless's own: a worker takes back jobs it holds but never heard
+           of, each as a new attempt, see Worker.take_back)
+  Reads    ql:config, ql:w:<worker>:jobs, job objects
+  Writes   ql:workers, ql:w:<worker>:jobs, ql:q:<q>-locks, ql:j:<jid>, ql:j:<jid>-history
+  Returns  JSON list of the objects of the jobs taken back, each with its attempt and
+           checkpoint as aqless's own pops present them ([] when none)
+  Errors   'TakeBack(): Arg "worker" missing'   InvalidArgumentError
+]=]
+-- The server may hold jobs for a worker that the worker never heard of: a pop whose reply
+-- a dropped connection lost, a push lost with its subscription, or the jobs of an earlier
+-- process under the same name (aqless-run --resume). Each job named (none named: every job
+-- held under `worker`) that is running under `worker` is handed to it again as a pop hands
+-- a job out: a new, rising attempt (so a run of an earlier attempt, if one still goes on
+-- somewhere, is fenced out: see Job.check_attempt), a fresh lock, and a `popped` history
+-- entry. Jobs no longer running, or held by another worker, are left alone and not listed.
+function Worker.take_back(now, worker, jids)
+  check(worker, 'TakeBack(): Arg "worker" missing')
+  if #jids == 0 then jids = call('ZRANGE', Keys.worker_jobs(worker), 0, -1) end
+  local taken, seen = {}, {}
+  local entry = History.pair_text(now, 'popped', 'worker', worker)
+  for _, jid in ipairs(jids) do
+    local v = call('HMGET', Keys.job(jid), 'state', 'worker', 'queue', 'held_in', 'attempt')
+    if not seen[jid] and v[1] == 'running' and v[2] == worker then
+      seen[jid] = true
+      local job = {queue = v[3] or nil, held_in = v[4] or nil}
+      local expires = now + Config.heartbeat(job.queue or '')
+      local attempt = math.floor(tonumber(v[5]) or 0) + 1
+      call('HSET', Keys.job(jid), 'expires', expires, 'attempt', attempt)
+      History.push(jid, entry)
+      call('ZADD', Keys.worker_jobs(worker), expires, jid)
+      call('ZADD', Keys.queue(Job.home(job, jid), 'locks'), expires, jid)
+      Events.if_tracked('popped', jid)
+      taken[#taken + 1] = jid
+    end
+  end
+  if #taken == 0 then return '[]' end
+  call('ZADD', Keys.workers(), now, worker)
+  return Job.list_json(REQLESS, taken, nil, nil, true)
+end
+
 -- Offers (aqless's own; other clients neither make nor see them). A worker that found its
 -- queues empty offers to take their next jobs; a put into such a queue then pops a job for
 -- the offering worker with the most free slots and publishes the pop's reply on
