@@ -17,6 +17,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
+from aqless import rules
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.protocol import Clock, Protocol
@@ -503,6 +504,7 @@ class Jobs:
 
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids tagged `tag`, a page at a time, with the total."""
+        offset, count = rules.checked_listing(offset, count, "jobs.tagged")
         reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)
         return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
 
@@ -514,10 +516,12 @@ class Jobs:
 
     async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
         """Completed jids, most recent first."""
+        offset, count = rules.checked_listing(offset, count, "jobs.completed")
         return listed(await self._client.protocol.json("jobs.completed", offset, count))
 
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids failed in `group`, most recent first."""
+        offset, count = rules.checked_listing(offset, count, "jobs.failedByGroup")
         reply = await self._client.protocol.json("jobs.failedByGroup", group, offset, count)
         return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
 
@@ -558,12 +562,14 @@ class Config:
         value = await self._client.protocol.call("config.get", option)
         return None if value is None else str(value)
 
-    async def set(self, option: str, value: str | float) -> None:
+    async def set(self, option: str, value: str | float, *, force: bool = False) -> None:
         """Set a configuration option (e.g. ``heartbeat``, ``<queue>-heartbeat``).
-        ConfigValueError, before anything is sent, for a value the scripts cannot read as
-        the option's type (a number for ``heartbeat``, a whole number for
-        ``jobs-history-count``...)."""
-        await self._client.protocol.call("config.set", option, checked_value(option, value))
+        ConfigValueError, before anything is sent, for a value outside the option's rule
+        (`aqless.rules`: a positive number of seconds for ``heartbeat``, a whole number from
+        0 for ``jobs-history-count``...), or for a name the scripts do not read unless
+        `force` (another qless client's own option: then any value is stored)."""
+        checked = checked_value(option, value, force=force)
+        await self._client.protocol.call("config.set", option, checked)
 
     async def unset(self, option: str) -> None:
         """Remove an option: back to its default."""
@@ -615,7 +621,10 @@ class Throttle:
 
     async def set(self, maximum: int, *, expiration: int = 0) -> None:
         """At most `maximum` jobs hold it at once (0: unlimited); `expiration` seconds
-        later the limit is lifted."""
+        later the limit is lifted (0: never). InvalidValueError unless both are whole
+        numbers from 0."""
+        maximum = rules.check("maximum", maximum, "throttle.set")
+        expiration = rules.check("expiration", expiration, "throttle.set")
         await self._client.protocol.call("throttle.set", self.name, maximum, expiration)
 
     async def delete(self) -> None:
@@ -653,6 +662,7 @@ class Tags:
 
     async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
         """Tags carried by at least two jobs, most used first."""
+        offset, count = rules.checked_listing(offset, count, "tags.top")
         return listed(await self._client.protocol.json("tags.top", offset, count))
 
 

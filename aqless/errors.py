@@ -11,7 +11,7 @@ AqlessError                  base, never raised itself
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   │   ├── JobDataError         job data that does not fit its handler's declared type
 │   │   ├── InvalidValueError    a value outside its input's rule (aqless.rules); .option
-│   │   │   └── ConfigValueError   a configuration value not of its option's type
+│   │   │   └── ConfigValueError   a configuration value outside its option's rule
 │   │   ├── CrossShardError      a put whose jid, dependencies, route... name two shards
 │   │   │   └── FlowPlacementError   a flow that cannot live on one shard
 │   │   └── FlowError            a flow refused before anything of it was written
@@ -141,22 +141,18 @@ class InvalidValueError(InvalidArgumentError):
 
 
 class ConfigValueError(InvalidValueError):
-    """A configuration value that is not of its option's type (``heartbeat`` = ``banana``),
-    refused by ``client.config.set`` before anything is sent.
+    """A configuration value outside its option's rule (``heartbeat`` = ``banana`` or
+    ``-5``), or an option no rule knows, not forced: refused by ``client.config.set``
+    before anything is sent.
 
     Attributes:
-        option: the option's name.
+        option: the option's name (``option`` for an unknown name, the name as `value`).
         value: the value refused.
-        expected: what the value must be (``a number``, ``a whole number``).
+        expected: what the value must be (``a positive number of seconds``...).
     """
 
     def __init__(self, option: str, value: object, expected: str) -> None:
-        InvalidArgumentError.__init__(
-            self, "config.set", f"option {option!r} must be {expected}, not {value!r}"
-        )
-        self.option = option
-        self.value = value
-        self.expected = expected
+        super().__init__("config.set", option, value, expected)
 
 
 class CrossShardError(InvalidArgumentError):

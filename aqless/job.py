@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
 from aqless import rules
 from aqless._connection.job_data import StoredData
@@ -550,6 +550,25 @@ class Job:
         return job
 
 
+#: The rule of each number of a recurring job's template, by the name its doors give it.
+RECURRING_RULES: Final = {
+    "interval": "interval",
+    "offset": "recurring.offset",
+    "priority": "priority",
+    "retries": "retries",
+    "backlog": "backlog",
+}
+
+
+def recurring_numbers(command: str, numbers: Mapping[str, object]) -> dict[str, Any]:
+    """A recurring job's `numbers` (None: not given), each checked by its rule
+    (InvalidValueError naming the first one outside it)."""
+    return {
+        name: rules.check_optional(RECURRING_RULES[name], value, command)
+        for name, value in numbers.items()
+    }
+
+
 class RecurringJob:
     """A recurring job: a template the server spawns a job from every `interval` seconds."""
 
@@ -599,7 +618,8 @@ class RecurringJob:
         """Change the template (`interval`, `priority`, `retries`, `data`, `klass`,
         `queue`, `backlog`, `throttles`, `cron`, `tz`); jobs it spawns from now on follow
         the change. A new `cron` or `tz` recomputes its schedule; a cron job's `interval`
-        can't be changed."""
+        can't be changed. InvalidValueError, before anything is sent, for a number outside
+        its rule (`interval` positive, `retries` and `backlog` whole numbers from 0)."""
         interval, cron, tz = changes.get("interval"), changes.get("cron"), changes.get("tz")
         data, throttles = changes.get("data"), changes.get("throttles")
         if changes.get("queue") is not None:  # where its jobs go from now on
@@ -611,14 +631,15 @@ class RecurringJob:
             schedule = CronSchedule.of(cron or self.cron or "", tz or self.tz)
         if interval is not None and (self.cron or schedule):
             raise ConfigurationError("a cron job has no interval to change: recur it anew")
+        numbers = recurring_numbers(
+            "recurringJob.update",
+            {name: changes.get(name) for name in ("interval", "priority", "retries", "backlog")},
+        )
         options: list[str | float] = []
         for name, value in (
-            ("interval", interval),
-            ("priority", changes.get("priority")),
-            ("retries", changes.get("retries")),
+            *numbers.items(),
             ("klass", changes.get("klass")),
             ("queue", changes.get("queue")),
-            ("backlog", changes.get("backlog")),
         ):
             if value is not None:
                 options += [name, value]

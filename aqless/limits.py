@@ -14,15 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from aqless import rules
 from aqless.errors import InvalidArgumentError
 from aqless.models import BURST, SMOOTH, RateLimitInfo
 
 if TYPE_CHECKING:
     from aqless.contracts import ScriptClient as Client
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def checked_limit_name(name: str) -> str:
@@ -49,10 +46,10 @@ class RateLimit:
     async def set(self, limit: int, *, per: float = 1.0, smooth: bool = False) -> None:
         """Start at most `limit` jobs in any `per` seconds: in bursts of up to `limit`, or,
         `smooth`, spread evenly (``per / limit`` seconds apart)."""
-        if not _whole(limit) or limit < 1:
-            raise InvalidArgumentError("limit", f"a whole number of at least 1, not {limit!r}")
-        if not per > 0:
-            raise InvalidArgumentError("per", f"seconds above 0, not {per!r}")
+        limit, per = (
+            rules.check("limit", limit, "rateLimit.set"),
+            rules.check("per", per, "rateLimit.set"),
+        )
         if not isinstance(smooth, bool):
             raise InvalidArgumentError("smooth", f"True or False, not {smooth!r}")
         mode = SMOOTH if smooth else BURST

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import datetime
-import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
 
@@ -15,11 +14,10 @@ from aqless._connection.protocol import DATA_APART, decoded_apart, encode_json
 from aqless.errors import (
     AqlessError,
     ConfigurationError,
-    InvalidArgumentError,
     JobNotFoundError,
     LockLostError,
 )
-from aqless.job import Job
+from aqless.job import Job, recurring_numbers
 from aqless.models import GroupCounts, JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.puts import (
     Durability,
@@ -304,7 +302,10 @@ class Queue:
     ) -> str:
         """Spawn a job every `interval` seconds (default 60), the first after `offset`
         seconds, or at the times of a `cron` expression in time zone `tz`; returns the
-        recurring job's id. `backlog` caps how many missed spawns are caught up.
+        recurring job's id. `backlog` caps how many missed spawns are caught up (0: all).
+        InvalidValueError, before anything is sent, for a value outside its rule
+        (`aqless.rules`: `interval` positive, `offset` from 0, `retries` and `backlog`
+        whole numbers from 0).
 
         With `name`, the template is registered under that name, which is its id: calling
         `recur` again with the same name (as a service does at every start) updates that
@@ -313,6 +314,11 @@ class Queue:
         applies when it did. Without a name each call adds a template, and `jid=` makes
         the template of that id again, its schedule started over."""
         checked_queue(self.name, "queue.recur")
+        numbers = {"interval": interval, "offset": offset, "priority": priority}
+        numbers |= {"retries": retries, "backlog": backlog}
+        checked = recurring_numbers("queue.recurAtInterval", numbers)
+        interval, offset, priority = checked["interval"], checked["offset"], checked["priority"]
+        retries, backlog = checked["retries"], checked["backlog"]
         schedule = cron_schedule(cron, tz, interval, offset)
         named = recurring_jid(name, jid)
         # a named template takes its cron schedule in the same call
@@ -362,6 +368,7 @@ class Queue:
 
     async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
         """The jobs a pop would take next, without taking them."""
+        offset, count = rules.checked_listing(offset, count, "queue.peek")
         peeked = await self._client.protocol.json("queue.peek", self.name, offset, count)
         return [Job(self._client, fields) for fields in peeked or []]
 
@@ -437,6 +444,7 @@ class Queue:
         taking them; failed: this queue's failed jobs, group by group in name order, most
         recent first in each; complete: every queue's completed jobs), or recurring (this
         queue's recurring jobs' ids)."""
+        offset, count = rules.checked_listing(offset, count, "queue.jobsByState")
         if str(state) == JobState.WAITING:
             return await self._waiting(offset, count)
         if str(state) == JobState.FAILED:
@@ -452,17 +460,13 @@ class Queue:
 
     async def _waiting(self, offset: int, count: int) -> list[str]:
         # a peek lists the stalled jobs (expired locks) first, then the work set: skip those
-        if count <= 0:
-            return []
         stalled = (await self.counts()).stalled
-        peeked = await self.peek(count, offset=stalled + max(offset, 0))
+        peeked = await self.peek(count, offset=stalled + offset)
         return [job.jid for job in peeked]
 
     async def _failed(self, offset: int, count: int, page: int = 500) -> list[str]:
         # failed jobs are kept by failure group, not by queue: read the groups, keep ours
-        wanted = max(offset, 0) + count
-        if count <= 0:
-            return []
+        wanted = offset + count
         groups = await self._client.protocol.json("failureGroups.counts")
         found: list[str] = []
         for group in sorted(groups or {}):
@@ -476,7 +480,7 @@ class Queue:
                 start += page
                 if len(jids) < page:
                     break
-        return found[max(offset, 0) : wanted]
+        return found[offset:wanted]
 
     async def heartbeat(self) -> float:
         """Seconds a lock lasts in this queue (its own setting, else the global one)."""
@@ -498,7 +502,9 @@ class Queue:
         )
 
     async def set_throttle(self, maximum: int) -> None:
-        """Let at most `maximum` of this queue's jobs run at once (0: unlimited)."""
+        """Let at most `maximum` of this queue's jobs run at once (0: unlimited).
+        InvalidValueError unless a whole number from 0."""
+        maximum = rules.check("maximum", maximum, "queue.throttle.set")
         await self._client.protocol.call("queue.throttle.set", self.name, maximum)
 
     @property
@@ -520,6 +526,7 @@ class Queue:
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""
         checked_queue(self.name, "queue.unfail")
+        count = rules.check("count", count, "queue.unfail")
         return await self._client.protocol.integer("queue.unfail", self.name, group, count)
 
     async def forget(self) -> None:
@@ -537,18 +544,18 @@ class Queue:
 
     async def set_group_weight(self, group: str | None, weight: float) -> None:
         """Give `group` (None: the jobs put without one) `weight` turns of the pops for each
-        turn of a group of weight 1 (the default). InvalidArgumentError unless `weight` is a
+        turn of a group of weight 1 (the default). InvalidValueError unless `weight` is a
         positive number."""
-        checked_group_weight(weight)
+        weight = rules.check("weight", weight, "group.set")
         await self._client.protocol.call(
             "group.set", self.name, _group_name(group), "weight", weight
         )
 
     async def set_group_concurrency(self, group: str | None, maximum: int) -> None:
         """Let aqless's pops hand out at most `maximum` jobs of `group` (None: the jobs put
-        without one) to run at once; 0 lifts the cap. InvalidArgumentError unless `maximum`
+        without one) to run at once; 0 lifts the cap. InvalidValueError unless `maximum`
         is a whole number from 0."""
-        checked_group_concurrency(maximum)
+        maximum = rules.check("concurrency", maximum, "group.set")
         await self._client.protocol.call(
             "group.set", self.name, _group_name(group), "concurrency", maximum
         )
@@ -559,61 +566,19 @@ class Queue:
         """Let aqless's pops start at most `limit` jobs of `group` (None: the jobs put
         without one) in any window of `per` seconds; None lifts the limit. A group at its
         limit is passed over (its jobs wait; the other groups keep their turns).
-        InvalidArgumentError unless `limit` is a whole number of at least 1 (or None) and
+        InvalidValueError unless `limit` is a whole number of at least 1 (or None) and
         `per` a positive number of seconds."""
         name = _group_name(group)
         if limit is None:
             await self._client.protocol.call("group.set", self.name, name, "rate", 0)
             return
-        checked_group_rate(limit, per)
+        limit, per = rules.check("limit", limit, "group.set"), rules.check("per", per, "group.set")
         await self._client.protocol.call("group.set", self.name, name, "rate", limit, "per", per)
-
-
-def checked_group_weight(weight: object) -> float:
-    """A group's weight: refused (InvalidArgumentError) unless a positive number."""
-    if not _positive(weight):
-        raise InvalidArgumentError(
-            "group.set", f"a group's weight must be a positive number, not {weight!r}"
-        )
-    return float(weight)
-
-
-def checked_group_concurrency(maximum: object) -> int:
-    """A group's concurrency cap: refused (InvalidArgumentError) unless a whole number
-    from 0 (0: no cap)."""
-    if type(maximum) is not int or maximum < 0:
-        raise InvalidArgumentError(
-            "group.set", f"a group's concurrency must be a whole number from 0, not {maximum!r}"
-        )
-    return maximum
-
-
-def checked_group_rate(limit: object, per: object) -> tuple[int, float]:
-    """A group's rate limit and its period in seconds: refused (InvalidArgumentError)
-    unless a whole number from 1 and a positive number."""
-    if type(limit) is not int or limit < 1:
-        raise InvalidArgumentError(
-            "group.set", f"a group's rate limit must be a whole number from 1, not {limit!r}"
-        )
-    if not _positive(per):
-        raise InvalidArgumentError(
-            "group.set", f"a group's rate period must be a positive number, not {per!r}"
-        )
-    return limit, float(per)
 
 
 def _group_name(group: str | None) -> str:
     """A group as the script names it ('' for the jobs put without one)."""
     return "" if group is None else checked_group(group, "group.set")
-
-
-def _positive(value: object) -> TypeGuard[int | float]:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
-    )
 
 
 #: What a put hook is given as its queue: a `Queue`, or a sharded deployment's queue.

@@ -165,6 +165,78 @@ def _shown(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
+#: What a config option's name is keyed by in `RULES` when it is a queue's own
+#: (``emails-heartbeat`` is ``<queue>-heartbeat``).
+PER_QUEUE: Final = "<queue>"
+
+
+def _config_rules() -> dict[str, Rule]:
+    """The config options the scripts read (config.lua and its callers) and those aqless
+    writes, by name; a queue's own options by ``<queue>-`` and their suffix."""
+    seconds = "seconds"
+    return {
+        "application": Rule("text", "A name for user interfaces; the script never reads it."),
+        "heartbeat": Rule(
+            "number",
+            "How long a popped job's lock lasts unless its worker heartbeats.",
+            seconds,
+            0,
+            True,
+        ),
+        "grace-period": Rule(
+            "number",
+            "Between the lock-lost warning to a worker and the job being taken back "
+            "(0: taken back at once).",
+            seconds,
+            minimum=0,
+        ),
+        "jobs-history": Rule(
+            "number", "How long completed jobs are kept (0: not at all).", seconds, minimum=0
+        ),
+        "jobs-history-count": Rule(
+            "whole", "How many completed jobs are kept at most.", "jobs", minimum=0
+        ),
+        "max-job-history": Rule(
+            "whole", "History entries kept per job (0: all of them).", "entries", minimum=0
+        ),
+        "max-pop-retry": Rule(
+            "whole",
+            "Passes a pop makes over the queue when throttles or rate limits hold jobs back.",
+            "passes",
+            minimum=1,
+        ),
+        "max-worker-age": Rule(
+            "number", "A worker idle this long is forgotten (its jobs stay).", seconds, 0
+        ),
+        "result-max-bytes": Rule(
+            "whole",
+            "The largest job result kept; a larger one is dropped (the job still completes).",
+            "bytes",
+            minimum=0,
+        ),
+        "stats-history": Rule(
+            "whole", "Days of summary statistics to keep; no server reads it.", "days", minimum=0
+        ),
+        "histogram-history": Rule(
+            "whole", "Days of histograms to keep; no server reads it.", "days", minimum=0
+        ),
+        "aqless-pubsub": Rule(
+            "text",
+            "Written by a sharded deployment: 'sharded' publishes events with SPUBLISH.",
+            minimum=0,
+        ),
+        f"{PER_QUEUE}-heartbeat": Rule(
+            "number", "This queue's lock duration (instead of heartbeat).", seconds, 0, True
+        ),
+        f"{PER_QUEUE}-max-concurrency": Rule(
+            "whole", "Jobs of this queue running at once at most (0: no limit).", "jobs", 0
+        ),
+        f"{PER_QUEUE}-max-pop-retry": Rule(
+            "whole", "This queue's max-pop-retry.", "passes", minimum=1
+        ),
+    }
+
+
 def _rules() -> dict[str, Rule]:
     return {
         # names
@@ -190,6 +262,66 @@ def _rules() -> dict[str, Rule]:
         "count": Rule("whole", "How many items a listing returns.", minimum=1),
         "offset": Rule("whole", "How many items a listing skips.", minimum=0),
         "page": Rule("whole", "A page of a listing, from 1.", minimum=1),
+        # operators' settings: recurring jobs, throttles, groups, rate limits, workers (the
+        # config options' rules are in the block after this one)
+        "interval": Rule(
+            "number", "Seconds between two spawns of a recurring job.", "seconds", 0, True
+        ),
+        "recurring.offset": Rule(
+            "number", "Seconds before a recurring job's first spawn.", "seconds", minimum=0
+        ),
+        "backlog": Rule(
+            "whole", "Missed spawns a recurring job catches up at most (0: all).", minimum=0
+        ),
+        "maximum": Rule(
+            "whole", "Jobs holding a throttle at once at most (0: no limit).", "jobs", 0
+        ),
+        "expiration": Rule(
+            "whole", "Seconds until a throttle is lifted (0: never).", "seconds", minimum=0
+        ),
+        "weight": Rule(
+            "number",
+            "A group's turns of the pops for each turn of a group of weight 1.",
+            "",
+            0,
+            True,
+        ),
+        "concurrency": Rule(
+            "whole", "A group's jobs running at once at most (0: no cap).", "jobs", minimum=0
+        ),
+        "limit": Rule("whole", "Job starts at most in any window of `per`.", "jobs", minimum=1),
+        "per": Rule("number", "A rate limit's window.", "seconds", minimum=0, above=True),
+        "worker.concurrency": Rule("whole", "Jobs a worker runs at once.", "jobs", minimum=1),
+        "worker.prefetch": Rule(
+            "whole", "Jobs a worker pops beyond its free slots and holds.", "jobs", minimum=0
+        ),
+        "worker.interval": Rule(
+            "number", "A worker's longest wait between polls while idle.", "seconds", 0, True
+        ),
+        "worker.grace": Rule(
+            "number", "Seconds running jobs get to finish after a stop.", "seconds", minimum=0
+        ),
+        "worker.job_timeout": Rule(
+            "number", "Seconds a job may run unless its handler says.", "seconds", 0, True
+        ),
+        "worker.refresh": Rule(
+            "number",
+            "Seconds between re-reading the queues a worker's patterns match.",
+            "seconds",
+            0,
+            True,
+        ),
+        "worker.max_jobs": Rule(
+            "whole", "Jobs a worker (process) takes before it finishes.", "jobs", minimum=1
+        ),
+        "worker.isolate_max_jobs": Rule(
+            "whole", "Jobs a child process runs before it is replaced.", "jobs", minimum=1
+        ),
+        "worker.max_memory": Rule(
+            "whole", "Resident memory above which a worker finishes.", "bytes", minimum=1
+        ),
+        # config options (aqless.scripts.options describes them by these rules)
+        **CONFIG,
         # the dashboard's and CLI's listings
         "state": Rule(
             "choice",
@@ -222,23 +354,37 @@ def _rules() -> dict[str, Rule]:
     }
 
 
+#: The config options' rules, by option name (``<queue>-heartbeat`` for a queue's own).
+CONFIG: Final[dict[str, Rule]] = _config_rules()
+
 #: Every input's rule, by the name its doors give it.
 RULES: Final[dict[str, Rule]] = _rules()
 
 
+def shown(name: str) -> str:
+    """What a refusal calls the input of rule `name`: the part after its last dot
+    (``worker.interval`` is the worker's ``interval``)."""
+    return name.rpartition(".")[2]
+
+
 def check(name: str, value: object, command: str) -> Any:
     """`value` checked against `name`'s rule (see `Rule.check`)."""
-    return RULES[name].check(value, name, command)
+    return RULES[name].check(value, shown(name), command)
 
 
 def check_optional(name: str, value: object, command: str) -> Any:
     """`check`, letting None (not given) through."""
-    return None if value is None else RULES[name].check(value, name, command)
+    return None if value is None else RULES[name].check(value, shown(name), command)
 
 
 def parse(name: str, text: str, command: str) -> Any:
     """`text` parsed and checked against `name`'s rule (see `Rule.parse`)."""
-    return RULES[name].parse(text, name, command)
+    return RULES[name].parse(text, shown(name), command)
+
+
+def checked_listing(offset: object, count: object, command: str) -> tuple[int, int]:
+    """A listing's `offset` and `count`, each checked by its rule."""
+    return check("offset", offset, command), check("count", count, command)
 
 
 def table_markdown(names: Sequence[str] | None = None) -> str:

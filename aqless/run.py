@@ -44,6 +44,7 @@ from aqless.errors import (
     needs_extra,
 )
 from aqless.handlers import Handlers
+from aqless.ops.params import Ruled
 from aqless.worker import Worker
 
 if TYPE_CHECKING:
@@ -412,7 +413,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @option(
     "-c",
     "--concurrency",
-    type=click.IntRange(min=1),
+    type=Ruled("worker.concurrency"),
     default=defaults.CONCURRENCY,
     show_default=True,
     envvar="AQLESS_CONCURRENCY",
@@ -420,7 +421,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 )
 @option(
     "--prefetch",
-    type=click.IntRange(min=0),
+    type=Ruled("worker.prefetch"),
     default=defaults.PREFETCH,
     show_default=True,
     metavar="N",
@@ -447,7 +448,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 )
 @option(
     "--interval",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Ruled("worker.interval"),
     default=defaults.INTERVAL,
     show_default=True,
     envvar="AQLESS_INTERVAL",
@@ -455,7 +456,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 )
 @option(
     "--grace",
-    type=click.FloatRange(min=0),
+    type=Ruled("worker.grace"),
     default=defaults.GRACE,
     show_default=True,
     envvar="AQLESS_GRACE",
@@ -492,7 +493,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 )
 @option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Ruled("worker.job_timeout"),
     envvar="AQLESS_TIMEOUT",
     help="Seconds a job may run unless its handler sets its own (default: no limit).",
 )
@@ -521,7 +522,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 )
 @option(
     "--max-jobs",
-    type=click.IntRange(min=1),
+    type=Ruled("worker.max_jobs"),
     envvar="AQLESS_MAX_JOBS",
     help="Replace a worker process after it has taken this many jobs.",
 )

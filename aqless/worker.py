@@ -40,7 +40,7 @@ from collections.abc import KeysView, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -121,6 +121,12 @@ class _WorkerAsPushTaker:
         self._worker._pushes_may_be_lost()
 
 
+def setting(name: str, value: Any) -> Any:
+    """A worker setting (None: not given) checked by its rule, ``worker.<name>`` in
+    `aqless.rules`: the rule aqless-run's option of the same meaning parses by."""
+    return rules.check_optional(f"worker.{name}", value, "Worker")
+
+
 class Worker:
     """Runs jobs from some queues, `concurrency` at a time.
 
@@ -194,19 +200,13 @@ class Worker:
     ) -> None:
         if isinstance(queues, str):
             raise ConfigurationError("queues must be a list of names, not one string")
-        if concurrency < 1:
-            raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
-        for name, value in (("interval", interval), ("refresh", refresh)):
-            if not value > 0:
-                raise ConfigurationError(f"{name} must be positive, got {value!r}")
-        if not grace >= 0:
-            raise ConfigurationError(f"grace must be >= 0, got {grace!r}")
+        concurrency, prefetch = setting("concurrency", concurrency), setting("prefetch", prefetch)
+        interval, grace = setting("interval", interval), setting("grace", grace)
+        refresh, job_timeout = setting("refresh", refresh), setting("job_timeout", job_timeout)
+        max_jobs, max_memory = setting("max_jobs", max_jobs), setting("max_memory", max_memory)
+        isolate_max_jobs = setting("isolate_max_jobs", isolate_max_jobs)
         if retry is not None and backoff is not None:
             raise ConfigurationError("give either retry or backoff, not both")
-        if isolate_max_jobs is not None and isolate_max_jobs < 1:
-            raise ConfigurationError(f"isolate_max_jobs must be >= 1, got {isolate_max_jobs}")
-        if prefetch < 0:
-            raise ConfigurationError(f"prefetch must be >= 0, got {prefetch}")
         if prefetch and budget is not None:
             raise ConfigurationError("prefetch cannot be used with a shared slot budget")
         self.client = client

@@ -21,6 +21,7 @@ from aqless import (
     ConfigurationError,
     ConnectionLostError,
     InvalidArgumentError,
+    InvalidValueError,
     Job,
     JobNotFoundError,
     JobState,
@@ -33,6 +34,7 @@ from aqless import (
     WorkerJobs,
 )
 from aqless.client import connect
+from aqless.scripts.options import describe
 from tests.support.clients import WORKER, ManualClock, get_job, pop_one
 
 pytest_plugins = ["tests.support.client_fixtures"]
@@ -421,28 +423,44 @@ async def test_config_get_set_unset(client: aqless.Client) -> None:
 
 
 @pytest.mark.parametrize(
-    ("option", "value", "expected"),
+    ("option", "value"),
     [
-        ("heartbeat", "banana", "a number"),
-        ("grace-period", "", "a number"),
-        ("jobs-history", "nan", "a number"),
-        ("jobs-history-count", "2.5", "a whole number"),
-        ("max-job-history", "ten", "a whole number"),
-        ("max-pop-retry", 1.5, "a whole number"),
-        ("stats-history", "30d", "a whole number"),
-        ("histogram-history", "x", "a whole number"),
-        ("emails-heartbeat", "soon", "a number"),
-        ("emails-max-concurrency", "many", "a whole number"),
+        ("heartbeat", "banana"),
+        ("heartbeat", -5),
+        ("heartbeat", "0"),
+        ("grace-period", ""),
+        ("grace-period", -1),
+        ("jobs-history", "nan"),
+        ("jobs-history", "-1"),
+        ("jobs-history-count", "2.5"),
+        ("max-job-history", "ten"),
+        ("max-job-history", -1),
+        ("max-pop-retry", 1.5),
+        ("max-pop-retry", 0),
+        ("stats-history", "30d"),
+        ("histogram-history", "x"),
+        ("emails-heartbeat", "soon"),
+        ("emails-heartbeat", -1),
+        ("emails-max-concurrency", "many"),
     ],
 )
-async def test_config_set_refuses_a_value_not_of_its_option_type(
-    client: aqless.Client, option: str, value: str | float, expected: str
+async def test_config_set_refuses_a_value_outside_its_option_rule(
+    client: aqless.Client, option: str, value: str | float
 ) -> None:
-    with pytest.raises(aqless.ConfigValueError, match=f"{option!r} must be {expected}") as refused:
+    expected = describe(option).expected()  # type: ignore[union-attr]
+    with pytest.raises(aqless.ConfigValueError, match=f"{option} must be {expected}") as refused:
         await client.config.set(option, value)
     assert (refused.value.option, refused.value.expected) == (option, expected)
-    assert isinstance(refused.value, aqless.InvalidArgumentError)
-    assert (await client.config.all()).get(option) != str(value)  # nothing was stored
+    assert isinstance(refused.value, aqless.InvalidValueError)
+    assert await client.redis.hgetall("ql:config") == {}  # nothing was stored
+
+
+async def test_config_set_refuses_an_unknown_option_unless_forced(client: aqless.Client) -> None:
+    with pytest.raises(aqless.ConfigValueError, match="option must be an option the scripts"):
+        await client.config.set("hearbeat", 30)
+    assert await client.redis.hgetall("ql:config") == {}
+    await client.config.set("hearbeat", 30, force=True)  # another client's own option
+    assert await client.config.get("hearbeat") == "30"
 
 
 async def test_config_set_takes_numbers_as_text_and_any_text_for_other_options(
@@ -450,9 +468,9 @@ async def test_config_set_takes_numbers_as_text_and_any_text_for_other_options(
 ) -> None:
     await client.config.set("heartbeat", " 90 ")
     await client.config.set("jobs-history-count", "1e3")
-    await client.config.set("jobs-history", -1)  # negative: completed jobs expire at once
+    await client.config.set("jobs-history", 0)  # completed jobs expire at once
     await client.config.set("application", "banana")
-    await client.config.set("my-own-option", "anything")
+    await client.config.set("my-own-option", "anything", force=True)
     assert await client.config.get("jobs-history-count") == "1e3"
 
 
@@ -487,7 +505,7 @@ async def test_config_all(client: aqless.Client) -> None:
     }
     assert await client.config.all() == defaults
     await client.config.set("heartbeat", 5)
-    await client.config.set("my-option", "on")
+    await client.config.set("my-option", "on", force=True)
     assert await client.config.all() == {**defaults, "heartbeat": "5", "my-option": "on"}
 
 
@@ -543,8 +561,12 @@ async def test_throttle_get_set_delete(client: aqless.Client) -> None:
 
 
 async def test_throttle_set_refuses_a_bad_maximum(client: aqless.Client) -> None:
-    with pytest.raises(InvalidArgumentError, match='Arg "maximum" not a number'):
-        await client.throttles["api"].set(float("nan"))  # type: ignore[arg-type]
+    for bad in (float("nan"), -1, 1.5):
+        with pytest.raises(InvalidValueError, match="maximum must be a whole number from 0"):
+            await client.throttles["api"].set(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValueError, match="expiration must be a whole number from 0"):
+        await client.throttles["api"].set(2, expiration=-1)
+    assert await client.redis.keys("ql:th:*") == []
 
 
 async def test_throttle_locks_pending_and_release(

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 import aqless
-from aqless import GroupCounts, InvalidArgumentError, Job, PutRequest
+from aqless import GroupCounts, InvalidArgumentError, InvalidValueError, Job, PutRequest
 from tests.support.clients import ManualClock
 
 pytest_plugins = ["tests.support.client_fixtures"]
@@ -395,8 +395,10 @@ async def test_a_rate_limit_keeps_the_groups_weight_and_cap(timed_client: aqless
 async def test_a_rate_limit_that_is_not_a_count_per_positive_period_is_refused(
     client: aqless.Client, limit: object, per: object
 ) -> None:
-    with pytest.raises(InvalidArgumentError, match="rate"):
+    name = "per" if limit == 5 else "limit"
+    with pytest.raises(InvalidValueError, match=f"{name} must be") as refused:
         await client.queues["q"].set_group_rate_limit("a", limit, per=per)  # type: ignore[arg-type]
+    assert refused.value.option == name
     assert await client.queues["q"].groups() == []
 
 

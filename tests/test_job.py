@@ -17,6 +17,7 @@ from aqless import (
     Failure,
     HistoryEntry,
     InvalidArgumentError,
+    InvalidValueError,
     Job,
     JobDependedOnError,
     JobNotFoundError,
@@ -991,8 +992,22 @@ async def test_recurring_job_update_refusals(timed_client: aqless.Client) -> Non
     client = timed_client
     await client.queues["q"].recur("app.Tick", {"t": 1}, 60, jid="tick")
     template = await get_recurring(client, "tick")
-    with pytest.raises(InvalidArgumentError, match='Arg "interval" must be a number'):
-        await template.update(interval=math.nan)
+    bad: list[dict[str, Any]] = [
+        {"interval": math.nan},
+        {"interval": 0},
+        {"interval": -10},
+        {"backlog": -1},
+        {"retries": -1},
+        {"retries": 1.5},
+        {"priority": math.inf},
+    ]
+    for changes in bad:
+        ((name, value),) = changes.items()
+        with pytest.raises(InvalidValueError, match=f"{name} must be") as refused:
+            await template.update(**changes)
+        assert (refused.value.option, refused.value.value) == (name, value)
+    stored = await client.redis.hgetall("ql:r:tick")
+    assert (stored["interval"], stored["backlog"], stored["retries"]) == ("60", "0", "0")
     with pytest.raises(PayloadError):
         await template.update(data={"x": object()})
     assert (await get_recurring(client, "tick")).interval == 60.0

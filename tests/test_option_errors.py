@@ -34,7 +34,7 @@ def test_a_child_pool_needs_at_least_one_job_per_child() -> None:
 
 @pytest.mark.parametrize("job_timeout", [0, -1.5])
 def test_a_worker_refuses_a_job_timeout_that_is_not_positive(job_timeout: float) -> None:
-    with pytest.raises(ConfigurationError, match="job timeout must be positive"):
+    with pytest.raises(aqless.InvalidValueError, match="job_timeout must be a positive number"):
         aqless.Worker(aqless.Client(UNREACHABLE), ["q"], job_timeout=job_timeout)
 
 

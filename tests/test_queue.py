@@ -18,6 +18,7 @@ import aqless
 from aqless import (
     Durations,
     InvalidArgumentError,
+    InvalidValueError,
     JobNotFoundError,
     JobState,
     LockLostError,
@@ -501,16 +502,36 @@ async def test_peek(timed_client: aqless.Client, clock: ManualClock) -> None:
     assert [job.jid for job in await queue.peek()] == jids[:1]
     assert [job.jid for job in await queue.peek(2)] == jids[:2]
     assert [job.jid for job in await queue.peek(2, offset=1)] == jids[1:]
-    assert await queue.peek(0) == []
     peeked = await queue.peek(5)
     assert {job.state for job in peeked} == {JobState.WAITING}  # not taken
     assert (await queue.counts()).waiting == 3
     assert [job.jid for job in await queue.pop_many(5)] == jids
 
 
-async def test_peek_refuses_a_bad_count(client: aqless.Client) -> None:
-    with pytest.raises(InvalidArgumentError, match='Arg "limit" missing or not a number'):
-        await client.queues["q"].peek(math.nan)  # type: ignore[arg-type]
+@pytest.mark.parametrize(
+    ("count", "offset", "refused"),
+    [(math.nan, 0, "count"), (0, 0, "count"), (-1, 0, "count"), (1, -1, "offset")],
+)
+async def test_listings_refuse_a_bad_count_or_offset(
+    client: aqless.Client, count: int, offset: int, refused: str
+) -> None:
+    queue = client.queues["q"]
+    await queue.put("app.Job", jid="a")
+    listings = [
+        queue.peek(count, offset=offset),
+        queue.jobs("waiting", offset=offset, count=count),
+        queue.jobs("scheduled", offset=offset, count=count),
+        queue.jobs("failed", offset=offset, count=count),
+        client.jobs.tagged("t", offset=offset, count=count),
+        client.jobs.completed(offset=offset, count=count),
+        client.jobs.failed("g", offset=offset, count=count),
+        client.tags.top(offset=offset, count=count),
+        client.batches.recent(offset=offset, count=count),
+    ]
+    for listing in listings:
+        with pytest.raises(InvalidValueError, match=f"{refused} must be a whole number") as error:
+            await listing
+        assert error.value.option == refused
 
 
 # -- pause, unpause ----------------------------------------------------------------------------
@@ -671,8 +692,19 @@ async def test_recur_backlog_caps_the_catch_up(
 
 async def test_recur_refusals(client: aqless.Client) -> None:
     queue = client.queues["q"]
-    with pytest.raises(InvalidArgumentError, match='Arg "interval" must be greater than 0'):
-        await queue.recur("app.Job", {}, 0)
+    for options in (
+        {"interval": 0},
+        {"interval": -10},
+        {"offset": -5},
+        {"backlog": -1},
+        {"retries": -1},
+        {"priority": math.nan},
+    ):
+        ((name, value),) = options.items()
+        interval = options.pop("interval", 60)
+        with pytest.raises(InvalidValueError, match=f"{name} must be") as refused:
+            await queue.recur("app.Job", {}, interval, **options)
+        assert (refused.value.option, refused.value.value) == (name, value)
     with pytest.raises(PayloadError):
         await queue.recur("app.Job", {"x": object()}, 60)
     assert await client.redis.dbsize() == 0
@@ -911,8 +943,9 @@ async def test_unfail(timed_client: aqless.Client, clock: ManualClock) -> None:
 
 
 async def test_unfail_refuses_a_count_below_one(client: aqless.Client) -> None:
-    with pytest.raises(InvalidArgumentError, match='Arg "count" must be greater than zero'):
-        await client.queues["q"].unfail("boom", 0)
+    for count in (0, -1, 1.5):
+        with pytest.raises(InvalidValueError, match="count must be a whole number from 1"):
+            await client.queues["q"].unfail("boom", count)  # type: ignore[arg-type]
 
 
 async def test_forget(timed_client: aqless.Client) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from aqless import rules
 from aqless.errors import InvalidArgumentError, InvalidValueError
+from aqless.scripts import options
 
 
 @pytest.mark.parametrize(
@@ -72,3 +73,20 @@ def test_every_rule_says_what_it_wants() -> None:
         assert f"`{name}`" in table
         assert rule.expected()
         assert rule.meaning
+
+
+def test_a_dotted_rule_names_its_input_by_its_last_part() -> None:
+    with pytest.raises(InvalidValueError) as refused:
+        rules.check("worker.prefetch", 1.5, "Worker")
+    assert str(refused.value) == "Worker: prefetch must be a whole number from 0, not 1.5"
+    assert rules.parse("recurring.offset", "0", "cmd") == 0
+
+
+def test_each_config_option_is_described_by_its_one_rule() -> None:
+    for name, rule in options.OPTIONS.items():
+        assert rules.RULES[name] is rule
+    assert options.describe("emails-heartbeat") is rules.RULES["<queue>-heartbeat"]
+    assert rules.CONFIG.items() <= rules.RULES.items()
+    with pytest.raises(InvalidValueError, match="heartbeat must be a positive number of sec"):
+        options.checked_value("heartbeat", "-5")
+    assert options.checked_value("hearbeat", "-5", force=True) == "-5"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from aqless import rules
 from aqless._connection.lean import Argument
 from aqless.batches.model import (
     COMMAND,
@@ -106,6 +107,7 @@ class Batches:
 
     async def recent(self, *, offset: int = 0, count: int = 25) -> BatchPage:
         """The batches kept, newest first, a page at a time."""
+        offset, count = rules.checked_listing(offset, count, "batch.list")
         reply = await self._client.protocol.json("batch.list", offset, count)
         return BatchPage(
             total=int(reply.get("total", 0)),

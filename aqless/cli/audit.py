@@ -7,10 +7,13 @@ import click
 from aqless.cli.render import joined, moment, short, table
 from aqless.cli.runtime import AnyClient, console, run_any, settings, to_json
 from aqless.ops import audit as audit_log
+from aqless.ops.params import Ruled
 
 
 @click.command(short_help="Who changed what, and when (dashboard and CLI).")
-@click.option("-n", "--limit", default=50, show_default=True, help="Entries to show.")
+@click.option(
+    "-n", "--limit", type=Ruled("count"), default=50, show_default=True, help="Entries to show."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def audit(limit: int, as_json: bool) -> None:
     """The newest state-changing actions taken from the dashboard or this command, newest
@@ -22,8 +25,6 @@ def audit(limit: int, as_json: bool) -> None:
       aqless audit
       aqless audit --limit 500 --json | jq '.[] | select(.via == "web")'
     """
-    if limit < 1:
-        raise click.BadParameter("must be at least 1", param_hint="--limit")
 
     async def read(client: AnyClient) -> list[audit_log.AuditEntry]:
         return await audit_log.read(client, limit=limit)

@@ -78,6 +78,14 @@ def _values(value: object) -> list[str]:
     return [_text(value)]
 
 
+def _given(value: object) -> bool:
+    """Whether an option was given a value: a zero is one (``--retries 0``), where a
+    comparison with None or False would take it for none."""
+    if value is None or value is False:
+        return False
+    return not isinstance(value, tuple | list) or bool(value)
+
+
 def action_of(ctx: click.Context) -> audit.AuditEntry | None:
     """The entry a run of this command leaves, or None when the command changes nothing."""
     path = command_path(ctx)
@@ -92,7 +100,7 @@ def action_of(ctx: click.Context) -> audit.AuditEntry | None:
         value = ctx.params.get(param.name or "")
         if isinstance(param, click.Argument):
             targets += _values(value)
-        elif value not in (None, False, (), []) and value != param.default:
+        elif _given(value) and value != param.default:
             detail[param.name or ""] = ", ".join(_values(value))
     return audit.entry(audit.operator(), "cli", path, targets, detail)
 

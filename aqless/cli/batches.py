@@ -9,6 +9,7 @@ import click
 from aqless.batches import Batch
 from aqless.cli.render import fields, moment, short, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
+from aqless.ops.params import Ruled
 
 
 def _callbacks(batch: Batch) -> str:
@@ -56,8 +57,8 @@ def batch(bid: str) -> None:
 
 
 @click.command(short_help="The batches kept, newest first.")
-@click.option("-n", "--count", type=click.IntRange(min=1), default=25, help="How many.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, help="How many to skip.")
+@click.option("-n", "--count", type=Ruled("count"), default=25, help="How many.")
+@click.option("--offset", type=Ruled("offset"), default=0, help="How many to skip.")
 def batches(count: int, offset: int) -> None:
     """The batches kept (running, and finished ones until they expire), newest first.
 

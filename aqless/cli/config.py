@@ -9,7 +9,7 @@ import click
 
 from aqless.cli.render import plural, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any, to_json
-from aqless.errors import ConfigValueError
+from aqless.ops.params import NUMBERS_MAY_BE_NEGATIVE
 from aqless.scripts.options import checked_value, describe
 
 
@@ -44,10 +44,7 @@ def list_options() -> None:
         unit, meaning = (
             ("", "unknown to the scripts")
             if described is None
-            else (
-                described.unit,
-                described.description,
-            )
+            else (described.unit, f"{described.meaning} ({described.expected()})")
         )
         rows.append((name, value, unit, meaning))
     emit(options, table(None, ("option", "value", "unit", "meaning"), rows))
@@ -68,22 +65,33 @@ def get(option: str) -> None:
     emit({option: value}, value)
 
 
-@config.command("set", short_help="Set OPTION to VALUE.")
+FORCE = click.option(
+    "--force",
+    is_flag=True,
+    help="Also set options the scripts do not read (another qless client's own).",
+)
+
+
+@config.command("set", short_help="Set OPTION to VALUE.", context_settings=NUMBERS_MAY_BE_NEGATIVE)
 @click.argument("option")
 @click.argument("value")
-def set_option(option: str, value: str) -> None:
+@FORCE
+def set_option(option: str, value: str, force: bool) -> None:
     """Set OPTION to VALUE, for every client and worker of the deployment.
 
-    A value that is not of its option's type (heartbeat, grace-period, jobs-history...
-    take numbers; jobs-history-count, max-job-history, stats-history... whole numbers) is
-    refused (exit 2), naming the option and the type it needs.
+    A value outside its option's rule (heartbeat: a positive number of seconds;
+    grace-period, jobs-history: seconds from 0; jobs-history-count, max-job-history: whole
+    numbers from 0...; `aqless config list` shows each) is refused (exit 2), naming the
+    option and what it must be; so is an option the scripts do not read, unless --force.
 
     \b
     Examples:
       aqless config set heartbeat 120
       aqless config set emails-heartbeat 30
+      aqless config set my-client-option on --force
     """
-    run_any(lambda client: client.config.set(option, value))
+    checked_value(option, value, force=force)
+    run_any(lambda client: client.config.set(option, value, force=force))
     emit({option: value}, f"{option} = {value}")
 
 
@@ -134,21 +142,19 @@ def settings_file(ctx: click.Context, param: click.Parameter, file: TextIO) -> d
             raise click.BadParameter(
                 f"{option!r} must be a string or a number, not {json.dumps(value)}", ctx, param
             )
-        try:
-            checked_value(option, value)
-        except ConfigValueError as refused:
-            raise click.BadParameter(refused.detail, ctx, param) from refused
     return {option: str(value) for option, value in document.items()}
 
 
 @config.command(short_help="Set every setting of a JSON object (a file, or - for stdin).")
 @click.argument("settings", type=click.File("r"), callback=settings_file, metavar="FILE|-")
 @click.option("--clear", is_flag=True, help="First unset every setting the file does not name.")
-def load(settings: dict[str, str], clear: bool) -> None:
+@FORCE
+def load(settings: dict[str, str], clear: bool, force: bool) -> None:
     """Set each setting of a JSON object such as `aqless config dump` prints (qless-config).
 
     With --clear, every setting the file does not name goes back to its default. The file
-    is checked whole before anything is changed.
+    is checked whole before anything is changed: each value by its option's rule, and an
+    option the scripts do not read is refused unless --force.
 
     \b
     Examples:
@@ -156,12 +162,15 @@ def load(settings: dict[str, str], clear: bool) -> None:
       aqless --url redis://staging config dump | aqless config load - --clear
     """
 
+    for option, value in settings.items():
+        checked_value(option, value, force=force)
+
     async def act(client: AnyClient) -> list[str]:
         unset = sorted(set(await client.config.all()) - set(settings)) if clear else []
         for option in unset:
             await client.config.unset(option)
         for option, value in settings.items():
-            await client.config.set(option, value)
+            await client.config.set(option, value, force=force)
         return unset
 
     unset = run_any(act)

@@ -6,11 +6,11 @@ import click
 
 import aqless
 from aqless.cli.jobs import require_jobs
-from aqless.cli.params import rule_checked
 from aqless.cli.render import ago, plural, short, table
 from aqless.cli.runtime import AnyClient, NotFound, chunks, emit, progress, run_any
 from aqless.documents import job_document
 from aqless.ops import known
+from aqless.ops.params import Ruled
 
 PAGE = 500
 
@@ -39,8 +39,16 @@ def last_line(message: str) -> str:
 
 @click.command(short_help="Failure groups with counts; or one group's jobs.")
 @click.argument("group", required=False)
-@click.option("-n", "--count", default=25, show_default=True, help="Jobs to show.")
-@click.option("--offset", default=0, show_default=True, help="Jobs to skip (most recent first).")
+@click.option(
+    "-n", "--count", type=Ruled("count"), default=25, show_default=True, help="Jobs to show."
+)
+@click.option(
+    "--offset",
+    type=Ruled("offset"),
+    default=0,
+    show_default=True,
+    help="Jobs to skip (most recent first).",
+)
 def failed(group: str | None, count: int, offset: int) -> None:
     """List the failure groups with their counts; with GROUP, its jobs.
 
@@ -118,10 +126,10 @@ async def _retry_group(client: AnyClient, group: str, queue: str | None, limit: 
 @click.option("--all", "every_group", is_flag=True, help="Every failure group's jobs.")
 @click.option(
     "--queue",
-    callback=rule_checked("queue"),
+    type=Ruled("queue"),
     help="Put the jobs into this queue instead of each one's own.",
 )
-@click.option("-n", "--count", type=int, help="At most this many of each group's jobs.")
+@click.option("-n", "--count", type=Ruled("count"), help="At most this many of each group's jobs.")
 def retry(
     targets: tuple[str, ...], every_group: bool, queue: str | None, count: int | None
 ) -> None:

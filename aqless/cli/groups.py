@@ -16,8 +16,8 @@ from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.documents import group_document
 from aqless.errors import InvalidArgumentError
 from aqless.ops import known
+from aqless.ops.params import Ruled
 from aqless.puts import checked_group
-from aqless.queue import checked_group_concurrency, checked_group_rate, checked_group_weight
 
 T = TypeVar("T")
 
@@ -121,40 +121,22 @@ class GroupName(click.ParamType[str, Any]):
         return _checked(checked_group, value, "group.set", param=param, ctx=ctx)
 
 
-class Weight(click.ParamType[float, Any]):
-    name = "weight"
+class Concurrency(Ruled):
+    """`--concurrency`: its rule's whole number, or none (0: no cap)."""
 
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        try:
-            number = float(value)
-        except ValueError:
-            self.fail(f"a group's weight must be a positive number, not {value!r}", param, ctx)
-        return _checked(checked_group_weight, number, param=param, ctx=ctx)
+    def __init__(self) -> None:
+        super().__init__("concurrency")
+        self.name = "N|none"
 
-
-class Concurrency(click.ParamType[int, Any]):
-    name = "N|none"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().lower()
-        if text == NONE:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.strip().lower() == NONE:
             return 0
-        try:
-            number = int(text)
-        except ValueError:
-            self.fail(
-                f"a group's concurrency must be a whole number from 0 or none, not {value!r}",
-                param,
-                ctx,
-            )
-        return _checked(checked_group_concurrency, number, param=param, ctx=ctx)
+        return super().convert(value, param, ctx)
 
 
 class RateLimitValue(click.ParamType[Rate, Any]):
+    """`--rate`: N/SECONDS (N alone: a second) by the rules `limit` and `per`, or none."""
+
     name = "N/SECONDS|none"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Rate:
@@ -164,16 +146,8 @@ class RateLimitValue(click.ParamType[Rate, Any]):
         if text == NONE:
             return Rate(None)
         limit_text, _, per_text = text.partition("/")
-        try:
-            limit = int(limit_text)
-            per = float(per_text) if per_text else 1.0
-        except ValueError:
-            self.fail(
-                f"a group's rate limit is N/SECONDS (or N a second, or none), not {value!r}",
-                param,
-                ctx,
-            )
-        return Rate(*_checked(checked_group_rate, limit, per, param=param, ctx=ctx))
+        limit = Ruled("limit").convert(limit_text, param, ctx)
+        return Rate(limit, Ruled("per").convert(per_text or "1", param, ctx))
 
 
 @groups.command("set", short_help="Set a group's weight, concurrency cap and rate limit.")
@@ -181,7 +155,7 @@ class RateLimitValue(click.ParamType[Rate, Any]):
 @click.argument("group", type=GroupName())
 @click.option(
     "--weight",
-    type=Weight(),
+    type=Ruled("weight"),
     help="Turns of the pops for each turn of a group of weight 1 (the default).",
 )
 @click.option(

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Callable
 from typing import Any
 
 import click
-
-from aqless import rules
-from aqless.errors import InvalidValueError
 
 
 def parse_json(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -21,21 +17,6 @@ def parse_json(ctx: click.Context, param: click.Parameter, value: str | None) ->
         return json.loads(value)
     except ValueError as error:
         raise click.BadParameter(f"not JSON: {error}", ctx, param) from error
-
-
-def rule_checked(rule: str) -> Callable[[click.Context, click.Parameter, str | None], Any]:
-    """A click callback parsing an option's text with `rule` (aqless.rules): a usage error
-    naming the option and the rule, before anything is sent."""
-
-    def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-        if value is None:
-            return None
-        try:
-            return rules.parse(rule, value, ctx.command_path)
-        except InvalidValueError as error:
-            raise click.BadParameter(f"{rule} must be {error.expected}", ctx, param) from None
-
-    return parse
 
 
 def names(values: tuple[str, ...]) -> list[str] | None:

@@ -16,6 +16,7 @@ from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.cli.scaling_view import read_scaling, scaling_table
 from aqless.documents import counts_document, job_document, stats_document
 from aqless.ops import known
+from aqless.ops.params import Ruled
 from aqless.rules import RULES
 
 STATES = ("waiting", "running", "stalled", "scheduled", "depends", "throttled", "recurring")
@@ -48,7 +49,9 @@ def queues() -> None:
 
 @click.command()
 @click.argument("queue")
-@click.option("-n", "--count", default=10, show_default=True, help="How many jobs.")
+@click.option(
+    "-n", "--count", type=Ruled("count"), default=10, show_default=True, help="How many jobs."
+)
 def peek(queue: str, count: int) -> None:
     """The jobs QUEUE would hand out next, without taking them.
 
@@ -68,8 +71,10 @@ def peek(queue: str, count: int) -> None:
 @click.command(short_help="A queue's jobs in one state, a page at a time.")
 @click.argument("queue")
 @click.argument("state", type=click.Choice(LISTED))
-@click.option("-n", "--count", default=25, show_default=True, help="How many jobs.")
-@click.option("--offset", default=0, show_default=True, help="Jobs to skip.")
+@click.option(
+    "-n", "--count", type=Ruled("count"), default=25, show_default=True, help="How many jobs."
+)
+@click.option("--offset", type=Ruled("offset"), default=0, show_default=True, help="Jobs to skip.")
 def jobs(queue: str, state: str, count: int, offset: int) -> None:
     """QUEUE's jobs in STATE, a page at a time: waiting (in the order pops take them,
     none taken), running, stalled, scheduled, depends, throttled, failed (group by group),

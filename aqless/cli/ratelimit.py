@@ -12,6 +12,7 @@ from aqless.contracts import RateLimit
 from aqless.documents import rate_limit_document
 from aqless.ops import known
 from aqless.ops.known import limit_label
+from aqless.ops.params import NUMBERS_MAY_BE_NEGATIVE, Ruled
 
 QUEUE_FLAG = click.option(
     "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own limit."
@@ -94,10 +95,14 @@ def show(name: str, is_queue: bool) -> None:
     emit(document, _view([document]))
 
 
-@rate_limit.command("set", short_help="Start at most LIMIT jobs per PER seconds.")
+@rate_limit.command(
+    "set",
+    short_help="Start at most LIMIT jobs per PER seconds.",
+    context_settings=NUMBERS_MAY_BE_NEGATIVE,
+)
 @click.argument("name")
-@click.argument("limit", type=click.IntRange(min=1))
-@click.option("--per", type=click.FloatRange(min=0, min_open=True), default=1.0, help="Seconds.")
+@click.argument("limit", type=Ruled("limit"))
+@click.option("--per", type=Ruled("per"), default=1.0, help="Seconds.")
 @click.option(
     "--smooth",
     is_flag=True,

@@ -14,6 +14,7 @@ from aqless.cli.render import duration, joined, number, short, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import recurring_document
 from aqless.ops import known
+from aqless.ops.params import Ruled
 from aqless.sharding.reads import each_shard
 
 
@@ -110,12 +111,14 @@ def show(rjid: str) -> None:
 
 @recurring.command(short_help="Change a recurring job (interval, priority, data).")
 @click.argument("rjid")
-@click.option("--interval", type=float, help="Seconds between two spawns.")
+@click.option("--interval", type=Ruled("interval"), help="Seconds between two spawns.")
 @click.option("--cron", help='A cron expression to spawn on instead ("*/5 * * * *").')
 @click.option("--tz", help="The cron expression's time zone (Europe/Paris).")
-@click.option("--priority", type=float, help="The spawned jobs' priority.")
-@click.option("--retries", type=int, help="The spawned jobs' retries.")
-@click.option("--backlog", type=int, help="How many missed spawns to catch up at most.")
+@click.option("--priority", type=Ruled("priority"), help="The spawned jobs' priority.")
+@click.option("--retries", type=Ruled("retries"), help="The spawned jobs' retries.")
+@click.option(
+    "--backlog", type=Ruled("backlog"), help="How many missed spawns to catch up at most."
+)
 @click.option("--data", callback=parse_json, help="The spawned jobs' data (JSON).")
 @click.option("--klass", help="The spawned jobs' class.")
 @click.option("--queue", help="Spawn into this queue instead.")

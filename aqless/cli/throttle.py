@@ -9,6 +9,7 @@ import click
 from aqless.cli.render import duration, fields, joined
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import throttle_document
+from aqless.ops.params import NUMBERS_MAY_BE_NEGATIVE, Ruled
 
 QUEUE_FLAG = click.option(
     "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own throttle."
@@ -66,12 +67,14 @@ def show(name: str, is_queue: bool) -> None:
     emit(document, view)
 
 
-@throttle.command("set", short_help="Let at most MAXIMUM jobs holding NAME run.")
-@click.argument("name")
-@click.argument("maximum", type=click.IntRange(min=0))
-@click.option(
-    "--expiration", type=click.IntRange(min=0), default=0, help="Seconds until it lapses."
+@throttle.command(
+    "set",
+    short_help="Let at most MAXIMUM jobs holding NAME run.",
+    context_settings=NUMBERS_MAY_BE_NEGATIVE,
 )
+@click.argument("name")
+@click.argument("maximum", type=Ruled("maximum"))
+@click.option("--expiration", type=Ruled("expiration"), default=0, help="Seconds until it lapses.")
 @QUEUE_FLAG
 def set_throttle(name: str, maximum: int, expiration: int, is_queue: bool) -> None:
     """Let at most MAXIMUM jobs holding NAME run at once (0: unlimited). On a sharded

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from aqless import rules
 from aqless.batches.model import (
     COMMAND,
     DEFAULT_TTL,
@@ -113,6 +114,7 @@ class ShardedBatches:
 
     async def recent(self, *, offset: int = 0, count: int = 25) -> BatchPage:
         """The batches of every shard, newest first, a page at a time."""
+        offset, count = rules.checked_listing(offset, count, "batch.list")
         pages = await each_shard(
             self._client.clients, lambda c: c.batches.recent(offset=0, count=offset + count)
         )

@@ -40,6 +40,7 @@ from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.job import Job, RecurringJob
 from aqless.models import JobResult, JobState, QueueCounts
 from aqless.scaling.estimate import QueueScaling, every_queue_scaling
+from aqless.scripts.options import checked_value
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
@@ -561,9 +562,10 @@ class ShardedConfig:
     async def all(self) -> dict[str, str]:
         return await self._client.clients[0].config.all()
 
-    async def set(self, option: str, value: str | float) -> None:
+    async def set(self, option: str, value: str | float, *, force: bool = False) -> None:
+        checked_value(option, value, force=force)  # refused before any shard is written
         for client in self._client.clients:
-            await client.config.set(option, value)
+            await client.config.set(option, value, force=force)
 
     async def unset(self, option: str) -> None:
         for client in self._client.clients:

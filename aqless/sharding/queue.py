@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
 import anyio
 
+from aqless import rules
 from aqless._concurrency.task_groups import own_errors
 from aqless.contracts import RateLimit
 from aqless.errors import AqlessError
@@ -390,6 +391,7 @@ class ShardedQueue(MergedQueueReads):
         """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
         its jobs run at once (0: unlimited): every job put from now on goes there, so the
         maximum holds over the deployment."""
+        rules.check("maximum", maximum, "queue.throttle.set")  # refused before the pin
         await self._client.pin(self.name)
         await self._home().set_throttle(maximum)
 
@@ -403,6 +405,9 @@ class ShardedQueue(MergedQueueReads):
         """Pin the queue to one shard (`ShardedClient.pin`), then start at most `limit` of
         its jobs in any `per` seconds, in bursts or, `smooth`, spread evenly (None lifts the
         limit)."""
+        if limit is not None:  # refused before the pin
+            rules.check("limit", limit, "rateLimit.set")
+            rules.check("per", per, "rateLimit.set")
         await self._client.pin(self.name)
         await self._home().set_rate_limit(limit, per=per, smooth=smooth)
 

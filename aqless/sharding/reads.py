@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from aqless import rules
 from aqless._concurrency.task_groups import own_errors
 from aqless._connection import cluster as _cluster
 from aqless.client import Client
@@ -96,11 +97,10 @@ async def _merged_jids(
 ) -> list[str]:
     """`offset:offset + count` of the interleaved listings, `read(client, n)` giving each
     shard's first n."""
-    wanted = max(offset, 0) + count
-    if count <= 0:
-        return []
+    offset, count = rules.checked_listing(offset, count, "listing")
+    wanted = offset + count
     lists = await each_shard(clients, lambda client: read(client, wanted))
-    return interleaved(lists)[max(offset, 0) : wanted]
+    return interleaved(lists)[offset:wanted]
 
 
 async def _merged_page(
@@ -110,9 +110,10 @@ async def _merged_page(
     count: int,
 ) -> Page:
     """A page over the shards: the interleaved jids, the totals summed."""
-    wanted = max(offset, 0) + max(count, 0)
-    pages = await each_shard(clients, lambda client: read(client, max(wanted, 1)))
-    jids = interleaved([page.jids for page in pages])[max(offset, 0) : wanted]
+    offset, count = rules.checked_listing(offset, count, "listing")
+    wanted = offset + count
+    pages = await each_shard(clients, lambda client: read(client, wanted))
+    jids = interleaved([page.jids for page in pages])[offset:wanted]
     return Page(total=sum(page.total for page in pages), jids=tuple(jids))
 
 
@@ -179,13 +180,12 @@ class MergedQueueReads:
 
     async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
         """The jobs pops would take next, interleaved over the shards, without taking them."""
-        if count <= 0:
-            return []
-        wanted = max(offset, 0) + count
+        offset, count = rules.checked_listing(offset, count, "queue.peek")
+        wanted = offset + count
         peeked = await each_shard(
             self._client.clients, lambda client: client.queues[self.name].peek(wanted)
         )
-        return interleaved(peeked)[max(offset, 0) : wanted]
+        return interleaved(peeked)[offset:wanted]
 
 
 class MergedJobReads:
@@ -307,14 +307,13 @@ class ShardedTags:
         top`` with each tag's counter summed over the shards: a tag on one job of each
         of two shards is there), most used first, ties by name as a sorted set orders
         them (descending). Exact, reading no more than it must (`_TagCounters`)."""
-        if count <= 0:
-            return []
-        wanted = max(offset, 0) + count
+        offset, count = rules.checked_listing(offset, count, "tags.top")
+        wanted = offset + count
         counters = _TagCounters(self._client.clients, page=max(wanted, TAG_PAGE))
         await counters.read_more()
         while not counters.settled(wanted):
             await counters.read_more()
-        return counters.ranked()[max(offset, 0) : wanted]
+        return counters.ranked()[offset:wanted]
 
 
 #: the least number of tag counters read from each shard at the first round

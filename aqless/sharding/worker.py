@@ -32,7 +32,7 @@ from aqless._worker import defaults
 from aqless._worker.budget import SlotBudget
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.sharding.client import ShardedClient
-from aqless.worker import Worker, WorkerCounters
+from aqless.worker import Worker, WorkerCounters, setting
 
 __all__ = ["ShardedWorker"]
 
@@ -61,8 +61,7 @@ class ShardedWorker:
         max_jobs: int | None = None,
         **options: Any,
     ) -> None:
-        if max_jobs is not None and (type(max_jobs) is not int or max_jobs < 1):
-            raise ConfigurationError(f"max_jobs must be a whole number >= 1, got {max_jobs!r}")
+        concurrency, max_jobs = setting("concurrency", concurrency), setting("max_jobs", max_jobs)
         shards = client.clients
         if concurrency < len(shards):
             raise ConfigurationError(

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from typing import Final
+from typing import Any, Final
 
+from aqless import rules
 from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
@@ -54,11 +55,10 @@ class Form:
         except ValueError:
             raise ActionError(f"{name} must be a number") from None
 
-    def integer(self, name: str) -> int:
-        value = self.number(name)
-        if not value.is_integer():
-            raise ActionError(f"{name} must be a whole number")
-        return int(value)
+    def ruled(self, name: str) -> Any:
+        """The field `name` parsed and checked by the rule of that name (`aqless.rules`):
+        InvalidValueError, naming it, when outside."""
+        return rules.parse(name, self.text(name), "dashboard")
 
 
 Handler = Callable[[AnyClient, Form], Awaitable[str]]
@@ -102,9 +102,7 @@ async def queue_unpause(client: AnyClient, form: Form) -> str:
 
 
 async def queue_throttle(client: AnyClient, form: Form) -> str:
-    name, maximum = form.text("queue"), form.integer("maximum")
-    if maximum < 0:
-        raise ActionError("maximum must not be negative")
+    name, maximum = form.text("queue"), form.ruled("maximum")
     await client.queues[name].set_throttle(maximum)  # a sharded deployment pins the queue
     return f"{name} runs at most {maximum} jobs at once" if maximum else f"{name} is unthrottled"
 
@@ -235,13 +233,11 @@ def cron_schedule(form: Form, template: RecurringJob) -> CronSchedule | None:
 
 async def recurring_update(client: AnyClient, form: Form) -> str:
     template = await a_template(client, form.text("jid"))
-    interval = form.number("interval") if form.get("interval") else None  # none: cron
-    if interval is not None and interval <= 0:
-        raise ActionError("interval must be positive")
+    interval = form.ruled("interval") if form.get("interval") else None  # none: cron
+    backlog = form.ruled("backlog") if (form.get("backlog") or "").strip() else None
+    priority, retries = form.ruled("priority"), form.ruled("retries")
     schedule = cron_schedule(form, template)
-    await template.update(
-        interval=interval, priority=form.number("priority"), retries=form.integer("retries")
-    )
+    await template.update(interval=interval, priority=priority, retries=retries, backlog=backlog)
     if schedule is not None:
         await template.update(cron=schedule.expression, tz=schedule.tz)
         return f"Updated {template.jid}: cron {schedule.expression} ({schedule.tz})"
@@ -255,10 +251,8 @@ async def recurring_cancel(client: AnyClient, form: Form) -> str:
 
 
 async def throttle_set(client: AnyClient, form: Form) -> str:
-    name, maximum = form.text("name"), form.integer("maximum")
-    expiration = int(form.number("expiration")) if form.get("expiration") else 0
-    if maximum < 0 or expiration < 0:
-        raise ActionError("maximum and expiration must not be negative")
+    name, maximum = form.text("name"), form.ruled("maximum")
+    expiration = form.ruled("expiration") if (form.get("expiration") or "").strip() else 0
     await client.throttles[name].set(maximum, expiration=expiration)
     return f"Throttle {name}: at most {maximum}"
 
@@ -270,8 +264,8 @@ async def throttle_delete(client: AnyClient, form: Form) -> str:
 
 
 async def config_set(client: AnyClient, form: Form) -> str:
-    option, value = form.text("option"), form.text("value")
-    await client.config.set(option, value)
+    option, value, force = form.text("option"), form.text("value"), bool(form.get("force"))
+    await client.config.set(option, value, force=force)
     return f"Set {option} = {value}"
 
 

@@ -32,7 +32,7 @@ async def _recurring(client: AnyClient, form: Form) -> str | None:
     if not isinstance(found, RecurringJob):
         return None
     every = f"cron {found.cron} ({found.tz})" if found.cron else f"every {found.interval:g} s"
-    return f"{every}, priority {found.priority:g}, retries {found.retries}"
+    return f"{every}, priority {found.priority:g}, retries {found.retries}, backlog {found.backlog}"
 
 
 async def _queue_throttle(client: AnyClient, form: Form) -> str:

@@ -58,13 +58,13 @@ async def test_config_set_refuses_a_value_not_of_its_option_type(
 ) -> None:
     refused = await run_cli("config", "set", "heartbeat", "banana")
     assert refused.code == 2
-    assert "'heartbeat' must be a number, not 'banana'" in refused.stderr
+    assert "heartbeat must be a positive number of seconds, not 'banana'" in refused.stderr
     assert await client.config.get("heartbeat") == "60"
     settings = tmp_path / "config.json"
     settings.write_text('{"grace-period": 5, "jobs-history-count": "lots"}')
     whole = await run_cli("config", "load", str(settings))
     assert whole.code == 2
-    assert "'jobs-history-count' must be a whole number" in whole.stderr
+    assert "jobs-history-count must be a whole number from 0, not 'lots'" in whole.stderr
     assert await client.config.get("grace-period") == "10"  # nothing of the file was set
 
 

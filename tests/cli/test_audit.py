@@ -120,6 +120,18 @@ async def test_web_refuses_users_it_cannot_read(run_cli: Cli, tmp_path: Path) ->
     assert "names no user" in nobody.stderr
 
 
+async def test_a_recurring_update_records_what_changed(client: aqless.Client, run_cli: Cli) -> None:
+    await client.queues["q"].recur("app.Tick", {}, interval=60, jid="tick")
+    change = ("--interval", "30", "--priority", "0", "--retries", "0", "--backlog", "0")
+    outcome = await run_cli("recurring", "update", "tick", *change)
+    assert outcome.code == 0, outcome.stderr
+    (entry,) = await audit.read(client)
+    assert entry.action == "recurring update"
+    assert entry.targets == ("tick",)
+    # zeros are changes too (they were dropped, leaving the entry without details)
+    assert entry.detail == {"interval": "30", "priority": "0", "retries": "0", "backlog": "0"}
+
+
 async def test_web_refuses_a_trusted_origin_that_names_no_origin(run_cli: Cli) -> None:
     refused = await run_cli("web", "--port", "0", "--trusted-origin", "ops.example.com/aqless")
     assert refused.code == 2

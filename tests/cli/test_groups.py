@@ -129,11 +129,11 @@ async def test_groups_set_refuses_bad_values_writing_nothing(
 async def test_a_bad_value_says_what_is_wrong(client: aqless.Client, run_cli: Cli) -> None:
     weight = await run_cli("groups", "set", "emails", "acme", "--weight", "-1")
     assert "Invalid value for '--weight'" in weight.stderr
-    assert "a group's weight must be a positive number" in weight.stderr
+    assert "weight must be a positive number, not -1" in weight.stderr
     rate = await run_cli("--json", "groups", "set", "emails", "acme", "--rate", "0/60")
     error = json.loads(rate.stdout)["error"]
     assert (error["type"], error["exit_code"]) == ("usage", 2)
-    assert "a group's rate limit must be a whole number from 1" in error["message"]
+    assert "limit must be a whole number from 1, not 0" in error["message"]
     unnamed = await run_cli("groups", "set", "emails", "", "--weight", "2")
     assert unnamed.code == 2
     assert "group must be a name of 1 to 128 characters" in unnamed.stderr

@@ -452,7 +452,7 @@ async def test_retention_by_time(lua: Lua, redis: aioredis.Redis, v: Vocabulary)
 async def test_retention_of_negative_time_purges_at_once(
     lua: Lua, redis: aioredis.Redis, v: Vocabulary
 ) -> None:
-    await lua("config.set", 0, "jobs-history", -1)
+    await redis.hset("ql:config", "jobs-history", -1)  # stored unchecked (another client)
     await running(lua, v, "jid", "tags", '["abc"]')
     await v.track(lua, 1)
     assert await v.complete(lua, 2) == "complete"
@@ -923,7 +923,7 @@ async def test_lock_loss_exhausting_the_retries(
     lua: Lua, redis: aioredis.Redis, events: Any, v: Vocabulary, tracked: bool
 ) -> None:
     await lua("config.set", 0, "grace-period", 0)
-    await lua("config.set", 0, "heartbeat", -10)
+    await redis.hset("ql:config", "heartbeat", -10)  # stored unchecked (another client)
     await running(lua, v, "jid", "retries", 0)
     if tracked:
         await v.track(lua, 1)
@@ -963,9 +963,11 @@ async def test_lock_loss_exhausting_the_retries(
 
 
 @BOTH
-async def test_each_lost_lock_costs_one_retry(lua: Lua, v: Vocabulary) -> None:
+async def test_each_lost_lock_costs_one_retry(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
     await lua("config.set", 0, "grace-period", 0)
-    await lua("config.set", 0, "heartbeat", -10)
+    await redis.hset("ql:config", "heartbeat", -10)  # stored unchecked (another client)
     await running(lua, v)
     for remaining in (4, 3, 2):
         (job,) = await pop(lua, v, 10 - remaining)

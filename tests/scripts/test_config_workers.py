@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from aqless import rules
+from aqless.scripts.options import describe
 from tests.conftest import EventCapture, Lua
 from tests.scripts._queues_helpers import pop, put, rpop, rput
 from tests.scripts.expect import refused
@@ -573,3 +575,39 @@ async def test_priority_patterns_malformed(
     await lua("queuePriorityPatterns.setAll", 0, '{"fairly": false, "pattern": ["keep"]}')
     await redis.rpush("qmore:priority", '{"fairly": false, "pattern": ["legacy"]}')
     await refused(lua, None, "queuePriorityPatterns.setAll", 0, *args)
+
+
+#: Options no script reads (kept for user interfaces and other clients).
+UNREAD = ("application", "stats-history", "histogram-history", "aqless-pubsub")
+#: The options the script reads, as stored for a queue where they are a queue's own.
+READ_BY_THE_SCRIPT = [
+    *(name for name in rules.CONFIG if not name.startswith("<") and name not in UNREAD),
+    "emails-heartbeat",
+    "emails-max-concurrency",
+    "emails-max-pop-retry",
+]
+
+
+@pytest.mark.parametrize("option", READ_BY_THE_SCRIPT)
+async def test_config_set_refuses_a_value_below_what_the_client_rules_allow(
+    lua: Lua, redis: aioredis.Redis, option: str
+) -> None:
+    # the script's last line for the clients that do not check: the same least value as
+    # aqless.rules' (aqless's own clients refuse before sending)
+    rule = describe(option)
+    assert rule is not None
+    assert rule.minimum is not None
+    least = int(rule.minimum)
+    below, lowest = (least, least + 1) if rule.above else (least - 1, least)
+    await refused(lua, f"of {option} must be ", "config.set", 0, option, below)
+    await refused(lua, f"not a number for {option}: soon", "config.set", 0, option, "soon")
+    assert await lua("config.set", 0, option, lowest) is None
+    assert await redis.hget("ql:config", option) == str(lowest)
+
+
+async def test_config_set_takes_any_value_of_an_option_the_script_does_not_read(
+    lua: Lua, redis: aioredis.Redis
+) -> None:
+    for option in (*UNREAD, "another-clients-option"):
+        assert await lua("config.set", 0, option, -1) is None
+    assert await redis.hget("ql:config", "another-clients-option") == "-1"

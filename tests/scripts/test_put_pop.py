@@ -766,10 +766,10 @@ async def test_peek_lists_expired_locks_first_without_reclaiming(
     ],
 )
 async def test_queue_peek_offset_and_limit(
-    lua: Lua, offset: int, limit: int, expected: range
+    lua: Lua, redis: aioredis.Redis, offset: int, limit: int, expected: range
 ) -> None:
     # REQLESS 8.3: expired locks first (by expiry, then jid), then the work set
-    await lua("config.set", 0, "heartbeat", 0)
+    await redis.hset("ql:config", "heartbeat", 0)  # stored unchecked (another client)
     await lua("config.set", 0, "grace-period", 0)
     for k in range(20):
         await put(lua, REQLESS, k + 1, f"jid-{k}")

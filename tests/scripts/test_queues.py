@@ -153,8 +153,8 @@ async def test_jobs_stalled_with_short_heartbeat(lua: Lua) -> None:
     assert await lua("jobs", 29, "running", "queue") == []
 
 
-async def test_jobs_stalled_includes_negative_expiry(lua: Lua) -> None:
-    await lua("config.set", 0, "heartbeat", -10)
+async def test_jobs_stalled_includes_negative_expiry(lua: Lua, redis: aioredis.Redis) -> None:
+    await redis.hset("ql:config", "heartbeat", -10)  # stored unchecked (another client)
     await put(lua, 0, "jid")
     await pop(lua, 0)  # expires at -10
     assert await lua("jobs", 0, "stalled", "queue") == ["jid"]
@@ -222,8 +222,8 @@ async def test_queues_promotes_due_jobs_first(lua: Lua) -> None:
     assert (await lua.json("get", 10, "jid"))["state"] == "waiting"
 
 
-async def test_queues_stalled_lower_bound_is_zero(lua: Lua) -> None:
-    await lua("config.set", 0, "heartbeat", -10)
+async def test_queues_stalled_lower_bound_is_zero(lua: Lua, redis: aioredis.Redis) -> None:
+    await redis.hset("ql:config", "heartbeat", -10)  # stored unchecked (another client)
     await put(lua, 0, "jid")
     await pop(lua, 0)  # lock score -10: not in [0, now], so it counts as running
     assert await lua.json("queues", 0, "queue") == counts(running=1)

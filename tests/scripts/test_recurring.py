@@ -420,14 +420,30 @@ async def test_recur_update_moves_the_template(lua: Lua, redis: aioredis.Redis) 
     assert await pop(lua, 60, 10, queue="other") == ["jid-2"]
 
 
-async def test_recur_update_interval_below_zero(lua: Lua, redis: aioredis.Redis) -> None:
-    # quirk: no positivity check; a score below 0 is never spawned nor listed
+@pytest.mark.parametrize(
+    ("name", "value", "refusal"),
+    [
+        ("interval", -100, 'Recur(): Arg "interval" must be greater than 0'),
+        ("interval", 0, 'Recur(): Arg "interval" must be greater than 0'),
+        ("backlog", -1, 'Recur(): Arg "backlog" must not be negative: -1'),
+    ],
+)
+async def test_recur_update_refuses_an_interval_of_0_or_less_and_a_negative_backlog(
+    lua: Lua, redis: aioredis.Redis, name: str, value: int, refusal: str
+) -> None:
+    # aqless's own check (the reference stored them: a spawn every -100 s never came, one
+    # every 0 s spawned without end); other clients meet it, aqless's are refused before
     await recur(lua, 0, offset=10)
-    assert await lua("recur.update", 0, "jid", "interval", -100) == 1
-    assert await redis.zscore("ql:q:queue-recur", "jid") == -150
-    assert (await lua.json("recur.get", 0, "jid"))["interval"] == -100
-    assert await lua("jobs", 0, "recurring", "queue") == []
-    assert await pop(lua, 1000, 10) == []
+    await refused(lua, refusal, "recur.update", 0, "jid", "priority", 3, name, value)
+    await refused(lua, refusal, "recurringJob.update", 0, "jid", name, value)
+    assert await redis.zscore("ql:q:queue-recur", "jid") == 10
+
+
+async def test_recur_refuses_a_negative_backlog(lua: Lua, redis: aioredis.Redis) -> None:
+    refusal = 'Recur(): Arg "backlog" must not be negative: -1'
+    args = ("queue", "jid", "K", "{}", 60, 0, "backlog", -1)
+    await refused(lua, refusal, "queue.recurAtInterval", 0, *args)
+    await refused(lua, refusal, "recur", 0, *args[:4], "interval", *args[4:])
 
 
 async def test_spawn_does_not_register_the_queue(lua: Lua, redis: aioredis.Redis) -> None:

@@ -658,7 +658,7 @@ async def test_reput_moves_tag_bookkeeping(vocab: Vocab, redis: aioredis.Redis) 
 
 
 async def test_retention_purge_cleans_tags(vocab: Vocab, redis: aioredis.Redis) -> None:
-    await vocab.config_set(0, "jobs-history", -1)
+    await redis.hset("ql:config", "jobs-history", -1)  # stored unchecked (another client)
     await vocab.put(0, "jid", tags=["abc"])
     await vocab.pop(0)
     assert await vocab.complete(1, "jid") == "complete"

@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from tests.conftest import EventCapture, Lua
-from tests.scripts.expect import snapshot
+from tests.scripts.expect import refused, snapshot
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -108,9 +108,13 @@ async def test_finishing_a_job_removes_it_from_every_set_of_its_queue(
 
 async def test_negative_throttle_maximum_is_not_unlimited(lua: Lua, redis: aioredis.Redis) -> None:
     # REQLESS 6.2: available(tid) <=> maximum == 0 or ZCARD(locks) < maximum; only 0 means
-    # unlimited. A negative maximum is stored verbatim (6.10) and makes the throttle never
-    # available: a ready job put with it is parked at once (8.1 effect 5).
-    assert await lua("throttle.set", 0, "tid", -1) is None
+    # unlimited. A negative maximum, stored verbatim by the reference (6.10; aqless's
+    # throttle.set refuses one), makes the throttle never available: a ready job put with it
+    # is parked at once (8.1 effect 5).
+    refusal = 'Throttle(): Arg "maximum" must not be negative: -1'
+    for command, tid in (("throttle.set", "tid"), ("queue.throttle.set", "queue")):
+        await refused(lua, refusal, command, 0, tid, -1)
+    await redis.hset("ql:th:tid", mapping={"id": "tid", "maximum": -1})  # another client's
     assert await lua.json("throttle.get", 0, "tid") == {"id": "tid", "maximum": -1, "ttl": -1}
     await put(lua, 1, "jid", "throttles", '["tid"]')
     job = await get(lua, "jid")

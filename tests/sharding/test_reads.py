@@ -152,7 +152,9 @@ async def test_listings_are_interleaved_pages_over_every_shard(cluster: Cluster)
             )
         peeked = await queue.peek(3)
         assert sorted(client.shard_of(job.jid) for job in peeked) == [0, 1, 2]
-        assert await queue.jobs("scheduled", count=0) == []
+        for count, offset in ((0, 0), (-1, 0), (1, -1)):
+            with pytest.raises(aqless.InvalidValueError):  # refused before any shard is asked
+                await queue.jobs("scheduled", count=count, offset=offset)
         waiting = await queue.jobs("waiting", count=100)  # every state is listed
         assert waiting[:3] == [job.jid for job in peeked]
         assert len(waiting) == 6

@@ -475,7 +475,7 @@ def test_a_groups_rate_limit_from_sync_code(sync_client: aqless.sync.Client) -> 
     assert sorted(job.data["g"] for job in popped) == ["free"] * 4 + ["paced"] * 2
     (paced,) = [group for group in queue.groups() if group.name == "paced"]
     assert (paced.waiting, paced.rate_limit, paced.rate_period, paced.rate_used) == (2, 2, 60, 2)
-    with pytest.raises(aqless.InvalidArgumentError, match="rate"):
+    with pytest.raises(aqless.InvalidValueError, match="limit must be a whole number from 1"):
         queue.set_group_rate_limit("paced", 0)
     queue.set_group_rate_limit("paced", None)
     assert len(queue.pop_many(8)) == 2

@@ -160,6 +160,6 @@ async def test_edits_record_the_value_they_replaced(
     assert first_config.detail["previous"] == "60"  # the default heartbeat
     assert config.detail["previous"] == "90"
     assert priority.detail["previous"] == "5"
-    assert recurring.detail["previous"] == "every 60 s, priority 0, retries 2"
+    assert recurring.detail["previous"] == "every 60 s, priority 0, retries 2, backlog 0"
     assert first_throttle.detail["previous"] == "maximum 0, ttl -2"
     assert throttle.detail["previous"] == "maximum 3, ttl -1"

@@ -231,9 +231,12 @@ async def test_a_held_job_taken_away_is_dropped_and_never_started(client: aqless
 
 
 @pytest.mark.deployments("valkey9", reason="argument checks: no server call")
-async def test_bad_prefetch_is_a_configuration_error(client: aqless.Client) -> None:
-    with pytest.raises(ConfigurationError, match="prefetch must be >= 0"):
-        make_worker(client, ["q"], prefetch=-1)
+async def test_bad_prefetch_is_refused_by_its_rule(client: aqless.Client) -> None:
+    for prefetch in (-1, 1.5):
+        with pytest.raises(
+            aqless.InvalidValueError, match="prefetch must be a whole number from 0"
+        ):
+            make_worker(client, ["q"], prefetch=prefetch)
     with pytest.raises(ConfigurationError, match="budget"):
         make_worker(client, ["q"], prefetch=1, budget=SlotBudget(4))
 

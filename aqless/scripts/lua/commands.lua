@@ -66,6 +66,7 @@ end
 function Helpers.config_set(option, value)
   check(option, 'config.set(): Arg "option" missing')
   check(value, 'config.set(): Arg "value" missing')
+  Config.check(option, value)
   Events.config_set(option, value)
   Config.set(option, value)
 end
@@ -80,7 +81,9 @@ function Helpers.tid_given(tid) check(tid, 'Throttle(): no tid provided') end
 
 function Helpers.throttle_set(tid, maximum, expiration)
   Helpers.tid_given(tid)
-  check(number(maximum), 'Throttle(): Arg "maximum" not a number: ' .. tostring(maximum))
+  local limit = number(maximum)
+  check(limit, 'Throttle(): Arg "maximum" not a number: ' .. tostring(maximum))
+  if limit < 0 then raise('Throttle(): Arg "maximum" must not be negative: ' .. maximum) end
   local seconds = optional_number(expiration, 0, 'Throttle(): Arg "expiration" not a number: ')
   Throttle.set(tid, maximum, math.min(whole(seconds), 2 ^ 31))
 end

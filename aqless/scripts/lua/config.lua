@@ -14,6 +14,43 @@ local FALLBACKS = {
   ['result-max-bytes'] = 1048576,
 }
 
+-- Refuses a value the script could not use for `option`: not a number, or below the least
+-- value aqless.rules gives the clients (kept here for the clients that do not check: a
+-- negative heartbeat loses every lock at once, a negative jobs-history purges every
+-- completed job, a max-pop-retry of 0 never pops). `true`: the least itself is refused too.
+-- A queue's own options by their suffix (made on each call: config.set is rare).
+function Config.check(option, value)
+  local ranges = {
+    ['heartbeat'] = {0, true},
+    ['grace-period'] = {0},
+    ['jobs-history'] = {0},
+    ['jobs-history-count'] = {0},
+    ['max-job-history'] = {0},
+    ['max-pop-retry'] = {1},
+    ['max-worker-age'] = {0},
+    ['result-max-bytes'] = {0},
+    ['-heartbeat'] = {0, true},
+    ['-max-concurrency'] = {0},
+    ['-max-pop-retry'] = {1},
+  }
+  local least = ranges[option]
+  if least == nil then
+    for suffix, found in pairs(ranges) do
+      local own = string.sub(suffix, 1, 1) == '-' and #option > #suffix
+      if own and string.sub(option, -#suffix) == suffix then least = found end
+    end
+  end
+  if least == nil then return end
+  local given = number(value)
+  if given == nil then
+    raise('config.set(): Arg "value" not a number for ' .. option .. ': ' .. value)
+  end
+  if given < least[1] or (least[2] and given == least[1]) then
+    local bound = (least[2] and 'above ' or 'from ') .. least[1]
+    raise('config.set(): Arg "value" of ' .. option .. ' must be ' .. bound .. ': ' .. value)
+  end
+end
+
 local stored = nil
 
 -- Every stored option (name -> string), read with one HGETALL per call.
@@ -89,6 +126,8 @@ function Config.forget() stored = nil end
   Returns  nil
   Errors   'config.set(): Arg "option" missing'   InvalidArgumentError
            'config.set(): Arg "value" missing'   InvalidArgumentError
+           'config.set(): Arg "value" not a number for <option>: <value>'   InvalidArgumentError
+           'config.set(): Arg "value" of <option> must be <above|from> <least>: <value>'   InvalidArgumentError
 ]=]
 function Config.set(option, value)
   call('HSET', Keys.config(), option, value)

@@ -76,6 +76,7 @@ local function parse_recur(D, a)
   local priority = optional_number(o.priority, 0, 'Recur(): Arg "priority" not a number: ')
   local retries = whole(optional_number(o.retries, 0, 'Recur(): Arg "retries" not a number: '))
   local backlog = optional_number(o.backlog, 0, 'Recur(): Arg "backlog" not a number: ')
+  if backlog < 0 then raise('Recur(): Arg "backlog" must not be negative: ' .. o.backlog) end
   local throttles = optional_list(o.throttles, {}, 'Recur(): Arg "throttles" not JSON array: ')
   return {queue = queue, jid = jid, klass = klass, data = data, interval = interval,
     offset = offset, tags = tags, priority = priority, retries = retries, backlog = backlog,
@@ -119,6 +120,7 @@ end
            'Recur(): Arg "priority" not a number: <priority>'   InvalidArgumentError
            'Recur(): Arg "retries" not a number: <retries>'   InvalidArgumentError
            'Recur(): Arg "backlog" not a number: <backlog>'   InvalidArgumentError
+           'Recur(): Arg "backlog" must not be negative: <backlog>'   InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]
 --[=[ queue.recurAtInterval
@@ -139,6 +141,7 @@ end
            'Recur(): Arg "priority" not a number: <priority>'   InvalidArgumentError
            'Recur(): Arg "retries" not a number: <retries>'   InvalidArgumentError
            'Recur(): Arg "backlog" not a number: <backlog>'   InvalidArgumentError
+           'Recur(): Arg "backlog" must not be negative: <backlog>'   InvalidArgumentError
            'Recur(): Arg "throttles" not JSON array: <throttles>'   InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]
@@ -230,7 +233,9 @@ local UPDATE_NUMBERS = {priority = true, interval = true, retries = true}
            'Recur(): No recurring job <jid>'   JobNotFoundError
            'No value provided for <name>'   InvalidArgumentError
            'Recur(): Arg "<name>" must be a number: <value>'   InvalidArgumentError
+           'Recur(): Arg "interval" must be greater than 0'   InvalidArgumentError
            'Recur(): Arg "backlog" not a number: <value>'   InvalidArgumentError
+           'Recur(): Arg "backlog" must not be negative: <value>'   InvalidArgumentError
            'Recur(): Arg "data" is not JSON-encoded: <value>'   InvalidArgumentError
            'Recur(): Arg "throttles" is not JSON-encoded: <value>'   InvalidArgumentError
            'Recur(): Unrecognized option "<name>"'   InvalidArgumentError
@@ -251,9 +256,13 @@ function Recurring.update(D, now, a)
       parsed = number(value)
       check(parsed, 'Recur(): Arg "' .. name .. '" must be a number: ' .. value)
       if name == 'retries' then parsed = whole(parsed) end
+      if name == 'interval' then
+        check(parsed > 0, 'Recur(): Arg "interval" must be greater than 0')
+      end
     elseif name == 'backlog' then
       parsed = number(value)
       check(parsed, 'Recur(): Arg "backlog" not a number: ' .. value)
+      check(parsed >= 0, 'Recur(): Arg "backlog" must not be negative: ' .. value)
     elseif name == 'data' then
       check(decode(value) ~= false, 'Recur(): Arg "data" is not JSON-encoded: ' .. value)
     elseif name == 'throttles' and D.throttle_options then

@@ -35,7 +35,8 @@ function Throttle.sole_pending(stored)
   return pending_key(throttles[1])
 end
 
--- 0 means unlimited; a negative maximum admits no one (as the reference).
+-- 0 means unlimited; a negative maximum (stored before throttle.set refused one) admits no
+-- one (as the reference).
 function Throttle.available(tid)
   local maximum = Throttle.maximum(tid)
   return maximum == 0 or call('ZCARD', locks_key(tid)) < maximum
@@ -177,6 +178,7 @@ end
   Returns  nil
   Errors   'Queue(): no queue name provided'   InvalidArgumentError
            'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError
+           'Throttle(): Arg "maximum" must not be negative: <maximum>'   InvalidArgumentError
 ]=]
 --[=[ throttle.set
   Args     tid, maximum, [expiration]
@@ -185,6 +187,7 @@ end
   Returns  nil
   Errors   'Throttle(): no tid provided'   InvalidArgumentError
            'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError
+           'Throttle(): Arg "maximum" must not be negative: <maximum>'   InvalidArgumentError
            'Throttle(): Arg "expiration" not a number: <expiration>'   InvalidArgumentError
 ]=]
 function Throttle.set(tid, maximum, expiration)
