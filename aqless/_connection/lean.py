@@ -264,6 +264,20 @@ def _answer_all(answered: list[tuple[_Waiter, Any]]) -> None:
         _answer(waiter, reply)
 
 
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Mark a shared connect's failure seen: its waiters may all have gone."""
+    if not task.cancelled():
+        task.exception()
+
+
+def uncancelled() -> bool:
+    """True when a CancelledError reached the current task without anyone cancelling it:
+    it came from a future the task awaited (another task's work, stopped), and means that
+    work failed, not that this task is to stop."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() == 0
+
+
 def dropped(cause: BaseException) -> RedisConnectionError:
     if isinstance(cause, RedisConnectionError):
         return cause
@@ -333,22 +347,29 @@ class LeanConnection:
         return await link.send(packed, expected)
 
     async def _connect(self) -> RespStream:
+        """The new connection, opened by a task of its own that every caller waiting for it
+        shares: a caller's deadline or cancellation ends its own wait, never the connect
+        (which the endpoint's connect timeout bounds), so the others still get it."""
         loop = asyncio.get_running_loop()
-        if self._connecting is not None and self._connecting.get_loop() is loop:
-            return await asyncio.shield(self._connecting)
-        self._connecting = connecting = loop.create_future()
+        connecting = self._connecting
+        if connecting is None or connecting.get_loop() is not loop:
+            self._connecting = connecting = loop.create_task(self._open())
+            connecting.add_done_callback(_retrieved)
+        try:
+            return await asyncio.shield(connecting)
+        except asyncio.CancelledError:
+            if uncancelled():  # the connect was stopped, not this caller: the loop ends
+                raise RedisConnectionError("the connect was interrupted") from None
+            raise
+
+    async def _open(self) -> RespStream:
         try:
             link = await open_stream(self.endpoint, RespStream)
             if self._closed:  # closed while connecting
                 link.close()
                 raise RedisConnectionError("the client is closed")
-        except BaseException as error:
-            connecting.set_exception(error)
-            connecting.exception()  # retrieved: nobody else may be waiting
-            raise
         finally:
             self._connecting = None
-        connecting.set_result(link)
         self._link = link
         return link
 
@@ -375,7 +396,7 @@ async def open_stream(
     *,
     decode: bool | None = None,
 ) -> StreamType:
-    """A connection to `endpoint` made by `make(reader, socket_timeout)`, greeted as
+    """A connection to `endpoint` made by `make(reader, reply_timeout)`, greeted as
     redis-py would: authenticated, its database selected and its name set. Its replies are
     decoded as the endpoint's options say, unless `decode` says otherwise."""
     options = endpoint.options
@@ -385,10 +406,17 @@ async def open_stream(
         reader_options["errors"] = options.get("encoding_errors", "strict")
 
     def link() -> StreamType:
-        return make(hiredis.Reader(**reader_options), options.get("socket_timeout"))
+        return make(hiredis.Reader(**reader_options), endpoint.reply_timeout)
 
     opened = await endpoint.open(link)
-    await _greet(await endpoint.greeting(), opened)
+    hello = await endpoint.greeting()
+    try:
+        async with asyncio.timeout(endpoint.connect_timeout):
+            await _greet(hello, opened)
+    except TimeoutError:
+        raise RedisConnectionError(
+            f"no reply to the greeting within {endpoint.connect_timeout:g} s"
+        ) from None
     return opened
 
 
