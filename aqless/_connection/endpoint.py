@@ -251,8 +251,9 @@ class Endpoint:
                         make, address[0], address[1], ssl=self.tls
                     )
         except (OSError, TimeoutError, ssl.SSLError) as error:
+            why = str(error) or f"no answer within {timeout:g} s"  # a timeout says nothing
             raise RedisConnectionError(
-                f"cannot connect to {_named(address, self.kind)}: {error}"
+                f"cannot connect to {_named(address, self.kind)}: {why}"
             ) from error
         self.address = address
         self._keep_alive(transport)
