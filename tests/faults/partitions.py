@@ -59,6 +59,15 @@ class Outcome:
         )
 
 
+async def serving(spawn: Spawner, count: int, **options: object) -> list[WorkerProcess]:
+    """`count` workers (``WORKER``), once each serves: a worker whose start meets the fault
+    exits (status 4, see docs/guides/worker.md), which is not what these tests are about."""
+    started = [spawn(*WORKER, **options) for _ in range(count)]  # type: ignore[arg-type]
+    for worker in started:
+        await worker.logged(" serving ", timeout=60)
+    return started
+
+
 async def settle(client: aqless.Client, puts: Puts, timeout: float) -> float:
     """Wait until every job put has ended; the seconds it took (AssertionError after
     `timeout`, naming what is left)."""

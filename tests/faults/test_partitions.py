@@ -21,7 +21,7 @@ from aqless.web import create_app
 from tests.faults.harness import QUEUE, OwnServer, free_port, own_server, prepare
 from tests.faults.history import RUNS, Findings, Puts, check
 from tests.faults.netem import Conditions, NetemProxy
-from tests.faults.partitions import WORKER, NetnsLinks, Outcome, history_workers, settle
+from tests.faults.partitions import NetnsLinks, Outcome, history_workers, serving, settle
 from tests.support.blackhole_proxy import BlackholeProxy
 from tests.support.worker_processes import count_reaches, eventually
 
@@ -49,7 +49,7 @@ async def partitions(
         await prepare(client)
         puts = Puts()
         with history_workers(proxy.url, folder) as spawn:
-            started = [spawn(*WORKER) for _ in range(3)]
+            started = await serving(spawn, 3)
             await puts.put(client.queues[QUEUE], jobs, sleep=0.3, fail_every=10)
             for seconds in cuts:
                 await anyio.sleep(between)
@@ -105,7 +105,7 @@ async def test_a_paused_worker_applies_no_effect_twice_unless_unfenced(
             await eventually(lambda: running(client, 10), 20, "10 jobs running")
             first.send(signal.SIGSTOP)
             try:
-                second = spawn(*WORKER)
+                (second,) = await serving(spawn, 1)
                 await count_reaches(client, RUNS, 20, timeout=40)  # each ran again
                 await settle(client, puts, timeout=40)
             finally:
@@ -140,7 +140,7 @@ async def test_a_flaky_link_breaks_no_promise(tmp_path: Path) -> None:
             await prepare(client)
             puts = Puts()
             with history_workers(proxy.url, tmp_path) as spawn:
-                started = [spawn(*WORKER) for _ in range(3)]
+                started = await serving(spawn, 3)
                 await puts.put(client.queues[QUEUE], 400, sleep=0.2, fail_every=10)
                 await settle(client, puts, timeout=120)
                 findings = await check(client, puts)
@@ -158,7 +158,7 @@ async def test_server_kills_break_no_promise(tmp_path: Path) -> None:
         async with aqless.Client(server.url) as client:
             await prepare(client)
             puts = Puts()
-            started = [spawn(*WORKER) for _ in range(3)]
+            started = await serving(spawn, 3)
             await puts.put(client.queues[QUEUE], 600, sleep=0.2, fail_every=10)
             for _ in range(2):
                 await anyio.sleep(2.0)
@@ -234,9 +234,9 @@ async def test_workers_in_network_namespaces_survive_their_links_going_down(
     try:
         with NetnsLinks(3) as links, history_workers("", tmp_path) as spawn:
             url = f"redis://{links.server_address}:{port}"
-            started = [
-                spawn(*WORKER, prefix=links.prefix(n), env={"AQLESS_URL": url}) for n in range(3)
-            ]
+            started = []
+            for n in range(3):
+                started += await serving(spawn, 1, prefix=links.prefix(n), env={"AQLESS_URL": url})
             async with aqless.Client(server.url) as client:
                 await prepare(client)
                 puts = Puts()
@@ -254,6 +254,7 @@ async def test_workers_in_network_namespaces_survive_their_links_going_down(
                 print(f"\n{findings}")  # noqa: T201
                 for worker in started:
                     assert worker.running(), worker.log()[-3000:]
+                assert sum(DOWN in worker.log() for worker in started) >= 2  # they were cut
                 assert findings.problems() == []
     finally:
         server.close()
