@@ -71,7 +71,7 @@ _HONOURED = frozenset(
 )  # fmt: skip
 #: Seconds a connection may take to open (and to be greeted) unless the options say.
 CONNECT_TIMEOUT = 5.0
-#: Seconds a call on the lean connection may wait for its reply unless ``socket_timeout``
+#: Seconds a lean connection may be silent while a call waits, unless ``socket_timeout``
 #: says (no script of aqless runs near this long; the server's own busy limit is 5 s).
 REPLY_TIMEOUT = 10.0
 _CLASSES = (Connection, UnixDomainSocketConnection, SSLConnection)
@@ -229,10 +229,10 @@ class Endpoint:
 
     @property
     def reply_timeout(self) -> float:
-        """Seconds a call may wait for its reply before its connection is dropped (the call
-        failing with ConnectionLostError, perhaps run): the ``socket_timeout`` option, else
-        REPLY_TIMEOUT. A partition leaves a sent call unanswered, and the server's kernel
-        never resets the connection: without this it would wait for ever."""
+        """Seconds a connection may say nothing while a call waits before it is dropped (its
+        calls failing with ConnectionLostError, perhaps run): the ``socket_timeout`` option,
+        else REPLY_TIMEOUT. A partition leaves a sent call unanswered, and the server's
+        kernel never resets the connection: without this it would wait for ever."""
         given = self.options.get("socket_timeout")
         return float(given) if given else REPLY_TIMEOUT
 
