@@ -74,13 +74,17 @@ async def run(job):
 @dataclass
 class Findings:
     """What ``check`` found; ``problems()`` lists every broken promise but the runs
-    without an attempt, which ``unattempted`` holds apart (see test_partitions.py)."""
+    without an attempt and what they cause, which ``unattempted`` and ``unfenceable`` hold
+    apart (branch `attempts` fixes them: see test_partitions.unattempted)."""
 
     jobs: int
     lost: list[str] = field(default_factory=list)
     doubled: dict[str, int] = field(default_factory=dict)  # jid: effects applied
     missing: list[str] = field(default_factory=list)  # completed, no effect
     unattempted: list[str] = field(default_factory=list)  # jids run without an attempt
+    #: completed without its effect, having run without an attempt: such a run cannot
+    #: claim its row, its write is refused, and yet its outcome is taken
+    unfenceable: list[str] = field(default_factory=list)
     unplanned: dict[str, str] = field(default_factory=dict)  # jid: its end, not the plan's
     stuck: dict[str, str] = field(default_factory=dict)  # jid: its state, not an end
     runs: int = 0
@@ -104,7 +108,8 @@ class Findings:
         return (
             f"{self.jobs} jobs ({self.uncertain} puts uncertain), {self.runs} runs: lost "
             f"{len(self.lost)}, doubled effects {len(self.doubled)}, missing effects "
-            f"{len(self.missing)}, runs without an attempt {len(self.unattempted)}, against "
+            f"{len(self.missing)}, runs without an attempt {len(self.unattempted)} (effects "
+            f"missing for them {len(self.unfenceable)}), against "
             f"the plan {len(self.unplanned)}, stuck {len(self.stuck)}"
         )
 
@@ -171,7 +176,10 @@ async def check(client: aqless.Client, puts: Puts) -> Findings:
         if end is None:
             continue
         if end == "complete" and not effects[jid]:
-            findings.missing.append(jid)
+            if jid in findings.unattempted:
+                findings.unfenceable.append(jid)
+            else:
+                findings.missing.append(jid)
         if end not in ("complete", "failed"):
             findings.stuck[jid] = end
         elif end != _ENDS[plan]:

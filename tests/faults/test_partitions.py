@@ -39,9 +39,11 @@ async def partitions(
     *,
     jobs: int,
     between: float = 2.0,
+    settle_within: float = 120.0,
 ) -> Outcome:
     """Three workers through a BlackholeProxy drain `jobs` fenced jobs (one in ten planned
-    to fail) while the network is cut for each of `cuts` seconds, `between` seconds apart."""
+    to fail) while the network is cut for each of `cuts` seconds, `between` seconds apart;
+    every job must have ended `settle_within` seconds after the last cut."""
     async with (
         BlackholeProxy(server_url) as proxy,
         aqless.Client(server_url) as client,
@@ -57,7 +59,7 @@ async def partitions(
                 await anyio.sleep(seconds)
                 proxy.heal()
                 assert all(w.running() for w in started), [w.log()[-3000:] for w in started]
-            drained_in = await settle(client, puts, timeout=120)
+            drained_in = await settle(client, puts, timeout=settle_within)
             outcome = Outcome.of(await check(client, puts), started, cuts, drained_in)
             print(f"\n{outcome}")  # noqa: T201  # the run's figures, shown with -s
             for worker in started:
