@@ -283,8 +283,10 @@ class Client:
 
     def _pool(self, url: str) -> aioredis.ConnectionPool:
         """A connection pool for `url` with the client's options; connects nothing."""
-        # a connect the network leaves unanswered fails in seconds, not the kernel's minutes
-        options = {"socket_connect_timeout": CONNECT_TIMEOUT, **self._connection_options}
+        options = dict(self._connection_options)
+        if options.get("socket_connect_timeout") is None and options.get("socket_timeout") is None:
+            # a connect the network leaves unanswered fails in seconds, not the kernel's minutes
+            options["socket_connect_timeout"] = CONNECT_TIMEOUT
         try:
             if "max_connections" in options:  # a full pool waits rather than failing a call
                 pool: aioredis.ConnectionPool = aioredis.BlockingConnectionPool.from_url(

@@ -328,9 +328,8 @@ class LeanConnection:
         except ResponseError as error:
             if not self._redirected(error):
                 raise
-        return await self._send(
-            packed, 0, blocks
-        )  # MOVED: it did not run; once more, on the new node
+        # MOVED: it did not run; once more, on the new node
+        return await self._send(packed, 0, blocks)
 
     async def pipeline(self, argvs: Sequence[Sequence[Argument]]) -> list[Any]:
         """The replies to commands sent together; a refusal is its ResponseError, in place."""
