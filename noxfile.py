@@ -31,7 +31,8 @@ def tests_long(session: nox.Session) -> None:
 @nox.session(python=PYTHON, default=False)
 def faults_long(session: nox.Session) -> None:
     """The long fault run: 100,000 jobs, a worker SIGKILLed every 2 s, two server restarts
-    (AQLESS_FAULTS_JOBS=N for another size). Prints lost, duplicates and recovery times."""
+    (AQLESS_FAULTS_JOBS=N for another size), and 20 network partitions of 3 to 10 s against
+    three workers (AQLESS_PARTITIONS=N). Prints lost, duplicates and recovery times."""
     session.install("-e", ".[dev,fast]")
     session.run("pytest", "-m", "faults_long", "-s", "tests/faults", *session.posargs)
 

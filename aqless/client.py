@@ -20,6 +20,7 @@ from redis.backoff import NoBackoff
 from aqless import rules
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
+from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.protocol import Clock, Protocol
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
@@ -283,7 +284,10 @@ class Client:
 
     def _pool(self, url: str) -> aioredis.ConnectionPool:
         """A connection pool for `url` with the client's options; connects nothing."""
-        options = self._connection_options
+        options = dict(self._connection_options)
+        if options.get("socket_connect_timeout") is None and options.get("socket_timeout") is None:
+            # a connect the network leaves unanswered fails in seconds, not the kernel's minutes
+            options["socket_connect_timeout"] = CONNECT_TIMEOUT
         try:
             if "max_connections" in options:  # a full pool waits rather than failing a call
                 pool: aioredis.ConnectionPool = aioredis.BlockingConnectionPool.from_url(

@@ -149,9 +149,9 @@ async def produce(options: argparse.Namespace) -> None:
     sent = [0]
 
     @wraps(sending)
-    def send(self: RespStream, packed: list[bytes], expected: int) -> Any:
+    def send(self: RespStream, packed: list[bytes], expected: int, blocks: float = 0.0) -> Any:
         sent[0] = time.time_ns()
-        return sending(self, packed, expected)
+        return sending(self, packed, expected, blocks)
 
     RespStream.send = send  # type: ignore[method-assign]
     async with aqless.Client(options.url, namespace=NAMESPACE) as client:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import anyio
@@ -114,6 +115,47 @@ async def test_calls_left_when_the_batcher_is_cancelled_fail_instead_of_hanging(
     assert sum(isinstance(outcome, ConnectionLostError) for outcome in outcomes) == 3
     with pytest.raises(RuntimeError, match="closed"):
         await batcher.submit(("job.get", ("x",)))
+
+
+async def test_a_flight_stopped_by_a_shared_future_fails_its_calls_and_the_batcher_lives_on() -> (
+    None
+):
+    """A round trip that meets a CancelledError nobody sent the batcher's task (another
+    task's shared work, e.g. a connect whose waiter's deadline stopped it) is one failed
+    round trip; the batcher serves the next calls."""
+    loop = asyncio.get_running_loop()
+    sends = 0
+
+    async def send(calls: Sequence[Call]) -> list[Reply]:
+        nonlocal sends
+        sends += 1
+        if sends == 2:  # the batched one: awaits a future another task cancels
+            stopped: asyncio.Future[None] = loop.create_future()
+            loop.call_later(0.01, stopped.cancel)
+            await stopped
+        await anyio.sleep(0.05)
+        return ["sent" for _ in calls]
+
+    batcher = Batcher(send)
+    outcomes: list[object] = []
+
+    async def submit() -> None:
+        try:
+            outcomes.append(await batcher.submit(("job.get", ("x",))))
+        except ConnectionLostError as error:
+            outcomes.append(error)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            await group.start(batcher.run)
+            group.start_soon(submit)  # alone, from its own task
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(submit)  # from the batcher's task: the stopped one
+            await anyio.sleep(0.2)
+            assert await batcher.submit(("job.get", ("y",))) == "sent"
+            batcher.close()
+    assert outcomes.count("sent") == 1
+    assert sum(isinstance(outcome, ConnectionLostError) for outcome in outcomes) == 1
 
 
 async def test_up_to_depth_batches_fly_at_once() -> None:

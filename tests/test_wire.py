@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import anyio
 import pytest
@@ -16,10 +17,12 @@ from redis.credentials import CredentialProvider
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from aqless import Client, JobNotFoundError
+from aqless import Client, Durability, JobNotFoundError
+from aqless._connection import endpoint
 from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import LeanConnection, pack, pieces
-from aqless.errors import ConfigurationError, ConnectionLostError
+from aqless.errors import ConfigurationError, ConnectionLostError, NotDurableError
+from tests.support.blackhole_proxy import BlackholeProxy
 
 pytest_plugins = ["tests.support.client_fixtures"]
 
@@ -207,6 +210,110 @@ async def test_a_stalled_server_fails_the_call_after_the_socket_timeout(
             await admin.aclose()
         assert 0.25 < waited < 1.2
         assert await client.queues["q"].length() >= 0  # a new connection serves
+
+
+async def test_a_callers_deadline_ends_its_wait_not_the_connect_others_share(
+    server_url: str,
+) -> None:
+    """Cut off (a partition: the connect's SYN goes unanswered), one caller gives up at its
+    deadline; the connect goes on for the others, who get their replies once it heals."""
+    async with BlackholeProxy(server_url) as proxy, Client(proxy.url) as client:
+        queue = client.queues[f"cut-{uuid.uuid4().hex}"]
+        await queue.length()
+        proxy.cut()
+        client.protocol.abandon_connection("the test cuts the network")
+        outcomes: list[object] = []
+
+        async def impatient() -> None:
+            with pytest.raises(TimeoutError):
+                with anyio.fail_after(0.3):
+                    await queue.length()
+            outcomes.append("gave up")
+
+        async def patient() -> None:
+            outcomes.append(await queue.length())
+
+        with anyio.fail_after(8):
+            async with anyio.create_task_group() as group:
+                group.start_soon(impatient)
+                group.start_soon(patient)
+                await anyio.sleep(0.6)
+                proxy.heal()
+        assert sorted(map(str, outcomes)) == ["0", "gave up"]
+
+
+async def test_a_connect_nobody_answers_fails_within_the_connect_timeout(
+    server_url: str,
+) -> None:
+    async with (
+        BlackholeProxy(server_url) as proxy,
+        Client(proxy.url, socket_connect_timeout=0.5) as client,
+    ):
+        await client.queues["q"].length()
+        proxy.cut()
+        client.protocol.abandon_connection("the test cuts the network")
+        started = time.monotonic()
+        with pytest.raises(ConnectionLostError, match="cannot connect"):
+            await client.queues["q"].length()
+        assert time.monotonic() - started < 1.5
+        proxy.heal()
+
+
+async def test_a_call_nobody_answers_fails_after_the_default_reply_timeout(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No socket_timeout given: a partition still ends a call in bounded time."""
+    monkeypatch.setattr(endpoint, "REPLY_TIMEOUT", 0.5)
+    async with BlackholeProxy(server_url) as proxy, Client(proxy.url) as client:
+        queue = client.queues[f"cut-{uuid.uuid4().hex}"]
+        await queue.length()
+        proxy.cut()
+        started = time.monotonic()
+        with pytest.raises(ConnectionLostError):
+            await queue.put("k", {})
+        assert time.monotonic() - started < 1.5
+        proxy.heal()
+        assert await queue.length() == 0  # the proxy dropped it
+
+
+async def test_replies_that_trickle_in_keep_a_pipeline_going_past_the_socket_timeout() -> None:
+    """The socket timeout counts the connection's silence while a call waits: a pipeline
+    whose replies come one by one, each sooner than the timeout, is not dropped, however
+    long it takes as a whole."""
+
+    async def slow_pongs(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            for _ in range(data.count(b"PING")):
+                await asyncio.sleep(0.15)
+                writer.write(b"+PONG\r\n")
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(slow_pongs, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = Client(f"redis://127.0.0.1:{port}", socket_timeout=0.5)
+    try:
+        replies = await wire_of(client).pipeline([("PING",)] * 8)  # 1.2 s in all
+        assert replies == ["PONG"] * 8
+    finally:
+        await client.close()
+        server.close()
+
+
+async def test_a_durable_put_may_wait_longer_than_the_reply_timeout(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """WAITAOF holds its reply for its own timeout on purpose: the reply timeout counts from
+    its end."""
+    monkeypatch.setattr(endpoint, "REPLY_TIMEOUT", 0.3)
+    async with Client(server_url) as client:
+        if not await client.protocol.knows("WAITAOF"):
+            pytest.skip("this server has no WAITAOF")
+        wanted = Durability(local=False, replicas=1, timeout=0.8)  # no replica: it waits
+        started = time.monotonic()
+        with pytest.raises(NotDurableError):
+            await client.queues["q"].put("k", {}, durable=wanted)
+        assert time.monotonic() - started >= 0.7
 
 
 async def test_the_wire_selects_the_urls_database_and_names_itself(server_url: str) -> None:

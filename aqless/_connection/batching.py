@@ -38,6 +38,7 @@ from typing import Protocol
 import anyio
 from anyio.abc import TaskStatus
 
+from aqless._connection.lean import uncancelled
 from aqless._connection.wakeup import Wakeup
 from aqless.errors import ConnectionLostError
 from aqless.scripts.loader import Call, Reply
@@ -314,7 +315,11 @@ class Batcher:
                     if isinstance(error, Exception)
                     else ConnectionLostError("the call was interrupted")
                 )
-            if not isinstance(error, Exception):
+            # a CancelledError nobody sent this task (a shared future it awaited was
+            # stopped) is one more failed round trip: the batcher lives on
+            if not isinstance(error, Exception) and not (
+                isinstance(error, asyncio.CancelledError) and uncancelled()
+            ):
                 raise
         else:
             for pending, reply in zip(batch, replies, strict=True):

@@ -69,6 +69,11 @@ _HONOURED = frozenset(
         "ssl_ciphers", "ssl_include_verify_flags", "ssl_exclude_verify_flags",
     }
 )  # fmt: skip
+#: Seconds a connection may take to open (and to be greeted) unless the options say.
+CONNECT_TIMEOUT = 5.0
+#: Seconds a lean connection may be silent while a call waits, unless ``socket_timeout``
+#: says (no script of aqless runs near this long; the server's own busy limit is 5 s).
+REPLY_TIMEOUT = 10.0
 _CLASSES = (Connection, UnixDomainSocketConnection, SSLConnection)
 _CERT_REQS = {"none": ssl.CERT_NONE, "optional": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
 # the error codes that say this connection is no longer the one to use
@@ -213,10 +218,27 @@ class Endpoint:
     def _host(self) -> str:
         return self.address[0] if isinstance(self.address, tuple) else "localhost"
 
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds a new connection may take to open, and again to be greeted: the
+        ``socket_connect_timeout`` option, else ``socket_timeout``, else CONNECT_TIMEOUT (a
+        server cut off by the network never answers a connect: it must not wait for ever)."""
+        options = self.options
+        given = options.get("socket_connect_timeout") or options.get("socket_timeout")
+        return float(given) if given else CONNECT_TIMEOUT
+
+    @property
+    def reply_timeout(self) -> float:
+        """Seconds a connection may say nothing while a call waits before it is dropped (its
+        calls failing with ConnectionLostError, perhaps run): the ``socket_timeout`` option,
+        else REPLY_TIMEOUT. A partition leaves a sent call unanswered, and the server's
+        kernel never resets the connection: without this it would wait for ever."""
+        given = self.options.get("socket_timeout")
+        return float(given) if given else REPLY_TIMEOUT
+
     async def open(self, make: Callable[[], Stream]) -> Stream:
         """A new connection made by `make` to the address resolved now (not greeted)."""
-        options = self.options
-        timeout = options.get("socket_connect_timeout") or options.get("socket_timeout")
+        timeout = self.connect_timeout
         loop = asyncio.get_running_loop()
         address: Address | None = None
         try:
@@ -229,8 +251,9 @@ class Endpoint:
                         make, address[0], address[1], ssl=self.tls
                     )
         except (OSError, TimeoutError, ssl.SSLError) as error:
+            why = str(error) or f"no answer within {timeout:g} s"  # a timeout says nothing
             raise RedisConnectionError(
-                f"cannot connect to {_named(address, self.kind)}: {error}"
+                f"cannot connect to {_named(address, self.kind)}: {why}"
             ) from error
         self.address = address
         self._keep_alive(transport)

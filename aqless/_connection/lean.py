@@ -6,7 +6,10 @@ trip and 15 µs per pipelined call on a slow machine. A ``LeanConnection`` keeps
 client and event loop, packs with hiredis (C), writes every call at once (calls made in the
 same turn of the event loop share one write), and matches replies to callers in order (of
 the replies one read brings, the first caller's at once, the others a turn later). One
-timer per connection, not per call, enforces the socket timeout.
+timer per connection, not per call, enforces the socket timeout: a connection that says
+nothing for that long while a call waits is dropped (a call that blocks on purpose, WAITAOF,
+gets its own timeout on top). Without a ``socket_timeout`` it is the endpoint's
+REPLY_TIMEOUT: a network partition answers nothing and resets nothing.
 
 It serves every kind of deployment: its ``Endpoint`` (aqless._connection.endpoint) says where
 to connect (TCP, a Unix socket, TLS, the primary Sentinel names, the node of a Cluster that
@@ -114,6 +117,7 @@ class RespStream(asyncio.Protocol):
         self._watchdog: asyncio.TimerHandle | None = None
         self._idle_check: select.poll | None = None
         self.lost: BaseException | None = None
+        self._heard = 0.0  # when the server last sent anything (watched connections only)
         self._retired = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -136,9 +140,10 @@ class RespStream(asyncio.Protocol):
             return False
         return True
 
-    def send(self, packed: list[bytes], expected: int) -> asyncio.Future[Any]:
+    def send(self, packed: list[bytes], expected: int, blocks: float = 0.0) -> asyncio.Future[Any]:
         """Write `packed`, buffers of one or more commands, and wait for `expected` replies
-        (0: one reply, not in a list)."""
+        (0: one reply, not in a list), `blocks` seconds more than the socket timeout (the
+        server holds the reply that long on purpose: see ``blocking``)."""
         future: asyncio.Future[Any] = self.loop.create_future()
         if self.lost is not None:
             future.set_exception(dropped(self.lost))
@@ -150,7 +155,7 @@ class RespStream(asyncio.Protocol):
         else:
             self._unsent += packed
             self.loop.call_soon(self._flush)  # later calls of this turn join the write
-        sent = time.monotonic() if self._timeout else 0.0  # only the watchdog reads it
+        sent = time.monotonic() + blocks if self._timeout else 0.0  # the watchdog reads it
         self._waiters.append(_Waiter(future, expected, sent))
         if self._watchdog is None and self._timeout:
             self._watchdog = self.loop.call_later(self._timeout, self._watch)
@@ -169,6 +174,8 @@ class RespStream(asyncio.Protocol):
             self._transport.writelines(buffers)
 
     def data_received(self, data: bytes) -> None:
+        if self._timeout:
+            self._heard = time.monotonic()
         reader = self._reader
         answered: list[tuple[_Waiter, Any]] = []
         try:
@@ -212,11 +219,13 @@ class RespStream(asyncio.Protocol):
         return False  # the transport closes itself
 
     def _watch(self) -> None:
-        """Drop a connection whose oldest call has waited past the socket timeout."""
+        """Drop a connection that has said nothing for the socket timeout while a call
+        waits: its oldest call waited that long, and no reply to the calls ahead of it came
+        meanwhile (a pipeline of many slow calls, each answered in turn, goes on)."""
         self._watchdog = None
         if not self._waiters or self.lost is not None or not self._timeout:
             return
-        waited = time.monotonic() - self._waiters[0].sent
+        waited = time.monotonic() - max(self._waiters[0].sent, self._heard)
         if waited >= self._timeout:
             self.abort(RedisConnectionError(f"no reply within {self._timeout} s"))
         else:
@@ -264,6 +273,32 @@ def _answer_all(answered: list[tuple[_Waiter, Any]]) -> None:
         _answer(waiter, reply)
 
 
+#: The commands whose server holds the reply for as long as their last argument says (in
+#: milliseconds): the durable puts' WAITAOF, and WAIT.
+_BLOCKING = frozenset({"WAIT", "WAITAOF", b"WAIT", b"WAITAOF"})
+
+
+def blocking(argv: Sequence[Argument]) -> float:
+    """Seconds the server may hold the reply to `argv` on purpose (0 for most commands)."""
+    if not argv or not isinstance(argv[0], str | bytes) or argv[0] not in _BLOCKING:
+        return 0.0
+    return float(argv[-1]) / 1000
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Mark a shared connect's failure seen: its waiters may all have gone."""
+    if not task.cancelled():
+        task.exception()
+
+
+def uncancelled() -> bool:
+    """True when a CancelledError reached the current task without anyone cancelling it:
+    it came from a future the task awaited (another task's work, stopped), and means that
+    work failed, not that this task is to stop."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() == 0
+
+
 def dropped(cause: BaseException) -> RedisConnectionError:
     if isinstance(cause, RedisConnectionError):
         return cause
@@ -285,19 +320,22 @@ class LeanConnection:
     async def call(self, argv: Sequence[Argument]) -> Any:
         """The reply to one command (raising a refusal as redis-py's ResponseError)."""
         packed = pieces(argv)
+        blocks = blocking(argv)
         if not self._follows:
-            return await self._send(packed, 0)
+            return await self._send(packed, 0, blocks)
         try:
-            return await self._send(packed, 0)
+            return await self._send(packed, 0, blocks)
         except ResponseError as error:
             if not self._redirected(error):
                 raise
-        return await self._send(packed, 0)  # MOVED: it did not run; once more, on the new node
+        # MOVED: it did not run; once more, on the new node
+        return await self._send(packed, 0, blocks)
 
     async def pipeline(self, argvs: Sequence[Sequence[Argument]]) -> list[Any]:
         """The replies to commands sent together; a refusal is its ResponseError, in place."""
         packed = [pieces(argv) for argv in argvs]
-        replies: list[Any] = await self._send(list(chain.from_iterable(packed)), len(argvs))
+        blocks = max(map(blocking, argvs), default=0.0)
+        replies: list[Any] = await self._send(list(chain.from_iterable(packed)), len(argvs), blocks)
         if self._follows:
             moved = [
                 n
@@ -322,7 +360,7 @@ class LeanConnection:
             link.retire()
         return self.endpoint.moved(text)
 
-    async def _send(self, packed: list[bytes], expected: int) -> Any:
+    async def _send(self, packed: list[bytes], expected: int, blocks: float = 0.0) -> Any:
         link = self._link
         if link is None or link.loop is not asyncio.get_running_loop() or not link.usable():
             if self._closed:
@@ -330,25 +368,32 @@ class LeanConnection:
             if link is not None:
                 link.close()  # another loop's (a connection serves one loop)
             link = await self._connect()
-        return await link.send(packed, expected)
+        return await link.send(packed, expected, blocks)
 
     async def _connect(self) -> RespStream:
+        """The new connection, opened by a task of its own that every caller waiting for it
+        shares: a caller's deadline or cancellation ends its own wait, never the connect
+        (which the endpoint's connect timeout bounds), so the others still get it."""
         loop = asyncio.get_running_loop()
-        if self._connecting is not None and self._connecting.get_loop() is loop:
-            return await asyncio.shield(self._connecting)
-        self._connecting = connecting = loop.create_future()
+        connecting = self._connecting
+        if connecting is None or connecting.get_loop() is not loop:
+            self._connecting = connecting = loop.create_task(self._open())
+            connecting.add_done_callback(_retrieved)
+        try:
+            return await asyncio.shield(connecting)
+        except asyncio.CancelledError:
+            if uncancelled():  # the connect was stopped, not this caller: the loop ends
+                raise RedisConnectionError("the connect was interrupted") from None
+            raise
+
+    async def _open(self) -> RespStream:
         try:
             link = await open_stream(self.endpoint, RespStream)
             if self._closed:  # closed while connecting
                 link.close()
                 raise RedisConnectionError("the client is closed")
-        except BaseException as error:
-            connecting.set_exception(error)
-            connecting.exception()  # retrieved: nobody else may be waiting
-            raise
         finally:
             self._connecting = None
-        connecting.set_result(link)
         self._link = link
         return link
 
@@ -375,7 +420,7 @@ async def open_stream(
     *,
     decode: bool | None = None,
 ) -> StreamType:
-    """A connection to `endpoint` made by `make(reader, socket_timeout)`, greeted as
+    """A connection to `endpoint` made by `make(reader, reply_timeout)`, greeted as
     redis-py would: authenticated, its database selected and its name set. Its replies are
     decoded as the endpoint's options say, unless `decode` says otherwise."""
     options = endpoint.options
@@ -385,10 +430,17 @@ async def open_stream(
         reader_options["errors"] = options.get("encoding_errors", "strict")
 
     def link() -> StreamType:
-        return make(hiredis.Reader(**reader_options), options.get("socket_timeout"))
+        return make(hiredis.Reader(**reader_options), endpoint.reply_timeout)
 
     opened = await endpoint.open(link)
-    await _greet(await endpoint.greeting(), opened)
+    hello = await endpoint.greeting()
+    try:
+        async with asyncio.timeout(endpoint.connect_timeout):
+            await _greet(hello, opened)
+    except TimeoutError:
+        raise RedisConnectionError(
+            f"no reply to the greeting within {endpoint.connect_timeout:g} s"
+        ) from None
     return opened
 
 

@@ -25,6 +25,7 @@ import aqless
 from aqless import Job, JobState
 from aqless.events import TRACKED_CHANNELS
 from aqless.web import create_app
+from tests.support.blackhole_proxy import BlackholeProxy
 from tests.support.clients import ManualClock, get_job, get_recurring, pop_one
 from tests.support.worker import (
     Recorder,
@@ -50,7 +51,6 @@ from tests.support.worker_processes import (
     valkey_only_fixture,  # noqa: F401
 )
 from tests.web.conftest import csrf_token
-from tests.worker.silencing_proxy import SilencingProxy
 
 pytest_plugins = ["tests.support.client_fixtures"]
 pytestmark = pytest.mark.timeout(60)
@@ -328,7 +328,7 @@ async def test_a_client_without_arguments_uses_redis_url(
 
 async def test_a_client_connects_to_a_host_and_port(server_url: str) -> None:
     """Seed: "client = Qless::Client.new(:host => 'foo.bar.com', :port => 1234)" """
-    async with SilencingProxy(server_url) as proxy:
+    async with BlackholeProxy(server_url) as proxy:
         port = int(proxy.url.rsplit(":", 1)[1])
         async with aqless.Client(host="127.0.0.1", port=port) as client:
             await client.redis.flushall()

@@ -53,9 +53,9 @@ async def counted(server_url: str, clock: ManualClock) -> AsyncIterator[Counted]
         wire = client.protocol.wire
         send = wire._send
 
-        async def counting(packed: list[bytes], expected: int) -> Any:
+        async def counting(packed: list[bytes], expected: int, blocks: float = 0.0) -> Any:
             round_trips.count += 1
-            return await send(packed, expected)
+            return await send(packed, expected, blocks)
 
         wire._send = counting  # type: ignore[method-assign]
         yield Counted(client, round_trips)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -180,14 +180,15 @@ class Spawner:
         env: dict[str, str] | None = None,
         url: bool = True,
         verbosity: int = 1,
+        prefix: Sequence[str] = (),
     ) -> WorkerProcess:
         """``aqless-run -v <arguments>`` with AQLESS_URL set (unless `url` is False); as
-        many ``-v`` as `verbosity` says."""
+        many ``-v`` as `verbosity` says; run by `prefix` (``ip netns exec ns``) if given."""
         environment = {**_CLEAN_ENV, **({"AQLESS_URL": self.url} if url else {}), **(env or {})}
         log = self.folder / f"worker-{len(self.started)}.log"
         with log.open("wb") as stderr:
             process = subprocess.Popen(
-                [sys.executable, "-m", "aqless.run", *["-v"] * verbosity, *arguments],
+                [*prefix, sys.executable, "-m", "aqless.run", *["-v"] * verbosity, *arguments],
                 cwd=self.folder,
                 env=environment,
                 stdin=subprocess.DEVNULL,

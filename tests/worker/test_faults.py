@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 
 import aqless
 from aqless import Job, JobState
+from tests.support.blackhole_proxy import BlackholeProxy
 from tests.support.worker import (
     WORKER,
     Recorder,
@@ -25,7 +26,6 @@ from tests.support.worker import (
     until,
     until_state,
 )
-from tests.worker.silencing_proxy import SilencingProxy
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ async def test_a_heartbeat_without_reply_reconnects_before_the_lock_expires(
         await release.wait()
 
     async with (
-        SilencingProxy(server_url) as proxy,
+        BlackholeProxy(server_url) as proxy,
         aqless.Client(proxy.url, worker_name=WORKER) as through_proxy,
     ):
         worker = make_worker(through_proxy, ["q"], one(works), interval=1)
