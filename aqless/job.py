@@ -621,7 +621,10 @@ class RecurringJob:
         can't be changed. InvalidValueError, before anything is sent, for a number outside
         its rule (`interval` positive, `retries` and `backlog` whole numbers from 0)."""
         interval, cron, tz = changes.get("interval"), changes.get("cron"), changes.get("tz")
-        data, throttles = changes.get("data"), changes.get("throttles")
+        data = changes.get("data")
+        throttles = rules.check_optional(
+            "throttles", changes.get("throttles"), "recurringJob.update"
+        )
         if changes.get("queue") is not None:  # where its jobs go from now on
             checked_queue(changes.get("queue"), "recurringJob.update")
         schedule = None

@@ -319,6 +319,8 @@ class Queue:
         checked = recurring_numbers("queue.recurAtInterval", numbers)
         interval, offset, priority = checked["interval"], checked["offset"], checked["priority"]
         retries, backlog = checked["retries"], checked["backlog"]
+        tags = rules.check_optional("tags", tags, "queue.recurAtInterval")
+        throttles = rules.check_optional("throttles", throttles, "queue.recurAtInterval")
         schedule = cron_schedule(cron, tz, interval, offset)
         named = recurring_jid(name, jid)
         # a named template takes its cron schedule in the same call

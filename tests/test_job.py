@@ -1000,6 +1000,7 @@ async def test_recurring_job_update_refusals(timed_client: aqless.Client) -> Non
         {"retries": -1},
         {"retries": 1.5},
         {"priority": math.inf},
+        {"throttles": "abc"},
     ]
     for changes in bad:
         ((name, value),) = changes.items()

@@ -699,6 +699,8 @@ async def test_recur_refusals(client: aqless.Client) -> None:
         {"backlog": -1},
         {"retries": -1},
         {"priority": math.nan},
+        {"tags": "vip"},
+        {"throttles": "abc"},
     ):
         ((name, value),) = options.items()
         interval = options.pop("interval", 60)
