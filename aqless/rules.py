@@ -248,8 +248,8 @@ def _rules() -> dict[str, Rule]:
         "throttle": Rule("name", "A named throttle."),
         "throttles": Rule("names", "Throttles a job must hold to run."),
         "rate_limits": Rule("names", "Named rate limits a job's start counts on."),
-        "jid": Rule("name", "A job's id."),
-        "depends": Rule("names", "Jids that must complete before the job runs."),
+        "jid": Rule("name", "A job's id (other qless clients make ids with spaces).", spaces=True),
+        "depends": Rule("names", "Jids that must complete before the job runs.", spaces=True),
         "worker": Rule("name", "A worker's name.", spaces=True, longest=256),
         # a job's numbers
         "priority": Rule("number", "Higher runs earlier."),

@@ -42,7 +42,7 @@ PUT_DEFECTS = [
     ("tags", [""]),
     ("tags", ["a\nb"]),
     ("depends", "abc"),
-    ("depends", ["a b"]),
+    ("depends", ["a\nb"]),
     ("delay", -5),
     ("priority", float("nan")),
     ("retries", -1),
@@ -108,7 +108,7 @@ async def test_a_bad_tag_dependency_or_priority_of_a_job_is_refused(
     assert isinstance(job, aqless.Job)
     await refused(client, "tag", lambda: job.tag(""))
     await refused(client, "tag", lambda: job.tag("ok", "a\tb"))
-    await refused(client, "depends", lambda: job.depend("a b"))
+    await refused(client, "depends", lambda: job.depend("a\nb"))
     await refused(client, "priority", lambda: job.set_priority(float("inf")))
     assert await job.tag("big spender") == ("big spender",)
 

@@ -48,6 +48,6 @@ def test_a_bad_backoff_is_refused(options: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("delay", [-1, float("nan")])
 def test_a_retry_with_a_bad_delay_is_an_invalid_argument_of_job_retry(delay: float) -> None:
-    with pytest.raises(InvalidArgumentError, match="retry delay") as raised:
+    with pytest.raises(InvalidArgumentError, match="delay must be") as raised:
         Retry(delay)
     assert raised.value.command == "job.retry"

@@ -692,7 +692,7 @@ async def test_recur_backlog_caps_the_catch_up(
 
 async def test_recur_refusals(client: aqless.Client) -> None:
     queue = client.queues["q"]
-    for options in (
+    bad: tuple[dict[str, Any], ...] = (
         {"interval": 0},
         {"interval": -10},
         {"offset": -5},
@@ -701,7 +701,8 @@ async def test_recur_refusals(client: aqless.Client) -> None:
         {"priority": math.nan},
         {"tags": "vip"},
         {"throttles": "abc"},
-    ):
+    )
+    for options in bad:
         ((name, value),) = options.items()
         interval = options.pop("interval", 60)
         with pytest.raises(InvalidValueError, match=f"{name} must be") as refused:

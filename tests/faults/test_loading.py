@@ -145,7 +145,7 @@ class Calls:
             self.refusals.append(error)
             self.refused += batch
         try:
-            await client.config.set(f"probe-{attempt}", attempt)
+            await client.config.set(f"probe-{attempt}", attempt, force=True)
         except aqless.ServerUnavailableError as error:
             self.refusals.append(error)
             self.refused_admin.append(attempt)

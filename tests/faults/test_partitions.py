@@ -107,8 +107,8 @@ async def test_a_paused_worker_applies_no_effect_twice_unless_unfenced(
             first.send(signal.SIGSTOP)
             try:
                 (second,) = await serving(spawn, 1)
-                await count_reaches(client, RUNS, 20, timeout=40)  # each ran again
-                await settle(client, puts, timeout=40)
+                await count_reaches(client, RUNS, 20, timeout=120)  # each ran again
+                await settle(client, puts, timeout=120)
             finally:
                 first.send(signal.SIGCONT)
             await anyio.sleep(3.0)  # the first's code wakes and writes late

@@ -128,7 +128,7 @@ def verbs(
         "track": lambda: waiting.track(),
         "set_priority": lambda: waiting.set_priority(5),
         "move": lambda: waiting.move("elsewhere"),
-        "config.set": lambda: client.config.set("probe", 1),
+        "config.set": lambda: client.config.set("probe", 1, force=True),
         "throttle.set": lambda: client.throttles["t"].set(3),
         "audit.record": lambda: audit.record(client, audit.entry("ann@host", "cli", "pause")),
     }

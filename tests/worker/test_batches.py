@@ -127,7 +127,7 @@ async def test_bad_batches_are_refused_before_anything_is_written(client: aqless
         ("importable by its name", members(1), {"on_death": BatchCallback(lambda: 0, "q")}),
         ("member jid already exists: taken", [("work", PutRequest("app.Member", jid="taken"))], {}),
         ("takes no dedup", [("work", PutRequest("app.Member", dedup="d"))], {}),
-        ("a queue name", [("", PutRequest("app.Member"))], {}),
+        ("queue must be a name", [("", PutRequest("app.Member"))], {}),
         ("'batch' key", members(1), {"on_success": BatchCallback("a.B", "q", {"batch": 1})}),
     ]
     for text, given, callbacks in refusals:
