@@ -11,6 +11,7 @@ from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttle
 from aqless.errors import (
     AqlessError,
     CancelRefusedError,
+    ClientClosedError,
     ConfigurationError,
     ConfigValueError,
     ConnectionLostError,
@@ -92,6 +93,7 @@ __all__ = [
     "ChildProcessDied",
     "ChildTraceback",
     "Client",
+    "ClientClosedError",
     "Config",
     "ConfigValueError",
     "ConfigurationError",

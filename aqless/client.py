@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 from urllib.parse import quote
 
 import anyio
@@ -21,6 +21,7 @@ from aqless import rules
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.endpoint import CONNECT_TIMEOUT
+from aqless._connection.lifecycle import Lifecycle
 from aqless._connection.protocol import Clock, Protocol
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
@@ -161,7 +162,7 @@ class Client:
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
         self._protocol: Protocol | None = None
-        self._closed = False
+        self._lifecycle = Lifecycle("this client")
         if redis is not None:
             if not redis.get_encoder().decode_responses:
                 raise ConfigurationError("the redis client must use decode_responses=True")
@@ -312,20 +313,24 @@ class Client:
 
     async def open(self) -> Self:
         """Start (or find) the embedded server when no URL was given, then check that the
-        server does not evict keys (a warning, or ConfigurationError when ``strict``)."""
-        if self._closed:
-            raise ConfigurationError("this client is closed; make a new one")
+        server does not evict keys (a warning, or ConfigurationError when ``strict``).
+        ClientClosedError once the client was closed."""
+        self._lifecycle.check_usable()
         if self._protocol is None:
             from aqless import embedded
 
             self.url = await embedded.default_url_async()
             self._use(self._connect(self.url))
         await check_eviction_policy(self.protocol.wire, strict=self.strict, refusing=self.aclose)
+        self._lifecycle.opened()
         return self
 
     async def aclose(self) -> None:
-        """Release every connection (idempotent). Shielded: a cancelled task still closes."""
-        self._closed = True
+        """Release every connection; the client then refuses every call and every open
+        (ClientClosedError). Closing twice is harmless. Shielded: a cancelled task still
+        closes."""
+        if not self._lifecycle.close():
+            return
         with anyio.move_on_after(5, shield=True):
             if self._protocol is not None:
                 await self._protocol.close()
@@ -352,8 +357,7 @@ class Client:
     @property
     def protocol(self) -> Protocol:
         """The script caller (internal: the verbs of Queue, Job... go through it)."""
-        if self._closed:
-            raise ConfigurationError("this client is closed; make a new one")
+        self._lifecycle.check_usable()
         if self._protocol is None:
             raise ConfigurationError(
                 "no server URL was given: use `async with Client() as client` (or await "
@@ -365,6 +369,17 @@ class Client:
     def redis(self) -> AnyRedis:
         """The underlying redis.asyncio client (a ``RedisCluster`` from ``from_cluster``)."""
         return self.protocol.redis
+
+    @property
+    def sharded(self) -> Literal[False]:
+        """Whether the deployment is sharded: never for this client (mypy narrows a
+        ``Client | ShardedClient`` by it)."""
+        return False
+
+    @property
+    def servers(self) -> list[Client]:
+        """The plain client of each of the deployment's servers: this one alone."""
+        return [self]
 
     @property
     def _events_source(self) -> PubSubSource:

@@ -3,6 +3,7 @@
 ```
 AqlessError                  base, never raised itself
 ├── ConfigurationError       bad URL, option, or a missing optional package (also a ValueError)
+│   └── ClientClosedError      a call to, or an open of, a client that was closed
 ├── ConnectionLostError      server unreachable, restarted or timed out: the call may have run
 │   └── ServerUnavailableError   the server refused to run the call for now (nothing ran):
 │       │                        loading its data, busy, a read-only replica, its primary down
@@ -52,6 +53,11 @@ class AqlessError(Exception):
 class ConfigurationError(AqlessError, ValueError):
     """A bad URL or option, or an optional package that is needed but not installed. Also a
     ValueError."""
+
+
+class ClientClosedError(ConfigurationError):
+    """The client was closed: it takes no call and cannot be opened again; make a new one
+    (every client, plain, sharded or blocking)."""
 
 
 @contextmanager

@@ -58,7 +58,7 @@ async def test_connect_is_client_as_a_context_manager(server_url: str) -> None:
         assert isinstance(client, aqless.Client)
         assert client.worker_name == "w"
         assert await client.queues["q"].length() >= 0
-    with pytest.raises(ConfigurationError, match="closed"):
+    with pytest.raises(aqless.ClientClosedError, match="closed"):
         _ = client.redis
 
 
@@ -219,15 +219,15 @@ async def test_close_is_idempotent(server_url: str) -> None:
 async def test_a_closed_client_refuses_to_be_used(server_url: str) -> None:
     async with aqless.Client(server_url) as client:
         queue = client.queues["q"]
-    with pytest.raises(ConfigurationError, match="closed"):
+    with pytest.raises(aqless.ClientClosedError, match="closed"):
         await queue.put("app.Job")
-    with pytest.raises(ConfigurationError, match="closed"):
+    with pytest.raises(aqless.ClientClosedError, match="closed"):
         await client.jobs.get("jid")
-    with pytest.raises(ConfigurationError, match="closed"):
+    with pytest.raises(aqless.ClientClosedError, match="closed"):
         _ = client.redis
-    with pytest.raises(ConfigurationError, match="closed"):
+    with pytest.raises(aqless.ClientClosedError, match="closed"):
         await client.open()
-    with pytest.raises(ConfigurationError, match="closed"):
+    with pytest.raises(aqless.ClientClosedError, match="closed"):
         async with client:
             pass
 

@@ -173,3 +173,50 @@ def test_the_package_has_no_import_circles() -> None:
 def test_a_circle_is_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
     assert circles(graph) == [["a", "b", "c"]]
+
+
+# -- no one outside aqless/sharding/ asks which client it holds --------------------------------
+
+
+def asks_which_client(source: str) -> list[int]:
+    """The lines of `source` that call ``isinstance(x, ShardedClient)`` (the class named
+    alone, dotted, or in a tuple): the question `client.sharded` and `client.servers` answer
+    for every deployment."""
+    lines: list[int] = []
+    for node in ast.walk(ast.parse(source)):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and len(node.args) == 2
+        ):
+            continue
+        classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        for named in classes:
+            name = named.attr if isinstance(named, ast.Attribute) else getattr(named, "id", "")
+            if name == "ShardedClient":
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_outside_sharding_asks_whether_its_client_is_sharded() -> None:
+    asking = {
+        module_name(path): lines
+        for path in SOURCES
+        if not module_name(path).startswith("aqless.sharding")
+        and (lines := asks_which_client(path.read_text()))
+    }
+    assert not asking, f"use client.sharded or client.servers, not isinstance: {asking}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "isinstance(client, ShardedClient)",
+        "if not isinstance(client, aqless.ShardedClient): pass",
+        "x = isinstance(board.client, (Client, sharding.client.ShardedClient))",
+    ],
+)
+def test_asking_which_client_is_found(source: str) -> None:
+    assert asks_which_client(source) == [1]
+    assert asks_which_client("isinstance(client, aqless.Client) and client.sharded") == []

@@ -29,7 +29,7 @@ from aqless._worker.outage import ServerOutage
 from aqless.client import Client
 from aqless.errors import ConnectionLostError
 from aqless.models import WorkerCounts
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 
 PUBLISH_EVERY: Final = 10.0  # seconds between two writes of a worker's record
 FIRST_AFTER: Final = 1.0  # seconds from the worker's start to its first write
@@ -230,11 +230,9 @@ def merged(first: WorkerInfo, second: WorkerInfo) -> WorkerInfo:
 
 
 async def all_infos(client: AnyClient) -> dict[str, WorkerInfo]:
-    """As `infos`, over every shard of a sharded deployment."""
-    if not isinstance(client, ShardedClient):
-        return await infos(client)
+    """As `infos`, over every server (each shard of a sharded deployment)."""
     found: dict[str, WorkerInfo] = {}
-    for shard in client.clients:
+    for shard in client.servers:
         for name, info in (await infos(shard)).items():
             found[name] = merged(found[name], info) if name in found else info
     return found

@@ -42,9 +42,7 @@ class Emptying:
 
 def partitions(client: AnyClient, queue: str) -> list[aqless.Queue]:
     """The queue itself, or each shard's part of it on a sharded deployment."""
-    if isinstance(client, aqless.ShardedClient):
-        return client.queues[queue].partitions
-    return [client.queues[queue]]
+    return [server.queues[queue] for server in client.servers]
 
 
 async def every_jid(queue: aqless.Queue, state: str) -> list[str]:

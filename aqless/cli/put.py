@@ -218,7 +218,7 @@ def client_put(
     route: str | None = None,
 ) -> Callable[[AnyClient], Awaitable[str]]:
     def action(client: AnyClient) -> Awaitable[str]:
-        if isinstance(client, aqless.ShardedClient):
+        if client.sharded:
             return client.queues[queue].put(klass, data, jid=jid, route=route, **options)
         return client.queues[queue].put(klass, data, jid=jid, **options)
 

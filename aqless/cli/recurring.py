@@ -28,9 +28,14 @@ async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob
 async def _recurring(client: AnyClient, queues: tuple[str, ...]) -> list[aqless.RecurringJob]:
     """The recurring jobs of `queues` (every queue when none); a sharded deployment's
     shards are read at once, each for the jobs it holds."""
-    if isinstance(client, aqless.ShardedClient):
-        shards = await each_shard(client.clients, lambda shard: _recurring(shard, queues))
-        return [job for jobs in shards for job in jobs]
+    shards = await each_shard(client.servers, lambda shard: _recurring_of(shard, queues))
+    return [job for jobs in shards for job in jobs]
+
+
+async def _recurring_of(
+    client: aqless.Client, queues: tuple[str, ...]
+) -> list[aqless.RecurringJob]:
+    """`_recurring` of one server."""
     names = list(queues) or await client.queues.names()
     found: list[aqless.RecurringJob] = []
     for name in names:

@@ -71,7 +71,7 @@ def _run_sharded(action: Callable[[aqless.ShardedClient], Awaitable[T]]) -> T:
         raise needed  # before a plain client opens a Cluster without a namespace
 
     async def sharded(client: AnyClient) -> T:
-        if not isinstance(client, aqless.ShardedClient):
+        if not client.sharded:
             raise needed
         return await action(client)
 

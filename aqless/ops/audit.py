@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 from aqless._connection.protocol import raising_aqless_errors
 from aqless.client import Client
 from aqless.errors import ConfigurationError
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 
 KEY_SUFFIX: Final = "aqless:audit"
 #: How many entries the log keeps when nobody says otherwise (``AQLESS_AUDIT_LENGTH``).
@@ -89,9 +89,7 @@ def checked_length(raw: object) -> int:
 
 def log_client(client: AnyClient) -> Client:
     """The plain client whose namespace holds the log: a sharded deployment's first shard."""
-    if isinstance(client, ShardedClient):
-        return client.clients[0]
-    return client
+    return client.servers[0]
 
 
 def key(client: AnyClient) -> str:

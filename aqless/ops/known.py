@@ -21,7 +21,7 @@ from typing import Any, Final, Literal
 
 from aqless._worker.info import index_key
 from aqless.client import Client
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 from aqless.sharding.reads import each_shard
 
 Kind = Literal["queue", "failure group", "worker", "rate limit"]
@@ -57,10 +57,6 @@ def closest(name: str, known: Iterable[str]) -> list[str]:
     return difflib.get_close_matches(name, list(known), n=CLOSEST, cutoff=0.6)
 
 
-def shards(client: AnyClient) -> Sequence[Client]:
-    return client.clients if isinstance(client, ShardedClient) else [client]
-
-
 @dataclass(frozen=True, slots=True)
 class _Set:
     """One kind's set: the reads that say whether a name is a member, and all the members."""
@@ -94,7 +90,7 @@ async def exists(client: AnyClient, kind: Kind, name: str) -> bool:
     async def member(shard: Client) -> list[Any]:
         return await shard.protocol.plain_many("known." + kind, known.exists_reads(shard, name))
 
-    replies = await each_shard(shards(client), member)
+    replies = await each_shard(client.servers, member)
     return any(reply not in (None, 0) for shard in replies for reply in shard)
 
 
@@ -105,7 +101,7 @@ async def names(client: AnyClient, kind: Kind) -> list[str]:
     async def members(shard: Client) -> list[Any]:
         return await shard.protocol.plain_many("known." + kind, known.list_reads(shard))
 
-    listed = await each_shard(shards(client), members)
+    listed = await each_shard(client.servers, members)
     return sorted({str(member) for shard in listed for found in shard for member in found})
 
 

@@ -28,12 +28,13 @@ import time
 import uuid
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import anyio
 
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
+from aqless._connection.lifecycle import Lifecycle
 from aqless._connection.protocol import Clock
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
@@ -142,6 +143,7 @@ class ShardedClient:
             self.redis = _cluster.connect(nodes, **connection_options)
         except ValueError as error:
             raise ConfigurationError(f"bad cluster address {nodes!r}: {error}") from error
+        self._lifecycle = Lifecycle("this ShardedClient")
         self._map: ShardMap | None = None
         self._adopted: anyio.Event | None = None  # set at the next newer map
         self._clients: dict[int, Client] = {}
@@ -165,7 +167,9 @@ class ShardedClient:
 
     async def open(self) -> Self:
         """Read the shard map (making it if the deployment is new), then open every
-        shard's client."""
+        shard's client. ClientClosedError once the client was closed; a failed open
+        releases what it opened, and may be tried again."""
+        self._lifecycle.check_usable()
         try:
             with _cluster.calls("reading the shard map"):
                 await self.redis.initialize()
@@ -178,8 +182,10 @@ class ShardedClient:
             with _cluster.calls("opening the shards"):
                 await self._adopt(shard_map)
         except BaseException:
-            await self.close()
+            opened, self._clients, self._map = self._clients, {}, None
+            await self._release(opened)
             raise
+        self._lifecycle.opened()
         return self
 
     async def _read_or_make_map(self) -> ShardMap:
@@ -230,6 +236,7 @@ class ShardedClient:
     async def reread_map(self) -> bool:
         """Read the shard map again; whether it changed since this client last read it
         (or since a reading that was under way when this was called)."""
+        self._lifecycle.check_usable()
         before = self.shards.version
         async with self._reading:
             if self.shards.version != before:  # another task just read a newer map
@@ -244,7 +251,9 @@ class ShardedClient:
     async def current_map(self) -> ShardMap:
         """The shard map, read again first if it was read `refresh` seconds ago or more;
         the map held if it cannot be read now (the node holding it may be failing over:
-        puts to the other shards go on), tried again `refresh` seconds later."""
+        puts to the other shards go on), tried again `refresh` seconds later.
+        ClientClosedError once the client was closed."""
+        self._lifecycle.check_usable()
         if time.monotonic() - self._read_at >= self.refresh:
             try:
                 await self.reread_map()
@@ -331,8 +340,13 @@ class ShardedClient:
         return str(node.name)
 
     async def aclose(self) -> None:
-        """Close every shard's client and the Cluster connections (idempotent)."""
-        for client in self._clients.values():
+        """Close every shard's client and the Cluster connections; the client then refuses
+        every call and every open (ClientClosedError). Closing twice is harmless."""
+        if self._lifecycle.close():
+            await self._release(self._clients)
+
+    async def _release(self, clients: dict[int, Client]) -> None:
+        for client in clients.values():
             await client.aclose()
         with anyio.move_on_after(5, shield=True):
             await self.redis.aclose()
@@ -349,13 +363,13 @@ class ShardedClient:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        await self.close()
+        await self.aclose()
 
     # -- the shards ---------------------------------------------------------------------------
 
     @property
     def shards(self) -> ShardMap:
-        """The shard map, as read when the client opened."""
+        """The shard map, as read when the client opened (or last read it)."""
         if self._map is None:
             raise ConfigurationError("open the ShardedClient first (async with, or open())")
         return self._map
@@ -382,6 +396,17 @@ class ShardedClient:
         """The clients of the shards (active and draining: jobs are taken from both),
         by shard id."""
         return [self._clients[shard.id] for shard in self.shards.shards]
+
+    @property
+    def servers(self) -> list[Client]:
+        """The plain client of each shard: `clients`."""
+        return self.clients
+
+    @property
+    def sharded(self) -> Literal[True]:
+        """Whether the deployment is sharded: always for this client (mypy narrows a
+        ``Client | ShardedClient`` by it)."""
+        return True
 
     def shard_of(self, key: str) -> int:
         """The shard a put of this jid (or routing key) goes to: the owner of its bucket

@@ -54,6 +54,7 @@ class SyncClientSurface(BlockingClient[C], Generic[C, Q]):
     def open(self) -> Self:
         """Connect now rather than at the first call (the embedded server, the shard map)."""
         self.call(lambda client: client.open())
+        self._lifecycle.opened()
         return self
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> SyncEvents:
@@ -65,6 +66,11 @@ class SyncClientSurface(BlockingClient[C], Generic[C, Q]):
     def worker_name(self) -> str:
         """The name this client's pops and locks go under."""
         return self._current().client.worker_name
+
+    @property
+    def sharded(self) -> bool:
+        """Whether the deployment is sharded (see ``aqless.Client.sharded``)."""
+        return self._current().client.sharded
 
 
 class Client(SyncClientSurface[PlainClient, SyncQueues]):

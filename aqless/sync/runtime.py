@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 from aqless import contracts
+from aqless._connection.lifecycle import Lifecycle
 from aqless.client import Client as PlainClient
 from aqless.errors import ConfigurationError
 from aqless.job import Job, RecurringJob
@@ -114,7 +115,7 @@ class BlockingClient(ABC, Generic[C]):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._closed = False
+        self._lifecycle = Lifecycle("this client")
         self._runtime = self._start()
         self._finalizer = weakref.finalize(self, self._runtime.close)
         _LIVE.add(self)
@@ -133,8 +134,7 @@ class BlockingClient(ABC, Generic[C]):
     def _current(self) -> _Runtime[C]:
         """This process's runtime: a fresh one after a fork."""
         with self._lock:
-            if self._closed:
-                raise ConfigurationError("this client is closed; make a new one")
+            self._lifecycle.check_usable()
             if self._runtime.pid != os.getpid():
                 self._finalizer.detach()  # the parent's: never closed from here
                 self._runtime = self._start()
@@ -173,9 +173,10 @@ class BlockingClient(ABC, Generic[C]):
         return self.call(lambda client: client.result(jid, timeout=timeout))
 
     def close(self) -> None:
-        """Release every connection and stop the loop's thread (idempotent)."""
+        """Release every connection and stop the loop's thread; the client then refuses
+        every call (ClientClosedError). Closing twice is harmless."""
         with self._lock:
-            self._closed = True
+            self._lifecycle.close()
         self._finalizer()
 
     def __enter__(self) -> Self:

@@ -16,14 +16,14 @@ from typing import Any
 
 from aqless.client import Client
 from aqless.documents import rate_limit_document
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 
 JSON = dict[str, Any]
 
 
 async def client_of(client: AnyClient, jid: str) -> Client:
     """The plain client of the shard holding `jid` (`client` itself when not sharded)."""
-    if isinstance(client, ShardedClient):
+    if client.sharded:
         return await client.client_of_jid(jid)
     return client
 

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from aqless.errors import ConnectionLostError, InvalidArgumentError
 from aqless.ops import audit
 from aqless.ops.known import UnknownNameError
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 from aqless.web import render
 from aqless.web.actions import HANDLERS, Form
 from aqless.web.audit_page import audited_action, recorded_action
@@ -131,7 +131,7 @@ def html_page(template: str, load: Loader) -> Endpoint:
         context = {
             **data,
             "read_only": board.read_only,
-            "sharded": isinstance(board.client, ShardedClient),
+            "sharded": board.client.sharded,
             "can_act": can_act,
             "csrf": board.csrf.token(nonce),
         }

@@ -33,7 +33,7 @@ from aqless.documents import (
 from aqless.errors import InvalidValueError
 from aqless.job import RecurringJob
 from aqless.ops import known
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 from aqless.sharding.limits import shard_of_limit
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
@@ -276,7 +276,7 @@ async def throttle_documents(client: Client) -> list[JSON]:
 
 async def throttles(client: AnyClient, request: Request) -> JSON:
     limits = [rate_limit_document(info) for info in await client.rate_limits.all()]
-    if not isinstance(client, ShardedClient):
+    if not client.sharded:
         return {"throttles": await throttle_documents(client), "rate_limits": limits}
     found = [  # each throttle on the one shard that holds it
         {**document, "shard": shard.id}

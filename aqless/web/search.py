@@ -25,7 +25,7 @@ from aqless import rules
 from aqless.client import Client
 from aqless.errors import ConnectionLostError, InvalidArgumentError
 from aqless.ops import known
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 from aqless.web.pages import Refused, dashboard, html_page
 from aqless.web.reads import JSON, command_of, jobs_json
 from aqless.web.render import Links
@@ -165,8 +165,7 @@ async def scan(
     of them (each shard's in turn), and the seconds the scan took."""
     started = time.perf_counter()
     found = Scan(matches=[])
-    shards = client.clients if isinstance(client, ShardedClient) else [client]
-    for shard in shards:
+    for shard in client.servers:
         jids = await listing(shard, queue, state, limit - found.scanned)
         found.round_trips += 1
         await scan_shard(shard, jids, condition, found)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from aqless.documents import shard_document
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 from aqless.sharding.reads import gathered, primary_info
 from aqless.web import reads
 from aqless.web.condition import memory_of
@@ -16,7 +16,7 @@ from aqless.web.reads import JSON, NotFound
 
 
 async def shards(client: AnyClient, request: Request) -> JSON:
-    if not isinstance(client, ShardedClient):
+    if not client.sharded:
         raise NotFound("This dashboard shows one namespace, not a sharded deployment.")
     reports = [shard_document(report) for report in await client.shard_report()]
     return {"deployment": client.deployment, "shards": reports}
@@ -25,7 +25,7 @@ async def shards(client: AnyClient, request: Request) -> JSON:
 async def about(client: AnyClient, request: Request) -> JSON:
     """The about page: one namespace's server, or a sharded deployment's shards and the
     primaries holding them (each one's version and memory)."""
-    if not isinstance(client, ShardedClient):
+    if not client.sharded:
         return await reads.about(client, request)
     shard_clients = client.clients
     read = await gathered(

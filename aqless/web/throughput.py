@@ -12,7 +12,7 @@ from starlette.requests import Request
 
 from aqless._connection.protocol import hash_fields
 from aqless.client import Client
-from aqless.sharding.client import AnyClient, ShardedClient
+from aqless.sharding.client import AnyClient
 from aqless.web.charts import Chart, grouped_bars
 from aqless.web.reads import JSON, Loader
 
@@ -53,9 +53,8 @@ async def per_minute(client: AnyClient, queue: str, now: float | None = None) ->
     moment = time.time() if now is None else now
     current = int(moment - moment % 3600)
     hours = [current - 3600 * k for k in range(HOURS)]
-    clients = client.clients if isinstance(client, ShardedClient) else [client]
     total: Minutes = {}
-    for plain in clients:
+    for plain in client.servers:
         for at, (completed, failed) in (await _minutes_of(plain, queue, hours)).items():
             before = total.get(at, (0, 0))
             total[at] = (before[0] + completed, before[1] + failed)
