@@ -81,7 +81,7 @@ from aqless.sharding.client import (
 from aqless.sharding.map import Shard, ShardMap
 from aqless.sharding.queue import PartialPopError
 from aqless.sharding.worker import ShardedWorker
-from aqless.worker import Heartbeats, Worker, WorkerCounters
+from aqless.worker import Heartbeats, Worker, WorkerCounters, WorkerSettings
 
 __all__ = [
     "AqlessError",
@@ -183,6 +183,7 @@ __all__ = [
     "WorkerCounts",
     "WorkerJobs",
     "WorkerObserver",
+    "WorkerSettings",
     "Workers",
     "__version__",
 ]

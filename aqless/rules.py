@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from aqless.errors import InvalidValueError
 
-Kind = Literal["number", "whole", "name", "names", "text", "choice"]
+Kind = Literal["number", "whole", "name", "names", "text", "choice", "switch"]
 
 #: The longest name (a queue, a group, a tag, a throttle...) any door accepts.
 NAME_MAX: Final = 128
@@ -34,8 +34,8 @@ class Rule:
         kind: ``number`` (finite, not a bool), ``whole`` (an int, not a bool), ``name`` (a
             non-empty string of at most `longest` characters, without whitespace or control
             characters unless `spaces`), ``names`` (a list of such names, never a lone
-            string), ``text`` (any string, non-empty unless `minimum` is 0) or ``choice`` (one
-            of `choices`).
+            string), ``text`` (any string, non-empty unless `minimum` is 0), ``choice`` (one
+            of `choices`) or ``switch`` (True or False, not 0 or 1).
         meaning: what it is, for the reference table.
         unit: its unit (``seconds``, ``jobs``...), "" for none.
         minimum: the least value allowed (numbers), or None.
@@ -78,6 +78,8 @@ class Rule:
             return f"a list of names (1 to {self.longest} characters, no {self._forbidden()})"
         if self.kind == "choice":
             return "one of " + ", ".join(self.choices)
+        if self.kind == "switch":
+            return "true or false"
         return "a text" if self.minimum == 0 else "a non-empty text"
 
     def check(self, value: object, name: str, command: str) -> Any:
@@ -97,6 +99,8 @@ class Rule:
                 raise InvalidValueError(command, name, text, self.expected())
         elif self.kind == "names":
             value = [part.strip() for part in text.split(",") if part.strip()]
+        elif self.kind == "switch":
+            value = _SWITCH_WORDS.get(text.strip().lower(), text)
         return self.check(value, name, command)
 
     def _checked(self, value: object) -> object:
@@ -111,6 +115,8 @@ class Rule:
             return names if all(self._is_name(n) for n in names) else _REFUSED
         if self.kind == "choice":
             return value if value in self.choices else _REFUSED
+        if self.kind == "switch":
+            return value if isinstance(value, bool) else _REFUSED
         if not isinstance(value, str) or (self.minimum != 0 and not value):
             return _REFUSED
         return value
@@ -148,6 +154,12 @@ class _Refused:
 
 
 _REFUSED: Final = _Refused()
+
+#: How a switch may be typed.
+_SWITCH_WORDS: Final = {
+    **dict.fromkeys(("1", "true", "yes", "on"), True),
+    **dict.fromkeys(("0", "false", "no", "off"), False),
+}
 
 
 def _number(text: str) -> int | float | None:
@@ -320,6 +332,19 @@ def _rules() -> dict[str, Rule]:
         "worker.max_memory": Rule(
             "whole", "Resident memory above which a worker finishes.", "bytes", minimum=1
         ),
+        "worker.reserver": Rule(
+            "choice",
+            "The order a worker pops its queues in.",
+            choices=("ordered", "round-robin", "shuffled"),
+        ),
+        "worker.priorities": Rule(
+            "switch", "A worker orders its queues by the stored priority patterns."
+        ),
+        "worker.resume": Rule(
+            "switch", "A worker first takes back the jobs the server lists as its own."
+        ),
+        "worker.burst": Rule("switch", "A worker returns once it finds no more work."),
+        "worker.isolate": Rule("switch", "A worker runs plain job code in child processes."),
         # config options (aqless.scripts.options describes them by these rules)
         **CONFIG,
         # the dashboard's and CLI's listings

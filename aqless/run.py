@@ -10,6 +10,7 @@ no more work exits 0. Its other exit statuses are those of the ``aqless`` comman
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib
 import logging
@@ -34,7 +35,7 @@ from aqless._worker.middleware import Middleware
 from aqless._worker.outage import reason
 from aqless._worker.outcomes import Backoff
 from aqless._worker.reach import reach_server
-from aqless._worker.reservers import RESERVERS, ReserverName
+from aqless._worker.settings import Setting, WorkerSettings, setting_of
 from aqless.client import Client
 from aqless.errors import (
     AqlessError,
@@ -76,28 +77,17 @@ class RunOptions:
     """The worker's configuration, as the command line gives it."""
 
     queues: tuple[str, ...]
+    #: the worker's settings (each an option of its own, made from WorkerSettings' fields)
+    settings: WorkerSettings = dataclasses.field(default_factory=WorkerSettings)
     url: str | None = None
     namespace: str | None = None
     name: str | None = None
-    concurrency: int = defaults.CONCURRENCY
-    prefetch: int = defaults.PREFETCH
-    reserver: ReserverName = defaults.RESERVER
-    priorities: bool = False
-    interval: float = defaults.INTERVAL
-    grace: float = defaults.GRACE
     imports: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
     registries: tuple[str, ...] = ()
     middleware: tuple[str, ...] = ()
-    timeout: float | None = None
     backoff: float | None = None
     backoff_cap: float = defaults.BACKOFF_CAP
-    max_jobs: int | None = None
-    max_memory_mb: int | None = None
-    resume: bool = False
-    burst: bool = False
-    workdir: Path | None = None
-    isolate: bool = False
     allow_eviction: bool = False
     wait_for_server: float = 0.0
     supervised: bool = False
@@ -137,22 +127,10 @@ class RunOptions:
         return Worker(
             client,
             self.queues,
+            self.settings,
             handlers=handlers if handlers is not None else self.handlers(),
-            concurrency=self.concurrency,
-            prefetch=self.prefetch,
-            reserver=self.reserver,
-            priorities=self.priorities,
-            interval=self.interval,
-            grace=self.grace,
-            job_timeout=self.timeout,
             backoff=None if self.backoff is None else Backoff(self.backoff, cap=self.backoff_cap),
             middleware=[self._hook(reference) for reference in self.middleware],
-            workdir=self.workdir,
-            max_jobs=self.max_jobs,
-            max_memory=None if self.max_memory_mb is None else self.max_memory_mb << 20,
-            resume=self.resume,
-            burst=self.burst,
-            isolate=self.isolate,
         )
 
     @staticmethod
@@ -289,8 +267,9 @@ async def check(options: RunOptions) -> int:
     click.echo(f"server      {client.url}  (heartbeat {config.get('heartbeat', '?')} s)")
     if outbox is not None:
         click.echo(f"outbox      {outbox}")
-    isolated = ", sync code in child processes" if options.isolate else ""
-    click.echo(f"worker      {client.worker_name}, {options.concurrency} slots{isolated}")
+    isolated = ", sync code in child processes" if options.settings.isolate else ""
+    slots = options.settings.concurrency
+    click.echo(f"worker      {client.worker_name}, {slots} slots{isolated}")
     click.echo(f"queues      {', '.join(queues) or '(none exist yet)'}")
     click.echo(f"registered  {', '.join(handlers.registered) or '(none)'}")
     click.echo(f"allowed     {', '.join(handlers.allowed) or '(none)'}")
@@ -378,6 +357,33 @@ def option(*declarations: str, **settings: Any) -> Callable[[Command], Command]:
     return click.option(*declarations, show_envvar=True, **settings)
 
 
+def setting_options(command: Command) -> Command:
+    """One option for each field of WorkerSettings (its flags, environment variable, help,
+    default and rule are the field's: aqless._worker.settings), in their order."""
+    for each in reversed(dataclasses.fields(WorkerSettings)):
+        command = _setting_option(each.name, setting_of(each), each.default)(command)
+    return command
+
+
+def _setting_option(name: str, how: Setting, default: Any) -> Callable[[Command], Command]:
+    declared: dict[str, Any] = {"envvar": how.env(name), "help": how.help}
+    if how.is_flag():
+        declared["is_flag"] = True
+    elif how.folder:
+        declared["type"] = click.Path(file_okay=False, resolve_path=True, path_type=Path)
+    else:
+        declared["type"] = Ruled(how.rule or "")
+    if default is not None and not how.is_flag():
+        declared.update(default=default, show_default=True)
+    if how.metavar:
+        declared["metavar"] = how.metavar
+    if how.scale != 1:  # the option's unit (MB) in the setting's (bytes)
+        declared["callback"] = lambda _ctx, _param, given: (
+            None if given is None else given * how.scale
+        )
+    return option(*how.flags(name), name, **declared)
+
+
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     """Values given repeatedly or comma/space separated (as environment variables are)."""
     return tuple(part for value in values for part in value.replace(",", " ").split())
@@ -410,58 +416,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     envvar="AQLESS_WORKER_NAME",
     help="Worker name (default: <host>-<pid>; with --processes, <name>-<i>).",
 )
-@option(
-    "-c",
-    "--concurrency",
-    type=Ruled("worker.concurrency"),
-    default=defaults.CONCURRENCY,
-    show_default=True,
-    envvar="AQLESS_CONCURRENCY",
-    help="Jobs run at once by each process.",
-)
-@option(
-    "--prefetch",
-    type=Ruled("worker.prefetch"),
-    default=defaults.PREFETCH,
-    show_default=True,
-    metavar="N",
-    envvar="AQLESS_PREFETCH",
-    help="Pop up to N jobs beyond the free slots and hold them (locked to the worker, "
-    "heartbeated) until a slot frees, when one starts at once: one job at a time no longer "
-    "waits a round trip for the next. A held job waits behind the running ones, and no "
-    "other worker can take it meanwhile: use 0 for long jobs, or where an idle worker must "
-    "take every waiting job.",
-)
-@option(
-    "--reserver",
-    type=click.Choice(RESERVERS),
-    default=defaults.RESERVER,
-    show_default=True,
-    envvar="AQLESS_RESERVER",
-    help="The order queues are popped in.",
-)
-@option(
-    "--priorities",
-    is_flag=True,
-    envvar="AQLESS_PRIORITIES",
-    help="Order queues by the priority patterns stored in the server.",
-)
-@option(
-    "--interval",
-    type=Ruled("worker.interval"),
-    default=defaults.INTERVAL,
-    show_default=True,
-    envvar="AQLESS_INTERVAL",
-    help="Seconds between polls while idle (put events wake a worker sooner).",
-)
-@option(
-    "--grace",
-    type=Ruled("worker.grace"),
-    default=defaults.GRACE,
-    show_default=True,
-    envvar="AQLESS_GRACE",
-    help="Seconds running jobs get after SIGTERM/SIGINT before they are handed back.",
-)
+@setting_options
 @option(
     "-i",
     "--import",
@@ -492,12 +447,6 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     help="An around_perform hook as module:attribute, outermost first. Repeatable.",
 )
 @option(
-    "--timeout",
-    type=Ruled("worker.job_timeout"),
-    envvar="AQLESS_TIMEOUT",
-    help="Seconds a job may run unless its handler sets its own (default: no limit).",
-)
-@option(
     "--backoff",
     type=click.FloatRange(min=0, min_open=True),
     envvar="AQLESS_BACKOFF",
@@ -521,37 +470,6 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Worker processes, under a supervisor (which replaces any that dies, even with -p 1).",
 )
 @option(
-    "--max-jobs",
-    type=Ruled("worker.max_jobs"),
-    envvar="AQLESS_MAX_JOBS",
-    help="Replace a worker process after it has taken this many jobs.",
-)
-@option(
-    "--max-memory",
-    "max_memory_mb",
-    type=click.IntRange(min=1),
-    envvar="AQLESS_MAX_MEMORY",
-    help="Replace a worker process above this many MB.",
-)
-@option(
-    "--resume",
-    is_flag=True,
-    envvar="AQLESS_RESUME",
-    help="First take back the jobs the server lists as held by this worker name.",
-)
-@option(
-    "--burst",
-    is_flag=True,
-    envvar="AQLESS_BURST",
-    help="Exit once no job is running and the queues have none waiting.",
-)
-@option(
-    "--workdir",
-    type=click.Path(file_okay=False, resolve_path=True, path_type=Path),
-    envvar="AQLESS_WORKDIR",
-    help="Give each job a clean folder here (job.sandbox).",
-)
-@option(
     "--path",
     "paths",
     multiple=True,
@@ -560,13 +478,6 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Put this folder first on the module path before importing the job code and "
     "middleware (like PYTHONPATH). Repeatable; AQLESS_PATH takes a "
     f"{os.pathsep!r}-separated list.",
-)
-@option(
-    "--isolate",
-    is_flag=True,
-    envvar="AQLESS_ISOLATE",
-    help="Run plain (sync) job functions in child processes, stopped (SIGTERM, then "
-    "SIGKILL) when their job is taken away, times out or is cut off by a stop.",
 )
 @option(
     "--wait-for-server",
@@ -645,11 +556,14 @@ def main(
     )
     if not names:
         raise click.UsageError("name at least one queue (argument, -q or AQLESS_QUEUES)")
-    options = RunOptions(queues=names, supervised=child, **settings)
+    worker_settings = {f.name: settings.pop(f.name) for f in dataclasses.fields(WorkerSettings)}
     try:
+        options = RunOptions(
+            queues=names, settings=WorkerSettings(**worker_settings), supervised=child, **settings
+        )
         if check_only:
             sys.exit(run_async(check, options))
-        recycling = options.max_jobs is not None or options.max_memory_mb is not None
+        recycling = options.settings.max_jobs is not None or options.settings.max_memory is not None
         if not child and (processes is not None or recycling):
             from aqless._worker import supervisor
 
@@ -659,7 +573,7 @@ def main(
                     sys.argv[1:],
                     processes=processes or 1,
                     name=options.name,
-                    burst=options.burst,
+                    burst=options.settings.burst,
                 )
             )
         sys.exit(run_async(serve, options))

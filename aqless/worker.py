@@ -39,8 +39,7 @@ import logging
 from collections.abc import KeysView, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict, Unpack
 
 import anyio
 from anyio.abc import TaskGroup
@@ -50,7 +49,6 @@ from aqless._concurrency.task_groups import own_errors
 from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
 from aqless._connection.wakeup import Wakeup
-from aqless._worker import defaults
 from aqless._worker import process as _process
 from aqless._worker.budget import SlotBudget as SlotBudget  # public: aqless.worker.SlotBudget
 from aqless._worker.counters import (
@@ -67,17 +65,19 @@ from aqless._worker.pickup import Pickup
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless._worker.policies import attempt as attempt  # public: aqless.worker.attempt
 from aqless._worker.popping import Popper, Unreadable
-from aqless._worker.reservers import QueueSelection, Reserver, ReserverName
+from aqless._worker.reservers import QueueSelection, Reserver
 from aqless._worker.runners import Runners
 from aqless._worker.running import RunningJob, RunningJobs
 from aqless._worker.served import ServedQueues
+from aqless._worker.settings import WorkerKeywords
+from aqless._worker.settings import WorkerSettings as WorkerSettings  # public: aqless.*
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError, ScriptError
 from aqless.handlers import Handlers
 from aqless.job import Job
 from aqless.schedules import keep_schedules
 
-__all__ = ["Heartbeats", "Worker", "WorkerCounters"]
+__all__ = ["Heartbeats", "Worker", "WorkerCounters", "WorkerOptions", "WorkerSettings"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,10 +121,19 @@ class _WorkerAsPushTaker:
         self._worker._pushes_may_be_lost()
 
 
-def setting(name: str, value: Any) -> Any:
-    """A worker setting (None: not given) checked by its rule, ``worker.<name>`` in
-    `aqless.rules`: the rule aqless-run's option of the same meaning parses by."""
-    return rules.check_optional(f"worker.{name}", value, "Worker")
+class WorkerParts(TypedDict, total=False):
+    """The code a worker runs besides the jobs' (`Worker`'s keywords of these names)."""
+
+    handlers: Handlers | None
+    retry: RetryPolicy | Backoff | None
+    requeue: Sequence[RequeuePolicy]
+    backoff: Backoff | None
+    middleware: Sequence[Middleware]
+    observers: Sequence[WorkerObserver]
+
+
+class WorkerOptions(WorkerKeywords, WorkerParts, total=False):
+    """Every keyword of `Worker` but its budget: the settings and the parts."""
 
 
 class Worker:
@@ -133,100 +142,69 @@ class Worker:
     Args:
         client: an open client; its ``worker_name`` is the worker's name.
         queues: queue names, globs, negations and ``@identifiers`` (see aqless._worker.reservers).
+        settings: the worker's settings (`aqless.WorkerSettings`: concurrency, prefetch,
+            interval, grace, job_timeout, max_jobs, burst...); a setting given as a keyword
+            (``Worker(client, queues, concurrency=5)``) overrides the one in `settings`,
+            checked by the same rule.
         handlers: the job code (default: an empty registry, which imports nothing).
-        concurrency: how many jobs run at once.
-        reserver: ``"ordered"``, ``"round-robin"``, ``"shuffled"`` or a Reserver.
-        priorities: order the queues by the stored priority patterns.
-        interval: seconds between polls while idle, at most (each wait is a random three
-            quarters to all of it; put events and pushes wake it sooner).
-        grace: seconds that running jobs get to finish after ``stop()``.
-        job_timeout: seconds a job may run unless its handler says otherwise (None: no limit).
         retry: how failing jobs are retried, unless their handler says (None: they fail
             at once); see aqless._worker.policies.
         requeue: which exceptions put jobs back into their queue without spending a retry.
         backoff: the same as `retry` (the older name).
         middleware: around_perform hooks for every job, outermost first.
-        workdir: a folder for the slots' sandboxes (``job.sandbox``).
-        max_jobs: take this many jobs, then finish and return (None: no limit).
-        burst: return once no job is running and a pop finds nothing (jobs scheduled for
-            later are not waited for; jobs a rate limit holds back are, one start at a
-            time as the limit frees them): for tests, scripts and cron-style runs.
-        max_memory: finish once the process's resident memory exceeds this many bytes.
-        resume: first take back the jobs the server lists as held by this worker's name.
-        refresh: seconds between re-reading which queues the patterns match.
-        isolate: run plain (sync) job code in child processes, which are stopped
-            (SIGTERM, then SIGKILL) when their job is taken away, times out or is cut off
-            by a stop; a handler's own ``isolate`` wins (see aqless._worker.children).
-        isolate_max_jobs: replace each such child process after this many jobs.
         observers: told what became of each job, for metrics and error reporting (see
             aqless._worker.observers; ``worker.observers`` is the list, to add more).
         budget: slots shared with other workers of the process (a ShardedWorker's): the
             worker runs no more jobs than `concurrency` nor than the budget has free, and
             offers the server only slots the budget gives it (`aqless.worker.SlotBudget`).
-        prefetch: how many jobs to pop beyond the free slots and hold (locked to this
-            worker, heartbeated) until a slot frees, to start at once (not with a budget).
-            A held job waits behind the running ones and no other worker can take it
-            meanwhile: use 0 where a job must not wait behind another (long jobs, or idle
-            workers that should take every waiting job).
+        keywords: settings, each a field of `aqless.WorkerSettings` (its help text there,
+            its rule ``worker.<name>`` in `aqless.rules`).
     """
 
     def __init__(
         self,
         client: Client,
         queues: Sequence[str],
+        settings: WorkerSettings | None = None,
         *,
         handlers: Handlers | None = None,
-        concurrency: int = defaults.CONCURRENCY,
-        reserver: ReserverName | Reserver = defaults.RESERVER,
-        priorities: bool = False,
-        interval: float = defaults.INTERVAL,
-        grace: float = defaults.GRACE,
-        job_timeout: float | None = None,
         retry: RetryPolicy | Backoff | None = None,
         requeue: Sequence[RequeuePolicy] = (),
         backoff: Backoff | None = None,
         middleware: Sequence[Middleware] = (),
-        workdir: str | Path | None = None,
-        max_jobs: int | None = None,
-        burst: bool = False,
-        max_memory: int | None = None,
-        resume: bool = False,
-        refresh: float = defaults.REFRESH,
-        isolate: bool = False,
-        isolate_max_jobs: int | None = None,
         observers: Sequence[WorkerObserver] = (),
         budget: SlotBudget | None = None,
-        prefetch: int = defaults.PREFETCH,
+        **keywords: Unpack[WorkerKeywords],
     ) -> None:
         if isinstance(queues, str):
             raise ConfigurationError("queues must be a list of names, not one string")
-        concurrency, prefetch = setting("concurrency", concurrency), setting("prefetch", prefetch)
-        interval, grace = setting("interval", interval), setting("grace", grace)
-        refresh, job_timeout = setting("refresh", refresh), setting("job_timeout", job_timeout)
-        max_jobs, max_memory = setting("max_jobs", max_jobs), setting("max_memory", max_memory)
-        isolate_max_jobs = setting("isolate_max_jobs", isolate_max_jobs)
+        settings = (WorkerSettings() if settings is None else settings).replace(**keywords)
         if retry is not None and backoff is not None:
             raise ConfigurationError("give either retry or backoff, not both")
-        if prefetch and budget is not None:
+        if settings.prefetch and budget is not None:
             raise ConfigurationError("prefetch cannot be used with a shared slot budget")
+        concurrency, prefetch, max_jobs = settings.concurrency, settings.prefetch, settings.max_jobs
+        #: the settings the worker was made with
+        self.settings = settings
         self.client = client
         self.name = client.worker_name
-        self.selection = QueueSelection(queues, priorities=priorities)
+        self.selection = QueueSelection(queues, priorities=settings.priorities)
+        reserver = settings.reserver
         self.reserver = reserver if isinstance(reserver, Reserver) else Reserver(reserver)
         self.handlers = handlers if handlers is not None else Handlers()
         self.concurrency = concurrency
         #: how many jobs the worker pops beyond its free slots and holds for one
         self.prefetch = prefetch
-        self.interval = interval
-        self.grace = grace
+        self.interval = settings.interval
+        self.grace = settings.grace
         self.max_jobs = max_jobs
-        self.burst = burst
-        self.max_memory = max_memory
-        self.resume = resume
+        self.burst = burst = settings.burst
+        self.max_memory = settings.max_memory
+        self.resume = settings.resume
         #: the limit that made the worker finish, if one did (aqless-run then asks its
         #: supervisor to replace the process)
         self.limit_reached: _Limit | None = None
-        self.workdir = Path(workdir) if workdir is not None else None
+        self.workdir = settings.workdir
         self.counters = WorkerCounters()
         #: told what became of each job (see aqless._worker.observers)
         self.observers: list[WorkerObserver] = list(observers)
@@ -239,7 +217,7 @@ class Worker:
         self._wakeup = Wakeup()  # a slot freed, a put arrived, stop or resume was asked
         self._hard_stop = False
         self._run_held = False  # finish(): the held jobs run; stop(): they are handed back
-        self._served = ServedQueues(client, self.selection, refresh)
+        self._served = ServedQueues(client, self.selection, settings.refresh)
         #: whether the server answers, as the worker's calls tell (see aqless._worker.outage)
         self.outage = ServerOutage(self.name)
         self._popper = Popper(
@@ -281,17 +259,13 @@ class Worker:
             self.handlers,
             self.counters,
             self.observers,
+            settings,
             release=self._release,
             hold_again=self._running.hold_again,
             stopping=lambda: self._state == "stopping",
-            concurrency=concurrency,
-            workdir=self.workdir,
-            job_timeout=job_timeout,
             retry=retry_policy(retry if backoff is None else backoff),
             requeue=requeue,
             middleware=middleware,
-            isolate=isolate,
-            isolate_max_jobs=isolate_max_jobs,
             outage=self.outage,
         )
 

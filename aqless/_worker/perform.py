@@ -7,7 +7,6 @@ import shutil
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -22,7 +21,6 @@ from aqless._worker.policies import RequeuePolicy, RetryPolicy, attempt
 from aqless._worker.running import RunningJob
 from aqless._worker.threads import ThreadCall
 from aqless.errors import (
-    ConfigurationError,
     ConnectionLostError,
     JobDataError,
     PayloadError,
@@ -39,6 +37,7 @@ from aqless.typed import with_data
 if TYPE_CHECKING:
     from aqless._worker.counters import WorkerCounters
     from aqless._worker.observers import WorkerObserver
+    from aqless._worker.settings import WorkerSettings
     from aqless.client import Client
     from aqless.handlers import Handlers
 
@@ -62,8 +61,11 @@ class Performer:
         hold_again: called when a sent outcome did not reach the server.
         stopping: whether the worker is stopping (an outcome whose lock expired is then
             given up).
-        concurrency: how many jobs' plain code may run in threads at once.
-        workdir: a folder for the slots' sandboxes, or None.
+        settings: the worker's settings: `concurrency` threads at most for plain code,
+            `workdir`, `job_timeout`, `isolate` and `isolate_max_jobs`.
+        retry: how failing jobs are retried, unless their handler says (None: they fail).
+        requeue: which exceptions put jobs back without spending a retry.
+        middleware: around_perform hooks, outermost first.
         outage: told when an outcome finds no server, and when one lands again.
     """
 
@@ -73,22 +75,16 @@ class Performer:
         handlers: Handlers,
         counters: WorkerCounters,
         observers: list[WorkerObserver],
+        settings: WorkerSettings,
         *,
         release: SlotChange,
         hold_again: SlotChange,
         stopping: Callable[[], bool],
-        concurrency: int,
-        workdir: Path | None,
-        job_timeout: float | None,
         retry: RetryPolicy | None,
         requeue: Sequence[RequeuePolicy],
         middleware: Sequence[Middleware],
-        isolate: bool = False,
-        isolate_max_jobs: int | None = None,
         outage: ServerOutage | None = None,
     ) -> None:
-        if job_timeout is not None and not job_timeout > 0:
-            raise ConfigurationError(f"a job timeout must be positive, got {job_timeout!r}")
         self._client = client
         self._outage = outage if outage is not None else ServerOutage(client.worker_name)
         self._handlers = handlers
@@ -97,15 +93,15 @@ class Performer:
         self._release = release
         self._hold_again = hold_again
         self._stopping = stopping
-        self._workdir = workdir
-        self.job_timeout = job_timeout
+        self._workdir = settings.workdir
+        self.job_timeout = settings.job_timeout
         self.retry = retry
         self.requeue = tuple(requeue)
         self._middleware: tuple[Wrapper, ...] = tuple(as_wrapper(hook) for hook in middleware)
         self._chains: dict[str, tuple[Wrapper, ...]] = {}
-        self._threads = anyio.CapacityLimiter(concurrency)
-        self.isolate = isolate
-        self.children = ChildPool(max_jobs_per_child=isolate_max_jobs)
+        self._threads = anyio.CapacityLimiter(settings.concurrency)
+        self.isolate = settings.isolate
+        self.children = ChildPool(max_jobs_per_child=settings.isolate_max_jobs)
 
     async def aclose(self) -> None:
         """Stop the child processes of isolated code (the worker's jobs have ended)."""

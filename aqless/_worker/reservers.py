@@ -25,8 +25,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, cast
 
+from aqless import rules
 from aqless.errors import ConfigurationError
 from aqless.models import PriorityPattern
 
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["RESERVERS", "PriorityPattern", "QueueSelection", "Reserver"]
 
 ReserverName = Literal["ordered", "round-robin", "shuffled"]
-RESERVERS: Final[tuple[ReserverName, ...]] = ("ordered", "round-robin", "shuffled")
+#: the reserver names, as their rule (``worker.reserver``) lists them
+RESERVERS: Final = cast(tuple[ReserverName, ...], rules.RULES["worker.reserver"].choices)
 _GLOB = frozenset("*?[")
 
 

@@ -25,6 +25,11 @@ class Ruled(click.ParamType[Any, Any]):
         self.rule = rule
         kind = rules.RULES[rule].kind
         self.name = {"whole": "integer", "number": "number"}.get(kind, "text")
+        self._choices = rules.RULES[rule].choices
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str | None:
+        """A choice's values, as ``--help`` shows them: ``[ordered|round-robin|shuffled]``."""
+        return f"[{'|'.join(self._choices)}]" if self._choices else None
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         try:

@@ -22,21 +22,29 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Final, Unpack, cast
 
 import anyio
 from anyio.abc import TaskGroup
 
 from aqless._concurrency.task_groups import own_errors
-from aqless._worker import defaults
 from aqless._worker.budget import SlotBudget
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.sharding.client import ShardedClient
-from aqless.worker import Worker, WorkerCounters, setting
+from aqless.worker import (
+    Worker,
+    WorkerCounters,
+    WorkerOptions,
+    WorkerParts,
+    WorkerSettings,
+)
 
 __all__ = ["ShardedWorker"]
 
 logger = logging.getLogger("aqless.worker")
+
+#: the keywords that are a worker's parts, not its settings
+_PARTS: Final = WorkerParts.__optional_keys__
 
 
 class ShardedWorker:
@@ -45,23 +53,26 @@ class ShardedWorker:
     Args:
         client: an open ShardedClient.
         queues: as `Worker`'s.
-        concurrency: the slots, one budget for every shard's worker (at least one per
-            shard).
-        max_jobs: take this many jobs over every shard, then finish and return (None: no
-            limit).
-        options: any other `Worker` option, for every shard's worker.
+        settings: as `Worker`'s (`aqless.WorkerSettings`), for every shard's worker, but:
+            ``concurrency`` is one budget of slots for every shard's worker (at least one
+            per shard), and ``max_jobs`` counts the jobs taken over every shard, then it
+            finishes and returns.
+        options: `Worker`'s keywords (settings, overriding those in `settings`, and its
+            handlers, retry, requeue, backoff, middleware and observers), for every shard's
+            worker.
     """
 
     def __init__(
         self,
         client: ShardedClient,
         queues: Sequence[str],
-        *,
-        concurrency: int = defaults.CONCURRENCY,
-        max_jobs: int | None = None,
-        **options: Any,
+        settings: WorkerSettings | None = None,
+        **options: Unpack[WorkerOptions],
     ) -> None:
-        concurrency, max_jobs = setting("concurrency", concurrency), setting("max_jobs", max_jobs)
+        parts = {name: value for name, value in options.items() if name in _PARTS}
+        keywords = {name: value for name, value in options.items() if name not in _PARTS}
+        settings = (WorkerSettings() if settings is None else settings).replace(**keywords)
+        concurrency, max_jobs = settings.concurrency, settings.max_jobs
         shards = client.clients
         if concurrency < len(shards):
             raise ConfigurationError(
@@ -69,9 +80,11 @@ class ShardedWorker:
                 f"{len(shards)} shards"
             )
         self.client = client
+        self.settings = settings
         self.concurrency = concurrency
         self._queues = list(queues)
-        self._options = options
+        self._parts = cast(WorkerParts, parts)
+        self._shard_settings = settings.replace(max_jobs=None)  # the budget counts them
         self.max_jobs = max_jobs
         #: the limit that made the worker finish, if one did
         self.limit_reached: str | None = None
@@ -89,13 +102,8 @@ class ShardedWorker:
         self.finish()
 
     def _worker(self, shard_id: int) -> Worker:
-        return Worker(
-            self.client.shard(shard_id),
-            self._queues,
-            concurrency=self.concurrency,
-            budget=self.budget,
-            **self._options,
-        )
+        shard = self.client.shard(shard_id)
+        return Worker(shard, self._queues, self._shard_settings, budget=self.budget, **self._parts)
 
     @property
     def workers(self) -> list[Worker]:
