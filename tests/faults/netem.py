@@ -69,6 +69,7 @@ class NetemProxy(LoopbackProxy):
         except OSError:
             writer.transport.abort()
             return
+        self.held(up_writer)
         self.tally.connections += 1
         chance = random.Random(f"{self.conditions.seed}:{self.tally.connections}")  # noqa: S311
         link = _Link(writer, up_writer)

@@ -105,14 +105,15 @@ class BlackholeProxy(LoopbackProxy):
         reader, writer = await asyncio.open_connection(sock=connection)
         pair = _Pair()
         pair.silent = True
-        self._spawn(self._pump(reader, writer, pair))
+        self._spawn(self._pump(reader, self.held(writer), pair))
 
     async def _serve_socket(self, connection: socket.socket) -> None:
         reader, writer = await asyncio.open_connection(sock=connection)
-        await self._serve(reader, writer)
+        await self._serve(reader, self.held(writer))
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await open_upstream(self._server_url)
+        self.held(up_writer)
         pair = _Pair()
         if self.cut_off:
             pair.silent = True

@@ -1,5 +1,7 @@
 """The part every test proxy shares: a listener on a free loopback port (``url`` names it)
-whose connections a subclass serves, and the tasks it starts, all ended with the block."""
+whose connections a subclass serves, and the tasks it starts and the connections it holds,
+all ended with the block (a connection left open past its loop warns when collected, in
+whichever test runs then)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ class LoopbackProxy:
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._server: asyncio.Server | None = None
         self.url = ""
 
     async def __aenter__(self) -> Self:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._accepted, "127.0.0.1", 0)
         port = self._server.sockets[0].getsockname()[1]
         self.url = f"redis://127.0.0.1:{port}"
         return self
@@ -35,6 +38,17 @@ class LoopbackProxy:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for writer in self._writers:
+            writer.close()
+        self._writers.clear()
+
+    def held(self, writer: asyncio.StreamWriter) -> asyncio.StreamWriter:
+        """`writer`, closed with the block if it is still open then."""
+        self._writers.add(writer)
+        return writer
+
+    async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await self._serve(reader, self.held(writer))
 
     def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
         """Run `job` until it ends or the block does."""

@@ -36,6 +36,7 @@ class ReplyDroppingProxy(LoopbackProxy):
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await open_upstream(self._server_url)
+        self.held(up_writer)
         link = _Link()
         self._spawn(self._requests(reader, up_writer, link))
         self._spawn(self._replies(up_reader, writer, link))

@@ -44,6 +44,7 @@ class _SubscriptionResetting(LoopbackProxy):
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await open_upstream(self._server_url)
+        self.held(up_writer)
         self._spawn(self._pump(reader, up_writer, writer, watch=True))
         self._spawn(self._pump(up_reader, writer, up_writer, watch=False))
 
