@@ -35,17 +35,17 @@ import anyio
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.protocol import Clock
+from aqless.batches.sharded import ShardedBatches
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
+from aqless.flows.sharded import ShardedFlows
 from aqless.job import Job, RecurringJob
 from aqless.models import JobState
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
 from aqless.sharding import store as shard_store
-from aqless.sharding.batches import ShardedBatches
 from aqless.sharding.events import MergedEventStream
-from aqless.sharding.flows import ShardedFlows
 from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharding.queue import ShardedPutHook, ShardedQueue
