@@ -40,7 +40,6 @@ from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.flows.sharded import ShardedFlows
 from aqless.job import Job, RecurringJob
-from aqless.models import JobState
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
@@ -49,7 +48,8 @@ from aqless.sharding.events import MergedEventStream
 from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharding.queue import ShardedPutHook, ShardedQueue
-from aqless.sharding.reads import ShardedTags, ShardReport, shard_reports
+from aqless.sharding.reads import ShardedTags, ShardReport, one, shard_reports
+from aqless.sharding.routing import by_jid, routed
 from aqless.sharding.views import (
     ShardedConfig,
     ShardedJobs,
@@ -453,13 +453,15 @@ class ShardedClient:
         """The client of `shard_of_jid(jid)`."""
         return self._clients[await self.shard_of_jid(jid)]
 
-    async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
-        """`Client.wait` on the job's shard."""
-        return await (await self.client_of_jid(jid)).wait(jid, timeout=timeout)
+    @property
+    def _client(self) -> Self:  # the deployment its routed verbs route over: itself
+        return self
 
-    async def result(self, jid: str, *, timeout: float | None = None) -> Any:
-        """`Client.result` on the job's shard."""
-        return await (await self.client_of_jid(jid)).result(jid, timeout=timeout)
+    def _part(self, client: Client) -> Client:
+        return client
+
+    wait = routed(Client.wait, by_jid(), one)
+    result = routed(Client.result, by_jid(), one)
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a

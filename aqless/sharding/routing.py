@@ -51,8 +51,8 @@ Merge = Callable[[list[R], inspect.BoundArguments], R]
 
 
 class Sharded(Protocol):
-    """A sharded object: its deployment, and its part on one shard (a queue's partition,
-    a shard's ``jobs``...)."""
+    """A sharded object: its deployment (a ShardedClient is its own), and its part on one
+    shard (a queue's partition, a shard's ``jobs``...)."""
 
     @property
     def _client(self) -> Deployment: ...
