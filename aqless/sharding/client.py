@@ -38,13 +38,13 @@ from aqless._connection.protocol import Clock
 from aqless.batches.sharded import ShardedBatches
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
+from aqless.events.sharded import MergedEventStream
 from aqless.flows.sharded import ShardedFlows
 from aqless.job import Job, RecurringJob
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
 from aqless.sharding import store as shard_store
-from aqless.sharding.events import MergedEventStream
 from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharding.queue import ShardedPutHook, ShardedQueue
@@ -466,7 +466,7 @@ class ShardedClient:
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a
         shard added is heard once this client reads the map that names it (at most
-        `refresh` seconds later), a forgotten one is left (aqless.sharding.events)."""
+        `refresh` seconds later), a forgotten one is left (aqless.events.sharded)."""
         return MergedEventStream(self, *channels, workers=workers)
 
     async def shard_report(self) -> list[ShardReport]:
