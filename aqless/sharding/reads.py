@@ -15,7 +15,7 @@ import math
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from inspect import BoundArguments
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 
@@ -23,12 +23,7 @@ from aqless import rules
 from aqless._concurrency.task_groups import own_errors
 from aqless._connection import cluster as _cluster
 from aqless.client import Client
-from aqless.models import (
-    Durations,
-    Page,
-    QueueCounts,
-    QueueStats,
-)
+from aqless.models import Durations, Page, QueueCounts, QueueStats, WorkerCounts, WorkerJobs
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
@@ -39,11 +34,14 @@ __all__ = [
     "concatenated",
     "counted",
     "each_shard",
+    "every_queue_counts",
     "gathered",
+    "in_order",
     "interleaved",
     "merged_durations",
     "merged_page",
     "merged_stats",
+    "names",
     "nothing",
     "one",
     "page_of",
@@ -53,7 +51,11 @@ __all__ = [
     "shard_reports",
     "summed",
     "summed_counts",
+    "tracked_jobs",
+    "unique",
     "united",
+    "worker_counts",
+    "workers_jobs",
 ]
 
 K = TypeVar("K")
@@ -89,7 +91,7 @@ def interleaved(lists: Iterable[Sequence[T]]) -> list[T]:
     return [items[i] for i in range(longest) for items in lists if i < len(items)]
 
 
-def _unique(items: Iterable[T]) -> list[T]:
+def unique(items: Iterable[T]) -> list[T]:
     return list(dict.fromkeys(items))
 
 
@@ -194,6 +196,65 @@ def summed_counts(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:
         throttled=sum(c.throttled for c in counts),
         recurring=sum(c.recurring for c in counts),
         paused=any(c.paused for c in counts),
+    )
+
+
+class _Jid(Protocol):
+    @property
+    def jid(self) -> str: ...
+
+
+J = TypeVar("J", bound=_Jid)
+
+
+def in_order(parts: Sequence[Sequence[J]], arguments: BoundArguments) -> list[J]:
+    """The jobs found, in the order their jids were asked."""
+    found = {job.jid: job for part in parts for job in part}
+    return [found[jid] for jid in arguments.arguments["jids"] if jid in found]
+
+
+def tracked_jobs(
+    parts: Sequence[tuple[list[T], list[str]]], arguments: BoundArguments
+) -> tuple[list[T], list[str]]:
+    """Every shard's tracked jobs, and the tracked jids whose jobs are gone."""
+    return [job for jobs, _ in parts for job in jobs], unique(
+        jid for _, gone in parts for jid in gone
+    )
+
+
+def names(parts: Sequence[list[str]], arguments: BoundArguments) -> list[str]:
+    return unique(name for part in parts for name in part)
+
+
+def every_queue_counts(
+    parts: Sequence[list[QueueCounts]], arguments: BoundArguments
+) -> list[QueueCounts]:
+    by_name: dict[str, list[QueueCounts]] = {}
+    for counts in (counts for part in parts for counts in part):
+        by_name.setdefault(counts.name, []).append(counts)
+    return [summed_counts(name, counts) for name, counts in by_name.items()]
+
+
+def worker_counts(
+    parts: Sequence[list[WorkerCounts]], arguments: BoundArguments
+) -> list[WorkerCounts]:
+    """Each worker (named alike on every shard) with its jobs and stalled jobs summed, in
+    the interleaved order of the shards' lists (most recently active first)."""
+    merged: dict[str, WorkerCounts] = {}
+    for counts in interleaved(parts):
+        seen = merged.get(counts.name)
+        if seen is not None:
+            counts = WorkerCounts(
+                counts.name, seen.jobs + counts.jobs, seen.stalled + counts.stalled
+            )
+        merged[counts.name] = counts
+    return list(merged.values())
+
+
+def workers_jobs(parts: Sequence[WorkerJobs], arguments: BoundArguments) -> WorkerJobs:
+    return WorkerJobs(
+        jobs=tuple(unique(jid for one in parts for jid in one.jobs)),
+        stalled=tuple(unique(jid for one in parts for jid in one.stalled)),
     )
 
 

@@ -10,30 +10,31 @@ to every shard, whose workers read their own, and read from the first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from inspect import BoundArguments
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING
 
 from aqless.client import Client, Config, Jobs, Queues, Workers
 from aqless.job import Job, RecurringJob
-from aqless.models import WorkerCounts, WorkerJobs
 from aqless.patterns import QueuePatterns
 from aqless.scaling.estimate import QueueScaling, every_queue_scaling
 from aqless.sharding.queue import ShardedQueue
 from aqless.sharding.reads import (
     concatenated,
     counted,
-    interleaved,
+    every_queue_counts,
+    in_order,
     merged_page,
+    names,
     nothing,
     one,
     page_of,
-    summed_counts,
+    tracked_jobs,
     united,
+    worker_counts,
+    workers_jobs,
 )
 from aqless.sharding.routing import by_jid, by_jids, every, first, paged, routed
 
 if TYPE_CHECKING:
-    from aqless.models import QueueCounts
     from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = [
@@ -44,75 +45,12 @@ __all__ = [
     "ShardedWorkers",
 ]
 
-T = TypeVar("T")
-
 
 class ShardedPart:
     """A part of a sharded client (no I/O to make)."""
 
     def __init__(self, client: ShardedClient) -> None:
         self._client = client
-
-
-class _Jid(Protocol):
-    @property
-    def jid(self) -> str: ...
-
-
-J = TypeVar("J", bound=_Jid)
-
-
-def _unique(items: Any) -> list[Any]:
-    return list(dict.fromkeys(items))
-
-
-def _in_order(parts: Sequence[Sequence[J]], arguments: BoundArguments) -> list[J]:
-    """The jobs found, in the order their jids were asked."""
-    found = {job.jid: job for part in parts for job in part}
-    return [found[jid] for jid in arguments.arguments["jids"] if jid in found]
-
-
-def _tracked(
-    parts: Sequence[tuple[list[T], list[str]]], arguments: BoundArguments
-) -> tuple[list[T], list[str]]:
-    """Every shard's tracked jobs, and the tracked jids whose jobs are gone."""
-    return [job for jobs, _ in parts for job in jobs], _unique(
-        jid for _, gone in parts for jid in gone
-    )
-
-
-def _names(parts: Sequence[list[str]], arguments: BoundArguments) -> list[str]:
-    return _unique(name for part in parts for name in part)
-
-
-def _every_queue(
-    parts: Sequence[list[QueueCounts]], arguments: BoundArguments
-) -> list[QueueCounts]:
-    by_name: dict[str, list[QueueCounts]] = {}
-    for counts in (counts for part in parts for counts in part):
-        by_name.setdefault(counts.name, []).append(counts)
-    return [summed_counts(name, counts) for name, counts in by_name.items()]
-
-
-def _workers(parts: Sequence[list[WorkerCounts]], arguments: BoundArguments) -> list[WorkerCounts]:
-    """Each worker (named alike on every shard) with its jobs and stalled jobs summed, in
-    the interleaved order of the shards' lists (most recently active first)."""
-    merged: dict[str, WorkerCounts] = {}
-    for counts in interleaved(parts):
-        seen = merged.get(counts.name)
-        if seen is not None:
-            counts = WorkerCounts(
-                counts.name, seen.jobs + counts.jobs, seen.stalled + counts.stalled
-            )
-        merged[counts.name] = counts
-    return list(merged.values())
-
-
-def _held(parts: Sequence[WorkerJobs], arguments: BoundArguments) -> WorkerJobs:
-    return WorkerJobs(
-        jobs=tuple(_unique(jid for one in parts for jid in one.jobs)),
-        stalled=tuple(_unique(jid for one in parts for jid in one.stalled)),
-    )
 
 
 class ShardedQueues(ShardedPart):
@@ -124,8 +62,8 @@ class ShardedQueues(ShardedPart):
     def _part(self, client: Client) -> Queues:
         return client.queues
 
-    names = routed(Queues.names, every, _names)
-    counts = routed(Queues.counts, every, _every_queue)
+    names = routed(Queues.names, every, names)
+    counts = routed(Queues.counts, every, every_queue_counts)
 
     async def scaling(
         self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
@@ -147,12 +85,12 @@ class ShardedJobs(ShardedPart):
         found = await self._client.find_job(jid)
         return None if found is None else found[1]
 
-    get_many = routed(Jobs.get_many, by_jids, _in_order)
+    get_many = routed(Jobs.get_many, by_jids, in_order)
     stored_result = routed(Jobs.stored_result, by_jid(), one)
     progress = routed(Jobs.progress, by_jids, united)
     checkpoints = routed(Jobs.checkpoints, by_jids, united)
     tagged = routed(Jobs.tagged, paged("listing"), merged_page)
-    tracked = routed(Jobs.tracked, every, _tracked)
+    tracked = routed(Jobs.tracked, every, tracked_jobs)
     completed = routed(Jobs.completed, paged("listing"), page_of)
     failed = routed(Jobs.failed, paged("listing"), merged_page)
     failure_groups = routed(Jobs.failure_groups, every, counted)
@@ -192,6 +130,6 @@ class ShardedWorkers(ShardedPart):
     def _part(self, client: Client) -> Workers:
         return client.workers
 
-    counts = routed(Workers.counts, every, _workers)
-    jobs = routed(Workers.jobs, every, _held)
+    counts = routed(Workers.counts, every, worker_counts)
+    jobs = routed(Workers.jobs, every, workers_jobs)
     forget = routed(Workers.forget, every, nothing)
