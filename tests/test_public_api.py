@@ -14,7 +14,6 @@ from aqless._worker import observers, policies, reservers
 from aqless.sharding import client as sharded
 from aqless.sharding import limits as sharded_limits
 from aqless.sharding import map as shard_map
-from aqless.sharding import patterns as sharded_patterns
 from aqless.sharding import queue as sharded_queue
 from aqless.sharding import worker as sharded_worker
 
@@ -34,7 +33,6 @@ API_MODULES = (
     shard_map,
     sharded,
     sharded_limits,
-    sharded_patterns,
     sharded_queue,
     sharded_worker,
 )

@@ -36,30 +36,27 @@ from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.lifecycle import Lifecycle
 from aqless._connection.protocol import Clock
+from aqless.batches.sharded import ShardedBatches
 from aqless.client import Client
 from aqless.errors import ConfigurationError, ConnectionLostError
+from aqless.events.sharded import MergedEventStream
+from aqless.flows.sharded import ShardedFlows
 from aqless.job import Job, RecurringJob
-from aqless.models import JobResult, JobState, QueueCounts
-from aqless.scaling.estimate import QueueScaling, every_queue_scaling
-from aqless.scripts.options import checked_value
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
 from aqless.sharding import store as shard_store
-from aqless.sharding.batches import ShardedBatches
-from aqless.sharding.events import MergedEventStream
-from aqless.sharding.flows import ShardedFlows
 from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
-from aqless.sharding.patterns import ShardedQueuePatterns
-from aqless.sharding.queue import ShardedPutHook, ShardedQueue, summed
-from aqless.sharding.reads import (
-    MergedJobReads,
-    ShardedTags,
+from aqless.sharding.queue import ShardedPutHook, ShardedQueue
+from aqless.sharding.reads import ShardedTags, ShardReport, one, shard_reports
+from aqless.sharding.routing import by_jid, routed
+from aqless.sharding.views import (
+    ShardedConfig,
+    ShardedJobs,
+    ShardedQueuePatterns,
+    ShardedQueues,
     ShardedWorkers,
-    ShardReport,
-    each_shard,
-    shard_reports,
 )
 
 __all__ = [
@@ -481,18 +478,20 @@ class ShardedClient:
         """The client of `shard_of_jid(jid)`."""
         return self._clients[await self.shard_of_jid(jid)]
 
-    async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
-        """`Client.wait` on the job's shard."""
-        return await (await self.client_of_jid(jid)).wait(jid, timeout=timeout)
+    @property
+    def _client(self) -> Self:  # the deployment its routed verbs route over: itself
+        return self
 
-    async def result(self, jid: str, *, timeout: float | None = None) -> Any:
-        """`Client.result` on the job's shard."""
-        return await (await self.client_of_jid(jid)).result(jid, timeout=timeout)
+    def _part(self, client: Client) -> Client:
+        return client
+
+    wait = routed(Client.wait, by_jid(), one)
+    result = routed(Client.result, by_jid(), one)
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a
         shard added is heard once this client reads the map that names it (at most
-        `refresh` seconds later), a forgotten one is left (aqless.sharding.events)."""
+        `refresh` seconds later), a forgotten one is left (aqless.events.sharded)."""
         return MergedEventStream(self, *channels, workers=workers)
 
     async def shard_report(self) -> list[ShardReport]:
@@ -502,99 +501,6 @@ class ShardedClient:
     def __repr__(self) -> str:
         count = "?" if self._map is None else len(self._map.active)
         return f"<ShardedClient {self.deployment} {count} shards>"
-
-
-class ShardedQueues:
-    """``client.queues[name]`` (no I/O), and the queues over every shard."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
-
-    def __getitem__(self, name: str) -> ShardedQueue:
-        return ShardedQueue(self._client, name)
-
-    async def names(self) -> list[str]:
-        """The queues any shard knows."""
-        names: dict[str, None] = {}
-        for some in await each_shard(self._client.clients, lambda c: c.queues.names()):
-            names.update(dict.fromkeys(some))
-        return list(names)
-
-    async def counts(self) -> list[QueueCounts]:
-        """Every queue's counts, summed over the shards."""
-        by_name: dict[str, list[QueueCounts]] = {}
-        for some in await each_shard(self._client.clients, lambda c: c.queues.counts()):
-            for counts in some:
-                by_name.setdefault(counts.name, []).append(counts)
-        return [summed(name, counts) for name, counts in by_name.items()]
-
-    async def scaling(
-        self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
-    ) -> list[QueueScaling]:
-        """Every queue's `ShardedQueue.scaling`, each over the time since its reading in
-        `previous` (the last call's answer), if any."""
-        return await every_queue_scaling(self, target_p95, previous)
-
-
-class ShardedJobs(MergedJobReads):
-    """Jobs by id: each asked only of the shards its bucket names."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
-
-    async def get(self, jid: str) -> Job | RecurringJob | None:
-        """The job or recurring job with this id, or None."""
-        found = await self._client.find_job(jid)
-        return None if found is None else found[1]
-
-    async def get_many(self, jids: Sequence[str]) -> list[Job]:
-        """The jobs that exist among `jids`, in order (missing ones are skipped)."""
-        by_shard: dict[int, list[str]] = {}
-        for jid in jids:
-            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
-        found: dict[str, Job] = {}
-        for shard, some in by_shard.items():  # one call per shard
-            found.update(
-                (job.jid, job) for job in await self._client.shard(shard).jobs.get_many(some)
-            )
-        return [found[jid] for jid in jids if jid in found]
-
-    async def stored_result(self, jid: str) -> JobResult | None:
-        """`Jobs.stored_result` on the job's shard."""
-        return await (await self._client.client_of_jid(jid)).jobs.stored_result(jid)
-
-    async def cancel(self, *jids: str) -> list[str]:
-        """`Jobs.cancel`, one call per shard holding some of them (jobs that depend on each
-        other, and the jobs of a flow, are on one shard, so they are cancelled together)."""
-        by_shard: dict[int, list[str]] = {}
-        for jid in jids:
-            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
-        cancelled: list[str] = []
-        for shard, some in by_shard.items():
-            cancelled += await self._client.shard(shard).jobs.cancel(*some)
-        return cancelled
-
-
-class ShardedConfig:
-    """The deployment's settings: written to every shard, read from the first."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
-
-    async def get(self, option: str) -> str | None:
-        return await self._client.clients[0].config.get(option)
-
-    async def all(self) -> dict[str, str]:
-        return await self._client.clients[0].config.all()
-
-    async def set(self, option: str, value: str | float, *, force: bool = False) -> None:
-        checked_value(option, value, force=force)  # refused before any shard is written
-        for client in self._client.clients:
-            await client.config.set(option, value, force=force)
-
-    async def unset(self, option: str) -> None:
-        for client in self._client.clients:
-            await client.config.unset(option)
 
 
 #: A plain or a sharded deployment's client: what the CLI and the dashboard take.

@@ -9,12 +9,15 @@ listing is found again where it was read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from inspect import BoundArguments
 from typing import TYPE_CHECKING
 
-from aqless.client import Throttle
+from aqless.client import Client, Throttle
 from aqless.contracts import RateLimit
+from aqless.limits import RateLimits
 from aqless.models import RateLimitInfo
-from aqless.sharding.reads import each_shard
+from aqless.sharding.routing import every, routed
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
@@ -29,6 +32,11 @@ def shard_of_limit(client: ShardedClient, name: str) -> int:
         if name.startswith(client.shard(shard.id).prefix):
             return shard.id
     return client.keeper_of(name)
+
+
+def _by_id(parts: Sequence[list[RateLimitInfo]], arguments: BoundArguments) -> list[RateLimitInfo]:
+    """Every limit set on any shard, queues' and named ones, by id."""
+    return sorted((info for infos in parts for info in infos), key=lambda info: info.id)
 
 
 class ShardedThrottles:
@@ -57,7 +65,7 @@ class ShardedRateLimits:
         """A queue's own limiter, on its pinned shard (``queue.rate_limit``)."""
         return self._client.queues[queue].rate_limit
 
-    async def all(self) -> list[RateLimitInfo]:
-        """Every limit set on any shard, queues' and named ones, by id."""
-        listed = await each_shard(self._client.clients, lambda client: client.rate_limits.all())
-        return sorted((info for infos in listed for info in infos), key=lambda info: info.id)
+    def _part(self, client: Client) -> RateLimits:
+        return client.rate_limits
+
+    all = routed(RateLimits.all, every, _by_id)

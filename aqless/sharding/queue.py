@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
+from inspect import BoundArguments
 from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 
 import anyio
 
 from aqless import rules
 from aqless._concurrency.task_groups import own_errors
+from aqless.client import Client
 from aqless.contracts import RateLimit
 from aqless.errors import AqlessError
 from aqless.job import Job
-from aqless.models import GroupCounts, QueueCounts, ThrottleInfo
+from aqless.models import GroupCounts, QueueCounts
 from aqless.puts import (
     Durable,
     JobClass,
@@ -30,12 +32,22 @@ from aqless.puts import (
 from aqless.queue import Queue, checked_name, inside_hooks, recurring_jid
 from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.sharding.placement import Placement, PutTargets, group_key, place
-from aqless.sharding.reads import MergedQueueReads, gathered
+from aqless.sharding.reads import (
+    concatenated,
+    gathered,
+    nothing,
+    one,
+    page_of,
+    pooled_stats,
+    queue_counts,
+    summed,
+)
+from aqless.sharding.routing import Call, every, first, paged, routed
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
 
-__all__ = ["PartialPopError", "ShardedPutHook", "ShardedQueue", "summed"]
+__all__ = ["PartialPopError", "ShardedPutHook", "ShardedQueue"]
 
 #: ``ShardedClient.put_hooks``' entries: as `aqless.puts.PutHook`, given the `ShardedQueue`
 #: (a hook typed for both, ``queue: Queue | ShardedQueue``, serves either kind of client).
@@ -69,7 +81,22 @@ class PartialPopError(AqlessError):
         self.error = error
 
 
-class ShardedQueue(MergedQueueReads):
+async def home(queue: ShardedQueue, arguments: BoundArguments) -> list[Call]:
+    """The queue's home shard, where its own throttle and rate limit live (`_home`)."""
+    return [(queue._client.shard(queue._home()), arguments)]
+
+
+async def of_group(queue: ShardedQueue, arguments: BoundArguments) -> list[Call]:
+    """The keeper of the fairness group given as ``group`` in the queue; every shard for
+    None, the jobs put without one (a cap or a limit then holds on each shard apart)."""
+    group = arguments.arguments["group"]
+    if group is None:
+        return await every(queue, arguments)
+    keeper = queue._client.shards.keeper(group_key(queue.name, group))
+    return [(queue._client.shard(keeper), arguments)]
+
+
+class ShardedQueue:
     """A queue of a sharded deployment: its partitions, one per shard (no I/O to make)."""
 
     def __init__(self, client: ShardedClient, name: str) -> None:
@@ -336,9 +363,8 @@ class ShardedQueue(MergedQueueReads):
 
     # -- looking ------------------------------------------------------------------------------
 
-    async def counts(self) -> QueueCounts:
-        """The queue's counts summed over the shards (paused if any partition is)."""
-        return summed(self.name, await gathered(self.partitions, Queue.counts))
+    def _part(self, client: Client) -> Queue:
+        return client.queues[self.name]
 
     async def scaling(
         self, target_p95: float, *, previous: QueueScaling | None = None
@@ -346,23 +372,6 @@ class ShardedQueue(MergedQueueReads):
         """`Queue.scaling` over the shards: counts, statistics and the next job merged, one
         model for the slots of every shard together."""
         return await read_scaling(self, self._client.clock(), target_p95, previous)
-
-    async def length(self) -> int:
-        """Waiting, scheduled and running jobs on every shard."""
-        return sum(await gathered(self.partitions, Queue.length))
-
-    async def pause(self, *, stopjobs: bool = False) -> list[str]:
-        """`Queue.pause` on every shard; the jids timed out."""
-        timed_out = await gathered(self.partitions, lambda queue: queue.pause(stopjobs=stopjobs))
-        return [jid for jids in timed_out for jid in jids]
-
-    async def unpause(self) -> None:
-        """`Queue.unpause` on every shard."""
-        await gathered(self.partitions, Queue.unpause)
-
-    async def set_heartbeat(self, seconds: float | None) -> None:
-        """`Queue.set_heartbeat` on every shard (a lock lasts as long wherever the job is)."""
-        await gathered(self.partitions, lambda queue: queue.set_heartbeat(seconds))
 
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move up to `count` failed jobs of `group` into this queue, shard after shard (the
@@ -374,18 +383,27 @@ class ShardedQueue(MergedQueueReads):
             moved += await queue.unfail(group, count - moved)
         return moved
 
-    async def forget(self) -> None:
-        """`Queue.forget` on every shard (its jobs stay)."""
-        await gathered(self.partitions, Queue.forget)
+    counts = routed(Queue.counts, every, queue_counts)
+    length = routed(Queue.length, every, summed)
+    stats = routed(Queue.stats, every, pooled_stats)
+    jobs = routed(Queue.jobs, paged("listing"), page_of)
+    peek = routed(Queue.peek, paged("queue.peek"), page_of)
+    pause = routed(Queue.pause, every, concatenated)
+    unpause = routed(Queue.unpause, every, nothing)
+    heartbeat = routed(Queue.heartbeat, first, one)
+    set_heartbeat = routed(Queue.set_heartbeat, every, nothing)
+    forget = routed(Queue.forget, every, nothing)
 
     # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
 
-    def _home(self) -> Queue:
-        """The partition where the queue's own throttle and rate limit live: its pinned
-        shard, else the keeper of its name (where pinning it would put it)."""
+    def _home(self) -> int:
+        """The shard where the queue's own throttle and rate limit live: its pinned shard,
+        else the keeper of its name (where pinning it would put it)."""
         shards = self._client.shards
         pin = shards.pin_of(self.name)
-        return self.partition(shards.keeper(self.name) if pin is None else pin)
+        return shards.keeper(self.name) if pin is None else pin
+
+    throttle = routed(Queue.throttle, home, one)
 
     async def set_throttle(self, maximum: int) -> None:
         """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
@@ -393,11 +411,7 @@ class ShardedQueue(MergedQueueReads):
         maximum holds over the deployment."""
         rules.check("maximum", maximum, "queue.throttle.set")  # refused before the pin
         await self._client.pin(self.name)
-        await self._home().set_throttle(maximum)
-
-    async def throttle(self) -> ThrottleInfo:
-        """The queue's own throttle, on its pinned shard."""
-        return await self._home().throttle()
+        await self.partition(self._home()).set_throttle(maximum)
 
     async def set_rate_limit(
         self, limit: int | None, *, per: float = 1.0, smooth: bool = False
@@ -409,21 +423,14 @@ class ShardedQueue(MergedQueueReads):
             rules.check("limit", limit, "rateLimit.set")
             rules.check("per", per, "rateLimit.set")
         await self._client.pin(self.name)
-        await self._home().set_rate_limit(limit, per=per, smooth=smooth)
+        await self.partition(self._home()).set_rate_limit(limit, per=per, smooth=smooth)
 
     @property
     def rate_limit(self) -> RateLimit:
         """The queue's own rate limit, on its pinned shard (no I/O)."""
-        return self._home().rate_limit
+        return self.partition(self._home()).rate_limit
 
     # -- fairness groups: each on the shard its key names (the default group on every one) ----
-
-    def _group_partitions(self, group: str | None) -> list[Queue]:
-        """The partitions holding `group`: the keeper of its key; every shard for the
-        jobs put without one."""
-        if group is None:
-            return self.partitions
-        return [self.partition(self._client.shards.keeper(group_key(self.name, group)))]
 
     async def groups(self) -> list[GroupCounts]:
         """`Queue.groups` over the shards: a group's counts summed over the shards that
@@ -452,29 +459,9 @@ class ShardedQueue(MergedQueueReads):
                     )
         return sorted(merged.values(), key=lambda record: record.name or "")
 
-    async def set_group_weight(self, group: str | None, weight: float) -> None:
-        """`Queue.set_group_weight` on the group's shard (every shard for None)."""
-        await gathered(
-            self._group_partitions(group), lambda queue: queue.set_group_weight(group, weight)
-        )
-
-    async def set_group_concurrency(self, group: str | None, maximum: int) -> None:
-        """`Queue.set_group_concurrency` on the group's shard; for None, on every shard
-        (the cap then holds on each shard apart)."""
-        await gathered(
-            self._group_partitions(group),
-            lambda queue: queue.set_group_concurrency(group, maximum),
-        )
-
-    async def set_group_rate_limit(
-        self, group: str | None, limit: int | None, *, per: float = 1.0
-    ) -> None:
-        """`Queue.set_group_rate_limit` on the group's shard; for None, on every shard
-        (the limit then holds on each shard apart)."""
-        await gathered(
-            self._group_partitions(group),
-            lambda queue: queue.set_group_rate_limit(group, limit, per=per),
-        )
+    set_group_weight = routed(Queue.set_group_weight, of_group, nothing)
+    set_group_concurrency = routed(Queue.set_group_concurrency, of_group, nothing)
+    set_group_rate_limit = routed(Queue.set_group_rate_limit, of_group, nothing)
 
 
 async def _groups_or_counts(queue: Queue) -> list[GroupCounts] | QueueCounts:
@@ -486,18 +473,3 @@ def _ungrouped(counts: QueueCounts) -> GroupCounts:
     """The default group of a partition without groups: all of its jobs."""
     running = counts.running + counts.stalled
     return GroupCounts(name=None, waiting=counts.waiting, running=running, weight=1, concurrency=0)
-
-
-def summed(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:
-    """One queue's counts over its partitions."""
-    return QueueCounts(
-        name=name,
-        waiting=sum(c.waiting for c in counts),
-        running=sum(c.running for c in counts),
-        stalled=sum(c.stalled for c in counts),
-        scheduled=sum(c.scheduled for c in counts),
-        depends=sum(c.depends for c in counts),
-        throttled=sum(c.throttled for c in counts),
-        recurring=sum(c.recurring for c in counts),
-        paused=any(c.paused for c in counts),
-    )

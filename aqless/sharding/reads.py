@@ -11,11 +11,11 @@ Totals and counts are sums; a queue's statistics are merged exactly (parallel We
 
 from __future__ import annotations
 
-import datetime
 import math
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from inspect import BoundArguments
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 
@@ -23,36 +23,42 @@ from aqless import rules
 from aqless._concurrency.task_groups import own_errors
 from aqless._connection import cluster as _cluster
 from aqless.client import Client
-from aqless.job import Job
-from aqless.models import (
-    Durations,
-    JobState,
-    Page,
-    QueueCounts,
-    QueueStats,
-    WorkerCounts,
-    WorkerJobs,
-)
-from aqless.progress import Progress
+from aqless.models import Durations, Page, QueueCounts, QueueStats, WorkerCounts, WorkerJobs
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = [
-    "MergedJobReads",
-    "MergedQueueReads",
     "ShardReport",
     "ShardedTags",
-    "ShardedWorkers",
+    "concatenated",
+    "counted",
     "each_shard",
+    "every_queue_counts",
     "gathered",
+    "in_order",
     "interleaved",
     "merged_durations",
+    "merged_page",
     "merged_stats",
+    "names",
+    "nothing",
+    "one",
+    "page_of",
+    "pooled_stats",
     "primary_info",
+    "queue_counts",
     "shard_reports",
+    "summed",
+    "summed_counts",
+    "tracked_jobs",
+    "unique",
+    "united",
+    "worker_counts",
+    "workers_jobs",
 ]
 
+K = TypeVar("K")
 T = TypeVar("T")
 X = TypeVar("X")
 
@@ -85,36 +91,8 @@ def interleaved(lists: Iterable[Sequence[T]]) -> list[T]:
     return [items[i] for i in range(longest) for items in lists if i < len(items)]
 
 
-def _unique(items: Iterable[T]) -> list[T]:
+def unique(items: Iterable[T]) -> list[T]:
     return list(dict.fromkeys(items))
-
-
-async def _merged_jids(
-    clients: Sequence[Client],
-    read: Callable[[Client, int], Awaitable[Sequence[str]]],
-    offset: int,
-    count: int,
-) -> list[str]:
-    """`offset:offset + count` of the interleaved listings, `read(client, n)` giving each
-    shard's first n."""
-    offset, count = rules.checked_listing(offset, count, "listing")
-    wanted = offset + count
-    lists = await each_shard(clients, lambda client: read(client, wanted))
-    return interleaved(lists)[offset:wanted]
-
-
-async def _merged_page(
-    clients: Sequence[Client],
-    read: Callable[[Client, int], Awaitable[Page]],
-    offset: int,
-    count: int,
-) -> Page:
-    """A page over the shards: the interleaved jids, the totals summed."""
-    offset, count = rules.checked_listing(offset, count, "listing")
-    wanted = offset + count
-    pages = await each_shard(clients, lambda client: read(client, wanted))
-    jids = interleaved([page.jids for page in pages])[offset:wanted]
-    return Page(total=sum(page.total for page in pages), jids=tuple(jids))
 
 
 def merged_durations(parts: Sequence[Durations]) -> Durations:
@@ -153,147 +131,136 @@ def merged_stats(parts: Sequence[QueueStats]) -> QueueStats:
     )
 
 
-class MergedQueueReads:
-    """A ShardedQueue's reads over its partitions."""
-
-    _client: ShardedClient
-    name: str
-
-    async def stats(self, date: datetime.date | float | None = None) -> QueueStats:
-        """`Queue.stats` merged: counts and histograms summed, mean and deviation exact."""
-        return merged_stats(
-            await each_shard(self._client.clients, lambda c: c.queues[self.name].stats(date))
-        )
-
-    async def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
-        """`Queue.jobs` over the shards, interleaved (see the module's documentation)."""
-        return await _merged_jids(
-            self._client.clients,
-            lambda client, n: client.queues[self.name].jobs(state, offset=0, count=n),
-            offset,
-            count,
-        )
-
-    async def heartbeat(self) -> float:
-        """Seconds a lock lasts in this queue (configuration is the same on every shard)."""
-        return await self._client.clients[0].queues[self.name].heartbeat()
-
-    async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
-        """The jobs pops would take next, interleaved over the shards, without taking them."""
-        offset, count = rules.checked_listing(offset, count, "queue.peek")
-        wanted = offset + count
-        peeked = await each_shard(
-            self._client.clients, lambda client: client.queues[self.name].peek(wanted)
-        )
-        return interleaved(peeked)[offset:wanted]
+# -- merges: a call's answer from its shards' answers (aqless.sharding.routing) -------------
 
 
-class MergedJobReads:
-    """ShardedJobs' listings over the shards: tags, tracking, completion and failures."""
-
-    _client: ShardedClient
-
-    async def progress(self, *jids: str) -> dict[str, Progress]:
-        """`Jobs.progress`, each jid asked of its shard (one call per shard)."""
-        by_shard: dict[int, list[str]] = {}
-        for jid in jids:
-            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
-        reports: dict[str, Progress] = {}
-        for found in await gathered(
-            list(by_shard.items()),
-            lambda pair: self._client.shard(pair[0]).jobs.progress(*pair[1]),
-        ):
-            reports.update(found)
-        return reports
-
-    async def checkpoints(self, *jids: str) -> dict[str, Any]:
-        """`Jobs.checkpoints`, each jid asked of its shard (one call per shard)."""
-        by_shard: dict[int, list[str]] = {}
-        for jid in jids:
-            by_shard.setdefault(await self._client.shard_of_jid(jid), []).append(jid)
-        states: dict[str, Any] = {}
-        for found in await gathered(
-            list(by_shard.items()),
-            lambda pair: self._client.shard(pair[0]).jobs.checkpoints(*pair[1]),
-        ):
-            states.update(found)
-        return states
-
-    async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids tagged `tag` on every shard, interleaved; the total summed."""
-        return await _merged_page(
-            self._client.clients,
-            lambda client, n: client.jobs.tagged(tag, offset=0, count=n),
-            offset,
-            count,
-        )
-
-    async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids failed in `group` on every shard, interleaved; the total summed."""
-        return await _merged_page(
-            self._client.clients,
-            lambda client, n: client.jobs.failed(group, offset=0, count=n),
-            offset,
-            count,
-        )
-
-    async def failure_groups(self) -> dict[str, int]:
-        """Every failure group with its failed jobs summed over the shards."""
-        groups: dict[str, int] = {}
-        for counts in await each_shard(self._client.clients, lambda c: c.jobs.failure_groups()):
-            for group, count in counts.items():
-                groups[group] = groups.get(group, 0) + count
-        return groups
-
-    async def tracked(self) -> tuple[list[Job], list[str]]:
-        """The tracked jobs of every shard (each bound to its shard's client), and the
-        tracked jids whose jobs are gone."""
-        found = await each_shard(self._client.clients, lambda c: c.jobs.tracked())
-        jobs = [job for shard_jobs, _ in found for job in shard_jobs]
-        return jobs, _unique(jid for _, expired in found for jid in expired)
-
-    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Completed jids of every shard, interleaved (each shard's most recent first)."""
-        return await _merged_jids(
-            self._client.clients,
-            lambda client, n: client.jobs.completed(offset=0, count=n),
-            offset,
-            count,
-        )
+def one(parts: Sequence[T], arguments: BoundArguments) -> T:
+    """The answer of the one shard asked."""
+    (answer,) = parts
+    return answer
 
 
-class ShardedWorkers:
-    """The workers every shard has seen, merged by name: a ShardedWorker's worker has the
-    same name on every shard."""
+def nothing(parts: Sequence[None], arguments: BoundArguments) -> None:
+    """No answer (a verb done on every shard)."""
 
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
 
-    async def counts(self) -> list[WorkerCounts]:
-        """Every worker with its jobs and stalled jobs summed over the shards, in the
-        interleaved order of the shards' own lists (most recently active first)."""
-        lists = await each_shard(self._client.clients, lambda c: c.workers.counts())
-        merged: dict[str, WorkerCounts] = {}
-        for counts in interleaved(lists):
-            seen = merged.get(counts.name)
-            if seen is not None:
-                counts = WorkerCounts(
-                    counts.name, seen.jobs + counts.jobs, seen.stalled + counts.stalled
-                )
-            merged[counts.name] = counts
-        return list(merged.values())
+def summed(parts: Sequence[int], arguments: BoundArguments) -> int:
+    return sum(parts)
 
-    async def jobs(self, worker: str) -> WorkerJobs:
-        """The jids one worker holds on every shard."""
-        held = await each_shard(self._client.clients, lambda c: c.workers.jobs(worker))
-        return WorkerJobs(
-            jobs=tuple(_unique(jid for one in held for jid in one.jobs)),
-            stalled=tuple(_unique(jid for one in held for jid in one.stalled)),
-        )
 
-    async def forget(self, *workers: str) -> None:
-        """`Workers.forget` on every shard."""
-        await each_shard(self._client.clients, lambda c: c.workers.forget(*workers))
+def concatenated(parts: Sequence[list[T]], arguments: BoundArguments) -> list[T]:
+    return [item for part in parts for item in part]
+
+
+def united(parts: Sequence[dict[K, T]], arguments: BoundArguments) -> dict[K, T]:
+    """The shards' mappings as one (each key is on one shard)."""
+    return {key: value for part in parts for key, value in part.items()}
+
+
+def counted(parts: Sequence[dict[K, int]], arguments: BoundArguments) -> dict[K, int]:
+    """Each key's counts summed over the shards."""
+    totals: dict[K, int] = {}
+    for part in parts:
+        for key, count in part.items():
+            totals[key] = totals.get(key, 0) + count
+    return totals
+
+
+def page_of(parts: Sequence[Sequence[T]], arguments: BoundArguments) -> list[T]:
+    """`offset:offset + count` of the shards' listings interleaved (see the module's
+    documentation)."""
+    offset, count = arguments.arguments["offset"], arguments.arguments["count"]
+    return interleaved(parts)[offset : offset + count]
+
+
+def merged_page(parts: Sequence[Page], arguments: BoundArguments) -> Page:
+    """A page over the shards: the interleaved jids, the totals summed."""
+    jids = page_of([page.jids for page in parts], arguments)
+    return Page(total=sum(page.total for page in parts), jids=tuple(jids))
+
+
+def queue_counts(parts: Sequence[QueueCounts], arguments: BoundArguments) -> QueueCounts:
+    """A queue's counts summed over its partitions (paused if any partition is)."""
+    return summed_counts(parts[0].name, parts)
+
+
+def summed_counts(name: str, counts: Sequence[QueueCounts]) -> QueueCounts:
+    """One queue's counts over its partitions."""
+    return QueueCounts(
+        name=name,
+        waiting=sum(c.waiting for c in counts),
+        running=sum(c.running for c in counts),
+        stalled=sum(c.stalled for c in counts),
+        scheduled=sum(c.scheduled for c in counts),
+        depends=sum(c.depends for c in counts),
+        throttled=sum(c.throttled for c in counts),
+        recurring=sum(c.recurring for c in counts),
+        paused=any(c.paused for c in counts),
+    )
+
+
+class _Jid(Protocol):
+    @property
+    def jid(self) -> str: ...
+
+
+J = TypeVar("J", bound=_Jid)
+
+
+def in_order(parts: Sequence[Sequence[J]], arguments: BoundArguments) -> list[J]:
+    """The jobs found, in the order their jids were asked."""
+    found = {job.jid: job for part in parts for job in part}
+    return [found[jid] for jid in arguments.arguments["jids"] if jid in found]
+
+
+def tracked_jobs(
+    parts: Sequence[tuple[list[T], list[str]]], arguments: BoundArguments
+) -> tuple[list[T], list[str]]:
+    """Every shard's tracked jobs, and the tracked jids whose jobs are gone."""
+    return [job for jobs, _ in parts for job in jobs], unique(
+        jid for _, gone in parts for jid in gone
+    )
+
+
+def names(parts: Sequence[list[str]], arguments: BoundArguments) -> list[str]:
+    return unique(name for part in parts for name in part)
+
+
+def every_queue_counts(
+    parts: Sequence[list[QueueCounts]], arguments: BoundArguments
+) -> list[QueueCounts]:
+    by_name: dict[str, list[QueueCounts]] = {}
+    for counts in (counts for part in parts for counts in part):
+        by_name.setdefault(counts.name, []).append(counts)
+    return [summed_counts(name, counts) for name, counts in by_name.items()]
+
+
+def worker_counts(
+    parts: Sequence[list[WorkerCounts]], arguments: BoundArguments
+) -> list[WorkerCounts]:
+    """Each worker (named alike on every shard) with its jobs and stalled jobs summed, in
+    the interleaved order of the shards' lists (most recently active first)."""
+    merged: dict[str, WorkerCounts] = {}
+    for counts in interleaved(parts):
+        seen = merged.get(counts.name)
+        if seen is not None:
+            counts = WorkerCounts(
+                counts.name, seen.jobs + counts.jobs, seen.stalled + counts.stalled
+            )
+        merged[counts.name] = counts
+    return list(merged.values())
+
+
+def workers_jobs(parts: Sequence[WorkerJobs], arguments: BoundArguments) -> WorkerJobs:
+    return WorkerJobs(
+        jobs=tuple(unique(jid for one in parts for jid in one.jobs)),
+        stalled=tuple(unique(jid for one in parts for jid in one.stalled)),
+    )
+
+
+def pooled_stats(parts: Sequence[QueueStats], arguments: BoundArguments) -> QueueStats:
+    """`merged_stats`: counts and histograms summed, mean and deviation exact."""
+    return merged_stats(parts)
 
 
 class ShardedTags:

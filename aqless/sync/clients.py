@@ -103,7 +103,9 @@ class Client(SyncClientSurface[PlainClient, SyncQueues]):
         return f"<aqless.sync.Client {self._url or 'default'}>"
 
 
-class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):
+# mypy checks this bound before it infers the routed verbs of the same import cycle
+# (aqless.sharding.routing); tests/typing/test_contracts.py proves it from outside
+class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):  # type: ignore[type-var, unused-ignore]
     """A blocking ``aqless.ShardedClient``: ``aqless.sync.ShardedClient(nodes,
     deployment="billing")`` takes the same arguments and checks them here
     (ConfigurationError), before anything connects; the shard map is read (or made, with

@@ -3,6 +3,8 @@
 - A blocking façade's derived verb (``put = blocking(contracts.Queue.put)``) reads, to static
   analysis, as an attribute with no docstring. It becomes a method with the contract verb's
   parameters and the docstring the façade gives it at runtime (its async class's).
+- A sharded object's routed verb (``length = routed(Queue.length, every, summed)``) becomes,
+  the same way, an async method with the plain verb's parameters and docstring.
 - A contract's verb (a Protocol member, ``...`` for a body) takes the docstring of the plain
   class that implements it (``contracts.Queue.put`` that of ``aqless.Queue.put``).
 """
@@ -15,7 +17,25 @@ from typing import Any
 
 import griffe
 
-_DERIVERS = ("blocking", "blocking_job", "blocking_refreshed", "blocking_jobs", "blocking_found")
+_DERIVERS = (
+    "blocking",
+    "blocking_job",
+    "blocking_refreshed",
+    "blocking_jobs",
+    "blocking_found",
+    "routed",
+)
+
+#: The modules whose classes derive verbs.
+_DERIVING = (
+    "sync.facades",
+    "sharding.client",
+    "sharding.queue",
+    "sharding.views",
+    "sharding.limits",
+    "batches.sharded",
+    "flows.sharded",
+)
 
 
 class BlockingVerbs(griffe.Extension):
@@ -23,12 +43,13 @@ class BlockingVerbs(griffe.Extension):
         if pkg.path != "aqless":
             return
         _document_contracts(pkg.get_member("contracts"))
-        facades = pkg.get_member("sync.facades")
-        runtime = importlib.import_module(facades.path)
-        for cls in facades.classes.values():
-            for name, member in list(cls.members.items()):
-                if member.is_attribute and _derived(member):
-                    cls.set_member(name, _method(cls, member, loader, runtime))
+        for path in _DERIVING:
+            module = pkg.get_member(path)
+            runtime = importlib.import_module(module.path)
+            for cls in module.classes.values():
+                for name, member in list(cls.members.items()):
+                    if member.is_attribute and _derived(member):
+                        cls.set_member(name, _method(cls, member, loader, runtime))
 
 
 #: The plain class that implements a contract, where its name differs.
@@ -68,8 +89,8 @@ def _method(
 ) -> griffe.Function:
     """The blocking method for `attribute` (`blocking(contracts.Queue.put)`): the verb's
     parameters after self, what it awaits, and the docstring the façade gives it."""
-    target = str(attribute.value).split("(", 1)[1].rstrip(")")
-    verb = _resolve(cls.module, target, loader)
+    deriver, _, arguments = str(attribute.value).partition("(")
+    verb = _resolve(cls.module, arguments.split(",")[0].strip().rstrip(")"), loader)
     parameters = griffe.Parameters(*[p for p in verb.parameters if p.name != "self"])
     doc = getattr(runtime, cls.name).__dict__[attribute.name].__doc__ or ""
     method = griffe.Function(
@@ -85,6 +106,8 @@ def _method(
     )
     if method.docstring is not None:
         method.docstring.parent = method
+    if deriver == "routed":
+        method.labels.add("async")
     return method
 
 

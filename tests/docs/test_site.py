@@ -215,3 +215,26 @@ def test_every_contract_verb_is_documented(site: Path) -> None:
             if anchor not in page or "<p>" not in entry:
                 missing.append(f"{name}.{verb}")
     assert not missing, f"contract verbs with no description in reference/contracts: {missing}"
+
+
+def test_every_routed_verb_is_in_the_reference(site: Path) -> None:
+    """The sharded classes' routed verbs (``length = routed(Queue.length, every, summed)``)
+    are async methods on the reference page, each with its docstring."""
+    import aqless
+    from aqless.sharding.routing import Routed
+
+    page = (site / "reference" / "aqless.html").read_text()
+    missing = []
+    for name in aqless.__all__:
+        cls = getattr(aqless, name)
+        if not isinstance(cls, type) or not name.startswith("Sharded"):
+            continue
+        for verb, value in vars(cls).items():
+            if not isinstance(value, Routed):
+                continue
+            at = page.find(f'id="aqless.{name}.{verb}"')
+            heading_end = page.find(">", at)
+            entry = page[heading_end : page.find('class="doc doc-heading"', heading_end)]
+            if at < 0 or 'class="doc doc-contents' not in entry:
+                missing.append(f"{name}.{verb}")
+    assert not missing, f"routed verbs without a documented entry in reference/aqless: {missing}"

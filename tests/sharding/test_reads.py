@@ -1,4 +1,4 @@
-"""One view of a sharded deployment (aqless.sharding.reads, aqless.sharding.events) on a real
+"""One view of a sharded deployment (aqless.sharding.reads, aqless.events.sharded) on a real
 three-primary Valkey Cluster: merged statistics, listings, failures, tags, tracking,
 workers, the per-shard report and the merged event stream."""
 

@@ -11,9 +11,9 @@ from aqless.limits import RateLimit, RateLimits
 from aqless.patterns import QueuePatterns
 from aqless.sharding.client import ShardedConfig, ShardedJobs, ShardedQueues
 from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
-from aqless.sharding.patterns import ShardedQueuePatterns
 from aqless.sharding.queue import ShardedQueue
-from aqless.sharding.reads import ShardedTags, ShardedWorkers
+from aqless.sharding.reads import ShardedTags
+from aqless.sharding.views import ShardedQueuePatterns, ShardedWorkers
 
 
 def plain_client(client: aqless.Client) -> contracts.Client:

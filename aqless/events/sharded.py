@@ -29,11 +29,24 @@ from aqless._concurrency.task_groups import own_errors
 from aqless.client import Client
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.events import Event, EventStream
-from aqless.sharding.map import ShardMap
 
 __all__ = ["MergedEventStream", "ShardSource"]
 
 logger = logging.getLogger(__name__)
+
+
+class _Shard(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+class ShardMap(Protocol):
+    """What the stream reads of a shard map (aqless.sharding.map.ShardMap)."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def shards(self) -> Sequence[_Shard]: ...
 
 
 class ShardSource(Protocol):

@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from aqless.client import Client
 from aqless.errors import FlowPlacementError
-from aqless.flows.client import Flow, chained, preorder
+from aqless.flows.client import Flow, Flows, chained, preorder
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
-from aqless.flows.tree import FlowTree
 from aqless.sharding.map import ShardMap
 from aqless.sharding.placement import PutTargets, named_shards
+from aqless.sharding.reads import one
+from aqless.sharding.routing import by_jid, routed
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
@@ -41,9 +43,10 @@ class ShardedFlows:
         flow = await self._put(chained(steps))
         return Flow(flow.root, tuple(reversed(flow.jids)))
 
-    async def tree(self, jid: str) -> FlowTree | None:
-        """`aqless.flows.Flows.tree` on the shard holding `jid`."""
-        return await (await self._client.client_of_jid(jid)).flows.tree(jid)
+    def _part(self, client: Client) -> Flows:
+        return client.flows
+
+    tree = routed(Flows.tree, by_jid(), one)
 
     async def _put(self, root: FlowNode) -> Flow:
         shard_map = await self._client.current_map()

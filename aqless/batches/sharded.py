@@ -8,11 +8,12 @@ anything is written. Members without a jid get one on that shard."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from inspect import BoundArguments
 from typing import TYPE_CHECKING
 
-from aqless import rules
+from aqless.batches.client import Batches
 from aqless.batches.model import (
     COMMAND,
     DEFAULT_TTL,
@@ -22,15 +23,27 @@ from aqless.batches.model import (
     BatchPage,
     checked_members,
 )
+from aqless.client import Client
 from aqless.errors import CrossShardError
 from aqless.puts import default_options
 from aqless.sharding.placement import PutTargets, named_shards
-from aqless.sharding.reads import each_shard
+from aqless.sharding.routing import paged, routed
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = ["ShardedBatches"]
+
+
+def _newest(parts: Sequence[BatchPage], arguments: BoundArguments) -> BatchPage:
+    """The batches of every shard, newest first, a page at a time."""
+    offset, count = arguments.arguments["offset"], arguments.arguments["count"]
+    batches = sorted(
+        (batch for page in parts for batch in page.batches),
+        key=lambda batch: batch.created,
+        reverse=True,
+    )
+    return BatchPage(sum(page.total for page in parts), batches[offset : offset + count])
 
 
 class ShardedBatches:
@@ -112,17 +125,7 @@ class ShardedBatches:
                 return found
         return None
 
-    async def recent(self, *, offset: int = 0, count: int = 25) -> BatchPage:
-        """The batches of every shard, newest first, a page at a time."""
-        offset, count = rules.checked_listing(offset, count, "batch.list")
-        pages = await each_shard(
-            self._client.clients, lambda c: c.batches.recent(offset=0, count=offset + count)
-        )
-        merged = sorted(
-            (batch for page in pages for batch in page.batches),
-            key=lambda batch: batch.created,
-            reverse=True,
-        )
-        return BatchPage(
-            total=sum(page.total for page in pages), batches=merged[offset : offset + count]
-        )
+    def _part(self, client: Client) -> Batches:
+        return client.batches
+
+    recent = routed(Batches.recent, paged("batch.list"), _newest)
