@@ -281,7 +281,10 @@ async def test_replies_that_trickle_in_keep_a_pipeline_going_past_the_socket_tim
     whose replies come one by one, each sooner than the timeout, is not dropped, however
     long it takes as a whole."""
 
+    writers: list[asyncio.StreamWriter] = []
+
     async def slow_pongs(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
         while data := await reader.read(65536):
             for _ in range(data.count(b"PING")):
                 await asyncio.sleep(0.15)
@@ -298,6 +301,8 @@ async def test_replies_that_trickle_in_keep_a_pipeline_going_past_the_socket_tim
     finally:
         await client.close()
         server.close()
+        for writer in writers:  # the handler may not run again before the loop closes
+            writer.close()
 
 
 async def test_a_durable_put_may_wait_longer_than_the_reply_timeout(

@@ -23,7 +23,7 @@ from tests.faults.history import RUNS, Findings, Puts, check
 from tests.faults.netem import Conditions, NetemProxy
 from tests.faults.partitions import NetnsLinks, Outcome, history_workers, serving, settle
 from tests.support.blackhole_proxy import BlackholeProxy
-from tests.support.worker_processes import count_reaches, eventually
+from tests.support.worker_processes import count_reaches
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(180)]
 
@@ -103,7 +103,9 @@ async def test_a_paused_worker_applies_no_effect_twice_unless_unfenced(
             puts = Puts()
             first = spawn("-i", "historyjobs", "-c", "10", "--interval", "1", QUEUE)
             await puts.put(client.queues[QUEUE], 10, sleep=3.0, fenced=fenced)
-            await eventually(lambda: running(client, 10), 20, "10 jobs running")
+            # every job's code has started (recorded its run), not only been popped: stopped
+            # before that, a run would never be recorded and the count below never reached
+            await count_reaches(client, RUNS, 10, timeout=30)
             first.send(signal.SIGSTOP)
             try:
                 (second,) = await serving(spawn, 1)
@@ -120,10 +122,6 @@ async def test_a_paused_worker_applies_no_effect_twice_unless_unfenced(
                 assert findings.problems() == []
             else:
                 assert findings.doubled, f"the checker missed a broken fence: {findings}"
-
-
-async def running(client: aqless.Client, count: int) -> bool:
-    return (await client.queues[QUEUE].counts()).running >= count
 
 
 async def test_a_flaky_link_breaks_no_promise(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ class BlackholeProxy(LoopbackProxy):
         self._pairs: list[_Pair] = []
         self._listener: socket.socket | None = None
         self._plug: socket.socket | None = None  # fills the listener's queue while cut
+        self._sockets: set[socket.socket] = set()  # closed with the block, served or not
         self.cut_off = False
         self.cuts = 0
 
@@ -48,6 +49,8 @@ class BlackholeProxy(LoopbackProxy):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await super().__aexit__(None, None, None)
+        for connection in self._sockets:
+            connection.close()
         if self._listener is not None:
             asyncio.get_running_loop().remove_reader(self._listener)
             self._listener.close()
@@ -84,6 +87,7 @@ class BlackholeProxy(LoopbackProxy):
                 queued, _ = self._listener.accept()
             except BlockingIOError:
                 break
+            self._sockets.add(queued)
             self._spawn(self._swallow(queued))
         if self._plug is not None:
             self._plug.close()
@@ -98,6 +102,7 @@ class BlackholeProxy(LoopbackProxy):
             connection, _ = self._listener.accept()
         except BlockingIOError:
             return
+        self._sockets.add(connection)
         self._spawn(self._serve_socket(connection))
 
     async def _swallow(self, connection: socket.socket) -> None:
