@@ -73,9 +73,9 @@ async def run(job):
 
 @dataclass
 class Findings:
-    """What ``check`` found; ``problems()`` lists every broken promise but the runs
-    without an attempt and what they cause, which ``unattempted`` and ``unfenceable`` hold
-    apart (branch `attempts` fixes them: see test_partitions.unattempted)."""
+    """What ``check`` found; ``problems()`` lists every broken promise. A job completed
+    without its effect after a run without an attempt (which could not fence its write) is
+    counted in ``unfenceable``, apart from the other missing effects."""
 
     jobs: int
     lost: list[str] = field(default_factory=list)
@@ -97,6 +97,8 @@ class Findings:
                 ("lost", self.lost),
                 ("effects applied more than once", self.doubled),
                 ("completed without its effect", self.missing),
+                ("run without an attempt", self.unattempted),
+                ("completed without its effect after such a run", self.unfenceable),
                 ("ended against the plan", self.unplanned),
                 ("stuck", self.stuck),
             )
