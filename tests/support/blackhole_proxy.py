@@ -13,7 +13,7 @@ import asyncio
 import socket
 from typing import Self
 
-from tests.support.loopback_proxy import LoopbackProxy, open_upstream
+from tests.support.loopback_proxy import LoopbackProxy
 
 _CHUNK = 65536
 _BACKLOG = 128
@@ -117,8 +117,7 @@ class BlackholeProxy(LoopbackProxy):
         await self._serve(reader, self.held(writer))
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await open_upstream(self._server_url)
-        self.held(up_writer)
+        up_reader, up_writer = await self.upstream(self._server_url)
         pair = _Pair()
         if self.cut_off:
             pair.silent = True

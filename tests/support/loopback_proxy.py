@@ -47,6 +47,11 @@ class LoopbackProxy:
         self._writers.add(writer)
         return writer
 
+    async def upstream(self, server_url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to the server (`open_upstream`), closed with the block."""
+        reader, writer = await open_upstream(server_url)
+        return reader, self.held(writer)
+
     async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await self._serve(reader, self.held(writer))
 

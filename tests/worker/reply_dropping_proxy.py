@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from tests.support.loopback_proxy import LoopbackProxy, open_upstream
+from tests.support.loopback_proxy import LoopbackProxy
 
 
 class _Link:
@@ -35,8 +35,7 @@ class ReplyDroppingProxy(LoopbackProxy):
         self._message = marker
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await open_upstream(self._server_url)
-        self.held(up_writer)
+        up_reader, up_writer = await self.upstream(self._server_url)
         link = _Link()
         self._spawn(self._requests(reader, up_writer, link))
         self._spawn(self._replies(up_reader, writer, link))

@@ -10,7 +10,7 @@ import pytest
 import aqless
 from aqless._worker.locks import SUBSCRIBE_TRIES, LockKeeper
 from aqless._worker.running import RunningJobs
-from tests.support.loopback_proxy import LoopbackProxy, open_upstream
+from tests.support.loopback_proxy import LoopbackProxy
 from tests.support.worker import WORKER
 
 
@@ -43,8 +43,7 @@ class _SubscriptionResetting(LoopbackProxy):
         self.resets = resets
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await open_upstream(self._server_url)
-        self.held(up_writer)
+        up_reader, up_writer = await self.upstream(self._server_url)
         self._spawn(self._pump(reader, up_writer, writer, watch=True))
         self._spawn(self._pump(up_reader, writer, up_writer, watch=False))
 
