@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -128,6 +129,21 @@ class GroupCounts:
     rate_used: int = 0
 
     @classmethod
+    def merged(cls, parts: Sequence[GroupCounts]) -> GroupCounts:
+        """One group over several servers (a sharded queue's partitions): its jobs and its
+        window's starts summed, each setting the largest a server holds."""
+        return cls(
+            parts[0].name,
+            waiting=sum(part.waiting for part in parts),
+            running=sum(part.running for part in parts),
+            weight=max(part.weight for part in parts),
+            concurrency=max(part.concurrency for part in parts),
+            rate_limit=max(part.rate_limit for part in parts),
+            rate_period=max(part.rate_period for part in parts),
+            rate_used=sum(part.rate_used for part in parts),
+        )
+
+    @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> GroupCounts:
         """Decode one group's counts (the script names the default group '')."""
         name = str(value["group"])
@@ -162,6 +178,29 @@ class Durations:
             std=float(value.get("std", 0)),
             histogram=tuple(int(n) for n in _listed_numbers(value.get("histogram"))),
         )
+
+    @classmethod
+    def merged(cls, parts: Sequence[Durations]) -> Durations:
+        """The times of several servers (a sharded queue's partitions) as if measured at
+        once: counts and histograms summed; mean and (sample) standard deviation by Chan et
+        al.'s parallel Welford (M2 = the sum of each part's M2 plus its count times its
+        mean's squared distance from the overall mean)."""
+        count = sum(part.count for part in parts)
+        width = max((len(part.histogram) for part in parts), default=0)
+        histogram = tuple(
+            sum(part.histogram[i] for part in parts if i < len(part.histogram))
+            for i in range(width)
+        )
+        if count == 0:
+            return cls(count=0, mean=0.0, std=0.0, histogram=histogram)
+        mean = sum(part.count * part.mean for part in parts) / count
+        m2 = sum(
+            part.std**2 * (part.count - 1) + part.count * (part.mean - mean) ** 2
+            for part in parts
+            if part.count
+        )
+        std = math.sqrt(m2 / (count - 1)) if count > 1 else 0.0
+        return cls(count=count, mean=mean, std=std, histogram=histogram)
 
 
 def _listed_numbers(value: Any) -> list[float]:

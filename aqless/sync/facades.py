@@ -28,6 +28,7 @@ from typing import (
 from aqless import contracts
 from aqless.batches import Batches
 from aqless.client import Config, Jobs, Queues, Tags, Throttle, Workers
+from aqless.errors import PartialPopError
 from aqless.events import Event
 from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
@@ -35,7 +36,7 @@ from aqless.limits import RateLimit, RateLimits, checked_limit_name
 from aqless.models import Failure, HistoryEntry, JobState
 from aqless.patterns import QueuePatterns
 from aqless.queue import Queue, checked_name
-from aqless.sharding.queue import PartialPopError, ShardedQueue
+from aqless.sharding.queue import ShardedQueue
 
 if TYPE_CHECKING:
     from aqless.sync.runtime import BlockingClient

@@ -34,7 +34,6 @@ from aqless.errors import InvalidValueError
 from aqless.job import RecurringJob
 from aqless.ops import known
 from aqless.sharding.client import AnyClient
-from aqless.sharding.limits import shard_of_limit
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
 from aqless.web.finished import with_outcome
@@ -284,7 +283,7 @@ async def throttles(client: AnyClient, request: Request) -> JSON:
         for document in await throttle_documents(client.shard(shard.id))
     ]
     for limit in limits:
-        limit["shard"] = shard_of_limit(client, limit["id"])
+        limit["shard"] = client.shard_of_limit(limit["id"])
     found.sort(key=lambda document: (document["id"], document["shard"]))
     return {"throttles": found, "rate_limits": limits}
 
