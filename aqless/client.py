@@ -19,7 +19,7 @@ from redis.backoff import NoBackoff
 
 from aqless import rules
 from aqless._concurrency.routing import (
-    Shards,
+    ShardedPart,
     by_jid,
     by_jids,
     every,
@@ -702,13 +702,6 @@ class Tags:
 # (aqless._concurrency.routing): a jid asked only of the shards its bucket names, a listing
 # of every shard at once, interleaved; settings written to every shard (whose workers read
 # their own) and read from the first.
-
-
-class ShardedPart:
-    """A part of a sharded client (no I/O to make)."""
-
-    def __init__(self, client: Shards) -> None:
-        self._client = client
 
 
 class ShardedJobs(ShardedPart):

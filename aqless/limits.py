@@ -23,7 +23,7 @@ from inspect import BoundArguments
 from typing import TYPE_CHECKING, Any, cast
 
 from aqless import rules
-from aqless._concurrency.routing import Shards, every, routed
+from aqless._concurrency.routing import ShardedPart, every, routed
 from aqless.errors import InvalidArgumentError
 from aqless.models import BURST, SMOOTH, RateLimitInfo
 
@@ -94,24 +94,18 @@ def _by_id(parts: Sequence[list[RateLimitInfo]], arguments: BoundArguments) -> l
     return sorted((info for infos in parts for info in infos), key=lambda info: info.id)
 
 
-class ShardedThrottles:
+class ShardedThrottles(ShardedPart):
     """``client.throttles[name]`` of a sharded deployment (no I/O): the throttle on the shard
     holding it (`ShardedClient.shard_of_limit`)."""
-
-    def __init__(self, client: Shards) -> None:
-        self._client = client
 
     def __getitem__(self, name: str) -> contracts.Throttle:
         shard = self._client.shard(self._client.shard_of_limit(name))
         return cast("contracts.Throttle", shard.throttles[name])
 
 
-class ShardedRateLimits:
+class ShardedRateLimits(ShardedPart):
     """``client.rate_limits[name]`` of a sharded deployment (no I/O): the limiter on the
     shard holding it, as `ShardedThrottles`; ``await ....all()`` lists every shard's."""
-
-    def __init__(self, client: Shards) -> None:
-        self._client = client
 
     def __getitem__(self, name: str) -> RateLimit:
         return self._part(self._client.shard(self._client.shard_of_limit(name)))[name]

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from aqless._concurrency.routing import Shards, every, first, routed
+from aqless._concurrency.routing import ShardedPart, every, first, routed
 from aqless.errors import ConfigurationError
 from aqless.models import PriorityPattern
 
@@ -76,12 +76,9 @@ class QueuePatterns:
         )
 
 
-class ShardedQueuePatterns:
+class ShardedQueuePatterns(ShardedPart):
     """``client.queue_patterns``: set on every shard (each shard's workers read their
     own), read from the first."""
-
-    def __init__(self, client: Shards) -> None:
-        self._client = client
 
     def _part(self, client: Any) -> QueuePatterns:
         return cast(QueuePatterns, client.queue_patterns)

@@ -64,7 +64,6 @@ def test_star_import_gives_exactly_all() -> None:
 
 #: Public classes of the API modules that users never meet, and why.
 NOT_EXPORTED = {
-    "ShardedPart": "the base of a sharded client's parts (aqless._concurrency.routing)",
     "ShardedTags": "a ShardedClient's tags (client.tags): reached, never named",
     "ShardedWorkers": "a ShardedClient's workers (client.workers): reached, never named",
     "PreparedPut": "what aqless.puts.prepare_put hands the queues: the script's arguments",

@@ -44,6 +44,7 @@ from aqless._concurrency.task_groups import own_errors
 __all__ = [
     "PutTargets",
     "Routed",
+    "ShardedPart",
     "Shards",
     "by_jid",
     "by_jids",
@@ -128,6 +129,14 @@ class Shards(Protocol):
     async def shard_of_jid(self, jid: str) -> int: ...
     async def client_of_jid(self, jid: str) -> Any: ...
     async def find_job(self, jid: str) -> tuple[int, Any] | None: ...
+
+
+class ShardedPart:
+    """A part of a sharded client (a queue's, its jobs, its limits...), handed the client
+    (no I/O to make)."""
+
+    def __init__(self, client: Shards) -> None:
+        self._client = client
 
 
 class Sharded(Protocol):

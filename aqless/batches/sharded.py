@@ -13,7 +13,7 @@ from dataclasses import replace
 from inspect import BoundArguments
 from typing import Any, cast
 
-from aqless._concurrency.routing import PutTargets, Shards, paged, routed
+from aqless._concurrency.routing import PutTargets, ShardedPart, paged, routed
 from aqless.batches.client import Batches
 from aqless.batches.model import (
     COMMAND,
@@ -41,11 +41,8 @@ def _newest(parts: Sequence[BatchPage], arguments: BoundArguments) -> BatchPage:
     return BatchPage(sum(page.total for page in parts), batches[offset : offset + count])
 
 
-class ShardedBatches:
+class ShardedBatches(ShardedPart):
     """``client.batches`` of a sharded deployment: each batch on one shard."""
-
-    def __init__(self, client: Shards) -> None:
-        self._client = client
 
     async def _named(self, members: list[BatchMember]) -> dict[str, int]:
         """What the members name that lives on one shard, and that shard."""

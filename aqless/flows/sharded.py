@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from aqless._concurrency.routing import PutTargets, ShardMapView, Shards, by_jid, routed
+from aqless._concurrency.routing import PutTargets, ShardedPart, ShardMapView, by_jid, routed
 from aqless.errors import FlowPlacementError
 from aqless.flows.client import Flow, Flows, chained, preorder
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
@@ -17,11 +17,8 @@ from aqless.flows.spec import COMMAND, FlowNode, flow_document
 __all__ = ["ShardedFlows"]
 
 
-class ShardedFlows:
+class ShardedFlows(ShardedPart):
     """``client.flows`` of a sharded deployment (no I/O to make)."""
-
-    def __init__(self, client: Shards) -> None:
-        self._client = client
 
     async def put(self, parent: FlowNode, children: Sequence[FlowNode] = ()) -> Flow:
         """`aqless.flows.Flows.put` on the shard the root's jid places the flow on.
