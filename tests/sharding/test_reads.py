@@ -347,3 +347,13 @@ async def test_checkpoints_are_read_from_each_jobs_shard(cluster: Cluster) -> No
         await popped[0].hand_back("deploy")
         (again,) = await queue.pop_many(1, worker="w")
         assert (again.jid, again.checkpointed) == (jids[0], {"offset": 0})
+
+
+async def test_verbs_of_several_jids_given_none_answer_as_a_plain_client_does(
+    cluster: Cluster,
+) -> None:
+    async with deployment(cluster, "vnojids") as client:
+        assert await client.jobs.get_many([]) == []
+        assert await client.jobs.progress() == {}
+        assert await client.jobs.checkpoints() == {}
+        assert await client.jobs.cancel() == []
