@@ -4,15 +4,15 @@ ones. A sharded object declares once, per verb, which shards it asks and how the
 merge::
 
     class ShardedQueue:
-        length = routed(Queue.length, every, merged)
+        length = routed(Queue.length, every)
 
 takes `Queue.length`'s parameters, calls ``length`` on the queue's part on every shard at once
-and returns their sum. The routes: `every` shard, the `first` (configuration, the same
-everywhere), the shard holding a given jid (`by_jid`), each jid's shard with its share
-(`by_jids`), every shard for a page (`paged`); an object adds its own (a queue's home shard, a
-fairness group's keeper). The merges: `merged` (by what the answers are), `page` and
-`in_order`. mypy checks each declaration against the plain verb, so a sharded class still
-satisfies the contract (tests/typing/test_contracts.py).
+and returns their sum (`merged`, the merge unless one is named). The routes: `every` shard,
+the `first` (configuration, the same everywhere), the shard holding a given jid (`by_jid`),
+each jid's shard with its share (`by_jids`), every shard for a page (`paged`); an object adds
+its own (a queue's home shard, a fairness group's keeper). The other merges: `page`,
+`in_order`, `latest_first`. mypy checks each declaration against the plain verb, so a
+sharded class still satisfies the contract (tests/typing/test_contracts.py).
 
 A route knows the deployment only as `Shards`, and a sharded part (aqless.batches.sharded,
 aqless.flows.sharded...) is handed its ShardedClient as one: none imports the sharded client,
