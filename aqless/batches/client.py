@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from aqless import rules
-from aqless._connection.lean import Argument
 from aqless.batches.model import (
     COMMAND,
     DEFAULT_TTL,
@@ -20,6 +19,7 @@ from aqless.batches.model import (
 )
 from aqless.errors import InvalidArgumentError
 from aqless.puts import new_jid, prepare_put
+from aqless.scripts.loader import Argument
 
 if TYPE_CHECKING:
     from aqless.contracts import ScriptClient
