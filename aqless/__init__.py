@@ -59,8 +59,11 @@ from aqless.models import (
     QueueStats,
     RateLimitInfo,
     RecurringChanges,
+    SeenWorker,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
 )
 from aqless.patterns import QueuePatterns
@@ -158,6 +161,8 @@ __all__ = [
     "RetryPolicy",
     "ScalingWindow",
     "ScriptError",
+    "SeenWorker",
+    "SeenWorkers",
     "ServerFullError",
     "ServerUnavailableError",
     "Shard",
@@ -181,6 +186,7 @@ __all__ = [
     "Worker",
     "WorkerCounters",
     "WorkerCounts",
+    "WorkerInfo",
     "WorkerJobs",
     "WorkerObserver",
     "WorkerSettings",

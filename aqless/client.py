@@ -22,7 +22,7 @@ from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.lifecycle import Lifecycle
-from aqless._connection.protocol import Clock, Protocol
+from aqless._connection.protocol import Clock, Protocol, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.errors import ConfigurationError
@@ -35,8 +35,10 @@ from aqless.models import (
     JobState,
     Page,
     QueueCounts,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
     listed,
 )
@@ -600,6 +602,16 @@ class Config:
         return {str(name): str(value) for name, value in reply.items()}
 
 
+def worker_record_key(prefix: str, name: str) -> str:
+    """The record an aqless worker publishes about itself (aqless._worker.info)."""
+    return f"{prefix}aqless:w:{name}"  # no qless key starts with ql:aqless:
+
+
+def worker_index_key(prefix: str) -> str:
+    """The names of the workers whose records are alive, by when each was last written."""
+    return prefix + "aqless:workers"
+
+
 class Workers:
     """The workers the server has seen."""
 
@@ -625,6 +637,25 @@ class Workers:
         """Drop workers from the list of workers (their jobs are not touched)."""
         if workers:
             await self._client.protocol.call("worker.forget", *workers)
+
+    async def records(self) -> dict[str, WorkerInfo]:
+        """What each live aqless worker says of itself (host, pid, queues, slots, version,
+        jobs per minute...), by name; other clients' workers publish no record."""
+        protocol, prefix = self._client.protocol, self._client.prefix
+        listed = await protocol.plain("workers.records", "ZRANGE", worker_index_key(prefix), 0, -1)
+        names = [str(name) for name in listed]
+        raws = await protocol.plain_many(
+            "workers.records", [("HGETALL", worker_record_key(prefix, name)) for name in names]
+        )
+        found = (
+            WorkerInfo.parse(name, hash_fields(raw)) for name, raw in zip(names, raws, strict=True)
+        )
+        return {info.name: info for info in found if info is not None}
+
+    async def seen(self) -> SeenWorkers:
+        """The workers that hold jobs or publish a record, each with both; and the other
+        clients qless lists."""
+        return SeenWorkers.of(await self.counts(), await self.records())
 
 
 class Throttle:

@@ -30,8 +30,10 @@ from aqless.models import (
     QueueCounts,
     QueueStats,
     RecurringChanges,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
 )
 from aqless.puts import Durable, JobClass, PutOptions, PutRequest, PutResult
@@ -394,6 +396,8 @@ class Workers(Protocol):
     async def counts(self) -> list[WorkerCounts]: ...
     async def jobs(self, worker: str) -> WorkerJobs: ...
     async def forget(self, *workers: str) -> None: ...
+    async def records(self) -> dict[str, WorkerInfo]: ...
+    async def seen(self) -> SeenWorkers: ...
 
 
 class Tags(Protocol):

@@ -23,7 +23,15 @@ from aqless import rules
 from aqless._concurrency.task_groups import own_errors
 from aqless._connection import cluster as _cluster
 from aqless.client import Client
-from aqless.models import Durations, Page, QueueCounts, QueueStats, WorkerCounts, WorkerJobs
+from aqless.models import (
+    Durations,
+    Page,
+    QueueCounts,
+    QueueStats,
+    WorkerCounts,
+    WorkerInfo,
+    WorkerJobs,
+)
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
@@ -55,6 +63,7 @@ __all__ = [
     "unique",
     "united",
     "worker_counts",
+    "worker_records",
     "workers_jobs",
 ]
 
@@ -249,6 +258,18 @@ def worker_counts(
             )
         merged[counts.name] = counts
     return list(merged.values())
+
+
+def worker_records(
+    parts: Sequence[dict[str, WorkerInfo]], arguments: BoundArguments
+) -> dict[str, WorkerInfo]:
+    """Each worker's records on the shards as one (a ShardedWorker's worker writes one on
+    each)."""
+    found: dict[str, WorkerInfo] = {}
+    for records in parts:
+        for name, info in records.items():
+            found[name] = found[name].merged(info) if name in found else info
+    return found
 
 
 def workers_jobs(parts: Sequence[WorkerJobs], arguments: BoundArguments) -> WorkerJobs:

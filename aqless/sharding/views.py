@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from aqless.client import Client, Config, Jobs, Queues, Workers
 from aqless.job import Job, RecurringJob
+from aqless.models import SeenWorkers
 from aqless.patterns import QueuePatterns
 from aqless.scaling.estimate import QueueScaling, every_queue_scaling
 from aqless.sharding.queue import ShardedQueue
@@ -30,6 +31,7 @@ from aqless.sharding.reads import (
     tracked_jobs,
     united,
     worker_counts,
+    worker_records,
     workers_jobs,
 )
 from aqless.sharding.routing import by_jid, by_jids, every, first, paged, routed
@@ -133,3 +135,9 @@ class ShardedWorkers(ShardedPart):
     counts = routed(Workers.counts, every, worker_counts)
     jobs = routed(Workers.jobs, every, workers_jobs)
     forget = routed(Workers.forget, every, nothing)
+    records = routed(Workers.records, every, worker_records)
+
+    async def seen(self) -> SeenWorkers:
+        """The workers that hold jobs or publish a record on any shard, each with both;
+        and the other clients the shards list."""
+        return SeenWorkers.of(await self.counts(), await self.records())
