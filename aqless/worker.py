@@ -46,9 +46,9 @@ from anyio.abc import TaskGroup
 
 from aqless import rules
 from aqless._concurrency.task_groups import own_errors
+from aqless._concurrency.wakeup import Wakeup
 from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
-from aqless._connection.wakeup import Wakeup
 from aqless._worker import process as _process
 from aqless._worker.budget import SlotBudget as SlotBudget  # public: aqless.worker.SlotBudget
 from aqless._worker.counters import (

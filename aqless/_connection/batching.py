@@ -38,8 +38,8 @@ from typing import Protocol
 import anyio
 from anyio.abc import TaskStatus
 
+from aqless._concurrency.wakeup import Wakeup
 from aqless._connection.lean import uncancelled
-from aqless._connection.wakeup import Wakeup
 from aqless.errors import ConnectionLostError
 from aqless.scripts.loader import Call, Reply
 
@@ -73,7 +73,7 @@ class _Pending:
         self.call = call
         self.make = make
         self.releases = releases
-        self.done = asyncio.Event()  # see aqless._connection.wakeup for why not anyio's
+        self.done = asyncio.Event()  # see aqless._concurrency.wakeup for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
         #: a joined call's two calls (see Pairing)
