@@ -30,7 +30,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from aqless._connection.batching import Batcher
+from aqless._connection.batching import PLAIN, Batcher, BatchingPolicy
 from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import LeanConnection
 from aqless._connection.pop_after import PopAfter
@@ -291,15 +291,27 @@ class Protocol:
         """Close the protocol's own connection (redis-py's stay open)."""
         await self.wire.close()
 
+    def worker_batching(
+        self, *, prefetching: bool, on_landed: Callable[[Sequence[str]], None]
+    ) -> BatchingPolicy:
+        """The batching of a worker: plain, or for one whose pops run ahead (`prefetching`),
+        calls made while a pop is in flight go with the next pop and, where this connection
+        runs the batches in the order sent (`in_order`), the outcomes in flight count for
+        the pops made behind them (`on_landed` told of those that landed)."""
+        if not prefetching:
+            return PLAIN
+        return BatchingPolicy(hold_behind_ordered=True, in_order=self.in_order, on_landed=on_landed)
+
     @asynccontextmanager
-    async def batching(self) -> AsyncIterator[Batcher]:
+    async def batching(self, policy: BatchingPolicy = PLAIN) -> AsyncIterator[Batcher]:
         """While inside, calls made concurrently share round trips
-        (see aqless._connection.batching), and an outcome and the pop behind it share one
-        script call (aqless._connection.pop_after). Nested uses share the outer one."""
+        (see aqless._connection.batching), as `policy` says, and an outcome and the pop
+        behind it share one script call (aqless._connection.pop_after). Nested uses share
+        the outer one, and its policy."""
         if self._batcher is not None:
             yield self._batcher
             return
-        batcher = Batcher(self._send, pairing=PopAfter())
+        batcher = Batcher(self._send, pairing=PopAfter(), policy=policy)
         async with anyio.create_task_group() as group:
             await group.start(batcher.run)
             self._batcher = batcher
