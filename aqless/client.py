@@ -22,7 +22,7 @@ from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.lifecycle import Lifecycle
-from aqless._connection.protocol import Clock, Protocol, hash_fields
+from aqless._connection.protocol import Clock, Protocol, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.errors import ConfigurationError
@@ -115,6 +115,10 @@ class Client:
         sharded_pubsub: listen to events with SSUBSCRIBE, as the script of a shard of a
             sharded deployment publishes them (SPUBLISH); `ShardedClient` sets it on the
             clients of its shards.
+        script_connection: what carries the script calls: ``"lean"`` (aqless's own
+            pipelined connection, the default) or ``"redis-py"`` (redis-py's pool: a
+            diagnostic, slower). Without it, ``AQLESS_SCRIPT_CONNECTION`` says, read when
+            the client is made.
         **connection_options: go to ``redis.asyncio.Redis`` and to aqless's own connection
             (``db``, ``username``, ``password``, ``ssl_ca_certs``, ``socket_timeout``...).
             ``max_connections`` caps the connection pool: a call that finds every
@@ -136,6 +140,7 @@ class Client:
         unix_socket_path: str | None = None,
         strict: bool = False,
         sharded_pubsub: bool = False,
+        script_connection: ScriptConnection | None = None,
         **connection_options: Any,
     ) -> None:
         # Everything is checked before anything starts: an embedded server is only started
@@ -160,6 +165,11 @@ class Client:
         self.clock = clock
         self.strict = strict
         self.sharded_pubsub = sharded_pubsub
+        self.script_connection: ScriptConnection = rules.check(
+            "client.script_connection",
+            script_connection or os.environ.get("AQLESS_SCRIPT_CONNECTION") or "lean",
+            "Client",
+        )
         self._connection_options = connection_options
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
@@ -310,7 +320,10 @@ class Client:
 
     def _use(self, redis: AnyRedis) -> None:
         self._protocol = Protocol(
-            redis, prefix=None if self.prefix == "ql:" else self.prefix, clock=self.clock
+            redis,
+            prefix=None if self.prefix == "ql:" else self.prefix,
+            clock=self.clock,
+            connection=self.script_connection,
         )
 
     async def open(self) -> Self:

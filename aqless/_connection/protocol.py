@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from redis.exceptions import (
@@ -57,10 +56,10 @@ from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
 
 Clock = Callable[[], float]
 
-#: A diagnostic, read once: ``AQLESS_SCRIPT_CONNECTION=redis-py`` sends script calls through
-#: redis-py's connections instead of the lean one (benchmarks/connection.py compares them).
-#: Pushed jobs and put events keep the lean Subscriber either way.
-SCRIPT_CONNECTION = os.environ.get("AQLESS_SCRIPT_CONNECTION", "lean")
+#: What carries the script calls: the lean connection (aqless._connection.lean), or, as a
+#: diagnostic, redis-py's pool (benchmarks/connection.py compares them). Pushed jobs and put
+#: events keep the lean Subscriber either way.
+ScriptConnection = Literal["lean", "redis-py"]
 
 # The script raises as the reference core does, and the server decorates the text:
 # "user_script:12: <text> script: ..., on @user_script:12." (user_function under FCALL);
@@ -213,10 +212,16 @@ def work_score(priority: float, now: float) -> float:
 
 
 class Protocol:
-    """Calls the script for a client: one connection pool, one key prefix, one clock."""
+    """Calls the script for a client: one connection pool, one key prefix, one clock, and
+    the connection the calls go on (`connection`)."""
 
     def __init__(
-        self, redis: AnyRedis, *, prefix: str | None = None, clock: Clock = time.time
+        self,
+        redis: AnyRedis,
+        *,
+        prefix: str | None = None,
+        clock: Clock = time.time,
+        connection: ScriptConnection = "lean",
     ) -> None:
         self.redis = redis
         self.prefix = prefix or "ql:"
@@ -225,7 +230,7 @@ class Protocol:
         #: where the lean connections go (the Subscriber of pushed jobs too)
         self.endpoint = Endpoint.of(redis, self.prefix)
         self.wire = LeanConnection(self.endpoint)
-        lean = SCRIPT_CONNECTION != "redis-py"
+        lean = connection == "lean"
         self.script = Script(redis, prefix=prefix, wire=self.wire if lean else None)
         self._batcher: Batcher | None = None
         self._known: dict[str, bool] = {}  # see knows()

@@ -50,8 +50,8 @@ class Script:
     """The qless protocol bound to one ``redis.asyncio.Redis`` (or ``RedisCluster``) client.
 
     Calls go over the client's lean connection (aqless._connection.lean), which reaches every
-    kind of deployment, and the library or script is loaded where they go. Without one (the
-    ``AQLESS_SCRIPT_CONNECTION=redis-py`` diagnostic, or a Script made on its own) they go
+    kind of deployment, and the library or script is loaded where they go. Without one (a
+    client's ``script_connection="redis-py"`` diagnostic, or a Script made on its own) they go
     through redis-py's connections: on a Cluster every call then names the node that holds the
     prefix's slot (so redis-py does not ask the server where FCALL's keys are, a round trip
     per call), and the library or script is loaded on every primary.
