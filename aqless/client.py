@@ -22,7 +22,7 @@ from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.lifecycle import Lifecycle
-from aqless._connection.protocol import Clock, Protocol, ScriptConnection, hash_fields
+from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.errors import ConfigurationError
@@ -173,7 +173,7 @@ class Client:
         self._connection_options = connection_options
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
-        self._protocol: Protocol | None = None
+        self._protocol: ScriptCaller | None = None
         self._lifecycle = Lifecycle("this client")
         if redis is not None:
             if not redis.get_encoder().decode_responses:
@@ -319,7 +319,7 @@ class Client:
         return pool
 
     def _use(self, redis: AnyRedis) -> None:
-        self._protocol = Protocol(
+        self._protocol = ScriptCaller(
             redis,
             prefix=None if self.prefix == "ql:" else self.prefix,
             clock=self.clock,
@@ -370,7 +370,7 @@ class Client:
         await self.aclose()
 
     @property
-    def protocol(self) -> Protocol:
+    def protocol(self) -> ScriptCaller:
         """The script caller (internal: the verbs of Queue, Job... go through it)."""
         self._lifecycle.check_usable()
         if self._protocol is None:

@@ -18,8 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, Unpack
 
-from aqless._connection.protocol import Clock
-from aqless._connection.protocol import Protocol as ScriptCaller
+from aqless._connection.protocol import Clock, ScriptCaller
 from aqless.batches.model import DEFAULT_TTL, Batch, BatchCallback, BatchMember, BatchPage
 from aqless.models import (
     Failure,

@@ -211,7 +211,7 @@ def work_score(priority: float, now: float) -> float:
     return priority - now / 10000000000
 
 
-class Protocol:
+class ScriptCaller:
     """Calls the script for a client: one connection pool, one key prefix, one clock, and
     the connection the calls go on (`connection`)."""
 
@@ -466,7 +466,7 @@ def decoded_apart(command: str, reply: Any) -> Any:
 
 
 def hash_fields(reply: Any) -> dict[str, str]:
-    """An HGETALL reply read through ``Protocol.plain`` (a flat list: field, value, field,
+    """An HGETALL reply read through ``ScriptCaller.plain`` (a flat list: field, value, field,
     value...) as a mapping of texts."""
     items = [str(item) for item in reply] if isinstance(reply, list) else []
     return dict(zip(items[::2], items[1::2], strict=True))

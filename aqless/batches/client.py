@@ -22,8 +22,7 @@ from aqless.puts import new_jid, prepare_put
 from aqless.scripts.loader import Argument
 
 if TYPE_CHECKING:
-    from aqless._connection.protocol import Clock
-    from aqless._connection.protocol import Protocol as ScriptCaller
+    from aqless._connection.protocol import Clock, ScriptCaller
 
 __all__ = ["BatchClient", "Batches", "batch_arguments"]
 
