@@ -71,8 +71,11 @@ from aqless.models import (
     QueueStats,
     RateLimitInfo,
     RecurringChanges,
+    SeenWorker,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
 )
 from aqless.patterns import QueuePatterns, ShardedQueuePatterns
@@ -160,6 +163,8 @@ __all__ = [
     "RetryPolicy",
     "ScalingWindow",
     "ScriptError",
+    "SeenWorker",
+    "SeenWorkers",
     "ServerFullError",
     "ServerUnavailableError",
     "Shard",
@@ -183,6 +188,7 @@ __all__ = [
     "Worker",
     "WorkerCounters",
     "WorkerCounts",
+    "WorkerInfo",
     "WorkerJobs",
     "WorkerObserver",
     "WorkerSettings",

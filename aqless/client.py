@@ -35,7 +35,7 @@ from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.lifecycle import Lifecycle
-from aqless._connection.protocol import Clock, Protocol
+from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.errors import ConfigurationError
@@ -48,8 +48,10 @@ from aqless.models import (
     JobState,
     Page,
     QueueCounts,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
     listed,
 )
@@ -126,6 +128,10 @@ class Client:
         sharded_pubsub: listen to events with SSUBSCRIBE, as the script of a shard of a
             sharded deployment publishes them (SPUBLISH); `ShardedClient` sets it on the
             clients of its shards.
+        script_connection: what carries the script calls: ``"lean"`` (aqless's own
+            pipelined connection, the default) or ``"redis-py"`` (redis-py's pool: a
+            diagnostic, slower). Without it, ``AQLESS_SCRIPT_CONNECTION`` says, read when
+            the client is made.
         **connection_options: go to ``redis.asyncio.Redis`` and to aqless's own connection
             (``db``, ``username``, ``password``, ``ssl_ca_certs``, ``socket_timeout``...).
             ``max_connections`` caps the connection pool: a call that finds every
@@ -147,6 +153,7 @@ class Client:
         unix_socket_path: str | None = None,
         strict: bool = False,
         sharded_pubsub: bool = False,
+        script_connection: ScriptConnection | None = None,
         **connection_options: Any,
     ) -> None:
         # Everything is checked before anything starts: an embedded server is only started
@@ -171,10 +178,15 @@ class Client:
         self.clock = clock
         self.strict = strict
         self.sharded_pubsub = sharded_pubsub
+        self.script_connection: ScriptConnection = rules.check(
+            "client.script_connection",
+            script_connection or os.environ.get("AQLESS_SCRIPT_CONNECTION") or "lean",
+            "Client",
+        )
         self._connection_options = connection_options
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
-        self._protocol: Protocol | None = None
+        self._protocol: ScriptCaller | None = None
         self._lifecycle = Lifecycle("this client")
         if redis is not None:
             if not redis.get_encoder().decode_responses:
@@ -320,8 +332,11 @@ class Client:
         return pool
 
     def _use(self, redis: AnyRedis) -> None:
-        self._protocol = Protocol(
-            redis, prefix=None if self.prefix == "ql:" else self.prefix, clock=self.clock
+        self._protocol = ScriptCaller(
+            redis,
+            prefix=None if self.prefix == "ql:" else self.prefix,
+            clock=self.clock,
+            connection=self.script_connection,
         )
 
     async def open(self) -> Self:
@@ -368,7 +383,7 @@ class Client:
         await self.aclose()
 
     @property
-    def protocol(self) -> Protocol:
+    def protocol(self) -> ScriptCaller:
         """The script caller (internal: the verbs of Queue, Job... go through it)."""
         self._lifecycle.check_usable()
         if self._protocol is None:
@@ -613,6 +628,16 @@ class Config:
         return {str(name): str(value) for name, value in reply.items()}
 
 
+def worker_record_key(prefix: str, name: str) -> str:
+    """The record an aqless worker publishes about itself (aqless._worker.info)."""
+    return f"{prefix}aqless:w:{name}"  # no qless key starts with ql:aqless:
+
+
+def worker_index_key(prefix: str) -> str:
+    """The names of the workers whose records are alive, by when each was last written."""
+    return prefix + "aqless:workers"
+
+
 class Workers:
     """The workers the server has seen."""
 
@@ -638,6 +663,25 @@ class Workers:
         """Drop workers from the list of workers (their jobs are not touched)."""
         if workers:
             await self._client.protocol.call("worker.forget", *workers)
+
+    async def records(self) -> dict[str, WorkerInfo]:
+        """What each live aqless worker says of itself (host, pid, queues, slots, version,
+        jobs per minute...), by name; other clients' workers publish no record."""
+        protocol, prefix = self._client.protocol, self._client.prefix
+        listed = await protocol.plain("workers.records", "ZRANGE", worker_index_key(prefix), 0, -1)
+        names = [str(name) for name in listed]
+        raws = await protocol.plain_many(
+            "workers.records", [("HGETALL", worker_record_key(prefix, name)) for name in names]
+        )
+        found = (
+            WorkerInfo.parse(name, hash_fields(raw)) for name, raw in zip(names, raws, strict=True)
+        )
+        return {info.name: info for info in found if info is not None}
+
+    async def seen(self) -> SeenWorkers:
+        """The workers that hold jobs or publish a record, each with both; and the other
+        clients qless lists."""
+        return SeenWorkers.of(await self.counts(), await self.records())
 
 
 class Throttle:
@@ -751,6 +795,12 @@ class ShardedWorkers(ShardedPart):
     counts = routed(Workers.counts, every, latest_first)
     jobs = routed(Workers.jobs, every)
     forget = routed(Workers.forget, every)
+    records = routed(Workers.records, every)
+
+    async def seen(self) -> SeenWorkers:
+        """The workers that hold jobs or publish a record on any shard, each with both;
+        and the other clients the shards list."""
+        return SeenWorkers.of(await self.counts(), await self.records())
 
 
 class ShardedTags(ShardedPart):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Final, TypedDict
+from typing import Any, Final, NamedTuple, TypedDict
 
 from aqless.errors import ConfigurationError, JobFailedError, ResultDroppedError
 
@@ -260,6 +260,102 @@ class WorkerJobs:
 
     jobs: Sequence[str]
     stalled: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """What an aqless worker says of itself (`started` and `seen` are epoch seconds;
+    `per_minute` is the jobs it completed per minute over the last minute)."""
+
+    name: str
+    host: str
+    pid: int
+    queues: tuple[str, ...]
+    concurrency: int
+    version: str
+    started: float
+    seen: float
+    completed: int
+    failed: int
+    per_minute: float
+
+    def fields(self) -> dict[str, str]:
+        return {
+            "host": self.host,
+            "pid": str(self.pid),
+            "queues": "\n".join(self.queues),
+            "concurrency": str(self.concurrency),
+            "version": self.version,
+            "started": repr(self.started),
+            "seen": repr(self.seen),
+            "completed": str(self.completed),
+            "failed": str(self.failed),
+            "per_minute": f"{self.per_minute:.2f}",
+        }
+
+    @classmethod
+    def parse(cls, name: str, raw: dict[str, str]) -> WorkerInfo | None:
+        """The record read back, or None for one that is gone or unreadable."""
+        try:
+            return cls(
+                name=name,
+                host=raw.get("host", ""),
+                pid=int(raw.get("pid", "0")),
+                queues=tuple(q for q in raw.get("queues", "").split("\n") if q),
+                concurrency=int(raw.get("concurrency", "0")),
+                version=raw.get("version", ""),
+                started=float(raw.get("started", "0")),
+                seen=float(raw["seen"]),
+                completed=int(raw.get("completed", "0")),
+                failed=int(raw.get("failed", "0")),
+                per_minute=float(raw.get("per_minute", "0")),
+            )
+        except (KeyError, ValueError):
+            return None
+
+    @classmethod
+    def merged(cls, parts: Sequence[WorkerInfo]) -> WorkerInfo:
+        """One sharded worker's records on several shards: the newest one, with the counts
+        summed and the earliest start."""
+        newest = max(parts, key=lambda part: part.seen)
+        return replace(
+            newest,
+            started=min(part.started for part in parts),
+            completed=sum(part.completed for part in parts),
+            failed=sum(part.failed for part in parts),
+            per_minute=sum(part.per_minute for part in parts),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SeenWorker:
+    """A worker: what qless counts of it (the jobs it holds) and its record, if any."""
+
+    counts: WorkerCounts
+    info: WorkerInfo | None
+
+
+class SeenWorkers(NamedTuple):
+    """The workers that hold jobs or publish a record, by name; and the names of the other
+    clients qless lists (they popped, hold nothing and publish no record: another client's
+    idle worker, or a client that never ran a job)."""
+
+    workers: list[SeenWorker]
+    others: list[str]
+
+    @classmethod
+    def of(cls, counts: Sequence[WorkerCounts], records: Mapping[str, WorkerInfo]) -> SeenWorkers:
+        """The workers qless counts and those whose records were read, together."""
+        held_by = {held.name: held for held in counts}
+        seen = cls([], [])
+        for name in sorted(held_by.keys() | records.keys()):
+            held = held_by.get(name) or WorkerCounts(name=name, jobs=0, stalled=0)
+            info = records.get(name)
+            if info is None and not held.jobs and not held.stalled:
+                seen.others.append(name)
+            else:
+                seen.workers.append(SeenWorker(held, info))
+        return seen
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, KeysView, Sequence
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Final, Literal, TypedDict, Unpack, cast
 
@@ -46,9 +46,9 @@ from anyio.abc import TaskGroup
 
 from aqless import rules
 from aqless._concurrency.task_groups import own_errors
+from aqless._concurrency.wakeup import Wakeup
 from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
-from aqless._connection.wakeup import Wakeup
 from aqless._worker import process as _process
 from aqless._worker.budget import SlotBudget as SlotBudget  # public: aqless.worker.SlotBudget
 from aqless._worker.counters import (
@@ -405,8 +405,14 @@ class Worker:
         return self.counters
 
     async def _serve(self) -> None:
+        # a job ending while the next pop is on its way reports with the pop after it,
+        # sent at once when the pops may run ahead (see _pop_ahead)
+        policy = self.client.protocol.worker_batching(
+            prefetching=self.prefetch > 0, on_landed=self._running.landed
+        )
+        self._pipelined = policy.in_order
         async with (
-            self.client.protocol.batching() as self._batcher,
+            self.client.protocol.batching(policy) as self._batcher,
             anyio.create_task_group() as services,
         ):
             await services.start(self._locks.listen)
@@ -415,12 +421,6 @@ class Worker:
             services.start_soon(self._housekeeping)
             services.start_soon(keep_schedules, self.client)
             services.start_soon(self._info.run)
-            # a job ending while the next pop is on its way reports with the pop after it,
-            # sent at once when the pops may run ahead (see _pop_ahead)
-            self._batcher.hold_behind_ordered = self.prefetch > 0
-            self._pipelined = self.prefetch > 0 and self.client.protocol.in_order
-            self._batcher.in_order = self._pipelined
-            self._batcher.on_landed = self._running.landed
             try:
                 async with anyio.create_task_group() as jobs:
                     self._jobs = jobs
@@ -504,18 +504,20 @@ class Worker:
         """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
         to share its round trip."""
         batcher = self._batcher
-        if batcher is not None and not self.paused and self._running.free() <= 0:
-            batcher.hold_lone_calls = True
-        if self._budget is not None:  # another worker may free the slot this one lacks
-            short = not self.paused and self._maybe_more and self._running.free() > 0
-            self._budget.wait(id(self), self._wakeup.fire, short=short)
-        try:
-            await wake.wait()
-        finally:
-            if batcher is not None:
-                batcher.hold_lone_calls = False
-            if self._budget is not None:
-                self._budget.stop_waiting(id(self))
+        gathering = (
+            batcher.gathering()
+            if batcher is not None and not self.paused and self._running.free() <= 0
+            else nullcontext()
+        )
+        with gathering:
+            if self._budget is not None:  # another worker may free the slot this one lacks
+                short = not self.paused and self._maybe_more and self._running.free() > 0
+                self._budget.wait(id(self), self._wakeup.fire, short=short)
+            try:
+                await wake.wait()
+            finally:
+                if self._budget is not None:
+                    self._budget.stop_waiting(id(self))
 
     def _take_slot(self, job: Job) -> tuple[RunningJob, RunningJob | None]:
         now = self.client.clock()

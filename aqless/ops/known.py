@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from aqless._concurrency.routing import gathered
-from aqless._worker.info import index_key
-from aqless.client import Client
+from aqless.client import Client, worker_index_key
 from aqless.sharding.client import AnyClient
 
 Kind = Literal["queue", "failure group", "worker", "rate limit"]
@@ -77,7 +76,7 @@ class _Set:
 _SETS: Final[dict[Kind, _Set]] = {
     "queue": _Set(lambda c: [f"{c.prefix}queues"], sorted_set=True),
     "failure group": _Set(lambda c: [f"{c.prefix}failures"], sorted_set=False),
-    "worker": _Set(lambda c: [f"{c.prefix}workers", index_key(c)], sorted_set=True),
+    "worker": _Set(lambda c: [f"{c.prefix}workers", worker_index_key(c.prefix)], sorted_set=True),
     "rate limit": _Set(lambda c: [f"{c.prefix}rate_limits"], sorted_set=False),
 }
 

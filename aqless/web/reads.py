@@ -15,7 +15,6 @@ from starlette.requests import Request
 from aqless import rules, scripts
 from aqless._connection.protocol import raising_aqless_errors
 from aqless._version import __version__
-from aqless._worker.info import all_infos, seen_workers
 from aqless.client import Client
 from aqless.documents import (
     counts_document,
@@ -224,7 +223,7 @@ async def tags(client: AnyClient, request: Request) -> JSON:
 async def workers(client: AnyClient, request: Request) -> JSON:
     """The workers (holding jobs, or publishing a record), and the other clients qless
     lists (they popped, hold nothing and publish no record)."""
-    found, others = await seen_workers(client)
+    found, others = await client.workers.seen()
     return {"workers": [seen_worker_document(seen) for seen in found], "others": others}
 
 
@@ -232,7 +231,7 @@ async def worker(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
     await known.require(client, "worker", name)
     held = await client.workers.jobs(name)
-    record = (await all_infos(client)).get(name)
+    record = (await client.workers.records()).get(name)
     return {
         "name": name,
         "info": None if record is None else worker_info_document(record),
