@@ -7,7 +7,18 @@ from aqless._worker.outcomes import Backoff, JobTimeoutError, Retry
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless._worker.reservers import QueueSelection, Reserver
 from aqless.batches import Batch, BatchCallback, Batches
-from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
+from aqless.client import (
+    Client,
+    Config,
+    Jobs,
+    Queues,
+    ShardedConfig,
+    ShardedJobs,
+    Tags,
+    Throttle,
+    Throttles,
+    Workers,
+)
 from aqless.errors import (
     AqlessError,
     CancelRefusedError,
@@ -31,6 +42,7 @@ from aqless.errors import (
     JobNotFoundError,
     LockLostError,
     NotDurableError,
+    PartialPopError,
     PayloadError,
     PermissionDeniedError,
     ResultDroppedError,
@@ -45,7 +57,7 @@ from aqless.errors import (
 )
 from aqless.handlers import Handler, Handlers
 from aqless.job import Job, RecurringJob
-from aqless.limits import RateLimit, RateLimits
+from aqless.limits import RateLimit, RateLimits, ShardedRateLimits, ShardedThrottles
 from aqless.models import (
     Durations,
     Failure,
@@ -59,29 +71,22 @@ from aqless.models import (
     QueueStats,
     RateLimitInfo,
     RecurringChanges,
+    SeenWorker,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
 )
-from aqless.patterns import QueuePatterns
+from aqless.patterns import QueuePatterns, ShardedQueuePatterns
 from aqless.progress import Progress
 from aqless.puts import Dedup, Durability, PutOptions, PutRequest, PutResult
 from aqless.queue import Queue
 from aqless.scaling import QueueScaling, ScalingWindow
-from aqless.sharding.client import (
-    ShardedClient,
-    ShardedConfig,
-    ShardedJobs,
-    ShardedQueue,
-    ShardedQueuePatterns,
-    ShardedQueues,
-    ShardedRateLimits,
-    ShardedThrottles,
-)
+from aqless.sharding.client import ShardedClient
 from aqless.sharding.map import Shard, ShardMap
-from aqless.sharding.queue import PartialPopError
-from aqless.sharding.worker import ShardedWorker
-from aqless.worker import Heartbeats, Worker, WorkerCounters, WorkerSettings
+from aqless.sharding.queue import ShardedQueue, ShardedQueues
+from aqless.worker import Heartbeats, ShardedWorker, Worker, WorkerCounters, WorkerSettings
 
 __all__ = [
     "AqlessError",
@@ -158,6 +163,8 @@ __all__ = [
     "RetryPolicy",
     "ScalingWindow",
     "ScriptError",
+    "SeenWorker",
+    "SeenWorkers",
     "ServerFullError",
     "ServerUnavailableError",
     "Shard",
@@ -181,6 +188,7 @@ __all__ = [
     "Worker",
     "WorkerCounters",
     "WorkerCounts",
+    "WorkerInfo",
     "WorkerJobs",
     "WorkerObserver",
     "WorkerSettings",

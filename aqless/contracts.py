@@ -18,8 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, Unpack
 
-from aqless._connection.protocol import Clock
-from aqless._connection.protocol import Protocol as ScriptCaller
+from aqless._connection.protocol import Clock, ScriptCaller
 from aqless.batches.model import DEFAULT_TTL, Batch, BatchCallback, BatchMember, BatchPage
 from aqless.models import (
     Failure,
@@ -30,8 +29,10 @@ from aqless.models import (
     QueueCounts,
     QueueStats,
     RecurringChanges,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
 )
 from aqless.puts import Durable, JobClass, PutOptions, PutRequest, PutResult
@@ -394,6 +395,8 @@ class Workers(Protocol):
     async def counts(self) -> list[WorkerCounts]: ...
     async def jobs(self, worker: str) -> WorkerJobs: ...
     async def forget(self, *workers: str) -> None: ...
+    async def records(self) -> dict[str, WorkerInfo]: ...
+    async def seen(self) -> SeenWorkers: ...
 
 
 class Tags(Protocol):

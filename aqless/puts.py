@@ -32,7 +32,6 @@ from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, cast
 
 from aqless import rules
 from aqless._connection.data_text import encode_data
-from aqless._connection.lean import Argument
 from aqless._connection.protocol import Clock, encode_json
 from aqless.errors import (
     ConfigurationError,
@@ -40,6 +39,7 @@ from aqless.errors import (
     NotDurableError,
     ScriptError,
 )
+from aqless.scripts.loader import Argument
 from aqless.typed import put_payload
 
 # What a caller names: the rest (prepare_put, class_name...) serves the queues' own code.

@@ -374,6 +374,13 @@ def _rules() -> dict[str, Rule]:
         "search_limit": Rule(
             "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
         ),
+        # a client's settings
+        "client.script_connection": Rule(
+            "choice",
+            "What carries a client's script calls: aqless's lean connection, or redis-py's "
+            "pool (a diagnostic).",
+            choices=("lean", "redis-py"),
+        ),
         # recurring templates registered by name
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
     }

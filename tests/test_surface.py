@@ -43,6 +43,7 @@ PLAIN_ONLY: dict[str, dict[str, str]] = {
         "clock": "a setting given when the client is made",
         "strict": "a setting given when the client is made",
         "sharded_pubsub": "a setting of one Cluster connection",
+        "script_connection": "a setting given when the client is made (a diagnostic)",
         "put_hooks": "hooks see the variant's own queue type (aqless.queue.PutHook)",
     },
     "Queue": {},

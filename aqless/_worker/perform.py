@@ -14,6 +14,7 @@ import anyio
 from aqless._concurrency.backoff import OUTCOME
 from aqless._worker import joblog
 from aqless._worker.children import ChildPool
+from aqless._worker.handler import Handler, Resolver, calls_coroutine
 from aqless._worker.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
 from aqless._worker.outage import ServerOutage
 from aqless._worker.outcomes import Decision, JobTimeoutError, decide, failure_group
@@ -28,7 +29,6 @@ from aqless.errors import (
     StaleAttemptError,
     UnknownJobClassError,
 )
-from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
 from aqless.models import JobState
 from aqless.progress import Coalescer
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from aqless._worker.observers import WorkerObserver
     from aqless._worker.settings import WorkerSettings
     from aqless.client import Client
-    from aqless.handlers import Handlers
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +71,7 @@ class Performer:
     def __init__(
         self,
         client: Client,
-        handlers: Handlers,
+        handlers: Resolver,
         counters: WorkerCounters,
         observers: list[WorkerObserver],
         settings: WorkerSettings,

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 import aqless
+from aqless._concurrency.routing import gathered
 from aqless.cli.job_view import recurring_view, recurring_when
 from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
@@ -15,7 +16,6 @@ from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import recurring_document
 from aqless.ops import known
 from aqless.ops.params import Ruled
-from aqless.sharding.reads import each_shard
 
 
 async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob:
@@ -28,7 +28,7 @@ async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob
 async def _recurring(client: AnyClient, queues: tuple[str, ...]) -> list[aqless.RecurringJob]:
     """The recurring jobs of `queues` (every queue when none); a sharded deployment's
     shards are read at once, each for the jobs it holds."""
-    shards = await each_shard(client.servers, lambda shard: _recurring_of(shard, queues))
+    shards = await gathered(client.servers, lambda shard: _recurring_of(shard, queues))
     return [job for jobs in shards for job in jobs]
 
 

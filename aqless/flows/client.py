@@ -6,8 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aqless._connection.protocol import Clock, encode_json
-from aqless._connection.protocol import Protocol as ScriptCaller
+from aqless._connection.protocol import Clock, ScriptCaller, encode_json
 from aqless.errors import FlowError
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
 from aqless.flows.tree import FlowTree

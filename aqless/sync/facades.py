@@ -28,6 +28,7 @@ from typing import (
 from aqless import contracts
 from aqless.batches import Batches
 from aqless.client import Config, Jobs, Queues, Tags, Throttle, Workers
+from aqless.errors import PartialPopError
 from aqless.events import Event
 from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
@@ -35,7 +36,7 @@ from aqless.limits import RateLimit, RateLimits, checked_limit_name
 from aqless.models import Failure, HistoryEntry, JobState
 from aqless.patterns import QueuePatterns
 from aqless.queue import Queue, checked_name
-from aqless.sharding.queue import PartialPopError, ShardedQueue
+from aqless.sharding.queue import ShardedQueue
 
 if TYPE_CHECKING:
     from aqless.sync.runtime import BlockingClient
@@ -50,7 +51,7 @@ Reach = Callable[[Any], Any]
 
 def blocking_value(client: BlockingClient[Any], value: Any) -> Any:
     """`value` as a blocking caller gets it: jobs as SyncJob, templates as SyncRecurringJob,
-    inside lists and tuples too; anything else as it is."""
+    inside lists and tuples too (a named tuple keeps its class); anything else as it is."""
     if isinstance(value, Job):
         return SyncJob(client, value)
     if isinstance(value, RecurringJob):
@@ -58,7 +59,8 @@ def blocking_value(client: BlockingClient[Any], value: Any) -> Any:
     if isinstance(value, list):
         return [blocking_value(client, item) for item in value]
     if isinstance(value, tuple):
-        return tuple(blocking_value(client, item) for item in value)
+        items = (blocking_value(client, item) for item in value)
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return value
 
 
@@ -441,6 +443,8 @@ class SyncWorkers(Facade):
     counts = blocking(contracts.Workers.counts)
     jobs = blocking(contracts.Workers.jobs)
     forget = blocking(contracts.Workers.forget)
+    records = blocking(contracts.Workers.records)
+    seen = blocking(contracts.Workers.seen)
 
 
 class SyncFlows(Facade):

@@ -29,10 +29,11 @@ _DERIVERS = (
 #: The modules whose classes derive verbs.
 _DERIVING = (
     "sync.facades",
+    "client",
+    "limits",
+    "patterns",
     "sharding.client",
     "sharding.queue",
-    "sharding.views",
-    "sharding.limits",
     "batches.sharded",
     "flows.sharded",
 )
