@@ -18,7 +18,6 @@ import fcntl
 import hashlib
 import os
 import random
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,23 +26,10 @@ import pytest
 
 from aqless import embedded
 from tests.support.block_runner import BlockRunner, imported_modules
-from tests.support.docs import Block, blocks
+from tests.support.docs import Block, blocks, seed
 from tests.support.processes import CHECKOUT
 
-
-def _seed() -> int:
-    """The order's seed: AQLESS_DOCS_SEED, else one per run (the same in every pytest-xdist
-    worker of a run, which must collect the same order), else the clock."""
-    given = os.environ.get("AQLESS_DOCS_SEED")
-    if given:
-        return int(given)
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run:
-        return int(run[:12], 16) % 1_000_000
-    return time.time_ns() % 1_000_000
-
-
-SEED = _seed()
+SEED = seed(os.environ.get("PYTEST_XDIST_TESTRUNUID"))
 ALL = blocks()
 RUN = [block for block in ALL if not block.needs_cluster and not block.skipped]
 ROUNDS = [(block, round_) for block in RUN for round_ in (1, 2)]
