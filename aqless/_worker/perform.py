@@ -388,10 +388,12 @@ def outcome_of(running: RunningJob, queue: str) -> str:
         return "completed"
     if job.state == JobState.FAILED:
         return "failed"
-    if job.state == JobState.RUNNING:
-        return "unreported" if job.worker_name else "canceled"
+    if job.state == JobState.RUNNING and not job.released:
+        return "unreported"
     if job.queue_name != queue:
         return "advanced"
+    if job.state == JobState.RUNNING and not job.worker_name:
+        return "canceled"  # the handle of a cancelled job keeps its last state
     return "handed_back" if running.handing_back is not None else "retried"
 
 
