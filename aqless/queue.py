@@ -352,9 +352,9 @@ class Queue:
 
     async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
         """Take up to `count` jobs to work on; they are locked for this worker (each job's
-        `attempt` tells which pop of it this is)."""
-        if count <= 0:
-            return []
+        `attempt` tells which pop of it this is). InvalidValueError (nothing sent) for a
+        count that is not a whole number from 1."""
+        count = rules.check("pop.count", count, "queue.pop")
         worker = worker or self._client.worker_name
         # aqless's own pop (the worker's): the same pop, its jobs with their attempts
         reply = await self._client.protocol.call(

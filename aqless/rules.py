@@ -376,6 +376,8 @@ def _rules() -> dict[str, Rule]:
         ),
         # recurring templates registered by name
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
+        # pops
+        "pop.count": Rule("whole", "How many jobs a pop takes at most.", "jobs", minimum=1),
     }
 
 

@@ -10,6 +10,7 @@ import contextlib
 import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pytest
 import redis
@@ -30,6 +31,7 @@ from tests.support.job_doors import (
     VerbDoors,
     bad,
     dumped,
+    refusal_of,
 )
 from tests.support.sharding import addresses
 
@@ -179,3 +181,27 @@ def _running(client: aqless.sync.Client | aqless.sync.ShardedClient) -> str:
     assert popped is not None
     assert popped.jid == jid
     return jid
+
+
+@pytest.mark.parametrize("count", [0, -1, 2.5, True, "3"])
+def test_a_pop_count_outside_its_rule_is_refused_at_every_door(
+    count: Any,
+    plain: aqless.sync.Client,
+    sharded: aqless.sync.ShardedClient,
+    servers: Callable[[], object],
+) -> None:
+    """`pop_many`'s count keeps the rule `pop.count` at the async, sharded and both blocking
+    doors: refused (it used to return [] for 0 or less), nothing popped."""
+    plain.queues["q"].put(WORK, {})
+    sharded.queues["q"].put(WORK, {})
+    before = servers()
+    doors: dict[str, Callable[[], object]] = {
+        "async": lambda: plain.call(lambda c: c.queues["q"].pop_many(count)),
+        "blocking": lambda: plain.queues["q"].pop_many(count),
+        "sharded": lambda: sharded.call(lambda c: c.queues["q"].pop_many(count)),
+        "blocking sharded": lambda: sharded.queues["q"].pop_many(count),
+    }
+    for door, pop in doors.items():
+        refusal = refusal_of("count", pop)
+        assert refusal.as_the_rule_says, (door, refusal.text)
+    assert servers() == before, "a refusal popped something"

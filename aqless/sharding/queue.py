@@ -323,9 +323,9 @@ class ShardedQueue:
 
         Raises:
             PartialPopError: a shard refused after other shards popped jobs.
+            InvalidValueError: `count` is not a whole number from 1 (nothing sent).
         """
-        if count <= 0:
-            return []
+        count = rules.check("pop.count", count, "queue.pop")
         order = self._client.rotation()
         shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
         refusals: list[tuple[int, AqlessError]] = []
