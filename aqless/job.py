@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from aqless import rules
 from aqless._connection.job_data import StoredData
@@ -591,25 +591,6 @@ class Job:
         return job
 
 
-#: The rule of each number of a recurring job's template, by the name its doors give it.
-RECURRING_RULES: Final = {
-    "interval": "interval",
-    "offset": "recurring.offset",
-    "priority": "priority",
-    "retries": "retries",
-    "backlog": "backlog",
-}
-
-
-def recurring_numbers(command: str, numbers: Mapping[str, object]) -> dict[str, Any]:
-    """A recurring job's `numbers` (None: not given), each checked by its rule
-    (InvalidValueError naming the first one outside it)."""
-    return {
-        name: rules.check_optional(RECURRING_RULES[name], value, command)
-        for name, value in numbers.items()
-    }
-
-
 class RecurringJob:
     """A recurring job: a template the server spawns a job from every `interval` seconds."""
 
@@ -661,13 +642,9 @@ class RecurringJob:
         the change. A new `cron` or `tz` recomputes its schedule; a cron job's `interval`
         can't be changed. InvalidValueError, before anything is sent, for a number outside
         its rule (`interval` positive, `retries` and `backlog` whole numbers from 0)."""
-        interval, cron, tz = changes.get("interval"), changes.get("cron"), changes.get("tz")
-        data = changes.get("data")
-        throttles = rules.check_optional(
-            "throttles", changes.get("throttles"), "recurringJob.update"
-        )
-        if changes.get("queue") is not None:  # where its jobs go from now on
-            checked_queue(changes.get("queue"), "recurringJob.update")
+        checked = rules.check_recurring("recurringJob.update", changes)
+        interval, cron, tz = checked.get("interval"), changes.get("cron"), changes.get("tz")
+        data, throttles = changes.get("data"), checked.get("throttles")
         schedule = None
         if cron is None and tz is not None and not self.cron:
             raise ConfigurationError("tz= applies to a cron schedule: give cron= too")
@@ -675,18 +652,11 @@ class RecurringJob:
             schedule = CronSchedule.of(cron or self.cron or "", tz or self.tz)
         if interval is not None and (self.cron or schedule):
             raise ConfigurationError("a cron job has no interval to change: recur it anew")
-        numbers = recurring_numbers(
-            "recurringJob.update",
-            {name: changes.get(name) for name in ("interval", "priority", "retries", "backlog")},
-        )
         options: list[str | float] = []
-        for name, value in (
-            *numbers.items(),
-            ("klass", changes.get("klass")),
-            ("queue", changes.get("queue")),
-        ):
-            if value is not None:
-                options += [name, value]
+        given = {**checked, "klass": changes.get("klass")}
+        for name in ("interval", "priority", "retries", "backlog", "klass", "queue"):
+            if given.get(name) is not None:
+                options += [name, given[name]]
         if data is not None:
             options += ["data", encode_json(data, "job data")]
         if throttles is not None:

@@ -17,7 +17,7 @@ from aqless.errors import (
     JobNotFoundError,
     LockLostError,
 )
-from aqless.job import Job, recurring_numbers
+from aqless.job import Job
 from aqless.models import GroupCounts, JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.puts import (
     Durability,
@@ -63,6 +63,10 @@ def checked_name(name: str) -> str:
     return name
 
 
+#: The command a recurring job's inputs are refused for.
+RECUR = "queue.recurAtInterval"
+
+
 def recurring_jid(name: str | None, jid: str | None) -> str | None:
     """The id of a template registered by `name` (the name itself, checked), or None for
     an unnamed one."""
@@ -70,7 +74,7 @@ def recurring_jid(name: str | None, jid: str | None) -> str | None:
         return None
     if jid is not None:
         raise ConfigurationError("give a recurring job either name= or jid=, not both")
-    checked: str = rules.check("name", name, "recur")
+    checked: str = rules.check_recurring(RECUR, {"name": name})["name"]
     return checked
 
 
@@ -313,14 +317,12 @@ class Queue:
         kept unless the schedule changed (another interval, cron or tz), and `offset` only
         applies when it did. Without a name each call adds a template, and `jid=` makes
         the template of that id again, its schedule started over."""
-        checked_queue(self.name, "queue.recur")
-        numbers = {"interval": interval, "offset": offset, "priority": priority}
-        numbers |= {"retries": retries, "backlog": backlog}
-        checked = recurring_numbers("queue.recurAtInterval", numbers)
+        inputs = {"queue": self.name, "name": name, "interval": interval, "offset": offset}
+        inputs |= {"priority": priority, "retries": retries, "backlog": backlog}
+        checked = rules.check_recurring(RECUR, inputs | {"tags": tags, "throttles": throttles})
         interval, offset, priority = checked["interval"], checked["offset"], checked["priority"]
         retries, backlog = checked["retries"], checked["backlog"]
-        tags = rules.check_optional("tags", tags, "queue.recurAtInterval")
-        throttles = rules.check_optional("throttles", throttles, "queue.recurAtInterval")
+        tags, throttles = checked["tags"], checked["throttles"]
         schedule = cron_schedule(cron, tz, interval, offset)
         named = recurring_jid(name, jid)
         # a named template takes its cron schedule in the same call

@@ -29,7 +29,7 @@ from aqless.puts import (
     dedup_of,
     default_options,
 )
-from aqless.queue import Queue, checked_name, inside_hooks, recurring_jid
+from aqless.queue import RECUR, Queue, checked_name, inside_hooks, recurring_jid
 from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.sharding.placement import Placement, PutTargets, group_key, place
 from aqless.sharding.reads import (
@@ -294,7 +294,8 @@ class ShardedQueue:
     ) -> str:
         """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
         there; a named template's jid is its name); a template naming throttles goes to
-        their keeper shard."""
+        their keeper shard. Its inputs are checked before the shard is chosen."""
+        rules.check_recurring(RECUR, {"name": name, "throttles": throttles, **options})
         named = recurring_jid(name, jid)
         placing = PutOptions(jid=named or jid, throttles=throttles)
         place = await self._place(klass, data, placing, None)
