@@ -30,7 +30,7 @@ from aqless.errors import (
 )
 from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
-from aqless.models import JobState
+from aqless.models import HANDED_OUT, JobState
 from aqless.progress import Coalescer
 from aqless.typed import with_data
 
@@ -360,7 +360,7 @@ class Performer:
             return False
         if not isinstance(job, Job):
             return False
-        popped = [i for i, entry in enumerate(job.history) if entry.what == "popped"]
+        popped = [i for i, entry in enumerate(job.history) if entry.what in HANDED_OUT]
         if not popped or job.history[popped[-1]].details.get("worker") != self._client.worker_name:
             return False
         since = [entry.what for entry in job.history[popped[-1] + 1 :]]
