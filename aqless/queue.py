@@ -32,6 +32,7 @@ from aqless.puts import (
     checked_queue,
     class_name,
     durability,
+    inside_hooks,
     new_jid,
     prepare_put,
     refuse_dedup_on_requeue,
@@ -586,31 +587,6 @@ def _group_name(group: str | None) -> str:
 
 
 #: What a put hook is given as its queue: a `Queue`, or a sharded deployment's queue.
-Target = TypeVar("Target")
-
-
-def inside_hooks(
-    hooks: Sequence[Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]]],
-    queue: Target,
-    send: PutSender,
-) -> PutSender:
-    """`send` wrapped in `hooks` (the first outermost), each given `queue`."""
-    for hook in reversed(hooks):
-        send = _bound_hook(hook, queue, send)
-    return send
-
-
-def _bound_hook(
-    hook: Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]],
-    queue: Target,
-    send: PutSender,
-) -> PutSender:
-    async def call(requests: list[PutRequest]) -> list[str]:
-        return await hook(queue, requests, send)
-
-    return call
-
-
 def _released(jid: str, requeue: bool) -> str | None:
     """The running job a put ends its worker's hold on: a requeue's (``Job.move``), which
     may be running here (see aqless._worker.pops)."""

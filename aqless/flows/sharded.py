@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aqless.client import Client
 from aqless.errors import FlowPlacementError
 from aqless.flows.client import Flow, Flows, chained, preorder
+from aqless.flows.hooks import hooked
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
 from aqless.sharding.map import ShardMap
 from aqless.sharding.placement import PutTargets, named_shards
@@ -61,10 +62,23 @@ class ShardedFlows:
         document = flow_document(
             root, worker=target.worker_name, clock=target.clock, jid_for=jid_for
         )
-        outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
-        shards = {jid: await self._client.shard_of_jid(jid) for jid in sorted(outside)}
-        _check_placement(shard_map, shard, document, shards)
-        return await target.flows.send(document)
+
+        async def put(document: dict[str, Any]) -> Flow:
+            outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
+            shards = {jid: await self._client.shard_of_jid(jid) for jid in sorted(outside)}
+            _check_placement(shard_map, shard, document, shards)
+            return await target.flows.send(document)
+
+        hooks = self._client.put_hooks
+        if not hooks:
+            return await put(document)
+
+        async def put_tree(tree: FlowNode) -> Flow:  # the tree as the hooks left its jobs
+            return await put(flow_document(tree, worker=target.worker_name, clock=target.clock))
+
+        jids = [str(node["jid"]) for node in preorder(document)]
+        flow: Flow = await hooked(root, jids, hooks, self._client.queues.__getitem__, put_tree)
+        return flow
 
 
 def _check_placement(

@@ -28,8 +28,9 @@ from aqless.puts import (
     PutSender,
     dedup_of,
     default_options,
+    inside_hooks,
 )
-from aqless.queue import RECUR, Queue, checked_name, inside_hooks, recurring_jid
+from aqless.queue import RECUR, Queue, checked_name, recurring_jid
 from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.sharding.placement import Placement, PutTargets, group_key, place
 from aqless.sharding.reads import (
