@@ -584,7 +584,8 @@ class Job:
         return ChildrenResults.from_json(reply)
 
     async def refresh(self) -> Job:
-        """The job as the server holds it now."""
+        """A new handle on the job, read as the server holds it now (this one is left as
+        it is)."""
         job = await self.client.jobs.get(self.jid)
         if not isinstance(job, Job):
             raise JobNotFoundError("job.get", f"Job {self.jid} does not exist")
