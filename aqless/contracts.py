@@ -52,7 +52,7 @@ __all__ = [
     "EventStream",
     "Flows",
     "Job",
-    "JobSnapshot",
+    "JobFields",
     "Jobs",
     "Queue",
     "QueuePatterns",
@@ -68,8 +68,9 @@ __all__ = [
 ]
 
 
-class JobSnapshot(Protocol):
-    """A job as the server held it when it was read: plain attributes, no I/O."""
+class JobFields(Protocol):
+    """A job handle's attributes: plain values, as last read or as its own verbs changed
+    them (see aqless.Job); reading them does no I/O."""
 
     @property
     def jid(self) -> str: ...
@@ -111,9 +112,11 @@ class JobSnapshot(Protocol):
     def attempt(self) -> int | None: ...
     @property
     def checkpointed(self) -> Any: ...
+    @property
+    def released(self) -> bool: ...
 
 
-class Job(JobSnapshot, Protocol):
+class Job(JobFields, Protocol):
     """A job's verbs: those of a worker holding it (complete, fail, retry, heartbeat,
     checkpoint, progress) and those of anyone (cancel, move, tag, track, wait...)."""
 

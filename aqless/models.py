@@ -32,6 +32,11 @@ def listed(value: Any) -> list[str]:
     return []
 
 
+#: The history entries that hand a job to a worker, each a new attempt: a pop (or a push),
+#: and aqless's take-back of a job its worker held but never heard of (`worker.takeBack`).
+HANDED_OUT: Final = ("popped", "taken-back")
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
     """One entry of a job's history: what happened when, with the entry's own details

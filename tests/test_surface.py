@@ -141,9 +141,9 @@ def variants() -> Iterator[dict[str, dict[str, Any]]]:
     blocking_sharded.close()
 
 
-#: Contracts that are parts of others (JobSnapshot, EventStream) or what a plain client's own
+#: Contracts that are parts of others (JobFields, EventStream) or what a plain client's own
 #: parts need of it (ScriptClient): no variant set of their own.
-NOT_CONCEPTS = ("JobSnapshot", "EventStream", "ScriptClient")
+NOT_CONCEPTS = ("JobFields", "EventStream", "ScriptClient")
 CONCEPTS = sorted(name for name in contracts.__all__ if name not in NOT_CONCEPTS)
 
 

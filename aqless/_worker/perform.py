@@ -30,7 +30,7 @@ from aqless.errors import (
     UnknownJobClassError,
 )
 from aqless.job import Job
-from aqless.models import JobState
+from aqless.models import HANDED_OUT, JobState
 from aqless.progress import Coalescer
 from aqless.typed import with_data
 
@@ -359,7 +359,7 @@ class Performer:
             return False
         if not isinstance(job, Job):
             return False
-        popped = [i for i, entry in enumerate(job.history) if entry.what == "popped"]
+        popped = [i for i, entry in enumerate(job.history) if entry.what in HANDED_OUT]
         if not popped or job.history[popped[-1]].details.get("worker") != self._client.worker_name:
             return False
         since = [entry.what for entry in job.history[popped[-1] + 1 :]]
@@ -387,10 +387,12 @@ def outcome_of(running: RunningJob, queue: str) -> str:
         return "completed"
     if job.state == JobState.FAILED:
         return "failed"
-    if job.state == JobState.RUNNING:
-        return "unreported" if job.worker_name else "canceled"
+    if job.state == JobState.RUNNING and not job.released:
+        return "unreported"
     if job.queue_name != queue:
         return "advanced"
+    if job.state == JobState.RUNNING and not job.worker_name:
+        return "canceled"  # the handle of a cancelled job keeps its last state
     return "handed_back" if running.handing_back is not None else "retried"
 
 

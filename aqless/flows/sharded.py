@@ -12,6 +12,7 @@ from typing import Any, cast
 from aqless._concurrency.routing import PutTargets, ShardedPart, ShardMapView, by_jid, routed
 from aqless.errors import FlowPlacementError
 from aqless.flows.client import Flow, Flows, chained, preorder
+from aqless.flows.hooks import hooked
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
 
 __all__ = ["ShardedFlows"]
@@ -51,10 +52,23 @@ class ShardedFlows(ShardedPart):
         document = flow_document(
             root, worker=target.worker_name, clock=target.clock, jid_for=jid_for
         )
-        outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
-        shards = {jid: await self._client.shard_of_jid(jid) for jid in sorted(outside)}
-        _check_placement(shard_map, shard, document, shards)
-        return await self._part(target).send(document)
+
+        async def put(document: dict[str, Any]) -> Flow:
+            outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
+            shards = {jid: await self._client.shard_of_jid(jid) for jid in sorted(outside)}
+            _check_placement(shard_map, shard, document, shards)
+            return await self._part(target).send(document)
+
+        hooks = self._client.put_hooks
+        if not hooks:
+            return await put(document)
+
+        async def put_tree(tree: FlowNode) -> Flow:  # the tree as the hooks left its jobs
+            return await put(flow_document(tree, worker=target.worker_name, clock=target.clock))
+
+        jids = [str(node["jid"]) for node in preorder(document)]
+        flow: Flow = await hooked(root, jids, hooks, self._client.queues.__getitem__, put_tree)
+        return flow
 
 
 def _check_placement(

@@ -29,8 +29,9 @@ from aqless.puts import (
     PutSender,
     dedup_of,
     default_options,
+    inside_hooks,
 )
-from aqless.queue import Queue, checked_name, inside_hooks, recurring_jid
+from aqless.queue import RECUR, Queue, checked_name, recurring_jid
 from aqless.scaling.estimate import QueueScaling, every_queue_scaling, read_scaling
 from aqless.sharding.placement import Placement, PutTargets, group_key, place
 
@@ -259,7 +260,8 @@ class ShardedQueue:
     ) -> str:
         """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
         there; a named template's jid is its name); a template naming throttles goes to
-        their keeper shard."""
+        their keeper shard. Its inputs are checked before the shard is chosen."""
+        rules.check_recurring(RECUR, {"name": name, "throttles": throttles, **options})
         named = recurring_jid(name, jid)
         placing = PutOptions(jid=named or jid, throttles=throttles)
         place = await self._place(klass, data, placing, None)
@@ -288,9 +290,9 @@ class ShardedQueue:
 
         Raises:
             PartialPopError: a shard refused after other shards popped jobs.
+            InvalidValueError: `count` is not a whole number from 1 (nothing sent).
         """
-        if count <= 0:
-            return []
+        count = rules.check("pop.count", count, "queue.pop")
         order = self._client.rotation()
         shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
         refusals: list[tuple[int, AqlessError]] = []

@@ -55,7 +55,7 @@ class BlockingVerbs(griffe.Extension):
 
 #: The plain class that implements a contract, where its name differs.
 _IMPLEMENTED_BY = {
-    "JobSnapshot": "aqless.Job",
+    "JobFields": "aqless.Job",
     "EventStream": "aqless.events.EventStream",
     "Flows": "aqless.flows.Flows",
 }
