@@ -40,8 +40,12 @@ from aqless.errors import (
     ServerFullError,
     ServerUnavailableError,
     ShardNotEmptyError,
+    SignalRefusedError,
+    SignalTimeoutError,
     StaleAttemptError,
+    StepNameTakenError,
     UnknownJobClassError,
+    WorkflowError,
 )
 from aqless.handlers import Handler, Handlers
 from aqless.job import Job, RecurringJob
@@ -82,6 +86,7 @@ from aqless.sharding.map import Shard, ShardMap
 from aqless.sharding.queue import PartialPopError
 from aqless.sharding.worker import ShardedWorker
 from aqless.worker import Heartbeats, Worker, WorkerCounters, WorkerSettings
+from aqless.workflows.context import WorkflowContext
 
 __all__ = [
     "AqlessError",
@@ -172,7 +177,10 @@ __all__ = [
     "ShardedRateLimits",
     "ShardedThrottles",
     "ShardedWorker",
+    "SignalRefusedError",
+    "SignalTimeoutError",
     "StaleAttemptError",
+    "StepNameTakenError",
     "Tags",
     "Throttle",
     "ThrottleInfo",
@@ -185,5 +193,7 @@ __all__ = [
     "WorkerObserver",
     "WorkerSettings",
     "Workers",
+    "WorkflowContext",
+    "WorkflowError",
     "__version__",
 ]

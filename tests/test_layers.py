@@ -25,11 +25,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.batches",
 
             "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.flows",
+            "aqless.workflows.record", "aqless.workflows.signals",
         ),
     ),
     (
         "worker",
-        ("aqless.worker", "aqless._worker", "aqless.handlers", "aqless.sharding.worker"),
+        (
+            "aqless.worker", "aqless._worker", "aqless.handlers", "aqless.sharding.worker",
+            "aqless.workflows",
+        ),
     ),
     ("package", ("aqless",)),  # aqless/__init__.py: the public names, re-exported
     (

@@ -50,6 +50,7 @@ from aqless.errors import (
     ScriptError,
     ServerFullError,
     ServerUnavailableError,
+    SignalRefusedError,
     StaleAttemptError,
 )
 from aqless.scripts.contracts import exception_name
@@ -104,6 +105,7 @@ _EXCEPTIONS: dict[str, type[ScriptError]] = {
         FlowTooLargeError,
         JobDependedOnError,
         FlowRunningError,
+        SignalRefusedError,
     )
 }
 

@@ -487,6 +487,7 @@ class ShardedClient:
 
     wait = routed(Client.wait, by_jid(), one)
     result = routed(Client.result, by_jid(), one)
+    signal = routed(Client.signal, by_jid(), one)
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a

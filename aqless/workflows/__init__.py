@@ -1,0 +1,11 @@
+"""Durable workflows: a job's code as steps whose results are kept with the job, durable
+sleeps and waits for signals that hold no worker (docs/guides/workflows.md).
+
+- `aqless.workflows.record`: the workflow's record, kept in the job's data under
+  ``"_workflow"`` where every qless client can read it;
+- `aqless.workflows.signals`: sending a signal to a workflow (``client.signal``);
+- `aqless.workflows.context`: the ``ctx`` a workflow's code is given, and the handler that
+  runs it (``@handlers.workflow``).
+
+This module imports nothing: the client imports the signals from below the worker.
+"""
