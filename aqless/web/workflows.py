@@ -1,0 +1,26 @@
+"""What the dashboard shows of a workflow (aqless.workflows): why it is parked, and its
+steps. Filters of the templates, over a job's document."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aqless.workflows.record import Step, parked, steps
+
+
+def parked_text(job: Mapping[str, Any]) -> str:
+    """``waiting for signal 'approval'``; "" for a job that is not a parked workflow."""
+    why = parked(str(job.get("state", "")), job.get("data"))
+    return "" if why is None else why.describe()
+
+
+def parked_until(job: Mapping[str, Any]) -> float | None:
+    """When a parked workflow wakes (None: not parked, or no timeout)."""
+    why = parked(str(job.get("state", "")), job.get("data"))
+    return None if why is None else why.until
+
+
+def workflow_steps(job: Mapping[str, Any]) -> list[Step]:
+    """The steps a workflow keeps, in the order they first ran ([] for other jobs)."""
+    return steps(job.get("data"))

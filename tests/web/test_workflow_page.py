@@ -1,0 +1,48 @@
+"""The job page shows a parked workflow (why, until when) and its steps; a queue's listing
+says why its scheduled workflows wait."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+import aqless
+from aqless.workflows.context import WorkflowContext
+from tests.support.worker import make_worker, running, until
+
+PAYLOAD = "<script>window.__pwned=1</script>"
+
+
+async def is_scheduled(client: aqless.Client, jid: str) -> bool:
+    job = await client.jobs.get(jid)
+    return isinstance(job, aqless.Job) and str(job.state) == "scheduled"
+
+
+async def test_the_job_page_shows_a_parked_workflow_and_its_steps(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Review")
+    async def review(ctx: WorkflowContext) -> Any:
+        await ctx.step("draft", lambda: {"html": PAYLOAD})
+        return await ctx.wait_for("approval", timeout=3600)
+
+    jid = await client.queues["q"].put("wf.Review", {})
+    plain = await client.queues["q"].put("app.Plain", {}, delay=3600)
+    async with running(make_worker(client, ["q"], handlers=handlers, interval=0.1)):
+        await until(lambda: is_scheduled(client, jid), what="parked")
+        body = (await app_client.get(f"/jobs/{jid}")).text
+        assert "<dt>Parked</dt><dd>waiting for signal &#39;approval&#39; until " in body
+        assert '<section id="job-workflow"' in body
+        assert "<td>draft</td>" in body
+        assert "<script>window" not in body
+        listing = (await app_client.get("/queues/q?state=scheduled")).text
+        assert listing.count("waiting for signal &#39;approval&#39; · wakes in ") == 1
+        assert "Parked" not in (await app_client.get(f"/jobs/{plain}")).text
+        await client.signal(jid, "approval", "ok")
+        assert await client.result(jid, timeout=10) == "ok"
+    done = (await app_client.get(f"/jobs/{jid}")).text
+    assert "<dt>Parked</dt>" not in done
+    assert '<section id="job-workflow"' in done
