@@ -15,6 +15,8 @@ A workflow is an async function of a `WorkflowContext`, registered with
   (SignalTimeoutError).
 - ``ctx.now()``, ``ctx.uuid()``, ``ctx.random()``: recorded on the first run, replayed after;
   ``ctx.version(change_id)``: which code a workflow started under takes at a change.
+- ``ctx.step(..., undo=fn)``: a run that raises after such steps runs their undos, newest
+  first, each once, and fails the job for good (a saga).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from aqless import rules
 from aqless._connection.protocol import encode_json
+from aqless._worker.outcomes import failure_group, failure_message
 from aqless._worker.policies import RetryPolicy
 from aqless.errors import SignalTimeoutError, StepNameTakenError, WorkflowError
 from aqless.models import JobState
@@ -46,6 +49,15 @@ WorkflowFunction = Callable[["WorkflowContext"], Awaitable[Any]]
 
 #: The wake-up time of a wait without a timeout (the year 3000): never promoted.
 FOREVER = 32503680000.0
+
+
+#: A step's compensation: called with the step's result, plain or async.
+Undo = Callable[[Any], Any]
+
+
+class Compensating(WorkflowError):
+    """Raised at a workflow's first new work once it is compensating: the run turns to the
+    undos (`WorkflowContext.compensate`)."""
 
 
 class Parked(BaseException):  # a way out of the code, not an error
@@ -78,6 +90,8 @@ class WorkflowContext:
         self._sleeps = 0
         self._waits: dict[str, int] = {}
         self._used: dict[str, int] = {}
+        self._undos: list[tuple[str, Undo, Any]] = []
+        self._undoing = False
 
     # -- steps ----------------------------------------------------------------------------
 
@@ -88,11 +102,17 @@ class WorkflowContext:
         fn: Callable[..., Awaitable[T]],
         *args: Any,
         retry: RetryPolicy | None = None,
+        undo: Undo | None = None,
     ) -> T: ...
 
     @overload
     async def step(
-        self, name: str, fn: Callable[..., T], *args: Any, retry: RetryPolicy | None = None
+        self,
+        name: str,
+        fn: Callable[..., T],
+        *args: Any,
+        retry: RetryPolicy | None = None,
+        undo: Undo | None = None,
     ) -> T: ...
 
     async def step(
@@ -101,9 +121,12 @@ class WorkflowContext:
         fn: Callable[..., Any],
         *args: Any,
         retry: RetryPolicy | None = None,
+        undo: Undo | None = None,
     ) -> Any:
         """`fn(*args)`'s result (awaited if it is a coroutine), run once: stored with the job
         before it is returned, and on a later attempt returned without running `fn`.
+        `undo` (called with the result) compensates the step when the workflow fails: see
+        `run_workflow`.
 
         Raises:
             StepNameTakenError: `name` was used by a step of this run already (nothing ran).
@@ -120,7 +143,9 @@ class WorkflowContext:
         done = steps.get(name)
         if isinstance(done, dict) and "result" in done:
             self._occur(f"step:{name}")
+            self._done(name, undo, done["result"])
             return done["result"]
+        self._forward()
         entry: dict[str, Any] = done if isinstance(done, dict) else {}
         started = time.monotonic()
         try:
@@ -141,7 +166,40 @@ class WorkflowContext:
         }
         self._occur(f"step:{name}")
         await self._store()
+        self._done(name, undo, result)
         return result
+
+    def _done(self, name: str, undo: Undo | None, result: Any) -> None:
+        if undo is not None:
+            self._undos.append((name, undo, result))
+
+    def _forward(self) -> None:
+        """Refuse new work once the workflow is compensating: the run goes on to the undos."""
+        if "compensating" in self._record and not self._undoing:
+            raise Compensating(str(self._record["compensating"].get("error", "")))
+
+    @property
+    def compensable(self) -> bool:
+        """Whether a step of this run registered an undo."""
+        return bool(self._undos)
+
+    async def compensate(self, error: BaseException) -> None:
+        """Run the undos of the steps done, newest first, each as a step (``undo:<name>``,
+        once), then fail the job for good (into ``<queue>-<ExceptionType>``): no retry runs
+        the workflow forward again. An undo that raises leaves the job to its policies;
+        the next run goes on with the undos left."""
+        first = self._record.setdefault(
+            "compensating",
+            {
+                "error": f"{type(error).__name__}: {error}"[:1000],
+                "group": failure_group(self.job.queue_name, error),
+            },
+        )
+        self._undoing = True
+        await self._store()  # from now on, no run goes forward
+        for name, undo, result in reversed(self._undos):
+            await self.step(f"undo:{name}", undo, result)
+        await self.job.fail(str(first["group"]), failure_message(error))
 
     async def _step_failed(
         self, name: str, entry: dict[str, Any], error: Exception, retry: RetryPolicy | None
@@ -183,6 +241,7 @@ class WorkflowContext:
         key = str(self._sleeps)
         sleeps: dict[str, Any] = self._record.setdefault("sleeps", {})
         if key not in sleeps:
+            self._forward()
             sleeps[key] = until_of()
         self._occur(f"sleep:{key}")
         until = float(sleeps[key])
@@ -212,6 +271,7 @@ class WorkflowContext:
         waits: dict[str, Any] = self._record.setdefault("waits", {})
         wait = waits.get(key)
         if not isinstance(wait, dict):
+            self._forward()
             until = None if timeout is None else self._clock() + timeout
             wait = waits[key] = {"signal": signal, "until": until}
         self._occur(f"wait:{key}")
@@ -324,12 +384,20 @@ async def _called(callback: Callable[..., Any], job: Job, error: BaseException) 
 def run_workflow(function: WorkflowFunction) -> Callable[[Job], Awaitable[Any]]:
     """The job function of the workflow `function`: runs it with a fresh context; its
     return value is the job's result. A run that parked returns with the job no longer the
-    worker's (the worker sends nothing)."""
+    worker's (the worker sends nothing). A run that raised after steps with an `undo`
+    compensates them and fails the job for good (a saga); without one, the exception is
+    the job's outcome, as any job's."""
 
     async def run(job: Job) -> Any:
+        ctx = WorkflowContext(job)
         try:
-            return await function(WorkflowContext(job))
+            return await function(ctx)
         except Parked:
+            return None
+        except Exception as error:
+            if not ctx.compensable:
+                raise
+            await ctx.compensate(error)  # the undos have no retry policy: they never park
             return None
 
     run.__name__, run.__qualname__ = function.__name__, function.__qualname__

@@ -12,9 +12,11 @@ The record is a JSON object::
      "values": {"now": [...], "uuid": [...], "random": [...]},
      "versions": {"<change id>": 1},
      "parked": {"kind": "sleep" | "signal" | "retry", "until": <time or null>,
-                "signal": "<signal>"}}
+                "signal": "<signal>"},
+     "compensating": {"error": "<type: text>", "group": "<failure group>"}}
 
-A step counts as done once its ``result`` is in the stored record. ``parked`` says why a
+A step counts as done once its ``result`` is in the stored record; an undo is a step named
+``undo:<step>``. ``parked`` says why a
 scheduled workflow waits; it is stale once the job is no longer scheduled.
 """
 

@@ -264,3 +264,48 @@ async def test_a_signal_s_inputs_are_checked_before_anything_is_sent(
     with pytest.raises(aqless.JobNotFoundError):
         await client.signal("missing", "s")
     assert (await job_of(client, jid)).state == JobState.WAITING
+
+
+async def test_a_failed_saga_undoes_its_steps_newest_first_once_and_fails_for_good(
+    client: aqless.Client,
+) -> None:
+    undone: list[str] = []
+    flaky_undo = Counter[str]()
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Saga", retry=aqless.RetryPolicy(delay=0))
+    async def saga(ctx: WorkflowContext) -> Any:
+        def refund(receipt: str) -> str:
+            undone.append(receipt)
+            return f"refunded {receipt}"
+
+        def release(hold: str) -> None:
+            flaky_undo["release"] += 1
+            if flaky_undo["release"] == 1:
+                raise ConnectionError("the stock service is down")  # the job's retry
+            undone.append(hold)
+
+        await ctx.step("charge", lambda: "receipt-1", undo=refund)
+        await ctx.step("hold", lambda: "hold-1", undo=release)
+
+        def ship() -> str:
+            flaky_undo["ship"] += 1
+            if flaky_undo["ship"] == 1:
+                raise ZeroDivisionError("the courier is gone")
+            return "shipped"  # never reached: once compensating, no run goes forward
+
+        return await ctx.step("ship", ship)
+
+    jid = await client.queues["q"].put("wf.Saga", {}, retries=5)
+    async with running(make_worker(client, handlers=handlers, interval=0.1)):
+        with pytest.raises(aqless.JobFailedError) as failed:
+            await client.result(jid, timeout=10)
+    assert failed.value.group == "q-ZeroDivisionError"
+    assert undone == ["hold-1", "receipt-1"]  # newest first, each once
+    assert flaky_undo == {"ship": 1, "release": 2}
+    job = await job_of(client, jid)
+    assert job.retries_left == 4  # one retry spent by the undo that raised; then for good
+    record = job.data[KEY]
+    assert record["steps"]["undo:charge"]["result"] == "refunded receipt-1"
+    assert "ship" not in record["steps"]
+    assert record["compensating"]["group"] == "q-ZeroDivisionError"
