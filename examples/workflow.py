@@ -8,7 +8,8 @@ a sleep or a wait) gets the kept result instead of running the function again.
 ``ctx.sleep`` parks it for a while: parked, the job is scheduled and holds no worker slot.
 
 ``steps`` is a longer workflow the tests kill workers under: ``count`` steps, ``pause``
-seconds apart, each counting its runs in a Redis hash.
+seconds apart, each counting its runs in a Redis hash (step ``slow_step`` lingers ``slow``
+seconds after its effect, before its result is kept).
 
 Here the order is put, the approval is sent while it waits, and the worker finishes it. The
 same workflows run under ``aqless-run --handlers workflow:handlers orders``.
@@ -56,11 +57,14 @@ async def order(ctx: aqless.WorkflowContext) -> dict[str, Any]:
 @handlers.workflow("workflow.steps")
 async def steps(ctx: aqless.WorkflowContext) -> int:
     redis = ctx.job.client.redis
+    slow = int(ctx.data.get("slow_step", -1))  # this step takes `slow` seconds after it ran
     total = 0
     for n in range(int(ctx.data["count"])):
 
         async def step(n: int = n) -> int:
             await redis.hincrby(runs_key(ctx.job.jid), f"step-{n}", 1)
+            if n == slow:
+                await anyio.sleep(float(ctx.data["slow"]))
             return n
 
         total += await ctx.step(f"step-{n}", step)

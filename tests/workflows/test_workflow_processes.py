@@ -1,6 +1,7 @@
-"""examples/workflow.py's ``steps`` under real ``aqless-run`` processes SIGKILLed between
-steps: the next worker replays the steps kept with the job, and no step's function runs
-twice."""
+"""examples/workflow.py's ``steps`` under real ``aqless-run`` processes SIGKILLed: between
+steps, the next worker replays the steps kept with the job and no step's function runs
+twice; in the middle of a step (its effect made, its result not yet kept), that step runs
+again, and only that one."""
 
 from __future__ import annotations
 
@@ -63,3 +64,29 @@ async def test_a_killed_worker_s_workflow_runs_each_step_once(
     assert isinstance(job, aqless.Job)
     attempts = {step.attempt for step in steps(job.data)}
     assert len(attempts) == 3  # three attempts, each going on where the last was killed
+
+
+async def test_a_step_killed_midway_runs_again_and_only_it(
+    aq: aqless.Client, spawn: Spawner
+) -> None:
+    shutil.copy(EXAMPLE, spawn.folder / EXAMPLE.name)
+    data = {"count": 5, "pause": 0, "slow_step": 2, "slow": 3}
+    jid = await aq.queues["q"].put("workflow.steps", data)
+    worker = spawn(*WORKER)
+
+    async def slow_step_started() -> bool:
+        return await aq.redis.hget(f"workflow:{jid}:runs", "step-2") == "1"
+
+    await eventually(slow_step_started, what="step 2's effect made")
+    worker.send(signal.SIGKILL)  # step 2 made its effect; its result is not kept
+    await worker.exited()
+    assert await steps_done(aq, jid) == 2
+    spawn(*WORKER)
+    await reach_states(aq, [jid], {"complete": 1}, timeout=40)
+    runs = await aq.redis.hgetall(f"workflow:{jid}:runs")
+    assert runs == {"step-0": "1", "step-1": "1", "step-2": "2", "step-3": "1", "step-4": "1"}
+    job = await aq.jobs.get(jid)
+    assert isinstance(job, aqless.Job)
+    kept = {step.name: step.attempt for step in steps(job.data)}
+    assert kept["step-1"] == 1
+    assert kept["step-2"] == 2  # kept once, by the attempt that finished it
