@@ -41,6 +41,7 @@ def environment() -> jinja2.Environment:
         limit_label=limit_label,
         parked=workflows.parked_text,
         parked_until=workflows.parked_until,
+        parked_signal=workflows.parked_signal,
         workflow_steps=workflows.workflow_steps,
     )
     env.globals.update(

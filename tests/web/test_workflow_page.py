@@ -8,8 +8,10 @@ from typing import Any
 import httpx
 
 import aqless
+from aqless.ops import audit
 from aqless.workflows.context import WorkflowContext
 from tests.support.worker import make_worker, running, until
+from tests.web.conftest import csrf_token
 
 PAYLOAD = "<script>window.__pwned=1</script>"
 
@@ -46,3 +48,34 @@ async def test_the_job_page_shows_a_parked_workflow_and_its_steps(
     done = (await app_client.get(f"/jobs/{jid}")).text
     assert "<dt>Parked</dt>" not in done
     assert '<section id="job-workflow"' in done
+
+
+async def test_the_dashboard_signals_a_workflow_and_audits_it(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Gate")
+    async def gate(ctx: WorkflowContext) -> Any:
+        return await ctx.wait_for("open")
+
+    jid = await client.queues["q"].put("wf.Gate", {})
+    async with running(make_worker(client, ["q"], handlers=handlers, interval=0.1)):
+        await until(lambda: is_scheduled(client, jid), what="parked")
+        page = (await app_client.get(f"/jobs/{jid}")).text
+        assert 'name="signal" required value="open"' in page  # the form offers its signal
+        token = csrf_token(page)
+        headers = {"accept": "application/json", "x-aqless-csrf": token}
+        form = {"jid": jid, "signal": "open", "payload": '{"by": "ops"}', "signal_id": "o1"}
+        bad = await app_client.post(
+            "/actions/job_signal", data={**form, "payload": "{no"}, headers=headers
+        )
+        assert (bad.status_code, bad.json()["ok"]) == (400, False)
+        done = await app_client.post("/actions/job_signal", data=form, headers=headers)
+        assert done.json() == {"ok": True, "message": f"Signal open to {jid}: woken"}
+        again = await app_client.post("/actions/job_signal", data=form, headers=headers)
+        assert again.json()["message"] == f"Signal open to {jid}: duplicate"
+        assert await client.result(jid, timeout=10) == {"by": "ops"}
+    entries = await audit.read(client)
+    assert [entry.action for entry in entries] == ["job_signal"] * 3
+    assert entries[-1].outcome != "ok"  # the refused one, first

@@ -134,6 +134,8 @@ async def test_signals_before_and_after_the_wait_and_a_duplicate_id(
         assert await client.result(jid, timeout=10) == [{"by": "ann"}, "bob"]
     with pytest.raises(SignalRefusedError):
         await client.signal(jid, "approval", 1)
+    # a delivery sent again after the end is still a duplicate, not a refusal
+    assert await client.signal(jid, "approval", "bob", signal_id="s2") == "duplicate"
 
 
 async def test_a_wait_times_out(client: aqless.Client) -> None:

@@ -152,9 +152,10 @@ function Job.signal(now, jid, signal, payload, id)
   local v = call('HMGET', key, 'state', 'queue', 'priority', 'held_in', 'wf-parked')
   local state = v[1]
   check(state, 'Signal(): Job ' .. jid .. ' does not exist')
+  -- a delivery sent again (a retried webhook) is a duplicate, even once the job has ended
+  if call('HEXISTS', key, 'wf-id:' .. id) == 1 then return 'duplicate' end
   check(state ~= 'complete' and state ~= 'failed',
     'Signal(): Job ' .. jid .. ' has ended: ' .. tostring(state))
-  if call('HEXISTS', key, 'wf-id:' .. id) == 1 then return 'duplicate' end
   local n = call('HINCRBY', key, 'wf-signals', 1)
   local text = '{"signal":' .. json_string(signal) .. ',"id":' .. json_string(id) ..
     ',"at":' .. json_number(now) .. ',"payload":' .. payload .. '}'
