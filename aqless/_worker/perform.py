@@ -33,6 +33,7 @@ from aqless.job import Job
 from aqless.models import JobState
 from aqless.progress import Coalescer
 from aqless.typed import with_data
+from aqless.workflows.record import parked
 
 if TYPE_CHECKING:
     from aqless._worker.counters import WorkerCounters
@@ -379,8 +380,9 @@ class Performer:
 def outcome_of(running: RunningJob, queue: str) -> str:
     """What became of a job popped from `queue`: ``completed``, ``failed``, ``retried``,
     ``advanced`` (moved on to another queue), ``handed_back`` (the worker stopped),
-    ``canceled``, ``lost`` (taken away while running) or ``unreported`` (the outcome could not
-    be sent: the job is still running, its lock will expire)."""
+    ``parked`` (a workflow asleep or waiting: aqless.workflows), ``canceled``, ``lost`` (taken
+    away while running) or ``unreported`` (the outcome could not be sent: the job is still
+    running, its lock will expire)."""
     job = running.job
     if running.lost is not None:
         return "lost"
@@ -392,6 +394,8 @@ def outcome_of(running: RunningJob, queue: str) -> str:
         return "unreported" if job.worker_name else "canceled"
     if job.queue_name != queue:
         return "advanced"
+    if parked(job.state, job.data) is not None:
+        return "parked"
     return "handed_back" if running.handing_back is not None else "retried"
 
 

@@ -19,6 +19,7 @@ from aqless.errors import (
     SignalTimeoutError,
     StepNameTakenError,
 )
+from aqless.testing import perform
 from aqless.workflows.context import WorkflowContext
 from aqless.workflows.record import KEY, parked
 from tests.support.deployments import Deployment
@@ -311,3 +312,18 @@ async def test_a_failed_saga_undoes_its_steps_newest_first_once_and_fails_for_go
     assert record["steps"]["undo:charge"]["result"] == "refunded receipt-1"
     assert "ship" not in record["steps"]
     assert record["compensating"]["group"] == "q-ZeroDivisionError"
+
+
+async def test_a_parked_run_is_reported_as_parked_not_retried(client: aqless.Client) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Later")
+    async def later(ctx: WorkflowContext) -> str:
+        await ctx.sleep(60)
+        return "woke"
+
+    await client.queues["q"].put("wf.Later", {})
+    job = await client.queues["q"].pop()
+    assert job is not None
+    assert await perform(job, handlers) == "parked"
+    assert (job.state, job.worker_name) == (JobState.SCHEDULED, "")
