@@ -387,6 +387,9 @@ def _rules() -> dict[str, Rule]:
         "workflow.seconds": Rule(
             "number", "Seconds a workflow sleeps.", "seconds", minimum=0, maximum=10**9
         ),
+        "workflow.until": Rule(
+            "number", "The epoch time a workflow sleeps until.", "seconds", minimum=0
+        ),
         "workflow.timeout": Rule(
             "number", "Seconds a workflow waits for a signal.", "seconds", 0, True, 10**9
         ),

@@ -33,7 +33,13 @@ from aqless import rules
 from aqless._connection.protocol import encode_json
 from aqless._worker.outcomes import failure_group, failure_message
 from aqless._worker.policies import RetryPolicy
-from aqless.errors import SignalTimeoutError, StepNameTakenError, WorkflowError
+from aqless.errors import (
+    ConnectionLostError,
+    LockLostError,
+    SignalTimeoutError,
+    StepNameTakenError,
+    WorkflowError,
+)
 from aqless.models import JobState
 from aqless.workflows.record import KEY
 
@@ -233,7 +239,7 @@ class WorkflowContext:
 
     async def sleep_until(self, when: float) -> None:
         """`sleep` until the epoch time `when` (at once if it has passed)."""
-        when = rules.check("workflow.seconds", when, "workflow.sleep_until")
+        when = rules.check("workflow.until", when, "workflow.sleep_until")
         await self._sleep(lambda: when)
 
     async def _sleep(self, until_of: Callable[[], float]) -> None:
@@ -385,8 +391,8 @@ def run_workflow(function: WorkflowFunction) -> Callable[[Job], Awaitable[Any]]:
     """The job function of the workflow `function`: runs it with a fresh context; its
     return value is the job's result. A run that parked returns with the job no longer the
     worker's (the worker sends nothing). A run that raised after steps with an `undo`
-    compensates them and fails the job for good (a saga); without one, the exception is
-    the job's outcome, as any job's."""
+    compensates them and fails the job for good (a saga); without one, or for a lost
+    connection or lock, the exception is the job's outcome, as any job's."""
 
     async def run(job: Job) -> Any:
         ctx = WorkflowContext(job)
@@ -395,8 +401,8 @@ def run_workflow(function: WorkflowFunction) -> Callable[[Job], Awaitable[Any]]:
         except Parked:
             return None
         except Exception as error:
-            if not ctx.compensable:
-                raise
+            if not ctx.compensable or isinstance(error, ConnectionLostError | LockLostError):
+                raise  # a lost connection or lock is no failure of the workflow's
             await ctx.compensate(error)  # the undos have no retry policy: they never park
             return None
 

@@ -165,7 +165,7 @@ async def test_deterministic_values_and_versions_replay(client: aqless.Client) -
     @handlers.workflow("wf.Values")
     async def values(ctx: WorkflowContext) -> Any:
         seen.append((ctx.now(), ctx.uuid(), ctx.random(), ctx.version("v2")))
-        await ctx.sleep(0.2)
+        await ctx.sleep_until(ctx.now() + 0.2)  # an epoch time
         return "done"
 
     jid = await client.queues["q"].put("wf.Values", {})
@@ -327,3 +327,24 @@ async def test_a_parked_run_is_reported_as_parked_not_retried(client: aqless.Cli
     assert job is not None
     assert await perform(job, handlers) == "parked"
     assert (job.state, job.worker_name) == (JobState.SCHEDULED, "")
+
+
+async def test_a_lost_connection_is_no_failure_to_compensate(client: aqless.Client) -> None:
+    undone: list[str] = []
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Blip")
+    async def blip(ctx: WorkflowContext) -> Any:
+        def server_gone() -> int:
+            raise aqless.ConnectionLostError("the server went away")  # it may have run
+
+        await ctx.step("first", lambda: 1, undo=undone.append)
+        return await ctx.step("second", server_gone)
+
+    jid = await client.queues["q"].put("wf.Blip", {})
+    async with running(make_worker(client, handlers=handlers, interval=0.1)):
+        with pytest.raises(aqless.JobFailedError) as failed:
+            await client.result(jid, timeout=10)
+    assert failed.value.group == "q-ConnectionLostError"  # the worker's policy: no retry
+    assert undone == []  # not undone: the workflow did not fail, its connection did
+    assert "compensating" not in (await job_of(client, jid)).data[KEY]
