@@ -393,6 +393,11 @@ def _rules() -> dict[str, Rule]:
         "workflow.timeout": Rule(
             "number", "Seconds a workflow waits for a signal.", "seconds", 0, True, 10**9
         ),
+        "workflow.kind": Rule(
+            "choice",
+            "Why a parked workflow waits: asleep, for a signal, for a step's retry.",
+            choices=("sleep", "signal", "retry"),
+        ),
         "workflow.latest": Rule("whole", "A code change's newest version.", minimum=1),
         "workflow.result_bytes": Rule(
             "whole", "A step result's size as JSON.", "bytes", 0, maximum=STEP_RESULT_MAX

@@ -1,4 +1,5 @@
-"""signal: send a signal to a workflow (aqless.workflows)."""
+"""signal: send a signal to a workflow; workflows: a queue's parked workflows
+(aqless.workflows)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from typing import Any
 
 import click
 
+from aqless.cli.render import ago, moment, table
 from aqless.cli.runtime import AnyClient, emit, run_any
+from aqless.job import Job
+from aqless.ops import known
 from aqless.ops.params import Ruled
+from aqless.workflows.record import Parked, parked, steps
+
+#: Scheduled jobs read per round trip while looking for parked workflows.
+PAGE = 500
 
 
 @click.command(short_help="Send a signal to a workflow.")
@@ -48,4 +56,50 @@ def _decoded(payload: str | None) -> Any:
         raise click.BadParameter(f"not JSON: {error}", param_hint="PAYLOAD") from error
 
 
-COMMANDS = (signal,)
+@click.command(short_help="A queue's parked workflows and why they wait.")
+@click.argument("queue")
+@click.option("--kind", type=Ruled("workflow.kind"), help="Only those asleep (sleep), "
+              "waiting for a signal (signal) or for a step's retry (retry).")  # fmt: skip
+@click.option("-n", "--count", type=Ruled("count"), default=25, show_default=True, help="How many.")
+def workflows(queue: str, kind: str | None, count: int) -> None:
+    """QUEUE's parked workflows: why each waits, until when, and how many steps it kept.
+    A parked workflow is a scheduled job: this reads QUEUE's scheduled jobs, 500 a round
+    trip, until it found COUNT (or read them all).
+
+    \b
+    Examples:
+      aqless workflows orders
+      aqless workflows orders --kind signal -n 100
+    """
+
+    async def read(client: AnyClient) -> list[tuple[Job, Parked]]:
+        await known.require(client, "queue", queue)
+        found: list[tuple[Job, Parked]] = []
+        offset = 0
+        while len(found) < count:
+            jids = await client.queues[queue].jobs("scheduled", offset=offset, count=PAGE)
+            for job in await client.jobs.get_many(jids):
+                why = parked(job.state, job.data)
+                if why is not None and (kind is None or why.kind == kind):
+                    found.append((job, why))
+            if len(jids) < PAGE:
+                break
+            offset += PAGE
+        return found[:count]
+
+    found = run_any(read)
+    rows = []
+    documents = []
+    for job, why in found:
+        kept = sum(step.done for step in steps(job.data))
+        until = "-" if why.until is None else f"{moment(why.until)} ({ago(why.until)})"
+        rows.append((job.jid, job.klass_name, why.describe(), until, str(kept)))
+        documents.append(
+            {"jid": job.jid, "klass": job.klass_name, "kind": why.kind, "signal": why.signal,
+             "until": why.until, "steps": kept}
+        )  # fmt: skip
+    columns = ("jid", "class", "waits", "until", "steps")
+    emit({"queue": queue, "workflows": documents}, table(f"{queue}: parked", columns, rows))
+
+
+COMMANDS = (signal, workflows)

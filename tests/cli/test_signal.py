@@ -64,3 +64,32 @@ async def test_bad_inputs_are_usage_errors(client: aqless.Client, run_cli: Cli) 
     assert (await run_cli("signal", "missing", "approval")).code == 1
     assert await client.redis.hlen(f"ql:j:{jid}") > 0
     assert not await client.redis.hexists(f"ql:j:{jid}", "wf-signals")
+
+
+async def test_workflows_lists_a_queue_s_parked_workflows_by_why(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    handlers = approval_handlers()
+
+    @handlers.workflow("wf.Nap")
+    async def nap(ctx: WorkflowContext) -> str:
+        await ctx.sleep(3600)
+        return "woke"
+
+    waiting = await client.queues["q"].put("wf.Approval", {})
+    asleep = await client.queues["q"].put("wf.Nap", {})
+    await client.queues["q"].put("app.Later", {}, delay=3600)  # scheduled, not a workflow
+    async with running(make_worker(client, handlers=handlers, interval=0.1)):
+        await until(lambda: is_scheduled(client, waiting), what="parked")
+        await until(lambda: is_scheduled(client, asleep), what="asleep")
+    listed = (await run_cli("--json", "workflows", "q")).json()["workflows"]
+    assert {(w["jid"], w["kind"], w["steps"]) for w in listed} == {
+        (waiting, "signal", 1),
+        (asleep, "sleep", 0),
+    }
+    only = (await run_cli("--json", "workflows", "q", "--kind", "signal")).json()
+    assert [w["jid"] for w in only["workflows"]] == [waiting]
+    shown = await run_cli("workflows", "q")
+    assert "waiting for signal 'approval'" in shown.stdout
+    assert "asleep" in shown.stdout
+    assert (await run_cli("workflows", "q", "--kind", "nap")).code == 2
