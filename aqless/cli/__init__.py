@@ -22,10 +22,10 @@ from aqless.cli import (
     script,
     server,
     shards,
-    signal,
     throttle,
     web,
     workers,
+    workflows,
 )
 from aqless.cli.app import cli
 
@@ -34,7 +34,7 @@ GROUPS = (
     jobs,
     flows,
     cancel,
-    signal,
+    workflows,
     batches,
     queues,
     groups,
