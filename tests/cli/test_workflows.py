@@ -1,5 +1,6 @@
 """`aqless signal` sends a signal to a workflow (checked by the rules, audited); `aqless get`
-and the listings show a parked workflow and its steps."""
+and the listings show a parked workflow and its steps; `aqless workflows` lists a queue's
+parked workflows."""
 
 from __future__ import annotations
 
