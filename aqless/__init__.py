@@ -6,6 +6,7 @@ from aqless._worker.observers import WorkerObserver
 from aqless._worker.outcomes import Backoff, JobTimeoutError, Retry
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless._worker.reservers import QueueSelection, Reserver
+from aqless._worker.workflow import WorkflowContext
 from aqless.batches import Batch, BatchCallback, Batches
 from aqless.client import (
     Client,
@@ -52,8 +53,12 @@ from aqless.errors import (
     ServerFullError,
     ServerUnavailableError,
     ShardNotEmptyError,
+    SignalRefusedError,
+    SignalTimeoutError,
     StaleAttemptError,
+    StepNameTakenError,
     UnknownJobClassError,
+    WorkflowError,
 )
 from aqless.handlers import Handler, Handlers
 from aqless.job import Job, RecurringJob
@@ -179,7 +184,10 @@ __all__ = [
     "ShardedRateLimits",
     "ShardedThrottles",
     "ShardedWorker",
+    "SignalRefusedError",
+    "SignalTimeoutError",
     "StaleAttemptError",
+    "StepNameTakenError",
     "Tags",
     "Throttle",
     "ThrottleInfo",
@@ -193,5 +201,7 @@ __all__ = [
     "WorkerObserver",
     "WorkerSettings",
     "Workers",
+    "WorkflowContext",
+    "WorkflowError",
     "__version__",
 ]

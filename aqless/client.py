@@ -62,6 +62,7 @@ from aqless.results import await_result, read_result
 from aqless.scaling.estimate import QueueScaling, every_queue_scaling
 from aqless.scripts.loader import AnyRedis
 from aqless.scripts.options import checked_value
+from aqless.workflows import signals
 
 # what the embedded server's URL looks like, for checking the options before it starts
 EMBEDDED_URL_SHAPE = "unix:///embedded/valkey.sock"
@@ -454,6 +455,15 @@ class Client:
         failure's group and message), JobGoneError (cancelled, expired, never put),
         ResultDroppedError (completed, value not kept) or ResultTimeoutError."""
         return await await_result(self, jid, timeout)
+
+    async def signal(
+        self, jid: str, signal: str, payload: Any = None, *, signal_id: str | None = None
+    ) -> signals.Delivery:
+        """Send `signal` with `payload` (JSON) to the workflow `jid` (aqless.workflows): kept
+        until a wait of it takes it, and waking it if it is parked waiting for it. A second
+        delivery of one `signal_id` is taken once (``duplicate``). SignalRefusedError for a
+        job that has ended, JobNotFoundError for none."""
+        return await signals.send(self.protocol, jid, signal, payload, signal_id)
 
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"

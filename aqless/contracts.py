@@ -38,6 +38,7 @@ from aqless.models import (
 from aqless.puts import Durable, JobClass, PutOptions, PutRequest, PutResult
 from aqless.scaling.estimate import QueueScaling
 from aqless.scripts.loader import AnyRedis
+from aqless.workflows.signals import Delivery
 
 if TYPE_CHECKING:
     from aqless.events import Event
@@ -484,6 +485,9 @@ class Client(Protocol):
     def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream: ...
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None: ...
     async def result(self, jid: str, *, timeout: float | None = None) -> Any: ...
+    async def signal(
+        self, jid: str, signal: str, payload: Any = None, *, signal_id: str | None = None
+    ) -> Delivery: ...
 
 
 class ScriptClient(Client, Protocol):

@@ -25,6 +25,7 @@ from aqless.cli import (
     throttle,
     web,
     workers,
+    workflows,
 )
 from aqless.cli.app import cli
 
@@ -33,6 +34,7 @@ GROUPS = (
     jobs,
     flows,
     cancel,
+    workflows,
     batches,
     queues,
     groups,

@@ -40,6 +40,7 @@ MODULES: tuple[str, ...] = (
     "lifecycle.lua",
     "progress.lua",
     "checkpoint.lua",
+    "workflow.lua",
     "queue.lua",
     "cron.lua",
     "popafter.lua",

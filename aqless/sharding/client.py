@@ -476,6 +476,7 @@ class ShardedClient:
 
     wait = routed(Client.wait, by_jid())
     result = routed(Client.result, by_jid())
+    signal = routed(Client.signal, by_jid())
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a

@@ -386,6 +386,9 @@ GROUPS['job'] = function() return {
     if a[6] ~= nil then data = Helpers.given(data) end
     return Job.fail(REQLESS, now, jid, worker, group, message, data, a[6])
   end,
+  ['job.sleep'] = function(now, a) return Job.sleep(now, unpack(a, 1, 5)) end,
+  ['job.awaitSignal'] = function(now, a) return Job.await_signal(now, unpack(a, 1, 7)) end,
+  ['job.signal'] = function(now, a) return Job.signal(now, unpack(a, 1, 4)) end,
   ['job.handBack'] = function(now, a)
     local jid, worker, reason, attempt = a[1], a[2], a[3], a[4]
     return Job.hand_back(now, jid, worker, reason, attempt)
