@@ -27,6 +27,7 @@ MODULES: tuple[str, ...] = (
     "job.lua",
     "results.lua",
     "lifecycle.lua",
+    "put.lua",
     "progress.lua",
     "checkpoint.lua",
     "queue.lua",

@@ -8,5 +8,7 @@
            as put
 ]=]
 Commands['job.requeue'] = function(D, now, worker, queue, jid, klass, data, delay, a, first)
-  return Job.requeue(D, now, a)
+  check(jid, 'Job(): no jid provided')
+  check(call('EXISTS', Keys.job(jid)) == 1, 'Requeue(): Job ' .. jid .. ' does not exist')
+  return Job.put(D, now, a)
 end

@@ -103,9 +103,10 @@ end
 -- has this cron and tz (so a top-up computed before a change is dropped); 1 if it had.
 function Cron.extend(jid, cron, tz, refill_text, time_texts)
   local refill, times = parse_schedule(jid, cron, tz, refill_text, time_texts)
-  local f = call('HMGET', Keys.recurring(jid), 'queue', 'cron', 'tz')
-  if f[2] ~= cron or f[3] ~= tz then return 0 end
-  local next = call('ZSCORE', Keys.queue(f[1], 'recur'), jid)
+  local queue, stored_cron, stored_tz = unpack(call('HMGET', Keys.recurring(jid), 'queue',
+    'cron', 'tz'))
+  if stored_cron ~= cron or stored_tz ~= tz then return 0 end
+  local next = call('ZSCORE', Keys.queue(queue, 'recur'), jid)
   add_times(jid, times, next and tonumber(next))
   call('ZADD', Keys.crons(), refill, jid)
   return 1
@@ -119,12 +120,12 @@ function Cron.refills(now, lease)
   local due = call('ZRANGEBYSCORE', Keys.crons(), '-inf', now, 'LIMIT', 0, 100)
   local found = {}
   for _, jid in ipairs(due) do
-    local f = call('HMGET', Keys.recurring(jid), 'queue', 'cron', 'tz')
-    if f[2] then
+    local queue, cron, tz = unpack(call('HMGET', Keys.recurring(jid), 'queue', 'cron', 'tz'))
+    if cron then
       call('ZADD', Keys.crons(), now + seconds, jid)
       local last = call('ZRANGE', Keys.cron(jid), -1, -1)[1]
-        or call('ZSCORE', Keys.queue(f[1], 'recur'), jid) or now
-      found[#found + 1] = {jid, f[2], f[3], tonumber(last)}
+        or call('ZSCORE', Keys.queue(queue, 'recur'), jid) or now
+      found[#found + 1] = {jid, cron, tz, tonumber(last)}
     else
       call('ZREM', Keys.crons(), jid)
     end
@@ -137,17 +138,18 @@ function Cron.next_runs(jid, count)
   check(jid, 'Recurring(): no jid provided')
   local n = number(count)
   check(n and n >= 1, 'Cron(): Arg "count" not a positive number: ' .. tostring(count))
-  local f = call('HMGET', Keys.recurring(jid), 'queue', 'interval', 'cron')
-  if not f[1] then return '[]' end
-  local at = call('ZSCORE', Keys.queue(f[1], 'recur'), jid)
+  local queue, interval, cron = unpack(call('HMGET', Keys.recurring(jid), 'queue', 'interval',
+    'cron'))
+  if not queue then return '[]' end
+  local at = call('ZSCORE', Keys.queue(queue, 'recur'), jid)
   if not at then return '[]' end
   local times = {tonumber(at)}
-  if f[3] then
+  if cron then
     for _, t in ipairs(call('ZRANGEBYSCORE', Keys.cron(jid), '(' .. at, '+inf', 'LIMIT', 0, n - 1)) do
       times[#times + 1] = tonumber(t)
     end
   end
-  local interval = tonumber(f[2]) or 0
-  while #times < n and interval > 0 do times[#times + 1] = times[#times] + interval end
+  local every = tonumber(interval) or 0
+  while #times < n and every > 0 do times[#times + 1] = times[#times] + every end
   return cjson.encode(times)
 end

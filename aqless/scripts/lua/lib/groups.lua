@@ -276,7 +276,10 @@ end
 -- looked up in the work set (a job timed out waits there `stalled`).
 function Groups.waiting(queue, work, jid)
   local job = Job.read_for_pop(jid)
-  if job[5] == 'waiting' and job[6] == queue and not job[2] then return job end
+  local at = Job.at
+  if job[at.state] == 'waiting' and job[at.queue] == queue and not job[at.held_in] then
+    return job
+  end
   if call('ZSCORE', work, jid) then return job end
   return nil
 end

@@ -8,12 +8,13 @@ end
 
 -- Every field of the job object, and `time` and `held_in` (what a pop needs): the HMGET
 -- reply itself, by position, false where a field is absent. (Made into a table by name, the
--- 17 fields would cost the server a third as much again as the read.) The positions:
---   1 time, 2 held_in, 3 jid, 4 klass, 5 state, 6 queue, 7 priority, 8 retries,
---   9 remaining, 10 data, 11 tags, 12 failure, 13 spawned_from_jid, 14 throttles,
---   15 rate_limits, 16 attempt, 17 checkpoint, 18 worker, 19 expires
+-- 17 fields would cost the server a third as much again as the read.) `Job.at`: each
+-- field's position in the reply (tests/scripts/test_lua_shape.py holds it to the HMGET).
 -- (`attempt` and `checkpoint`, aqless's own fields, are not part of the job object: only
 -- aqless's own pops and pushes present them.)
+Job.at = {time = 1, held_in = 2, jid = 3, klass = 4, state = 5, queue = 6, priority = 7,
+  retries = 8, remaining = 9, data = 10, tags = 11, failure = 12, spawned_from_jid = 13,
+  throttles = 14, rate_limits = 15, attempt = 16, checkpoint = 17, worker = 18, expires = 19}
 function Job.read_full(jid)
   return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
     'priority', 'retries', 'remaining', 'data', 'tags', 'failure', 'spawned_from_jid',
@@ -56,45 +57,48 @@ end
 -- stored. Concatenated, not encoded: the values are those cjson would write of the decoded
 -- fields (empty lists as {}, numbers to 14 digits). `unrelated`: the caller knows that the
 -- job has neither dependents nor dependencies. `apart`: a list that takes the job's stored
--- data text (aqless's own pops, see `data_apart` in commands.lua), which the object then
+-- data text (aqless's own pops, see `data_apart` in rateLimit.pop), which the object then
 -- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs.
 -- `own`: a reply only aqless reads (its pops and pushes): the object ends with the job's
 -- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent) and its checkpoint.
 function Job.json(D, jid, f, unrelated, apart, own)
   f = f or Job.read_full(jid)
-  if not f[3] then return nil end
+  local at = Job.at
+  if not f[at.jid] then return nil end
   local dependents, dependencies = '{}', '{}'
   if not unrelated then dependents, dependencies = relations_json(jid) end
   local spawned = 'false'
-  if f[13] then spawned = json_string(f[13]) end
+  if f[at.spawned_from_jid] then spawned = json_string(f[at.spawned_from_jid]) end
   local throttles_key, throttles = '', ''
-  if D.show_throttles then throttles_key, throttles = ',"throttles":', json_stored(f[14]) end
+  if D.show_throttles then
+    throttles_key, throttles = ',"throttles":', json_stored(f[at.throttles])
+  end
   local tracked = 'false'
   if Events.is_tracked(jid) then tracked = 'true' end
   local data_key, data = '', ''
   if apart == nil then
-    data_key, data = ',"data":', cjson.encode(f[10] or '{}')
+    data_key, data = ',"data":', cjson.encode(f[at.data] or '{}')
   else
-    apart[#apart + 1] = f[10] or '{}'
+    apart[#apart + 1] = f[at.data] or '{}'
   end
-  return '{"jid":"' .. json_chars(f[3]) ..
-    '","klass":"' .. name_chars(f[4] or '') ..
-    '","state":"' .. name_chars(f[5] or '') ..
-    '","queue":"' .. name_chars(f[6] or '') ..
-    '","worker":"' .. name_chars(f[18] or '') ..
+  return '{"jid":"' .. json_chars(f[at.jid]) ..
+    '","klass":"' .. name_chars(f[at.klass] or '') ..
+    '","state":"' .. name_chars(f[at.state] or '') ..
+    '","queue":"' .. name_chars(f[at.queue] or '') ..
+    '","worker":"' .. name_chars(f[at.worker] or '') ..
     '","tracked":' .. tracked ..
-    ',"priority":' .. json_number(f[7]) ..
-    ',"expires":' .. json_number(f[19]) ..
-    ',"retries":' .. json_number(f[8]) ..
-    ',"remaining":' .. whole_text(f[9]) ..
+    ',"priority":' .. json_number(f[at.priority]) ..
+    ',"expires":' .. json_number(f[at.expires]) ..
+    ',"retries":' .. json_number(f[at.retries]) ..
+    ',"remaining":' .. whole_text(f[at.remaining]) ..
     data_key .. data ..
-    ',"tags":' .. json_stored(f[11]) ..
+    ',"tags":' .. json_stored(f[at.tags]) ..
     ',"history":' .. History.json(D, jid) ..
-    ',"failure":' .. json_stored(f[12]) ..
+    ',"failure":' .. json_stored(f[at.failure]) ..
     ',"spawned_from_jid":' .. spawned ..
     ',"dependents":' .. dependents ..
     ',"dependencies":' .. dependencies ..
-    throttles_key .. throttles .. own_pairs(own, f[16], f[17]) .. '}'
+    throttles_key .. throttles .. own_pairs(own, f[at.attempt], f[at.checkpoint]) .. '}'
 end
 
 -- The JSON list of the objects of the jids that exist, in order (`known`: jid -> fields,

@@ -59,192 +59,23 @@ local function join_failure_group(jid, group)
 end
 
 ---------------------------------------------------------------------------------------------
--- put / requeue
-
--- Validates put's arguments (after now: worker queue jid klass data delay [name value]...)
--- in the reference's order; returns them parsed: worker, queue, jid, klass, data, delay,
--- retries, tags, priority, depends, throttles, rate_limits.
-local function parse_put(D, a)
-  local queue, jid, klass, data, delay = a[2], a[3], a[4], a[5], a[6]
-  check(queue and queue ~= '', 'Queue(): no queue name provided')
-  check(jid, 'Put(): Arg "jid" missing')
-  check(klass, 'Put(): Arg "klass" missing')
-  -- (the hot paths test before they raise: a message is text made, the data's size)
-  if not plain_json(data) and decode(data) == false then
-    raise('Put(): Arg "data" missing or not JSON: ' .. tostring(data))
-  end
-  local delay_n = number(delay)
-  if not delay_n then raise('Put(): Arg "delay" not a number: ' .. tostring(delay)) end
-  if a.n > 6 and (a.n - 6) % 2 == 1 then
-    raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
-  end
-  local o = NOTHING
-  if not Groups.only_option(a) then o = options(a, 7) end  -- (group: see Groups.put_option)
-  if o == NOTHING then  -- the usual put
-    return a[1], queue, jid, klass, data, delay_n, nil, nil, nil, NOTHING, NOTHING, nil
-  end
-  if not D.throttle_options and o.throttles ~= nil then o.throttles = nil end
-  -- checked in the reference's order; absent retries/tags/priority keep the job's own
-  local retries = optional_number(o.retries, nil, 'Put(): Arg "retries" not a number: ')
-  if retries ~= nil then retries = whole(retries) end  -- `remaining` is counted down
-  local tags = optional_list(o.tags, nil, 'Put(): Arg "tags" not JSON')
-  local priority = optional_number(o.priority, nil, 'Put(): Arg "priority" not a number')
-  local depends = optional_list(o.depends, NOTHING, 'Put(): Arg "depends" not JSON: ')
-  local throttles = optional_list(o.throttles, NOTHING,
-    'Put(): Arg "throttles" not JSON array: ')
-  local rate_limits = optional_list(o.rate_limits, nil,
-    'Put(): Arg "rate_limits" not JSON array: ')
-  -- values, not a table of them (a table made costs the server as much as a small command)
-  return a[1], queue, jid, klass, data, delay_n, retries, tags, priority, depends, throttles,
-    rate_limits
-end
-
--- Checks put's arguments as put does, writing nothing (flow.put checks each job so before
--- it puts any).
-function Job.check_put(D, a)
-  parse_put(D, a)
-  Groups.put_option(a)
-end
-
--- The stored text of a job's list of tags (a plain list of strings), as cjson writes it.
-local function tags_text(tags)
-  if #tags == 0 then return '{}' end
-  return cjson.encode(tags)
-end
-
--- The stored text of a job's throttles: cjson's; kept for the usual list, the queue's
--- throttle alone.
-local one_throttle_text = memo(function(tid) return cjson.encode({tid}) end)
-local function throttles_text(throttles)
-  if #throttles == 1 then return one_throttle_text(throttles[1]) end
-  return cjson.encode(throttles)
-end
-
-function Job.put(D, now, a)
-  local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
-    depends, given_throttles, rate_limits = parse_put(D, a)
-  local group = Groups.put_option(a)
-  -- One EXISTS answers four questions put asks (and whether the queue is grouped, see
-  -- groups.lua), when the answer is no as it mostly is:
-  -- whether the job exists, whether anything is tracked, whether a worker offers to take
-  -- the queue's jobs, whether the queue's throttle has a maximum (its hash). When the
-  -- job's own fields account for all that exists, the other three are no as well;
-  -- otherwise each is asked where it was.
-  local stem = Keys.queue_throttle(queue)
-  local existing = Groups.exists_with(queue, Keys.job(jid), Keys.tracked(),
-    Keys.offers(queue), Keys.throttle(stem))
-  local old = NOTHING  -- a new job's (no table made for the fields of none)
-  if existing > 0 then
-    local v = call('HMGET', Keys.job(jid), 'priority', 'tags', 'queue', 'state', 'failure',
-      'retries', 'worker', 'held_in', 'throttles')
-    if v[1] or v[2] or v[3] or v[4] or v[5] or v[6] or v[7] or v[8] or v[9] then
-      old = {priority = v[1] or nil, tags = v[2] or nil, queue = v[3] or nil,
-        state = v[4] or nil, failure = v[5] or nil, retries = v[6] or nil,
-        worker = v[7] or nil, held_in = v[8] or nil, throttles = v[9] or nil}
-      existing = existing - 1
-    end
-  end
-  local no_offers = existing == 0
-  if no_offers then
-    Events.learn_tracked(false)
-    Throttle.learn_unlimited(stem)
-  end
-  local priority = given_priority or tonumber(old.priority) or 0
-  local retries = given_retries or tonumber(old.retries) or 5
-  local old_tags = NOTHING
-  if old.tags ~= nil then old_tags = Tags.parse(old.tags) end
-  local tags = given_tags or old_tags
-
-  Tags.all_off(D, jid, old_tags)
-  if #depends > 0 and old.state ~= nil then
-    for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
-      if not contains(depends, dependency) then
-        call('SREM', Keys.dependents(dependency), jid)
-        call('SREM', Keys.dependencies(jid), dependency)
-      end
-    end
-  end
-  -- The put event follows the push (if any) so that every listening worker hears of the push
-  -- first (aqless._worker.pickup); the protocol's order of put, then lock_lost, comes first.
-  local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= worker
-  if takes_lock then Events.put(jid, queue) end
-  History.put(D, jid, now, queue)
-  if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
-  -- a parked job leaves its line too: the reference leaves it there (REQLESS 6.8), and a
-  -- later release would add it to the work set wherever the put placed it
-  if old.state == 'throttled' then Throttle.leave_lines(jid, old.throttles) end
-  if old.worker ~= nil and old.worker ~= '' then
-    call('ZREM', Keys.worker_jobs(old.worker), jid)
-    if takes_lock then Events.lock_lost(jid, old.worker) end
-  end
-  if old.state == 'complete' then
-    call('ZREM', Keys.completed(), jid)
-    Results.clear(jid)
-  end
-  for _, tag in ipairs(tags) do Tags.on(jid, tag, now) end
-  if old.state == 'failed' then Job.leave_failure_group(jid, old.failure, queue, now) end
-
-  local old_stem = nil
-  if old.queue ~= nil then old_stem = Keys.queue_throttle(old.queue) end
-  local throttles = Throttle.list_for(given_throttles, old_stem, queue)
-  local state = 'waiting'
-  if delay > 0 then state = 'scheduled' end
-  Groups.leave_old(jid, group, old)
-  call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, 'data', data,
-    'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
-    'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-    'time', time_field(now), 'throttles', throttles_text(throttles), Groups.field(group))
-  RateLimit.store(jid, rate_limits, old.state ~= nil)
-  Groups.on_put(queue, jid, group)
-  Job.settle_home(jid, old)
-  -- put again: a new job, which starts from no checkpoint (checkpoint.lua)
-  if old ~= NOTHING then call('HDEL', Keys.job(jid), 'checkpoint') end
-  Job.add_dependencies(jid, depends)
-
-  local waiting = false
-  local has_dependencies = (old.state ~= nil or #depends > 0)
-    and call('SCARD', Keys.dependencies(jid)) > 0
-  if has_dependencies then
-    call('ZADD', Keys.queue(queue, 'depends'), now, jid)
-    call('HSET', Keys.job(jid), 'state', 'depends')
-    if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
-  elseif delay > 0 then
-    call('ZADD', Keys.queue(queue, 'scheduled'), now + delay, jid)
-  elseif Throttle.first_unavailable(throttles) ~= nil then
-    Throttle.park(queue, jid, throttles, state, now)
-  else
-    Job.to_work(queue, jid, priority, now)
-    waiting = true
-  end
-  Job.register_queue(queue, now)
-  if waiting and not no_offers then Worker.push(now, queue) end
-  if not takes_lock then Events.put(jid, queue) end
-  Events.if_tracked('put', jid)
-  return jid
-end
-
-function Job.requeue(D, now, a)
-  check(a[3], 'Job(): no jid provided')
-  check(call('EXISTS', Keys.job(a[3])) == 1, 'Requeue(): Job ' .. a[3] .. ' does not exist')
-  return Job.put(D, now, a)
-end
-
--- A put that never replaces a job: the one to retry after a put whose reply was lost (a
--- timeout, a dropped connection). A plain put under an existing jid replaces that job,
--- whatever its state: had the first put landed and its job run (or be running), the
--- retry would run it again. This one changes nothing then, and says so. (Like a
--- deduplicated put it writes nothing, so put's own checks of its arguments run only when
--- it puts.)
-function Job.put_new(D, now, a)
-  check(a[3], 'Put(): Arg "jid" missing')
-  if call('EXISTS', Keys.job(a[3])) == 1 then return {a[3], 'existed'} end
-  return {Job.put(D, now, a), 'put'}
-end
-
----------------------------------------------------------------------------------------------
 -- complete / fail / retry / heartbeat / timeout: only a running job's owner may
 
-local function purge(D, jids)
+-- Complete's own helpers, in one table (every top-level local counts towards the chunk's
+-- limit).
+local Done = {}
+
+-- The fields complete reads of the job, one HMGET (a table by name would cost the server
+-- more than the read): `finish` to finish it, `advance` to move it to its next queue (the
+-- priority in the dedup id's place, no batch). `at`: each field's position in the reply.
+Done.finish = {'worker', 'state', 'dedup', 'retries', 'queue', 'time', 'held_in',
+  'throttles', 'attempt', 'checkpoint', 'batch'}
+Done.advance = {'worker', 'state', 'priority', 'retries', 'queue', 'time', 'held_in',
+  'throttles', 'attempt', 'checkpoint'}
+Done.at = {worker = 1, state = 2, dedup = 3, priority = 3, retries = 4, queue = 5, time = 6,
+  held_in = 7, throttles = 8, attempt = 9, checkpoint = 10, batch = 11}
+
+function Done.purge(D, jids)
   for _, jid in ipairs(jids) do
     Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
     if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
@@ -252,35 +83,32 @@ local function purge(D, jids)
 end
 
 -- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
-local function purge_completed(D, now)
+function Done.purge_completed(D, now)
   local completed = Keys.completed()
   local horizon = now - Config.number('jobs-history')
   local old = call('ZRANGEBYSCORE', completed, 0, horizon)
   if #old > 0 then
-    purge(D, old)
+    Done.purge(D, old)
     call('ZREMRANGEBYSCORE', completed, 0, horizon)
   end
   local keep = whole(Config.number('jobs-history-count'))
   local excess = call('ZRANGE', completed, 0, -(keep + 1))
   if #excess > 0 then
-    purge(D, excess)
+    Done.purge(D, excess)
     call('ZREMRANGEBYRANK', completed, 0, -(keep + 1))
   end
 end
 
 -- The first field of complete's write of the job: its data, or, when the job keeps the
 -- stored data, its new state (written twice in one HSET: one write serves both).
-local function data_pair(data, keep, state)
+function Done.data_pair(data, keep, state)
   if keep then return 'state', state end
   return 'data', data
 end
 
--- Completes a running job; with `next` it is put into that queue instead.
--- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
--- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
--- workers, when the job's code left the data as it was: decoded and written again, a
--- payload of 100 KB costs the server ~150 µs).
-function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
+-- Checks complete's arguments before anything is read; returns the options parsed: the
+-- next queue, its delay and its dependencies (each nil when not given).
+function Done.checked(D, jid, worker, queue, data, o, keep)
   check(jid, 'Job(): no jid provided')
   check(worker, 'Complete(): Arg "worker" missing')
   if queue == nil then refuse(D, 'complete_no_queue') end
@@ -302,87 +130,110 @@ function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
     'Complete(): "delay" cannot be used without a "next".')
   check(depends == nil or next_queue ~= nil,
     'Complete(): "depends" cannot be used without a "next".')
-  local result = Results.fields(o, next_queue)
-  -- the fields as locals: a table by name would cost the server more than reading one (the
-  -- priority only for a next queue: each field read costs about as much as a small table)
-  -- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
-  -- that is mostly absent, Batch.ended's HGET)
-  local v
-  if next_queue == nil then
-    v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-      'held_in', 'throttles', 'attempt', 'checkpoint', 'batch')
-  else
-    v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-      'time', 'held_in', 'throttles', 'attempt', 'checkpoint')
-  end
-  local holder, state, job_queue, held_in = v[1] or nil, v[2] or nil, v[5] or nil, v[7] or nil
+  return next_queue, delay, depends
+end
+
+-- The job's fields (Done.finish's, or Done.advance's with a next queue) when `worker` runs
+-- it in `queue` at the `attempt` given; else the refusal.
+-- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
+-- that is mostly absent, Batch.ended's HGET)
+function Done.read_owned(D, jid, worker, queue, next_queue, attempt)
+  local at = Done.at
+  local v = call('HMGET', Keys.job(jid), unpack(next_queue and Done.advance or Done.finish))
+  local holder, state = v[at.worker] or nil, v[at.state] or nil
+  local job_queue = v[at.queue] or nil
   if state ~= 'running' or holder ~= worker or job_queue ~= queue then
     local job = {worker = holder, state = state, queue = job_queue}
     if state == nil then refuse_job(D, 'complete_missing', jid, job) end
-    Job.check_attempt('Complete', jid, attempt, v[9])
+    Job.check_attempt('Complete', jid, attempt, v[at.attempt])
     if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
     if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
     refuse_job(D, 'complete_queue', jid, job)
   end
-  Job.check_attempt('Complete', jid, attempt, v[9])
+  Job.check_attempt('Complete', jid, attempt, v[at.attempt])
+  return v
+end
+
+-- Moves the completed job on to `next_queue` (`v`: its fields, Done.advance's); returns
+-- its new state.
+function Done.to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
+  delay, depends = delay or 0, depends or {}
+  Events.advanced(jid, queue, next_queue)
+  History.put(D, jid, now, next_queue)
+  Job.register_queue(next_queue, now)
+  -- (the reference stores `waiting` for a delayed job too; aqless stores the state it has)
+  local scheduled = delay > 0 and #depends == 0
+  local next_state = scheduled and 'scheduled' or 'waiting'
+  local name, value = Done.data_pair(data, keep, next_state)
+  call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
+    'failure', '{}', 'queue', next_queue, 'expires', 0,
+    'remaining', tonumber(v[Done.at.retries]) or 5, 'time', time_field(now))
+  if scheduled then
+    call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
+    return 'scheduled'
+  end
+  if Job.add_dependencies(jid, depends) > 0 then
+    call('ZADD', Keys.queue(next_queue, 'depends'), now, jid)
+    call('HSET', Keys.job(jid), 'state', 'depends')
+    if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
+    return 'depends'
+  end
+  Job.to_work(next_queue, jid, tonumber(v[Done.at.priority]) or 0, now)
+  return 'waiting'
+end
+
+-- Finishes the completed job (`v`: its fields, Done.finish's): its dedup id, batch, the
+-- completed set with its retention, the dependents it releases (`dependents`).
+function Done.to_complete(D, now, jid, queue, v, data, keep, result, dependents)
+  local at = Done.at
+  Events.completed(jid, queue)
+  Dedup.release(jid, v[at.dedup] or nil)
+  Batch.ended(now, jid, 'done', v[at.batch])
+  local name, value = Done.data_pair(data, keep, 'complete')
+  call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
+    'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[at.retries]) or 5,
+    'time', time_field(now), unpack(result))
+  call('ZADD', Keys.completed(), now, jid)
+  Done.purge_completed(D, now)
+  Job.release_dependents(jid, now, dependents)
+  return 'complete'
+end
+
+-- Completes a running job; with `next` it is put into that queue instead.
+-- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
+-- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
+-- workers, when the job's code left the data as it was: decoded and written again, a
+-- payload of 100 KB costs the server ~150 µs).
+function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
+  local next_queue, delay, depends = Done.checked(D, jid, worker, queue, data, o, keep)
+  local result = Results.fields(o, next_queue)
+  local v = Done.read_owned(D, jid, worker, queue, next_queue, attempt)
+  local at = Done.at
+  local held_in, throttles = v[at.held_in] or nil, v[at.throttles]
 
   History.append(jid, now, 'done')
-  Job.leave_running(Job.home_of(job_queue, held_in, jid), jid)
+  Job.leave_running(Job.home_of(queue, held_in, jid), jid)
   -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
   if held_in ~= nil then
     call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
-  elseif v[10] then
+  elseif v[at.checkpoint] then
     call('HDEL', Keys.job(jid), 'checkpoint')
   end
   -- (read before the release, which changes none of these keys)
   local dependents, none_pending = nil, false
   if next_queue == nil then
-    dependents, none_pending = Job.dependents_and_tracking(jid, Throttle.sole_pending(v[8]))
+    dependents, none_pending = Job.dependents_and_tracking(jid,
+      Throttle.sole_pending(throttles))
   end
-  Throttle.release_all(jid, now, v[8], none_pending)
-  Stats.record_one(queue, 'run', now, now - (tonumber(v[6]) or now))
+  Throttle.release_all(jid, now, throttles, none_pending)
+  Stats.record_one(queue, 'run', now, now - (tonumber(v[at.time]) or now))
   Stats.tick(queue, now, 'c')
   call('ZREM', Keys.worker_jobs(worker), jid)
   Events.if_tracked('completed', jid)
-  local retries = tonumber(v[4]) or 5
-
   if next_queue ~= nil then
-    delay, depends = delay or 0, depends or {}
-    Events.advanced(jid, queue, next_queue)
-    History.put(D, jid, now, next_queue)
-    Job.register_queue(next_queue, now)
-    -- (the reference stores `waiting` for a delayed job too; aqless stores the state it has)
-    local scheduled = delay > 0 and #depends == 0
-    local next_state = scheduled and 'scheduled' or 'waiting'
-    local name, value = data_pair(data, keep, next_state)
-    call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
-      'failure', '{}', 'queue', next_queue, 'expires', 0, 'remaining', retries,
-      'time', time_field(now))
-    if scheduled then
-      call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
-      return 'scheduled'
-    end
-    if Job.add_dependencies(jid, depends) > 0 then
-      call('ZADD', Keys.queue(next_queue, 'depends'), now, jid)
-      call('HSET', Keys.job(jid), 'state', 'depends')
-      if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
-      return 'depends'
-    end
-    Job.to_work(next_queue, jid, tonumber(v[3]) or 0, now)  -- the priority
-    return 'waiting'
+    return Done.to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
   end
-
-  Events.completed(jid, queue)
-  Dedup.release(jid, v[3] or nil)  -- the dedup id
-  Batch.ended(now, jid, 'done', v[11])
-  local name, value = data_pair(data, keep, 'complete')
-  call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
-    'failure', '{}', 'queue', '', 'expires', 0, 'remaining', retries, 'time', time_field(now),
-    unpack(result))
-  call('ZADD', Keys.completed(), now, jid)
-  purge_completed(D, now)
-  Job.release_dependents(jid, now, dependents)
-  return 'complete'
+  return Done.to_complete(D, now, jid, queue, v, data, keep, result, dependents)
 end
 
 function Job.fail(D, now, jid, worker, group, message, data, attempt)

@@ -30,16 +30,18 @@ end
 -- Job.read_full's; `texts`:
 -- hand_out_texts'. Returns false for a jid whose job hash is gone.
 local function hand_out(queue, jid, job, worker, texts, now, waits)
-  if not job[3] then return false end
+  local at = Job.at
+  if not job[at.jid] then return false end
   History.push(jid, texts.entry)
-  waits[#waits + 1] = now - (tonumber(job[1]) or now)
+  waits[#waits + 1] = now - (tonumber(job[at.time]) or now)
   -- every hand-out is a new attempt (aqless's own field: see Job.check_attempt)
-  local attempt = math.floor(tonumber(job[16]) or 0) + 1
+  local attempt = math.floor(tonumber(job[at.attempt]) or 0) + 1
   call('HSET', Keys.job(jid), 'time', texts.time, 'worker', worker,
     'expires', texts.expires, 'state', 'running', 'attempt', attempt)
-  job[16], job[18], job[19], job[5] = attempt, worker, texts.expires, 'running'
+  job[at.attempt], job[at.worker], job[at.expires] = attempt, worker, texts.expires
+  job[at.state] = 'running'
   -- held by a queue its `queue` field does not name (a retry into another queue)
-  if job[6] ~= queue and job[2] ~= queue then
+  if job[at.queue] ~= queue and job[at.held_in] ~= queue then
     call('HSET', Keys.job(jid), 'held_in', queue)
   end
   Events.if_tracked('popped', jid)
@@ -53,6 +55,48 @@ local function taken(popped, known, jid, job)
   popped[#popped + 1] = jid
   known = known or {}
   if known[jid] == nil then known[jid] = job else known[jid] = false end
+  return known
+end
+
+-- Takes jobs waiting in the queue's work set for `worker`, until `count` are popped in all,
+-- within their throttles and rate limits (a job a throttle holds back is parked in its
+-- line), in at most max-pop-retry passes. Returns `known` (see `taken`).
+local function take_waiting(now, queue, worker, count, grouped, rates, texts, popped, known,
+    waits)
+  local at = Job.at
+  local passes = Config.number(queue .. '-max-pop-retry', Config.number('max-pop-retry'))
+  local work = Keys.queue(queue, 'work')
+  -- the slots of several jobs on an unlimited throttle are added together
+  local unlimited = nil
+  if count > 1 then unlimited = {} end
+  while #popped < count and passes > 0 do
+    local batch, fields = nil, NOTHING  -- (fields: a grouped take's, read as it checked)
+    if grouped then
+      batch, fields = Groups.take(queue, count - #popped, now)
+    else
+      batch = call('ZREVRANGE', work, 0, count - #popped - 1)
+    end
+    if #batch == 0 then break end
+    for i, jid in ipairs(batch) do
+      local job = fields[i] or Job.read_for_pop(jid)
+      local state = job[at.state] or nil
+      local throttles = Throttle.parse(job[at.throttles] or nil)
+      if RateLimit.defers(rates, queue, jid, state, job[at.rate_limits] or nil) then
+        if known and known[jid] then known[jid] = false end
+      elseif Throttle.try_acquire(jid, throttles, unlimited) then
+        if hand_out(queue, jid, job, worker, texts, now, waits) then
+          known = taken(popped, known, jid, job)
+          RateLimit.take(rates, jid, job[at.rate_limits] or nil)
+        end
+      elseif state ~= nil then
+        if known and known[jid] then known[jid] = false end
+        Throttle.park(queue, jid, throttles, state, now)
+      end
+    end
+    call_batched('ZREM', work, batch)
+    passes = passes - 1
+  end
+  if unlimited ~= nil then Throttle.add_locks(unlimited) end
   return known
 end
 
@@ -92,49 +136,18 @@ function Queue.pop_jids(D, now, queue, worker, count)
 
   -- reclaimed jobs still hold their throttles: no acquisition
   local reclaimed = Job.invalidate(D, queue, now, count)
+  local at = Job.at
   for _, jid in ipairs(reclaimed) do
     local job = Job.read_for_pop(jid)
     if hand_out(queue, jid, job, worker, texts, now, waits) then
       known = taken(popped, known, jid, job)
-      RateLimit.take(rates, jid, job[15] or nil)
+      RateLimit.take(rates, jid, job[at.rate_limits] or nil)
     end
   end
   if Throttle.available(tid) then
     if not plain then Recurring.spawn(D, queue, now, count - #reclaimed) end
     Queue.promote(queue, now, count - #reclaimed)
-    local passes = Config.number(queue .. '-max-pop-retry', Config.number('max-pop-retry'))
-    local work = Keys.queue(queue, 'work')
-    -- the slots of several jobs on an unlimited throttle are added together
-    local unlimited = nil
-    if count > 1 then unlimited = {} end
-    while #popped < count and passes > 0 do
-      local batch, fields = nil, NOTHING  -- (fields: a grouped take's, read as it checked)
-      if grouped then
-        batch, fields = Groups.take(queue, count - #popped, now)
-      else
-        batch = call('ZREVRANGE', work, 0, count - #popped - 1)
-      end
-      if #batch == 0 then break end
-      for i, jid in ipairs(batch) do
-        local job = fields[i] or Job.read_for_pop(jid)
-        local state = job[5] or nil
-        local throttles = Throttle.parse(job[14] or nil)
-        if RateLimit.defers(rates, queue, jid, state, job[15] or nil) then
-          if known and known[jid] then known[jid] = false end
-        elseif Throttle.try_acquire(jid, throttles, unlimited) then
-          if hand_out(queue, jid, job, worker, texts, now, waits) then
-            known = taken(popped, known, jid, job)
-            RateLimit.take(rates, jid, job[15] or nil)
-          end
-        elseif state ~= nil then
-          if known and known[jid] then known[jid] = false end
-          Throttle.park(queue, jid, throttles, state, now)
-        end
-      end
-      call_batched('ZREM', work, batch)
-      passes = passes - 1
-    end
-    if unlimited ~= nil then Throttle.add_locks(unlimited) end
+    known = take_waiting(now, queue, worker, count, grouped, rates, texts, popped, known, waits)
   end
   if #popped > 0 then
     zadd_batched(Keys.worker_jobs(worker), expires, popped)
