@@ -8,9 +8,12 @@ Each command file (``lua/commands/<command>.lua``) defines one handler,
   ``Dispatch.defined(name)`` runs it the first time one of them is asked for: every closure
   a script creates costs the server time on every EVALSHA call, so a call defines only its
   own word's.
-- ``Dispatch.entries[<word>]``: by the same word of the names called, a table of each name's entry,
-  ``function(now, a)``, which hands its handler the dialect of the name's vocabulary and the
-  arguments as the contract's Args declares them (``aqless.scripts.contracts.arguments``).
+- ``Dispatch.entries[<word>]``: by the same word of the names called, a table of each
+  name's entry, ``function(now, a)``, which hands its handler the dialect of the name's
+  vocabulary and the arguments as the contract's Args declares them
+  (``aqless.scripts.contracts.arguments``).
+
+Adding a command is adding its file: nothing here, or anywhere else, lists the commands.
 - ``find_command(name)``: a name's entry, or nil (``api.lua`` calls it).
 """
 
@@ -41,7 +44,6 @@ function Dispatch.defined(name)
   return Commands[name]
 end
 """
-
 
 _LOOKUP = """
 -- Entries found (a function library keeps them between calls).
