@@ -29,76 +29,86 @@ function Job.read_for_pop(jid)
     'throttles', 'rate_limits', 'attempt', 'checkpoint')
 end
 
--- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job and of those it depends on.
--- Most jobs have neither, so one EXISTS of both sets comes first; its count spares the
--- second read when only the dependents exist.
-local function relations_json(jid)
-  local dependents, dependencies = Keys.dependents(jid), Keys.dependencies(jid)
-  local existing = call('EXISTS', dependents, dependencies)
-  if existing == 0 then return '{}', '{}' end
-  local first = call('SMEMBERS', dependents)
-  if existing == 1 and #first > 0 then return cjson.encode(first), '{}' end
-  return cjson.encode(first), cjson.encode(call('SMEMBERS', dependencies))
-end
-
--- The pairs only the objects of aqless's own replies carry ('' for the others): the job's
--- `attempt`, and its `checkpoint` (checkpoint.lua) when it holds one: the JSON text as
--- stored, which was JSON when it was written.
-local function own_pairs(own, attempt, checkpoint)
-  if not own then return '' end
-  if checkpoint then
-    return ',"attempt":' .. whole_text(attempt or 0) .. ',"checkpoint":' .. checkpoint
-  end
-  return ',"attempt":' .. whole_text(attempt or 0)
-end
-
--- The job object (17 keys classic, 18 reqless) as JSON text, or nil when the job does not
--- exist. `f`: the job's fields (Job.read_full) when the caller holds them as they are
--- stored. Concatenated, not encoded: the values are those cjson would write of the decoded
--- fields (empty lists as {}, numbers to 14 digits). `unrelated`: the caller knows that the
--- job has neither dependents nor dependencies. `apart`: a list that takes the job's stored
--- data text (aqless's own pops, see `data_apart` in rateLimit.pop), which the object then
--- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs.
--- `own`: a reply only aqless reads (its pops and pushes): the object ends with the job's
--- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent) and its checkpoint.
-function Job.json(D, jid, f, unrelated, apart, own)
-  f = f or Job.read_full(jid)
+-- The job object. (Its fields' positions as upvalues: read from Job.at per use, a pop of
+-- many jobs would cost the server noticeably more. A block's locals do not count towards
+-- the chunk's limit of 200.)
+do
   local at = Job.at
-  if not f[at.jid] then return nil end
-  local dependents, dependencies = '{}', '{}'
-  if not unrelated then dependents, dependencies = relations_json(jid) end
-  local spawned = 'false'
-  if f[at.spawned_from_jid] then spawned = json_string(f[at.spawned_from_jid]) end
-  local throttles_key, throttles = '', ''
-  if D.show_throttles then
-    throttles_key, throttles = ',"throttles":', json_stored(f[at.throttles])
+  local JID, KLASS, STATE, QUEUE, WORKER = at.jid, at.klass, at.state, at.queue, at.worker
+  local PRIORITY, EXPIRES, RETRIES, REMAINING = at.priority, at.expires, at.retries, at.remaining
+  local DATA, TAGS, FAILURE, THROTTLES = at.data, at.tags, at.failure, at.throttles
+  local SPAWNED_FROM_JID, ATTEMPT, CHECKPOINT = at.spawned_from_jid, at.attempt, at.checkpoint
+
+  -- The JSON lists (cjson's: an empty one is {}) of the jids of the jobs that depend on a job
+  -- and of those it depends on. Most jobs have neither, so one EXISTS of both sets comes
+  -- first; its count spares the second read when only the dependents exist.
+  local function relations_json(jid)
+    local dependents, dependencies = Keys.dependents(jid), Keys.dependencies(jid)
+    local existing = call('EXISTS', dependents, dependencies)
+    if existing == 0 then return '{}', '{}' end
+    local first = call('SMEMBERS', dependents)
+    if existing == 1 and #first > 0 then return cjson.encode(first), '{}' end
+    return cjson.encode(first), cjson.encode(call('SMEMBERS', dependencies))
   end
-  local tracked = 'false'
-  if Events.is_tracked(jid) then tracked = 'true' end
-  local data_key, data = '', ''
-  if apart == nil then
-    data_key, data = ',"data":', cjson.encode(f[at.data] or '{}')
-  else
-    apart[#apart + 1] = f[at.data] or '{}'
+
+  -- The pairs only the objects of aqless's own replies carry ('' for the others): the job's
+  -- `attempt`, and its `checkpoint` (checkpoint.lua) when it holds one: the JSON text as
+  -- stored, which was JSON when it was written.
+  local function own_pairs(own, attempt, checkpoint)
+    if not own then return '' end
+    if checkpoint then
+      return ',"attempt":' .. whole_text(attempt or 0) .. ',"checkpoint":' .. checkpoint
+    end
+    return ',"attempt":' .. whole_text(attempt or 0)
   end
-  return '{"jid":"' .. json_chars(f[at.jid]) ..
-    '","klass":"' .. name_chars(f[at.klass] or '') ..
-    '","state":"' .. name_chars(f[at.state] or '') ..
-    '","queue":"' .. name_chars(f[at.queue] or '') ..
-    '","worker":"' .. name_chars(f[at.worker] or '') ..
-    '","tracked":' .. tracked ..
-    ',"priority":' .. json_number(f[at.priority]) ..
-    ',"expires":' .. json_number(f[at.expires]) ..
-    ',"retries":' .. json_number(f[at.retries]) ..
-    ',"remaining":' .. whole_text(f[at.remaining]) ..
-    data_key .. data ..
-    ',"tags":' .. json_stored(f[at.tags]) ..
-    ',"history":' .. History.json(D, jid) ..
-    ',"failure":' .. json_stored(f[at.failure]) ..
-    ',"spawned_from_jid":' .. spawned ..
-    ',"dependents":' .. dependents ..
-    ',"dependencies":' .. dependencies ..
-    throttles_key .. throttles .. own_pairs(own, f[at.attempt], f[at.checkpoint]) .. '}'
+
+  -- The job object (17 keys classic, 18 reqless) as JSON text, or nil when the job does not
+  -- exist. `f`: the job's fields (Job.read_full) when the caller holds them as they are
+  -- stored. Concatenated, not encoded: the values are those cjson would write of the decoded
+  -- fields (empty lists as {}, numbers to 14 digits). `unrelated`: the caller knows that the
+  -- job has neither dependents nor dependencies. `apart`: a list that takes the job's stored
+  -- data text (aqless's own pops, see `data_apart` in rateLimit.pop), which the object then
+  -- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs.
+  -- `own`: a reply only aqless reads (its pops and pushes): the object ends with the job's
+  -- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent) and its checkpoint.
+  function Job.json(D, jid, f, unrelated, apart, own)
+    f = f or Job.read_full(jid)
+    if not f[JID] then return nil end
+    local dependents, dependencies = '{}', '{}'
+    if not unrelated then dependents, dependencies = relations_json(jid) end
+    local spawned = 'false'
+    if f[SPAWNED_FROM_JID] then spawned = json_string(f[SPAWNED_FROM_JID]) end
+    local throttles_key, throttles = '', ''
+    if D.show_throttles then
+      throttles_key, throttles = ',"throttles":', json_stored(f[THROTTLES])
+    end
+    local tracked = 'false'
+    if Events.is_tracked(jid) then tracked = 'true' end
+    local data_key, data = '', ''
+    if apart == nil then
+      data_key, data = ',"data":', cjson.encode(f[DATA] or '{}')
+    else
+      apart[#apart + 1] = f[DATA] or '{}'
+    end
+    return '{"jid":"' .. json_chars(f[JID]) ..
+      '","klass":"' .. name_chars(f[KLASS] or '') ..
+      '","state":"' .. name_chars(f[STATE] or '') ..
+      '","queue":"' .. name_chars(f[QUEUE] or '') ..
+      '","worker":"' .. name_chars(f[WORKER] or '') ..
+      '","tracked":' .. tracked ..
+      ',"priority":' .. json_number(f[PRIORITY]) ..
+      ',"expires":' .. json_number(f[EXPIRES]) ..
+      ',"retries":' .. json_number(f[RETRIES]) ..
+      ',"remaining":' .. whole_text(f[REMAINING]) ..
+      data_key .. data ..
+      ',"tags":' .. json_stored(f[TAGS]) ..
+      ',"history":' .. History.json(D, jid) ..
+      ',"failure":' .. json_stored(f[FAILURE]) ..
+      ',"spawned_from_jid":' .. spawned ..
+      ',"dependents":' .. dependents ..
+      ',"dependencies":' .. dependencies ..
+      throttles_key .. throttles .. own_pairs(own, f[ATTEMPT], f[CHECKPOINT]) .. '}'
+  end
 end
 
 -- The JSON list of the objects of the jids that exist, in order (`known`: jid -> fields,

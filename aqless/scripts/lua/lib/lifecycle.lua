@@ -61,179 +61,176 @@ end
 ---------------------------------------------------------------------------------------------
 -- complete / fail / retry / heartbeat / timeout: only a running job's owner may
 
--- Complete's own helpers, in one table (every top-level local counts towards the chunk's
--- limit).
-local Done = {}
+-- (Complete's helpers are the locals of one block: only a chunk's top-level locals count
+-- towards its limit of 200.)
+do
+  -- The fields complete reads of the job, one HMGET (a table by name would cost the server
+  -- more than the read): FINISH to finish it, ADVANCE to move it to its next queue (the
+  -- priority in the dedup id's place, no batch). `at`: each field's position in the reply.
+  local FINISH = {'worker', 'state', 'dedup', 'retries', 'queue', 'time', 'held_in',
+    'throttles', 'attempt', 'checkpoint', 'batch'}
+  local ADVANCE = {'worker', 'state', 'priority', 'retries', 'queue', 'time', 'held_in',
+    'throttles', 'attempt', 'checkpoint'}
+  local at = {worker = 1, state = 2, dedup = 3, priority = 3, retries = 4, queue = 5, time = 6,
+    held_in = 7, throttles = 8, attempt = 9, checkpoint = 10, batch = 11}
 
--- The fields complete reads of the job, one HMGET (a table by name would cost the server
--- more than the read): `finish` to finish it, `advance` to move it to its next queue (the
--- priority in the dedup id's place, no batch). `at`: each field's position in the reply.
-Done.finish = {'worker', 'state', 'dedup', 'retries', 'queue', 'time', 'held_in',
-  'throttles', 'attempt', 'checkpoint', 'batch'}
-Done.advance = {'worker', 'state', 'priority', 'retries', 'queue', 'time', 'held_in',
-  'throttles', 'attempt', 'checkpoint'}
-Done.at = {worker = 1, state = 2, dedup = 3, priority = 3, retries = 4, queue = 5, time = 6,
-  held_in = 7, throttles = 8, attempt = 9, checkpoint = 10, batch = 11}
+  local function purge(D, jids)
+    for _, jid in ipairs(jids) do
+      Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
+      if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
+    end
+  end
 
-function Done.purge(D, jids)
-  for _, jid in ipairs(jids) do
-    Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
-    if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
+  -- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
+  local function purge_completed(D, now)
+    local completed = Keys.completed()
+    local horizon = now - Config.number('jobs-history')
+    local old = call('ZRANGEBYSCORE', completed, 0, horizon)
+    if #old > 0 then
+      purge(D, old)
+      call('ZREMRANGEBYSCORE', completed, 0, horizon)
+    end
+    local keep = whole(Config.number('jobs-history-count'))
+    local excess = call('ZRANGE', completed, 0, -(keep + 1))
+    if #excess > 0 then
+      purge(D, excess)
+      call('ZREMRANGEBYRANK', completed, 0, -(keep + 1))
+    end
   end
-end
 
--- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
-function Done.purge_completed(D, now)
-  local completed = Keys.completed()
-  local horizon = now - Config.number('jobs-history')
-  local old = call('ZRANGEBYSCORE', completed, 0, horizon)
-  if #old > 0 then
-    Done.purge(D, old)
-    call('ZREMRANGEBYSCORE', completed, 0, horizon)
+  -- The first field of complete's write of the job: its data, or, when the job keeps the
+  -- stored data, its new state (written twice in one HSET: one write serves both).
+  local function data_pair(data, keep, state)
+    if keep then return 'state', state end
+    return 'data', data
   end
-  local keep = whole(Config.number('jobs-history-count'))
-  local excess = call('ZRANGE', completed, 0, -(keep + 1))
-  if #excess > 0 then
-    Done.purge(D, excess)
-    call('ZREMRANGEBYRANK', completed, 0, -(keep + 1))
-  end
-end
 
--- The first field of complete's write of the job: its data, or, when the job keeps the
--- stored data, its new state (written twice in one HSET: one write serves both).
-function Done.data_pair(data, keep, state)
-  if keep then return 'state', state end
-  return 'data', data
-end
+  -- Checks complete's arguments before anything is read; returns the options parsed: the
+  -- next queue, its delay and its dependencies (each nil when not given).
+  local function checked(D, jid, worker, queue, data, o, keep)
+    check(jid, 'Job(): no jid provided')
+    check(worker, 'Complete(): Arg "worker" missing')
+    if queue == nil then refuse(D, 'complete_no_queue') end
+    if not keep and decode(data) == false then
+      raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
+    end
+    local delay, depends = nil, nil
+    if o.delay ~= nil then
+      delay = number(o.delay)
+      check(delay, 'assertion failed!')
+    end
+    if o.depends ~= nil then
+      depends = string_list(decode(o.depends))
+      check(depends, 'Complete(): Arg "depends" not JSON: ' .. o.depends)
+    end
+    local next_queue = o.next
+    check(next_queue ~= '', 'Complete(): Arg "next" empty')
+    check(delay == nil or next_queue ~= nil,
+      'Complete(): "delay" cannot be used without a "next".')
+    check(depends == nil or next_queue ~= nil,
+      'Complete(): "depends" cannot be used without a "next".')
+    return next_queue, delay, depends
+  end
 
--- Checks complete's arguments before anything is read; returns the options parsed: the
--- next queue, its delay and its dependencies (each nil when not given).
-function Done.checked(D, jid, worker, queue, data, o, keep)
-  check(jid, 'Job(): no jid provided')
-  check(worker, 'Complete(): Arg "worker" missing')
-  if queue == nil then refuse(D, 'complete_no_queue') end
-  if not keep and decode(data) == false then
-    raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
-  end
-  local delay, depends = nil, nil
-  if o.delay ~= nil then
-    delay = number(o.delay)
-    check(delay, 'assertion failed!')
-  end
-  if o.depends ~= nil then
-    depends = string_list(decode(o.depends))
-    check(depends, 'Complete(): Arg "depends" not JSON: ' .. o.depends)
-  end
-  local next_queue = o.next
-  check(next_queue ~= '', 'Complete(): Arg "next" empty')
-  check(delay == nil or next_queue ~= nil,
-    'Complete(): "delay" cannot be used without a "next".')
-  check(depends == nil or next_queue ~= nil,
-    'Complete(): "depends" cannot be used without a "next".')
-  return next_queue, delay, depends
-end
-
--- The job's fields (Done.finish's, or Done.advance's with a next queue) when `worker` runs
--- it in `queue` at the `attempt` given; else the refusal.
--- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
--- that is mostly absent, Batch.ended's HGET)
-function Done.read_owned(D, jid, worker, queue, next_queue, attempt)
-  local at = Done.at
-  local v = call('HMGET', Keys.job(jid), unpack(next_queue and Done.advance or Done.finish))
-  local holder, state = v[at.worker] or nil, v[at.state] or nil
-  local job_queue = v[at.queue] or nil
-  if state ~= 'running' or holder ~= worker or job_queue ~= queue then
-    local job = {worker = holder, state = state, queue = job_queue}
-    if state == nil then refuse_job(D, 'complete_missing', jid, job) end
+  -- The job's fields (FINISH's, or ADVANCE's with a next queue) when `worker` runs
+  -- it in `queue` at the `attempt` given; else the refusal.
+  -- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
+  -- that is mostly absent, Batch.ended's HGET)
+  local function read_owned(D, jid, worker, queue, next_queue, attempt)
+    local v = call('HMGET', Keys.job(jid), unpack(next_queue and ADVANCE or FINISH))
+    local holder, state = v[at.worker] or nil, v[at.state] or nil
+    local job_queue = v[at.queue] or nil
+    if state ~= 'running' or holder ~= worker or job_queue ~= queue then
+      local job = {worker = holder, state = state, queue = job_queue}
+      if state == nil then refuse_job(D, 'complete_missing', jid, job) end
+      Job.check_attempt('Complete', jid, attempt, v[at.attempt])
+      if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
+      if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
+      refuse_job(D, 'complete_queue', jid, job)
+    end
     Job.check_attempt('Complete', jid, attempt, v[at.attempt])
-    if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
-    if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
-    refuse_job(D, 'complete_queue', jid, job)
+    return v
   end
-  Job.check_attempt('Complete', jid, attempt, v[at.attempt])
-  return v
-end
 
--- Moves the completed job on to `next_queue` (`v`: its fields, Done.advance's); returns
--- its new state.
-function Done.to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
-  delay, depends = delay or 0, depends or {}
-  Events.advanced(jid, queue, next_queue)
-  History.put(D, jid, now, next_queue)
-  Job.register_queue(next_queue, now)
-  -- (the reference stores `waiting` for a delayed job too; aqless stores the state it has)
-  local scheduled = delay > 0 and #depends == 0
-  local next_state = scheduled and 'scheduled' or 'waiting'
-  local name, value = Done.data_pair(data, keep, next_state)
-  call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
-    'failure', '{}', 'queue', next_queue, 'expires', 0,
-    'remaining', tonumber(v[Done.at.retries]) or 5, 'time', time_field(now))
-  if scheduled then
-    call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
-    return 'scheduled'
+  -- Moves the completed job on to `next_queue` (`v`: its fields, ADVANCE's); returns
+  -- its new state.
+  local function to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
+    delay, depends = delay or 0, depends or {}
+    Events.advanced(jid, queue, next_queue)
+    History.put(D, jid, now, next_queue)
+    Job.register_queue(next_queue, now)
+    -- (the reference stores `waiting` for a delayed job too; aqless stores the state it has)
+    local scheduled = delay > 0 and #depends == 0
+    local next_state = scheduled and 'scheduled' or 'waiting'
+    local name, value = data_pair(data, keep, next_state)
+    call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
+      'failure', '{}', 'queue', next_queue, 'expires', 0,
+      'remaining', tonumber(v[at.retries]) or 5, 'time', time_field(now))
+    if scheduled then
+      call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
+      return 'scheduled'
+    end
+    if Job.add_dependencies(jid, depends) > 0 then
+      call('ZADD', Keys.queue(next_queue, 'depends'), now, jid)
+      call('HSET', Keys.job(jid), 'state', 'depends')
+      if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
+      return 'depends'
+    end
+    Job.to_work(next_queue, jid, tonumber(v[at.priority]) or 0, now)
+    return 'waiting'
   end
-  if Job.add_dependencies(jid, depends) > 0 then
-    call('ZADD', Keys.queue(next_queue, 'depends'), now, jid)
-    call('HSET', Keys.job(jid), 'state', 'depends')
-    if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
-    return 'depends'
-  end
-  Job.to_work(next_queue, jid, tonumber(v[Done.at.priority]) or 0, now)
-  return 'waiting'
-end
 
--- Finishes the completed job (`v`: its fields, Done.finish's): its dedup id, batch, the
--- completed set with its retention, the dependents it releases (`dependents`).
-function Done.to_complete(D, now, jid, queue, v, data, keep, result, dependents)
-  local at = Done.at
-  Events.completed(jid, queue)
-  Dedup.release(jid, v[at.dedup] or nil)
-  Batch.ended(now, jid, 'done', v[at.batch])
-  local name, value = Done.data_pair(data, keep, 'complete')
-  call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
-    'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[at.retries]) or 5,
-    'time', time_field(now), unpack(result))
-  call('ZADD', Keys.completed(), now, jid)
-  Done.purge_completed(D, now)
-  Job.release_dependents(jid, now, dependents)
-  return 'complete'
-end
+  -- Finishes the completed job (`v`: its fields, FINISH's): its dedup id, batch, the
+  -- completed set with its retention, the dependents it releases (`dependents`).
+  local function to_complete(D, now, jid, queue, v, data, keep, result, dependents)
+    Events.completed(jid, queue)
+    Dedup.release(jid, v[at.dedup] or nil)
+    Batch.ended(now, jid, 'done', v[at.batch])
+    local name, value = data_pair(data, keep, 'complete')
+    call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
+      'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[at.retries]) or 5,
+      'time', time_field(now), unpack(result))
+    call('ZADD', Keys.completed(), now, jid)
+    purge_completed(D, now)
+    Job.release_dependents(jid, now, dependents)
+    return 'complete'
+  end
 
--- Completes a running job; with `next` it is put into that queue instead.
--- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
--- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
--- workers, when the job's code left the data as it was: decoded and written again, a
--- payload of 100 KB costs the server ~150 µs).
-function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
-  local next_queue, delay, depends = Done.checked(D, jid, worker, queue, data, o, keep)
-  local result = Results.fields(o, next_queue)
-  local v = Done.read_owned(D, jid, worker, queue, next_queue, attempt)
-  local at = Done.at
-  local held_in, throttles = v[at.held_in] or nil, v[at.throttles]
+  -- Completes a running job; with `next` it is put into that queue instead.
+  -- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
+  -- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
+  -- workers, when the job's code left the data as it was: decoded and written again, a
+  -- payload of 100 KB costs the server ~150 µs).
+  function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
+    local next_queue, delay, depends = checked(D, jid, worker, queue, data, o, keep)
+    local result = Results.fields(o, next_queue)
+    local v = read_owned(D, jid, worker, queue, next_queue, attempt)
+    local held_in, throttles = v[at.held_in] or nil, v[at.throttles]
 
-  History.append(jid, now, 'done')
-  Job.leave_running(Job.home_of(queue, held_in, jid), jid)
-  -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
-  if held_in ~= nil then
-    call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
-  elseif v[at.checkpoint] then
-    call('HDEL', Keys.job(jid), 'checkpoint')
+    History.append(jid, now, 'done')
+    Job.leave_running(Job.home_of(queue, held_in, jid), jid)
+    -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
+    if held_in ~= nil then
+      call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
+    elseif v[at.checkpoint] then
+      call('HDEL', Keys.job(jid), 'checkpoint')
+    end
+    -- (read before the release, which changes none of these keys)
+    local dependents, none_pending = nil, false
+    if next_queue == nil then
+      dependents, none_pending = Job.dependents_and_tracking(jid,
+        Throttle.sole_pending(throttles))
+    end
+    Throttle.release_all(jid, now, throttles, none_pending)
+    Stats.record_one(queue, 'run', now, now - (tonumber(v[at.time]) or now))
+    Stats.tick(queue, now, 'c')
+    call('ZREM', Keys.worker_jobs(worker), jid)
+    Events.if_tracked('completed', jid)
+    if next_queue ~= nil then
+      return to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
+    end
+    return to_complete(D, now, jid, queue, v, data, keep, result, dependents)
   end
-  -- (read before the release, which changes none of these keys)
-  local dependents, none_pending = nil, false
-  if next_queue == nil then
-    dependents, none_pending = Job.dependents_and_tracking(jid,
-      Throttle.sole_pending(throttles))
-  end
-  Throttle.release_all(jid, now, throttles, none_pending)
-  Stats.record_one(queue, 'run', now, now - (tonumber(v[at.time]) or now))
-  Stats.tick(queue, now, 'c')
-  call('ZREM', Keys.worker_jobs(worker), jid)
-  Events.if_tracked('completed', jid)
-  if next_queue ~= nil then
-    return Done.to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
-  end
-  return Done.to_complete(D, now, jid, queue, v, data, keep, result, dependents)
 end
 
 function Job.fail(D, now, jid, worker, group, message, data, attempt)

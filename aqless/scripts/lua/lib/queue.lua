@@ -25,27 +25,35 @@ local function hand_out_texts(now, worker, expires)
     time = string.format('%.20f', now), expires = expires}
 end
 
--- Hands a job to a worker: history, wait statistic, job fields (the caller adds the locks
--- of all the jobs it hands out at the end). `job`: Job.read_for_pop's reply, completed as
--- Job.read_full's; `texts`:
--- hand_out_texts'. Returns false for a jid whose job hash is gone.
-local function hand_out(queue, jid, job, worker, texts, now, waits)
+-- (The fields' positions as upvalues: read from Job.at per use, they would cost a pop of
+-- many jobs noticeably more. A block's locals do not count towards the chunk's limit.)
+local hand_out
+do
   local at = Job.at
-  if not job[at.jid] then return false end
-  History.push(jid, texts.entry)
-  waits[#waits + 1] = now - (tonumber(job[at.time]) or now)
-  -- every hand-out is a new attempt (aqless's own field: see Job.check_attempt)
-  local attempt = math.floor(tonumber(job[at.attempt]) or 0) + 1
-  call('HSET', Keys.job(jid), 'time', texts.time, 'worker', worker,
-    'expires', texts.expires, 'state', 'running', 'attempt', attempt)
-  job[at.attempt], job[at.worker], job[at.expires] = attempt, worker, texts.expires
-  job[at.state] = 'running'
-  -- held by a queue its `queue` field does not name (a retry into another queue)
-  if job[at.queue] ~= queue and job[at.held_in] ~= queue then
-    call('HSET', Keys.job(jid), 'held_in', queue)
+  local JID, TIME, ATTEMPT, WORKER = at.jid, at.time, at.attempt, at.worker
+  local EXPIRES, STATE, QUEUE, HELD_IN = at.expires, at.state, at.queue, at.held_in
+
+  -- Hands a job to a worker: history, wait statistic, job fields (the caller adds the locks
+  -- of all the jobs it hands out at the end). `job`: Job.read_for_pop's reply, completed as
+  -- Job.read_full's; `texts`:
+  -- hand_out_texts'. Returns false for a jid whose job hash is gone.
+  function hand_out(queue, jid, job, worker, texts, now, waits)
+    if not job[JID] then return false end
+    History.push(jid, texts.entry)
+    waits[#waits + 1] = now - (tonumber(job[TIME]) or now)
+    -- every hand-out is a new attempt (aqless's own field: see Job.check_attempt)
+    local attempt = math.floor(tonumber(job[ATTEMPT]) or 0) + 1
+    call('HSET', Keys.job(jid), 'time', texts.time, 'worker', worker,
+      'expires', texts.expires, 'state', 'running', 'attempt', attempt)
+    job[ATTEMPT], job[WORKER], job[EXPIRES] = attempt, worker, texts.expires
+    job[STATE] = 'running'
+    -- held by a queue its `queue` field does not name (a retry into another queue)
+    if job[QUEUE] ~= queue and job[HELD_IN] ~= queue then
+      call('HSET', Keys.job(jid), 'held_in', queue)
+    end
+    Events.if_tracked('popped', jid)
+    return true
   end
-  Events.if_tracked('popped', jid)
-  return true
 end
 
 -- Records a handed-out job: its jid in `popped`, its fields in `known` (false for a jid
@@ -63,7 +71,7 @@ end
 -- line), in at most max-pop-retry passes. Returns `known` (see `taken`).
 local function take_waiting(now, queue, worker, count, grouped, rates, texts, popped, known,
     waits)
-  local at = Job.at
+  local STATE, THROTTLES, RATE_LIMITS = Job.at.state, Job.at.throttles, Job.at.rate_limits
   local passes = Config.number(queue .. '-max-pop-retry', Config.number('max-pop-retry'))
   local work = Keys.queue(queue, 'work')
   -- the slots of several jobs on an unlimited throttle are added together
@@ -79,14 +87,14 @@ local function take_waiting(now, queue, worker, count, grouped, rates, texts, po
     if #batch == 0 then break end
     for i, jid in ipairs(batch) do
       local job = fields[i] or Job.read_for_pop(jid)
-      local state = job[at.state] or nil
-      local throttles = Throttle.parse(job[at.throttles] or nil)
-      if RateLimit.defers(rates, queue, jid, state, job[at.rate_limits] or nil) then
+      local state = job[STATE] or nil
+      local throttles = Throttle.parse(job[THROTTLES] or nil)
+      if RateLimit.defers(rates, queue, jid, state, job[RATE_LIMITS] or nil) then
         if known and known[jid] then known[jid] = false end
       elseif Throttle.try_acquire(jid, throttles, unlimited) then
         if hand_out(queue, jid, job, worker, texts, now, waits) then
           known = taken(popped, known, jid, job)
-          RateLimit.take(rates, jid, job[at.rate_limits] or nil)
+          RateLimit.take(rates, jid, job[RATE_LIMITS] or nil)
         end
       elseif state ~= nil then
         if known and known[jid] then known[jid] = false end
