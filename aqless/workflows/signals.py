@@ -1,6 +1,6 @@
 """Signals to workflows: ``client.signal(jid, signal, payload)``.
 
-A signal is kept with the job (extra fields of its hash: workflow.lua) until a wait of the
+A signal is kept with the job (extra fields of its hash: lua/lib/workflow.lua) until a wait of the
 workflow takes it; a workflow parked waiting for it is made waiting at once. A second
 delivery of the same `signal_id` is taken once.
 """

@@ -1,0 +1,11 @@
+--[=[ throttle.delete
+  Args     tid
+  Reads    none
+  Writes   ql:th:<tid> (deleted)
+  Returns  nil
+  Errors   'Throttle(): no tid provided'   InvalidArgumentError
+]=]
+Commands['throttle.delete'] = function(D, now, tid)
+  Helpers.tid_given(tid)
+  Throttle.delete(tid)
+end
