@@ -1,10 +1,9 @@
 """Every extra works alone: a wheel of this checkout, built once per test process, is
 installed into a fresh virtual environment per extra (and one with none, and one with
 ``all``), each a test of its own, which the test processes share out (uv, from its cache).
-In each, every module of the package is imported
-(tests/support/extras_probe.py): the modules an installed extra serves import, and those of
-a missing extra raise the ConfigurationError naming it; each extra's commands answer.
-"""
+In each, every module of the package is imported (tests/support/extras_probe.py): the
+modules an installed extra serves import, and those of a missing extra raise the
+ConfigurationError naming it; each extra's commands answer."""
 
 from __future__ import annotations
 
