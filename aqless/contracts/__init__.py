@@ -7,8 +7,18 @@ verb, run on the client's loop. Code that should work on any deployment takes a 
 
     async def drain(queue: contracts.Queue) -> None: ...
 
-A verb added to a contract must be added to every variant; tests/test_surface.py fails until it
-is (or until the variant states why it cannot offer it).
+A verb is declared here once, and the variants derive it from the declaration:
+- ``@sharded(route, merge)``: the sharded variant asks the shards `route` names and merges
+  their answers (aqless._concurrency.routing); a verb that hands back jobs is routed on the
+  sharded class instead, so that its jobs keep the plain class's type;
+- ``@script(command, arguments..., reply=...)``: the plain variant is that one script command
+  (aqless._connection.scripted);
+- the blocking variants derive every verb, but those marked ``@by_hand``.
+``python -m aqless.contracts --write`` writes the derived declarations mypy reads
+(aqless/contracts/derived.py, aqless/sync/derived.py); tests/typing/test_derived.py fails while
+they are not current. A verb without a declaration is written by hand in each variant that
+lacks one; tests/test_surface.py fails until every variant offers it (or states why it
+cannot).
 """
 
 from __future__ import annotations
@@ -16,9 +26,22 @@ from __future__ import annotations
 import datetime
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, Unpack
 
+from aqless._concurrency.routing import (
+    by_jid,
+    by_jids,
+    every,
+    first,
+    home,
+    latest_first,
+    of_group,
+    page,
+    paged,
+    sharded,
+)
 from aqless._connection.protocol import Clock, ScriptCaller
+from aqless._connection.scripted import script
 from aqless.batches.model import DEFAULT_TTL, Batch, BatchCallback, BatchMember, BatchPage
 from aqless.models import (
     Failure,
@@ -34,6 +57,7 @@ from aqless.models import (
     WorkerCounts,
     WorkerInfo,
     WorkerJobs,
+    listed,
 )
 from aqless.puts import Durable, JobClass, PutOptions, PutRequest, PutResult
 from aqless.scaling.estimate import QueueScaling
@@ -66,6 +90,15 @@ __all__ = [
     "Throttles",
     "Workers",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def by_hand(verb: F) -> F:
+    """Declare that every variant writes this verb itself (the sharded one takes more
+    parameters: a routing key): none derives it."""
+    verb.by_hand = True  # type: ignore[attr-defined]
+    return verb
 
 
 class JobSnapshot(Protocol):
@@ -233,12 +266,31 @@ class Throttle(Protocol):
     @property
     def name(self) -> str: ...
 
-    async def get(self) -> ThrottleInfo: ...
-    async def set(self, maximum: int, *, expiration: int = 0) -> None: ...
-    async def delete(self) -> None: ...
-    async def locks(self) -> list[str]: ...
-    async def pending(self) -> list[str]: ...
-    async def release(self, *jids: str) -> None: ...
+    @script("throttle.get", "self.name", reply=ThrottleInfo.from_json)
+    async def get(self) -> ThrottleInfo:
+        """This throttle's maximum and expiry."""
+
+    @script("throttle.set", "self.name", "maximum", "expiration")
+    async def set(self, maximum: int, *, expiration: int = 0) -> None:
+        """At most `maximum` jobs hold it at once (0: unlimited); `expiration` seconds
+        later the limit is lifted (0: never). InvalidValueError unless both are whole
+        numbers from 0."""
+
+    @script("throttle.delete", "self.name")
+    async def delete(self) -> None:
+        """Remove this throttle (its holders keep running)."""
+
+    @script("throttle.locks", "self.name", reply=listed)
+    async def locks(self) -> list[str]:
+        """The jids holding it."""
+
+    @script("throttle.pending", "self.name", reply=listed)
+    async def pending(self) -> list[str]:
+        """The jids waiting for it."""
+
+    @script("throttle.release", "self.name", "jids")
+    async def release(self, *jids: str) -> None:
+        """Release the locks the given jobs hold on this throttle."""
 
 
 class Throttles(Protocol):
@@ -255,6 +307,7 @@ class Queue(Protocol):
     @property
     def rate_limit(self) -> RateLimit: ...
 
+    @by_hand
     async def put(
         self,
         klass: JobClass,
@@ -264,6 +317,7 @@ class Queue(Protocol):
         durable: Durable = False,
         **options: Unpack[PutOptions],
     ) -> str: ...
+    @by_hand
     async def put_result(
         self,
         klass: JobClass,
@@ -272,9 +326,11 @@ class Queue(Protocol):
         durable: Durable = False,
         **options: Unpack[PutOptions],
     ) -> PutResult: ...
+    @by_hand
     async def put_many(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[str]: ...
+    @by_hand
     async def put_many_results(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[PutResult]: ...
@@ -298,29 +354,62 @@ class Queue(Protocol):
     async def pop(self, *, worker: str | None = None) -> Job | None: ...
     async def pop_many(self, count: int, *, worker: str | None = None) -> Sequence[Job]: ...
     async def peek(self, count: int = 1, *, offset: int = 0) -> Sequence[Job]: ...
+    @sharded(every)
     async def pause(self, *, stopjobs: bool = False) -> list[str]: ...
-    async def unpause(self) -> None: ...
-    async def length(self) -> int: ...
-    async def counts(self) -> QueueCounts: ...
+    @sharded(every)
+    @script("queue.unpause", "self.name")
+    async def unpause(self) -> None:
+        """Hand out jobs again after `pause`."""
+
+    @sharded(every)
+    @script("queue.length", "self.name", reply=int)
+    async def length(self) -> int:
+        """Waiting, scheduled and running jobs."""
+
+    @sharded(every)
+    @script("queue.counts", "self.name", reply=QueueCounts.from_json)
+    async def counts(self) -> QueueCounts:
+        """How many jobs this queue holds in each state."""
+
+    @sharded(every)
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats: ...
     async def scaling(
         self, target_p95: float, *, previous: QueueScaling | None = None
     ) -> QueueScaling: ...
+    @sharded(paged("listing"), page)
     async def jobs(
         self, state: JobState | str, *, offset: int = 0, count: int = 25
     ) -> list[str]: ...
+    @sharded(first)
     async def heartbeat(self) -> float: ...
+    @sharded(every)
     async def set_heartbeat(self, seconds: float | None) -> None: ...
-    async def throttle(self) -> ThrottleInfo: ...
-    async def set_throttle(self, maximum: int) -> None: ...
+    @sharded(home)
+    @script("queue.throttle.get", "self.name", reply=ThrottleInfo.from_json)
+    async def throttle(self) -> ThrottleInfo:
+        """This queue's own throttle: how many of its jobs may run at once."""
+
+    @script("queue.throttle.set", "self.name", "maximum")
+    async def set_throttle(self, maximum: int) -> None:
+        """Let at most `maximum` of this queue's jobs run at once (0: unlimited).
+        InvalidValueError unless a whole number from 0. A sharded deployment pins the queue
+        to one shard first (`ShardedClient.pin`), so that the maximum holds over it."""
+
     async def set_rate_limit(
         self, limit: int | None, *, per: float = 1.0, smooth: bool = False
     ) -> None: ...
     async def unfail(self, group: str, count: int = 25) -> int: ...
-    async def forget(self) -> None: ...
+    @sharded(every)
+    @script("queue.forget", "self.name")
+    async def forget(self) -> None:
+        """Drop this queue from the list of queues (its jobs stay)."""
+
     async def groups(self) -> list[GroupCounts]: ...
+    @sharded(of_group)
     async def set_group_weight(self, group: str | None, weight: float) -> None: ...
+    @sharded(of_group)
     async def set_group_concurrency(self, group: str | None, maximum: int) -> None: ...
+    @sharded(of_group)
     async def set_group_rate_limit(
         self, group: str | None, limit: int | None, *, per: float = 1.0
     ) -> None: ...
@@ -330,7 +419,9 @@ class Queues(Protocol):
     """``queues["emails"]`` (no I/O), and every queue's names and counts."""
 
     def __getitem__(self, name: str) -> Queue: ...
+    @sharded(every)
     async def names(self) -> list[str]: ...
+    @sharded(every)
     async def counts(self) -> list[QueueCounts]: ...
     async def scaling(
         self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
@@ -342,14 +433,23 @@ class Jobs(Protocol):
 
     async def get(self, jid: str) -> Job | RecurringJob | None: ...
     async def get_many(self, jids: Sequence[str]) -> Sequence[Job]: ...
+    @sharded(by_jid())
     async def stored_result(self, jid: str) -> JobResult | None: ...
+    @sharded(by_jids)
     async def progress(self, *jids: str) -> dict[str, Progress]: ...
+    @sharded(by_jids)
     async def checkpoints(self, *jids: str) -> dict[str, Any]: ...
+    @sharded(paged("listing"), page)
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page: ...
     async def tracked(self) -> tuple[Sequence[Job], list[str]]: ...
+    @sharded(paged("listing"), page)
     async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]: ...
+    @sharded(paged("listing"), page)
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page: ...
+    @sharded(every)
     async def failure_groups(self) -> dict[str, int]: ...
+    #: jobs that depend on each other, and a flow's, are on one shard: cancelled together
+    @sharded(by_jids)
     async def cancel(self, *jids: str) -> list[str]: ...
 
 
@@ -383,18 +483,29 @@ class Flows(Protocol):
 class Config(Protocol):
     """The deployment's settings (``heartbeat``, ``jobs-history``...)."""
 
+    @sharded(first)
     async def get(self, option: str) -> str | None: ...
+    @sharded(every)
     async def set(self, option: str, value: str | float, *, force: bool = False) -> None: ...
-    async def unset(self, option: str) -> None: ...
+    @sharded(every)
+    @script("config.unset", "option")
+    async def unset(self, option: str) -> None:
+        """Remove an option: back to its default."""
+
+    @sharded(first)
     async def all(self) -> dict[str, str]: ...
 
 
 class Workers(Protocol):
     """The workers the server has seen."""
 
+    @sharded(every, latest_first)
     async def counts(self) -> list[WorkerCounts]: ...
+    @sharded(every)
     async def jobs(self, worker: str) -> WorkerJobs: ...
+    @sharded(every)
     async def forget(self, *workers: str) -> None: ...
+    @sharded(every)
     async def records(self) -> dict[str, WorkerInfo]: ...
     async def seen(self) -> SeenWorkers: ...
 
