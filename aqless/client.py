@@ -35,9 +35,12 @@ from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.contracts.derived import (
     ConfigScripted,
+    JobsScripted,
+    QueuesScripted,
     ShardedConfigRouted,
     ShardedJobsRouted,
     ShardedWorkersRouted,
+    TagsScripted,
     ThrottleScripted,
 )
 from aqless.errors import ConfigurationError
@@ -477,7 +480,7 @@ def _sentinel_primary(
     return primary, list(sentinel.sentinels)
 
 
-class Queues:
+class Queues(QueuesScripted):
     """``client.queues[name]`` (no I/O), and every queue's counts and names."""
 
     def __init__(self, client: Client) -> None:
@@ -485,10 +488,6 @@ class Queues:
 
     def __getitem__(self, name: str) -> Queue:
         return Queue(self._client, name)
-
-    async def names(self) -> list[str]:
-        """The names of the queues the server knows."""
-        return listed(await self._client.protocol.json("queues.names"))
 
     async def counts(self) -> list[QueueCounts]:
         """Every queue's counts by state."""
@@ -503,7 +502,7 @@ class Queues:
         return await every_queue_scaling(self, target_p95, previous)
 
 
-class Jobs:
+class Jobs(JobsScripted):
     """Jobs by id, tag, tracking, completion and failure."""
 
     def __init__(self, client: Client) -> None:
@@ -561,11 +560,6 @@ class Jobs:
         reply = await self._client.protocol.json("jobs.tracked")
         jobs = [Job(self._client, fields) for fields in listed_objects(reply.get("jobs"))]
         return jobs, listed(reply.get("expired"))
-
-    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Completed jids, most recent first."""
-        offset, count = rules.checked_listing(offset, count, "jobs.completed")
-        return listed(await self._client.protocol.json("jobs.completed", offset, count))
 
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids failed in `group`, most recent first."""
@@ -699,16 +693,11 @@ class Throttles:
         return Throttle(self._client, name)
 
 
-class Tags:
+class Tags(TagsScripted):
     """The tags in use: ``client.tags.top()``."""
 
     def __init__(self, client: Client) -> None:
         self._client = client
-
-    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Tags carried by at least two jobs, most used first."""
-        offset, count = rules.checked_listing(offset, count, "tags.top")
-        return listed(await self._client.protocol.json("tags.top", offset, count))
 
 
 # -- a sharded deployment's parts: each verb the plain one's, routed over the shards ------------

@@ -420,7 +420,10 @@ class Queues(Protocol):
 
     def __getitem__(self, name: str) -> Queue: ...
     @sharded(every)
-    async def names(self) -> list[str]: ...
+    @script("queues.names", reply=listed)
+    async def names(self) -> list[str]:
+        """The names of the queues the server knows."""
+
     @sharded(every)
     async def counts(self) -> list[QueueCounts]: ...
     async def scaling(
@@ -443,7 +446,10 @@ class Jobs(Protocol):
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page: ...
     async def tracked(self) -> tuple[Sequence[Job], list[str]]: ...
     @sharded(paged("listing"), page)
-    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]: ...
+    @script("jobs.completed", "offset", "count", reply=listed)
+    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Completed jids, most recent first."""
+
     @sharded(paged("listing"), page)
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page: ...
     @sharded(every)
@@ -513,15 +519,21 @@ class Workers(Protocol):
 class Tags(Protocol):
     """The tags in use, most used first."""
 
-    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]: ...
+    @script("tags.top", "offset", "count", reply=listed)
+    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Tags carried by at least two jobs, most used first."""
 
 
 class QueuePatterns(Protocol):
     """Queue identifiers (``@name`` stands for queues) and priority patterns."""
 
+    @sharded(first)
     async def identifiers(self) -> dict[str, list[str]]: ...
+    @sharded(every)
     async def set_identifiers(self, identifiers: Mapping[str, Sequence[str]]) -> None: ...
+    @sharded(first)
     async def priorities(self) -> list[PriorityPattern]: ...
+    @sharded(every)
     async def set_priorities(self, groups: Sequence[PriorityPattern]) -> None: ...
 
 

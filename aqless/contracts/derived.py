@@ -15,12 +15,16 @@ from aqless._connection.scripted import scripted
 
 __all__ = [
     "ConfigScripted",
+    "JobsScripted",
     "QueueScripted",
+    "QueuesScripted",
     "ShardedConfigRouted",
     "ShardedJobsRouted",
+    "ShardedQueuePatternsRouted",
     "ShardedQueueRouted",
     "ShardedQueuesRouted",
     "ShardedWorkersRouted",
+    "TagsScripted",
     "ThrottleScripted",
 ]
 
@@ -36,10 +40,28 @@ class QueueScripted:
     forget = scripted(contracts.Queue.forget)
 
 
+class QueuesScripted:
+    """`contracts.Queues`'s script commands."""
+
+    names = scripted(contracts.Queues.names)
+
+
+class JobsScripted:
+    """`contracts.Jobs`'s script commands."""
+
+    completed = scripted(contracts.Jobs.completed)
+
+
 class ConfigScripted:
     """`contracts.Config`'s script commands."""
 
     unset = scripted(contracts.Config.unset)
+
+
+class TagsScripted:
+    """`contracts.Tags`'s script commands."""
+
+    top = scripted(contracts.Tags.top)
 
 
 class ThrottleScripted:
@@ -107,3 +129,12 @@ class ShardedWorkersRouted:
     jobs = routed(contracts.Workers.jobs)
     forget = routed(contracts.Workers.forget)
     records = routed(contracts.Workers.records)
+
+
+class ShardedQueuePatternsRouted:
+    """`contracts.QueuePatterns`'s routed verbs."""
+
+    identifiers = routed(contracts.QueuePatterns.identifiers)
+    set_identifiers = routed(contracts.QueuePatterns.set_identifiers)
+    priorities = routed(contracts.QueuePatterns.priorities)
+    set_priorities = routed(contracts.QueuePatterns.set_priorities)

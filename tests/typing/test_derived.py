@@ -14,9 +14,18 @@ import pytest
 import aqless
 import aqless.sync
 from aqless import contracts
-from aqless.client import Config, ShardedConfig, ShardedJobs, ShardedWorkers, Throttle
+from aqless.client import (
+    Config,
+    Jobs,
+    Queues,
+    ShardedConfig,
+    ShardedJobs,
+    ShardedWorkers,
+    Tags,
+    Throttle,
+)
 from aqless.contracts import derived
-from aqless.contracts.derive import derived_sources
+from aqless.contracts.derive import CONTRACTS, derived_sources
 from aqless.errors import InvalidValueError
 from aqless.models import QueueCounts, ThrottleInfo
 from aqless.sharding.queue import ShardedQueue, ShardedQueues
@@ -33,6 +42,9 @@ def test_the_generated_modules_are_current() -> None:
 #: Each variant class and the generated base it derives verbs from.
 DERIVING = [
     (aqless.Queue, derived.QueueScripted),
+    (Queues, derived.QueuesScripted),
+    (Jobs, derived.JobsScripted),
+    (Tags, derived.TagsScripted),
     (Config, derived.ConfigScripted),
     (Throttle, derived.ThrottleScripted),
     (ShardedQueue, derived.ShardedQueueRouted),
@@ -62,13 +74,13 @@ def test_a_variant_inherits_its_derived_verbs_and_writes_none_again(
     assert not derived_names & written_again
 
 
-def test_every_declared_script_command_is_derived_by_the_plain_class() -> None:
-    for contract, base in [
-        (contracts.Queue, derived.QueueScripted),
-        (contracts.Throttle, derived.ThrottleScripted),
-    ]:
-        declared = {name for name, verb in vars(contract).items() if hasattr(verb, "script")}
-        assert declared == {name for name in vars(base) if not name.startswith("_")}
+def test_every_declared_route_and_script_command_is_derived() -> None:
+    for name in CONTRACTS:
+        contract = getattr(contracts, name)
+        for marker, base in [("script", f"{name}Scripted"), ("sharding", f"Sharded{name}Routed")]:
+            declared = {verb for verb, value in vars(contract).items() if hasattr(value, marker)}
+            derived_here = vars(getattr(derived, base, object))
+            assert declared == {verb for verb in derived_here if not verb.startswith("_")}
 
 
 async def test_a_scripted_verb_checks_its_inputs_by_their_rules_before_sending() -> None:
