@@ -69,10 +69,10 @@ def _part(client: aqless.ShardedClient, cls: type) -> object:
 
 def test_a_verb_declared_under_another_name_is_refused() -> None:
     with pytest.raises((TypeError, RuntimeError)) as raised:  # 3.11 wraps it
-        type("Misnamed", (), {"pause": routed(aqless.Queue.unpause, every)})
+        type("Misnamed", (), {"unpause": routed(aqless.Queue.pause, every)})
     refusal = raised.value.__cause__ or raised.value
     assert isinstance(refusal, TypeError)
-    assert "Misnamed.pause is the sharded unpause: name it so" in str(refusal)
+    assert "Misnamed.unpause is the sharded pause: name it so" in str(refusal)
 
 
 # -- the merges: one answer from the shards' answers ---------------------------------------

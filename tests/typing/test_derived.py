@@ -7,13 +7,14 @@ mypy, not run)."""
 from __future__ import annotations
 
 import inspect
-from typing import assert_type
+from typing import Protocol, assert_type
 
 import pytest
 
 import aqless
 import aqless.sync
 from aqless import contracts
+from aqless._connection.scripted import script, scripted
 from aqless.client import (
     Config,
     Jobs,
@@ -25,6 +26,7 @@ from aqless.client import (
     Throttle,
 )
 from aqless.contracts import derived
+from aqless.contracts.__main__ import main
 from aqless.contracts.derive import CONTRACTS, derived_sources
 from aqless.errors import InvalidValueError
 from aqless.models import QueueCounts, ThrottleInfo
@@ -127,3 +129,19 @@ async def types_of_derived_verbs(
     await sharded.set_group_weight(None, "2")  # type: ignore[arg-type]
     await throttle.release(1)  # type: ignore[arg-type]
     blocking.set_heartbeat("60")  # type: ignore[arg-type]
+
+
+def test_the_command_says_whether_the_generated_modules_are_current(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_a_script_declaration_sending_what_the_verb_does_not_take_is_refused() -> None:
+    class Contract(Protocol):
+        @script("queue.length", "self.name", "count")
+        async def length(self) -> int: ...
+
+    with pytest.raises(TypeError, match="has no parameter 'count' to send"):
+        scripted(Contract.length)
