@@ -34,6 +34,7 @@ from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, h
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.contracts.derived import (
+    ClientScripted,
     ConfigScripted,
     JobsScripted,
     QueuesScripted,
@@ -42,6 +43,7 @@ from aqless.contracts.derived import (
     ShardedWorkersRouted,
     TagsScripted,
     ThrottleScripted,
+    WorkersScripted,
 )
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
@@ -98,7 +100,7 @@ def default_worker_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-class Client:
+class Client(ClientScripted):
     """A connection to one qless deployment (one server, one key namespace).
 
     ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, to
@@ -629,7 +631,7 @@ def worker_index_key(prefix: str) -> str:
     return prefix + "aqless:workers"
 
 
-class Workers:
+class Workers(WorkersScripted):
     """The workers the server has seen."""
 
     def __init__(self, client: Client) -> None:

@@ -4,7 +4,7 @@ ones. A contract's verb declares once which shards it asks and how their answers
 (aqless.contracts)::
 
     class Queue(Protocol):
-        @sharded(every)
+        @on_shards(every)
         async def length(self) -> int: ...
 
 and the sharded class takes it, derived (``length = routed(contracts.Queue.length)``, written
@@ -61,10 +61,10 @@ __all__ = [
     "interleaved",
     "merged",
     "of_group",
+    "on_shards",
     "page",
     "paged",
     "routed",
-    "sharded",
 ]
 
 P = ParamSpec("P")
@@ -264,7 +264,7 @@ class Sharding:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def sharded(route: Route, merge: Merge[Any] | None = None) -> Callable[[F], F]:
+def on_shards(route: Route, merge: Merge[Any] | None = None) -> Callable[[F], F]:
     """Declare on a contract's verb how its sharded variant asks the shards (`route`) and
     merges their answers (`merge`, `merged` when not given); the verb is unchanged."""
 
@@ -276,7 +276,7 @@ def sharded(route: Route, merge: Merge[Any] | None = None) -> Callable[[F], F]:
 
 
 def sharding_of(verb: Callable[..., Any]) -> Sharding | None:
-    """The routing declared on `verb` (`sharded`), if any."""
+    """The routing declared on `verb` (`on_shards`), if any."""
     declared: Sharding | None = getattr(verb, "sharding", None)
     return declared
 
@@ -288,7 +288,7 @@ def routed(
 ) -> Routed[P, R]:
     """`verb` (a contract's or a plain class's) on a sharded object, asked of the shards
     `route` names and answered by `merge` (`merged` when not given); without a route, the
-    ones declared on the verb (`sharded`)."""
+    ones declared on the verb (`on_shards`)."""
     if route is None:
         declared = sharding_of(verb) or Sharding(_undeclared(verb))
         route, merge = declared.route, declared.merge

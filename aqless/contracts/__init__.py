@@ -8,7 +8,7 @@ verb, run on the client's loop. Code that should work on any deployment takes a 
     async def drain(queue: contracts.Queue) -> None: ...
 
 A verb is declared here once, and the variants derive it from the declaration:
-- ``@sharded(route, merge)``: the sharded variant asks the shards `route` names and merges
+- ``@on_shards(route, merge)``: the sharded variant asks the shards `route` names and merges
   their answers (aqless._concurrency.routing); a verb that hands back jobs is routed on the
   sharded class instead, so that its jobs keep the plain class's type;
 - ``@script(command, arguments..., reply=...)``: the plain variant is that one script command
@@ -36,9 +36,9 @@ from aqless._concurrency.routing import (
     home,
     latest_first,
     of_group,
+    on_shards,
     page,
     paged,
-    sharded,
 )
 from aqless._connection.protocol import Clock, ScriptCaller
 from aqless._connection.scripted import script
@@ -354,37 +354,37 @@ class Queue(Protocol):
     async def pop(self, *, worker: str | None = None) -> Job | None: ...
     async def pop_many(self, count: int, *, worker: str | None = None) -> Sequence[Job]: ...
     async def peek(self, count: int = 1, *, offset: int = 0) -> Sequence[Job]: ...
-    @sharded(every)
+    @on_shards(every)
     async def pause(self, *, stopjobs: bool = False) -> list[str]: ...
-    @sharded(every)
+    @on_shards(every)
     @script("queue.unpause", "self.name")
     async def unpause(self) -> None:
         """Hand out jobs again after `pause`."""
 
-    @sharded(every)
+    @on_shards(every)
     @script("queue.length", "self.name", reply=int)
     async def length(self) -> int:
         """Waiting, scheduled and running jobs."""
 
-    @sharded(every)
+    @on_shards(every)
     @script("queue.counts", "self.name", reply=QueueCounts.from_json)
     async def counts(self) -> QueueCounts:
         """How many jobs this queue holds in each state."""
 
-    @sharded(every)
+    @on_shards(every)
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats: ...
     async def scaling(
         self, target_p95: float, *, previous: QueueScaling | None = None
     ) -> QueueScaling: ...
-    @sharded(paged("listing"), page)
+    @on_shards(paged("listing"), page)
     async def jobs(
         self, state: JobState | str, *, offset: int = 0, count: int = 25
     ) -> list[str]: ...
-    @sharded(first)
+    @on_shards(first)
     async def heartbeat(self) -> float: ...
-    @sharded(every)
+    @on_shards(every)
     async def set_heartbeat(self, seconds: float | None) -> None: ...
-    @sharded(home)
+    @on_shards(home)
     @script("queue.throttle.get", "self.name", reply=ThrottleInfo.from_json)
     async def throttle(self) -> ThrottleInfo:
         """This queue's own throttle: how many of its jobs may run at once."""
@@ -399,17 +399,17 @@ class Queue(Protocol):
         self, limit: int | None, *, per: float = 1.0, smooth: bool = False
     ) -> None: ...
     async def unfail(self, group: str, count: int = 25) -> int: ...
-    @sharded(every)
+    @on_shards(every)
     @script("queue.forget", "self.name")
     async def forget(self) -> None:
         """Drop this queue from the list of queues (its jobs stay)."""
 
     async def groups(self) -> list[GroupCounts]: ...
-    @sharded(of_group)
+    @on_shards(of_group)
     async def set_group_weight(self, group: str | None, weight: float) -> None: ...
-    @sharded(of_group)
+    @on_shards(of_group)
     async def set_group_concurrency(self, group: str | None, maximum: int) -> None: ...
-    @sharded(of_group)
+    @on_shards(of_group)
     async def set_group_rate_limit(
         self, group: str | None, limit: int | None, *, per: float = 1.0
     ) -> None: ...
@@ -419,12 +419,12 @@ class Queues(Protocol):
     """``queues["emails"]`` (no I/O), and every queue's names and counts."""
 
     def __getitem__(self, name: str) -> Queue: ...
-    @sharded(every)
+    @on_shards(every)
     @script("queues.names", reply=listed)
     async def names(self) -> list[str]:
         """The names of the queues the server knows."""
 
-    @sharded(every)
+    @on_shards(every)
     async def counts(self) -> list[QueueCounts]: ...
     async def scaling(
         self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
@@ -436,26 +436,26 @@ class Jobs(Protocol):
 
     async def get(self, jid: str) -> Job | RecurringJob | None: ...
     async def get_many(self, jids: Sequence[str]) -> Sequence[Job]: ...
-    @sharded(by_jid())
+    @on_shards(by_jid())
     async def stored_result(self, jid: str) -> JobResult | None: ...
-    @sharded(by_jids)
+    @on_shards(by_jids)
     async def progress(self, *jids: str) -> dict[str, Progress]: ...
-    @sharded(by_jids)
+    @on_shards(by_jids)
     async def checkpoints(self, *jids: str) -> dict[str, Any]: ...
-    @sharded(paged("listing"), page)
+    @on_shards(paged("listing"), page)
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page: ...
     async def tracked(self) -> tuple[Sequence[Job], list[str]]: ...
-    @sharded(paged("listing"), page)
+    @on_shards(paged("listing"), page)
     @script("jobs.completed", "offset", "count", reply=listed)
     async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
         """Completed jids, most recent first."""
 
-    @sharded(paged("listing"), page)
+    @on_shards(paged("listing"), page)
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page: ...
-    @sharded(every)
+    @on_shards(every)
     async def failure_groups(self) -> dict[str, int]: ...
     #: jobs that depend on each other, and a flow's, are on one shard: cancelled together
-    @sharded(by_jids)
+    @on_shards(by_jids)
     async def cancel(self, *jids: str) -> list[str]: ...
 
 
@@ -489,29 +489,29 @@ class Flows(Protocol):
 class Config(Protocol):
     """The deployment's settings (``heartbeat``, ``jobs-history``...)."""
 
-    @sharded(first)
+    @on_shards(first)
     async def get(self, option: str) -> str | None: ...
-    @sharded(every)
+    @on_shards(every)
     async def set(self, option: str, value: str | float, *, force: bool = False) -> None: ...
-    @sharded(every)
+    @on_shards(every)
     @script("config.unset", "option")
     async def unset(self, option: str) -> None:
         """Remove an option: back to its default."""
 
-    @sharded(first)
+    @on_shards(first)
     async def all(self) -> dict[str, str]: ...
 
 
 class Workers(Protocol):
     """The workers the server has seen."""
 
-    @sharded(every, latest_first)
+    @on_shards(every, latest_first)
     async def counts(self) -> list[WorkerCounts]: ...
-    @sharded(every)
+    @on_shards(every)
     async def jobs(self, worker: str) -> WorkerJobs: ...
-    @sharded(every)
+    @on_shards(every)
     async def forget(self, *workers: str) -> None: ...
-    @sharded(every)
+    @on_shards(every)
     async def records(self) -> dict[str, WorkerInfo]: ...
     async def seen(self) -> SeenWorkers: ...
 
@@ -527,13 +527,13 @@ class Tags(Protocol):
 class QueuePatterns(Protocol):
     """Queue identifiers (``@name`` stands for queues) and priority patterns."""
 
-    @sharded(first)
+    @on_shards(first)
     async def identifiers(self) -> dict[str, list[str]]: ...
-    @sharded(every)
+    @on_shards(every)
     async def set_identifiers(self, identifiers: Mapping[str, Sequence[str]]) -> None: ...
-    @sharded(first)
+    @on_shards(first)
     async def priorities(self) -> list[PriorityPattern]: ...
-    @sharded(every)
+    @on_shards(every)
     async def set_priorities(self, groups: Sequence[PriorityPattern]) -> None: ...
 
 
@@ -602,7 +602,9 @@ class Client(Protocol):
         traceback: TracebackType | None,
     ) -> None: ...
     def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream: ...
+    @on_shards(by_jid())
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None: ...
+    @on_shards(by_jid())
     async def result(self, jid: str, *, timeout: float | None = None) -> Any: ...
 
 

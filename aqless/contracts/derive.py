@@ -6,7 +6,7 @@ Protocol as its base must write every member itself. So, from the contracts' dec
 writes one line a derived verb, in classes the variants inherit:
 - aqless/contracts/derived.py: ``<Contract>Scripted`` (the plain class's `@script` verbs,
   ``length = scripted(contracts.Queue.length)``) and ``Sharded<Contract>Routed`` (the sharded
-  class's `@sharded` verbs, ``length = routed(contracts.Queue.length)``; a verb handing back
+  class's `@on_shards` verbs, ``length = routed(contracts.Queue.length)``; a verb handing back
   jobs is routed by hand from the plain class's, whose jobs are precisely typed);
 - aqless/sync/derived.py: ``<Contract>Verbs``, a blocking façade of every coroutine verb but
   the `by_hand` ones and those handing back jobs inside another value (written by hand).
@@ -24,12 +24,18 @@ from aqless import contracts
 from aqless._concurrency.routing import sharding_of
 from aqless._connection.scripted import script_of
 
-__all__ = ["BLOCKING", "CONTRACTS", "derived_sources", "write"]
+__all__ = ["BLOCKING", "ROUTED", "SCRIPTED", "derived_sources", "write"]
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
-#: The contracts whose verbs a variant derives, in the order their classes are written.
-CONTRACTS = (
+#: The contracts whose plain class inherits ``<Contract>Scripted`` (their `@script` verbs).
+SCRIPTED = ("Client", "Queue", "Queues", "Jobs", "Config", "Workers", "Tags", "Throttle")
+#: The contracts whose sharded class inherits ``Sharded<Contract>Routed`` (their `@on_shards`
+#: verbs).
+ROUTED = ("Client", "Queue", "Queues", "Jobs", "Config", "Workers", "QueuePatterns")
+#: The contracts whose blocking façade inherits ``<Contract>Verbs`` (Client's and Job's
+#: blocking verbs are written in aqless/sync).
+BLOCKING = (
     "Queue",
     "Queues",
     "Jobs",
@@ -43,8 +49,6 @@ CONTRACTS = (
     "Batches",
     "Flows",
 )
-#: The contracts with a blocking façade derived (Job's and Client's are written in aqless/sync).
-BLOCKING = CONTRACTS
 
 #: A blocking verb's maker by what the async verb hands back (jobs become SyncJob).
 _BLOCKING_MAKERS = {
@@ -76,23 +80,32 @@ def verbs(contract: type) -> Iterator[tuple[str, Callable[..., Any]]]:
 
 
 def _classes(
-    maker: Callable[[str, Callable[..., Any]], str | None], name_of: Callable[[str], str], doc: str
-) -> tuple[list[str], list[str]]:
-    """Each contract's class of the lines `maker` writes (None: not derived), and its name."""
+    listed: tuple[str, ...],
+    maker: Callable[[str, Callable[..., Any]], str | None],
+    name_of: Callable[[str], str],
+    doc: str,
+) -> list[str]:
+    """A class for each contract `listed` (empty ones too: its variant inherits it, ready for
+    a verb declared later), of the lines `maker` writes (None: not derived)."""
     written: list[str] = []
-    names: list[str] = []
-    for contract_name in CONTRACTS:
+    for contract_name in listed:
         contract = getattr(contracts, contract_name)
         lines = [line for name, verb in verbs(contract) if (line := maker(name, verb))]
-        if not lines:
-            continue
-        names.append(name_of(contract_name))
-        body = "\n".join(f"    {line}" for line in lines)
+        body = "".join(f"    {line}\n" for line in lines)
         written.append(
             f"class {name_of(contract_name)}{{base}}:\n"
-            f'    """{doc.format(contract=contract_name)}"""\n\n{body}\n'
+            f'    """{doc.format(contract=contract_name)}"""\n' + (body and f"\n{body}")
         )
-    return written, names
+    return written
+
+
+def _undeclared(marker: str, listed: tuple[str, ...]) -> None:
+    """Refuse a `marker` declaration on a contract whose variant derives none (not listed)."""
+    for name in contracts.__all__:
+        contract = getattr(contracts, name)
+        declaring = [verb for verb, value in verbs(contract) if hasattr(value, marker)]
+        if declaring and name not in listed:
+            raise TypeError(f"{name} declares {marker} on {declaring}: list it in derive.py")
 
 
 def _scripted(name: str, verb: Callable[..., Any]) -> str | None:
@@ -131,12 +144,21 @@ def _module(purpose: str, imports: str, classes: list[str], names: list[str]) ->
 
 
 def contracts_derived() -> str:
-    scripted, scripted_names = _classes(
-        _scripted, lambda name: f"{name}Scripted", "`contracts.{contract}`'s script commands."
+    _undeclared("script", SCRIPTED)
+    _undeclared("sharding", ROUTED)
+    scripted = _classes(
+        SCRIPTED,
+        _scripted,
+        lambda name: f"{name}Scripted",
+        "`contracts.{contract}`'s script commands.",
     )
-    routed, routed_names = _classes(
-        _routed, lambda name: f"Sharded{name}Routed", "`contracts.{contract}`'s routed verbs."
+    routed = _classes(
+        ROUTED,
+        _routed,
+        lambda name: f"Sharded{name}Routed",
+        "`contracts.{contract}`'s routed verbs.",
     )
+    names = [f"{name}Scripted" for name in SCRIPTED] + [f"Sharded{name}Routed" for name in ROUTED]
     return _module(
         "What the plain classes derive (`<Contract>Scripted`: each verb declared as one script\n"
         "command, aqless._connection.scripted) and the sharded ones (`Sharded<Contract>Routed`:\n"
@@ -145,13 +167,16 @@ def contracts_derived() -> str:
         "from aqless._concurrency.routing import routed\n"
         "from aqless._connection.scripted import scripted\n",
         [cls.format(base="") for cls in scripted + routed],
-        scripted_names + routed_names,
+        names,
     )
 
 
 def sync_derived() -> str:
-    classes, names = _classes(
-        _blocking, lambda name: f"{name}Verbs", "`contracts.{contract}`'s verbs, blocking."
+    classes = _classes(
+        BLOCKING,
+        _blocking,
+        lambda name: f"{name}Verbs",
+        "`contracts.{contract}`'s verbs, blocking.",
     )
     written = "".join(classes)
     makers = [maker for maker in sorted(_MAKERS) if f" = {maker}(" in written]
@@ -163,7 +188,7 @@ def sync_derived() -> str:
         + "".join(f"    {name},\n" for name in ["Facade", *makers])
         + ")\n",
         [cls.format(base="(Facade)") for cls in classes],
-        names,
+        [f"{name}Verbs" for name in BLOCKING],
     )
 
 

@@ -14,10 +14,12 @@ from aqless._concurrency.routing import routed
 from aqless._connection.scripted import scripted
 
 __all__ = [
+    "ClientScripted",
     "ConfigScripted",
     "JobsScripted",
     "QueueScripted",
     "QueuesScripted",
+    "ShardedClientRouted",
     "ShardedConfigRouted",
     "ShardedJobsRouted",
     "ShardedQueuePatternsRouted",
@@ -26,7 +28,12 @@ __all__ = [
     "ShardedWorkersRouted",
     "TagsScripted",
     "ThrottleScripted",
+    "WorkersScripted",
 ]
+
+
+class ClientScripted:
+    """`contracts.Client`'s script commands."""
 
 
 class QueueScripted:
@@ -58,6 +65,10 @@ class ConfigScripted:
     unset = scripted(contracts.Config.unset)
 
 
+class WorkersScripted:
+    """`contracts.Workers`'s script commands."""
+
+
 class TagsScripted:
     """`contracts.Tags`'s script commands."""
 
@@ -73,6 +84,13 @@ class ThrottleScripted:
     locks = scripted(contracts.Throttle.locks)
     pending = scripted(contracts.Throttle.pending)
     release = scripted(contracts.Throttle.release)
+
+
+class ShardedClientRouted:
+    """`contracts.Client`'s routed verbs."""
+
+    wait = routed(contracts.Client.wait)
+    result = routed(contracts.Client.result)
 
 
 class ShardedQueueRouted:
