@@ -7,8 +7,18 @@ verb, run on the client's loop. Code that should work on any deployment takes a 
 
     async def drain(queue: contracts.Queue) -> None: ...
 
-A verb added to a contract must be added to every variant; tests/test_surface.py fails until it
-is (or until the variant states why it cannot offer it).
+A verb is declared here once, and the variants derive it from the declaration:
+- ``@on_shards(route, merge)``: the sharded variant asks the shards `route` names and merges
+  their answers (aqless._concurrency.routing); a verb that hands back jobs is routed on the
+  sharded class instead, so that its jobs keep the plain class's type;
+- ``@script(command, arguments..., reply=...)``: the plain variant is that one script command
+  (aqless._connection.scripted);
+- the blocking variants derive every verb, but those marked ``@by_hand``.
+``python -m aqless.contracts --write`` writes the derived declarations mypy reads
+(aqless/contracts/derived.py, aqless/sync/derived.py); tests/typing/test_derived.py fails while
+they are not current. A verb without a declaration is written by hand in each variant that
+lacks one; tests/test_surface.py fails until every variant offers it (or states why it
+cannot).
 """
 
 from __future__ import annotations
@@ -16,9 +26,22 @@ from __future__ import annotations
 import datetime
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, Unpack
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, Unpack
 
+from aqless._concurrency.routing import (
+    by_jid,
+    by_jids,
+    every,
+    first,
+    home,
+    latest_first,
+    of_group,
+    on_shards,
+    page,
+    paged,
+)
 from aqless._connection.protocol import Clock, ScriptCaller
+from aqless._connection.scripted import script
 from aqless.batches.model import DEFAULT_TTL, Batch, BatchCallback, BatchMember, BatchPage
 from aqless.models import (
     Failure,
@@ -34,6 +57,7 @@ from aqless.models import (
     WorkerCounts,
     WorkerInfo,
     WorkerJobs,
+    listed,
 )
 from aqless.puts import Durable, JobClass, PutOptions, PutRequest, PutResult
 from aqless.scaling.estimate import QueueScaling
@@ -67,6 +91,15 @@ __all__ = [
     "Throttles",
     "Workers",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def by_hand(verb: F) -> F:
+    """Declare that every variant writes this verb itself (the sharded one takes more
+    parameters: a routing key): none derives it."""
+    verb.by_hand = True  # type: ignore[attr-defined]
+    return verb
 
 
 class JobFields(Protocol):
@@ -237,12 +270,31 @@ class Throttle(Protocol):
     @property
     def name(self) -> str: ...
 
-    async def get(self) -> ThrottleInfo: ...
-    async def set(self, maximum: int, *, expiration: int = 0) -> None: ...
-    async def delete(self) -> None: ...
-    async def locks(self) -> list[str]: ...
-    async def pending(self) -> list[str]: ...
-    async def release(self, *jids: str) -> None: ...
+    @script("throttle.get", "self.name", reply=ThrottleInfo.from_json)
+    async def get(self) -> ThrottleInfo:
+        """This throttle's maximum and expiry."""
+
+    @script("throttle.set", "self.name", "maximum", "expiration")
+    async def set(self, maximum: int, *, expiration: int = 0) -> None:
+        """At most `maximum` jobs hold it at once (0: unlimited); `expiration` seconds
+        later the limit is lifted (0: never). InvalidValueError unless both are whole
+        numbers from 0."""
+
+    @script("throttle.delete", "self.name")
+    async def delete(self) -> None:
+        """Remove this throttle (its holders keep running)."""
+
+    @script("throttle.locks", "self.name", reply=listed)
+    async def locks(self) -> list[str]:
+        """The jids holding it."""
+
+    @script("throttle.pending", "self.name", reply=listed)
+    async def pending(self) -> list[str]:
+        """The jids waiting for it."""
+
+    @script("throttle.release", "self.name", "jids")
+    async def release(self, *jids: str) -> None:
+        """Release the locks the given jobs hold on this throttle."""
 
 
 class Throttles(Protocol):
@@ -259,6 +311,7 @@ class Queue(Protocol):
     @property
     def rate_limit(self) -> RateLimit: ...
 
+    @by_hand
     async def put(
         self,
         klass: JobClass,
@@ -268,6 +321,7 @@ class Queue(Protocol):
         durable: Durable = False,
         **options: Unpack[PutOptions],
     ) -> str: ...
+    @by_hand
     async def put_result(
         self,
         klass: JobClass,
@@ -276,9 +330,11 @@ class Queue(Protocol):
         durable: Durable = False,
         **options: Unpack[PutOptions],
     ) -> PutResult: ...
+    @by_hand
     async def put_many(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[str]: ...
+    @by_hand
     async def put_many_results(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[PutResult]: ...
@@ -302,29 +358,62 @@ class Queue(Protocol):
     async def pop(self, *, worker: str | None = None) -> Job | None: ...
     async def pop_many(self, count: int, *, worker: str | None = None) -> Sequence[Job]: ...
     async def peek(self, count: int = 1, *, offset: int = 0) -> Sequence[Job]: ...
+    @on_shards(every)
     async def pause(self, *, stopjobs: bool = False) -> list[str]: ...
-    async def unpause(self) -> None: ...
-    async def length(self) -> int: ...
-    async def counts(self) -> QueueCounts: ...
+    @on_shards(every)
+    @script("queue.unpause", "self.name")
+    async def unpause(self) -> None:
+        """Hand out jobs again after `pause`."""
+
+    @on_shards(every)
+    @script("queue.length", "self.name", reply=int)
+    async def length(self) -> int:
+        """Waiting, scheduled and running jobs."""
+
+    @on_shards(every)
+    @script("queue.counts", "self.name", reply=QueueCounts.from_json)
+    async def counts(self) -> QueueCounts:
+        """How many jobs this queue holds in each state."""
+
+    @on_shards(every)
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats: ...
     async def scaling(
         self, target_p95: float, *, previous: QueueScaling | None = None
     ) -> QueueScaling: ...
+    @on_shards(paged("listing"), page)
     async def jobs(
         self, state: JobState | str, *, offset: int = 0, count: int = 25
     ) -> list[str]: ...
+    @on_shards(first)
     async def heartbeat(self) -> float: ...
+    @on_shards(every)
     async def set_heartbeat(self, seconds: float | None) -> None: ...
-    async def throttle(self) -> ThrottleInfo: ...
-    async def set_throttle(self, maximum: int) -> None: ...
+    @on_shards(home)
+    @script("queue.throttle.get", "self.name", reply=ThrottleInfo.from_json)
+    async def throttle(self) -> ThrottleInfo:
+        """This queue's own throttle: how many of its jobs may run at once."""
+
+    @script("queue.throttle.set", "self.name", "maximum")
+    async def set_throttle(self, maximum: int) -> None:
+        """Let at most `maximum` of this queue's jobs run at once (0: unlimited).
+        InvalidValueError unless a whole number from 0. A sharded deployment pins the queue
+        to one shard first (`ShardedClient.pin`), so that the maximum holds over it."""
+
     async def set_rate_limit(
         self, limit: int | None, *, per: float = 1.0, smooth: bool = False
     ) -> None: ...
     async def unfail(self, group: str, count: int = 25) -> int: ...
-    async def forget(self) -> None: ...
+    @on_shards(every)
+    @script("queue.forget", "self.name")
+    async def forget(self) -> None:
+        """Drop this queue from the list of queues (its jobs stay)."""
+
     async def groups(self) -> list[GroupCounts]: ...
+    @on_shards(of_group)
     async def set_group_weight(self, group: str | None, weight: float) -> None: ...
+    @on_shards(of_group)
     async def set_group_concurrency(self, group: str | None, maximum: int) -> None: ...
+    @on_shards(of_group)
     async def set_group_rate_limit(
         self, group: str | None, limit: int | None, *, per: float = 1.0
     ) -> None: ...
@@ -334,7 +423,12 @@ class Queues(Protocol):
     """``queues["emails"]`` (no I/O), and every queue's names and counts."""
 
     def __getitem__(self, name: str) -> Queue: ...
-    async def names(self) -> list[str]: ...
+    @on_shards(every)
+    @script("queues.names", reply=listed)
+    async def names(self) -> list[str]:
+        """The names of the queues the server knows."""
+
+    @on_shards(every)
     async def counts(self) -> list[QueueCounts]: ...
     async def scaling(
         self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
@@ -346,14 +440,26 @@ class Jobs(Protocol):
 
     async def get(self, jid: str) -> Job | RecurringJob | None: ...
     async def get_many(self, jids: Sequence[str]) -> Sequence[Job]: ...
+    @on_shards(by_jid())
     async def stored_result(self, jid: str) -> JobResult | None: ...
+    @on_shards(by_jids)
     async def progress(self, *jids: str) -> dict[str, Progress]: ...
+    @on_shards(by_jids)
     async def checkpoints(self, *jids: str) -> dict[str, Any]: ...
+    @on_shards(paged("listing"), page)
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page: ...
     async def tracked(self) -> tuple[Sequence[Job], list[str]]: ...
-    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]: ...
+    @on_shards(paged("listing"), page)
+    @script("jobs.completed", "offset", "count", reply=listed)
+    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Completed jids, most recent first."""
+
+    @on_shards(paged("listing"), page)
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page: ...
+    @on_shards(every)
     async def failure_groups(self) -> dict[str, int]: ...
+    #: jobs that depend on each other, and a flow's, are on one shard: cancelled together
+    @on_shards(by_jids)
     async def cancel(self, *jids: str) -> list[str]: ...
 
 
@@ -387,18 +493,29 @@ class Flows(Protocol):
 class Config(Protocol):
     """The deployment's settings (``heartbeat``, ``jobs-history``...)."""
 
+    @on_shards(first)
     async def get(self, option: str) -> str | None: ...
+    @on_shards(every)
     async def set(self, option: str, value: str | float, *, force: bool = False) -> None: ...
-    async def unset(self, option: str) -> None: ...
+    @on_shards(every)
+    @script("config.unset", "option")
+    async def unset(self, option: str) -> None:
+        """Remove an option: back to its default."""
+
+    @on_shards(first)
     async def all(self) -> dict[str, str]: ...
 
 
 class Workers(Protocol):
     """The workers the server has seen."""
 
+    @on_shards(every, latest_first)
     async def counts(self) -> list[WorkerCounts]: ...
+    @on_shards(every)
     async def jobs(self, worker: str) -> WorkerJobs: ...
+    @on_shards(every)
     async def forget(self, *workers: str) -> None: ...
+    @on_shards(every)
     async def records(self) -> dict[str, WorkerInfo]: ...
     async def seen(self) -> SeenWorkers: ...
 
@@ -406,15 +523,21 @@ class Workers(Protocol):
 class Tags(Protocol):
     """The tags in use, most used first."""
 
-    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]: ...
+    @script("tags.top", "offset", "count", reply=listed)
+    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """Tags carried by at least two jobs, most used first."""
 
 
 class QueuePatterns(Protocol):
     """Queue identifiers (``@name`` stands for queues) and priority patterns."""
 
+    @on_shards(first)
     async def identifiers(self) -> dict[str, list[str]]: ...
+    @on_shards(every)
     async def set_identifiers(self, identifiers: Mapping[str, Sequence[str]]) -> None: ...
+    @on_shards(first)
     async def priorities(self) -> list[PriorityPattern]: ...
+    @on_shards(every)
     async def set_priorities(self, groups: Sequence[PriorityPattern]) -> None: ...
 
 
@@ -483,8 +606,11 @@ class Client(Protocol):
         traceback: TracebackType | None,
     ) -> None: ...
     def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream: ...
+    @on_shards(by_jid())
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None: ...
+    @on_shards(by_jid())
     async def result(self, jid: str, *, timeout: float | None = None) -> Any: ...
+    @on_shards(by_jid())
     async def signal(
         self, jid: str, signal: str, payload: Any = None, *, signal_id: str | None = None
     ) -> Delivery: ...
