@@ -33,9 +33,9 @@ from redis.retry import Retry
 import aqless
 from aqless._worker.counters import WorkerCounters
 from aqless._worker.info import InfoPublisher, infos
+from aqless.ops.listings import throttle_documents
 from aqless.web import create_app, held, search, throughput
 from aqless.web.condition import LOST, condition_code
-from aqless.web.reads import throttle_documents
 from tests.faults.harness import OwnServer, free_port, server_binary
 from tests.support.worker_processes import eventually
 

@@ -86,6 +86,7 @@ function Helpers.throttle_set(tid, maximum, expiration)
   if limit < 0 then raise('Throttle(): Arg "maximum" must not be negative: ' .. maximum) end
   local seconds = optional_number(expiration, 0, 'Throttle(): Arg "expiration" not a number: ')
   Throttle.set(tid, maximum, math.min(whole(seconds), 2 ^ 31))
+  Throttle.index_add(tid)
 end
 
 -- Commands by the word before their first dot ('' for the classic names without one). A
@@ -213,6 +214,7 @@ GROUPS[''] = function() return {
 } end
 
 GROUPS['queue'] = function() return {
+  ['queue.failedJobs'] = function(now, a) return Helpers.json(Queue.failed_of(a[1], a[2], a[3], a[4], a[5], a[6])) end,
   ['queue.forget'] = function(now, a) Queue.forget(rest(a, 1)) end,
   ['queue.counts'] = function(now, a)
     local queue = a[1]
@@ -467,6 +469,7 @@ GROUPS['queuePriorityPatterns'] = function() return {
 } end
 
 GROUPS['recurringJob'] = function() return {
+  ['recurringJob.getMulti'] = function(now, a) return Recurring.get_many(REQLESS, rest(a, 1)) end,
   ['recurringJob.cancel'] = function(now, a) return Recurring.cancel(a[1]) end,
   ['recurringJob.get'] = function(now, a)
     return Helpers.object_or_nil(Recurring.object(REQLESS, a[1]))
@@ -485,10 +488,13 @@ GROUPS['recurringJob'] = function() return {
 } end
 
 GROUPS['throttle'] = function() return {
+  ['throttle.all'] = function(now, a) return json_array(Throttle.all()) end,
+  ['throttle.index'] = function(now, a) return Throttle.adopt(rest(a, 1)) end,
   ['throttle.delete'] = function(now, a)
     local tid = a[1]
     Helpers.tid_given(tid)
     Throttle.delete(tid)
+    Throttle.index_remove(tid)
   end,
   ['throttle.get'] = function(now, a)
     local tid = a[1]
