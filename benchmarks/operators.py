@@ -60,6 +60,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--empty", type=int, default=20_000, help="jobs `queue empty` cancels")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each page and command")
     parser.add_argument("--url", help="a server to fill (FLUSHALL first!); default: embedded")
+    parser.add_argument(
+        "--parts",
+        default="pages,commands,empty",
+        help="what to time, of pages,commands,empty (default: all)",
+    )
     arguments = parser.parse_args(argv)
     tenth = arguments.waiting // 10
     arguments.failed = tenth if arguments.failed is None else arguments.failed
@@ -321,11 +326,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         connection = redis.Redis.from_url(url)
         say(f"\n| what | ms (median of {arguments.repeat}) | server CPU ms | commands | SCANs |")
         say("|---|---|---|---|---|")
-        for line in [*pages(url, connection, arguments), *commands(url, connection, arguments)]:
-            say(line)
-        say("")
-        for line in emptying(url, connection, arguments):
-            say(line)
+        parts = arguments.parts.split(",")
+        if "pages" in parts:
+            for line in pages(url, connection, arguments):
+                say(line)
+        if "commands" in parts:
+            for line in commands(url, connection, arguments):
+                say(line)
+        if "empty" in parts:
+            for line in ["", *emptying(url, connection, arguments)]:
+                say(line)
 
 
 if __name__ == "__main__":

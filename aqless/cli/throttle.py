@@ -47,9 +47,15 @@ async def _show(client: AnyClient, name: str, is_queue: bool) -> dict[str, Any]:
 
 
 def _listed_document(listed: ListedThrottle, shard: int | None) -> dict[str, Any]:
-    document = {**dataclasses.asdict(listed.info), "locks": listed.locks}
-    document["pending"] = listed.pending
-    return document if shard is None else {**document, "shard": shard}
+    """A listed throttle's settings, its holders and waiters counted, and its shard."""
+    counts = {"locks": listed.locks, "pending": listed.pending}
+    return {**dataclasses.asdict(listed.info), **counts} | (
+        {} if shard is None else {"shard": shard}
+    )
+
+
+def _expires(ttl: int) -> str:
+    return f"in {duration(ttl)}" if ttl >= 0 else "never"
 
 
 async def _listed(client: AnyClient) -> list[dict[str, Any]]:
@@ -81,7 +87,7 @@ def list_throttles() -> None:
         (
             document["id"],
             document["maximum"] or "unlimited",
-            f"in {duration(document['ttl'])}" if document["ttl"] >= 0 else "never",
+            _expires(document["ttl"]),
             document["locks"],
             document["pending"],
         )
@@ -132,7 +138,7 @@ def show(name: str, is_queue: bool) -> None:
         [
             ("throttle", document["id"]),
             ("maximum", document["maximum"] or "unlimited"),
-            ("expires", f"in {duration(ttl)}" if ttl >= 0 else "never"),
+            ("expires", _expires(ttl)),
             ("held by", joined(document["locks"])),
             ("waiting", joined(document["pending"])),
         ]
