@@ -174,7 +174,7 @@ end
 --[=[ queue.throttle.set
   Args     queue, maximum
   Reads    none
-  Writes   ql:th:<tid> (tid: the queue's throttle, ql:q:<q>)
+  Writes   ql:th:<tid> (tid: the queue's throttle, ql:q:<q>), ql:throttles
   Returns  nil
   Errors   'Queue(): no queue name provided'   InvalidArgumentError
            'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError
@@ -183,7 +183,7 @@ end
 --[=[ throttle.set
   Args     tid, maximum, [expiration]
   Reads    none
-  Writes   ql:th:<tid>
+  Writes   ql:th:<tid>, ql:throttles
   Returns  nil
   Errors   'Throttle(): no tid provided'   InvalidArgumentError
            'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError
@@ -233,7 +233,7 @@ function Throttle.pending(tid) return call('ZRANGE', pending_key(tid), 0, -1) en
 --[=[ throttle.delete
   Args     tid
   Reads    none
-  Writes   ql:th:<tid> (deleted)
+  Writes   ql:th:<tid> (deleted), ql:throttles
   Returns  nil
   Errors   'Throttle(): no tid provided'   InvalidArgumentError
 ]=]
