@@ -466,7 +466,7 @@ class Queue:
         peeked = await self.peek(count, offset=stalled + offset)
         return [job.jid for job in peeked]
 
-    async def _failed(self, offset: int, count: int, budget: int = 2000) -> list[str]:
+    async def _failed(self, offset: int, count: int, budget: int = 500) -> list[str]:
         # failed jobs are kept by failure group, not by queue: the server walks the groups
         # and keeps ours, reading at most `budget` jobs a call and saying where to resume
         found: list[str] = []

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 import click
 
 import aqless
-from aqless.cli.failures import PAGE
 from aqless.cli.render import plural
 from aqless.cli.runtime import AnyClient, emit, note, progress, run_any
 from aqless.ops import known
@@ -18,6 +17,10 @@ from aqless.ops.pacing import Pacer
 #: The states `queue empty` takes jobs from, in the order it cancels them (dependents first,
 #: so that a job and the jobs waiting on it can go in separate calls).
 EMPTIED_STATES = ("depends", "scheduled", "waiting", "throttled", "stalled", "running", "failed")
+
+#: The most jobs one call lists or cancels, however fast the last one was (a mismeasured
+#: call never lets the next hold the server long).
+CHUNK_MOST = 100
 
 #: What `queue empty` cancels without --state: the jobs no worker holds and no failure keeps.
 DEFAULT_STATES = ("waiting", "scheduled", "depends", "throttled")
@@ -66,7 +69,7 @@ async def listed(client: AnyClient, queue: str, states: list[str]) -> Emptying:
     await known.require(client, "queue", queue)
     found: dict[str, list[str]] = {state: [] for state in states}
     seen: set[str] = set()
-    pacer = Pacer(most=PAGE)
+    pacer = Pacer(most=CHUNK_MOST)
     for part in partitions(client, queue):
         for state in states:
             fresh = [jid for jid in await every_jid(part, state, pacer) if jid not in seen]
@@ -81,7 +84,7 @@ async def cancel_all(client: AnyClient, emptying: Emptying) -> None:
     is a dependency of a job outside it) goes one job at a time, and the jobs refused then
     are tried once more at the end (their dependents may have been cancelled since)."""
     refused: dict[str, str] = {}
-    pacer = Pacer(most=PAGE)
+    pacer = Pacer(most=CHUNK_MOST)
     with progress(f"emptying {emptying.queue}", emptying.total) as advance:
         for state, jids in emptying.found.items():
             done = 0
