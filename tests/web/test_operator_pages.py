@@ -30,6 +30,7 @@ async def test_the_throttles_page_lists_every_throttle_without_a_scan(
     ]
     assert "queue emails" in page
     assert "smtp" in page
+    assert "aqless throttle reindex" in page  # how other clients' named throttles show
 
 
 async def test_the_recurring_page_reads_the_templates_in_bulk(counted: Counted) -> None:
