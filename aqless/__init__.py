@@ -19,7 +19,18 @@ if TYPE_CHECKING:
     from aqless._worker.policies import RequeuePolicy, RetryPolicy
     from aqless._worker.reservers import QueueSelection, Reserver
     from aqless.batches import Batch, BatchCallback, Batches
-    from aqless.client import Client, Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
+    from aqless.client import (
+        Client,
+        Config,
+        Jobs,
+        Queues,
+        ShardedConfig,
+        ShardedJobs,
+        Tags,
+        Throttle,
+        Throttles,
+        Workers,
+    )
     from aqless.errors import (
         AqlessError,
         CancelRefusedError,
@@ -43,6 +54,7 @@ if TYPE_CHECKING:
         JobNotFoundError,
         LockLostError,
         NotDurableError,
+        PartialPopError,
         PayloadError,
         PermissionDeniedError,
         ResultDroppedError,
@@ -57,7 +69,7 @@ if TYPE_CHECKING:
     )
     from aqless.handlers import Handler, Handlers
     from aqless.job import Job, RecurringJob
-    from aqless.limits import RateLimit, RateLimits
+    from aqless.limits import RateLimit, RateLimits, ShardedRateLimits, ShardedThrottles
     from aqless.models import (
         Durations,
         Failure,
@@ -71,29 +83,22 @@ if TYPE_CHECKING:
         QueueStats,
         RateLimitInfo,
         RecurringChanges,
+        SeenWorker,
+        SeenWorkers,
         ThrottleInfo,
         WorkerCounts,
+        WorkerInfo,
         WorkerJobs,
     )
-    from aqless.patterns import QueuePatterns
+    from aqless.patterns import QueuePatterns, ShardedQueuePatterns
     from aqless.progress import Progress
     from aqless.puts import Dedup, Durability, PutOptions, PutRequest, PutResult
     from aqless.queue import Queue
     from aqless.scaling import QueueScaling, ScalingWindow
-    from aqless.sharding.client import (
-        ShardedClient,
-        ShardedConfig,
-        ShardedJobs,
-        ShardedQueue,
-        ShardedQueuePatterns,
-        ShardedQueues,
-        ShardedRateLimits,
-        ShardedThrottles,
-    )
+    from aqless.sharding.client import ShardedClient
     from aqless.sharding.map import Shard, ShardMap
-    from aqless.sharding.queue import PartialPopError
-    from aqless.sharding.worker import ShardedWorker
-    from aqless.worker import Heartbeats, Worker, WorkerCounters, WorkerSettings
+    from aqless.sharding.queue import ShardedQueue, ShardedQueues
+    from aqless.worker import Heartbeats, ShardedWorker, Worker, WorkerCounters, WorkerSettings
 
 #: The module defining each public name.
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -125,6 +130,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "Config",
         "Jobs",
         "Queues",
+        "ShardedConfig",
+        "ShardedJobs",
         "Tags",
         "Throttle",
         "Throttles",
@@ -153,6 +160,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "JobNotFoundError",
         "LockLostError",
         "NotDurableError",
+        "PartialPopError",
         "PayloadError",
         "PermissionDeniedError",
         "ResultDroppedError",
@@ -176,6 +184,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "aqless.limits": (
         "RateLimit",
         "RateLimits",
+        "ShardedRateLimits",
+        "ShardedThrottles",
     ),
     "aqless.models": (
         "Durations",
@@ -190,11 +200,17 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "QueueStats",
         "RateLimitInfo",
         "RecurringChanges",
+        "SeenWorker",
+        "SeenWorkers",
         "ThrottleInfo",
         "WorkerCounts",
+        "WorkerInfo",
         "WorkerJobs",
     ),
-    "aqless.patterns": ("QueuePatterns",),
+    "aqless.patterns": (
+        "QueuePatterns",
+        "ShardedQueuePatterns",
+    ),
     "aqless.progress": ("Progress",),
     "aqless.puts": (
         "Dedup",
@@ -208,24 +224,18 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "QueueScaling",
         "ScalingWindow",
     ),
-    "aqless.sharding.client": (
-        "ShardedClient",
-        "ShardedConfig",
-        "ShardedJobs",
-        "ShardedQueue",
-        "ShardedQueuePatterns",
-        "ShardedQueues",
-        "ShardedRateLimits",
-        "ShardedThrottles",
-    ),
+    "aqless.sharding.client": ("ShardedClient",),
     "aqless.sharding.map": (
         "Shard",
         "ShardMap",
     ),
-    "aqless.sharding.queue": ("PartialPopError",),
-    "aqless.sharding.worker": ("ShardedWorker",),
+    "aqless.sharding.queue": (
+        "ShardedQueue",
+        "ShardedQueues",
+    ),
     "aqless.worker": (
         "Heartbeats",
+        "ShardedWorker",
         "Worker",
         "WorkerCounters",
         "WorkerSettings",
@@ -331,6 +341,8 @@ __all__ = [
     "RetryPolicy",
     "ScalingWindow",
     "ScriptError",
+    "SeenWorker",
+    "SeenWorkers",
     "ServerFullError",
     "ServerUnavailableError",
     "Shard",
@@ -354,6 +366,7 @@ __all__ = [
     "Worker",
     "WorkerCounters",
     "WorkerCounts",
+    "WorkerInfo",
     "WorkerJobs",
     "WorkerObserver",
     "WorkerSettings",

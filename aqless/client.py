@@ -18,11 +18,24 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from aqless import rules
+from aqless._concurrency.routing import (
+    ShardedPart,
+    by_jid,
+    by_jids,
+    every,
+    first,
+    gathered,
+    in_order,
+    latest_first,
+    page,
+    paged,
+    routed,
+)
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.lifecycle import Lifecycle
-from aqless._connection.protocol import Clock, Protocol
+from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.errors import ConfigurationError
@@ -35,8 +48,10 @@ from aqless.models import (
     JobState,
     Page,
     QueueCounts,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
     listed,
 )
@@ -113,6 +128,10 @@ class Client:
         sharded_pubsub: listen to events with SSUBSCRIBE, as the script of a shard of a
             sharded deployment publishes them (SPUBLISH); `ShardedClient` sets it on the
             clients of its shards.
+        script_connection: what carries the script calls: ``"lean"`` (aqless's own
+            pipelined connection, the default) or ``"redis-py"`` (redis-py's pool: a
+            diagnostic, slower). Without it, ``AQLESS_SCRIPT_CONNECTION`` says, read when
+            the client is made.
         **connection_options: go to ``redis.asyncio.Redis`` and to aqless's own connection
             (``db``, ``username``, ``password``, ``ssl_ca_certs``, ``socket_timeout``...).
             ``max_connections`` caps the connection pool: a call that finds every
@@ -134,6 +153,7 @@ class Client:
         unix_socket_path: str | None = None,
         strict: bool = False,
         sharded_pubsub: bool = False,
+        script_connection: ScriptConnection | None = None,
         **connection_options: Any,
     ) -> None:
         # Everything is checked before anything starts: an embedded server is only started
@@ -158,10 +178,15 @@ class Client:
         self.clock = clock
         self.strict = strict
         self.sharded_pubsub = sharded_pubsub
+        self.script_connection: ScriptConnection = rules.check(
+            "client.script_connection",
+            script_connection or os.environ.get("AQLESS_SCRIPT_CONNECTION") or "lean",
+            "Client",
+        )
         self._connection_options = connection_options
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
-        self._protocol: Protocol | None = None
+        self._protocol: ScriptCaller | None = None
         self._lifecycle = Lifecycle("this client")
         if redis is not None:
             if not redis.get_encoder().decode_responses:
@@ -307,8 +332,11 @@ class Client:
         return pool
 
     def _use(self, redis: AnyRedis) -> None:
-        self._protocol = Protocol(
-            redis, prefix=None if self.prefix == "ql:" else self.prefix, clock=self.clock
+        self._protocol = ScriptCaller(
+            redis,
+            prefix=None if self.prefix == "ql:" else self.prefix,
+            clock=self.clock,
+            connection=self.script_connection,
         )
 
     async def open(self) -> Self:
@@ -355,7 +383,7 @@ class Client:
         await self.aclose()
 
     @property
-    def protocol(self) -> Protocol:
+    def protocol(self) -> ScriptCaller:
         """The script caller (internal: the verbs of Queue, Job... go through it)."""
         self._lifecycle.check_usable()
         if self._protocol is None:
@@ -600,6 +628,16 @@ class Config:
         return {str(name): str(value) for name, value in reply.items()}
 
 
+def worker_record_key(prefix: str, name: str) -> str:
+    """The record an aqless worker publishes about itself (aqless._worker.info)."""
+    return f"{prefix}aqless:w:{name}"  # no qless key starts with ql:aqless:
+
+
+def worker_index_key(prefix: str) -> str:
+    """The names of the workers whose records are alive, by when each was last written."""
+    return prefix + "aqless:workers"
+
+
 class Workers:
     """The workers the server has seen."""
 
@@ -625,6 +663,25 @@ class Workers:
         """Drop workers from the list of workers (their jobs are not touched)."""
         if workers:
             await self._client.protocol.call("worker.forget", *workers)
+
+    async def records(self) -> dict[str, WorkerInfo]:
+        """What each live aqless worker says of itself (host, pid, queues, slots, version,
+        jobs per minute...), by name; other clients' workers publish no record."""
+        protocol, prefix = self._client.protocol, self._client.prefix
+        listed = await protocol.plain("workers.records", "ZRANGE", worker_index_key(prefix), 0, -1)
+        names = [str(name) for name in listed]
+        raws = await protocol.plain_many(
+            "workers.records", [("HGETALL", worker_record_key(prefix, name)) for name in names]
+        )
+        found = (
+            WorkerInfo.parse(name, hash_fields(raw)) for name, raw in zip(names, raws, strict=True)
+        )
+        return {info.name: info for info in found if info is not None}
+
+    async def seen(self) -> SeenWorkers:
+        """The workers that hold jobs or publish a record, each with both; and the other
+        clients qless lists."""
+        return SeenWorkers.of(await self.counts(), await self.records())
 
 
 class Throttle:
@@ -683,6 +740,162 @@ class Tags:
         """Tags carried by at least two jobs, most used first."""
         offset, count = rules.checked_listing(offset, count, "tags.top")
         return listed(await self._client.protocol.json("tags.top", offset, count))
+
+
+# -- a sharded deployment's parts: each verb the plain one's, routed over the shards ------------
+# (aqless._concurrency.routing): a jid asked only of the shards its bucket names, a listing
+# of every shard at once, interleaved; settings written to every shard (whose workers read
+# their own) and read from the first.
+
+
+class ShardedJobs(ShardedPart):
+    """Jobs by id (each asked only of the shards its bucket names), tag, tracking,
+    completion and failure."""
+
+    def _part(self, client: Client) -> Jobs:
+        return client.jobs
+
+    async def get(self, jid: str) -> Job | RecurringJob | None:
+        """The job or recurring job with this id, or None."""
+        found = await self._client.find_job(jid)
+        return None if found is None else found[1]
+
+    get_many = routed(Jobs.get_many, by_jids, in_order)
+    stored_result = routed(Jobs.stored_result, by_jid())
+    progress = routed(Jobs.progress, by_jids)
+    checkpoints = routed(Jobs.checkpoints, by_jids)
+    tagged = routed(Jobs.tagged, paged("listing"), page)
+    tracked = routed(Jobs.tracked, every)
+    completed = routed(Jobs.completed, paged("listing"), page)
+    failed = routed(Jobs.failed, paged("listing"), page)
+    failure_groups = routed(Jobs.failure_groups, every)
+    #: jobs that depend on each other, and a flow's, are on one shard: cancelled together
+    cancel = routed(Jobs.cancel, by_jids)
+
+
+class ShardedConfig(ShardedPart):
+    """The deployment's settings: written to every shard, read from the first."""
+
+    def _part(self, client: Client) -> Config:
+        return client.config
+
+    get = routed(Config.get, first)
+    all = routed(Config.all, first)
+    set = routed(Config.set, every)
+    unset = routed(Config.unset, every)
+
+
+class ShardedWorkers(ShardedPart):
+    """The workers every shard has seen, merged by name: a ShardedWorker's worker has the
+    same name on every shard."""
+
+    def _part(self, client: Client) -> Workers:
+        return client.workers
+
+    counts = routed(Workers.counts, every, latest_first)
+    jobs = routed(Workers.jobs, every)
+    forget = routed(Workers.forget, every)
+    records = routed(Workers.records, every)
+
+    async def seen(self) -> SeenWorkers:
+        """The workers that hold jobs or publish a record on any shard, each with both;
+        and the other clients the shards list."""
+        return SeenWorkers.of(await self.counts(), await self.records())
+
+
+class ShardedTags(ShardedPart):
+    """The tags in use over the shards: ``client.tags.top()``."""
+
+    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
+        """The tags carried by two jobs or more over the deployment (the protocol's ``tag
+        top`` with each tag's counter summed over the shards: a tag on one job of each
+        of two shards is there), most used first, ties by name as a sorted set orders
+        them (descending). Exact, reading no more than it must (`_TagCounters`)."""
+        offset, count = rules.checked_listing(offset, count, "tags.top")
+        wanted = offset + count
+        counters = _TagCounters(self._client.clients, page=max(wanted, TAG_PAGE))
+        await counters.read_more()
+        while not counters.settled(wanted):
+            await counters.read_more()
+        return counters.ranked()[offset:wanted]
+
+
+#: the least number of tag counters read from each shard at the first round
+TAG_PAGE = 100
+
+
+class _TagCounters:
+    """Every shard's tag counters (``ql:tags``, those at 1 too), read most used first, a
+    page a round (twice as long at each), until no tag unread can rank among the first
+    wanted (Fagin's threshold algorithm): a tag not read on any shard counts at most the
+    sum of the lowest counters read on the shards not read to their end. A tag read on
+    some shards has its counters on the others read by ZMSCORE, so each total is exact."""
+
+    def __init__(self, clients: Sequence[Client], *, page: int) -> None:
+        self._clients = clients
+        self._keys = [f"{client.prefix}tags" for client in clients]
+        self._by_tag: dict[str, list[float | None]] = {}  # by shard; None: not read yet
+        self._read = [0] * len(clients)
+        self._lowest = [0.0] * len(clients)
+        self._exhausted = [False] * len(clients)
+        self._page = page
+
+    async def read_more(self) -> None:
+        """The next page of every shard not read to its end, then the counters the tags
+        read have on the other shards."""
+        shards = range(len(self._clients))
+        for shard, entries in zip(shards, await gathered(shards, self._next_page), strict=True):
+            for tag, counter in entries:
+                self._by_tag.setdefault(tag, [None] * len(self._clients))[shard] = counter
+            self._read[shard] += len(entries)
+            self._lowest[shard] = entries[-1][1] if entries else 0.0
+            self._exhausted[shard] = len(entries) < self._page
+        self._page *= 2
+        await gathered(shards, self._fill_in)
+
+    async def _next_page(self, shard: int) -> list[tuple[str, float]]:
+        if self._exhausted[shard]:
+            return []
+        first = self._read[shard]
+        redis: Any = self._clients[shard].redis
+        with _cluster.calls("reading the tags"):
+            entries = await redis.zrevrange(
+                self._keys[shard], first, first + self._page - 1, withscores=True
+            )
+        return [(str(tag), float(counter)) for tag, counter in entries]
+
+    async def _fill_in(self, shard: int) -> None:
+        unknown = [tag for tag, counters in self._by_tag.items() if counters[shard] is None]
+        if unknown and not self._exhausted[shard]:
+            redis: Any = self._clients[shard].redis
+            with _cluster.calls("reading the tags"):
+                found = await redis.zmscore(self._keys[shard], unknown)
+        else:  # read to its end: a tag not read there is not there
+            found = [None] * len(unknown)
+        for tag, counter in zip(unknown, found, strict=True):
+            self._by_tag[tag][shard] = 0.0 if counter is None else float(counter)
+
+    def _totals(self) -> list[tuple[float, str]]:
+        """(total, tag) of the tags at 2 or more, ordered as a sorted set read in
+        reverse: by total, then by name, descending."""
+        totals = ((sum(c or 0.0 for c in counters), tag) for tag, counters in self._by_tag.items())
+        return sorted((pair for pair in totals if pair[0] >= 2), reverse=True)
+
+    def settled(self, wanted: int) -> bool:
+        """Whether the first `wanted` tags are known: no tag unread can reach them."""
+        unread_at_most = sum(
+            lowest
+            for lowest, exhausted in zip(self._lowest, self._exhausted, strict=True)
+            if not exhausted
+        )
+        totals = self._totals()
+        return unread_at_most < 2 or (
+            len(totals) >= wanted and totals[wanted - 1][0] > unread_at_most
+        )
+
+    def ranked(self) -> list[str]:
+        """The tags at 2 or more read so far, most used first."""
+        return [tag for _, tag in self._totals()]
 
 
 @asynccontextmanager

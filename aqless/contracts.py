@@ -18,8 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, Unpack
 
-from aqless._connection.protocol import Clock
-from aqless._connection.protocol import Protocol as ScriptCaller
+from aqless._connection.protocol import Clock, ScriptCaller
 from aqless.batches.model import DEFAULT_TTL, Batch, BatchCallback, BatchMember, BatchPage
 from aqless.models import (
     Failure,
@@ -30,8 +29,10 @@ from aqless.models import (
     QueueCounts,
     QueueStats,
     RecurringChanges,
+    SeenWorkers,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
     WorkerJobs,
 )
 from aqless.puts import Durable, JobClass, PutOptions, PutRequest, PutResult
@@ -51,7 +52,7 @@ __all__ = [
     "EventStream",
     "Flows",
     "Job",
-    "JobSnapshot",
+    "JobFields",
     "Jobs",
     "Queue",
     "QueuePatterns",
@@ -67,8 +68,9 @@ __all__ = [
 ]
 
 
-class JobSnapshot(Protocol):
-    """A job as the server held it when it was read: plain attributes, no I/O."""
+class JobFields(Protocol):
+    """A job handle's attributes: plain values, as last read or as its own verbs changed
+    them (see aqless.Job); reading them does no I/O."""
 
     @property
     def jid(self) -> str: ...
@@ -110,9 +112,11 @@ class JobSnapshot(Protocol):
     def attempt(self) -> int | None: ...
     @property
     def checkpointed(self) -> Any: ...
+    @property
+    def released(self) -> bool: ...
 
 
-class Job(JobSnapshot, Protocol):
+class Job(JobFields, Protocol):
     """A job's verbs: those of a worker holding it (complete, fail, retry, heartbeat,
     checkpoint, progress) and those of anyone (cancel, move, tag, track, wait...)."""
 
@@ -394,6 +398,8 @@ class Workers(Protocol):
     async def counts(self) -> list[WorkerCounts]: ...
     async def jobs(self, worker: str) -> WorkerJobs: ...
     async def forget(self, *workers: str) -> None: ...
+    async def records(self) -> dict[str, WorkerInfo]: ...
+    async def seen(self) -> SeenWorkers: ...
 
 
 class Tags(Protocol):

@@ -14,7 +14,6 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from aqless._worker.info import SeenWorker, WorkerInfo
 from aqless.job import Job, RecurringJob
 from aqless.models import (
     Failure,
@@ -25,8 +24,10 @@ from aqless.models import (
     QueueCounts,
     QueueStats,
     RateLimitInfo,
+    SeenWorker,
     ThrottleInfo,
     WorkerCounts,
+    WorkerInfo,
 )
 from aqless.progress import Progress
 from aqless.sharding.reads import ShardReport

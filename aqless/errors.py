@@ -29,7 +29,6 @@ AqlessError                  base, never raised itself
 ├── NotDurableError          a durable put was made, but its copies were not confirmed
 ├── ShardNotEmptyError       a shard to forget still holds jobs (or drained too briefly)
 ├── PartialPopError          a sharded pop one shard refused; .jobs popped from the others
-│                            (defined in aqless.sharding.queue: it carries Jobs)
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
 ├── ResultError              an awaited job result that is not there; .jid
 │   ├── JobFailedError         the job failed; .group, .message
@@ -42,8 +41,9 @@ AqlessError                  base, never raised itself
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 
 class AqlessError(Exception):
@@ -159,6 +159,31 @@ class ConfigValueError(InvalidValueError):
 
     def __init__(self, option: str, value: object, expected: str) -> None:
         super().__init__("config.set", option, value, expected)
+
+
+class PartialPopError(AqlessError):
+    """A sharded pop (`ShardedQueue.pop_many`) that a shard refused after other shards
+    had popped jobs. The jobs are locked to the worker that popped them: run them as if
+    `pop_many` had returned them; dropping them leaves them to wait until their locks
+    expire. Not a ConnectionLostError, so that code retrying a lost connection does not
+    drop them unawares.
+
+    Attributes:
+        jobs: the jobs popped, in the order `pop_many` would have returned them (`Job`s;
+            `SyncJob`s from ``aqless.sync.ShardedClient``).
+        shard: the shard that refused.
+        error: its own error (a ServerFullError, a ConnectionLostError...), also the
+            `__cause__`.
+    """
+
+    def __init__(self, jobs: Sequence[Any], shard: int, error: AqlessError) -> None:
+        super().__init__(
+            f"popped {len(jobs)} jobs (held: run them, see .jobs), but shard {shard} "
+            f"refused: {error}"
+        )
+        self.jobs = list(jobs)
+        self.shard = shard
+        self.error = error
 
 
 class CrossShardError(InvalidArgumentError):

@@ -17,81 +17,30 @@ The code is one of:
 from __future__ import annotations
 
 import importlib
-import inspect
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from aqless._worker.handler import Handler, JobFunction, calls_coroutine
 from aqless._worker.outcomes import Backoff, retry_policy
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless.errors import ConfigurationError, UnknownJobClassError
 from aqless.puts import class_name
-from aqless.typed import is_job_method
 
 if TYPE_CHECKING:
     from aqless._worker.middleware import Middleware
-    from aqless.job import Job
 
 __all__ = ["Handler", "Handlers", "JobFunction"]
 
-JobFunction = Callable[["Job"], Any]
 Target = TypeVar("Target", bound=Callable[..., Any])
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
-
-
-@dataclass(frozen=True, slots=True)
-class Handler:
-    """The code for one klass, and how to run it.
-
-    Attributes:
-        klass: the name jobs use.
-        target: the function or class.
-        timeout: seconds a job may run (None: the worker's default).
-        middleware: around_perform hooks for this klass only, inside the worker's own.
-        retry: how its jobs are retried, instead of the worker's policy (None: the worker's).
-        requeue: which exceptions put its jobs back, ahead of the worker's policies.
-        isolate: run plain (sync) code in a child process (None: as the worker says).
-    """
-
-    klass: str
-    target: Any
-    timeout: float | None = None
-    middleware: Sequence[Middleware] = field(default=())
-    retry: RetryPolicy | None = None
-    requeue: Sequence[RequeuePolicy] = field(default=())
-    isolate: bool | None = None
-
-    def function_for(self, queue: str) -> JobFunction:
-        """What to call with a job of `queue`."""
-        if not inspect.isclass(self.target):
-            return self.target  # type: ignore[no-any-return]
-        name = queue if is_job_method(self.target, queue) else "process"
-        if not is_job_method(self.target, name):
-            raise UnknownJobClassError(
-                f"{self.klass} has neither a {queue!r} method nor a 'process' method"
-            )
-        static = inspect.getattr_static(self.target, name)
-        if isinstance(static, staticmethod | classmethod):
-            return getattr(self.target, name)  # type: ignore[no-any-return]
-        return getattr(self.target(), name)  # type: ignore[no-any-return]
-
-
-def _is_coroutine_function(function: object) -> bool:
-    call = getattr(function, "__call__", None)  # noqa: B004  # callable objects too
-    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
 
 
 def _isolate_attribute(target: Any) -> bool | None:
     """A class's own say on isolation: an ``isolate = True`` (or False) attribute."""
     value = getattr(target, "isolate", None)
     return value if isinstance(value, bool) else None
-
-
-def calls_coroutine(function: JobFunction) -> bool:
-    """Whether calling `function` returns an awaitable (else it runs in a thread)."""
-    return _is_coroutine_function(function)
 
 
 class Handlers:
@@ -150,7 +99,7 @@ class Handlers:
         name = klass or class_name(target)
         if timeout is not None and not timeout > 0:
             raise ConfigurationError(f"a timeout must be positive, got {timeout!r}")
-        if isolate and _is_coroutine_function(target):
+        if isolate and calls_coroutine(target):
             raise ConfigurationError(
                 f"{name}: isolate=True runs plain functions in a child process; "
                 "a coroutine function runs in the worker's event loop"

@@ -1,7 +1,9 @@
-"""Job and RecurringJob: snapshots of what the server holds, with coroutine verbs.
+"""Job and RecurringJob: handles on a job (or template) the server holds, with coroutine verbs.
 
-Attributes are plain values read when the job was fetched; nothing reads the server except
-the coroutines. A verb that changes the job also updates the attributes it knows changed.
+A handle's attributes are plain values: what was last read of the job, or what one of the
+handle's own verbs changed, as the server's reply to it says. Reading an attribute never
+reads the server; only the coroutines do, and another client's changes show only after
+`Job.refresh` (which returns a new handle).
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from aqless import rules
 from aqless._connection.job_data import StoredData
@@ -31,7 +32,11 @@ from aqless.results import result_options
 from aqless.schedules import CronSchedule, next_runs, set_schedule
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from aqless.contracts import ScriptClient as Client
+
+T = TypeVar("T")
 
 #: The largest checkpoint state `Job.checkpoint` takes, in bytes of its JSON text (UTF-8);
 #: the server refuses a larger one as well.
@@ -80,7 +85,18 @@ async def _edit_tags(
 
 
 class Job:
-    """A job as the server holds it.
+    """A handle on a job the server holds: its attributes as last read, kept up by its verbs.
+
+    A handle is made from a read of the job (a pop, a push, ``client.jobs.get``...). Each of
+    its verbs changes the attributes the server's reply tells, and nothing else:
+    `complete` the state (from the reply), queue, worker, lock expiry, failure and retries
+    left; `fail` and `hand_back` the state, worker and expiry; `retry` the retries left (the
+    reply) and the state they mean; `heartbeat` and `checkpoint` the expiry (the reply);
+    `tag`, `untag` and `set_priority` the tags and priority (the reply); `track`, `untrack`
+    and `timeout` what the server records for them; `cancel` the worker and expiry (the job
+    is gone); `move` every attribute, read again once the server put the job (it may be
+    running already, pushed to a worker). While a verb is on its way no attribute changes,
+    but `released`. Another client's changes show in the new handle `refresh` returns.
 
     Attributes:
         jid: the job's id.
@@ -114,6 +130,11 @@ class Job:
             a take-back starts with the previous attempts' last one, and resumes from it.
             None when there is none (the first attempt, a job put again, a job read
             otherwise than by a pop). `checkpoint` updates it.
+        released: whether one of this handle's verbs that end a worker's hold on the job
+            (complete, fail, retry, hand_back, move, cancel) was sent: True from when it is
+            on its way, False again if it failed. A worker running the job neither renews
+            its lock nor takes the server's news of it (a ``canceled`` event, a refused
+            heartbeat) for a loss once the job's code released it.
     """
 
     __slots__ = (
@@ -134,6 +155,7 @@ class Job:
         "priority",
         "progress_reports",
         "queue_name",
+        "released",
         "retries_left",
         "sandbox",
         "spawned_from_jid",
@@ -176,6 +198,16 @@ class Job:
         attempt = get("attempt")
         self.attempt: int | None = int(attempt) if attempt is not None else None
         self.checkpointed: Any = get("checkpoint")
+        self.released = False
+
+    def _read(self, fields: Mapping[str, Any]) -> None:
+        """Take the server's fields of a new read of the job; what this process keeps of it
+        (its attempt, checkpoint, sandbox, progress reports, `released`) stays."""
+        kept = (self.attempt, self.checkpointed, self.sandbox, self.progress_reports)
+        released = self.released
+        Job.__init__(self, self._client, fields)
+        self.attempt, self.checkpointed, self.sandbox, self.progress_reports = kept
+        self.released = released
 
     @property
     def history(self) -> tuple[HistoryEntry, ...]:
@@ -253,11 +285,16 @@ class Job:
     def _fence_option(self) -> tuple[str | int, ...]:
         return () if self.attempt is None else ("attempt", self.attempt)
 
-    def _hide_worker_while_releasing(self) -> _WorkerHiddenWhileReleasing:
-        """While a verb that ends the worker's hold is on its way, the job shows no worker,
-        so its worker neither heartbeats it nor takes the server's news of it (a
-        ``canceled`` event, a refused heartbeat) for a loss. Restored if the verb fails."""
-        return _WorkerHiddenWhileReleasing(self)
+    async def _release(self, reply: Awaitable[T]) -> T:
+        """Await the reply of a verb that ends the worker's hold, `released` meanwhile (and
+        after); `released` as it was if the verb fails. `reply` is a coroutine not yet
+        started: its call is made once `released` is set."""
+        was, self.released = self.released, True
+        try:
+            return await reply
+        except BaseException:
+            self.released = was
+            raise
 
     async def complete(
         self,
@@ -281,11 +318,11 @@ class Job:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
             kept = result_options(self.jid, result)
-            with self._hide_worker_while_releasing() as worker:
-                state = await protocol.text(
+            state = await self._release(
+                protocol.text(
                     "job.complete",
                     self.jid,
-                    worker,
+                    self.worker_name,
                     self.queue_name,
                     data,
                     *kept,
@@ -293,6 +330,7 @@ class Job:
                     *self._fence_option(),
                     releases=self.jid,
                 )
+            )
         elif result is not None:
             raise InvalidArgumentError("job.complete", "a result needs the job to finish")
         else:
@@ -302,16 +340,19 @@ class Job:
                 options += ["delay", delay]
             if depends is not None:
                 options += ["depends", encode_json(list(depends), "depends")]
-            with self._hide_worker_while_releasing():
-                state = await protocol.text(
+            state = await self._release(
+                protocol.text(
                     "job.completeAndRequeue", *base, next_queue, *options, releases=self.jid
                 )
+            )
         self.state = _STATES.get(state) or JobState(state)
         if not keep:
             self._stored = StoredData(data, self.data)
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
         self.expires_at = 0.0
+        self.failure = None  # the server clears both, and restores the retry budget
+        self.retries_left = self.original_retries
         return self.state
 
     async def fail(self, group: str, message: str) -> None:
@@ -320,8 +361,7 @@ class Job:
         rules.check("failure_group", group, "job.fail")
         rules.check("message", message, "job.fail")
         arguments = (self.jid, self.worker_name, group, message, *self._fence(""))
-        with self._hide_worker_while_releasing():
-            await self.client.protocol.call("job.fail", *arguments, releases=self.jid)
+        await self._release(self.client.protocol.call("job.fail", *arguments, releases=self.jid))
         self.state = JobState.FAILED
         self.worker_name = ""
         self.expires_at = 0.0
@@ -390,14 +430,15 @@ class Job:
             if message is not None:
                 args.append(message)
         arguments = (self.jid, self.queue_name, self.worker_name, *args)
-        with self._hide_worker_while_releasing():
-            left = await self.client.protocol.integer("job.retry", *arguments, releases=self.jid)
-        self.worker_name = ""
-        self.expires_at = 0.0
+        protocol = self.client.protocol
+        left = await self._release(protocol.integer("job.retry", *arguments, releases=self.jid))
         self.retries_left = left
-        self.state = (
-            JobState.FAILED if left < 0 else (JobState.SCHEDULED if delay > 0 else JobState.WAITING)
-        )
+        if left < 0:  # no retry left: failed, as `fail` leaves it
+            self.state = JobState.FAILED
+            self.worker_name = ""
+            self.expires_at = 0.0
+        else:  # the server keeps the worker's name and the expiry of a retried job
+            self.state = JobState.SCHEDULED if delay > 0 else JobState.WAITING
         return left
 
     async def hand_back(self, reason: str) -> None:
@@ -407,9 +448,9 @@ class Job:
         InvalidValueError (nothing sent) for an empty reason."""
         rules.check("reason", reason, "job.handBack")
         arguments = (self.jid, self.worker_name, reason, *self._fence())
-        with self._hide_worker_while_releasing():
-            await self.client.protocol.call("job.handBack", *arguments, releases=self.jid)
-        self.state = JobState.WAITING
+        protocol = self.client.protocol
+        state = await self._release(protocol.text("job.handBack", *arguments, releases=self.jid))
+        self.state = job_state(state)
         self.worker_name = ""
         self.expires_at = 0.0
 
@@ -419,8 +460,7 @@ class Job:
         """Delete the job: refused (JobDependedOnError) while other jobs depend on it; a job
         of a flow takes the jobs below it along and leaves its parent, and is refused
         (FlowRunningError) while one of those runs (see `Jobs.cancel`)."""
-        with self._hide_worker_while_releasing():
-            await self.client.protocol.call("job.cancel", self.jid)
+        await self._release(self.client.protocol.call("job.cancel", self.jid))
         self.worker_name = ""
         self.expires_at = 0.0
 
@@ -435,15 +475,16 @@ class Job:
         depends: Sequence[str] | None = None,
         throttles: Sequence[str] | None = None,
     ) -> None:
-        """Put the job into `queue` again (it must still exist), keeping its data."""
-        with self._hide_worker_while_releasing():
-            await self._move(queue, delay, priority, tags, retries, depends, throttles)
-        self.queue_name = queue
-        self.state = (
-            JobState.DEPENDS if depends else JobState.SCHEDULED if delay > 0 else JobState.WAITING
-        )
-        self.worker_name = ""
-        self.expires_at = 0.0
+        """Put the job into `queue` again (it must still exist), keeping its data. The
+        handle then reads the job again: where the put left it (waiting, scheduled,
+        depends, throttled, or running, pushed to a worker), as the server holds it."""
+        await self._release(self._move(queue, delay, priority, tags, retries, depends, throttles))
+        fields = await self.client.protocol.json("job.get", self.jid)
+        if fields is None:  # gone already (cancelled, or finished and purged)
+            self.worker_name = ""
+            self.expires_at = 0.0
+        else:
+            self._read(fields)
 
     async def _move(
         self,
@@ -543,30 +584,12 @@ class Job:
         return ChildrenResults.from_json(reply)
 
     async def refresh(self) -> Job:
-        """The job as the server holds it now."""
+        """A new handle on the job, read as the server holds it now (this one is left as
+        it is)."""
         job = await self.client.jobs.get(self.jid)
         if not isinstance(job, Job):
             raise JobNotFoundError("job.get", f"Job {self.jid} does not exist")
         return job
-
-
-#: The rule of each number of a recurring job's template, by the name its doors give it.
-RECURRING_RULES: Final = {
-    "interval": "interval",
-    "offset": "recurring.offset",
-    "priority": "priority",
-    "retries": "retries",
-    "backlog": "backlog",
-}
-
-
-def recurring_numbers(command: str, numbers: Mapping[str, object]) -> dict[str, Any]:
-    """A recurring job's `numbers` (None: not given), each checked by its rule
-    (InvalidValueError naming the first one outside it)."""
-    return {
-        name: rules.check_optional(RECURRING_RULES[name], value, command)
-        for name, value in numbers.items()
-    }
 
 
 class RecurringJob:
@@ -620,13 +643,9 @@ class RecurringJob:
         the change. A new `cron` or `tz` recomputes its schedule; a cron job's `interval`
         can't be changed. InvalidValueError, before anything is sent, for a number outside
         its rule (`interval` positive, `retries` and `backlog` whole numbers from 0)."""
-        interval, cron, tz = changes.get("interval"), changes.get("cron"), changes.get("tz")
-        data = changes.get("data")
-        throttles = rules.check_optional(
-            "throttles", changes.get("throttles"), "recurringJob.update"
-        )
-        if changes.get("queue") is not None:  # where its jobs go from now on
-            checked_queue(changes.get("queue"), "recurringJob.update")
+        checked = rules.check_recurring("recurringJob.update", changes)
+        interval, cron, tz = checked.get("interval"), changes.get("cron"), changes.get("tz")
+        data, throttles = changes.get("data"), checked.get("throttles")
         schedule = None
         if cron is None and tz is not None and not self.cron:
             raise ConfigurationError("tz= applies to a cron schedule: give cron= too")
@@ -634,18 +653,11 @@ class RecurringJob:
             schedule = CronSchedule.of(cron or self.cron or "", tz or self.tz)
         if interval is not None and (self.cron or schedule):
             raise ConfigurationError("a cron job has no interval to change: recur it anew")
-        numbers = recurring_numbers(
-            "recurringJob.update",
-            {name: changes.get(name) for name in ("interval", "priority", "retries", "backlog")},
-        )
         options: list[str | float] = []
-        for name, value in (
-            *numbers.items(),
-            ("klass", changes.get("klass")),
-            ("queue", changes.get("queue")),
-        ):
-            if value is not None:
-                options += [name, value]
+        given = {**checked, "klass": changes.get("klass")}
+        for name in ("interval", "priority", "retries", "backlog", "klass", "queue"):
+            if given.get(name) is not None:
+                options += [name, given[name]]
         if data is not None:
             options += ["data", encode_json(data, "job data")]
         if throttles is not None:
@@ -672,26 +684,3 @@ class RecurringJob:
     async def cancel(self) -> None:
         """Stop spawning (jobs already spawned are left alone)."""
         await self._client.protocol.call("recurringJob.cancel", self.jid)
-
-
-class _WorkerHiddenWhileReleasing:
-    """``Job._hide_worker_while_releasing``: the job shows no worker while a verb that ends
-    the worker's hold is on its way, and shows it again if the verb fails. A class rather
-    than a generator context manager, since every completed job goes through it."""
-
-    __slots__ = ("job", "worker")
-
-    def __init__(self, job: Job) -> None:
-        self.job = job
-        self.worker = ""
-
-    def __enter__(self) -> str:
-        """Clears the job's worker; returns who it was."""
-        self.worker, self.job.worker_name = self.job.worker_name, ""
-        return self.worker
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
-    ) -> None:
-        if error is not None:
-            self.job.worker_name = self.worker

@@ -8,17 +8,27 @@ every pop, for every worker at once, with a sliding window of start times: no wi
 `2 * limit` within `per` seconds, both ends counted), or, ``smooth=True``, at least
 ``per / limit`` seconds apart, with no window of `per` seconds, both ends counted, holding
 more than `limit`.
+
+On a sharded deployment a named limit (and a throttle) lives on the shard keeping its name
+(`ShardedClient.keeper_of`), where every job naming it first is put; a queue's own lives on
+the queue's pinned shard, and its id (``{<deployment>~<k>}:ql:q:<queue>``, as a plain
+client's is ``<prefix>q:<queue>``) names that shard's namespace, so an id read from a
+listing is found again where it was read (`ShardedClient.shard_of_limit`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from inspect import BoundArguments
+from typing import TYPE_CHECKING, Any, cast
 
 from aqless import rules
+from aqless._concurrency.routing import ShardedPart, every, routed
 from aqless.errors import InvalidArgumentError
 from aqless.models import BURST, SMOOTH, RateLimitInfo
 
 if TYPE_CHECKING:
+    from aqless import contracts
     from aqless.contracts import ScriptClient as Client
 
 
@@ -77,3 +87,34 @@ class RateLimits:
         """Every limit set, queues' and named ones, by id."""
         reply = await self._client.protocol.json("rateLimit.all")
         return [RateLimitInfo.from_json(value) for value in reply or []]
+
+
+def _by_id(parts: Sequence[list[RateLimitInfo]], arguments: BoundArguments) -> list[RateLimitInfo]:
+    """Every limit set on any shard, queues' and named ones, by id."""
+    return sorted((info for infos in parts for info in infos), key=lambda info: info.id)
+
+
+class ShardedThrottles(ShardedPart):
+    """``client.throttles[name]`` of a sharded deployment (no I/O): the throttle on the shard
+    holding it (`ShardedClient.shard_of_limit`)."""
+
+    def __getitem__(self, name: str) -> contracts.Throttle:
+        shard = self._client.shard(self._client.shard_of_limit(name))
+        return cast("contracts.Throttle", shard.throttles[name])
+
+
+class ShardedRateLimits(ShardedPart):
+    """``client.rate_limits[name]`` of a sharded deployment (no I/O): the limiter on the
+    shard holding it, as `ShardedThrottles`; ``await ....all()`` lists every shard's."""
+
+    def __getitem__(self, name: str) -> RateLimit:
+        return self._part(self._client.shard(self._client.shard_of_limit(name)))[name]
+
+    def of_queue(self, queue: str) -> RateLimit:
+        """A queue's own limiter, on its pinned shard (``queue.rate_limit``)."""
+        return cast(RateLimit, self._client.queues[queue].rate_limit)
+
+    def _part(self, client: Any) -> RateLimits:
+        return cast(RateLimits, client.rate_limits)
+
+    all = routed(RateLimits.all, every, _by_id)

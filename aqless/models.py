@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Final, TypedDict
+from typing import Any, Final, NamedTuple, TypedDict
 
 from aqless.errors import ConfigurationError, JobFailedError, ResultDroppedError
 
@@ -29,6 +30,11 @@ def listed(value: Any) -> list[str]:
     if isinstance(value, list):
         return [str(item) for item in value]
     return []
+
+
+#: The history entries that hand a job to a worker, each a new attempt: a pop (or a push),
+#: and aqless's take-back of a job its worker held but never heard of (`worker.takeBack`).
+HANDED_OUT: Final = ("popped", "taken-back")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +134,21 @@ class GroupCounts:
     rate_used: int = 0
 
     @classmethod
+    def merged(cls, parts: Sequence[GroupCounts]) -> GroupCounts:
+        """One group over several servers (a sharded queue's partitions): its jobs and its
+        window's starts summed, each setting the largest a server holds."""
+        return cls(
+            parts[0].name,
+            waiting=sum(part.waiting for part in parts),
+            running=sum(part.running for part in parts),
+            weight=max(part.weight for part in parts),
+            concurrency=max(part.concurrency for part in parts),
+            rate_limit=max(part.rate_limit for part in parts),
+            rate_period=max(part.rate_period for part in parts),
+            rate_used=sum(part.rate_used for part in parts),
+        )
+
+    @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> GroupCounts:
         """Decode one group's counts (the script names the default group '')."""
         name = str(value["group"])
@@ -162,6 +183,29 @@ class Durations:
             std=float(value.get("std", 0)),
             histogram=tuple(int(n) for n in _listed_numbers(value.get("histogram"))),
         )
+
+    @classmethod
+    def merged(cls, parts: Sequence[Durations]) -> Durations:
+        """The times of several servers (a sharded queue's partitions) as if measured at
+        once: counts and histograms summed; mean and (sample) standard deviation by Chan et
+        al.'s parallel Welford (M2 = the sum of each part's M2 plus its count times its
+        mean's squared distance from the overall mean)."""
+        count = sum(part.count for part in parts)
+        width = max((len(part.histogram) for part in parts), default=0)
+        histogram = tuple(
+            sum(part.histogram[i] for part in parts if i < len(part.histogram))
+            for i in range(width)
+        )
+        if count == 0:
+            return cls(count=0, mean=0.0, std=0.0, histogram=histogram)
+        mean = sum(part.count * part.mean for part in parts) / count
+        m2 = sum(
+            part.std**2 * (part.count - 1) + part.count * (part.mean - mean) ** 2
+            for part in parts
+            if part.count
+        )
+        std = math.sqrt(m2 / (count - 1)) if count > 1 else 0.0
+        return cls(count=count, mean=mean, std=std, histogram=histogram)
 
 
 def _listed_numbers(value: Any) -> list[float]:
@@ -221,6 +265,102 @@ class WorkerJobs:
 
     jobs: Sequence[str]
     stalled: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """What an aqless worker says of itself (`started` and `seen` are epoch seconds;
+    `per_minute` is the jobs it completed per minute over the last minute)."""
+
+    name: str
+    host: str
+    pid: int
+    queues: tuple[str, ...]
+    concurrency: int
+    version: str
+    started: float
+    seen: float
+    completed: int
+    failed: int
+    per_minute: float
+
+    def fields(self) -> dict[str, str]:
+        return {
+            "host": self.host,
+            "pid": str(self.pid),
+            "queues": "\n".join(self.queues),
+            "concurrency": str(self.concurrency),
+            "version": self.version,
+            "started": repr(self.started),
+            "seen": repr(self.seen),
+            "completed": str(self.completed),
+            "failed": str(self.failed),
+            "per_minute": f"{self.per_minute:.2f}",
+        }
+
+    @classmethod
+    def parse(cls, name: str, raw: dict[str, str]) -> WorkerInfo | None:
+        """The record read back, or None for one that is gone or unreadable."""
+        try:
+            return cls(
+                name=name,
+                host=raw.get("host", ""),
+                pid=int(raw.get("pid", "0")),
+                queues=tuple(q for q in raw.get("queues", "").split("\n") if q),
+                concurrency=int(raw.get("concurrency", "0")),
+                version=raw.get("version", ""),
+                started=float(raw.get("started", "0")),
+                seen=float(raw["seen"]),
+                completed=int(raw.get("completed", "0")),
+                failed=int(raw.get("failed", "0")),
+                per_minute=float(raw.get("per_minute", "0")),
+            )
+        except (KeyError, ValueError):
+            return None
+
+    @classmethod
+    def merged(cls, parts: Sequence[WorkerInfo]) -> WorkerInfo:
+        """One sharded worker's records on several shards: the newest one, with the counts
+        summed and the earliest start."""
+        newest = max(parts, key=lambda part: part.seen)
+        return replace(
+            newest,
+            started=min(part.started for part in parts),
+            completed=sum(part.completed for part in parts),
+            failed=sum(part.failed for part in parts),
+            per_minute=sum(part.per_minute for part in parts),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SeenWorker:
+    """A worker: what qless counts of it (the jobs it holds) and its record, if any."""
+
+    counts: WorkerCounts
+    info: WorkerInfo | None
+
+
+class SeenWorkers(NamedTuple):
+    """The workers that hold jobs or publish a record, by name; and the names of the other
+    clients qless lists (they popped, hold nothing and publish no record: another client's
+    idle worker, or a client that never ran a job)."""
+
+    workers: list[SeenWorker]
+    others: list[str]
+
+    @classmethod
+    def of(cls, counts: Sequence[WorkerCounts], records: Mapping[str, WorkerInfo]) -> SeenWorkers:
+        """The workers qless counts and those whose records were read, together."""
+        held_by = {held.name: held for held in counts}
+        seen = cls([], [])
+        for name in sorted(held_by.keys() | records.keys()):
+            held = held_by.get(name) or WorkerCounts(name=name, jobs=0, stalled=0)
+            info = records.get(name)
+            if info is None and not held.jobs and not held.stalled:
+                seen.others.append(name)
+            else:
+                seen.workers.append(SeenWorker(held, info))
+        return seen
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
+from aqless._concurrency.routing import ShardedPart, every, first, routed
 from aqless.errors import ConfigurationError
 from aqless.models import PriorityPattern
 
@@ -73,3 +74,16 @@ class QueuePatterns:
             "queuePriorityPatterns.setAll",
             *(json.dumps({"fairly": g.fairly, "pattern": list(g.patterns)}) for g in groups),
         )
+
+
+class ShardedQueuePatterns(ShardedPart):
+    """``client.queue_patterns``: set on every shard (each shard's workers read their
+    own), read from the first."""
+
+    def _part(self, client: Any) -> QueuePatterns:
+        return cast(QueuePatterns, client.queue_patterns)
+
+    identifiers = routed(QueuePatterns.identifiers, first)
+    set_identifiers = routed(QueuePatterns.set_identifiers, every)
+    priorities = routed(QueuePatterns.priorities, first)
+    set_priorities = routed(QueuePatterns.set_priorities, every)

@@ -28,11 +28,10 @@ import math
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, cast
+from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, TypeVar, cast
 
 from aqless import rules
 from aqless._connection.data_text import encode_data
-from aqless._connection.lean import Argument
 from aqless._connection.protocol import Clock, encode_json
 from aqless.errors import (
     ConfigurationError,
@@ -40,6 +39,7 @@ from aqless.errors import (
     NotDurableError,
     ScriptError,
 )
+from aqless.scripts.loader import Argument
 from aqless.typed import put_payload
 
 # What a caller names: the rest (prepare_put, class_name...) serves the queues' own code.
@@ -496,3 +496,28 @@ def prepare_put(
         command = NEW_COMMAND
     order = None if delay else (priority or 0.0)
     return PreparedPut(command, jid, arguments, order)
+
+
+Target = TypeVar("Target")
+
+
+def inside_hooks(
+    hooks: Sequence[Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]]],
+    queue: Target,
+    send: PutSender,
+) -> PutSender:
+    """`send` wrapped in `hooks` (the first outermost), each given `queue`."""
+    for hook in reversed(hooks):
+        send = _bound_hook(hook, queue, send)
+    return send
+
+
+def _bound_hook(
+    hook: Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]],
+    queue: Target,
+    send: PutSender,
+) -> PutSender:
+    async def call(requests: list[PutRequest]) -> list[str]:
+        return await hook(queue, requests, send)
+
+    return call

@@ -17,7 +17,7 @@ from aqless.errors import (
     JobNotFoundError,
     LockLostError,
 )
-from aqless.job import Job, recurring_numbers
+from aqless.job import Job
 from aqless.models import GroupCounts, JobState, QueueCounts, QueueStats, ThrottleInfo, listed
 from aqless.puts import (
     Durability,
@@ -32,6 +32,7 @@ from aqless.puts import (
     checked_queue,
     class_name,
     durability,
+    inside_hooks,
     new_jid,
     prepare_put,
     refuse_dedup_on_requeue,
@@ -63,6 +64,10 @@ def checked_name(name: str) -> str:
     return name
 
 
+#: The command a recurring job's inputs are refused for.
+RECUR = "queue.recurAtInterval"
+
+
 def recurring_jid(name: str | None, jid: str | None) -> str | None:
     """The id of a template registered by `name` (the name itself, checked), or None for
     an unnamed one."""
@@ -70,7 +75,7 @@ def recurring_jid(name: str | None, jid: str | None) -> str | None:
         return None
     if jid is not None:
         raise ConfigurationError("give a recurring job either name= or jid=, not both")
-    checked: str = rules.check("name", name, "recur")
+    checked: str = rules.check_recurring(RECUR, {"name": name})["name"]
     return checked
 
 
@@ -313,14 +318,12 @@ class Queue:
         kept unless the schedule changed (another interval, cron or tz), and `offset` only
         applies when it did. Without a name each call adds a template, and `jid=` makes
         the template of that id again, its schedule started over."""
-        checked_queue(self.name, "queue.recur")
-        numbers = {"interval": interval, "offset": offset, "priority": priority}
-        numbers |= {"retries": retries, "backlog": backlog}
-        checked = recurring_numbers("queue.recurAtInterval", numbers)
+        inputs = {"queue": self.name, "name": name, "interval": interval, "offset": offset}
+        inputs |= {"priority": priority, "retries": retries, "backlog": backlog}
+        checked = rules.check_recurring(RECUR, inputs | {"tags": tags, "throttles": throttles})
         interval, offset, priority = checked["interval"], checked["offset"], checked["priority"]
         retries, backlog = checked["retries"], checked["backlog"]
-        tags = rules.check_optional("tags", tags, "queue.recurAtInterval")
-        throttles = rules.check_optional("throttles", throttles, "queue.recurAtInterval")
+        tags, throttles = checked["tags"], checked["throttles"]
         schedule = cron_schedule(cron, tz, interval, offset)
         named = recurring_jid(name, jid)
         # a named template takes its cron schedule in the same call
@@ -352,9 +355,9 @@ class Queue:
 
     async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
         """Take up to `count` jobs to work on; they are locked for this worker (each job's
-        `attempt` tells which pop of it this is)."""
-        if count <= 0:
-            return []
+        `attempt` tells which pop of it this is). InvalidValueError (nothing sent) for a
+        count that is not a whole number from 1."""
+        count = rules.check("pop.count", count, "queue.pop")
         worker = worker or self._client.worker_name
         # aqless's own pop (the worker's): the same pop, its jobs with their attempts
         reply = await self._client.protocol.call(
@@ -582,31 +585,6 @@ def _group_name(group: str | None) -> str:
 
 
 #: What a put hook is given as its queue: a `Queue`, or a sharded deployment's queue.
-Target = TypeVar("Target")
-
-
-def inside_hooks(
-    hooks: Sequence[Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]]],
-    queue: Target,
-    send: PutSender,
-) -> PutSender:
-    """`send` wrapped in `hooks` (the first outermost), each given `queue`."""
-    for hook in reversed(hooks):
-        send = _bound_hook(hook, queue, send)
-    return send
-
-
-def _bound_hook(
-    hook: Callable[[Target, list[PutRequest], PutSender], Awaitable[list[str]]],
-    queue: Target,
-    send: PutSender,
-) -> PutSender:
-    async def call(requests: list[PutRequest]) -> list[str]:
-        return await hook(queue, requests, send)
-
-    return call
-
-
 def _released(jid: str, requeue: bool) -> str | None:
     """The running job a put ends its worker's hold on: a requeue's (``Job.move``), which
     may be running here (see aqless._worker.pops)."""

@@ -14,7 +14,7 @@ as the last line, for the other qless clients.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -374,8 +374,17 @@ def _rules() -> dict[str, Rule]:
         "search_limit": Rule(
             "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
         ),
+        # a client's settings
+        "client.script_connection": Rule(
+            "choice",
+            "What carries a client's script calls: aqless's lean connection, or redis-py's "
+            "pool (a diagnostic).",
+            choices=("lean", "redis-py"),
+        ),
         # recurring templates registered by name
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
+        # pops
+        "pop.count": Rule("whole", "How many jobs a pop takes at most.", "jobs", minimum=1),
     }
 
 
@@ -384,6 +393,39 @@ CONFIG: Final[dict[str, Rule]] = _config_rules()
 
 #: Every input's rule, by the name its doors give it.
 RULES: Final[dict[str, Rule]] = _rules()
+
+
+#: The rule of each input of a recurring job's template, by the name `Queue.recur`,
+#: `RecurringJob.update`, ``aqless recurring update`` and the dashboard's recurring form give
+#: it: every door checks a recurring input through `check_recurring` or `parse_recurring`.
+RECURRING: Final = {
+    "interval": "interval",
+    "offset": "recurring.offset",
+    "priority": "priority",
+    "retries": "retries",
+    "backlog": "backlog",
+    "tags": "tags",
+    "throttles": "throttles",
+    "queue": "queue",
+    "name": "name",
+}
+
+
+def check_recurring(command: str, inputs: Mapping[str, object]) -> dict[str, Any]:
+    """The recurring job's `inputs` that `RECURRING` has a rule for (None: not given), each
+    checked by it (InvalidValueError naming the first one outside it); the others (``cron``,
+    ``tz``, ``data``...) are left out."""
+    return {
+        name: check_optional(RECURRING[name], value, command)
+        for name, value in inputs.items()
+        if name in RECURRING
+    }
+
+
+def parse_recurring(name: str, text: str, command: str) -> Any:
+    """A recurring job's input `name` typed as `text` (the CLI, a form), parsed and checked
+    by its rule in `RECURRING`."""
+    return parse(RECURRING[name], text, command)
 
 
 def shown(name: str) -> str:

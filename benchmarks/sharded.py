@@ -57,7 +57,7 @@ import anyio.to_thread
 import redis
 
 import aqless
-from aqless._connection.protocol import Protocol
+from aqless._connection.protocol import ScriptCaller
 from aqless.scripts.loader import Call
 from aqless.sharding.queue import ShardedQueue
 
@@ -179,14 +179,14 @@ def count_calls() -> Counter[str]:
     (an outcome joined to the pop behind it is one ``queue.popAfter``), and their round
     trips as ``round trips``."""
     counts: Counter[str] = Counter()
-    send = Protocol._send
+    send = ScriptCaller._send
 
-    async def counted(self: Protocol, calls: Sequence[Call]) -> list[Any]:
+    async def counted(self: ScriptCaller, calls: Sequence[Call]) -> list[Any]:
         counts["round trips"] += 1
         counts.update(command for command, _ in calls)
         return await send(self, calls)
 
-    Protocol._send = counted  # type: ignore[method-assign]
+    ScriptCaller._send = counted  # type: ignore[method-assign]
     return counts
 
 

@@ -1,7 +1,7 @@
 """aqless in an aiohttp service: the client opened in a cleanup context, jobs put from a
 handler, the server's events streamed as server-sent events, and a worker in the same
 process. The dashboard is an ASGI app, which aiohttp does not host: serve it beside the
-service with ``python -m aqless.web --port 8001`` (or ``aqless web``).
+service with ``aqless web --port 8001``.
 
     pip install 'aqless[web,embedded]' aiohttp
     python examples/aiohttp_app.py --port 8000
@@ -88,5 +88,5 @@ if __name__ == "__main__":
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     options = parser.parse_args()
-    print(f"serving on http://{options.host}:{options.port}; dashboard: python -m aqless.web")
+    print(f"serving on http://{options.host}:{options.port}; dashboard: aqless web")
     web.run_app(create_app(), host=options.host, port=options.port)

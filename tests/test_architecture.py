@@ -10,7 +10,7 @@ What counts as a citation (prose is left alone):
   ``x.py`` a file of the package;
 - in a code span, a CamelCase name, alone or dotted (``LockKeeper``, ``Queue.put``): some
   module of the package must define it, with those attributes;
-- in a code span, a lower-case dotted name (``queue.put``, ``protocol.Protocol``): a command
+- in a code span, a lower-case dotted name (``queue.put``, ``protocol.ScriptCaller``): a command
   of the script, or an attribute of a package module of that last name.
 """
 
@@ -178,7 +178,7 @@ def test_a_wrong_citation_is_caught(cited: str) -> None:
         "`put_many` pipelines, `durable=` waits, `ql:push:<worker>` is a channel",
         "`aqless --json` and `aqless-run --processes P`",
         "`RedisCluster`, `WAITAOF`, `maxmemory-policy`",
-        "`queue.put`, `rateLimit.pop`, `protocol.Protocol`, `Job.complete`",
+        "`queue.put`, `rateLimit.pop`, `protocol.ScriptCaller`, `Job.complete`",
         "`aqless.sync.Client`, `aqless.scripts.build_library`, `aqless/scripts/lua/`",
     ],
 )

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from aqless import Client, JobNotFoundError
-from aqless._connection.batching import Batcher
+from aqless._connection.batching import Batcher, BatchingPolicy
 from aqless.errors import ConnectionLostError
 from aqless.scripts.loader import Call, Reply
 
@@ -206,14 +206,14 @@ async def test_an_ordered_call_goes_last_made_with_what_the_calls_ahead_of_it_re
         await group.start(batcher.run)
         group.start_soon(batcher.submit, ("job.complete", ("a",)), "a")  # alone, in flight
         await anyio.wait_all_tasks_blocked()
-        batcher.hold_lone_calls = True  # keep the next ones queued until all are in
-        group.start_soon(batcher.submit_ordered, pop)
-        group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")  # after the pop
-        group.start_soon(batcher.submit, ("job.log", ("c",)))  # releases nothing
-        await anyio.wait_all_tasks_blocked()
-        send.release.set()
-        await anyio.wait_all_tasks_blocked()
-        batcher.close()
+        with batcher.gathering():  # keep the next ones queued until all are in
+            group.start_soon(batcher.submit_ordered, pop)
+            group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")  # after the pop
+            group.start_soon(batcher.submit, ("job.log", ("c",)))  # releases nothing
+            await anyio.wait_all_tasks_blocked()
+            send.release.set()
+            await anyio.wait_all_tasks_blocked()
+            batcher.close()
     # the second batch flew beside the first; the pop went last in it, made knowing that
     # only `b` is released ahead of it (`a` is in another round trip, which may land later)
     assert send.batches[1] == [
@@ -233,11 +233,11 @@ async def test_a_lone_ordered_call_goes_at_once_and_held_lone_calls_wait() -> No
         made = await batcher.submit_ordered(lambda ahead: ("queue.pop", ("q", "w", len(ahead))))
         assert made == "queue.pop"
         assert send.batches == [[("queue.pop", ("q", "w", 0))]]
-        batcher.hold_lone_calls = True
-        group.start_soon(batcher.submit, ("job.complete", ("a",)))
-        group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", ("q", "w", 1)))
-        await anyio.wait_all_tasks_blocked()
-        batcher.close()
+        with batcher.gathering():
+            group.start_soon(batcher.submit, ("job.complete", ("a",)))
+            group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", ("q", "w", 1)))
+            await anyio.wait_all_tasks_blocked()
+            batcher.close()
     # the held outcome and the pop that followed it shared one round trip
     assert [len(batch) for batch in send.batches] == [1, 2]
 
@@ -259,11 +259,11 @@ async def test_an_ordered_call_whose_arguments_fail_fails_alone() -> None:
 
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
-        batcher.hold_lone_calls = True
-        group.start_soon(batcher.submit, ("job.complete", ("a",)))
-        group.start_soon(ordered)
-        await anyio.wait_all_tasks_blocked()
-        batcher.close()
+        with batcher.gathering():
+            group.start_soon(batcher.submit, ("job.complete", ("a",)))
+            group.start_soon(ordered)
+            await anyio.wait_all_tasks_blocked()
+            batcher.close()
     assert [len(batch) for batch in send.batches] == [1]
     assert isinstance(outcomes[0], ValueError)
 
@@ -276,8 +276,7 @@ async def test_a_held_call_is_sent_by_the_batcher_when_no_pop_follows() -> None:
     batcher = Batcher(send)
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
-        batcher.hold_lone_calls = True
-        with anyio.fail_after(5):
+        with batcher.gathering(), anyio.fail_after(5):
             assert await batcher.submit(("job.complete", ("a",)), "a") == "job.complete"
         batcher.close()
     assert send.batches == [[("job.complete", ("a",))]]
@@ -287,8 +286,7 @@ async def test_calls_behind_an_ordered_call_in_flight_go_with_the_next_one() -> 
     """A prefetching worker: the outcome of a job that ended while the pop was on its way
     waits for the next pop, made as soon as the first lands, and shares its round trip."""
     send = _Gated()
-    batcher = Batcher(send, depth=2)
-    batcher.hold_behind_ordered = True
+    batcher = Batcher(send, depth=2, policy=BatchingPolicy(hold_behind_ordered=True))
     replies: list[Reply] = []
 
     async def pop_twice() -> None:
@@ -314,8 +312,7 @@ async def test_calls_behind_an_ordered_call_in_flight_go_with_the_next_one() -> 
 
 async def test_calls_held_behind_an_ordered_call_go_once_it_lands_if_none_follows() -> None:
     send = _Gated()
-    batcher = Batcher(send, depth=2)
-    batcher.hold_behind_ordered = True
+    batcher = Batcher(send, depth=2, policy=BatchingPolicy(hold_behind_ordered=True))
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
         group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", ("q", 1)))
@@ -333,8 +330,7 @@ async def test_in_order_an_ordered_call_counts_what_the_batches_in_flight_releas
     """Where batches run in the order sent (one connection), an ordered call made while
     another batch flies knows that its outcomes run first, and flies beside it at once."""
     send = _Gated()
-    batcher = Batcher(send, depth=2)
-    batcher.in_order = True
+    batcher = Batcher(send, depth=2, policy=BatchingPolicy(in_order=True))
     seen: list[list[str]] = []
 
     def pop(released: Sequence[str]) -> Call:
@@ -365,9 +361,7 @@ async def test_in_order_the_outcomes_that_landed_are_told_and_failed_ones_are_no
             raise failure
         return [command for command, _ in calls]
 
-    batcher = Batcher(send, depth=2)
-    batcher.in_order = True
-    batcher.on_landed = landed.extend
+    batcher = Batcher(send, depth=2, policy=BatchingPolicy(in_order=True, on_landed=landed.extend))
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
         await batcher.submit(("job.complete", ("a",)), "a")
@@ -382,17 +376,14 @@ async def test_a_call_held_for_an_ordered_call_that_took_off_waits_for_the_next(
     turn later: an ordered call that took off meanwhile took it, and a call queued since
     waits for the next ordered call rather than flying alone."""
     send = _Gated()
-    batcher = Batcher(send, depth=2)
-    batcher.hold_behind_ordered = True
-    batcher.in_order = True
+    batcher = Batcher(send, depth=2, policy=BatchingPolicy(hold_behind_ordered=True, in_order=True))
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
-        batcher.hold_lone_calls = True
-        group.start_soon(batcher.submit, ("job.complete", ("a",)), "a")
-        group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", (*ahead,)))
-        group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")
-        await anyio.wait_all_tasks_blocked()
-        batcher.hold_lone_calls = False
+        with batcher.gathering():
+            group.start_soon(batcher.submit, ("job.complete", ("a",)), "a")
+            group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", (*ahead,)))
+            group.start_soon(batcher.submit, ("job.complete", ("b",)), "b")
+            await anyio.wait_all_tasks_blocked()
         assert len(send.batches) == 1  # `b` is held behind the pop in flight
         group.start_soon(batcher.submit_ordered, lambda ahead: ("queue.pop", (*ahead,)))
         await anyio.wait_all_tasks_blocked()
@@ -403,3 +394,30 @@ async def test_a_call_held_for_an_ordered_call_that_took_off_waits_for_the_next(
         [("job.complete", ("a",)), ("queue.pop", ("a",))],
         [("job.complete", ("b",)), ("queue.pop", ("a", "b"))],
     ]
+
+
+async def test_a_worker_asks_the_connection_for_its_batching_policy(client: Client) -> None:
+    """Only a worker whose pops run ahead holds calls behind them; the connection says
+    whether its batches run in the order sent (the lean connection's do)."""
+    landed: list[str] = []
+    plain = client.protocol.worker_batching(prefetching=False, on_landed=landed.extend)
+    assert plain == BatchingPolicy()
+    ahead = client.protocol.worker_batching(prefetching=True, on_landed=landed.extend)
+    assert ahead == BatchingPolicy(
+        hold_behind_ordered=True, in_order=client.protocol.in_order, on_landed=landed.extend
+    )
+    async with client.protocol.batching(ahead) as batcher:
+        assert batcher.policy is ahead
+
+
+async def test_gathering_ends_with_its_block_even_when_it_raises() -> None:
+    send = _Gated()
+    send.release.set()
+    batcher = Batcher(send)
+    with pytest.raises(ValueError, match="stop"), batcher.gathering():
+        raise ValueError("stop")
+    async with anyio.create_task_group() as group:
+        await group.start(batcher.run)
+        assert await batcher.submit(("job.log", ("a",))) == "job.log"  # alone, at once
+        batcher.close()
+    assert send.batches == [[("job.log", ("a",))]]

@@ -671,3 +671,24 @@ async def test_a_worker_whose_channels_the_acl_refuses_raises_the_typed_error(
         worker = aqless.Worker(client, ["q"], burst=True)
         with anyio.fail_after(20), pytest.raises(aqless.PermissionDeniedError):
             await worker.run()
+
+
+async def test_the_script_connection_is_a_setting_with_the_environment_as_fallback(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AQLESS_SCRIPT_CONNECTION", raising=False)
+    assert aqless.Client(server_url).protocol.script.uses_lean_connection
+    monkeypatch.setenv("AQLESS_SCRIPT_CONNECTION", "redis-py")  # read when a client is made
+    through_redis_py = aqless.Client(server_url)
+    assert through_redis_py.script_connection == "redis-py"
+    assert not through_redis_py.protocol.script.uses_lean_connection
+    chosen = aqless.Client(server_url, script_connection="lean")  # the setting wins
+    assert chosen.protocol.script.uses_lean_connection
+    async with aqless.Client(server_url, script_connection="redis-py") as client:
+        await client.queues["q"].put("app.Job", {})
+        assert await client.queues["q"].length() == 1
+
+
+def test_a_script_connection_outside_its_rule_is_refused_naming_it(server_url: str) -> None:
+    with pytest.raises(aqless.InvalidValueError, match="script_connection"):
+        aqless.Client(server_url, script_connection="pigeon")  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
 """Every server condition reaches the caller as aqless's typed error: a call the package
-makes on redis-py directly (not through the script, or ``Protocol.plain``) sits inside
+makes on redis-py directly (not through the script, or ``ScriptCaller.plain``) sits inside
 ``raising_aqless_errors`` or the Cluster's ``calls``, which map redis-py's errors; and no
 module uses a redis-py pipeline, whose refusal text hides the server's condition code.
 
@@ -91,7 +91,7 @@ def test_every_direct_call_maps_its_errors() -> None:
             continue
         if found := unwrapped_calls(path.read_text()):
             offenders[name] = found
-    assert offenders == {}, "wrap these in raising_aqless_errors, or use Protocol.plain"
+    assert offenders == {}, "wrap these in raising_aqless_errors, or use ScriptCaller.plain"
 
 
 def test_the_modules_wrapped_by_their_callers_still_call_redis_directly() -> None:

@@ -6,20 +6,18 @@ The doors are tests/support/job_doors.py."""
 
 from __future__ import annotations
 
-import contextlib
 import math
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
-import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import aqless
 import aqless.sync
 from aqless import rules
-from tests.faults.cluster import Cluster
 from tests.support.job_doors import (
     BAD_QUEUES,
     PUT_INPUTS,
@@ -29,12 +27,11 @@ from tests.support.job_doors import (
     Refusal,
     VerbDoors,
     bad,
-    dumped,
+    refusal_of,
 )
-from tests.support.sharding import addresses
 
 pytestmark = pytest.mark.timeout(300)
-pytest_plugins = ["tests.support.sharding_fixtures"]
+pytest_plugins = ["tests.support.sharding_fixtures", "tests.support.door_fixtures"]
 
 DOORS = settings(  # examples: the profile's (tests/conftest.py), at most 50 (each tries 7 doors)
     max_examples=min(settings().max_examples, 50),
@@ -92,44 +89,6 @@ def _fraction(number: float) -> bool:
     return not number.is_integer()
 
 
-@pytest.fixture
-def plain(server_url: str) -> Iterator[aqless.sync.Client]:
-    with redis.Redis.from_url(server_url) as connection:
-        connection.flushall()
-    with aqless.sync.Client(server_url, worker_name="doors") as client:
-        yield client
-
-
-@pytest.fixture
-def sharded(cluster: Cluster) -> Iterator[aqless.sync.ShardedClient]:
-    name = f"doors{uuid.uuid4().hex[:8]}"
-    with aqless.sync.ShardedClient(
-        addresses(cluster), deployment=name, shards=3, worker_name="doors"
-    ) as client:
-        client.call(lambda opened: opened.current_map())  # opened: the map is written
-        yield client
-
-
-#: The operators' audit log records each dashboard action, refused ones too (aqless.ops).
-AUDIT = b"ql:aqless:audit"
-
-
-@pytest.fixture
-def servers(server_url: str, cluster: Cluster) -> Iterator[Callable[[], object]]:
-    """What the plain server and the cluster's nodes hold (the audit log aside)."""
-    with contextlib.ExitStack() as stack:
-        plain = stack.enter_context(redis.Redis.from_url(server_url, socket_timeout=30))
-        nodes = [
-            stack.enter_context(redis.Redis(port=port, socket_timeout=30)) for port in cluster.ports
-        ]
-
-        def held() -> object:
-            kept = {key: plain.dump(key) for key in plain.keys("*") if key != AUDIT}
-            return kept, dumped(nodes)
-
-        yield held
-
-
 @pytest.mark.parametrize("given_to", ["a put", "a running job's verb"])
 @DOORS
 @given(data=st.data())
@@ -179,3 +138,27 @@ def _running(client: aqless.sync.Client | aqless.sync.ShardedClient) -> str:
     assert popped is not None
     assert popped.jid == jid
     return jid
+
+
+@pytest.mark.parametrize("count", [0, -1, 2.5, True, "3"])
+def test_a_pop_count_outside_its_rule_is_refused_at_every_door(
+    count: Any,
+    plain: aqless.sync.Client,
+    sharded: aqless.sync.ShardedClient,
+    servers: Callable[[], object],
+) -> None:
+    """`pop_many`'s count keeps the rule `pop.count` at the async, sharded and both blocking
+    doors: refused (it used to return [] for 0 or less), nothing popped."""
+    plain.queues["q"].put(WORK, {})
+    sharded.queues["q"].put(WORK, {})
+    before = servers()
+    doors: dict[str, Callable[[], object]] = {
+        "async": lambda: plain.call(lambda c: c.queues["q"].pop_many(count)),
+        "blocking": lambda: plain.queues["q"].pop_many(count),
+        "sharded": lambda: sharded.call(lambda c: c.queues["q"].pop_many(count)),
+        "blocking sharded": lambda: sharded.queues["q"].pop_many(count),
+    }
+    for door, pop in doors.items():
+        refusal = refusal_of("count", pop)
+        assert refusal.as_the_rule_says, (door, refusal.text)
+    assert servers() == before, "a refusal popped something"

@@ -301,7 +301,8 @@ async def test_complete_refusals(timed_client: aqless.Client) -> None:
     await (await job.refresh()).timeout()  # taken away: the complete is refused
     with pytest.raises(LockLostError):
         await job.complete()
-    assert job.worker_name == WORKER  # restored: the job is still thought ours
+    assert job.worker_name == WORKER  # never hidden, and the job is still thought ours
+    assert not job.released
     job = await pop_one(queue)
     job.data = {}
     assert await job.complete() is JobState.COMPLETE
@@ -467,6 +468,35 @@ async def test_retry(timed_client: aqless.Client, clock: ManualClock) -> None:
     assert (await client.jobs.failed("failed-retries-q")).jids == ("j",)
 
 
+async def test_a_handle_agrees_with_the_server_on_what_its_verbs_change(
+    timed_client: aqless.Client,
+) -> None:
+    """A verb changes the attributes the server changed, as the server holds them: a
+    retried job keeps its worker's name and expiry there, so the handle does too."""
+    client = timed_client
+    queue = client.queues["q"]
+    await queue.put("app.Job", jid="j", retries=2)
+    job = await pop_one(queue)
+    await job.retry()
+    await assert_current(client, job, "state", "retries_left", "worker_name", "expires_at")
+    assert job.worker_name == WORKER
+    job = await pop_one(queue)
+    await job.fail("boom", "said so")
+    await assert_current(client, job, "state", "worker_name")
+    await queue.put("app.Job", jid="j", retries=2)
+    job = await pop_one(queue)
+    await job.retry()
+    job = await pop_one(queue)
+    await job.complete()
+    await assert_current(
+        client, job, "state", "queue_name", "worker_name", "expires_at", "failure", "retries_left"
+    )
+    await queue.put("app.Job", jid="k")
+    job = await pop_one(queue)
+    await job.hand_back("stopping")
+    await assert_current(client, job, "state", "worker_name", "expires_at")
+
+
 async def test_retry_with_a_group_and_message(timed_client: aqless.Client) -> None:
     client = timed_client
     queue = client.queues["q"]
@@ -572,6 +602,26 @@ async def test_move_with_options(timed_client: aqless.Client, clock: ManualClock
     await job.undepend(all=True)
     await job.move("other", delay=30)
     assert (await job.refresh()).state == JobState.SCHEDULED
+
+
+async def test_move_reads_where_the_put_left_the_job(timed_client: aqless.Client) -> None:
+    """The put decides where a moved job goes (a full throttle parks it, dependencies done
+    already leave it waiting); the handle shows what the server holds, not a guess."""
+    client = timed_client
+    await client.throttles["api"].set(1)
+    await client.queues["q"].put("app.Job", jid="holder", throttles=["api"])
+    await pop_one(client.queues["q"])  # holds the throttle's one place
+    await client.queues["q"].put("app.Job", jid="j")
+    job = await pop_one(client.queues["q"])
+    await job.move("other", throttles=["api"])
+    assert job.state == JobState.THROTTLED
+    assert job.released
+    await assert_current(client, job)
+    await client.queues["q"].put("app.Job", jid="done")
+    await (await pop_one(client.queues["q"])).complete()
+    await job.move("other", depends=["done"])
+    assert job.state == JobState.WAITING
+    await assert_current(client, job)
 
 
 async def test_moving_a_running_job_takes_it_from_its_worker(timed_client: aqless.Client) -> None:

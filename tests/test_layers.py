@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "worker",
-        ("aqless.worker", "aqless._worker", "aqless.handlers", "aqless.sharding.worker"),
+        ("aqless.worker", "aqless._worker", "aqless.handlers"),
     ),
     ("package", ("aqless",)),  # aqless/__init__.py: the public names, re-exported
     (
@@ -108,7 +108,6 @@ def test_the_top_of_the_package_stays_small() -> None:
 
 def test_a_sharding_module_sits_in_the_layer_of_its_longest_prefix() -> None:
     assert LAYERS[layer_of("aqless.sharding.queue")][0] == "client"
-    assert LAYERS[layer_of("aqless.sharding.worker")][0] == "worker"
 
 
 def import_graph() -> dict[str, set[str]]:

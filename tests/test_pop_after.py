@@ -102,12 +102,12 @@ async def _outcome_and_pop(send: _Recording) -> tuple[dict[str, object], list[Se
 
     async with anyio.create_task_group() as group:
         await group.start(batcher.run)
-        batcher.hold_lone_calls = True
-        group.start_soon(call, ("job.complete", ("1", "a", "w", "q", "{}")), "a")
-        group.start_soon(call, ("job.log", ("1", "b", "m")))  # releases nothing
-        group.start_soon(call, pop)
-        await anyio.wait_all_tasks_blocked()
-        batcher.close()
+        with batcher.gathering():
+            group.start_soon(call, ("job.complete", ("1", "a", "w", "q", "{}")), "a")
+            group.start_soon(call, ("job.log", ("1", "b", "m")))  # releases nothing
+            group.start_soon(call, pop)
+            await anyio.wait_all_tasks_blocked()
+            batcher.close()
     return replies, released
 
 
@@ -150,8 +150,7 @@ async def test_held_calls_fly_from_the_pop_s_own_task_when_nothing_is_in_flight(
             lambda ahead: ("rateLimit.pop", ("2", "q", "w", len(ahead)))
         )
 
-    batcher.hold_lone_calls = True
-    with anyio.fail_after(5):
+    with batcher.gathering(), anyio.fail_after(5):
         async with anyio.create_task_group() as group:
             group.start_soon(complete)
             await anyio.wait_all_tasks_blocked()

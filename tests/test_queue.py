@@ -487,8 +487,9 @@ async def test_pop_many(timed_client: aqless.Client, clock: ManualClock) -> None
     popped = await queue.pop_many(3)
     assert [job.jid for job in popped] == jids[:3]  # same priority: oldest first
     assert {job.state for job in popped} == {JobState.RUNNING}
-    assert await queue.pop_many(0) == []
-    assert await queue.pop_many(-1) == []
+    for count in (0, -1, 1.5, True):  # refused by the rule `pop.count`, nothing popped
+        with pytest.raises(InvalidValueError, match="count"):
+            await queue.pop_many(count)  # type: ignore[arg-type]
     assert [job.jid for job in await queue.pop_many(10)] == jids[3:]
 
 

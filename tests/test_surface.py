@@ -43,6 +43,7 @@ PLAIN_ONLY: dict[str, dict[str, str]] = {
         "clock": "a setting given when the client is made",
         "strict": "a setting given when the client is made",
         "sharded_pubsub": "a setting of one Cluster connection",
+        "script_connection": "a setting given when the client is made (a diagnostic)",
         "put_hooks": "hooks see the variant's own queue type (aqless.queue.PutHook)",
     },
     "Queue": {},
@@ -140,9 +141,9 @@ def variants() -> Iterator[dict[str, dict[str, Any]]]:
     blocking_sharded.close()
 
 
-#: Contracts that are parts of others (JobSnapshot, EventStream) or what a plain client's own
+#: Contracts that are parts of others (JobFields, EventStream) or what a plain client's own
 #: parts need of it (ScriptClient): no variant set of their own.
-NOT_CONCEPTS = ("JobSnapshot", "EventStream", "ScriptClient")
+NOT_CONCEPTS = ("JobFields", "EventStream", "ScriptClient")
 CONCEPTS = sorted(name for name in contracts.__all__ if name not in NOT_CONCEPTS)
 
 

@@ -16,6 +16,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import aqless
 from aqless import tracing
+from aqless.flows import FlowNode
 from aqless.tracing import TRACE_KEY
 from tests.support.examples import span_exporter
 
@@ -133,6 +134,39 @@ async def test_a_put_outside_any_trace_starts_one(client: aqless.Client) -> None
     assert process.parent is not None
     assert process.parent.span_id == send.context.span_id
     assert seen == [{"user": 1}]
+
+
+async def test_a_flows_jobs_carry_the_context_of_their_queues_send_span(
+    client: aqless.Client,
+) -> None:
+    """Every job a flow puts is traced as a put is: a ``send <queue>`` span per queue of the
+    flow, its context in each job, and each job's processing its child."""
+    tracing.instrument(client)
+    with trace.get_tracer("test").start_as_current_span("request") as request:
+        flow = await client.flows.put(
+            FlowNode("t.Look", {"parent": True}, queue="t"),
+            [FlowNode("t.Look", {"child": True}, queue="t-children")],
+        )
+    parent, child = flow.jids
+    for jid in flow.jids:
+        stored = json.loads(await client.redis.hget(f"ql:j:{jid}", "data") or "{}")
+        trace_id = stored[TRACE_KEY]["traceparent"].split("-")[1]
+        assert trace_id == f"{request.get_span_context().trace_id:032x}"
+    await run(client, "t-children", "t")
+    assert sorted(map(str, seen)) == sorted(map(str, [{"child": True}, {"parent": True}]))
+    (send,) = finished("send t")
+    (send_children,) = finished("send t-children")
+    assert send.attributes == send_attributes(parent)
+    assert send_children.attributes == send_attributes(child) | {
+        "messaging.destination.name": "t-children"
+    }
+    for processed, sent in (
+        (finished("process t"), send),
+        (finished("process t-children"), send_children),
+    ):
+        (span,) = processed
+        assert span.parent is not None
+        assert span.parent.span_id == sent.context.span_id
 
 
 async def test_a_retried_job_keeps_its_parent_and_failures_are_errors(

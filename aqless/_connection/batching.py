@@ -15,7 +15,9 @@ With a ``Pairing``, an ordered call and the last call ahead of it that releases 
 one call when the pairing can join them (the worker's outcome and its next pop: see
 aqless._connection.pop_after); each caller gets its own part of the joined reply.
 
-With ``hold_behind_ordered`` (a worker that prefetches), a call submitted while an ordered
+A Batcher is built with a `BatchingPolicy`; its owner asks the connection layer for one
+(aqless._connection.protocol: plain, or a worker's). With ``hold_behind_ordered`` (a worker
+that prefetches), a call submitted while an ordered
 call is in flight waits for the next ordered call instead of flying at once: a job that
 ends while its worker's pop is on its way reports with the pop that follows, as one call,
 rather than in a round trip of its own. The held calls go at the latest one turn of the
@@ -31,19 +33,21 @@ its second pop that way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
 
 import anyio
 from anyio.abc import TaskStatus
 
+from aqless._concurrency.wakeup import Wakeup
 from aqless._connection.lean import uncancelled
-from aqless._connection.wakeup import Wakeup
 from aqless.errors import ConnectionLostError
 from aqless.scripts.loader import Call, Reply
 
-__all__ = ["Batcher"]
+__all__ = ["Batcher", "BatchingPolicy"]
 
 Send = Callable[[Sequence[Call]], Awaitable[list[Reply]]]
 #: Makes an ordered call's command and arguments when its batch is sent, from the jids that
@@ -64,6 +68,29 @@ class Pairing(Protocol):
         """The replies of the first call and of the ordered one, from the joined call's."""
 
 
+@dataclass(frozen=True, slots=True)
+class BatchingPolicy:
+    """How a Batcher groups the calls it is given (see the module's documentation).
+
+    Attributes:
+        hold_behind_ordered: calls submitted while an ordered call is in flight wait for
+            the next ordered call (a worker whose pops run ahead).
+        in_order: the batches in flight run before any batch sent after them (they go on
+            one connection): the jids they release count for the ordered calls made.
+        on_landed: told the jids released by the calls of each batch that landed
+            (`in_order` only): the server ran their outcomes, though their callers have not
+            woken yet.
+    """
+
+    hold_behind_ordered: bool = False
+    in_order: bool = False
+    on_landed: Callable[[Sequence[str]], None] | None = None
+
+
+#: Calls made concurrently share round trips; nothing waits for an ordered call.
+PLAIN = BatchingPolicy()
+
+
 class _Pending:
     __slots__ = ("call", "done", "error", "make", "parts", "releases", "reply")
 
@@ -73,7 +100,7 @@ class _Pending:
         self.call = call
         self.make = make
         self.releases = releases
-        self.done = asyncio.Event()  # see aqless._connection.wakeup for why not anyio's
+        self.done = asyncio.Event()  # see aqless._concurrency.wakeup for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
         #: a joined call's two calls (see Pairing)
@@ -98,33 +125,44 @@ class Batcher:
     (``run``) owned by whoever started it. Up to `depth` batches are in flight at once (on
     as many connections), so the client prepares one while the server runs another."""
 
-    def __init__(self, send: Send, *, depth: int = 2, pairing: Pairing | None = None) -> None:
+    def __init__(
+        self,
+        send: Send,
+        *,
+        depth: int = 2,
+        pairing: Pairing | None = None,
+        policy: BatchingPolicy = PLAIN,
+    ) -> None:
         self._send = send
+        self.policy = policy
         self._pairing = pairing
         self._queue: list[_Pending] = []
         self._changed = Wakeup()  # calls arrived, or a batch landed
         self._closed = False
         self._in_flight = 0
         self._ordered = 0  # ordered calls waiting in the queue
-        #: While set, a lone call is sent by the batcher's task, with whatever else is
-        #: submitted meanwhile, rather than at once: set by a caller about to submit an
-        #: ordered call (a worker waiting for a slot, whose next pop should share the round
-        #: trip of the outcome that frees it).
-        self.hold_lone_calls = False
-        #: While set, calls submitted while an ordered call is in flight wait for the next
-        #: ordered call (see the module's documentation).
-        self.hold_behind_ordered = False
+        self._gathering = False  # see gathering()
         self._ordered_in_flight = 0
-        #: While set, the batches in flight run before any batch sent after them (see the
-        #: module's documentation): the jids they release count for the ordered calls made.
-        self.in_order = False
         self._releasing: dict[int, list[str]] = {}  # in flight: jids released, by batch
-        #: Told the jids released by the calls of each batch that landed (`in_order` only):
-        #: the server has run their outcomes, though their callers have not woken yet.
-        self.on_landed: Callable[[Sequence[str]], None] | None = None
+        # the policy's, read on every call
+        self._hold_behind_ordered = policy.hold_behind_ordered
+        self._in_order = policy.in_order
+        self._on_landed = policy.on_landed if policy.in_order else None
         self.depth = depth
         self.round_trips = 0
         self.calls = 0
+
+    @contextmanager
+    def gathering(self) -> Iterator[None]:
+        """While inside, a lone call is sent by the batcher's task, with whatever else is
+        submitted meanwhile, rather than at once: for a caller about to submit an ordered
+        call (a worker waiting for a slot, whose next pop should share the round trip of
+        the outcome that frees it)."""
+        self._gathering = True
+        try:
+            yield
+        finally:
+            self._gathering = False
 
     async def submit(self, call: Call, releases: str | None = None) -> Reply:
         """The call's reply (a refusal is returned as the server's error, not raised); the
@@ -133,7 +171,7 @@ class Batcher:
         running job whose outcome the call reports (the ordered calls behind it see it)."""
         if self._closed:
             raise RuntimeError("this batcher is closed")
-        if not self._queue and self._in_flight == 0 and not self.hold_lone_calls:
+        if not self._queue and self._in_flight == 0 and not self._gathering:
             return await self._alone(call, releases=releases)
         return await self._wait(_Pending(call, None, releases))
 
@@ -152,7 +190,7 @@ class Batcher:
         pending = _Pending(_UNMADE, make)
         # only held calls wait (or, `in_order`, the batches in flight run first anyway): fly
         # them from here
-        if self._in_flight == 0 or (self.in_order and self._in_flight < self.depth):
+        if self._in_flight == 0 or (self._in_order and self._in_flight < self.depth):
             self._queue.append(pending)
             return await self._fly_here(pending)
         return await self._wait(pending)
@@ -169,12 +207,12 @@ class Batcher:
 
     async def _wait(self, pending: _Pending) -> Reply:
         self._queue.append(pending)
-        if self.hold_lone_calls and self._in_flight == 0:
+        if self._gathering and self._in_flight == 0:
             # the holder's ordered call, due in the next turn, is to fly this one from its
             # own task: the sending task is woken only if it did not (a wake per job
             # costs a worker with one slot a few percent of its time)
             asyncio.get_running_loop().call_soon(self._send_held)
-        elif self.hold_behind_ordered and self._ordered_in_flight and pending.make is None:
+        elif self._hold_behind_ordered and self._ordered_in_flight and pending.make is None:
             pass  # it goes with the next ordered call, or once the one in flight lands
         else:
             self._changed.fire()
@@ -208,7 +246,7 @@ class Batcher:
     def _flying(self, released: list[str]) -> int:
         """Note the jids a batch about to be sent releases, until it lands (a key)."""
         key = id(released)
-        if self.in_order and released:
+        if self._in_order and released:
             self._releasing[key] = released
         return key
 
@@ -325,7 +363,7 @@ class Batcher:
             for pending, reply in zip(batch, replies, strict=True):
                 pending.land(reply, self._pairing)
         finally:
-            if self.on_landed is not None:
+            if self._on_landed is not None:
                 self._land_releases(key, _released_by(batch))
             else:
                 self._releasing.pop(key, None)
@@ -336,15 +374,15 @@ class Batcher:
         """The batch `key` is no longer in flight; tell of the outcomes in it that reached
         the server (`released`: a call whose round trip failed may not have)."""
         self._releasing.pop(key, None)
-        if released and self.on_landed is not None and self.in_order:
-            self.on_landed(released)
+        if released and self._on_landed is not None:
+            self._on_landed(released)
 
     def _landed(self, *, ordered: bool) -> None:
         if not ordered:
             self._wake_sender()
             return
         self._ordered_in_flight -= 1
-        if self.hold_behind_ordered:
+        if self._hold_behind_ordered:
             # the calls held behind it go with the next ordered call, if its caller makes
             # one at once (from its own task); else the sending task takes them
             asyncio.get_running_loop().call_soon(self._send_held)
@@ -354,13 +392,13 @@ class Batcher:
     def _holding_behind_ordered(self) -> bool:
         """Whether the queued calls wait for the next ordered call, or for the one in flight
         to land (however long ago the sending task was woken)."""
-        return self.hold_behind_ordered and bool(self._ordered_in_flight) and not self._ordered
+        return self._hold_behind_ordered and bool(self._ordered_in_flight) and not self._ordered
 
     def _send_held(self) -> None:
         """Wake the sending task for the calls held for an ordered call, unless one took off
         meanwhile (with them) and `hold_behind_ordered`: the calls queued since wait for the
         next (or for it to land)."""
-        if not (self.hold_behind_ordered and self._ordered_in_flight):
+        if not (self._hold_behind_ordered and self._ordered_in_flight):
             self._wake_sender()
 
 

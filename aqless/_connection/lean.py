@@ -38,9 +38,7 @@ from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from aqless._connection.endpoint import Endpoint
-
-#: One argument of a command as it goes on the wire.
-Argument = str | bytes | int | float
+from aqless.scripts.loader import Argument
 
 __all__ = ["LeanConnection"]
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from redis.exceptions import (
@@ -30,7 +29,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from aqless._connection.batching import Batcher
+from aqless._connection.batching import PLAIN, Batcher, BatchingPolicy
 from aqless._connection.endpoint import Endpoint
 from aqless._connection.lean import LeanConnection
 from aqless._connection.pop_after import PopAfter
@@ -57,10 +56,10 @@ from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
 
 Clock = Callable[[], float]
 
-#: A diagnostic, read once: ``AQLESS_SCRIPT_CONNECTION=redis-py`` sends script calls through
-#: redis-py's connections instead of the lean one (benchmarks/connection.py compares them).
-#: Pushed jobs and put events keep the lean Subscriber either way.
-SCRIPT_CONNECTION = os.environ.get("AQLESS_SCRIPT_CONNECTION", "lean")
+#: What carries the script calls: the lean connection (aqless._connection.lean), or, as a
+#: diagnostic, redis-py's pool (benchmarks/connection.py compares them). Pushed jobs and put
+#: events keep the lean Subscriber either way.
+ScriptConnection = Literal["lean", "redis-py"]
 
 # The script raises as the reference core does, and the server decorates the text:
 # "user_script:12: <text> script: ..., on @user_script:12." (user_function under FCALL);
@@ -212,11 +211,17 @@ def work_score(priority: float, now: float) -> float:
     return priority - now / 10000000000
 
 
-class Protocol:
-    """Calls the script for a client: one connection pool, one key prefix, one clock."""
+class ScriptCaller:
+    """Calls the script for a client: one connection pool, one key prefix, one clock, and
+    the connection the calls go on (`connection`)."""
 
     def __init__(
-        self, redis: AnyRedis, *, prefix: str | None = None, clock: Clock = time.time
+        self,
+        redis: AnyRedis,
+        *,
+        prefix: str | None = None,
+        clock: Clock = time.time,
+        connection: ScriptConnection = "lean",
     ) -> None:
         self.redis = redis
         self.prefix = prefix or "ql:"
@@ -225,7 +230,7 @@ class Protocol:
         #: where the lean connections go (the Subscriber of pushed jobs too)
         self.endpoint = Endpoint.of(redis, self.prefix)
         self.wire = LeanConnection(self.endpoint)
-        lean = SCRIPT_CONNECTION != "redis-py"
+        lean = connection == "lean"
         self.script = Script(redis, prefix=prefix, wire=self.wire if lean else None)
         self._batcher: Batcher | None = None
         self._known: dict[str, bool] = {}  # see knows()
@@ -291,15 +296,27 @@ class Protocol:
         """Close the protocol's own connection (redis-py's stay open)."""
         await self.wire.close()
 
+    def worker_batching(
+        self, *, prefetching: bool, on_landed: Callable[[Sequence[str]], None]
+    ) -> BatchingPolicy:
+        """The batching of a worker: plain, or for one whose pops run ahead (`prefetching`),
+        calls made while a pop is in flight go with the next pop and, where this connection
+        runs the batches in the order sent (`in_order`), the outcomes in flight count for
+        the pops made behind them (`on_landed` told of those that landed)."""
+        if not prefetching:
+            return PLAIN
+        return BatchingPolicy(hold_behind_ordered=True, in_order=self.in_order, on_landed=on_landed)
+
     @asynccontextmanager
-    async def batching(self) -> AsyncIterator[Batcher]:
+    async def batching(self, policy: BatchingPolicy = PLAIN) -> AsyncIterator[Batcher]:
         """While inside, calls made concurrently share round trips
-        (see aqless._connection.batching), and an outcome and the pop behind it share one
-        script call (aqless._connection.pop_after). Nested uses share the outer one."""
+        (see aqless._connection.batching), as `policy` says, and an outcome and the pop
+        behind it share one script call (aqless._connection.pop_after). Nested uses share
+        the outer one, and its policy."""
         if self._batcher is not None:
             yield self._batcher
             return
-        batcher = Batcher(self._send, pairing=PopAfter())
+        batcher = Batcher(self._send, pairing=PopAfter(), policy=policy)
         async with anyio.create_task_group() as group:
             await group.start(batcher.run)
             self._batcher = batcher
@@ -449,7 +466,7 @@ def decoded_apart(command: str, reply: Any) -> Any:
 
 
 def hash_fields(reply: Any) -> dict[str, str]:
-    """An HGETALL reply read through ``Protocol.plain`` (a flat list: field, value, field,
+    """An HGETALL reply read through ``ScriptCaller.plain`` (a flat list: field, value, field,
     value...) as a mapping of texts."""
     items = [str(item) for item in reply] if isinstance(reply, list) else []
     return dict(zip(items[::2], items[1::2], strict=True))

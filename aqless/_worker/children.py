@@ -9,7 +9,7 @@ stays taken until the child is gone. A child that was stopped or died is not use
 Children are started with ``spawn`` (a fresh interpreter: no copy of the worker's threads,
 event loop or connections) and reused for job after job, one job at a time; with
 `max_jobs_per_child` each is replaced after that many jobs, so whatever a job's code leaks
-goes with its child. The child gets the function and a snapshot of the job without its
+goes with its child. The child gets the function and a copy of the job without its
 client (see `detached`), sent as multiprocessing sends its arguments: the function must be
 importable by name (defined at module level), and the job's verbs cannot be called from the
 child. The child answers in JSON, never in pickle, so what job code makes cannot run code in

@@ -19,7 +19,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from aqless._concurrency.backoff import HEARTBEAT
-from aqless._connection.wakeup import Wakeup
+from aqless._concurrency.wakeup import Wakeup
 from aqless._worker.outage import ServerOutage
 from aqless._worker.running import RunningJob
 from aqless.client import Client

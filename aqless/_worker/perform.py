@@ -14,6 +14,7 @@ import anyio
 from aqless._concurrency.backoff import OUTCOME
 from aqless._worker import joblog
 from aqless._worker.children import ChildPool
+from aqless._worker.handler import Handler, Resolver, calls_coroutine
 from aqless._worker.middleware import Middleware, Perform, Wrapper, as_wrapper, wrapped
 from aqless._worker.outage import ServerOutage
 from aqless._worker.outcomes import Decision, JobTimeoutError, decide, failure_group
@@ -28,9 +29,8 @@ from aqless.errors import (
     StaleAttemptError,
     UnknownJobClassError,
 )
-from aqless.handlers import Handler, calls_coroutine
 from aqless.job import Job
-from aqless.models import JobState
+from aqless.models import HANDED_OUT, JobState
 from aqless.progress import Coalescer
 from aqless.typed import with_data
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from aqless._worker.observers import WorkerObserver
     from aqless._worker.settings import WorkerSettings
     from aqless.client import Client
-    from aqless.handlers import Handlers
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +71,7 @@ class Performer:
     def __init__(
         self,
         client: Client,
-        handlers: Handlers,
+        handlers: Resolver,
         counters: WorkerCounters,
         observers: list[WorkerObserver],
         settings: WorkerSettings,
@@ -360,7 +359,7 @@ class Performer:
             return False
         if not isinstance(job, Job):
             return False
-        popped = [i for i, entry in enumerate(job.history) if entry.what == "popped"]
+        popped = [i for i, entry in enumerate(job.history) if entry.what in HANDED_OUT]
         if not popped or job.history[popped[-1]].details.get("worker") != self._client.worker_name:
             return False
         since = [entry.what for entry in job.history[popped[-1] + 1 :]]
@@ -388,10 +387,12 @@ def outcome_of(running: RunningJob, queue: str) -> str:
         return "completed"
     if job.state == JobState.FAILED:
         return "failed"
-    if job.state == JobState.RUNNING:
-        return "unreported" if job.worker_name else "canceled"
+    if job.state == JobState.RUNNING and not job.released:
+        return "unreported"
     if job.queue_name != queue:
         return "advanced"
+    if job.state == JobState.RUNNING and not job.worker_name:
+        return "canceled"  # the handle of a cancelled job keeps its last state
     return "handed_back" if running.handing_back is not None else "retried"
 
 

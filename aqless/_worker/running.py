@@ -79,8 +79,9 @@ class RunningJob:
 
     @property
     def settled(self) -> bool:
-        """Whether the job's code already completed, failed, retried, moved or cancelled it."""
-        return self.job.state != JobState.RUNNING or not self.job.worker_name
+        """Whether the job's code already completed, failed, retried, moved, cancelled or
+        timed out the job (or such a verb of it is on its way)."""
+        return self.job.released or self.job.state != JobState.RUNNING
 
     @property
     def held(self) -> bool:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aqless import rules
-from aqless._connection.lean import Argument
 from aqless.batches.model import (
     COMMAND,
     DEFAULT_TTL,
@@ -20,15 +19,28 @@ from aqless.batches.model import (
 )
 from aqless.errors import InvalidArgumentError
 from aqless.puts import new_jid, prepare_put
+from aqless.scripts.loader import Argument
 
 if TYPE_CHECKING:
-    from aqless.contracts import ScriptClient
+    from aqless._connection.protocol import Clock, ScriptCaller
 
-__all__ = ["Batches", "batch_arguments"]
+__all__ = ["BatchClient", "Batches", "batch_arguments"]
+
+
+class BatchClient(Protocol):
+    """What the batches need of a client of one server (aqless.contracts.ScriptClient,
+    which names the batches and so is not imported here)."""
+
+    @property
+    def protocol(self) -> ScriptCaller: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def worker_name(self) -> str: ...
 
 
 def batch_arguments(
-    client: ScriptClient,
+    client: BatchClient,
     bid: str,
     members: list[BatchMember],
     *,
@@ -59,7 +71,7 @@ def batch_arguments(
 class Batches:
     """A deployment's batches: ``client.batches``."""
 
-    def __init__(self, client: ScriptClient) -> None:
+    def __init__(self, client: BatchClient) -> None:
         self._client = client
 
     async def put(

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from inspect import BoundArguments
-from typing import TYPE_CHECKING
+from typing import Any, cast
 
+from aqless._concurrency.routing import PutTargets, ShardedPart, paged, routed
 from aqless.batches.client import Batches
 from aqless.batches.model import (
     COMMAND,
@@ -23,14 +24,8 @@ from aqless.batches.model import (
     BatchPage,
     checked_members,
 )
-from aqless.client import Client
 from aqless.errors import CrossShardError
 from aqless.puts import default_options
-from aqless.sharding.placement import PutTargets, named_shards
-from aqless.sharding.routing import paged, routed
-
-if TYPE_CHECKING:
-    from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = ["ShardedBatches"]
 
@@ -46,11 +41,8 @@ def _newest(parts: Sequence[BatchPage], arguments: BoundArguments) -> BatchPage:
     return BatchPage(sum(page.total for page in parts), batches[offset : offset + count])
 
 
-class ShardedBatches:
+class ShardedBatches(ShardedPart):
     """``client.batches`` of a sharded deployment: each batch on one shard."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
 
     async def _named(self, members: list[BatchMember]) -> dict[str, int]:
         """What the members name that lives on one shard, and that shard."""
@@ -68,7 +60,7 @@ class ShardedBatches:
                 throttles=options.get("throttles") or (),
                 rate_limits=options.get("rate_limits") or (),
             )
-            named.update(named_shards(shard_map, targets))
+            named.update(shard_map.named(targets))
         return named
 
     async def put(
@@ -107,7 +99,7 @@ class ShardedBatches:
             (queue, request if request.jid else replace(request, jid=self._client.new_jid(shard)))
             for queue, request in listed
         ]
-        return await self._client.shard(shard).batches.put(
+        return await self._part(self._client.shard(shard)).put(
             placed,
             on_success=on_success,
             on_complete=on_complete,
@@ -120,12 +112,12 @@ class ShardedBatches:
     async def get(self, bid: str) -> Batch | None:
         """The batch's record, from the shards its id's bucket names."""
         for shard in (await self._client.current_map()).candidates(bid):
-            found = await self._client.shard(shard).batches.get(bid)
+            found = await self._part(self._client.shard(shard)).get(bid)
             if found is not None:
                 return found
         return None
 
-    def _part(self, client: Client) -> Batches:
-        return client.batches
+    def _part(self, client: Any) -> Batches:
+        return cast(Batches, client.batches)
 
     recent = routed(Batches.recent, paged("batch.list"), _newest)

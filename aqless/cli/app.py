@@ -167,15 +167,6 @@ class AqlessGroup(click.Group):
             return super().invoke(ctx)
 
 
-class AqlessCommand(click.Command):
-    """A command that maps aqless errors to the exit codes itself, so that it can also run
-    outside the group (``python -m aqless.web``)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        with exit_codes():
-            return super().invoke(ctx)
-
-
 @click.group(cls=AqlessGroup, epilog=EXIT_CODES, context_settings={"max_content_width": 100})
 @click.option(
     "--url",

@@ -54,7 +54,7 @@ ENTRIES: tuple[Entry, ...] = (
         "Requeue failed jobs: a group's, every group's, or given jids.",
     ),
     Entry("script", "script", "script", "Print the Lua script, or the function library."),
-    Entry("server", "server", "server", "See, start or stop the embedded Valkey server."),
+    Entry("server", "server", "server", "See, start, stop or reset the embedded Valkey server."),
     Entry(
         "shards",
         "shards",

@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 import aqless
+from aqless import rules
+from aqless._concurrency.routing import gathered
 from aqless.cli.job_view import recurring_view, recurring_when
 from aqless.cli.params import parse_json
 from aqless.cli.render import duration, joined, number, short, table
@@ -16,7 +18,6 @@ from aqless.documents import recurring_document
 from aqless.ops import known
 from aqless.ops.listings import recurring_templates
 from aqless.ops.params import Ruled
-from aqless.sharding.reads import each_shard
 
 
 async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob:
@@ -29,8 +30,13 @@ async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob
 async def _recurring(client: AnyClient, queues: tuple[str, ...]) -> list[aqless.RecurringJob]:
     """The recurring jobs of `queues` (every queue when none); a sharded deployment's
     shards are read at once, each for the jobs it holds."""
-    shards = await each_shard(client.servers, lambda shard: recurring_templates(shard, queues))
+    shards = await gathered(client.servers, lambda shard: recurring_templates(shard, queues))
     return [job for jobs in shards for job in jobs]
+
+
+def _ruled(name: str) -> Ruled:
+    """The value of a recurring job's input `name`, checked by its rule (`rules.RECURRING`)."""
+    return Ruled(rules.RECURRING[name])
 
 
 @click.group()
@@ -102,17 +108,17 @@ def show(rjid: str) -> None:
 
 @recurring.command(short_help="Change a recurring job (interval, priority, data).")
 @click.argument("rjid")
-@click.option("--interval", type=Ruled("interval"), help="Seconds between two spawns.")
+@click.option("--interval", type=_ruled("interval"), help="Seconds between two spawns.")
 @click.option("--cron", help='A cron expression to spawn on instead ("*/5 * * * *").')
 @click.option("--tz", help="The cron expression's time zone (Europe/Paris).")
-@click.option("--priority", type=Ruled("priority"), help="The spawned jobs' priority.")
-@click.option("--retries", type=Ruled("retries"), help="The spawned jobs' retries.")
+@click.option("--priority", type=_ruled("priority"), help="The spawned jobs' priority.")
+@click.option("--retries", type=_ruled("retries"), help="The spawned jobs' retries.")
 @click.option(
-    "--backlog", type=Ruled("backlog"), help="How many missed spawns to catch up at most."
+    "--backlog", type=_ruled("backlog"), help="How many missed spawns to catch up at most."
 )
 @click.option("--data", callback=parse_json, help="The spawned jobs' data (JSON).")
 @click.option("--klass", help="The spawned jobs' class.")
-@click.option("--queue", help="Spawn into this queue instead.")
+@click.option("--queue", type=_ruled("queue"), help="Spawn into this queue instead.")
 def update(rjid: str, **changes: Any) -> None:
     """Change a recurring job; the jobs it spawns from now on follow.
 

@@ -1,7 +1,7 @@
 """server: the embedded Valkey that ``Client()`` and the demo start when given no URL.
 
-It keeps running after they exit (so the data persists); these commands show where it runs
-and stop or start it. They need no URL and ignore ``--url``.
+It keeps running after they exit (so the data persists); these commands show where it runs,
+stop or start it, and wipe its data to start over. They need no URL and ignore ``--url``.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import redis
 
 from aqless import embedded
-from aqless.cli.render import duration, fields
+from aqless.cli.render import duration, fields, plural
 from aqless.cli.runtime import NotFound, emit, note, settings
 
 _FOLDER = click.option(
@@ -22,7 +23,7 @@ _FOLDER = click.option(
 )
 
 
-@click.group(short_help="See, start or stop the embedded Valkey server.")
+@click.group(short_help="See, start, stop or reset the embedded Valkey server.")
 def server() -> None:
     """The embedded Valkey server that `Client()` and the demo start when given no URL.
 
@@ -30,6 +31,7 @@ def server() -> None:
     Examples:
       aqless server status
       aqless server stop
+      aqless server reset
     """
 
 
@@ -108,6 +110,44 @@ def stop(folder: Path | None) -> None:
         note(f"stopped the embedded server in {where}")
     else:
         note(f"no embedded server runs in {where}")
+
+
+@server.command(short_help="Delete everything the embedded server keeps (asks first).")
+@_FOLDER
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+def reset(folder: Path | None, yes: bool) -> None:
+    """Delete every key of the embedded server, in every database: its jobs, queues,
+    settings and limits. Use it to start over on a clean server.
+
+    You are asked to confirm (--yes does not ask; without a terminal, --yes is needed). A
+    stopped server is started for the reset and stopped again. With --json:
+    `{"folder": ..., "deleted_keys": N}`.
+
+    \b
+    Examples:
+      aqless server reset
+      aqless server reset --yes --folder /srv/aqless
+    """
+    where = folder or embedded.default_folder()
+    running = embedded.find(where)
+    if running is None and not where.is_dir():
+        emit({"folder": str(where), "deleted_keys": 0}, f"no embedded server data in {where}")
+        return
+    was_stopped = running is None
+    running = running or embedded.start(where)
+    try:
+        found = embedded.status(where)
+        keys = found.keys if found is not None else 0
+        if not yes:
+            question = f"delete every key ({keys}) of the embedded server in {where}?"
+            click.confirm(question, abort=True, err=True)
+        with redis.Redis(unix_socket_path=str(running.socket_path)) as connection:
+            connection.flushall()
+    finally:
+        if was_stopped:
+            embedded.stop(where)
+    text = f"deleted {plural(keys, 'key')} of the embedded server in {where}"
+    emit({"folder": str(where), "deleted_keys": keys}, text)
 
 
 def _size(count: int) -> str:

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
+from aqless._concurrency.routing import gathered
 from aqless.cli.render import duration, fields, joined, plural, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, progress, run_any
 from aqless.documents import throttle_document
 from aqless.ops.listings import ListedThrottle, listed_throttles, reindex_throttles
 from aqless.ops.params import NUMBERS_MAY_BE_NEGATIVE, Ruled
-from aqless.sharding.reads import each_shard
 
 QUEUE_FLAG = click.option(
     "--queue", "is_queue", is_flag=True, help="NAME is a queue: its own throttle."
@@ -59,7 +59,7 @@ def _expires(ttl: int) -> str:
 
 
 async def _listed(client: AnyClient) -> list[dict[str, Any]]:
-    shards = await each_shard(client.servers, listed_throttles)
+    shards = await gathered(client.servers, listed_throttles)
     ids: list[int | None] = [None]
     if client.sharded:
         ids = [shard.id for shard in client.shards.shards]

@@ -1,4 +1,4 @@
-"""web: serve the dashboard (``aqless[web]``); ``python -m aqless.web`` runs this command too."""
+"""web: serve the dashboard (``aqless[web]``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import anyio
 import click
 
-from aqless.cli.app import AqlessCommand
 from aqless.cli.runtime import settings
 from aqless.errors import needs_extra
 from aqless.ops import audit
@@ -25,7 +24,7 @@ def dashboard() -> ModuleType:
         return importlib.import_module("aqless.web")
 
 
-@click.command(cls=AqlessCommand, short_help="Serve the web dashboard.")
+@click.command(short_help="Serve the web dashboard.")
 @click.option(
     "--url",
     metavar="URL",
@@ -95,13 +94,11 @@ def web(
 ) -> None:
     """Serve the web dashboard of a deployment until Ctrl-C or SIGTERM.
 
-    `aqless web` and `python -m aqless.web` are the same command.
-
     \b
     Examples:
       aqless web                                 http://127.0.0.1:8000
       aqless web --url redis://db:6379 --host 0.0.0.0 --port 9000 --read-only
-      python -m aqless.web --url redis://db:6379 --namespace billing
+      aqless web --url redis://db:6379 --namespace billing
       aqless web --url redis+cluster://db:7000 --deployment billing
       aqless web --users-file /etc/aqless/users    ann:s3cret, bob:pw:read-only
     """

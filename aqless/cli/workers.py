@@ -7,12 +7,11 @@ import click
 from rich.console import RenderableType
 
 import aqless
-from aqless._worker.info import SeenWorker, WorkerInfo, all_infos, seen_workers
 from aqless.cli.job_view import jobs_table
 from aqless.cli.render import ago, fields, moment, table
 from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.documents import job_document, seen_worker_document, worker_info_document
-from aqless.models import WorkerCounts
+from aqless.models import SeenWorker, WorkerCounts, WorkerInfo
 from aqless.ops import known
 
 
@@ -85,7 +84,7 @@ def workers(name: str | None, every_client: bool) -> None:
       aqless workers web-1-4242
     """
     if name is None:
-        found, others = run_any(seen_workers)
+        found, others = run_any(lambda client: client.workers.seen())
         if every_client:
             found += [SeenWorker(WorkerCounts(other, 0, 0), None) for other in others]
         view = table(None, COLUMNS, [worker_row(seen) for seen in found])
@@ -96,7 +95,7 @@ def workers(name: str | None, every_client: bool) -> None:
         client: AnyClient,
     ) -> tuple[WorkerInfo | None, list[aqless.Job], list[aqless.Job]]:
         await known.require(client, "worker", name)
-        info = (await all_infos(client)).get(name)
+        info = (await client.workers.records()).get(name)
         held = await client.workers.jobs(name)
         return (
             info,

@@ -26,7 +26,6 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from aqless._concurrency.task_groups import own_errors
-from aqless.client import Client
 from aqless.errors import AqlessError, ConfigurationError
 from aqless.events import Event, EventStream
 
@@ -49,6 +48,10 @@ class ShardMap(Protocol):
     def shards(self) -> Sequence[_Shard]: ...
 
 
+class _ShardClient(Protocol):
+    def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream: ...
+
+
 class ShardSource(Protocol):
     """The ShardedClient, as its merged stream sees it."""
 
@@ -61,7 +64,7 @@ class ShardSource(Protocol):
     @property
     def map_adopted(self) -> anyio.Event: ...
 
-    def shard(self, shard_id: int) -> Client: ...
+    def shard(self, shard_id: int) -> _ShardClient: ...
 
     async def current_map(self) -> ShardMap: ...
 

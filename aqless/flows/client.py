@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aqless._connection.protocol import Clock, encode_json
-from aqless._connection.protocol import Protocol as ScriptCaller
+from aqless._connection.protocol import Clock, ScriptCaller, encode_json
 from aqless.errors import FlowError
+from aqless.flows.hooks import hooked
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
 from aqless.flows.tree import FlowTree
 
@@ -45,6 +45,12 @@ def preorder(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [document, *(node for child in document.get("children", ()) for node in preorder(child))]
 
 
+class QueueGetter(Protocol):
+    """A client's queues by name (``client.queues``)."""
+
+    def __getitem__(self, name: str, /) -> Any: ...
+
+
 class FlowClient(Protocol):
     """What flows need of a client of one server (``aqless.Client`` is one)."""
 
@@ -54,6 +60,10 @@ class FlowClient(Protocol):
     def clock(self) -> Clock: ...
     @property
     def worker_name(self) -> str: ...
+    @property
+    def put_hooks(self) -> Sequence[Callable[..., Awaitable[list[str]]]]: ...
+    @property
+    def queues(self) -> QueueGetter: ...
 
 
 class Flows:
@@ -66,7 +76,9 @@ class Flows:
         """Put `parent` and its children (each with children of its own, if any) in one
         atomic call: every job is put, or none is. The parent waits in ``depends`` until
         every child has completed (or failed under ``ignore``/``continue``), then runs and
-        reads their results with ``await job.children_results()``.
+        reads their results with ``await job.children_results()``. The client's
+        `put_hooks` wrap the call, each given the jobs of one queue at a time (see
+        aqless.flows.hooks), and may change every job as a put's.
 
         Raises:
             FlowCycleError, FlowTooLargeError, FlowError: the tree is refused (see
@@ -90,10 +102,21 @@ class Flows:
         self, root: FlowNode, *, jid_for: Callable[[FlowNode], str] | None = None
     ) -> Flow:
         """`put` of a tree already whole; `jid_for` makes the jids of nodes without one."""
+        client = self._client
         document = flow_document(
-            root, worker=self._client.worker_name, clock=self._client.clock, jid_for=jid_for
+            root, worker=client.worker_name, clock=client.clock, jid_for=jid_for
         )
-        return await self.send(document)
+        if not client.put_hooks:
+            return await self.send(document)
+
+        async def put(tree: FlowNode) -> Flow:  # the tree as the hooks left its jobs
+            return await self.send(
+                flow_document(tree, worker=client.worker_name, clock=client.clock)
+            )
+
+        jids = [str(node["jid"]) for node in preorder(document)]
+        flow: Flow = await hooked(root, jids, client.put_hooks, client.queues.__getitem__, put)
+        return flow
 
     async def send(self, document: dict[str, Any]) -> Flow:
         """Send a checked flow document (`flow_document`)."""

@@ -7,28 +7,19 @@ before anything is written."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, cast
 
-from aqless.client import Client
+from aqless._concurrency.routing import PutTargets, ShardedPart, ShardMapView, by_jid, routed
 from aqless.errors import FlowPlacementError
 from aqless.flows.client import Flow, Flows, chained, preorder
+from aqless.flows.hooks import hooked
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
-from aqless.sharding.map import ShardMap
-from aqless.sharding.placement import PutTargets, named_shards
-from aqless.sharding.reads import one
-from aqless.sharding.routing import by_jid, routed
-
-if TYPE_CHECKING:
-    from aqless.sharding.deployment import Deployment as ShardedClient
 
 __all__ = ["ShardedFlows"]
 
 
-class ShardedFlows:
+class ShardedFlows(ShardedPart):
     """``client.flows`` of a sharded deployment (no I/O to make)."""
-
-    def __init__(self, client: ShardedClient) -> None:
-        self._client = client
 
     async def put(self, parent: FlowNode, children: Sequence[FlowNode] = ()) -> Flow:
         """`aqless.flows.Flows.put` on the shard the root's jid places the flow on.
@@ -43,10 +34,10 @@ class ShardedFlows:
         flow = await self._put(chained(steps))
         return Flow(flow.root, tuple(reversed(flow.jids)))
 
-    def _part(self, client: Client) -> Flows:
-        return client.flows
+    def _part(self, client: Any) -> Flows:
+        return cast(Flows, client.flows)
 
-    tree = routed(Flows.tree, by_jid(), one)
+    tree = routed(Flows.tree, by_jid())
 
     async def _put(self, root: FlowNode) -> Flow:
         shard_map = await self._client.current_map()
@@ -61,14 +52,27 @@ class ShardedFlows:
         document = flow_document(
             root, worker=target.worker_name, clock=target.clock, jid_for=jid_for
         )
-        outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
-        shards = {jid: await self._client.shard_of_jid(jid) for jid in sorted(outside)}
-        _check_placement(shard_map, shard, document, shards)
-        return await target.flows.send(document)
+
+        async def put(document: dict[str, Any]) -> Flow:
+            outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
+            shards = {jid: await self._client.shard_of_jid(jid) for jid in sorted(outside)}
+            _check_placement(shard_map, shard, document, shards)
+            return await self._part(target).send(document)
+
+        hooks = self._client.put_hooks
+        if not hooks:
+            return await put(document)
+
+        async def put_tree(tree: FlowNode) -> Flow:  # the tree as the hooks left its jobs
+            return await put(flow_document(tree, worker=target.worker_name, clock=target.clock))
+
+        jids = [str(node["jid"]) for node in preorder(document)]
+        flow: Flow = await hooked(root, jids, hooks, self._client.queues.__getitem__, put_tree)
+        return flow
 
 
 def _check_placement(
-    shard_map: ShardMap, shard: int, node: dict[str, Any], shards: dict[str, int]
+    shard_map: ShardMapView, shard: int, node: dict[str, Any], shards: dict[str, int]
 ) -> None:
     """FlowPlacementError unless everything each job of the flow names (`shards`: the shard
     of each job outside the flow that one depends on) is on `shard`."""
@@ -80,7 +84,7 @@ def _check_placement(
         rate_limits=node.get("rate_limits") or (),
         group=node.get("group"),
     )
-    named = named_shards(shard_map, targets)
+    named = shard_map.named(targets)
     candidates = shard_map.candidates(jid)
     if shard not in candidates:
         named[f"jid {jid!r}"] = candidates[0]

@@ -19,10 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from aqless._worker.info import index_key
-from aqless.client import Client
+from aqless._concurrency.routing import gathered
+from aqless.client import Client, worker_index_key
 from aqless.sharding.client import AnyClient
-from aqless.sharding.reads import each_shard
 
 Kind = Literal["queue", "failure group", "worker", "rate limit"]
 
@@ -77,7 +76,7 @@ class _Set:
 _SETS: Final[dict[Kind, _Set]] = {
     "queue": _Set(lambda c: [f"{c.prefix}queues"], sorted_set=True),
     "failure group": _Set(lambda c: [f"{c.prefix}failures"], sorted_set=False),
-    "worker": _Set(lambda c: [f"{c.prefix}workers", index_key(c)], sorted_set=True),
+    "worker": _Set(lambda c: [f"{c.prefix}workers", worker_index_key(c.prefix)], sorted_set=True),
     "rate limit": _Set(lambda c: [f"{c.prefix}rate_limits"], sorted_set=False),
 }
 
@@ -90,7 +89,7 @@ async def exists(client: AnyClient, kind: Kind, name: str) -> bool:
     async def member(shard: Client) -> list[Any]:
         return await shard.protocol.plain_many("known." + kind, known.exists_reads(shard, name))
 
-    replies = await each_shard(client.servers, member)
+    replies = await gathered(client.servers, member)
     return any(reply not in (None, 0) for shard in replies for reply in shard)
 
 
@@ -101,7 +100,7 @@ async def names(client: AnyClient, kind: Kind) -> list[str]:
     async def members(shard: Client) -> list[Any]:
         return await shard.protocol.plain_many("known." + kind, known.list_reads(shard))
 
-    listed = await each_shard(client.servers, members)
+    listed = await gathered(client.servers, members)
     return sorted({str(member) for shard in listed for found in shard for member in found})
 
 

@@ -9,22 +9,32 @@ restart, SCRIPT FLUSH, FUNCTION FLUSH) gets it again, transparently.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
-from aqless._connection.lean import Argument, LeanConnection
 from aqless.errors import ConfigurationError
 from aqless.scripts import build, build_library, function_name, sha1
 
-__all__ = ["AnyRedis", "Argument", "Call", "Reply", "Script"]
+__all__ = ["AnyRedis", "Argument", "Call", "Reply", "Script", "Wire"]
 
+#: One argument of a command as it goes on the wire.
+Argument = str | bytes | int | float
 Call = tuple[str, Sequence[Argument]]  # a command and its arguments
 Reply = object
 #: A server (or Sentinel's primary), or a Redis Cluster.
 AnyRedis = aioredis.Redis | RedisCluster
+
+
+class Wire(Protocol):
+    """A connection the calls can go through instead of redis-py's (the client's is
+    aqless._connection.lean.LeanConnection): one command, or several sent together (a
+    refusal is its redis-py ResponseError, raised by `call`, in place in `pipeline`)."""
+
+    async def call(self, argv: Sequence[Argument]) -> Any: ...
+    async def pipeline(self, argvs: Sequence[Sequence[Argument]]) -> list[Any]: ...
 
 
 def _missing_function(error: ResponseError) -> bool:
@@ -40,8 +50,8 @@ class Script:
     """The qless protocol bound to one ``redis.asyncio.Redis`` (or ``RedisCluster``) client.
 
     Calls go over the client's lean connection (aqless._connection.lean), which reaches every
-    kind of deployment, and the library or script is loaded where they go. Without one (the
-    ``AQLESS_SCRIPT_CONNECTION=redis-py`` diagnostic, or a Script made on its own) they go
+    kind of deployment, and the library or script is loaded where they go. Without one (a
+    client's ``script_connection="redis-py"`` diagnostic, or a Script made on its own) they go
     through redis-py's connections: on a Cluster every call then names the node that holds the
     prefix's slot (so redis-py does not ask the server where FCALL's keys are, a round trip
     per call), and the library or script is loaded on every primary.
@@ -63,7 +73,7 @@ class Script:
         *,
         prefix: str | None = None,
         functions: bool = True,
-        wire: LeanConnection | None = None,
+        wire: Wire | None = None,
     ) -> None:
         if prefix is not None and not prefix.endswith(":"):
             raise ConfigurationError(f"a key prefix must end with ':', got {prefix!r}")

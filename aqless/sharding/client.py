@@ -32,44 +32,28 @@ from typing import Any, Literal, Self
 
 import anyio
 
+from aqless._concurrency.routing import by_jid, routed
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.lifecycle import Lifecycle
 from aqless._connection.protocol import Clock
 from aqless.batches.sharded import ShardedBatches
-from aqless.client import Client
+from aqless.client import Client, ShardedConfig, ShardedJobs, ShardedTags, ShardedWorkers
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.events.sharded import MergedEventStream
 from aqless.flows.sharded import ShardedFlows
 from aqless.job import Job, RecurringJob
+from aqless.limits import ShardedRateLimits, ShardedThrottles
+from aqless.patterns import ShardedQueuePatterns
 from aqless.sharding import changes as shard_changes
 from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
 from aqless.sharding import store as shard_store
-from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
-from aqless.sharding.queue import ShardedPutHook, ShardedQueue
-from aqless.sharding.reads import ShardedTags, ShardReport, one, shard_reports
-from aqless.sharding.routing import by_jid, routed
-from aqless.sharding.views import (
-    ShardedConfig,
-    ShardedJobs,
-    ShardedQueuePatterns,
-    ShardedQueues,
-    ShardedWorkers,
-)
+from aqless.sharding.queue import ShardedPutHook, ShardedQueues
+from aqless.sharding.reads import ShardReport, shard_reports
 
-__all__ = [
-    "AnyClient",
-    "ShardedClient",
-    "ShardedConfig",
-    "ShardedJobs",
-    "ShardedQueue",
-    "ShardedQueuePatterns",
-    "ShardedQueues",
-    "ShardedRateLimits",
-    "ShardedThrottles",
-]
+__all__ = ["AnyClient", "ShardedClient"]
 
 logger = logging.getLogger("aqless.sharding.client")
 
@@ -394,10 +378,7 @@ class ShardedClient:
         by shard id."""
         return [self._clients[shard.id] for shard in self.shards.shards]
 
-    @property
-    def servers(self) -> list[Client]:
-        """The plain client of each shard: `clients`."""
-        return self.clients
+    servers = clients  # the plain client of each shard
 
     @property
     def sharded(self) -> Literal[True]:
@@ -415,6 +396,14 @@ class ShardedClient:
         naming it first are put (`ShardMap.keeper`: the shard that had it before shards
         were added)."""
         return self.shards.keeper(name)
+
+    def shard_of_limit(self, name: str) -> int:
+        """The shard holding the throttle or rate limit `name`: the shard whose namespace
+        prefixes it (a queue's own), else the keeper of the name (aqless.limits)."""
+        for shard in self.shards.shards:
+            if name.startswith(self._clients[shard.id].prefix):
+                return shard.id
+        return self.keeper_of(name)
 
     def rotation(self) -> list[int]:
         """The shards' ids (active and draining), starting one further at every call."""
@@ -485,8 +474,8 @@ class ShardedClient:
     def _part(self, client: Client) -> Client:
         return client
 
-    wait = routed(Client.wait, by_jid(), one)
-    result = routed(Client.result, by_jid(), one)
+    wait = routed(Client.wait, by_jid())
+    result = routed(Client.result, by_jid())
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a

@@ -33,9 +33,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from aqless._concurrency.routing import PutTargets
 from aqless.errors import ConfigurationError
 
-__all__ = ["BUCKETS", "Shard", "ShardMap", "bucket", "map_key", "placed_namespaces"]
+__all__ = ["BUCKETS", "Shard", "ShardMap", "bucket", "group_key", "map_key", "placed_namespaces"]
 
 #: How many buckets the keys are spread over: the unit a generation gives to a shard.
 BUCKETS = 1024
@@ -57,6 +58,11 @@ def checked_deployment(name: str) -> str:
             f"a sharded deployment's name must be a non-empty string without braces, got {name!r}"
         )
     return name
+
+
+def group_key(queue: str, group: str) -> str:
+    """What decides the shard of a queue's fairness group: its keeper holds the group."""
+    return f"{queue}\x00{group}"
 
 
 def map_key(deployment: str) -> str:
@@ -132,6 +138,26 @@ class ShardMap:
         """The shard every put of `queue` goes to, if the queue is pinned (its own
         throttle or rate limit lives there)."""
         return self.pinned.get(queue)
+
+    def named(self, targets: PutTargets) -> dict[str, int]:
+        """Each thing a put names that lives on one shard, and that shard, by description
+        (aqless.sharding.placement)."""
+        named: dict[str, int] = {}
+        pin = self.pin_of(targets.queue)
+        if pin is not None:
+            named[f"pinned queue {targets.queue!r}"] = pin
+        for dependency, shard in (targets.dependencies or {}).items():
+            named[f"dependency {dependency!r}"] = shard
+        if targets.route:
+            named[f"routing key {targets.route!r}"] = self.owner(targets.route)
+        kept = [(f"throttle {name!r}", name) for name in targets.throttles if name]
+        kept += [(f"rate limit {name!r}", name) for name in targets.rate_limits if name]
+        if targets.dedup_id:
+            kept.append((f"dedup id {targets.dedup_id!r}", targets.dedup_id))
+        if targets.group:
+            kept.append((f"group {targets.group!r}", group_key(targets.queue, targets.group)))
+        named.update((what, self.keeper(key)) for what, key in kept)
+        return named
 
     def candidates(self, jid: str) -> list[int]:
         """The shards that may hold `jid`, to ask in this order: its bucket's owners over

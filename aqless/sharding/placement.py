@@ -1,22 +1,24 @@
 """Where a put goes on a sharded deployment: a pure function of the shard map and what the
 put names, with no I/O (the caller looks up what needs the servers first).
 
-A job lives on one shard, so everything a put names that lives on one shard must agree:
-its queue's pin, its dependencies' shards, its routing key's owner, the keeper shard of
-each throttle, rate limit and dedup id it counts on (each is counted on its keeper only),
-and the keeper of its fairness group in its queue (`group_key`: a group's turns are taken
-on one shard).
-A given jid adds its bucket's shards (or the shard already holding its job). Two different
-shards named is a CrossShardError, and nothing is put.
+A job lives on one shard, so everything a put names that lives on one shard must agree
+(`ShardMap.named`): its queue's pin, its dependencies' shards, its routing key's owner, the
+keeper shard of each throttle, rate limit and dedup id it counts on (each is counted on its
+keeper only), and the keeper of its fairness group in its queue (`group_key`: a group's
+turns are taken on one shard). A given jid adds its bucket's shards (or the shard already
+holding its job). Two different shards named is a CrossShardError, and nothing is put.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from aqless._concurrency.routing import PutTargets
 from aqless.errors import CrossShardError
-from aqless.sharding.map import ShardMap
+from aqless.sharding.map import ShardMap, group_key
+
+__all__ = ["Placement", "PutTargets", "cross_shard", "group_key", "place"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,50 +27,6 @@ class Placement:
 
     shard: int
     jid: str
-
-
-@dataclass(frozen=True, slots=True)
-class PutTargets:
-    """What a put names that lives on one shard (the class's defaults already applied)."""
-
-    queue: str
-    jid: str | None = None
-    route: str | None = None
-    #: each dependency's jid and the shard it is on
-    dependencies: Mapping[str, int] | None = None
-    throttles: Sequence[str] = ()
-    rate_limits: Sequence[str] = ()
-    dedup_id: str | None = None
-    group: str | None = None
-
-
-def group_key(queue: str, group: str) -> str:
-    """What decides the shard of a queue's fairness group: its keeper holds the group."""
-    return f"{queue}\x00{group}"
-
-
-def named_shards(shard_map: ShardMap, targets: PutTargets) -> dict[str, int]:
-    """Each thing the put names that lives on one shard, and that shard, by description."""
-    named: dict[str, int] = {}
-    pin = shard_map.pin_of(targets.queue)
-    if pin is not None:
-        named[f"pinned queue {targets.queue!r}"] = pin
-    for dependency, shard in (targets.dependencies or {}).items():
-        named[f"dependency {dependency!r}"] = shard
-    if targets.route:
-        named[f"routing key {targets.route!r}"] = shard_map.owner(targets.route)
-    kept = [("throttle", name) for name in targets.throttles]
-    kept += [("rate limit", name) for name in targets.rate_limits]
-    if targets.dedup_id is not None:
-        kept.append(("dedup id", targets.dedup_id))
-    for what, key in kept:
-        if key:
-            named[f"{what} {key!r}"] = shard_map.keeper(key)
-    if targets.group:
-        named[f"group {targets.group!r}"] = shard_map.keeper(
-            group_key(targets.queue, targets.group)
-        )
-    return named
 
 
 def place(
@@ -85,7 +43,7 @@ def place(
     Raises:
         CrossShardError: what the put names is on different shards.
     """
-    named = named_shards(shard_map, targets)
+    named = shard_map.named(targets)
     if len(set(named.values())) > 1:
         raise cross_shard(named)
     shard = next(iter(named.values()), None)

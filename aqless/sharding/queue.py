@@ -1,7 +1,7 @@
 """A queue of a sharded deployment: where a put goes (its jid's bucket, or the one shard its
 dependencies, routing key, throttle, rate limit, dedup id or pinned queue name; CrossShardError
-when they name two), pops that take from every shard in turn, and counts summed over the
-partitions (aqless.sharding.reads merges the rest of its reads)."""
+when they name two), pops that take from every shard in turn, and its other verbs routed and
+merged (aqless._concurrency.routing); `ShardedQueues`, every queue's."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
 import anyio
 
 from aqless import rules
+from aqless._concurrency.routing import Call, every, first, gathered, merged, page, paged, routed
 from aqless._concurrency.task_groups import own_errors
-from aqless.client import Client
+from aqless.client import Client, Queues
 from aqless.contracts import RateLimit
-from aqless.errors import AqlessError
+from aqless.errors import AqlessError, PartialPopError
 from aqless.job import Job
 from aqless.models import GroupCounts, QueueCounts
 from aqless.puts import (
@@ -28,57 +29,22 @@ from aqless.puts import (
     PutSender,
     dedup_of,
     default_options,
+    inside_hooks,
 )
-from aqless.queue import Queue, checked_name, inside_hooks, recurring_jid
-from aqless.scaling.estimate import QueueScaling, read_scaling
+from aqless.queue import RECUR, Queue, checked_name, recurring_jid
+from aqless.scaling.estimate import QueueScaling, every_queue_scaling, read_scaling
 from aqless.sharding.placement import Placement, PutTargets, group_key, place
-from aqless.sharding.reads import (
-    concatenated,
-    gathered,
-    nothing,
-    one,
-    page_of,
-    pooled_stats,
-    queue_counts,
-    summed,
-)
-from aqless.sharding.routing import Call, every, first, paged, routed
 
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
 
-__all__ = ["PartialPopError", "ShardedPutHook", "ShardedQueue"]
+__all__ = ["ShardedPutHook", "ShardedQueue", "ShardedQueues"]
 
 #: ``ShardedClient.put_hooks``' entries: as `aqless.puts.PutHook`, given the `ShardedQueue`
 #: (a hook typed for both, ``queue: Queue | ShardedQueue``, serves either kind of client).
 ShardedPutHook: TypeAlias = Callable[
     ["ShardedQueue", list[PutRequest], PutSender], Awaitable[list[str]]
 ]
-
-
-class PartialPopError(AqlessError):
-    """A sharded pop (`ShardedQueue.pop_many`) that a shard refused after other shards
-    had popped jobs. The jobs are locked to the worker that popped them: run them as if
-    `pop_many` had returned them; dropping them leaves them to wait until their locks
-    expire. Not a ConnectionLostError, so that code retrying a lost connection does not
-    drop them unawares.
-
-    Attributes:
-        jobs: the jobs popped, in the order `pop_many` would have returned them (`Job`s;
-            `SyncJob`s from ``aqless.sync.ShardedClient``).
-        shard: the shard that refused.
-        error: its own error (a ServerFullError, a ConnectionLostError...), also the
-            `__cause__`.
-    """
-
-    def __init__(self, jobs: Sequence[Any], shard: int, error: AqlessError) -> None:
-        super().__init__(
-            f"popped {len(jobs)} jobs (held: run them, see .jobs), but shard {shard} "
-            f"refused: {error}"
-        )
-        self.jobs = list(jobs)
-        self.shard = shard
-        self.error = error
 
 
 async def home(queue: ShardedQueue, arguments: BoundArguments) -> list[Call]:
@@ -294,7 +260,8 @@ class ShardedQueue:
     ) -> str:
         """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
         there; a named template's jid is its name); a template naming throttles goes to
-        their keeper shard."""
+        their keeper shard. Its inputs are checked before the shard is chosen."""
+        rules.check_recurring(RECUR, {"name": name, "throttles": throttles, **options})
         named = recurring_jid(name, jid)
         placing = PutOptions(jid=named or jid, throttles=throttles)
         place = await self._place(klass, data, placing, None)
@@ -323,9 +290,9 @@ class ShardedQueue:
 
         Raises:
             PartialPopError: a shard refused after other shards popped jobs.
+            InvalidValueError: `count` is not a whole number from 1 (nothing sent).
         """
-        if count <= 0:
-            return []
+        count = rules.check("pop.count", count, "queue.pop")
         order = self._client.rotation()
         shares = [count // len(order) + (i < count % len(order)) for i in range(len(order))]
         refusals: list[tuple[int, AqlessError]] = []
@@ -355,11 +322,8 @@ class ShardedQueue:
 
     async def pop(self, *, worker: str | None = None) -> Job | None:
         """The next job from the shards, starting one shard further at every call."""
-        for shard in self._client.rotation():
-            jobs = await self.partition(shard).pop_many(1, worker=worker)
-            if jobs:
-                return jobs[0]
-        return None
+        jobs = await self.pop_many(1, worker=worker)
+        return jobs[0] if jobs else None
 
     # -- looking ------------------------------------------------------------------------------
 
@@ -383,16 +347,16 @@ class ShardedQueue:
             moved += await queue.unfail(group, count - moved)
         return moved
 
-    counts = routed(Queue.counts, every, queue_counts)
-    length = routed(Queue.length, every, summed)
-    stats = routed(Queue.stats, every, pooled_stats)
-    jobs = routed(Queue.jobs, paged("listing"), page_of)
-    peek = routed(Queue.peek, paged("queue.peek"), page_of)
-    pause = routed(Queue.pause, every, concatenated)
-    unpause = routed(Queue.unpause, every, nothing)
-    heartbeat = routed(Queue.heartbeat, first, one)
-    set_heartbeat = routed(Queue.set_heartbeat, every, nothing)
-    forget = routed(Queue.forget, every, nothing)
+    counts = routed(Queue.counts, every)
+    length = routed(Queue.length, every)
+    stats = routed(Queue.stats, every)
+    jobs = routed(Queue.jobs, paged("listing"), page)
+    peek = routed(Queue.peek, paged("queue.peek"), page)
+    pause = routed(Queue.pause, every)
+    unpause = routed(Queue.unpause, every)
+    heartbeat = routed(Queue.heartbeat, first)
+    set_heartbeat = routed(Queue.set_heartbeat, every)
+    forget = routed(Queue.forget, every)
 
     # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
 
@@ -403,7 +367,7 @@ class ShardedQueue:
         pin = shards.pin_of(self.name)
         return shards.keeper(self.name) if pin is None else pin
 
-    throttle = routed(Queue.throttle, home, one)
+    throttle = routed(Queue.throttle, home)
 
     async def set_throttle(self, maximum: int) -> None:
         """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
@@ -436,32 +400,15 @@ class ShardedQueue:
         """`Queue.groups` over the shards: a group's counts summed over the shards that
         hold its jobs. The default group is on every shard: where the queue has no group,
         all its jobs are the default group's."""
-        merged: dict[str | None, GroupCounts] = {}
         parts = await gathered(self.partitions, _groups_or_counts)
         if not any(isinstance(part, list) for part in parts):
             return []
-        for part in parts:
-            records = part if isinstance(part, list) else [_ungrouped(part)]
-            for record in records:
-                seen = merged.get(record.name)
-                if seen is None:
-                    merged[record.name] = record
-                else:
-                    merged[record.name] = replace(
-                        seen,
-                        waiting=seen.waiting + record.waiting,
-                        running=seen.running + record.running,
-                        weight=max(seen.weight, record.weight),
-                        concurrency=max(seen.concurrency, record.concurrency),
-                        rate_limit=max(seen.rate_limit, record.rate_limit),
-                        rate_period=max(seen.rate_period, record.rate_period),
-                        rate_used=seen.rate_used + record.rate_used,
-                    )
-        return sorted(merged.values(), key=lambda record: record.name or "")
+        records = [part if isinstance(part, list) else [_ungrouped(part)] for part in parts]
+        return sorted(merged(records), key=lambda record: record.name or "")
 
-    set_group_weight = routed(Queue.set_group_weight, of_group, nothing)
-    set_group_concurrency = routed(Queue.set_group_concurrency, of_group, nothing)
-    set_group_rate_limit = routed(Queue.set_group_rate_limit, of_group, nothing)
+    set_group_weight = routed(Queue.set_group_weight, of_group)
+    set_group_concurrency = routed(Queue.set_group_concurrency, of_group)
+    set_group_rate_limit = routed(Queue.set_group_rate_limit, of_group)
 
 
 async def _groups_or_counts(queue: Queue) -> list[GroupCounts] | QueueCounts:
@@ -473,3 +420,26 @@ def _ungrouped(counts: QueueCounts) -> GroupCounts:
     """The default group of a partition without groups: all of its jobs."""
     running = counts.running + counts.stalled
     return GroupCounts(name=None, waiting=counts.waiting, running=running, weight=1, concurrency=0)
+
+
+class ShardedQueues:
+    """``client.queues[name]`` (no I/O), and the queues over every shard."""
+
+    def __init__(self, client: ShardedClient) -> None:
+        self._client = client
+
+    def __getitem__(self, name: str) -> ShardedQueue:
+        return ShardedQueue(self._client, name)
+
+    def _part(self, client: Client) -> Queues:
+        return client.queues
+
+    names = routed(Queues.names, every)
+    counts = routed(Queues.counts, every)
+
+    async def scaling(
+        self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
+    ) -> list[QueueScaling]:
+        """Every queue's `ShardedQueue.scaling`, each over the time since its reading in
+        `previous` (the last call's answer), if any."""
+        return await every_queue_scaling(self, target_p95, previous)

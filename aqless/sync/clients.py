@@ -104,7 +104,7 @@ class Client(SyncClientSurface[PlainClient, SyncQueues]):
 
 
 # mypy checks this bound before it infers the routed verbs of the same import cycle
-# (aqless.sharding.routing); tests/typing/test_contracts.py proves it from outside
+# (aqless._concurrency.routing); tests/typing/test_contracts.py proves it from outside
 class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):  # type: ignore[type-var, unused-ignore]
     """A blocking ``aqless.ShardedClient``: ``aqless.sync.ShardedClient(nodes,
     deployment="billing")`` takes the same arguments and checks them here

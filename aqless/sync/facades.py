@@ -3,7 +3,7 @@
 A façade is a blocking view of one async object of the client on its loop (a queue, the
 jobs, a job...). Its verbs are the contract's (aqless.contracts), derived, not forwarded by
 hand: ``put = blocking(contracts.Queue.put)`` takes the contract verb's parameters and returns
-what it awaits, with jobs made ``SyncJob`` snapshots. At each call the façade reaches its
+what it awaits, with jobs made ``SyncJob`` handles. At each call the façade reaches its
 object again from the loop's client, so a forked child's new loop and connections serve it.
 """
 
@@ -28,6 +28,7 @@ from typing import (
 from aqless import contracts
 from aqless.batches import Batches
 from aqless.client import Config, Jobs, Queues, Tags, Throttle, Workers
+from aqless.errors import PartialPopError
 from aqless.events import Event
 from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
@@ -35,7 +36,7 @@ from aqless.limits import RateLimit, RateLimits, checked_limit_name
 from aqless.models import Failure, HistoryEntry, JobState
 from aqless.patterns import QueuePatterns
 from aqless.queue import Queue, checked_name
-from aqless.sharding.queue import PartialPopError, ShardedQueue
+from aqless.sharding.queue import ShardedQueue
 
 if TYPE_CHECKING:
     from aqless.sync.runtime import BlockingClient
@@ -50,7 +51,7 @@ Reach = Callable[[Any], Any]
 
 def blocking_value(client: BlockingClient[Any], value: Any) -> Any:
     """`value` as a blocking caller gets it: jobs as SyncJob, templates as SyncRecurringJob,
-    inside lists and tuples too; anything else as it is."""
+    inside lists and tuples too (a named tuple keeps its class); anything else as it is."""
     if isinstance(value, Job):
         return SyncJob(client, value)
     if isinstance(value, RecurringJob):
@@ -58,7 +59,8 @@ def blocking_value(client: BlockingClient[Any], value: Any) -> Any:
     if isinstance(value, list):
         return [blocking_value(client, item) for item in value]
     if isinstance(value, tuple):
-        return tuple(blocking_value(client, item) for item in value)
+        items = (blocking_value(client, item) for item in value)
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return value
 
 
@@ -295,9 +297,9 @@ class SyncJobs(Facade):
         return list(jobs), list(gone)
 
 
-class _Snapshot(Generic[T]):
-    """An attribute read from the wrapped ``Job`` or ``RecurringJob``, whose verbs keep
-    it current."""
+class _Field(Generic[T]):
+    """An attribute of the wrapped ``Job`` or ``RecurringJob`` handle, read from it at each
+    access (its verbs update it)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -315,8 +317,8 @@ class _Snapshot(Generic[T]):
 J = TypeVar("J", Job, RecurringJob)
 
 
-class SnapshotFacade(Facade, Generic[J]):
-    """A job or template read earlier, whose verbs go to the loop's client it belongs to (a
+class HandleFacade(Facade, Generic[J]):
+    """A handle on a job or template, whose verbs go to the loop's client it belongs to (a
     sharded deployment's shard that holds it)."""
 
     def __init__(self, client: BlockingClient[Any], job: J) -> None:
@@ -328,32 +330,34 @@ class SnapshotFacade(Facade, Generic[J]):
         return self._job
 
 
-class SyncJob(SnapshotFacade[Job]):
-    """A job as the server held it when read, with blocking verbs (``aqless.Job``'s
-    attributes, the same plain values; its verbs go to the client it was read from)."""
+class SyncJob(HandleFacade[Job]):
+    """A handle on a job, with blocking verbs: ``aqless.Job``'s attributes (the same plain
+    values, as last read or as its verbs changed them) and verbs, which go to the client it
+    was read from."""
 
     documented_by: ClassVar[type | None] = Job
 
-    jid: _Snapshot[str] = _Snapshot()
-    klass_name: _Snapshot[str] = _Snapshot()
-    queue_name: _Snapshot[str] = _Snapshot()
-    data: _Snapshot[Any] = _Snapshot()
-    priority: _Snapshot[float] = _Snapshot()
-    tags: _Snapshot[tuple[str, ...]] = _Snapshot()
-    state: _Snapshot[JobState | str] = _Snapshot()
-    worker_name: _Snapshot[str] = _Snapshot()
-    expires_at: _Snapshot[float] = _Snapshot()
-    history: _Snapshot[tuple[HistoryEntry, ...]] = _Snapshot()
-    dependencies: _Snapshot[tuple[str, ...]] = _Snapshot()
-    dependents: _Snapshot[tuple[str, ...]] = _Snapshot()
-    original_retries: _Snapshot[int] = _Snapshot()
-    retries_left: _Snapshot[int] = _Snapshot()
-    failure: _Snapshot[Failure | None] = _Snapshot()
-    tracked: _Snapshot[bool] = _Snapshot()
-    throttles: _Snapshot[tuple[str, ...]] = _Snapshot()
-    spawned_from_jid: _Snapshot[str | None] = _Snapshot()
-    attempt: _Snapshot[int | None] = _Snapshot()
-    checkpointed: _Snapshot[Any] = _Snapshot()
+    jid: _Field[str] = _Field()
+    klass_name: _Field[str] = _Field()
+    queue_name: _Field[str] = _Field()
+    data: _Field[Any] = _Field()
+    priority: _Field[float] = _Field()
+    tags: _Field[tuple[str, ...]] = _Field()
+    state: _Field[JobState | str] = _Field()
+    worker_name: _Field[str] = _Field()
+    expires_at: _Field[float] = _Field()
+    history: _Field[tuple[HistoryEntry, ...]] = _Field()
+    dependencies: _Field[tuple[str, ...]] = _Field()
+    dependents: _Field[tuple[str, ...]] = _Field()
+    original_retries: _Field[int] = _Field()
+    retries_left: _Field[int] = _Field()
+    failure: _Field[Failure | None] = _Field()
+    tracked: _Field[bool] = _Field()
+    throttles: _Field[tuple[str, ...]] = _Field()
+    spawned_from_jid: _Field[str | None] = _Field()
+    attempt: _Field[int | None] = _Field()
+    checkpointed: _Field[Any] = _Field()
+    released: _Field[bool] = _Field()
 
     def __repr__(self) -> str:
         return f"<SyncJob {self.jid} {self.klass_name} {self.state} in {self.queue_name!r}>"
@@ -383,24 +387,24 @@ class SyncJob(SnapshotFacade[Job]):
     refresh = blocking_refreshed(contracts.Job.refresh)
 
 
-class SyncRecurringJob(SnapshotFacade[RecurringJob]):
+class SyncRecurringJob(HandleFacade[RecurringJob]):
     """A recurring job's template (``aqless.RecurringJob``'s attributes and verbs)."""
 
     documented_by: ClassVar[type | None] = RecurringJob
 
-    jid: _Snapshot[str] = _Snapshot()
-    klass_name: _Snapshot[str] = _Snapshot()
-    queue_name: _Snapshot[str] = _Snapshot()
-    data: _Snapshot[Any] = _Snapshot()
-    priority: _Snapshot[float] = _Snapshot()
-    interval: _Snapshot[float] = _Snapshot()
-    retries: _Snapshot[int] = _Snapshot()
-    count: _Snapshot[int] = _Snapshot()
-    backlog: _Snapshot[int] = _Snapshot()
-    tags: _Snapshot[tuple[str, ...]] = _Snapshot()
-    throttles: _Snapshot[tuple[str, ...]] = _Snapshot()
-    cron: _Snapshot[str | None] = _Snapshot()
-    tz: _Snapshot[str] = _Snapshot()
+    jid: _Field[str] = _Field()
+    klass_name: _Field[str] = _Field()
+    queue_name: _Field[str] = _Field()
+    data: _Field[Any] = _Field()
+    priority: _Field[float] = _Field()
+    interval: _Field[float] = _Field()
+    retries: _Field[int] = _Field()
+    count: _Field[int] = _Field()
+    backlog: _Field[int] = _Field()
+    tags: _Field[tuple[str, ...]] = _Field()
+    throttles: _Field[tuple[str, ...]] = _Field()
+    cron: _Field[str | None] = _Field()
+    tz: _Field[str] = _Field()
 
     def __repr__(self) -> str:
         every = f"on {self.cron!r} {self.tz}" if self.cron else f"every {self.interval}s"
@@ -441,6 +445,8 @@ class SyncWorkers(Facade):
     counts = blocking(contracts.Workers.counts)
     jobs = blocking(contracts.Workers.jobs)
     forget = blocking(contracts.Workers.forget)
+    records = blocking(contracts.Workers.records)
+    seen = blocking(contracts.Workers.seen)
 
 
 class SyncFlows(Facade):

@@ -111,7 +111,7 @@ async def _awaited(awaitable: Awaitable[T]) -> T:
 class BlockingClient(ABC, Generic[C]):
     """What every blocking client shares: the runtime of this process (a new one after a
     fork), `call`, `wait`, `result` and closing. A subclass says how its async client is
-    made (`_make`) and which of its clients a job snapshot's verbs go to (`_job_client`)."""
+    made (`_make`) and which of its clients a job handle's verbs go to (`_job_client`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -153,7 +153,7 @@ class BlockingClient(ABC, Generic[C]):
         return runtime.run(called(), timeout)
 
     def _on_job(self, job: J, verb: Callable[[J], Awaitable[T]]) -> T:
-        """Run a verb of a job snapshot, bound to the loop's client it belongs to (a new
+        """Run a verb of a job handle, bound to the loop's client it belongs to (a new
         one after a fork)."""
 
         async def bound(client: C) -> T:

@@ -1,15 +1,21 @@
-"""``python -m aqless.web``: the ``aqless web`` command (aqless.cli.web), under this name."""
+"""``python -m aqless.web`` names the command that serves the dashboard: ``aqless web``
+(``python -m aqless.cli web``). The dashboard does not import the command line, which
+imports it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
 
-from aqless.cli.web import web
+USAGE = (
+    "the dashboard is served by `aqless web` (or `python -m aqless.cli web`), "
+    "with the same options: see `aqless web --help`"
+)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    web.main(args=argv, prog_name="python -m aqless.web", max_content_width=100)
+def main() -> int:
+    sys.stderr.write(USAGE + "\n")
+    return 2
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

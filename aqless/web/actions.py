@@ -60,6 +60,13 @@ class Form:
         InvalidValueError, naming it, when outside."""
         return rules.parse(name, self.text(name), "dashboard")
 
+    def recurring(self, name: str) -> Any:
+        """The field of a recurring job's input `name`, parsed and checked by its rule
+        (`aqless.rules.parse_recurring`); None when left empty."""
+        if not (self.get(name) or "").strip():
+            return None
+        return rules.parse_recurring(name, self.text(name), "dashboard")
+
 
 Handler = Callable[[AnyClient, Form], Awaitable[str]]
 
@@ -233,9 +240,9 @@ def cron_schedule(form: Form, template: RecurringJob) -> CronSchedule | None:
 
 async def recurring_update(client: AnyClient, form: Form) -> str:
     template = await a_template(client, form.text("jid"))
-    interval = form.ruled("interval") if form.get("interval") else None  # none: cron
-    backlog = form.ruled("backlog") if (form.get("backlog") or "").strip() else None
-    priority, retries = form.ruled("priority"), form.ruled("retries")
+    interval = form.recurring("interval")  # none: cron
+    backlog = form.recurring("backlog")
+    priority, retries = form.recurring("priority"), form.recurring("retries")
     schedule = cron_schedule(form, template)
     await template.update(interval=interval, priority=priority, retries=retries, backlog=backlog)
     if schedule is not None:

@@ -74,7 +74,7 @@ def create_app(
 ) -> Starlette:
     """The dashboard of the deployment `client` talks to, as an ASGI app.
 
-    Serve it alone (``python -m aqless.web``) or mount it: ``app.mount("/aqless",
+    Serve it alone (``aqless web``) or mount it: ``app.mount("/aqless",
     create_app(client))`` in FastAPI or Starlette. The client must be open while the app
     serves; the app never closes it.
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from aqless.documents import result_document
+from aqless.models import HANDED_OUT
 from aqless.sharding.client import AnyClient
 
 JSON = dict[str, Any]
@@ -26,12 +27,13 @@ def last_queue(history: Sequence[JSON]) -> str | None:
 
 
 def last_run(history: Sequence[JSON]) -> tuple[float | None, float | None]:
-    """When the job was last done, and how long it ran: from its last pop to that."""
+    """When the job was last done, and how long it ran: from its last pop (or take-back)
+    to that."""
     finished = popped = None
     for entry in reversed(history):
         if finished is None and entry.get("what") == "done":
             finished = float(entry["when"])
-        elif finished is not None and entry.get("what") == "popped":
+        elif finished is not None and entry.get("what") in HANDED_OUT:
             popped = float(entry["when"])
             break
     duration = None if finished is None or popped is None else max(0.0, finished - popped)

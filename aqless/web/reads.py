@@ -13,9 +13,9 @@ from typing import Any, Final
 from starlette.requests import Request
 
 from aqless import rules, scripts
+from aqless._concurrency.routing import gathered
 from aqless._connection.protocol import raising_aqless_errors
 from aqless._version import __version__
-from aqless._worker.info import all_infos, seen_workers
 from aqless.client import Client
 from aqless.documents import (
     counts_document,
@@ -34,8 +34,6 @@ from aqless.job import RecurringJob
 from aqless.ops import known
 from aqless.ops.listings import recurring_templates, templates_by_id, throttle_documents
 from aqless.sharding.client import AnyClient
-from aqless.sharding.limits import shard_of_limit
-from aqless.sharding.reads import each_shard
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
 from aqless.web.finished import with_outcome
@@ -224,7 +222,7 @@ async def tags(client: AnyClient, request: Request) -> JSON:
 async def workers(client: AnyClient, request: Request) -> JSON:
     """The workers (holding jobs, or publishing a record), and the other clients qless
     lists (they popped, hold nothing and publish no record)."""
-    found, others = await seen_workers(client)
+    found, others = await client.workers.seen()
     return {"workers": [seen_worker_document(seen) for seen in found], "others": others}
 
 
@@ -232,7 +230,7 @@ async def worker(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
     await known.require(client, "worker", name)
     held = await client.workers.jobs(name)
-    record = (await all_infos(client)).get(name)
+    record = (await client.workers.records()).get(name)
     return {
         "name": name,
         "info": None if record is None else worker_info_document(record),
@@ -242,7 +240,7 @@ async def worker(client: AnyClient, request: Request) -> JSON:
 
 
 async def recurring(client: AnyClient, request: Request) -> JSON:
-    shards = await each_shard(client.servers, recurring_templates)
+    shards = await gathered(client.servers, recurring_templates)
     return {"jobs": [recurring_document(template) for found in shards for template in found]}
 
 
@@ -256,7 +254,7 @@ async def throttles(client: AnyClient, request: Request) -> JSON:
         for document in await throttle_documents(client.shard(shard.id))
     ]
     for limit in limits:
-        limit["shard"] = shard_of_limit(client, limit["id"])
+        limit["shard"] = client.shard_of_limit(limit["id"])
     found.sort(key=lambda document: (document["id"], document["shard"]))
     return {"throttles": found, "rate_limits": limits}
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from aqless._concurrency.routing import gathered
 from aqless.documents import shard_document
 from aqless.sharding.client import AnyClient
-from aqless.sharding.reads import gathered, primary_info
+from aqless.sharding.reads import primary_info
 from aqless.web import reads
 from aqless.web.condition import memory_of
 from aqless.web.reads import JSON, NotFound

@@ -29,10 +29,11 @@ _DERIVERS = (
 #: The modules whose classes derive verbs.
 _DERIVING = (
     "sync.facades",
+    "client",
+    "limits",
+    "patterns",
     "sharding.client",
     "sharding.queue",
-    "sharding.views",
-    "sharding.limits",
     "batches.sharded",
     "flows.sharded",
 )
@@ -54,7 +55,7 @@ class BlockingVerbs(griffe.Extension):
 
 #: The plain class that implements a contract, where its name differs.
 _IMPLEMENTED_BY = {
-    "JobSnapshot": "aqless.Job",
+    "JobFields": "aqless.Job",
     "EventStream": "aqless.events.EventStream",
     "Flows": "aqless.flows.Flows",
 }

@@ -86,3 +86,55 @@ def test_status_counts_the_keys_of_every_database(folder: Path) -> None:
     assert status is not None
     assert status.keys == 3
     assert status.server.pid == running.pid
+
+
+def test_reset_deletes_every_key_once_confirmed(folder: Path) -> None:
+    running = embedded.start(folder)
+    with redis.Redis(unix_socket_path=str(running.socket_path)) as plain:
+        plain.set("ql:q:emails-work", 1)
+        plain.select(2)
+        plain.set("kept-until-reset", 2)
+    asked = subprocess.run(
+        [sys.executable, "-m", "aqless.cli", "server", "reset", "--folder", str(folder)],
+        input="n\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
+    assert asked.returncode == 1
+    assert "delete every key (2) of the embedded server" in asked.stderr
+    status = embedded.status(folder)
+    assert status is not None
+    assert status.keys == 2
+
+    done = aqless("--json", "server", "reset", "--yes", "--folder", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"folder": str(folder), "deleted_keys": 2}
+    status = embedded.status(folder)
+    assert status is not None
+    assert status.keys == 0
+    assert status.server.pid == running.pid  # the running server stays up
+
+
+def test_reset_of_a_stopped_server_starts_it_for_the_reset_and_stops_it(folder: Path) -> None:
+    running = embedded.start(folder)
+    with redis.Redis(unix_socket_path=str(running.socket_path)) as plain:
+        plain.set("a", 1)
+    embedded.stop(folder)
+    done = aqless("server", "reset", "--yes", "--folder", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert "deleted 1 key of the embedded server" in done.stdout
+    assert embedded.find(folder) is None
+    assert embedded.start(folder) is not None
+    status = embedded.status(folder)
+    assert status is not None
+    assert status.keys == 0
+
+
+def test_reset_without_any_data_folder_does_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "none"
+    done = aqless("server", "reset", "--folder", str(missing))
+    assert done.returncode == 0, done.stderr
+    assert "no embedded server data" in done.stdout
+    assert not missing.exists()

@@ -221,7 +221,7 @@ def test_every_routed_verb_is_in_the_reference(site: Path) -> None:
     """The sharded classes' routed verbs (``length = routed(Queue.length, every, summed)``)
     are async methods on the reference page, each with its docstring."""
     import aqless
-    from aqless.sharding.routing import Routed
+    from aqless._concurrency.routing import Routed
 
     page = (site / "reference" / "aqless.html").read_text()
     missing = []

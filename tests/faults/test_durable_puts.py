@@ -12,7 +12,6 @@ import pytest
 import redis
 
 import aqless
-from aqless._connection import protocol
 from tests.faults.durable import kill_after_each_put
 from tests.faults.harness import OwnServer
 from tests.support import servers
@@ -34,13 +33,10 @@ def valkey() -> Iterator[OwnServer]:
 
 
 @pytest.fixture(params=["lean", "redis-py"])
-async def client(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, valkey: OwnServer
-) -> AsyncIterator[aqless.Client]:
+async def client(request: pytest.FixtureRequest, valkey: OwnServer) -> AsyncIterator[aqless.Client]:
     """A client of `valkey` whose script calls go over the lean connection, or through
     redis-py's connections."""
-    monkeypatch.setattr(protocol, "SCRIPT_CONNECTION", request.param)
-    async with aqless.Client(valkey.url) as made:
+    async with aqless.Client(valkey.url, script_connection=request.param) as made:
         yield made
 
 

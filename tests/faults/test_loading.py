@@ -18,7 +18,6 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 import aqless
-from aqless._connection import protocol
 from tests.faults.harness import OwnServer, server_binary
 from tests.support.worker_processes import eventually
 
@@ -46,14 +45,13 @@ def slow_loading(request: pytest.FixtureRequest) -> Iterator[OwnServer]:
 
 @pytest.fixture(params=["lean", "redis-py"])
 def connect(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest,
 ) -> Callable[[OwnServer], aqless.Client]:
     """A client whose script calls go over the lean connection, or through redis-py's
-    connections (the ``AQLESS_SCRIPT_CONNECTION=redis-py`` diagnostic)."""
-    monkeypatch.setattr(protocol, "SCRIPT_CONNECTION", request.param)
+    connections (the ``script_connection="redis-py"`` diagnostic)."""
 
     def client(server: OwnServer) -> aqless.Client:
-        made = aqless.Client(server.url)
+        made = aqless.Client(server.url, script_connection=request.param)
         assert made.protocol.script.uses_lean_connection is (request.param == "lean")
         return made
 

@@ -208,7 +208,12 @@ async def test_a_take_back_hands_the_held_jobs_out_again_with_a_new_attempt(lua:
     assert (taken["worker"], taken["state"], taken["expires"]) == ("w1", "running", 15)
     assert await lua.redis.zscore("ql:q:queue-locks", "a") == 15
     assert await lua.redis.zscore("ql:w:w1:jobs", "a") == 15
-    assert [entry["what"] for entry in taken["history"]] == ["put", "popped", "popped"]
+    # one pop, then the take-back: an entry of its own, naming the worker
+    assert [entry["what"] for entry in taken["history"]] == ["put", "popped", "taken-back"]
+    assert taken["history"][-1] == {"what": "taken-back", "when": 5, "worker": "w1"}
+    for get in ("get", "job.get"):  # another client reads it as any entry, in each vocabulary
+        history = json.loads(await lua(get, 5, "a"))["history"]
+        assert history[-1] == {"what": "taken-back", "when": 5, "worker": "w1"}
     # the earlier attempt is fenced out
     await refused(lua, STALE, "job.complete", 6, "a", "w1", "queue", "{}", "attempt", 1)
     # no jid named: every job the worker holds

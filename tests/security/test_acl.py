@@ -25,7 +25,7 @@ NAMESPACES = (None, "{a}", "{b}")
 #: What every role may do besides the data commands.
 PLUMBING = {"ping", "fcall", "subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"}
 #: The reads aqless makes itself, outside the script: a sharded deployment's tag listing
-#: (aqless/sharding/reads.py) reads each shard's tag counts with ZMSCORE.
+#: (aqless.client.ShardedTags) reads each shard's tag counts with ZMSCORE.
 CLIENT_READS = {"zmscore"}
 
 

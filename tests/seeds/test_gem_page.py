@@ -76,11 +76,20 @@ def free_port() -> int:
 
 async def test_the_web_app_runs_in_the_foreground(client: aqless.Client) -> None:
     """Seed: "Running as a daemon is default behavior. To run in the foreground, pass the
-    --foreground or -F flag: qless-web -F". ``python -m aqless.web`` always serves in the
+    --foreground or -F flag: qless-web -F". ``aqless web`` always serves in the
     foreground: the process started is the one serving, until it is stopped."""
     await client.queues["testing"].put("MyJobClass", {})
     port = free_port()
-    command = [sys.executable, "-m", "aqless.web", "--url", str(client.url), "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "aqless.cli",
+        "web",
+        "--url",
+        str(client.url),
+        "--port",
+        str(port),
+    ]
     server = await anyio.open_process(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:

@@ -11,6 +11,7 @@ import pytest
 
 import aqless
 from aqless import tracing
+from aqless.flows import FlowNode
 from aqless.puts import PutRequest, PutSender
 from aqless.tracing import TRACE_KEY
 from tests.faults.cluster import Cluster
@@ -102,12 +103,20 @@ async def test_queue_patterns_are_set_on_every_shard_and_read_from_the_first(
         assert await new.queue_patterns.priorities() == groups
 
 
-async def test_a_put_hook_wraps_each_put_once_before_it_is_placed(cluster: Cluster) -> None:
-    calls: list[tuple[str, str, int]] = []
+def marking(calls: list[tuple[str, str, int]]) -> Any:
+    """A put hook that notes each call in `calls` (the queue's type and name, how many
+    jobs) and marks each job's data ``hooked``."""
 
     async def marked(queue: Any, requests: list[PutRequest], send: PutSender) -> list[str]:
         calls.append((type(queue).__name__, queue.name, len(requests)))
         return await send([replace(r, data={**r.data, "hooked": True}) for r in requests])
+
+    return marked
+
+
+async def test_a_put_hook_wraps_each_put_once_before_it_is_placed(cluster: Cluster) -> None:
+    calls: list[tuple[str, str, int]] = []
+    marked = marking(calls)
 
     async with deployment(cluster, "hooks") as client:
         client.put_hooks.append(marked)
@@ -119,6 +128,24 @@ async def test_a_put_hook_wraps_each_put_once_before_it_is_placed(cluster: Clust
         jobs = await client.jobs.get_many(jids)
         assert [job.data for job in jobs] == [{"n": n, "hooked": True} for n in range(9)]
         assert {client.shard_of(job.jid) for job in jobs} == {0, 1, 2}
+
+
+async def test_a_put_hook_wraps_each_job_of_a_sharded_flow(cluster: Cluster) -> None:
+    """A flow on a sharded deployment goes through its hooks (given ShardedQueues), one
+    queue's jobs at a time, and the whole flow still lands on one shard."""
+    calls: list[tuple[str, str, int]] = []
+    marked = marking(calls)
+
+    async with deployment(cluster, "flowhooks") as client:
+        client.put_hooks.append(marked)
+        flow = await client.flows.put(
+            FlowNode("app.Parent", {"n": 0}, queue="parents"),
+            [FlowNode("app.Child", {"n": n}, queue="children") for n in (1, 2)],
+        )
+        assert calls == [("ShardedQueue", "parents", 1), ("ShardedQueue", "children", 2)]
+        jobs = await client.jobs.get_many(list(flow.jids))
+        assert [job.data for job in jobs] == [{"n": n, "hooked": True} for n in range(3)]
+        assert len({await client.shard_holding(jid) for jid in flow.jids}) == 1
 
 
 async def test_a_put_hooks_change_decides_where_the_job_goes(cluster: Cluster) -> None:

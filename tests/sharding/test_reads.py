@@ -1,4 +1,4 @@
-"""One view of a sharded deployment (aqless.sharding.reads, aqless.events.sharded) on a real
+"""One view of a sharded deployment (aqless._concurrency.routing, aqless.events.sharded) on a real
 three-primary Valkey Cluster: merged statistics, listings, failures, tags, tracking,
 workers, the per-shard report and the merged event stream."""
 
@@ -11,9 +11,10 @@ import anyio
 import pytest
 
 import aqless
+from aqless._concurrency.routing import gathered, interleaved
+from aqless.client import TAG_PAGE
 from aqless.events import Event
 from aqless.models import Durations
-from aqless.sharding.reads import TAG_PAGE, gathered, interleaved, merged_durations
 from tests.faults.cluster import Cluster
 from tests.support.sharding import addresses, deployment
 
@@ -66,14 +67,14 @@ def test_merged_durations_are_those_of_all_the_samples_at_once() -> None:
         mean = statistics.fmean(values) if values else 0.0
         return Durations(len(values), mean, std, (len(values), 1))
 
-    merged = merged_durations([durations(values) for values in samples])
+    merged = Durations.merged([durations(values) for values in samples])
     every = [value for values in samples for value in values]
     assert merged.count == len(every)
     assert merged.mean == pytest.approx(statistics.fmean(every))
     assert merged.std == pytest.approx(statistics.stdev(every))
     assert merged.histogram == (len(every), 4)
-    assert merged_durations([durations([]), durations([])]) == Durations(0, 0.0, 0.0, (0, 2))
-    assert merged_durations([durations([5.0])]).std == 0.0
+    assert Durations.merged([durations([]), durations([])]) == Durations(0, 0.0, 0.0, (0, 2))
+    assert Durations.merged([durations([5.0])]).std == 0.0
 
 
 async def test_the_shards_are_read_at_once() -> None:
@@ -346,3 +347,13 @@ async def test_checkpoints_are_read_from_each_jobs_shard(cluster: Cluster) -> No
         await popped[0].hand_back("deploy")
         (again,) = await queue.pop_many(1, worker="w")
         assert (again.jid, again.checkpointed) == (jids[0], {"offset": 0})
+
+
+async def test_verbs_of_several_jids_given_none_answer_as_a_plain_client_does(
+    cluster: Cluster,
+) -> None:
+    async with deployment(cluster, "vnojids") as client:
+        assert await client.jobs.get_many([]) == []
+        assert await client.jobs.progress() == {}
+        assert await client.jobs.checkpoints() == {}
+        assert await client.jobs.cancel() == []

@@ -1,4 +1,4 @@
-"""Sharded verbs derived from the plain ones (aqless.sharding.routing): each keeps its plain
+"""Sharded verbs derived from the plain ones (aqless._concurrency.routing): each keeps its plain
 verb's parameters and documentation, and a declaration under another name is refused."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import inspect
 import pytest
 
 import aqless
-from aqless.sharding.reads import nothing
-from aqless.sharding.routing import Routed, every, routed
+from aqless._concurrency.routing import Routed, every, latest_first, merged, page, routed
+from aqless.models import Durations, Page, QueueCounts, QueueStats, WorkerCounts, WorkerJobs
 
 ROUTED_CLASSES = [
     aqless.ShardedClient,
@@ -66,7 +66,72 @@ def _part(client: aqless.ShardedClient, cls: type) -> object:
 
 def test_a_verb_declared_under_another_name_is_refused() -> None:
     with pytest.raises((TypeError, RuntimeError)) as raised:  # 3.11 wraps it
-        type("Misnamed", (), {"pause": routed(aqless.Queue.unpause, every, nothing)})
+        type("Misnamed", (), {"pause": routed(aqless.Queue.unpause, every)})
     refusal = raised.value.__cause__ or raised.value
     assert isinstance(refusal, TypeError)
     assert "Misnamed.pause is the sharded unpause: name it so" in str(refusal)
+
+
+# -- the merges: one answer from the shards' answers ---------------------------------------
+
+
+def _asked(offset: int, count: int) -> inspect.BoundArguments:
+    return inspect.signature(aqless.Queue.jobs).bind(None, "waiting", offset=offset, count=count)
+
+
+def test_records_merge_field_by_field() -> None:
+    parts = [
+        QueueCounts("q", 1, 2, 3, 4, 5, 6, 7, paused=False),
+        QueueCounts("q", 10, 20, 30, 40, 50, 60, 70, paused=True),
+    ]
+    assert merged(parts) == QueueCounts("q", 11, 22, 33, 44, 55, 66, 77, paused=True)
+    assert merged([WorkerJobs(("a", "b"), ()), WorkerJobs(("b", "c"), ("d",))]) == WorkerJobs(
+        ("a", "b", "c"), ("d",)
+    )
+
+
+def test_a_record_with_a_merge_of_its_own_uses_it() -> None:
+    parts = [QueueStats(Durations(1, 2.0, 0.0, (1,)), Durations(0, 0.0, 0.0, ()), 1, 2, 3)] * 2
+    stats = merged(parts)
+    assert stats.wait == Durations.merged([parts[0].wait] * 2)
+    assert (stats.failed, stats.failures, stats.retries) == (2, 4, 6)
+
+
+def test_named_records_merge_one_per_name_in_order() -> None:
+    first = [
+        QueueCounts("a", 1, 0, 0, 0, 0, 0, 0, False),
+        QueueCounts("b", 1, 0, 0, 0, 0, 0, 0, False),
+    ]
+    second = [
+        QueueCounts("c", 1, 0, 0, 0, 0, 0, 0, False),
+        QueueCounts("a", 2, 0, 0, 0, 0, 0, 0, False),
+    ]
+    assert [(counts.name, counts.waiting) for counts in merged([first, second])] == [
+        ("a", 3),
+        ("b", 1),
+        ("c", 1),
+    ]
+    workers = [
+        [WorkerCounts("x", 1, 0), WorkerCounts("y", 1, 1)],
+        [WorkerCounts("z", 2, 0), WorkerCounts("x", 1, 0)],
+    ]
+    assert latest_first(workers, _asked(0, 1)) == [
+        WorkerCounts("x", 2, 0),
+        WorkerCounts("z", 2, 0),
+        WorkerCounts("y", 1, 1),
+    ]
+
+
+def test_mappings_names_and_pairs_of_lists_merge() -> None:
+    assert merged([{"e": 1, "f": 2}, {"f": 3}]) == {"e": 1, "f": 5}
+    assert merged([["q1", "q2"], ["q2", "q3"]]) == ["q1", "q2", "q3"]
+    assert merged([([1], ["gone"]), ([2], ["gone", "lost"])]) == ([1, 2], ["gone", "lost"])
+    assert merged([None, None]) is None
+    assert merged([3, 4]) == 7
+
+
+def test_a_page_interleaves_the_shards_first_entries() -> None:
+    parts = [Page(3, ("a1", "a2", "a3")), Page(1, ("b1",))]
+    assert page(parts, _asked(1, 2)) == Page(4, ("b1", "a2"))
+    assert page([["a1", "a2"], ["b1"]], _asked(0, 2)) == ["a1", "b1"]
+    assert page([["a1", "a2"]], _asked(1, 5)) == ["a2"]  # one shard still sliced

@@ -45,7 +45,7 @@ POPS = frozenset({POP, "queue.pop"})
 
 class Pops:
     """Counts a worker's pops (`rateLimit.pop`, the worker's, or `queue.pop`: they all go
-    through Protocol.call_ordered)."""
+    through ScriptCaller.call_ordered)."""
 
     def __init__(self, client: aqless.Client) -> None:
         self.count = 0

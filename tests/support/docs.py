@@ -7,7 +7,9 @@ A block runs as it is unless the line right before its fence is an HTML comment:
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +39,18 @@ class Block:
     @property
     def skipped(self) -> bool:
         return self.marker.startswith("not run")
+
+
+def seed(run: str | None) -> int:
+    """The order's seed: AQLESS_DOCS_SEED, else one per run (`run`: pytest-xdist's test run
+    id, the same in every worker of a run, which must collect the same order), else the
+    clock."""
+    given = os.environ.get("AQLESS_DOCS_SEED")
+    if given:
+        return int(given)
+    if run:
+        return int(run[:12], 16) % 1_000_000
+    return time.time_ns() % 1_000_000
 
 
 def blocks() -> list[Block]:

@@ -406,6 +406,12 @@ def test_a_blocking_client_reads_tags_patterns_and_workers(
     assert job is not None
     assert sync_client.worker_name in [worker.name for worker in sync_client.workers.counts()]
     assert job.jid in sync_client.workers.jobs(sync_client.worker_name).jobs
+    # a client that popped publishes no record: a worker holding a job, known to qless only
+    seen = sync_client.workers.seen()
+    assert [(worker.counts.name, worker.info) for worker in seen.workers] == [
+        (sync_client.worker_name, None)
+    ]
+    assert sync_client.workers.records() == {}
 
 
 def test_scaling_signals_block_and_return_the_record(sync_client: aqless.sync.Client) -> None:

@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import aqless
 from aqless import contracts
-from aqless.client import Config, Jobs, Queues, Tags, Throttle, Throttles, Workers
-from aqless.limits import RateLimit, RateLimits
-from aqless.patterns import QueuePatterns
-from aqless.sharding.client import ShardedConfig, ShardedJobs, ShardedQueues
-from aqless.sharding.limits import ShardedRateLimits, ShardedThrottles
-from aqless.sharding.queue import ShardedQueue
-from aqless.sharding.reads import ShardedTags
-from aqless.sharding.views import ShardedQueuePatterns, ShardedWorkers
+from aqless.client import (
+    Config,
+    Jobs,
+    Queues,
+    ShardedConfig,
+    ShardedJobs,
+    ShardedTags,
+    ShardedWorkers,
+    Tags,
+    Throttle,
+    Throttles,
+    Workers,
+)
+from aqless.limits import RateLimit, RateLimits, ShardedRateLimits, ShardedThrottles
+from aqless.patterns import QueuePatterns, ShardedQueuePatterns
+from aqless.sharding.queue import ShardedQueue, ShardedQueues
 
 
 def plain_client(client: aqless.Client) -> contracts.Client:

@@ -59,3 +59,23 @@ async def test_a_long_result_is_previewed_on_one_line(
     assert len(job["result_preview"]) == 120
     assert job["result_preview"].endswith("…")
     assert "\n" not in job["result_preview"]
+
+
+async def test_a_taken_back_job_shows_its_last_run_from_the_take_back(
+    server_url: str, app_client: httpx.AsyncClient
+) -> None:
+    """A job popped, then taken back by its worker (a new attempt, a `taken-back` history
+    entry, not a second pop): its last run is timed from the take-back."""
+    clock = ManualClock()
+    async with aqless.Client(server_url, clock=clock, worker_name="w") as timed:
+        queue = timed.queues["q"]
+        jid = await queue.put("app.Job", {})
+        await pop_one(queue, worker="w")
+        clock.advance(100)
+        (taken,) = await timed.protocol.json("worker.takeBack", "w", jid)
+        assert [entry["what"] for entry in taken["history"]] == ["put", "popped", "taken-back"]
+        clock.advance(7)
+        await timed.protocol.call("job.complete", jid, "w", "q", "{}")
+    answer = await app_client.get("/api/completed")
+    (job,) = [job for job in answer.json()["jobs"] if job["jid"] == jid]
+    assert job["duration"] == 7

@@ -32,7 +32,7 @@ from redis.retry import Retry
 
 import aqless
 from aqless._worker.counters import WorkerCounters
-from aqless._worker.info import InfoPublisher, infos
+from aqless._worker.info import InfoPublisher
 from aqless.ops.listings import throttle_documents
 from aqless.web import create_app, held, search, throughput
 from aqless.web.condition import LOST, condition_code
@@ -222,7 +222,7 @@ async def test_every_direct_read_raises_the_typed_error_of_the_condition(
             "search scan": lambda: search.scan_shard(client, [waiting], wanted, search.Scan([])),
             "next starts": lambda: held.schedules(client, "q", [later]),
             "throughput": lambda: throughput.per_minute(client, "q"),
-            "worker records": lambda: infos(client),
+            "worker records": lambda: client.workers.records(),
         }
         async with made.make(server):
             for what, call in reads.items():

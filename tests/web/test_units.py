@@ -1,4 +1,4 @@
-"""serve() and `python -m aqless.web`, the charts' geometry, and the live change summary."""
+"""serve() and `aqless web`, the charts' geometry, and the live change summary."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import anyio
 import httpx
 import pytest
 
+from aqless.cli.web import web
 from aqless.events import Event
 from aqless.web import charts, serve
-from aqless.web.__main__ import main
 from aqless.web.live import MAX_NAMES, Changes
 from tests.web.live_server import free_port
 
@@ -37,7 +37,7 @@ async def test_serve_answers_until_cancelled(server_url: str) -> None:
 
 def test_the_command_line_documents_its_options(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit:
-        main(["--help"])
+        web.main(["--help"], prog_name="aqless web")
     assert exit.value.code == 0
     out = capsys.readouterr().out
     for option in ("--url", "--host", "--port", "--read-only", "--namespace"):

@@ -97,3 +97,43 @@ async def test_a_connection_lost_while_subscribing_to_the_workers_channel_is_tri
         with pytest.raises(aqless.ConnectionLostError):
             await worker.run()
         assert proxy.resets < 9 * SUBSCRIBE_TRIES  # each try was reset (redis-py's tries too)
+
+
+async def test_a_job_whose_code_releases_it_is_not_lost_nor_renewed_while_the_verb_is_on_its_way(
+    client: aqless.Client,
+) -> None:
+    """The job's code cancels its own job: the ``canceled`` event (or a refused renewal) may
+    come before the cancel's reply. Meanwhile the job shows its worker still (nothing of the
+    handle is hidden), but it is `released`: the keeper neither renews it nor loses it."""
+    await client.queues["q"].put("app.A", jid="a")
+    job = await client.queues["q"].pop()
+    assert job is not None
+    running_jobs = RunningJobs(1)
+    running, _ = running_jobs.take(job, lock_seconds=60, renew_at=0.0)
+    keeper = LockKeeper(client, WORKER, running_jobs.by_jid)
+    on_its_way = asyncio.ensure_future(job.cancel())
+    await asyncio.sleep(0)  # the verb started: its call is sent, its reply not read
+    assert job.released
+    assert job.worker_name == WORKER
+    assert not running.held
+    keeper.lose(running, "canceled event")
+    assert running.lost is None
+    await on_its_way
+    assert (job.released, job.worker_name) == (True, "")
+    assert await client.jobs.get("a") is None
+
+
+async def test_a_verb_that_fails_leaves_the_job_held(client: aqless.Client) -> None:
+    """A complete refused (the job was taken away meanwhile) leaves `released` as it was:
+    the job is the keeper's to lose."""
+    await client.queues["q"].put("app.A", jid="a")
+    job = await client.queues["q"].pop()
+    assert job is not None
+    running_jobs = RunningJobs(1)
+    running, _ = running_jobs.take(job, lock_seconds=60, renew_at=0.0)
+    await client.protocol.call("job.timeout", "a")
+    with pytest.raises(aqless.LockLostError):
+        await job.complete()
+    assert (job.released, job.worker_name, running.held) == (False, WORKER, True)
+    LockKeeper(client, WORKER, running_jobs.by_jid).lose(running, "heartbeat refused")
+    assert running.lost == "heartbeat refused"

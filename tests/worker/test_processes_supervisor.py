@@ -167,7 +167,7 @@ async def test_resume_takes_back_its_jobs_before_their_locks_expire(
     await reach_states(aq, jids, {"complete": 2})
     assert time.monotonic() - started < 10  # long before the 30 s locks expire
     for job in await aq.jobs.get_many(jids):  # each taken back: a second hand-out, a new attempt
-        assert [entry.what for entry in job.history] == ["put", "popped", "popped", "done"]
+        assert [entry.what for entry in job.history] == ["put", "popped", "taken-back", "done"]
 
 
 async def test_workdir_gives_each_job_a_clean_sandbox(

@@ -14,6 +14,7 @@ import aqless
 from aqless import Job
 from aqless._version import __version__
 from aqless._worker import info as worker_info
+from aqless.client import worker_index_key, worker_record_key
 from tests.support.deployments import Deployment
 from tests.support.worker import WORKER, all_complete, make_worker, one, running, until
 
@@ -30,27 +31,27 @@ async def test_a_running_worker_publishes_its_record_and_deletes_it_when_it_stop
         await all_complete(client, jids)
 
         async def counted() -> bool:
-            found = (await worker_info.infos(client)).get(WORKER)
+            found = (await client.workers.records()).get(WORKER)
             return found is not None and found.completed == 3
 
         await until(counted)
-        record = (await worker_info.infos(client))[WORKER]
+        record = (await client.workers.records())[WORKER]
         assert (record.host, record.pid) == (socket.gethostname(), os.getpid())
         assert record.queues == ("q", "other-*")
         assert (record.concurrency, record.version) == (3, __version__)
         assert before <= record.started <= record.seen <= time.time()
         assert record.failed == 0
         assert record.per_minute > 0
-        key = worker_info.record_key(client, WORKER)
+        key = worker_record_key(client.prefix, WORKER)
         assert 0 < await client.redis.ttl(key) <= worker_info.TTL
-        assert 0 < await client.redis.ttl(worker_info.index_key(client)) <= worker_info.TTL
+        assert 0 < await client.redis.ttl(worker_index_key(client.prefix)) <= worker_info.TTL
         first_seen = record.seen
 
         async def seen_again() -> bool:
-            return (await worker_info.infos(client))[WORKER].seen > first_seen
+            return (await client.workers.records())[WORKER].seen > first_seen
 
         await until(seen_again)
-    assert await worker_info.infos(client) == {}
+    assert await client.workers.records() == {}
     assert not await client.redis.exists(key)
 
 
@@ -74,10 +75,10 @@ async def test_seen_workers_leaves_out_clients_that_hold_nothing_and_publish_not
     async with running(worker):
 
         async def published() -> bool:
-            return WORKER in await worker_info.infos(client)
+            return WORKER in await client.workers.records()
 
         await until(published)
-        workers, others = await worker_info.seen_workers(client)
+        workers, others = await client.workers.seen()
     by_name = {seen.counts.name: seen for seen in workers}
     assert sorted(by_name) == ["other-worker", WORKER]
     assert by_name["other-worker"].info is None  # another client's worker: what qless knows

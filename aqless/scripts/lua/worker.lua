@@ -67,6 +67,7 @@ end
            of, each as a new attempt, see Worker.take_back)
   Reads    ql:config, ql:w:<worker>:jobs, job objects
   Writes   ql:workers, ql:w:<worker>:jobs, ql:q:<q>-locks, ql:j:<jid>, ql:j:<jid>-history
+           (a `taken-back` entry {worker})
   Returns  JSON list of the objects of the jobs taken back, each with its attempt and
            checkpoint as aqless's own pops present them ([] when none)
   Errors   'TakeBack(): Arg "worker" missing'   InvalidArgumentError
@@ -76,13 +77,15 @@ end
 -- process under the same name (aqless-run --resume). Each job named (none named: every job
 -- held under `worker`) that is running under `worker` is handed to it again as a pop hands
 -- a job out: a new, rising attempt (so a run of an earlier attempt, if one still goes on
--- somewhere, is fenced out: see Job.check_attempt), a fresh lock, and a `popped` history
--- entry. Jobs no longer running, or held by another worker, are left alone and not listed.
+-- somewhere, is fenced out: see Job.check_attempt), a fresh lock, and a `taken-back`
+-- history entry {worker} (not a second `popped`: the job was popped once; the entry marks
+-- the new attempt, as any entry of a name of its own reads for other clients). Jobs no longer
+-- running, or held by another worker, are left alone and not listed.
 function Worker.take_back(now, worker, jids)
   check(worker, 'TakeBack(): Arg "worker" missing')
   if #jids == 0 then jids = call('ZRANGE', Keys.worker_jobs(worker), 0, -1) end
   local taken, seen = {}, {}
-  local entry = History.pair_text(now, 'popped', 'worker', worker)
+  local entry = History.pair_text(now, 'taken-back', 'worker', worker)
   for _, jid in ipairs(jids) do
     local v = call('HMGET', Keys.job(jid), 'state', 'worker', 'queue', 'held_in', 'attempt')
     if not seen[jid] and v[1] == 'running' and v[2] == worker then
