@@ -458,23 +458,21 @@ class Queue(QueueScripted):
         peeked = await self.peek(count, offset=stalled + offset)
         return [job.jid for job in peeked]
 
-    async def _failed(self, offset: int, count: int, page: int = 500) -> list[str]:
-        # failed jobs are kept by failure group, not by queue: read the groups, keep ours
-        wanted = offset + count
-        groups = await self._client.protocol.json("failureGroups.counts")
+    async def _failed(self, offset: int, count: int, budget: int = 500) -> list[str]:
+        # failed jobs are kept by failure group, not by queue: the server walks the groups
+        # and keeps ours, reading at most `budget` jobs a call and saying where to resume
         found: list[str] = []
-        for group in sorted(groups or {}):
-            start = 0
-            while len(found) < wanted:
-                reply = await self._client.protocol.json("jobs.failedByGroup", group, start, page)
-                jids = listed(reply["jobs"])
-                if jids:
-                    jobs = await self._client.protocol.json("job.getMulti", *jids)
-                    found += [str(job["jid"]) for job in jobs or [] if job["queue"] == self.name]
-                start += page
-                if len(jids) < page:
-                    break
-        return found[offset:wanted]
+        group, start = "", 0
+        while len(found) < count:
+            reply = await self._client.protocol.json(
+                "queue.failedJobs", self.name, offset, count - len(found), group, start, budget
+            )
+            found += listed(reply["jids"])
+            offset -= int(reply["skipped"])
+            if reply["group"] is None:
+                break
+            group, start = str(reply["group"]), int(reply["start"])
+        return found
 
     async def heartbeat(self) -> float:
         """Seconds a lock lasts in this queue (its own setting, else the global one)."""

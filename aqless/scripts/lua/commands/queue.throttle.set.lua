@@ -1,7 +1,7 @@
 --[=[ queue.throttle.set
   Args     queue, maximum
   Reads    none
-  Writes   ql:th:<tid> (tid: the queue's throttle, ql:q:<q>)
+  Writes   ql:th:<tid> (tid: the queue's throttle, ql:q:<q>), ql:throttles
   Returns  nil
   Errors   'Queue(): no queue name provided'   InvalidArgumentError
            'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError

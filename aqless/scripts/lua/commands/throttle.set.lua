@@ -1,7 +1,7 @@
 --[=[ throttle.set
   Args     tid, maximum, [expiration]
   Reads    none
-  Writes   ql:th:<tid>
+  Writes   ql:th:<tid>, ql:throttles
   Returns  nil
   Errors   'Throttle(): no tid provided'   InvalidArgumentError
            'Throttle(): Arg "maximum" not a number: <maximum>'   InvalidArgumentError

@@ -81,5 +81,6 @@ function Helpers.throttle_set(tid, maximum, expiration)
   if limit < 0 then raise('Throttle(): Arg "maximum" must not be negative: ' .. maximum) end
   local seconds = optional_number(expiration, 0, 'Throttle(): Arg "expiration" not a number: ')
   Throttle.set(tid, maximum, math.min(whole(seconds), 2 ^ 31))
+  Throttle.index_add(tid)
 end
 
