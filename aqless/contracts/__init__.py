@@ -370,6 +370,19 @@ class Queue(Protocol):
     async def length(self) -> int:
         """Waiting, scheduled and running jobs."""
 
+    @on_shards(every, lambda waits, arguments: max(waits))
+    @script("queue.latency", "self.name", reply=int)
+    async def latency(self) -> int:
+        """Whole seconds the job first in line (the one a pop takes next) has waited since it
+        was last put; 0 when none waits. On a sharded deployment, the longest wait over the
+        queue's shards. Sidekiq's ``Queue#latency``; alert on it, or scale workers by it.
+
+        ```python
+        if await client.queues["emails"].latency() > 60:
+            alert("emails are a minute behind")
+        ```
+        """
+
     @on_shards(every)
     @script("queue.counts", "self.name", reply=QueueCounts.from_json)
     async def counts(self) -> QueueCounts:

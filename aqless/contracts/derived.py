@@ -41,6 +41,7 @@ class QueueScripted:
 
     unpause = scripted(contracts.Queue.unpause)
     length = scripted(contracts.Queue.length)
+    latency = scripted(contracts.Queue.latency)
     counts = scripted(contracts.Queue.counts)
     throttle = scripted(contracts.Queue.throttle)
     set_throttle = scripted(contracts.Queue.set_throttle)
@@ -100,6 +101,7 @@ class ShardedQueueRouted:
     pause = routed(contracts.Queue.pause)
     unpause = routed(contracts.Queue.unpause)
     length = routed(contracts.Queue.length)
+    latency = routed(contracts.Queue.latency)
     counts = routed(contracts.Queue.counts)
     stats = routed(contracts.Queue.stats)
     jobs = routed(contracts.Queue.jobs)

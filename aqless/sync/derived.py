@@ -43,6 +43,7 @@ class QueueVerbs(Facade):
     pause = blocking(contracts.Queue.pause)
     unpause = blocking(contracts.Queue.unpause)
     length = blocking(contracts.Queue.length)
+    latency = blocking(contracts.Queue.latency)
     counts = blocking(contracts.Queue.counts)
     stats = blocking(contracts.Queue.stats)
     scaling = blocking(contracts.Queue.scaling)
