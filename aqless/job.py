@@ -304,9 +304,40 @@ class Job:
         depends: Sequence[str] | None = None,
         result: Any = None,
     ) -> JobState:
-        """Finish the job, keeping `result` (JSON; see aqless.results) for `Job.result`, or
-        (with `next_queue`) move it on to that queue: waiting, or scheduled after `delay`
-        seconds, or depending on the `depends` jids."""
+        """Finish the job, keeping `result` for `Job.result`, or (with `next_queue`) move it
+        on to that queue. A worker calls it when the handler returns; call it yourself for
+        a job you popped.
+
+        Args:
+            next_queue: a queue to move the job on to instead of finishing it (default
+                None: it completes).
+            delay: with `next_queue`, seconds before it may run there (default None: now).
+            depends: with `next_queue`, jids that must complete first (default None).
+            result: a JSON-serializable value kept with the completed job (default None:
+                nothing kept); one larger than the server's ``result-max-bytes`` is dropped.
+
+        Returns:
+            The job's new state: ``complete``, or ``waiting``/``scheduled``/``depends``
+            in `next_queue`.
+
+        Raises:
+            InvalidValueError: a bad `next_queue`, `delay` or `depends`; nothing sent.
+            InvalidArgumentError: `delay` or `depends` without `next_queue`, or a `result`
+                with one; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            job = await client.queues["emails"].pop()
+            await job.complete(result={"sent": True})
+            # or hand it on to the next stage in 60 s:
+            await job.complete("emails-followup", delay=60)
+            ```
+        """
         command = "job.complete" if next_queue is None else "job.completeAndRequeue"
         if next_queue is not None:
             checked_queue(next_queue, command)
@@ -357,7 +388,29 @@ class Job:
 
     async def fail(self, group: str, message: str) -> None:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback).
-        InvalidValueError (nothing sent) for an empty group or a message that is no text."""
+        It stays failed until ``unfail`` or a put with its jid.
+
+        Args:
+            group: the failure group, a short kind of failure (``"emails-SMTPError"``).
+            message: what happened, e.g. a traceback.
+
+        Raises:
+            InvalidValueError: an empty `group` or a `message` that is not text; nothing
+                sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            try:
+                await send(job.data)
+            except SMTPError as error:
+                await job.fail("emails-SMTPError", repr(error))
+            ```
+        """
         rules.check("failure_group", group, "job.fail")
         rules.check("message", message, "job.fail")
         arguments = (self.jid, self.worker_name, group, message, *self._fence(""))
@@ -367,7 +420,26 @@ class Job:
         self.expires_at = 0.0
 
     async def heartbeat(self) -> float:
-        """Renew the lock; returns the new expiry time (also in `expires_at`)."""
+        """Renew the lock for another ``heartbeat`` seconds (the server's option, default
+        60). A worker does it for its running jobs; call it yourself for a job you popped.
+
+        Returns:
+            The new expiry time, seconds since the epoch (also in `expires_at`).
+
+        Raises:
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            for chunk in chunks:
+                await process(chunk)
+                await job.heartbeat()
+            ```
+        """
         expires = await self.client.protocol.integer(
             "job.heartbeat", self.jid, self.worker_name, *self._fence("")
         )
@@ -378,9 +450,25 @@ class Job:
         """Store `state` (JSON, at most ``CHECKPOINT_LIMIT`` bytes encoded) for the job's next
         attempt to resume from, and renew the lock as `heartbeat` does, in one call of the
         script; returns the new expiry time. The state replaces the previous one and stays
-        until the job completes or is put again (see `checkpointed`). PayloadError (nothing
-        sent) when it is not JSON or too large; LockLostError (StaleAttemptError) as
-        `heartbeat` when the job is no longer this attempt's."""
+        until the job completes or is put again (see `checkpointed`).
+
+        Raises:
+            PayloadError: `state` is not JSON or is too large; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            start = (job.checkpointed or {}).get("row", 0)
+            for row in range(start, total):
+                await import_row(row)
+                if row % 1000 == 0:
+                    await job.checkpoint({"row": row + 1})
+            ```
+        """
         text = encode_json(state, "checkpoint state")
         size = len(text.encode("utf-8"))
         if size > CHECKPOINT_LIMIT:
@@ -398,8 +486,17 @@ class Job:
         """Report how far the job's code got: `fraction` from 0 to 1, and a message (at most
         1024 bytes). In a worker, it returns at once and reports made while one is on its
         way are coalesced (the last lands before the outcome); elsewhere it is sent now.
-        InvalidArgumentError for a bad fraction or message, LockLostError when the job is
-        no longer this worker's."""
+
+        Raises:
+            InvalidArgumentError: a `fraction` outside 0 to 1 or a `message` over 1024
+                bytes.
+            LockLostError: the job is no longer this worker's (when sent now).
+
+        Examples:
+            ```python
+            await job.progress(0.5, "halfway")
+            ```
+        """
         fraction, message = checked_report(fraction, message)
         if self.progress_reports is not None:
             self.progress_reports.report(fraction, message)
@@ -416,9 +513,34 @@ class Job:
         self, delay: float = 0, group: str | None = None, message: str | None = None
     ) -> int:
         """Give the job back to its queue (after `delay` seconds), spending one retry; with
-        none left it fails (into `group`, or `failed-retries-<queue>`). Returns the retries
-        left (-1: it failed). InvalidValueError (nothing sent) for a negative delay or an
-        empty group."""
+        none left it fails (into `group`, or ``failed-retries-<queue>``). In a handler,
+        raising `aqless.Retry` does the same.
+
+        Args:
+            delay: seconds before it may run again (default 0: at once).
+            group: the failure group if it fails for want of retries (default None:
+                ``failed-retries-<queue>``).
+            message: the message recorded with it (default None).
+
+        Returns:
+            The retries left; -1 when none was left and the job failed.
+
+        Raises:
+            InvalidValueError: a negative `delay`, an empty `group` or a `message` that is
+                not text; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            left = await job.retry(delay=30)
+            if left < 0:
+                print("out of retries: failed")
+            ```
+        """
         delay = rules.check("delay", delay, "job.retry")
         rules.check_optional("failure_group", group, "job.retry")
         rules.check_optional("message", message, "job.retry")
@@ -444,8 +566,21 @@ class Job:
     async def hand_back(self, reason: str) -> None:
         """Give the job back to its queue at once, spending no retry, with `reason` in its
         history (a ``handed-back`` entry): the worker was told to stop, the code did not
-        fail. LockLostError (StaleAttemptError) when the job is no longer this attempt's;
-        InvalidValueError (nothing sent) for an empty reason."""
+        fail.
+
+        Raises:
+            InvalidValueError: an empty `reason`; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            await job.hand_back("shutting down")
+            ```
+        """
         rules.check("reason", reason, "job.handBack")
         arguments = (self.jid, self.worker_name, reason, *self._fence())
         protocol = self.client.protocol
@@ -457,9 +592,20 @@ class Job:
     # -- anyone's verbs ---------------------------------------------------------------------
 
     async def cancel(self) -> None:
-        """Delete the job: refused (JobDependedOnError) while other jobs depend on it; a job
-        of a flow takes the jobs below it along and leaves its parent, and is refused
-        (FlowRunningError) while one of those runs (see `Jobs.cancel`)."""
+        """Delete the job: a job of a flow takes the jobs below it along and leaves its
+        parent (see `Jobs.cancel`).
+
+        Raises:
+            JobDependedOnError: other jobs depend on it; nothing deleted.
+            FlowRunningError: a job of its flow below it is running; nothing deleted.
+
+        Examples:
+            ```python
+            job = await client.jobs.get(jid)
+            if job is not None:
+                await job.cancel()
+            ```
+        """
         await self._release(self.client.protocol.call("job.cancel", self.jid))
         self.worker_name = ""
         self.expires_at = 0.0
