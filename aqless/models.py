@@ -122,6 +122,15 @@ class GroupCounts:
             (0: no rate limit).
         rate_period: the rate limit's window in seconds (0 without one).
         rate_used: its starts in the window ending now (0 without a rate limit).
+
+    Examples:
+        ```python
+        queue = client.queues["exports"]
+        await queue.put("app.jobs.export", {}, group="tenant-a")
+        await queue.set_group_weight("tenant-a", 2)
+        for group in await queue.groups():
+            print(group.name, group.waiting, group.running, group.weight)
+        ```
     """
 
     name: str | None
@@ -136,7 +145,13 @@ class GroupCounts:
     @classmethod
     def merged(cls, parts: Sequence[GroupCounts]) -> GroupCounts:
         """One group over several servers (a sharded queue's partitions): its jobs and its
-        window's starts summed, each setting the largest a server holds."""
+        window's starts summed, each setting the largest a server holds.
+
+        Examples:
+            ```python
+            whole = aqless.GroupCounts.merged([on_shard_1, on_shard_2])
+            ```
+        """
         return cls(
             parts[0].name,
             waiting=sum(part.waiting for part in parts),
