@@ -135,6 +135,21 @@ class Job:
             on its way, False again if it failed. A worker running the job neither renews
             its lock nor takes the server's news of it (a ``canceled`` event, a refused
             heartbeat) for a loss once the job's code released it.
+
+    Examples:
+        ```python
+        handlers = aqless.Handlers()
+
+        @handlers.register
+        async def send_email(job: aqless.Job) -> dict[str, bool]:
+            await job.progress(0.5, "rendered")
+            await smtp.send(job.data["to"], job.data["body"])
+            return {"sent": True}  # the worker completes the job with this result
+
+        job = await client.jobs.get(jid)  # a handle read by anyone
+        if job is not None:
+            print(job.state, job.queue_name, job.retries_left)
+        ```
     """
 
     __slots__ = (
@@ -240,7 +255,17 @@ class Job:
     ) -> Job:
         """A Job made without a server, for unit tests of job code. `klass` is a class, a
         function or a dotted name, stored as ``put`` stores it. Its verbs need a client and
-        raise ConfigurationError; everything else behaves as for a fetched job."""
+        raise ConfigurationError; everything else behaves as for a fetched job.
+
+        Raises:
+            PayloadError: `data` is not JSON.
+
+        Examples:
+            ```python
+            job = aqless.Job.build("app.jobs.welcome", {"user": 42}, queue="emails")
+            assert job.data == {"user": 42} and job.queue_name == "emails"
+            ```
+        """
         values: dict[str, Any] = {
             "jid": jid,
             "klass": class_name(klass),
@@ -504,7 +529,16 @@ class Job:
         await self.send_progress(fraction, message)
 
     async def send_progress(self, fraction: float, message: str) -> None:
-        """`progress` without coalescing, the value unchecked: one call of the script."""
+        """`progress` without coalescing, the value unchecked: one call of the script.
+
+        Raises:
+            LockLostError: the job is no longer this worker's.
+
+        Examples:
+            ```python
+            await job.send_progress(1.0, "done")
+            ```
+        """
         await self.client.protocol.call(
             "job.progress", self.jid, self.worker_name, fraction, message, *self._fence()
         )
@@ -623,7 +657,23 @@ class Job:
     ) -> None:
         """Put the job into `queue` again (it must still exist), keeping its data. The
         handle then reads the job again: where the put left it (waiting, scheduled,
-        depends, throttled, or running, pushed to a worker), as the server holds it."""
+        depends, throttled, or running, pushed to a worker), as the server holds it.
+        ``requeue`` is the same verb.
+
+        Args:
+            queue: the queue to put it into.
+            delay: seconds before it may run (default 0: now).
+            priority, tags, retries, depends, throttles: as `aqless.Queue.put`'s (default
+                None: the put's defaults).
+
+        Raises:
+            InvalidValueError: an option or the queue outside its rule; nothing sent.
+
+        Examples:
+            ```python
+            await job.move("emails-slow", delay=60, priority=-1)
+            ```
+        """
         await self._release(self._move(queue, delay, priority, tags, retries, depends, throttles))
         fields = await self.client.protocol.json("job.get", self.jid)
         if fields is None:  # gone already (cancelled, or finished and purged)
@@ -658,72 +708,191 @@ class Job:
     requeue = move
 
     async def tag(self, *tags: str) -> tuple[str, ...]:
-        """Add tags; returns all of the job's tags."""
+        """Add tags; returns all of the job's tags.
+
+        Raises:
+            InvalidValueError: a tag outside its rule; nothing sent.
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            tags = await job.tag("vip", "eu")
+            ```
+        """
         self.tags = await _edit_tags(self.client, "job.addTag", self.jid, tags)
         return self.tags
 
     async def untag(self, *tags: str) -> tuple[str, ...]:
-        """Remove tags; returns the tags left."""
+        """Remove tags; returns the tags left.
+
+        Raises:
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            await job.untag("vip")
+            ```
+        """
         self.tags = await _edit_tags(self.client, "job.removeTag", self.jid, tags)
         return self.tags
 
     async def track(self) -> bool:
-        """Send this job's events to the tracking channels too; False if it already was."""
+        """Send this job's events to the tracking channels too; False if it already was.
+
+        Examples:
+            ```python
+            await job.track()  # its put, popped, completed... events reach ql:<event>
+            ```
+        """
         added = bool(await self.client.protocol.json("job.track", self.jid) == 1)
         self.tracked = True
         return added
 
     async def untrack(self) -> bool:
-        """Stop tracking; False if it was not tracked."""
+        """Stop tracking; False if it was not tracked.
+
+        Examples:
+            ```python
+            await job.untrack()
+            ```
+        """
         removed = bool(await self.client.protocol.json("job.untrack", self.jid) == 1)
         self.tracked = False
         return removed
 
     async def set_priority(self, priority: float) -> None:
-        """Change the job's priority (higher runs earlier)."""
+        """Change the job's priority (higher runs earlier; any finite number).
+
+        Raises:
+            InvalidValueError: a priority that is not a finite number; nothing sent.
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            await job.set_priority(10)
+            ```
+        """
         priority = rules.check("priority", priority, "job.setPriority")
         await self.client.protocol.call("job.setPriority", self.jid, priority)
         self.priority = priority
 
     async def depend(self, *jids: str) -> None:
-        """Wait for more jobs too (only while the job is in the depends state)."""
+        """Wait for more jobs too (only while the job is in the depends state).
+
+        Raises:
+            InvalidValueError: a jid outside its rule; nothing sent.
+            ScriptError: the job is not in the depends state.
+
+        Examples:
+            ```python
+            await job.depend(upload_jid, scan_jid)
+            ```
+        """
         rules.check("depends", list(jids), "job.addDependency")
         await self.client.protocol.call("job.addDependency", self.jid, *jids)
 
     async def undepend(self, *jids: str, all: bool = False) -> None:
-        """Stop waiting for some jobs (or `all=True`); with none left it becomes waiting."""
+        """Stop waiting for some jobs (or `all=True`); with none left it becomes waiting.
+
+        Raises:
+            ScriptError: the job is not in the depends state.
+
+        Examples:
+            ```python
+            await job.undepend(all=True)  # run it now
+            ```
+        """
         if all:
             jids = ("all",)
         await self.client.protocol.call("job.removeDependency", self.jid, *jids)
 
     async def log(self, message: str, **data: Any) -> None:
-        """Add an entry to the job's history: `message` with `data` as its details."""
+        """Add an entry to the job's history: `message` with `data` as its details.
+
+        Raises:
+            PayloadError: `data` is not JSON.
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            await job.log("charged", amount=42, currency="EUR")
+            ```
+        """
         args: list[str] = [message]
         if data:
             args.append(encode_json(data, "log data"))
         await self.client.protocol.call("job.log", self.jid, *args)
 
     async def timeout(self) -> None:
-        """Take the job away from its worker now, as if its lock had expired."""
+        """Take the job away from its worker now, as if its lock had expired: it is stalled,
+        first in line to be popped again.
+
+        Raises:
+            JobNotFoundError: the job does not exist.
+            LockLostError: the job is not running.
+
+        Examples:
+            ```python
+            await job.timeout()  # e.g. from an operator's tool for a hung job
+            ```
+        """
         await self.client.protocol.call("job.timeout", self.jid)
         self.state = JobState.STALLED
         self.worker_name = ""
         self.expires_at = 0.0
 
     async def wait(self, timeout: float | None = None) -> JobState | None:
-        """Wait until the job completes or fails; None if it was cancelled. TimeoutError
-        after `timeout` seconds."""
+        """Wait until the job completes or fails; None if it was cancelled.
+
+        Args:
+            timeout: seconds to wait at most (default None: for ever).
+
+        Raises:
+            TimeoutError: the job did not finish within `timeout`.
+
+        Examples:
+            ```python
+            state = await job.wait(timeout=30)
+            ```
+        """
         return await self.client.wait(self.jid, timeout=timeout)
 
     async def result(self, timeout: float | None = None) -> Any:
         """Wait until the job finishes and return its handler's return value, or raise
-        why there is none (see `Client.result`)."""
+        why there is none (see `Client.result`).
+
+        Args:
+            timeout: seconds to wait at most (default None: for ever).
+
+        Raises:
+            JobFailedError: the job failed (``group``, ``message``).
+            JobGoneError: it was cancelled, expired, or never existed.
+            ResultDroppedError: it completed, but its return value was not kept.
+            ResultTimeoutError: it did not finish within `timeout` (a TimeoutError).
+
+        Examples:
+            ```python
+            jid = await client.queues["reports"].put("app.jobs.report", {"month": 5})
+            job = await client.jobs.get(jid)
+            summary = await job.result(timeout=60)
+            ```
+        """
         return await self.client.result(self.jid, timeout=timeout)
 
     async def children_results(self) -> ChildrenResults:
         """A flow parent's children (``client.flows``), each with its state and result,
         read in one call: ``results["name"]`` or ``results[jid]`` is a child's return value
-        (see `aqless.flows.ChildrenResults`). A job of no flow has none."""
+        (see `aqless.flows.ChildrenResults`). A job of no flow has none.
+
+        Raises:
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            results = await job.children_results()
+            small, large = results["small"], results["large"]
+            ```
+        """
         reply = await self.client.protocol.json("flow.children", self.jid)
         if reply is None:
             raise JobNotFoundError("flow.children", f"Job {self.jid} does not exist")
@@ -731,7 +900,16 @@ class Job:
 
     async def refresh(self) -> Job:
         """A new handle on the job, read as the server holds it now (this one is left as
-        it is)."""
+        it is).
+
+        Raises:
+            JobNotFoundError: the job no longer exists.
+
+        Examples:
+            ```python
+            job = await job.refresh()
+            ```
+        """
         job = await self.client.jobs.get(self.jid)
         if not isinstance(job, Job):
             raise JobNotFoundError("job.get", f"Job {self.jid} does not exist")
@@ -739,7 +917,16 @@ class Job:
 
 
 class RecurringJob:
-    """A recurring job: a template the server spawns a job from every `interval` seconds."""
+    """A recurring job: a template the server spawns a job from every `interval` seconds
+    (or on its `cron` schedule), as ``queue.recur`` made it.
+
+    Examples:
+        ```python
+        recurring = await client.jobs.get(name)
+        if isinstance(recurring, aqless.RecurringJob):
+            print(recurring.interval, await recurring.next_runs(3))
+        ```
+    """
 
     __slots__ = (
         "_client",
@@ -780,15 +967,34 @@ class RecurringJob:
         return f"<RecurringJob {self.jid} {self.klass_name} {every}>"
 
     async def next_runs(self, count: int = 5) -> list[datetime.datetime]:
-        """When it spawns next (the next `count` times), in its time zone."""
+        """When it spawns next (the next `count` times, default 5), in its time zone.
+
+        Examples:
+            ```python
+            for when in await recurring.next_runs(3):
+                print(when.isoformat())
+            ```
+        """
         return await next_runs(self._client, self.jid, count, self.tz)
 
     async def update(self, **changes: Unpack[RecurringChanges]) -> None:
         """Change the template (`interval`, `priority`, `retries`, `data`, `klass`,
         `queue`, `backlog`, `throttles`, `cron`, `tz`); jobs it spawns from now on follow
         the change. A new `cron` or `tz` recomputes its schedule; a cron job's `interval`
-        can't be changed. InvalidValueError, before anything is sent, for a number outside
-        its rule (`interval` positive, `retries` and `backlog` whole numbers from 0)."""
+        can't be changed.
+
+        Raises:
+            InvalidValueError: a value outside its rule (`interval` positive, `retries` and
+                `backlog` whole numbers from 0); nothing sent.
+            ConfigurationError: `tz` without a cron schedule, or an `interval` for a cron
+                job.
+
+        Examples:
+            ```python
+            await recurring.update(interval=3600, priority=5)
+            await recurring.update(cron="0 9 * * MON-FRI", tz="Europe/Paris")
+            ```
+        """
         checked = rules.check_recurring("recurringJob.update", changes)
         interval, cron, tz = checked.get("interval"), changes.get("cron"), changes.get("tz")
         data, throttles = changes.get("data"), checked.get("throttles")
@@ -818,15 +1024,36 @@ class RecurringJob:
                 setattr(self, name, getattr(fresh, name))
 
     async def tag(self, *tags: str) -> tuple[str, ...]:
-        """Add tags for the jobs it spawns from now on; returns all of them."""
+        """Add tags for the jobs it spawns from now on; returns all of them.
+
+        Raises:
+            InvalidValueError: a tag outside its rule; nothing sent.
+
+        Examples:
+            ```python
+            await recurring.tag("nightly")
+            ```
+        """
         self.tags = await _edit_tags(self._client, "recurringJob.addTag", self.jid, tags)
         return self.tags
 
     async def untag(self, *tags: str) -> tuple[str, ...]:
-        """Remove tags; returns the tags left."""
+        """Remove tags; returns the tags left.
+
+        Examples:
+            ```python
+            await recurring.untag("nightly")
+            ```
+        """
         self.tags = await _edit_tags(self._client, "recurringJob.removeTag", self.jid, tags)
         return self.tags
 
     async def cancel(self) -> None:
-        """Stop spawning (jobs already spawned are left alone)."""
+        """Stop spawning (jobs already spawned are left alone).
+
+        Examples:
+            ```python
+            await recurring.cancel()
+            ```
+        """
         await self._client.protocol.call("recurringJob.cancel", self.jid)

@@ -30,7 +30,7 @@ MAX_TAG = 200
 
 
 class SentryReporter(WorkerObserver):
-    """Reports jobs' failures to Sentry: a worker observer (see aqless._worker.observers).
+    """Reports jobs' failures to Sentry: a worker observer (`aqless.WorkerObserver`).
 
     Args:
         retries: also report the exceptions after which the job was retried.

@@ -143,8 +143,10 @@ class Flows:
         `Flow.jids` are in step order; `Flow.root` is the last step.
 
         Raises:
-            FlowError, FlowTooLargeError, InvalidValueError, FlowJidTakenError: as `put`
-                (and FlowError for no step, or a step with children); nothing written.
+            FlowError: no step, a step with children, or the chain refused as a tree is
+                at `put` (FlowTooLargeError is one); nothing written.
+            InvalidValueError: a step's queue or option is outside its rule; nothing written.
+            FlowJidTakenError: a step's jid is a job's already; nothing written.
 
         Examples:
             ```python
@@ -168,8 +170,10 @@ class Flows:
             jid_for: makes the jid of each node without one (default: a random jid).
 
         Raises:
-            FlowCycleError, FlowTooLargeError, FlowError, InvalidValueError,
-                FlowJidTakenError: as `put`; nothing written.
+            FlowError: the tree is refused, as at `put` (FlowCycleError, FlowTooLargeError
+                are FlowErrors); nothing written.
+            InvalidValueError: a job's queue or option is outside its rule; nothing written.
+            FlowJidTakenError: a jid of the tree is a job's already; nothing written.
 
         Examples:
             ```python

@@ -33,12 +33,12 @@ __all__ = [
     "flow_document",
 ]
 
-#: Levels below a flow's root (a chain of n steps is n - 1 levels deep).
 MAX_DEPTH = 32
-#: Children of one job of a flow.
+"""Levels below a flow's root (a chain of n steps is n - 1 levels deep)."""
 MAX_CHILDREN = 1000
-#: Jobs in one flow.
+"""Children of one job of a flow."""
 MAX_JOBS = 10000
+"""Jobs in one flow."""
 
 FailurePolicy: TypeAlias = Literal["fail", "ignore", "continue"]
 """What a child's failure for good does to its parent:
