@@ -74,10 +74,16 @@ class ClientClosedError(ConfigurationError):
 @contextmanager
 def needs_extra(extra: str, feature: str) -> Iterator[None]:
     """Imports inside that fail raise the ConfigurationError naming the extra that brings
-    what `feature` needs (and what was missing)::
+    what `feature` needs (and what was missing).
 
+    Raises:
+        ConfigurationError: an import inside failed (``pip install 'aqless[otel]'``...).
+
+    Examples:
+        ```python
         with needs_extra("otel", "aqless.tracing"):
             from opentelemetry import trace
+        ```
     """
     try:
         yield

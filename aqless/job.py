@@ -663,8 +663,11 @@ class Job:
         Args:
             queue: the queue to put it into.
             delay: seconds before it may run (default 0: now).
-            priority, tags, retries, depends, throttles: as `aqless.Queue.put`'s (default
-                None: the put's defaults).
+            priority: higher runs earlier (default None: 0, as a put's).
+            tags: its tags (default None: none).
+            retries: its retries (default None: the put's default, 5).
+            depends: jids it waits for (default None: none).
+            throttles: throttles it must hold (default None: none).
 
         Raises:
             InvalidValueError: an option or the queue outside its rule; nothing sent.

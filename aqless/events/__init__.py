@@ -165,9 +165,23 @@ def _decoded(value: object) -> str:
 class PubSubSource(Protocol):
     """What an EventStream subscribes through: a ``redis.asyncio.Redis`` (its connection pool
     lends the connection), or anything else that makes a ``PubSub`` (a Cluster client's
-    events come from one of its nodes)."""
+    events come from one of its nodes).
 
-    def pubsub(self) -> PubSub: ...
+    Examples:
+        ```python
+        stream = EventStream(redis.asyncio.Redis.from_url(url), channels=["completed"])
+        ```
+    """
+
+    def pubsub(self) -> PubSub:
+        """A new ``PubSub`` on a connection of its own.
+
+        Examples:
+            ```python
+            pubsub = source.pubsub()
+            ```
+        """
+        ...
 
 
 @runtime_checkable

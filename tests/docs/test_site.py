@@ -35,6 +35,8 @@ MODULES = (
     "aqless.tracing",
     "aqless.sentry",
     "aqless.outbox",
+    "aqless.flows",
+    "aqless.events",
 )
 
 DIRECTIVE = re.compile(r"^:::\s+(\S+)\s*$", re.MULTILINE)
