@@ -343,7 +343,7 @@ class Job:
 
         Returns:
             The job's new state: ``complete``, or ``waiting``/``scheduled``/``depends``
-            in `next_queue`.
+                in `next_queue`.
 
         Raises:
             InvalidValueError: a bad `next_queue`, `delay` or `depends`; nothing sent.

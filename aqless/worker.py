@@ -456,8 +456,8 @@ class Worker:
 
         Returns:
             What became of the job: ``"completed"``, ``"failed"``, ``"retried"``,
-            ``"handed_back"``, ``"advanced"`` (completed into another queue),
-            ``"canceled"``, ``"lost"`` (its lock was lost) or ``"unreported"``.
+                ``"handed_back"``, ``"advanced"`` (completed into another queue),
+                ``"canceled"``, ``"lost"`` (its lock was lost) or ``"unreported"``.
 
         Examples:
             ```python
