@@ -246,8 +246,9 @@ def test_every_routed_verb_is_in_the_reference(site: Path) -> None:
 def test_the_reference_shows_no_private_module(site: Path) -> None:
     """The reference names public paths only: no link into a private module
     (``aqless._worker...``), no signature name whose tooltip is one, no text naming one;
-    defaults read as values (``concurrency: int = 10``, not ``CONCURRENCY``). Links to a
-    public name keep autorefs' tooltip, which gives its home for the curious."""
+    defaults read as values (``concurrency: int = 10``, not ``CONCURRENCY``), and a long
+    signature is wrapped, one parameter a line. Links to a public name keep autorefs'
+    tooltip, which gives its home for the curious."""
     private = re.compile(r"aqless\._[a-z]\w*")
     offenders = []
     for page in sorted((site / "reference").glob("*.html")):
@@ -265,4 +266,6 @@ def test_the_reference_shows_no_private_module(site: Path) -> None:
     at = settings.find('id="aqless.WorkerSettings"')
     signature = html.unescape(re.sub(r"<[^>]+>", "", settings[at : at + 6000]))
     assert "concurrency: int = 10" in signature, signature[:800]
+    # wrapped one parameter a line (ruff, which the docs extra brings, formats it)
+    assert "WorkerSettings(\n    concurrency: int = 10,\n" in signature, signature[:800]
     assert '= "ordered"' in signature or "= 'ordered'" in signature, signature[:800]
