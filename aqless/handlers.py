@@ -134,9 +134,10 @@ class Handlers:
                 (default None: the target's ``timeout`` attribute, else the worker's
                 ``job_timeout``, else no limit).
             middleware: ``around_perform`` hooks for this klass only, inside the worker's
-                own: each an async callable ``(job, call_next)`` that awaits
-                ``call_next()`` to run the job (default: the target's ``middleware``
-                attribute, else none).
+                own: each a wrapper ``async def hook(job, perform)`` that awaits
+                ``perform()`` and returns its result, or an async context manager factory
+                taking the job (default: the target's ``middleware`` attribute, else
+                none).
             retry: how its jobs are retried, instead of the worker's policy: a
                 `aqless.RetryPolicy` or `aqless.Backoff` (default None: the worker's).
             requeue: `aqless.RequeuePolicy` entries, ahead of the worker's: exceptions that
@@ -218,9 +219,10 @@ class Handlers:
                 (default None: the target's ``timeout`` attribute, else the worker's
                 ``job_timeout``, else no limit).
             middleware: ``around_perform`` hooks for this klass only, inside the worker's
-                own: each an async callable ``(job, call_next)`` that awaits
-                ``call_next()`` to run the job (default: the target's ``middleware``
-                attribute, else none).
+                own: each a wrapper ``async def hook(job, perform)`` that awaits
+                ``perform()`` and returns its result, or an async context manager factory
+                taking the job (default: the target's ``middleware`` attribute, else
+                none).
             retry: how its jobs are retried, instead of the worker's policy: a
                 `aqless.RetryPolicy` or `aqless.Backoff` (default None: the worker's).
             requeue: `aqless.RequeuePolicy` entries, ahead of the worker's: exceptions that

@@ -175,8 +175,10 @@ class Worker:
         requeue: `aqless.RequeuePolicy` entries: which exceptions put jobs back into their
             queue after a random delay without spending a retry (default: none).
         backoff: the same as `retry` (the older name); give one of the two.
-        middleware: ``around_perform`` hooks for every job, outermost first: each an async
-            callable ``(job, call_next)`` that awaits ``call_next()`` to run the job
+        middleware: ``around_perform`` hooks for every job, outermost first: each a
+            wrapper ``async def hook(job, perform)`` that awaits ``perform()`` to run the
+            job and returns its result, or an async context manager factory taking the
+            job (``@asynccontextmanager``). What a hook raises is the job's outcome
             (default: none).
         observers: `aqless.WorkerObserver` objects told what became of each job, for
             metrics and error reporting (``worker.observers`` is the list, to add more).
