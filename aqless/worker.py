@@ -918,6 +918,17 @@ class ShardedWorker:
         options: `Worker`'s keywords (settings, overriding those in `settings`, and its
             handlers, retry, requeue, backoff, middleware and observers), for every shard's
             worker.
+
+    Raises:
+        ConfigurationError: `concurrency` below one slot per shard, or as `Worker`.
+        InvalidValueError: a setting outside its rule.
+
+    Examples:
+        ```python
+        async with aqless.ShardedClient("redis+cluster://node-1:7000", deployment="jobs") as client:
+            worker = aqless.ShardedWorker(client, ["emails"], handlers=handlers, concurrency=40)
+            await worker.run()
+        ```
     """
 
     def __init__(
@@ -975,7 +986,18 @@ class ShardedWorker:
         """Run every shard's worker, following the shard map, until all have stopped;
         returns their counters summed. A shard's worker that fails stops the others and
         raises its own error (e.g. PermissionDeniedError when the shard's ACL refuses
-        its channels), not anyio's ExceptionGroup."""
+        its channels), not anyio's ExceptionGroup.
+
+        Raises:
+            ConfigurationError: as `Worker.run` (a worker runs once, an evicting server).
+            PermissionDeniedError: a shard's ACL refuses the worker's calls or channels.
+            ConnectionLostError: a shard could not be reached to start.
+
+        Examples:
+            ```python
+            counters = await worker.run()
+            ```
+        """
         with own_errors():
             async with anyio.create_task_group() as group:
                 for worker in self.by_shard.values():
@@ -1009,7 +1031,16 @@ class ShardedWorker:
             self.follow(group)
 
     def follow(self, group: TaskGroup) -> None:
-        """Match the workers to the shard map the client holds now."""
+        """Match the workers to the shard map the client holds now: start a worker for
+        each new shard in `group`, stop the worker of each forgotten one. `run` does it
+        every ``client.refresh`` seconds.
+
+        Examples:
+            ```python
+            await client.reread_map()
+            worker.follow(group)  # the task group running the shards' workers
+            ```
+        """
         if self._stopping:
             return
         shards = self.client.shards.shards
@@ -1042,22 +1073,46 @@ class ShardedWorker:
         return [jid for worker in self.by_shard.values() for jid in worker.running]
 
     def stop(self) -> None:
-        """`Worker.stop` on every shard."""
+        """`Worker.stop` on every shard.
+
+        Examples:
+            ```python
+            loop.add_signal_handler(signal.SIGTERM, worker.stop)
+            ```
+        """
         self._stopping = True
         self._each(Worker.stop)
 
     def finish(self) -> None:
-        """`Worker.finish` on every shard."""
+        """`Worker.finish` on every shard.
+
+        Examples:
+            ```python
+            worker.finish()
+            ```
+        """
         self._stopping = True
         self._each(Worker.finish)
 
     def pause(self) -> None:
-        """`Worker.pause` on every shard (and a shard's added meanwhile)."""
+        """`Worker.pause` on every shard (and a shard's added meanwhile).
+
+        Examples:
+            ```python
+            worker.pause()
+            ```
+        """
         self._paused = True
         self._each(Worker.pause)
 
     def resume_popping(self) -> None:
-        """`Worker.resume_popping` on every shard."""
+        """`Worker.resume_popping` on every shard.
+
+        Examples:
+            ```python
+            worker.resume_popping()
+            ```
+        """
         self._paused = False
         self._each(Worker.resume_popping)
 
