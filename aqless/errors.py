@@ -41,6 +41,17 @@ AqlessError                  base, never raised itself
     ├── StepNameTakenError     a step name used twice in one run
     └── SignalTimeoutError     a wait for a signal timed out (also a TimeoutError)
 ```
+
+Catch the meaning you can act on, most specific first:
+
+```python
+try:
+    await job.complete(result=summary)
+except aqless.LockLostError:
+    pass  # the job is another worker's now: it runs again there
+except aqless.ConnectionLostError:
+    raise  # the complete may have run: the worker's retry reads the job again
+```
 """
 
 from __future__ import annotations
@@ -67,10 +78,16 @@ class ClientClosedError(ConfigurationError):
 @contextmanager
 def needs_extra(extra: str, feature: str) -> Iterator[None]:
     """Imports inside that fail raise the ConfigurationError naming the extra that brings
-    what `feature` needs (and what was missing)::
+    what `feature` needs (and what was missing).
 
+    Raises:
+        ConfigurationError: an import inside failed (``pip install 'aqless[otel]'``...).
+
+    Examples:
+        ```python
         with needs_extra("otel", "aqless.tracing"):
             from opentelemetry import trace
+        ```
     """
     try:
         yield
@@ -81,7 +98,9 @@ def needs_extra(extra: str, feature: str) -> Iterator[None]:
 
 
 class ConnectionLostError(AqlessError):
-    """The server could not be reached, went away, or did not answer in time."""
+    """The server could not be reached, went away, or did not answer in time: any call
+    that talks to the server may raise it. The call may have run; reading the job again
+    tells."""
 
 
 class ServerUnavailableError(ConnectionLostError):
@@ -224,7 +243,8 @@ class FlowPlacementError(CrossShardError):
 
 
 class JobNotFoundError(ScriptError):
-    """The job (or recurring job) does not exist."""
+    """The job (or recurring job) does not exist: raised by the verbs that change a job
+    named by its jid (``client.jobs.cancel``, ``move``, ``tag``...) when none has it."""
 
 
 class SignalRefusedError(ScriptError):
@@ -249,13 +269,17 @@ class FlowRunningError(CancelRefusedError):
 
 class LockLostError(ScriptError):
     """The job is not running for us any more: its lock expired and was given to another
-    worker, or it was cancelled, moved, retried, completed or failed meanwhile."""
+    worker, or it was cancelled, moved, retried, completed or failed meanwhile. Raised by
+    the verbs of the worker holding a job: `Job.complete`, ``fail``, ``retry``,
+    ``heartbeat``, ``checkpoint``, ``progress``, ``hand_back``. Nothing changed; the job
+    runs (or ran) elsewhere, so let it go."""
 
 
 class StaleAttemptError(LockLostError):
     """The verb came from an earlier attempt of the job: it was popped again since (by any
     worker, this one included), and only its current attempt may renew, report or end it.
-    A LockLostError, so code that catches that catches this too."""
+    Raised by the same verbs as LockLostError, which it is, so code that catches that
+    catches this too."""
 
 
 class PermissionDeniedError(ScriptError):
@@ -341,11 +365,13 @@ class ResultDroppedError(ResultError):
 
 
 class ResultTimeoutError(ResultError, TimeoutError):
-    """The awaited job did not finish within the timeout (also a TimeoutError)."""
+    """The awaited job did not finish within the timeout of ``job.result(timeout=...)``
+    or ``client.result(jid, timeout=...)`` (also a TimeoutError). The job goes on."""
 
 
 class UnknownJobClassError(AqlessError):
-    """A job names a class that has no handler and may not be imported."""
+    """A job names a class that has no handler and may not be imported: raised by
+    `Handlers.resolve`; a worker fails such a job into ``<queue>-UnknownJobClassError``."""
 
 
 class WorkflowError(AqlessError):

@@ -60,7 +60,22 @@ class Handlers:
 
     Args:
         allow: module names (``"app.jobs"``) whose own and submodules' attributes may be
-            imported to process a job that no registration names.
+            imported to process a job that no registration names (default: none, so a
+            worker imports nothing a job names).
+
+    Raises:
+        ConfigurationError: an `allow` entry that is not a dotted module name.
+
+    Examples:
+        ```python
+        handlers = aqless.Handlers(allow=["app.jobs"])
+
+        @handlers.register
+        async def welcome(job: aqless.Job) -> None:
+            await send_welcome(job.data["user_id"])
+
+        worker = aqless.Worker(client, ["emails"], handlers=handlers)
+        ```
     """
 
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
@@ -80,14 +95,30 @@ class Handlers:
         return tuple(self._registered)
 
     def allow(self, *modules: str) -> None:
-        """Allow importing from more modules (and their submodules)."""
+        """Allow importing from more modules (and their submodules).
+
+        Raises:
+            ConfigurationError: a name that is not a dotted module name; none is added.
+
+        Examples:
+            ```python
+            handlers.allow("app.jobs", "billing.tasks")
+            ```
+        """
         for module in modules:
             if not _DOTTED.match(module + ".x"):
                 raise ConfigurationError(f"not a module name: {module!r}")
         self._allowed = tuple(dict.fromkeys((*self._allowed, *modules)))
 
     def merge(self, other: Handlers) -> None:
-        """Take over another registry's handlers and allowed modules."""
+        """Take over another registry's handlers and allowed modules (its registrations
+        win over this one's of the same klass).
+
+        Examples:
+            ```python
+            handlers.merge(billing.handlers)
+            ```
+        """
         self._registered.update(other._registered)
         self.allow(*other.allowed)
 
@@ -102,10 +133,45 @@ class Handlers:
         requeue: Sequence[RequeuePolicy] = (),
         isolate: bool | None = None,
     ) -> Handler:
-        """Register a function or class for jobs whose klass is `klass` (default: the
-        target's ``module.qualname``, which is what ``queue.put(target, ...)`` stores).
-        `retry` and `requeue` are its failure policies (see aqless._worker.policies); `isolate` runs
-        its plain (sync) code in a child process (None: as the worker says)."""
+        """Register a function or class for jobs whose klass is `klass`; `register` is the
+        decorator form.
+
+        Args:
+            target: an async or plain function taking the job, or a class whose
+                ``process`` (or a method named after the job's queue) does.
+            klass: the name jobs use (default: the target's ``module.qualname``, which is
+                what ``queue.put(target, ...)`` stores).
+            timeout: seconds a job of this klass may run before its code is cancelled and
+                the job fails with `aqless.JobTimeoutError`, retried as its policy says
+                (default None: the target's ``timeout`` attribute, else the worker's
+                ``job_timeout``, else no limit).
+            middleware: ``around_perform`` hooks for this klass only, inside the worker's
+                own: each a wrapper ``async def hook(job, perform)`` that awaits
+                ``perform()`` and returns its result, or an async context manager factory
+                taking the job (default: the target's ``middleware`` attribute, else
+                none).
+            retry: how its jobs are retried, instead of the worker's policy: a
+                `aqless.RetryPolicy` or `aqless.Backoff` (default None: the worker's).
+            requeue: `aqless.RequeuePolicy` entries, ahead of the worker's: exceptions that
+                put its jobs back into their queue after a random delay without spending a
+                retry (default: none).
+            isolate: True runs its plain (sync) code in a child process, stopped (SIGTERM,
+                then SIGKILL) when the job is taken away or times out; False runs it in
+                the worker's threads (default None: the target's ``isolate`` attribute,
+                else the worker's ``isolate`` setting).
+
+        Returns:
+            The registered `aqless.Handler`.
+
+        Raises:
+            ConfigurationError: `target` is not callable, `timeout` is not positive, or
+                ``isolate=True`` for a coroutine function (it runs in the event loop).
+
+        Examples:
+            ```python
+            handlers.add(resize_image, "images.resize", timeout=120, isolate=True)
+            ```
+        """
         if not callable(target):
             raise ConfigurationError(f"a handler must be a function or class, got {target!r}")
         name = klass or class_name(target)
@@ -155,8 +221,48 @@ class Handlers:
         requeue: Sequence[RequeuePolicy] = (),
         isolate: bool | None = None,
     ) -> Target | Callable[[Target], Target]:
-        """Decorator: ``@handlers.register`` or ``@handlers.register("app.jobs.Welcome",
-        timeout=30, retry=RetryPolicy(max_attempts=3), isolate=True)``."""
+        """Decorator registering a function or class: ``@handlers.register`` bare (the klass
+        is its ``module.qualname``) or with a klass and options.
+
+        Args:
+            klass: the name jobs use (default: the target's ``module.qualname``).
+            timeout: seconds a job of this klass may run before its code is cancelled and
+                the job fails with `aqless.JobTimeoutError`, retried as its policy says
+                (default None: the target's ``timeout`` attribute, else the worker's
+                ``job_timeout``, else no limit).
+            middleware: ``around_perform`` hooks for this klass only, inside the worker's
+                own: each a wrapper ``async def hook(job, perform)`` that awaits
+                ``perform()`` and returns its result, or an async context manager factory
+                taking the job (default: the target's ``middleware`` attribute, else
+                none).
+            retry: how its jobs are retried, instead of the worker's policy: a
+                `aqless.RetryPolicy` or `aqless.Backoff` (default None: the worker's).
+            requeue: `aqless.RequeuePolicy` entries, ahead of the worker's: exceptions that
+                put its jobs back into their queue after a random delay without spending a
+                retry (default: none).
+            isolate: True runs its plain (sync) code in a child process, stopped (SIGTERM,
+                then SIGKILL) when the job is taken away or times out; False runs it in
+                the worker's threads (default None: the target's ``isolate`` attribute,
+                else the worker's ``isolate`` setting).
+
+        Returns:
+            The target itself (bare), or a decorator that returns it.
+
+        Raises:
+            ConfigurationError: as `add`: `timeout` not positive, ``isolate=True`` on a
+                coroutine function, a target that is not callable.
+
+        Examples:
+            ```python
+            @handlers.register("app.jobs.Welcome", timeout=30, retry=aqless.RetryPolicy())
+            async def welcome(job: aqless.Job) -> None:
+                ...
+
+            @handlers.register(isolate=True)  # plain code, in a child process
+            def render_pdf(job: aqless.Job) -> None:
+                ...
+            ```
+        """
         if callable(klass):
             self.add(klass)
             return klass
@@ -193,7 +299,13 @@ class Handlers:
         return decorate
 
     def is_allowed(self, module: str) -> bool:
-        """Whether importing `klass`'s module is allowed."""
+        """Whether importing from `module` is allowed (it or a parent is allowed).
+
+        Examples:
+            ```python
+            assert aqless.Handlers(allow=["app"]).is_allowed("app.jobs")
+            ```
+        """
         return any(module == name or module.startswith(name + ".") for name in self._allowed)
 
     def resolve(self, klass: str) -> Handler:
@@ -202,6 +314,11 @@ class Handlers:
         Raises:
             UnknownJobClassError: nothing registered under that name and its module is not
                 allowed (nothing is imported), or the module has no such attribute.
+
+        Examples:
+            ```python
+            handler = handlers.resolve("app.jobs.Welcome")
+            ```
         """
         handler = self._registered.get(klass) or self._found.get(klass)
         if handler is not None:

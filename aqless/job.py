@@ -135,6 +135,21 @@ class Job:
             on its way, False again if it failed. A worker running the job neither renews
             its lock nor takes the server's news of it (a ``canceled`` event, a refused
             heartbeat) for a loss once the job's code released it.
+
+    Examples:
+        ```python
+        handlers = aqless.Handlers()
+
+        @handlers.register
+        async def send_email(job: aqless.Job) -> dict[str, bool]:
+            await job.progress(0.5, "rendered")
+            await smtp.send(job.data["to"], job.data["body"])
+            return {"sent": True}  # the worker completes the job with this result
+
+        job = await client.jobs.get(jid)  # a handle read by anyone
+        if job is not None:
+            print(job.state, job.queue_name, job.retries_left)
+        ```
     """
 
     __slots__ = (
@@ -240,7 +255,17 @@ class Job:
     ) -> Job:
         """A Job made without a server, for unit tests of job code. `klass` is a class, a
         function or a dotted name, stored as ``put`` stores it. Its verbs need a client and
-        raise ConfigurationError; everything else behaves as for a fetched job."""
+        raise ConfigurationError; everything else behaves as for a fetched job.
+
+        Raises:
+            PayloadError: `data` is not JSON.
+
+        Examples:
+            ```python
+            job = aqless.Job.build("app.jobs.welcome", {"user": 42}, queue="emails")
+            assert job.data == {"user": 42} and job.queue_name == "emails"
+            ```
+        """
         values: dict[str, Any] = {
             "jid": jid,
             "klass": class_name(klass),
@@ -304,9 +329,40 @@ class Job:
         depends: Sequence[str] | None = None,
         result: Any = None,
     ) -> JobState:
-        """Finish the job, keeping `result` (JSON; see aqless.results) for `Job.result`, or
-        (with `next_queue`) move it on to that queue: waiting, or scheduled after `delay`
-        seconds, or depending on the `depends` jids."""
+        """Finish the job, keeping `result` for `Job.result`, or (with `next_queue`) move it
+        on to that queue. A worker calls it when the handler returns; call it yourself for
+        a job you popped.
+
+        Args:
+            next_queue: a queue to move the job on to instead of finishing it (default
+                None: it completes).
+            delay: with `next_queue`, seconds before it may run there (default None: now).
+            depends: with `next_queue`, jids that must complete first (default None).
+            result: a JSON-serializable value kept with the completed job (default None:
+                nothing kept); one larger than the server's ``result-max-bytes`` is dropped.
+
+        Returns:
+            The job's new state: ``complete``, or ``waiting``/``scheduled``/``depends``
+                in `next_queue`.
+
+        Raises:
+            InvalidValueError: a bad `next_queue`, `delay` or `depends`; nothing sent.
+            InvalidArgumentError: `delay` or `depends` without `next_queue`, or a `result`
+                with one; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            job = await client.queues["emails"].pop()
+            await job.complete(result={"sent": True})
+            # or hand it on to the next stage in 60 s:
+            await job.complete("emails-followup", delay=60)
+            ```
+        """
         command = "job.complete" if next_queue is None else "job.completeAndRequeue"
         if next_queue is not None:
             checked_queue(next_queue, command)
@@ -357,7 +413,29 @@ class Job:
 
     async def fail(self, group: str, message: str) -> None:
         """Fail the job into `group` (a kind of failure) with a message (e.g. a traceback).
-        InvalidValueError (nothing sent) for an empty group or a message that is no text."""
+        It stays failed until ``unfail`` or a put with its jid.
+
+        Args:
+            group: the failure group, a short kind of failure (``"emails-SMTPError"``).
+            message: what happened, e.g. a traceback.
+
+        Raises:
+            InvalidValueError: an empty `group` or a `message` that is not text; nothing
+                sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            try:
+                await send(job.data)
+            except SMTPError as error:
+                await job.fail("emails-SMTPError", repr(error))
+            ```
+        """
         rules.check("failure_group", group, "job.fail")
         rules.check("message", message, "job.fail")
         arguments = (self.jid, self.worker_name, group, message, *self._fence(""))
@@ -367,7 +445,26 @@ class Job:
         self.expires_at = 0.0
 
     async def heartbeat(self) -> float:
-        """Renew the lock; returns the new expiry time (also in `expires_at`)."""
+        """Renew the lock for another ``heartbeat`` seconds (the server's option, default
+        60). A worker does it for its running jobs; call it yourself for a job you popped.
+
+        Returns:
+            The new expiry time, seconds since the epoch (also in `expires_at`).
+
+        Raises:
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            for chunk in chunks:
+                await process(chunk)
+                await job.heartbeat()
+            ```
+        """
         expires = await self.client.protocol.integer(
             "job.heartbeat", self.jid, self.worker_name, *self._fence("")
         )
@@ -378,9 +475,25 @@ class Job:
         """Store `state` (JSON, at most ``CHECKPOINT_LIMIT`` bytes encoded) for the job's next
         attempt to resume from, and renew the lock as `heartbeat` does, in one call of the
         script; returns the new expiry time. The state replaces the previous one and stays
-        until the job completes or is put again (see `checkpointed`). PayloadError (nothing
-        sent) when it is not JSON or too large; LockLostError (StaleAttemptError) as
-        `heartbeat` when the job is no longer this attempt's."""
+        until the job completes or is put again (see `checkpointed`).
+
+        Raises:
+            PayloadError: `state` is not JSON or is too large; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            start = (job.checkpointed or {}).get("row", 0)
+            for row in range(start, total):
+                await import_row(row)
+                if row % 1000 == 0:
+                    await job.checkpoint({"row": row + 1})
+            ```
+        """
         text = encode_json(state, "checkpoint state")
         size = len(text.encode("utf-8"))
         if size > CHECKPOINT_LIMIT:
@@ -398,8 +511,17 @@ class Job:
         """Report how far the job's code got: `fraction` from 0 to 1, and a message (at most
         1024 bytes). In a worker, it returns at once and reports made while one is on its
         way are coalesced (the last lands before the outcome); elsewhere it is sent now.
-        InvalidArgumentError for a bad fraction or message, LockLostError when the job is
-        no longer this worker's."""
+
+        Raises:
+            InvalidArgumentError: a `fraction` outside 0 to 1 or a `message` over 1024
+                bytes.
+            LockLostError: the job is no longer this worker's (when sent now).
+
+        Examples:
+            ```python
+            await job.progress(0.5, "halfway")
+            ```
+        """
         fraction, message = checked_report(fraction, message)
         if self.progress_reports is not None:
             self.progress_reports.report(fraction, message)
@@ -407,7 +529,16 @@ class Job:
         await self.send_progress(fraction, message)
 
     async def send_progress(self, fraction: float, message: str) -> None:
-        """`progress` without coalescing, the value unchecked: one call of the script."""
+        """`progress` without coalescing, the value unchecked: one call of the script.
+
+        Raises:
+            LockLostError: the job is no longer this worker's.
+
+        Examples:
+            ```python
+            await job.send_progress(1.0, "done")
+            ```
+        """
         await self.client.protocol.call(
             "job.progress", self.jid, self.worker_name, fraction, message, *self._fence()
         )
@@ -416,9 +547,34 @@ class Job:
         self, delay: float = 0, group: str | None = None, message: str | None = None
     ) -> int:
         """Give the job back to its queue (after `delay` seconds), spending one retry; with
-        none left it fails (into `group`, or `failed-retries-<queue>`). Returns the retries
-        left (-1: it failed). InvalidValueError (nothing sent) for a negative delay or an
-        empty group."""
+        none left it fails (into `group`, or ``failed-retries-<queue>``). In a handler,
+        raising `aqless.Retry` does the same.
+
+        Args:
+            delay: seconds before it may run again (default 0: at once).
+            group: the failure group if it fails for want of retries (default None:
+                ``failed-retries-<queue>``).
+            message: the message recorded with it (default None).
+
+        Returns:
+            The retries left; -1 when none was left and the job failed.
+
+        Raises:
+            InvalidValueError: a negative `delay`, an empty `group` or a `message` that is
+                not text; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            left = await job.retry(delay=30)
+            if left < 0:
+                print("out of retries: failed")
+            ```
+        """
         delay = rules.check("delay", delay, "job.retry")
         rules.check_optional("failure_group", group, "job.retry")
         rules.check_optional("message", message, "job.retry")
@@ -444,8 +600,21 @@ class Job:
     async def hand_back(self, reason: str) -> None:
         """Give the job back to its queue at once, spending no retry, with `reason` in its
         history (a ``handed-back`` entry): the worker was told to stop, the code did not
-        fail. LockLostError (StaleAttemptError) when the job is no longer this attempt's;
-        InvalidValueError (nothing sent) for an empty reason."""
+        fail.
+
+        Raises:
+            InvalidValueError: an empty `reason`; nothing sent.
+            LockLostError: the job is no longer this worker's (its lock expired and another
+                worker took it, or it was cancelled, moved or ended meanwhile); nothing
+                changed.
+            StaleAttemptError: (a LockLostError) the verb came from an earlier attempt of
+                the job, which was popped again since.
+
+        Examples:
+            ```python
+            await job.hand_back("shutting down")
+            ```
+        """
         rules.check("reason", reason, "job.handBack")
         arguments = (self.jid, self.worker_name, reason, *self._fence())
         protocol = self.client.protocol
@@ -457,9 +626,20 @@ class Job:
     # -- anyone's verbs ---------------------------------------------------------------------
 
     async def cancel(self) -> None:
-        """Delete the job: refused (JobDependedOnError) while other jobs depend on it; a job
-        of a flow takes the jobs below it along and leaves its parent, and is refused
-        (FlowRunningError) while one of those runs (see `Jobs.cancel`)."""
+        """Delete the job: a job of a flow takes the jobs below it along and leaves its
+        parent (see `Jobs.cancel`).
+
+        Raises:
+            JobDependedOnError: other jobs depend on it; nothing deleted.
+            FlowRunningError: a job of its flow below it is running; nothing deleted.
+
+        Examples:
+            ```python
+            job = await client.jobs.get(jid)
+            if job is not None:
+                await job.cancel()
+            ```
+        """
         await self._release(self.client.protocol.call("job.cancel", self.jid))
         self.worker_name = ""
         self.expires_at = 0.0
@@ -477,7 +657,26 @@ class Job:
     ) -> None:
         """Put the job into `queue` again (it must still exist), keeping its data. The
         handle then reads the job again: where the put left it (waiting, scheduled,
-        depends, throttled, or running, pushed to a worker), as the server holds it."""
+        depends, throttled, or running, pushed to a worker), as the server holds it.
+        ``requeue`` is the same verb.
+
+        Args:
+            queue: the queue to put it into.
+            delay: seconds before it may run (default 0: now).
+            priority: higher runs earlier (default None: 0, as a put's).
+            tags: its tags (default None: none).
+            retries: its retries (default None: the put's default, 5).
+            depends: jids it waits for (default None: none).
+            throttles: throttles it must hold (default None: none).
+
+        Raises:
+            InvalidValueError: an option or the queue outside its rule; nothing sent.
+
+        Examples:
+            ```python
+            await job.move("emails-slow", delay=60, priority=-1)
+            ```
+        """
         await self._release(self._move(queue, delay, priority, tags, retries, depends, throttles))
         fields = await self.client.protocol.json("job.get", self.jid)
         if fields is None:  # gone already (cancelled, or finished and purged)
@@ -512,72 +711,191 @@ class Job:
     requeue = move
 
     async def tag(self, *tags: str) -> tuple[str, ...]:
-        """Add tags; returns all of the job's tags."""
+        """Add tags; returns all of the job's tags.
+
+        Raises:
+            InvalidValueError: a tag outside its rule; nothing sent.
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            tags = await job.tag("vip", "eu")
+            ```
+        """
         self.tags = await _edit_tags(self.client, "job.addTag", self.jid, tags)
         return self.tags
 
     async def untag(self, *tags: str) -> tuple[str, ...]:
-        """Remove tags; returns the tags left."""
+        """Remove tags; returns the tags left.
+
+        Raises:
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            await job.untag("vip")
+            ```
+        """
         self.tags = await _edit_tags(self.client, "job.removeTag", self.jid, tags)
         return self.tags
 
     async def track(self) -> bool:
-        """Send this job's events to the tracking channels too; False if it already was."""
+        """Send this job's events to the tracking channels too; False if it already was.
+
+        Examples:
+            ```python
+            await job.track()  # its put, popped, completed... events reach ql:<event>
+            ```
+        """
         added = bool(await self.client.protocol.json("job.track", self.jid) == 1)
         self.tracked = True
         return added
 
     async def untrack(self) -> bool:
-        """Stop tracking; False if it was not tracked."""
+        """Stop tracking; False if it was not tracked.
+
+        Examples:
+            ```python
+            await job.untrack()
+            ```
+        """
         removed = bool(await self.client.protocol.json("job.untrack", self.jid) == 1)
         self.tracked = False
         return removed
 
     async def set_priority(self, priority: float) -> None:
-        """Change the job's priority (higher runs earlier)."""
+        """Change the job's priority (higher runs earlier; any finite number).
+
+        Raises:
+            InvalidValueError: a priority that is not a finite number; nothing sent.
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            await job.set_priority(10)
+            ```
+        """
         priority = rules.check("priority", priority, "job.setPriority")
         await self.client.protocol.call("job.setPriority", self.jid, priority)
         self.priority = priority
 
     async def depend(self, *jids: str) -> None:
-        """Wait for more jobs too (only while the job is in the depends state)."""
+        """Wait for more jobs too (only while the job is in the depends state).
+
+        Raises:
+            InvalidValueError: a jid outside its rule; nothing sent.
+            ScriptError: the job is not in the depends state.
+
+        Examples:
+            ```python
+            await job.depend(upload_jid, scan_jid)
+            ```
+        """
         rules.check("depends", list(jids), "job.addDependency")
         await self.client.protocol.call("job.addDependency", self.jid, *jids)
 
     async def undepend(self, *jids: str, all: bool = False) -> None:
-        """Stop waiting for some jobs (or `all=True`); with none left it becomes waiting."""
+        """Stop waiting for some jobs (or `all=True`); with none left it becomes waiting.
+
+        Raises:
+            ScriptError: the job is not in the depends state.
+
+        Examples:
+            ```python
+            await job.undepend(all=True)  # run it now
+            ```
+        """
         if all:
             jids = ("all",)
         await self.client.protocol.call("job.removeDependency", self.jid, *jids)
 
     async def log(self, message: str, **data: Any) -> None:
-        """Add an entry to the job's history: `message` with `data` as its details."""
+        """Add an entry to the job's history: `message` with `data` as its details.
+
+        Raises:
+            PayloadError: `data` is not JSON.
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            await job.log("charged", amount=42, currency="EUR")
+            ```
+        """
         args: list[str] = [message]
         if data:
             args.append(encode_json(data, "log data"))
         await self.client.protocol.call("job.log", self.jid, *args)
 
     async def timeout(self) -> None:
-        """Take the job away from its worker now, as if its lock had expired."""
+        """Take the job away from its worker now, as if its lock had expired: it is stalled,
+        first in line to be popped again.
+
+        Raises:
+            JobNotFoundError: the job does not exist.
+            LockLostError: the job is not running.
+
+        Examples:
+            ```python
+            await job.timeout()  # e.g. from an operator's tool for a hung job
+            ```
+        """
         await self.client.protocol.call("job.timeout", self.jid)
         self.state = JobState.STALLED
         self.worker_name = ""
         self.expires_at = 0.0
 
     async def wait(self, timeout: float | None = None) -> JobState | None:
-        """Wait until the job completes or fails; None if it was cancelled. TimeoutError
-        after `timeout` seconds."""
+        """Wait until the job completes or fails; None if it was cancelled.
+
+        Args:
+            timeout: seconds to wait at most (default None: for ever).
+
+        Raises:
+            TimeoutError: the job did not finish within `timeout`.
+
+        Examples:
+            ```python
+            state = await job.wait(timeout=30)
+            ```
+        """
         return await self.client.wait(self.jid, timeout=timeout)
 
     async def result(self, timeout: float | None = None) -> Any:
         """Wait until the job finishes and return its handler's return value, or raise
-        why there is none (see `Client.result`)."""
+        why there is none (see `Client.result`).
+
+        Args:
+            timeout: seconds to wait at most (default None: for ever).
+
+        Raises:
+            JobFailedError: the job failed (``group``, ``message``).
+            JobGoneError: it was cancelled, expired, or never existed.
+            ResultDroppedError: it completed, but its return value was not kept.
+            ResultTimeoutError: it did not finish within `timeout` (a TimeoutError).
+
+        Examples:
+            ```python
+            jid = await client.queues["reports"].put("app.jobs.report", {"month": 5})
+            job = await client.jobs.get(jid)
+            summary = await job.result(timeout=60)
+            ```
+        """
         return await self.client.result(self.jid, timeout=timeout)
 
     async def children_results(self) -> ChildrenResults:
         """A flow parent's children (``client.flows``), each with its state and result,
         read in one call: ``results["name"]`` or ``results[jid]`` is a child's return value
-        (see `aqless.flows.ChildrenResults`). A job of no flow has none."""
+        (see `aqless.flows.ChildrenResults`). A job of no flow has none.
+
+        Raises:
+            JobNotFoundError: the job does not exist.
+
+        Examples:
+            ```python
+            results = await job.children_results()
+            small, large = results["small"], results["large"]
+            ```
+        """
         reply = await self.client.protocol.json("flow.children", self.jid)
         if reply is None:
             raise JobNotFoundError("flow.children", f"Job {self.jid} does not exist")
@@ -585,7 +903,16 @@ class Job:
 
     async def refresh(self) -> Job:
         """A new handle on the job, read as the server holds it now (this one is left as
-        it is)."""
+        it is).
+
+        Raises:
+            JobNotFoundError: the job no longer exists.
+
+        Examples:
+            ```python
+            job = await job.refresh()
+            ```
+        """
         job = await self.client.jobs.get(self.jid)
         if not isinstance(job, Job):
             raise JobNotFoundError("job.get", f"Job {self.jid} does not exist")
@@ -593,7 +920,16 @@ class Job:
 
 
 class RecurringJob:
-    """A recurring job: a template the server spawns a job from every `interval` seconds."""
+    """A recurring job: a template the server spawns a job from every `interval` seconds
+    (or on its `cron` schedule), as ``queue.recur`` made it.
+
+    Examples:
+        ```python
+        recurring = await client.jobs.get(name)
+        if isinstance(recurring, aqless.RecurringJob):
+            print(recurring.interval, await recurring.next_runs(3))
+        ```
+    """
 
     __slots__ = (
         "_client",
@@ -634,15 +970,34 @@ class RecurringJob:
         return f"<RecurringJob {self.jid} {self.klass_name} {every}>"
 
     async def next_runs(self, count: int = 5) -> list[datetime.datetime]:
-        """When it spawns next (the next `count` times), in its time zone."""
+        """When it spawns next (the next `count` times, default 5), in its time zone.
+
+        Examples:
+            ```python
+            for when in await recurring.next_runs(3):
+                print(when.isoformat())
+            ```
+        """
         return await next_runs(self._client, self.jid, count, self.tz)
 
     async def update(self, **changes: Unpack[RecurringChanges]) -> None:
         """Change the template (`interval`, `priority`, `retries`, `data`, `klass`,
         `queue`, `backlog`, `throttles`, `cron`, `tz`); jobs it spawns from now on follow
         the change. A new `cron` or `tz` recomputes its schedule; a cron job's `interval`
-        can't be changed. InvalidValueError, before anything is sent, for a number outside
-        its rule (`interval` positive, `retries` and `backlog` whole numbers from 0)."""
+        can't be changed.
+
+        Raises:
+            InvalidValueError: a value outside its rule (`interval` positive, `retries` and
+                `backlog` whole numbers from 0); nothing sent.
+            ConfigurationError: `tz` without a cron schedule, or an `interval` for a cron
+                job.
+
+        Examples:
+            ```python
+            await recurring.update(interval=3600, priority=5)
+            await recurring.update(cron="0 9 * * MON-FRI", tz="Europe/Paris")
+            ```
+        """
         checked = rules.check_recurring("recurringJob.update", changes)
         interval, cron, tz = checked.get("interval"), changes.get("cron"), changes.get("tz")
         data, throttles = changes.get("data"), checked.get("throttles")
@@ -672,15 +1027,36 @@ class RecurringJob:
                 setattr(self, name, getattr(fresh, name))
 
     async def tag(self, *tags: str) -> tuple[str, ...]:
-        """Add tags for the jobs it spawns from now on; returns all of them."""
+        """Add tags for the jobs it spawns from now on; returns all of them.
+
+        Raises:
+            InvalidValueError: a tag outside its rule; nothing sent.
+
+        Examples:
+            ```python
+            await recurring.tag("nightly")
+            ```
+        """
         self.tags = await _edit_tags(self._client, "recurringJob.addTag", self.jid, tags)
         return self.tags
 
     async def untag(self, *tags: str) -> tuple[str, ...]:
-        """Remove tags; returns the tags left."""
+        """Remove tags; returns the tags left.
+
+        Examples:
+            ```python
+            await recurring.untag("nightly")
+            ```
+        """
         self.tags = await _edit_tags(self._client, "recurringJob.removeTag", self.jid, tags)
         return self.tags
 
     async def cancel(self) -> None:
-        """Stop spawning (jobs already spawned are left alone)."""
+        """Stop spawning (jobs already spawned are left alone).
+
+        Examples:
+            ```python
+            await recurring.cancel()
+            ```
+        """
         await self._client.protocol.call("recurringJob.cancel", self.jid)

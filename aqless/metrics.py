@@ -180,11 +180,27 @@ class Metrics:
         registry: where the metrics are registered (default: prometheus_client's global
             registry, which ``prometheus_client.start_http_server`` serves). Make one
             ``Metrics`` per registry.
-        namespace: the metric names' prefix.
-        buckets: the duration histogram's buckets, in seconds.
+        namespace: the metric names' prefix (default ``"aqless"``).
+        buckets: the duration histogram's buckets, in seconds (default
+            `DURATION_BUCKETS`: a few milliseconds to an hour).
         scaling_target: a p95 wait (seconds): `refresh` then also reports each queue's
-            scaling signals and the worker slots that would meet it.
-        scaling_window: the seconds the throughput (and so the slots) is taken over.
+            scaling signals and the worker slots that would meet it (default None: not
+            reported).
+        scaling_window: the seconds the throughput (and so the slots) is taken over
+            (default 60.0).
+
+    Raises:
+        InvalidValueError: a `scaling_target` that is not a positive number of seconds.
+
+    Examples:
+        ```python
+        from aqless.metrics import Metrics
+
+        metrics = Metrics()
+        metrics.instrument(worker)  # jobs counted and timed
+        watcher = asyncio.create_task(metrics.watch(client, interval=15.0))  # queue gauges
+        app.mount("/metrics", metrics.asgi_app())
+        ```
     """
 
     def __init__(
@@ -269,7 +285,13 @@ class Metrics:
         self.registry.register(self._workers)
 
     def instrument(self, worker: Worker) -> None:
-        """Count `worker`'s jobs and time them; report its heartbeats (idempotent)."""
+        """Count `worker`'s jobs and time them; report its heartbeats (idempotent).
+
+        Examples:
+            ```python
+            metrics.instrument(aqless.Worker(client, ["emails"], handlers=handlers))
+            ```
+        """
         if worker in self._workers.workers:
             return
         self._workers.workers.append(worker)
@@ -277,7 +299,16 @@ class Metrics:
 
     async def refresh(self, client: Client) -> None:
         """Read every queue's counts, its fairness groups' and the failure groups into the
-        gauges."""
+        gauges, once.
+
+        Raises:
+            ConnectionLostError: the server could not be reached.
+
+        Examples:
+            ```python
+            await metrics.refresh(client)
+            ```
+        """
         counts = await client.queues.counts()
         groups = await client.jobs.failure_groups()
         scaling: list[QueueScaling] = []
@@ -324,8 +355,17 @@ class Metrics:
             self.recommended_slots.labels(name).set(reading.slots)
 
     async def watch(self, client: Client, *, interval: float = 15.0) -> None:
-        """`refresh` every `interval` seconds, for ever (cancel it to stop); a failed read is
-        logged and tried again at the next interval."""
+        """`refresh` every `interval` seconds (default 15.0), for ever (cancel it to stop);
+        a failed read is logged and tried again at the next interval.
+
+        Raises:
+            ConfigurationError: `interval` is not positive.
+
+        Examples:
+            ```python
+            watcher = asyncio.create_task(metrics.watch(client, interval=30.0))
+            ```
+        """
         if not interval > 0:
             raise ConfigurationError(f"interval must be positive, got {interval!r}")
         while True:
@@ -337,5 +377,13 @@ class Metrics:
 
     def asgi_app(self) -> Any:
         """An ASGI app serving this registry in Prometheus's text format (mount it at
-        ``/metrics`` next to the dashboard)."""
+        ``/metrics`` next to the dashboard).
+
+        Examples:
+            ```python
+            from starlette.routing import Mount
+
+            routes = [Mount("/metrics", app=metrics.asgi_app())]
+            ```
+        """
         return _make_asgi_app(self.registry)

@@ -13,7 +13,15 @@ from aqless.errors import ConfigurationError, JobFailedError, ResultDroppedError
 
 
 class JobState(StrEnum):
-    """The `state` of a job (CORE 3.1, REQLESS 4.2)."""
+    """The `state` of a job (CORE 3.1, REQLESS 4.2); a `str`, so it compares with text.
+
+    Examples:
+        ```python
+        job = await client.jobs.get(jid)
+        if job is not None and job.state is aqless.JobState.FAILED:
+            print(job.failure)
+        ```
+    """
 
     WAITING = "waiting"
     SCHEDULED = "scheduled"
@@ -40,7 +48,14 @@ HANDED_OUT: Final = ("popped", "taken-back")
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
     """One entry of a job's history: what happened when, with the entry's own details
-    (e.g. `queue` for `put`, `worker` for `popped`, your data for a `log` entry)."""
+    (e.g. `queue` for `put`, `worker` for `popped`, your data for a `log` entry).
+
+    Examples:
+        ```python
+        for entry in job.history:
+            print(entry.when, entry.what, entry.details)
+        ```
+    """
 
     when: float
     what: str
@@ -57,7 +72,14 @@ class HistoryEntry:
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """Why a job last failed: its group, the message, when, and the worker it failed on."""
+    """Why a job last failed: its group, the message, when, and the worker it failed on.
+
+    Examples:
+        ```python
+        if job.failure is not None:
+            print(job.failure.group, job.failure.message.splitlines()[-1])
+        ```
+    """
 
     group: str
     message: str
@@ -79,7 +101,15 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class QueueCounts:
-    """How many jobs a queue holds in each state, and whether it is paused."""
+    """How many jobs a queue holds in each state, and whether it is paused
+    (``queue.counts()``).
+
+    Examples:
+        ```python
+        counts = await client.queues["emails"].counts()
+        print(counts.waiting, counts.running, counts.stalled, counts.paused)
+        ```
+    """
 
     name: str
     waiting: int
@@ -122,6 +152,15 @@ class GroupCounts:
             (0: no rate limit).
         rate_period: the rate limit's window in seconds (0 without one).
         rate_used: its starts in the window ending now (0 without a rate limit).
+
+    Examples:
+        ```python
+        queue = client.queues["exports"]
+        await queue.put("app.jobs.export", {}, group="tenant-a")
+        await queue.set_group_weight("tenant-a", 2)
+        for group in await queue.groups():
+            print(group.name, group.waiting, group.running, group.weight)
+        ```
     """
 
     name: str | None
@@ -136,7 +175,13 @@ class GroupCounts:
     @classmethod
     def merged(cls, parts: Sequence[GroupCounts]) -> GroupCounts:
         """One group over several servers (a sharded queue's partitions): its jobs and its
-        window's starts summed, each setting the largest a server holds."""
+        window's starts summed, each setting the largest a server holds.
+
+        Examples:
+            ```python
+            whole = aqless.GroupCounts.merged([on_shard_1, on_shard_2])
+            ```
+        """
         return cls(
             parts[0].name,
             waiting=sum(part.waiting for part in parts),
@@ -167,7 +212,14 @@ class GroupCounts:
 @dataclass(frozen=True, slots=True)
 class Durations:
     """A day's wait or run times: count, mean, standard deviation (seconds) and the
-    histogram (148 buckets: seconds 0-59, minutes 1-59, hours 1-23, days 1-6)."""
+    histogram (148 buckets: seconds 0-59, minutes 1-59, hours 1-23, days 1-6).
+
+    Examples:
+        ```python
+        stats = await client.queues["emails"].stats()
+        print(f"{stats.wait.count} popped today, mean wait {stats.wait.mean:.1f} s")
+        ```
+    """
 
     count: int
     mean: float
@@ -214,7 +266,15 @@ def _listed_numbers(value: Any) -> list[float]:
 
 @dataclass(frozen=True, slots=True)
 class QueueStats:
-    """A queue's statistics for one day."""
+    """A queue's statistics for one day (``queue.stats(date)``, default today, UTC): its
+    wait and run times, and its failures and retries.
+
+    Examples:
+        ```python
+        stats = await client.queues["emails"].stats()
+        print(stats.run.mean, stats.failed, stats.retries)
+        ```
+    """
 
     wait: Durations
     run: Durations
@@ -236,7 +296,14 @@ class QueueStats:
 
 @dataclass(frozen=True, slots=True)
 class ThrottleInfo:
-    """A throttle: its id, its maximum (0: unlimited) and its TTL (-1: none, -2: unset)."""
+    """A throttle: its id, its maximum (0: unlimited) and its TTL (-1: none, -2: unset).
+
+    Examples:
+        ```python
+        info = await client.throttles["smtp"].get()
+        print(info.maximum, info.ttl)
+        ```
+    """
 
     id: str
     maximum: int
@@ -252,7 +319,14 @@ class ThrottleInfo:
 
 @dataclass(frozen=True, slots=True)
 class WorkerCounts:
-    """A worker seen by the server: how many jobs it holds, how many of them stalled."""
+    """A worker seen by the server: how many jobs it holds, how many of them stalled.
+
+    Examples:
+        ```python
+        for worker in await client.workers.counts():
+            print(worker.name, worker.jobs, worker.stalled)
+        ```
+    """
 
     name: str
     jobs: int
@@ -261,7 +335,14 @@ class WorkerCounts:
 
 @dataclass(frozen=True, slots=True)
 class WorkerJobs:
-    """The jids a worker holds: those whose lock is current, and the stalled ones."""
+    """The jids a worker holds: those whose lock is current, and the stalled ones.
+
+    Examples:
+        ```python
+        held = await client.workers.jobs("host-1-4242")
+        print(len(held.jobs), len(held.stalled))
+        ```
+    """
 
     jobs: Sequence[str]
     stalled: Sequence[str]
@@ -270,7 +351,14 @@ class WorkerJobs:
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
     """What an aqless worker says of itself (`started` and `seen` are epoch seconds;
-    `per_minute` is the jobs it completed per minute over the last minute)."""
+    `per_minute` is the jobs it completed per minute over the last minute).
+
+    Examples:
+        ```python
+        for name, info in (await client.workers.records()).items():
+            print(name, info.host, info.pid, info.per_minute)
+        ```
+    """
 
     name: str
     host: str
@@ -334,7 +422,14 @@ class WorkerInfo:
 
 @dataclass(frozen=True, slots=True)
 class SeenWorker:
-    """A worker: what qless counts of it (the jobs it holds) and its record, if any."""
+    """A worker: what qless counts of it (the jobs it holds) and its record, if any.
+
+    Examples:
+        ```python
+        for worker in (await client.workers.seen()).workers:
+            print(worker.counts.name, worker.counts.jobs, worker.info)
+        ```
+    """
 
     counts: WorkerCounts
     info: WorkerInfo | None
@@ -343,7 +438,14 @@ class SeenWorker:
 class SeenWorkers(NamedTuple):
     """The workers that hold jobs or publish a record, by name; and the names of the other
     clients qless lists (they popped, hold nothing and publish no record: another client's
-    idle worker, or a client that never ran a job)."""
+    idle worker, or a client that never ran a job).
+
+    Examples:
+        ```python
+        seen = await client.workers.seen()
+        print(len(seen.workers), "workers;", len(seen.others), "other clients")
+        ```
+    """
 
     workers: list[SeenWorker]
     others: list[str]
@@ -365,14 +467,27 @@ class SeenWorkers(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One page of a listing, and the total it is part of."""
+    """One page of a listing, and the total it is part of.
+
+    Examples:
+        ```python
+        page = await client.jobs.tagged("vip", count=50)
+        print(f"{len(page.jids)} of {page.total}")
+        ```
+    """
 
     total: int
     jids: Sequence[str]
 
 
 class RecurringChanges(TypedDict, total=False):
-    """What `RecurringJob.update` may change (each left as it is when not given)."""
+    """What `RecurringJob.update` may change (each left as it is when not given).
+
+    Examples:
+        ```python
+        await recurring.update(interval=600, retries=3)
+        ```
+    """
 
     interval: float | None
     priority: float | None
@@ -395,7 +510,14 @@ SMOOTH: Final = "smooth"
 class RateLimitInfo:
     """A rate limit: at most `limit` starts per `period` seconds (0, 0: no limit), the
     starts in the current window, and the seconds until the next free start; `smooth`:
-    its starts are spread evenly rather than started in bursts."""
+    its starts are spread evenly rather than started in bursts.
+
+    Examples:
+        ```python
+        info = await client.rate_limits["partner-api"].get()
+        print(f"{info.used}/{info.limit} per {info.period:g} s, next in {info.wait:.1f} s")
+        ```
+    """
 
     id: str
     limit: int
@@ -425,7 +547,14 @@ FAIRLY: Final = "fairly:"
 class PriorityPattern:
     """One group of the stored priority order: queues matching `patterns`, shuffled when
     `fairly`. The group whose patterns are exactly ``["default"]`` stands for every queue no
-    other group matches."""
+    other group matches.
+
+    Examples:
+        ```python
+        for group in await client.queue_patterns.priorities():
+            print(group.patterns, group.fairly)
+        ```
+    """
 
     patterns: tuple[str, ...]
     fairly: bool = False
@@ -441,6 +570,12 @@ class PriorityPattern:
 
         Raises:
             ConfigurationError: the text names no pattern.
+
+        Examples:
+            ```python
+            group = aqless.PriorityPattern.parse("fairly:mail-*")
+            assert group.fairly and group.patterns == ("mail-*",)
+            ```
         """
         text = text.strip()
         fairly = text.startswith(FAIRLY)
@@ -464,6 +599,13 @@ class JobResult:
         text: the kept return value as JSON text; None when none is kept.
         dropped: why the return value was not kept, or None.
         failure: why the job failed, when it did.
+
+    Examples:
+        ```python
+        stored = await client.jobs.stored_result(jid)
+        if stored is not None and stored.finished:
+            print(stored.outcome())
+        ```
     """
 
     jid: str
@@ -483,8 +625,17 @@ class JobResult:
         return self.state in (JobState.COMPLETE, JobState.FAILED)
 
     def outcome(self) -> Any:
-        """The return value of a complete job; JobFailedError for a failed one, and
-        ResultDroppedError when it completed without its value kept."""
+        """The return value of a complete job (None while it is not finished).
+
+        Raises:
+            JobFailedError: the job failed.
+            ResultDroppedError: it completed without its value kept.
+
+        Examples:
+            ```python
+            value = (await client.jobs.stored_result(jid)).outcome()
+            ```
+        """
         if self.state == JobState.FAILED:
             failure = self.failure
             group, message = (failure.group, failure.message) if failure else ("", "")

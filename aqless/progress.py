@@ -37,6 +37,13 @@ class Progress:
         fraction: how far the job got, from 0 to 1.
         message: what the job's code said with it ('' when nothing).
         at: when it was reported (a Unix time).
+
+    Examples:
+        ```python
+        progress = (await client.jobs.progress(jid)).get(jid)
+        if progress is not None:
+            print(f"{progress.fraction:.0%} {progress.message}")
+        ```
     """
 
     fraction: float

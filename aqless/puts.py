@@ -83,7 +83,25 @@ Outcome: TypeAlias = Literal["put", "deduplicated", "debounced", "existed"]
 class Dedup:
     """A put's deduplication: its `id`, and `ttl` seconds for the TTL and debounce modes
     (none: until the job ends). Ids share one namespace per key prefix: put the queue's
-    name in the id to keep queues apart."""
+    name in the id to keep queues apart.
+
+    Attributes:
+        id: the dedup id, non-empty.
+        ttl: seconds the id is held (default None: until the job ends).
+        debounce: within `ttl`, a later put replaces the waiting job's data and delay
+            (default False: it is dropped).
+
+    Raises:
+        ConfigurationError: an empty `id`, a `ttl` that is not a positive number, or
+            `debounce` without a `ttl`.
+
+    Examples:
+        ```python
+        queue = client.queues["emails"]
+        await queue.put(SendDigest, {"user": 42}, dedup=aqless.Dedup("digest:42", ttl=3600))
+        await queue.put(Reindex, {"doc": 7}, dedup=aqless.Dedup("reindex:7", ttl=5, debounce=True))
+        ```
+    """
 
     id: str
     ttl: float | None = None
@@ -104,7 +122,13 @@ class Dedup:
         return "job" if self.ttl is None else "ttl"
 
     def arguments(self) -> list[str | float]:
-        """What goes before put's arguments in the script's call."""
+        """What goes before put's arguments in the script's call.
+
+        Examples:
+            ```python
+            assert aqless.Dedup("digest:42", ttl=60).arguments() == ["digest:42", "ttl", 60]
+            ```
+        """
         return [self.id, self.mode, 0 if self.ttl is None else self.ttl]
 
 
@@ -122,7 +146,15 @@ class PutResult:
     """What a put did: `jid` is the job that now holds the put (the existing one when the
     put was deduplicated); `deduplicated` when no new job was made (then `debounced` when
     the existing job took the put's data and delay): a job held its dedup id, or, for a
-    put with ``replace=False``, a job of its jid existed (and was left as it was)."""
+    put with ``replace=False``, a job of its jid existed (and was left as it was).
+
+    Examples:
+        ```python
+        result = await queue.put_result(SendDigest, {"user": 42}, dedup="digest:42")
+        if result.deduplicated:
+            print("already queued as", result.jid)
+        ```
+    """
 
     jid: str
     deduplicated: bool = False
@@ -130,7 +162,16 @@ class PutResult:
 
     @classmethod
     def from_reply(cls, command: str, reply: Any) -> PutResult:
-        """The result of a put: a jid (plain put) or the script's ``[jid, outcome]``."""
+        """The result of a put: a jid (plain put) or the script's ``[jid, outcome]``.
+
+        Raises:
+            ScriptError: a reply of another shape.
+
+        Examples:
+            ```python
+            assert aqless.PutResult.from_reply("queue.put", ["j1", "deduplicated"]).deduplicated
+            ```
+        """
         if isinstance(reply, str):
             return cls(reply)
         if isinstance(reply, list) and len(reply) == 2 and all(isinstance(r, str) for r in reply):
@@ -180,7 +221,16 @@ class Durability:
         local: the server's own append-only file fsynced (it needs ``appendonly yes``).
         replicas: how many replicas must have fsynced it to their append-only files.
         timeout: seconds to wait for them; fewer copies by then is a NotDurableError
-            (keep it under a `socket_timeout` given to the client).
+            (keep it under a `socket_timeout` given to the client). Default 1.0.
+
+    Raises:
+        ConfigurationError: negative `replicas`, neither `local` nor `replicas`, or a
+            `timeout` that is not positive.
+
+    Examples:
+        ```python
+        jid = await queue.put(Charge, {"order": 7}, durable=aqless.Durability(replicas=1))
+        ```
     """
 
     local: bool = True
@@ -196,12 +246,27 @@ class Durability:
             raise ConfigurationError(f"durable timeout must be positive, got {self.timeout}")
 
     def command(self) -> tuple[str | int, ...]:
-        """The WAITAOF that confirms the connection's writes so far."""
+        """The WAITAOF that confirms the connection's writes so far.
+
+        Examples:
+            ```python
+            assert aqless.Durability(replicas=1).command() == ("WAITAOF", 1, 1, 1000)
+            ```
+        """
         milliseconds = max(1, round(self.timeout * 1000))
         return ("WAITAOF", int(self.local), self.replicas, milliseconds)
 
     def confirm(self, reply: Any, jids: list[str]) -> None:
-        """Raise NotDurableError unless WAITAOF's `reply` counts the copies asked for."""
+        """Raise NotDurableError unless WAITAOF's `reply` counts the copies asked for.
+
+        Raises:
+            NotDurableError: fewer copies, or the server refused WAITAOF.
+
+        Examples:
+            ```python
+            aqless.Durability().confirm([1, 0], ["j1"])  # one local fsync: confirmed
+            ```
+        """
         if isinstance(reply, BaseException):  # e.g. the AOF is off, or an ACL refusal
             raise NotDurableError(jids, str(reply)) from reply
         local, replicas = reply
@@ -347,6 +412,12 @@ class PutOptions(TypedDict, total=False):
     Each keeps its rule (``aqless.rules``, docs/reference/inputs.md): a value outside it
     (``tags="vip"``, a lone string, rather than ``["vip"]``; a negative delay...) is an
     InvalidValueError naming it, before anything is sent.
+
+    Examples:
+        ```python
+        options: aqless.PutOptions = {"priority": 5, "tags": ["vip"], "retries": 3}
+        jid = await client.queues["emails"].put(SendEmail, {"to": to}, **options)
+        ```
     """
 
     jid: str | None
@@ -370,7 +441,19 @@ PUT_OPTIONS: frozenset[str] = frozenset(PutOptions.__annotations__)
 @dataclass(frozen=True, slots=True)
 class PutRequest:
     """One put, for `Queue.put_many` and the put hooks: a job's class, its data and the
-    options of `PutOptions` (the same names, the same meaning)."""
+    options of `PutOptions` (the same names, the same meaning).
+
+    Raises:
+        InvalidValueError: an option outside its rule, when the request is made.
+        ConfigurationError: both `delay` and `at`, or a naive datetime for `at`.
+
+    Examples:
+        ```python
+        jids = await client.queues["emails"].put_many(
+            [aqless.PutRequest(SendEmail, {"to": to}, priority=5) for to in addresses]
+        )
+        ```
+    """
 
     klass: JobClass
     data: Any = None
@@ -393,7 +476,14 @@ class PutRequest:
         checked_options({name: getattr(self, name) for name in RULED_OPTIONS})
 
     def options(self) -> PutOptions:
-        """The options given (those not None), as ``queue.put(..., **options)`` takes them."""
+        """The options given (those not None), as ``queue.put(..., **options)`` takes them.
+
+        Examples:
+            ```python
+            request = aqless.PutRequest(SendEmail, {}, priority=5)
+            assert request.options() == {"priority": 5}
+            ```
+        """
         given = {name: getattr(self, name) for name in PUT_OPTIONS}
         return cast(PutOptions, {name: value for name, value in given.items() if value is not None})
 

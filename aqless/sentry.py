@@ -30,11 +30,22 @@ MAX_TAG = 200
 
 
 class SentryReporter(WorkerObserver):
-    """Reports jobs' failures to Sentry: a worker observer (see aqless._worker.observers).
+    """Reports jobs' failures to Sentry: a worker observer (`aqless.WorkerObserver`).
 
     Args:
-        retries: also report the exceptions after which the job was retried.
-        requeues: also report the exceptions after which the job was requeued.
+        retries: also report the exceptions after which the job was retried (default
+            False).
+        requeues: also report the exceptions after which the job was requeued (default
+            False).
+
+    Examples:
+        ```python
+        import sentry_sdk
+        from aqless.sentry import SentryReporter
+
+        sentry_sdk.init(dsn=DSN)
+        SentryReporter(retries=True).instrument(worker)
+        ```
     """
 
     def __init__(self, *, retries: bool = False, requeues: bool = False) -> None:
@@ -42,12 +53,27 @@ class SentryReporter(WorkerObserver):
         self.requeues = requeues
 
     def instrument(self, worker: Worker) -> None:
-        """Report `worker`'s failures (idempotent)."""
+        """Report `worker`'s failures (idempotent).
+
+        Examples:
+            ```python
+            SentryReporter().instrument(worker)
+            ```
+        """
         if self not in worker.observers:
             worker.observers.append(self)
 
     def wants(self, error: BaseException, decision: Decision) -> bool:
-        """Whether an exception that had `decision` sent is reported."""
+        """Whether an exception that had `decision` sent is reported: a fail always, a
+        retry or requeue when asked for, an `aqless.Retry` never.
+
+        Examples:
+            ```python
+            class OnlyTimeouts(SentryReporter):
+                def wants(self, error, decision):
+                    return isinstance(error, aqless.JobTimeoutError)
+            ```
+        """
         if isinstance(error, Retry):
             return False
         if decision.verb == "retry":
@@ -57,11 +83,23 @@ class SentryReporter(WorkerObserver):
         return True
 
     def job_failed(self, job: Job, error: BaseException, decision: Decision) -> None:
-        """Called by the worker: `report`."""
+        """Called by the worker: `report`.
+
+        Examples:
+            ```python
+            worker.observers.append(SentryReporter())  # what instrument() does
+            ```
+        """
         self.report(job, error, decision)
 
     def report(self, job: Job, error: BaseException, decision: Decision) -> None:
-        """Send one event for `error` (when wanted), with the job's tags and context."""
+        """Send one event for `error` (when wanted), with the job's tags and context.
+
+        Examples:
+            ```python
+            reporter.report(job, error, decision)
+            ```
+        """
         if not self.wants(error, decision):
             return
         with sentry_sdk.new_scope() as scope:

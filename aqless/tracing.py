@@ -73,7 +73,16 @@ _SYSTEM: Final = "qless"
 
 def inject(data: Any) -> Any:
     """`data` with the current trace context under `TRACE_KEY`: a copy, if `data` is a dict
-    and a span is active; otherwise `data` itself."""
+    and a span is active; otherwise `data` itself. `instrument` does it for every put; call
+    it for data put by other means.
+
+    Examples:
+        ```python
+        from aqless.tracing import inject
+
+        await queue.put("app.jobs.send", inject({"to": address}))
+        ```
+    """
     if not isinstance(data, Mapping):
         return data
     return _with_carrier(data, _current_carrier())
@@ -96,7 +105,18 @@ def _with_carrier(data: Any, carrier: dict[str, str]) -> Any:
 
 
 def extract(job: Job) -> Context | None:
-    """Remove the trace context from ``job.data`` and return it (None when it has none)."""
+    """Remove the trace context from ``job.data`` and return it (None when it has none).
+    The middleware does it; call it in code that runs jobs without it.
+
+    Examples:
+        ```python
+        from opentelemetry import context
+        from aqless.tracing import extract
+
+        parent = extract(job)
+        token = context.attach(parent) if parent is not None else None
+        ```
+    """
     if not isinstance(job.data, dict):
         return None
     carrier = job.data.pop(TRACE_KEY, None)
@@ -114,6 +134,15 @@ class Tracing:
         full_attributes: give each span aqless's own attributes as well (``aqless.klass``,
             and ``aqless.retries_left`` on ``process``), not only the messaging ones. Off by
             default: the SDK checks every attribute of every span, ~0.5 µs each.
+
+    Examples:
+        ```python
+        from aqless.tracing import Tracing
+
+        tracing = Tracing(provider, full_attributes=True)
+        tracing.instrument(client)  # puts: PRODUCER spans
+        worker = aqless.Worker(client, ["emails"], middleware=[tracing.middleware])
+        ```
     """
 
     def __init__(
@@ -138,7 +167,13 @@ class Tracing:
         return cached[1], cached[2]
 
     def instrument(self, client: Client | ShardedClient) -> None:
-        """Trace every put of `client`, a plain or a sharded deployment's (idempotent)."""
+        """Trace every put of `client`, a plain or a sharded deployment's (idempotent).
+
+        Examples:
+            ```python
+            tracing.instrument(client)
+            ```
+        """
         if not any(getattr(hook, "__self__", None) is self for hook in client.put_hooks):
             client.put_hooks.append(self.put_hook)
 
@@ -148,7 +183,13 @@ class Tracing:
         """A `client.put_hooks` entry: a PRODUCER span, its context written into each job.
 
         The span is current while the jobs are sent (a client library's own spans nest in
-        it); an error the send raises is recorded on it."""
+        it); an error the send raises is recorded on it, and raised again.
+
+        Examples:
+            ```python
+            client.put_hooks.append(tracing.put_hook)  # what instrument() does
+            ```
+        """
         tracer, records = self._tracer()
         if not records:  # its span would be invalid: no context to write
             return await send(requests)
@@ -188,7 +229,13 @@ class Tracing:
         (its own, or an instrumented HTTP or database client's) are its children, and
         `inject` reads it. With no tracer to record spans (OpenTelemetry's no-op one: no
         SDK configured), the context is only removed from the data: no span, no context
-        made."""
+        made. What the job's code raises is recorded on the span and raised again.
+
+        Examples:
+            ```python
+            worker = aqless.Worker(client, ["emails"], middleware=[tracing.middleware])
+            ```
+        """
         data = job.data
         carrier = data.pop(TRACE_KEY, None) if isinstance(data, dict) else None
         tracer, records = self._tracer()
@@ -308,7 +355,15 @@ def instrument(
     full_attributes: bool = False,
 ) -> None:
     """Trace every put of `client`, on `tracer_provider` (default: the global one); see
-    `Tracing` for `full_attributes`."""
+    `Tracing` for `full_attributes` (default False).
+
+    Examples:
+        ```python
+        import aqless.tracing
+
+        aqless.tracing.instrument(client)
+        ```
+    """
     if tracer_provider is None and not full_attributes:
         _default.instrument(client)
     else:
@@ -317,5 +372,11 @@ def instrument(
 
 async def middleware(job: Job, perform: Perform) -> Any:
     """Worker middleware on the global tracer provider (``aqless-run --middleware
-    aqless.tracing:middleware``); put it first so no other middleware sees the context."""
+    aqless.tracing:middleware``); put it first so no other middleware sees the context.
+
+    Examples:
+        ```python
+        worker = aqless.Worker(client, ["emails"], middleware=[aqless.tracing.middleware])
+        ```
+    """
     return await _default.middleware(job, perform)

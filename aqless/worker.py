@@ -97,8 +97,15 @@ _Limit = Literal["max_jobs", "max_memory"]
 
 @dataclass(frozen=True, slots=True)
 class Heartbeats:
-    """A worker's lock renewals since it started: how many the server took, and how many
-    it refused (the job was no longer the worker's)."""
+    """A worker's lock renewals since it started (`Worker.heartbeats`): how many the server
+    took, and how many it refused (the job was no longer the worker's).
+
+    Examples:
+        ```python
+        beats = worker.heartbeats
+        print(f"{beats.renewals} renewed, {beats.refusals} refused")
+        ```
+    """
 
     renewals: int = 0
     refusals: int = 0
@@ -147,28 +154,65 @@ class WorkerOptions(WorkerKeywords, WorkerParts, total=False):
 
 
 class Worker:
-    """Runs jobs from some queues, `concurrency` at a time.
+    """Runs jobs from some queues, `concurrency` at a time (default 10), as coroutines in
+    one process. Delivery is at least once: a job whose worker dies runs again elsewhere,
+    so handlers should be idempotent.
 
     Args:
         client: an open client; its ``worker_name`` is the worker's name.
-        queues: queue names, globs, negations and ``@identifiers`` (see aqless._worker.reservers).
+        queues: what to serve: queue names (``"emails"``), globs (``"mail-*"``), negations
+            (``"!mail-spam"``) and ``"@identifier"`` (a stored queue pattern). Popped in the
+            order the ``reserver`` setting says (default ``"ordered"``: the first queue
+            with work first).
         settings: the worker's settings (`aqless.WorkerSettings`: concurrency, prefetch,
             interval, grace, job_timeout, max_jobs, burst...); a setting given as a keyword
             (``Worker(client, queues, concurrency=5)``) overrides the one in `settings`,
-            checked by the same rule.
+            checked by the same rule. Default: every setting at its default.
         handlers: the job code (default: an empty registry, which imports nothing).
-        retry: how failing jobs are retried, unless their handler says (None: they fail
-            at once); see aqless._worker.policies.
-        requeue: which exceptions put jobs back into their queue without spending a retry.
-        backoff: the same as `retry` (the older name).
-        middleware: around_perform hooks for every job, outermost first.
-        observers: told what became of each job, for metrics and error reporting (see
-            aqless._worker.observers; ``worker.observers`` is the list, to add more).
+        retry: how failing jobs are retried, unless their handler says: a
+            `aqless.RetryPolicy` or a `aqless.Backoff` (default None: a failing job fails
+            at once, unless it raises `aqless.Retry`).
+        requeue: `aqless.RequeuePolicy` entries: which exceptions put jobs back into their
+            queue after a random delay without spending a retry (default: none).
+        backoff: the same as `retry` (the older name); give one of the two.
+        middleware: ``around_perform`` hooks for every job, outermost first: each a
+            wrapper ``async def hook(job, perform)`` that awaits ``perform()`` to run the
+            job and returns its result, or an async context manager factory taking the
+            job (``@asynccontextmanager``). What a hook raises is the job's outcome
+            (default: none).
+        observers: `aqless.WorkerObserver` objects told what became of each job, for
+            metrics and error reporting (``worker.observers`` is the list, to add more).
         budget: slots shared with other workers of the process (a ShardedWorker's): the
             worker runs no more jobs than `concurrency` nor than the budget has free, and
-            offers the server only slots the budget gives it (`aqless.worker.SlotBudget`).
+            offers the server only slots the budget gives it. Default: slots of its own.
         keywords: settings, each a field of `aqless.WorkerSettings` (its help text there,
             its rule ``worker.<name>`` in `aqless.rules`).
+
+    Raises:
+        InvalidValueError: a setting outside its rule (``concurrency=0``), naming it.
+        ConfigurationError: `queues` is one string instead of a list; both `retry` and
+            `backoff` given; ``prefetch`` with a shared `budget`.
+
+    Examples:
+        ```python
+        import aqless
+
+        handlers = aqless.Handlers()
+
+        @handlers.register("send_email", timeout=30)
+        async def send_email(job: aqless.Job) -> None:
+            ...
+
+        async with aqless.Client() as client:
+            worker = aqless.Worker(
+                client,
+                ["emails"],
+                handlers=handlers,
+                concurrency=20,
+                retry=aqless.RetryPolicy(delay=2.0, max_attempts=5),
+            )
+            await worker.run()  # until worker.stop() (aqless-run stops it on SIGTERM)
+        ```
     """
 
     def __init__(
@@ -323,8 +367,19 @@ class Worker:
     # -- control, from signal handlers or other tasks ------------------------------------------
 
     def stop(self) -> None:
-        """Stop popping; running jobs get `grace` seconds, then are handed back. A second
-        call hands them back at once."""
+        """Stop popping; running jobs get `grace` seconds (default 30), then are handed back
+        to their queues without spending a retry. A second call hands them back at once.
+        Jobs held for a slot (``prefetch``) are handed back now. Safe from a signal handler;
+        `run()` returns when the jobs are done or handed back.
+
+        Examples:
+            ```python
+            import signal
+
+            loop.add_signal_handler(signal.SIGTERM, worker.stop)
+            counters = await worker.run()
+            ```
+        """
         if self._state == "stopping":
             self._hard_stop = True
         self._run_held = False
@@ -333,7 +388,14 @@ class Worker:
 
     def finish(self) -> None:
         """Stop popping and return once the running jobs (and those held for a slot) have
-        finished, however long."""
+        finished, however long (no `grace` limit, nothing handed back).
+
+        Examples:
+            ```python
+            worker.finish()  # e.g. before a deploy that must not interrupt jobs
+            await run_task  # the task running worker.run()
+            ```
+        """
         self.grace = float("inf")
         if self._state in ("new", "running"):
             self._run_held = True
@@ -341,9 +403,20 @@ class Worker:
 
     def hand_back_running(self, reason: str = "operator") -> None:
         """Cancel every running job's code and give the jobs back to their queues, spending
-        no retry (`reason` goes into each job's history, its ``handed-back`` entry), with
-        the jobs held for a slot (see ``prefetch``). InvalidValueError for an empty
-        `reason`, before any job is touched."""
+        no retry, with the jobs held for a slot (see ``prefetch``). The worker keeps running.
+
+        Args:
+            reason: goes into each job's history, its ``handed-back`` entry (default
+                ``"operator"``).
+
+        Raises:
+            InvalidValueError: `reason` is empty; no job is touched.
+
+        Examples:
+            ```python
+            worker.hand_back_running("deploying")
+            ```
+        """
         rules.check("reason", reason, "job.handBack")
         self._hand_back_held()
         for running in list(self._running.by_jid.values()):
@@ -352,20 +425,47 @@ class Worker:
 
     def pause(self) -> None:
         """Stop popping (running jobs go on, and the jobs held for a slot start as slots
-        free) until ``resume()``."""
+        free) until `resume_popping()`.
+
+        Examples:
+            ```python
+            worker.pause()
+            ...  # e.g. while a dependency is down
+            worker.resume_popping()
+            ```
+        """
         self.paused = True
         self._pickup.want(False)  # and stop taking pushed jobs
 
     def resume_popping(self) -> None:
-        """Pop again after `pause()`."""
+        """Pop again after `pause()`.
+
+        Examples:
+            ```python
+            worker.resume_popping()
+            ```
+        """
         self.paused = False
         self._wakeup.fire()
 
     async def perform(self, job: Job) -> str:
         """Run one popped job's code as `run()` would (handler, middleware, timeout) and
         report how it ended (complete on return, fail or retry on raise); outside `run()`,
-        for tests. Its lock is not renewed meanwhile. Returns what became of the job:
-        ``completed``, ``failed``, ``retried``, ``advanced``... (aqless._worker.perform.outcome_of).
+        for tests. Its lock is not renewed meanwhile.
+
+        Args:
+            job: a job popped by this worker's client (``await queue.pop()``).
+
+        Returns:
+            What became of the job: ``"completed"``, ``"failed"``, ``"retried"``,
+                ``"handed_back"``, ``"advanced"`` (completed into another queue),
+                ``"canceled"``, ``"lost"`` (its lock was lost) or ``"unreported"``.
+
+        Examples:
+            ```python
+            job = await client.queues["emails"].pop()
+            assert await worker.perform(job) == "completed"
+            ```
         """
         queue = job.queue_name
         running, _ = self._take_slot(job)
@@ -381,7 +481,23 @@ class Worker:
     # -- the loop ------------------------------------------------------------------------------
 
     async def run(self) -> WorkerCounters:
-        """Work until stopped (or `max_jobs`, `max_memory`, `burst`); returns what was done."""
+        """Work until stopped (`stop()`, `finish()`) or a setting ends it (``max_jobs``,
+        ``max_memory``, ``burst``).
+
+        Returns:
+            What was done: jobs taken, completed, failed, retried (`aqless.WorkerCounters`).
+
+        Raises:
+            ConfigurationError: the worker ran before (a Worker runs once; make a new one),
+                or the server's ``maxmemory-policy`` evicts keys (which may delete jobs).
+            ConnectionLostError: the server could not be reached to start.
+
+        Examples:
+            ```python
+            counters = await aqless.Worker(client, ["emails"], burst=True).run()
+            print(counters.completed, counters.failed)
+            ```
+        """
         if self._state not in ("new", "stopping"):
             raise ConfigurationError("a Worker runs once; make a new one")
         await check_eviction_policy(self.client.protocol.wire, strict=self.client.strict)
@@ -777,12 +893,12 @@ class ShardedWorker:
     """Runs jobs from some queues on every shard, `concurrency` at a time in all.
 
     `ShardedWorker` runs one `Worker` per shard in one task group, each on its shard's client,
-    all sharing one budget of `concurrency` slots (aqless._worker.budget): a shard with all
+    all sharing one budget of `concurrency` slots: a shard with all
     the work may use every slot, and a slot freed on one shard wakes a shard waiting for one.
     Each shard's worker keeps all of its own machinery: its pops, heartbeats and outcomes go
     to its shard, and it is pushed jobs by, or woken by the put events of, that shard. An idle
     one offers its server a share of the budget's free slots (the budget counts them as taken
-    until they are given back, see aqless._worker.budget), so a job put into an idle queue on
+    until they are given back), so a job put into an idle queue on
     any shard arrives in one hop; a shard short of a slot makes the others give their offered
     slots back. With `max_jobs` (or ``burst``) none takes pushed jobs. A pop takes at most a
     quarter of the slots, so no shard takes them all at once while another has work.
@@ -802,6 +918,17 @@ class ShardedWorker:
         options: `Worker`'s keywords (settings, overriding those in `settings`, and its
             handlers, retry, requeue, backoff, middleware and observers), for every shard's
             worker.
+
+    Raises:
+        ConfigurationError: `concurrency` below one slot per shard, or as `Worker`.
+        InvalidValueError: a setting outside its rule.
+
+    Examples:
+        ```python
+        async with aqless.ShardedClient("redis+cluster://node-1:7000", deployment="jobs") as client:
+            worker = aqless.ShardedWorker(client, ["emails"], handlers=handlers, concurrency=40)
+            await worker.run()
+        ```
     """
 
     def __init__(
@@ -859,7 +986,18 @@ class ShardedWorker:
         """Run every shard's worker, following the shard map, until all have stopped;
         returns their counters summed. A shard's worker that fails stops the others and
         raises its own error (e.g. PermissionDeniedError when the shard's ACL refuses
-        its channels), not anyio's ExceptionGroup."""
+        its channels), not anyio's ExceptionGroup.
+
+        Raises:
+            ConfigurationError: as `Worker.run` (a worker runs once, an evicting server).
+            PermissionDeniedError: a shard's ACL refuses the worker's calls or channels.
+            ConnectionLostError: a shard could not be reached to start.
+
+        Examples:
+            ```python
+            counters = await worker.run()
+            ```
+        """
         with own_errors():
             async with anyio.create_task_group() as group:
                 for worker in self.by_shard.values():
@@ -893,7 +1031,16 @@ class ShardedWorker:
             self.follow(group)
 
     def follow(self, group: TaskGroup) -> None:
-        """Match the workers to the shard map the client holds now."""
+        """Match the workers to the shard map the client holds now: start a worker for
+        each new shard in `group`, stop the worker of each forgotten one. `run` does it
+        every ``client.refresh`` seconds.
+
+        Examples:
+            ```python
+            await client.reread_map()
+            worker.follow(group)  # the task group running the shards' workers
+            ```
+        """
         if self._stopping:
             return
         shards = self.client.shards.shards
@@ -926,22 +1073,46 @@ class ShardedWorker:
         return [jid for worker in self.by_shard.values() for jid in worker.running]
 
     def stop(self) -> None:
-        """`Worker.stop` on every shard."""
+        """`Worker.stop` on every shard.
+
+        Examples:
+            ```python
+            loop.add_signal_handler(signal.SIGTERM, worker.stop)
+            ```
+        """
         self._stopping = True
         self._each(Worker.stop)
 
     def finish(self) -> None:
-        """`Worker.finish` on every shard."""
+        """`Worker.finish` on every shard.
+
+        Examples:
+            ```python
+            worker.finish()
+            ```
+        """
         self._stopping = True
         self._each(Worker.finish)
 
     def pause(self) -> None:
-        """`Worker.pause` on every shard (and a shard's added meanwhile)."""
+        """`Worker.pause` on every shard (and a shard's added meanwhile).
+
+        Examples:
+            ```python
+            worker.pause()
+            ```
+        """
         self._paused = True
         self._each(Worker.pause)
 
     def resume_popping(self) -> None:
-        """`Worker.resume_popping` on every shard."""
+        """`Worker.resume_popping` on every shard.
+
+        Examples:
+            ```python
+            worker.resume_popping()
+            ```
+        """
         self._paused = False
         self._each(Worker.resume_popping)
 

@@ -33,6 +33,12 @@ class Handler:
         retry: how its jobs are retried, instead of the worker's policy (None: the worker's).
         requeue: which exceptions put its jobs back, ahead of the worker's policies.
         isolate: run plain (sync) code in a child process (None: as the worker says).
+
+    Examples:
+        ```python
+        handler = handlers.add(send_email, timeout=30)  # Handlers.add returns it
+        assert handler.timeout == 30
+        ```
     """
 
     klass: str
@@ -44,7 +50,17 @@ class Handler:
     isolate: bool | None = None
 
     def function_for(self, queue: str) -> JobFunction:
-        """What to call with a job of `queue`."""
+        """What to call with a job of `queue`: the function, or for a class, the method
+        named after the queue if it has one, else its ``process``.
+
+        Raises:
+            UnknownJobClassError: a class with neither method.
+
+        Examples:
+            ```python
+            function = handler.function_for("emails")
+            ```
+        """
         if not inspect.isclass(self.target):
             return self.target  # type: ignore[no-any-return]
         name = queue if is_job_method(self.target, queue) else "process"

@@ -51,9 +51,21 @@ class Retry(Exception):
     spending one of its retries.
 
     Args:
-        delay: seconds before the job may run again.
+        delay: seconds before the job may run again (default 0: at once).
         group: the failure group recorded with the retry (default ``<queue>-Retry``).
-        message: the message recorded with it (default: this exception's text).
+        message: the message recorded with it (default: this exception's text,
+            ``retry in <delay> s``).
+
+    Raises:
+        InvalidValueError: a negative or non-finite `delay`, or an empty `group`.
+
+    Examples:
+        ```python
+        @handlers.register
+        async def fetch(job: aqless.Job) -> None:
+            if not await upstream_ready():
+                raise aqless.Retry(delay=30, message="upstream not ready")
+        ```
     """
 
     def __init__(self, delay: float = 0, *, group: str | None = None, message: str = "") -> None:
@@ -67,7 +79,15 @@ class Retry(Exception):
 
 class JobTimeoutError(Exception):
     """The job's code ran longer than its timeout and was cancelled (public as
-    ``aqless.JobTimeoutError``: the name a failure's traceback gives it)."""
+    ``aqless.JobTimeoutError``: the name a failure's traceback gives it). The worker raises
+    it in the job's place and handles it as any failure: retried if its retry policy covers
+    it, else failed into ``<queue>-JobTimeoutError``.
+
+    Examples:
+        ```python
+        retry = aqless.RetryPolicy(on=(aqless.JobTimeoutError,), max_attempts=3)
+        ```
+    """
 
     __module__ = "aqless"
 
@@ -81,11 +101,21 @@ class Backoff:
     together do not come back together.
 
     Args:
-        base: the first delay, in seconds.
-        factor: how much each delay grows.
-        cap: the longest delay.
-        jitter: the fraction of each delay that is random (0: none).
-        on: the exception types it covers; others fail at once.
+        base: the first delay, in seconds (default 1.0).
+        factor: how much each delay grows (default 2.0).
+        cap: the longest delay, in seconds (default 300.0).
+        jitter: the fraction of each delay that is random, 0 to 1 (default 0.5).
+        on: the exception types it covers (default ``(Exception,)``); others fail at once.
+        random: draws the jitter, a number in [0, 1) (default `random.random`).
+
+    Raises:
+        ConfigurationError: a negative `base` or `cap`, a `factor` below 1, or a `jitter`
+            outside 0 to 1.
+
+    Examples:
+        ```python
+        worker = aqless.Worker(client, ["emails"], retry=aqless.Backoff(base=5.0, cap=600.0))
+        ```
     """
 
     base: float = 1.0
@@ -100,15 +130,33 @@ class Backoff:
             raise ConfigurationError(f"bad backoff: {self!r}")
 
     def covers(self, error: BaseException) -> bool:
-        """Whether this backoff retries `error` (an instance of one of its `on` types)."""
+        """Whether this backoff retries `error` (an instance of one of its `on` types).
+
+        Examples:
+            ```python
+            assert aqless.Backoff().covers(ValueError())
+            ```
+        """
         return isinstance(error, self.on)
 
     def delay(self, spent: int) -> float:
-        """The delay before the retry after `spent` earlier retries."""
+        """The delay in seconds before the retry after `spent` earlier retries.
+
+        Examples:
+            ```python
+            assert aqless.Backoff(base=1.0, jitter=0.0).delay(3) == 8.0
+            ```
+        """
         return self.as_policy().delay_after(spent)
 
     def as_policy(self) -> RetryPolicy:
-        """The same retries as a RetryPolicy (exponential, with no cap on attempts)."""
+        """The same retries as a RetryPolicy (exponential, with no cap on attempts).
+
+        Examples:
+            ```python
+            policy = aqless.Backoff(base=2.0).as_policy()
+            ```
+        """
         return RetryPolicy(
             delay=self.base,
             factor=self.factor,

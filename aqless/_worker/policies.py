@@ -61,19 +61,40 @@ class RetryPolicy:
     jobs failing together do not come back together.
 
     Args:
-        strategy: ``"fixed"``, ``"linear"`` or ``"exponential"``.
-        delay: seconds: the first delay (and every one, when fixed).
-        factor: how much each delay grows (exponential only).
-        cap: the longest delay.
-        jitter: the fraction of each delay that is random (0: none).
-        max_attempts: how many times the job may run (None: as long as it has retries).
+        strategy: ``"fixed"``, ``"linear"`` or ``"exponential"`` (the default).
+        delay: seconds: the first delay (and every one, when fixed); default 1.0.
+        factor: how much each delay grows (exponential only); default 2.0.
+        cap: seconds: the longest delay (default 300.0).
+        jitter: the fraction of each delay that is random, 0 to 1 (default 0: none).
+        max_attempts: how many times the job may run (default None: as long as it has
+            retries, the put's ``retries``, default 5).
             The exception of its last run fails it into ``<queue>-<ExceptionType>``. A job
             out of retries fails into ``failed-retries-<queue>`` whatever this says.
-        on: the exception types it covers; others fail at once.
-        on_retry: called with the job and the exception before each retry is sent.
+        on: the exception types it covers (default ``(Exception,)``); others fail at once.
+        on_retry: called with the job and the exception before each retry is sent
+            (default None).
         on_give_up: called with the job and a covered exception that will not be retried,
             before the fail is sent. If it settles the job itself (``job.move`` to a dead
-            letter queue, say), the worker sends nothing.
+            letter queue, say), the worker sends nothing (default None).
+        random: draws the jitter, a number in [0, 1) (default `random.random`; tests give
+            their own).
+
+    Raises:
+        ConfigurationError: an unknown `strategy`; a negative `delay` or `cap`; a `factor`
+            below 1; a `jitter` outside 0 to 1; `max_attempts` below 1; `on` not a
+            non-empty tuple of exception types.
+
+    Examples:
+        ```python
+        retry = aqless.RetryPolicy(
+            delay=2.0,  # 2, 4, 8, 16 s...
+            cap=60.0,
+            jitter=0.2,
+            max_attempts=5,
+            on=(TimeoutError, ConnectionError),
+        )
+        worker = aqless.Worker(client, ["emails"], retry=retry)
+        ```
     """
 
     strategy: Strategy = "exponential"
@@ -97,15 +118,35 @@ class RetryPolicy:
         _exception_types(self.on, "RetryPolicy")
 
     def covers(self, error: BaseException) -> bool:
-        """Whether this policy retries `error` (an instance of one of its `on` types)."""
+        """Whether this policy retries `error` (an instance of one of its `on` types).
+
+        Examples:
+            ```python
+            assert aqless.RetryPolicy(on=(TimeoutError,)).covers(TimeoutError())
+            ```
+        """
         return isinstance(error, self.on)
 
     def exhausted(self, job: Job) -> bool:
-        """Whether the job's current run was its last allowed one."""
+        """Whether the job's current run was its last allowed one (by `max_attempts`).
+
+        Examples:
+            ```python
+            if policy.exhausted(job):
+                ...  # the next failure fails the job
+            ```
+        """
         return self.max_attempts is not None and attempt(job) >= self.max_attempts
 
     def delay_after(self, spent: int) -> float:
-        """The delay before the retry that follows `spent` earlier retries."""
+        """The delay in seconds before the retry that follows `spent` earlier retries.
+
+        Examples:
+            ```python
+            policy = aqless.RetryPolicy(delay=1.0, factor=2.0, cap=5.0)
+            assert [policy.delay_after(n) for n in range(4)] == [1.0, 2.0, 4.0, 5.0]
+            ```
+        """
         n = min(max(spent, 0), 64)
         if self.strategy == "fixed":
             full = self.delay
@@ -128,11 +169,26 @@ class RequeuePolicy:
     JSON object cannot keep the count and are not requeued.
 
     Args:
-        on: the exception types it covers.
-        delay: the delay's range in seconds, ``(min, max)``; each requeue draws one.
+        on: the exception types it covers (a non-empty tuple).
         max_requeues: how many times a job is requeued for each type (qless Ruby's
-            ``max_attempts``).
-        on_requeue: called with the job and the exception before each requeue is sent.
+            ``max_attempts``), from 0.
+        delay: the delay's range in seconds, ``(min, max)``; each requeue draws one
+            (default ``(0.0, 0.0)``: at once).
+        on_requeue: called with the job and the exception before each requeue is sent
+            (default None).
+        random: draws the delay, a number in [0, 1) (default `random.random`).
+
+    Raises:
+        ConfigurationError: `on` not a non-empty tuple of exception types; a `delay` not
+            ``0 <= min <= max``; a negative `max_requeues`.
+
+    Examples:
+        ```python
+        requeue = aqless.RequeuePolicy(
+            on=(RateLimitedByPartner,), max_requeues=10, delay=(30.0, 90.0)
+        )
+        worker = aqless.Worker(client, ["sync"], requeue=[requeue])
+        ```
     """
 
     on: tuple[type[BaseException], ...]
@@ -152,16 +208,36 @@ class RequeuePolicy:
             raise ConfigurationError(f"max_requeues must be >= 0, got {self.max_requeues}")
 
     def covering(self, error: BaseException) -> type[BaseException] | None:
-        """The first of the `on` types that `error` is an instance of."""
+        """The first of the `on` types that `error` is an instance of, or None.
+
+        Examples:
+            ```python
+            kind = policy.covering(error)
+            ```
+        """
         return next((kind for kind in self.on if isinstance(error, kind)), None)
 
     def draw_delay(self) -> float:
+        """A delay in seconds drawn from the `delay` range.
+
+        Examples:
+            ```python
+            assert 30.0 <= policy.draw_delay() <= 90.0
+            ```
+        """
         low, high = self.delay
         return low + (high - low) * self.random()
 
     def count(self, job: Job, kind: type[BaseException]) -> bool:
         """Count one more requeue of `job` for `kind` in its data; False (and nothing
-        counted) when `kind` used up its requeues or the data cannot hold the count."""
+        counted) when `kind` used up its requeues or the data cannot hold the count.
+
+        Examples:
+            ```python
+            if policy.count(job, TimeoutError):
+                ...  # the worker requeues it
+            ```
+        """
         data = job.data
         if not isinstance(data, dict):
             return False

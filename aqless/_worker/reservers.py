@@ -47,12 +47,29 @@ def is_pattern(spec: str) -> bool:
 
 
 class QueueSelection:
-    """The queues a worker serves, from its specs (see the module's documentation).
+    """The queues a worker serves, from its specs.
+
+    A spec is ``"emails"`` (that queue, whether or not it exists yet), ``"mail-*"`` (every
+    existing queue the glob matches, case-sensitive), ``"!mail-spam"`` (none of the queues
+    this glob matches, whatever else names them) or ``"@batch"`` (the patterns stored under
+    the identifier ``batch``, themselves globs and negations). With ``priorities`` the
+    names are ordered by the stored priority patterns: queues matching an earlier pattern
+    group first, a ``fairly`` group shuffled, the ``default`` group where the queues no
+    group matches go.
 
     Args:
         specs: queue names, globs, negations and ``@identifiers``.
-        priorities: order the queues by the stored priority patterns.
-        shuffle: the random source for ``fairly`` groups.
+        priorities: order the queues by the stored priority patterns (default False).
+        shuffle: the random source for ``fairly`` groups (default: a new one).
+
+    Raises:
+        ConfigurationError: no spec, or a bare ``"@"`` or ``"!"``.
+
+    Examples:
+        ```python
+        selection = aqless.QueueSelection(["emails", "mail-*", "!mail-spam"])
+        names = await selection.resolve(client)
+        ```
     """
 
     def __init__(
@@ -77,13 +94,28 @@ class QueueSelection:
 
     def may_serve(self, queue: str) -> bool:
         """Whether `queue` could be among the queues (without reading the server): what a
-        put event is checked against. ``@identifiers`` may name anything."""
+        put event is checked against. ``@identifiers`` may name anything.
+
+        Examples:
+            ```python
+            assert aqless.QueueSelection(["mail-*"]).may_serve("mail-eu")
+            ```
+        """
         if any(fnmatchcase(queue, pattern) for pattern in self._negative):
             return False
         return any(spec.startswith("@") or fnmatchcase(queue, spec) for spec in self._positive)
 
     async def resolve(self, client: Client) -> list[str]:
-        """The queue names now, in the order the specs (and priority patterns) give."""
+        """The queue names now, in the order the specs (and priority patterns) give.
+
+        Raises:
+            ConnectionLostError: the server could not be reached to read the queues.
+
+        Examples:
+            ```python
+            names = await aqless.QueueSelection(["mail-*"]).resolve(client)
+            ```
+        """
         if self.is_static:
             return list(self._positive)
         positive, negative = list(self._positive), list(self._negative)
@@ -151,7 +183,27 @@ def _expanded(specs: list[str], identifiers: dict[str, list[str]]) -> tuple[list
 
 
 class Reserver:
-    """The order of the queues for each reservation (see the module's documentation)."""
+    """The order of the queues for each reservation (a pop over several queues):
+
+    - ``"ordered"`` (the default): always the given order: the first queue is drained
+      before the second is tried;
+    - ``"round-robin"``: the first queue tried moves on by one every reservation;
+    - ``"shuffled"``: round-robin over an order shuffled once when the worker starts.
+
+    Args:
+        name: one of the three (default ``"ordered"``).
+        shuffle: the random source of ``"shuffled"`` (default: a new one).
+
+    Raises:
+        ConfigurationError: an unknown name.
+
+    Examples:
+        ```python
+        worker = aqless.Worker(client, ["a", "b", "c"], reserver="round-robin")
+        # or an object of your own making:
+        worker = aqless.Worker(client, ["a", "b"], reserver=aqless.Reserver("shuffled"))
+        ```
+    """
 
     def __init__(self, name: ReserverName = "ordered", *, shuffle: random.Random | None = None):
         if name not in RESERVERS:
@@ -162,7 +214,15 @@ class Reserver:
         self._shuffled: dict[tuple[str, ...], list[str]] = {}
 
     def order(self, queues: Sequence[str]) -> list[str]:
-        """The queues in the order to try them this time."""
+        """The queues in the order to try them this time.
+
+        Examples:
+            ```python
+            reserver = aqless.Reserver("round-robin")
+            assert reserver.order(["a", "b"]) == ["a", "b"]
+            assert reserver.order(["a", "b"]) == ["b", "a"]
+            ```
+        """
         if self.name == "ordered" or len(queues) < 2:
             return list(queues)
         base = list(queues)

@@ -96,6 +96,33 @@ class WorkerSettings:
     heartbeated) until a slot frees, to start at once (not with a shared budget): a held job
     waits behind the running ones and no other worker can take it meanwhile, so use 0 where
     a job must not wait behind another.
+
+    Attributes:
+        concurrency: jobs run at once (default 10).
+        prefetch: jobs popped beyond the free slots and held for one (default 0).
+        reserver: the order queues are popped in (default ``"ordered"``).
+        priorities: order queues by the stored priority patterns (default False).
+        interval: seconds, the longest wait between polls while idle (default 5.0).
+        grace: seconds running jobs get after a stop (default 30.0).
+        refresh: seconds between re-reading which queues the patterns match (default 60.0).
+        job_timeout: seconds a job may run unless its handler says (default None: no limit).
+        max_jobs: jobs taken before the worker finishes (default None: no limit).
+        max_memory: bytes of resident memory above which it finishes (default None).
+        resume: first take back the jobs held under the worker's name (default False).
+        burst: return once no job runs and a pop finds none (default False).
+        workdir: a folder for each job's sandbox (default None: no sandbox).
+        isolate: run plain (sync) job code in child processes (default False).
+        isolate_max_jobs: jobs a child runs before it is replaced (default None: no limit).
+
+    Raises:
+        InvalidValueError: a field outside its rule (``concurrency=0``,
+            ``reserver="random"``), naming the first one refused.
+
+    Examples:
+        ```python
+        settings = aqless.WorkerSettings(concurrency=20, job_timeout=60.0)
+        worker = aqless.Worker(client, ["emails"], settings, burst=True)  # keyword wins
+        ```
     """
 
     concurrency: int = field(
@@ -221,7 +248,17 @@ class WorkerSettings:
             object.__setattr__(self, each.name, value)
 
     def replace(self, **changes: Any) -> WorkerSettings:
-        """A copy with `changes` (checked, like the original)."""
+        """A copy with `changes` (checked, like the original).
+
+        Raises:
+            InvalidValueError: a changed field outside its rule.
+            TypeError: a name that is not a field.
+
+        Examples:
+            ```python
+            busy = settings.replace(concurrency=50, prefetch=5)
+            ```
+        """
         return dataclasses.replace(self, **changes) if changes else self
 
 

@@ -69,7 +69,19 @@ def batch_arguments(
 
 
 class Batches:
-    """A deployment's batches: ``client.batches``."""
+    """A deployment's batches: ``client.batches``.
+
+    Examples:
+        ```python
+        from aqless import BatchCallback, PutRequest
+
+        bid = await client.batches.put(
+            [("images", PutRequest("app.jobs.resize", {"id": n})) for n in range(100)],
+            on_complete=BatchCallback("app.jobs.notify", "notifications"),
+        )
+        batch = await client.batches.get(bid)
+        ```
+    """
 
     def __init__(self, client: BatchClient) -> None:
         self._client = client
@@ -90,14 +102,37 @@ class Batches:
 
         The callbacks are jobs put once each by the server: `on_death` when a member first
         fails for good (or is cancelled), `on_success` when every member completed,
-        `on_complete` when every member completed or failed. The record expires `ttl`
-        seconds after the last member ended (a day by default).
+        `on_complete` when every member completed or failed.
+
+        Args:
+            members: ``(queue, PutRequest)`` pairs, 1 to 10000.
+            on_success: put when every member completed (default None).
+            on_complete: put when every member completed or failed (default None).
+            on_death: put when a member first fails for good (default None).
+            description: what the batch is, for people (default ``""``).
+            ttl: seconds the record is kept after the last member ended (default 86400,
+                a day).
+            bid: the batch's id (default None: a new one).
+
+        Returns:
+            The batch's id.
 
         Raises:
             InvalidArgumentError: no member, more than 10000, a member that is not a (queue,
                 PutRequest) or asks for dedup, a jid given twice or taken already, a callback
                 whose class a worker cannot import; an InvalidValueError (one of them) for a
                 member's queue or option outside its rule (aqless.rules); nothing is put.
+            PayloadError: a callback's data cannot be encoded as JSON; nothing is put.
+
+        Examples:
+            ```python
+            bid = await client.batches.put(
+                [("emails", PutRequest("app.jobs.send", {"to": a})) for a in addresses],
+                on_success=BatchCallback("app.jobs.report", "reports", {"campaign": 7}),
+                description="campaign 7",
+                ttl=3600,
+            )
+            ```
         """
         listed = checked_members(members)
         arguments = batch_arguments(
@@ -113,12 +148,35 @@ class Batches:
         return str(await self._client.protocol.call(COMMAND, *arguments))
 
     async def get(self, bid: str) -> Batch | None:
-        """The batch's record and live totals; None when there is none (or it expired)."""
+        """The batch's record and live totals; None when there is none (or it expired).
+
+        Examples:
+            ```python
+            batch = await client.batches.get(bid)
+            if batch is not None:
+                print(f"{batch.fraction:.0%} done, {batch.failed} failed")
+            ```
+        """
         fields = await self._client.protocol.json("batch.get", bid)
         return None if fields is None else Batch.from_json(fields)
 
     async def recent(self, *, offset: int = 0, count: int = 25) -> BatchPage:
-        """The batches kept, newest first, a page at a time."""
+        """The batches kept, newest first, a page at a time.
+
+        Args:
+            offset: how many batches to skip (default 0).
+            count: how many to return at most (default 25).
+
+        Raises:
+            InvalidValueError: a negative `offset` or a `count` below 1.
+
+        Examples:
+            ```python
+            page = await client.batches.recent(count=10)
+            for batch in page.batches:
+                print(batch.id, batch.state)
+            ```
+        """
         offset, count = rules.checked_listing(offset, count, "batch.list")
         reply = await self._client.protocol.json("batch.list", offset, count)
         return BatchPage(

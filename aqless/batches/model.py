@@ -47,16 +47,37 @@ class BatchCallback:
     """A callback job of a batch: an ordinary job of class `klass` put into `queue` when its
     condition is met, with `data` (a JSON object; None for an empty one) and the key
     ``batch`` added: ``{"id", "event", "description", "total", "pending", "done",
-    "failed"}``."""
+    "failed"}``.
+
+    Attributes:
+        klass: the callback job's class (a class, a function or a dotted name).
+        queue: the queue it is put into.
+        data: its data, a JSON object (default None: an empty one).
+
+    Examples:
+        ```python
+        notify = aqless.BatchCallback("app.jobs.notify", "notifications", {"user": 42})
+        bid = await client.batches.put(members, on_complete=notify)
+        ```
+    """
 
     klass: JobClass
     queue: str
     data: Mapping[str, Any] | None = None
 
     def spec(self, jid: str) -> dict[str, Any]:
-        """The callback as the script stores it, refused (InvalidArgumentError) when its class
-        cannot be named by a worker, its queue is empty, or its data is no JSON object or
-        has a ``batch`` key already."""
+        """The callback as the script stores it (`Batches.put` makes it).
+
+        Raises:
+            InvalidArgumentError: its class cannot be named by a worker, or its data is no
+                JSON object or has a ``batch`` key already.
+            InvalidValueError: its queue is outside the rule ``queue``.
+
+        Examples:
+            ```python
+            spec = notify.spec("the-callback-jid")
+            ```
+        """
         name = callback_class_name(self.klass)
         checked_name(self.queue)
         data = dict(self.data or {})
@@ -159,6 +180,13 @@ class Batch:
         finished: when its last member ended; None while some are pending.
         expires: when its record goes (finished + ttl); None while some are pending.
         callbacks: its callbacks by kind (success, complete, death).
+
+    Examples:
+        ```python
+        batch = await client.batches.get(bid)
+        if batch is not None and batch.state == "succeeded":
+            ...
+        ```
     """
 
     id: str
@@ -217,7 +245,13 @@ class Batch:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The record as plain JSON values (the CLI's --json, the dashboard)."""
+        """The record as plain JSON values (the CLI's --json, the dashboard).
+
+        Examples:
+            ```python
+            print(json.dumps(batch.to_json()))
+            ```
+        """
         return {
             "id": self.id,
             "description": self.description,

@@ -11,7 +11,7 @@ and then yields an ``Event`` of kind ``'reconnected'`` where the gap was, so a c
 re-read whatever state it follows (``wait_for`` does).
 
 On a Cluster the stream listens on the primary of the deployment's slot, found again
-at each reconnection (aqless._connection.cluster.NodePubSub), so it follows a failover. A
+at each reconnection, so it follows a failover. A
 shard of a sharded deployment publishes with SPUBLISH (aqless.scripts' events.lua): its
 stream then subscribes with SSUBSCRIBE (``sharded=True``); a server that unsubscribes it
 (the slot moved) counts as a dropped connection.
@@ -49,7 +49,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The channels that publish a tracked job's jid; the kind of their events is the name.
 TRACKED_CHANNELS: Final = (
     "put",
     "popped",
@@ -60,10 +59,11 @@ TRACKED_CHANNELS: Final = (
     "track",
     "untrack",
 )
+"""The channels that publish a tracked job's jid; the kind of their events is the name."""
 #: aqless's own channel of job progress reports (JSON, kind ``'progress'``; see aqless.progress).
 PROGRESS_CHANNEL: Final = "progress"
-#: The kind of the event that marks a resubscription: events may have been lost before it.
 RECONNECTED: Final = "reconnected"
+"""The kind of the event that marks a resubscription: events may have been lost before it."""
 
 _JSON_FIELDS: Final = ("queue", "to", "worker", "group", "message", "option", "value", "dedup")
 
@@ -88,6 +88,13 @@ class Event:
             (``to``: the next queue of ``'advanced'``); None when absent or ``false``.
         dedup: the dedup id of a ``'deduplicated'`` or ``'debounced'`` put.
         fraction: how far the job got, from 0 to 1 (``'progress'`` only).
+
+    Examples:
+        ```python
+        async with client.events("completed", "failed") as events:
+            async for event in events:
+                print(event.kind, event.jid)
+        ```
     """
 
     kind: str
@@ -106,7 +113,14 @@ class Event:
 
 
 def parse_event(channel: str, payload: str, *, prefix: str = "ql:") -> Event:
-    """The ``Event`` of one publication; never raises (kind ``'unknown'`` instead)."""
+    """The ``Event`` of one publication; never raises (kind ``'unknown'`` instead).
+
+    Examples:
+        ```python
+        event = parse_event("ql:completed", "4f1c...")
+        assert event.kind == "completed" and event.jid == "4f1c..."
+        ```
+    """
     name = channel[len(prefix) :] if channel.startswith(prefix) else ""
     if name in TRACKED_CHANNELS:
         return Event(kind=name, jid=payload, channel=channel, raw=payload)
@@ -151,9 +165,23 @@ def _decoded(value: object) -> str:
 class PubSubSource(Protocol):
     """What an EventStream subscribes through: a ``redis.asyncio.Redis`` (its connection pool
     lends the connection), or anything else that makes a ``PubSub`` (a Cluster client's
-    events come from one of its nodes: aqless._connection.cluster.NodePubSub)."""
+    events come from one of its nodes).
 
-    def pubsub(self) -> PubSub: ...
+    Examples:
+        ```python
+        stream = EventStream(redis.asyncio.Redis.from_url(url), channels=["completed"])
+        ```
+    """
+
+    def pubsub(self) -> PubSub:
+        """A new ``PubSub`` on a connection of its own.
+
+        Examples:
+            ```python
+            pubsub = source.pubsub()
+            ```
+        """
+        ...
 
 
 @runtime_checkable
@@ -211,7 +239,21 @@ class EventStream:
             deployment publishes.
 
     Raises:
-        ValueError: an unknown channel name, an empty worker name, or a bad prefix.
+        ConfigurationError: (a ValueError) an unknown channel name, an empty worker name,
+            or a prefix not ending in ``':'``.
+        ConnectionLostError: the first subscription cannot reach the server.
+        PermissionDeniedError: the server's ACL refuses a subscription.
+        RuntimeError: a second task reads the stream, or it is opened twice.
+
+    Examples:
+        ```python
+        async with client.events("completed", workers=[worker.name]) as events:
+            async for event in events:
+                if event.kind == "reconnected":
+                    ...  # events may have been lost: read the state again
+                elif event.kind == "completed":
+                    print("done:", event.jid)
+        ```
     """
 
     def __init__(
@@ -304,7 +346,19 @@ class EventStream:
         raise StopAsyncIteration  # aclose() from another task cancelled the read
 
     async def aclose(self) -> None:
-        """Unsubscribe and close the connection; idempotent. Shielded and bounded in time."""
+        """Unsubscribe and close the connection; idempotent. Shielded and bounded in time
+        (``close_timeout`` seconds a step); a task reading the stream ends its iteration.
+
+        Examples:
+            ```python
+            events = client.events()
+            try:
+                async for event in events:
+                    ...
+            finally:
+                await events.aclose()
+            ```
+        """
         self._state = "closed"
         self._ready.clear()
         if self._reader is not None and self._reader_done is not None:
@@ -465,6 +519,7 @@ class EventStream:
 
 
 FinalState = Literal["complete", "failed"]
+"""How a job `wait_for` waited on ended: ``'complete'`` or ``'failed'``."""
 # what wait_for returns for a job in such a state (None: the job does not exist)...
 _FINAL_STATES: Final[dict[str | None, FinalState | None]] = {
     "complete": "complete",
@@ -526,6 +581,12 @@ async def wait_for(
 
     Raises:
         TimeoutError: the job did not finish within ``timeout``.
+        ConnectionLostError: the first subscription cannot reach the server.
+
+    Examples:
+        ```python
+        state = await client.wait(jid, timeout=30)  # the usual way in: Client.wait
+        ```
     """
     with anyio.fail_after(timeout):
         listening = EventStream(redis, prefix=prefix, channels=("log", "failed"), sharded=sharded)

@@ -17,11 +17,17 @@ __all__ = ["Flow", "Flows", "chained"]
 
 @dataclass(frozen=True, slots=True)
 class Flow:
-    """A flow that was put.
+    """A flow that was put (what `Flows.put` and `Flows.chain` return).
 
     Attributes:
         root: the root's jid (the job that runs last; a chain's last step).
         jids: every job's jid: parents before their children (a chain's: in step order).
+
+    Examples:
+        ```python
+        flow = await client.flows.put(report, children=[small, large])
+        result = await client.jobs.result(flow.root, timeout=60)
+        ```
     """
 
     root: str
@@ -29,7 +35,18 @@ class Flow:
 
 
 def chained(steps: Sequence[FlowNode]) -> FlowNode:
-    """The chain as a tree: each step the only child of the step after it."""
+    """The chain as a tree: each step the only child of the step after it (what
+    `Flows.chain` puts).
+
+    Raises:
+        FlowError: no step, or a step with children of its own.
+
+    Examples:
+        ```python
+        tree = chained([FlowNode("app.fetch", queue="etl"), FlowNode("app.load", queue="etl")])
+        assert tree.klass == "app.load"
+        ```
+    """
     if not steps:
         raise FlowError(COMMAND, "a chain needs at least one step")
     if any(step.children for step in steps):
@@ -67,7 +84,18 @@ class FlowClient(Protocol):
 
 
 class Flows:
-    """A client's flows (no I/O to make): ``client.flows.put(parent, children=[...])``."""
+    """A client's flows (``client.flows``; no I/O to make).
+
+    Examples:
+        ```python
+        from aqless.flows import FlowNode
+
+        flow = await client.flows.put(
+            FlowNode("app.jobs.report", queue="reports"),
+            children=[FlowNode("app.jobs.resize", {"size": 64}, queue="images", name="small")],
+        )
+        ```
+    """
 
     def __init__(self, client: FlowClient) -> None:
         self._client = client
@@ -77,8 +105,15 @@ class Flows:
         atomic call: every job is put, or none is. The parent waits in ``depends`` until
         every child has completed (or failed under ``ignore``/``continue``), then runs and
         reads their results with ``await job.children_results()``. The client's
-        `put_hooks` wrap the call, each given the jobs of one queue at a time (see
-        aqless.flows.hooks), and may change every job as a put's.
+        `put_hooks` wrap the call, each given the jobs of one queue at a time, and may
+        change every job as a put's.
+
+        Args:
+            parent: the job that runs last, a `FlowNode`, maybe with children already.
+            children: more children of `parent`, after its own (default: none).
+
+        Returns:
+            The `Flow`: its root's jid and every job's.
 
         Raises:
             FlowCycleError, FlowTooLargeError, FlowError: the tree is refused (see
@@ -86,6 +121,17 @@ class Flows:
             InvalidValueError: a job's queue or option is outside its rule (aqless.rules),
                 as at `put`; nothing was written.
             FlowJidTakenError: a jid of the tree is a job's already; nothing was written.
+
+        Examples:
+            ```python
+            flow = await client.flows.put(
+                FlowNode("app.jobs.report", queue="reports"),
+                children=[
+                    FlowNode("app.jobs.resize", {"size": 64}, queue="images", name="small"),
+                    FlowNode("app.jobs.resize", {"size": 512}, queue="images", name="large"),
+                ],
+            )
+            ```
         """
         return await self.put_tree(parent.with_children(*children))
 
@@ -94,14 +140,46 @@ class Flows:
         parent of the step before it, so it runs once that step completed and reads its
         result with ``(await job.children_results()).only()``. A step that fails for good
         fails the steps after it (unless its ``on_failure`` says otherwise).
-        `Flow.jids` are in step order; `Flow.root` is the last step."""
+        `Flow.jids` are in step order; `Flow.root` is the last step.
+
+        Raises:
+            FlowError: no step, a step with children, or the chain refused as a tree is
+                at `put` (FlowTooLargeError is one); nothing written.
+            InvalidValueError: a step's queue or option is outside its rule; nothing written.
+            FlowJidTakenError: a step's jid is a job's already; nothing written.
+
+        Examples:
+            ```python
+            flow = await client.flows.chain([
+                FlowNode("app.etl.extract", queue="etl"),
+                FlowNode("app.etl.transform", queue="etl"),
+                FlowNode("app.etl.load", queue="etl"),
+            ])
+            ```
+        """
         flow = await self.put_tree(chained(steps))
         return Flow(flow.root, tuple(reversed(flow.jids)))
 
     async def put_tree(
         self, root: FlowNode, *, jid_for: Callable[[FlowNode], str] | None = None
     ) -> Flow:
-        """`put` of a tree already whole; `jid_for` makes the jids of nodes without one."""
+        """`put` of a tree already whole.
+
+        Args:
+            root: the root, its children already attached.
+            jid_for: makes the jid of each node without one (default: a random jid).
+
+        Raises:
+            FlowError: the tree is refused, as at `put` (FlowCycleError, FlowTooLargeError
+                are FlowErrors); nothing written.
+            InvalidValueError: a job's queue or option is outside its rule; nothing written.
+            FlowJidTakenError: a jid of the tree is a job's already; nothing written.
+
+        Examples:
+            ```python
+            flow = await client.flows.put_tree(root, jid_for=lambda node: f"{order_id}-{node.name}")
+            ```
+        """
         client = self._client
         document = flow_document(
             root, worker=client.worker_name, clock=client.clock, jid_for=jid_for
@@ -119,13 +197,32 @@ class Flows:
         return flow
 
     async def send(self, document: dict[str, Any]) -> Flow:
-        """Send a checked flow document (`flow_document`)."""
+        """Send a checked flow document (`aqless.flows.spec.flow_document`'s); `put` and
+        `put_tree` make and send one.
+
+        Raises:
+            FlowJidTakenError: a jid of the document is a job's already; nothing written.
+            FlowError: the script refused the document; nothing written.
+
+        Examples:
+            ```python
+            flow = await client.flows.send(document)
+            ```
+        """
         text = encode_json(document, "the flow")
         root = await self._client.protocol.text(COMMAND, self._client.worker_name, text)
         return Flow(root, tuple(str(node["jid"]) for node in preorder(document)))
 
     async def tree(self, jid: str) -> FlowTree | None:
         """The whole flow `jid` belongs to (from its root), each job with its state now;
-        None when the job does not exist. A job of no flow is a tree of one."""
+        None when the job does not exist. A job of no flow is a tree of one.
+
+        Examples:
+            ```python
+            tree = await client.flows.tree(flow.root)
+            if tree is not None:
+                print(aqless.flows.draw(tree))
+            ```
+        """
         reply = await self._client.protocol.json("flow.tree", jid)
         return None if reply is None else FlowTree.from_json(reply)

@@ -27,6 +27,13 @@ class ChildResult:
         text: its kept return value as JSON text (None: none kept).
         dropped: why its return value was not kept, or None.
         failure: why it failed, when it did.
+
+    Examples:
+        ```python
+        for child in await job.children_results():
+            if child.failed:
+                print(child.name, child.failure)
+        ```
     """
 
     jid: str
@@ -54,6 +61,11 @@ class ChildResult:
             JobFailedError: it failed under ``continue``.
             ResultDroppedError: it completed, but its value was not kept.
             JobGoneError: it no longer exists.
+
+        Examples:
+            ```python
+            thumbnail = (await job.children_results()).child("small").value()
+            ```
         """
         if self.state is None:
             raise JobGoneError(self.jid, "expired before its parent read it")
@@ -94,7 +106,16 @@ def _state(text: str) -> JobState | str:
 class ChildrenResults:
     """A flow parent's children, read in one call: iterate for each `ChildResult` in the
     order given; ``results["resize"]`` (a name) or ``results[jid]`` is that child's value
-    (`ChildResult.value`, which raises for a child that failed under ``continue``)."""
+    (`ChildResult.value`, which raises for a child that failed under ``continue``).
+
+    Examples:
+        ```python
+        @handlers.register("app.jobs.report")
+        async def report(job: aqless.Job) -> dict[str, str]:
+            results = await job.children_results()
+            return {"small": results["small"], "large": results["large"]}
+        ```
+    """
 
     def __init__(self, children: Sequence[ChildResult]) -> None:
         self.children: tuple[ChildResult, ...] = tuple(children)
@@ -118,7 +139,16 @@ class ChildrenResults:
         return key in self.by_name or key in self.by_jid
 
     def child(self, key: str) -> ChildResult:
-        """The child of that name (else of that jid); KeyError for neither."""
+        """The child of that name (else of that jid).
+
+        Raises:
+            KeyError: no child has that name or jid.
+
+        Examples:
+            ```python
+            small = results.child("small")
+            ```
+        """
         found = self.by_name.get(key) or self.by_jid.get(key)
         if found is None:
             raise KeyError(key)
@@ -129,7 +159,17 @@ class ChildrenResults:
 
     def values(self) -> dict[str, Any]:
         """Each child's value by name (by jid for a child without one), leaving out those
-        that failed under ``continue``."""
+        that failed under ``continue``.
+
+        Raises:
+            ResultDroppedError: a child's value was not kept.
+            JobGoneError: a child no longer exists.
+
+        Examples:
+            ```python
+            sizes = (await job.children_results()).values()  # {"small": ..., "large": ...}
+            ```
+        """
         return {
             child.name or child.jid: child.value()
             for child in self.children
@@ -137,8 +177,17 @@ class ChildrenResults:
         }
 
     def only(self) -> Any:
-        """The value of the one child (a chain's previous step); ValueError unless there
-        is exactly one."""
+        """The value of the one child (a chain's previous step).
+
+        Raises:
+            ValueError: the job has no child or more than one.
+            JobFailedError, ResultDroppedError, JobGoneError: as `ChildResult.value`.
+
+        Examples:
+            ```python
+            rows = (await job.children_results()).only()  # the extract step's result
+            ```
+        """
         if len(self.children) != 1:
             raise ValueError(f"expected one child, the job has {len(self.children)}")
         return self.children[0].value()

@@ -33,12 +33,12 @@ __all__ = [
     "flow_document",
 ]
 
-#: Levels below a flow's root (a chain of n steps is n - 1 levels deep).
 MAX_DEPTH = 32
-#: Children of one job of a flow.
+"""Levels below a flow's root (a chain of n steps is n - 1 levels deep)."""
 MAX_CHILDREN = 1000
-#: Jobs in one flow.
+"""Children of one job of a flow."""
 MAX_JOBS = 10000
+"""Jobs in one flow."""
 
 FailurePolicy: TypeAlias = Literal["fail", "ignore", "continue"]
 """What a child's failure for good does to its parent:
@@ -71,6 +71,18 @@ class FlowNode(PutRequest):
 
     ``depends`` adds jobs outside the flow that it waits for besides its children. A flow
     only makes new jobs, so ``dedup`` is refused (FlowError).
+
+    Raises:
+        InvalidValueError: an option outside its rule, as a put's (checked when the flow
+            is put).
+
+    Examples:
+        ```python
+        report = FlowNode("app.jobs.report", queue="reports", priority=5)
+        small = FlowNode("app.jobs.resize", {"size": 64}, queue="images", name="small",
+                         on_failure="continue")
+        flow = await client.flows.put(report, children=[small])
+        ```
     """
 
     _: KW_ONLY
@@ -80,7 +92,13 @@ class FlowNode(PutRequest):
     children: Sequence[FlowNode] = field(default=())
 
     def with_children(self, *children: FlowNode) -> FlowNode:
-        """This node with `children` after its own."""
+        """This node with `children` after its own (a copy: nodes are frozen).
+
+        Examples:
+            ```python
+            tree = report.with_children(small, large)
+            ```
+        """
         return replace(self, children=(*self.children, *children))
 
 

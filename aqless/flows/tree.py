@@ -25,6 +25,12 @@ class FlowTree:
         policy: its failure policy (None for the root).
         failure: why it failed, when it did.
         children: the jobs it waits for, in the order given.
+
+    Examples:
+        ```python
+        tree = await client.flows.tree(flow.root)
+        assert tree is not None and tree.jid == flow.root
+        ```
     """
 
     jid: str
@@ -57,14 +63,27 @@ class FlowTree:
         )
 
     def walk(self) -> Iterator[tuple[int, FlowTree]]:
-        """Every job of the tree with its depth, parents before their children."""
+        """Every job of the tree with its depth, parents before their children.
+
+        Examples:
+            ```python
+            for depth, node in tree.walk():
+                print("  " * depth, node.jid, node.state)
+            ```
+        """
         yield 0, self
         for child in self.children:
             for depth, node in child.walk():
                 yield depth + 1, node
 
     def find(self, jid: str) -> FlowTree | None:
-        """The node of `jid` in the tree, or None."""
+        """The node of `jid` in the tree, or None.
+
+        Examples:
+            ```python
+            node = tree.find(jid)
+            ```
+        """
         return next((node for _, node in self.walk() if node.jid == jid), None)
 
 
@@ -80,7 +99,16 @@ def label(node: FlowTree) -> str:
 
 
 def draw(tree: FlowTree) -> str:
-    """The tree as text, one job a line, children indented below their parent."""
+    """The tree as text, one job a line, children indented below their parent (what
+    ``aqless flow JID`` prints).
+
+    Examples:
+        ```python
+        tree = await client.flows.tree(jid)
+        if tree is not None:
+            print(draw(tree))
+        ```
+    """
     lines = [label(tree)]
 
     def below(node: FlowTree, indent: str) -> None:

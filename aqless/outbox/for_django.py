@@ -24,8 +24,18 @@ class DjangoOutbox:
     `Relay` (on the same database, by URL) moves them; a rollback drops them.
 
     Args:
-        using: the alias of the database in ``DATABASES``.
-        clock: the Unix time now.
+        using: the alias of the database in ``DATABASES`` (default ``"default"``).
+        clock: the Unix time now (default: the wall clock).
+
+    Examples:
+        ```python
+        from django.db import transaction
+        from aqless.outbox import DjangoOutbox
+
+        with transaction.atomic():
+            user = User.objects.create(email=email)
+            DjangoOutbox().queues["emails"].put("app.jobs.welcome", {"user": user.pk})
+        ```
     """
 
     def __init__(self, using: str = "default", *, clock: Callable[[], float] = wall_clock):
@@ -46,7 +56,16 @@ class DjangoOutbox:
 
     def create_table(self) -> None:
         """Create the outbox table in this database unless it is there (or add
-        `outbox_ddl`'s statements to a migration with ``RunSQL``)."""
+        `outbox_ddl`'s statements to a migration with ``RunSQL``).
+
+        Raises:
+            ValueError: the database is neither PostgreSQL nor SQLite.
+
+        Examples:
+            ```python
+            DjangoOutbox().create_table()
+            ```
+        """
         connection = self._connection()
         with connection.cursor() as cursor:
             for statement in outbox_ddl(connection.vendor):

@@ -25,7 +25,17 @@ class Outbox:
 
     Args:
         bind: the session or connection whose transaction the puts join.
-        clock: the Unix time now (a put's `at`/`delay` is made a time from it).
+        clock: the Unix time now (a put's `at`/`delay` is made a time from it); default
+            the wall clock.
+
+    Examples:
+        ```python
+        from aqless.outbox import Outbox
+
+        with Session(engine) as session, session.begin():
+            session.add(User(id=42, email=email))
+            Outbox(session).queues["emails"].put("app.jobs.welcome", {"user": 42})
+        ```
     """
 
     def __init__(self, bind: Session | Connection, *, clock: Callable[[], float] = wall_clock):
@@ -44,7 +54,16 @@ class AsyncOutbox:
 
     Args:
         bind: the session or connection whose transaction the puts join.
-        clock: the Unix time now.
+        clock: the Unix time now (default: the wall clock).
+
+    Examples:
+        ```python
+        from aqless.outbox import AsyncOutbox
+
+        async with AsyncSession(engine) as session, session.begin():
+            session.add(User(id=42, email=email))
+            await AsyncOutbox(session).queues["emails"].put("app.jobs.welcome", {"user": 42})
+        ```
     """
 
     def __init__(

@@ -38,7 +38,14 @@ class _Recorder:
 
 class OutboxQueue(_Recorder):
     """A queue whose puts go into the outbox, in the transaction of a blocking session (a
-    SQLAlchemy `Session` or `Connection`, or Django's connection)."""
+    SQLAlchemy `Session` or `Connection`, or Django's connection): ``outbox.queues[name]``.
+
+    Examples:
+        ```python
+        emails = Outbox(session).queues["emails"]
+        jid = emails.put("app.jobs.welcome", {"user": 42}, priority=5)
+        ```
+    """
 
     def __init__(self, name: str, insert: Insert, clock: Callable[[], float]) -> None:
         super().__init__(name, clock)
@@ -46,16 +53,39 @@ class OutboxQueue(_Recorder):
 
     def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
         """Write the put into the outbox; returns the jid the relay will put the job under.
-        Refused, as `Queue.put` would refuse it, before anything is written: data that is
-        not JSON (PayloadError), data that does not fit a typed handler (JobDataError), an
-        unknown option (TypeError) or one out of range (InvalidArgumentError)."""
+        Takes what `aqless.Queue.put` takes, and refuses what it would refuse, before
+        anything is written.
+
+        Raises:
+            PayloadError: data that is not JSON.
+            JobDataError: data that does not fit a typed handler.
+            TypeError: an unknown option.
+            InvalidArgumentError: an option out of range (an InvalidValueError naming it).
+
+        Examples:
+            ```python
+            jid = Outbox(session).queues["emails"].put(SendEmail, {"to": "a@example.com"})
+            ```
+        """
         record = self._record(klass, data, options)
         self._insert([record])
         return record.jid
 
     def put_many(self, requests: Iterable[PutRequest]) -> list[str]:
         """Write many puts (each checked first, none written if one is refused); returns
-        their jids."""
+        their jids.
+
+        Raises:
+            PayloadError, JobDataError, TypeError, InvalidArgumentError: as `put`, for the
+                first request refused; nothing written.
+
+        Examples:
+            ```python
+            jids = outbox.queues["emails"].put_many(
+                [PutRequest(SendEmail, {"to": to}) for to in addresses]
+            )
+            ```
+        """
         records = self._records(requests)
         if records:
             self._insert(records)
@@ -64,20 +94,46 @@ class OutboxQueue(_Recorder):
 
 class AsyncOutboxQueue(_Recorder):
     """A queue whose puts go into the outbox, in the transaction of an asyncio SQLAlchemy
-    `AsyncSession` or `AsyncConnection`."""
+    `AsyncSession` or `AsyncConnection`: ``outbox.queues[name]``.
+
+    Examples:
+        ```python
+        jid = await AsyncOutbox(session).queues["emails"].put("app.jobs.welcome", {"user": 42})
+        ```
+    """
 
     def __init__(self, name: str, insert: AsyncInsert, clock: Callable[[], float]) -> None:
         super().__init__(name, clock)
         self._insert = insert
 
     async def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
-        """As `OutboxQueue.put`: write the put into the outbox; returns its jid."""
+        """As `OutboxQueue.put`: write the put into the outbox; returns its jid.
+
+        Raises:
+            PayloadError, JobDataError, TypeError, InvalidArgumentError: as
+                `OutboxQueue.put`; nothing written.
+
+        Examples:
+            ```python
+            jid = await outbox.queues["emails"].put(SendEmail, {"to": "a@example.com"})
+            ```
+        """
         record = self._record(klass, data, options)
         await self._insert([record])
         return record.jid
 
     async def put_many(self, requests: Iterable[PutRequest]) -> list[str]:
-        """As `OutboxQueue.put_many`: write many puts; returns their jids."""
+        """As `OutboxQueue.put_many`: write many puts; returns their jids.
+
+        Raises:
+            PayloadError, JobDataError, TypeError, InvalidArgumentError: as
+                `OutboxQueue.put`, for the first request refused; nothing written.
+
+        Examples:
+            ```python
+            jids = await outbox.queues["emails"].put_many(requests)
+            ```
+        """
         records = self._records(requests)
         if records:
             await self._insert(records)

@@ -37,6 +37,11 @@ class OutboxRecord:
         options: the put's options as JSON text (priority, retries, tags, depends,
             throttles, rate_limits, dedup, and `at`: the Unix time the job may run from).
         created_at: the Unix time of the call.
+
+    Examples:
+        ```python
+        rows = session.execute(select(outbox_table)).mappings().all()  # OutboxRecord.row()s
+        ```
     """
 
     jid: str
@@ -47,7 +52,13 @@ class OutboxRecord:
     created_at: float
 
     def row(self) -> dict[str, Any]:
-        """The values of the row the writers insert."""
+        """The values of the row the writers insert, by column.
+
+        Examples:
+            ```python
+            connection.execute(insert(outbox_table), [record.row()])
+            ```
+        """
         return {
             "jid": self.jid,
             "queue": self.queue,

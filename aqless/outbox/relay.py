@@ -40,7 +40,19 @@ wait jittered between half and all of it)."""
 
 @dataclass(slots=True)
 class RelayReport:
-    """What one pass of `Relay.relay_once` did."""
+    """What one pass of `Relay.relay_once` did.
+
+    Attributes:
+        relayed: rows put as jobs and deleted.
+        refused: rows the server refused, left for a later try.
+        errors: why they were refused.
+
+    Examples:
+        ```python
+        report = await relay.relay_once()
+        print(report.relayed, report.refused, report.errors)
+        ```
+    """
 
     relayed: int = 0
     refused: int = 0
@@ -61,14 +73,27 @@ class Relay:
         database: the application's database: a SQLAlchemy URL (``postgresql+psycopg://...``,
             ``sqlite:///app.db``) or `Engine` (a blocking one: the relay runs its queries in
             a thread).
-        batch: rows claimed and put in one round.
-        interval: seconds `run` waits when no row is due.
+        batch: rows claimed and put in one round (default 500).
+        interval: seconds `run` waits when no row is due (default 0.5).
         durable: ``"auto"`` (default): durable puts where the server confirms them, else
             plain ones with a logged warning; True or a `Durability`: only durable puts (a
             server that cannot confirm them leaves the rows in the outbox); False: plain.
         dedup_ttl: seconds a relayed row's own dedup id is held (a row put again within
-            them makes no second job).
-        clock: the Unix time now.
+            them makes no second job); default 86400, a day.
+        clock: the Unix time now (default `time.time`).
+
+    Raises:
+        ConfigurationError: `batch` below 1, or a URL whose driver is not installed (the
+            error names the extra).
+
+    Examples:
+        ```python
+        from aqless.outbox import Relay
+
+        async with aqless.Client() as client:
+            async with Relay(client, "postgresql+psycopg://app@db/app") as relay:
+                await relay.run()  # until cancelled
+        ```
     """
 
     def __init__(
@@ -102,22 +127,51 @@ class Relay:
 
     async def aclose(self) -> None:
         """Close the database connections of an engine the relay made from a URL (one it
-        was given stays open: it is the caller's)."""
+        was given stays open: it is the caller's).
+
+        Examples:
+            ```python
+            relay = Relay(client, "sqlite:///app.db")
+            try:
+                await relay.drain()
+            finally:
+                await relay.aclose()
+            ```
+        """
         if self._owns_engine:
             await anyio.to_thread.run_sync(self.engine.dispose)
 
     async def stats(self) -> OutboxStats:
-        """How many rows wait, how many were refused, and the oldest one's age."""
+        """How many rows wait, how many were refused, and the oldest one's age
+        (`OutboxStats`).
+
+        Examples:
+            ```python
+            print((await relay.stats()).pending)
+            ```
+        """
         return await anyio.to_thread.run_sync(self.store.stats, self.clock())
 
     async def relay_once(self) -> RelayReport:
         """Claim up to `batch` due rows, put them, delete those that landed and put off the
-        others; returns what it did."""
+        others (each waits 1 s, doubling up to a minute); returns what it did.
+
+        Examples:
+            ```python
+            report = await relay.relay_once()
+            ```
+        """
         return await anyio.to_thread.run_sync(self._relay_claimed)
 
     async def drain(self) -> int:
         """Relay until no row is due; returns how many rows were relayed. Rows refused in
-        this call wait for their next try (they are not due), so drain ends."""
+        this call wait for their next try (they are not due), so drain ends.
+
+        Examples:
+            ```python
+            relayed = await relay.drain()  # e.g. in a test, after the commit
+            ```
+        """
         relayed = 0
         while True:
             report = await self.relay_once()
@@ -126,7 +180,16 @@ class Relay:
                 return relayed
 
     async def run(self) -> None:
-        """Relay for ever (until cancelled), waiting `interval` seconds when no row is due."""
+        """Relay for ever (until cancelled), waiting `interval` seconds when no row is due.
+        A database that refuses a claim is logged and tried again.
+
+        Examples:
+            ```python
+            task = asyncio.create_task(relay.run())
+            ...
+            task.cancel()
+            ```
+        """
         while True:
             try:
                 report = await self.relay_once()

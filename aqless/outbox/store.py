@@ -50,6 +50,13 @@ class OutboxStats:
         oldest_age: seconds since the oldest of them was written (0 when there is none):
             the relay's lag.
         last_error: the latest refusal of a retrying row, if any.
+
+    Examples:
+        ```python
+        stats = await relay.stats()
+        if stats.oldest_age > 60:
+            print(f"outbox lag {stats.oldest_age:.0f} s: {stats.last_error}")
+        ```
     """
 
     pending: int

@@ -45,13 +45,30 @@ migrations, or call `create_outbox_table`."""
 
 
 def create_outbox_table(bind: Engine | Connection) -> None:
-    """Create the outbox table (and its index) in `bind`'s database unless it is there."""
+    """Create the outbox table (and its index) in `bind`'s database unless it is there.
+
+    Examples:
+        ```python
+        from aqless.outbox import create_outbox_table
+
+        create_outbox_table(create_engine("postgresql+psycopg://app@db/app"))
+        ```
+    """
     metadata.create_all(bind, tables=[outbox_table], checkfirst=True)
 
 
 def outbox_ddl(dialect: str) -> list[str]:
     """The statements that create the outbox table on `dialect` (``postgresql`` or
-    ``sqlite``), for migrations written by hand (Django's ``RunSQL``)."""
+    ``sqlite``), for migrations written by hand (Django's ``RunSQL``).
+
+    Raises:
+        ValueError: another dialect.
+
+    Examples:
+        ```python
+        operations = [migrations.RunSQL(outbox_ddl("postgresql"))]
+        ```
+    """
     if dialect == "postgresql":
         compiler: Dialect = postgresql.psycopg.dialect()  # type: ignore[no-untyped-call]
     elif dialect == "sqlite":

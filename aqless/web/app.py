@@ -80,21 +80,35 @@ def create_app(
 
     Args:
         client: an open client.
-        read_only: show everything, offer no action, refuse every POST.
+        read_only: show everything, offer no action, refuse every POST (default False).
         auth: who may see and act. Either a check ``auth(request, "view" | "act") -> bool``
             (or an awaitable bool), called for every page and every action, or Starlette
             ``Middleware`` (one or a sequence) wrapped around the dashboard, e.g. an
             authentication middleware of the host application.
         secret: the key CSRF tokens are signed with; give the same one to every process
             serving the dashboard behind one address (default: random per app).
-        live_interval: at most one live update per this many seconds on each open page.
+        live_interval: at most one live update per this many seconds on each open page
+            (default 1.0).
         users: the dashboard's own authentication: only these users (HTTP basic auth or a
             bearer token, see `aqless.web.auth`) get in; a ``read-only`` user changes nothing.
-        audit_length: how many entries the audit log of actions keeps.
+        audit_length: how many entries the audit log of actions keeps (default 10000).
         trusted_origins: origins (``https://ops.example.com``) besides the dashboard's own
             whose pages may post actions: the address people use when a proxy in front
             changes the scheme or the host. An action whose ``Origin`` (else ``Referer``)
             is neither is refused (403) and audited.
+
+    Raises:
+        ConfigurationError: an `audit_length` below 1, or a trusted origin that is not
+            ``scheme://host[:port]``.
+
+    Examples:
+        ```python
+        from aqless.web import create_app
+
+        client = aqless.Client("redis://localhost:6379")
+        await client.open()  # at the application's start; closed at its end
+        app.mount("/aqless", create_app(client, read_only=True))  # FastAPI or Starlette
+        ```
     """
     check: AuthCheck | None = None
     middleware = [Middleware(SecurityHeaders)]

@@ -52,7 +52,30 @@ async def serve(
     """Serve the dashboard of the deployment at `url` (the embedded Valkey when None) on
     http://host:port/ until this coroutine is cancelled or the process gets SIGTERM or
     SIGINT (which end it normally); with `deployment`, of that sharded deployment on the
-    Cluster at `url`. With `users`, only they get in; `trusted_origins`: see `create_app`."""
+    Cluster at `url`. With `users`, only they get in; `trusted_origins`: see `create_app`.
+
+    Args:
+        url: the server (default None: the embedded Valkey).
+        host: the address to listen on (default ``"127.0.0.1"``: this machine only).
+        port: the port (default 8000).
+        read_only: offer no action (default False).
+        namespace: the deployment whose keys are under ``NAME:ql:`` (default None).
+        deployment: a sharded deployment's name on the Cluster at `url` (default None).
+        users: only these users get in (default None: everyone who reaches it).
+        audit_length: entries the audit log of actions keeps (default 10000).
+        trusted_origins: see `create_app`.
+
+    Raises:
+        ConnectionLostError: the server could not be reached.
+        ConfigurationError: a bad URL, or the ``web`` extra is not installed.
+
+    Examples:
+        ```python
+        from aqless.web import serve
+
+        asyncio.run(serve("redis://localhost:6379", port=8080, read_only=True))
+        ```
+    """
     client: AnyClient = (
         Client(url, namespace=namespace)
         if deployment is None

@@ -4,6 +4,7 @@ fail it). Needs the ``docs`` extra (mkdocs-material, mkdocstrings[python])."""
 
 from __future__ import annotations
 
+import html
 import inspect
 import re
 import subprocess
@@ -34,6 +35,8 @@ MODULES = (
     "aqless.tracing",
     "aqless.sentry",
     "aqless.outbox",
+    "aqless.flows",
+    "aqless.events",
 )
 
 DIRECTIVE = re.compile(r"^:::\s+(\S+)\s*$", re.MULTILINE)
@@ -238,3 +241,31 @@ def test_every_routed_verb_is_in_the_reference(site: Path) -> None:
             if at < 0 or 'class="doc doc-contents' not in entry:
                 missing.append(f"{name}.{verb}")
     assert not missing, f"routed verbs without a documented entry in reference/aqless: {missing}"
+
+
+def test_the_reference_shows_no_private_module(site: Path) -> None:
+    """The reference names public paths only: no link into a private module
+    (``aqless._worker...``), no signature name whose tooltip is one, no text naming one;
+    defaults read as values (``concurrency: int = 10``, not ``CONCURRENCY``), and a long
+    signature is wrapped, one parameter a line. Links to a public name keep autorefs'
+    tooltip, which gives its home for the curious."""
+    private = re.compile(r"aqless\._[a-z]\w*")
+    offenders = []
+    for page in sorted((site / "reference").glob("*.html")):
+        text = page.read_text()
+        for href in re.findall(r'href="([^"]*)"', text):
+            if private.search(href):
+                offenders.append(f"{page.name}: link {href}")
+        for title in re.findall(r'<span title="([^"]*)"', text):
+            if private.search(title):
+                offenders.append(f"{page.name}: name {title}")
+        shown = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r'title="[^"]*"', "", text)))
+        offenders += [f"{page.name}: text {m.group(0)}" for m in private.finditer(shown)]
+    assert not offenders, f"private modules in the reference: {offenders}"
+    settings = (site / "reference" / "aqless.html").read_text()
+    at = settings.find('id="aqless.WorkerSettings"')
+    signature = html.unescape(re.sub(r"<[^>]+>", "", settings[at : at + 6000]))
+    assert "concurrency: int = 10" in signature, signature[:800]
+    # wrapped one parameter a line (ruff, which the docs extra brings, formats it)
+    assert "WorkerSettings(\n    concurrency: int = 10,\n" in signature, signature[:800]
+    assert '= "ordered"' in signature or "= 'ordered'" in signature, signature[:800]

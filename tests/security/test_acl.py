@@ -8,6 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,8 +88,8 @@ SUBCOMMANDS = {"PUBSUB"}
 
 def script_commands() -> set[str]:
     """Every command the protocol's Lua code runs, lower case."""
-    folder = resources.files("aqless.scripts").joinpath("lua")
-    text = "".join(entry.read_text() for entry in folder.iterdir() if entry.name.endswith(".lua"))
+    folder = Path(str(resources.files("aqless.scripts").joinpath("lua")))
+    text = "".join(path.read_text() for path in sorted(folder.rglob("*.lua")))
     calls = re.findall(r"call(?:_batched)?\(\s*'([A-Z]+)'(?:,\s*'([A-Z]+)')?", text)
     # a container command is allowed by its subcommand (PUBSUB NUMSUB: pubsub|numsub)
     return {(f"{name}|{sub}" if name in SUBCOMMANDS else name).lower() for name, sub in calls}

@@ -67,7 +67,7 @@ def test_no_unsafe_code(path: Path) -> None:
 
 
 def test_the_lua_protocol_loads_no_code() -> None:
-    scripts = sorted((PACKAGE / "scripts" / "lua").glob("*.lua"))
+    scripts = sorted((PACKAGE / "scripts" / "lua").rglob("*.lua"))
     assert len(scripts) > 10
     for script in scripts:
         code = "\n".join(line.split("--", 1)[0] for line in script.read_text().splitlines())
