@@ -40,6 +40,7 @@ from aqless.scaling.estimate import QueueScaling
 from aqless.scripts.loader import AnyRedis
 
 if TYPE_CHECKING:
+    from aqless.codecs import PayloadCodec
     from aqless.events import Event
     from aqless.flows import ChildrenResults, Flow, FlowNode, FlowTree
     from aqless.models import JobResult, PriorityPattern, RateLimitInfo
@@ -504,3 +505,5 @@ class ScriptClient(Client, Protocol):
     def redis(self) -> AnyRedis: ...
     @property
     def put_hooks(self) -> Sequence[Callable[..., Awaitable[list[str]]]]: ...
+    @property
+    def codec(self) -> PayloadCodec | None: ...

@@ -102,6 +102,7 @@ class Queue:
             queue=self.name,
             clock=self._client.clock,
             requeue=requeue,
+            codec=self._client.codec,
         )
 
     @overload
