@@ -39,6 +39,15 @@ OUTSIDE: dict[str, tuple[str, str]] = {
         "the pytest plugin",
         "A server for the `aqless_url` fixture instead of a private embedded one.",
     ),
+    "AQLESS_KEYS": (
+        "every client given no codec (the CLI, the dashboard, workers)",
+        "A key ring for payload codecs, `id:base64key,...`, the writing key first: encrypted "
+        "job data is sealed and opened with it (docs/guides/codecs.md).",
+    ),
+    "AQLESS_BLOB_DIR": (
+        "every client given no codec",
+        "The claim-check directory of payload codecs: payloads kept apart are read from it.",
+    ),
     "AQLESS_SCRIPT_CONNECTION": (
         "the client",
         "`redis-py`: send the script's calls through redis-py's connections (a diagnostic).",
