@@ -17,12 +17,17 @@ A change made in place is caught either way.
 from __future__ import annotations
 
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aqless._connection.protocol import encode_json
 
-if TYPE_CHECKING:
-    from aqless.codecs import PayloadCodec
+
+class PayloadCodec(Protocol):
+    """What StoredData needs of an aqless.codecs.PayloadCodec."""
+
+    def encode_text(self, text: str | bytes, jid: str) -> str | bytes: ...
+
+    def decode(self, text: str) -> Any: ...
 
 __all__ = ["KEEP_DATA", "StoredData"]
 

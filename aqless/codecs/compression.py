@@ -10,12 +10,12 @@ __all__ = ["Zstd"]
 
 
 class Zstd:
-    """Zstandard at `level` (3, zstd's default) for data of at least `threshold` bytes of
+    """Zstandard at `level` (1 unless given) for data of at least `threshold` bytes of
     JSON; smaller data is stored as it is."""
 
     name = "zstd"
 
-    def __init__(self, *, threshold: int = 1024, level: int = 3) -> None:
+    def __init__(self, *, threshold: int = 1024, level: int = 1) -> None:
         if threshold < 0 or not 1 <= level <= 22:
             raise ConfigurationError("Zstd: threshold from 0, level from 1 to 22")
         with needs_extra("codecs", "aqless.codecs.Zstd"):
