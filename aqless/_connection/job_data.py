@@ -29,6 +29,7 @@ class PayloadCodec(Protocol):
 
     def decode(self, text: str) -> Any: ...
 
+
 __all__ = ["KEEP_DATA", "StoredData"]
 
 #: job.complete's (and job.completeAndRequeue's) option: the job keeps its stored data.
