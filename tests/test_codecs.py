@@ -358,3 +358,21 @@ async def test_completed_jobs_purged_by_retention_lose_their_blobs_at_the_sweep(
         assert len(list(files())) == 20
         assert await sweep_blobs(client, grace=0) == 20
         assert list(files()) == []
+
+
+@pytest.mark.timeout(60)
+async def test_an_isolated_job_gets_its_data_decrypted_in_the_child(
+    server_url: str, raw: aqless.Client, keys: dict[str, bytes], tmp_path: Path
+) -> None:
+    from tests.support.worker import make_worker, running, until_state
+    from tests.worker import isolated_jobs
+
+    handlers = aqless.Handlers()
+    handlers.register("app.job", isolate=True)(isolated_jobs.records)
+    async with opened(server_url, PayloadCodec(keys=ring("k1", keys=keys))) as client:
+        jid = await client.queues["q"].put("app.job", {"dir": str(tmp_path), **PERSONAL})
+        async with running(make_worker(client, ["q"], handlers)):
+            await until_state(client, jid, aqless.JobState.COMPLETE, timeout=20)
+    seen = json.loads((tmp_path / f"{jid}.json").read_text())
+    assert seen["data"] == {"dir": str(tmp_path), **PERSONAL}
+    assert "ada@example.com" not in await everything(raw)

@@ -70,10 +70,11 @@ class StoredData:
         self._codec = codec
         self._members = None if text is None else _members(data)
 
-    def __reduce__(self) -> tuple[type[StoredData], tuple[None, None, PayloadCodec | None]]:
+    def __reduce__(self) -> tuple[type[StoredData], tuple[None, None]]:
         # a pickled copy (isolated job code's, aqless._worker.children) carries no second
-        # copy of the payload: it knows no stored text, and its data is always sent
-        return StoredData, (None, None, self._codec)
+        # copy of the payload (nor the codec and its keys): it knows no stored text; the
+        # worker completes the job through its own handle
+        return StoredData, (None, None)
 
     def complete_argument(self, data: Any, jid: str = "") -> tuple[str, tuple[str, ...]]:
         """complete's `data` argument for the job's `data` now, and the options that go
