@@ -176,7 +176,11 @@ class Job:
         codec = None if client is None else client.codec
         self.data: Any = _decoded_data(text, codec)
         # what `complete` tells an unchanged `data` by (the server then keeps its own)
-        self._stored = StoredData(text if isinstance(text, str) else None, self.data, codec)
+        self._stored = StoredData(
+            text if isinstance(text, str) else None,
+            self.data,
+            None if codec is None else codec.for_queue(self.queue_name),
+        )
         self.priority: float = float(get("priority", 0))
         self.tags: tuple[str, ...] = _strings(get("tags"))
         self.state: JobState | str = job_state(str(get("state", "")))
@@ -318,7 +322,7 @@ class Job:
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
-            kept = result_options(self.jid, result, self.client.codec)
+            kept = result_options(self.jid, result, self._codec())
             state = await self._release(
                 protocol.text(
                     "job.complete",
@@ -348,7 +352,7 @@ class Job:
             )
         self.state = _STATES.get(state) or JobState(state)
         if not keep:
-            self._stored = StoredData(data, self.data, self.client.codec)
+            self._stored = StoredData(data, self.data, self._codec())
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
         self.expires_at = 0.0
@@ -367,6 +371,11 @@ class Job:
         self.worker_name = ""
         self.expires_at = 0.0
 
+    def _codec(self) -> PayloadCodec | None:
+        """The chain what this handle writes goes through (aqless.codecs)."""
+        codec = self.client.codec
+        return None if codec is None else codec.for_queue(self.queue_name)
+
     async def heartbeat(self) -> float:
         """Renew the lock; returns the new expiry time (also in `expires_at`)."""
         expires = await self.client.protocol.integer(
@@ -383,7 +392,7 @@ class Job:
         sent) when it is not JSON or too large; LockLostError (StaleAttemptError) as
         `heartbeat` when the job is no longer this attempt's."""
         plain = encode_json(state, "checkpoint state")
-        codec = self.client.codec
+        codec = self._codec()
         text = plain if codec is None else codec.encode_text(plain, self.jid)
         size = len(text.encode("utf-8") if isinstance(text, str) else text)
         if size > CHECKPOINT_LIMIT:

@@ -483,7 +483,7 @@ def prepare_put(
         class_name(klass),
         encode_data(payload, "job data")
         if codec is None
-        else codec.encode(payload, "job data", jid),
+        else codec.for_queue(queue).encode(payload, "job data", jid),
         wait,
     ]
     if chosen:

@@ -376,3 +376,23 @@ async def test_an_isolated_job_gets_its_data_decrypted_in_the_child(
     seen = json.loads((tmp_path / f"{jid}.json").read_text())
     assert seen["data"] == {"dir": str(tmp_path), **PERSONAL}
     assert "ada@example.com" not in await everything(raw)
+
+
+async def test_a_queue_has_a_chain_of_its_own(
+    server_url: str, raw: aqless.Client, keys: dict[str, bytes]
+) -> None:
+    payments = PayloadCodec(keys=ring("k3", keys=keys))
+    codec = PayloadCodec(compression=Zstd(threshold=0), queues={"payments": payments})
+    async with opened(server_url, codec) as client:
+        paid = await client.queues["payments"].put("app.Pay", PERSONAL)
+        mailed = await client.queues["mail"].put("app.Mail", PERSONAL)
+        assert json.loads(await stored_data(raw, paid))["codecs"] == ["aes-gcm"]
+        assert json.loads(await stored_data(raw, mailed))["codecs"] == ["zstd"]
+        job = await pop(client.queues["payments"])
+        assert job.data == PERSONAL
+        await job.checkpoint({"email": "ada@example.com"})
+        await job.complete(result={"email": "ada@example.com"})
+        assert await client.result(paid, timeout=1) == {"email": "ada@example.com"}
+    result = await raw.redis.hget(f"ql:j:{paid}", "result")
+    assert isinstance(result, str)
+    assert json.loads(result)["key"] == "k3"

@@ -20,6 +20,7 @@ from itertools import chain
 from typing import Any, Protocol
 
 from aqless._connection.protocol import encode_json
+from aqless.errors import PayloadError
 
 
 class PayloadCodec(Protocol):
@@ -89,8 +90,11 @@ class StoredData:
             return "", KEEP_DATA
         if self._codec is None:
             return text, ()
-        if self._codec.decode(self._text) == data:  # an envelope's text is never the same
-            return "", KEEP_DATA
+        try:
+            if self._codec.decode(self._text) == data:  # an envelope's text differs each time
+                return "", KEEP_DATA
+        except PayloadError:  # the stored text does not open here: written anew
+            pass
         return self._encoded_text(text, jid), ()
 
     def _encoded(self, data: Any, jid: str) -> str:

@@ -19,6 +19,7 @@ import base64
 import binascii
 import json
 import secrets
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aqless._connection.data_text import encode_data
@@ -81,6 +82,8 @@ class PayloadCodec:
         store: a claim-check store (`DirectoryStore`) for payloads of at least
             `store_threshold` bytes once compressed and sealed.
         store_threshold: bytes; 256 KiB unless given.
+        queues: a chain of its own for some queues (by name): what is written for a job of
+            such a queue goes through it; reading tries this chain, then theirs.
 
     Decoding needs none of them to read plain JSON; an envelope needs what wrote it (the
     key of its id, the store), else the data reads as `Sealed`.
@@ -93,6 +96,7 @@ class PayloadCodec:
         keys: KeyRing | None = None,
         store: BlobStore | None = None,
         store_threshold: int = 256 * 1024,
+        queues: Mapping[str, PayloadCodec] | None = None,
     ) -> None:
         if store_threshold < 0:
             raise ConfigurationError("store_threshold is a number of bytes from 0")
@@ -100,6 +104,7 @@ class PayloadCodec:
         self.keys = keys
         self.store = store
         self.store_threshold = store_threshold
+        self.queues: dict[str, PayloadCodec] = dict(queues or {})
         self._decompressor = compression
 
     def __repr__(self) -> str:
@@ -155,8 +160,24 @@ class PayloadCodec:
         value = _json(text)
         return self.open(value) if is_envelope(value) else value
 
+    def for_queue(self, queue: str) -> PayloadCodec:
+        """The chain that writes for jobs of `queue`."""
+        return self.queues.get(queue, self)
+
     def open(self, envelope: dict[str, Any]) -> Any:
-        """The value an envelope (decoded from JSON) holds."""
+        """The value an envelope (decoded from JSON) holds: opened by this chain, else by
+        one of its queues' chains (the first error when none can)."""
+        try:
+            return self._open(envelope)
+        except (KeyMissingError, BlobMissingError) as error:
+            for other in self.queues.values():
+                try:
+                    return other.open(envelope)
+                except (KeyMissingError, BlobMissingError):
+                    continue
+            raise error
+
+    def _open(self, envelope: dict[str, Any]) -> Any:
         codecs = envelope.get("codecs")
         key = envelope.get("key", "")
         if not isinstance(codecs, list) or not isinstance(key, str):
