@@ -9,9 +9,13 @@ generator (so every run measures the same bytes). Prints:
 2. ``put_many`` of `--jobs` such payloads, `--batch` a call, plain, with Zstandard, and with
    Zstandard and AES-GCM: jobs/s and bytes stored per job;
 3. encryption's cost per job: encode and decode of a 1 KB and of the 100 KB payload with
-   AES-GCM (and with Zstandard before it), in µs.
+   AES-GCM (and with Zstandard before it), in µs;
+4. with --claim-jobs N: N jobs of 1 MB (random bytes, hex) through a claim-check directory:
+   put, popped and read back, completed and purged by retention (jobs-history-count 0),
+   then swept; checks that every blob was read back and every one deleted.
 
     python benchmarks/codecs.py [--url redis://...] [--jobs 1000] [--batch 100]
+        [--claim-jobs 1000]
 
 Without --url it runs on the embedded Valkey (the ``embedded`` extra).
 """
@@ -20,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -31,7 +37,7 @@ from typing import Any
 import anyio
 
 import aqless
-from aqless.codecs import KeyRing, PayloadCodec, Zstd
+from aqless.codecs import DirectoryStore, KeyRing, PayloadCodec, Zstd, sweep_blobs
 from aqless.puts import PutRequest
 
 FIRST = ("Ada", "Grace", "Linus", "Alan", "Barbara", "Ken", "Dennis", "Margaret", "Edsger")
@@ -141,7 +147,35 @@ def encryption_cost(ring: KeyRing) -> None:
             say(f"  {size // 1000} KB {name}: encode {encode:.0f} µs, decode {decode:.0f} µs")
 
 
-async def main(url: str | None, jobs: int, batch: int) -> None:
+async def claim_check(url: str | None, jobs: int) -> None:
+    """--claim-jobs: `jobs` payloads of 1 MB through a DirectoryStore, read back, purged."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = DirectoryStore(folder)
+        codec = PayloadCodec(store=store, store_threshold=64 * 1024)
+        async with aqless.Client(url, codec=codec) as client:
+            await client.redis.flushall()
+            await client.config.set("jobs-history-count", 0)
+            queue = client.queues["claims"]
+            started = time.perf_counter()
+            for number in range(jobs):
+                await queue.put("app.Job", {"n": number, "blob": os.urandom(500_000).hex()})
+            put = time.perf_counter() - started
+            read = 0
+            while popped := await queue.pop_many(50):
+                for job in popped:
+                    read += len(job.data["blob"]) == 1_000_000
+                    await job.complete()
+            kept = len(list(store.names(0)))
+            swept = await sweep_blobs(client, grace=0)
+            left = len(list(store.names(0)))
+            await client.config.unset("jobs-history-count")
+        say(
+            f"claim check: {jobs} jobs of 1 MB put in {put:.1f} s; {read} read back whole; "
+            f"{kept} blobs after their jobs were purged, {swept} swept, {left} left"
+        )
+
+
+async def main(url: str | None, jobs: int, batch: int, claim_jobs: int) -> None:
     data = payload()
     compare_compression(json.dumps(data, separators=(",", ":")).encode())
     ring = KeyRing({"k1": KeyRing.new_key()})
@@ -155,6 +189,8 @@ async def main(url: str | None, jobs: int, batch: int) -> None:
         say(f"  {name}: {rate:.0f} jobs/s, {stored / 1000:.1f} KB stored a job")
     say("encryption's cost per job (client CPU):")
     encryption_cost(ring)
+    if claim_jobs:
+        await claim_check(url, claim_jobs)
 
 
 if __name__ == "__main__":
@@ -162,5 +198,6 @@ if __name__ == "__main__":
     parser.add_argument("--url", default=None)
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--claim-jobs", type=int, default=0)
     arguments = parser.parse_args()
-    anyio.run(main, arguments.url, arguments.jobs, arguments.batch)
+    anyio.run(main, arguments.url, arguments.jobs, arguments.batch, arguments.claim_jobs)

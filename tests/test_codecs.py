@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import aqless
+import aqless.sync
 from aqless.codecs import (
     DirectoryStore,
     KeyRing,
@@ -396,3 +397,18 @@ async def test_a_queue_has_a_chain_of_its_own(
     result = await raw.redis.hget(f"ql:j:{paid}", "result")
     assert isinstance(result, str)
     assert json.loads(result)["key"] == "k3"
+
+
+def test_the_blocking_client_takes_a_codec(server_url: str, keys: dict[str, bytes]) -> None:
+    import redis
+
+    codec = PayloadCodec(keys=ring("k1", keys=keys))
+    with aqless.sync.Client(server_url, codec=codec) as client:
+        jid = client.queues["sync-codecs"].put("app.Job", PERSONAL)
+        with redis.Redis.from_url(server_url, decode_responses=True) as connection:
+            stored = connection.hget(f"ql:j:{jid}", "data")
+        assert isinstance(stored, str)
+        assert "Lovelace" not in stored
+        job = client.jobs.get(jid)
+        assert job is not None
+        assert job.data == PERSONAL
