@@ -179,13 +179,18 @@ async def main(url: str | None, jobs: int, batch: int, claim_jobs: int) -> None:
     data = payload()
     compare_compression(json.dumps(data, separators=(",", ":")).encode())
     ring = KeyRing({"k1": KeyRing.new_key()})
-    say(f"put_many: {jobs} jobs of ~100 KB, {batch} a call")
-    for name, codec in (
-        ("plain", None),
-        ("zstd", PayloadCodec(compression=Zstd())),
-        ("zstd+aes-gcm", PayloadCodec(compression=Zstd(), keys=ring)),
-    ):
-        rate, stored = await put_many(url, codec, data, jobs, batch)
+    say(f"put_many: {jobs} jobs of ~100 KB, {batch} a call (the best of 3 rounds, interleaved)")
+    chains = {
+        "plain": None,
+        "zstd": PayloadCodec(compression=Zstd()),
+        "zstd+aes-gcm": PayloadCodec(compression=Zstd(), keys=ring),
+    }
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(3):
+        for name, codec in chains.items():
+            rate, stored = await put_many(url, codec, data, jobs, batch)
+            best[name] = max(best.get(name, (0.0, 0.0)), (rate, stored))
+    for name, (rate, stored) in best.items():
         say(f"  {name}: {rate:.0f} jobs/s, {stored / 1000:.1f} KB stored a job")
     say("encryption's cost per job (client CPU):")
     encryption_cost(ring)

@@ -140,6 +140,13 @@ def prepared(wheel: Path, extra: str, root: Path, server_url: str) -> Environmen
         assert_the_outbox_doors_name_the_extra(environment, server_url, database)
         refused = environment.run("python", "-c", "from aqless.codecs import Zstd; Zstd()")
         assert "pip install 'aqless[codecs]'" in refused.stderr, refused.stderr
+        # a compressed envelope read without the extra: closed data, not a crash
+        envelope = '{"aqless:codec":1,"codecs":["zstd"],"key":"","data":""}'
+        closed = environment.run(
+            "python", "-c", "from aqless.codecs import decoded_text as d, Sealed; "
+            f"s = d(None, {envelope!r}); assert isinstance(s, Sealed), s; print(s)",
+        )  # fmt: skip
+        assert closed.stdout.strip() == "encoded (cannot open)", closed.stderr
     if extra == "outbox":
         assert_the_worker_check_reads_the_outbox(environment, server_url, database)
     environment.seconds = time.monotonic() - started

@@ -212,7 +212,10 @@ class PayloadCodec:
         if self._decompressor is None:
             from aqless.codecs.compression import Zstd
 
-            self._decompressor = Zstd()
+            try:
+                self._decompressor = Zstd()
+            except ConfigurationError as error:  # no zstandard here: this data stays closed
+                raise CodecError("", str(error)) from error
         return self._decompressor
 
     def blobs_of(self, text: object) -> list[str]:
