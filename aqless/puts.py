@@ -33,7 +33,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, TypeVar, cast
 from aqless import rules
 from aqless._connection.data_text import encode_data
 from aqless._connection.protocol import Clock, encode_json
-from aqless.codecs import PayloadCodec
+from aqless.codecs import PayloadCodec, Sealed
 from aqless.errors import (
     ConfigurationError,
     InvalidArgumentError,
@@ -441,8 +441,9 @@ def prepare_put(
     """The script's command and arguments for a put into `queue` by `worker`: the options
     given, else the class's defaults; the data checked against a typed handler's type and
     encoded (through `codec` when given: aqless.codecs; a claim-check store that fails
-    raises here, before anything is sent); `at` made a delay on `clock`; a jid by
-    `make_jid` when neither the options nor the class's defaults give one. Refused
+    raises here, before anything is sent; data read as `Sealed` raises its CodecError);
+    `at` made a delay on `clock`; a jid by `make_jid` when neither the options nor the
+    class's defaults give one. Refused
     (TypeError) for an option of another name, (ConfigurationError) for a requeue with a
     dedup id."""
     if options and not options.keys() <= PUT_OPTIONS:
@@ -475,6 +476,8 @@ def prepare_put(
             if value is not None:
                 chosen[option] = value
     jid = jid or make_jid()
+    if isinstance(data, Sealed):  # data this client could not open: never put as its text
+        raise data.error
     payload = put_payload(klass, queue, data)
     arguments: list[Argument] = [
         worker,

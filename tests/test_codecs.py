@@ -412,3 +412,20 @@ def test_the_blocking_client_takes_a_codec(server_url: str, keys: dict[str, byte
         job = client.jobs.get(jid)
         assert job is not None
         assert job.data == PERSONAL
+
+
+async def test_a_job_moved_by_a_client_without_the_key_keeps_its_sealed_data(
+    server_url: str, raw: aqless.Client, keys: dict[str, bytes]
+) -> None:
+    async with opened(server_url, PayloadCodec(keys=ring("k2", keys=keys))) as writer:
+        jid = await writer.queues["q"].put("app.Job", PERSONAL)
+    stored = await stored_data(raw, jid)
+    async with opened(server_url, None) as keyless:
+        job = await keyless.jobs.get(jid)
+        assert isinstance(job, aqless.Job)
+        with pytest.raises(KeyMissingError):
+            await job.move("elsewhere")
+        with pytest.raises(KeyMissingError):
+            await keyless.queues["copy"].put("app.Job", job.data)
+    assert await stored_data(raw, jid) == stored
+    assert await raw.queues["copy"].length() == 0
