@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import aqless
@@ -429,3 +430,22 @@ async def test_a_job_moved_by_a_client_without_the_key_keeps_its_sealed_data(
             await keyless.queues["copy"].put("app.Job", job.data)
     assert await stored_data(raw, jid) == stored
     assert await raw.queues["copy"].length() == 0
+
+
+async def test_a_job_put_while_the_worker_waits_is_opened_as_it_arrives(
+    server_url: str, raw: aqless.Client, keys: dict[str, bytes]
+) -> None:
+    from tests.support.worker import make_worker, running
+
+    handlers = aqless.Handlers()
+
+    @handlers.register("app.Echo")
+    async def echo(job: aqless.Job) -> Any:
+        return job.data
+
+    codec = PayloadCodec(compression=Zstd(threshold=0), keys=ring("k1", keys=keys))
+    client = opened(server_url, codec)
+    async with client, running(make_worker(client, ["echo"], handlers)):
+        await anyio.sleep(0.3)  # idle, waiting: the put is pushed or woken for
+        jid = await client.queues["echo"].put("app.Echo", PERSONAL)
+        assert await client.result(jid, timeout=10) == PERSONAL
