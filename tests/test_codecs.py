@@ -5,6 +5,7 @@ check's store: round trip, a failing store refusing the put, blobs swept with th
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,6 +23,7 @@ from aqless.codecs import (
     PayloadCodec,
     Sealed,
     Zstd,
+    decoded_text,
     sweep_blobs,
 )
 from aqless.errors import (
@@ -449,3 +451,21 @@ async def test_a_job_put_while_the_worker_waits_is_opened_as_it_arrives(
         await anyio.sleep(0.3)  # idle, waiting: the put is pushed or woken for
         jid = await client.queues["echo"].put("app.Echo", PERSONAL)
         assert await client.result(jid, timeout=10) == PERSONAL
+
+
+def test_a_crafted_zstd_frame_is_refused_not_decompressed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zstandard
+
+    from aqless.codecs import compression
+
+    monkeypatch.setattr(compression, "LARGEST", 1000)  # a frame that says more is refused
+    codec = PayloadCodec(compression=Zstd(threshold=0))
+    huge = zstandard.ZstdCompressor().compress(b"0" * 2000)
+    small = codec.encode_text(json.dumps("x" * 990), "jid")  # 992 bytes: opens
+    assert codec.decode(small if isinstance(small, str) else small.decode()) == "x" * 990
+    envelope = {"aqless:codec": 1, "codecs": ["zstd"], "key": "", "data": ""}
+    for data in (huge, b"not a frame"):
+        text = json.dumps({**envelope, "data": base64.b64encode(data).decode()})
+        opened_text = decoded_text(codec, text)
+        assert isinstance(opened_text, Sealed)
+        assert opened_text == "encoded (cannot open)"
