@@ -17,7 +17,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from aqless import rules
+from aqless import codecs, rules
 from aqless._concurrency.routing import (
     ShardedPart,
     by_jids,
@@ -33,6 +33,7 @@ from aqless._connection.lifecycle import Lifecycle
 from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
+from aqless.codecs import PayloadCodec, decoded_value
 from aqless.contracts.derived import (
     ClientScripted,
     ConfigScripted,
@@ -139,6 +140,8 @@ class Client(ClientScripted):
             pipelined connection, the default) or ``"redis-py"`` (redis-py's pool: a
             diagnostic, slower). Without it, ``AQLESS_SCRIPT_CONNECTION`` says, read when
             the client is made.
+        codec: an `aqless.codecs.PayloadCodec`: compression, encryption and a claim-check
+            store for job data, results and checkpoints (docs/guides/codecs.md).
         **connection_options: go to ``redis.asyncio.Redis`` and to aqless's own connection
             (``db``, ``username``, ``password``, ``ssl_ca_certs``, ``socket_timeout``...).
             ``max_connections`` caps the connection pool: a call that finds every
@@ -161,6 +164,7 @@ class Client(ClientScripted):
         strict: bool = False,
         sharded_pubsub: bool = False,
         script_connection: ScriptConnection | None = None,
+        codec: PayloadCodec | None = None,
         **connection_options: Any,
     ) -> None:
         # Everything is checked before anything starts: an embedded server is only started
@@ -190,6 +194,9 @@ class Client(ClientScripted):
             script_connection or os.environ.get("AQLESS_SCRIPT_CONNECTION") or "lean",
             "Client",
         )
+        #: What job data, results and checkpoints go through (aqless.codecs); without one,
+        #: what ``AQLESS_KEYS`` and ``AQLESS_BLOB_DIR`` describe, when set.
+        self.codec: PayloadCodec | None = codec or codecs.from_environment()
         self._connection_options = connection_options
         self._owns_redis = redis is None
         self._sentinels: list[aioredis.Redis] = []  # connections to Sentinel, if any
@@ -559,7 +566,8 @@ class Jobs(JobsScripted):
         if not jids:
             return {}
         reply = await self._client.protocol.json("jobs.checkpoints", *jids)
-        return {str(jid): state for jid, state in (reply or {}).items()}
+        codec = self._client.codec
+        return {str(jid): decoded_value(codec, state) for jid, state in (reply or {}).items()}
 
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids tagged `tag`, a page at a time, with the total."""

@@ -31,6 +31,11 @@ AqlessError                  base, never raised itself
 ├── ShardNotEmptyError       a shard to forget still holds jobs (or drained too briefly)
 ├── PartialPopError          a sharded pop one shard refused; .jobs popped from the others
 ├── PayloadError             job data that is not JSON or cannot be encoded as JSON
+│   ├── CodecError             an envelope (aqless.codecs) this client cannot open; .key
+│   │   ├── KeyMissingError      its key id is not in the client's key ring (or no ring)
+│   │   ├── DecryptionError      the ring's key of that id does not open it (wrong key, altered)
+│   │   └── BlobMissingError     its claim-check blob is not in the store (or no store)
+│   └── BlobStoreError         the claim-check store did not take a blob: nothing was queued
 ├── ResultError              an awaited job result that is not there; .jid
 │   ├── JobFailedError         the job failed; .group, .message
 │   ├── JobGoneError           the job was cancelled, or expired, or never existed
@@ -317,6 +322,38 @@ class ShardNotEmptyError(AqlessError):
 class PayloadError(AqlessError):
     """Job data (or log data, or a checkpoint's state) that cannot be encoded as JSON or is
     too large to store, or stored data that is not JSON."""
+
+
+class CodecError(PayloadError):
+    """Stored data in an aqless.codecs envelope that this client cannot open; never written
+    back as plain text.
+
+    Attributes:
+        key: the id of the key that sealed it ("" when it is not encrypted).
+    """
+
+    def __init__(self, key: str, text: str) -> None:
+        super().__init__(text)
+        self.key = key
+
+
+class KeyMissingError(CodecError):
+    """The envelope's key id is not in the client's key ring, or the client has no ring."""
+
+
+class DecryptionError(CodecError):
+    """The key ring's key of the envelope's id does not open it: a wrong key under that id,
+    or bytes changed since they were sealed."""
+
+
+class BlobMissingError(CodecError):
+    """The envelope's payload was put in a claim-check store that this client has not, or
+    that holds it no more."""
+
+
+class BlobStoreError(PayloadError):
+    """The claim-check store refused a payload: the put raises it before anything is
+    queued."""
 
 
 class ResultError(AqlessError):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 from aqless import rules
 from aqless._connection.job_data import StoredData
 from aqless._connection.protocol import encode_json
+from aqless.codecs import PayloadCodec, decoded_text, decoded_value
 from aqless.errors import (
     ConfigurationError,
     InvalidArgumentError,
@@ -43,13 +44,12 @@ T = TypeVar("T")
 CHECKPOINT_LIMIT = 65536
 
 
-def _decoded_data(text: Any) -> Any:
+def _decoded_data(text: Any, codec: PayloadCodec | None = None) -> Any:
+    """A job's data as read: stored JSON text decoded (an envelope opened by `codec`, or
+    `aqless.codecs.Sealed` when it cannot be), or a value already decoded."""
     if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as error:
-        raise PayloadError(f"stored job data is not JSON: {text[:80]!r}") from error
+        return decoded_value(codec, text)
+    return decoded_text(codec, text)
 
 
 _STATES: dict[str, JobState] = {state.value: state for state in JobState}
@@ -188,9 +188,14 @@ class Job:
         self.klass_name: str = str(get("klass", ""))
         self.queue_name: str = str(get("queue", ""))
         text = get("data", "{}")
-        self.data: Any = _decoded_data(text)
+        codec = None if client is None else client.codec
+        self.data: Any = _decoded_data(text, codec)
         # what `complete` tells an unchanged `data` by (the server then keeps its own)
-        self._stored = StoredData(text if isinstance(text, str) else None, self.data)
+        self._stored = StoredData(
+            text if isinstance(text, str) else None,
+            self.data,
+            None if codec is None else codec.for_queue(self.queue_name),
+        )
         self.priority: float = float(get("priority", 0))
         self.tags: tuple[str, ...] = _strings(get("tags"))
         self.state: JobState | str = job_state(str(get("state", "")))
@@ -212,7 +217,7 @@ class Job:
         self.progress_reports: Coalescer | None = None
         attempt = get("attempt")
         self.attempt: int | None = int(attempt) if attempt is not None else None
-        self.checkpointed: Any = get("checkpoint")
+        self.checkpointed: Any = decoded_value(codec, get("checkpoint"))
         self.released = False
 
     def _read(self, fields: Mapping[str, Any]) -> None:
@@ -369,11 +374,11 @@ class Job:
         delay = rules.check_optional("delay", delay, command)
         depends = rules.check_optional("depends", depends, command)
         protocol = self.client.protocol
-        data, keep = self._stored.complete_argument(self.data)
+        data, keep = self._stored.complete_argument(self.data, self.jid)
         if next_queue is None:
             if delay is not None or depends is not None:
                 raise InvalidArgumentError("job.complete", "delay and depends need a next_queue")
-            kept = result_options(self.jid, result)
+            kept = result_options(self.jid, result, self._codec())
             state = await self._release(
                 protocol.text(
                     "job.complete",
@@ -403,7 +408,7 @@ class Job:
             )
         self.state = _STATES.get(state) or JobState(state)
         if not keep:
-            self._stored = StoredData(data, self.data)
+            self._stored = StoredData(data, self.data, self._codec())
         self.queue_name = "" if next_queue is None else next_queue
         self.worker_name = ""
         self.expires_at = 0.0
@@ -443,6 +448,11 @@ class Job:
         self.state = JobState.FAILED
         self.worker_name = ""
         self.expires_at = 0.0
+
+    def _codec(self) -> PayloadCodec | None:
+        """The chain what this handle writes goes through (aqless.codecs)."""
+        codec = self.client.codec
+        return None if codec is None else codec.for_queue(self.queue_name)
 
     async def heartbeat(self) -> float:
         """Renew the lock for another ``heartbeat`` seconds (the server's option, default
@@ -494,8 +504,10 @@ class Job:
                     await job.checkpoint({"row": row + 1})
             ```
         """
-        text = encode_json(state, "checkpoint state")
-        size = len(text.encode("utf-8"))
+        plain = encode_json(state, "checkpoint state")
+        codec = self._codec()
+        text = plain if codec is None else codec.encode_text(plain, self.jid)
+        size = len(text.encode("utf-8") if isinstance(text, str) else text)
         if size > CHECKPOINT_LIMIT:
             raise PayloadError(
                 f"checkpoint state is {size} bytes of JSON, over the {CHECKPOINT_LIMIT} allowed"
@@ -504,7 +516,7 @@ class Job:
             "job.checkpoint", self.jid, self.worker_name, text, *self._fence()
         )
         self.expires_at = float(expires)
-        self.checkpointed = json.loads(text)
+        self.checkpointed = json.loads(plain)
         return self.expires_at
 
     async def progress(self, fraction: float, message: str = "") -> None:

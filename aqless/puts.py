@@ -33,6 +33,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, TypeVar, cast
 from aqless import rules
 from aqless._connection.data_text import encode_data
 from aqless._connection.protocol import Clock, encode_json
+from aqless.codecs import PayloadCodec, Sealed
 from aqless.errors import (
     ConfigurationError,
     InvalidArgumentError,
@@ -525,12 +526,16 @@ def prepare_put(
     clock: Clock,
     requeue: bool = False,
     make_jid: Callable[[], str] = new_jid,
+    codec: PayloadCodec | None = None,
 ) -> PreparedPut:
     """The script's command and arguments for a put into `queue` by `worker`: the options
     given, else the class's defaults; the data checked against a typed handler's type and
-    encoded; `at` made a delay on `clock`; a jid by `make_jid` when neither the options nor
-    the class's defaults give one. Refused (TypeError) for an option of another name,
-    (ConfigurationError) for a requeue with a dedup id."""
+    encoded (through `codec` when given: aqless.codecs; a claim-check store that fails
+    raises here, before anything is sent; data read as `Sealed` raises its CodecError);
+    `at` made a delay on `clock`; a jid by `make_jid` when neither the options nor the
+    class's defaults give one. Refused
+    (TypeError) for an option of another name, (ConfigurationError) for a requeue with a
+    dedup id."""
     if options and not options.keys() <= PUT_OPTIONS:
         unknown = ", ".join(sorted(options.keys() - PUT_OPTIONS))
         raise TypeError(f"put() got unexpected keyword arguments: {unknown}")
@@ -561,12 +566,17 @@ def prepare_put(
             if value is not None:
                 chosen[option] = value
     jid = jid or make_jid()
+    if isinstance(data, Sealed):  # data this client could not open: never put as its text
+        raise data.error
+    payload = put_payload(klass, queue, data)
     arguments: list[Argument] = [
         worker,
         queue,
         jid,
         class_name(klass),
-        encode_data(put_payload(klass, queue, data), "job data"),
+        encode_data(payload, "job data")
+        if codec is None
+        else codec.for_queue(queue).encode(payload, "job data", jid),
         wait,
     ]
     if chosen:

@@ -103,6 +103,7 @@ class Queue(QueueScripted):
             queue=self.name,
             clock=self._client.clock,
             requeue=requeue,
+            codec=self._client.codec,
         )
 
     @overload

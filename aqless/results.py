@@ -9,12 +9,16 @@ completes without it, and the field ``result_dropped`` says why.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from aqless._connection.protocol import encode_json
+from aqless.codecs import PayloadCodec, Sealed, decoded_text
+from aqless.codecs.envelope import ENVELOPE_PREFIX
 from aqless.errors import (
     JobGoneError,
     PayloadError,
@@ -30,14 +34,18 @@ __all__ = ["await_result", "read_result", "result_options"]
 logger = logging.getLogger(__name__)
 
 
-def result_options(jid: str, value: Any) -> list[str]:
+def result_options(jid: str, value: Any, codec: PayloadCodec | None = None) -> list[str]:
     """complete's options for a return value: none for None, ``result <JSON>``, or
     ``result_dropped <why>`` for a value JSON cannot encode (logged as a warning: the job
     still completes)."""
     if value is None:
         return []
     try:
-        return ["result", encode_json(value, "the job's result")]
+        text = encode_json(value, "the job's result")
+        if codec is not None:
+            encoded = codec.encode_text(text, jid)
+            text = encoded.decode() if isinstance(encoded, bytes) else encoded
+        return ["result", text]
     except PayloadError as error:
         logger.warning("job %s completes without its result: %s", jid, error)
         return ["result_dropped", str(error)]
@@ -46,7 +54,16 @@ def result_options(jid: str, value: Any) -> list[str]:
 async def read_result(client: Client, jid: str) -> JobResult | None:
     """The job's outcome as the server holds it now; None when the job does not exist."""
     reply = await client.protocol.json("job.result", jid)
-    return None if reply is None else JobResult.from_json(jid, reply)
+    if reply is None:
+        return None
+    stored = JobResult.from_json(jid, reply)
+    if stored.text is not None and stored.text.startswith(ENVELOPE_PREFIX):
+        # the value's JSON opened here, so that `value` and `outcome` read it as any other
+        opened = decoded_text(client.codec, stored.text)
+        if isinstance(opened, Sealed):
+            raise opened.error
+        stored = dataclasses.replace(stored, text=json.dumps(opened))
+    return stored
 
 
 async def await_result(client: Client, jid: str, timeout: float | None) -> Any:

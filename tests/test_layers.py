@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "aqless"
 # prefix that names it (``aqless.sharding`` names the package and its modules)
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("aqless._version", "aqless.errors", "aqless.rules", "aqless._concurrency")),
-    ("connection", ("aqless._connection", "aqless.scripts")),
+    ("connection", ("aqless._connection", "aqless.scripts", "aqless.codecs")),
     (
         "client",
         (

@@ -42,6 +42,8 @@ PLAIN_ONLY: dict[str, dict[str, str]] = {
         "prefix": "the one server's key prefix",
         "clock": "a setting given when the client is made",
         "strict": "a setting given when the client is made",
+        "codec": "payload codecs: the plain client's for now (a shard's client reads "
+        "AQLESS_KEYS; the sharded client takes no codec yet)",
         "sharded_pubsub": "a setting of one Cluster connection",
         "script_connection": "a setting given when the client is made (a diagnostic)",
         "put_hooks": "hooks see the variant's own queue type (aqless.queue.PutHook)",

@@ -17,9 +17,19 @@ A change made in place is caught either way.
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any
+from typing import Any, Protocol
 
 from aqless._connection.protocol import encode_json
+from aqless.errors import PayloadError
+
+
+class PayloadCodec(Protocol):
+    """What StoredData needs of an aqless.codecs.PayloadCodec."""
+
+    def encode_text(self, text: str | bytes, jid: str) -> str | bytes: ...
+
+    def decode(self, text: str) -> Any: ...
+
 
 __all__ = ["KEEP_DATA", "StoredData"]
 
@@ -53,29 +63,48 @@ def _members(data: Any) -> tuple[Any, ...] | None:
 class StoredData:
     """The stored text of a job's data (None when unknown) and the object decoded from it."""
 
-    __slots__ = ("_members", "_object", "_text")
+    __slots__ = ("_codec", "_members", "_object", "_text")
 
-    def __init__(self, text: str | None, data: Any) -> None:
+    def __init__(self, text: str | None, data: Any, codec: PayloadCodec | None = None) -> None:
         self._text = text
         self._object = data
+        self._codec = codec
         self._members = None if text is None else _members(data)
 
     def __reduce__(self) -> tuple[type[StoredData], tuple[None, None]]:
         # a pickled copy (isolated job code's, aqless._worker.children) carries no second
-        # copy of the payload: it knows no stored text, and its data is always sent
+        # copy of the payload (nor the codec and its keys): it knows no stored text; the
+        # worker completes the job through its own handle
         return StoredData, (None, None)
 
-    def complete_argument(self, data: Any) -> tuple[str, tuple[str, ...]]:
+    def complete_argument(self, data: Any, jid: str = "") -> tuple[str, tuple[str, ...]]:
         """complete's `data` argument for the job's `data` now, and the options that go
-        with it: ``KEEP_DATA`` (and an empty argument) when `data` is as it was read."""
+        with it: ``KEEP_DATA`` (and an empty argument) when `data` is as it was read (data
+        this client could not open, aqless.codecs.Sealed, always is)."""
         if self._text is None:
-            return encode_json(data, "job data"), ()
-        if self._same_members(data):
+            return self._encoded(data, jid), ()
+        if self._same_members(data) or (data is self._object and getattr(data, "sealed", False)):
             return "", KEEP_DATA
         text = encode_json(data, "job data")
         if text == self._text:
             return "", KEEP_DATA
-        return text, ()
+        if self._codec is None:
+            return text, ()
+        try:
+            if self._codec.decode(self._text) == data:  # an envelope's text differs each time
+                return "", KEEP_DATA
+        except PayloadError:  # the stored text does not open here: written anew
+            pass
+        return self._encoded_text(text, jid), ()
+
+    def _encoded(self, data: Any, jid: str) -> str:
+        text = encode_json(data, "job data")
+        return text if self._codec is None else self._encoded_text(text, jid)
+
+    def _encoded_text(self, text: str, jid: str) -> str:
+        codec = self._codec
+        encoded = text if codec is None else codec.encode_text(text, jid)
+        return encoded.decode() if isinstance(encoded, bytes) else encoded
 
     def _same_members(self, data: Any) -> bool:
         if data is not self._object or self._members is None:

@@ -21,7 +21,9 @@ from aqless._worker.outcomes import Decision, JobTimeoutError, decide, failure_g
 from aqless._worker.policies import RequeuePolicy, RetryPolicy, attempt
 from aqless._worker.running import RunningJob
 from aqless._worker.threads import ThreadCall
+from aqless.codecs import Sealed
 from aqless.errors import (
+    CodecError,
     ConnectionLostError,
     JobDataError,
     PayloadError,
@@ -132,9 +134,11 @@ class Performer:
     async def _perform(self, running: RunningJob) -> None:
         job = running.job
         try:
+            if isinstance(job.data, Sealed):  # no key (or store) to open it: never run
+                raise job.data.error
             handler = self._handlers.resolve(job.klass_name)
             function = with_data(handler.function_for(job.queue_name), job.data, job.klass_name)
-        except (UnknownJobClassError, JobDataError) as error:
+        except (UnknownJobClassError, JobDataError, CodecError) as error:
             running.raised = type(error).__name__
             group = failure_group(job.queue_name, error)
             decision = Decision("fail", group, str(error), attempt=attempt(job))

@@ -65,6 +65,7 @@ from aqless.scripts.loader import AnyRedis
 from aqless.workflows.signals import Delivery
 
 if TYPE_CHECKING:
+    from aqless.codecs import PayloadCodec
     from aqless.events import Event
     from aqless.flows import ChildrenResults, Flow, FlowNode, FlowTree
     from aqless.models import JobResult, PriorityPattern, RateLimitInfo
@@ -647,3 +648,5 @@ class ScriptClient(Client, Protocol):
     def redis(self) -> AnyRedis: ...
     @property
     def put_hooks(self) -> Sequence[Callable[..., Awaitable[list[str]]]]: ...
+    @property
+    def codec(self) -> PayloadCodec | None: ...

@@ -57,6 +57,13 @@ PROMISES = {
         "empty quote failed in quotes-ValueError: ValueError: nothing to price",
         'kept with the job: {"total":10.99}',
     ],
+    "encrypted_jobs.py": [
+        "stored: ['aes-gcm'] under key k1; card in clear: False",
+        "without the key: encrypted (key k1)",
+        "the worker opened it: {'charged': '1234'}",
+        "a large payload is kept apart: True",
+        "blobs swept with their job: 1",
+    ],
     "middleware.py": ["2 completed, 1 failed; stored: ['book', 'lamp']"],
     "typed_jobs.py": [
         "put refused: the data does not fit Parcel: data.grams: expected an integer, got a string",

@@ -20,7 +20,7 @@ from aqless.cli.app import cli
 from aqless.run import main as run_command
 
 PACKAGE = Path(aqless.__file__).parent
-CONFIG_LUA = PACKAGE / "scripts" / "lua" / "config.lua"
+CONFIG_LUA = PACKAGE / "scripts" / "lua" / "lib" / "config.lua"
 
 #: Variables read outside any command's options: who reads them, and what for.
 OUTSIDE: dict[str, tuple[str, str]] = {
@@ -39,6 +39,15 @@ OUTSIDE: dict[str, tuple[str, str]] = {
         "the pytest plugin",
         "A server for the `aqless_url` fixture instead of a private embedded one.",
     ),
+    "AQLESS_KEYS": (
+        "every client given no codec (the CLI, the dashboard, workers)",
+        "A key ring for payload codecs, `id:base64key,...`, the writing key first: encrypted "
+        "job data is sealed and opened with it (docs/guides/codecs.md).",
+    ),
+    "AQLESS_BLOB_DIR": (
+        "every client given no codec",
+        "The claim-check directory of payload codecs: payloads kept apart are read from it.",
+    ),
     "AQLESS_SCRIPT_CONNECTION": (
         "the client",
         "`redis-py`: send the script's calls through redis-py's connections (a diagnostic).",
@@ -49,9 +58,12 @@ OUTSIDE: dict[str, tuple[str, str]] = {
 
 def _commands(command: click.Command, path: str) -> Iterator[tuple[str, click.Command]]:
     yield path, command
-    if isinstance(command, click.Group):
-        for name, sub in sorted(command.commands.items()):
-            yield from _commands(sub, f"{path} {name}")
+    if isinstance(command, click.Group):  # asked, not read: `aqless` loads its commands lazily
+        context = click.Context(command)
+        for name in sorted(command.list_commands(context)):
+            sub = command.get_command(context, name)
+            if sub is not None:
+                yield from _commands(sub, f"{path} {name}")
 
 
 def _first_sentence(text: str | None) -> str:
