@@ -52,6 +52,7 @@ from aqless.errors import (
     ServerFullError,
     ServerUnavailableError,
     ShardNotEmptyError,
+    SpoolFullError,
     StaleAttemptError,
     UnknownJobClassError,
 )
@@ -86,6 +87,7 @@ from aqless.scaling import QueueScaling, ScalingWindow
 from aqless.sharding.client import ShardedClient
 from aqless.sharding.map import Shard, ShardMap
 from aqless.sharding.queue import ShardedQueue, ShardedQueues
+from aqless.spool import PutReceipt, Spool, SpoolStats
 from aqless.worker import Heartbeats, ShardedWorker, Worker, WorkerCounters, WorkerSettings
 
 __all__ = [
@@ -140,6 +142,7 @@ __all__ = [
     "PriorityPattern",
     "Progress",
     "PutOptions",
+    "PutReceipt",
     "PutRequest",
     "PutResult",
     "Queue",
@@ -179,6 +182,9 @@ __all__ = [
     "ShardedRateLimits",
     "ShardedThrottles",
     "ShardedWorker",
+    "Spool",
+    "SpoolFullError",
+    "SpoolStats",
     "StaleAttemptError",
     "Tags",
     "Throttle",

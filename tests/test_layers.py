@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.batches",
 
             "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.flows",
+            "aqless.spool",
         ),
     ),
     (
