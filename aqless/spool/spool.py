@@ -125,6 +125,7 @@ class Spool:
         if self._store.depth:
             self._waiting.set()
         self._task: asyncio.Task[None] | None = None
+        self._flushing = asyncio.Lock()  # one flush at a time: the task's, or `flush`'s
         self._closed = False
 
     def __repr__(self) -> str:
@@ -196,7 +197,13 @@ class Spool:
 
     async def _flush_batch(self) -> int:
         """Send the oldest puts (a batch) in one round trip; how many the server took."""
+        async with self._flushing:
+            return await self._send_batch()
+
+    async def _send_batch(self) -> int:
         puts = self._store.head(self.batch)
+        if not puts:
+            return 0
         now = self._client.clock()
         replies = await self._client.protocol.many(
             "queue.put",
