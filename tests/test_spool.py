@@ -207,3 +207,33 @@ async def test_a_put_that_names_its_own_dedup_id_keeps_it(client: aqless.Client)
     assert second.jid == first.jid
     assert second.queued
     assert await client.redis.keys("ql:dedup:spool:*") == []
+
+
+async def test_the_spool_s_depth_is_a_metric(client: aqless.Client, server: OwnServer) -> None:
+    from prometheus_client import CollectorRegistry
+
+    from aqless.metrics import Metrics
+
+    registry = CollectorRegistry()
+    metrics = Metrics(registry)
+    spool = client.spool(capacity=2)
+    metrics.instrument_spool(spool)
+    metrics.instrument_spool(spool)  # once is enough
+
+    def sample(name: str, **labels: str) -> float | None:
+        return registry.get_sample_value(f"aqless_spool_{name}", {"spool": "memory", **labels})
+
+    assert sample("depth") == 0
+    server.kill()
+    await spool.put("spool-metric", "tasks.Send")
+    await spool.put("spool-metric", "tasks.Send")
+    with pytest.raises(aqless.SpoolFullError):
+        await spool.put("spool-metric", "tasks.Send")
+    assert sample("depth") == 2
+    assert sample("capacity") == 2
+    assert sample("puts_total", outcome="spooled") == 2
+    assert sample("puts_total", outcome="refused") == 1
+    await restarted(server)
+    await flushed(spool)
+    assert sample("depth") == 0
+    assert sample("puts_total", outcome="flushed") == 2
