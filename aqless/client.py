@@ -361,11 +361,12 @@ class Client:
         """Release every connection; the client then refuses every call and every open
         (ClientClosedError). Closing twice is harmless. Shielded: a cancelled task still
         closes."""
+        if self._lifecycle.state is not ClientState.CLOSED:
+            with anyio.CancelScope(shield=True):
+                for spool in self._spools:  # their last flush, while the client still calls
+                    await spool.aclose()
         if not self._lifecycle.close():
             return
-        with anyio.CancelScope(shield=True):
-            for spool in self._spools:  # its last flush, before the connections go
-                await spool.aclose()
         with anyio.move_on_after(5, shield=True):
             if self._protocol is not None:
                 await self._protocol.close()

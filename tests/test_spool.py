@@ -4,6 +4,7 @@ Valkey of the test's own, SIGKILLed for an outage (tests/faults/harness.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import anyio
 import pytest
 
 import aqless
+from aqless._concurrency.backoff import Delays
 from tests.faults.harness import OwnServer, own_server
 
 pytestmark = pytest.mark.timeout(60)
@@ -237,3 +239,31 @@ async def test_the_spool_s_depth_is_a_metric(client: aqless.Client, server: OwnS
     await flushed(spool)
     assert sample("depth") == 0
     assert sample("puts_total", outcome="flushed") == 2
+
+
+async def test_a_closing_client_flushes_its_spool_once_more(server: OwnServer) -> None:
+    client = aqless.Client(server.url)
+    async with client:
+        spool = client.spool()
+        spool.retry = Delays(60, 60)  # its task waits a minute after a failed flush
+        server.kill()
+        receipts = [await spool.put("spool-close", "tasks.Send", i) for i in range(3)]
+        await anyio.sleep(0.1)  # the task tried, and waits
+        await restarted(server)
+        assert spool.depth == 3
+    assert spool.depth == 0
+    async with aqless.Client(server.url) as other:
+        assert await waiting_jids(other, "spool-close") == [receipt.jid for receipt in receipts]
+
+
+async def test_concurrent_puts_into_a_file_are_all_kept(
+    client: aqless.Client, server: OwnServer, tmp_path: Path
+) -> None:
+    """The puts of concurrent calls share an fsync: each returns once its line is kept."""
+    path = tmp_path / "puts.spool"
+    spool = client.spool(path=path)
+    server.kill()
+    await spool.put("spool-many", "tasks.Send")
+    receipts = await asyncio.gather(*(spool.put("spool-many", "tasks.Send", i) for i in range(300)))
+    kept = [json.loads(line)["j"] for line in path.read_bytes().splitlines()]
+    assert kept[1:] == [receipt.jid for receipt in receipts]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 import anyio
 
 from aqless import rules
-from aqless._concurrency.backoff import SPOOL
+from aqless._concurrency.backoff import SPOOL, Delays
 from aqless.errors import (
     AqlessError,
     ClientClosedError,
@@ -124,6 +124,8 @@ class Spool:
         self._waiting = asyncio.Event()  # set while puts wait
         if self._store.depth:
             self._waiting.set()
+        #: the waits between a flush's tries while the server is away
+        self.retry: Delays = SPOOL
         self._task: asyncio.Task[None] | None = None
         self._flushing = asyncio.Lock()  # one flush at a time: the task's, or `flush`'s
         self._closed = False
@@ -170,9 +172,11 @@ class Spool:
                 raise
             except ConnectionLostError as error:
                 logger.debug("spooling %s: %s", jid, error)
-        return self._spool(queue, klass, data, chosen)
+        return await self._spool(queue, klass, data, chosen)
 
-    def _spool(self, queue: str, klass: JobClass, data: Any, options: PutOptions) -> PutReceipt:
+    async def _spool(
+        self, queue: str, klass: JobClass, data: Any, options: PutOptions
+    ) -> PutReceipt:
         client = self._client
         put = prepare_put(
             klass, data, options, worker=client.worker_name, queue=queue, clock=client.clock
@@ -183,6 +187,7 @@ class Spool:
         self._store.append(SpooledPut.of(self._store.next_number, put, client.clock()))
         self._counts["spooled"] += 1
         self._waiting.set()
+        await self._store.synced()  # on disk before the call returns (a file's)
         return PutReceipt(put.jid, spooled=True)
 
     async def flush(self) -> int:
@@ -248,6 +253,8 @@ class Spool:
             try:
                 await self._flush_batch()
                 failures = 0
+            except ClientClosedError:
+                return  # the client closes: its aclose makes the last flush
             except ConnectionLostError as error:
                 failures += 1
                 if failures == 1:
@@ -257,7 +264,7 @@ class Spool:
                 failures += 1
                 logger.exception("spool %s: flush failed", self.name)
             if failures:
-                await anyio.sleep(SPOOL.after(failures))
+                await anyio.sleep(self.retry.after(failures))
 
     async def aclose(self) -> None:
         """Stop the flushing task, try one last flush (a few seconds), then release the

@@ -3,13 +3,17 @@
 
 A spool file is append-only: each put is a line of JSON (`SpooledPut.line`), and each flush
 that the server took appends ``{"done": N}``, meaning every put numbered N or less landed.
-Each write is fsynced before the call returns. Opening the file reads the puts not done
+A put's line is fsynced before its call returns; the puts of concurrent calls share one
+fsync, made in a thread so that the event loop goes on meanwhile. A ``done`` line is not
+waited for: lost in a crash, it only makes the next process send puts again, which their
+dedup ids drop. Opening the file reads the puts not done
 (a line torn by a crash mid-write is dropped: its put was never accepted), then writes them
 alone to a new file that replaces the old (fsynced, renamed); once every put is done, the
 file is emptied. A lock on ``<path>.lock`` keeps a second process off the same file."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
 import json
@@ -18,6 +22,8 @@ import os
 from collections import deque
 from pathlib import Path
 from typing import IO
+
+import anyio
 
 from aqless.errors import ConfigurationError
 from aqless.spool.entries import SpooledPut
@@ -50,6 +56,10 @@ class MemoryStore:
         while self._puts and self._puts[0].number <= number:
             self._puts.popleft()
 
+    async def synced(self) -> None:
+        """Return once every put appended so far is kept (in memory: at once)."""
+        return None
+
     def close(self) -> None:
         return None
 
@@ -70,28 +80,43 @@ class FileStore(MemoryStore):
         except BaseException:
             self._lock.close()
             raise
+        self._written = 0  # puts' lines written (perhaps not yet on disk)
+        self._kept = 0  # of those, the ones fsynced
+        self._syncing: asyncio.Future[None] | None = None
 
     def append(self, put: SpooledPut) -> None:
-        self._write(put.line())
+        self._file.write(put.line())
+        self._written += 1
         super().append(put)
+
+    async def synced(self) -> None:
+        wanted = self._written
+        while self._kept < wanted:
+            if self._syncing is None:
+                self._syncing = asyncio.ensure_future(self._sync())
+            await asyncio.shield(self._syncing)
+
+    async def _sync(self) -> None:
+        """One fsync for every line written so far (in a thread)."""
+        try:
+            self._file.flush()
+            covered = self._written
+            await anyio.to_thread.run_sync(os.fsync, self._file.fileno())
+            self._kept = covered
+        finally:
+            self._syncing = None
 
     def drop_through(self, number: int) -> None:
         super().drop_through(number)
         if self.depth:
-            self._write(json.dumps({"done": number}).encode() + b"\n")
+            self._file.write(json.dumps({"done": number}).encode() + b"\n")
+            self._file.flush()
         else:  # nothing left: start the file again
             self._file.truncate(0)
-            self._file.seek(0)
-            os.fsync(self._file.fileno())
 
     def close(self) -> None:
         self._file.close()
         self._lock.close()
-
-    def _write(self, line: bytes) -> None:
-        self._file.write(line)
-        self._file.flush()
-        os.fsync(self._file.fileno())
 
 
 def _locked(path: Path) -> IO[bytes]:
