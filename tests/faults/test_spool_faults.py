@@ -158,3 +158,26 @@ async def test_a_spool_file_outlives_a_producer_killed_during_an_outage(
             await spool.flush()
         await check_exactly_once(client, [[jid for jid, _ in accepted]])
     assert (tmp_path / "puts.spool").read_bytes() == b""
+
+
+async def test_puts_while_the_server_loads_its_data_are_spooled_then_queued() -> None:
+    """A restarted server reading its data back refuses every call (``-LOADING``,
+    ServerUnavailableError): the puts meanwhile wait in the spool, then land in order."""
+    from tests.faults.test_loading import SLOW_LOADING, loading, reloading
+
+    server = OwnServer("always", extra=SLOW_LOADING)
+    server.start()
+    try:
+        async with aqless.Client(server.url) as client:
+            spool = client.spool()
+            made: list[str] = []
+            async with reloading(server, client):
+                while loading(server):  # puts while it loads
+                    made.append((await spool.put(QUEUE, "faultjobs.work")).jid)
+                    await anyio.sleep(0.02)
+            assert spool.stats().spooled > 0, "no put met the loading server"
+            with anyio.fail_after(10):
+                await spool.flush()
+            await check_exactly_once(client, [made])
+    finally:
+        server.close()
