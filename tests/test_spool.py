@@ -208,6 +208,8 @@ async def test_a_put_that_names_its_own_dedup_id_keeps_it(client: aqless.Client)
     second = await spool.put("spool-own", "tasks.Send", dedup="order-7")
     assert second.jid == first.jid
     assert second.queued
+    assert second.deduplicated
+    assert not first.deduplicated
     assert await client.redis.keys("ql:dedup:spool:*") == []
 
 
@@ -267,3 +269,13 @@ async def test_concurrent_puts_into_a_file_are_all_kept(
     receipts = await asyncio.gather(*(spool.put("spool-many", "tasks.Send", i) for i in range(300)))
     kept = [json.loads(line)["j"] for line in path.read_bytes().splitlines()]
     assert kept[1:] == [receipt.jid for receipt in receipts]
+
+
+async def test_a_jid_put_again_through_the_spool_is_dropped(client: aqless.Client) -> None:
+    spool = client.spool()
+    first = await spool.put("spool-jid", "tasks.Send", {"v": 1}, jid="invoice-9")
+    again = await spool.put("spool-jid", "tasks.Send", {"v": 2}, jid="invoice-9")
+    assert (first.deduplicated, again.deduplicated) == (False, True)
+    job = await client.jobs.get("invoice-9")
+    assert isinstance(job, aqless.Job)
+    assert job.data == {"v": 1}

@@ -56,10 +56,13 @@ class PutReceipt:
         jid: the job's id (known whether it was queued or spooled).
         spooled: True when the job waits in the spool, to be put once the server answers;
             False when the server has it (`queued`).
+        deduplicated: queued, but no new job was made: a job held the put's dedup id (the
+            jid is that job's), or, with ``replace=False``, a job of the jid existed.
     """
 
     jid: str
     spooled: bool
+    deduplicated: bool = False
 
     @property
     def queued(self) -> bool:
@@ -167,7 +170,7 @@ class Spool:
         if not self.depth:  # nothing waits ahead of it: straight to the server
             try:
                 result = await self._client.queues[queue].put_result(klass, data, **chosen)
-                return PutReceipt(result.jid, spooled=False)
+                return PutReceipt(result.jid, spooled=False, deduplicated=result.deduplicated)
             except ServerFullError:
                 raise
             except ConnectionLostError as error:
