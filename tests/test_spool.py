@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -14,6 +15,7 @@ import pytest
 
 import aqless
 from aqless._concurrency.backoff import Delays
+from aqless.puts import PutSender
 from tests.faults.harness import OwnServer, own_server
 
 pytestmark = pytest.mark.timeout(60)
@@ -279,3 +281,29 @@ async def test_a_jid_put_again_through_the_spool_is_dropped(client: aqless.Clien
     job = await client.jobs.get("invoice-9")
     assert isinstance(job, aqless.Job)
     assert job.data == {"v": 1}
+
+
+async def test_the_put_hooks_wrap_a_spooled_put_too(
+    client: aqless.Client, server: OwnServer
+) -> None:
+    """A hook (tracing's writes its context into the data) sees the put that is spooled, and
+    the job keeps what it wrote."""
+    seen: list[str] = []
+
+    async def stamp(
+        queue: aqless.Queue, requests: list[aqless.PutRequest], send: PutSender
+    ) -> list[str]:
+        seen.append(queue.name)
+        return await send([replace(r, data={**r.data, "stamped": True}) for r in requests])
+
+    client.put_hooks.append(stamp)
+    spool = client.spool()
+    server.kill()
+    receipt = await spool.put("spool-hooked", "tasks.Send", {"n": 1})
+    assert receipt.spooled
+    await restarted(server)
+    await flushed(spool)
+    job = await client.jobs.get(receipt.jid)
+    assert isinstance(job, aqless.Job)
+    assert job.data == {"n": 1, "stamped": True}
+    assert seen == ["spool-hooked", "spool-hooked"]  # the put tried, then the put kept

@@ -33,7 +33,16 @@ from aqless.errors import (
     ServerFullError,
     SpoolFullError,
 )
-from aqless.puts import Dedup, JobClass, PutOptions, default_options, new_jid, prepare_put
+from aqless.puts import (
+    Dedup,
+    JobClass,
+    PutOptions,
+    PutRequest,
+    default_options,
+    inside_hooks,
+    new_jid,
+    prepare_put,
+)
 from aqless.spool.entries import SpooledPut
 from aqless.spool.stores import FileStore, MemoryStore
 
@@ -180,9 +189,25 @@ class Spool:
     async def _spool(
         self, queue: str, klass: JobClass, data: Any, options: PutOptions
     ) -> PutReceipt:
+        """Keep the put in the spool, inside the client's put hooks (as a put sent is)."""
+
+        async def keep(requests: list[PutRequest]) -> list[str]:
+            return [await self._keep(queue, request) for request in requests]
+
+        request = PutRequest(klass, data, **options)
+        target = self._client.queues[queue]
+        (jid,) = await inside_hooks(self._client.put_hooks, target, keep)([request])
+        return PutReceipt(jid, spooled=True)
+
+    async def _keep(self, queue: str, request: PutRequest) -> str:
         client = self._client
         put = prepare_put(
-            klass, data, options, worker=client.worker_name, queue=queue, clock=client.clock
+            request.klass,
+            request.data,
+            request.options(),
+            worker=client.worker_name,
+            queue=queue,
+            clock=client.clock,
         )
         if self.depth >= self.capacity:
             self._counts["refused"] += 1
@@ -191,7 +216,7 @@ class Spool:
         self._counts["spooled"] += 1
         self._waiting.set()
         await self._store.synced()  # on disk before the call returns (a file's)
-        return PutReceipt(put.jid, spooled=True)
+        return put.jid
 
     async def flush(self) -> int:
         """Send the spool's puts to the server now, oldest first, until none waits; how
