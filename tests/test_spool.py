@@ -307,3 +307,22 @@ async def test_the_put_hooks_wrap_a_spooled_put_too(
     assert isinstance(job, aqless.Job)
     assert job.data == {"n": 1, "stamped": True}
     assert seen == ["spool-hooked", "spool-hooked"]  # the put tried, then the put kept
+
+
+async def test_a_put_the_server_refuses_at_the_flush_is_dropped_and_the_rest_land(
+    client: aqless.Client, server: OwnServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "puts.spool"
+    spool = client.spool(path=path)
+    server.kill()
+    jids = [(await spool.put("spool-refused", "tasks.Send", i)).jid for i in range(3)]
+    await spool.aclose()
+    lines = path.read_bytes().splitlines()
+    lines[1] = lines[1].replace(b'"queue.putDeduplicated"', b'"queue.noSuchCommand"')
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    await restarted(server)
+    again = client.spool(path=path)
+    await flushed(again)
+    assert await waiting_jids(client, "spool-refused") == [jids[0], jids[2]]
+    stats = again.stats()
+    assert (stats.flushed, stats.dropped) == (2, 1)

@@ -250,7 +250,7 @@ class Spool:
             if isinstance(reply, ConnectionLostError):
                 away = reply  # this put and those behind it wait for the next try
                 break
-            if isinstance(reply, AqlessError):
+            if isinstance(reply, BaseException):  # refused: sending it again cannot help
                 logger.error("spool %s: the server refused job %s: %s", self.name, put.jid, reply)
                 self._counts["dropped"] += 1
             else:
@@ -280,6 +280,9 @@ class Spool:
                 await self._waiting.wait()
             try:
                 await self._flush_batch()
+                if failures:
+                    logger.info("spool %s: the server answers again; %d puts wait", self.name,
+                                self.depth)  # fmt: skip
                 failures = 0
             except ClientClosedError:
                 return  # the client closes: its aclose makes the last flush
