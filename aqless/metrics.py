@@ -15,8 +15,8 @@ The metrics (``aqless_`` is the default namespace):
 ``aqless_jobs_total{queue,klass,outcome}``        counter    jobs run by instrumented
                                                               workers; outcome: completed,
                                                               failed, retried, advanced,
-                                                              handed_back, canceled, lost,
-                                                              unreported
+                                                              handed_back, parked, canceled,
+                                                              lost, unreported
 ``aqless_job_duration_seconds{queue,klass}``      histogram  from the start of the code to
                                                               the outcome sent
 ``aqless_worker_heartbeats_total{worker}``        counter    locks renewed

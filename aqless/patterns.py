@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from aqless._concurrency.routing import ShardedPart, every, first, routed
+from aqless._concurrency.routing import ShardedPart
+from aqless.contracts.derived import ShardedQueuePatternsRouted
 from aqless.errors import ConfigurationError
 from aqless.models import PriorityPattern
 
@@ -76,14 +77,12 @@ class QueuePatterns:
         )
 
 
-class ShardedQueuePatterns(ShardedPart):
+class ShardedQueuePatterns(ShardedPart, ShardedQueuePatternsRouted):
     """``client.queue_patterns``: set on every shard (each shard's workers read their
-    own), read from the first."""
+    own), read from the first (routes declared on `aqless.contracts.QueuePatterns`)."""
+
+    #: the plain class whose verbs document the derived ones
+    documented_by: ClassVar[type] = QueuePatterns
 
     def _part(self, client: Any) -> QueuePatterns:
         return cast(QueuePatterns, client.queue_patterns)
-
-    identifiers = routed(QueuePatterns.identifiers, first)
-    set_identifiers = routed(QueuePatterns.set_identifiers, every)
-    priorities = routed(QueuePatterns.priorities, first)
-    set_priorities = routed(QueuePatterns.set_priorities, every)

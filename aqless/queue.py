@@ -11,6 +11,7 @@ import anyio
 
 from aqless import rules
 from aqless._connection.protocol import DATA_APART, decoded_apart, encode_json
+from aqless.contracts.derived import QueueScripted
 from aqless.errors import (
     AqlessError,
     ConfigurationError,
@@ -18,7 +19,7 @@ from aqless.errors import (
     LockLostError,
 )
 from aqless.job import Job
-from aqless.models import GroupCounts, JobState, QueueCounts, QueueStats, ThrottleInfo, listed
+from aqless.models import GroupCounts, JobState, QueueStats, listed
 from aqless.puts import (
     Durability,
     Durable,
@@ -79,7 +80,7 @@ def recurring_jid(name: str | None, jid: str | None) -> str | None:
     return checked
 
 
-class Queue:
+class Queue(QueueScripted):
     """A named queue. Making one does no I/O: `client.queues["emails"]`."""
 
     def __init__(self, client: Client, name: str) -> None:
@@ -409,18 +410,6 @@ class Queue:
             if len(found) < page:
                 return jids
 
-    async def unpause(self) -> None:
-        """Hand out jobs again after `pause`."""
-        await self._client.protocol.call("queue.unpause", self.name)
-
-    async def length(self) -> int:
-        """Waiting, scheduled and running jobs."""
-        return await self._client.protocol.integer("queue.length", self.name)
-
-    async def counts(self) -> QueueCounts:
-        """How many jobs this queue holds in each state."""
-        return QueueCounts.from_json(await self._client.protocol.json("queue.counts", self.name))
-
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats:
         """Wait and run times and failure counts for the day of `date` (default: today)."""
         if date is None:
@@ -469,23 +458,21 @@ class Queue:
         peeked = await self.peek(count, offset=stalled + offset)
         return [job.jid for job in peeked]
 
-    async def _failed(self, offset: int, count: int, page: int = 500) -> list[str]:
-        # failed jobs are kept by failure group, not by queue: read the groups, keep ours
-        wanted = offset + count
-        groups = await self._client.protocol.json("failureGroups.counts")
+    async def _failed(self, offset: int, count: int, budget: int = 500) -> list[str]:
+        # failed jobs are kept by failure group, not by queue: the server walks the groups
+        # and keeps ours, reading at most `budget` jobs a call and saying where to resume
         found: list[str] = []
-        for group in sorted(groups or {}):
-            start = 0
-            while len(found) < wanted:
-                reply = await self._client.protocol.json("jobs.failedByGroup", group, start, page)
-                jids = listed(reply["jobs"])
-                if jids:
-                    jobs = await self._client.protocol.json("job.getMulti", *jids)
-                    found += [str(job["jid"]) for job in jobs or [] if job["queue"] == self.name]
-                start += page
-                if len(jids) < page:
-                    break
-        return found[offset:wanted]
+        group, start = "", 0
+        while len(found) < count:
+            reply = await self._client.protocol.json(
+                "queue.failedJobs", self.name, offset, count - len(found), group, start, budget
+            )
+            found += listed(reply["jids"])
+            offset -= int(reply["skipped"])
+            if reply["group"] is None:
+                break
+            group, start = str(reply["group"]), int(reply["start"])
+        return found
 
     async def heartbeat(self) -> float:
         """Seconds a lock lasts in this queue (its own setting, else the global one)."""
@@ -499,18 +486,6 @@ class Queue:
             await self._client.config.unset(f"{self.name}-heartbeat")
         else:
             await self._client.config.set(f"{self.name}-heartbeat", seconds)
-
-    async def throttle(self) -> ThrottleInfo:
-        """This queue's own throttle: how many of its jobs may run at once."""
-        return ThrottleInfo.from_json(
-            await self._client.protocol.json("queue.throttle.get", self.name)
-        )
-
-    async def set_throttle(self, maximum: int) -> None:
-        """Let at most `maximum` of this queue's jobs run at once (0: unlimited).
-        InvalidValueError unless a whole number from 0."""
-        maximum = rules.check("maximum", maximum, "queue.throttle.set")
-        await self._client.protocol.call("queue.throttle.set", self.name, maximum)
 
     @property
     def rate_limit(self) -> AnyRateLimit:
@@ -533,10 +508,6 @@ class Queue:
         checked_queue(self.name, "queue.unfail")
         count = rules.check("count", count, "queue.unfail")
         return await self._client.protocol.integer("queue.unfail", self.name, group, count)
-
-    async def forget(self) -> None:
-        """Drop this queue from the list of queues (its jobs stay)."""
-        await self._client.protocol.call("queue.forget", self.name)
 
     # -- fairness groups ----------------------------------------------------------------------
 

@@ -25,6 +25,9 @@ Kind = Literal["number", "whole", "name", "names", "text", "choice", "switch"]
 #: The longest name (a queue, a group, a tag, a throttle...) any door accepts.
 NAME_MAX: Final = 128
 
+#: The largest result a workflow step may keep, in bytes of JSON (aqless.workflows).
+STEP_RESULT_MAX: Final = 65536
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -380,6 +383,31 @@ def _rules() -> dict[str, Rule]:
             "What carries a client's script calls: aqless's lean connection, or redis-py's "
             "pool (a diagnostic).",
             choices=("lean", "redis-py"),
+        ),
+        # workflows (aqless.workflows): steps, sleeps, signals
+        "signal": Rule("name", "A workflow signal's name.", spaces=True),
+        "signal_id": Rule(
+            "name", "A signal's id: a second delivery of one id is taken once.", longest=256
+        ),
+        "step": Rule("name", "A workflow step's name, its key in the workflow's record."),
+        "change_id": Rule("name", "A workflow code change's name, for `ctx.version`."),
+        "workflow.seconds": Rule(
+            "number", "Seconds a workflow sleeps.", "seconds", minimum=0, maximum=10**9
+        ),
+        "workflow.until": Rule(
+            "number", "The epoch time a workflow sleeps until.", "seconds", minimum=0
+        ),
+        "workflow.timeout": Rule(
+            "number", "Seconds a workflow waits for a signal.", "seconds", 0, True, 10**9
+        ),
+        "workflow.kind": Rule(
+            "choice",
+            "Why a parked workflow waits: asleep, for a signal, for a step's retry.",
+            choices=("sleep", "signal", "retry"),
+        ),
+        "workflow.latest": Rule("whole", "A code change's newest version.", minimum=1),
+        "workflow.result_bytes": Rule(
+            "whole", "A step result's size as JSON.", "bytes", 0, maximum=STEP_RESULT_MAX
         ),
         # recurring templates registered by name
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),

@@ -12,6 +12,7 @@ import pytest
 import redis.asyncio as aioredis
 from hypothesis import settings
 
+from aqless.scripts import function_name
 from aqless.scripts.loader import Argument, Script
 from tests.support import deployments, servers
 
@@ -115,15 +116,29 @@ def deployment(
 
 @pytest.fixture
 async def redis(server_url: str) -> AsyncIterator[aioredis.Redis]:
-    """A clean database on the server: flushed before each test."""
+    """A clean database on the server: flushed before each test. The protocol's function
+    library stays when it is the only one loaded (its name is its code's digest, so it is
+    this checkout's): compiling it again costs the server about 20 ms, in 3,000 tests."""
     connection = aioredis.Redis.from_url(server_url, decode_responses=True)
     await connection.flushall()
     await connection.script_flush()
-    await connection.function_flush()
+    if await _libraries(connection) != [function_name()]:
+        await connection.function_flush()
     try:
         yield connection
     finally:
         await connection.aclose()
+
+
+async def _libraries(connection: aioredis.Redis) -> list[str]:
+    """The names of the function libraries loaded on the server."""
+    listed: list[Any] = await connection.function_list()
+    # each library's fields: a dict or a flat list of names and values (the servers differ)
+    fields = [
+        entry if isinstance(entry, dict) else dict(zip(entry[::2], entry[1::2], strict=True))
+        for entry in listed
+    ]
+    return [str(library["library_name"]) for library in fields]
 
 
 class Lua:

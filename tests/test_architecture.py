@@ -6,8 +6,8 @@ What counts as a citation (prose is left alone):
   Markdown link's target: it must exist in the repository;
 - a dotted name starting ``aqless.``: it must import, as a module or as a module's attribute
   (``aqless.puts.prepare_put``, ``aqless.contracts.Queue.pop``);
-- in a code span, a bare file name: ``x.lua`` must be a module of ``aqless/scripts/lua/``,
-  ``x.py`` a file of the package;
+- in a code span, a bare file name: ``x.lua`` must be a file of ``aqless/scripts/lua/`` (or
+  of its ``lib/`` or ``commands/``), ``x.py`` a file of the package;
 - in a code span, a CamelCase name, alone or dotted (``LockKeeper``, ``Queue.put``): some
   module of the package must define it, with those attributes;
 - in a code span, a lower-case dotted name (``queue.put``, ``protocol.ScriptCaller``): a command
@@ -88,7 +88,9 @@ def defined(camel: str) -> bool:
 def span_problem(span: str) -> str | None:
     """Why a code span's citation does not hold, or None (also for a span that is prose)."""
     if span.endswith(".lua") and "/" not in span:
-        return None if (ROOT / "aqless/scripts/lua" / span).is_file() else "no such Lua module"
+        folders = ("", "lib", "commands")
+        found = any((ROOT / "aqless/scripts/lua" / folder / span).is_file() for folder in folders)
+        return None if found else "no such Lua module"
     if span.endswith(".py") and "/" not in span:
         return None if any(aqless_files(span)) else "no such file in the package"
     if not _IDENTIFIER.match(span) or span.startswith("aqless."):

@@ -1,9 +1,9 @@
-"""Every extra works alone: a wheel of this checkout, built once, is installed into a fresh
-virtual environment per extra (and one with none, and one with ``all``), the environments
-made at once (uv, from its cache). In each, every module of the package is imported
-(tests/support/extras_probe.py): the modules an installed extra serves import, and those of
-a missing extra raise the ConfigurationError naming it; each extra's commands answer.
-"""
+"""Every extra works alone: a wheel of this checkout, built once per test process, is
+installed into a fresh virtual environment per extra (and one with none, and one with
+``all``), each a test of its own, which the test processes share out (uv, from its cache).
+In each, every module of the package is imported (tests/support/extras_probe.py): the
+modules an installed extra serves import, and those of a missing extra raise the
+ConfigurationError naming it; each extra's commands answer."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import sys
 import time
 import tomllib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,20 +180,22 @@ def test_every_extra_is_in_the_install_table_and_installed_alone_below() -> None
     assert set(EXTRAS) == set(declared) - {"docs", "dev"}  # the tools' own: not for users
 
 
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel of this checkout, built once per test process (about 3 s)."""
+    folder = tmp_path_factory.mktemp("wheel")
+    uv("build", "--quiet", "--wheel", "--out-dir", str(folder), CHECKOUT)
+    (built,) = folder.glob("aqless-*.whl")
+    return built
+
+
 @pytest.mark.timeout(300)  # the first run downloads the packages; later ones use uv's cache
 @pytest.mark.deployments("valkey9", reason="aqless-run --check reaches one server")
-def test_every_extra_works_alone(tmp_path: Path, server_url: str) -> None:
-    started = time.monotonic()
-    uv("build", "--quiet", "--wheel", "--out-dir", str(tmp_path / "wheel"), CHECKOUT)
-    (wheel,) = (tmp_path / "wheel").glob("aqless-*.whl")
-    built = time.monotonic() - started
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        made = pool.map(lambda extra: prepared(wheel, extra, tmp_path, server_url), ("", *EXTRAS))
-        environments = list(made)
-    assert [problem for environment in environments for problem in environment.problems] == []
-    timings = ", ".join(f"{env.extra or 'none'} {env.seconds:.0f}" for env in environments)
-    elapsed = time.monotonic() - started
-    print(f"wheel {built:.1f} s; environments (s): {timings}; in all {elapsed:.0f} s")  # noqa: T201
+@pytest.mark.parametrize("extra", ["", *EXTRAS], ids=lambda extra: extra or "none")
+def test_every_extra_works_alone(wheel: Path, extra: str, tmp_path: Path, server_url: str) -> None:
+    environment = prepared(wheel, extra, tmp_path, server_url)
+    assert environment.problems == []
+    print(f"{extra or 'none'}: {environment.seconds:.1f} s")  # noqa: T201
 
 
 def assert_the_outbox_doors_name_the_extra(

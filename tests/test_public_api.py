@@ -3,8 +3,10 @@ exists."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import types
+from pathlib import Path
 
 import pytest
 
@@ -35,12 +37,20 @@ API_MODULES = (
 
 
 def exported() -> set[str]:
-    """The public names the package's namespace holds, submodules aside."""
+    """The public names the package offers (each imported on first use), submodules aside."""
     return {
         name
-        for name, value in vars(aqless).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(aqless)
+        if not name.startswith("_") and not isinstance(getattr(aqless, name), types.ModuleType)
     }
+
+
+def test_a_name_is_the_object_its_module_defines() -> None:
+    assert aqless.Client is client.Client
+    assert aqless.JobNotFoundError is errors.JobNotFoundError
+    assert aqless.errors is errors  # a submodule, as `import aqless` once loaded it
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        _ = aqless.Nothing
 
 
 def test_all_has_no_duplicates() -> None:
@@ -127,3 +137,19 @@ def test_the_exception_tree() -> None:
 def test_version() -> None:
     assert isinstance(aqless.__version__, str)
     assert aqless.__version__[0].isdigit()
+
+
+def test_each_lazy_name_is_imported_for_the_type_checker_from_the_same_module() -> None:
+    source = Path(aqless.__file__).read_text(encoding="utf-8")
+    checked = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    imported = {
+        alias.name: node.module
+        for node in checked.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == aqless._HOMES

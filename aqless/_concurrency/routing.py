@@ -1,13 +1,17 @@
 """One verb asked of several servers at once and their answers merged: how the objects of a
 sharded deployment derive their verbs from the plain ones, as aqless.sync derives the blocking
-ones. A sharded object declares once, per verb, which shards it asks and how their answers
-merge::
+ones. A contract's verb declares once which shards it asks and how their answers merge
+(aqless.contracts)::
 
-    class ShardedQueue:
-        length = routed(Queue.length, every)
+    class Queue(Protocol):
+        @on_shards(every)
+        async def length(self) -> int: ...
 
-takes `Queue.length`'s parameters, calls ``length`` on the queue's part on every shard at once
-and returns their sum (`merged`, the merge unless one is named). The routes: `every` shard,
+and the sharded class takes it, derived (``length = routed(contracts.Queue.length)``, written
+by ``python -m aqless.contracts --write``): `Queue.length`'s parameters, ``length`` called on
+the queue's part on every shard at once, their sum returned (`merged`, the merge unless one
+is named). A sharded part whose verb has no declaration on a contract names its route
+itself: ``all = routed(RateLimits.all, every, by_id)``. The routes: `every` shard,
 the `first` (configuration, the same everywhere), the shard holding a given jid (`by_jid`),
 each jid's shard with its share (`by_jids`), every shard for a page (`paged`); an object adds
 its own (a queue's home shard, a fairness group's keeper). The other merges: `page`,
@@ -42,6 +46,7 @@ from aqless import rules
 from aqless._concurrency.task_groups import own_errors
 
 __all__ = [
+    "DerivedVerb",
     "PutTargets",
     "Routed",
     "ShardedPart",
@@ -51,9 +56,12 @@ __all__ = [
     "every",
     "first",
     "gathered",
+    "home",
     "in_order",
     "interleaved",
     "merged",
+    "of_group",
+    "on_shards",
     "page",
     "paged",
     "routed",
@@ -158,29 +166,31 @@ Route = Callable[[Any, inspect.BoundArguments], Awaitable[list[Call]]]
 Merge = Callable[[list[R], inspect.BoundArguments], R]
 
 
-class Routed(Generic[P, R]):
-    """A plain verb on a sharded object: the same parameters and value, asked of the
-    shards its route names and merged."""
+class DerivedVerb(Generic[P, R]):
+    """A coroutine verb made from another's signature (a contract's or a plain class's): the
+    same parameters and value; `call` says what it does (`Routed`, and
+    aqless._connection.scripted's `Scripted`)."""
 
-    def __init__(
-        self,
-        verb: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]],
-        route: Route,
-        merge: Merge[R],
-    ) -> None:
+    #: what the verb is called in the refusal of a class naming it otherwise
+    kind = "derived"
+    name: str
+    signature: inspect.Signature
+
+    def __init__(self, verb: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]) -> None:
+        if isinstance(verb, DerivedVerb):  # a plain class's derived verb, read on the class
+            self.name, self.__doc__, self.signature = verb.name, verb.__doc__, verb.signature
+            return
         self.name = verb.__name__
         self.__doc__ = verb.__doc__
         parameters = list(inspect.signature(verb).parameters.values())[1:]  # self aside
         self.signature = inspect.Signature(parameters)
-        self.route = route
-        self.merge = merge
 
     def __set_name__(self, owner: type, name: str) -> None:
         if name != self.name:
-            raise TypeError(f"{owner.__name__}.{name} is the sharded {self.name}: name it so")
+            raise TypeError(f"{owner.__name__}.{name} is the {self.kind} {self.name}: name it so")
 
     if TYPE_CHECKING:
-        # what mypy reads a routed verb as when, from another module, it checks a type
+        # what mypy reads a derived verb as when, from another module, it checks a type
         # argument against a contract (a bound type variable): the verb `__get__` gives
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]: ...
 
@@ -193,15 +203,42 @@ class Routed(Generic[P, R]):
     ) -> Self | Callable[P, Coroutine[Any, Any, R]]:
         if instance is None:
             return self
-        sharded: Sharded = instance  # type: ignore[assignment]
 
         async def verb(*args: P.args, **kwargs: P.kwargs) -> R:
-            return await self.call(sharded, args, kwargs)
+            return await self.call(instance, args, kwargs)
 
         verb.__name__ = self.name
-        verb.__doc__ = self.__doc__
+        verb.__doc__ = self.doc(owner)
         verb.__signature__ = self.signature  # type: ignore[attr-defined]
         return verb
+
+    def doc(self, owner: type) -> str | None:
+        """The verb's docstring on `owner`: its own (the verb's it was made from), else that
+        of the same verb of the class `owner` names as ``documented_by`` (a sharded class
+        names the plain one, whose verb a contract's verb leaves undocumented)."""
+        documented = getattr(owner, "documented_by", None)
+        return self.__doc__ or getattr(getattr(documented, self.name, None), "__doc__", None)
+
+    async def call(self, instance: Any, args: Any, kwargs: Any) -> R:
+        """The verb called on `instance` with `args` and `kwargs`."""
+        raise NotImplementedError
+
+
+class Routed(DerivedVerb[P, R]):
+    """A plain verb on a sharded object: the same parameters and value, asked of the
+    shards its route names and merged."""
+
+    kind = "sharded"
+
+    def __init__(
+        self,
+        verb: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]],
+        route: Route,
+        merge: Merge[R],
+    ) -> None:
+        super().__init__(verb)
+        self.route = route
+        self.merge = merge
 
     async def call(self, sharded: Sharded, args: Any, kwargs: Any) -> R:
         arguments = self.signature.bind(*args, **kwargs)
@@ -217,14 +254,57 @@ class Routed(Generic[P, R]):
         return self.merge(await gathered(calls, ask), arguments)
 
 
+@dataclass(frozen=True, slots=True)
+class Sharding:
+    """How a contract's verb is asked of a sharded deployment: the shards `route` names,
+    their answers merged by `merge` (`merged` when None)."""
+
+    route: Route
+    merge: Merge[Any] | None = None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def on_shards(route: Route, merge: Merge[Any] | None = None) -> Callable[[F], F]:
+    """Declare on a contract's verb how its sharded variant asks the shards (`route`) and
+    merges their answers (`merge`, `merged` when not given); the verb is unchanged."""
+
+    def declare(verb: F) -> F:
+        verb.sharding = Sharding(route, merge)  # type: ignore[attr-defined]
+        return verb
+
+    return declare
+
+
+def sharding_of(verb: Callable[..., Any]) -> Sharding | None:
+    """The routing declared on `verb` (`on_shards`), if any."""
+    declared: Sharding | None = getattr(verb, "sharding", None)
+    return declared
+
+
 def routed(
     verb: Callable[Concatenate[Any, P], Coroutine[Any, Any, R]],
-    route: Route,
+    route: Route | None = None,
     merge: Merge[R] | None = None,
 ) -> Routed[P, R]:
-    """`verb` (a plain class's) on a sharded object, asked of the shards `route` names and
-    answered by `merge` (`merged` when not given)."""
+    """`verb` (a contract's or a plain class's) on a sharded object, asked of the shards
+    `route` names and answered by `merge` (`merged` when not given); without a route, the
+    ones declared on the verb (`on_shards`)."""
+    if route is None:
+        declared = sharding_of(verb) or Sharding(_undeclared(verb))
+        route, merge = declared.route, declared.merge
     return Routed(verb, route, merge or merged)
+
+
+def _undeclared(verb: Callable[..., Any]) -> Route:
+    """The route of a verb that declares none: a refusal when called (not when imported, so
+    that ``python -m aqless.contracts --write`` can import the declarations it rewrites)."""
+
+    async def route(sharded: Sharded, arguments: inspect.BoundArguments) -> list[Call]:
+        raise TypeError(f"{verb.__qualname__} declares no route: declare one, or give it")
+
+    return route
 
 
 # -- routes -----------------------------------------------------------------------------------
@@ -280,6 +360,32 @@ def paged(command: str) -> Route:
         return [(client, asked) for client in sharded._client.clients]
 
     return route
+
+
+class Homed(Sharded, Protocol):
+    """A sharded object with a home shard (a queue's: where its own limits live)."""
+
+    def _home(self) -> int: ...
+
+
+async def home(sharded: Homed, arguments: inspect.BoundArguments) -> list[Call]:
+    """The object's home shard (a queue's: where its own throttle and rate limit live)."""
+    return [(sharded._client.shard(sharded._home()), arguments)]
+
+
+class Grouped(Sharded, Protocol):
+    """A sharded object whose fairness groups each live on one shard (a queue)."""
+
+    def _keeper_of_group(self, group: str) -> int: ...
+
+
+async def of_group(sharded: Grouped, arguments: inspect.BoundArguments) -> list[Call]:
+    """The shard keeping the fairness group given as ``group``; every shard for None, the
+    jobs put without one (a cap or a limit then holds on each shard apart)."""
+    group = arguments.arguments["group"]
+    if group is None:
+        return await every(sharded, arguments)
+    return [(sharded._client.shard(sharded._keeper_of_group(group)), arguments)]
 
 
 # -- merges -----------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from aqless.errors import (
     ScriptError,
     ServerFullError,
     ServerUnavailableError,
+    SignalRefusedError,
     StaleAttemptError,
 )
 from aqless.scripts.contracts import exception_name
@@ -103,6 +104,7 @@ _EXCEPTIONS: dict[str, type[ScriptError]] = {
         FlowTooLargeError,
         JobDependedOnError,
         FlowRunningError,
+        SignalRefusedError,
     )
 }
 

@@ -58,11 +58,6 @@ class Handler:
         return getattr(self.target(), name)  # type: ignore[no-any-return]
 
 
-def _is_coroutine_function(function: object) -> bool:
-    call = getattr(function, "__call__", None)  # noqa: B004  # callable objects too
-    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
-
-
 def calls_coroutine(function: object) -> bool:
     """Whether calling `function` returns an awaitable (else it runs in a thread)."""
     call = getattr(function, "__call__", None)  # noqa: B004  # callable objects too

@@ -23,7 +23,7 @@ class WorkerObserver:
     def job_finished(self, job: Job, queue: str, outcome: str, seconds: float) -> None:
         """A job's outcome was sent (or could not be): `queue` is the one it was popped
         from, `outcome` what became of it (``completed``, ``failed``, ``retried``,
-        ``advanced``, ``handed_back``, ``canceled``, ``lost`` or ``unreported``; see
+        ``advanced``, ``handed_back``, ``parked``, ``canceled``, ``lost`` or ``unreported``; see
         ``Worker.perform``), `seconds` the time since its code started."""
 
     def job_failed(self, job: Job, error: BaseException, decision: Decision) -> None:

@@ -33,6 +33,7 @@ from aqless.job import Job
 from aqless.models import HANDED_OUT, JobState
 from aqless.progress import Coalescer
 from aqless.typed import with_data
+from aqless.workflows.record import parked
 
 if TYPE_CHECKING:
     from aqless._worker.counters import WorkerCounters
@@ -378,8 +379,9 @@ class Performer:
 def outcome_of(running: RunningJob, queue: str) -> str:
     """What became of a job popped from `queue`: ``completed``, ``failed``, ``retried``,
     ``advanced`` (moved on to another queue), ``handed_back`` (the worker stopped),
-    ``canceled``, ``lost`` (taken away while running) or ``unreported`` (the outcome could not
-    be sent: the job is still running, its lock will expire)."""
+    ``parked`` (a workflow asleep or waiting: aqless.workflows), ``canceled``, ``lost`` (taken
+    away while running) or ``unreported`` (the outcome could not be sent: the job is still
+    running, its lock will expire)."""
     job = running.job
     if running.lost is not None:
         return "lost"
@@ -391,6 +393,8 @@ def outcome_of(running: RunningJob, queue: str) -> str:
         return "unreported"
     if job.queue_name != queue:
         return "advanced"
+    if parked(job.state, job.data) is not None:
+        return "parked"
     if job.state == JobState.RUNNING and not job.worker_name:
         return "canceled"  # the handle of a cancelled job keeps its last state
     return "handed_back" if running.handing_back is not None else "retried"

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import click
-from redis import exceptions as redis_errors
 
 import aqless
-from aqless.cli.runtime import NotFound, Settings, to_json
-from aqless.ops.known import UnknownNameError
+from aqless.cli import catalog
+from aqless.cli.basics import NotFound, Settings, to_json
 
 EXIT_CODES = """\b
 Exit codes:
@@ -38,6 +38,10 @@ class SetupError(click.ClickException):
 def translated(error: BaseException) -> click.ClickException | None:
     """The click exception (with its exit code) for an error of the client or server; for
     a task group's ExceptionGroup, that of the first error it holds that has one."""
+    from redis import exceptions as redis_errors  # here: the start-up stays fast
+
+    from aqless.ops.known import UnknownNameError
+
     if isinstance(error, BaseExceptionGroup):
         found = (translated(inner) for inner in error.exceptions)
         return next((mapped for mapped in found if mapped is not None), None)
@@ -121,7 +125,36 @@ def json_errors(wanted: bool) -> Iterator[None]:
 
 class AqlessGroup(click.Group):
     """A click group that maps aqless errors to the documented exit codes, takes --json
-    anywhere, and with it prints a failure's error document on stdout."""
+    anywhere, and with it prints a failure's error document on stdout. Its commands are
+    those of `aqless.cli.catalog`, each imported when it runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*catalog.BY_NAME, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = catalog.BY_NAME.get(cmd_name)
+        if cmd_name in self.commands or entry is None:
+            return super().get_command(ctx, cmd_name)
+        module = importlib.import_module(f"aqless.cli.{entry.module}")
+        command: click.Command = getattr(module, entry.attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their short help, from the catalog (no command imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            entry = catalog.BY_NAME.get(name)
+            if entry is None:
+                command = self.commands[name]
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+            else:
+                short = click.Command(name, short_help=entry.short_help)
+                rows.append((name, short.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if ctx.parent is None:

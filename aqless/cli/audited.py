@@ -28,6 +28,7 @@ CHANGES: Final[dict[str, str | None]] = {
     "tag": None,
     "untag": None,
     "cancel": None,
+    "signal": None,
     "pause": None,
     "unpause": None,
     "retry": None,

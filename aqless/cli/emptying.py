@@ -9,14 +9,18 @@ from dataclasses import dataclass, field
 import click
 
 import aqless
-from aqless.cli.failures import PAGE
 from aqless.cli.render import plural
-from aqless.cli.runtime import AnyClient, chunks, emit, note, progress, run_any
+from aqless.cli.runtime import AnyClient, emit, note, progress, run_any
 from aqless.ops import known
+from aqless.ops.pacing import Pacer
 
 #: The states `queue empty` takes jobs from, in the order it cancels them (dependents first,
 #: so that a job and the jobs waiting on it can go in separate calls).
 EMPTIED_STATES = ("depends", "scheduled", "waiting", "throttled", "stalled", "running", "failed")
+
+#: The most jobs one call lists or cancels, however fast the last one was (a mismeasured
+#: call never lets the next hold the server long).
+CHUNK_MOST = 100
 
 #: What `queue empty` cancels without --state: the jobs no worker holds and no failure keeps.
 DEFAULT_STATES = ("waiting", "scheduled", "depends", "throttled")
@@ -45,15 +49,18 @@ def partitions(client: AnyClient, queue: str) -> list[aqless.Queue]:
     return [server.queues[queue] for server in client.servers]
 
 
-async def every_jid(queue: aqless.Queue, state: str) -> list[str]:
-    """Every jid `queue` lists in `state`, a page at a time."""
-    if state == "failed":  # read group by group, then kept if of this queue: in one go
+async def every_jid(queue: aqless.Queue, state: str, pacer: Pacer) -> list[str]:
+    """Every jid `queue` lists in `state`, a page at a time (paced: no page holds the server
+    long)."""
+    if state == "failed":  # paged by the server, a bounded read a call
         return await queue.jobs(state, count=sys.maxsize)
     jids: list[str] = []
     while True:
-        page = await queue.jobs(state, offset=len(jids), count=PAGE)
+        count = pacer.size
+        async with pacer.timed(count):
+            page = await queue.jobs(state, offset=len(jids), count=count)
         jids += page
-        if len(page) < PAGE:
+        if len(page) < count:
             return list(dict.fromkeys(jids))
 
 
@@ -62,23 +69,26 @@ async def listed(client: AnyClient, queue: str, states: list[str]) -> Emptying:
     await known.require(client, "queue", queue)
     found: dict[str, list[str]] = {state: [] for state in states}
     seen: set[str] = set()
+    pacer = Pacer(most=CHUNK_MOST)
     for part in partitions(client, queue):
         for state in states:
-            fresh = [jid for jid in await every_jid(part, state) if jid not in seen]
+            fresh = [jid for jid in await every_jid(part, state, pacer) if jid not in seen]
             seen.update(fresh)
             found[state] += fresh
     return Emptying(queue, found)
 
 
 async def cancel_all(client: AnyClient, emptying: Emptying) -> None:
-    """Cancel the listed jobs a chunk at a time; a chunk the server refuses (a job of it is
-    a dependency of a job outside it) goes one job at a time, and the jobs refused then are
-    tried once more at the end (their dependents may have been cancelled since)."""
+    """Cancel the listed jobs a chunk at a time, each chunk sized so that its call holds the
+    server a few milliseconds (`aqless.ops.pacing`); a chunk the server refuses (a job of it
+    is a dependency of a job outside it) goes one job at a time, and the jobs refused then
+    are tried once more at the end (their dependents may have been cancelled since)."""
     refused: dict[str, str] = {}
+    pacer = Pacer(most=CHUNK_MOST)
     with progress(f"emptying {emptying.queue}", emptying.total) as advance:
         for state, jids in emptying.found.items():
             done = 0
-            for chunk in chunks(jids, PAGE):
+            async for chunk in pacer.each(jids):
                 done += len(chunk) - await _cancel(client, chunk, refused)
                 advance(len(chunk))
             emptying.cancelled[state] = done

@@ -16,6 +16,7 @@ from rich.text import Text
 from aqless.cli.progress_view import progress_view
 from aqless.cli.render import ago, duration, fields, joined, moment, number, short, table
 from aqless.cli.runtime import to_json
+from aqless.cli.workflow_view import parked_text, steps_view
 from aqless.documents import json_preview
 from aqless.job import Job, RecurringJob
 from aqless.models import Failure, HistoryEntry
@@ -105,9 +106,12 @@ def job_view(job: Job, details: Mapping[str, Any] | None = None) -> RenderableTy
             ("tracked", "yes" if job.tracked else "no"),
             ("spawned from", job.spawned_from_jid or "-"),
             *([("dedup id", dedup)] if dedup is not None else []),
+            *([("parked", why)] if (why := parked_text(job)) is not None else []),
         ]
     )
     parts: list[RenderableType] = [summary]
+    if (workflow := steps_view(job)) is not None:
+        parts.append(workflow)
     if details.get("progress") is not None:
         parts.append(progress_view(Progress(**details["progress"])))
     if details.get("checkpoint") is not None:
@@ -151,7 +155,7 @@ def jobs_table(title: str | None, jobs: Iterable[Job]) -> Table:
             job.jid,
             job.klass_name,
             job.queue_name or "-",
-            state_text(str(job.state)),
+            state_text(str(job.state)).append(f" ({why})" if (why := parked_text(job)) else ""),
             number(job.priority),
             joined(job.tags),
             short(job.data, 40),

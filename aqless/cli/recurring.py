@@ -16,6 +16,7 @@ from aqless.cli.render import duration, joined, number, short, table
 from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import recurring_document
 from aqless.ops import known
+from aqless.ops.listings import recurring_templates
 from aqless.ops.params import Ruled
 
 
@@ -29,23 +30,8 @@ async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob
 async def _recurring(client: AnyClient, queues: tuple[str, ...]) -> list[aqless.RecurringJob]:
     """The recurring jobs of `queues` (every queue when none); a sharded deployment's
     shards are read at once, each for the jobs it holds."""
-    shards = await gathered(client.servers, lambda shard: _recurring_of(shard, queues))
+    shards = await gathered(client.servers, lambda shard: recurring_templates(shard, queues))
     return [job for jobs in shards for job in jobs]
-
-
-async def _recurring_of(
-    client: aqless.Client, queues: tuple[str, ...]
-) -> list[aqless.RecurringJob]:
-    """`_recurring` of one server."""
-    names = list(queues) or await client.queues.names()
-    found: list[aqless.RecurringJob] = []
-    for name in names:
-        rjids = await client.queues[name].jobs("recurring", count=10_000)
-        for rjid in rjids:
-            job = await client.jobs.get(rjid)
-            if isinstance(job, aqless.RecurringJob):
-                found.append(job)
-    return found
 
 
 def _ruled(name: str) -> Ruled:

@@ -3,12 +3,10 @@ writing results (a rich view in a terminal, one JSON document with ``--json``)."
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TextIO, TypeVar
 
 import anyio
@@ -18,28 +16,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import aqless
 from aqless.cli.audited import recorded
+from aqless.cli.basics import NotFound as NotFound
+from aqless.cli.basics import Settings as Settings
+from aqless.cli.basics import to_json as to_json
 from aqless.sharding.client import AnyClient as AnyClient
 
 T = TypeVar("T")
 
 # Wide enough that a piped table is not wrapped; a table is only as wide as its content.
 _PIPE_WIDTH = 200
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """The group's options, shared with every subcommand through the click context."""
-
-    url: str | None
-    namespace: str | None
-    json: bool
-    deployment: str | None = None
-
-
-class NotFound(click.ClickException):
-    """The thing asked for does not exist (an unknown jid, group, worker...): exit 1."""
-
-    exit_code = 1
 
 
 def settings() -> Settings:
@@ -98,11 +83,6 @@ def console() -> Console:
 
 def error_console() -> Console:
     return Console(stderr=True, width=_width(sys.stderr), highlight=False)
-
-
-def to_json(document: object, *, indent: int | None = 2) -> str:
-    separators = None if indent else (",", ":")
-    return json.dumps(document, indent=indent, separators=separators, ensure_ascii=False)
 
 
 def emit(document: object, *views: RenderableType) -> None:

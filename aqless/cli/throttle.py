@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import click
 
-from aqless.cli.render import duration, fields, joined
-from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
+from aqless._concurrency.routing import gathered
+from aqless.cli.render import duration, fields, joined, plural, table
+from aqless.cli.runtime import AnyClient, NotFound, emit, progress, run_any
 from aqless.documents import throttle_document
+from aqless.ops.listings import ListedThrottle, listed_throttles, reindex_throttles
 from aqless.ops.params import NUMBERS_MAY_BE_NEGATIVE, Ruled
 
 QUEUE_FLAG = click.option(
@@ -22,6 +25,7 @@ def throttle() -> None:
 
     \b
     Examples:
+      aqless throttle list                       every throttle set, with its use
       aqless throttle show smtp
       aqless throttle set smtp 10                at most 10 jobs holding `smtp` run at once
       aqless throttle set smtp 10 --expiration 3600
@@ -42,6 +46,81 @@ async def _show(client: AnyClient, name: str, is_queue: bool) -> dict[str, Any]:
     return document
 
 
+def _listed_document(listed: ListedThrottle, shard: int | None) -> dict[str, Any]:
+    """A listed throttle's settings, its holders and waiters counted, and its shard."""
+    counts = {"locks": listed.locks, "pending": listed.pending}
+    return {**dataclasses.asdict(listed.info), **counts} | (
+        {} if shard is None else {"shard": shard}
+    )
+
+
+def _expires(ttl: int) -> str:
+    return f"in {duration(ttl)}" if ttl >= 0 else "never"
+
+
+async def _listed(client: AnyClient) -> list[dict[str, Any]]:
+    shards = await gathered(client.servers, listed_throttles)
+    ids: list[int | None] = [None]
+    if client.sharded:
+        ids = [shard.id for shard in client.shards.shards]
+    return [
+        _listed_document(listed, shard)
+        for shard, found in zip(ids, shards, strict=True)
+        for listed in found
+    ]
+
+
+@throttle.command("list", short_help="Every throttle set: its limit, holders and waiters.")
+def list_throttles() -> None:
+    """Every throttle that has a maximum: the named ones an aqless client set, and every
+    queue's own (shown as `ql:q:<queue>`), with how many jobs hold it and wait for it.
+    Nothing scans the server: a named throttle another qless client set is listed once
+    `aqless throttle reindex` has found it.
+
+    \b
+    Examples:
+      aqless throttle list
+      aqless --json throttle list
+    """
+    documents = run_any(_listed)
+    rows = [
+        (
+            document["id"],
+            document["maximum"] or "unlimited",
+            _expires(document["ttl"]),
+            document["locks"],
+            document["pending"],
+        )
+        for document in documents
+    ]
+    columns = ("throttle", "maximum", "expires", "holding#", "waiting#")
+    emit(documents, table("throttles", columns, rows) if rows else "no throttle is set")
+
+
+@throttle.command(short_help="Find the throttles other qless clients set, for `list`.")
+def reindex() -> None:
+    """Find the throttles other qless clients set (they keep no index of them) and add them
+    to the index `aqless throttle list` and the dashboard read. It walks the server's keys
+    with SCAN a thousand at a time, each step a round trip of its own, so that no other
+    client waits more than a step; a progress bar shows on a terminal.
+
+    \b
+    Example:
+      aqless throttle reindex
+    """
+
+    async def sweep(client: AnyClient) -> int:
+        added = 0
+        for server in client.servers:
+            keys = int(await server.protocol.plain("throttle.reindex", "DBSIZE"))
+            with progress("looking for throttles", keys) as advance:
+                added += await reindex_throttles(server, advance=advance)
+        return added
+
+    added = run_any(sweep)
+    emit({"added": added}, f"indexed {plural(added, 'throttle')} set by other clients")
+
+
 @throttle.command(short_help="A throttle: its limit, holders and waiters.")
 @click.argument("name")
 @QUEUE_FLAG
@@ -59,7 +138,7 @@ def show(name: str, is_queue: bool) -> None:
         [
             ("throttle", document["id"]),
             ("maximum", document["maximum"] or "unlimited"),
-            ("expires", f"in {duration(ttl)}" if ttl >= 0 else "never"),
+            ("expires", _expires(ttl)),
             ("held by", joined(document["locks"])),
             ("waiting", joined(document["pending"])),
         ]

@@ -1,6 +1,6 @@
-"""The qless protocol as one Lua script, assembled from the modules in ``lua/``.
+"""The qless protocol as one Lua script, assembled from the files in ``lua/``.
 
-The same modules also make a Redis 7 / Valkey function library (``build_library``): loaded
+The same files also make a Redis 7 / Valkey function library (``build_library``): loaded
 once with FUNCTION LOAD and called with FCALL, it skips the cost of defining the script's
 functions on every call. Both answer exactly the same commands.
 
@@ -8,67 +8,38 @@ The script answers both the classic qless-core vocabulary (``put``, ``pop``...) 
 reqless-core one (``queue.put``, ``queue.pop``...) over one data model. It is called with
 ``ARGV = command, now, arguments...`` and no KEYS, or one KEY ending in ``:`` that replaces
 the ``ql:`` key prefix (for example ``{app}:ql:`` to keep a deployment in one Cluster slot).
+
+It is assembled from the shared modules (``lua/lib/``, in ``MODULES`` order), the dispatch
+table generated from the command files (``lua/commands/``, see aqless.scripts.dispatch),
+``lua/api.lua`` (the entry point) and the ending of a script or of a library.
 """
 
 from __future__ import annotations
 
 import hashlib
 from functools import cache
-from importlib import resources
 
 from aqless._version import __version__
+from aqless.scripts.dispatch import generate
+from aqless.scripts.sources import MODULES, library_files, lua_text
 
-# The order matters: every module may use what the modules before it define.
-MODULES: tuple[str, ...] = (
-    "base.lua",
-    "jsontext.lua",
-    "dialect.lua",
-    "config.lua",
-    "events.lua",
-    "history.lua",
-    "stats.lua",
-    "tags.lua",
-    "groups.lua",
-    "throttle.lua",
-    "dedup.lua",
-    "batches.lua",
-    "ratelimit.lua",
-    "grouprates.lua",
-    "flows.lua",
-    "job.lua",
-    "results.lua",
-    "lifecycle.lua",
-    "progress.lua",
-    "checkpoint.lua",
-    "queue.lua",
-    "cron.lua",
-    "popafter.lua",
-    "recurring.lua",
-    "worker.lua",
-    "patterns.lua",
-    "commands.lua",
-    "api.lua",
-)
+
+def _section(name: str, text: str) -> str:
+    return f"\n-- {name} {'-' * (90 - len(name))}\n{text}"
 
 
 def _modules() -> str:
-    folder = resources.files(__package__).joinpath("lua")
     parts = [f"-- aqless {__version__}: the qless protocol (qless-core and reqless-core)\n"]
-    for name in MODULES:
-        parts.append(f"\n-- {name} {'-' * (90 - len(name))}\n")
-        parts.append(folder.joinpath(name).read_text(encoding="utf-8"))
+    parts += [_section(path, lua_text(path)) for path in library_files()]
+    parts.append(_section("dispatch", generate()))
+    parts.append(_section("api.lua", lua_text("api.lua")))
     return "".join(parts)
-
-
-def _ending(name: str) -> str:
-    text = resources.files(__package__).joinpath("lua", name).read_text(encoding="utf-8")
-    return f"\n-- {name} {'-' * (90 - len(name))}\n{text}"
 
 
 @cache
 def build() -> str:
-    """The complete script (for SCRIPT LOAD / EVALSHA): the modules in ``MODULES`` order."""
-    return _modules() + _ending("script.lua")
+    """The complete script (for SCRIPT LOAD / EVALSHA)."""
+    return _modules() + _section("script.lua", lua_text("script.lua"))
 
 
 def sha1() -> str:
@@ -86,7 +57,7 @@ def function_name() -> str:
 def build_library() -> str:
     """The function library (for FUNCTION LOAD / FCALL): the same modules and dispatcher."""
     name = function_name()
-    ending = _ending("library.lua").replace("@FUNCTION@", name)
+    ending = _section("library.lua", lua_text("library.lua")).replace("@FUNCTION@", name)
     return f"#!lua name={name}\n{_modules()}{ending}"
 
 

@@ -1,7 +1,7 @@
-"""The contracts of the script's commands, read from the Lua modules they sit in.
+"""The contracts of the script's commands, read from the command files they head.
 
-Every command of the dispatch table (``commands.lua``) has one contract: a block comment
-right above the function that implements it, in that function's module::
+Every command has one file, ``lua/commands/<command>.lua``, which opens with its contract
+and then defines its handler, ``Commands['<command>'] = function(D, now, <Args>)``::
 
     --[=[ <command> [| <twin>...]
       Args     the arguments after `now`, by name ([x] optional, x... repeated)
@@ -12,7 +12,17 @@ right above the function that implements it, in that function's module::
                as <command>
     ]=]
 
-A field goes on over the lines indented past the field names. Each Errors line is an error
+A field goes on over the lines indented past the field names. The first name is the file's;
+its twins (the other vocabulary's name for it) run the same handler, with the dialect of
+their vocabulary (``D``: CLASSIC for qless-core's names, ``CLASSIC_NAMES``, else REQLESS).
+
+Args declares what the handler receives, and the dispatch table is generated from it
+(aqless/scripts/dispatch.py): ``none``, or a list of items, then maybe a remark in
+parentheses; alternatives are separated by `` | `` and the first, the widest, fixes the
+positions. An item ``x`` or ``[x]`` (optional) is one argument; a last item ``x...``,
+``[x...]`` or ``[x]...`` is the rest as a list; a last item ``[x, y]...`` (option pairs) or
+``(...)`` is the rest left where it is: the handler receives the whole argument list and the
+position that part starts at (``a, first``). Each Errors line is an error
 text in quotes and the name of the exception the client raises for it (a long text leaves
 the name to the next line); or ``as <command>`` for every error of that command's contract;
 or ``cjson <exception>`` for the JSON library's own decoding errors; or ``none``. In an
@@ -33,9 +43,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from importlib import resources
+from typing import Final, Literal
 
-from aqless.scripts import MODULES
+from aqless.scripts.sources import command_files, lua_text
+
+#: qless-core's command names: their handlers run with its dialect (CLASSIC). The
+#: vocabulary is fixed; every other name (reqless-core's, aqless's own) runs with REQLESS.
+CLASSIC_NAMES: Final = frozenset(
+    (
+        *("put", "requeue", "pop", "peek", "complete", "fail", "retry", "heartbeat"),
+        *("timeout", "cancel", "depends", "priority", "get", "multiget", "log", "track"),
+        *("tag", "failed", "unfail", "jobs", "queues", "length", "pause", "unpause"),
+        *("queue.forget", "stats", "workers", "worker.deregister", "config.get"),
+        *("config.set", "config.unset", "recur", "recur.get", "recur.update", "recur.tag"),
+        *("recur.untag", "unrecur"),
+    )
+)
 
 FIELDS = ("Args", "Reads", "Writes", "Returns", "Errors")
 
@@ -46,6 +69,54 @@ _QUOTED = re.compile(r"^'(?P<text>.*)'(?:\s+(?P<exception>\w+))?$")
 _NAME = re.compile(r"^\w+$")
 _CJSON = re.compile(r"^cjson\s+(?P<exception>\w+)$")
 _PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}")
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """What a handler receives after `D` and `now`, as Args declares it: `single` arguments
+    one by one, then the rest (`tail`): none, a list of its values (``rest``), or the whole
+    argument list and the position the rest starts at (``list``)."""
+
+    single: int
+    tail: Literal["none", "rest", "list"]
+
+
+def _items(text: str) -> list[str]:
+    """The comma-separated items of `text`, brackets and parentheses kept whole."""
+    items, depth, current = [], 0, ""
+    for char in text:
+        depth += (char in "[(") - (char in "])")
+        if char == "," and depth == 0:
+            items.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*items, current.strip()] if current.strip() else items
+
+
+def _without_remark(text: str) -> str:
+    """`text` without its remark: a parenthesis opened after a space, not after a comma."""
+    depth = 0
+    for index, char in enumerate(text):
+        remark = char == "(" and depth == 0 and text[index - 1 : index] == " "
+        if remark and text[index - 2 : index] != ", ":
+            return text[:index].strip()
+        depth += (char in "[(") - (char in "])")
+    return text.strip()
+
+
+def arguments(args: str) -> Arguments:
+    """The shape a contract's Args declares (see the module's description)."""
+    first = _without_remark(args).split(" | ")[0].strip()
+    if first == "none":
+        return Arguments(0, "none")
+    items = _items(first)
+    last = items[-1]
+    if last.startswith("(") or (last.endswith("...") and "," in last):
+        return Arguments(len(items) - 1, "list")
+    if last.endswith(("...", "...]")):
+        return Arguments(len(items) - 1, "rest")
+    return Arguments(len(items), "none")
 
 
 @dataclass(frozen=True)
@@ -78,6 +149,11 @@ class Contract:
     @property
     def where(self) -> str:
         return f"{self.module}:{self.line} ({' | '.join(self.names)})"
+
+    @property
+    def arguments(self) -> Arguments:
+        """What the handler receives, as Args declares it."""
+        return arguments(self.fields.get("Args", "none"))
 
 
 def _error_line(contract: Contract, value: str) -> None:
@@ -133,14 +209,10 @@ def parse(text: str, module: str) -> list[Contract]:
     return contracts
 
 
-def lua_text(module: str) -> str:
-    return resources.files(__package__).joinpath("lua", module).read_text(encoding="utf-8")
-
-
 @cache
 def contracts() -> tuple[Contract, ...]:
-    """Every contract of the modules the script is assembled from, in assembly order."""
-    return tuple(found for module in MODULES for found in parse(lua_text(module), module))
+    """Every command's contract, in the order of the command files."""
+    return tuple(found for path in command_files() for found in parse(lua_text(path), path))
 
 
 @cache
@@ -172,4 +244,15 @@ def exception_name(command: str, text: str) -> str | None:
     return None
 
 
-__all__ = ["FIELDS", "Contract", "Refusal", "contracts", "exception_name", "parse"]
+__all__ = [
+    "CLASSIC_NAMES",
+    "FIELDS",
+    "Arguments",
+    "Contract",
+    "Refusal",
+    "arguments",
+    "contracts",
+    "exception_name",
+    "lua_text",
+    "parse",
+]

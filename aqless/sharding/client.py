@@ -28,17 +28,17 @@ import time
 import uuid
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 import anyio
 
-from aqless._concurrency.routing import by_jid, routed
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.lifecycle import Lifecycle
 from aqless._connection.protocol import Clock
 from aqless.batches.sharded import ShardedBatches
 from aqless.client import Client, ShardedConfig, ShardedJobs, ShardedTags, ShardedWorkers
+from aqless.contracts.derived import ShardedClientRouted
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.events.sharded import MergedEventStream
 from aqless.flows.sharded import ShardedFlows
@@ -63,7 +63,7 @@ REFRESH = 5.0
 FORGET_GRACE = 3 * REFRESH
 
 
-class ShardedClient:
+class ShardedClient(ShardedClientRouted):
     """A deployment spread over the primaries of a Redis or Valkey Cluster.
 
     ``ShardedClient(nodes, deployment="billing", shards=3)`` opens the deployment
@@ -467,15 +467,15 @@ class ShardedClient:
         """The client of `shard_of_jid(jid)`."""
         return self._clients[await self.shard_of_jid(jid)]
 
+    #: the plain class whose verbs document the derived ones (`wait`, `result`)
+    documented_by: ClassVar[type] = Client
+
     @property
     def _client(self) -> Self:  # the deployment its routed verbs route over: itself
         return self
 
     def _part(self, client: Client) -> Client:
         return client
-
-    wait = routed(Client.wait, by_jid())
-    result = routed(Client.result, by_jid())
 
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a

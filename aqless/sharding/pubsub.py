@@ -3,7 +3,7 @@ heard only on the primary holding the shard's slot, instead of PUBLISH, which a 
 broadcasts to every node (N shards would cost every node N shards' messages).
 
 The script reads the shard's ``ql:config`` option ``aqless-pubsub``: ``sharded`` means
-SPUBLISH (aqless/scripts/lua/events.lua). A ShardedClient writes it on a new shard before
+SPUBLISH (aqless/scripts/lua/lib/events.lua). A ShardedClient writes it on a new shard before
 the map naming the shard is stored, so every client that learns of the shard finds it set,
 and its clients listen as the option says (``Client(sharded_pubsub=...)``). A deployment
 made before keeps PUBLISH until the option is set on its shards.

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
-from inspect import BoundArguments
-from typing import TYPE_CHECKING, Any, TypeAlias, Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, Unpack
 
 import anyio
 
 from aqless import rules
-from aqless._concurrency.routing import Call, every, first, gathered, merged, page, paged, routed
+from aqless._concurrency.routing import gathered, merged, page, paged, routed
 from aqless._concurrency.task_groups import own_errors
 from aqless.client import Client, Queues
 from aqless.contracts import RateLimit
+from aqless.contracts.derived import ShardedQueueRouted, ShardedQueuesRouted
 from aqless.errors import AqlessError, PartialPopError
 from aqless.job import Job
 from aqless.models import GroupCounts, QueueCounts
@@ -47,23 +47,13 @@ ShardedPutHook: TypeAlias = Callable[
 ]
 
 
-async def home(queue: ShardedQueue, arguments: BoundArguments) -> list[Call]:
-    """The queue's home shard, where its own throttle and rate limit live (`_home`)."""
-    return [(queue._client.shard(queue._home()), arguments)]
+class ShardedQueue(ShardedQueueRouted):
+    """A queue of a sharded deployment: its partitions, one per shard (no I/O to make). Its
+    verbs declared with a route on `aqless.contracts.Queue` are derived (its base); the
+    others are written here."""
 
-
-async def of_group(queue: ShardedQueue, arguments: BoundArguments) -> list[Call]:
-    """The keeper of the fairness group given as ``group`` in the queue; every shard for
-    None, the jobs put without one (a cap or a limit then holds on each shard apart)."""
-    group = arguments.arguments["group"]
-    if group is None:
-        return await every(queue, arguments)
-    keeper = queue._client.shards.keeper(group_key(queue.name, group))
-    return [(queue._client.shard(keeper), arguments)]
-
-
-class ShardedQueue:
-    """A queue of a sharded deployment: its partitions, one per shard (no I/O to make)."""
+    #: the plain class whose verbs document the derived ones
+    documented_by: ClassVar[type] = Queue
 
     def __init__(self, client: ShardedClient, name: str) -> None:
         self._client = client
@@ -347,16 +337,8 @@ class ShardedQueue:
             moved += await queue.unfail(group, count - moved)
         return moved
 
-    counts = routed(Queue.counts, every)
-    length = routed(Queue.length, every)
-    stats = routed(Queue.stats, every)
-    jobs = routed(Queue.jobs, paged("listing"), page)
+    #: it hands back the plain queue's jobs (`aqless.Job`), so it is routed here
     peek = routed(Queue.peek, paged("queue.peek"), page)
-    pause = routed(Queue.pause, every)
-    unpause = routed(Queue.unpause, every)
-    heartbeat = routed(Queue.heartbeat, first)
-    set_heartbeat = routed(Queue.set_heartbeat, every)
-    forget = routed(Queue.forget, every)
 
     # -- its own throttle and rate limit: on the shard it is pinned to ------------------------
 
@@ -366,8 +348,6 @@ class ShardedQueue:
         shards = self._client.shards
         pin = shards.pin_of(self.name)
         return shards.keeper(self.name) if pin is None else pin
-
-    throttle = routed(Queue.throttle, home)
 
     async def set_throttle(self, maximum: int) -> None:
         """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
@@ -406,9 +386,10 @@ class ShardedQueue:
         records = [part if isinstance(part, list) else [_ungrouped(part)] for part in parts]
         return sorted(merged(records), key=lambda record: record.name or "")
 
-    set_group_weight = routed(Queue.set_group_weight, of_group)
-    set_group_concurrency = routed(Queue.set_group_concurrency, of_group)
-    set_group_rate_limit = routed(Queue.set_group_rate_limit, of_group)
+    def _keeper_of_group(self, group: str) -> int:
+        """The shard a fairness group of this queue lives on (its jobs' turns are taken
+        there; `aqless._concurrency.routing.of_group`)."""
+        return self._client.shards.keeper(group_key(self.name, group))
 
 
 async def _groups_or_counts(queue: Queue) -> list[GroupCounts] | QueueCounts:
@@ -422,8 +403,11 @@ def _ungrouped(counts: QueueCounts) -> GroupCounts:
     return GroupCounts(name=None, waiting=counts.waiting, running=running, weight=1, concurrency=0)
 
 
-class ShardedQueues:
+class ShardedQueues(ShardedQueuesRouted):
     """``client.queues[name]`` (no I/O), and the queues over every shard."""
+
+    #: the plain class whose verbs document the derived ones
+    documented_by: ClassVar[type] = Queues
 
     def __init__(self, client: ShardedClient) -> None:
         self._client = client
@@ -433,9 +417,6 @@ class ShardedQueues:
 
     def _part(self, client: Client) -> Queues:
         return client.queues
-
-    names = routed(Queues.names, every)
-    counts = routed(Queues.counts, every)
 
     async def scaling(
         self, target_p95: float, *, previous: Sequence[QueueScaling] = ()

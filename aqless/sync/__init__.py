@@ -3,24 +3,22 @@
 
 One event loop runs on a daemon thread owned by the client, holding the async client; each
 blocking call hands a coroutine to it and waits for its result (aqless.sync.runtime). The
-façades (aqless.sync.facades) derive every blocking verb from the contract's
-(aqless.contracts), once for plain and sharded clients.
+façades (aqless.sync.parts, over aqless.sync.facades) derive every blocking verb from the
+contract's (aqless.contracts), once for plain and sharded clients.
 """
 
 from aqless.sync.clients import Client, ShardedClient
-from aqless.sync.facades import (
+from aqless.sync.facades import SyncEvents, SyncJob, SyncRecurringJob
+from aqless.sync.parts import (
     SyncBatches,
     SyncConfig,
-    SyncEvents,
     SyncFlows,
-    SyncJob,
     SyncJobs,
     SyncQueue,
     SyncQueuePatterns,
     SyncQueues,
     SyncRateLimit,
     SyncRateLimits,
-    SyncRecurringJob,
     SyncShardedQueue,
     SyncShardedQueues,
     SyncTags,

@@ -1,6 +1,6 @@
 """The blocking clients: ``aqless.sync.Client`` (of one server) and ``aqless.sync.ShardedClient``
 (of a sharded deployment). Both offer the contract's surface through the same façades
-(aqless.sync.facades); they differ only in the async client they hold and in the sharded
+(aqless.sync.parts); they differ only in the async client they hold and in the sharded
 deployment's own verbs."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from aqless.client import Client as PlainClient
 from aqless.job import Job, RecurringJob
 from aqless.sharding.client import ShardedClient as AsyncShardedClient
 from aqless.sharding.reads import ShardReport
-from aqless.sync.facades import (
+from aqless.sync.facades import SyncEvents
+from aqless.sync.parts import (
     SyncBatches,
     SyncConfig,
-    SyncEvents,
     SyncFlows,
     SyncJobs,
     SyncQueuePatterns,

@@ -1,4 +1,5 @@
-"""The blocking façades, written once for plain and sharded clients.
+"""The blocking façades' machinery, written once for plain and sharded clients, and the
+façades of a job read earlier (the others are in aqless.sync.parts).
 
 A façade is a blocking view of one async object of the client on its loop (a queue, the
 jobs, a job...). Its verbs are the contract's (aqless.contracts), derived, not forwarded by
@@ -26,17 +27,10 @@ from typing import (
 )
 
 from aqless import contracts
-from aqless.batches import Batches
-from aqless.client import Config, Jobs, Queues, Tags, Throttle, Workers
 from aqless.errors import PartialPopError
 from aqless.events import Event
-from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
-from aqless.limits import RateLimit, RateLimits, checked_limit_name
 from aqless.models import Failure, HistoryEntry, JobState
-from aqless.patterns import QueuePatterns
-from aqless.queue import Queue, checked_name
-from aqless.sharding.queue import ShardedQueue
 
 if TYPE_CHECKING:
     from aqless.sync.runtime import BlockingClient
@@ -103,13 +97,17 @@ class Verb(Generic[P, R]):
     def __set_name__(self, owner: type, name: str) -> None:
         if name != self.name:
             raise TypeError(f"{owner.__name__}.{name} is the blocking {self.name}: name it so")
-        documented = getattr(owner, "documented_by", None)  # the plain class's verb says more
-        if documented is not None and getattr(documented, name, None) is not None:
-            self.__doc__ = getattr(documented, name).__doc__ or self.__doc__
-        self.method = self._method(owner, name)
 
-    def _method(self, owner: type, name: str) -> Callable[..., R]:
+    def doc(self, owner: type) -> str | None:
+        """The verb's docstring on `owner`: its `documented_by` class's verb says more than
+        the contract's (a derived verb is declared on a base, so this is read at use)."""
+        documented = getattr(owner, "documented_by", None)
+        verb = None if documented is None else getattr(documented, self.name, None)
+        return getattr(verb, "__doc__", None) or self.__doc__
+
+    def _method(self, owner: type) -> Callable[..., R]:
         """The verb as a plain method of `owner`: what help() and the reference show."""
+        name = self.name
 
         def method(facade: Facade, /, *args: Any, **kwargs: Any) -> R:
             return cast(R, facade._run(name, args, kwargs))
@@ -118,7 +116,7 @@ class Verb(Generic[P, R]):
         method.__name__ = name
         method.__qualname__ = f"{owner.__qualname__}.{name}"
         method.__module__ = owner.__module__
-        method.__doc__ = self.__doc__
+        method.__doc__ = self.doc(owner)
         method.__signature__ = self.signature.replace(  # type: ignore[attr-defined]
             parameters=[self_parameter, *self.signature.parameters.values()]
         )
@@ -130,14 +128,14 @@ class Verb(Generic[P, R]):
     def __get__(self, facade: Facade, owner: type) -> Callable[P, R]: ...
     def __get__(self, facade: Facade | None, owner: type) -> Callable[..., R] | Callable[P, R]:
         if facade is None:
-            return self.method
+            return self._method(owner)
         name = self.name
 
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
             return cast(R, facade._run(name, args, kwargs))
 
         call.__name__ = name
-        call.__doc__ = self.__doc__
+        call.__doc__ = self.doc(owner)
         call.__signature__ = self.signature  # type: ignore[attr-defined]
         return call
 
@@ -173,128 +171,6 @@ def blocking_found(
 ) -> Verb[P, SyncJob | SyncRecurringJob | None]:
     """The blocking `verb`, for a verb that hands back a job, a template or None."""
     return Verb(verb)
-
-
-# -- queues ---------------------------------------------------------------------------------
-
-
-class QueuesFacade(Facade):
-    """Every queue's names and counts (summed over the shards of a sharded deployment)."""
-
-    documented_by: ClassVar[type | None] = Queues
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.queues)
-
-    names = blocking(contracts.Queues.names)
-    counts = blocking(contracts.Queues.counts)
-    scaling = blocking(contracts.Queues.scaling)
-
-
-class SyncQueues(QueuesFacade):
-    """``client.queues[name]`` (no I/O), and every queue's names and counts."""
-
-    def __getitem__(self, name: str) -> SyncQueue:
-        return SyncQueue(self._client, name)
-
-
-class SyncShardedQueues(QueuesFacade):
-    """``client.queues[name]`` of a sharded deployment (no I/O), and its queues' names and
-    counts."""
-
-    def __getitem__(self, name: str) -> SyncShardedQueue:
-        return SyncShardedQueue(self._client, name)
-
-
-class QueueFacade(Facade):
-    """A named queue's verbs but its puts, the same on a plain and a sharded client."""
-
-    documented_by: ClassVar[type | None] = Queue
-
-    def __init__(self, client: BlockingClient[Any], name: str) -> None:
-        self.name = checked_name(name)
-        super().__init__(client, lambda loop_client: loop_client.queues[self.name])
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name}>"
-
-    @property
-    def rate_limit(self) -> SyncRateLimit:
-        """This queue's own rate limit (no I/O): ``queue.rate_limit.get()``."""
-        name = self.name
-        return SyncRateLimit(self._client, lambda client: client.rate_limits.of_queue(name))
-
-    recur = blocking(contracts.Queue.recur)
-    pop = blocking_job(contracts.Queue.pop)
-    pop_many = blocking_jobs(contracts.Queue.pop_many)
-    peek = blocking_jobs(contracts.Queue.peek)
-    pause = blocking(contracts.Queue.pause)
-    unpause = blocking(contracts.Queue.unpause)
-    length = blocking(contracts.Queue.length)
-    counts = blocking(contracts.Queue.counts)
-    stats = blocking(contracts.Queue.stats)
-    scaling = blocking(contracts.Queue.scaling)
-    jobs = blocking(contracts.Queue.jobs)
-    heartbeat = blocking(contracts.Queue.heartbeat)
-    set_heartbeat = blocking(contracts.Queue.set_heartbeat)
-    throttle = blocking(contracts.Queue.throttle)
-    set_throttle = blocking(contracts.Queue.set_throttle)
-    set_rate_limit = blocking(contracts.Queue.set_rate_limit)
-    unfail = blocking(contracts.Queue.unfail)
-    forget = blocking(contracts.Queue.forget)
-    groups = blocking(contracts.Queue.groups)
-    set_group_weight = blocking(contracts.Queue.set_group_weight)
-    set_group_concurrency = blocking(contracts.Queue.set_group_concurrency)
-    set_group_rate_limit = blocking(contracts.Queue.set_group_rate_limit)
-
-
-class SyncQueue(QueueFacade):
-    """A named queue (``aqless.Queue``'s verbs, blocking)."""
-
-    put = blocking(contracts.Queue.put)
-    put_result = blocking(contracts.Queue.put_result)
-    put_many = blocking(contracts.Queue.put_many)
-    put_many_results = blocking(contracts.Queue.put_many_results)
-
-
-class SyncShardedQueue(QueueFacade):
-    """A queue of a sharded deployment (``aqless.ShardedQueue``'s verbs, blocking): its puts
-    take a `route`, a routing key whose jobs share one shard."""
-
-    documented_by: ClassVar[type | None] = ShardedQueue
-
-    put = blocking(ShardedQueue.put)
-    put_result = blocking(ShardedQueue.put_result)
-    put_many = blocking(ShardedQueue.put_many)
-    put_many_results = blocking(ShardedQueue.put_many_results)
-
-
-# -- jobs -----------------------------------------------------------------------------------
-
-
-class SyncJobs(Facade):
-    """Jobs by id, tag, tracking, completion and failure (``aqless.Jobs``'s, blocking)."""
-
-    documented_by: ClassVar[type | None] = Jobs
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.jobs)
-
-    get = blocking_found(contracts.Jobs.get)
-    get_many = blocking_jobs(contracts.Jobs.get_many)
-    stored_result = blocking(contracts.Jobs.stored_result)
-    progress = blocking(contracts.Jobs.progress)
-    checkpoints = blocking(contracts.Jobs.checkpoints)
-    tagged = blocking(contracts.Jobs.tagged)
-    completed = blocking(contracts.Jobs.completed)
-    failed = blocking(contracts.Jobs.failed)
-    failure_groups = blocking(contracts.Jobs.failure_groups)
-    cancel = blocking(contracts.Jobs.cancel)
-
-    def tracked(self) -> tuple[list[SyncJob], list[str]]:
-        """The tracked jobs, and the jids tracked that no longer exist."""
-        jobs, gone = self._run("tracked", (), {})
-        return list(jobs), list(gone)
 
 
 class _Field(Generic[T]):
@@ -415,158 +291,6 @@ class SyncRecurringJob(HandleFacade[RecurringJob]):
     tag = blocking(contracts.RecurringJob.tag)
     untag = blocking(contracts.RecurringJob.untag)
     cancel = blocking(contracts.RecurringJob.cancel)
-
-
-# -- settings, workers, tags, limits ---------------------------------------------------------
-
-
-class SyncConfig(Facade):
-    """The deployment's settings (written to every shard of a sharded one)."""
-
-    documented_by: ClassVar[type | None] = Config
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.config)
-
-    get = blocking(contracts.Config.get)
-    set = blocking(contracts.Config.set)
-    unset = blocking(contracts.Config.unset)
-    all = blocking(contracts.Config.all)
-
-
-class SyncWorkers(Facade):
-    """The workers the server has seen."""
-
-    documented_by: ClassVar[type | None] = Workers
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.workers)
-
-    counts = blocking(contracts.Workers.counts)
-    jobs = blocking(contracts.Workers.jobs)
-    forget = blocking(contracts.Workers.forget)
-    records = blocking(contracts.Workers.records)
-    seen = blocking(contracts.Workers.seen)
-
-
-class SyncFlows(Facade):
-    """Trees and chains of jobs put in one atomic call (``aqless.flows.Flows``'s verbs,
-    blocking)."""
-
-    documented_by: ClassVar[type | None] = Flows
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.flows)
-
-    put = blocking(contracts.Flows.put)
-    chain = blocking(contracts.Flows.chain)
-    tree = blocking(contracts.Flows.tree)
-
-
-class SyncTags(Facade):
-    """The tags in use, most used first."""
-
-    documented_by: ClassVar[type | None] = Tags
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.tags)
-
-    top = blocking(contracts.Tags.top)
-
-
-class SyncBatches(Facade):
-    """N jobs tracked as one, with callback jobs when they end (``client.batches``)."""
-
-    documented_by: ClassVar[type | None] = Batches
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.batches)
-
-    put = blocking(contracts.Batches.put)
-    get = blocking(contracts.Batches.get)
-    recent = blocking(contracts.Batches.recent)
-
-
-class SyncQueuePatterns(Facade):
-    """Queue identifiers and priority patterns."""
-
-    documented_by: ClassVar[type | None] = QueuePatterns
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.queue_patterns)
-
-    identifiers = blocking(contracts.QueuePatterns.identifiers)
-    set_identifiers = blocking(contracts.QueuePatterns.set_identifiers)
-    priorities = blocking(contracts.QueuePatterns.priorities)
-    set_priorities = blocking(contracts.QueuePatterns.set_priorities)
-
-
-class SyncThrottle(Facade):
-    """A named concurrency limit (``aqless.Throttle``'s verbs)."""
-
-    documented_by: ClassVar[type | None] = Throttle
-
-    def __init__(self, client: BlockingClient[Any], name: str) -> None:
-        self.name = name
-        super().__init__(client, lambda loop_client: loop_client.throttles[name])
-
-    def __repr__(self) -> str:
-        return f"<SyncThrottle {self.name}>"
-
-    get = blocking(contracts.Throttle.get)
-    set = blocking(contracts.Throttle.set)
-    delete = blocking(contracts.Throttle.delete)
-    locks = blocking(contracts.Throttle.locks)
-    pending = blocking(contracts.Throttle.pending)
-    release = blocking(contracts.Throttle.release)
-
-
-class SyncThrottles(Facade):
-    """``client.throttles[name]`` (no I/O)."""
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.throttles)
-
-    def __getitem__(self, name: str) -> SyncThrottle:
-        return SyncThrottle(self._client, name)
-
-
-class SyncRateLimit(Facade):
-    """One limiter (no I/O to make): ``get()``, ``set(limit, per=s)``, ``delete()``."""
-
-    documented_by: ClassVar[type | None] = RateLimit
-
-    @property
-    def id(self) -> str:
-        """The limiter's id (``q:<queue>`` for a queue's own)."""
-        limiter: contracts.RateLimit = self._reach(self._client._current().client)
-        return limiter.id
-
-    def __repr__(self) -> str:
-        return f"<SyncRateLimit {self.id}>"
-
-    get = blocking(contracts.RateLimit.get)
-    set = blocking(contracts.RateLimit.set)
-    delete = blocking(contracts.RateLimit.delete)
-
-
-class SyncRateLimits(Facade):
-    """The rate limits: ``client.rate_limits["api"].get()``, a queue's own, and ``.all()``."""
-
-    documented_by: ClassVar[type | None] = RateLimits
-
-    def __init__(self, client: BlockingClient[Any]) -> None:
-        super().__init__(client, lambda loop_client: loop_client.rate_limits)
-
-    def __getitem__(self, name: str) -> SyncRateLimit:
-        checked_limit_name(name)  # refused here, as the async client refuses it
-        return SyncRateLimit(self._client, lambda client: client.rate_limits[name])
-
-    def of_queue(self, queue: str) -> SyncRateLimit:
-        """The queue's own limiter."""
-        return SyncRateLimit(self._client, lambda client: client.rate_limits.of_queue(queue))
-
-    all = blocking(contracts.RateLimits.all)
 
 
 # -- events ---------------------------------------------------------------------------------

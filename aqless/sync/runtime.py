@@ -172,6 +172,12 @@ class BlockingClient(ABC, Generic[C]):
         why there is none (see ``aqless.Client.result``)."""
         return self.call(lambda client: client.result(jid, timeout=timeout))
 
+    def signal(
+        self, jid: str, signal: str, payload: Any = None, *, signal_id: str | None = None
+    ) -> str:
+        """Send a signal to the workflow `jid` (see ``aqless.Client.signal``)."""
+        return self.call(lambda client: client.signal(jid, signal, payload, signal_id=signal_id))
+
     def close(self) -> None:
         """Release every connection and stop the loop's thread; the client then refuses
         every call (ClientClosedError). Closing twice is harmless."""

@@ -4,6 +4,7 @@ checked permission, read-only mode and the CSRF token."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -160,6 +161,19 @@ async def job_untag(client: AnyClient, form: Form) -> str:
         raise ActionError(f"no job {form.text('jid')!r}")
     await found.untag(tag)
     return f"Removed tag {tag} from {found.jid}"
+
+
+async def job_signal(client: AnyClient, form: Form) -> str:
+    """Send a signal (``signal``, ``payload`` as JSON, optional ``signal_id``) to the
+    workflow ``jid`` (aqless.workflows); say what became of it."""
+    jid, name = form.text("jid"), form.ruled("signal")
+    try:
+        payload = json.loads((form.get("payload") or "").strip() or "null")
+    except ValueError as error:
+        raise ActionError(f"the payload is not JSON: {error}") from None
+    signal_id = form.ruled("signal_id") if (form.get("signal_id") or "").strip() else None
+    delivery = await client.signal(jid, name, payload, signal_id=signal_id)
+    return f"Signal {name} to {jid}: {delivery}"
 
 
 async def job_undepend(client: AnyClient, form: Form) -> str:
@@ -330,6 +344,7 @@ HANDLERS: Final[dict[str, Handler]] = {
         job_tag,
         job_untag,
         job_undepend,
+        job_signal,
         jobs_bulk,
         failed_group,
         failed_retry_all,

@@ -13,6 +13,7 @@ from typing import Any, Final
 from starlette.requests import Request
 
 from aqless import rules, scripts
+from aqless._concurrency.routing import gathered
 from aqless._connection.protocol import raising_aqless_errors
 from aqless._version import __version__
 from aqless.client import Client
@@ -26,12 +27,12 @@ from aqless.documents import (
     recurring_document,
     seen_worker_document,
     stats_document,
-    throttle_document,
     worker_info_document,
 )
 from aqless.errors import InvalidValueError
 from aqless.job import RecurringJob
 from aqless.ops import known
+from aqless.ops.listings import recurring_templates, templates_by_id, throttle_documents
 from aqless.sharding.client import AnyClient
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
@@ -125,10 +126,8 @@ async def queue(client: AnyClient, request: Request) -> JSON:
     if state == "waiting":
         jobs = [job_document(job) for job in await q.peek(PAGE_SIZE, offset=offset)]
     elif state == "recurring":
-        for rjid in await q.jobs(state, offset=offset, count=PAGE_SIZE):
-            template = await client.jobs.get(rjid)
-            if isinstance(template, RecurringJob):
-                jobs.append(recurring_document(template))
+        rjids = await q.jobs(state, offset=offset, count=PAGE_SIZE)
+        jobs = [recurring_document(template) for template in await templates_by_id(client, rjids)]
     else:
         jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
     if state == "running":
@@ -241,35 +240,8 @@ async def worker(client: AnyClient, request: Request) -> JSON:
 
 
 async def recurring(client: AnyClient, request: Request) -> JSON:
-    templates = []
-    for name in await client.queues.names():
-        for rjid in await client.queues[name].jobs("recurring", count=1000):
-            template = await client.jobs.get(rjid)
-            if isinstance(template, RecurringJob):
-                templates.append(recurring_document(template))
-    return {"jobs": templates}
-
-
-def glob_escape(text: str) -> str:
-    return "".join(f"\\{char}" if char in "*?[]\\" else char for char in text)
-
-
-async def throttle_documents(client: Client) -> list[JSON]:
-    """The throttles with a maximum set in `client`'s namespace, by id."""
-    # the protocol keeps no list of throttles: each one with a maximum is a hash `<prefix>th:<id>`
-    prefix = f"{client.prefix}th:"
-    with raising_aqless_errors("throttles.list"):
-        keys = client.redis.scan_iter(match=glob_escape(prefix) + "*", _type="HASH")
-        names = sorted([key[len(prefix) :] async for key in keys])
-    found = []
-    for name in names:
-        throttle = client.throttles[name]
-        found.append(
-            throttle_document(
-                await throttle.get(), locks=await throttle.locks(), pending=await throttle.pending()
-            )
-        )
-    return found
+    shards = await gathered(client.servers, recurring_templates)
+    return {"jobs": [recurring_document(template) for found in shards for template in found]}
 
 
 async def throttles(client: AnyClient, request: Request) -> JSON:

@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse, Response
 from aqless.documents import json_preview
 from aqless.ops.durations import duration, relative
 from aqless.ops.known import limit_label
-from aqless.web import charts, throughput
+from aqless.web import charts, throughput, workflows
 from aqless.web.security import CSRF_FIELD, root_path
 
 FLASH_COOKIE: Final = "aqless_flash"
@@ -39,6 +39,10 @@ def environment() -> jinja2.Environment:
         number=number,
         seconds=duration,
         limit_label=limit_label,
+        parked=workflows.parked_text,
+        parked_until=workflows.parked_until,
+        parked_signal=workflows.parked_signal,
+        workflow_steps=workflows.workflow_steps,
     )
     env.globals.update(
         queue_charts=charts.queue_charts, shard_chart=charts.shard_chart, csrf_field=CSRF_FIELD

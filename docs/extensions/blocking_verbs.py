@@ -3,8 +3,11 @@
 - A blocking façade's derived verb (``put = blocking(contracts.Queue.put)``) reads, to static
   analysis, as an attribute with no docstring. It becomes a method with the contract verb's
   parameters and the docstring the façade gives it at runtime (its async class's).
-- A sharded object's routed verb (``length = routed(Queue.length, every, summed)``) becomes,
-  the same way, an async method with the plain verb's parameters and docstring.
+- A sharded object's routed verb (``length = routed(Queue.length, every, summed)``) and a plain
+  object's scripted one (``length = scripted(contracts.Queue.length)``) become, the same way,
+  async methods with the verb's parameters and docstring.
+- The verbs a class derives in a generated base (aqless/contracts/derived.py,
+  aqless/sync/derived.py) are shown as the class's own.
 - A contract's verb (a Protocol member, ``...`` for a body) takes the docstring of the plain
   class that implements it (``contracts.Queue.put`` that of ``aqless.Queue.put``).
 """
@@ -24,11 +27,14 @@ _DERIVERS = (
     "blocking_jobs",
     "blocking_found",
     "routed",
+    "scripted",
 )
 
 #: The modules whose classes derive verbs.
 _DERIVING = (
     "sync.facades",
+    "sync.parts",
+    "queue",
     "client",
     "limits",
     "patterns",
@@ -48,9 +54,30 @@ class BlockingVerbs(griffe.Extension):
             module = pkg.get_member(path)
             runtime = importlib.import_module(module.path)
             for cls in module.classes.values():
+                runtime_cls = getattr(runtime, cls.name, None)
+                if runtime_cls is None:  # imported for typing only
+                    continue
                 for name, member in list(cls.members.items()):
                     if member.is_attribute and _derived(member):
-                        cls.set_member(name, _method(cls, member, loader, runtime))
+                        method = _method(cls.module, member, loader, runtime_cls)
+                        cls.set_member(name, method)
+                for base in _generated_bases(cls):
+                    for name, member in base.members.items():
+                        if name not in cls.members and member.is_attribute and _derived(member):
+                            method = _method(base.module, member, loader, runtime_cls)
+                            cls.set_member(name, method)
+
+
+def _generated_bases(cls: griffe.Class) -> list[griffe.Class]:
+    """The bases of `cls`, and theirs, that a generated module holds (``*.derived``)."""
+    found: list[griffe.Class] = []
+    for base in cls.resolved_bases:
+        if not isinstance(base, griffe.Class):
+            continue
+        if base.module.path.endswith(".derived"):
+            found.append(base)
+        found += _generated_bases(base)
+    return found
 
 
 #: The plain class that implements a contract, where its name differs.
@@ -86,14 +113,18 @@ def _derived(attribute: griffe.Object | griffe.Alias) -> bool:
 
 
 def _method(
-    cls: griffe.Class, attribute: Any, loader: griffe.GriffeLoader, runtime: Any
+    module: griffe.Module, attribute: Any, loader: griffe.GriffeLoader, runtime_cls: type
 ) -> griffe.Function:
-    """The blocking method for `attribute` (`blocking(contracts.Queue.put)`): the verb's
-    parameters after self, what it awaits, and the docstring the façade gives it."""
+    """The method for `attribute` (`blocking(contracts.Queue.put)`, declared in `module`): the
+    verb's parameters after self, what it awaits, and the docstring the class gives it."""
     deriver, _, arguments = str(attribute.value).partition("(")
-    verb = _resolve(cls.module, arguments.split(",")[0].strip().rstrip(")"), loader)
+    verb = _resolve(module, arguments.split(",")[0].strip().rstrip(")"), loader)
     parameters = griffe.Parameters(*[p for p in verb.parameters if p.name != "self"])
-    doc = getattr(runtime, cls.name).__dict__[attribute.name].__doc__ or ""
+    declared = inspect.getattr_static(runtime_cls, attribute.name)
+    doc_of = getattr(declared, "doc", None)  # a blocking verb's, from its class
+    doc = (doc_of(runtime_cls) if callable(doc_of) else declared.__doc__) or ""
+    if not doc and verb.docstring is not None:
+        doc = verb.docstring.value
     method = griffe.Function(
         attribute.name,
         lineno=attribute.lineno,
@@ -107,7 +138,7 @@ def _method(
     )
     if method.docstring is not None:
         method.docstring.parent = method
-    if deriver == "routed":
+    if deriver in ("routed", "scripted"):
         method.labels.add("async")
     return method
 

@@ -3,7 +3,11 @@ with --state, its confirmation, its counts, and the jobs the server keeps."""
 
 from __future__ import annotations
 
+import re
+
 import aqless
+from aqless.cli.emptying import CHUNK_MOST
+from aqless.puts import PutRequest
 from tests.support.cli import Cli
 from tests.support.clients import pop_one
 
@@ -77,3 +81,35 @@ async def test_empty_with_states_and_a_job_others_depend_on(
     bad = await run_cli("queue", "empty", "emails", "--state", "complete", "--yes")
     assert bad.code == 2
     assert "complete: not one of" in bad.stderr
+
+
+def cancelled_in(command: bytes) -> int:
+    """How many jids a logged `FCALL <function> 0 job.cancel <now> jid...` names (the slow
+    log keeps 32 arguments, the last one saying how many more there were)."""
+    words = command.split(b" ")
+    more = re.search(rb"\.\.\. \((\d+) more arguments\)$", command)
+    total = len(words) if more is None else 31 + int(more.group(1))
+    return total - 5
+
+
+async def test_empty_cancels_a_bounded_chunk_a_call(client: aqless.Client, run_cli: Cli) -> None:
+    await client.queues["bulk"].put_many([PutRequest("app.A")] * 250)
+    redis = client.redis
+    kept = await redis.config_get("slowlog-*")
+    await redis.config_set("slowlog-max-len", 10_000)
+    await redis.config_set("slowlog-log-slower-than", 0)  # every command, with its arguments
+    await redis.slowlog_reset()
+    try:
+        outcome = await run_cli("queue", "empty", "bulk", "--yes")
+        logged = await redis.slowlog_get(10_000)
+    finally:
+        await redis.config_set("slowlog-log-slower-than", str(kept["slowlog-log-slower-than"]))
+        await redis.config_set("slowlog-max-len", str(kept["slowlog-max-len"]))
+    assert outcome.code == 0, outcome.stderr
+    chunks = [
+        cancelled_in(entry["command"])
+        for entry in logged
+        if entry["command"].startswith(b"FCALL") and b" job.cancel " in entry["command"]
+    ]
+    assert sum(chunks) == 250
+    assert max(chunks) <= CHUNK_MOST

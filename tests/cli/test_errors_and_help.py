@@ -20,7 +20,9 @@ pytest_plugins = ["tests.support.client_fixtures"]
 def command_paths() -> list[tuple[str, ...]]:
     """Every command and subcommand, as the words that name it."""
     paths: list[tuple[str, ...]] = []
-    for name, command in sorted(cli.commands.items()):
+    context = click.Context(cli)
+    for name in cli.list_commands(context):
+        command = cli.get_command(context, name)
         paths.append((name,))
         if isinstance(command, click.Group):
             paths.extend((name, sub) for sub in sorted(command.commands))
@@ -162,10 +164,11 @@ async def test_every_command_has_complete_help(run_cli: Cli, path: tuple[str, ..
     outcome = await run_cli(*path, "--help")
     assert outcome.code == 0
     assert outcome.stdout.startswith("Usage: ")
-    command: click.Command = cli
+    command: click.Command | None = cli
     for word in path:
         assert isinstance(command, click.Group)
-        command = command.commands[word]
+        command = command.get_command(click.Context(command), word)
+    assert command is not None
     assert command.help is not None
     assert len(command.help.split()) >= 5, "a real description"
     assert "Example" in command.help

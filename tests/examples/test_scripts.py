@@ -25,6 +25,13 @@ PROMISES = {
         "10000 rows imported, each exactly once: True",
         "checkpoint after completion: None",
     ],
+    "workflow.py": [
+        "parked: waiting for signal 'approval'",
+        "signal: woken",
+        "'approved by': 'mia', 'shipped': 'shipped to Oslo'",
+        "step charge: {'amount': 42, 'receipt': '",
+        "runs: {'charge': '1', 'ship': '1'}",
+    ],
     "deduplication.py": [
         "5 puts of charge:7 made 1 job, 1 waiting",
         "second welcome deduplicated: True (same job: True)",

@@ -1,6 +1,7 @@
-"""The contracts (aqless/scripts/contracts.py): every command of the dispatch table has one,
-in the fixed form, right above the function that implements it; their error texts are the
-code's; and the exceptions they name are the ones the client raises."""
+"""The contracts (aqless/scripts/contracts.py): every command file opens with one, in the
+fixed form, right above its handler, whose parameters are what its Args declare; their error
+texts are the code's; and the exceptions they name are the ones the client raises. The
+dispatch table is generated from them: its names are the contracts' names."""
 
 from __future__ import annotations
 
@@ -10,35 +11,38 @@ import pytest
 
 from aqless import errors
 from aqless._connection.protocol import _EXCEPTIONS, error_for
-from aqless.scripts import MODULES
-from aqless.scripts.contracts import FIELDS, Contract, contracts, lua_text, parse
+from aqless.scripts import build
+from aqless.scripts.contracts import CLASSIC_NAMES, FIELDS, Contract, contracts, parse
+from aqless.scripts.sources import command_files, library_files, lua_text
 from tests.scripts.test_script import CLASSIC_COMMANDS, REQLESS_COMMANDS
 
-ENTRY = re.compile(r"^\s*\['([^']+)'\] = function")
+HANDLER = re.compile(r"^Commands\['(?P<name>[^']+)'\] = function\(D, now(?P<params>[^)]*)\)$")
+ENTRY = re.compile(r"^  \['([^']+)'\] = function\(now, a\)$")
 PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}")
 # a Lua string literal, or a comment (which ends the line)
 TOKEN = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|--.*$""", re.MULTILINE)
 CRON_COMMANDS = ("setCron", "extendCron", "cronRefills", "nextRuns")
+HEARTBEAT = "commands/job.heartbeat.lua"
 
 
 def lua_strings() -> list[str]:
-    """The string literals of every module (comments, and so the contracts, left out)."""
+    """The string literals of every Lua file (comments, and so the contracts, left out)."""
     return [
         token[1:-1]
-        for name in MODULES
-        for token in TOKEN.findall(lua_text(name))
+        for text in module_texts().values()
+        for token in TOKEN.findall(text)
         if not token.startswith("--")
     ]
 
 
-def dispatched(commands: str) -> set[str]:
-    """The command names of the dispatch table in `commands` (the text of commands.lua)."""
-    return {m.group(1) for line in commands.splitlines() if (m := ENTRY.match(line))}
+def dispatched(script: str) -> set[str]:
+    """The command names of the generated dispatch table in the assembled `script`."""
+    return {m.group(1) for line in script.splitlines() if (m := ENTRY.match(line))}
 
 
-def beside_a_body(text: str, contract: Contract) -> bool:
-    """Whether `contract` (of the module text `text`) is followed, past other contracts and
-    comments, by the definition of a function."""
+def handler_after(text: str, contract: Contract) -> re.Match[str] | None:
+    """The handler definition that follows `contract` (of the file text `text`), past
+    comments; None when code of another kind comes first."""
     lines = text.splitlines()[contract.line - 1 :]
     inside = False
     for line in lines:
@@ -46,63 +50,94 @@ def beside_a_body(text: str, contract: Contract) -> bool:
             inside = True
         elif line == "]=]":
             inside = False
-        elif not inside and not line.startswith("--"):
-            return line.startswith("function ")
-    return False
+        elif not inside and line and not line.startswith("--"):
+            return HANDLER.match(line)
+    return None
 
 
-def problems_of(found: list[Contract], texts: dict[str, str], strings: list[str]) -> list[str]:
-    """What is wrong with the contracts `found` in the module texts `texts`, given the Lua
-    string literals `strings` their error texts must occur in."""
-    entries = dispatched(texts["commands.lua"])
+def parameter_problem(contract: Contract, params: str) -> str | None:
+    """Why the handler's parameters (after D, now) are not what its Args declare, or None."""
+    names = [name.strip() for name in params.split(",") if name.strip()]
+    shape = contract.arguments
+    wanted = shape.single + {"none": 0, "rest": 1, "list": 2}[shape.tail]
+    if len(names) != wanted or (shape.tail == "list" and names[-2:] != ["a", "first"]):
+        return f"{contract.where}: handler takes {names}, Args declare {shape}"
+    return None
+
+
+def file_problems(path: str, text: str, found: list[Contract]) -> list[str]:
+    """What is wrong with the command file `path`: one contract, first, above its handler."""
+    stem = path.removeprefix("commands/").removesuffix(".lua")
+    if len(found) != 1:
+        return [f"{path}: {len(found)} contracts, expected one"]
+    contract = found[0]
+    problems = []
+    if contract.line != 1 or contract.names[0] != stem:
+        problems.append(f"{contract.where}: the file of {stem!r} must open with its contract")
+    handler = handler_after(text, contract)
+    if handler is None or handler["name"] != stem:
+        problems.append(f"{contract.where}: not above its handler Commands['{stem}']")
+    elif (problem := parameter_problem(contract, handler["params"])) is not None:
+        problems.append(problem)
+    return problems
+
+
+def contract_problems(contract: Contract, strings: list[str]) -> list[str]:
+    """What is wrong with one contract's fields, error texts and exceptions."""
+    problems = list(contract.problems)
+    if contract.order != list(FIELDS):
+        problems.append(f"{contract.where}: fields {contract.order}, expected {list(FIELDS)}")
+    problems += [
+        f"{contract.where}: empty {name}" for name in FIELDS if not contract.fields.get(name)
+    ]
+    for refusal in contract.refusals:
+        for fragment in PLACEHOLDER.split(refusal.text):
+            if fragment.strip() and not any(fragment in string for string in strings):
+                problems.append(f"{contract.where}: error text {fragment!r} not in the code")
+    for exception in [refusal.exception for refusal in contract.refusals] + [
+        contract.cjson or "InvalidArgumentError"
+    ]:
+        if not isinstance(getattr(errors, exception, None), type):
+            problems.append(f"{contract.where}: no exception {exception!r} in aqless.errors")
+    return problems
+
+
+def problems_of(texts: dict[str, str]) -> list[str]:
+    """What is wrong with the contracts of the Lua files `texts` (path -> text)."""
+    strings = lua_strings()
     problems: list[str] = []
     named: dict[str, Contract] = {}
-    for contract in found:
-        problems += contract.problems
-        if contract.order != list(FIELDS):
-            problems.append(f"{contract.where}: fields {contract.order}, expected {list(FIELDS)}")
-        problems += [
-            f"{contract.where}: empty {name}" for name in FIELDS if not contract.fields.get(name)
-        ]
-        if not beside_a_body(texts[contract.module], contract):
-            problems.append(f"{contract.where}: not above a function")
-        for name in contract.names:
-            if name not in entries:
-                problems.append(f"{contract.where}: no command {name!r} in the table")
-            if name in named:
-                problems.append(f"{contract.where}: {name!r} already has a contract")
-            named[name] = contract
-        for refusal in contract.refusals:
-            for fragment in PLACEHOLDER.split(refusal.text):
-                if fragment.strip() and not any(fragment in string for string in strings):
-                    problems.append(f"{contract.where}: error text {fragment!r} not in the code")
-        for exception in [refusal.exception for refusal in contract.refusals] + [
-            contract.cjson or "InvalidArgumentError"
-        ]:
-            if not isinstance(getattr(errors, exception, None), type):
-                problems.append(f"{contract.where}: no exception {exception!r} in aqless.errors")
-    for contract in found:
+    for path, text in texts.items():
+        found = parse(text, path)
+        if not path.startswith("commands/"):
+            problems += [f"{c.where}: a contract outside lua/commands/" for c in found]
+            continue
+        problems += file_problems(path, text, found)
+        for contract in found:
+            problems += contract_problems(contract, strings)
+            for name in contract.names:
+                if name in named:
+                    problems.append(f"{contract.where}: {name!r} already has a contract")
+                named[name] = contract
+    for contract in named.values():
         for other in contract.same_as:
             if other not in named:
                 problems.append(f"{contract.where}: 'as {other}' names no contract")
-    problems += [f"command {name!r} has no contract" for name in sorted(entries - set(named))]
+    missing = sorted(set(CLASSIC_COMMANDS + REQLESS_COMMANDS) - set(named))
+    problems += [f"command {name!r} has no contract" for name in missing]
     return problems
 
 
 def module_texts() -> dict[str, str]:
-    return {name: lua_text(name) for name in MODULES}
+    return {path: lua_text(path) for path in (*library_files(), *command_files())}
 
 
-def found_in(texts: dict[str, str]) -> list[Contract]:
-    return [contract for name in MODULES for contract in parse(texts[name], name)]
-
-
-def test_every_command_has_a_contract_in_the_fixed_form_beside_its_body() -> None:
-    assert problems_of(list(contracts()), module_texts(), lua_strings()) == []
+def test_every_command_file_opens_with_its_contract_above_its_handler() -> None:
+    assert problems_of(module_texts()) == []
 
 
 def test_the_table_is_what_the_contracts_cover() -> None:
-    entries = dispatched(lua_text("commands.lua"))
+    entries = dispatched(build())
     aqless_own = {"worker.offer", "worker.withdraw", "job.result", "queue.putDeduplicated"}
     aqless_own |= {"worker.takeBack", "queue.putNew"}
     aqless_own |= {"job.dedup"}
@@ -114,12 +149,15 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {"batch.put", "batch.get", "batch.list"}
     aqless_own |= {"flow.put", "flow.children", "flow.tree"}
     aqless_own |= {"group.counts", "group.set"}
+    aqless_own |= {"job.sleep", "job.awaitSignal", "job.signal"}
+    aqless_own |= {"throttle.all", "throttle.index", "queue.failedJobs", "recurringJob.getMulti"}
     assert entries == set(CLASSIC_COMMANDS + REQLESS_COMMANDS) | aqless_own
     assert {name for contract in contracts() for name in contract.names} == entries
+    assert set(CLASSIC_COMMANDS) == CLASSIC_NAMES
 
 
-def test_the_dispatch_table_holds_no_contract() -> None:
-    assert parse(lua_text("commands.lua"), "commands.lua") == []
+def test_the_shared_modules_hold_no_contract() -> None:
+    assert [parse(lua_text(path), path) for path in library_files()] == [[]] * len(library_files())
 
 
 def test_the_exceptions_named_are_the_ones_the_client_raises() -> None:
@@ -150,30 +188,45 @@ def test_a_command_may_raise_another_commands_errors() -> None:
     assert type(raised) is errors.LockLostError
 
 
-def problems_after(module: str, old: str, new: str) -> list[str]:
+def problems_after(path: str, old: str, new: str) -> list[str]:
     texts = module_texts()
-    assert old in texts[module]
-    texts[module] = texts[module].replace(old, new, 1)
-    return problems_of(found_in(texts), texts, lua_strings())
+    assert old in texts[path]
+    texts[path] = texts[path].replace(old, new, 1)
+    return problems_of(texts)
 
 
 def test_a_removed_contract_is_found() -> None:
-    text = lua_text("lifecycle.lua")
-    start = text.index("--[=[ heartbeat | job.heartbeat\n")
-    end = text.index("]=]\n", start) + 4
-    problems = problems_after("lifecycle.lua", text[start:end], "")
+    text = lua_text(HEARTBEAT)
+    problems = problems_after(HEARTBEAT, text[: text.index("]=]\n") + 4], "")
+    assert f"{HEARTBEAT}: 0 contracts, expected one" in problems
     assert "command 'heartbeat' has no contract" in problems
     assert "command 'job.heartbeat' has no contract" in problems
 
 
+def test_a_command_file_without_a_handler_is_found() -> None:
+    problems = problems_after(HEARTBEAT, "Commands['job.heartbeat'] =", "Commands['job.beat'] =")
+    assert any("not above its handler Commands['job.heartbeat']" in p for p in problems)
+
+
+def test_a_handler_whose_parameters_drifted_from_its_args_is_found() -> None:
+    problems = problems_after(HEARTBEAT, "worker, data, attempt)", "worker, data)")
+    assert any("handler takes ['jid', 'worker', 'data'], Args declare" in p for p in problems)
+
+
+def test_a_contract_outside_the_commands_is_found() -> None:
+    texts = module_texts()
+    texts["lib/job.lua"] += lua_text(HEARTBEAT)
+    assert any("lib/job.lua" in p and "outside lua/commands/" in p for p in problems_of(texts))
+
+
 def test_a_missing_field_is_found() -> None:
-    problems = problems_after("lifecycle.lua", "  Returns  the new lock expiry time (number)\n", "")
+    problems = problems_after(HEARTBEAT, "  Returns  the new lock expiry time (number)\n", "")
     assert any("heartbeat" in problem and "Returns" in problem for problem in problems)
 
 
 def test_an_error_text_that_drifted_is_found() -> None:
     problems = problems_after(
-        "lifecycle.lua",
+        HEARTBEAT,
         "'Heatbeat(): Arg \"worker\" missing'",
         "'Heartbeat(): Arg \"worker\" missing'",
     )
@@ -182,29 +235,17 @@ def test_an_error_text_that_drifted_is_found() -> None:
 
 def test_an_unknown_exception_is_found() -> None:
     problems = problems_after(
-        "lifecycle.lua",
+        HEARTBEAT,
         "'Heatbeat(): Arg \"worker\" missing'   InvalidArgumentError",
         "'Heatbeat(): Arg \"worker\" missing'   InvalidArgumentErr",
     )
     assert any("no exception 'InvalidArgumentErr'" in problem for problem in problems)
 
 
-def test_a_contract_of_an_unknown_command_is_found() -> None:
-    problems = problems_after("queue.lua", "--[=[ queues.names\n", "--[=[ queues.list\n")
-    assert any("no command 'queues.list'" in problem for problem in problems)
-    assert "command 'queues.names' has no contract" in problems
-
-
-def test_a_contract_away_from_its_body_is_found() -> None:
-    contract = next(c for c in contracts() if c.names[0] == "queues.names")
-    text = lua_text("queue.lua")
-    start = text.index("--[=[ queues.names\n")
-    block = text[start : text.index("]=]\n", start) + 4]
-    texts = module_texts()
-    texts["queue.lua"] = text.replace(block, "", 1) + "\n" + block + "\nlocal moved = 1\n"
-    problems = problems_of(found_in(texts), texts, lua_strings())
-    assert any("(queues.names): not above a function" in problem for problem in problems)
-    assert contract.module == "queue.lua"
+def test_a_contract_of_another_command_is_found() -> None:
+    path = "commands/queues.names.lua"
+    problems = problems_after(path, "--[=[ queues.names\n", "--[=[ queues.list\n")
+    assert any("the file of 'queues.names' must open with its contract" in p for p in problems)
 
 
 def test_error_texts_are_looked_for_in_the_code_not_in_the_comments() -> None:
@@ -214,15 +255,17 @@ def test_error_texts_are_looked_for_in_the_code_not_in_the_comments() -> None:
 
 
 def test_errors_of_another_contract_must_name_one() -> None:
-    problems = problems_after("lifecycle.lua", "           as put\n", "           as putt\n")
+    path = "commands/job.requeue.lua"
+    problems = problems_after(path, "           as put\n", "           as putt\n")
     assert any("'as putt' names no contract" in problem for problem in problems)
 
 
 def test_a_long_text_names_its_exception_on_the_next_line() -> None:
-    cancel = next(c for c in contracts() if c.names[0] == "cancel")
+    cancel = next(c for c in contracts() if c.names[0] == "job.cancel")
     assert [refusal.exception for refusal in cancel.refusals] == [
         "JobDependedOnError",
         "FlowRunningError",
     ]
-    problems = problems_after("job.lua", "             JobDependedOnError\n", "")
-    assert any("(cancel | job.cancel): no exception for" in problem for problem in problems)
+    path = "commands/job.cancel.lua"
+    problems = problems_after(path, "             JobDependedOnError\n", "")
+    assert any("(job.cancel | cancel): no exception for" in problem for problem in problems)

@@ -21,8 +21,10 @@ capture per server (Valkey 9, Redis 7). A change to the golden file is acceptabl
 for a bug fix, explained where it is made. Recorded again for fenced attempts: every pop
 writes aqless's own `attempt` field into the job hash (other clients ignore it), and
 aqless's own replies (pops with data_apart, pushes on ql:push:<worker>) end each job object
-with it; every reply, publication and key other clients read is as it was. To record it
-again from the current Lua:
+with it; every reply, publication and key other clients read is as it was. Recorded again
+for the throttles' index: `throttle.set` and `queue.throttle.set` add the id to aqless's
+own set `ql:throttles` (other clients neither read nor write it). To record it again from
+the current Lua:
 
     AQLESS_DIFFERENTIAL_RECORD=1 python -m pytest tests/scripts/test_differential.py
 

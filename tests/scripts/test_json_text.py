@@ -1,4 +1,4 @@
-"""A large put's data told to be JSON without decoding it (lua/jsontext.lua's plain_json).
+"""A large put's data told to be JSON without decoding it (lua/lib/jsontext.lua's plain_json).
 
 Everything plain_json takes, cjson.decode must take: put's refusal of data that is not JSON
 is cjson's, so a text plain_json wrongly took would be stored where it was refused before.
@@ -19,7 +19,7 @@ from tests.scripts.expect import refused
 
 SIZE = 8192  # jsontext.lua's PLAIN_JSON_SIZE
 PAD = "x" * SIZE
-SOURCE = resources.files("aqless.scripts").joinpath("lua", "jsontext.lua").read_text()
+SOURCE = resources.files("aqless.scripts").joinpath("lua", "lib", "jsontext.lua").read_text()
 VERDICTS = (
     SOURCE
     + """

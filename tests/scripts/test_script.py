@@ -21,6 +21,7 @@ from redis.exceptions import ResponseError
 from aqless.errors import ConfigurationError
 from aqless.scripts import MODULES, build, build_library, function_name, sha1
 from aqless.scripts.loader import Script
+from aqless.scripts.sources import library_files
 from tests.conftest import Lua
 
 CLASSIC_COMMANDS = [
@@ -137,8 +138,10 @@ def test_the_command_indexes_are_complete() -> None:
 def test_build_concatenates_every_module_in_order() -> None:
     script = build()
     assert script.startswith("-- aqless ")
-    positions = [script.index(f"-- {name} ") for name in MODULES]
+    sections = [*library_files(), "dispatch", "api.lua", "script.lua"]
+    positions = [script.index(f"\n-- {name} ") for name in sections]
     assert positions == sorted(positions)
+    assert [f"lib/{name}" for name in MODULES] == list(library_files())
     assert script.rstrip().endswith("return main(KEYS, ARGV)")
 
 
@@ -160,7 +163,10 @@ def test_the_script_writes_no_globals() -> None:
     # Redis 7 and Valkey refuse writes to globals; every top-level name must be local.
     for line in build().splitlines():
         if line and not line.startswith((" ", "\t", "--", "}", ")", "]", "end", "return")):
-            assert re.match(r"(local |for |if |function [A-Z]\w*\.|[A-Z]+\[)", line), line
+            # (the dispatch table's locals, filled in by the command files; fields of local tables)
+            dispatch = r"Commands\[|Dispatch\.\w+\[|find_command = |[A-Z]\w*\.\w+ = "
+            allowed = rf"(local |for |if |do$|function [A-Z]\w*\.|[A-Z]+\[|{dispatch})"
+            assert re.match(allowed, line), line
 
 
 @pytest.mark.parametrize("command", sorted(set(CLASSIC_COMMANDS + REQLESS_COMMANDS)))

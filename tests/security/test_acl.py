@@ -278,8 +278,9 @@ async def test_the_dashboard_runs_the_admin_verbs(
 async def test_only_the_deployer_loads_the_library(
     as_user: Callable[..., Any], redis: aioredis.Redis
 ) -> None:
+    await redis.function_flush()  # nothing loaded yet
     async with as_user("deployer") as deployer, as_user("worker") as worker:
-        text = await refused(worker.queues["q"].put("app.Send", {}))  # nothing loaded yet
+        text = await refused(worker.queues["q"].put("app.Send", {}))
         assert "function|load" in text or "function" in text.lower()
         await Script(deployer.redis).load_library()
         await worker.queues["q"].put("app.Send", {})

@@ -1,5 +1,6 @@
-"""Sharded verbs derived from the plain ones (aqless._concurrency.routing): each keeps its plain
-verb's parameters and documentation, and a declaration under another name is refused."""
+"""Sharded verbs derived from the plain or the contract's ones (aqless._concurrency.routing):
+each keeps its verb's parameters and the plain verb's documentation, and a declaration under
+another name is refused."""
 
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ ROUTED_CLASSES = [
 
 
 def routed_verbs() -> list[tuple[type, str, Routed[..., object]]]:
-    return [
-        (cls, name, value)
-        for cls in ROUTED_CLASSES
-        for name, value in vars(cls).items()
-        if isinstance(value, Routed)
-    ]
+    """Each class's routed verbs: its own and those it derives from its contract."""
+    found: dict[tuple[type, str], Routed[..., object]] = {}
+    for cls in ROUTED_CLASSES:
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, Routed):
+                    found[cls, name] = value
+    return [(cls, name, value) for (cls, name), value in found.items()]
 
 
 def test_the_sharded_classes_declare_routed_verbs() -> None:
@@ -49,7 +52,7 @@ def test_a_routed_verb_keeps_its_plain_verb_s_parameters(
     assert inspect.signature(bound) == verb.signature
     assert bound.__name__ == name
     assert bound.__doc__
-    assert bound.__doc__ == verb.__doc__
+    assert bound.__doc__ == verb.doc(cls)
 
 
 def _part(client: aqless.ShardedClient, cls: type) -> object:
@@ -66,10 +69,10 @@ def _part(client: aqless.ShardedClient, cls: type) -> object:
 
 def test_a_verb_declared_under_another_name_is_refused() -> None:
     with pytest.raises((TypeError, RuntimeError)) as raised:  # 3.11 wraps it
-        type("Misnamed", (), {"pause": routed(aqless.Queue.unpause, every)})
+        type("Misnamed", (), {"unpause": routed(aqless.Queue.pause, every)})
     refusal = raised.value.__cause__ or raised.value
     assert isinstance(refusal, TypeError)
-    assert "Misnamed.pause is the sharded unpause: name it so" in str(refusal)
+    assert "Misnamed.unpause is the sharded pause: name it so" in str(refusal)
 
 
 # -- the merges: one answer from the shards' answers ---------------------------------------

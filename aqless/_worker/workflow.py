@@ -1,0 +1,412 @@
+"""The context a workflow's code is given (``ctx``), and the job function that runs it.
+
+A workflow is an async function of a `WorkflowContext`, registered with
+``@handlers.workflow``. Every attempt runs it from the top; what the record in the job's data
+(aqless.workflows.record) holds is replayed instead of done again:
+
+- ``await ctx.step(name, fn, *args)``: runs ``fn`` and stores its result with the job (one
+  call of the script, which renews the lock too) before returning it; a later attempt gets
+  the stored result and ``fn`` does not run. A step that raised is retried by its own
+  `RetryPolicy` (a durable sleep, spending no job retry), else the exception ends the run.
+- ``await ctx.sleep(seconds)``, ``await ctx.sleep_until(when)``: the job is parked as
+  scheduled until then, spending no retry and holding no worker slot.
+- ``await ctx.wait_for(signal, timeout=)``: takes a signal sent to the job (before or after
+  the wait is reached), else parks the job until one comes or the timeout passes
+  (SignalTimeoutError).
+- ``ctx.now()``, ``ctx.uuid()``, ``ctx.random()``: recorded on the first run, replayed after;
+  ``ctx.version(change_id)``: which code a workflow started under takes at a change.
+- ``ctx.step(..., undo=fn)``: a run that raises after such steps runs their undos, newest
+  first, each once, and fails the job for good (a saga).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from aqless import rules
+from aqless._connection.protocol import encode_json
+from aqless._worker.outcomes import failure_group, failure_message
+from aqless._worker.policies import RetryPolicy
+from aqless.errors import (
+    ConnectionLostError,
+    LockLostError,
+    SignalTimeoutError,
+    StepNameTakenError,
+    WorkflowError,
+)
+from aqless.models import JobState
+from aqless.workflows.record import KEY
+
+if TYPE_CHECKING:
+    from aqless.job import Job
+
+__all__ = ["Parked", "WorkflowContext", "WorkflowFunction", "run_workflow"]
+
+T = TypeVar("T")
+
+#: A workflow's code: an async function of its context.
+WorkflowFunction = Callable[["WorkflowContext"], Awaitable[Any]]
+
+#: The wake-up time of a wait without a timeout (the year 3000): never promoted.
+FOREVER = 32503680000.0
+
+
+#: A step's compensation: called with the step's result, plain or async.
+Undo = Callable[[Any], Any]
+
+
+class Compensating(WorkflowError):
+    """Raised at a workflow's first new work once it is compensating: the run turns to the
+    undos (`WorkflowContext.compensate`)."""
+
+
+class Parked(BaseException):  # a way out of the code, not an error
+    """Raised through the workflow's code once its job is parked: the run ends there. A
+    BaseException, so that ``except Exception`` in the code does not stop it."""
+
+
+class WorkflowContext:
+    """What a workflow's code is given. One per run of the job.
+
+    Attributes:
+        job: the job (its `attempt` fences every write of the record).
+        data: the job's data without the workflow's record.
+    """
+
+    def __init__(self, job: Job) -> None:
+        if not isinstance(job.data, dict):
+            raise WorkflowError(f"job {job.jid}: a workflow's data must be a JSON object")
+        self.job = job
+        record = job.data.get(KEY)
+        if not isinstance(record, dict):
+            record = job.data[KEY] = {}
+        record.pop("parked", None)  # it runs: whatever parked it is over
+        self._record: dict[str, Any] = record
+        self.data: dict[str, Any] = {k: v for k, v in job.data.items() if k != KEY}
+        self._events: list[str] = record.setdefault("events", [])
+        self._recorded = len(self._events)  # what earlier runs did, this run replays
+        self._position = 0
+        self._ran: set[str] = set()
+        self._sleeps = 0
+        self._waits: dict[str, int] = {}
+        self._used: dict[str, int] = {}
+        self._undos: list[tuple[str, Undo, Any]] = []
+        self._undoing = False
+
+    # -- steps ----------------------------------------------------------------------------
+
+    @overload
+    async def step(
+        self,
+        name: str,
+        fn: Callable[..., Awaitable[T]],
+        *args: Any,
+        retry: RetryPolicy | None = None,
+        undo: Undo | None = None,
+    ) -> T: ...
+
+    @overload
+    async def step(
+        self,
+        name: str,
+        fn: Callable[..., T],
+        *args: Any,
+        retry: RetryPolicy | None = None,
+        undo: Undo | None = None,
+    ) -> T: ...
+
+    async def step(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        retry: RetryPolicy | None = None,
+        undo: Undo | None = None,
+    ) -> Any:
+        """`fn(*args)`'s result (awaited if it is a coroutine), run once: stored with the job
+        before it is returned, and on a later attempt returned without running `fn`.
+        `undo` (called with the result) compensates the step when the workflow fails: see
+        `run_workflow`.
+
+        Raises:
+            StepNameTakenError: `name` was used by a step of this run already (nothing ran).
+            PayloadError: the result is not JSON (the step does not count as done).
+            InvalidValueError: the result is larger than ``rules.STEP_RESULT_MAX`` bytes.
+            whatever `fn` raised, once `retry` (a per-step RetryPolicy: a durable sleep
+                between attempts, spending no job retry) does not cover it or gave up.
+        """
+        rules.check("step", name, "workflow.step")
+        if name in self._ran:
+            raise StepNameTakenError(f"step {name!r} ran already in this run of the workflow")
+        self._ran.add(name)
+        steps: dict[str, Any] = self._record.setdefault("steps", {})
+        done = steps.get(name)
+        if isinstance(done, dict) and "result" in done:
+            self._occur(f"step:{name}")
+            self._done(name, undo, done["result"])
+            return done["result"]
+        self._forward()
+        entry: dict[str, Any] = done if isinstance(done, dict) else {}
+        started = time.monotonic()
+        try:
+            result = fn(*args)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as error:
+            await self._step_failed(name, entry, error, retry)
+            raise
+        text = encode_json(result, f"the result of step {name!r}")
+        rules.check("workflow.result_bytes", len(text.encode("utf-8")), "workflow.step")
+        steps[name] = {
+            **entry,
+            "result": json.loads(text),
+            "attempt": self.job.attempt,
+            "at": self._clock(),
+            "seconds": round(time.monotonic() - started, 6),
+        }
+        self._occur(f"step:{name}")
+        await self._store()
+        self._done(name, undo, result)
+        return result
+
+    def _done(self, name: str, undo: Undo | None, result: Any) -> None:
+        if undo is not None:
+            self._undos.append((name, undo, result))
+
+    def _forward(self) -> None:
+        """Refuse new work once the workflow is compensating: the run goes on to the undos."""
+        if "compensating" in self._record and not self._undoing:
+            raise Compensating(str(self._record["compensating"].get("error", "")))
+
+    @property
+    def compensable(self) -> bool:
+        """Whether a step of this run registered an undo."""
+        return bool(self._undos)
+
+    async def compensate(self, error: BaseException) -> None:
+        """Run the undos of the steps done, newest first, each as a step (``undo:<name>``,
+        once), then fail the job for good (into ``<queue>-<ExceptionType>``): no retry runs
+        the workflow forward again. An undo that raises leaves the job to its policies;
+        the next run goes on with the undos left."""
+        first = self._record.setdefault(
+            "compensating",
+            {
+                "error": f"{type(error).__name__}: {error}"[:1000],
+                "group": failure_group(self.job.queue_name, error),
+            },
+        )
+        self._undoing = True
+        await self._store()  # from now on, no run goes forward
+        for name, undo, result in reversed(self._undos):
+            await self.step(f"undo:{name}", undo, result)
+        await self.job.fail(str(first["group"]), failure_message(error))
+
+    async def _step_failed(
+        self, name: str, entry: dict[str, Any], error: Exception, retry: RetryPolicy | None
+    ) -> None:
+        """Park the job for the step's retry when `retry` covers `error` and has attempts
+        left (then the run ends here); else return, and the error ends the run."""
+        if retry is None or not retry.covers(error):
+            return
+        failures = int(entry.get("failures", 0)) + 1
+        if retry.max_attempts is not None and failures >= retry.max_attempts:
+            if retry.on_give_up is not None:
+                await _called(retry.on_give_up, self.job, error)
+            return
+        if retry.on_retry is not None:
+            await _called(retry.on_retry, self.job, error)
+        self._record.setdefault("steps", {})[name] = {
+            **entry,
+            "failures": failures,
+            "error": f"{type(error).__name__}: {error}"[:1000],
+        }
+        until = self._clock() + retry.delay_after(failures - 1)
+        await self._park_asleep(until, {"kind": "retry", "until": until, "step": name})
+
+    # -- time -----------------------------------------------------------------------------
+
+    async def sleep(self, seconds: float) -> None:
+        """Park the job for `seconds` (a durable sleep: no retry spent, no slot held); it
+        resumes at the next step after them. InvalidValueError for a negative time."""
+        seconds = rules.check("workflow.seconds", seconds, "workflow.sleep")
+        await self._sleep(lambda: self._clock() + seconds)
+
+    async def sleep_until(self, when: float) -> None:
+        """`sleep` until the epoch time `when` (at once if it has passed)."""
+        when = rules.check("workflow.until", when, "workflow.sleep_until")
+        await self._sleep(lambda: when)
+
+    async def _sleep(self, until_of: Callable[[], float]) -> None:
+        self._sleeps += 1
+        key = str(self._sleeps)
+        sleeps: dict[str, Any] = self._record.setdefault("sleeps", {})
+        if key not in sleeps:
+            self._forward()
+            sleeps[key] = until_of()
+        self._occur(f"sleep:{key}")
+        until = float(sleeps[key])
+        if self._clock() >= until:
+            return
+        await self._park_asleep(until, {"kind": "sleep", "until": until})
+
+    async def _park_asleep(self, until: float, marker: dict[str, Any]) -> None:
+        self._record["parked"] = marker
+        text = self._text()
+        await self._parking("job.sleep", text, until)
+
+    # -- signals ----------------------------------------------------------------------------
+
+    async def wait_for(self, signal: str, *, timeout: float | None = None) -> Any:
+        """The payload of a signal `signal` sent to this job: one sent earlier and not yet
+        taken by another wait, else the job parks (no slot held) until one comes.
+
+        Raises:
+            SignalTimeoutError: none came within `timeout` seconds of the wait's first reach.
+        """
+        command = "workflow.wait_for"
+        rules.check("signal", signal, command)
+        timeout = rules.check_optional("workflow.timeout", timeout, command)
+        n = self._waits[signal] = self._waits.get(signal, 0) + 1
+        key = f"{signal}#{n}"
+        waits: dict[str, Any] = self._record.setdefault("waits", {})
+        wait = waits.get(key)
+        if not isinstance(wait, dict):
+            self._forward()
+            until = None if timeout is None else self._clock() + timeout
+            wait = waits[key] = {"signal": signal, "until": until}
+        self._occur(f"wait:{key}")
+        if "taken" in wait:
+            return wait["taken"].get("payload")
+        if wait.get("timed_out"):
+            raise SignalTimeoutError(signal, timeout or 0)
+        until = wait["until"]
+        self._record["parked"] = {"kind": "signal", "until": until, "signal": signal}
+        text = self._text()
+        self._record.pop("parked")
+        reply = await self._call(
+            "job.awaitSignal", text, key, signal, FOREVER if until is None else until
+        )
+        if reply == "parked":
+            self._record["parked"] = {"kind": "signal", "until": until, "signal": signal}
+            self._left()
+        if reply == "timeout":
+            wait["timed_out"] = True
+            raise SignalTimeoutError(signal, timeout or 0)
+        taken = json.loads(reply)
+        wait["taken"] = {"id": taken["id"], "at": taken["at"], "payload": taken["payload"]}
+        return taken["payload"]
+
+    # -- deterministic values -------------------------------------------------------------
+
+    def now(self) -> float:
+        """The time (epoch seconds) as the first run read it here."""
+        return float(self._value("now", self._clock))
+
+    def uuid(self) -> str:
+        """A random UUID (hex), the same on every run."""
+        return str(self._value("uuid", lambda: uuid.uuid4().hex))
+
+    def random(self) -> float:
+        """A random number in [0, 1), the same on every run."""
+        return float(self._value("random", random.random))  # not for secrets
+
+    def version(self, change_id: str, *, latest: int = 1) -> int:
+        """Which side of a code change a workflow takes: `latest` for a workflow that reached
+        this point under the new code (new ones), 0 for one whose earlier runs went past this
+        point before the change (it goes on the old way). Recorded: stable over its runs."""
+        rules.check("change_id", change_id, "workflow.version")
+        rules.check("workflow.latest", latest, "workflow.version")
+        versions: dict[str, Any] = self._record.setdefault("versions", {})
+        if change_id not in versions:
+            versions[change_id] = 0 if self._position < self._recorded else latest
+        return int(versions[change_id])
+
+    def _value(self, kind: str, make: Callable[[], Any]) -> Any:
+        values: list[Any] = self._record.setdefault("values", {}).setdefault(kind, [])
+        index = self._used[kind] = self._used.get(kind, 0) + 1
+        if index > len(values):
+            values.append(make())  # stored with the next write, before anything it decides
+        return values[index - 1]
+
+    # -- the record's writes ----------------------------------------------------------------
+
+    def _occur(self, event: str) -> None:
+        if self._position >= len(self._events):
+            self._events.append(event)
+        self._position += 1
+
+    def _clock(self) -> float:
+        return self.job.client.clock()
+
+    def _text(self) -> str:
+        return encode_json(self.job.data, "the workflow's data")
+
+    async def _store(self) -> None:
+        """Store the record with the job, renewing its lock, in one call (job.heartbeat)."""
+        job = self.job
+        fence = () if job.attempt is None else (job.attempt,)
+        expires = await job.client.protocol.integer(
+            "job.heartbeat", job.jid, job.worker_name, self._text(), *fence
+        )
+        job.expires_at = float(expires)
+
+    async def _call(self, command: str, text: str, *args: str | float) -> str:
+        job = self.job
+        attempt = "" if job.attempt is None else job.attempt
+        # a sleep always lets the job go; a wait may not, and a pop sent behind it must not
+        # count its slot as free (aqless._worker.running.RunningJobs.free)
+        releases = job.jid if command == "job.sleep" else None
+        reply = await job._release(
+            job.client.protocol.text(
+                command, job.jid, job.worker_name, attempt, text, *args, releases=releases
+            )
+        )
+        if reply not in ("parked", "scheduled"):
+            job.released = False  # it took a signal or timed out: still this worker's
+        return reply
+
+    async def _parking(self, command: str, text: str, until: float) -> None:
+        await self._call(command, text, until)
+        self._left()
+
+    def _left(self) -> None:
+        """The job is parked: no longer this worker's; the run ends here."""
+        job = self.job
+        job.state, job.worker_name, job.expires_at = JobState.SCHEDULED, "", 0.0
+        raise Parked
+
+
+async def _called(callback: Callable[..., Any], job: Job, error: BaseException) -> None:
+    result = callback(job, error)
+    if inspect.isawaitable(result):
+        await result
+
+
+def run_workflow(function: WorkflowFunction) -> Callable[[Job], Awaitable[Any]]:
+    """The job function of the workflow `function`: runs it with a fresh context; its
+    return value is the job's result. A run that parked returns with the job no longer the
+    worker's (the worker sends nothing). A run that raised after steps with an `undo`
+    compensates them and fails the job for good (a saga); without one, or for a lost
+    connection or lock, the exception is the job's outcome, as any job's."""
+
+    async def run(job: Job) -> Any:
+        ctx = WorkflowContext(job)
+        try:
+            return await function(ctx)
+        except Parked:
+            return None
+        except Exception as error:
+            if not ctx.compensable or isinstance(error, ConnectionLostError | LockLostError):
+                raise  # a lost connection or lock is no failure of the workflow's
+            await ctx.compensate(error)  # the undos have no retry policy: they never park
+            return None
+
+    run.__name__, run.__qualname__ = function.__name__, function.__qualname__
+    run.__module__ = function.__module__
+    return run

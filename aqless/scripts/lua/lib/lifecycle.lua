@@ -1,0 +1,468 @@
+-- A job's way through a queue: put, complete, fail, retry, heartbeat, timeout, and the
+-- expiry of lost locks (pop and peek are in queue.lua).
+
+local function time_field(now) return string.format('%.20f', now) end
+
+local function failure_text(group, message, when, worker)
+  return cjson.encode({group = group, message = message, when = when, worker = worker})
+end
+
+local function exhausted_message(queue)
+  return 'Job exhausted retries in queue "' .. tostring(queue) .. '"'
+end
+
+-- Refuses a command on a job: the error names what its text needs of the job.
+local function refuse_job(D, name, jid, job)
+  refuse(D, name, {jid = jid, state = job.state, worker = job.worker, queue = job.queue})
+end
+
+-- Whether `text` is a whole number's text (remembered per text: attempts are few).
+function Job.is_whole_number_text(text)
+  if Job.whole_number_texts == nil then
+    Job.whole_number_texts = memo(function(known)
+      local n = number(known)
+      return n ~= nil and n == math.floor(n)
+    end)
+  end
+  return Job.whole_number_texts(text)
+end
+
+-- Fencing (aqless's own): every pop of a job stores a new, rising `attempt` in its hash
+-- (queue.lua's hand_out). aqless's workers give it with the verbs of the job's owner, and a
+-- verb given an attempt that is not the job's current one is refused, so that two attempts
+-- under one worker name (a lock that expired, then a pop by the same worker) are told
+-- apart. Without one (other clients), nothing is checked. The fence is checked as soon as
+-- the job is known to exist, before its state and worker: an earlier attempt's verb is
+-- refused as stale whatever became of the job since (completed or failed by the later
+-- attempt, popped by another worker), and never mistaken for a retried verb of the current
+-- attempt that already took effect. `verb`: the text's prefix; `given`: the argument (nil:
+-- none); `stored`: the job's field.
+-- (The usual call gives the attempt as stored, the same text: a whole number's text, known
+-- once, answers it without reading either as a number.)
+function Job.check_attempt(verb, jid, given, stored)
+  if given == nil then return end
+  if given == stored and Job.is_whole_number_text(given) then return end
+  local n = number(given)
+  if n == nil or n ~= math.floor(n) then
+    raise(verb .. '(): Arg "attempt" not a whole number: ' .. tostring(given))
+  end
+  local current = math.floor(tonumber(stored) or 0)
+  if n ~= current then
+    raise(verb .. '(): Job ' .. jid .. ' attempt ' .. integer_text(n) ..
+      ' is stale: the job is on attempt ' .. integer_text(current))
+  end
+end
+
+local function join_failure_group(jid, group)
+  call('SADD', Keys.failures(), group)
+  call('LPUSH', Keys.failed(group), jid)
+end
+
+---------------------------------------------------------------------------------------------
+-- complete / fail / retry / heartbeat / timeout: only a running job's owner may
+
+-- (Complete's helpers are the locals of one block: only a chunk's top-level locals count
+-- towards its limit of 200.)
+do
+  -- The fields complete reads of the job, one HMGET (a table by name would cost the server
+  -- more than the read): FINISH to finish it, ADVANCE to move it to its next queue (the
+  -- priority in the dedup id's place, no batch). `at`: each field's position in the reply.
+  local FINISH = {'worker', 'state', 'dedup', 'retries', 'queue', 'time', 'held_in',
+    'throttles', 'attempt', 'checkpoint', 'batch'}
+  local ADVANCE = {'worker', 'state', 'priority', 'retries', 'queue', 'time', 'held_in',
+    'throttles', 'attempt', 'checkpoint'}
+  local at = {worker = 1, state = 2, dedup = 3, priority = 3, retries = 4, queue = 5, time = 6,
+    held_in = 7, throttles = 8, attempt = 9, checkpoint = 10, batch = 11}
+
+  local function purge(D, jids)
+    for _, jid in ipairs(jids) do
+      Job.delete(D, jid, Tags.parse(call('HGET', Keys.job(jid), 'tags')))
+      if D.purge_dependencies then call('DEL', Keys.dependencies(jid)) end
+    end
+  end
+
+  -- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
+  local function purge_completed(D, now)
+    local completed = Keys.completed()
+    local horizon = now - Config.number('jobs-history')
+    local old = call('ZRANGEBYSCORE', completed, 0, horizon)
+    if #old > 0 then
+      purge(D, old)
+      call('ZREMRANGEBYSCORE', completed, 0, horizon)
+    end
+    local keep = whole(Config.number('jobs-history-count'))
+    local excess = call('ZRANGE', completed, 0, -(keep + 1))
+    if #excess > 0 then
+      purge(D, excess)
+      call('ZREMRANGEBYRANK', completed, 0, -(keep + 1))
+    end
+  end
+
+  -- The first field of complete's write of the job: its data, or, when the job keeps the
+  -- stored data, its new state (written twice in one HSET: one write serves both).
+  local function data_pair(data, keep, state)
+    if keep then return 'state', state end
+    return 'data', data
+  end
+
+  -- Checks complete's arguments before anything is read; returns the options parsed: the
+  -- next queue, its delay and its dependencies (each nil when not given).
+  local function checked(D, jid, worker, queue, data, o, keep)
+    check(jid, 'Job(): no jid provided')
+    check(worker, 'Complete(): Arg "worker" missing')
+    if queue == nil then refuse(D, 'complete_no_queue') end
+    if not keep and decode(data) == false then
+      raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
+    end
+    local delay, depends = nil, nil
+    if o.delay ~= nil then
+      delay = number(o.delay)
+      check(delay, 'assertion failed!')
+    end
+    if o.depends ~= nil then
+      depends = string_list(decode(o.depends))
+      check(depends, 'Complete(): Arg "depends" not JSON: ' .. o.depends)
+    end
+    local next_queue = o.next
+    check(next_queue ~= '', 'Complete(): Arg "next" empty')
+    check(delay == nil or next_queue ~= nil,
+      'Complete(): "delay" cannot be used without a "next".')
+    check(depends == nil or next_queue ~= nil,
+      'Complete(): "depends" cannot be used without a "next".')
+    return next_queue, delay, depends
+  end
+
+  -- The job's fields (FINISH's, or ADVANCE's with a next queue) when `worker` runs
+  -- it in `queue` at the `attempt` given; else the refusal.
+  -- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
+  -- that is mostly absent, Batch.ended's HGET)
+  local function read_owned(D, jid, worker, queue, next_queue, attempt)
+    local v = call('HMGET', Keys.job(jid), unpack(next_queue and ADVANCE or FINISH))
+    local holder, state = v[at.worker] or nil, v[at.state] or nil
+    local job_queue = v[at.queue] or nil
+    if state ~= 'running' or holder ~= worker or job_queue ~= queue then
+      local job = {worker = holder, state = state, queue = job_queue}
+      if state == nil then refuse_job(D, 'complete_missing', jid, job) end
+      Job.check_attempt('Complete', jid, attempt, v[at.attempt])
+      if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
+      if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
+      refuse_job(D, 'complete_queue', jid, job)
+    end
+    Job.check_attempt('Complete', jid, attempt, v[at.attempt])
+    return v
+  end
+
+  -- Moves the completed job on to `next_queue` (`v`: its fields, ADVANCE's); returns
+  -- its new state.
+  local function to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
+    delay, depends = delay or 0, depends or {}
+    Events.advanced(jid, queue, next_queue)
+    History.put(D, jid, now, next_queue)
+    Job.register_queue(next_queue, now)
+    -- (the reference stores `waiting` for a delayed job too; aqless stores the state it has)
+    local scheduled = delay > 0 and #depends == 0
+    local next_state = scheduled and 'scheduled' or 'waiting'
+    local name, value = data_pair(data, keep, next_state)
+    call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
+      'failure', '{}', 'queue', next_queue, 'expires', 0,
+      'remaining', tonumber(v[at.retries]) or 5, 'time', time_field(now))
+    if scheduled then
+      call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
+      return 'scheduled'
+    end
+    if Job.add_dependencies(jid, depends) > 0 then
+      call('ZADD', Keys.queue(next_queue, 'depends'), now, jid)
+      call('HSET', Keys.job(jid), 'state', 'depends')
+      if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
+      return 'depends'
+    end
+    Job.to_work(next_queue, jid, tonumber(v[at.priority]) or 0, now)
+    return 'waiting'
+  end
+
+  -- Finishes the completed job (`v`: its fields, FINISH's): its dedup id, batch, the
+  -- completed set with its retention, the dependents it releases (`dependents`).
+  local function to_complete(D, now, jid, queue, v, data, keep, result, dependents)
+    Events.completed(jid, queue)
+    Dedup.release(jid, v[at.dedup] or nil)
+    Batch.ended(now, jid, 'done', v[at.batch])
+    local name, value = data_pair(data, keep, 'complete')
+    call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
+      'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[at.retries]) or 5,
+      'time', time_field(now), unpack(result))
+    call('ZADD', Keys.completed(), now, jid)
+    purge_completed(D, now)
+    Job.release_dependents(jid, now, dependents)
+    return 'complete'
+  end
+
+  -- Completes a running job; with `next` it is put into that queue instead.
+  -- o: next, delay (number), depends (list), result or result_dropped (results.lua), each
+  -- optional. `keep`: the job keeps its stored data, `data` is not looked at (aqless's
+  -- workers, when the job's code left the data as it was: decoded and written again, a
+  -- payload of 100 KB costs the server ~150 µs).
+  function Job.complete(D, now, jid, worker, queue, data, o, keep, attempt)
+    local next_queue, delay, depends = checked(D, jid, worker, queue, data, o, keep)
+    local result = Results.fields(o, next_queue)
+    local v = read_owned(D, jid, worker, queue, next_queue, attempt)
+    local held_in, throttles = v[at.held_in] or nil, v[at.throttles]
+
+    History.append(jid, now, 'done')
+    Job.leave_running(Job.home_of(queue, held_in, jid), jid)
+    -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
+    if held_in ~= nil then
+      call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
+    elseif v[at.checkpoint] then
+      call('HDEL', Keys.job(jid), 'checkpoint')
+    end
+    -- (read before the release, which changes none of these keys)
+    local dependents, none_pending = nil, false
+    if next_queue == nil then
+      dependents, none_pending = Job.dependents_and_tracking(jid,
+        Throttle.sole_pending(throttles))
+    end
+    Throttle.release_all(jid, now, throttles, none_pending)
+    Stats.record_one(queue, 'run', now, now - (tonumber(v[at.time]) or now))
+    Stats.tick(queue, now, 'c')
+    call('ZREM', Keys.worker_jobs(worker), jid)
+    Events.if_tracked('completed', jid)
+    if next_queue ~= nil then
+      return to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
+    end
+    return to_complete(D, now, jid, queue, v, data, keep, result, dependents)
+  end
+end
+
+function Job.fail(D, now, jid, worker, group, message, data, attempt)
+  check(jid, 'Job(): no jid provided')
+  check(worker, 'Fail(): Arg "worker" missing')
+  check(group, 'Fail(): Arg "group" missing')
+  check(group ~= '', 'Fail(): Arg "group" empty')
+  check(message, 'Fail(): Arg "message" missing')
+  local decoded = nil
+  if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'dedup',
+    'attempt'})
+  if job.state == nil then refuse_job(D, 'fail_missing', jid, job) end
+  Job.check_attempt('Fail', jid, attempt, job.attempt)
+  if job.state ~= 'running' then refuse_job(D, 'fail_state', jid, job) end
+  if job.worker ~= worker then refuse_job(D, 'fail_worker', jid, job) end
+
+  Events.failed(jid, group, message, worker)
+  Events.if_tracked('failed', jid)
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  History.append(jid, now, 'failed', {worker = worker, group = group})
+  Stats.count(job.queue, now, {failures = 1, failed = 1})
+  Job.leave_queue(Job.home(job, jid), jid)
+  Job.settle_home(jid, job)
+  local key = Keys.job(jid)
+  if decoded ~= nil then call('HSET', key, 'data', cjson.encode(decoded)) end
+  call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
+    'failure', failure_text(group, message, math.floor(now), worker))
+  Throttle.release_all(jid, now, job.throttles or false)
+  join_failure_group(jid, group)
+  Dedup.release(jid, job.dedup)
+  Batch.ended(now, jid, 'failed')
+  Flows.failed(now, jid)
+  return jid
+end
+
+function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
+  check(jid, 'Job(): no jid provided')
+  if queue == nil then refuse(D, 'retry_no_queue') end
+  check(worker, 'Retry(): Arg "worker" missing')
+  local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
+  check(group ~= '', 'Retry(): Arg "group" empty')
+  local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
+    'throttles', 'dedup', 'attempt'})
+  if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
+  Job.check_attempt('Retry', jid, attempt, job.attempt)
+  if job.state ~= 'running' then refuse_job(D, 'retry_state', jid, job) end
+  if job.worker ~= worker then refuse_job(D, 'retry_worker', jid, job) end
+
+  local key = Keys.job(jid)
+  local remaining = call('HINCRBY', key, 'remaining', -1)
+  call('HDEL', key, 'grace')
+  call('ZREM', Keys.queue(Job.home(job, jid), 'locks'), jid)
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  Throttle.release_all(jid, now, job.throttles or false)
+  if queue == job.queue then
+    Job.settle_home(jid, job)
+  elseif remaining >= 0 then
+    call('HSET', key, 'held_in', queue)
+  end
+  local explained = group ~= nil and message ~= nil
+  if remaining < 0 then
+    group = group or ('failed-retries-' .. queue)
+    History.append(jid, now, D.exhausted_retry_history, {group = group})
+    local failure
+    if explained then
+      failure = failure_text(group, message, math.floor(now), worker)
+    else
+      failure = failure_text(group, exhausted_message(job.queue), now, '')
+    end
+    call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '', 'failure', failure)
+    Job.settle_home(jid, job)
+    if D.exhausted_retry_publishes then Events.if_tracked('failed', jid) end
+    join_failure_group(jid, group)
+    Dedup.release(jid, job.dedup)
+    Batch.ended(now, jid, 'failed')
+    Stats.count(queue, now, {failures = 1, failed = 1})
+    Flows.failed(now, jid)
+  else
+    if delay_n > 0 then
+      call('ZADD', Keys.queue(queue, 'scheduled'), now + delay_n, jid)
+      call('HSET', key, 'state', 'scheduled')
+    else
+      Job.to_work(queue, jid, tonumber(job.priority) or 0, now)
+      call('HSET', key, 'state', 'waiting')
+    end
+    if explained then
+      call('HSET', key, 'failure', failure_text(group, message, math.floor(now), worker))
+    end
+  end
+  return math.floor(remaining)
+end
+
+-- Returns a running job to the work set of the queue that holds it, at its priority, as a
+-- retry would but with its retries untouched: the worker was stopped (a graceful stop, the
+-- end of its grace, an operator), the job's code did not fail. Its history says why
+-- (`handed-back` with the reason and the worker). A lost lock still spends a retry.
+function Job.hand_back(now, jid, worker, reason, attempt)
+  check(jid, 'Job(): no jid provided')
+  check(worker, 'HandBack(): Arg "worker" missing')
+  check(reason, 'HandBack(): Arg "reason" missing')
+  check(reason ~= '', 'HandBack(): Arg "reason" empty')
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'priority', 'held_in', 'throttles',
+    'attempt'})
+  check(job.state ~= nil, 'HandBack(): Job ' .. jid .. ' does not exist')
+  Job.check_attempt('HandBack', jid, attempt, job.attempt)
+  check(job.state == 'running',
+    'HandBack(): Job ' .. jid .. ' is not currently running: ' .. job.state)
+  check(job.worker == worker,
+    'HandBack(): Job ' .. jid .. ' has been given to another worker: ' .. tostring(job.worker))
+
+  local key, home = Keys.job(jid), Job.home(job, jid)
+  call('HDEL', key, 'grace')
+  call('ZREM', Keys.queue(home, 'locks'), jid)
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  Throttle.release_all(jid, now, job.throttles or false)
+  History.append(jid, now, 'handed-back', {reason = reason, worker = worker})
+  Job.to_work(home, jid, tonumber(job.priority) or 0, now)
+  call('HSET', key, 'state', 'waiting', 'worker', '', 'expires', 0)
+  return 'waiting'
+end
+
+function Job.heartbeat(D, now, jid, worker, data, attempt)
+  check(jid, 'Job(): no jid provided')
+  check(worker, 'Heatbeat(): Arg "worker" missing')
+  local v  -- (the attempt read only when given: each field read costs the server time)
+  if attempt == nil then
+    v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in')
+  else
+    v = call('HMGET', Keys.job(jid), 'queue', 'worker', 'state', 'held_in', 'attempt')
+  end
+  local job = {queue = v[1] or nil, worker = v[2] or nil, state = v[3] or nil,
+    held_in = v[4] or nil}
+  local expires = now + Config.heartbeat(job.queue or '')
+  local decoded = nil
+  if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
+  if job.worker == nil then refuse_job(D, 'heartbeat_missing', jid, job) end
+  Job.check_attempt('Heartbeat', jid, attempt, v[5])
+  if job.state ~= 'running' then refuse_job(D, 'heartbeat_state', jid, job) end
+  if job.worker ~= worker or job.worker == '' then
+    refuse_job(D, 'heartbeat_worker', jid, job)
+  end
+
+  local key = Keys.job(jid)
+  if decoded ~= nil then
+    call('HSET', key, 'expires', expires, 'worker', worker, 'data', cjson.encode(decoded))
+  else
+    call('HSET', key, 'expires', expires, 'worker', worker)
+  end
+  call('ZADD', Keys.worker_jobs(worker), expires, jid)
+  if D.heartbeat_registers_worker then call('ZADD', Keys.workers(), now, worker) end
+  call('ZADD', Keys.queue(Job.home(job, jid), 'locks'), expires, jid)
+  return expires
+end
+
+function Job.timeout(D, now, jids)
+  local jobs, seen = {}, {}
+  for i, jid in ipairs(jids) do
+    local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in'})
+    if job.queue == nil then refuse(D, 'timeout_missing', {jid = jid}) end
+    -- a repeated jid is no longer running by its turn
+    check(job.state == 'running' and not seen[jid], 'Timeout(): Job ' .. jid .. ' not running')
+    jobs[i], seen[jid] = job, true
+  end
+  for i, jid in ipairs(jids) do
+    local job = jobs[i]
+    History.append(jid, now, 'timed-out')
+    local home = Job.home(job, jid)
+    call('ZREM', Keys.queue(home, 'locks'), jid)
+    Throttle.release_all(jid, now)
+    call('ZADD', Keys.queue(home, 'work'), '+inf', jid)
+    Groups.enter(home, jid, '+inf')
+    if D.timeout_clears_worker then
+      call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0, 'worker', '')
+    else
+      call('HSET', Keys.job(jid), 'state', 'stalled', 'expires', 0)
+    end
+    Events.lock_lost(jid, job.worker or '')
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- lock expiry (used by pop)
+
+-- INVALIDATE: expired locks of a queue, oldest first. The first pop after expiry warns
+-- (courtesy step); the first pop after the grace period reclaims the job, spending a retry,
+-- or fails it when none is left. Returns the reclaimed jids.
+function Job.invalidate(D, queue, now, count)
+  local reclaimed = {}
+  if count <= 0 then return reclaimed end
+  local expired = call('ZRANGEBYSCORE', Keys.queue(queue, 'locks'), '-inf', now,
+    'LIMIT', 0, count)
+  local grace = Config.number('grace-period')
+  for _, jid in ipairs(expired) do
+    local key = Keys.job(jid)
+    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in', 'dedup'})
+    local worker = job.worker or ''
+    call('ZREM', Keys.worker_jobs(worker), jid)
+    local warned = job.grace == '1'
+    if grace <= 0 or not warned then
+      Events.if_tracked('stalled', jid)
+      History.append(jid, now, 'timed-out')
+      call('HSET', key, 'grace', 1)
+      Events.lock_lost(jid, worker)
+      call('ZADD', Keys.queue(queue, 'locks'), now + grace, jid)
+      Stats.count(queue, now, {retries = 1})
+    end
+    if grace <= 0 or warned then
+      call('HDEL', key, 'grace')
+      local remaining = call('HINCRBY', key, 'remaining', -1)
+      if remaining < 0 then
+        call('ZREM', Keys.queue(queue, 'work'), jid)
+        call('ZREM', Keys.queue(queue, 'locks'), jid)
+        call('ZREM', Keys.queue(queue, 'scheduled'), jid)
+        Throttle.release_all(jid, now)
+        local group = 'failed-retries-' .. tostring(job.queue)
+        local message = exhausted_message(queue)
+        History.append(jid, now, 'failed', {group = group})
+        call('HSET', key, 'state', 'failed', 'worker', '', 'expires', '',
+          'failure', failure_text(group, message, now, ''))
+        Job.settle_home(jid, job)
+        join_failure_group(jid, group)
+        Dedup.release(jid, job.dedup)
+        Batch.ended(now, jid, 'failed')
+        Events.if_tracked('failed', jid)
+        Events.failed(jid, group, message, worker)
+        Stats.count(queue, now, {failures = 1, failed = 1})
+        Flows.failed(now, jid)
+      else
+        reclaimed[#reclaimed + 1] = jid
+      end
+    end
+  end
+  return reclaimed
+end

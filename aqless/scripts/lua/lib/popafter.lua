@@ -1,0 +1,49 @@
+-- One job at a time (aqless's own, `queue.popAfter`): a worker's outcome for the job it ran
+-- and its pop of the next, in one call. A script call has a fixed cost of its own, which a
+-- worker with one slot pays twice per job when the two go as calls of their own.
+--
+-- The outcome runs as its own command would, with its own `now` and arguments, then the
+-- pop as `rateLimit.pop` (the worker's pop): the keys, replies and events are those of the two calls sent one
+-- after the other. A refused outcome (the job is no longer the worker's) does not stop the
+-- pop, as it would not have stopped the pop sent behind it: its error text is the reply's.
+
+-- The commands a worker reports an outcome with (the reqless vocabulary's).
+local POP_AFTER_OUTCOMES = {
+  ['job.complete'] = true, ['job.completeAndRequeue'] = true, ['job.fail'] = true,
+  ['job.retry'] = true, ['job.requeue'] = true,
+}
+
+-- The pop option of aqless's workers (rateLimit.pop's, and here the pop's after `limit`):
+-- each job's data comes apart from the reply's JSON, as stored, not escaped into it.
+local DATA_APART = 'data_apart'
+
+-- A command run under pcall: 'ok' and its reply, or 'refused' and the text of its refusal
+-- (the script's own, or the server's error for a command it ran, e.g. WRONGTYPE, an ACL's).
+local function pop_after_part(ok, reply)
+  if ok then return 'ok', reply end
+  if type(reply) == 'table' and reply.err then return 'refused', reply.err end
+  return 'refused', tostring(reply)
+end
+
+-- `a`, from `first`: [data_apart], command, the command's now, its arguments...; `find`:
+-- the entry of a command name. Returns {'ok' or 'refused', the pop's reply or the text of its
+-- refusal, 'ok' or 'refused', the outcome's reply or the text of its refusal}: each call
+-- answers as it would on its own.
+function Queue.pop_after(now, queue, worker, limit, a, first, find)
+  local count = Queue.pop_count(REQLESS, queue, worker, limit)
+  local pop = {queue, worker, count, n = 3}
+  local skip = first - 1  -- the pop's arguments
+  if a[first] == DATA_APART then pop[4], pop.n, skip = DATA_APART, 4, first end
+  local command, at = a[skip + 1], a[skip + 2]
+  check(POP_AFTER_OUTCOMES[command], 'PopAfter(): Arg "command" not an outcome: '
+    .. tostring(command))
+  local outcome_now = number(at)
+  if not outcome_now then raise('PopAfter(): Arg "now" not a number: ' .. tostring(at)) end
+  local arguments = {n = math.max(0, a.n - skip - 2)}
+  for i = skip + 3, a.n do arguments[i - skip - 2] = a[i] end
+  local outcome, outcome_reply = pop_after_part(pcall(find(command), outcome_now, arguments))
+  -- the per-call caches (configuration, tracking, throttle maximums) hold nothing an
+  -- outcome changes: the pop reads what it would read in a call of its own
+  local popped, pop_reply = pop_after_part(pcall(find('rateLimit.pop'), now, pop))
+  return {popped, pop_reply, outcome, outcome_reply}
+end

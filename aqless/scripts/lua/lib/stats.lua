@@ -1,0 +1,113 @@
+-- Per-day statistics: wait and run times (running mean, Welford variance, histogram) and
+-- the failures/failed/retries counters of ql:s:stats:<bin>:<queue>; and aqless's own
+-- completed and failed jobs per minute (ql:aqless:tp:<hour>:<queue>).
+
+local Stats = {}
+
+-- The histogram field of a sample (by whole seconds, kept).
+local histogram_field_kept = memo(function(v)
+  if v < 60 then return 's' .. v end
+  if v < 3600 then return 'm' .. math.floor(v / 60) end
+  if v < 86400 then return 'h' .. math.floor(v / 3600) end
+  return 'd' .. math.floor(v / 86400)
+end)
+local function histogram_field(value) return histogram_field_kept(math.floor(value)) end
+
+-- Welford's running count, mean and variance sum after one more sample.
+local function welford(total, mean, vk, value)
+  if total == nil then return 1, value, 0 end
+  local old = mean
+  total = total + 1
+  mean = mean + (value - mean) / total
+  return total, mean, vk + (value - mean) * (value - old)
+end
+
+-- STAT for one sample: one read of the summary and the sample's bucket, one write.
+function Stats.record_one(queue, kind, now, value)
+  local key = Keys.stats(kind, day_bin(now), queue)
+  local bucket = histogram_field(value)
+  local current = call('HMGET', key, 'total', 'mean', 'vk', bucket)
+  local total, mean, vk = welford(tonumber(current[1]), tonumber(current[2]),
+    tonumber(current[3]), value)
+  call('HSET', key, 'total', total, 'mean', mean, 'vk', vk,
+    bucket, (tonumber(current[4]) or 0) + 1)
+end
+
+-- STAT for several samples at once (a pop records one wait sample per job): one read of
+-- the summary and the samples' buckets, one write.
+function Stats.record(queue, kind, now, samples)
+  if #samples == 0 then return end
+  if #samples == 1 then return Stats.record_one(queue, kind, now, samples[1]) end
+  local key = Keys.stats(kind, day_bin(now), queue)
+  local fields = {'total', 'mean', 'vk'}
+  local added = {}
+  for _, value in ipairs(samples) do
+    local bucket = histogram_field(value)
+    if added[bucket] == nil then
+      added[bucket] = 0
+      fields[#fields + 1] = bucket
+    end
+    added[bucket] = added[bucket] + 1
+  end
+  local current = call('HMGET', key, unpack(fields))
+  local total, mean, vk = tonumber(current[1]), tonumber(current[2]), tonumber(current[3])
+  for _, value in ipairs(samples) do total, mean, vk = welford(total, mean, vk, value) end
+  local writes = {'total', total, 'mean', mean, 'vk', vk}
+  for i = 4, #fields do
+    writes[#writes + 1] = fields[i]
+    writes[#writes + 1] = (tonumber(current[i]) or 0) + added[fields[i]]
+  end
+  call('HSET', key, unpack(writes))
+end
+
+-- THROUGHPUT (aqless's own): one more completed ('c') or failed ('f') job of `queue` in the
+-- minute of `now`, in the hash of its hour (ql:aqless:tp:<hour>:<q>, fields c<minute> and
+-- f<minute>, minute 0-59). Its first count sets it to expire 25 hours after its hour began
+-- (EXPIRE, relative to the server's clock as throttles' expirations are; EXPIREAT would
+-- need a command the documented ACL users lack): at most 26 hashes of at most 120 small
+-- fields per queue, one HINCRBY a job.
+function Stats.tick(queue, now, kind)
+  local offset = now % 3600
+  local key = Keys.throughput(now - offset, queue)
+  if call('HINCRBY', key, kind .. math.floor(offset / 60), 1) == 1 then
+    call('EXPIRE', key, 90000 - math.floor(offset))
+  end
+end
+
+function Stats.count(queue, at, counters)
+  local key = Keys.stats('stats', day_bin(at), queue)
+  for name, delta in pairs(counters) do call('HINCRBY', key, name, delta) end
+  if counters.failed == 1 then Stats.tick(queue, at, 'f') end
+end
+
+local function summary(key)
+  local flat = call('HGETALL', key)
+  local fields = {}
+  for i = 1, #flat, 2 do fields[flat[i]] = flat[i + 1] end
+  local count = tonumber(fields.total) or 0
+  local mean = tonumber(fields.mean) or 0
+  local std = 0
+  if count > 1 then std = math.sqrt((tonumber(fields.vk) or 0) / (count - 1)) end
+  local histogram = {}
+  local function add(prefix, first, last)
+    for i = first, last do histogram[#histogram + 1] = tonumber(fields[prefix .. i]) or 0 end
+  end
+  add('s', 0, 59)
+  add('m', 1, 59)
+  add('h', 1, 23)
+  add('d', 1, 6)
+  return {count = count, mean = mean, std = std, histogram = histogram}
+end
+
+-- The stats object of a queue for the day of `date`.
+function Stats.of_day(queue, date)
+  local bin = day_bin(date)
+  local counters = call('HMGET', Keys.stats('stats', bin, queue), 'retries', 'failed', 'failures')
+  return {
+    retries = tonumber(counters[1]) or 0,
+    failed = tonumber(counters[2]) or 0,
+    failures = tonumber(counters[3]) or 0,
+    wait = summary(Keys.stats('wait', bin, queue)),
+    run = summary(Keys.stats('run', bin, queue)),
+  }
+end

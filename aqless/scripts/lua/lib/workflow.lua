@@ -1,0 +1,117 @@
+-- Workflows (aqless's own, docs/guides/workflows.md): a job whose code is a workflow parks
+-- between its steps, asleep until a time or waiting for a signal. Parked, it is an ordinary
+-- scheduled job to every client and holds no worker. Its progress is in its data, written
+-- with the park; its signals are extra fields of the job hash, living and going with it:
+--   wf-signals       how many signals it was sent
+--   wf-signal:<n>    the n-th, as JSON text {"signal", "id", "at", "payload"}
+--   wf-id:<id>       n of the signal of that id (a second delivery of it is taken once)
+--   wf-taken:<n>     the wait (its key) that took the n-th signal
+--   wf-wait:<key>    the n the wait of that key took, or 'timeout'
+--   wf-parked        the signal the parked job waits for
+
+-- (the functions are Job's: the script's top-level locals are few, tests/scripts/test_locals.py)
+
+-- The running job `jid` held by `worker` under `attempt`; refused (nothing written) when it
+-- is not.
+function Job.workflow_held(verb, jid, worker, attempt, data)
+  check(jid, 'Job(): no jid provided')
+  check(worker, verb .. '(): Arg "worker" missing')
+  if attempt == '' then attempt = nil end  -- (a job popped by another client has none)
+  check(data ~= nil and pcall(cjson.decode, data),
+    verb .. '(): Arg "data" missing or not JSON: ' .. tostring(data))
+  local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'attempt'})
+  check(job.state ~= nil, verb .. '(): Job ' .. jid .. ' does not exist')
+  Job.check_attempt(verb, jid, attempt, job.attempt)
+  check(job.state == 'running',
+    verb .. '(): Job ' .. jid .. ' is not currently running: ' .. job.state)
+  check(job.worker == worker,
+    verb .. '(): Job ' .. jid .. ' has been given to another worker: ' .. tostring(job.worker))
+  return job
+end
+
+-- Hands the held job back as scheduled at `at`, with `data`, spending no retry.
+function Job.workflow_park(now, jid, job, worker, data, at, why)
+  local key, home = Keys.job(jid), Job.home(job, jid)
+  call('HDEL', key, 'grace')
+  call('ZREM', Keys.queue(home, 'locks'), jid)
+  call('ZREM', Keys.worker_jobs(worker), jid)
+  Throttle.release_all(jid, now, job.throttles or false)
+  History.append(jid, now, 'parked', {reason = why, worker = worker, ['until'] = at})
+  call('ZADD', Keys.queue(home, 'scheduled'), at, jid)
+  call('HSET', key, 'state', 'scheduled', 'worker', '', 'expires', 0, 'data', data)
+end
+
+function Job.sleep(now, jid, worker, attempt, data, at)
+  local t = number(at)
+  check(t ~= nil, 'Sleep(): Arg "until" not a number: ' .. tostring(at))
+  local job = Job.workflow_held('Sleep', jid, worker, attempt, data)
+  Job.workflow_park(now, jid, job, worker, data, t, 'asleep')
+  return 'scheduled'
+end
+
+-- The first signal named `signal` that no wait took yet: its n and text, or nil.
+function Job.untaken_signal(key, signal)
+  local count = tonumber(call('HGET', key, 'wf-signals')) or 0
+  for n = 1, count do
+    if call('HEXISTS', key, 'wf-taken:' .. n) == 0 then
+      local text = call('HGET', key, 'wf-signal:' .. n)
+      if text and cjson.decode(text).signal == signal then return n, text end
+    end
+  end
+  return nil
+end
+
+function Job.await_signal(now, jid, worker, attempt, data, wait, signal, at)
+  check(wait and wait ~= '', 'AwaitSignal(): Arg "wait" missing')
+  check(signal and signal ~= '', 'AwaitSignal(): Arg "signal" missing')
+  local t = number(at)
+  check(t ~= nil, 'AwaitSignal(): Arg "until" not a number: ' .. tostring(at))
+  local job = Job.workflow_held('AwaitSignal', jid, worker, attempt, data)
+  local key = Keys.job(jid)
+  local taken = call('HGET', key, 'wf-wait:' .. wait)
+  if taken == 'timeout' then return 'timeout' end
+  if taken then return call('HGET', key, 'wf-signal:' .. taken) end
+  local n, text = Job.untaken_signal(key, signal)
+  if n ~= nil then
+    call('HSET', key, 'wf-wait:' .. wait, n, 'wf-taken:' .. n, wait)
+    call('HDEL', key, 'wf-parked')
+    return text
+  end
+  if t <= now then
+    call('HSET', key, 'wf-wait:' .. wait, 'timeout')
+    call('HDEL', key, 'wf-parked')
+    return 'timeout'
+  end
+  Job.workflow_park(now, jid, job, worker, data, t, 'waiting for ' .. signal)
+  call('HSET', key, 'wf-parked', signal)
+  return 'parked'
+end
+
+function Job.signal(now, jid, signal, payload, id)
+  check(jid, 'Job(): no jid provided')
+  check(signal and signal ~= '', 'Signal(): Arg "signal" missing')
+  check(payload ~= nil and pcall(cjson.decode, payload),
+    'Signal(): Arg "payload" missing or not JSON: ' .. tostring(payload))
+  check(id and id ~= '', 'Signal(): Arg "id" missing')
+  local key = Keys.job(jid)
+  local v = call('HMGET', key, 'state', 'queue', 'priority', 'held_in', 'wf-parked')
+  local state = v[1]
+  check(state, 'Signal(): Job ' .. jid .. ' does not exist')
+  -- a delivery sent again (a retried webhook) is a duplicate, even once the job has ended
+  if call('HEXISTS', key, 'wf-id:' .. id) == 1 then return 'duplicate' end
+  check(state ~= 'complete' and state ~= 'failed',
+    'Signal(): Job ' .. jid .. ' has ended: ' .. tostring(state))
+  local n = call('HINCRBY', key, 'wf-signals', 1)
+  local text = '{"signal":' .. json_string(signal) .. ',"id":' .. json_string(id) ..
+    ',"at":' .. json_number(now) .. ',"payload":' .. payload .. '}'
+  call('HSET', key, 'wf-signal:' .. n, text, 'wf-id:' .. id, n)
+  if state ~= 'scheduled' or v[5] ~= signal then return 'kept' end
+  local home = Job.home_of(v[2], v[4] or nil, jid)
+  call('ZREM', Keys.queue(home, 'scheduled'), jid)
+  Job.to_work(home, jid, tonumber(v[3]) or 0, now)
+  call('HSET', key, 'state', 'waiting')
+  call('HDEL', key, 'wf-parked')
+  History.append(jid, now, 'signalled', {signal = signal, id = id})
+  Events.put(jid, home)
+  return 'woken'
+end

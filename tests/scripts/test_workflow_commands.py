@@ -1,0 +1,107 @@
+"""The workflow commands (workflow.lua): `job.sleep` and `job.awaitSignal` park a running
+job as scheduled with its data, spending no retry, refused as a heartbeat is; `job.signal`
+keeps signals in the job hash, wakes a job parked for it and takes an id once. Every
+refusal leaves the database as it was."""
+
+from __future__ import annotations
+
+import json
+
+from aqless._connection.protocol import error_for
+from aqless.errors import (
+    InvalidArgumentError,
+    JobNotFoundError,
+    LockLostError,
+    SignalRefusedError,
+    StaleAttemptError,
+)
+from tests.conftest import Lua
+from tests.scripts._queues_helpers import rput
+from tests.scripts.expect import refused
+
+DATA = '{"_workflow":{"events":["sleep:1"]}}'
+
+
+async def popped(lua: Lua, now: float, worker: str = "w1") -> None:
+    await lua("rateLimit.pop", now, "queue", worker, 10, "data_apart")
+
+
+async def test_a_sleep_parks_the_job_scheduled_with_its_data_and_no_retry_spent(
+    lua: Lua,
+) -> None:
+    await rput(lua, 1, "jid")
+    await popped(lua, 2)
+    remaining = await lua.redis.hget("ql:j:jid", "remaining")
+    assert await lua("job.sleep", 3, "jid", "w1", 1, DATA, 100) == "scheduled"
+    job = await lua.json("job.get", 4, "jid")
+    assert (job["state"], job["worker"], job["data"]) == ("scheduled", "", DATA)
+    assert job["remaining"] == int(remaining or 0)
+    assert await lua.redis.zscore("ql:q:queue-scheduled", "jid") == 100
+    assert await lua.redis.zscore("ql:q:queue-locks", "jid") is None
+    assert await lua.redis.zscore("ql:w:w1:jobs", "jid") is None
+    assert job["history"][-1]["what"] == "parked"
+
+
+async def test_a_park_is_refused_as_a_heartbeat_is(lua: Lua) -> None:
+    await rput(lua, 1, "jid")
+    await popped(lua, 2)
+    message = await refused(lua, "is stale", "job.sleep", 3, "jid", "w1", 7, DATA, 100)
+    assert isinstance(error_for("job.sleep", message), StaleAttemptError)
+    message = await refused(lua, "another worker", "job.sleep", 3, "jid", "w2", 1, DATA, 100)
+    assert isinstance(error_for("job.sleep", message), LockLostError)
+    message = await refused(lua, "not JSON", "job.sleep", 3, "jid", "w1", 1, "{", 100)
+    assert isinstance(error_for("job.sleep", message), InvalidArgumentError)
+    await refused(lua, "not a number", "job.sleep", 3, "jid", "w1", 1, DATA, "soon")
+    await refused(
+        lua, 'Arg "signal" missing', "job.awaitSignal", 3, "jid", "w1", 1, DATA, "s#1", "", 9
+    )
+    message = await refused(
+        lua, "does not exist", "job.awaitSignal", 3, "nope", "w1", 1, DATA, "s#1", "s", 9
+    )
+    assert isinstance(error_for("job.awaitSignal", message), JobNotFoundError)
+
+
+async def test_signals_are_kept_taken_once_and_wake_a_parked_job(lua: Lua) -> None:
+    await rput(lua, 1, "jid")
+    assert await lua("job.signal", 2, "jid", "go", '{"n":1}', "a") == "kept"
+    assert await lua("job.signal", 2, "jid", "go", '{"n":1}', "a") == "duplicate"
+    await popped(lua, 3)
+    taken = await lua("job.awaitSignal", 4, "jid", "w1", 1, DATA, "go#1", "go", 999)
+    assert json.loads(taken) == {"signal": "go", "id": "a", "at": 2, "payload": {"n": 1}}
+    # the same wait asked again (a later run) gets the same signal back
+    again = await lua("job.awaitSignal", 5, "jid", "w1", 1, DATA, "go#1", "go", 999)
+    assert again == taken
+    assert await lua("job.awaitSignal", 6, "jid", "w1", 1, DATA, "go#2", "go", 999) == "parked"
+    assert await lua.redis.zscore("ql:q:queue-scheduled", "jid") == 999
+    assert await lua("job.signal", 7, "jid", "other", "1", "b") == "kept"
+    assert await lua.redis.hget("ql:j:jid", "state") == "scheduled"
+    assert await lua("job.signal", 8, "jid", "go", "2", "c") == "woken"
+    job = await lua.json("job.get", 9, "jid")
+    assert job["state"] == "waiting"
+    assert await lua.redis.zscore("ql:q:queue-work", "jid") is not None
+    assert await lua.redis.zscore("ql:q:queue-scheduled", "jid") is None
+    assert job["history"][-1]["what"] == "signalled"
+    await popped(lua, 10)
+    taken = await lua("job.awaitSignal", 11, "jid", "w1", 2, DATA, "go#2", "go", 999)
+    assert json.loads(taken)["id"] == "c"
+
+
+async def test_a_wait_past_its_time_times_out_for_good(lua: Lua) -> None:
+    await rput(lua, 1, "jid")
+    await popped(lua, 2)
+    assert await lua("job.awaitSignal", 3, "jid", "w1", 1, DATA, "go#1", "go", 3) == "timeout"
+    await lua("job.signal", 4, "jid", "go", "1", "late")
+    assert await lua("job.awaitSignal", 5, "jid", "w1", 1, DATA, "go#1", "go", 3) == "timeout"
+
+
+async def test_a_signal_is_refused_without_a_trace(lua: Lua) -> None:
+    message = await refused(lua, "does not exist", "job.signal", 1, "nope", "go", "1", "a")
+    assert isinstance(error_for("job.signal", message), JobNotFoundError)
+    await rput(lua, 1, "jid")
+    await refused(lua, "not JSON", "job.signal", 2, "jid", "go", "{", "a")
+    await refused(lua, 'Arg "id" missing', "job.signal", 2, "jid", "go", "1", "")
+    await refused(lua, 'Arg "signal" missing', "job.signal", 2, "jid", "", "1", "a")
+    await popped(lua, 3)
+    await lua("job.complete", 4, "jid", "w1", "queue", "{}")
+    message = await refused(lua, "has ended", "job.signal", 5, "jid", "go", "1", "a")
+    assert isinstance(error_for("job.signal", message), SignalRefusedError)

@@ -1,0 +1,63 @@
+"""Workflows on a sharded deployment: a workflow's record and its signals live in its job
+hash, on its jid's shard; `ShardedClient.signal` finds that shard, and a `ShardedWorker`
+runs the workflow there; the blocking client signals the same way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+import aqless
+import aqless.sync
+from aqless import WorkflowContext
+from aqless.workflows import record
+from tests.faults.cluster import Cluster
+from tests.support.sharding import addresses, deployment
+
+pytestmark = pytest.mark.timeout(60)
+pytest_plugins = ["tests.support.sharding_fixtures"]
+
+
+async def test_a_sharded_workflow_is_signalled_on_its_shard(cluster: Cluster) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Approve")
+    async def approve(ctx: WorkflowContext) -> Any:
+        await ctx.sleep(0.2)
+        return [await ctx.wait_for("yes"), await ctx.wait_for("yes")]
+
+    async with deployment(cluster, "workflows") as client:
+        jids = await client.queues["q"].put_many(
+            [aqless.PutRequest("wf.Approve", {}) for _ in range(6)]
+        )
+        assert len({client.shard_of(jid) for jid in jids}) > 1  # spread over the shards
+        for jid in jids:  # kept before any wait, and taken once
+            assert await client.signal(jid, "yes", 1, signal_id="first") == "kept"
+            assert await client.signal(jid, "yes", 1, signal_id="first") == "duplicate"
+        worker = aqless.ShardedWorker(client, ["q"], handlers=handlers, interval=0.1)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(worker.run)
+
+            async def parked(jid: str) -> bool:
+                job = await client.jobs.get(jid)
+                assert isinstance(job, aqless.Job)
+                why = record.parked(job.state, job.data)
+                return why is not None and why.kind == "signal"
+
+            with anyio.fail_after(20):
+                for jid in jids:
+                    while not await parked(jid):  # noqa: ASYNC110  # a test's polling
+                        await anyio.sleep(0.05)
+            blocking = aqless.sync.ShardedClient(addresses(cluster), deployment="workflows")
+            try:
+                for jid in jids[:3]:
+                    await anyio.to_thread.run_sync(blocking.signal, jid, "yes", 2)
+            finally:
+                blocking.close()
+            for jid in jids[3:]:
+                await client.signal(jid, "yes", 2)
+            for jid in jids:
+                assert await client.result(jid, timeout=10) == [1, 2]
+            worker.stop()
