@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -326,3 +327,37 @@ async def test_a_put_the_server_refuses_at_the_flush_is_dropped_and_the_rest_lan
     assert await waiting_jids(client, "spool-refused") == [jids[0], jids[2]]
     stats = again.stats()
     assert (stats.flushed, stats.dropped) == (2, 1)
+
+
+def test_a_blocking_client_s_spool_keeps_puts_and_flushes_them(
+    server: OwnServer, tmp_path: Path
+) -> None:
+    import aqless.sync
+
+    path = tmp_path / "puts.spool"
+    with aqless.sync.Client(server.url) as client:
+        spool = client.spool(path=path, capacity=5)
+        assert spool.put("spool-sync", "tasks.Send", 0).queued
+        server.kill()
+        receipts = [spool.put("spool-sync", "tasks.Send", i) for i in (1, 2)]
+        assert all(receipt.spooled for receipt in receipts)
+        assert spool.depth == 2
+        assert len(path.read_bytes().splitlines()) == 2
+        server.start()
+        spool.flush(timeout=10)
+        assert spool.depth == 0
+        assert spool.stats().flushed == 2
+        jobs = client.jobs.get_many([receipt.jid for receipt in receipts])
+        assert [job.data for job in jobs] == [1, 2]
+    with (
+        aqless.sync.Client(server.url) as other,
+        pytest.raises(aqless.InvalidValueError, match="capacity"),
+    ):
+        other.spool(capacity=0)
+
+
+async def test_pid_in_a_spool_path_makes_a_file_per_process(
+    client: aqless.Client, tmp_path: Path
+) -> None:
+    spool = client.spool(path=str(tmp_path / "puts-{pid}.spool"))
+    assert spool.name == str(tmp_path / f"puts-{os.getpid()}.spool")

@@ -109,7 +109,8 @@ class Spool:
         capacity: the most puts it holds; one more is a SpoolFullError.
         path: a file to keep the puts in (append-only, each put fsynced before `put`
             returns), so that they outlive the process: the next process that opens a
-            spool on the same file flushes them. None: in memory, lost with the process.
+            spool on the same file flushes them; ``{pid}`` in it stands for the process's
+            id (a file per process). None: in memory, lost with the process.
         dedup_ttl: seconds each put's dedup id is held on the server.
         batch: puts sent in one round trip when flushing.
     """
@@ -131,7 +132,8 @@ class Spool:
             self._store: MemoryStore = MemoryStore()
         else:
             text = os.fspath(path) if isinstance(path, os.PathLike) else path
-            self._store = FileStore(Path(rules.check("spool.path", text, "spool")))
+            checked: str = rules.check("spool.path", text, "spool")
+            self._store = FileStore(Path(checked.replace("{pid}", str(os.getpid()))))
         self._counts = {"spooled": 0, "flushed": 0, "dropped": 0, "refused": 0}
         self._waiting = asyncio.Event()  # set while puts wait
         if self._store.depth:
