@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         ShardNotEmptyError,
         SignalRefusedError,
         SignalTimeoutError,
+        SpoolFullError,
         StaleAttemptError,
         StepNameTakenError,
         UnknownJobClassError,
@@ -108,6 +109,7 @@ if TYPE_CHECKING:
     from aqless.sharding.client import ShardedClient
     from aqless.sharding.map import Shard, ShardMap
     from aqless.sharding.queue import ShardedQueue, ShardedQueues
+    from aqless.spool import PutReceipt, Spool, SpoolStats
     from aqless.worker import Heartbeats, ShardedWorker, Worker, WorkerCounters, WorkerSettings
 
 #: The module defining each public name.
@@ -188,6 +190,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ShardNotEmptyError",
         "SignalRefusedError",
         "SignalTimeoutError",
+        "SpoolFullError",
         "StaleAttemptError",
         "StepNameTakenError",
         "UnknownJobClassError",
@@ -252,6 +255,11 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "aqless.sharding.queue": (
         "ShardedQueue",
         "ShardedQueues",
+    ),
+    "aqless.spool": (
+        "PutReceipt",
+        "Spool",
+        "SpoolStats",
     ),
     "aqless.worker": (
         "Heartbeats",
@@ -343,6 +351,7 @@ __all__ = [
     "PriorityPattern",
     "Progress",
     "PutOptions",
+    "PutReceipt",
     "PutRequest",
     "PutResult",
     "Queue",
@@ -384,6 +393,9 @@ __all__ = [
     "ShardedWorker",
     "SignalRefusedError",
     "SignalTimeoutError",
+    "Spool",
+    "SpoolFullError",
+    "SpoolStats",
     "StaleAttemptError",
     "StepNameTakenError",
     "Tags",

@@ -29,7 +29,7 @@ from aqless._concurrency.routing import (
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.endpoint import CONNECT_TIMEOUT
-from aqless._connection.lifecycle import Lifecycle
+from aqless._connection.lifecycle import ClientState, Lifecycle
 from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
@@ -69,6 +69,7 @@ from aqless.results import await_result, read_result
 from aqless.scaling.estimate import QueueScaling, every_queue_scaling
 from aqless.scripts.loader import AnyRedis
 from aqless.scripts.options import checked_value
+from aqless.spool import Spool
 from aqless.workflows import signals
 
 # what the embedded server's URL looks like, for checking the options before it starts
@@ -231,6 +232,7 @@ class Client(ClientScripted):
         #: Hooks around every ``put`` and ``put_many`` of this client (see aqless.queue.PutHook);
         #: ``aqless.tracing.instrument(client)`` adds one.
         self.put_hooks: list[PutHook] = []
+        self._spools: list[Spool] = []  # flushing while the client is open (see spool)
 
     @classmethod
     def from_sentinel(
@@ -365,12 +367,18 @@ class Client(ClientScripted):
             self._use(self._connect(self.url))
         await check_eviction_policy(self.protocol.wire, strict=self.strict, refusing=self.aclose)
         self._lifecycle.opened()
+        for spool in self._spools:
+            spool.start()
         return self
 
     async def aclose(self) -> None:
         """Release every connection; the client then refuses every call and every open
         (ClientClosedError). Closing twice is harmless. Shielded: a cancelled task still
         closes."""
+        if self._lifecycle.state is not ClientState.CLOSED:
+            with anyio.CancelScope(shield=True):
+                for spool in self._spools:  # their last flush, while the client still calls
+                    await spool.aclose()
         if not self._lifecycle.close():
             return
         with anyio.move_on_after(5, shield=True):
@@ -384,6 +392,29 @@ class Client(ClientScripted):
 
     #: `aclose` under its earlier name.
     close = aclose
+
+    def spool(
+        self,
+        *,
+        capacity: int = 10_000,
+        path: str | os.PathLike[str] | None = None,
+        dedup_ttl: float = 86_400.0,
+        batch: int = 500,
+    ) -> Spool:
+        """A spool for this client's puts while the server cannot be reached (reliable
+        push): ``await spool.put("emails", Send, data)`` puts the job, or keeps it in the
+        spool and says so (`aqless.PutReceipt`); the spool's puts are sent, in order and
+        each exactly once, when the server answers again, by a task that runs while this
+        client is open. `capacity` puts at most (then SpoolFullError); `path`: a file that
+        keeps them across a restart of the process (one process per file); `dedup_ttl`:
+        seconds each put's dedup id is held; `batch`: puts per round trip of a flush. See
+        `aqless.Spool` and docs/guides/outage.md."""
+        self._lifecycle.check_usable()
+        made = Spool(self, capacity=capacity, path=path, dedup_ttl=dedup_ttl, batch=batch)
+        self._spools.append(made)
+        if self._lifecycle.state is ClientState.OPENED:
+            made.start()
+        return made
 
     async def __aenter__(self) -> Self:
         return await self.open()

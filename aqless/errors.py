@@ -5,9 +5,10 @@ AqlessError                  base, never raised itself
 ├── ConfigurationError       bad URL, option, or a missing optional package (also a ValueError)
 │   └── ClientClosedError      a call to, or an open of, a client that was closed
 ├── ConnectionLostError      server unreachable, restarted or timed out: the call may have run
-│   └── ServerUnavailableError   the server refused to run the call for now (nothing ran):
-│       │                        loading its data, busy, a read-only replica, its primary down
-│       └── ServerFullError        out of memory (OOM) or unable to persist (MISCONF)
+│   ├── ServerUnavailableError   the server refused to run the call for now (nothing ran):
+│   │   │                        loading its data, busy, a read-only replica, its primary down
+│   │   └── ServerFullError        out of memory (OOM) or unable to persist (MISCONF)
+│   └── SpoolFullError         the server is unreachable and a producer's spool is full
 ├── ScriptError              the script refused a command; .command, .detail (server text)
 │   ├── InvalidArgumentError   e.g. 'Put(): Arg "delay" not a number' (also a ValueError)
 │   │   ├── JobDataError         job data that does not fit its handler's declared type
@@ -129,6 +130,25 @@ class ServerUnavailableError(ConnectionLostError):
 class ServerFullError(ServerUnavailableError):
     """The server refuses writes: it reached ``maxmemory`` (``OOM``) or cannot write its
     data to disk (``MISCONF``). Nothing of the call ran."""
+
+
+class SpoolFullError(ConnectionLostError):
+    """A spooled put (``client.spool(...).put``) that the server could not take and the
+    spool had no room for: the put was not accepted, nothing of it is kept. A
+    ConnectionLostError, so code that handles an unreachable server handles this too.
+
+    Attributes:
+        jid: the job's id, as it would have been put.
+        capacity: the most puts the spool holds.
+    """
+
+    def __init__(self, jid: str, capacity: int) -> None:
+        super().__init__(
+            f"the server is unreachable and the spool is full ({capacity} puts): job {jid} "
+            "was not accepted"
+        )
+        self.jid = jid
+        self.capacity = capacity
 
 
 class ScriptError(AqlessError):

@@ -44,6 +44,12 @@ The metrics (``aqless_`` is the default namespace):
                                                               the scaling window
 ``aqless_queue_recommended_slots{queue}``         gauge      worker slots that keep the p95
                                                               wait under the target (M/M/c)
+``aqless_spool_depth{spool}``                     gauge      with `instrument_spool`: puts
+                                                              waiting in a producer's spool
+``aqless_spool_capacity{spool}``                  gauge      the most it holds
+``aqless_spool_puts_total{spool,outcome}``        counter    spooled, flushed (the server
+                                                              took it), dropped (refused at
+                                                              the flush), refused (full)
 ================================================  =========  ==============================
 
 Failures: ``aqless_jobs_total{outcome="failed"}`` counts the ones workers sent,
@@ -77,6 +83,7 @@ with needs_extra("prometheus", "aqless.metrics"):
 if TYPE_CHECKING:
     from aqless.client import Client
     from aqless.job import Job
+    from aqless.spool import Spool
     from aqless.worker import Worker
 
 __all__ = ["DURATION_BUCKETS", "QUEUE_STATES", "Metrics"]
@@ -148,6 +155,40 @@ class _Workers(Collector):
             yield from self.collect()  # the names, without samples
         finally:
             self.workers = workers
+
+
+class _Spools(Collector):
+    """Reads the instrumented spools' depth and counts at scrape time."""
+
+    def __init__(self, namespace: str) -> None:
+        self._namespace = namespace
+        self.spools: list[Spool] = []
+
+    def collect(self) -> Iterator[Metric]:
+        prefix = f"{self._namespace}_spool"
+        depth = GaugeMetricFamily(
+            f"{prefix}_depth", "Puts waiting in a producer's spool", labels=["spool"]
+        )
+        capacity = GaugeMetricFamily(
+            f"{prefix}_capacity", "The most puts a spool holds", labels=["spool"]
+        )
+        puts = CounterMetricFamily(
+            f"{prefix}_puts", "A spool's puts by outcome", labels=["spool", "outcome"]
+        )
+        for spool in self.spools:
+            stats = spool.stats()
+            depth.add_metric([spool.name], stats.depth)
+            capacity.add_metric([spool.name], stats.capacity)
+            for outcome in ("spooled", "flushed", "dropped", "refused"):
+                puts.add_metric([spool.name, outcome], getattr(stats, outcome))
+        yield from (depth, capacity, puts)
+
+    def describe(self) -> Iterator[Metric]:
+        spools, self.spools = self.spools, []
+        try:
+            yield from self.collect()  # the names, without samples
+        finally:
+            self.spools = spools
 
 
 class _JobMetrics(WorkerObserver):
@@ -283,6 +324,8 @@ class Metrics:
         )
         self._workers = _Workers(namespace)
         self.registry.register(self._workers)
+        self._spools = _Spools(namespace)
+        self.registry.register(self._spools)
 
     def instrument(self, worker: Worker) -> None:
         """Count `worker`'s jobs and time them; report its heartbeats (idempotent).
@@ -296,6 +339,12 @@ class Metrics:
             return
         self._workers.workers.append(worker)
         worker.observers.append(_JobMetrics(self))
+
+    def instrument_spool(self, spool: Spool) -> None:
+        """Report a producer's spool (``client.spool(...)``): its depth, capacity and puts
+        by outcome, read at scrape time (idempotent)."""
+        if spool not in self._spools.spools:
+            self._spools.spools.append(spool)
 
     async def refresh(self, client: Client) -> None:
         """Read every queue's counts, its fairness groups' and the failure groups into the

@@ -411,6 +411,21 @@ def _rules() -> dict[str, Rule]:
         ),
         # recurring templates registered by name
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
+        # a producer's spool (reliable push, aqless.spool)
+        "spool.capacity": Rule(
+            "whole", "Puts a producer's spool holds at most while the server is away.", "puts", 1
+        ),
+        "spool.path": Rule(
+            "text", "The file a spool keeps its puts in (append-only, fsynced); none: memory."
+        ),
+        "spool.dedup_ttl": Rule(
+            "number",
+            "Seconds a spooled put's dedup id is held, so a flush sent again makes no second job.",
+            "seconds",
+            0,
+            True,
+        ),
+        "spool.batch": Rule("whole", "Spooled puts a flush sends in one round trip.", "puts", 1),
         # pops
         "pop.count": Rule("whole", "How many jobs a pop takes at most.", "jobs", minimum=1),
         # payload codecs (aqless.codecs)

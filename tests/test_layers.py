@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aqless.patterns", "aqless.embedded", "aqless.puts", "aqless.typed",
             "aqless.schedules", "aqless.results", "aqless.limits", "aqless.progress",
             "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.scaling",
-            "aqless.batches", "aqless.flows", "aqless.workflows",
+            "aqless.batches", "aqless.flows", "aqless.workflows", "aqless.spool",
         ),
     ),
     (

@@ -47,6 +47,8 @@ PLAIN_ONLY: dict[str, dict[str, str]] = {
         "sharded_pubsub": "a setting of one Cluster connection",
         "script_connection": "a setting given when the client is made (a diagnostic)",
         "put_hooks": "hooks see the variant's own queue type (aqless.queue.PutHook)",
+        "spool": "a producer's spool flushes through one server's script caller: the plain "
+        "client's and its blocking twin's (aqless.sync.Client.spool), not yet a sharded one",
     },
     "Queue": {},
     "Jobs": {},

@@ -8,7 +8,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-__all__ = ["HEARTBEAT", "OUTCOME", "POP", "RESPAWN", "START", "SUBSCRIBE", "Delays", "apart"]
+__all__ = [
+    "HEARTBEAT",
+    "OUTCOME",
+    "POP",
+    "RESPAWN",
+    "SPOOL",
+    "START",
+    "SUBSCRIBE",
+    "Delays",
+    "apart",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +49,4 @@ HEARTBEAT = Delays(0.2, 2.0)  # a heartbeat got no reply: the lock is running ou
 OUTCOME = Delays(0.1, 2.0)  # a job's outcome did not land: resent until it does
 RESPAWN = Delays(1.0, 30.0)  # a supervised worker process died young
 START = Delays(0.5, 10.0)  # a starting worker found no server (aqless-run --wait-for-server)
+SPOOL = Delays(0.1, 2.0)  # a spool's flush found no server (aqless.spool)

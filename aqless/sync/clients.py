@@ -5,6 +5,7 @@ deployment's own verbs."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Self, TypeVar
 
@@ -28,6 +29,7 @@ from aqless.sync.parts import (
     SyncWorkers,
 )
 from aqless.sync.runtime import BlockingClient
+from aqless.sync.spool import SyncSpool
 
 C = TypeVar("C", bound=contracts.Client)
 Q = TypeVar("Q", SyncQueues, SyncShardedQueues)
@@ -98,6 +100,20 @@ class Client(SyncClientSurface[PlainClient, SyncQueues]):
     def url(self) -> str | None:
         """The server's URL (the embedded one's once the first call has started it)."""
         return self._current().client.url
+
+    def spool(
+        self,
+        *,
+        capacity: int = 10_000,
+        path: str | os.PathLike[str] | None = None,
+        dedup_ttl: float = 86_400.0,
+        batch: int = 500,
+    ) -> SyncSpool:
+        """A spool for this client's puts while the server cannot be reached (see
+        ``aqless.Client.spool``): ``spool.put("emails", Send, data)`` blocks until the job
+        is queued or kept, and returns an `aqless.PutReceipt`."""
+        settings = {"capacity": capacity, "path": path, "dedup_ttl": dedup_ttl, "batch": batch}
+        return SyncSpool(self, settings)
 
     def __repr__(self) -> str:
         return f"<aqless.sync.Client {self._url or 'default'}>"

@@ -83,6 +83,15 @@ PROMISES = {
         "215 reports built; the small tenants' 15",
     ],
     "one_at_a_time.py": ["applied in order: 1 2 3 4 5", "balance 300; worker: 5 completed"],
+    "spool.py": [
+        "order A-1: job",
+        "spooled\nwaiting in the spool: 3",
+        "waiting in the spool: 3",
+        "found in the file: 3",
+        "flushed 3; waiting in the spool: 0",
+        "order A-4: queued",
+        "receipts sent, in order: A-1 A-2 A-3 A-4",
+    ],
     "observability.py": [
         'aqless_jobs_total{klass="reports.Build",outcome="completed",queue="reports"} 2.0',
         'aqless_failed_jobs{group="reports-ValueError"} 1.0',
