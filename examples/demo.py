@@ -141,32 +141,33 @@ async def summary(client: aqless.Client, console: Console) -> None:
     console.print(table)
 
 
-def free_port(preferred: int = 8000) -> int:
-    """`preferred` if nothing listens there, else any free port."""
+def listening_socket(preferred: int = 8000) -> socket.socket:
+    """A socket bound to `preferred` if nothing listens there, else to any free port; held
+    from here on, so no other program can take the port before the dashboard serves it."""
     for port in (preferred, 0):
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return int(probe.getsockname()[1])
+        bound = socket.socket()
+        try:
+            bound.bind(("127.0.0.1", port))
+        except OSError:
+            bound.close()
+            continue
+        return bound
     raise OSError("no free port")
 
 
-async def dashboard(client: aqless.Client, port: int, stop: anyio.Event) -> None:
-    """Serve the dashboard on `port` until `stop` is set."""
+async def dashboard(client: aqless.Client, bound: socket.socket, stop: anyio.Event) -> None:
+    """Serve the dashboard on the `bound` socket until `stop` is set."""
     import uvicorn
 
     from aqless.web import create_app
 
-    config = uvicorn.Config(
-        create_app(client), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
-    )
+    config = uvicorn.Config(create_app(client), log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve)
-        await stop.wait()
-        server.should_exit = True
+    with bound:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.serve, [bound])
+            await stop.wait()
+            server.should_exit = True
 
 
 async def main() -> None:
@@ -175,8 +176,9 @@ async def main() -> None:
         console.print(f"server: [bold]{client.url}[/], keys under [bold]{client.prefix}[/]")
         stop_dashboard = anyio.Event()
         if importlib.util.find_spec("uvicorn") is not None:
-            port = free_port()
-            web.start_soon(dashboard, client, port, stop_dashboard)
+            bound = listening_socket()
+            port = bound.getsockname()[1]
+            web.start_soon(dashboard, client, bound, stop_dashboard)
             console.print(f"dashboard: [bold]http://127.0.0.1:{port}/[/] (live while this runs)")
         await clear(client)
         jids = await enqueue(client)

@@ -69,7 +69,7 @@ asyncio.run(main())
 #: Commands (with their venv's bin/ first) that must exit 0.
 COMMANDS: dict[str, list[list[str]]] = {
     "": [["aqless", "--help"], ["aqless-run", "--help"]],
-    "web": [["aqless", "web", "--help"], ["python", "-m", "aqless.web", "--help"]],
+    "web": [["aqless", "web", "--help"], ["python", "-m", "aqless.cli", "web", "--help"]],
     "outbox": [["aqless", "outbox", "relay", "--help"]],
 }
 
