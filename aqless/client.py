@@ -504,9 +504,32 @@ class Client(ClientScripted):
         self, jid: str, signal: str, payload: Any = None, *, signal_id: str | None = None
     ) -> signals.Delivery:
         """Send `signal` with `payload` (JSON) to the workflow `jid` (aqless.workflows): kept
-        until a wait of it takes it, and waking it if it is parked waiting for it. A second
-        delivery of one `signal_id` is taken once (``duplicate``). SignalRefusedError for a
-        job that has ended, JobNotFoundError for none."""
+        until a wait of it (``ctx.wait_for(signal)``) takes it, and waking it if it is parked
+        waiting for it.
+
+        Args:
+            jid: the workflow's job.
+            signal: the signal's name, as the workflow waits for it.
+            payload: any JSON value (default None), what the wait returns.
+            signal_id: a delivery's id (default: a new random one); a second delivery of one
+                id is taken once (``"duplicate"``): send again with the same id safely.
+
+        Returns:
+            ``"woken"`` (the workflow waited for it and runs again), ``"kept"`` (kept for a
+            later wait) or ``"duplicate"`` (its id was delivered before).
+
+        Raises:
+            InvalidValueError: a bad `jid`, `signal` or `signal_id`; nothing sent.
+            PayloadError: `payload` is not JSON; nothing sent.
+            JobNotFoundError: no job has that jid.
+            SignalRefusedError: the job has ended (completed or failed); nothing written.
+
+        Examples:
+            ```python
+            jid = await client.queues["orders"].put("shop.Order", {"amount": 42})
+            assert await client.signal(jid, "approval", {"by": "mia"}) == "kept"
+            ```
+        """
         return await signals.send(self.protocol, jid, signal, payload, signal_id)
 
     def __repr__(self) -> str:

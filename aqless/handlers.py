@@ -285,10 +285,28 @@ class Handlers:
         self, klass: str | None = None, /, **options: Unpack[WorkflowOptions]
     ) -> Callable[[Workflow], Workflow]:
         """Decorator: ``@handlers.workflow("app.Order", timeout=60)`` registers an async
-        function of a ``WorkflowContext`` as a durable workflow (aqless._worker.workflow;
-        default klass: the function's ``module.qualname``). The options are `register`'s
-        but `isolate`: `timeout` bounds each run, `retry` and `requeue` are the job's
-        policies for an exception that ends a run."""
+        function of a `WorkflowContext` as a durable workflow (see `WorkflowContext`). A
+        workflow must be registered: a worker does not import one by its klass alone.
+
+        Args:
+            klass: the job class it runs (default None: the function's
+                ``module.qualname``).
+            **options: `register`'s but `isolate`, with its defaults: `timeout` (seconds)
+                bounds each run, `middleware` wraps it, `retry` and `requeue` are the job's
+                policies for an exception that ends a run (a saga wants a `retry`).
+
+        Raises:
+            ConfigurationError: the function is not an async function, or an option is
+                refused as `register` refuses it (a `timeout` not positive); nothing is
+                registered.
+
+        Examples:
+            ```python
+            @handlers.workflow("shop.Order", retry=aqless.RetryPolicy(delay=5))
+            async def order(ctx: aqless.WorkflowContext) -> str:
+                return await ctx.step("charge", charge, ctx.data["amount"])
+            ```
+        """
 
         def decorate(function: Workflow) -> Workflow:
             if not calls_coroutine(function):

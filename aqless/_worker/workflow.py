@@ -72,11 +72,25 @@ class Parked(BaseException):  # a way out of the code, not an error
 
 
 class WorkflowContext:
-    """What a workflow's code is given. One per run of the job.
+    """What a workflow's code is given (``ctx``): one per run of the job, made by the
+    worker, never by the workflow's code.
 
     Attributes:
         job: the job (its `attempt` fences every write of the record).
         data: the job's data without the workflow's record.
+
+    Raises:
+        WorkflowError: the job's data is not a JSON object (the run ends; the job's
+            policies decide, as for any exception).
+
+    Examples:
+        ```python
+        @handlers.workflow("shop.Order")
+        async def order(ctx: aqless.WorkflowContext) -> str:
+            receipt = await ctx.step("charge", charge, ctx.data["amount"])
+            approval = await ctx.wait_for("approval", timeout=3600)
+            return f"{receipt} approved by {approval['by']}"
+        ```
     """
 
     def __init__(self, job: Job) -> None:
@@ -131,15 +145,32 @@ class WorkflowContext:
     ) -> Any:
         """`fn(*args)`'s result (awaited if it is a coroutine), run once: stored with the job
         before it is returned, and on a later attempt returned without running `fn`.
-        `undo` (called with the result) compensates the step when the workflow fails: see
-        `run_workflow`.
+        `undo` (called with the result) compensates the step when a later run raises: see
+        `compensate`.
+
+        Args:
+            name: the step's key in the workflow's record: unique within a run.
+            fn: called as ``fn(*args)``, plain or async; its result must be JSON.
+            *args: `fn`'s arguments.
+            retry: the step's own policy (default None: an exception ends the run, and the
+                job's policies decide); a failure it covers parks the job for its delay.
+            undo: called with the result to compensate the step (default None: none).
 
         Raises:
             StepNameTakenError: `name` was used by a step of this run already (nothing ran).
             PayloadError: the result is not JSON (the step does not count as done).
             InvalidValueError: the result is larger than ``rules.STEP_RESULT_MAX`` bytes.
+            InvalidValueError: `name` is not a valid step name (nothing ran).
             whatever `fn` raised, once `retry` (a per-step RetryPolicy: a durable sleep
                 between attempts, spending no job retry) does not cover it or gave up.
+
+        Examples:
+            ```python
+            receipt = await ctx.step("charge", charge, ctx.data["amount"], undo=refund)
+            reply = await ctx.step(
+                "call", call_partner, retry=aqless.RetryPolicy(delay=5, max_attempts=4)
+            )
+            ```
         """
         rules.check("step", name, "workflow.step")
         if name in self._ran:
@@ -191,9 +222,23 @@ class WorkflowContext:
 
     async def compensate(self, error: BaseException) -> None:
         """Run the undos of the steps done, newest first, each as a step (``undo:<name>``,
-        once), then fail the job for good (into ``<queue>-<ExceptionType>``): no retry runs
-        the workflow forward again. An undo that raises leaves the job to its policies;
-        the next run goes on with the undos left."""
+        once), then fail the job for good (into ``<queue>-<ExceptionType>`` of `error`): no
+        retry runs the workflow forward again. The worker calls it when a run raises after a
+        step with an `undo`; call it to give up on purpose (the run should end after it: the
+        job is failed, no longer this worker's).
+
+        Raises:
+            Exception: what an undo raised: the job is left to its policies, and the next
+                run goes on with the undos left.
+            LockLostError: the job is no longer this worker's (as `Job.fail`).
+
+        Examples:
+            ```python
+            if not approved:
+                await ctx.compensate(RuntimeError("refused by the approver"))
+                return None
+            ```
+        """
         first = self._record.setdefault(
             "compensating",
             {
@@ -233,12 +278,40 @@ class WorkflowContext:
 
     async def sleep(self, seconds: float) -> None:
         """Park the job for `seconds` (a durable sleep: no retry spent, no slot held); it
-        resumes at the next step after them. InvalidValueError for a negative time."""
+        resumes at the next step after them. The run ends here while the job is parked (a
+        later run replays the sleep as done).
+
+        Args:
+            seconds: how long, in seconds (from 0 to 10**9; 0 returns at once).
+
+        Raises:
+            InvalidValueError: `seconds` is negative, over 10**9 or not a number.
+
+        Examples:
+            ```python
+            await ctx.step("welcome", send, "welcome", user)
+            await ctx.sleep(3 * 86400)  # three days, parked as a scheduled job
+            await ctx.step("tip", send, "tip", user)
+            ```
+        """
         seconds = rules.check("workflow.seconds", seconds, "workflow.sleep")
         await self._sleep(lambda: self._clock() + seconds)
 
     async def sleep_until(self, when: float) -> None:
-        """`sleep` until the epoch time `when` (at once if it has passed)."""
+        """`sleep` until the epoch time `when` (at once if it has passed).
+
+        Args:
+            when: epoch seconds (the server's clock decides when it has come).
+
+        Raises:
+            InvalidValueError: `when` is negative or not a number.
+
+        Examples:
+            ```python
+            await ctx.sleep_until(ctx.data["renews_at"])
+            await ctx.step("renew", renew, ctx.data["account"])
+            ```
+        """
         when = rules.check("workflow.until", when, "workflow.sleep_until")
         await self._sleep(lambda: when)
 
@@ -266,8 +339,22 @@ class WorkflowContext:
         """The payload of a signal `signal` sent to this job: one sent earlier and not yet
         taken by another wait, else the job parks (no slot held) until one comes.
 
+        Args:
+            signal: the signal's name (as `Client.signal` sends it).
+            timeout: seconds from the wait's first reach (default None: wait for ever).
+
         Raises:
             SignalTimeoutError: none came within `timeout` seconds of the wait's first reach.
+            InvalidValueError: `signal` is not a valid signal name, or `timeout` is negative
+                or over 10**9 seconds.
+
+        Examples:
+            ```python
+            try:
+                approval = await ctx.wait_for("approval", timeout=3600)
+            except aqless.SignalTimeoutError:
+                approval = {"by": "nobody"}
+            ```
         """
         command = "workflow.wait_for"
         rules.check("signal", signal, command)
@@ -305,21 +392,56 @@ class WorkflowContext:
     # -- deterministic values -------------------------------------------------------------
 
     def now(self) -> float:
-        """The time (epoch seconds) as the first run read it here."""
+        """The time (epoch seconds, the server's clock) as the first run read it here.
+
+        Examples:
+            ```python
+            started = ctx.now()  # the same on every run of this workflow
+            ```
+        """
         return float(self._value("now", self._clock))
 
     def uuid(self) -> str:
-        """A random UUID (hex), the same on every run."""
+        """A random UUID (32 hex digits), the same on every run.
+
+        Examples:
+            ```python
+            key = ctx.uuid()  # an idempotency key for a step's call, stable over retries
+            await ctx.step("charge", charge, ctx.data["amount"], key)
+            ```
+        """
         return str(self._value("uuid", lambda: uuid.uuid4().hex))
 
     def random(self) -> float:
-        """A random number in [0, 1), the same on every run."""
+        """A random number in [0, 1), the same on every run (not for secrets).
+
+        Examples:
+            ```python
+            if ctx.random() < 0.1:  # one order in ten, decided once
+                await ctx.step("audit", audit, ctx.data["order"])
+            ```
+        """
         return float(self._value("random", random.random))  # not for secrets
 
     def version(self, change_id: str, *, latest: int = 1) -> int:
         """Which side of a code change a workflow takes: `latest` for a workflow that reached
         this point under the new code (new ones), 0 for one whose earlier runs went past this
-        point before the change (it goes on the old way). Recorded: stable over its runs."""
+        point before the change (it goes on the old way). Recorded: stable over its runs.
+
+        Args:
+            change_id: the change's name, the same in every version of the code.
+            latest: the newest version at this point (default 1, at least 1).
+
+        Raises:
+            InvalidValueError: `change_id` is not a valid name, or `latest` is not a whole
+                number from 1.
+
+        Examples:
+            ```python
+            if ctx.version("fraud-check") >= 1:  # workflows started under the new code
+                await ctx.step("fraud", check_fraud, ctx.data["order"])
+            ```
+        """
         rules.check("change_id", change_id, "workflow.version")
         rules.check("workflow.latest", latest, "workflow.version")
         versions: dict[str, Any] = self._record.setdefault("versions", {})

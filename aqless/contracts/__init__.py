@@ -9,10 +9,9 @@ verb, run on the client's loop. Code that should work on any deployment takes a 
 
 A verb is declared here once, and the variants derive it from the declaration:
 - ``@on_shards(route, merge)``: the sharded variant asks the shards `route` names and merges
-  their answers (aqless._concurrency.routing); a verb that hands back jobs is routed on the
-  sharded class instead, so that its jobs keep the plain class's type;
-- ``@script(command, arguments..., reply=...)``: the plain variant is that one script command
-  (aqless._connection.scripted);
+  their answers; a verb that hands back jobs is routed on the sharded class instead, so that
+  its jobs keep the plain class's type;
+- ``@script(command, arguments..., reply=...)``: the plain variant is that one script command;
 - the blocking variants derive every verb, but those marked ``@by_hand``.
 ``python -m aqless.contracts --write`` writes the derived declarations mypy reads
 (aqless/contracts/derived.py, aqless/sync/derived.py); tests/typing/test_derived.py fails while
@@ -42,6 +41,9 @@ from aqless._concurrency.routing import (
 )
 from aqless._connection.protocol import Clock, ScriptCaller
 from aqless._connection.scripted import script
+
+# How a declaration becomes a verb: `on_shards` and the routes in aqless/_concurrency/routing.py,
+# `script` in aqless/_connection/scripted.py.
 from aqless.batches.model import DEFAULT_TTL, Batch, BatchCallback, BatchMember, BatchPage
 from aqless.models import (
     Failure,
@@ -466,7 +468,12 @@ class Jobs(Protocol):
     @on_shards(paged("listing"), page)
     @script("jobs.completed", "offset", "count", reply=listed)
     async def completed(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Completed jids, most recent first."""
+        """Completed jids, most recent first: `count` of them after the first `offset`.
+
+        Raises:
+            InvalidValueError: `offset` is not a whole number from 0, or `count` one from 1;
+                nothing read.
+        """
 
     @on_shards(paged("listing"), page)
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page: ...
@@ -539,7 +546,13 @@ class Tags(Protocol):
 
     @script("tags.top", "offset", "count", reply=listed)
     async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """Tags carried by at least two jobs, most used first."""
+        """Tags carried by at least two jobs, most used first: `count` of them after the
+        first `offset`.
+
+        Raises:
+            InvalidValueError: `offset` is not a whole number from 0, or `count` one from 1;
+                nothing read.
+        """
 
 
 class QueuePatterns(Protocol):
@@ -627,7 +640,17 @@ class Client(Protocol):
     @on_shards(by_jid())
     async def signal(
         self, jid: str, signal: str, payload: Any = None, *, signal_id: str | None = None
-    ) -> Delivery: ...
+    ) -> Delivery:
+        """Send `signal` with `payload` (JSON) to the workflow `jid`: ``"woken"``, ``"kept"``
+        or ``"duplicate"``. A sharded client sends it to the shard that holds the job. Its
+        parameters, replies and errors are `aqless.Client.signal`'s.
+
+        Examples:
+            ```python
+            async def approve(client: contracts.Client, jid: str) -> None:
+                await client.signal(jid, "approval", {"by": "mia"}, signal_id=f"ok-{jid}")
+            ```
+        """
 
 
 class ScriptClient(Client, Protocol):

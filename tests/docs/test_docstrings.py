@@ -8,6 +8,13 @@ its rule (``rules.check``/``rules.parse``, which raise ``InvalidValueError``); a
 none: it is caught, not called; its docstring says when it is raised, and the errors page
 shows catching.
 
+A plain class's verb derived from its contract as one script command (inherited from
+aqless/contracts/derived.py: ``length = scripted(contracts.Queue.length)``) is the contract's
+function: its docstring is the verb's, and it raises where the command's arguments have a rule
+(the derived verb checks them). The sharded and blocking variants' derived verbs (``routed``,
+``blocking``) take the same docstring and are judged once, as the contract's and the plain
+class's.
+
 ``PENDING`` lists, by name, what does not say so yet. A name leaves it when its docstring is
 written (the test fails while a documented name stays listed), and nothing joins it: a new
 public callable comes with its Raises and its example.
@@ -25,6 +32,8 @@ import pytest
 pytest.importorskip("mkdocstrings_handlers.python", reason="the docs extra")
 import griffe  # after the skip: it comes with the docs extra
 
+from aqless import contracts, rules
+from aqless._connection.scripted import script_of
 from tests.docs.test_site import expected, module, package
 
 #: Not yet documented with Raises and an example. The client's surface (Client, Queue and
@@ -388,6 +397,33 @@ def _raises_here(function: griffe.Function) -> bool:
     return False
 
 
+def _scripted_verb(
+    member: griffe.Object | griffe.Alias, root: griffe.Module
+) -> griffe.Function | None:
+    """The contract's function a derived script verb (``scripted(contracts.Queue.length)``)
+    is, or None for any other member."""
+    target = member.final_target if isinstance(member, griffe.Alias) else member
+    value = target.value if isinstance(target, griffe.Attribute) else None
+    if not (
+        isinstance(value, griffe.ExprCall)
+        and str(value.function) == "scripted"
+        and len(value.arguments) == 1
+        and isinstance(value.arguments[0], griffe.ExprAttribute)
+    ):
+        return None
+    contract, _, verb = str(value.arguments[0]).removeprefix("contracts.").partition(".")
+    found = root["contracts"][contract].members.get(verb)
+    return found if isinstance(found, griffe.Function) else None
+
+
+def _script_checks(function: griffe.Function) -> bool:
+    """Whether the script verb derived from the contract's `function` checks an argument by
+    its rule, as aqless._connection.scripted does (then it raises InvalidValueError)."""
+    contract = getattr(contracts, function.path.split(".")[-2])
+    declared = script_of(getattr(contract, function.name))
+    return declared is not None and any(a in rules.RULES for a in declared.arguments)
+
+
 def _docstring(obj: griffe.Object) -> str:
     return obj.docstring.value if obj.docstring else ""
 
@@ -423,6 +459,11 @@ def callables() -> Iterator[tuple[str, griffe.Object, bool]]:
                 continue
             if isinstance(method, griffe.Function) and "property" not in method.labels:
                 yield f"{public}.{method_name}", method, _raises_here(method)
+            elif verb := _scripted_verb(method, root):
+                yield f"{public}.{method_name}", verb, _script_checks(verb)
+        for method_name, method in target.inherited_members.items():
+            if not method_name.startswith("_") and (verb := _scripted_verb(method, root)):
+                yield f"{public}.{method_name}", verb, _script_checks(verb)
 
 
 def _is_exception(public: str) -> bool:
