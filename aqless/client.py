@@ -405,10 +405,32 @@ class Client(ClientScripted):
         push): ``await spool.put("emails", Send, data)`` puts the job, or keeps it in the
         spool and says so (`aqless.PutReceipt`); the spool's puts are sent, in order and
         each exactly once, when the server answers again, by a task that runs while this
-        client is open. `capacity` puts at most (then SpoolFullError); `path`: a file that
-        keeps them across a restart of the process (one process per file); `dedup_ttl`:
-        seconds each put's dedup id is held; `batch`: puts per round trip of a flush. See
-        `aqless.Spool` and docs/guides/outage.md."""
+        client is open. See `aqless.Spool` and docs/guides/outage.md.
+
+        Args:
+            capacity: the most puts the spool holds (default 10,000); one more, while the
+                server is away, is a SpoolFullError.
+            path: a file that keeps the puts across a restart of the process (one process
+                per file; ``{pid}`` in it stands for the process's id). Default None: in
+                memory.
+            dedup_ttl: seconds each put's dedup id is held on the server (default 86,400:
+                a day).
+            batch: puts sent per round trip of a flush (default 500).
+
+        Raises:
+            ClientClosedError: this client was closed.
+            InvalidValueError: a setting outside its rule (see `aqless.Spool`).
+            ConfigurationError: the file at `path` is in use by another process's spool,
+                or damaged.
+
+        Examples:
+            ```python
+            async with aqless.Client() as client:
+                spool = client.spool(capacity=10_000)  # in memory; path=... keeps it in a file
+                receipt = await spool.put("emails", "app.jobs.SendEmail", {"to": "ada@example.com"})
+                print(receipt.jid, "queued" if receipt.queued else "spooled")
+            ```
+        """
         self._lifecycle.check_usable()
         made = Spool(self, capacity=capacity, path=path, dedup_ttl=dedup_ttl, batch=batch)
         self._spools.append(made)

@@ -342,7 +342,14 @@ class Metrics:
 
     def instrument_spool(self, spool: Spool) -> None:
         """Report a producer's spool (``client.spool(...)``): its depth, capacity and puts
-        by outcome, read at scrape time (idempotent)."""
+        by outcome, read at scrape time (idempotent).
+
+        Examples:
+            ```python
+            spool = client.spool()
+            metrics.instrument_spool(spool)  # aqless_spool_depth{spool="memory"}...
+            ```
+        """
         if spool not in self._spools.spools:
             self._spools.spools.append(spool)
 

@@ -67,6 +67,14 @@ class PutReceipt:
             False when the server has it (`queued`).
         deduplicated: queued, but no new job was made: a job held the put's dedup id (the
             jid is that job's), or, with ``replace=False``, a job of the jid existed.
+            Default False.
+
+    Examples:
+        ```python
+        receipt = await spool.put("emails", "app.jobs.SendEmail", {"to": "ada@example.com"})
+        if receipt.spooled:
+            print(f"job {receipt.jid} waits in the spool: sent when the server is back")
+        ```
     """
 
     jid: str
@@ -90,6 +98,12 @@ class SpoolStats:
         flushed: spooled puts the server has taken since.
         dropped: spooled puts the server refused at the flush (logged, never sent again).
         refused: puts refused with SpoolFullError, the spool full.
+
+    Examples:
+        ```python
+        stats = spool.stats()
+        print(f"{stats.depth}/{stats.capacity} waiting, {stats.flushed} of {stats.spooled} sent")
+        ```
     """
 
     depth: int
@@ -106,13 +120,28 @@ class Spool:
 
     Args:
         client: the client the puts go to.
-        capacity: the most puts it holds; one more is a SpoolFullError.
+        capacity: the most puts it holds (default 10,000); one more, while the server is
+            away, is a SpoolFullError.
         path: a file to keep the puts in (append-only, each put fsynced before `put`
             returns), so that they outlive the process: the next process that opens a
             spool on the same file flushes them; ``{pid}`` in it stands for the process's
-            id (a file per process). None: in memory, lost with the process.
-        dedup_ttl: seconds each put's dedup id is held on the server.
-        batch: puts sent in one round trip when flushing.
+            id (a file per process). Default None: in memory, lost with the process.
+        dedup_ttl: seconds each put's dedup id is held on the server (default 86,400: a
+            day); keep it above the longest time a put may wait in the spool.
+        batch: puts sent in one round trip when flushing (default 500).
+
+    Raises:
+        InvalidValueError: `capacity` or `batch` not a whole number from 1, `dedup_ttl`
+            not a positive number of seconds, or an empty `path`.
+        ConfigurationError: the file at `path` is in use by another process's spool, or
+            damaged before its last line (a torn last line is dropped, with a warning).
+
+    Examples:
+        ```python
+        async with aqless.Client() as client:
+            spool = client.spool(path="/var/lib/app/puts-{pid}.spool")
+            receipt = await spool.put("emails", "app.jobs.SendEmail", {"to": "ada@example.com"})
+        ```
     """
 
     def __init__(
@@ -158,17 +187,57 @@ class Spool:
         return self._store.depth
 
     def stats(self) -> SpoolStats:
-        """The spool's figures (see `SpoolStats`)."""
+        """The spool's figures (see `SpoolStats`); reads no server.
+
+        Examples:
+            ```python
+            if spool.stats().refused:
+                logger.warning("the spool was full: puts were refused")
+            ```
+        """
         return SpoolStats(self.depth, self.capacity, **self._counts)
 
     async def put(
         self, queue: str, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]
     ) -> PutReceipt:
         """Put a job into `queue` (as ``client.queues[queue].put_result`` does, with the
-        same options), or, when the server cannot be reached, keep it in the spool. Returns
-        the jid and whether it was queued or spooled. Raises SpoolFullError (the server
-        away, the spool full; nothing kept), ServerFullError (the server answered that it
-        is out of memory: not spooled), or the put's own errors (bad input: nothing kept)."""
+        same options), or, when the server cannot be reached (ConnectionLostError, or
+        ServerUnavailableError: loading, read-only...) or puts wait in the spool ahead of
+        it, keep it in the spool. Its jid is chosen at the call, and, unless it names its
+        own `dedup` or ``replace=False``, it carries the dedup id ``spool:<jid>`` held for
+        `dedup_ttl` seconds, so that a put sent again makes no second job.
+
+        Args:
+            queue: the queue's name.
+            klass: the job's class (a class, a handler function, or its dotted name).
+            data: the job's data (default None), JSON-encodable or fitting a typed
+                handler.
+            **options: what ``Queue.put`` takes (jid, priority, delay, at, tags, retries,
+                depends, throttles, dedup, rate_limits, group, replace); no `durable`
+                nor `requeue`.
+
+        Returns:
+            The job's jid, and whether it was queued or spooled.
+
+        Raises:
+            ClientClosedError: the spool (or its client) was closed.
+            SpoolFullError: the server away and the spool holding `capacity` puts: the
+                put was not accepted, nothing of it kept.
+            ServerFullError: the server answered that it is out of memory or cannot
+                persist (``OOM``, ``MISCONF``): not spooled.
+            InvalidArgumentError: bad input, refused before anything is sent or kept (an
+                option outside its rule is an InvalidValueError, data that does not fit a
+                typed handler a JobDataError).
+            ConfigurationError: options that do not go together (``dedup=`` with
+                ``replace=False``, ``delay=`` with ``at=``).
+
+        Examples:
+            ```python
+            receipt = await spool.put("emails", "app.jobs.SendEmail", {"to": "ada@example.com"},
+                                      priority=10, tags=["signup"])
+            status = 201 if receipt.queued else 202  # 202: accepted, sent when the server is back
+            ```
+        """
         if self._closed:
             raise ClientClosedError("this spool's client is closed; make a new one")
         self.start()
@@ -221,10 +290,25 @@ class Spool:
         return put.jid
 
     async def flush(self) -> int:
-        """Send the spool's puts to the server now, oldest first, until none waits; how
-        many the server took. ConnectionLostError when it cannot be reached (the puts not
-        sent wait for the next flush). The client's own task flushes by itself: call this
-        to wait for it, e.g. before a planned exit."""
+        """Send the spool's puts to the server now, oldest first, `batch` puts a round
+        trip, until none waits. The client's own task flushes by itself: call this to wait
+        for it, e.g. before a planned exit. A put the server refuses is logged and counted
+        as dropped (`SpoolStats.dropped`), never sent again.
+
+        Returns:
+            How many puts the server answered (those it refused, dropped, included).
+
+        Raises:
+            ConnectionLostError: the server could not be reached (the puts not sent wait
+                for the next flush).
+            ClientClosedError: the spool's client was closed.
+
+        Examples:
+            ```python
+            sent = await spool.flush()  # before a planned exit: leave nothing behind
+            assert spool.depth == 0
+            ```
+        """
         landed = 0
         while self.depth:
             landed += await self._flush_batch()
@@ -266,7 +350,16 @@ class Spool:
 
     def start(self) -> None:
         """Start the flushing task (the client's `open` does; so does the first `put`).
-        Does nothing when it runs already, or outside an event loop."""
+        Does nothing when it runs already, once the spool is closed, or outside an event
+        loop.
+
+        Examples:
+            ```python
+            spool = client.spool(path="/var/lib/app/puts.spool")  # at import: no loop yet
+            ...
+            spool.start()  # in the loop: send what the file holds without waiting for a put
+            ```
+        """
         if self._task is not None or self._closed:
             return
         try:
@@ -300,9 +393,17 @@ class Spool:
                 await anyio.sleep(self.retry.after(failures))
 
     async def aclose(self) -> None:
-        """Stop the flushing task, try one last flush (a few seconds), then release the
-        file. Puts still waiting are logged: kept in the file for the next process, or,
-        in memory, lost. The client's `aclose` calls this."""
+        """Stop the flushing task, try one last flush (3 seconds at most), then release
+        the file. Puts still waiting are logged: kept in the file for the next process, or,
+        in memory, lost. The client's `aclose` calls this; calling it again does nothing.
+
+        Examples:
+            ```python
+            spool = client.spool(path=left_by_a_dead_process)
+            await spool.flush()
+            await spool.aclose()  # releases the file before the client closes
+            ```
+        """
         if self._closed:
             return
         self._closed = True

@@ -111,7 +111,31 @@ class Client(SyncClientSurface[PlainClient, SyncQueues]):
     ) -> SyncSpool:
         """A spool for this client's puts while the server cannot be reached (see
         ``aqless.Client.spool``): ``spool.put("emails", Send, data)`` blocks until the job
-        is queued or kept, and returns an `aqless.PutReceipt`."""
+        is queued or kept, and returns an `aqless.PutReceipt`. The spool is made on the
+        client's loop now, so its settings and file are checked at the call.
+
+        Args:
+            capacity: the most puts the spool holds (default 10,000); one more, while the
+                server is away, is a SpoolFullError.
+            path: a file that keeps the puts across a restart of the process (one process
+                per file: a pre-forking server's workers need ``{pid}`` in it, which stands
+                for the process's id). Default None: in memory.
+            dedup_ttl: seconds each put's dedup id is held on the server (default 86,400:
+                a day).
+            batch: puts sent per round trip of a flush (default 500).
+
+        Raises:
+            InvalidValueError: a setting outside its rule (see `aqless.Spool`).
+            ConfigurationError: the file at `path` is in use by another process's spool,
+                or damaged.
+
+        Examples:
+            ```python
+            client = aqless.sync.Client()
+            spool = client.spool(path="/var/lib/app/puts-{pid}.spool")
+            receipt = spool.put("receipts", "app.jobs.SendReceipt", {"order": 7})
+            ```
+        """
         settings = {"capacity": capacity, "path": path, "dedup_ttl": dedup_ttl, "batch": batch}
         return SyncSpool(self, settings)
 
