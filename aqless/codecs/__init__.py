@@ -60,9 +60,7 @@ async def sweep_blobs(client: Any, *, grace: float = 3600.0) -> int:
     async def exists(jids: list[str]) -> list[bool]:
         if not jids:
             return []
-        pipeline = client.redis.pipeline(transaction=False)
-        for jid in jids:
-            pipeline.exists(f"{prefix}j:{jid}")
-        return [bool(found) for found in await pipeline.execute()]
+        argvs = [("EXISTS", f"{prefix}j:{jid}") for jid in jids]
+        return [bool(found) for found in await client.protocol.plain_many("blobs.sweep", argvs)]
 
     return await sweep(codec.store, exists, grace=grace)
