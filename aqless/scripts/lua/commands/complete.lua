@@ -3,8 +3,8 @@
            own, without next: result, result_dropped)
   Reads    ql:j:<jid>, ql:j:<jid>-dependents, ql:tracked, ql:config, ql:completed, throttles
   Writes   ql:j:<jid>, ql:j:<jid>-history, <q>-*, throttles, ql:s:run:<bin>:<q>,
-           ql:aqless:tp:<hour>:<q>, ql:w:<worker>:jobs, ql:completed, the released
-           dependents' ql:j:<dependent>,
+           ql:aqless:tp:<hour>:<q>, ql:w:<worker>:jobs, ql:completed, ql:aqless:retention,
+           the released dependents' ql:j:<dependent>,
            ql:j:<dependent>-dependencies and queue sets; retention deletes old jobs' ql:j:<old>,
            ql:j:<old>-history, ql:t:<tag>, ql:tags; with next: ql:queues,
            ql:q:<next>-work|scheduled|depends, ql:j:<jid>-dependencies,

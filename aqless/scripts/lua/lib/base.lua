@@ -64,6 +64,9 @@ end
 function Keys.throughput(hour, q)
   return PREFIX .. 'aqless:tp:' .. integer_text(hour) .. ':' .. q
 end
+-- aqless's own: the second of the last purge of completed jobs and the completions since
+-- (lifecycle.lua's retain)
+function Keys.retention() return PREFIX .. 'aqless:retention' end
 function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 -- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)

@@ -82,20 +82,41 @@ do
   end
 
   -- Retention of completed jobs: by age (jobs-history) and by count (jobs-history-count).
-  local function purge_completed(D, now)
+  local function purge_completed(D, now, history, keep)
     local completed = Keys.completed()
-    local horizon = now - Config.number('jobs-history')
+    local horizon = now - history
     local old = call('ZRANGEBYSCORE', completed, 0, horizon)
     if #old > 0 then
       purge(D, old)
       call('ZREMRANGEBYSCORE', completed, 0, horizon)
     end
-    local keep = whole(Config.number('jobs-history-count'))
     local excess = call('ZRANGE', completed, 0, -(keep + 1))
     if #excess > 0 then
       purge(D, excess)
       call('ZREMRANGEBYRANK', completed, 0, -(keep + 1))
     end
+  end
+
+  -- Retention amortized (aqless's own, docs/protocol/CORE.md 5.7): the purge runs at the
+  -- first completion in each second of `now` and after every `slack` + 1 completions within
+  -- one, `slack` being 1% of jobs-history-count (whole jobs); with no slack (a count below
+  -- 100, or jobs-history <= 0) at every completion, as the reference does. The marker
+  -- ql:aqless:retention holds one field, the second of the last purge by time, counting the
+  -- completions in it (one HINCRBY a completion); a new second's field replaces the others.
+  local function retain(D, now)
+    local history = Config.number('jobs-history')
+    local keep = whole(Config.number('jobs-history-count'))
+    local slack = math.floor(keep / 100)
+    if history > 0 and slack > 0 then
+      local marker, second = Keys.retention(), integer_text(math.floor(now))
+      local since = call('HINCRBY', marker, second, 1)
+      if (since - 1) % (slack + 1) ~= 0 then return end
+      if since == 1 then
+        call('DEL', marker)
+        call('HSET', marker, second, 1)
+      end
+    end
+    purge_completed(D, now, history, keep)
   end
 
   -- The first field of complete's write of the job: its data, or, when the job keeps the
@@ -191,7 +212,7 @@ do
       'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[at.retries]) or 5,
       'time', time_field(now), unpack(result))
     call('ZADD', Keys.completed(), now, jid)
-    purge_completed(D, now)
+    retain(D, now)
     Job.release_dependents(jid, now, dependents)
     return 'complete'
   end
