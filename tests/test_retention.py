@@ -81,3 +81,21 @@ async def test_a_lower_count_limit_applies_at_the_next_completion(
         await complete_one(timed_client, f"j{k}")
     await timed_client.config.set("jobs-history-count", 150)  # by any client: read per call
     assert await complete_one(timed_client, "last") == 150
+
+
+async def test_a_clock_in_another_second_purges_and_the_marker_keeps_one_field(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    start = clock.now
+    await timed_client.config.set("jobs-history", 10)
+    await complete_one(timed_client, "old")  # due at start + 10
+    clock.advance(11.2)
+    await complete_one(timed_client, "a")  # purges "old"
+    assert await timed_client.redis.hgetall("ql:aqless:retention") == {str(int(start) + 11): "1"}
+    await complete_one(timed_client, "b")
+    await complete_one(timed_client, "c")
+    await timed_client.redis.zadd("ql:completed", {"stale": start})  # another client's job
+    clock.now = start + 10.9  # a client whose clock is behind: its second purges too
+    await complete_one(timed_client, "d")
+    assert await timed_client.redis.zrange("ql:completed", 0, -1) == ["d", "a", "b", "c"]
+    assert await timed_client.redis.hgetall("ql:aqless:retention") == {str(int(start) + 10): "1"}
