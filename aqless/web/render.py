@@ -23,7 +23,7 @@ from aqless.web.security import CSRF_FIELD, root_path, set_private_cookie
 
 FLASH_COOKIE: Final = "aqless_flash"
 TYPED_COOKIE: Final = "aqless_typed"
-MOST_TYPED: Final = 2000  # characters of a refused form's values kept for its page (a cookie)
+MOST_TYPED: Final = 2000  # bytes of a refused form's values (quoted) kept for its page
 
 
 def environment() -> jinja2.Environment:
@@ -125,9 +125,9 @@ def set_flash(
     """The message the next page shows once; with `typed`, the refused form's values, which
     that page puts back in its form (escaped like every value), unless they are too long."""
     cookies = [(FLASH_COOKIE, quote(f"{kind}:{text[:400]}", safe=""))]
-    kept = json.dumps(dict(typed or {}))
-    if typed and len(kept) <= MOST_TYPED:
-        cookies.append((TYPED_COOKIE, quote(kept, safe="")))
+    kept = quote(json.dumps(dict(typed or {})), safe="")
+    if typed and len(kept) <= MOST_TYPED:  # a cookie holds about 4 KB
+        cookies.append((TYPED_COOKIE, kept))
     for name, value in cookies:
         set_private_cookie(response, request, name, value, max_age=60)
 

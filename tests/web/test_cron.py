@@ -138,3 +138,20 @@ async def test_a_refused_edit_shows_what_was_typed_escaped(
     assert typed not in page
     again = (await app_client.get("/jobs/nightly")).text  # shown once: then the template's own
     assert 'name="cron" required value="30 2 * * *"' in again
+
+
+async def test_a_refused_form_too_long_to_keep_is_shown_with_the_stored_values(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="30 2 * * *", jid="nightly")
+    token = csrf_token((await app_client.get("/jobs/nightly")).text)
+    typed = '"' * 900  # 1,800 characters as JSON, 5,400 once quoted: more than a cookie holds
+    refused = await app_client.post(
+        "/actions/recurring_update",
+        data={"jid": "nightly", "priority": "0", "retries": "5", "csrf": token, "cron": typed},
+        headers={"referer": "http://dash/jobs/nightly"},
+    )
+    assert all(len(value) < 4000 for value in refused.headers.get_list("set-cookie"))
+    page = (await app_client.get(refused.headers["location"])).text
+    assert "The schedule is unchanged" in page
+    assert 'name="cron" required value="30 2 * * *"' in page
