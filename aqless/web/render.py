@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse, Response
 
 from aqless.documents import json_preview
 from aqless.ops.durations import duration, relative
+from aqless.ops.emptying import DEFAULT_STATES, in_order
 from aqless.ops.known import limit_label
 from aqless.web import charts, throughput, workflows
 from aqless.web.security import CSRF_FIELD, root_path, set_private_cookie
@@ -52,6 +53,8 @@ def environment() -> jinja2.Environment:
         queue_charts=charts.queue_charts, shard_chart=charts.shard_chart, csrf_field=CSRF_FIELD
     )
     env.globals.update(throughput_charts=throughput.throughput_charts)
+    # what the queue page's "Empty" cancels: `aqless queue empty`'s default states
+    env.globals.update(emptied_states=in_order(DEFAULT_STATES))
     return env
 
 
