@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from aqless.ops.durations import duration as duration
+from aqless.ops.durations import plural as plural
 from aqless.ops.durations import relative
 
 
@@ -38,11 +39,6 @@ def short(value: Any, width: int = 60) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 job``, ``3 jobs``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def joined(values: Iterable[str]) -> str:

@@ -1,6 +1,6 @@
 """How a duration reads wherever the CLI and the dashboard show one: in the largest units
 that keep it short (``850 ms``, ``12.5 s``, ``58 min 47 s``, ``2 h 5 min``, ``3 d 4 h``),
-never as a bare count of seconds."""
+never as a bare count of seconds; and a count of things (``1 job``, ``3 jobs``)."""
 
 from __future__ import annotations
 
@@ -31,3 +31,8 @@ def duration(seconds: float) -> str:
 def relative(delta: float) -> str:
     """A moment `delta` seconds from now: ``in 58 min 47 s``, ``3 min ago``."""
     return f"in {duration(delta)}" if delta > 0 else f"{duration(-delta)} ago"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 job``, ``3 jobs``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -14,7 +14,7 @@ from aqless.models import QueueCounts
 if TYPE_CHECKING:
     from aqless.sharding.deployment import Deployment as ShardedClient
 
-__all__ = ["ShardReport", "primary_info", "shard_reports"]
+__all__ = ["ShardReport", "primary_info", "queues_and_lag", "shard_reports"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,14 @@ async def shard_reports(client: ShardedClient) -> list[ShardReport]:
 async def _report_parts(
     client: Client,
 ) -> tuple[str, tuple[QueueCounts, ...], float, int | None]:
+    counts, lag = await queues_and_lag(client)
+    node, memory = await _primary_memory(client)
+    return node, counts, lag, memory
+
+
+async def queues_and_lag(client: Client) -> tuple[tuple[QueueCounts, ...], float]:
+    """Each queue's counts in `client`'s namespace, and the seconds the longest-waiting next
+    job of its queues has waited since it was put (0 when nothing waits)."""
     counts = tuple(await client.queues.counts())
     now = client.clock()
     nexts = await gathered(counts, lambda queue: client.queues[queue.name].peek(1))
@@ -84,8 +92,7 @@ async def _report_parts(
         for entry in job.history
         if entry.what == "put"
     ]
-    node, memory = await _primary_memory(client)
-    return node, counts, max([0.0, *waited]), memory
+    return counts, max([0.0, *waited])
 
 
 async def _primary_memory(client: Client) -> tuple[str, int | None]:

@@ -15,6 +15,8 @@ from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
 from aqless.ops import known
+from aqless.ops.durations import plural
+from aqless.ops.emptying import DEFAULT_STATES, cancel_all, in_order, listed
 from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
 
@@ -90,10 +92,6 @@ def words(text: str) -> list[str]:
     return [word for word in re.split(r"[,\s]+", text) if word]
 
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 # -- queues ----------------------------------------------------------------------------------
 
 
@@ -113,6 +111,22 @@ async def queue_throttle(client: AnyClient, form: Form) -> str:
     name, maximum = form.text("queue"), form.ruled("maximum")
     await client.queues[name].set_throttle(maximum)  # a sharded deployment pins the queue
     return f"{name} runs at most {maximum} jobs at once" if maximum else f"{name} is unthrottled"
+
+
+async def queue_empty(client: AnyClient, form: Form) -> str:
+    """Cancel the queue's waiting, scheduled, depends and throttled jobs, paced as the CLI's
+    `queue empty` (the same code); the jobs others depend on are kept, and said."""
+    name = form.ruled("queue")
+    emptying = await listed(client, name, in_order(DEFAULT_STATES))
+    if emptying.total == 0:
+        raise ActionError(f"{name}: no job to cancel")
+    await cancel_all(client, emptying)
+    ACTED_ON.set([jid for jid in emptying.jids if jid not in emptying.kept])
+    outcome = emptying.outcome()
+    kept = list(emptying.kept.items())[:3]
+    if kept:
+        outcome += " (" + "; ".join(f"{jid}: {reason}" for jid, reason in kept) + ")"
+    return outcome[0].upper() + outcome[1:]
 
 
 # -- one job ---------------------------------------------------------------------------------
@@ -339,6 +353,7 @@ HANDLERS: Final[dict[str, Handler]] = {
         queue_pause,
         queue_unpause,
         queue_throttle,
+        queue_empty,
         job_move,
         job_priority,
         job_tag,

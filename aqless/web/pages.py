@@ -176,8 +176,18 @@ async def act(request: Request) -> Response:
     # done: where the form says (a cancelled job's page is gone); refused: back to the form
     target = form.get("next") if kind == "ok" else came_from(request)
     response = RedirectResponse(safe_next(request, target), status_code=303)
-    render.set_flash(response, request, kind, message)
+    typed = None if kind == "ok" else typed_fields(form)
+    render.set_flash(response, request, kind, message, typed)
     return response
+
+
+def typed_fields(form: Form) -> dict[str, str]:
+    """A refused form's values to show again (the first of each field; no token)."""
+    typed: dict[str, str] = {}
+    for key, value in form.fields:
+        if key not in (CSRF_FIELD, "next"):
+            typed.setdefault(key, value)
+    return typed
 
 
 async def forbidden(board: Dashboard, request: Request, form: Form) -> str | None:

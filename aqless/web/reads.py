@@ -124,7 +124,10 @@ async def queue(client: AnyClient, request: Request) -> JSON:
     counts = counts_document(await q.counts())
     jobs: list[JSON] = []
     if state == "waiting":
-        jobs = [job_document(job) for job in await q.peek(PAGE_SIZE, offset=offset)]
+        # a peek lists the stalled jobs first (a pop takes them back first): they have their
+        # own tab, and the page says how many come before these
+        peeked = await q.peek(PAGE_SIZE, offset=offset + int(counts["stalled"]))
+        jobs = [job_document(job) for job in peeked if job.state == "waiting"]
     elif state == "recurring":
         rjids = await q.jobs(state, offset=offset, count=PAGE_SIZE)
         jobs = [recurring_document(template) for template in await templates_by_id(client, rjids)]

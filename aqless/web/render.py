@@ -1,11 +1,13 @@
 """HTML pages: the Jinja environment (autoescaped), its filters, links that work under any
-mount prefix, and the one-shot flash message that follows an action."""
+mount prefix, and the one-shot flash message that follows an action (with, after a refusal,
+what the form held, so that it is shown again as typed)."""
 
 from __future__ import annotations
 
 import datetime
 import json
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote, unquote
 
@@ -15,11 +17,14 @@ from starlette.responses import HTMLResponse, Response
 
 from aqless.documents import json_preview
 from aqless.ops.durations import duration, relative
+from aqless.ops.emptying import DEFAULT_STATES, in_order
 from aqless.ops.known import limit_label
 from aqless.web import charts, throughput, workflows
-from aqless.web.security import CSRF_FIELD, root_path
+from aqless.web.security import CSRF_FIELD, root_path, set_private_cookie
 
 FLASH_COOKIE: Final = "aqless_flash"
+TYPED_COOKIE: Final = "aqless_typed"
+MOST_TYPED: Final = 2000  # bytes of a refused form's values (quoted) kept for its page
 
 
 def environment() -> jinja2.Environment:
@@ -48,6 +53,8 @@ def environment() -> jinja2.Environment:
         queue_charts=charts.queue_charts, shard_chart=charts.shard_chart, csrf_field=CSRF_FIELD
     )
     env.globals.update(throughput_charts=throughput.throughput_charts)
+    # what the queue page's "Empty" cancels: `aqless queue empty`'s default states
+    env.globals.update(emptied_states=in_order(DEFAULT_STATES))
     return env
 
 
@@ -100,15 +107,32 @@ def take_flash(request: Request) -> dict[str, str] | None:
     return {"kind": "error" if kind == "error" else "ok", "text": text}
 
 
-def set_flash(response: Response, request: Request, kind: str, text: str) -> None:
-    response.set_cookie(
-        FLASH_COOKIE,
-        quote(f"{kind}:{text[:400]}", safe=""),
-        path=root_path(request) or "/",
-        httponly=True,
-        samesite="strict",
-        max_age=60,
-    )
+def take_typed(request: Request) -> dict[str, str]:
+    """What a refused form held (its first value of each field), or nothing."""
+    try:
+        typed = json.loads(unquote(request.cookies.get(TYPED_COOKIE) or "{}"))
+    except ValueError:
+        return {}
+    if not isinstance(typed, dict):
+        return {}
+    return {str(key): str(value) for key, value in typed.items()}
+
+
+def set_flash(
+    response: Response,
+    request: Request,
+    kind: str,
+    text: str,
+    typed: Mapping[str, str] | None = None,
+) -> None:
+    """The message the next page shows once; with `typed`, the refused form's values, which
+    that page puts back in its form (escaped like every value), unless they are too long."""
+    cookies = [(FLASH_COOKIE, quote(f"{kind}:{text[:400]}", safe=""))]
+    kept = quote(json.dumps(dict(typed or {})), safe="")
+    if typed and len(kept) <= MOST_TYPED:  # a cookie holds about 4 KB
+        cookies.append((TYPED_COOKIE, kept))
+    for name, value in cookies:
+        set_private_cookie(response, request, name, value, max_age=60)
 
 
 def html(
@@ -120,15 +144,18 @@ def html(
     status: int = 200,
 ) -> HTMLResponse:
     flash = take_flash(request)
+    typed = take_typed(request) if flash is not None else {}
     body = env.get_template(template).render(
         request=request,
         url=Links(request),
         here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         flash=flash,
+        typed=typed,
         now=time.time(),
         **context,
     )
     response = HTMLResponse(body, status_code=status, headers={"cache-control": "no-store"})
     if flash is not None:
-        response.delete_cookie(FLASH_COOKIE, path=root_path(request) or "/")
+        for name in (FLASH_COOKIE, TYPED_COOKIE):
+            response.delete_cookie(name, path=root_path(request) or "/")
     return response

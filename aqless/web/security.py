@@ -77,14 +77,23 @@ class Csrf:
 
     @staticmethod
     def set_cookie(response: Response, request: Request, nonce: str) -> None:
-        response.set_cookie(
-            CSRF_COOKIE,
-            nonce,
-            path=root_path(request) or "/",
-            httponly=True,
-            samesite="strict",
-            secure=request.url.scheme == "https",
-        )
+        set_private_cookie(response, request, CSRF_COOKIE, nonce)
+
+
+def set_private_cookie(
+    response: Response, request: Request, name: str, value: str, max_age: int | None = None
+) -> None:
+    """A cookie only this dashboard's pages get and no script reads (for `max_age` seconds,
+    or the browser's session)."""
+    response.set_cookie(
+        name,
+        value,
+        max_age=max_age,
+        path=root_path(request) or "/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
 
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}

@@ -164,6 +164,18 @@ def test_failed_actions(live: LiveServer, populated: Deployment, page: Page) -> 
     assert sorted(job.state for job in remaining) == ["waiting", "waiting"]
 
 
+def test_the_bulk_confirmation_names_the_action_and_the_count(
+    live: LiveServer, populated: Deployment, page: Page
+) -> None:
+    asked: list[str] = []
+    page.on("dialog", lambda dialog: asked.append(dialog.message))
+    page.goto(live.url + path("failed", "ValueError"))
+    page.locator("input[data-select-all]").check()
+    page.locator("form.bulk").get_by_role("button", name="Retry").click()
+    page.wait_for_selector(".flash-ok")
+    assert asked == ["Retry 1 selected job?"]  # the group holds one job
+
+
 def test_queue_recurring_throttle_config_and_worker_actions(
     live: LiveServer, populated: Deployment, page: Page
 ) -> None:

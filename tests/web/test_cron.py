@@ -115,3 +115,43 @@ async def test_a_read_only_dashboard_offers_no_cron_edit(client: aqless.Client) 
     template = await client.jobs.get("nightly")
     assert isinstance(template, aqless.RecurringJob)
     assert template.cron == "30 2 * * *"
+
+
+async def test_a_refused_edit_shows_what_was_typed_escaped(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="30 2 * * *", jid="nightly")
+    token = csrf_token((await app_client.get("/jobs/nightly")).text)
+    typed = '61 * * * *"><b>'
+    form = {"jid": "nightly", "priority": "4", "retries": "7", "csrf": token}
+    refused = await app_client.post(
+        "/actions/recurring_update",
+        data={**form, "cron": typed, "tz": "Europe/Paris", "backlog": "2"},
+        headers={"referer": "http://dash/jobs/nightly"},
+    )
+    assert refused.status_code == 303
+    page = (await app_client.get(refused.headers["location"])).text
+    assert 'name="cron" required value="61 * * * *&#34;&gt;&lt;b&gt;"' in page
+    assert 'name="tz" value="Europe/Paris"' in page
+    assert 'name="priority" step="any" value="4"' in page
+    assert 'name="backlog" min="0" value="2"' in page
+    assert typed not in page
+    again = (await app_client.get("/jobs/nightly")).text  # shown once: then the template's own
+    assert 'name="cron" required value="30 2 * * *"' in again
+
+
+async def test_a_refused_form_too_long_to_keep_is_shown_with_the_stored_values(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="30 2 * * *", jid="nightly")
+    token = csrf_token((await app_client.get("/jobs/nightly")).text)
+    typed = '"' * 900  # 1,800 characters as JSON, 5,400 once quoted: more than a cookie holds
+    refused = await app_client.post(
+        "/actions/recurring_update",
+        data={"jid": "nightly", "priority": "0", "retries": "5", "csrf": token, "cron": typed},
+        headers={"referer": "http://dash/jobs/nightly"},
+    )
+    assert all(len(value) < 4000 for value in refused.headers.get_list("set-cookie"))
+    page = (await app_client.get(refused.headers["location"])).text
+    assert "The schedule is unchanged" in page
+    assert 'name="cron" required value="30 2 * * *"' in page

@@ -50,3 +50,14 @@ async def test_an_ungrouped_queue_shows_no_groups(
     await client.queues["q"].put("app.Call", {})
     assert (await app_client.get("/api/queues/q")).json()["groups"] == []
     assert 'id="groups"' not in (await app_client.get("/queues/q")).text
+
+
+async def test_every_table_of_the_queue_page_is_styled(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    queue = client.queues["q"]
+    await queue.put_many([PutRequest("app.Call", group="tenant")] * 2)
+    page = (await app_client.get("/queues/q")).text
+    groups = page[page.index('id="groups"') :]
+    assert groups.index('<table class="grid groups">') < groups.index("tenant")
+    assert "<table>" not in page  # a bare table draws with the browser's defaults

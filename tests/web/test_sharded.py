@@ -236,12 +236,30 @@ async def test_the_about_page_shows_the_deployment(cluster: Cluster) -> None:
             assert server["node"] in html
 
 
-async def test_a_plain_dashboard_has_no_shards_page(client: aqless.Client) -> None:
+async def test_a_plain_dashboard_shows_its_namespace_as_the_one_shard(
+    client: aqless.Client,
+) -> None:
+    for _ in range(2):
+        await client.queues["work"].put("app.Work", {})
     transport = httpx.ASGITransport(app=create_app(client))
     async with httpx.AsyncClient(transport=transport, base_url="http://dash") as http:
-        missing = await http.get("/api/shards")
-        assert missing.status_code == 404
-        assert 'href="/shards"' not in (await http.get("/")).text
+        answer = await http.get("/api/shards")
+        assert answer.status_code == 200
+        document = answer.json()
+        assert document["deployment"] is None
+        [shard] = document["shards"]
+        assert (shard["namespace"], shard["waiting"], shard["state"]) == (
+            client.prefix,
+            2,
+            "active",
+        )
+        assert shard["used_memory"] > 0
+        assert shard["lag"] >= 0
+        page = await http.get("/shards")
+        assert page.status_code == 200
+        assert "not sharded: one namespace" in page.text
+        assert "shard 0: 2 waiting" in page.text
+        assert 'href="/shards"' not in (await http.get("/")).text  # nothing to compare: no tab
 
 
 async def test_search_scheduled_and_completed_pages_cover_every_shard(cluster: Cluster) -> None:

@@ -114,8 +114,17 @@
   }
   setInterval(() => { if (!document.hidden) refresh(); }, POLL_MS);
 
+  // A bulk form's question names what its pressed button does and to how many jobs.
+  function bulkQuestion(form, submitter) {
+    const count = document.querySelectorAll(`input[type=checkbox][form="${CSS.escape(form.id)}"]:checked`).length;
+    const action = submitter ? submitter.textContent.trim() : "Apply to";
+    return `${action} ${count} selected job${count === 1 ? "" : "s"}?`;
+  }
+
   document.addEventListener("submit", (event) => {
-    const question = event.target.dataset && event.target.dataset.confirm;
+    const data = event.target.dataset;
+    const question = data && (data.confirmBulk !== undefined
+      ? bulkQuestion(event.target, event.submitter) : data.confirm);
     if (question && !window.confirm(question)) event.preventDefault();
   });
   document.addEventListener("change", (event) => {
