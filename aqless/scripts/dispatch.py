@@ -15,7 +15,7 @@ Each command file (``lua/commands/<command>.lua``) defines one handler,
   ``function(now, a)``, which hands the handler its dialect and the arguments. Entries are
   made as names are first called, all from these few functions: a function written for each
   name would keep its compiled code in the server's Lua memory, which every garbage
-  collection walks (one for each of the 134 names kept ~170 KB there).
+  collection walks (one for each of the 134 names kept 35 KB more there, of ~550).
 - ``find_command(name)``: a name's entry, or nil (``api.lua`` calls it).
 
 Adding a command is adding its file: nothing here, or anywhere else, lists the commands.
