@@ -17,7 +17,7 @@ from aqless.scripts.sources import command_files, library_files, lua_text
 from tests.scripts.test_script import CLASSIC_COMMANDS, REQLESS_COMMANDS
 
 HANDLER = re.compile(r"^Commands\['(?P<name>[^']+)'\] = function\(D, now(?P<params>[^)]*)\)$")
-ENTRY = re.compile(r"^  \['([^']+)'\] = function\(now, a\)$")
+ENTRY = re.compile(r"^  \['([^']+)'\] = \{'[^']+', (?:CLASSIC|REQLESS), '\d+ \w+'\},$")
 PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}")
 # a Lua string literal, or a comment (which ends the line)
 TOKEN = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|--.*$""", re.MULTILINE)

@@ -22,7 +22,7 @@ _TOKEN = re.compile(
 _OPENS = frozenset({"function", "do", "if", "repeat"})
 _CLOSES = frozenset({"end", "until"})
 _HANDLER = re.compile(r"^Commands\['(?P<name>[^']+)'\] = function", re.MULTILINE)
-_ENTRY = re.compile(r"^  \['([^']+)'\] = function\(now, a\)$", re.MULTILINE)
+_ENTRY = re.compile(r"^  \['([^']+)'\] = \{'[^']+', (?:CLASSIC|REQLESS), '\d+ \w+'\},$", re.M)
 
 
 @dataclass(frozen=True)

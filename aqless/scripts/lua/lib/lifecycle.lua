@@ -65,14 +65,11 @@ end
 -- towards its limit of 200.)
 do
   -- The fields complete reads of the job, one HMGET (a table by name would cost the server
-  -- more than the read): FINISH to finish it, ADVANCE to move it to its next queue (the
-  -- priority in the dedup id's place, no batch). `at`: each field's position in the reply.
-  local FINISH = {'worker', 'state', 'dedup', 'retries', 'queue', 'time', 'held_in',
-    'throttles', 'attempt', 'checkpoint', 'batch'}
-  local ADVANCE = {'worker', 'state', 'priority', 'retries', 'queue', 'time', 'held_in',
-    'throttles', 'attempt', 'checkpoint'}
-  local at = {worker = 1, state = 2, dedup = 3, priority = 3, retries = 4, queue = 5, time = 6,
-    held_in = 7, throttles = 8, attempt = 9, checkpoint = 10, batch = 11}
+  -- more than the read), to finish it or to move it to its next queue (then the priority in
+  -- the dedup id's place, no batch): each field's position in the reply, as upvalues (read
+  -- from a table by name, each costs the server a lookup on every complete).
+  local WORKER, STATE, DEDUP, PRIORITY, RETRIES, QUEUE, TIME, HELD_IN, THROTTLES, ATTEMPT,
+    CHECKPOINT, BATCH = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11
 
   local function purge(D, jids)
     for _, jid in ipairs(jids) do
@@ -153,27 +150,34 @@ do
     return next_queue, delay, depends
   end
 
-  -- The job's fields (FINISH's, or ADVANCE's with a next queue) when `worker` runs
+  -- The job's fields (those to finish it, or to move it with a next queue) when `worker` runs
   -- it in `queue` at the `attempt` given; else the refusal.
   -- (the checkpoint and the batch read here spare a command each: an HDEL of a checkpoint
   -- that is mostly absent, Batch.ended's HGET)
   local function read_owned(D, jid, worker, queue, next_queue, attempt)
-    local v = call('HMGET', Keys.job(jid), unpack(next_queue and ADVANCE or FINISH))
-    local holder, state = v[at.worker] or nil, v[at.state] or nil
-    local job_queue = v[at.queue] or nil
+    local v
+    if next_queue == nil then
+      v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
+        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch')
+    else
+      v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
+        'time', 'held_in', 'throttles', 'attempt', 'checkpoint')
+    end
+    local holder, state = v[WORKER] or nil, v[STATE] or nil
+    local job_queue = v[QUEUE] or nil
     if state ~= 'running' or holder ~= worker or job_queue ~= queue then
       local job = {worker = holder, state = state, queue = job_queue}
       if state == nil then refuse_job(D, 'complete_missing', jid, job) end
-      Job.check_attempt('Complete', jid, attempt, v[at.attempt])
+      Job.check_attempt('Complete', jid, attempt, v[ATTEMPT])
       if state ~= 'running' then refuse_job(D, 'complete_state', jid, job) end
       if holder ~= worker then refuse_job(D, 'complete_worker', jid, job) end
       refuse_job(D, 'complete_queue', jid, job)
     end
-    Job.check_attempt('Complete', jid, attempt, v[at.attempt])
+    Job.check_attempt('Complete', jid, attempt, v[ATTEMPT])
     return v
   end
 
-  -- Moves the completed job on to `next_queue` (`v`: its fields, ADVANCE's); returns
+  -- Moves the completed job on to `next_queue` (`v`: its fields, read for a next queue); returns
   -- its new state.
   local function to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
     delay, depends = delay or 0, depends or {}
@@ -186,7 +190,7 @@ do
     local name, value = data_pair(data, keep, next_state)
     call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
       'failure', '{}', 'queue', next_queue, 'expires', 0,
-      'remaining', tonumber(v[at.retries]) or 5, 'time', time_field(now))
+      'remaining', tonumber(v[RETRIES]) or 5, 'time', time_field(now))
     if scheduled then
       call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
       return 'scheduled'
@@ -197,19 +201,19 @@ do
       if delay > 0 then call('HSET', Keys.job(jid), 'scheduled', now + delay) end
       return 'depends'
     end
-    Job.to_work(next_queue, jid, tonumber(v[at.priority]) or 0, now)
+    Job.to_work(next_queue, jid, tonumber(v[PRIORITY]) or 0, now)
     return 'waiting'
   end
 
-  -- Finishes the completed job (`v`: its fields, FINISH's): its dedup id, batch, the
+  -- Finishes the completed job (`v`: its fields, read to finish it): its dedup id, batch, the
   -- completed set with its retention, the dependents it releases (`dependents`).
   local function to_complete(D, now, jid, queue, v, data, keep, result, dependents)
     Events.completed(jid, queue)
-    Dedup.release(jid, v[at.dedup] or nil)
-    Batch.ended(now, jid, 'done', v[at.batch])
+    Dedup.release(jid, v[DEDUP] or nil)
+    Batch.ended(now, jid, 'done', v[BATCH])
     local name, value = data_pair(data, keep, 'complete')
     call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
-      'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[at.retries]) or 5,
+      'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[RETRIES]) or 5,
       'time', time_field(now), unpack(result))
     call('ZADD', Keys.completed(), now, jid)
     retain(D, now)
@@ -226,14 +230,14 @@ do
     local next_queue, delay, depends = checked(D, jid, worker, queue, data, o, keep)
     local result = Results.fields(o, next_queue)
     local v = read_owned(D, jid, worker, queue, next_queue, attempt)
-    local held_in, throttles = v[at.held_in] or nil, v[at.throttles]
+    local held_in, throttles = v[HELD_IN] or nil, v[THROTTLES]
 
     History.append(jid, now, 'done')
     Job.leave_running(Job.home_of(queue, held_in, jid), jid)
     -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
     if held_in ~= nil then
       call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
-    elseif v[at.checkpoint] then
+    elseif v[CHECKPOINT] then
       call('HDEL', Keys.job(jid), 'checkpoint')
     end
     -- (read before the release, which changes none of these keys)
@@ -243,7 +247,7 @@ do
         Throttle.sole_pending(throttles))
     end
     Throttle.release_all(jid, now, throttles, none_pending)
-    Stats.record_one(queue, 'run', now, now - (tonumber(v[at.time]) or now))
+    Stats.record_one(queue, 'run', now, now - (tonumber(v[TIME]) or now))
     Stats.tick(queue, now, 'c')
     call('ZREM', Keys.worker_jobs(worker), jid)
     Events.if_tracked('completed', jid)
