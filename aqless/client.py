@@ -149,6 +149,20 @@ class Client(ClientScripted):
             connection busy then waits up to ``timeout`` seconds (default 20) for one.
             Without a cap (the default) a burst of concurrent calls opens as many
             connections as it needs, and each call costs less.
+
+    Raises:
+        ConfigurationError: two of `url`, `redis` and `host`/`port`/`unix_socket_path`
+            given; connection options given with `redis`; a `redis` client that does not
+            decode responses; a ``RedisCluster`` without a hash-tagged `namespace`; an
+            option the connection cannot honour. Raised before anything connects.
+        InvalidValueError: `script_connection` (or ``AQLESS_SCRIPT_CONNECTION``) is
+            neither ``"lean"`` nor ``"redis-py"``.
+
+    Examples:
+        ```python
+        async with aqless.Client("redis://localhost:6379/0", namespace="billing") as client:
+            jid = await client.queues["emails"].put("app.jobs.SendEmail", {"to": "ada@example.com"})
+        ```
     """
 
     def __init__(
@@ -247,7 +261,27 @@ class Client(ClientScripted):
         **connection_options: Any,
     ) -> Client:
         """A client that follows the primary that Redis Sentinel names for `service_name`
-        (the URL ``redis+sentinel://host:port,host:port/service`` does the same)."""
+        (the URL ``redis+sentinel://host:port,host:port/service`` does the same).
+
+        Args:
+            sentinels: the (host, port) pairs of the Sentinels to ask.
+            service_name: the name the Sentinels monitor the primary under.
+            namespace: as `Client`'s (default None: keys under ``ql:``).
+            worker_name: as `Client`'s (default ``<host>-<pid>``).
+            clock: as `Client`'s (default ``time.time``, in seconds).
+            sentinel_options: keywords for the connections to the Sentinels themselves
+                (default None: none), such as their own ``password``.
+            **connection_options: keywords for the connections to the primary.
+
+        Examples:
+            ```python
+            client = aqless.Client.from_sentinel(
+                [("sentinel-1", 26379), ("sentinel-2", 26379)], "mymaster", namespace="billing"
+            )
+            async with client:
+                print(await client.config.get("heartbeat"))
+            ```
+        """
         primary, sentinel_connections = _sentinel_primary(
             sentinels, service_name, sentinel_options or {}, connection_options
         )
@@ -276,8 +310,24 @@ class Client(ClientScripted):
         are then in one slot, on one node; deployments with different tags may land on
         different nodes. Calls go to that node; events are read from it too.
 
+        Args:
+            nodes: a ``redis://`` URL of one node, or (host, port) pairs of some nodes.
+            namespace: the deployment's namespace, with a hash tag (``"{billing}"``).
+            worker_name: as `Client`'s (default ``<host>-<pid>``).
+            clock: as `Client`'s (default ``time.time``, in seconds).
+            sharded_pubsub: as `Client`'s (default False).
+            **connection_options: keywords for ``redis.asyncio.cluster.RedisCluster``.
+
         Raises:
-            ConfigurationError: the namespace has no hash tag.
+            ConfigurationError: the namespace has no hash tag, or `nodes` is not an
+                address a cluster can be found from. Raised before anything connects.
+
+        Examples:
+            ```python
+            client = aqless.Client.from_cluster("redis://node-1:7000", namespace="{billing}")
+            async with client:
+                await client.queues["invoices"].put("app.jobs.Invoice", {"id": 7})
+            ```
         """
         if _cluster.hash_tag(namespace) is None:  # before anything connects
             raise ConfigurationError(
@@ -358,7 +408,22 @@ class Client(ClientScripted):
     async def open(self) -> Self:
         """Start (or find) the embedded server when no URL was given, then check that the
         server does not evict keys (a warning, or ConfigurationError when ``strict``).
-        ClientClosedError once the client was closed."""
+        ``async with client`` calls it; it returns the client.
+
+        Raises:
+            ClientClosedError: the client was closed.
+            ConfigurationError: ``strict`` and the server's ``maxmemory-policy`` evicts
+                keys (the client is then closed).
+
+        Examples:
+            ```python
+            client = await aqless.Client("redis://localhost:6379/0", strict=True).open()
+            try:
+                print(await client.queues.names())
+            finally:
+                await client.aclose()
+            ```
+        """
         self._lifecycle.check_usable()
         if self._protocol is None:
             from aqless import embedded
@@ -374,7 +439,18 @@ class Client(ClientScripted):
     async def aclose(self) -> None:
         """Release every connection; the client then refuses every call and every open
         (ClientClosedError). Closing twice is harmless. Shielded: a cancelled task still
-        closes."""
+        closes. The spools made by `spool` flush one last time first; connections get up
+        to 5 seconds to close.
+
+        Examples:
+            ```python
+            client = await aqless.Client("redis://localhost:6379/0").open()
+            try:
+                await client.queues["emails"].put("app.jobs.SendEmail", {"to": "ada@example.com"})
+            finally:
+                await client.aclose()
+            ```
+        """
         if self._lifecycle.state is not ClientState.CLOSED:
             with anyio.CancelScope(shield=True):
                 for spool in self._spools:  # their last flush, while the client still calls
@@ -484,7 +560,21 @@ class Client(ClientScripted):
     def events(self, *channels: str, workers: Sequence[str] = ()) -> EventStream:
         """An async iterator (and async context manager) of Events: `ql:log`, the
         tracked-job channels and `ql:progress` by default, or the channels named
-        (``"completed"``...), plus the channels of the named workers."""
+        (``"completed"``...), plus the channels of the named workers. Nothing is read
+        until the stream is entered or iterated.
+
+        Args:
+            *channels: the channels to listen to, without the namespace's prefix
+                (``"completed"``, ``"failed"``, ``"log"``...); none: the default set.
+            workers: worker names whose own channels to listen to as well (default none).
+
+        Examples:
+            ```python
+            async with client.events("completed", "failed") as events:
+                async for event in events:
+                    print(event.channel, event.jid)
+            ```
+        """
         return EventStream(
             self._events_source,
             prefix=self.prefix,
@@ -496,7 +586,27 @@ class Client(ClientScripted):
     async def wait(self, jid: str, *, timeout: float | None = None) -> JobState | None:
         """Wait until the job completes or fails (its final state); None if it was
         cancelled or is gone. Driven by events; the state is read now and then too, since
-        a retry that fails a job publishes none (aqless.events.wait_for)."""
+        a retry that fails a job publishes none (aqless.events.wait_for).
+
+        Args:
+            jid: the job to wait for.
+            timeout: the most seconds to wait (default None: no limit).
+
+        Returns:
+            ``JobState.COMPLETE`` or ``JobState.FAILED``; None when the job was cancelled
+            or is gone.
+
+        Raises:
+            TimeoutError: the job did not finish within `timeout` seconds.
+            ConnectionLostError: the first subscription cannot reach the server.
+
+        Examples:
+            ```python
+            jid = await client.queues["emails"].put("app.jobs.SendEmail", {"to": "ada@example.com"})
+            state = await client.wait(jid, timeout=30)
+            print(state)  # JobState.COMPLETE, JobState.FAILED or None
+            ```
+        """
 
         async def current_state() -> str | None:
             # through the script, like every read: a read cancelled when the event comes
@@ -517,9 +627,28 @@ class Client(ClientScripted):
 
     async def result(self, jid: str, *, timeout: float | None = None) -> Any:
         """Wait (as `wait` does) until the job finishes, then return its handler's return
-        value (decoded JSON; None when it returned None). Raises JobFailedError (with the
-        failure's group and message), JobGoneError (cancelled, expired, never put),
-        ResultDroppedError (completed, value not kept) or ResultTimeoutError."""
+        value (decoded JSON; None when it returned None).
+
+        Args:
+            jid: the job whose result to wait for.
+            timeout: the most seconds to wait (default None: no limit).
+
+        Raises:
+            JobFailedError: the job failed (the error carries the failure's group and
+                message).
+            JobGoneError: the job was cancelled, expired or never put.
+            ResultDroppedError: the job completed but its value was not kept.
+            ResultTimeoutError: the job did not finish within `timeout` seconds.
+
+        Examples:
+            ```python
+            jid = await client.queues["math"].put("app.jobs.Add", {"a": 2, "b": 3})
+            try:
+                print(await client.result(jid, timeout=60))  # 5
+            except aqless.JobFailedError as failed:
+                print("failed:", failed)
+            ```
+        """
         return await await_result(self, jid, timeout)
 
     async def signal(
@@ -598,13 +727,32 @@ class Queues(QueuesScripted):
 
 
 class Jobs(JobsScripted):
-    """Jobs by id, tag, tracking, completion and failure."""
+    """Jobs by id, tag, tracking, completion and failure: ``client.jobs``.
+
+    Examples:
+        ```python
+        job = await client.jobs.get(jid)
+        page = await client.jobs.tagged("invoices", count=50)
+        print(job and job.state, page.total, page.jids)
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
 
     async def get(self, jid: str) -> Job | RecurringJob | None:
-        """The job or recurring job with this id, or None."""
+        """The job or recurring job with this id, or None.
+
+        Args:
+            jid: the job's (or the recurring job's) id.
+
+        Examples:
+            ```python
+            job = await client.jobs.get(jid)
+            if isinstance(job, aqless.Job):
+                print(job.queue_name, job.state)
+            ```
+        """
         fields = await self._client.protocol.json("job.get", jid)
         if fields is not None:
             return Job(self._client, fields)
@@ -615,18 +763,52 @@ class Jobs(JobsScripted):
 
     async def stored_result(self, jid: str) -> JobResult | None:
         """The job's kept return value and state now, without waiting; None when the job
-        does not exist (see `Client.result` to wait for it)."""
+        does not exist (see `Client.result` to wait for it).
+
+        Args:
+            jid: the job's id.
+
+        Examples:
+            ```python
+            stored = await client.jobs.stored_result(jid)
+            if stored is not None:
+                print(stored.state, stored.value)
+            ```
+        """
         return await read_result(self._client, jid)
 
     async def get_many(self, jids: Sequence[str]) -> list[Job]:
-        """The jobs that exist among `jids`, in order (missing ones are skipped)."""
+        """The jobs that exist among `jids`, in order (missing ones are skipped), read in
+        one call.
+
+        Args:
+            jids: the ids to read; none: no call, an empty list.
+
+        Examples:
+            ```python
+            jobs = await client.jobs.get_many([first_jid, second_jid])
+            print([job.state for job in jobs])
+            ```
+        """
         if not jids:
             return []
         reply = await self._client.protocol.json("job.getMulti", *jids)
         return [Job(self._client, fields) for fields in reply or []]
 
     async def progress(self, *jids: str) -> dict[str, Progress]:
-        """The last progress report of each job among `jids` that made one (`job.progress`)."""
+        """The last progress report of each job among `jids` that made one (`job.progress`),
+        by jid; a job that made none, or does not exist, is left out.
+
+        Args:
+            *jids: the jobs to read; none: no call, an empty dict.
+
+        Examples:
+            ```python
+            reports = await client.jobs.progress(first_jid, second_jid)
+            for jid, report in reports.items():
+                print(jid, report.fraction)
+            ```
+        """
         if not jids:
             return {}
         reply = await self._client.protocol.json("jobs.progress", *jids)
@@ -638,7 +820,17 @@ class Jobs(JobsScripted):
 
     async def checkpoints(self, *jids: str) -> dict[str, Any]:
         """The last checkpoint state (decoded JSON) of each job among `jids` that holds one
-        (`Job.checkpoint`)."""
+        (`Job.checkpoint`), by jid; a job without one is left out.
+
+        Args:
+            *jids: the jobs to read; none: no call, an empty dict.
+
+        Examples:
+            ```python
+            states = await client.jobs.checkpoints(jid)
+            print(states.get(jid))  # e.g. {"row": 1200}
+            ```
+        """
         if not jids:
             return {}
         reply = await self._client.protocol.json("jobs.checkpoints", *jids)
@@ -646,25 +838,69 @@ class Jobs(JobsScripted):
         return {str(jid): decoded_value(codec, state) for jid, state in (reply or {}).items()}
 
     async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids tagged `tag`, a page at a time, with the total."""
+        """The jids tagged `tag`, a page at a time, with the total.
+
+        Args:
+            tag: the tag.
+            offset: how many jids to skip (default 0).
+            count: the most jids in the page (default 25).
+
+        Raises:
+            InvalidValueError: `offset` or `count` outside its rule; nothing read.
+
+        Examples:
+            ```python
+            page = await client.jobs.tagged("invoices", offset=0, count=50)
+            print(page.total, page.jids)
+            ```
+        """
         offset, count = rules.checked_listing(offset, count, "jobs.tagged")
         reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)
         return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
 
     async def tracked(self) -> tuple[list[Job], list[str]]:
-        """The tracked jobs, and the tracked jids whose jobs are gone."""
+        """The tracked jobs, and the tracked jids whose jobs are gone.
+
+        Examples:
+            ```python
+            jobs, gone = await client.jobs.tracked()
+            print([job.jid for job in jobs], gone)
+            ```
+        """
         reply = await self._client.protocol.json("jobs.tracked")
         jobs = [Job(self._client, fields) for fields in listed_objects(reply.get("jobs"))]
         return jobs, listed(reply.get("expired"))
 
     async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids failed in `group`, most recent first."""
+        """The jids failed in `group`, most recent first, a page at a time, with the total.
+
+        Args:
+            group: the failure group (the `group` a job failed with).
+            offset: how many jids to skip (default 0).
+            count: the most jids in the page (default 25).
+
+        Raises:
+            InvalidValueError: `offset` or `count` outside its rule; nothing read.
+
+        Examples:
+            ```python
+            page = await client.jobs.failed("app.errors.Timeout", count=10)
+            print(page.total, page.jids)
+            ```
+        """
         offset, count = rules.checked_listing(offset, count, "jobs.failedByGroup")
         reply = await self._client.protocol.json("jobs.failedByGroup", group, offset, count)
         return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
 
     async def failure_groups(self) -> dict[str, int]:
-        """Every failure group with the number of jobs failed in it."""
+        """Every failure group with the number of jobs failed in it.
+
+        Examples:
+            ```python
+            for group, count in (await client.jobs.failure_groups()).items():
+                print(group, count)
+            ```
+        """
         reply = await self._client.protocol.json("failureGroups.counts")
         return {str(group): int(count) for group, count in (reply or {}).items()}
 
@@ -679,6 +915,12 @@ class Jobs(JobsScripted):
                 one of them; nothing was cancelled.
             FlowRunningError: a job of a flow it would remove is running; nothing was
                 cancelled.
+
+        Examples:
+            ```python
+            cancelled = await client.jobs.cancel(first_jid, second_jid)
+            print(cancelled)  # the two jids, then any flow children that went with them
+            ```
         """
         if not jids:
             return []
@@ -690,13 +932,32 @@ def listed_objects(value: Any) -> list[dict[str, Any]]:
 
 
 class Config(ConfigScripted):
-    """The deployment's settings (`heartbeat`, `grace-period`, `jobs-history`...)."""
+    """The deployment's settings (`heartbeat`, `grace-period`, `jobs-history`...):
+    ``client.config``.
+
+    Examples:
+        ```python
+        await client.config.set("heartbeat", 120)  # seconds
+        print(await client.config.get("heartbeat"))  # "120"
+        await client.config.unset("heartbeat")  # back to the default
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
 
     async def get(self, option: str) -> str | None:
-        """An option's value (its default when not set), or None for an unknown one."""
+        """An option's value, as text (its default when not set), or None for an unknown
+        one.
+
+        Args:
+            option: the option's name (``heartbeat``, ``<queue>-heartbeat``...).
+
+        Examples:
+            ```python
+            seconds = float(await client.config.get("heartbeat") or 60)
+            ```
+        """
         value = await self._client.protocol.call("config.get", option)
         return None if value is None else str(value)
 
@@ -705,12 +966,38 @@ class Config(ConfigScripted):
         ConfigValueError, before anything is sent, for a value outside the option's rule
         (`aqless.rules`: a positive number of seconds for ``heartbeat``, a whole number from
         0 for ``jobs-history-count``...), or for a name the scripts do not read unless
-        `force` (another qless client's own option: then any value is stored)."""
+        `force` (another qless client's own option: then any value is stored).
+
+        Args:
+            option: the option's name.
+            value: its value, a number or text (``"120"`` keeps a number's rule too);
+                durations in seconds.
+            force: store an option the scripts do not read, with any value (default
+                False).
+
+        Raises:
+            ConfigValueError: `value` outside the option's rule, or `option` unknown
+                without `force`; nothing sent.
+
+        Examples:
+            ```python
+            await client.config.set("heartbeat", 120)  # seconds
+            await client.config.set("emails-heartbeat", 30)  # the queue emails only
+            await client.config.set("my-tool-colour", "blue", force=True)
+            ```
+        """
         checked = checked_value(option, value, force=force)
         await self._client.protocol.call("config.set", option, checked)
 
     async def all(self) -> dict[str, str]:
-        """Every option: the defaults overlaid with what was set."""
+        """Every option: the defaults overlaid with what was set, values as text.
+
+        Examples:
+            ```python
+            for option, value in (await client.config.all()).items():
+                print(option, value)
+            ```
+        """
         reply = await self._client.protocol.json("config.getAll")
         return {str(name): str(value) for name, value in reply.items()}
 

@@ -473,6 +473,11 @@ class Jobs(Protocol):
         Raises:
             InvalidValueError: `offset` is not a whole number from 0, or `count` one from 1;
                 nothing read.
+
+        Examples:
+            ```python
+            latest = await client.jobs.completed(count=10)  # the ten most recent
+            ```
         """
 
     @on_shards(paged("listing"), page)
@@ -521,7 +526,16 @@ class Config(Protocol):
     @on_shards(every)
     @script("config.unset", "option")
     async def unset(self, option: str) -> None:
-        """Remove an option: back to its default."""
+        """Remove an option: back to its default (an option without one is then gone).
+
+        Args:
+            option: the option's name.
+
+        Examples:
+            ```python
+            await client.config.unset("heartbeat")
+            ```
+        """
 
     @on_shards(first)
     async def all(self) -> dict[str, str]: ...
