@@ -366,12 +366,24 @@ class Queue(Protocol):
     @on_shards(every)
     @script("queue.unpause", "self.name")
     async def unpause(self) -> None:
-        """Hand out jobs again after `pause`."""
+        """Hand out jobs again after `pause`.
+
+        Examples:
+            ```python
+            await client.queues["emails"].unpause()
+            ```
+        """
 
     @on_shards(every)
     @script("queue.length", "self.name", reply=int)
     async def length(self) -> int:
-        """Waiting, scheduled and running jobs."""
+        """Waiting, scheduled and running jobs.
+
+        Examples:
+            ```python
+            backlog = await client.queues["emails"].length()
+            ```
+        """
 
     @on_shards(every, lambda waits, arguments: max(waits))
     @script("queue.latency", "self.name", reply=int)
@@ -389,7 +401,14 @@ class Queue(Protocol):
     @on_shards(every)
     @script("queue.counts", "self.name", reply=QueueCounts.from_json)
     async def counts(self) -> QueueCounts:
-        """How many jobs this queue holds in each state."""
+        """How many jobs this queue holds in each state.
+
+        Examples:
+            ```python
+            counts = await client.queues["emails"].counts()
+            print(counts.waiting, counts.running, counts.stalled)
+            ```
+        """
 
     @on_shards(every)
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats: ...
@@ -407,13 +426,31 @@ class Queue(Protocol):
     @on_shards(home)
     @script("queue.throttle.get", "self.name", reply=ThrottleInfo.from_json)
     async def throttle(self) -> ThrottleInfo:
-        """This queue's own throttle: how many of its jobs may run at once."""
+        """This queue's own throttle: how many of its jobs may run at once.
+
+        Examples:
+            ```python
+            info = await client.queues["emails"].throttle()
+            ```
+        """
 
     @script("queue.throttle.set", "self.name", "maximum")
     async def set_throttle(self, maximum: int) -> None:
-        """Let at most `maximum` of this queue's jobs run at once (0: unlimited).
-        InvalidValueError unless a whole number from 0. A sharded deployment pins the queue
-        to one shard first (`ShardedClient.pin`), so that the maximum holds over it."""
+        """Let at most `maximum` of this queue's jobs run at once (0: unlimited). A sharded
+        deployment pins the queue to one shard first (`ShardedClient.pin`), so that the
+        maximum holds over it.
+
+        Args:
+            maximum: jobs running at once at most, a whole number from 0.
+
+        Raises:
+            InvalidValueError: a `maximum` that is not a whole number from 0; nothing sent.
+
+        Examples:
+            ```python
+            await client.queues["emails"].set_throttle(20)
+            ```
+        """
 
     async def set_rate_limit(
         self, limit: int | None, *, per: float = 1.0, smooth: bool = False
@@ -422,7 +459,13 @@ class Queue(Protocol):
     @on_shards(every)
     @script("queue.forget", "self.name")
     async def forget(self) -> None:
-        """Drop this queue from the list of queues (its jobs stay)."""
+        """Drop this queue from the list of queues (its jobs stay).
+
+        Examples:
+            ```python
+            await client.queues["old-emails"].forget()
+            ```
+        """
 
     async def groups(self) -> list[GroupCounts]: ...
     @on_shards(of_group)
