@@ -275,29 +275,78 @@ class Throttle(Protocol):
 
     @script("throttle.get", "self.name", reply=ThrottleInfo.from_json)
     async def get(self) -> ThrottleInfo:
-        """This throttle's maximum and expiry."""
+        """This throttle's maximum and expiry.
+
+        Examples:
+            ```python
+            info = await client.throttles["smtp"].get()
+            print(info.maximum, info.ttl)
+            ```
+        """
 
     @script("throttle.set", "self.name", "maximum", "expiration")
     async def set(self, maximum: int, *, expiration: int = 0) -> None:
         """At most `maximum` jobs hold it at once (0: unlimited); `expiration` seconds
-        later the limit is lifted (0: never). InvalidValueError unless both are whole
-        numbers from 0."""
+        later the limit is lifted (0: never).
+
+        Args:
+            maximum: jobs holding it at once at most, a whole number from 0.
+            expiration: seconds until the limit is lifted, a whole number from 0
+                (default 0: never).
+
+        Raises:
+            InvalidValueError: `maximum` or `expiration` is not a whole number from 0;
+                nothing sent.
+
+        Examples:
+            ```python
+            await client.throttles["smtp"].set(5)
+            await client.throttles["backfill"].set(2, expiration=3600)  # for an hour
+            ```
+        """
 
     @script("throttle.delete", "self.name")
     async def delete(self) -> None:
-        """Remove this throttle (its holders keep running)."""
+        """Remove this throttle (its holders keep running).
+
+        Examples:
+            ```python
+            await client.throttles["backfill"].delete()
+            ```
+        """
 
     @script("throttle.locks", "self.name", reply=listed)
     async def locks(self) -> list[str]:
-        """The jids holding it."""
+        """The jids holding it.
+
+        Examples:
+            ```python
+            holders = await client.throttles["smtp"].locks()
+            ```
+        """
 
     @script("throttle.pending", "self.name", reply=listed)
     async def pending(self) -> list[str]:
-        """The jids waiting for it."""
+        """The jids waiting for it.
+
+        Examples:
+            ```python
+            waiting = await client.throttles["smtp"].pending()
+            ```
+        """
 
     @script("throttle.release", "self.name", "jids")
     async def release(self, *jids: str) -> None:
-        """Release the locks the given jobs hold on this throttle."""
+        """Release the locks the given jobs hold on this throttle.
+
+        Args:
+            jids: the jobs whose locks to release.
+
+        Examples:
+            ```python
+            await client.throttles["smtp"].release(*await client.throttles["smtp"].locks())
+            ```
+        """
 
 
 class Throttles(Protocol):
@@ -485,7 +534,13 @@ class Queues(Protocol):
     @on_shards(every)
     @script("queues.names", reply=listed)
     async def names(self) -> list[str]:
-        """The names of the queues the server knows."""
+        """The names of the queues the server knows.
+
+        Examples:
+            ```python
+            names = await client.queues.names()
+            ```
+        """
 
     @on_shards(every)
     async def counts(self) -> list[QueueCounts]: ...
@@ -592,9 +647,19 @@ class Tags(Protocol):
         """Tags carried by at least two jobs, most used first: `count` of them after the
         first `offset`.
 
+        Args:
+            offset: how many to skip first (default 0).
+            count: how many at most (default 25).
+
         Raises:
             InvalidValueError: `offset` is not a whole number from 0, or `count` one from 1;
                 nothing read.
+
+        Examples:
+            ```python
+            for tag in await client.tags.top(count=10):
+                print(tag)
+            ```
         """
 
 
