@@ -268,7 +268,13 @@ class RateLimits(Protocol):
 
 
 class Throttle(Protocol):
-    """A named concurrency limit: at most `maximum` jobs hold it at once."""
+    """A named concurrency limit: at most `maximum` jobs hold it at once.
+
+    Examples:
+        ```python
+        await client.throttles["smtp"].set(5)
+        ```
+    """
 
     @property
     def name(self) -> str: ...
@@ -350,13 +356,27 @@ class Throttle(Protocol):
 
 
 class Throttles(Protocol):
-    """``throttles["name"]`` (no I/O)."""
+    """``throttles["name"]`` (no I/O).
+
+    Examples:
+        ```python
+        smtp = client.throttles["smtp"]
+        ```
+    """
 
     def __getitem__(self, name: str) -> Throttle: ...
 
 
 class Queue(Protocol):
-    """A named queue: put jobs in, take them out, look at it, pause it, limit it."""
+    """A named queue: put jobs in, take them out, look at it, pause it, limit it.
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        await emails.put(send_email, {"to": "ada@example.com"})
+        job = await emails.pop()
+        ```
+    """
 
     @property
     def name(self) -> str: ...
@@ -528,7 +548,14 @@ class Queue(Protocol):
 
 
 class Queues(Protocol):
-    """``queues["emails"]`` (no I/O), and every queue's names and counts."""
+    """``queues["emails"]`` (no I/O), and every queue's names and counts.
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        names = await client.queues.names()
+        ```
+    """
 
     def __getitem__(self, name: str) -> Queue: ...
     @on_shards(every)
@@ -626,7 +653,13 @@ class Config(Protocol):
 
 
 class Workers(Protocol):
-    """The workers the server has seen."""
+    """The workers the server has seen.
+
+    Examples:
+        ```python
+        counts = await client.workers.counts()
+        ```
+    """
 
     @on_shards(every, latest_first)
     async def counts(self) -> list[WorkerCounts]: ...
@@ -640,7 +673,13 @@ class Workers(Protocol):
 
 
 class Tags(Protocol):
-    """The tags in use, most used first."""
+    """The tags in use, most used first.
+
+    Examples:
+        ```python
+        popular = await client.tags.top(count=10)
+        ```
+    """
 
     @script("tags.top", "offset", "count", reply=listed)
     async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
