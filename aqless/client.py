@@ -705,7 +705,15 @@ def _sentinel_primary(
 
 
 class Queues(QueuesScripted):
-    """``client.queues[name]`` (no I/O), and every queue's counts and names."""
+    """``client.queues[name]`` (no I/O), and every queue's counts and names.
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        for counts in await client.queues.counts():
+            print(counts.name, counts.waiting)
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
@@ -714,7 +722,13 @@ class Queues(QueuesScripted):
         return Queue(self._client, name)
 
     async def counts(self) -> list[QueueCounts]:
-        """Every queue's counts by state."""
+        """Every queue's counts by state, one `QueueCounts` per queue the server knows.
+
+        Examples:
+            ```python
+            backlog = {c.name: c.waiting for c in await client.queues.counts()}
+            ```
+        """
         reply = await self._client.protocol.json("queues.counts")
         return [QueueCounts.from_json(counts) for counts in reply or []]
 
@@ -722,7 +736,19 @@ class Queues(QueuesScripted):
         self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
     ) -> list[QueueScaling]:
         """Every queue's `Queue.scaling`, each over the time since its reading in
-        `previous` (the last call's answer), if any."""
+        `previous` (the last call's answer), if any.
+
+        Args:
+            target_p95: the 95th-percentile wait to keep under, in seconds.
+            previous: the last call's answer (default ``()``: each over the day so far).
+
+        Examples:
+            ```python
+            readings = await client.queues.scaling(30.0)
+            readings = await client.queues.scaling(30.0, previous=readings)
+            print(sum(r.slots for r in readings))
+            ```
+        """
         return await every_queue_scaling(self, target_p95, previous)
 
 
@@ -1013,13 +1039,27 @@ def worker_index_key(prefix: str) -> str:
 
 
 class Workers(WorkersScripted):
-    """The workers the server has seen."""
+    """The workers the server has seen: ``client.workers``.
+
+    Examples:
+        ```python
+        for worker in await client.workers.counts():
+            print(worker.name, worker.jobs, worker.stalled)
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
 
     async def counts(self) -> list[WorkerCounts]:
-        """Every worker, most recently active first, with how many jobs it holds."""
+        """Every worker, most recently active first, with how many jobs it holds (and how
+        many of those are stalled).
+
+        Examples:
+            ```python
+            busiest = max(await client.workers.counts(), key=lambda w: w.jobs)
+            ```
+        """
         reply = await self._client.protocol.json("workers.counts")
         return [
             WorkerCounts(name=str(w["name"]), jobs=int(w["jobs"]), stalled=int(w["stalled"]))
@@ -1027,20 +1067,47 @@ class Workers(WorkersScripted):
         ]
 
     async def jobs(self, worker: str) -> WorkerJobs:
-        """The jids one worker holds."""
+        """The jids one worker holds, its running and its stalled jobs apart.
+
+        Args:
+            worker: the worker's name.
+
+        Examples:
+            ```python
+            held = await client.workers.jobs("host-1-4242")
+            print(held.jobs, held.stalled)
+            ```
+        """
         reply = await self._client.protocol.json("worker.jobs", worker)
         return WorkerJobs(
             jobs=tuple(listed(reply["jobs"])), stalled=tuple(listed(reply["stalled"]))
         )
 
     async def forget(self, *workers: str) -> None:
-        """Drop workers from the list of workers (their jobs are not touched)."""
+        """Drop workers from the list of workers (their jobs are not touched); none given,
+        nothing sent.
+
+        Args:
+            workers: the workers' names.
+
+        Examples:
+            ```python
+            await client.workers.forget("host-1-4242", "host-2-17")
+            ```
+        """
         if workers:
             await self._client.protocol.call("worker.forget", *workers)
 
     async def records(self) -> dict[str, WorkerInfo]:
         """What each live aqless worker says of itself (host, pid, queues, slots, version,
-        jobs per minute...), by name; other clients' workers publish no record."""
+        jobs per minute...), by name; other clients' workers publish no record.
+
+        Examples:
+            ```python
+            for name, info in (await client.workers.records()).items():
+                print(name, info.host, info.pid, info.queues)
+            ```
+        """
         protocol, prefix = self._client.protocol, self._client.prefix
         listed = await protocol.plain("workers.records", "ZRANGE", worker_index_key(prefix), 0, -1)
         names = [str(name) for name in listed]
@@ -1054,12 +1121,27 @@ class Workers(WorkersScripted):
 
     async def seen(self) -> SeenWorkers:
         """The workers that hold jobs or publish a record, each with both; and the other
-        clients qless lists."""
+        clients qless lists.
+
+        Examples:
+            ```python
+            seen = await client.workers.seen()
+            print(len(seen.workers), seen.others)
+            ```
+        """
         return SeenWorkers.of(await self.counts(), await self.records())
 
 
 class Throttle(ThrottleScripted):
-    """A named concurrency limit (``client.throttles[name]``); jobs name it in `throttles`."""
+    """A named concurrency limit (``client.throttles[name]``); jobs name it in `throttles`.
+
+    Examples:
+        ```python
+        smtp = client.throttles["smtp"]
+        await smtp.set(5)
+        await client.queues["emails"].put(send_email, data, throttles=["smtp"])
+        ```
+    """
 
     def __init__(self, client: Client, name: str) -> None:
         self._client = client
@@ -1067,7 +1149,13 @@ class Throttle(ThrottleScripted):
 
 
 class Throttles:
-    """Named throttles: ``client.throttles["smtp"]`` (no I/O)."""
+    """Named throttles: ``client.throttles["smtp"]`` (no I/O).
+
+    Examples:
+        ```python
+        info = await client.throttles["smtp"].get()
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
@@ -1077,7 +1165,13 @@ class Throttles:
 
 
 class Tags(TagsScripted):
-    """The tags in use: ``client.tags.top()``."""
+    """The tags in use: ``client.tags.top()``.
+
+    Examples:
+        ```python
+        popular = await client.tags.top(count=10)
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client

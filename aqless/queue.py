@@ -81,7 +81,18 @@ def recurring_jid(name: str | None, jid: str | None) -> str | None:
 
 
 class Queue(QueueScripted):
-    """A named queue. Making one does no I/O: `client.queues["emails"]`."""
+    """A named queue. Making one does no I/O: `client.queues["emails"]`.
+
+    Raises:
+        InvalidValueError: an empty `name`.
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        await emails.put(send_email, {"to": "ada@example.com"})
+        job = await emails.pop()
+        ```
+    """
 
     def __init__(self, client: Client, name: str) -> None:
         self._client = client
@@ -152,6 +163,27 @@ class Queue(QueueScripted):
                 if the server does not confirm it (the job was put all the same).
             options: jid, priority, delay, at, tags, retries, depends, throttles, dedup,
                 rate_limits, group, replace: see `aqless.PutOptions`.
+
+        Returns:
+            The job's jid (the one given as ``jid=``, else a new one).
+
+        Raises:
+            InvalidValueError: an option outside its rule (`aqless.rules`); nothing sent.
+            InvalidArgumentError: an empty class name, a bad ``at`` or ``replace``;
+                nothing sent.
+            ConfigurationError: options that contradict each other (``delay`` and ``at``,
+                ``dedup`` and ``replace=False``, ``dedup`` with `requeue`), or `durable`
+                on a server without WAITAOF; nothing sent.
+            JobDataError: `data` does not fit the handler's declared type; nothing sent.
+            JobNotFoundError: with `requeue`, no such job.
+            NotDurableError: the server did not confirm `durable` (the job was put).
+
+        Examples:
+            ```python
+            emails = client.queues["emails"]
+            jid = await emails.put(send_email, {"to": "ada@example.com"})
+            await emails.put("app.jobs.Report", {"day": "2026-12-07"}, delay=60, tags=["daily"])
+            ```
         """
         wait = await self._durability(durable) if durable else None
         if (
@@ -178,7 +210,21 @@ class Queue(QueueScripted):
         **options: Unpack[PutOptions],
     ) -> PutResult:
         """`put` (with the same options, `requeue` aside), telling what it did: the jid, and
-        whether the put was deduplicated (no new job made) or debounced."""
+        whether the put was deduplicated (no new job made) or debounced.
+
+        Raises:
+            InvalidValueError: an option outside its rule; nothing sent.
+            ConfigurationError: options that contradict each other, or `durable` on a
+                server without WAITAOF; nothing sent.
+            NotDurableError: the server did not confirm `durable` (the job was put).
+
+        Examples:
+            ```python
+            result = await queue.put_result(send_email, data, dedup="welcome:ada")
+            if result.deduplicated:
+                print("already queued as", result.jid)
+            ```
+        """
         request = PutRequest(klass, data, **options)
         return await self._put_one(request, False, await self._durability(durable))
 
@@ -228,7 +274,32 @@ class Queue(QueueScripted):
         others are still put, and the first refusal is raised afterwards. With `durable`
         (as `put`'s), each batch is confirmed in its round trip; the first batch that is
         not raises NotDurableError (naming every job put so far) and the rest are not put.
-        A deduplicated request's jid is that of the job holding its dedup id."""
+        A deduplicated request's jid is that of the job holding its dedup id.
+
+        Args:
+            requests: the jobs, as `aqless.PutRequest` (class, data and `put`'s options).
+            batch: jobs per round trip (default 1000).
+            durable: as `put`'s (default False).
+
+        Returns:
+            The jids, in the order of `requests` (a refused request has none).
+
+        Raises:
+            InvalidValueError: a request's option outside its rule; nothing sent.
+            ConfigurationError: a request's contradicting options, or `durable` on a
+                server without WAITAOF; nothing sent.
+            AqlessError: the first refusal by the server (the other jobs were put).
+            NotDurableError: a batch the server did not confirm; the rest not put.
+
+        Examples:
+            ```python
+            from aqless import PutRequest
+
+            jids = await queue.put_many(
+                PutRequest(send_email, {"to": to}, tags=["welcome"]) for to in addresses
+            )
+            ```
+        """
         return [
             result.jid
             for result in await self.put_many_results(requests, batch=batch, durable=durable)
@@ -237,7 +308,20 @@ class Queue(QueueScripted):
     async def put_many_results(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[PutResult]:
-        """`put_many`, telling what each put did (as `put_result`)."""
+        """`put_many`, telling what each put did (as `put_result`).
+
+        Raises:
+            InvalidValueError: a request's option outside its rule; nothing sent.
+            ConfigurationError: `durable` on a server without WAITAOF; nothing sent.
+            AqlessError: the first refusal by the server (the other jobs were put).
+            NotDurableError: a batch the server did not confirm; the rest not put.
+
+        Examples:
+            ```python
+            results = await queue.put_many_results(requests)
+            new = [r.jid for r in results if not r.deduplicated]
+            ```
+        """
         wait = await self._durability(durable)
         results: list[PutResult] = []
 
@@ -319,7 +403,39 @@ class Queue(QueueScripted):
         template, in one atomic call, rather than adding another; its next spawn time is
         kept unless the schedule changed (another interval, cron or tz), and `offset` only
         applies when it did. Without a name each call adds a template, and `jid=` makes
-        the template of that id again, its schedule started over."""
+        the template of that id again, its schedule started over.
+
+        Args:
+            klass: the spawned jobs' class or function, or its dotted name.
+            data: the payload each spawned job gets (default None).
+            interval: seconds between spawns (default None: 60; ignored with `cron`).
+            name: register the template under this name (default None: a new template).
+            jid: the template's id when unnamed (default None: a new one).
+            offset: seconds before the first spawn (default 0).
+            priority: the spawned jobs' priority (default None: 0).
+            tags: the spawned jobs' tags (default None: none).
+            retries: the spawned jobs' retries (default None: the server's default).
+            backlog: missed spawns caught up at most (default None: the server's; 0: all).
+            throttles: the spawned jobs' throttles (default None: none).
+            cron: a cron expression instead of `interval` (default None).
+            tz: the time zone `cron` is read in (default ``"UTC"``).
+
+        Returns:
+            The recurring job's id.
+
+        Raises:
+            InvalidValueError: a value outside its rule; nothing sent.
+            InvalidArgumentError: a bad `cron` expression or an unknown `tz`; nothing sent.
+            ConfigurationError: both `name` and `jid`, `cron` with `interval` or
+                `offset`, or `tz` without `cron`; nothing sent.
+
+        Examples:
+            ```python
+            reports = client.queues["reports"]
+            await reports.recur(nightly_report, name="nightly", cron="0 3 * * *", tz="Europe/Paris")
+            await reports.recur(ping, interval=30, name="ping")
+            ```
+        """
         inputs = {"queue": self.name, "name": name, "interval": interval, "offset": offset}
         inputs |= {"priority": priority, "retries": retries, "backlog": backlog}
         checked = rules.check_recurring(RECUR, inputs | {"tags": tags, "throttles": throttles})
@@ -357,8 +473,26 @@ class Queue(QueueScripted):
 
     async def pop_many(self, count: int, *, worker: str | None = None) -> list[Job]:
         """Take up to `count` jobs to work on; they are locked for this worker (each job's
-        `attempt` tells which pop of it this is). InvalidValueError (nothing sent) for a
-        count that is not a whole number from 1."""
+        `attempt` tells which pop of it this is).
+
+        Args:
+            count: the most jobs to take, a whole number from 1.
+            worker: the worker they are locked for (default None: the client's
+                ``worker_name``).
+
+        Returns:
+            The jobs taken, possibly fewer than `count` (none when nothing waits or the
+            queue is paused).
+
+        Raises:
+            InvalidValueError: a `count` that is not a whole number from 1; nothing sent.
+
+        Examples:
+            ```python
+            for job in await client.queues["emails"].pop_many(10):
+                await job.complete()
+            ```
+        """
         count = rules.check("pop.count", count, "queue.pop")
         worker = worker or self._client.worker_name
         # aqless's own pop (the worker's): the same pop, its jobs with their attempts
@@ -369,12 +503,38 @@ class Queue(QueueScripted):
         return [Job(self._client, fields) for fields in popped or []]
 
     async def pop(self, *, worker: str | None = None) -> Job | None:
-        """Take the next job, or None when there is none."""
+        """Take the next job, or None when there is none.
+
+        Args:
+            worker: the worker it is locked for (default None: the client's ``worker_name``).
+
+        Examples:
+            ```python
+            job = await client.queues["emails"].pop()
+            if job is not None:
+                await job.complete()
+            ```
+        """
         jobs = await self.pop_many(1, worker=worker)
         return jobs[0] if jobs else None
 
     async def peek(self, count: int = 1, *, offset: int = 0) -> list[Job]:
-        """The jobs a pop would take next, without taking them."""
+        """The jobs a pop would take next, without taking them.
+
+        Args:
+            count: how many to look at (default 1).
+            offset: how many to skip first (default 0).
+
+        Raises:
+            InvalidValueError: a negative `offset` or a `count` outside its rule; nothing
+                sent.
+
+        Examples:
+            ```python
+            upcoming = await client.queues["emails"].peek(5)
+            print([job.jid for job in upcoming])
+            ```
+        """
         offset, count = rules.checked_listing(offset, count, "queue.peek")
         peeked = await self._client.protocol.json("queue.peek", self.name, offset, count)
         return [Job(self._client, fields) for fields in peeked or []]
@@ -385,7 +545,19 @@ class Queue(QueueScripted):
         """Stop handing out jobs (put and peek still work). With `stopjobs`, also time out
         the jobs of the queue that are running (as ``job.timeout()`` does: their workers
         lose them, and they wait at the head of the queue for ``unpause``). Returns the
-        jids timed out (none without `stopjobs`)."""
+        jids timed out (none without `stopjobs`).
+
+        Args:
+            stopjobs: also time out the running jobs (default False).
+
+        Examples:
+            ```python
+            queue = client.queues["emails"]
+            stopped = await queue.pause(stopjobs=True)
+            ...  # e.g. deploy
+            await queue.unpause()
+            ```
+        """
         await self._client.protocol.call("queue.pause", self.name)
         if not stopjobs:
             return []
@@ -412,7 +584,19 @@ class Queue(QueueScripted):
                 return jids
 
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats:
-        """Wait and run times and failure counts for the day of `date` (default: today)."""
+        """Wait and run times and failure counts for the day of `date`.
+
+        Args:
+            date: a day, or a Unix time inside it (default None: today, UTC).
+
+        Examples:
+            ```python
+            import datetime
+
+            stats = await client.queues["emails"].stats(datetime.date(2026, 12, 7))
+            print(stats.failed)
+            ```
+        """
         if date is None:
             when = self._client.clock()
         elif isinstance(date, datetime.date):
@@ -431,14 +615,42 @@ class Queue(QueueScripted):
         percentiles and mean run time, the throughput, and the worker slots that would keep
         the p95 wait under `target_p95` seconds (an M/M/c model; see the observability
         guide). The throughput covers the time since `previous` (an earlier reading of
-        this queue, today), else the day so far."""
+        this queue, today), else the day so far.
+
+        Args:
+            target_p95: the 95th-percentile wait to keep under, in seconds.
+            previous: an earlier reading of this queue, today (default None).
+
+        Examples:
+            ```python
+            reading = await client.queues["emails"].scaling(30.0)
+            later = await client.queues["emails"].scaling(30.0, previous=reading)
+            ```
+        """
         return await read_scaling(self, self._client.clock(), target_p95, previous)
 
     async def jobs(self, state: JobState | str, *, offset: int = 0, count: int = 25) -> list[str]:
         """Jids in a state: every `JobState` (waiting: in the order pops take them, without
         taking them; failed: this queue's failed jobs, group by group in name order, most
         recent first in each; complete: every queue's completed jobs), or recurring (this
-        queue's recurring jobs' ids)."""
+        queue's recurring jobs' ids).
+
+        Args:
+            state: a `JobState` or ``"recurring"``.
+            offset: how many to skip first (default 0).
+            count: how many at most (default 25).
+
+        Raises:
+            InvalidValueError: a negative `offset` or a `count` outside its rule; nothing
+                sent.
+
+        Examples:
+            ```python
+            from aqless import JobState
+
+            failed = await client.queues["emails"].jobs(JobState.FAILED, count=100)
+            ```
+        """
         offset, count = rules.checked_listing(offset, count, "queue.jobsByState")
         if str(state) == JobState.WAITING:
             return await self._waiting(offset, count)
@@ -476,13 +688,29 @@ class Queue(QueueScripted):
         return found
 
     async def heartbeat(self) -> float:
-        """Seconds a lock lasts in this queue (its own setting, else the global one)."""
+        """Seconds a lock lasts in this queue (its own setting, else the global one; 60
+        when neither is set).
+
+        Examples:
+            ```python
+            seconds = await client.queues["emails"].heartbeat()
+            ```
+        """
         own = await self._client.config.get(f"{self.name}-heartbeat")
         value = own if own is not None else await self._client.config.get("heartbeat")
         return float(value if value is not None else 60)
 
     async def set_heartbeat(self, seconds: float | None) -> None:
-        """Set this queue's lock duration; None goes back to the global one."""
+        """Set this queue's lock duration; None goes back to the global one.
+
+        Args:
+            seconds: how long a lock lasts, in seconds, or None.
+
+        Examples:
+            ```python
+            await client.queues["video"].set_heartbeat(300)
+            ```
+        """
         if seconds is None:
             await self._client.config.unset(f"{self.name}-heartbeat")
         else:
@@ -498,14 +726,42 @@ class Queue(QueueScripted):
     ) -> None:
         """Start at most `limit` of this queue's jobs in any `per` seconds, across every
         worker, in bursts or, `smooth`, spread evenly (`RateLimit.set`); None lifts the
-        limit."""
+        limit.
+
+        Args:
+            limit: jobs started at most per window, or None.
+            per: the window, in seconds (default 1.0).
+            smooth: spread the starts evenly over the window (default False: bursts).
+
+        Raises:
+            InvalidValueError: a `limit` or `per` outside its rule; nothing sent.
+
+        Examples:
+            ```python
+            await client.queues["sms"].set_rate_limit(10, per=60)  # 10 a minute
+            await client.queues["sms"].set_rate_limit(None)
+            ```
+        """
         if limit is None:
             await self.rate_limit.delete()
         else:
             await self.rate_limit.set(limit, per=per, smooth=smooth)
 
     async def unfail(self, group: str, count: int = 25) -> int:
-        """Move the oldest `count` failed jobs of `group` into this queue; returns how many."""
+        """Move the oldest `count` failed jobs of `group` into this queue; returns how many.
+
+        Args:
+            group: the failure group (see `Jobs.failure_groups`).
+            count: how many at most (default 25).
+
+        Raises:
+            InvalidValueError: a bad queue name or a `count` outside its rule; nothing sent.
+
+        Examples:
+            ```python
+            moved = await client.queues["emails"].unfail("emails-SMTPError", count=100)
+            ```
+        """
         checked_queue(self.name, "queue.unfail")
         count = rules.check("count", count, "queue.unfail")
         return await self._client.protocol.integer("queue.unfail", self.name, group, count)
@@ -515,14 +771,34 @@ class Queue(QueueScripted):
     async def groups(self) -> list[GroupCounts]:
         """This queue's fairness groups (jobs put with ``group=``), in name order: each one's
         jobs waiting and running, weight and concurrency cap. The jobs put without a group
-        are the group named None. Empty for a queue that has never had a group."""
+        are the group named None. Empty for a queue that has never had a group.
+
+        Examples:
+            ```python
+            for group in await client.queues["emails"].groups():
+                print(group.name, group.waiting, group.running)
+            ```
+        """
         reply = await self._client.protocol.json("group.counts", self.name)
         return [GroupCounts.from_json(value) for value in reply or []]
 
     async def set_group_weight(self, group: str | None, weight: float) -> None:
         """Give `group` (None: the jobs put without one) `weight` turns of the pops for each
-        turn of a group of weight 1 (the default). InvalidValueError unless `weight` is a
-        positive number."""
+        turn of a group of weight 1 (the default).
+
+        Args:
+            group: the group's name, or None.
+            weight: a positive number.
+
+        Raises:
+            InvalidValueError: a bad `group` or a `weight` that is not a positive number;
+                nothing sent.
+
+        Examples:
+            ```python
+            await client.queues["emails"].set_group_weight("tenant-42", 3)
+            ```
+        """
         weight = rules.check("weight", weight, "group.set")
         await self._client.protocol.call(
             "group.set", self.name, _group_name(group), "weight", weight
@@ -530,8 +806,21 @@ class Queue(QueueScripted):
 
     async def set_group_concurrency(self, group: str | None, maximum: int) -> None:
         """Let aqless's pops hand out at most `maximum` jobs of `group` (None: the jobs put
-        without one) to run at once; 0 lifts the cap. InvalidValueError unless `maximum`
-        is a whole number from 0."""
+        without one) to run at once; 0 lifts the cap.
+
+        Args:
+            group: the group's name, or None.
+            maximum: jobs running at once at most, a whole number from 0.
+
+        Raises:
+            InvalidValueError: a bad `group` or a `maximum` that is not a whole number from
+                0; nothing sent.
+
+        Examples:
+            ```python
+            await client.queues["emails"].set_group_concurrency("tenant-42", 5)
+            ```
+        """
         maximum = rules.check("concurrency", maximum, "group.set")
         await self._client.protocol.call(
             "group.set", self.name, _group_name(group), "concurrency", maximum
@@ -543,8 +832,20 @@ class Queue(QueueScripted):
         """Let aqless's pops start at most `limit` jobs of `group` (None: the jobs put
         without one) in any window of `per` seconds; None lifts the limit. A group at its
         limit is passed over (its jobs wait; the other groups keep their turns).
-        InvalidValueError unless `limit` is a whole number of at least 1 (or None) and
-        `per` a positive number of seconds."""
+        Args:
+            group: the group's name, or None.
+            limit: jobs started at most per window, a whole number from 1, or None.
+            per: the window, in seconds (default 1.0).
+
+        Raises:
+            InvalidValueError: a bad `group`, a `limit` that is not a whole number of at
+                least 1 (or None) or a `per` that is not a positive number; nothing sent.
+
+        Examples:
+            ```python
+            await client.queues["emails"].set_group_rate_limit("tenant-42", 100, per=60)
+            ```
+        """
         name = _group_name(group)
         if limit is None:
             await self._client.protocol.call("group.set", self.name, name, "rate", 0)

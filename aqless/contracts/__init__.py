@@ -268,46 +268,115 @@ class RateLimits(Protocol):
 
 
 class Throttle(Protocol):
-    """A named concurrency limit: at most `maximum` jobs hold it at once."""
+    """A named concurrency limit: at most `maximum` jobs hold it at once.
+
+    Examples:
+        ```python
+        await client.throttles["smtp"].set(5)
+        ```
+    """
 
     @property
     def name(self) -> str: ...
 
     @script("throttle.get", "self.name", reply=ThrottleInfo.from_json)
     async def get(self) -> ThrottleInfo:
-        """This throttle's maximum and expiry."""
+        """This throttle's maximum and expiry.
+
+        Examples:
+            ```python
+            info = await client.throttles["smtp"].get()
+            print(info.maximum, info.ttl)
+            ```
+        """
 
     @script("throttle.set", "self.name", "maximum", "expiration")
     async def set(self, maximum: int, *, expiration: int = 0) -> None:
         """At most `maximum` jobs hold it at once (0: unlimited); `expiration` seconds
-        later the limit is lifted (0: never). InvalidValueError unless both are whole
-        numbers from 0."""
+        later the limit is lifted (0: never).
+
+        Args:
+            maximum: jobs holding it at once at most, a whole number from 0.
+            expiration: seconds until the limit is lifted, a whole number from 0
+                (default 0: never).
+
+        Raises:
+            InvalidValueError: `maximum` or `expiration` is not a whole number from 0;
+                nothing sent.
+
+        Examples:
+            ```python
+            await client.throttles["smtp"].set(5)
+            await client.throttles["backfill"].set(2, expiration=3600)  # for an hour
+            ```
+        """
 
     @script("throttle.delete", "self.name")
     async def delete(self) -> None:
-        """Remove this throttle (its holders keep running)."""
+        """Remove this throttle (its holders keep running).
+
+        Examples:
+            ```python
+            await client.throttles["backfill"].delete()
+            ```
+        """
 
     @script("throttle.locks", "self.name", reply=listed)
     async def locks(self) -> list[str]:
-        """The jids holding it."""
+        """The jids holding it.
+
+        Examples:
+            ```python
+            holders = await client.throttles["smtp"].locks()
+            ```
+        """
 
     @script("throttle.pending", "self.name", reply=listed)
     async def pending(self) -> list[str]:
-        """The jids waiting for it."""
+        """The jids waiting for it.
+
+        Examples:
+            ```python
+            waiting = await client.throttles["smtp"].pending()
+            ```
+        """
 
     @script("throttle.release", "self.name", "jids")
     async def release(self, *jids: str) -> None:
-        """Release the locks the given jobs hold on this throttle."""
+        """Release the locks the given jobs hold on this throttle.
+
+        Args:
+            jids: the jobs whose locks to release.
+
+        Examples:
+            ```python
+            await client.throttles["smtp"].release(*await client.throttles["smtp"].locks())
+            ```
+        """
 
 
 class Throttles(Protocol):
-    """``throttles["name"]`` (no I/O)."""
+    """``throttles["name"]`` (no I/O).
+
+    Examples:
+        ```python
+        smtp = client.throttles["smtp"]
+        ```
+    """
 
     def __getitem__(self, name: str) -> Throttle: ...
 
 
 class Queue(Protocol):
-    """A named queue: put jobs in, take them out, look at it, pause it, limit it."""
+    """A named queue: put jobs in, take them out, look at it, pause it, limit it.
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        await emails.put(send_email, {"to": "ada@example.com"})
+        job = await emails.pop()
+        ```
+    """
 
     @property
     def name(self) -> str: ...
@@ -366,12 +435,24 @@ class Queue(Protocol):
     @on_shards(every)
     @script("queue.unpause", "self.name")
     async def unpause(self) -> None:
-        """Hand out jobs again after `pause`."""
+        """Hand out jobs again after `pause`.
+
+        Examples:
+            ```python
+            await client.queues["emails"].unpause()
+            ```
+        """
 
     @on_shards(every)
     @script("queue.length", "self.name", reply=int)
     async def length(self) -> int:
-        """Waiting, scheduled and running jobs."""
+        """Waiting, scheduled and running jobs.
+
+        Examples:
+            ```python
+            backlog = await client.queues["emails"].length()
+            ```
+        """
 
     @on_shards(every, lambda waits, arguments: max(waits))
     @script("queue.latency", "self.name", reply=int)
@@ -389,7 +470,14 @@ class Queue(Protocol):
     @on_shards(every)
     @script("queue.counts", "self.name", reply=QueueCounts.from_json)
     async def counts(self) -> QueueCounts:
-        """How many jobs this queue holds in each state."""
+        """How many jobs this queue holds in each state.
+
+        Examples:
+            ```python
+            counts = await client.queues["emails"].counts()
+            print(counts.waiting, counts.running, counts.stalled)
+            ```
+        """
 
     @on_shards(every)
     async def stats(self, date: datetime.date | float | None = None) -> QueueStats: ...
@@ -407,13 +495,31 @@ class Queue(Protocol):
     @on_shards(home)
     @script("queue.throttle.get", "self.name", reply=ThrottleInfo.from_json)
     async def throttle(self) -> ThrottleInfo:
-        """This queue's own throttle: how many of its jobs may run at once."""
+        """This queue's own throttle: how many of its jobs may run at once.
+
+        Examples:
+            ```python
+            info = await client.queues["emails"].throttle()
+            ```
+        """
 
     @script("queue.throttle.set", "self.name", "maximum")
     async def set_throttle(self, maximum: int) -> None:
-        """Let at most `maximum` of this queue's jobs run at once (0: unlimited).
-        InvalidValueError unless a whole number from 0. A sharded deployment pins the queue
-        to one shard first (`ShardedClient.pin`), so that the maximum holds over it."""
+        """Let at most `maximum` of this queue's jobs run at once (0: unlimited). A sharded
+        deployment pins the queue to one shard first (`ShardedClient.pin`), so that the
+        maximum holds over it.
+
+        Args:
+            maximum: jobs running at once at most, a whole number from 0.
+
+        Raises:
+            InvalidValueError: a `maximum` that is not a whole number from 0; nothing sent.
+
+        Examples:
+            ```python
+            await client.queues["emails"].set_throttle(20)
+            ```
+        """
 
     async def set_rate_limit(
         self, limit: int | None, *, per: float = 1.0, smooth: bool = False
@@ -422,7 +528,13 @@ class Queue(Protocol):
     @on_shards(every)
     @script("queue.forget", "self.name")
     async def forget(self) -> None:
-        """Drop this queue from the list of queues (its jobs stay)."""
+        """Drop this queue from the list of queues (its jobs stay).
+
+        Examples:
+            ```python
+            await client.queues["old-emails"].forget()
+            ```
+        """
 
     async def groups(self) -> list[GroupCounts]: ...
     @on_shards(of_group)
@@ -436,13 +548,26 @@ class Queue(Protocol):
 
 
 class Queues(Protocol):
-    """``queues["emails"]`` (no I/O), and every queue's names and counts."""
+    """``queues["emails"]`` (no I/O), and every queue's names and counts.
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        names = await client.queues.names()
+        ```
+    """
 
     def __getitem__(self, name: str) -> Queue: ...
     @on_shards(every)
     @script("queues.names", reply=listed)
     async def names(self) -> list[str]:
-        """The names of the queues the server knows."""
+        """The names of the queues the server knows.
+
+        Examples:
+            ```python
+            names = await client.queues.names()
+            ```
+        """
 
     @on_shards(every)
     async def counts(self) -> list[QueueCounts]: ...
@@ -542,7 +667,13 @@ class Config(Protocol):
 
 
 class Workers(Protocol):
-    """The workers the server has seen."""
+    """The workers the server has seen.
+
+    Examples:
+        ```python
+        counts = await client.workers.counts()
+        ```
+    """
 
     @on_shards(every, latest_first)
     async def counts(self) -> list[WorkerCounts]: ...
@@ -556,16 +687,32 @@ class Workers(Protocol):
 
 
 class Tags(Protocol):
-    """The tags in use, most used first."""
+    """The tags in use, most used first.
+
+    Examples:
+        ```python
+        popular = await client.tags.top(count=10)
+        ```
+    """
 
     @script("tags.top", "offset", "count", reply=listed)
     async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
         """Tags carried by at least two jobs, most used first: `count` of them after the
         first `offset`.
 
+        Args:
+            offset: how many to skip first (default 0).
+            count: how many at most (default 25).
+
         Raises:
             InvalidValueError: `offset` is not a whole number from 0, or `count` one from 1;
                 nothing read.
+
+        Examples:
+            ```python
+            for tag in await client.tags.top(count=10):
+                print(tag)
+            ```
         """
 
 
