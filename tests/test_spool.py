@@ -16,6 +16,7 @@ import pytest
 
 import aqless
 from aqless._concurrency.backoff import Delays
+from aqless.codecs import KeyRing, PayloadCodec
 from aqless.puts import PutSender
 from tests.faults.harness import OwnServer, own_server
 
@@ -361,3 +362,23 @@ async def test_pid_in_a_spool_path_makes_a_file_per_process(
 ) -> None:
     spool = client.spool(path=str(tmp_path / "puts-{pid}.spool"))
     assert spool.name == str(tmp_path / f"puts-{os.getpid()}.spool")
+
+
+async def test_a_put_spooled_during_an_outage_is_sealed_by_the_clients_codec(
+    server: OwnServer, tmp_path: Path
+) -> None:
+    codec = PayloadCodec(keys=KeyRing({"k1": KeyRing.new_key()}))
+    path = tmp_path / "puts.spool"
+    async with aqless.Client(server.url, codec=codec) as client:
+        spool = client.spool(path=path)
+        server.kill()
+        receipt = await spool.put("spool-sealed", "tasks.Send", {"email": "ada@example.com"})
+        assert receipt.spooled
+        assert "ada@example.com" not in path.read_text()  # sealed on the producer's disk too
+        await restarted(server)
+        await flushed(spool)
+        stored = await client.redis.hget(f"ql:j:{receipt.jid}", "data")
+        assert "ada@example.com" not in str(stored)  # and on the server
+        job = await client.jobs.get(receipt.jid)
+        assert isinstance(job, aqless.Job)
+        assert job.data == {"email": "ada@example.com"}

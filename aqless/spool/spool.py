@@ -279,6 +279,7 @@ class Spool:
             worker=client.worker_name,
             queue=queue,
             clock=client.clock,
+            codec=client.codec,
         )
         if self.depth >= self.capacity:
             self._counts["refused"] += 1
