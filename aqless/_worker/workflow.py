@@ -466,8 +466,12 @@ class WorkflowContext:
     def _clock(self) -> float:
         return self.job.client.clock()
 
-    def _text(self) -> str:
-        return encode_json(self.job.data, "the workflow's data")
+    def _text(self) -> str | bytes:
+        """The job's data with its record, as stored: through the job's codec when it has
+        one (aqless.codecs), as every write of a job's data is."""
+        plain = encode_json(self.job.data, "the workflow's data")
+        codec = self.job._codec()
+        return plain if codec is None else codec.encode_text(plain, self.job.jid)
 
     async def _store(self) -> None:
         """Store the record with the job, renewing its lock, in one call (job.heartbeat)."""
@@ -478,7 +482,7 @@ class WorkflowContext:
         )
         job.expires_at = float(expires)
 
-    async def _call(self, command: str, text: str, *args: str | float) -> str:
+    async def _call(self, command: str, text: str | bytes, *args: str | float) -> str:
         job = self.job
         attempt = "" if job.attempt is None else job.attempt
         # a sleep always lets the job go; a wait may not, and a pop sent behind it must not
@@ -493,7 +497,7 @@ class WorkflowContext:
             job.released = False  # it took a signal or timed out: still this worker's
         return reply
 
-    async def _parking(self, command: str, text: str, until: float) -> None:
+    async def _parking(self, command: str, text: str | bytes, until: float) -> None:
         await self._call(command, text, until)
         self._left()
 

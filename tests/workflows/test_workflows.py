@@ -12,6 +12,7 @@ import pytest
 
 import aqless
 from aqless import JobState, WorkflowContext
+from aqless.codecs import KeyRing, PayloadCodec
 from aqless.errors import (
     InvalidValueError,
     PayloadError,
@@ -347,3 +348,24 @@ async def test_a_lost_connection_is_no_failure_to_compensate(client: aqless.Clie
     assert failed.value.group == "q-ConnectionLostError"  # the worker's policy: no retry
     assert undone == []  # not undone: the workflow did not fail, its connection did
     assert "compensating" not in (await job_of(client, jid)).data[KEY]
+
+
+async def test_a_workflows_record_is_sealed_by_the_clients_codec(server_url: str) -> None:
+    codec = PayloadCodec(keys=KeyRing({"k1": KeyRing.new_key()}))
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Sealed")
+    async def sealed(ctx: WorkflowContext) -> None:
+        await ctx.step("card", lambda: {"card": "4111-1111"})
+        await ctx.sleep(600)
+
+    async with aqless.Client(server_url, codec=codec) as client:
+        jid = await client.queues["sealed"].put("wf.Sealed", {"email": "ada@example.com"})
+        async with running(make_worker(client, ["sealed"], handlers=handlers, interval=0.1)):
+            await until(lambda: is_scheduled(client, jid), what="asleep")
+        stored = str(await client.redis.hget(f"ql:j:{jid}", "data"))
+        assert "4111-1111" not in stored  # the step's result, stored sealed
+        assert "ada@example.com" not in stored
+        job = await job_of(client, jid)
+        assert job.data[KEY]["steps"]["card"]["result"] == {"card": "4111-1111"}
+        await client.jobs.cancel(jid)
