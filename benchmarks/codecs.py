@@ -12,10 +12,12 @@ generator (so every run measures the same bytes). Prints:
    AES-GCM (and with Zstandard before it), in µs;
 4. with --claim-jobs N: N jobs of 1 MB (random bytes, hex) through a claim-check directory:
    put, popped and read back, completed and purged by retention (jobs-history-count 0),
-   then swept; checks that every blob was read back and every one deleted.
+   then swept; checks that every blob was read back and every one deleted. With
+   --s3-endpoint URL the blobs go to a new bucket of that S3-compatible server instead
+   (the ``s3`` extra; credentials from boto3's usual places).
 
     python benchmarks/codecs.py [--url redis://...] [--jobs 1000] [--batch 100]
-        [--claim-jobs 1000]
+        [--claim-jobs 1000] [--s3-endpoint http://127.0.0.1:9000]
 
 Without --url it runs on the embedded Valkey (the ``embedded`` extra).
 """
@@ -37,7 +39,7 @@ from typing import Any
 import anyio
 
 import aqless
-from aqless.codecs import DirectoryStore, KeyRing, PayloadCodec, Zstd, sweep_blobs
+from aqless.codecs import BlobStore, DirectoryStore, KeyRing, PayloadCodec, Zstd, sweep_blobs
 from aqless.puts import PutRequest
 
 FIRST = ("Ada", "Grace", "Linus", "Alan", "Barbara", "Ken", "Dennis", "Margaret", "Edsger")
@@ -147,10 +149,20 @@ def encryption_cost(ring: KeyRing) -> None:
             say(f"  {size // 1000} KB {name}: encode {encode:.0f} µs, decode {decode:.0f} µs")
 
 
-async def claim_check(url: str | None, jobs: int) -> None:
-    """--claim-jobs: `jobs` payloads of 1 MB through a DirectoryStore, read back, purged."""
+def claim_store(folder: str, s3_endpoint: str | None) -> BlobStore:
+    if s3_endpoint is None:
+        return DirectoryStore(folder)
+    from aqless.codecs.s3 import S3Store
+
+    store = S3Store(f"aqless-bench-{uuid.uuid4().hex[:12]}", endpoint_url=s3_endpoint)
+    store.client.create_bucket(Bucket=store.bucket)
+    return store
+
+
+async def claim_check(url: str | None, jobs: int, s3_endpoint: str | None) -> None:
+    """--claim-jobs: `jobs` payloads of 1 MB through a store, read back, purged, swept."""
     with tempfile.TemporaryDirectory() as folder:
-        store = DirectoryStore(folder)
+        store = claim_store(folder, s3_endpoint)
         codec = PayloadCodec(store=store, store_threshold=64 * 1024)
         async with aqless.Client(url, codec=codec) as client:
             await client.redis.flushall()
@@ -170,12 +182,15 @@ async def claim_check(url: str | None, jobs: int) -> None:
             left = len(list(store.names(0)))
             await client.config.unset("jobs-history-count")
         say(
-            f"claim check: {jobs} jobs of 1 MB put in {put:.1f} s; {read} read back whole; "
+            f"claim check ({store!r}): {jobs} jobs of 1 MB put in {put:.1f} s; "
+            f"{read} read back whole; "
             f"{kept} blobs after their jobs were purged, {swept} swept, {left} left"
         )
 
 
-async def main(url: str | None, jobs: int, batch: int, claim_jobs: int) -> None:
+async def main(
+    url: str | None, jobs: int, batch: int, claim_jobs: int, s3_endpoint: str | None
+) -> None:
     data = payload()
     compare_compression(json.dumps(data, separators=(",", ":")).encode())
     ring = KeyRing({"k1": KeyRing.new_key()})
@@ -195,7 +210,7 @@ async def main(url: str | None, jobs: int, batch: int, claim_jobs: int) -> None:
     say("encryption's cost per job (client CPU):")
     encryption_cost(ring)
     if claim_jobs:
-        await claim_check(url, claim_jobs)
+        await claim_check(url, claim_jobs, s3_endpoint)
 
 
 if __name__ == "__main__":
@@ -204,5 +219,13 @@ if __name__ == "__main__":
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--claim-jobs", type=int, default=0)
+    parser.add_argument("--s3-endpoint", default=None)
     arguments = parser.parse_args()
-    anyio.run(main, arguments.url, arguments.jobs, arguments.batch, arguments.claim_jobs)
+    anyio.run(
+        main,
+        arguments.url,
+        arguments.jobs,
+        arguments.batch,
+        arguments.claim_jobs,
+        arguments.s3_endpoint,
+    )

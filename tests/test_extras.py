@@ -31,10 +31,14 @@ SERVES: dict[str, tuple[str, ...]] = {
     "otel": ("aqless.tracing",),
     "sentry": ("aqless.sentry",),
     "outbox": ("aqless.outbox",),
+    "s3": ("aqless.codecs.s3",),
 }
 #: pytest loads it, with pytest installed (no extra brings pytest)
 NEEDS_PYTEST = "aqless.testing.plugin"
-EXTRAS = ("embedded", "fast", "web", "prometheus", "otel", "sentry", "outbox", "codecs", "all")
+EXTRAS = (
+    *("embedded", "fast", "web", "prometheus", "otel", "sentry", "outbox", "codecs", "s3"),
+    "all",
+)
 
 #: What a venv's Python runs, beyond the imports, to use what its extra brings.
 USES = {
@@ -47,6 +51,13 @@ from aqless.codecs import KeyRing, PayloadCodec, Zstd
 codec = PayloadCodec(compression=Zstd(threshold=0), keys=KeyRing({"k1": KeyRing.new_key()}))
 text = codec.encode({"card": "4111"}, "job data", "jid")
 assert "4111" not in text and codec.decode(text) == {"card": "4111"}
+""",
+    # the claim check's S3 store builds its client (no request is made)
+    "s3": """
+from aqless.codecs.s3 import S3Store
+store = S3Store("bucket", prefix="p/", region_name="us-east-1", aws_access_key_id="a",
+                aws_secret_access_key="b", endpoint_url="http://127.0.0.1:9")
+assert store.client.meta.service_model.service_name == "s3"
 """,
     # a blocking application imports no asyncio part; an asyncio one writes its puts
     "outbox": """

@@ -46,6 +46,9 @@ class DirectoryStore:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
 
+    def __repr__(self) -> str:
+        return f"DirectoryStore({str(self.directory)!r})"
+
     def _path(self, name: str) -> Path:
         return self.directory / quote(name, safe="")
 
