@@ -292,6 +292,14 @@ class ShardedClient(ShardedClientRouted):
         stay where they are and are found there. Two clients adding at once both land.
         Returns the new map (this client holds it at once; others within `refresh`).
 
+        Args:
+            count: shards to add, a whole number from 1 (default 1).
+
+        Raises:
+            ConfigurationError: `count` is not a whole number from 1, or the map kept
+                changing under it (try again).
+            ConnectionLostError: the Cluster cannot be reached or cannot serve now.
+
         Examples:
             ```python
             shard_map = await client.add_shards(2)
@@ -314,6 +322,9 @@ class ShardedClient(ShardedClientRouted):
         other active shards, so no new job goes to it; workers keep taking its jobs and
         lookups still find them. `forget_shard` it once it is empty.
 
+        Args:
+            shard_id: the shard's id (`Shard.id`).
+
         Raises:
             ConfigurationError: no such shard, the last active one, or it holds a
                 pinned queue.
@@ -331,6 +342,11 @@ class ShardedClient(ShardedClientRouted):
 
     async def forget_shard(self, shard_id: int, *, grace: float = FORGET_GRACE) -> ShardMap:
         """Drop a drained shard from the map: its namespace is no longer read or popped.
+
+        Args:
+            shard_id: the drained shard's id.
+            grace: seconds the shard must have drained for (default 15: three times the
+                default `refresh`), so that no client still puts there by an older map.
 
         Raises:
             ShardNotEmptyError: it still holds jobs (waiting, running, scheduled,
@@ -359,9 +375,12 @@ class ShardedClient(ShardedClientRouted):
         return self.shards
 
     async def pin(self, queue: str) -> int:
-        """Pin `queue` to one shard (the owner of its name's bucket, unless it is pinned
-        already): every put of it goes there, so its own throttle and rate limit, kept
-        there, mean what they say. Returns the shard.
+        """Pin `queue` to one shard (the keeper of its name, `ShardMap.keeper`, unless it
+        is pinned already): every put of it goes there, so its own throttle and rate limit,
+        kept there, mean what they say. Returns the shard.
+
+        Raises:
+            ConfigurationError: the map kept changing under it (try again).
 
         Examples:
             ```python
@@ -517,6 +536,9 @@ class ShardedClient(ShardedClientRouted):
         None), drawn again until it does: its bucket's newest owner is `shard_id`, or, for
         a shard that owns no bucket now (a job joining its dependencies there), one of its
         owners over the generations is. N draws on average.
+
+        Args:
+            shard_id: the shard the jid must be found on, or None for any.
 
         Raises:
             ConfigurationError: `shard_id` owns no bucket in any generation.
