@@ -1185,7 +1185,13 @@ class Tags(TagsScripted):
 
 class ShardedJobs(ShardedPart, ShardedJobsRouted):
     """Jobs by id (each asked only of the shards its bucket names), tag, tracking,
-    completion and failure."""
+    completion and failure.
+
+    Examples:
+        ```python
+        job = await client.jobs.get(jid)  # asks only the shards its bucket names
+        ```
+    """
 
     #: the plain class whose verbs document the derived ones
     documented_by: ClassVar[type] = Jobs
@@ -1194,7 +1200,13 @@ class ShardedJobs(ShardedPart, ShardedJobsRouted):
         return client.jobs
 
     async def get(self, jid: str) -> Job | RecurringJob | None:
-        """The job or recurring job with this id, or None."""
+        """The job or recurring job with this id, or None.
+
+        Examples:
+            ```python
+            job = await client.jobs.get(jid)
+            ```
+        """
         found = await self._client.find_job(jid)
         return None if found is None else found[1]
 
@@ -1204,7 +1216,13 @@ class ShardedJobs(ShardedPart, ShardedJobsRouted):
 
 
 class ShardedConfig(ShardedPart, ShardedConfigRouted):
-    """The deployment's settings: written to every shard, read from the first."""
+    """The deployment's settings: written to every shard, read from the first.
+
+    Examples:
+        ```python
+        await client.config.set("heartbeat", 120)  # on every shard
+        ```
+    """
 
     #: the plain class whose verbs document the derived ones
     documented_by: ClassVar[type] = Config

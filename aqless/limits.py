@@ -40,7 +40,14 @@ def checked_limit_name(name: str) -> str:
 
 
 class RateLimit:
-    """One limiter (no I/O to make): a named one, or a queue's (``queue.rate_limit``)."""
+    """One limiter (no I/O to make): a named one, or a queue's (``queue.rate_limit``).
+
+    Examples:
+        ```python
+        partner = client.rate_limits["partner-api"]
+        await partner.set(10, per=60)
+        ```
+    """
 
     def __init__(self, client: Client, id: str) -> None:
         self._client = client
@@ -50,12 +57,35 @@ class RateLimit:
         return f"<RateLimit {self.id}>"
 
     async def get(self) -> RateLimitInfo:
-        """Its limit, the starts in the current window and the wait for the next one."""
+        """Its limit, the starts in the current window and the wait for the next one.
+
+        Examples:
+            ```python
+            info = await client.rate_limits["partner-api"].get()
+            print(info.limit, info.period)
+            ```
+        """
         return RateLimitInfo.from_json(await self._client.protocol.json("rateLimit.get", self.id))
 
     async def set(self, limit: int, *, per: float = 1.0, smooth: bool = False) -> None:
         """Start at most `limit` jobs in any `per` seconds: in bursts of up to `limit`, or,
-        `smooth`, spread evenly (``per / limit`` seconds apart)."""
+        `smooth`, spread evenly (``per / limit`` seconds apart).
+
+        Args:
+            limit: job starts at most in a window, a whole number from 1.
+            per: the window in seconds, above 0 (default 1.0).
+            smooth: spread the starts evenly instead of in bursts (default False).
+
+        Raises:
+            InvalidValueError: `limit` or `per` is outside its rule; nothing sent.
+            InvalidArgumentError: `smooth` is not True or False; nothing sent.
+
+        Examples:
+            ```python
+            await client.rate_limits["partner-api"].set(10, per=60)  # 10 a minute
+            await client.rate_limits["search-api"].set(5, smooth=True)  # one every 0.2 s
+            ```
+        """
         limit, per = (
             rules.check("limit", limit, "rateLimit.set"),
             rules.check("per", per, "rateLimit.set"),
@@ -66,12 +96,25 @@ class RateLimit:
         await self._client.protocol.call("rateLimit.set", self.id, limit, per, mode)
 
     async def delete(self) -> None:
-        """Lift the limit (and forget the starts it counted)."""
+        """Lift the limit (and forget the starts it counted).
+
+        Examples:
+            ```python
+            await client.rate_limits["partner-api"].delete()
+            ```
+        """
         await self._client.protocol.call("rateLimit.delete", self.id)
 
 
 class RateLimits:
-    """The rate limits: ``client.rate_limits["api"]`` (no I/O), ``await ....all()``."""
+    """The rate limits: ``client.rate_limits["api"]`` (no I/O; an empty name raises
+    InvalidArgumentError), ``await ....all()``.
+
+    Examples:
+        ```python
+        partner = client.rate_limits["partner-api"]
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
@@ -80,11 +123,24 @@ class RateLimits:
         return RateLimit(self._client, checked_limit_name(name))
 
     def of_queue(self, queue: str) -> RateLimit:
-        """A queue's own limiter (its id is the queue's throttle id)."""
+        """A queue's own limiter (its id is the queue's throttle id).
+
+        Examples:
+            ```python
+            await client.rate_limits.of_queue("emails").set(100, per=60)
+            ```
+        """
         return RateLimit(self._client, f"{self._client.prefix}q:{queue}")
 
     async def all(self) -> list[RateLimitInfo]:
-        """Every limit set, queues' and named ones, by id."""
+        """Every limit set, queues' and named ones, by id.
+
+        Examples:
+            ```python
+            for info in await client.rate_limits.all():
+                print(info.id, info.limit, info.period)
+            ```
+        """
         reply = await self._client.protocol.json("rateLimit.all")
         return [RateLimitInfo.from_json(value) for value in reply or []]
 
@@ -96,7 +152,13 @@ def _by_id(parts: Sequence[list[RateLimitInfo]], arguments: BoundArguments) -> l
 
 class ShardedThrottles(ShardedPart):
     """``client.throttles[name]`` of a sharded deployment (no I/O): the throttle on the shard
-    holding it (`ShardedClient.shard_of_limit`)."""
+    holding it (`ShardedClient.shard_of_limit`).
+
+    Examples:
+        ```python
+        await client.throttles["smtp"].set(5)  # on the shard keeping "smtp"
+        ```
+    """
 
     def __getitem__(self, name: str) -> contracts.Throttle:
         shard = self._client.shard(self._client.shard_of_limit(name))
@@ -105,13 +167,25 @@ class ShardedThrottles(ShardedPart):
 
 class ShardedRateLimits(ShardedPart):
     """``client.rate_limits[name]`` of a sharded deployment (no I/O): the limiter on the
-    shard holding it, as `ShardedThrottles`; ``await ....all()`` lists every shard's."""
+    shard holding it, as `ShardedThrottles`; ``await ....all()`` lists every shard's.
+
+    Examples:
+        ```python
+        await client.rate_limits["partner-api"].set(10, per=60)  # on its keeper shard
+        ```
+    """
 
     def __getitem__(self, name: str) -> RateLimit:
         return self._part(self._client.shard(self._client.shard_of_limit(name)))[name]
 
     def of_queue(self, queue: str) -> RateLimit:
-        """A queue's own limiter, on its pinned shard (``queue.rate_limit``)."""
+        """A queue's own limiter, on its pinned shard (``queue.rate_limit``).
+
+        Examples:
+            ```python
+            info = await client.rate_limits.of_queue("invoices").get()
+            ```
+        """
         return cast(RateLimit, self._client.queues[queue].rate_limit)
 
     def _part(self, client: Any) -> RateLimits:

@@ -63,7 +63,14 @@ class HistoryEntry:
 
     @classmethod
     def from_json(cls, entry: Mapping[str, Any]) -> HistoryEntry:
-        """Decode one history entry."""
+        """Decode one history entry.
+
+        Examples:
+            ```python
+            entry = aqless.HistoryEntry.from_json({"when": 1.0, "what": "put", "queue": "emails"})
+            assert entry.details == {"queue": "emails"}
+            ```
+        """
         details = {k: v for k, v in entry.items() if k not in ("when", "what")}
         return cls(
             when=float(entry.get("when", 0)), what=str(entry.get("what", "")), details=details
@@ -88,7 +95,15 @@ class Failure:
 
     @classmethod
     def from_json(cls, value: Any) -> Failure | None:
-        """Decode a job's failure (None when it has none)."""
+        """Decode a job's failure (None when it has none).
+
+        Examples:
+            ```python
+            failure = aqless.Failure.from_json({"group": "smtp-down", "message": "refused"})
+            assert failure is not None and failure.group == "smtp-down"
+            assert aqless.Failure.from_json({}) is None
+            ```
+        """
         if not isinstance(value, Mapping) or "group" not in value:
             return None
         return cls(
@@ -123,7 +138,14 @@ class QueueCounts:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> QueueCounts:
-        """Decode one queue's counts."""
+        """Decode one queue's counts.
+
+        Examples:
+            ```python
+            counts = aqless.QueueCounts.from_json({"name": "emails", "waiting": 2})
+            assert (counts.name, counts.waiting) == ("emails", 2)
+            ```
+        """
         return cls(
             name=str(value["name"]),
             waiting=int(value.get("waiting", 0)),
@@ -195,7 +217,14 @@ class GroupCounts:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> GroupCounts:
-        """Decode one group's counts (the script names the default group '')."""
+        """Decode one group's counts (the script names the default group '').
+
+        Examples:
+            ```python
+            counts = aqless.GroupCounts.from_json({"group": "", "waiting": 3})
+            assert counts.name is None and counts.waiting == 3
+            ```
+        """
         name = str(value["group"])
         return cls(
             name=name or None,
@@ -228,7 +257,14 @@ class Durations:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Durations:
-        """Decode the script's JSON for one histogram."""
+        """Decode the script's JSON for one histogram.
+
+        Examples:
+            ```python
+            times = aqless.Durations.from_json({"count": 2, "mean": 1.5, "histogram": [0, 1, 1]})
+            assert times.count == 2
+            ```
+        """
         return cls(
             count=int(value.get("count", 0)),
             mean=float(value.get("mean", 0)),
@@ -241,7 +277,16 @@ class Durations:
         """The times of several servers (a sharded queue's partitions) as if measured at
         once: counts and histograms summed; mean and (sample) standard deviation by Chan et
         al.'s parallel Welford (M2 = the sum of each part's M2 plus its count times its
-        mean's squared distance from the overall mean)."""
+        mean's squared distance from the overall mean).
+
+        Examples:
+            ```python
+            a = aqless.Durations(count=1, mean=1.0, std=0.0, histogram=(0, 1))
+            b = aqless.Durations(count=1, mean=3.0, std=0.0, histogram=(0, 0, 0, 1))
+            both = aqless.Durations.merged([a, b])
+            assert (both.count, both.mean) == (2, 2.0)
+            ```
+        """
         count = sum(part.count for part in parts)
         width = max((len(part.histogram) for part in parts), default=0)
         histogram = tuple(
@@ -284,7 +329,14 @@ class QueueStats:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> QueueStats:
-        """Decode a queue's statistics for one day."""
+        """Decode a queue's statistics for one day.
+
+        Examples:
+            ```python
+            stats = aqless.QueueStats.from_json({"failed": 1, "wait": {"count": 3}})
+            assert (stats.failed, stats.wait.count) == (1, 3)
+            ```
+        """
         return cls(
             wait=Durations.from_json(value.get("wait", {})),
             run=Durations.from_json(value.get("run", {})),
@@ -311,7 +363,14 @@ class ThrottleInfo:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> ThrottleInfo:
-        """Decode a throttle's settings."""
+        """Decode a throttle's settings.
+
+        Examples:
+            ```python
+            info = aqless.ThrottleInfo.from_json({"id": "smtp", "maximum": 5})
+            assert (info.maximum, info.ttl) == (5, -2)
+            ```
+        """
         return cls(
             id=str(value["id"]), maximum=int(value.get("maximum", 0)), ttl=int(value.get("ttl", -2))
         )
@@ -373,6 +432,14 @@ class WorkerInfo:
     per_minute: float
 
     def fields(self) -> dict[str, str]:
+        """The record as the worker stores it: each field as text (`parse` reads it back).
+
+        Examples:
+            ```python
+            raw = info.fields()
+            assert aqless.WorkerInfo.parse(info.name, raw).host == info.host
+            ```
+        """
         return {
             "host": self.host,
             "pid": str(self.pid),
@@ -388,7 +455,13 @@ class WorkerInfo:
 
     @classmethod
     def parse(cls, name: str, raw: dict[str, str]) -> WorkerInfo | None:
-        """The record read back, or None for one that is gone or unreadable."""
+        """The record read back, or None for one that is gone or unreadable.
+
+        Examples:
+            ```python
+            assert aqless.WorkerInfo.parse("gone", {}) is None  # no "seen": unreadable
+            ```
+        """
         try:
             return cls(
                 name=name,
@@ -409,7 +482,14 @@ class WorkerInfo:
     @classmethod
     def merged(cls, parts: Sequence[WorkerInfo]) -> WorkerInfo:
         """One sharded worker's records on several shards: the newest one, with the counts
-        summed and the earliest start."""
+        summed and the earliest start.
+
+        Examples:
+            ```python
+            records = await client.workers.records()
+            one = aqless.WorkerInfo.merged([records["host-1-a"], records["host-1-b"]])
+            ```
+        """
         newest = max(parts, key=lambda part: part.seen)
         return replace(
             newest,
@@ -452,7 +532,14 @@ class SeenWorkers(NamedTuple):
 
     @classmethod
     def of(cls, counts: Sequence[WorkerCounts], records: Mapping[str, WorkerInfo]) -> SeenWorkers:
-        """The workers qless counts and those whose records were read, together."""
+        """The workers qless counts and those whose records were read, together.
+
+        Examples:
+            ```python
+            counts, records = await client.workers.counts(), await client.workers.records()
+            seen = aqless.SeenWorkers.of(counts, records)
+            ```
+        """
         held_by = {held.name: held for held in counts}
         seen = cls([], [])
         for name in sorted(held_by.keys() | records.keys()):
@@ -528,7 +615,16 @@ class RateLimitInfo:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> RateLimitInfo:
-        """Decode the script's rate-limit object."""
+        """Decode the script's rate-limit object.
+
+        Examples:
+            ```python
+            info = aqless.RateLimitInfo.from_json(
+                {"id": "api", "limit": 10, "period": 60, "used": 2, "wait": 0, "mode": "smooth"}
+            )
+            assert info.smooth and info.limit == 10
+            ```
+        """
         return cls(
             id=str(value["id"]),
             limit=int(value["limit"]),
@@ -646,6 +742,14 @@ class JobResult:
 
     @classmethod
     def from_json(cls, jid: str, reply: Mapping[str, Any]) -> JobResult:
+        """Decode the script's reply for job `jid`'s kept result (`Jobs.stored_result` does it).
+
+        Examples:
+            ```python
+            kept = aqless.JobResult.from_json("j-1", {"state": "complete", "result": "42"})
+            assert kept.value == 42
+            ```
+        """
         text, dropped = reply.get("result"), reply.get("dropped")
         return cls(
             jid=jid,

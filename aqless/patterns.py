@@ -18,14 +18,26 @@ if TYPE_CHECKING:
 
 
 class QueuePatterns:
-    """``client.queue_patterns``: the stored identifier and priority patterns."""
+    """``client.queue_patterns``: the stored identifier and priority patterns.
+
+    Examples:
+        ```python
+        await client.queue_patterns.set_identifiers({"mail": ["emails", "sms-*"]})
+        ```
+    """
 
     def __init__(self, client: Client) -> None:
         self._client = client
 
     async def identifiers(self) -> dict[str, list[str]]:
         """Each identifier's queue patterns (``default``, ``["*"]`` unless set, is always
-        there). Another client's entry that is not a JSON list is left out."""
+        there). Another client's entry that is not a JSON list is left out.
+
+        Examples:
+            ```python
+            mail = (await client.queue_patterns.identifiers()).get("mail", [])
+            ```
+        """
         stored = await self._client.protocol.json("queueIdentifierPatterns.getAll")
         identifiers: dict[str, list[str]] = {}
         for name, text in (stored or {}).items():
@@ -42,8 +54,18 @@ class QueuePatterns:
         (names, globs, ``!negations``) match. An identifier with no pattern is dropped;
         ``default`` is ``["*"]`` unless given.
 
+        Args:
+            identifiers: each identifier's patterns, by name (without the ``@``).
+
         Raises:
-            ConfigurationError: a name is empty or a pattern list is a bare string.
+            ConfigurationError: a name is empty or a pattern list is a bare string; nothing
+                sent.
+
+        Examples:
+            ```python
+            await client.queue_patterns.set_identifiers({"mail": ["emails", "sms-*"]})
+            # a worker given "@mail" then serves emails and every sms-* queue
+            ```
         """
         arguments: list[str] = []
         for name, patterns in identifiers.items():
@@ -55,7 +77,14 @@ class QueuePatterns:
         await self._client.protocol.call("queueIdentifierPatterns.setAll", *arguments)
 
     async def priorities(self) -> list[PriorityPattern]:
-        """The priority groups in order (a default group always among them)."""
+        """The priority groups in order (a default group always among them).
+
+        Examples:
+            ```python
+            for group in await client.queue_patterns.priorities():
+                print(group.patterns, group.fairly)
+            ```
+        """
         stored = await self._client.protocol.json("queuePriorityPatterns.getAll")
         groups: list[PriorityPattern] = []
         for text in stored or []:
@@ -70,7 +99,17 @@ class QueuePatterns:
 
     async def set_priorities(self, groups: Sequence[PriorityPattern]) -> None:
         """Replace the priority order; without a default group one goes last. No groups:
-        back to the default order."""
+        back to the default order.
+
+        Args:
+            groups: the groups, served in this order.
+
+        Examples:
+            ```python
+            urgent = aqless.PriorityPattern(("urgent-*",))
+            await client.queue_patterns.set_priorities([urgent])  # default goes last
+            ```
+        """
         await self._client.protocol.call(
             "queuePriorityPatterns.setAll",
             *(json.dumps({"fairly": g.fairly, "pattern": list(g.patterns)}) for g in groups),
@@ -79,7 +118,13 @@ class QueuePatterns:
 
 class ShardedQueuePatterns(ShardedPart, ShardedQueuePatternsRouted):
     """``client.queue_patterns``: set on every shard (each shard's workers read their
-    own), read from the first (routes declared on `aqless.contracts.QueuePatterns`)."""
+    own), read from the first (routes declared on `aqless.contracts.QueuePatterns`).
+
+    Examples:
+        ```python
+        await client.queue_patterns.set_identifiers({"mail": ["emails"]})  # every shard
+        ```
+    """
 
     #: the plain class whose verbs document the derived ones
     documented_by: ClassVar[type] = QueuePatterns

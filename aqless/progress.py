@@ -52,6 +52,14 @@ class Progress:
 
     @classmethod
     def from_json(cls, fields: Mapping[str, Any]) -> Progress:
+        """Decode a stored progress report (`Jobs.progress` does it).
+
+        Examples:
+            ```python
+            report = aqless.Progress.from_json({"fraction": 0.5, "message": "half", "at": 0})
+            assert report.fraction == 0.5
+            ```
+        """
         return cls(
             fraction=float(fields.get("fraction", 0)),
             message=str(fields.get("message", "")),

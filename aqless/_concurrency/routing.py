@@ -213,11 +213,11 @@ class DerivedVerb(Generic[P, R]):
         return verb
 
     def doc(self, owner: type) -> str | None:
-        """The verb's docstring on `owner`: its own (the verb's it was made from), else that
-        of the same verb of the class `owner` names as ``documented_by`` (a sharded class
-        names the plain one, whose verb a contract's verb leaves undocumented)."""
+        """The verb's docstring on `owner`: that of the same verb of the class `owner` names
+        as ``documented_by`` (a sharded class names the plain one, whose verb documents what
+        the contract's verb only points to), else its own (the verb's it was made from)."""
         documented = getattr(owner, "documented_by", None)
-        return self.__doc__ or getattr(getattr(documented, self.name, None), "__doc__", None)
+        return getattr(getattr(documented, self.name, None), "__doc__", None) or self.__doc__
 
     async def call(self, instance: Any, args: Any, kwargs: Any) -> R:
         """The verb called on `instance` with `args` and `kwargs`."""

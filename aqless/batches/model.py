@@ -220,6 +220,14 @@ class Batch:
 
     @classmethod
     def from_json(cls, fields: Mapping[str, Any]) -> Batch:
+        """Decode the script's batch record (`Batches.get` does it with its reply).
+
+        Examples:
+            ```python
+            batch = aqless.Batch.from_json({"id": "b-1", "total": 4, "pending": 1})
+            assert batch.fraction == 0.75
+            ```
+        """
         callbacks = fields.get("callbacks") or {}
         return cls(
             id=str(fields["id"]),

@@ -82,6 +82,15 @@ class ChildResult:
 
     @classmethod
     def from_json(cls, entry: Mapping[str, Any]) -> ChildResult:
+        """Decode one child's entry of the script's reply (`Job.children_results` does it).
+
+        Examples:
+            ```python
+            entry = {"jid": "j-1", "name": "small", "state": "complete", "result": "1"}
+            child = ChildResult.from_json(entry)
+            assert child.value() == 1
+            ```
+        """
         state = entry.get("state")
         text, dropped, name = entry.get("result"), entry.get("dropped"), entry.get("name")
         policy = entry.get("policy")
@@ -126,6 +135,15 @@ class ChildrenResults:
 
     @classmethod
     def from_json(cls, reply: Any) -> ChildrenResults:
+        """Decode the script's reply: a list of the children's entries.
+
+        Examples:
+            ```python
+            entry = {"jid": "j-1", "name": "small", "state": "complete"}
+            results = ChildrenResults.from_json([entry])
+            assert "small" in results and len(results) == 1
+            ```
+        """
         entries = reply if isinstance(reply, list) else []
         return cls([ChildResult.from_json(entry) for entry in entries])
 

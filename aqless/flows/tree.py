@@ -44,6 +44,16 @@ class FlowTree:
 
     @classmethod
     def from_json(cls, node: Mapping[str, Any]) -> FlowTree:
+        """Decode one node of the script's reply, its children with it (`Flows.tree` does it).
+
+        Examples:
+            ```python
+            node = {"jid": "j-1", "state": "waiting", "children": [{"jid": "j-2"}]}
+            tree = FlowTree.from_json(node)
+            assert [node.jid for _, node in tree.walk()] == ["j-1", "j-2"]
+            ```
+        """
+
         def text(key: str) -> str | None:
             value = node.get(key)
             return value if isinstance(value, str) and value else None

@@ -107,13 +107,27 @@ class QueueScaling:
     utilization: float
 
     def as_dict(self) -> dict[str, Any]:
-        """The record as a flat JSON-ready mapping."""
+        """The record as a flat JSON-ready mapping.
+
+        Examples:
+            ```python
+            reading = await client.queues["emails"].scaling(target_p95=2.0)
+            print(json.dumps(reading.as_dict()))
+            ```
+        """
         return asdict(self)
 
     def since(self, previous: QueueScaling | None) -> QueueScaling:
         """This reading with its throughput (and what follows from it) taken over the time
         since `previous`, an earlier reading of the same queue on the same day; itself
-        worked out over the day when `previous` cannot serve."""
+        worked out over the day when `previous` cannot serve.
+
+        Examples:
+            ```python
+            first = await client.queues["emails"].scaling(2.0)
+            later = (await client.queues["emails"].scaling(2.0)).since(first)
+            ```
+        """
         return scaling_record(
             self.queue,
             self.at,

@@ -86,6 +86,13 @@ class ShardedClient(ShardedClientRouted):
     Raises:
         ConfigurationError: a bad name, count or address; at open, no such deployment and
             no `shards`, or a different count.
+
+    Examples:
+        ```python
+        client = aqless.ShardedClient("redis+cluster://node-1:7000", deployment="billing")
+        async with client:
+            await client.queues["invoices"].put("billing.Invoice", {"id": 7})
+        ```
     """
 
     def __init__(
@@ -149,7 +156,19 @@ class ShardedClient(ShardedClientRouted):
     async def open(self) -> Self:
         """Read the shard map (making it if the deployment is new), then open every
         shard's client. ClientClosedError once the client was closed; a failed open
-        releases what it opened, and may be tried again."""
+        releases what it opened, and may be tried again.
+
+        Raises:
+            ConfigurationError: no such deployment and no `shards`, or another number of
+                active shards than `shards`.
+            ConnectionLostError: the Cluster cannot be reached or cannot serve now.
+            ClientClosedError: the client was closed.
+
+        Examples:
+            ```python
+            client = await aqless.ShardedClient(nodes, deployment="billing", shards=3).open()
+            ```
+        """
         self._lifecycle.check_usable()
         try:
             with _cluster.calls("reading the shard map"):
@@ -216,7 +235,19 @@ class ShardedClient(ShardedClientRouted):
 
     async def reread_map(self) -> bool:
         """Read the shard map again; whether it changed since this client last read it
-        (or since a reading that was under way when this was called)."""
+        (or since a reading that was under way when this was called).
+
+        Raises:
+            ConfigurationError: the deployment's shard map is gone.
+            ConnectionLostError: the node holding the map cannot be reached.
+            ClientClosedError: the client was closed.
+
+        Examples:
+            ```python
+            if await client.reread_map():
+                print("now version", client.shards.version)
+            ```
+        """
         self._lifecycle.check_usable()
         before = self.shards.version
         async with self._reading:
@@ -233,7 +264,14 @@ class ShardedClient(ShardedClientRouted):
         """The shard map, read again first if it was read `refresh` seconds ago or more;
         the map held if it cannot be read now (the node holding it may be failing over:
         puts to the other shards go on), tried again `refresh` seconds later.
-        ClientClosedError once the client was closed."""
+        ClientClosedError once the client was closed.
+
+        Examples:
+            ```python
+            shard_map = await client.current_map()
+            print(shard_map.version, [shard.id for shard in shard_map.active])
+            ```
+        """
         self._lifecycle.check_usable()
         if time.monotonic() - self._read_at >= self.refresh:
             try:
@@ -252,7 +290,21 @@ class ShardedClient(ShardedClientRouted):
         fewest: a new generation gives them about count/(N+count) of the buckets, taken
         evenly from the N active shards. New puts use the new owners; jobs already put
         stay where they are and are found there. Two clients adding at once both land.
-        Returns the new map (this client holds it at once; others within `refresh`)."""
+        Returns the new map (this client holds it at once; others within `refresh`).
+
+        Args:
+            count: shards to add, a whole number from 1 (default 1).
+
+        Raises:
+            ConfigurationError: `count` is not a whole number from 1, or the map kept
+                changing under it (try again).
+            ConnectionLostError: the Cluster cannot be reached or cannot serve now.
+
+        Examples:
+            ```python
+            shard_map = await client.add_shards(2)
+            ```
+        """
         before = self.shards.active
         with _cluster.calls("adding shards"):
             changed = await shard_resize.add(
@@ -270,9 +322,18 @@ class ShardedClient(ShardedClientRouted):
         other active shards, so no new job goes to it; workers keep taking its jobs and
         lookups still find them. `forget_shard` it once it is empty.
 
+        Args:
+            shard_id: the shard's id (`Shard.id`).
+
         Raises:
             ConfigurationError: no such shard, the last active one, or it holds a
-                pinned queue."""
+                pinned queue.
+
+        Examples:
+            ```python
+            await client.remove_shard(2)  # then forget_shard(2) once it is empty
+            ```
+        """
         with _cluster.calls("draining a shard"):
             await self._adopt(
                 await shard_resize.drain(self.redis, self.deployment, shard_id, time.time())
@@ -282,11 +343,21 @@ class ShardedClient(ShardedClientRouted):
     async def forget_shard(self, shard_id: int, *, grace: float = FORGET_GRACE) -> ShardMap:
         """Drop a drained shard from the map: its namespace is no longer read or popped.
 
+        Args:
+            shard_id: the drained shard's id.
+            grace: seconds the shard must have drained for (default 15: three times the
+                default `refresh`), so that no client still puts there by an older map.
+
         Raises:
             ShardNotEmptyError: it still holds jobs (waiting, running, scheduled,
                 dependent, throttled, recurring or failed), or has drained for less than
                 `grace` seconds (clients may still put there by an older map).
             ConfigurationError: no such shard, or it is not draining.
+
+        Examples:
+            ```python
+            await client.forget_shard(2)
+            ```
         """
         await self.reread_map()
         if shard_id not in self._clients:
@@ -304,9 +375,19 @@ class ShardedClient(ShardedClientRouted):
         return self.shards
 
     async def pin(self, queue: str) -> int:
-        """Pin `queue` to one shard (the owner of its name's bucket, unless it is pinned
-        already): every put of it goes there, so its own throttle and rate limit, kept
-        there, mean what they say. Returns the shard."""
+        """Pin `queue` to one shard (the keeper of its name, `ShardMap.keeper`, unless it
+        is pinned already): every put of it goes there, so its own throttle and rate limit,
+        kept there, mean what they say. Returns the shard.
+
+        Raises:
+            ConfigurationError: the map kept changing under it (try again).
+
+        Examples:
+            ```python
+            shard_id = await client.pin("invoices")
+            await client.queues["invoices"].set_throttle(5)  # one maximum over the queue
+            ```
+        """
         with _cluster.calls("pinning a queue"):
             changed = await shard_store.changed(
                 self.redis, self.deployment, lambda current: shard_changes.pinned(current, queue)
@@ -322,7 +403,13 @@ class ShardedClient(ShardedClientRouted):
 
     async def aclose(self) -> None:
         """Close every shard's client and the Cluster connections; the client then refuses
-        every call and every open (ClientClosedError). Closing twice is harmless."""
+        every call and every open (ClientClosedError). Closing twice is harmless.
+
+        Examples:
+            ```python
+            await client.aclose()
+            ```
+        """
         if self._lifecycle.close():
             await self._release(self._clients)
 
@@ -368,7 +455,14 @@ class ShardedClient(ShardedClientRouted):
         return self.shard(self.shards.shards[0].id).worker_name
 
     def shard(self, shard_id: int) -> Client:
-        """The client of one shard: a plain Client of its namespace."""
+        """The client of one shard: a plain Client of its namespace.
+
+        Examples:
+            ```python
+            first = client.shard(0)
+            print(await first.queues.names())
+            ```
+        """
         self.shards.shard(shard_id)  # refused before open, KeyError for no such shard
         return self._clients[shard_id]
 
@@ -388,25 +482,50 @@ class ShardedClient(ShardedClientRouted):
 
     def shard_of(self, key: str) -> int:
         """The shard a put of this jid (or routing key) goes to: the owner of its bucket
-        in the newest generation."""
+        in the newest generation.
+
+        Examples:
+            ```python
+            shard_id = client.shard_of("customer-42")
+            ```
+        """
         return self.shards.owner(key)
 
     def keeper_of(self, name: str) -> int:
         """The shard keeping a named throttle, rate limit or dedup id, where the jobs
         naming it first are put (`ShardMap.keeper`: the shard that had it before shards
-        were added)."""
+        were added).
+
+        Examples:
+            ```python
+            shard_id = client.keeper_of("smtp")
+            ```
+        """
         return self.shards.keeper(name)
 
     def shard_of_limit(self, name: str) -> int:
         """The shard holding the throttle or rate limit `name`: the shard whose namespace
-        prefixes it (a queue's own), else the keeper of the name (aqless.limits)."""
+        prefixes it (a queue's own), else the keeper of the name (aqless.limits).
+
+        Examples:
+            ```python
+            shard_id = client.shard_of_limit(info.id)  # an id from rate_limits.all()
+            ```
+        """
         for shard in self.shards.shards:
             if name.startswith(self._clients[shard.id].prefix):
                 return shard.id
         return self.keeper_of(name)
 
     def rotation(self) -> list[int]:
-        """The shards' ids (active and draining), starting one further at every call."""
+        """The shards' ids (active and draining), starting one further at every call.
+
+        Examples:
+            ```python
+            for shard_id in client.rotation():
+                print(await client.shard(shard_id).queues["invoices"].length())
+            ```
+        """
         ids = [shard.id for shard in self.shards.shards]
         start = self._turn % len(ids)
         self._turn += 1
@@ -416,7 +535,20 @@ class ShardedClient(ShardedClientRouted):
         """A random jid (a UUID4's hex) that a lookup finds on `shard_id` (any shard when
         None), drawn again until it does: its bucket's newest owner is `shard_id`, or, for
         a shard that owns no bucket now (a job joining its dependencies there), one of its
-        owners over the generations is. N draws on average."""
+        owners over the generations is. N draws on average.
+
+        Args:
+            shard_id: the shard the jid must be found on, or None for any.
+
+        Raises:
+            ConfigurationError: `shard_id` owns no bucket in any generation.
+
+        Examples:
+            ```python
+            jid = client.new_jid(1)
+            assert client.shard_of(jid) == 1
+            ```
+        """
         generations = self.shards.generations
         if shard_id is not None and not any(shard_id in owners for owners in generations):
             raise ConfigurationError(f"shard {shard_id} owns no bucket in any generation")
@@ -432,14 +564,28 @@ class ShardedClient(ShardedClientRouted):
 
     async def shard_holding(self, jid: str) -> int | None:
         """The shard holding the job (or recurring job) `jid`, asking only the shards its
-        bucket names; None if none has it."""
+        bucket names; None if none has it.
+
+        Examples:
+            ```python
+            shard_id = await client.shard_holding(jid)
+            ```
+        """
         found = await self.find_job(jid)
         return None if found is None else found[0]
 
     async def find_job(self, jid: str) -> tuple[int, Job | RecurringJob] | None:
         """The job (or recurring job) `jid` and its shard, asking only the shards its
         bucket names; when none has it, the map is read again and, if it changed, the
-        shards it names now are asked (the job may be on a shard this map did not know)."""
+        shards it names now are asked (the job may be on a shard this map did not know).
+
+        Examples:
+            ```python
+            found = await client.find_job(jid)
+            if found is not None:
+                shard_id, job = found
+            ```
+        """
         asked: set[int] = set()
         for _ in range(2):
             for shard_id in self.shards.candidates(jid):
@@ -455,7 +601,13 @@ class ShardedClient(ShardedClientRouted):
 
     async def shard_of_jid(self, jid: str) -> int:
         """The shard that holds `jid`, else the one a put of it goes to; no I/O while no
-        shard was added (its bucket has one owner)."""
+        shard was added (its bucket has one owner).
+
+        Examples:
+            ```python
+            shard_id = await client.shard_of_jid(jid)
+            ```
+        """
         candidates = (await self.current_map()).candidates(jid)
         if len(candidates) > 1:
             found = await self.shard_holding(jid)
@@ -464,7 +616,13 @@ class ShardedClient(ShardedClientRouted):
         return self.shards.candidates(jid)[0]
 
     async def client_of_jid(self, jid: str) -> Client:
-        """The client of `shard_of_jid(jid)`."""
+        """The client of `shard_of_jid(jid)`.
+
+        Examples:
+            ```python
+            shard_client = await client.client_of_jid(jid)
+            ```
+        """
         return self._clients[await self.shard_of_jid(jid)]
 
     #: the plain class whose verbs document the derived ones (`wait`, `result`)
@@ -480,11 +638,26 @@ class ShardedClient(ShardedClientRouted):
     def events(self, *channels: str, workers: Sequence[str] = ()) -> MergedEventStream:
         """`Client.events` of every shard, merged into one stream that follows the map: a
         shard added is heard once this client reads the map that names it (at most
-        `refresh` seconds later), a forgotten one is left (aqless.events.sharded)."""
+        `refresh` seconds later), a forgotten one is left (aqless.events.sharded).
+
+        Examples:
+            ```python
+            async with client.events("completed") as events:
+                async for event in events:
+                    print(event.jid)
+            ```
+        """
         return MergedEventStream(self, *channels, workers=workers)
 
     async def shard_report(self) -> list[ShardReport]:
-        """Each shard's queue counts, lag and primary's memory (aqless.sharding.reads)."""
+        """Each shard's queue counts, lag and primary's memory (aqless.sharding.reads).
+
+        Examples:
+            ```python
+            for shard in await client.shard_report():
+                print(shard.id, shard.node, shard.lag, shard.used_memory)
+            ```
+        """
         return await shard_reports(self)
 
     def __repr__(self) -> str:

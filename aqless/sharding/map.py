@@ -74,7 +74,14 @@ def map_key(deployment: str) -> str:
 class Shard:
     """One shard: its id (never reused), its namespace (a qless key prefix with a hash
     tag of its own) and whether it takes new jobs (``active``) or is being emptied
-    (``draining``, `since` that time: it owns no bucket in the newest generation)."""
+    (``draining``, `since` that time: it owns no bucket in the newest generation).
+
+    Examples:
+        ```python
+        for shard in (await client.current_map()).shards:
+            print(shard.id, shard.namespace, shard.state)
+        ```
+    """
 
     id: int
     namespace: str
@@ -86,7 +93,14 @@ class Shard:
 class ShardMap:
     """The shards of a deployment and the owners of the buckets, per generation (newest
     last), the queues pinned to one shard, and the id the next shard added takes. Read
-    from the Cluster, changed only by a compare-and-set of the whole (a new version)."""
+    from the Cluster, changed only by a compare-and-set of the whole (a new version).
+
+    Examples:
+        ```python
+        shard_map = aqless.ShardMap.first(["{billing~0}:ql:", "{billing~1}:ql:"])
+        assert [shard.id for shard in shard_map.active] == [0, 1]
+        ```
+    """
 
     version: int
     shards: tuple[Shard, ...]
@@ -101,7 +115,14 @@ class ShardMap:
 
     @classmethod
     def first(cls, namespaces: Sequence[str]) -> ShardMap:
-        """A new deployment's map: bucket b belongs to shard ``b % N``."""
+        """A new deployment's map: bucket b belongs to shard ``b % N``.
+
+        Examples:
+            ```python
+            shard_map = aqless.ShardMap.first(["{billing~0}:ql:", "{billing~1}:ql:"])
+            assert shard_map.version == 1
+            ```
+        """
         shards = tuple(Shard(k, namespace) for k, namespace in enumerate(namespaces))
         owners = tuple(b % len(shards) for b in range(BUCKETS))
         return cls(version=1, shards=shards, generations=(owners,))
@@ -112,6 +133,16 @@ class ShardMap:
         return tuple(shard for shard in self.shards if shard.state == "active")
 
     def shard(self, shard_id: int) -> Shard:
+        """The shard with this id.
+
+        Raises:
+            KeyError: the map has no shard `shard_id`.
+
+        Examples:
+            ```python
+            draining = shard_map.shard(2).state == "draining"
+            ```
+        """
         for shard in self.shards:
             if shard.id == shard_id:
                 return shard
@@ -119,14 +150,26 @@ class ShardMap:
 
     def owner(self, key: str) -> int:
         """The shard a put of `key` (a jid, a routing key, a throttle's name) goes to: the
-        owner of its bucket in the newest generation."""
+        owner of its bucket in the newest generation.
+
+        Examples:
+            ```python
+            shard_id = shard_map.owner("customer-42")  # where route="customer-42" puts go
+            ```
+        """
         return self.generations[-1][bucket(key)]
 
     def keeper(self, name: str) -> int:
         """The shard keeping the state of a named throttle, rate limit or dedup id: its
         bucket's owner in the oldest generation whose owner of it is still active. So the
         state stays where it was made when shards are added; only a drain moves it (to
-        the next owner, with none of that state)."""
+        the next owner, with none of that state).
+
+        Examples:
+            ```python
+            shard_id = shard_map.keeper("smtp")  # where the throttle "smtp" lives
+            ```
+        """
         index = bucket(name)
         active = {shard.id for shard in self.active}
         for owners in self.generations:
@@ -136,12 +179,27 @@ class ShardMap:
 
     def pin_of(self, queue: str) -> int | None:
         """The shard every put of `queue` goes to, if the queue is pinned (its own
-        throttle or rate limit lives there)."""
+        throttle or rate limit lives there).
+
+        Examples:
+            ```python
+            if shard_map.pin_of("invoices") is None:
+                print("invoices is spread over every shard")
+            ```
+        """
         return self.pinned.get(queue)
 
     def named(self, targets: PutTargets) -> dict[str, int]:
         """Each thing a put names that lives on one shard, and that shard, by description
-        (aqless.sharding.placement)."""
+        (aqless.sharding.placement).
+
+        Examples:
+            ```python
+            places = shard_map.named(targets)  # {"routing key 'customer-42'": 1, ...}
+            if len(set(places.values())) > 1:
+                print("a put naming these is refused: CrossShardError")
+            ```
+        """
         named: dict[str, int] = {}
         pin = self.pin_of(targets.queue)
         if pin is not None:
@@ -161,11 +219,25 @@ class ShardMap:
 
     def candidates(self, jid: str) -> list[int]:
         """The shards that may hold `jid`, to ask in this order: its bucket's owners over
-        the generations, newest first, each once (one shard while no shard was added)."""
+        the generations, newest first, each once (one shard while no shard was added).
+
+        Examples:
+            ```python
+            for shard_id in shard_map.candidates(jid):
+                print("ask shard", shard_id)
+            ```
+        """
         index = bucket(jid)
         return list(dict.fromkeys(owners[index] for owners in reversed(self.generations)))
 
     def to_json(self) -> str:
+        """The map as the JSON document stored in the Cluster (`from_json` reads it back).
+
+        Examples:
+            ```python
+            assert aqless.ShardMap.from_json(shard_map.to_json()) == shard_map
+            ```
+        """
         document: dict[str, Any] = {
             "version": self.version,
             "shards": [_shard_document(shard) for shard in self.shards],
@@ -179,7 +251,17 @@ class ShardMap:
 
     @classmethod
     def from_json(cls, text: str) -> ShardMap:
-        """Decode a stored map; ConfigurationError if it is not one."""
+        """Decode a stored map; ConfigurationError if it is not one.
+
+        Raises:
+            ConfigurationError: `text` is not a shard map, or an inconsistent one (a bucket
+                owned by an unknown shard, a shard id twice...).
+
+        Examples:
+            ```python
+            shard_map = aqless.ShardMap.from_json(stored_text)
+            ```
+        """
         try:
             document: Any = json.loads(text)
             shards = tuple(

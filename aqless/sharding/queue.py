@@ -50,7 +50,14 @@ ShardedPutHook: TypeAlias = Callable[
 class ShardedQueue(ShardedQueueRouted):
     """A queue of a sharded deployment: its partitions, one per shard (no I/O to make). Its
     verbs declared with a route on `aqless.contracts.Queue` are derived (its base); the
-    others are written here."""
+    others are written here.
+
+    Examples:
+        ```python
+        invoices = client.queues["invoices"]
+        jid = await invoices.put("billing.Invoice", {"id": 7}, route="customer-42")
+        ```
+    """
 
     #: the plain class whose verbs document the derived ones
     documented_by: ClassVar[type] = Queue
@@ -63,7 +70,13 @@ class ShardedQueue(ShardedQueueRouted):
         return f"<ShardedQueue {self.name}>"
 
     def partition(self, shard_id: int) -> Queue:
-        """The queue on one shard."""
+        """The queue on one shard.
+
+        Examples:
+            ```python
+            on_first = await client.queues["invoices"].partition(0).length()
+            ```
+        """
         return self._client.shard(shard_id).queues[self.name]
 
     @property
@@ -121,6 +134,13 @@ class ShardedQueue(ShardedQueueRouted):
         Raises:
             CrossShardError: the dependencies, jid, route, throttles, rate limits or
                 dedup id name different shards (nothing is put).
+
+        Examples:
+            ```python
+            invoices = client.queues["invoices"]
+            jid = await invoices.put("billing.Invoice", {"id": 7}, route="customer-42")
+            await invoices.put("billing.Mail", {"id": 7}, depends=[jid])  # on jid's shard
+            ```
         """
 
         request = PutRequest(klass, data, **options)
@@ -136,7 +156,13 @@ class ShardedQueue(ShardedQueueRouted):
         **options: Unpack[PutOptions],
     ) -> PutResult:
         """`put` (with the same options, `requeue` aside), telling what it did: the jid, and
-        whether the put was deduplicated (no new job made) or debounced."""
+        whether the put was deduplicated (no new job made) or debounced.
+
+        Examples:
+            ```python
+            result = await client.queues["invoices"].put_result("billing.Sync", {}, dedup="sync-42")
+            ```
+        """
         return await self._put_one(PutRequest(klass, data, **options), route, False, durable)
 
     async def _put_one(
@@ -183,7 +209,14 @@ class ShardedQueue(ShardedQueueRouted):
         CrossShardError puts nothing), then each shard's share is put, the shards at
         once. `route` applies to every request. A refusal is raised once every shard's
         share has been sent, as `Queue.put_many` does. The client's `put_hooks` wrap it
-        once, given every request, before they are placed."""
+        once, given every request, before they are placed.
+
+        Examples:
+            ```python
+            requests = [aqless.PutRequest("billing.Invoice", {"id": i}) for i in range(100)]
+            jids = await client.queues["invoices"].put_many(requests)
+            ```
+        """
 
         results = await self.put_many_results(requests, route=route, batch=batch, durable=durable)
         return [result.jid for result in results]
@@ -196,7 +229,14 @@ class ShardedQueue(ShardedQueueRouted):
         batch: int = 1000,
         durable: Durable = False,
     ) -> list[PutResult]:
-        """`put_many`, telling what each put did (as `put_result`)."""
+        """`put_many`, telling what each put did (as `put_result`).
+
+        Examples:
+            ```python
+            requests = [aqless.PutRequest("billing.Invoice", {"id": 1})]
+            results = await client.queues["invoices"].put_many_results(requests)
+            ```
+        """
         results: list[PutResult] = []
 
         async def send(requests: list[PutRequest]) -> list[str]:
@@ -250,7 +290,13 @@ class ShardedQueue(ShardedQueueRouted):
     ) -> str:
         """`Queue.recur` on the shard of the recurring job's jid (its spawned jobs are put
         there; a named template's jid is its name); a template naming throttles goes to
-        their keeper shard. Its inputs are checked before the shard is chosen."""
+        their keeper shard. Its inputs are checked before the shard is chosen.
+
+        Examples:
+            ```python
+            rid = await client.queues["invoices"].recur("billing.Report", {}, interval=3600)
+            ```
+        """
         rules.check_recurring(RECUR, {"name": name, "throttles": throttles, **options})
         named = recurring_jid(name, jid)
         placing = PutOptions(jid=named or jid, throttles=throttles)
@@ -281,6 +327,14 @@ class ShardedQueue(ShardedQueueRouted):
         Raises:
             PartialPopError: a shard refused after other shards popped jobs.
             InvalidValueError: `count` is not a whole number from 1 (nothing sent).
+
+        Examples:
+            ```python
+            try:
+                jobs = await client.queues["invoices"].pop_many(10)
+            except aqless.PartialPopError as partial:
+                jobs = partial.jobs  # held: run them, then handle partial.error
+            ```
         """
         count = rules.check("pop.count", count, "queue.pop")
         order = self._client.rotation()
@@ -311,7 +365,13 @@ class ShardedQueue(ShardedQueueRouted):
         return jobs
 
     async def pop(self, *, worker: str | None = None) -> Job | None:
-        """The next job from the shards, starting one shard further at every call."""
+        """The next job from the shards, starting one shard further at every call.
+
+        Examples:
+            ```python
+            job = await client.queues["invoices"].pop()
+            ```
+        """
         jobs = await self.pop_many(1, worker=worker)
         return jobs[0] if jobs else None
 
@@ -324,12 +384,24 @@ class ShardedQueue(ShardedQueueRouted):
         self, target_p95: float, *, previous: QueueScaling | None = None
     ) -> QueueScaling:
         """`Queue.scaling` over the shards: counts, statistics and the next job merged, one
-        model for the slots of every shard together."""
+        model for the slots of every shard together.
+
+        Examples:
+            ```python
+            signals = await client.queues["invoices"].scaling(target_p95=30)
+            ```
+        """
         return await read_scaling(self, self._client.clock(), target_p95, previous)
 
     async def unfail(self, group: str, count: int = 25) -> int:
         """Move up to `count` failed jobs of `group` into this queue, shard after shard (the
-        oldest of each shard first); returns how many moved."""
+        oldest of each shard first); returns how many moved.
+
+        Examples:
+            ```python
+            moved = await client.queues["invoices"].unfail("smtp-down", 100)
+            ```
+        """
         moved = 0
         for queue in self.partitions:
             if moved >= count:
@@ -352,7 +424,16 @@ class ShardedQueue(ShardedQueueRouted):
     async def set_throttle(self, maximum: int) -> None:
         """Pin the queue to one shard (`ShardedClient.pin`), then let at most `maximum` of
         its jobs run at once (0: unlimited): every job put from now on goes there, so the
-        maximum holds over the deployment."""
+        maximum holds over the deployment.
+
+        Raises:
+            InvalidValueError: `maximum` is not a whole number from 0; nothing pinned.
+
+        Examples:
+            ```python
+            await client.queues["invoices"].set_throttle(5)
+            ```
+        """
         rules.check("maximum", maximum, "queue.throttle.set")  # refused before the pin
         await self._client.pin(self.name)
         await self.partition(self._home()).set_throttle(maximum)
@@ -362,7 +443,16 @@ class ShardedQueue(ShardedQueueRouted):
     ) -> None:
         """Pin the queue to one shard (`ShardedClient.pin`), then start at most `limit` of
         its jobs in any `per` seconds, in bursts or, `smooth`, spread evenly (None lifts the
-        limit)."""
+        limit).
+
+        Raises:
+            InvalidValueError: `limit` or `per` outside its rule; nothing pinned.
+
+        Examples:
+            ```python
+            await client.queues["invoices"].set_rate_limit(100, per=60)
+            ```
+        """
         if limit is not None:  # refused before the pin
             rules.check("limit", limit, "rateLimit.set")
             rules.check("per", per, "rateLimit.set")
@@ -379,7 +469,14 @@ class ShardedQueue(ShardedQueueRouted):
     async def groups(self) -> list[GroupCounts]:
         """`Queue.groups` over the shards: a group's counts summed over the shards that
         hold its jobs. The default group is on every shard: where the queue has no group,
-        all its jobs are the default group's."""
+        all its jobs are the default group's.
+
+        Examples:
+            ```python
+            for group in await client.queues["invoices"].groups():
+                print(group.name, group.waiting, group.running)
+            ```
+        """
         parts = await gathered(self.partitions, _groups_or_counts)
         if not any(isinstance(part, list) for part in parts):
             return []
@@ -404,7 +501,14 @@ def _ungrouped(counts: QueueCounts) -> GroupCounts:
 
 
 class ShardedQueues(ShardedQueuesRouted):
-    """``client.queues[name]`` (no I/O), and the queues over every shard."""
+    """``client.queues[name]`` (no I/O), and the queues over every shard.
+
+    Examples:
+        ```python
+        invoices = client.queues["invoices"]
+        names = await client.queues.names()  # over every shard
+        ```
+    """
 
     #: the plain class whose verbs document the derived ones
     documented_by: ClassVar[type] = Queues
@@ -422,5 +526,11 @@ class ShardedQueues(ShardedQueuesRouted):
         self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
     ) -> list[QueueScaling]:
         """Every queue's `ShardedQueue.scaling`, each over the time since its reading in
-        `previous` (the last call's answer), if any."""
+        `previous` (the last call's answer), if any.
+
+        Examples:
+            ```python
+            signals = await client.queues.scaling(target_p95=30)
+            ```
+        """
         return await every_queue_scaling(self, target_p95, previous)

@@ -83,6 +83,12 @@ class Client(SyncClientSurface[PlainClient, SyncQueues]):
     or Flask app). Connects on the first call; ``close()`` (or ``with``) releases
     everything, and a client still open at interpreter exit is closed then. The errors
     are aqless's own (``JobNotFoundError``, ``ConnectionLostError``...).
+
+    Examples:
+        ```python
+        with aqless.sync.Client("redis://localhost:6379/0") as client:
+            jid = client.queues["emails"].put("app.jobs.SendEmail", {"to": "ada@example.com"})
+        ```
     """
 
     def __init__(self, url: str | None = None, **options: Any) -> None:
@@ -154,6 +160,13 @@ class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):  
 
     Safe to share between threads, one per process; ``close()`` (or ``with``) releases
     every shard's connections.
+
+    Examples:
+        ```python
+        client = aqless.sync.ShardedClient("redis+cluster://node-1:7000", deployment="billing")
+        jid = client.queues["invoices"].put("billing.Invoice", {"id": 7}, route="customer-42")
+        client.close()
+        ```
     """
 
     def __init__(
@@ -184,7 +197,13 @@ class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):  
         return await client.client_of_jid(job.jid)
 
     def shard_of(self, key: str) -> int:
-        """The shard a put of this jid (or routing key) goes to."""
+        """The shard a put of this jid (or routing key) goes to.
+
+        Examples:
+            ```python
+            shard_id = client.shard_of("customer-42")
+            ```
+        """
 
         async def owner(client: AsyncShardedClient) -> int:
             return client.shard_of(key)
@@ -192,7 +211,14 @@ class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):  
         return self.call(owner)
 
     def shard_report(self) -> list[ShardReport]:
-        """Each shard's queue counts, lag and primary's memory."""
+        """Each shard's queue counts, lag and primary's memory.
+
+        Examples:
+            ```python
+            for shard in client.shard_report():
+                print(shard.id, shard.node, shard.lag)
+            ```
+        """
         return self.call(lambda client: client.shard_report())
 
     def __repr__(self) -> str:

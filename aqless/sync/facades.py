@@ -209,7 +209,15 @@ class HandleFacade(Facade, Generic[J]):
 class SyncJob(HandleFacade[Job]):
     """A handle on a job, with blocking verbs: ``aqless.Job``'s attributes (the same plain
     values, as last read or as its verbs changed them) and verbs, which go to the client it
-    was read from."""
+    was read from.
+
+    Examples:
+        ```python
+        job = client.queues["emails"].pop()
+        if job is not None:
+            job.complete()
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Job
 
@@ -264,7 +272,14 @@ class SyncJob(HandleFacade[Job]):
 
 
 class SyncRecurringJob(HandleFacade[RecurringJob]):
-    """A recurring job's template (``aqless.RecurringJob``'s attributes and verbs)."""
+    """A recurring job's template (``aqless.RecurringJob``'s attributes and verbs).
+
+    Examples:
+        ```python
+        recurring = client.jobs.get(rid)
+        recurring.update(interval=300)
+        ```
+    """
 
     documented_by: ClassVar[type | None] = RecurringJob
 
@@ -299,7 +314,15 @@ class SyncRecurringJob(HandleFacade[RecurringJob]):
 class SyncEvents:
     """The server's events, blocking: ``with client.events("completed") as events:``, then
     ``for event in events`` (or ``events.next(timeout=...)``). Subscribed on entering,
-    unsubscribed on leaving."""
+    unsubscribed on leaving.
+
+    Examples:
+        ```python
+        with client.events("completed") as events:
+            event = events.next(timeout=5)
+            print(event.jid)
+        ```
+    """
 
     def __init__(
         self, client: BlockingClient[Any], channels: tuple[str, ...], workers: Sequence[str]
@@ -332,7 +355,24 @@ class SyncEvents:
         return self.next()
 
     def next(self, *, timeout: float | None = None) -> Event:
-        """The next event; TimeoutError after `timeout` seconds without one."""
+        """The next event; TimeoutError after `timeout` seconds without one.
+
+        Args:
+            timeout: seconds to wait at most (default None: as long as it takes).
+
+        Raises:
+            TimeoutError: no event came within `timeout` seconds.
+            RuntimeError: the stream was not entered (``with client.events(...) as events``).
+            StopIteration: the stream ended (it was closed).
+
+        Examples:
+            ```python
+            try:
+                event = events.next(timeout=5)
+            except TimeoutError:
+                event = None
+            ```
+        """
         stream = self._stream
         if stream is None:
             raise RuntimeError("enter the event stream first: with client.events(...) as events")
@@ -349,7 +389,13 @@ class SyncEvents:
         return event
 
     def close(self) -> None:
-        """Unsubscribe (idempotent)."""
+        """Unsubscribe (idempotent).
+
+        Examples:
+            ```python
+            events.close()  # leaving the with block does it too
+            ```
+        """
         stream, self._stream = self._stream, None
         if stream is not None:
 

@@ -48,7 +48,14 @@ class QueuesFacade(QueuesVerbs):
 
 
 class SyncQueues(QueuesFacade):
-    """``client.queues[name]`` (no I/O), and every queue's names and counts."""
+    """``client.queues[name]`` (no I/O), and every queue's names and counts.
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        names = client.queues.names()
+        ```
+    """
 
     def __getitem__(self, name: str) -> SyncQueue:
         return SyncQueue(self._client, name)
@@ -56,7 +63,14 @@ class SyncQueues(QueuesFacade):
 
 class SyncShardedQueues(QueuesFacade):
     """``client.queues[name]`` of a sharded deployment (no I/O), and its queues' names and
-    counts."""
+    counts.
+
+    Examples:
+        ```python
+        invoices = client.queues["invoices"]
+        counts = client.queues.counts()  # summed over the shards
+        ```
+    """
 
     def __getitem__(self, name: str) -> SyncShardedQueue:
         return SyncShardedQueue(self._client, name)
@@ -82,7 +96,15 @@ class QueueFacade(QueueVerbs):
 
 
 class SyncQueue(QueueFacade):
-    """A named queue (``aqless.Queue``'s verbs, blocking)."""
+    """A named queue (``aqless.Queue``'s verbs, blocking).
+
+    Examples:
+        ```python
+        emails = client.queues["emails"]
+        jid = emails.put("app.jobs.SendEmail", {"to": "ada@example.com"})
+        job = emails.pop()
+        ```
+    """
 
     put = blocking(contracts.Queue.put)
     put_result = blocking(contracts.Queue.put_result)
@@ -92,7 +114,14 @@ class SyncQueue(QueueFacade):
 
 class SyncShardedQueue(QueueFacade):
     """A queue of a sharded deployment (``aqless.ShardedQueue``'s verbs, blocking): its puts
-    take a `route`, a routing key whose jobs share one shard."""
+    take a `route`, a routing key whose jobs share one shard.
+
+    Examples:
+        ```python
+        invoices = client.queues["invoices"]
+        jid = invoices.put("billing.Invoice", {"id": 7}, route="customer-42")
+        ```
+    """
 
     documented_by: ClassVar[type | None] = ShardedQueue
 
@@ -106,7 +135,13 @@ class SyncShardedQueue(QueueFacade):
 
 
 class SyncJobs(JobsVerbs):
-    """Jobs by id, tag, tracking, completion and failure (``aqless.Jobs``'s, blocking)."""
+    """Jobs by id, tag, tracking, completion and failure (``aqless.Jobs``'s, blocking).
+
+    Examples:
+        ```python
+        job = client.jobs.get(jid)
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Jobs
 
@@ -114,7 +149,13 @@ class SyncJobs(JobsVerbs):
         super().__init__(client, lambda loop_client: loop_client.jobs)
 
     def tracked(self) -> tuple[list[SyncJob], list[str]]:
-        """The tracked jobs, and the jids tracked that no longer exist."""
+        """The tracked jobs, and the jids tracked that no longer exist.
+
+        Examples:
+            ```python
+            jobs, gone = client.jobs.tracked()
+            ```
+        """
         jobs, gone = self._run("tracked", (), {})
         return list(jobs), list(gone)
 
@@ -123,7 +164,14 @@ class SyncJobs(JobsVerbs):
 
 
 class SyncConfig(ConfigVerbs):
-    """The deployment's settings (written to every shard of a sharded one)."""
+    """The deployment's settings (written to every shard of a sharded one).
+
+    Examples:
+        ```python
+        client.config.set("heartbeat", 120)
+        assert client.config.get("heartbeat") == "120"
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Config
 
@@ -132,7 +180,14 @@ class SyncConfig(ConfigVerbs):
 
 
 class SyncWorkers(WorkersVerbs):
-    """The workers the server has seen."""
+    """The workers the server has seen.
+
+    Examples:
+        ```python
+        for worker in client.workers.counts():
+            print(worker.name, worker.jobs)
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Workers
 
@@ -142,7 +197,13 @@ class SyncWorkers(WorkersVerbs):
 
 class SyncFlows(FlowsVerbs):
     """Trees and chains of jobs put in one atomic call (``aqless.flows.Flows``'s verbs,
-    blocking)."""
+    blocking).
+
+    Examples:
+        ```python
+        flow = client.flows.chain([fetch, resize, upload])
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Flows
 
@@ -151,7 +212,13 @@ class SyncFlows(FlowsVerbs):
 
 
 class SyncTags(TagsVerbs):
-    """The tags in use, most used first."""
+    """The tags in use, most used first.
+
+    Examples:
+        ```python
+        popular = client.tags.top(count=10)
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Tags
 
@@ -160,7 +227,13 @@ class SyncTags(TagsVerbs):
 
 
 class SyncBatches(BatchesVerbs):
-    """N jobs tracked as one, with callback jobs when they end (``client.batches``)."""
+    """N jobs tracked as one, with callback jobs when they end (``client.batches``).
+
+    Examples:
+        ```python
+        batch = client.batches.get(bid)
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Batches
 
@@ -169,7 +242,13 @@ class SyncBatches(BatchesVerbs):
 
 
 class SyncQueuePatterns(QueuePatternsVerbs):
-    """Queue identifiers and priority patterns."""
+    """Queue identifiers and priority patterns.
+
+    Examples:
+        ```python
+        client.queue_patterns.set_identifiers({"mail": ["emails", "sms-*"]})
+        ```
+    """
 
     documented_by: ClassVar[type | None] = QueuePatterns
 
@@ -178,7 +257,14 @@ class SyncQueuePatterns(QueuePatternsVerbs):
 
 
 class SyncThrottle(ThrottleVerbs):
-    """A named concurrency limit (``aqless.Throttle``'s verbs)."""
+    """A named concurrency limit (``aqless.Throttle``'s verbs).
+
+    Examples:
+        ```python
+        client.throttles["smtp"].set(5)
+        holders = client.throttles["smtp"].locks()
+        ```
+    """
 
     documented_by: ClassVar[type | None] = Throttle
 
@@ -191,7 +277,13 @@ class SyncThrottle(ThrottleVerbs):
 
 
 class SyncThrottles(Facade):
-    """``client.throttles[name]`` (no I/O)."""
+    """``client.throttles[name]`` (no I/O).
+
+    Examples:
+        ```python
+        smtp = client.throttles["smtp"]
+        ```
+    """
 
     def __init__(self, client: BlockingClient[Any]) -> None:
         super().__init__(client, lambda loop_client: loop_client.throttles)
@@ -201,7 +293,13 @@ class SyncThrottles(Facade):
 
 
 class SyncRateLimit(RateLimitVerbs):
-    """One limiter (no I/O to make): ``get()``, ``set(limit, per=s)``, ``delete()``."""
+    """One limiter (no I/O to make): ``get()``, ``set(limit, per=s)``, ``delete()``.
+
+    Examples:
+        ```python
+        client.rate_limits["partner-api"].set(10, per=60)
+        ```
+    """
 
     documented_by: ClassVar[type | None] = RateLimit
 
@@ -216,7 +314,13 @@ class SyncRateLimit(RateLimitVerbs):
 
 
 class SyncRateLimits(RateLimitsVerbs):
-    """The rate limits: ``client.rate_limits["api"].get()``, a queue's own, and ``.all()``."""
+    """The rate limits: ``client.rate_limits["api"].get()``, a queue's own, and ``.all()``.
+
+    Examples:
+        ```python
+        info = client.rate_limits["partner-api"].get()
+        ```
+    """
 
     documented_by: ClassVar[type | None] = RateLimits
 
@@ -228,5 +332,11 @@ class SyncRateLimits(RateLimitsVerbs):
         return SyncRateLimit(self._client, lambda client: client.rate_limits[name])
 
     def of_queue(self, queue: str) -> SyncRateLimit:
-        """The queue's own limiter."""
+        """The queue's own limiter.
+
+        Examples:
+            ```python
+            client.rate_limits.of_queue("emails").set(100, per=60)
+            ```
+        """
         return SyncRateLimit(self._client, lambda client: client.rate_limits.of_queue(queue))

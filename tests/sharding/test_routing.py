@@ -55,6 +55,18 @@ def test_a_routed_verb_keeps_its_plain_verb_s_parameters(
     assert bound.__doc__ == verb.doc(cls)
 
 
+def test_a_routed_verb_reads_as_its_plain_verb() -> None:
+    """The plain class's verb documents its parameters and errors; the contract's says
+    where to read them: a routed verb shows the plain one's."""
+    shown = 0
+    for cls, name, verb in routed_verbs():
+        plain = getattr(getattr(cls, "documented_by", None), name, None)
+        if plain is not None and plain.__doc__:
+            assert verb.doc(cls) == plain.__doc__, f"{cls.__name__}.{name}"
+            shown += 1
+    assert shown >= 20
+
+
 def _part(client: aqless.ShardedClient, cls: type) -> object:
     parts = {
         aqless.ShardedQueue: client.queues["q"],
