@@ -911,7 +911,7 @@ class Job:
         reply = await self.client.protocol.json("flow.children", self.jid)
         if reply is None:
             raise JobNotFoundError("flow.children", f"Job {self.jid} does not exist")
-        return ChildrenResults.from_json(reply)
+        return ChildrenResults.from_json(reply, self.client.codec)
 
     async def refresh(self) -> Job:
         """A new handle on the job, read as the server holds it now (this one is left as
