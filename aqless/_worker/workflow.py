@@ -37,6 +37,7 @@ from aqless import rules
 from aqless._connection.protocol import encode_json
 from aqless._worker.outcomes import failure_group, failure_message
 from aqless._worker.policies import RetryPolicy
+from aqless.codecs import Sealed, decoded_value
 from aqless.errors import (
     ChildFailedError,
     ConnectionLostError,
@@ -357,6 +358,8 @@ class WorkflowContext:
 
         Raises:
             SignalTimeoutError: none came within `timeout` seconds of the wait's first reach.
+            CodecError: the payload was sealed by the sender's codec and the job's cannot
+                open it (aqless.codecs).
             InvalidValueError: `signal` is not a valid signal name, or `timeout` is negative
                 or over 10**9 seconds.
 
@@ -398,8 +401,11 @@ class WorkflowContext:
             wait["timed_out"] = True
             raise SignalTimeoutError(signal, timeout or 0)
         taken = json.loads(reply)
-        wait["taken"] = {"id": taken["id"], "at": taken["at"], "payload": taken["payload"]}
-        return taken["payload"]
+        payload = decoded_value(self.job._codec(), taken["payload"])  # sealed by the sender
+        if isinstance(payload, Sealed):
+            raise payload.error
+        wait["taken"] = {"id": taken["id"], "at": taken["at"], "payload": payload}
+        return payload
 
     # -- children -------------------------------------------------------------------------
 
