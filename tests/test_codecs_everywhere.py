@@ -135,3 +135,21 @@ async def test_a_sharded_client_seals_what_it_puts(cluster: Cluster, codec: Payl
             assert job.data == SEALED
         with anyio.fail_after(10):
             await keyed.jobs.cancel(*jids)
+
+
+async def test_a_signal_to_a_workflow_of_a_queue_with_its_own_chain_is_opened(
+    server_url: str, codec: PayloadCodec
+) -> None:
+    vault = PayloadCodec(keys=KeyRing({"k9": KeyRing.new_key()}))
+    chained = PayloadCodec(keys=codec.keys, queues={"vault": vault})
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Vault")
+    async def opened(ctx: WorkflowContext) -> Any:
+        return await ctx.wait_for("card")
+
+    async with aqless.Client(server_url, codec=chained) as client:
+        jid = await client.queues["vault"].put("wf.Vault", {})
+        await client.signal(jid, "card", SECRET)  # sealed by the client's chain (k1)
+        async with running(make_worker(client, ["vault"], handlers=handlers, interval=0.1)):
+            assert await client.result(jid, timeout=10) == SECRET

@@ -401,7 +401,9 @@ class WorkflowContext:
             wait["timed_out"] = True
             raise SignalTimeoutError(signal, timeout or 0)
         taken = json.loads(reply)
-        payload = decoded_value(self.job._codec(), taken["payload"])  # sealed by the sender
+        # sealed by the sender's chain (it knows no queue): opened by the client's, which
+        # tries its queues' chains too
+        payload = decoded_value(self.job.client.codec, taken["payload"])
         if isinstance(payload, Sealed):
             raise payload.error
         wait["taken"] = {"id": taken["id"], "at": taken["at"], "payload": payload}
@@ -519,7 +521,7 @@ class WorkflowContext:
         if reply == "parked":
             self._record["parked"] = marker
             self._left()
-        outcomes = ChildrenResults.from_json(json.loads(reply), self.job._codec())
+        outcomes = ChildrenResults.from_json(json.loads(reply), self.job.client.codec)
         results = []
         for child, outcome in zip(children, outcomes, strict=True):
             if outcome.failed:
