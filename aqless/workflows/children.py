@@ -2,8 +2,8 @@
 workflow's jid and the child's name, so that a replay puts the same job (never a second
 one), on the workflow's server (a sharded lookup of the jid finds it there).
 
-A child's jid is the first of ``blake2b(f"{workflow}\\0{name}\\0{i}")`` (16 bytes, as hex),
-for i = 0, 1, ..., in the workflow's jid's bucket (`aqless.sharding.map.bucket`): on a
+A child's jid is ``blake2b(f"{workflow}\\0{name}")`` (14 bytes, as hex) and a counter (4 hex
+digits), the first such in the workflow's jid's bucket (`aqless.sharding.map.bucket`): on a
 sharded deployment it is looked up on the workflow's shard, where the child lives, since
 the child waits as the workflow's dependency and a job's dependencies share its server.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from itertools import count
 
 from aqless.sharding.map import bucket
 
@@ -35,11 +34,12 @@ class Child:
 
 def child_jid(workflow: str, name: str) -> str:
     """The jid of the child `name` of the workflow `workflow`: the same on every run, in
-    the workflow's jid's bucket (about 1024 hashes)."""
+    the workflow's jid's bucket (32 hex digits: 28 of a hash of both, then a counter,
+    counted up until the bucket is the workflow's: about 1024 tries, a few ms)."""
     home = bucket(workflow)
-    for attempt in count():
-        key = f"{workflow}\x00{name}\x00{attempt}".encode()
-        jid = hashlib.blake2b(key, digest_size=16).hexdigest()
+    base = hashlib.blake2b(f"{workflow}\x00{name}".encode(), digest_size=14).hexdigest()
+    for counter in range(1 << 16):
+        jid = f"{base}{counter:04x}"
         if bucket(jid) == home:
             return jid
-    raise AssertionError("unreachable")  # pragma: no cover
+    raise AssertionError(f"no jid of {base} in bucket {home}")  # 1024 buckets: never
