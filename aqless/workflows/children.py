@@ -26,6 +26,12 @@ class Child:
     Attributes:
         name: its name in the workflow's record (``children``).
         jid: its jid (`child_jid` of the workflow's jid and `name`).
+
+    Examples:
+        ```python
+        parcel = await ctx.child("shop.Parcel", {"kg": 2}, queue="parcels", name="p0")
+        [postage] = await ctx.gather(parcel)
+        ```
     """
 
     name: str
@@ -35,7 +41,13 @@ class Child:
 def child_jid(workflow: str, name: str) -> str:
     """The jid of the child `name` of the workflow `workflow`: the same on every run, in
     the workflow's jid's bucket (32 hex digits: 28 of a hash of both, then a counter,
-    counted up until the bucket is the workflow's: about 1024 tries, a few ms)."""
+    counted up until the bucket is the workflow's: about 1024 tries, a few ms).
+
+    Examples:
+        ```python
+        job = await client.jobs.get(child_jid(workflow_jid, "p0"))  # its child "p0"
+        ```
+    """
     home = bucket(workflow)
     base = hashlib.blake2b(f"{workflow}\x00{name}".encode(), digest_size=14).hexdigest()
     for counter in range(1 << 16):
