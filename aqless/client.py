@@ -681,7 +681,7 @@ class Client(ClientScripted):
             assert await client.signal(jid, "approval", {"by": "mia"}) == "kept"
             ```
         """
-        return await signals.send(self.protocol, jid, signal, payload, signal_id)
+        return await signals.send(self.protocol, jid, signal, payload, signal_id, self.codec)
 
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"

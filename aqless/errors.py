@@ -45,7 +45,8 @@ AqlessError                  base, never raised itself
 ├── UnknownJobClassError     no handler for a klass, and importing it is not allowed
 └── WorkflowError            a workflow's code broke a rule of its context (aqless.workflows)
     ├── StepNameTakenError     a step name used twice in one run
-    └── SignalTimeoutError     a wait for a signal timed out (also a TimeoutError)
+    ├── SignalTimeoutError     a wait for a signal timed out (also a TimeoutError)
+    └── ChildFailedError       a child the workflow gathered failed for good; .name, .jid
 ```
 
 Catch the meaning you can act on, most specific first:
@@ -451,3 +452,21 @@ class SignalTimeoutError(WorkflowError, TimeoutError):
     def __init__(self, signal: str, timeout: float) -> None:
         super().__init__(f"no signal {signal!r} came within {timeout:g} s")
         self.signal = signal
+
+
+class ChildFailedError(WorkflowError):
+    """A child job a workflow started (``ctx.child``) failed for good, read at its
+    ``ctx.gather``: the workflow's code may catch it, else its run ends there (and a saga
+    compensates its steps).
+
+    Attributes:
+        name: the child's name in the workflow.
+        jid: the child's jid.
+        group: its failure group (e.g. ``<queue>-ValueError``).
+        message: its failure message.
+    """
+
+    def __init__(self, name: str, jid: str, group: str, message: str) -> None:
+        first_line = message.strip().splitlines()[-1:] or [""]
+        super().__init__(f"child {name!r} ({jid}) failed ({group}): {first_line[0]}")
+        self.name, self.jid, self.group, self.message = name, jid, group, message

@@ -28,7 +28,7 @@ from aqless.errors import (
 from aqless.flows.results import ChildrenResults
 from aqless.models import Failure, HistoryEntry, JobState, RecurringChanges, listed
 from aqless.progress import Coalescer, checked_report
-from aqless.puts import JobClass, checked_queue, class_name
+from aqless.puts import JobClass, checked_queue, class_name, stored_data
 from aqless.results import result_options
 from aqless.schedules import CronSchedule, next_runs, set_schedule
 
@@ -911,7 +911,7 @@ class Job:
         reply = await self.client.protocol.json("flow.children", self.jid)
         if reply is None:
             raise JobNotFoundError("flow.children", f"Job {self.jid} does not exist")
-        return ChildrenResults.from_json(reply)
+        return ChildrenResults.from_json(reply, self.client.codec)
 
     async def refresh(self) -> Job:
         """A new handle on the job, read as the server holds it now (this one is left as
@@ -965,7 +965,7 @@ class RecurringJob:
         self.jid: str = str(fields["jid"])
         self.klass_name: str = str(fields.get("klass", ""))
         self.queue_name: str = str(fields.get("queue", ""))
-        self.data: Any = _decoded_data(fields.get("data", "{}"))
+        self.data: Any = _decoded_data(fields.get("data", "{}"), client.codec)
         self.priority: float = float(fields.get("priority", 0))
         self.interval: float = float(fields.get("interval", 0))
         self.retries: int = int(fields.get("retries", 0))
@@ -1020,13 +1020,14 @@ class RecurringJob:
             schedule = CronSchedule.of(cron or self.cron or "", tz or self.tz)
         if interval is not None and (self.cron or schedule):
             raise ConfigurationError("a cron job has no interval to change: recur it anew")
-        options: list[str | float] = []
+        options: list[str | bytes | float] = []
         given = {**checked, "klass": changes.get("klass")}
         for name in ("interval", "priority", "retries", "backlog", "klass", "queue"):
             if given.get(name) is not None:
                 options += [name, given[name]]
         if data is not None:
-            options += ["data", encode_json(data, "job data")]
+            queue = str(given.get("queue") or self.queue_name)
+            options += ["data", stored_data(data, queue, self.jid, self._client.codec)]
         if throttles is not None:
             options += ["throttles", encode_json(list(throttles), "throttles")]
         if options:

@@ -368,6 +368,15 @@ _UUID4_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
 _UUID4_SET = (4 << 76) | (0x8000 << 48)
 
 
+def stored_data(data: Any, queue: str, jid: str, codec: PayloadCodec | None) -> str | bytes:
+    """Job data (of job or template `jid` in `queue`) as stored: its JSON text, through
+    `codec`'s chain for `queue` when given (aqless.codecs); PayloadError for data that is
+    not JSON. Every write of a job's data in a put's shape goes through it."""
+    if codec is None:
+        return encode_data(data, "job data")
+    return codec.for_queue(queue).encode(data, "job data", jid)
+
+
 def new_jid() -> str:
     """A new random jid: the hex of a version 4 UUID, as ``uuid.uuid4().hex``."""
     return "%032x" % (int.from_bytes(os.urandom(16), "big") & _UUID4_KEEP | _UUID4_SET)
@@ -568,15 +577,12 @@ def prepare_put(
     jid = jid or make_jid()
     if isinstance(data, Sealed):  # data this client could not open: never put as its text
         raise data.error
-    payload = put_payload(klass, queue, data)
     arguments: list[Argument] = [
         worker,
         queue,
         jid,
         class_name(klass),
-        encode_data(payload, "job data")
-        if codec is None
-        else codec.for_queue(queue).encode(payload, "job data", jid),
+        stored_data(put_payload(klass, queue, data), queue, jid, codec),
         wait,
     ]
     if chosen:

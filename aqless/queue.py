@@ -37,6 +37,7 @@ from aqless.puts import (
     new_jid,
     prepare_put,
     refuse_dedup_on_requeue,
+    stored_data,
 )
 from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.schedules import Planned, cron_schedule, set_schedule
@@ -444,13 +445,15 @@ class Queue(QueueScripted):
         tags, throttles = checked["tags"], checked["throttles"]
         schedule = cron_schedule(cron, tz, interval, offset)
         named = recurring_jid(name, jid)
+        template = named or jid or new_jid()
         # a named template takes its cron schedule in the same call
         planned = Planned.of(schedule, self._client.clock()) if schedule and named else None
-        args: list[str | float] = [
+        data = put_payload(klass, self.name, data)
+        args: list[str | bytes | float] = [
             self.name,
-            named or jid or new_jid(),
+            template,
             class_name(klass),
-            encode_json(put_payload(klass, self.name, data), "job data"),
+            stored_data(data, self.name, template, self._client.codec),
             planned.interval if planned else (60 if interval is None else interval),
             offset,
         ]

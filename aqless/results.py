@@ -10,15 +10,14 @@ completes without it, and the field ``result_dropped`` says why.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from aqless._connection.protocol import encode_json
-from aqless.codecs import PayloadCodec, Sealed, decoded_text
-from aqless.codecs.envelope import ENVELOPE_PREFIX
+from aqless.codecs import PayloadCodec, Sealed
+from aqless.codecs.envelope import ENVELOPE_PREFIX, opened_json
 from aqless.errors import (
     JobGoneError,
     PayloadError,
@@ -59,10 +58,10 @@ async def read_result(client: Client, jid: str) -> JobResult | None:
     stored = JobResult.from_json(jid, reply)
     if stored.text is not None and stored.text.startswith(ENVELOPE_PREFIX):
         # the value's JSON opened here, so that `value` and `outcome` read it as any other
-        opened = decoded_text(client.codec, stored.text)
+        opened = opened_json(client.codec, stored.text)
         if isinstance(opened, Sealed):
             raise opened.error
-        stored = dataclasses.replace(stored, text=json.dumps(opened))
+        stored = dataclasses.replace(stored, text=opened)
     return stored
 
 

@@ -402,8 +402,9 @@ def _rules() -> dict[str, Rule]:
         ),
         "workflow.kind": Rule(
             "choice",
-            "Why a parked workflow waits: asleep, for a signal, for a step's retry.",
-            choices=("sleep", "signal", "retry"),
+            "Why a parked workflow waits: asleep, for a signal, for a step's retry, for its "
+            "children.",
+            choices=("sleep", "signal", "retry", "children"),
         ),
         "workflow.latest": Rule("whole", "A code change's newest version.", minimum=1),
         "workflow.result_bytes": Rule(

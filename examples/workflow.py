@@ -11,6 +11,12 @@ a sleep or a wait) gets the kept result instead of running the function again.
 seconds apart, each counting its runs in a Redis hash (step ``slow_step`` lingers ``slow``
 seconds after its effect, before its result is kept).
 
+``packing`` fans out: one child job per parcel (``ctx.child``), then ``ctx.gather`` parks
+the workflow (in ``depends``, holding no slot) until every child is done, and sums their
+results. A child is put once: a run after a crash finds the children it started. (It
+lingers ``pause`` seconds between starting its children and gathering them: the tests kill
+its worker there.)
+
 Here the order is put, the approval is sent while it waits, and the worker finishes it. The
 same workflows run under ``aqless-run --handlers workflow:handlers orders``.
 
@@ -72,6 +78,23 @@ async def steps(ctx: aqless.WorkflowContext) -> int:
     return total
 
 
+@handlers.workflow("workflow.packing")
+async def packing(ctx: aqless.WorkflowContext) -> int:
+    parcels = [
+        await ctx.child("workflow.parcel", {"weight": weight}, queue="parcels", name=f"p{n}")
+        for n, weight in enumerate(ctx.data["weights"])
+    ]
+    await anyio.sleep(float(ctx.data.get("pause", 0)))
+    return sum(await ctx.gather(*parcels))
+
+
+@handlers.register("workflow.parcel")
+async def parcel(job: aqless.Job) -> int:
+    """A child of ``packing``: counts its runs by its jid, returns its postage."""
+    await job.client.redis.hincrby("workflow:parcels:runs", job.jid, 1)
+    return 5 + 2 * int(job.data["weight"])
+
+
 async def parked_order(client: aqless.Client, jid: str) -> Parked:
     """Why the order waits, once it is parked (a worker is running it)."""
     for _ in range(600):
@@ -101,6 +124,15 @@ async def main() -> None:
             print(f"step {name}: {step['result']!r} (attempt {step['attempt']})")
         runs = await client.redis.hgetall(runs_key(jid))
         print("runs:", dict(sorted(runs.items())))
+
+        packed = await client.queues["orders"].put("workflow.packing", {"weights": [1, 2, 3]})
+        worker = aqless.Worker(client, ["orders", "parcels"], handlers=handlers, interval=0.1)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(worker.run)
+            print("postage:", await client.result(packed, timeout=30))
+            worker.stop()
+        ran = await client.redis.hgetall("workflow:parcels:runs")
+        print("parcels run once each:", sorted(ran.values()) == ["1", "1", "1"])
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ A workflow is an async function of a `WorkflowContext`, registered with
   (SignalTimeoutError).
 - ``ctx.now()``, ``ctx.uuid()``, ``ctx.random()``: recorded on the first run, replayed after;
   ``ctx.version(change_id)``: which code a workflow started under takes at a change.
+- ``await ctx.child(klass, data, queue=)``, ``await ctx.gather(*children)``: starts child
+  jobs (each once, its jid made from the workflow's and the child's name) and parks the job
+  in ``depends`` until they are done, then returns their results (ChildFailedError for one
+  that failed for good).
 - ``ctx.step(..., undo=fn)``: a run that raises after such steps runs their undos, newest
   first, each once, and fails the job for good (a saga).
 """
@@ -27,20 +31,26 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, overload
 
 from aqless import rules
 from aqless._connection.protocol import encode_json
 from aqless._worker.outcomes import failure_group, failure_message
 from aqless._worker.policies import RetryPolicy
+from aqless.codecs import Sealed, decoded_value
 from aqless.errors import (
+    ChildFailedError,
     ConnectionLostError,
     LockLostError,
     SignalTimeoutError,
     StepNameTakenError,
     WorkflowError,
 )
+from aqless.flows.results import ChildrenResults
 from aqless.models import JobState
+from aqless.puts import PutOptions
+from aqless.queue import Queue
+from aqless.workflows.children import Child, child_jid
 from aqless.workflows.record import KEY
 
 if TYPE_CHECKING:
@@ -112,6 +122,9 @@ class WorkflowContext:
         self._used: dict[str, int] = {}
         self._undos: list[tuple[str, Undo, Any]] = []
         self._undoing = False
+        self._children = 0
+        self._named: set[str] = set()
+        self._gathers = 0
 
     # -- steps ----------------------------------------------------------------------------
 
@@ -345,6 +358,8 @@ class WorkflowContext:
 
         Raises:
             SignalTimeoutError: none came within `timeout` seconds of the wait's first reach.
+            CodecError: the payload was sealed by the sender's codec and the job's cannot
+                open it (aqless.codecs).
             InvalidValueError: `signal` is not a valid signal name, or `timeout` is negative
                 or over 10**9 seconds.
 
@@ -386,8 +401,136 @@ class WorkflowContext:
             wait["timed_out"] = True
             raise SignalTimeoutError(signal, timeout or 0)
         taken = json.loads(reply)
-        wait["taken"] = {"id": taken["id"], "at": taken["at"], "payload": taken["payload"]}
-        return taken["payload"]
+        # sealed by the sender's chain (it knows no queue): opened by the client's, which
+        # tries its queues' chains too
+        payload = decoded_value(self.job.client.codec, taken["payload"])
+        if isinstance(payload, Sealed):
+            raise payload.error
+        wait["taken"] = {"id": taken["id"], "at": taken["at"], "payload": payload}
+        return payload
+
+    # -- children -------------------------------------------------------------------------
+
+    async def child(
+        self,
+        klass: type | Callable[[Job], Any] | str,
+        data: Any = None,
+        *,
+        queue: str,
+        name: str | None = None,
+        **options: Unpack[PutOptions],
+    ) -> Child:
+        """Start a child job: put into `queue` as ``queue.put(klass, data, **options)`` puts
+        (the client's codec and put hooks apply), once: its jid is made from the workflow's
+        jid and `name`, and a later run (after a crash too) finds it started and puts
+        nothing. It runs as any job; `gather` waits for its result. It lives on the
+        workflow's server (on a sharded deployment, the workflow's shard, whatever its
+        queue's pin: it waits there as the workflow's dependency).
+
+        Args:
+            klass: the child's class, as `Queue.put` takes it.
+            data: its data (default None).
+            queue: the queue it is put into.
+            name: its name in the workflow's record, unique within a run (default: its
+                number among this run's children, ``"1"``, ``"2"``...).
+            **options: put's options (`aqless.PutOptions`) but ``jid``, ``replace`` and
+                ``dedup``, which the workflow decides.
+
+        Returns:
+            The `Child` (its name and jid), for `gather`.
+
+        Raises:
+            StepNameTakenError: `name` was a child's already in this run (nothing put).
+            WorkflowError: ``jid``, ``replace`` or ``dedup`` among `options` (nothing put).
+            InvalidValueError: `name` is not a valid name, or the put refused, as
+                `Queue.put` refuses (nothing put).
+
+        Examples:
+            ```python
+            a = await ctx.child("shop.Pack", {"item": 1}, queue="packing")
+            b = await ctx.child("shop.Pack", {"item": 2}, queue="packing", priority=5)
+            boxes = await ctx.gather(a, b)
+            ```
+        """
+        command = "workflow.child"
+        taken = {"jid", "replace", "dedup"} & set(options)
+        if taken:
+            raise WorkflowError(f"a workflow's child takes no {', '.join(sorted(taken))}")
+        self._children += 1
+        name = str(self._children) if name is None else name
+        rules.check("step", name, command)
+        if name in self._named:
+            raise StepNameTakenError(f"child {name!r} was started already in this run")
+        self._named.add(name)
+        started: dict[str, Any] = self._record.setdefault("children", {})
+        kept = started.get(name)
+        if isinstance(kept, dict) and "jid" in kept:  # stored: its put had landed before
+            self._occur(f"child:{name}")
+            return Child(name, str(kept["jid"]))
+        self._forward()
+        jid = child_jid(self.job.jid, name)
+        # replace=False: a replay after a crash finds the job (running, or done) and
+        # leaves it as it is
+        once: PutOptions = {**options, "jid": jid, "replace": False}
+        await Queue(self.job.client, queue).put(klass, data, **once)
+        started[name] = {"jid": jid, "queue": queue}  # stored with the next write
+        self._occur(f"child:{name}")
+        return Child(name, jid)
+
+    async def gather(self, *children: Child) -> list[Any]:
+        """The children's results, in the order given: at once when they are all done,
+        else the job parks (in ``depends``, holding no worker slot) until they are, and a
+        later run returns them. Recorded: a replay returns the same results.
+
+        Args:
+            *children: what `child` returned (at least one).
+
+        Raises:
+            ChildFailedError: a child failed for good (the first in the order given); the
+                run ends unless the code catches it, and a saga compensates its steps.
+            JobGoneError: a child no longer exists (cancelled, or expired unread).
+            ResultDroppedError: a child's result was not kept.
+            WorkflowError: no child given, or one given twice.
+
+        Examples:
+            ```python
+            parts = [
+                await ctx.child("shop.Price", {"item": item}, queue="pricing", name=f"item-{item}")
+                for item in ctx.data["items"]
+            ]
+            total = sum(await ctx.gather(*parts))
+            ```
+        """
+        jids = [child.jid for child in children]
+        if not jids or len(set(jids)) != len(jids):
+            raise WorkflowError("gather takes one or more children, each once")
+        self._gathers += 1
+        key = str(self._gathers)
+        gathered: dict[str, Any] = self._record.setdefault("gathers", {})
+        done = gathered.get(key)
+        if isinstance(done, dict) and done.get("jids") == jids and "results" in done:
+            self._occur(f"gather:{key}")
+            return list(done["results"])
+        self._forward()
+        self._occur(f"gather:{key}")
+        marker = {"kind": "children", "until": None, "children": jids}
+        self._record["parked"] = marker
+        text = self._text()
+        self._record.pop("parked")
+        reply = await self._call("job.awaitChildren", text, json.dumps(jids))
+        if reply == "parked":
+            self._record["parked"] = marker
+            self._left()
+        outcomes = ChildrenResults.from_json(json.loads(reply), self.job.client.codec)
+        results = []
+        for child, outcome in zip(children, outcomes, strict=True):
+            if outcome.failed:
+                failure = outcome.failure
+                group, message = (failure.group, failure.message) if failure else ("", "")
+                raise ChildFailedError(child.name, child.jid, group, message)
+            results.append(outcome.value())
+        gathered[key] = {"jids": jids, "results": results}  # stored with the next write
+        return results
 
     # -- deterministic values -------------------------------------------------------------
 

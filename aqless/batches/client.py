@@ -17,6 +17,7 @@ from aqless.batches.model import (
     checked_members,
     checked_ttl,
 )
+from aqless.codecs import PayloadCodec
 from aqless.errors import InvalidArgumentError
 from aqless.puts import new_jid, prepare_put
 from aqless.scripts.loader import Argument
@@ -37,6 +38,8 @@ class BatchClient(Protocol):
     def clock(self) -> Clock: ...
     @property
     def worker_name(self) -> str: ...
+    @property
+    def codec(self) -> PayloadCodec | None: ...
 
 
 def batch_arguments(
@@ -63,6 +66,7 @@ def batch_arguments(
             worker=client.worker_name,
             queue=queue,
             clock=client.clock,
+            codec=client.codec,
         )
         arguments += [len(prepared.arguments), *prepared.arguments]
     return arguments

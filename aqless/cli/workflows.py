@@ -59,12 +59,14 @@ def _decoded(payload: str | None) -> Any:
 @click.command(short_help="A queue's parked workflows and why they wait.")
 @click.argument("queue")
 @click.option("--kind", type=Ruled("workflow.kind"), help="Only those asleep (sleep), "
-              "waiting for a signal (signal) or for a step's retry (retry).")  # fmt: skip
+              "waiting for a signal (signal), for a step's retry (retry) or for their "
+              "children (children).")  # fmt: skip
 @click.option("-n", "--count", type=Ruled("count"), default=25, show_default=True, help="How many.")
 def workflows(queue: str, kind: str | None, count: int) -> None:
     """QUEUE's parked workflows: why each waits, until when, and how many steps it kept.
-    A parked workflow is a scheduled job: this reads QUEUE's scheduled jobs, 500 a round
-    trip, until it found COUNT (or read them all).
+    A parked workflow is a scheduled job (one waiting for its children, a depends job):
+    this reads QUEUE's scheduled, then depends jobs, 500 a round trip, until it found COUNT
+    (or read them all).
 
     \b
     Examples:
@@ -75,16 +77,18 @@ def workflows(queue: str, kind: str | None, count: int) -> None:
     async def read(client: AnyClient) -> list[tuple[Job, Parked]]:
         await known.require(client, "queue", queue)
         found: list[tuple[Job, Parked]] = []
-        offset = 0
-        while len(found) < count:
-            jids = await client.queues[queue].jobs("scheduled", offset=offset, count=PAGE)
-            for job in await client.jobs.get_many(jids):
-                why = parked(job.state, job.data)
-                if why is not None and (kind is None or why.kind == kind):
-                    found.append((job, why))
-            if len(jids) < PAGE:
-                break
-            offset += PAGE
+        states = {None: ("scheduled", "depends"), "children": ("depends",)}
+        for state in states.get(kind, ("scheduled",)):
+            offset = 0
+            while len(found) < count:
+                jids = await client.queues[queue].jobs(state, offset=offset, count=PAGE)
+                for job in await client.jobs.get_many(jids):
+                    why = parked(job.state, job.data)
+                    if why is not None and (kind is None or why.kind == kind):
+                        found.append((job, why))
+                if len(jids) < PAGE:
+                    break
+                offset += PAGE
         return found[:count]
 
     found = run_any(read)

@@ -260,5 +260,14 @@ def decoded_text(codec: PayloadCodec | None, text: str) -> Any:
         return Sealed(error)
 
 
+def opened_json(codec: PayloadCodec | None, text: str) -> str:
+    """Stored JSON text (a result) as plain JSON text: an envelope opened by `codec`, or
+    `Sealed` (a str that is no JSON) when it cannot be; other text as it is."""
+    if not text.startswith(ENVELOPE_PREFIX):
+        return text
+    opened = decoded_text(codec, text)
+    return opened if isinstance(opened, Sealed) else json.dumps(opened)
+
+
 PLAIN = PayloadCodec()
 """The codec of a client given none: plain JSON only, an envelope read as `Sealed`."""

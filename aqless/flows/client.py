@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aqless._connection.protocol import Clock, ScriptCaller, encode_json
+from aqless.codecs import PayloadCodec
 from aqless.errors import FlowError
 from aqless.flows.hooks import hooked
 from aqless.flows.spec import COMMAND, FlowNode, flow_document
@@ -81,6 +82,8 @@ class FlowClient(Protocol):
     def put_hooks(self) -> Sequence[Callable[..., Awaitable[list[str]]]]: ...
     @property
     def queues(self) -> QueueGetter: ...
+    @property
+    def codec(self) -> PayloadCodec | None: ...
 
 
 class Flows:
@@ -182,14 +185,17 @@ class Flows:
         """
         client = self._client
         document = flow_document(
-            root, worker=client.worker_name, clock=client.clock, jid_for=jid_for
-        )
+            root, worker=client.worker_name, clock=client.clock, jid_for=jid_for,
+            codec=client.codec,
+        )  # fmt: skip
         if not client.put_hooks:
             return await self.send(document)
 
         async def put(tree: FlowNode) -> Flow:  # the tree as the hooks left its jobs
             return await self.send(
-                flow_document(tree, worker=client.worker_name, clock=client.clock)
+                flow_document(
+                    tree, worker=client.worker_name, clock=client.clock, codec=client.codec
+                )
             )
 
         jids = [str(node["jid"]) for node in preorder(document)]

@@ -7,6 +7,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from aqless.codecs import PayloadCodec, Sealed
+from aqless.codecs.envelope import opened_json
 from aqless.errors import JobFailedError, JobGoneError, ResultDroppedError
 from aqless.flows.spec import FailurePolicy
 from aqless.models import Failure, JobState
@@ -24,7 +26,8 @@ class ChildResult:
         policy: its failure policy.
         state: its state (``complete`` once it ran; ``failed`` under ``ignore`` or
             ``continue``); None when it no longer exists (expired past ``jobs-history``).
-        text: its kept return value as JSON text (None: none kept).
+        text: its kept return value as JSON text (None: none kept; `aqless.codecs.Sealed`
+            when this client's codec cannot open it).
         dropped: why its return value was not kept, or None.
         failure: why it failed, when it did.
 
@@ -61,6 +64,7 @@ class ChildResult:
             JobFailedError: it failed under ``continue``.
             ResultDroppedError: it completed, but its value was not kept.
             JobGoneError: it no longer exists.
+            CodecError: its value is sealed, and this client's codec cannot open it.
 
         Examples:
             ```python
@@ -78,11 +82,14 @@ class ChildResult:
             raise JobFailedError(self.jid, group, message)
         if self.dropped is not None:
             raise ResultDroppedError(self.jid, self.dropped)
+        if isinstance(self.text, Sealed):
+            raise self.text.error
         return None if self.text is None else json.loads(self.text)
 
     @classmethod
-    def from_json(cls, entry: Mapping[str, Any]) -> ChildResult:
-        """Decode one child's entry of the script's reply (`Job.children_results` does it).
+    def from_json(cls, entry: Mapping[str, Any], codec: PayloadCodec | None = None) -> ChildResult:
+        """Decode one child's entry of the script's reply (`Job.children_results` does it),
+        its value opened by `codec`.
 
         Examples:
             ```python
@@ -99,7 +106,7 @@ class ChildResult:
             name=name if isinstance(name, str) and name else None,
             policy=cast(FailurePolicy, policy if policy in ("ignore", "continue") else "fail"),
             state=_state(state) if isinstance(state, str) else None,
-            text=text if isinstance(text, str) else None,
+            text=opened_json(codec, text) if isinstance(text, str) else None,
             dropped=dropped if isinstance(dropped, str) else None,
             failure=Failure.from_json(entry.get("failure")),
         )
@@ -134,8 +141,9 @@ class ChildrenResults:
         }
 
     @classmethod
-    def from_json(cls, reply: Any) -> ChildrenResults:
-        """Decode the script's reply: a list of the children's entries.
+    def from_json(cls, reply: Any, codec: PayloadCodec | None = None) -> ChildrenResults:
+        """Decode the script's reply: a list of the children's entries, their values opened
+        by `codec`.
 
         Examples:
             ```python
@@ -145,7 +153,7 @@ class ChildrenResults:
             ```
         """
         entries = reply if isinstance(reply, list) else []
-        return cls([ChildResult.from_json(entry) for entry in entries])
+        return cls([ChildResult.from_json(entry, codec) for entry in entries])
 
     def __iter__(self) -> Iterator[ChildResult]:
         return iter(self.children)

@@ -50,8 +50,9 @@ class ShardedFlows(ShardedPart):
 
         target = self._client.shard(shard)
         document = flow_document(
-            root, worker=target.worker_name, clock=target.clock, jid_for=jid_for
-        )
+            root, worker=target.worker_name, clock=target.clock, jid_for=jid_for,
+            codec=target.codec,
+        )  # fmt: skip
 
         async def put(document: dict[str, Any]) -> Flow:
             outside = {jid for node in preorder(document) for jid in node.get("depends") or ()}
@@ -64,7 +65,11 @@ class ShardedFlows(ShardedPart):
             return await put(document)
 
         async def put_tree(tree: FlowNode) -> Flow:  # the tree as the hooks left its jobs
-            return await put(flow_document(tree, worker=target.worker_name, clock=target.clock))
+            return await put(
+                flow_document(
+                    tree, worker=target.worker_name, clock=target.clock, codec=target.codec
+                )
+            )
 
         jids = [str(node["jid"]) for node in preorder(document)]
         flow: Flow = await hooked(root, jids, hooks, self._client.queues.__getitem__, put_tree)

@@ -13,6 +13,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from aqless._connection.protocol import Clock
+from aqless.codecs import PayloadCodec
 from aqless.errors import FlowCycleError, FlowError, FlowTooLargeError
 from aqless.puts import (
     JobClass,
@@ -126,6 +127,7 @@ class _Walk:
     jids: set[str] = field(default_factory=set)
     above: set[int] = field(default_factory=set)  # the ids of the nodes being walked
     count: int = 0
+    codec: PayloadCodec | None = None  # what each job's data is stored through
 
 
 def flow_document(
@@ -134,9 +136,11 @@ def flow_document(
     worker: str,
     clock: Clock,
     jid_for: Callable[[FlowNode], str] | None = None,
+    codec: PayloadCodec | None = None,
 ) -> dict[str, Any]:
     """The tree as ``flow.put`` takes it, every job given a jid (`jid_for(node)` makes one
-    for a node without, a random one by default), after checking it all.
+    for a node without, a random one by default), its data stored through `codec` as a
+    put's (aqless.codecs), after checking it all.
 
     Raises:
         FlowCycleError: a jid (or a node) that appears twice, or is its own descendant.
@@ -148,7 +152,7 @@ def flow_document(
             `prepare_put` refuses it (with a note naming the job's class).
     """
     make = jid_for or (lambda node: new_jid())
-    return _node(root, 0, _Walk(), worker, clock, make)
+    return _node(root, 0, _Walk(codec=codec), worker, clock, make)
 
 
 def _node(
@@ -177,7 +181,7 @@ def _node(
     try:
         prepared = prepare_put(
             node.klass, node.data, node.options(), worker=worker, queue=node.queue,
-            clock=clock, make_jid=lambda: make(node),
+            clock=clock, make_jid=lambda: make(node), codec=walk.codec,
         )  # fmt: skip
     except Exception as error:  # refused as the same put outside a flow is
         error.add_note(f"(a job of class {klass} in the flow)")

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aqless.outbox.queues import OutboxQueue, Queues, wall_clock
+from aqless.codecs import PayloadCodec
+from aqless.outbox.queues import OutboxQueue, Queues, wall_clock, writer_codec
 from aqless.outbox.record import OutboxRecord
 from aqless.outbox.table import TABLE_NAME, outbox_ddl
 
@@ -26,6 +27,9 @@ class DjangoOutbox:
     Args:
         using: the alias of the database in ``DATABASES`` (default ``"default"``).
         clock: the Unix time now (default: the wall clock).
+        codec: what the job's data is stored through (aqless.codecs), in the outbox table
+            and then on the server, as a client's puts store it (default: the one
+            ``AQLESS_KEYS`` and ``AQLESS_BLOB_DIR`` describe, if any).
 
     Examples:
         ```python
@@ -38,10 +42,17 @@ class DjangoOutbox:
         ```
     """
 
-    def __init__(self, using: str = "default", *, clock: Callable[[], float] = wall_clock):
+    def __init__(
+        self,
+        using: str = "default",
+        *,
+        clock: Callable[[], float] = wall_clock,
+        codec: PayloadCodec | None = None,
+    ):
         self.using = using
+        codec = writer_codec(codec)
         self.queues: Queues[OutboxQueue] = Queues(
-            lambda name: OutboxQueue(name, self._insert, clock)
+            lambda name: OutboxQueue(name, self._insert, clock, codec)
         )
 
     def _connection(self) -> Any:

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import insert
 
-from aqless.outbox.queues import AsyncOutboxQueue, OutboxQueue, Queues, wall_clock
+from aqless.codecs import PayloadCodec
+from aqless.outbox.queues import AsyncOutboxQueue, OutboxQueue, Queues, wall_clock, writer_codec
 from aqless.outbox.record import OutboxRecord
 from aqless.outbox.table import outbox_table
 
@@ -27,6 +28,9 @@ class Outbox:
         bind: the session or connection whose transaction the puts join.
         clock: the Unix time now (a put's `at`/`delay` is made a time from it); default
             the wall clock.
+        codec: what the job's data is stored through (aqless.codecs), in the outbox table
+            and then on the server, as a client's puts store it (default: the one
+            ``AQLESS_KEYS`` and ``AQLESS_BLOB_DIR`` describe, if any).
 
     Examples:
         ```python
@@ -38,10 +42,17 @@ class Outbox:
         ```
     """
 
-    def __init__(self, bind: Session | Connection, *, clock: Callable[[], float] = wall_clock):
+    def __init__(
+        self,
+        bind: Session | Connection,
+        *,
+        clock: Callable[[], float] = wall_clock,
+        codec: PayloadCodec | None = None,
+    ):
         self.bind = bind
+        codec = writer_codec(codec)
         self.queues: Queues[OutboxQueue] = Queues(
-            lambda name: OutboxQueue(name, self._insert, clock)
+            lambda name: OutboxQueue(name, self._insert, clock, codec)
         )
 
     def _insert(self, records: list[OutboxRecord]) -> None:
@@ -55,6 +66,9 @@ class AsyncOutbox:
     Args:
         bind: the session or connection whose transaction the puts join.
         clock: the Unix time now (default: the wall clock).
+        codec: what the job's data is stored through (aqless.codecs), in the outbox table
+            and then on the server, as a client's puts store it (default: the one
+            ``AQLESS_KEYS`` and ``AQLESS_BLOB_DIR`` describe, if any).
 
     Examples:
         ```python
@@ -67,11 +81,16 @@ class AsyncOutbox:
     """
 
     def __init__(
-        self, bind: AsyncSession | AsyncConnection, *, clock: Callable[[], float] = wall_clock
+        self,
+        bind: AsyncSession | AsyncConnection,
+        *,
+        clock: Callable[[], float] = wall_clock,
+        codec: PayloadCodec | None = None,
     ):
         self.bind = bind
+        codec = writer_codec(codec)
         self.queues: Queues[AsyncOutboxQueue] = Queues(
-            lambda name: AsyncOutboxQueue(name, self._insert, clock)
+            lambda name: AsyncOutboxQueue(name, self._insert, clock, codec)
         )
 
     async def _insert(self, records: list[OutboxRecord]) -> None:

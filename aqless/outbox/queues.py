@@ -7,6 +7,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Generic, TypeVar, Unpack
 
+from aqless import codecs
+from aqless.codecs import PayloadCodec
 from aqless.outbox.record import OutboxRecord, record_put
 from aqless.puts import JobClass, PutOptions, PutRequest
 from aqless.queue import checked_name
@@ -22,15 +24,18 @@ QueueKind = TypeVar("QueueKind")
 class _Recorder:
     """What both kinds of queue share: the checks and encoding of `record_put`."""
 
-    def __init__(self, name: str, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, name: str, clock: Callable[[], float], codec: PayloadCodec | None = None
+    ) -> None:
         self.name = checked_name(name)
         self._clock = clock
+        self._codec = codec
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
     def _record(self, klass: JobClass, data: Any, options: PutOptions) -> OutboxRecord:
-        return record_put(self.name, klass, data, options, clock=self._clock)
+        return record_put(self.name, klass, data, options, clock=self._clock, codec=self._codec)
 
     def _records(self, requests: Iterable[PutRequest]) -> list[OutboxRecord]:
         return [self._record(r.klass, r.data, r.options()) for r in requests]
@@ -47,8 +52,14 @@ class OutboxQueue(_Recorder):
         ```
     """
 
-    def __init__(self, name: str, insert: Insert, clock: Callable[[], float]) -> None:
-        super().__init__(name, clock)
+    def __init__(
+        self,
+        name: str,
+        insert: Insert,
+        clock: Callable[[], float],
+        codec: PayloadCodec | None = None,
+    ) -> None:
+        super().__init__(name, clock, codec)
         self._insert = insert
 
     def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
@@ -102,8 +113,14 @@ class AsyncOutboxQueue(_Recorder):
         ```
     """
 
-    def __init__(self, name: str, insert: AsyncInsert, clock: Callable[[], float]) -> None:
-        super().__init__(name, clock)
+    def __init__(
+        self,
+        name: str,
+        insert: AsyncInsert,
+        clock: Callable[[], float],
+        codec: PayloadCodec | None = None,
+    ) -> None:
+        super().__init__(name, clock, codec)
         self._insert = insert
 
     async def put(self, klass: JobClass, data: Any = None, **options: Unpack[PutOptions]) -> str:
@@ -148,6 +165,11 @@ class Queues(Generic[QueueKind]):
 
     def __getitem__(self, name: str) -> QueueKind:
         return self._make(name)
+
+
+def writer_codec(codec: PayloadCodec | None) -> PayloadCodec | None:
+    """A writer's codec: the one given, else the environment's (as a `Client`'s)."""
+    return codec or codecs.from_environment()
 
 
 def wall_clock() -> float:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aqless.codecs import PayloadCodec
 from aqless.puts import (
     DEDUP_COMMAND,
     Dedup,
@@ -78,12 +79,16 @@ def record_put(
     options: PutOptions,
     *,
     clock: Callable[[], float],
+    codec: PayloadCodec | None = None,
 ) -> OutboxRecord:
-    """The outbox row of ``queue.put(klass, data, **options)``, or the error that put would
+    """The outbox row of ``queue.put(klass, data, **options)`` (its data stored through
+    `codec`, as a client's put stores it), or the error that put would
     raise for it (TypeError, InvalidArgumentError, ConfigurationError, PayloadError,
     JobDataError) before anything is written."""
     now = clock()
-    prepared = prepare_put(klass, data, options, worker=_NO_WORKER, queue=queue, clock=lambda: now)
+    prepared = prepare_put(
+        klass, data, options, worker=_NO_WORKER, queue=queue, clock=lambda: now, codec=codec
+    )
     offset = 3 if prepared.command == DEDUP_COMMAND else 0
     arguments = prepared.arguments[offset:]
     jid, name, encoded, delay = arguments[2], arguments[3], arguments[4], arguments[5]

@@ -32,12 +32,14 @@ from typing import Any, ClassVar, Literal, Self
 
 import anyio
 
+from aqless import codecs
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.lifecycle import Lifecycle
 from aqless._connection.protocol import Clock
 from aqless.batches.sharded import ShardedBatches
 from aqless.client import Client, ShardedConfig, ShardedJobs, ShardedTags, ShardedWorkers
+from aqless.codecs import PayloadCodec
 from aqless.contracts.derived import ShardedClientRouted
 from aqless.errors import ConfigurationError, ConnectionLostError
 from aqless.events.sharded import MergedEventStream
@@ -82,6 +84,9 @@ class ShardedClient(ShardedClientRouted):
         worker_name: as `Client`'s, for every shard's client.
         clock: as `Client`'s, for every shard's client.
         strict: as `Client`'s, for every shard's client.
+        codec: as `Client`'s (aqless.codecs), for every shard's client: what job data,
+            results, checkpoints and signals are stored through (default: the one
+            ``AQLESS_KEYS`` and ``AQLESS_BLOB_DIR`` describe, if any).
 
     Raises:
         ConfigurationError: a bad name, count or address; at open, no such deployment and
@@ -105,6 +110,7 @@ class ShardedClient(ShardedClientRouted):
         worker_name: str | None = None,
         clock: Clock = time.time,
         strict: bool = False,
+        codec: PayloadCodec | None = None,
         **connection_options: Any,
     ) -> None:
         self.deployment = checked_deployment(deployment)
@@ -121,6 +127,8 @@ class ShardedClient(ShardedClientRouted):
         self.clock = clock
         self._worker_name = worker_name
         self._strict = strict
+        #: What every shard's client stores payloads through (aqless.codecs).
+        self.codec: PayloadCodec | None = codec or codecs.from_environment()
         if isinstance(nodes, str) and urls.scheme_of(nodes) == urls.CLUSTER:
             url = urls.parse(nodes)
             nodes = url.hosts
@@ -223,6 +231,7 @@ class ShardedClient(ShardedClientRouted):
                     clock=self.clock,
                     strict=self._strict,
                     sharded_pubsub=sharded,
+                    codec=self.codec,
                 )
                 self._clients[shard.id] = client
                 await client.open()

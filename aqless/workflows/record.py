@@ -11,13 +11,16 @@ The record is a JSON object::
      "events": ["step:charge", "sleep:1", "wait:approval#1"],
      "values": {"now": [...], "uuid": [...], "random": [...]},
      "versions": {"<change id>": 1},
-     "parked": {"kind": "sleep" | "signal" | "retry", "until": <time or null>,
-                "signal": "<signal>"},
+     "children": {"<name>": {"jid": "<its jid>", "queue": "<its queue>"}},
+     "gathers": {"1": {"jids": ["<jid>", ...], "results": [...]}},
+     "parked": {"kind": "sleep" | "signal" | "retry" | "children", "until": <time or null>,
+                "signal": "<signal>", "children": ["<jid>", ...]},
      "compensating": {"error": "<type: text>", "group": "<failure group>"}}
 
 A step counts as done once its ``result`` is in the stored record; an undo is a step named
 ``undo:<step>``. ``parked`` says why a
-scheduled workflow waits; it is stale once the job is no longer scheduled.
+scheduled workflow waits (a workflow waiting for its children is in ``depends``); it is
+stale once the job is no longer scheduled (or depends).
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ class Parked:
     """Why a workflow waits, scheduled.
 
     Attributes:
-        kind: ``sleep`` (asleep), ``signal`` (waiting for a signal) or ``retry`` (a step's
-            retry is due later).
+        kind: ``sleep`` (asleep), ``signal`` (waiting for a signal), ``retry`` (a step's
+            retry is due later) or ``children`` (waiting for its children, in ``depends``).
         until: when it wakes (epoch seconds), None for a wait without a timeout.
         signal: the signal waited for ("" unless `kind` is ``signal``).
     """
@@ -49,9 +52,12 @@ class Parked:
     signal: str = ""
 
     def describe(self) -> str:
-        """One line: ``waiting for signal 'approval'``, ``asleep``, ``step retry``."""
+        """One line: ``waiting for signal 'approval'``, ``asleep``, ``step retry``,
+        ``waiting for children``."""
         if self.kind == "signal":
             return f"waiting for signal {self.signal!r}"
+        if self.kind == "children":
+            return "waiting for children"
         return "asleep" if self.kind == "sleep" else "step retry"
 
 
@@ -109,13 +115,15 @@ def record_of(data: Any) -> dict[str, Any] | None:
 
 
 def parked(state: JobState | str, data: Any) -> Parked | None:
-    """Why the job of `state` and `data` waits, scheduled, as a workflow; None when it is
-    not a parked workflow."""
+    """Why the job of `state` and `data` waits, scheduled (or in depends, for its
+    children), as a workflow; None when it is not a parked workflow."""
     record = record_of(data)
-    if record is None or state != JobState.SCHEDULED:
+    if record is None or state not in (JobState.SCHEDULED, JobState.DEPENDS):
         return None
     marker = record.get("parked")
-    if not isinstance(marker, dict):
+    if not isinstance(marker, dict) or (state == JobState.DEPENDS) != (
+        marker.get("kind") == "children"
+    ):
         return None
     until = marker.get("until")
     return Parked(

@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 
 from aqless import rules
 from aqless._connection.protocol import ScriptCaller, encode_json
+from aqless.codecs import PayloadCodec
 
 __all__ = ["Delivery", "send"]
 
@@ -26,14 +27,19 @@ async def send(
     signal: str,
     payload: Any = None,
     signal_id: str | None = None,
+    codec: PayloadCodec | None = None,
 ) -> Delivery:
     """Send `signal` with `payload` (JSON) to the workflow `jid` through `protocol` (the
-    job's server); see `Delivery`. InvalidValueError or PayloadError (nothing sent) for a
-    bad input, JobNotFoundError, SignalRefusedError for a job that has ended."""
+    job's server), the payload stored through `codec` as the job's data is (its chain for
+    no queue in particular: the sender does not read the job); see `Delivery`.
+    InvalidValueError or PayloadError (nothing sent) for a bad input, JobNotFoundError,
+    SignalRefusedError for a job that has ended."""
     command = "job.signal"
     rules.check("jid", jid, command)
     rules.check("signal", signal, command)
     signal_id = rules.check_optional("signal_id", signal_id, command) or uuid.uuid4().hex
-    text = encode_json(payload, "signal payload")
+    text: str | bytes = encode_json(payload, "signal payload")
+    if codec is not None:
+        text = codec.encode_text(text, jid)
     reply = await protocol.text(command, jid, signal, text, signal_id)
     return cast(Delivery, reply)

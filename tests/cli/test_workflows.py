@@ -94,3 +94,29 @@ async def test_workflows_lists_a_queue_s_parked_workflows_by_why(
     assert "waiting for signal 'approval'" in shown.stdout
     assert "asleep" in shown.stdout
     assert (await run_cli("workflows", "q", "--kind", "nap")).code == 2
+
+
+async def test_workflows_lists_one_waiting_for_its_children(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Fan")
+    async def fan(ctx: WorkflowContext) -> Any:
+        return await ctx.gather(await ctx.child("app.Kid", {}, queue="kids"))
+
+    fanning = await client.queues["q"].put("wf.Fan", {})
+    await client.queues["q"].put("app.Blocked", {}, depends=[fanning])  # depends, no workflow
+
+    async def in_depends() -> bool:
+        job = await client.jobs.get(fanning)
+        return isinstance(job, aqless.Job) and str(job.state) == "depends"
+
+    async with running(make_worker(client, handlers=handlers, interval=0.1)):
+        await until(in_depends, what="waiting for its child")
+    listed = (await run_cli("--json", "workflows", "q")).json()["workflows"]
+    assert [(w["jid"], w["kind"]) for w in listed] == [(fanning, "children")]
+    only = (await run_cli("--json", "workflows", "q", "--kind", "children")).json()
+    assert [w["jid"] for w in only["workflows"]] == [fanning]
+    assert (await run_cli("--json", "workflows", "q", "--kind", "sleep")).json()["workflows"] == []
+    assert "waiting for children" in (await run_cli("workflows", "q")).stdout

@@ -31,6 +31,8 @@ PROMISES = {
         "'approved by': 'mia', 'shipped': 'shipped to Oslo'",
         "step charge: {'amount': 42, 'receipt': '",
         "runs: {'charge': '1', 'ship': '1'}",
+        "postage: 27",
+        "parcels run once each: True",
     ],
     "deduplication.py": [
         "5 puts of charge:7 made 1 job, 1 waiting",

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.orm import Session
 
 from aqless import Dedup, PutRequest
+from aqless.codecs import KeyRing, PayloadCodec
+from aqless.codecs.envelope import ENVELOPE_PREFIX
 from aqless.errors import InvalidArgumentError, PayloadError
 from aqless.outbox import AsyncOutbox, Outbox, outbox_ddl
 from tests.outbox.conftest import async_url, rows
@@ -142,3 +144,13 @@ def test_the_ddl_is_there_for_both_databases() -> None:
         assert "next_attempt_at" in index
     with pytest.raises(ValueError, match="no outbox DDL"):
         outbox_ddl("oracle")
+
+
+def test_an_outbox_row_is_sealed_by_the_writer_s_codec(engine: sa.Engine) -> None:
+    codec = PayloadCodec(keys=KeyRing({"k1": KeyRing.new_key()}))
+    with Session(engine) as session, session.begin():
+        Outbox(session, codec=codec).queues["emails"].put("app.Mail", {"card": "4111-1111"})
+    (row,) = rows(engine)
+    assert str(row.data).startswith(ENVELOPE_PREFIX)  # sealed in the table: so on the server
+    assert "4111-1111" not in str(row.data)
+    assert codec.decode(str(row.data)) == {"card": "4111-1111"}

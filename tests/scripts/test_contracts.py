@@ -149,7 +149,7 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {"batch.put", "batch.get", "batch.list"}
     aqless_own |= {"flow.put", "flow.children", "flow.tree"}
     aqless_own |= {"group.counts", "group.set"}
-    aqless_own |= {"job.sleep", "job.awaitSignal", "job.signal"}
+    aqless_own |= {"job.sleep", "job.awaitSignal", "job.signal", "job.awaitChildren"}
     aqless_own |= {"throttle.all", "throttle.index", "queue.failedJobs", "recurringJob.getMulti"}
     aqless_own |= {"queue.latency"}
     assert entries == set(CLASSIC_COMMANDS + REQLESS_COMMANDS) | aqless_own

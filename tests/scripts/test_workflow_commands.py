@@ -1,6 +1,8 @@
 """The workflow commands (workflow.lua): `job.sleep` and `job.awaitSignal` park a running
 job as scheduled with its data, spending no retry, refused as a heartbeat is; `job.signal`
-keeps signals in the job hash, wakes a job parked for it and takes an id once. Every
+keeps signals in the job hash, wakes a job parked for it and takes an id once;
+`job.awaitChildren` parks it in depends on its children (released, not failed, by a
+failed one) or answers their outcomes. Every
 refusal leaves the database as it was."""
 
 from __future__ import annotations
@@ -105,3 +107,44 @@ async def test_a_signal_is_refused_without_a_trace(lua: Lua) -> None:
     await lua("job.complete", 4, "jid", "w1", "queue", "{}")
     message = await refused(lua, "has ended", "job.signal", 5, "jid", "go", "1", "a")
     assert isinstance(error_for("job.signal", message), SignalRefusedError)
+
+
+async def test_a_gather_parks_in_depends_until_its_children_are_done(lua: Lua) -> None:
+    await rput(lua, 1, "wf")
+    for kid in ("k1", "k2"):
+        await rput(lua, 1, kid, queue="kids")
+    await popped(lua, 2)
+    kids = '["k1","k2"]'
+    assert await lua("job.awaitChildren", 3, "wf", "w1", 1, DATA, kids) == "parked"
+    job = await lua.json("job.get", 4, "wf")
+    assert (job["state"], job["worker"], job["data"]) == ("depends", "", DATA)
+    assert sorted(job["dependencies"]) == ["k1", "k2"]
+    assert await lua.redis.zscore("ql:q:queue-depends", "wf") == 3
+    assert await lua.redis.zscore("ql:q:queue-locks", "wf") is None
+    assert await lua.redis.hget("ql:j:k1", "flow_policy") == "continue"
+    await lua("rateLimit.pop", 5, "kids", "w2", 10, "data_apart")
+    await lua("job.complete", 6, "k1", "w2", "kids", "{}", "result", "1")
+    assert await lua.redis.hget("ql:j:wf", "state") == "depends"  # k2 still runs
+    await lua("job.fail", 7, "k2", "w2", "kids-ValueError", "no", "{}")
+    assert await lua.redis.hget("ql:j:wf", "state") == "waiting"  # released, not failed
+    await popped(lua, 8)
+    reply = json.loads(await lua("job.awaitChildren", 9, "wf", "w1", 2, DATA, kids))
+    assert [(kid["jid"], kid["state"], kid.get("result")) for kid in reply] == [
+        ("k1", "complete", "1"),
+        ("k2", "failed", None),
+    ]
+    assert reply[1]["failure"]["group"] == "kids-ValueError"
+
+
+async def test_a_gather_is_refused_without_a_trace(lua: Lua) -> None:
+    await rput(lua, 1, "wf")
+    await popped(lua, 2)
+    for bad in ("", "[]", '{"a":1}', "[1]", '[""]'):
+        message = await refused(
+            lua, "not a JSON list of jids", "job.awaitChildren", 3, "wf", "w1", 1, DATA, bad
+        )
+        assert isinstance(error_for("job.awaitChildren", message), InvalidArgumentError)
+    message = await refused(
+        lua, "another worker", "job.awaitChildren", 3, "wf", "w2", 1, DATA, '["k"]'
+    )
+    assert isinstance(error_for("job.awaitChildren", message), LockLostError)

@@ -61,3 +61,37 @@ async def test_a_sharded_workflow_is_signalled_on_its_shard(cluster: Cluster) ->
             for jid in jids:
                 assert await client.result(jid, timeout=10) == [1, 2]
             worker.stop()
+
+
+async def test_a_sharded_workflow_s_children_live_and_are_found_on_its_shard(
+    cluster: Cluster,
+) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Fan")
+    async def fan(ctx: WorkflowContext) -> int:
+        kids = [await ctx.child("wf.Double", {"n": n}, queue="kids") for n in range(3)]
+        return sum(await ctx.gather(*kids))
+
+    @handlers.register("wf.Double")
+    async def double(job: aqless.Job) -> int:
+        return 2 * int(job.data["n"])
+
+    async with deployment(cluster, "workflow-children") as client:
+        jids = await client.queues["fan"].put_many(
+            [aqless.PutRequest("wf.Fan", {}) for _ in range(4)]
+        )
+        assert len({client.shard_of(jid) for jid in jids}) > 1
+        worker = aqless.ShardedWorker(client, ["fan", "kids"], handlers=handlers, interval=0.1)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(worker.run)
+            for jid in jids:
+                assert await client.result(jid, timeout=15) == 0 + 2 + 4
+            worker.stop()
+        for jid in jids:
+            job = await client.jobs.get(jid)
+            assert isinstance(job, aqless.Job)
+            kids = [kid["jid"] for kid in job.data[record.KEY]["children"].values()]
+            for kid in kids:  # a lookup by jid finds each child, on its workflow's shard
+                assert client.shard_of(kid) == client.shard_of(jid)
+                assert await client.result(kid, timeout=1) in (0, 2, 4)

@@ -90,3 +90,27 @@ async def test_a_step_killed_midway_runs_again_and_only_it(
     kept = {step.name: step.attempt for step in steps(job.data)}
     assert kept["step-1"] == 1
     assert kept["step-2"] == 2  # kept once, by the attempt that finished it
+
+
+async def test_a_worker_killed_after_starting_children_starts_none_twice(
+    aq: aqless.Client, spawn: Spawner
+) -> None:
+    shutil.copy(EXAMPLE, spawn.folder / EXAMPLE.name)
+    jid = await aq.queues["q"].put("workflow.packing", {"weights": [1, 2, 3], "pause": 4})
+    worker = spawn(*WORKER)  # serves q only: the children wait in "parcels"
+
+    async def children_started() -> bool:
+        return (await aq.queues["parcels"].counts()).waiting == 3
+
+    await eventually(children_started, what="3 children put")
+    worker.send(signal.SIGKILL)  # in the pause: the children put, nothing of them stored
+    await worker.exited()
+    job = await aq.jobs.get(jid)
+    assert isinstance(job, aqless.Job)
+    assert "children" not in job.data.get("_workflow", {})  # no record of them was stored
+    spawn("--handlers", "workflow:handlers", "--interval", "0.2", "q", "parcels")
+    await reach_states(aq, [jid], {"complete": 1}, timeout=60)
+    assert await aq.result(jid) == 5 * 3 + 2 * 6
+    runs = await aq.redis.hgetall("workflow:parcels:runs")
+    assert sorted(runs.values()) == ["1", "1", "1"]  # three children, each run once
+    assert (await aq.queues["parcels"].counts()).waiting == 0

@@ -8,6 +8,9 @@
 --   wf-taken:<n>     the wait (its key) that took the n-th signal
 --   wf-wait:<key>    the n the wait of that key took, or 'timeout'
 --   wf-parked        the signal the parked job waits for
+-- A workflow waiting for its children (ctx.gather) is their flow parent (flows.lua): its
+-- children are its dependencies, each under the policy `continue` (a failure for good
+-- releases it; its code reads the failure), and it parks in `depends` until they are done.
 
 -- (the functions are Job's: the script's top-level locals are few, tests/scripts/test_locals.py)
 
@@ -29,16 +32,18 @@ function Job.workflow_held(verb, jid, worker, attempt, data)
   return job
 end
 
--- Hands the held job back as scheduled at `at`, with `data`, spending no retry.
-function Job.workflow_park(now, jid, job, worker, data, at, why)
+-- Hands the held job back as scheduled at `at`, with `data`, spending no retry; or, with
+-- `depending`, among its queue's dependent jobs (at `now`) until its dependencies are done.
+function Job.workflow_park(now, jid, job, worker, data, at, why, depending)
   local key, home = Keys.job(jid), Job.home(job, jid)
   call('HDEL', key, 'grace')
   call('ZREM', Keys.queue(home, 'locks'), jid)
   call('ZREM', Keys.worker_jobs(worker), jid)
   Throttle.release_all(jid, now, job.throttles or false)
   History.append(jid, now, 'parked', {reason = why, worker = worker, ['until'] = at})
-  call('ZADD', Keys.queue(home, 'scheduled'), at, jid)
-  call('HSET', key, 'state', 'scheduled', 'worker', '', 'expires', 0, 'data', data)
+  local state = depending and 'depends' or 'scheduled'
+  call('ZADD', Keys.queue(depending and job.queue or home, state), at, jid)
+  call('HSET', key, 'state', state, 'worker', '', 'expires', 0, 'data', data)
 end
 
 function Job.sleep(now, jid, worker, attempt, data, at)
@@ -114,4 +119,38 @@ function Job.signal(now, jid, signal, payload, id)
   History.append(jid, now, 'signalled', {signal = signal, id = id})
   Events.put(jid, home)
   return 'woken'
+end
+
+-- The children's jids of a gather, checked: a JSON list of jids, at least one.
+function Job.gathered_children(text)
+  local ok, children = pcall(cjson.decode, text or '')
+  check(ok and type(children) == 'table' and #children > 0,
+    'AwaitChildren(): Arg "children" not a JSON list of jids: ' .. tostring(text))
+  for _, child in ipairs(children) do
+    check(type(child) == 'string' and child ~= '',
+      'AwaitChildren(): Arg "children" not a JSON list of jids: ' .. tostring(text))
+  end
+  return children
+end
+
+function Job.await_children(now, jid, worker, attempt, data, children_text)
+  local children = Job.gathered_children(children_text)
+  local job = Job.workflow_held('AwaitChildren', jid, worker, attempt, data)
+  call('SET', Keys.flows(), 1)
+  call('HSET', Keys.job(jid), 'flow_children', cjson.encode(children))
+  local pending = 0
+  for _, child in ipairs(children) do
+    local state = call('HGET', Keys.job(child), 'state')
+    if state then
+      call('HSET', Keys.job(child), 'flow_parent', jid, 'flow_policy', 'continue')
+    end
+    if state and state ~= 'complete' and state ~= 'failed' then
+      pending = pending + 1
+      call('SADD', Keys.dependencies(jid), child)
+      call('SADD', Keys.dependents(child), jid)
+    end
+  end
+  if pending == 0 then return Flows.children(jid) end
+  Job.workflow_park(now, jid, job, worker, data, now, 'waiting for children', true)
+  return 'parked'
 end
