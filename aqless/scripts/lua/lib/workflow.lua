@@ -29,16 +29,22 @@ function Job.workflow_held(verb, jid, worker, attempt, data)
   return job
 end
 
--- Hands the held job back as scheduled at `at`, with `data`, spending no retry.
+-- Hands the held job back as scheduled at `at`, with `data`, spending no retry. A park due
+-- before every other scheduled job of its queue publishes a put event: an idle worker waits
+-- until its queue's first scheduled job is due (rateLimit.pop's "wait"), as it was when the
+-- worker last popped; told, it pops and learns the earlier time.
 function Job.workflow_park(now, jid, job, worker, data, at, why)
   local key, home = Keys.job(jid), Job.home(job, jid)
+  local scheduled = Keys.queue(home, 'scheduled')
   call('HDEL', key, 'grace')
   call('ZREM', Keys.queue(home, 'locks'), jid)
   call('ZREM', Keys.worker_jobs(worker), jid)
   Throttle.release_all(jid, now, job.throttles or false)
   History.append(jid, now, 'parked', {reason = why, worker = worker, ['until'] = at})
-  call('ZADD', Keys.queue(home, 'scheduled'), at, jid)
+  local head = call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')[2]
+  call('ZADD', scheduled, at, jid)
   call('HSET', key, 'state', 'scheduled', 'worker', '', 'expires', 0, 'data', data)
+  if head == nil or at < tonumber(head) then Events.put(jid, home) end
 end
 
 function Job.sleep(now, jid, worker, attempt, data, at)

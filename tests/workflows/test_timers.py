@@ -1,0 +1,69 @@
+"""A parked workflow resumes on time, not at a worker's next poll: the worker that parks it
+may be busy, and an idle worker that last looked at the queue before the park is told of
+the earlier wake-up (a put event from the park), then waits only until it is due."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+import aqless
+from aqless import WorkflowContext
+from tests.support.deployments import Deployment
+from tests.support.worker import make_worker, running
+
+#: the idle worker polls this rarely: a wake-up that waited for its poll would be this late
+INTERVAL = 5.0
+#: how late a 0.3 s sleep may resume (it is a few ms; generous against a loaded machine)
+LATE = 1.0
+
+
+@pytest.fixture
+async def parker(deployment: Deployment) -> AsyncIterator[aqless.Client]:
+    async with deployment.open_client(worker_name="parker") as client:
+        await deployment.flush()
+        yield client
+
+
+@pytest.fixture
+async def idle(deployment: Deployment) -> AsyncIterator[aqless.Client]:
+    async with deployment.open_client(worker_name="idle") as client:
+        yield client
+
+
+@pytest.mark.parametrize("park", ["sleep", "wait"])
+async def test_a_park_resumes_on_time_on_a_worker_idle_since_before_it(
+    parker: aqless.Client, idle: aqless.Client, park: str
+) -> None:
+    handlers = aqless.Handlers()
+    due: list[float] = []
+    resumed: list[float] = []
+
+    @handlers.workflow("wf.Nap")
+    async def nap(ctx: WorkflowContext) -> Any:
+        when = await ctx.step("when", lambda: time.time() + 0.3)
+        due.append(when)
+        if park == "sleep":
+            await ctx.sleep_until(when)
+        else:  # a wait for a signal that never comes times out on time
+            with pytest.raises(aqless.SignalTimeoutError):
+                await ctx.wait_for("never", timeout=max(when - time.time(), 0.01))
+        resumed.append(time.time())
+        return "rested"
+
+    jid = await parker.queues["q"].put("wf.Nap", {})
+    job = await parker.queues["q"].pop()  # held by "parker", a worker that will stay busy
+    assert job is not None
+    assert job.jid == jid
+    async with running(make_worker(idle, handlers=handlers, interval=INTERVAL)) as other:
+        await anyio.sleep(0.2)  # it popped, found nothing due, and waits for news or a poll
+        # the parker runs the workflow to its sleep and takes no more work (as if busy)
+        parking = make_worker(parker, handlers=handlers, interval=INTERVAL)
+        assert await parking.perform(job) == "parked"
+        assert await parker.result(jid, timeout=INTERVAL + 5) == "rested"
+        assert other.worker.counters.started == 1
+    assert resumed[0] - due[-1] < LATE, f"resumed {resumed[0] - due[-1]:.3f} s late"
