@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.deployments("valkey9", reason="worker processes: one server kind"),
 ]
 
-OLD = '''
+OLD = """
 import aqless
 
 handlers = aqless.Handlers()
@@ -36,9 +36,9 @@ async def order(ctx):
     charged = await ctx.step("charge", lambda: "charged")
     await ctx.wait_for("go")
     return [charged, "old"]
-'''
+"""
 
-NEW = '''
+NEW = """
 import aqless
 
 handlers = aqless.Handlers()
@@ -55,7 +55,7 @@ async def order(ctx):
     if sms >= 1:
         await ctx.step("sms", lambda: "sent")
     return [charged, "new", fraud, sms]
-'''
+"""
 
 WORKER = ("--handlers", "versioned:handlers", "--interval", "0.2", "q")
 
