@@ -201,10 +201,10 @@ async def signal_phase(client: aqless.Client, seen: Seen, waiters: list[str]) ->
 
 
 async def timer_phase(
-    client: aqless.Client, seen: Seen, timers: int, spread: float, stalls: Stalls
+    client: aqless.Client, seen: Seen, timers: int, spread: float, stalls: Stalls, lead: float
 ) -> None:
     chance = random.Random(41)  # noqa: S311 (a benchmark's spread, not a secret)
-    first = time.time() + max(10.0, timers / 500)  # after every timer has parked
+    first = time.time() + max(lead, timers / 500)  # after every timer has parked
     requests = [
         PutRequest("bench.timer", {"at": first + chance.uniform(0, spread)}) for _ in range(timers)
     ]
@@ -256,7 +256,9 @@ async def run(options: argparse.Namespace) -> None:
                 stalls.stalls.clear()
                 await signal_phase(client, seen, waiters)
                 sys.stdout.write(f"  meanwhile {stalls.describe()}\n")
-                await timer_phase(client, seen, options.timers, options.spread, stalls)
+                await timer_phase(
+                    client, seen, options.timers, options.spread, stalls, options.lead
+                )
                 worker.stop()
                 tasks.cancel_scope.cancel()
     finally:
@@ -268,6 +270,9 @@ def main() -> None:
     parser.add_argument("--parked", type=int, default=10000)
     parser.add_argument("--timers", type=int, default=10000)
     parser.add_argument("--spread", type=float, default=60.0, help="seconds")
+    parser.add_argument(
+        "--lead", type=float, default=10.0, help="seconds from the puts to the first timer"
+    )
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--interval", type=float, default=5.0, help="seconds")
     anyio.run(run, parser.parse_args())
