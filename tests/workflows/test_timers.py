@@ -1,6 +1,7 @@
 """A parked workflow resumes on time, not at a worker's next poll: the worker that parks it
 may be busy, and an idle worker that last looked at the queue before the park is told of
-the earlier wake-up (a put event from the park), then waits only until it is due."""
+the earlier wake-up (a put event from the park), then waits only until it is due. A signal
+that wakes a workflow pushes it to an offering worker, as a put pushes its job."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import aqless
 from aqless import WorkflowContext
 from tests.support.deployments import Deployment
-from tests.support.worker import make_worker, running
+from tests.support.worker import make_worker, running, until
 
 #: the idle worker polls this rarely: a wake-up that waited for its poll would be this late
 INTERVAL = 5.0
@@ -67,3 +68,40 @@ async def test_a_park_resumes_on_time_on_a_worker_idle_since_before_it(
         assert await parker.result(jid, timeout=INTERVAL + 5) == "rested"
         assert other.worker.counters.started == 1
     assert resumed[0] - due[-1] < LATE, f"resumed {resumed[0] - due[-1]:.3f} s late"
+
+
+async def test_a_signal_pushes_the_woken_workflow_to_an_offering_worker(
+    parker: aqless.Client, idle: aqless.Client
+) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Approval")
+    async def approval(ctx: WorkflowContext) -> Any:
+        return await ctx.wait_for("go")
+
+    jid = await parker.queues["q"].put("wf.Approval", {})
+    job = await parker.queues["q"].pop()
+    assert job is not None
+    parking = make_worker(parker, handlers=handlers, interval=INTERVAL)
+    assert await parking.perform(job) == "parked"
+    async with running(make_worker(idle, handlers=handlers, interval=INTERVAL)):
+        offers = f"{parker.prefix}offers:q"
+
+        async def offering() -> bool:
+            return bool(await parker.redis.hexists(offers, "idle"))
+
+        await until(offering, what="the idle worker's offer")
+        pushed = parker.redis.pubsub()
+        await pushed.subscribe(f"{parker.prefix}pushed")
+        assert await pushed.get_message(timeout=5) is not None  # subscribed
+        try:
+            assert await parker.signal(jid, "go", "yes") == "woken"
+            assert await parker.result(jid, timeout=10) == "yes"
+            messages = []
+            while (
+                message := await pushed.get_message(ignore_subscribe_messages=True, timeout=0.2)
+            ) is not None:
+                messages.append(message["data"])
+        finally:
+            await pushed.aclose()
+    assert jid in messages  # it came with the news, not by a pop of the worker's

@@ -118,6 +118,8 @@ function Job.signal(now, jid, signal, payload, id)
   call('HSET', key, 'state', 'waiting')
   call('HDEL', key, 'wf-parked')
   History.append(jid, now, 'signalled', {signal = signal, id = id})
+  -- as a put: pushed to an offering worker (no pop's round trip), then the put event
+  Worker.push(now, home)
   Events.put(jid, home)
   return 'woken'
 end
