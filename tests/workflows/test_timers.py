@@ -105,3 +105,24 @@ async def test_a_signal_pushes_the_woken_workflow_to_an_offering_worker(
         finally:
             await pushed.aclose()
     assert jid in messages  # it came with the news, not by a pop of the worker's
+
+
+async def test_a_retry_with_a_delay_runs_on_time_on_a_worker_that_polls_rarely(
+    parker: aqless.Client,
+) -> None:
+    """Not a workflow: any scheduled job. The worker that retried the job pops at once (its
+    slot freed), and that pop's reply tells it when the job is due."""
+    runs: list[float] = []
+    handlers = aqless.Handlers()
+
+    @handlers.register("flaky", retry=aqless.RetryPolicy(strategy="fixed", delay=0.3))
+    async def flaky(job: aqless.Job) -> str:
+        runs.append(time.monotonic())
+        if len(runs) == 1:
+            raise RuntimeError("once")
+        return "done"
+
+    jid = await parker.queues["q"].put("flaky", {})
+    async with running(make_worker(parker, handlers=handlers, interval=INTERVAL)):
+        assert await parker.result(jid, timeout=INTERVAL + 5) == "done"
+    assert runs[1] - runs[0] < 0.3 + LATE, f"ran again {runs[1] - runs[0]:.3f} s later"
