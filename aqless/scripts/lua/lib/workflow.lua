@@ -31,8 +31,8 @@ end
 
 -- Hands the held job back as scheduled at `at`, with `data`, spending no retry. A park due
 -- before every other scheduled job of its queue publishes a put event: an idle worker waits
--- until its queue's first scheduled job is due (rateLimit.pop's "wait"), as it was when the
--- worker last popped; told, it pops and learns the earlier time.
+-- until the first scheduled job its last pop saw is due (rateLimit.pop's "wait"); told, it
+-- pops again and learns the earlier time.
 function Job.workflow_park(now, jid, job, worker, data, at, why)
   local key, home = Keys.job(jid), Job.home(job, jid)
   local scheduled = Keys.queue(home, 'scheduled')
