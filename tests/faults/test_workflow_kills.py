@@ -73,7 +73,7 @@ async def test_killed_workers_make_each_step_s_effect_once_and_never_rerun_a_kep
     killed = 0
     while (await states(aq, jids))["complete"] < workflows:
         assert time.monotonic() - started < 600, "the workflows did not finish"
-        await anyio.sleep(chance.uniform(0.3, 2.0))
+        await anyio.sleep(chance.uniform(0.2, 1.5))
         if killed < kills:  # every workflow in flight is cut short, wherever it is
             worker.send(signal.SIGKILL)
             await worker.exited()
