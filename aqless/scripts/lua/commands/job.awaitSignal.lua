@@ -1,7 +1,8 @@
 --[=[ job.awaitSignal
   Args     jid, worker, attempt, data, wait, signal, until (aqless's own: the workflow's wait
            of key `wait` takes the first signal named `signal` no wait took, or times out
-           once `until` has passed, or stores the data and parks until `until` or the signal)
+           once `until` has passed, or stores the data and parks until `until` or the signal;
+           a park as job.sleep's publishes a put event when it is due first)
   Reads    ql:j:<jid>
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<q>-locks|scheduled, ql:w:<worker>:jobs,
            throttles

@@ -1,6 +1,7 @@
 --[=[ job.sleep
   Args     jid, worker, attempt, data, until (aqless's own: a workflow stores its data and
-           parks until a time, spending no retry)
+           parks until a time, spending no retry; parked before its queue's other scheduled
+           jobs, it publishes a put event, so an idle worker wakes for it on time)
   Reads    ql:j:<jid>
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:q:<q>-locks|scheduled, ql:w:<worker>:jobs,
            throttles

@@ -34,16 +34,26 @@ end
 
 -- Hands the held job back as scheduled at `at`, with `data`, spending no retry; or, with
 -- `depending`, among its queue's dependent jobs (at `now`) until its dependencies are done.
+-- A park due before every other scheduled job of its queue publishes a put event: an idle
+-- worker waits until the first scheduled job its last pop saw is due (rateLimit.pop's
+-- "wait"); told, it pops again and learns the earlier time.
 function Job.workflow_park(now, jid, job, worker, data, at, why, depending)
   local key, home = Keys.job(jid), Job.home(job, jid)
+  local scheduled = Keys.queue(home, 'scheduled')
   call('HDEL', key, 'grace')
   call('ZREM', Keys.queue(home, 'locks'), jid)
   call('ZREM', Keys.worker_jobs(worker), jid)
   Throttle.release_all(jid, now, job.throttles or false)
   History.append(jid, now, 'parked', {reason = why, worker = worker, ['until'] = at})
-  local state = depending and 'depends' or 'scheduled'
-  call('ZADD', Keys.queue(depending and job.queue or home, state), at, jid)
-  call('HSET', key, 'state', state, 'worker', '', 'expires', 0, 'data', data)
+  if depending then
+    call('ZADD', Keys.queue(job.queue, 'depends'), at, jid)
+    call('HSET', key, 'state', 'depends', 'worker', '', 'expires', 0, 'data', data)
+    return
+  end
+  local head = call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')[2]
+  call('ZADD', scheduled, at, jid)
+  call('HSET', key, 'state', 'scheduled', 'worker', '', 'expires', 0, 'data', data)
+  if head == nil or at < tonumber(head) then Events.put(jid, home) end
 end
 
 function Job.sleep(now, jid, worker, attempt, data, at)
@@ -117,6 +127,8 @@ function Job.signal(now, jid, signal, payload, id)
   call('HSET', key, 'state', 'waiting')
   call('HDEL', key, 'wf-parked')
   History.append(jid, now, 'signalled', {signal = signal, id = id})
+  -- as a put: pushed to an offering worker (no pop's round trip), then the put event
+  Worker.push(now, home)
   Events.put(jid, home)
   return 'woken'
 end
