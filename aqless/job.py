@@ -1099,6 +1099,9 @@ class RecurringJob:
         """Stop making runs until `resume` (its due runs are dropped meanwhile); the runs
         already made are left alone.
 
+        Raises:
+            JobNotFoundError: the template is gone.
+
         Examples:
             ```python
             await recurring.pause()
@@ -1110,6 +1113,9 @@ class RecurringJob:
     async def resume(self) -> None:
         """Make runs again after `pause`, or after `pause_after` failed runs in a row (their
         count starts over); the runs due while it was paused are not made.
+
+        Raises:
+            JobNotFoundError: the template is gone.
 
         Examples:
             ```python
