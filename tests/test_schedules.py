@@ -282,3 +282,19 @@ async def test_a_registration_by_name_sets_the_policy_and_keeps_the_pause(
     assert (again.overlap, again.catchup, again.pause_after) == ("buffer_all", 600, 3)
     await again.update(overlap="allow_all")
     assert again.overlap == "allow_all"
+
+
+async def test_a_run_whose_lock_lapsed_without_retries_counts_as_a_failure(
+    timed_client: aqless.Client, clock: ManualClock
+) -> None:
+    t0 = clock.now
+    queue = timed_client.queues["q"]
+    await queue.recur("app.Tick", interval=3600, jid="tick", pause_after=1)
+    [run] = await at(timed_client, clock, t0)
+    assert run.jid == "tick-1"
+    # its lock (60 s) lapses: the first pop after warns, the first after the grace fails it
+    for later in (61, 200):
+        await at(timed_client, clock, t0 + later)
+    assert await state(timed_client, "tick-1") == "failed"
+    found = await template(timed_client)
+    assert (found.paused, found.failures) == (True, 1)
