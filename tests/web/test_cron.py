@@ -207,3 +207,18 @@ async def test_pause_resume_and_backfill_from_the_recurring_page(
     bad = await act(app_client, "recurring_backfill", {"start": "soon", "end": "later"})
     assert bad.status_code == 400
     assert await client.queues["reports"].length() == 24
+
+
+async def test_the_recurring_list_says_which_templates_are_paused_or_guarded(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    queue = client.queues["reports"]
+    await queue.recur("app.Nightly", interval=60, name="guarded", overlap="skip")
+    await queue.recur("app.Nightly", interval=60, name="plain")
+    listing = (await app_client.get("/recurring")).text
+    assert '<span class="muted" title="overlap">skip</span>' in listing
+    assert "paused</span>" not in listing
+    template = await client.jobs.get("plain")
+    assert isinstance(template, aqless.RecurringJob)
+    await template.pause()
+    assert '<span class="muted">paused</span>' in (await app_client.get("/recurring")).text
