@@ -135,7 +135,8 @@ def progress_document(progress: Progress | None) -> Document | None:
 
 
 def recurring_document(job: RecurringJob) -> Document:
-    """A recurring job as the script's `recurringJob.get` names its fields."""
+    """A recurring job as the script's `recurringJob.get` names its fields (its policy's
+    too, each with its default when the script leaves it out)."""
     return {
         "jid": job.jid,
         "klass": job.klass_name,
@@ -149,6 +150,13 @@ def recurring_document(job: RecurringJob) -> Document:
         "count": job.count,
         "backlog": job.backlog,
         "throttles": list(job.throttles),
+        "overlap": job.overlap,
+        "catchup": job.catchup,
+        "pause_after": job.pause_after,
+        "jitter": job.jitter,
+        "paused": job.paused,
+        "failures": job.failures,
+        "buffered": job.buffered,
     } | ({"cron": job.cron, "tz": job.tz} if job.cron else {})
 
 

@@ -26,11 +26,19 @@ from aqless.errors import (
     PayloadError,
 )
 from aqless.flows.results import ChildrenResults
-from aqless.models import Failure, HistoryEntry, JobState, RecurringChanges, listed
+from aqless.models import (
+    Failure,
+    HistoryEntry,
+    JobState,
+    Overlap,
+    RecurringChanges,
+    When,
+    listed,
+)
 from aqless.progress import Coalescer, checked_report
 from aqless.puts import JobClass, checked_queue, class_name, stored_data
 from aqless.results import result_options
-from aqless.schedules import CronSchedule, next_runs, set_schedule
+from aqless.schedules import CronSchedule, backfill, next_runs, policy_options, set_schedule
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -946,12 +954,19 @@ class RecurringJob:
     __slots__ = (
         "_client",
         "backlog",
+        "buffered",
+        "catchup",
         "count",
         "cron",
         "data",
+        "failures",
         "interval",
         "jid",
+        "jitter",
         "klass_name",
+        "overlap",
+        "pause_after",
+        "paused",
         "priority",
         "queue_name",
         "retries",
@@ -976,6 +991,18 @@ class RecurringJob:
         #: the cron expression it spawns on (None: every `interval` seconds), and its zone
         self.cron: str | None = fields.get("cron") or None
         self.tz: str = str(fields.get("tz") or "UTC")
+        #: its policy (aqless's own, `Queue.recur`): what a due run does while the last is
+        #: live, how late a missed run may be (0: any), the failures in a row that pause it
+        #: (0: never), how late a run may start
+        self.overlap: Overlap = fields.get("overlap") or "allow_all"
+        self.catchup: float = float(fields.get("catchup") or 0)
+        self.pause_after: int = int(fields.get("pause_after") or 0)
+        self.jitter: float = float(fields.get("jitter") or 0)
+        #: whether it is paused (`pause`, or `pause_after` failures in a row), its runs'
+        #: failures in a row, and the runs waiting for the live one to end
+        self.paused: bool = bool(fields.get("paused"))
+        self.failures: int = int(fields.get("failures") or 0)
+        self.buffered: int = int(fields.get("buffered") or 0)
 
     def __repr__(self) -> str:
         every = f"on {self.cron!r} {self.tz}" if self.cron else f"every {self.interval}s"
@@ -994,13 +1021,14 @@ class RecurringJob:
 
     async def update(self, **changes: Unpack[RecurringChanges]) -> None:
         """Change the template (`interval`, `priority`, `retries`, `data`, `klass`,
-        `queue`, `backlog`, `throttles`, `cron`, `tz`); jobs it spawns from now on follow
-        the change. A new `cron` or `tz` recomputes its schedule; a cron job's `interval`
-        can't be changed.
+        `queue`, `backlog`, `throttles`, `cron`, `tz`, and its policy: `overlap`,
+        `catchup`, `pause_after`, `jitter`, as `Queue.recur` takes them); jobs it spawns from
+        now on follow the change. A new `cron` or `tz` recomputes its schedule; a cron job's
+        `interval` can't be changed.
 
         Raises:
             InvalidValueError: a value outside its rule (`interval` positive, `retries` and
-                `backlog` whole numbers from 0); nothing sent.
+                `backlog` whole numbers from 0, `overlap` one of its five); nothing sent.
             ConfigurationError: `tz` without a cron schedule, or an `interval` for a cron
                 job.
 
@@ -1008,6 +1036,7 @@ class RecurringJob:
             ```python
             await recurring.update(interval=3600, priority=5)
             await recurring.update(cron="0 9 * * MON-FRI", tz="Europe/Paris")
+            await recurring.update(overlap="skip", pause_after=3)
             ```
         """
         checked = rules.check_recurring("recurringJob.update", changes)
@@ -1025,6 +1054,7 @@ class RecurringJob:
         for name in ("interval", "priority", "retries", "backlog", "klass", "queue"):
             if given.get(name) is not None:
                 options += [name, given[name]]
+        options += policy_options(checked)
         if data is not None:
             queue = str(given.get("queue") or self.queue_name)
             options += ["data", stored_data(data, queue, self.jid, self._client.codec)]
@@ -1034,10 +1064,67 @@ class RecurringJob:
             await self._client.protocol.call("recurringJob.update", self.jid, *options)
         if schedule is not None:
             await set_schedule(self._client, self.jid, schedule)
+        await self._reread()
+
+    async def _reread(self) -> None:
         fresh = await self._client.jobs.get(self.jid)
         if isinstance(fresh, RecurringJob):
             for name in RecurringJob.__slots__[1:]:
                 setattr(self, name, getattr(fresh, name))
+
+    async def backfill(self, start: When, end: When) -> int:
+        """Make the runs it would have made from `start` up to (not including) `end`, a
+        range of the past (a naive datetime is read in its `tz`): one job for each of its
+        fire times there (every `interval` seconds in step with its schedule), each time
+        once however often it is backfilled. The runs go into its queue at once, oldest
+        first, whatever its `overlap`; returns how many it made (0: all made before).
+
+        Raises:
+            InvalidValueError: `start` or `end` outside its rule; nothing sent.
+            ConfigurationError: `end` not after `start`, `end` after now, or a range of
+                more than 100,000 runs; nothing sent.
+            JobNotFoundError: the template is gone.
+
+        Examples:
+            ```python
+            day = datetime.datetime(2026, 3, 2, tzinfo=datetime.UTC)
+            made = await recurring.backfill(day, day + datetime.timedelta(days=1))
+            ```
+        """
+        schedule = CronSchedule.of(self.cron, self.tz) if self.cron else None
+        made = await backfill(self._client, self.jid, schedule, self.interval, start, end)
+        await self._reread()
+        return made
+
+    async def pause(self) -> None:
+        """Stop making runs until `resume` (its due runs are dropped meanwhile); the runs
+        already made are left alone.
+
+        Raises:
+            JobNotFoundError: the template is gone.
+
+        Examples:
+            ```python
+            await recurring.pause()
+            ```
+        """
+        await self._client.protocol.call("recurringJob.update", self.jid, "paused", 1)
+        self.paused = True
+
+    async def resume(self) -> None:
+        """Make runs again after `pause`, or after `pause_after` failed runs in a row (their
+        count starts over); the runs due while it was paused are not made.
+
+        Raises:
+            JobNotFoundError: the template is gone.
+
+        Examples:
+            ```python
+            await recurring.resume()
+            ```
+        """
+        await self._client.protocol.call("recurringJob.update", self.jid, "paused", 0)
+        self.paused, self.failures = False, 0
 
     async def tag(self, *tags: str) -> tuple[str, ...]:
         """Add tags for the jobs it spawns from now on; returns all of them.

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Final, NamedTuple, TypedDict
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, TypedDict
 
 from aqless.errors import ConfigurationError, JobFailedError, ResultDroppedError
 
@@ -567,6 +568,12 @@ class Page:
     jids: Sequence[str]
 
 
+#: What a recurring job's due run does while its last run is still live (``overlap=``).
+Overlap: TypeAlias = Literal["skip", "buffer_one", "buffer_all", "cancel_other", "allow_all"]
+#: A moment: an aware (or UTC) datetime, or a unix time.
+When: TypeAlias = datetime.datetime | float
+
+
 class RecurringChanges(TypedDict, total=False):
     """What `RecurringJob.update` may change (each left as it is when not given).
 
@@ -586,6 +593,10 @@ class RecurringChanges(TypedDict, total=False):
     throttles: Sequence[str] | None
     cron: str | None
     tz: str | None
+    overlap: Overlap | None
+    catchup: float | None
+    pause_after: int | None
+    jitter: float | None
 
 
 #: The script's names of a rate limit's two modes (`RateLimit.set`'s `smooth`).

@@ -19,7 +19,7 @@ from aqless.errors import (
     LockLostError,
 )
 from aqless.job import Job
-from aqless.models import GroupCounts, JobState, QueueStats, listed
+from aqless.models import GroupCounts, JobState, Overlap, QueueStats, listed
 from aqless.puts import (
     Durability,
     Durable,
@@ -40,7 +40,7 @@ from aqless.puts import (
     stored_data,
 )
 from aqless.scaling.estimate import QueueScaling, read_scaling
-from aqless.schedules import Planned, cron_schedule, set_schedule
+from aqless.schedules import Planned, cron_schedule, policy_options, set_schedule
 from aqless.typed import put_payload
 
 if TYPE_CHECKING:
@@ -391,6 +391,10 @@ class Queue(QueueScripted):
         throttles: Sequence[str] | None = None,
         cron: str | None = None,
         tz: str = "UTC",
+        overlap: Overlap | None = None,
+        catchup: float | None = None,
+        pause_after: int | None = None,
+        jitter: float | None = None,
     ) -> str:
         """Spawn a job every `interval` seconds (default 60), the first after `offset`
         seconds, or at the times of a `cron` expression in time zone `tz`; returns the
@@ -420,6 +424,17 @@ class Queue(QueueScripted):
             throttles: the spawned jobs' throttles (default None: none).
             cron: a cron expression instead of `interval` (default None).
             tz: the time zone `cron` is read in (default ``"UTC"``).
+            overlap: what a due run does while the last run is still live (waiting,
+                scheduled or running): ``"skip"`` it, ``"buffer_one"`` (run it when the
+                live one ends; one at most), ``"buffer_all"`` (as many as `backlog`, 0: all),
+                ``"cancel_other"`` (cancel the live one and run), ``"allow_all"`` (default
+                None: allow_all, run beside it).
+            catchup: seconds a missed run may be late and still run; older ones are
+                dropped (default None: no limit).
+            pause_after: failed runs in a row that pause the template (default None:
+                never); `RecurringJob.resume` resumes it.
+            jitter: seconds each run may start after its time, the same offset for the
+                same template and time (default None: none).
 
         Returns:
             The recurring job's id.
@@ -437,9 +452,11 @@ class Queue(QueueScripted):
             await reports.recur(ping, interval=30, name="ping")
             ```
         """
-        inputs = {"queue": self.name, "name": name, "interval": interval, "offset": offset}
-        inputs |= {"priority": priority, "retries": retries, "backlog": backlog}
-        checked = rules.check_recurring(RECUR, inputs | {"tags": tags, "throttles": throttles})
+        inputs: dict[str, object] = {"queue": self.name, "name": name, "interval": interval}
+        inputs |= {"offset": offset, "priority": priority, "retries": retries}
+        inputs |= {"backlog": backlog, "tags": tags, "throttles": throttles}
+        inputs |= {"overlap": overlap, "catchup": catchup, "pause_after": pause_after}
+        checked = rules.check_recurring(RECUR, inputs | {"jitter": jitter})
         interval, offset, priority = checked["interval"], checked["offset"], checked["priority"]
         retries, backlog = checked["retries"], checked["backlog"]
         tags, throttles = checked["tags"], checked["throttles"]
@@ -463,6 +480,7 @@ class Queue(QueueScripted):
         for option, values in (("tags", tags), ("throttles", throttles)):
             if values is not None:
                 args += [option, encode_json(list(values), option)]
+        args += policy_options(checked)
         if named is not None:
             return await self._client.protocol.text(
                 "queue.upsertRecurring", *args, *(planned.options() if planned else ())

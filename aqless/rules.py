@@ -27,6 +27,8 @@ NAME_MAX: Final = 128
 
 #: The largest result a workflow step may keep, in bytes of JSON (aqless.workflows).
 STEP_RESULT_MAX: Final = 65536
+#: What a recurring job's due run may do while its last run is live (its ``overlap``).
+OVERLAPS: Final = ("skip", "buffer_one", "buffer_all", "cancel_other", "allow_all")
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,6 +414,30 @@ def _rules() -> dict[str, Rule]:
         ),
         # recurring templates registered by name
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),
+        # schedules' policies (recurring templates: overlap, catch-up, pause, jitter, backfill)
+        "overlap": Rule(
+            "choice",
+            "What a recurring job's due run does while its last run is still live.",
+            choices=OVERLAPS,
+        ),
+        "catchup": Rule(
+            "number",
+            "Seconds a recurring job's missed run may be late and still run (0: any).",
+            "seconds",
+            minimum=0,
+        ),
+        "pause_after": Rule(
+            "whole", "Failed runs in a row that pause a recurring job (0: never).", minimum=0
+        ),
+        "jitter": Rule(
+            "number", "Seconds a recurring job's run may start after its time.", "seconds", 0
+        ),
+        "backfill.start": Rule(
+            "number", "The epoch time a backfill's range starts at.", "seconds", minimum=0
+        ),
+        "backfill.end": Rule(
+            "number", "The epoch time a backfill's range ends before.", "seconds", minimum=0
+        ),
         # a producer's spool (reliable push, aqless.spool)
         "spool.capacity": Rule(
             "whole", "Puts a producer's spool holds at most while the server is away.", "puts", 1
@@ -461,6 +487,10 @@ RECURRING: Final = {
     "throttles": "throttles",
     "queue": "queue",
     "name": "name",
+    "overlap": "overlap",
+    "catchup": "catchup",
+    "pause_after": "pause_after",
+    "jitter": "jitter",
 }
 
 

@@ -13,15 +13,17 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import anyio
 from cronsim import CronSim, CronSimError
 
+from aqless import rules
 from aqless.errors import AqlessError, ConfigurationError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -144,6 +146,83 @@ async def next_runs(client: Client, rjid: str, count: int, tz: str = "UTC") -> l
     except (ZoneInfoNotFoundError, ValueError):  # as another client may have written it
         zone = ZoneInfo("UTC")
     return [datetime.fromtimestamp(at, zone) for at in times]
+
+
+def policy_options(checked: Mapping[str, Any]) -> list[str | float]:
+    """The script's options for a template's policy inputs (checked) that were given."""
+    options: list[str | float] = []
+    for name in ("overlap", "catchup", "pause_after", "jitter"):
+        if checked.get(name) is not None:
+            options += [name, checked[name]]
+    return options
+
+
+#: The most runs one backfill makes (a larger range is refused before anything is sent),
+#: and how many times one call of the script carries.
+BACKFILL_MOST = 100_000
+BACKFILL_CHUNK = 1000
+#: The command a backfill's inputs are refused for.
+BACKFILL = "recurringJob.backfill"
+
+
+def unix_time(moment: datetime | float, tz: str = "UTC") -> float:
+    """`moment` as a unix time: a naive datetime is read in time zone `tz`."""
+    if not isinstance(moment, datetime):
+        return moment
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=ZoneInfo(tz))
+    return moment.timestamp()
+
+
+def backfill_times(
+    schedule: CronSchedule | None, interval: float, anchor: float, start: float, end: float
+) -> list[float]:
+    """The times in [`start`, `end`) a template fires at: on `schedule`, or every `interval`
+    seconds in step with `anchor` (its next spawn time). ConfigurationError for more than
+    ``BACKFILL_MOST``."""
+    if schedule is not None:
+        most = BACKFILL_MOST + 1
+        fired = schedule.fire_times(start - 1, runs=most, horizon=end - start)
+        times = [at for at in fired if start <= at < end]
+    else:
+        first = anchor + math.ceil((start - anchor) / interval) * interval
+        count = max(0, math.ceil((end - first) / interval))
+        if count > BACKFILL_MOST:
+            times = [0.0] * (BACKFILL_MOST + 1)
+        else:
+            times = [first + k * interval for k in range(count)]
+    if len(times) > BACKFILL_MOST:
+        raise ConfigurationError(f"a backfill makes at most {BACKFILL_MOST} runs: shorten it")
+    return times
+
+
+async def backfill(
+    client: Client,
+    rjid: str,
+    schedule: CronSchedule | None,
+    interval: float,
+    start: datetime | float,
+    end: datetime | float,
+) -> int:
+    """Makes the runs of recurring job `rjid` due in [`start`, `end`) that no backfill made
+    before; returns how many it made (see `RecurringJob.backfill`)."""
+    tz = schedule.tz if schedule else "UTC"
+    first = rules.check("backfill.start", unix_time(start, tz), BACKFILL)
+    last = rules.check("backfill.end", unix_time(end, tz), BACKFILL)
+    if last <= first:
+        raise ConfigurationError("a backfill's end must come after its start")
+    if last > client.clock():
+        raise ConfigurationError("a backfill fills the past: its end must not be after now")
+    anchor = first
+    if schedule is None:
+        upcoming = await client.protocol.json("recurringJob.nextRuns", rjid, 1)
+        anchor = float(upcoming[0]) if upcoming else first
+    times = backfill_times(schedule, interval, anchor, first, last)
+    made = 0
+    for at in range(0, len(times), BACKFILL_CHUNK):
+        chunk = times[at : at + BACKFILL_CHUNK]
+        made += int(await client.protocol.call(BACKFILL, rjid, *chunk))
+    return made
 
 
 async def refill_schedules(client: Client) -> int:

@@ -36,7 +36,19 @@ RECUR_INPUTS: list[tuple[str, object, str]] = [
     ("throttles", "lone", "throttles"),
     ("throttles", ["a b"], "throttles"),
     ("name", "a\nb", "name"),
+    ("overlap", "sometimes", "overlap"),
+    ("overlap", 1, "overlap"),
+    ("catchup", -1, "catchup"),
+    ("catchup", math.inf, "catchup"),
+    ("pause_after", -1, "pause_after"),
+    ("pause_after", 2.5, "pause_after"),
+    ("jitter", -0.5, "jitter"),
+    ("jitter", math.nan, "jitter"),
 ]
+
+#: A template's policy inputs (schedules): `aqless recurring update` and the dashboard's
+#: recurring form take each.
+POLICY = ("overlap", "catchup", "pause_after", "jitter")
 
 #: A bad value of each input a template's `update` takes.
 UPDATE_INPUTS: list[tuple[str, object, str]] = [
@@ -119,17 +131,43 @@ def _sync_update(client: Any, rjid: str, changes: dict[str, Any]) -> None:
 
 def _cli(url: str, rjid: str, option: str, value: object) -> Refusal | None:
     """`aqless recurring update`'s refusal; None for what a command line cannot say."""
-    if option not in ("interval", "priority", "retries", "backlog", "queue"):
+    if option not in ("interval", "priority", "retries", "backlog", "queue", *POLICY):
         return None
     if isinstance(value, bool) or value == "":
         return None
-    return run_cli(url, ["recurring", "update", rjid, f"--{option}", str(value)], option)
+    flag = "--" + option.replace("_", "-")
+    return run_cli(url, ["recurring", "update", rjid, flag, str(value)], option)
 
 
 def _dashboard(plain: aqless.sync.Client, rjid: str, option: str, value: object) -> Refusal | None:
     """The recurring form's refusal; None for what it has no field for."""
-    if option not in ("interval", "priority", "retries", "backlog") or isinstance(value, bool):
+    if option not in ("interval", "priority", "retries", "backlog", *POLICY):
+        return None
+    if isinstance(value, bool):
         return None
     form = {"jid": rjid, "priority": "0", "retries": "5", option: str(value)}
     status, message = plain.call(lambda c: post(c, "recurring_update", form))
     return Refusal(status == 400, option in message, f"{status}: {message}")
+
+
+def test_backfill_pause_and_resume_at_every_door(
+    plain: aqless.sync.Client, sharded: aqless.sync.ShardedClient
+) -> None:
+    """The blocking clients (plain and sharded) backfill a template on the server (or
+    shard) holding it, and pause and resume it."""
+    for client in (plain, sharded):
+        now = client.call(lambda c: _now(c))
+        client.queues["bf"].recur(WORK, interval=60, name="backfilled", offset=60)
+        template = client.jobs.get("backfilled")
+        assert isinstance(template, aqless.sync.SyncRecurringJob)
+        assert template.backfill(now - 600, now) == 10
+        assert template.backfill(now - 600, now) == 0
+        template.pause()
+        assert template.paused
+        template.resume()
+        assert not client.jobs.get("backfilled").paused  # type: ignore[union-attr]
+        assert client.queues["bf"].length() == 10
+
+
+async def _now(client: Any) -> float:
+    return float(client.clock())

@@ -46,7 +46,12 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("queue", "emptying", "queue", "Operate on one queue: empty it."),
     Entry("queues", "queues", "queues", "Every queue's job counts by state."),
     Entry("rate-limit", "ratelimit", "rate_limit", "Show, set and delete rate limits."),
-    Entry("recurring", "recurring", "recurring", "List, show, change and cancel recurring jobs."),
+    Entry(
+        "recurring",
+        "recurring",
+        "recurring",
+        "List, change, backfill, pause and cancel recurring jobs.",
+    ),
     Entry(
         "retry",
         "failures",

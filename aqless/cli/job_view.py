@@ -144,6 +144,11 @@ def recurring_view(job: RecurringJob, next_runs: Sequence[datetime] = ()) -> Ren
             ("spawned", job.count),
             ("backlog", job.backlog or "-"),
             ("throttles", joined(limit_label(t) for t in job.throttles)),
+            ("overlap", job.overlap + (f" ({job.buffered} buffered)" if job.buffered else "")),
+            ("catch-up", duration(job.catchup) if job.catchup else "-"),
+            ("jitter", duration(job.jitter) if job.jitter else "-"),
+            ("pause after", f"{job.pause_after} failures" if job.pause_after else "-"),
+            ("paused", f"yes ({job.failures} failures in a row)" if job.paused else "no"),
         ]
     )
     return Group(summary, data_panel(job.data))

@@ -1,4 +1,4 @@
-"""recurring: list, show, change and cancel recurring jobs."""
+"""recurring: list, show, change, backfill, pause, resume and cancel recurring jobs."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from aqless.cli.runtime import AnyClient, NotFound, emit, run_any
 from aqless.documents import recurring_document
 from aqless.ops import known
 from aqless.ops.listings import recurring_templates
-from aqless.ops.params import Ruled
+from aqless.ops.params import Ruled, parse_moment
 
 
 async def require_recurring(client: AnyClient, rjid: str) -> aqless.RecurringJob:
@@ -34,6 +34,20 @@ async def _recurring(client: AnyClient, queues: tuple[str, ...]) -> list[aqless.
     return [job for jobs in shards for job in jobs]
 
 
+class When(click.ParamType[Any, Any]):
+    """A moment typed at the command line: an ISO date or time, or a unix time."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return parse_moment(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
 def _ruled(name: str) -> Ruled:
     """The value of a recurring job's input `name`, checked by its rule (`rules.RECURRING`)."""
     return Ruled(rules.RECURRING[name])
@@ -41,7 +55,7 @@ def _ruled(name: str) -> Ruled:
 
 @click.group()
 def recurring() -> None:
-    """List, show, change and cancel recurring jobs.
+    """List, change, backfill, pause and cancel recurring jobs.
 
     \b
     Examples:
@@ -49,6 +63,10 @@ def recurring() -> None:
       aqless recurring show daily-report
       aqless recurring update daily-report --interval 3600 --priority 5
       aqless recurring update nightly --cron "30 2 * * *" --tz Europe/Paris
+      aqless recurring update nightly --overlap skip --pause-after 3
+      aqless recurring backfill nightly 2026-03-01 2026-03-08
+      aqless recurring pause nightly
+      aqless recurring resume nightly
       aqless recurring cancel daily-report
     """
 
@@ -119,12 +137,27 @@ def show(rjid: str) -> None:
 @click.option("--data", callback=parse_json, help="The spawned jobs' data (JSON).")
 @click.option("--klass", help="The spawned jobs' class.")
 @click.option("--queue", type=_ruled("queue"), help="Spawn into this queue instead.")
+@click.option(
+    "--overlap", type=_ruled("overlap"), help="What a due run does while the last one is live."
+)
+@click.option(
+    "--catchup", type=_ruled("catchup"), help="Seconds a missed run may be late (0: any)."
+)
+@click.option(
+    "--pause-after",
+    "pause_after",
+    type=_ruled("pause_after"),
+    help="Failed runs in a row that pause it (0: never).",
+)
+@click.option("--jitter", type=_ruled("jitter"), help="Seconds a run may start after its time.")
 def update(rjid: str, **changes: Any) -> None:
     """Change a recurring job; the jobs it spawns from now on follow.
 
     \b
-    Example:
+    \b
+    Examples:
       aqless recurring update daily-report --interval 3600 --data '{"full": true}'
+      aqless recurring update nightly --overlap skip --pause-after 3 --jitter 30
     """
     given = {name: value for name, value in changes.items() if value is not None}
     if not given:
@@ -139,6 +172,62 @@ def update(rjid: str, **changes: Any) -> None:
     emit(recurring_document(job), recurring_view(job))
 
 
+@recurring.command(short_help="Make a past range's runs, each once.")
+@click.argument("rjid")
+@click.argument("start", type=When())
+@click.argument("end", type=When())
+def backfill(rjid: str, start: datetime | float, end: datetime | float) -> None:
+    """Make the runs RJID would have made from START up to (not including) END, each time
+    once however often it is backfilled. START and END: ISO dates or times (in the
+    template's time zone unless they name theirs) or unix times.
+
+    \b
+    Examples:
+      aqless recurring backfill nightly 2026-03-01 2026-03-08
+      aqless recurring backfill ping 2026-03-02T09:00 2026-03-02T12:00
+    """
+
+    async def act(client: AnyClient) -> int:
+        return await (await require_recurring(client, rjid)).backfill(start, end)
+
+    made = run_any(act)
+    emit({"backfilled": rjid, "runs": made}, f"made {made} runs of {rjid}")
+
+
+def _template_verb(rjid: str, verb: str, done: str) -> None:
+    """Does `verb` (a RecurringJob coroutine's name) to recurring job `rjid`; says `done`."""
+
+    async def act(client: AnyClient) -> None:
+        await getattr(await require_recurring(client, rjid), verb)()
+
+    run_any(act)
+    emit({done: rjid}, f"{done} recurring job {rjid}")
+
+
+@recurring.command(short_help="Stop making runs until resumed.")
+@click.argument("rjid")
+def pause(rjid: str) -> None:
+    """Stop making runs of RJID until `aqless recurring resume` (its due runs are dropped).
+
+    \b
+    Example:
+      aqless recurring pause nightly
+    """
+    _template_verb(rjid, "pause", "paused")
+
+
+@recurring.command(short_help="Make runs again after a pause.")
+@click.argument("rjid")
+def resume(rjid: str) -> None:
+    """Make runs of RJID again, after a pause or failures in a row (their count starts over).
+
+    \b
+    Example:
+      aqless recurring resume nightly
+    """
+    _template_verb(rjid, "resume", "resumed")
+
+
 @recurring.command("cancel")
 @click.argument("rjid")
 def cancel_recurring(rjid: str) -> None:
@@ -148,12 +237,7 @@ def cancel_recurring(rjid: str) -> None:
     Example:
       aqless recurring cancel daily-report
     """
-
-    async def act(client: AnyClient) -> None:
-        await (await require_recurring(client, rjid)).cancel()
-
-    run_any(act)
-    emit({"cancelled": rjid}, f"cancelled recurring job {rjid}")
+    _template_verb(rjid, "cancel", "cancelled")
 
 
 COMMANDS = (recurring,)

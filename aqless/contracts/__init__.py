@@ -50,12 +50,14 @@ from aqless.models import (
     GroupCounts,
     HistoryEntry,
     JobState,
+    Overlap,
     Page,
     QueueCounts,
     QueueStats,
     RecurringChanges,
     SeenWorkers,
     ThrottleInfo,
+    When,
     WorkerCounts,
     WorkerInfo,
     WorkerJobs,
@@ -463,6 +465,20 @@ class RecurringJob(Protocol):
     def cron(self) -> str | None: ...
     @property
     def tz(self) -> str: ...
+    @property
+    def overlap(self) -> Overlap: ...
+    @property
+    def catchup(self) -> float: ...
+    @property
+    def pause_after(self) -> int: ...
+    @property
+    def jitter(self) -> float: ...
+    @property
+    def paused(self) -> bool: ...
+    @property
+    def failures(self) -> int: ...
+    @property
+    def buffered(self) -> int: ...
 
     async def next_runs(self, count: int = 5) -> list[datetime.datetime]:
         """When it spawns next: the next `count` times (default 5). Parameters and errors:
@@ -482,6 +498,45 @@ class RecurringJob(Protocol):
         Examples:
             ```python
             await recurring.update(interval=300, priority=5)
+            ```
+        """
+
+    async def backfill(self, start: When, end: When) -> int:
+        """Make the runs due from `start` up to `end` (the past), each time once however
+        often it is backfilled; returns how many it made.
+
+        Raises:
+            InvalidValueError: `start` or `end` outside its rule; nothing sent.
+            ConfigurationError: `end` not after `start`, after now, or too long a range.
+            JobNotFoundError: the template is gone.
+
+        Examples:
+            ```python
+            made = await recurring.backfill(yesterday, today)
+            ```
+        """
+
+    async def pause(self) -> None:
+        """Stop making runs until `resume`.
+
+        Raises:
+            AqlessError: the server could not be reached, or refused.
+
+        Examples:
+            ```python
+            await recurring.pause()
+            ```
+        """
+
+    async def resume(self) -> None:
+        """Make runs again after `pause` or after `pause_after` failures in a row.
+
+        Raises:
+            AqlessError: the server could not be reached, or refused.
+
+        Examples:
+            ```python
+            await recurring.resume()
             ```
         """
 
@@ -783,6 +838,10 @@ class Queue(Protocol):
         throttles: Sequence[str] | None = None,
         cron: str | None = None,
         tz: str = "UTC",
+        overlap: Overlap | None = None,
+        catchup: float | None = None,
+        pause_after: int | None = None,
+        jitter: float | None = None,
     ) -> str:
         """Spawn a job every `interval` seconds, or at a `cron` expression's times. Parameters and
         errors: `aqless.Queue.recur`.

@@ -5,6 +5,7 @@ number from 0, not 1.5"), as a usage error (exit status 2)."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any, Final
 
 import click
@@ -41,3 +42,17 @@ class Ruled(click.ParamType[Any, Any]):
 
     def __repr__(self) -> str:
         return f"Ruled({self.rule!r})"
+
+
+def parse_moment(text: str) -> datetime.datetime | float:
+    """A moment typed by an operator (``aqless recurring backfill``, the dashboard's backfill
+    form): a unix time, or an ISO date or time (naive: the reader decides its zone);
+    ValueError for anything else."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return datetime.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is neither an ISO date or time nor a unix time") from None

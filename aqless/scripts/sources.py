@@ -38,6 +38,7 @@ MODULES: tuple[str, ...] = (
     "popafter.lua",
     "recurring.lua",
     "recurringmany.lua",
+    "schedules.lua",
     "worker.lua",
     "patterns.lua",
     "helpers.lua",

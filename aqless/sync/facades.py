@@ -30,7 +30,7 @@ from aqless import contracts
 from aqless.errors import PartialPopError
 from aqless.events import Event
 from aqless.job import Job, RecurringJob
-from aqless.models import Failure, HistoryEntry, JobState
+from aqless.models import Failure, HistoryEntry, JobState, Overlap
 
 if TYPE_CHECKING:
     from aqless.sync.runtime import BlockingClient
@@ -296,6 +296,13 @@ class SyncRecurringJob(HandleFacade[RecurringJob]):
     throttles: _Field[tuple[str, ...]] = _Field()
     cron: _Field[str | None] = _Field()
     tz: _Field[str] = _Field()
+    overlap: _Field[Overlap] = _Field()
+    catchup: _Field[float] = _Field()
+    pause_after: _Field[int] = _Field()
+    jitter: _Field[float] = _Field()
+    paused: _Field[bool] = _Field()
+    failures: _Field[int] = _Field()
+    buffered: _Field[int] = _Field()
 
     def __repr__(self) -> str:
         every = f"on {self.cron!r} {self.tz}" if self.cron else f"every {self.interval}s"
@@ -306,6 +313,9 @@ class SyncRecurringJob(HandleFacade[RecurringJob]):
     tag = blocking(contracts.RecurringJob.tag)
     untag = blocking(contracts.RecurringJob.untag)
     cancel = blocking(contracts.RecurringJob.cancel)
+    backfill = blocking(contracts.RecurringJob.backfill)
+    pause = blocking(contracts.RecurringJob.pause)
+    resume = blocking(contracts.RecurringJob.resume)
 
 
 # -- events ---------------------------------------------------------------------------------

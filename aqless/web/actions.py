@@ -4,6 +4,7 @@ checked permission, read-only mode and the CSRF token."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,6 +18,7 @@ from aqless.models import PriorityPattern
 from aqless.ops import known
 from aqless.ops.durations import plural
 from aqless.ops.emptying import DEFAULT_STATES, cancel_all, in_order, listed
+from aqless.ops.params import parse_moment
 from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
 
@@ -272,17 +274,45 @@ async def recurring_update(client: AnyClient, form: Form) -> str:
     backlog = form.recurring("backlog")
     priority, retries = form.recurring("priority"), form.recurring("retries")
     schedule = cron_schedule(form, template)
-    await template.update(interval=interval, priority=priority, retries=retries, backlog=backlog)
+    policy = {name: form.recurring(name) for name in POLICY_FIELDS}
+    await template.update(
+        interval=interval, priority=priority, retries=retries, backlog=backlog, **policy
+    )
     if schedule is not None:
         await template.update(cron=schedule.expression, tz=schedule.tz)
         return f"Updated {template.jid}: cron {schedule.expression} ({schedule.tz})"
     return f"Updated {template.jid}" + (f": every {interval:g} s" if interval else "")
 
 
-async def recurring_cancel(client: AnyClient, form: Form) -> str:
+#: The recurring form's fields of a template's policy (each left as it is when empty).
+POLICY_FIELDS: Final = ("overlap", "catchup", "pause_after", "jitter")
+
+
+def moment(form: Form, name: str) -> datetime.datetime | float:
+    """The form's field `name`: a unix time, or an ISO date or time (a datetime-local field
+    sends one), read in the template's zone unless it names its own."""
+    try:
+        return parse_moment(form.text(name))
+    except ValueError:
+        raise ActionError(f"{name} must be a date and time, or a unix time") from None
+
+
+async def recurring_backfill(client: AnyClient, form: Form) -> str:
     template = await a_template(client, form.text("jid"))
-    await template.cancel()
-    return f"Stopped recurring job {template.jid}"
+    made = await template.backfill(moment(form, "start"), moment(form, "end"))
+    return f"Backfilled {template.jid}: {plural(made, 'run')} made"
+
+
+def one_template(verb: Callable[[RecurringJob], Awaitable[object]], done: str) -> Handler:
+    """A handler doing `verb` to the recurring job the form names; `done` is said with its
+    jid."""
+
+    async def handler(client: AnyClient, form: Form) -> str:
+        template = await a_template(client, form.text("jid"))
+        await verb(template)
+        return done.format(jid=template.jid)
+
+    return handler
 
 
 async def throttle_set(client: AnyClient, form: Form) -> str:
@@ -347,6 +377,9 @@ HANDLERS: Final[dict[str, Handler]] = {
     "job_track": one_job(Job.track, "Tracking {jid}"),
     "job_untrack": one_job(Job.untrack, "Stopped tracking {jid}"),
     "job_timeout": one_job(Job.timeout, "Took {jid} away from its worker"),
+    "recurring_pause": one_template(RecurringJob.pause, "Paused {jid}"),
+    "recurring_resume": one_template(RecurringJob.resume, "Resumed {jid}"),
+    "recurring_cancel": one_template(RecurringJob.cancel, "Stopped recurring job {jid}"),
 } | {
     handler.__name__: handler
     for handler in (
@@ -364,7 +397,7 @@ HANDLERS: Final[dict[str, Handler]] = {
         failed_group,
         failed_retry_all,
         recurring_update,
-        recurring_cancel,
+        recurring_backfill,
         throttle_set,
         throttle_delete,
         config_set,

@@ -19,6 +19,7 @@ from aqless.documents import json_preview
 from aqless.ops.durations import duration, relative
 from aqless.ops.emptying import DEFAULT_STATES, in_order
 from aqless.ops.known import limit_label
+from aqless.rules import OVERLAPS
 from aqless.web import charts, throughput, workflows
 from aqless.web.security import CSRF_FIELD, root_path, set_private_cookie
 
@@ -55,6 +56,7 @@ def environment() -> jinja2.Environment:
     env.globals.update(throughput_charts=throughput.throughput_charts)
     # what the queue page's "Empty" cancels: `aqless queue empty`'s default states
     env.globals.update(emptied_states=in_order(DEFAULT_STATES))
+    env.globals.update(overlaps=OVERLAPS)  # the recurring form's choices
     return env
 
 

@@ -17,6 +17,11 @@ PROMISES = {
         "30 2 * * * (Europe/Paris) next runs:",
         "ran 2 jobs on the cron schedule",
     ],
+    "schedules.py": [
+        "never two at once: True",
+        "upstream paused after its failures: True",
+        "backfilled yesterday: 24 runs, then 0 (each once)",
+    ],
     "throttles.py": ["12 mails sent, at most 2 at once"],
     "checkpointed_import.py": [
         "rows: the job is waiting",

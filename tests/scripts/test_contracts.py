@@ -21,7 +21,7 @@ ENTRY = re.compile(r"^  \['([^']+)'\] = \{'[^']+', (?:CLASSIC|REQLESS), '\d+ \w+
 PLACEHOLDER = re.compile(r"<[^>]*>|\{[^}]*\}")
 # a Lua string literal, or a comment (which ends the line)
 TOKEN = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|--.*$""", re.MULTILINE)
-CRON_COMMANDS = ("setCron", "extendCron", "cronRefills", "nextRuns")
+CRON_COMMANDS = ("setCron", "extendCron", "cronRefills", "nextRuns", "backfill")
 HEARTBEAT = "commands/job.heartbeat.lua"
 
 

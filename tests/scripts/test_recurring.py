@@ -810,3 +810,59 @@ async def test_recurring_job_cancel(lua: Lua, redis: aioredis.Redis) -> None:
     assert (await lua.json("job.get", 1, "jid-1"))["state"] == "running"
     assert await rpop(lua, 600, 10) == []
     assert await lua("recurringJob.cancel", 1, "nope") == 1
+
+
+# -- schedules' policies (aqless's own fields, CORE 16) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "text"),
+    [
+        ("recurringJob.update", ("jid", "overlap", "sometimes"), 'Arg "overlap" must be one of'),
+        ("recurringJob.update", ("jid", "catchup", "-1"), 'Arg "catchup" must be a number from'),
+        ("recurringJob.update", ("jid", "jitter", "x"), 'Arg "jitter" must be a number from 0'),
+        ("recurringJob.update", ("jid", "paused", "yes"), 'Arg "paused" must be 0 or 1: yes'),
+        ("recurringJob.backfill", ("jid", "x"), 'Backfill(): Arg "time" not a number: x'),
+        ("recurringJob.backfill", ("jid", "0", "999"), 'Arg "time" in the future: 999'),
+        ("recurringJob.backfill", ("nope", "0"), "Recur(): No recurring job nope"),
+        (
+            "queue.recurAtInterval",
+            ("queue", "jid", "klass", "{}", 60, 0, "pause_after", "-2"),
+            'Arg "pause_after" must be a number from 0: -2',
+        ),
+    ],
+)
+async def test_a_bad_policy_or_backfill_is_refused_and_writes_nothing(
+    lua: Lua, command: str, args: tuple[Any, ...], text: str
+) -> None:
+    await rrecur(lua, 0)
+    await refused(lua, text, command, 100, *args)
+
+
+async def test_a_template_without_a_policy_spawns_and_shows_as_the_classic_one(
+    lua: Lua, redis: aioredis.Redis
+) -> None:
+    await rrecur(lua, 0, "overlap", "skip", "jitter", "5")
+    assert await lua("recurringJob.update", 0, "jid", "overlap", "allow_all", "jitter", "0") == 1
+    # the defaults are the fields' absence: no trace of the policy is left
+    assert await redis.hmget("ql:r:jid", ["overlap", "jitter"]) == [None, None]
+    got = await lua.json("recurringJob.get", 0, "jid")
+    assert not {"overlap", "catchup", "pause_after", "jitter", "paused"} & set(got)
+
+
+async def test_a_policy_shows_in_the_object_and_skips_beside_a_live_run(lua: Lua) -> None:
+    await rrecur(lua, 0, "overlap", "skip", "pause_after", "2")
+    got = await lua.json("recurringJob.get", 0, "jid")
+    assert (got["overlap"], got["pause_after"]) == ("skip", 2)
+    popped = await lua.json("pop", 120, "queue", "worker", 10)  # 3 due, one live at once
+    assert [job["jid"] for job in popped] == ["jid-1"]
+
+
+async def test_a_backfill_makes_each_time_once(lua: Lua, redis: aioredis.Redis) -> None:
+    await rrecur(lua, 1000)
+    assert await lua("recurringJob.backfill", 500, "jid", "60", "120", "60") == 2
+    assert await lua("recurringJob.backfill", 500, "jid", "120", "180") == 1
+    assert await redis.zcard("ql:q:queue-work") == 3
+    assert await redis.hget("ql:j:jid-1", "time") is not None
+    assert await lua("recurringJob.cancel", 500, "jid") == 1
+    assert await redis.exists("ql:rbackfill:jid") == 0

@@ -155,3 +155,70 @@ async def test_a_refused_form_too_long_to_keep_is_shown_with_the_stored_values(
     page = (await app_client.get(refused.headers["location"])).text
     assert "The schedule is unchanged" in page
     assert 'name="cron" required value="30 2 * * *"' in page
+
+
+async def act(app_client: httpx.AsyncClient, verb: str, fields: dict[str, str]) -> httpx.Response:
+    token = csrf_token((await app_client.get("/jobs/nightly")).text)
+    return await app_client.post(
+        f"/actions/{verb}",
+        data={"jid": "nightly", "csrf": token, **fields},
+        headers={"accept": "application/json"},
+    )
+
+
+async def test_the_policy_is_shown_and_edited_on_the_recurring_page(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", interval=3600, jid="nightly")
+    page = (await app_client.get("/jobs/nightly")).text
+    assert '<select name="overlap"' in page
+    assert "<option selected>allow_all</option>" in page
+    fields = {"priority": "0", "retries": "5", "overlap": "skip", "catchup": "600"}
+    done = await act(app_client, "recurring_update", fields | {"pause_after": "3"})
+    assert done.json()["ok"] is True
+    api = (await app_client.get("/api/jobs/nightly")).json()["job"]
+    assert (api["overlap"], api["catchup"], api["pause_after"], api["jitter"]) == (
+        "skip",
+        600,
+        3,
+        0,
+    )
+    assert "<option selected>skip</option>" in (await app_client.get("/jobs/nightly")).text
+    refused = await act(app_client, "recurring_update", fields | {"overlap": "sometimes"})
+    assert refused.status_code == 400
+    assert "overlap" in refused.json()["message"]
+
+
+async def test_pause_resume_and_backfill_from_the_recurring_page(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    await client.queues["reports"].recur("app.Nightly", cron="0 * * * *", jid="nightly")
+    assert (await act(app_client, "recurring_pause", {})).json()["ok"] is True
+    page = (await app_client.get("/jobs/nightly")).text
+    assert "Resume" in page
+    assert (await app_client.get("/api/jobs/nightly")).json()["job"]["paused"] is True
+    assert (await act(app_client, "recurring_resume", {})).json()["ok"] is True
+    assert (await app_client.get("/api/jobs/nightly")).json()["job"]["paused"] is False
+    span = {"start": "2026-01-05T00:00", "end": "2026-01-06T00:00"}
+    done = await act(app_client, "recurring_backfill", span)
+    assert done.json() == {"ok": True, "message": "Backfilled nightly: 24 runs made"}
+    again = await act(app_client, "recurring_backfill", span)
+    assert again.json()["message"] == "Backfilled nightly: 0 runs made"
+    bad = await act(app_client, "recurring_backfill", {"start": "soon", "end": "later"})
+    assert bad.status_code == 400
+    assert await client.queues["reports"].length() == 24
+
+
+async def test_the_recurring_list_says_which_templates_are_paused_or_guarded(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    queue = client.queues["reports"]
+    await queue.recur("app.Nightly", interval=60, name="guarded", overlap="skip")
+    await queue.recur("app.Nightly", interval=60, name="plain")
+    listing = (await app_client.get("/recurring")).text
+    assert '<span class="muted" title="overlap">skip</span>' in listing
+    assert "paused</span>" not in listing
+    template = await client.jobs.get("plain")
+    assert isinstance(template, aqless.RecurringJob)
+    await template.pause()
+    assert '<span class="muted">paused</span>' in (await app_client.get("/recurring")).text

@@ -1,6 +1,6 @@
 --[=[ queue.recurAtInterval
   Args     queue, jid, klass, data, interval, offset, [name, value]... (options: tags, priority,
-           retries, backlog, throttles)
+           retries, backlog, throttles; aqless's own: overlap, catchup, pause_after, jitter)
   Reads    ql:r:<jid>
   Writes   ql:r:<jid>, ql:q:<old queue>-recur, ql:q:<queue>-recur, ql:queues
   Returns  the jid
@@ -18,6 +18,8 @@
            'Recur(): Arg "backlog" not a number: <backlog>'   InvalidArgumentError
            'Recur(): Arg "backlog" must not be negative: <backlog>'   InvalidArgumentError
            'Recur(): Arg "throttles" not JSON array: <throttles>'   InvalidArgumentError
+           'Recur(): Arg "overlap" must be one of skip, buffer_one, buffer_all, cancel_other, allow_all: <value>'   InvalidArgumentError
+           'Recur(): Arg "<name>" must be a number from 0: <value>'   InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]
 Commands['queue.recurAtInterval'] = function(D, now, queue, jid, klass, data, interval, offset, a, first)

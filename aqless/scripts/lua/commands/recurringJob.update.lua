@@ -1,6 +1,7 @@
 --[=[ recurringJob.update | recur.update
   Args     jid, [name, value]... (names: priority, interval, retries, backlog, data, klass,
-           queue; throttles for reqless)
+           queue; throttles for reqless; aqless's own: overlap, catchup, pause_after, jitter,
+           paused 0 or 1, see schedules.lua)
   Reads    ql:r:<jid>, ql:q:<q>-recur
   Writes   ql:r:<jid>, ql:q:<q>-recur, ql:q:<new queue>-recur, ql:queues
   Returns  1
@@ -13,6 +14,9 @@
            'Recur(): Arg "backlog" must not be negative: <value>'   InvalidArgumentError
            'Recur(): Arg "data" is not JSON-encoded: <value>'   InvalidArgumentError
            'Recur(): Arg "throttles" is not JSON-encoded: <value>'   InvalidArgumentError
+           'Recur(): Arg "overlap" must be one of skip, buffer_one, buffer_all, cancel_other, allow_all: <value>'   InvalidArgumentError
+           'Recur(): Arg "<name>" must be a number from 0: <value>'   InvalidArgumentError
+           'Recur(): Arg "paused" must be 0 or 1: <value>'   InvalidArgumentError
            'Recur(): Unrecognized option "<name>"'   InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]

@@ -39,6 +39,14 @@ function Cron.after(jid, at, interval)
   return at + interval
 end
 
+-- The first fire time from `cutoff` on (those before it dropped), or nil when none is left.
+function Cron.first_from(jid, cutoff)
+  local key = Keys.cron(jid)
+  call('ZREMRANGEBYSCORE', key, '-inf', string.format('(%.17g', cutoff))
+  local first = call('ZRANGE', key, 0, 0)[1]
+  return first and tonumber(first)
+end
+
 local function fire_times(texts)
   local times = {}
   for i, text in ipairs(texts) do

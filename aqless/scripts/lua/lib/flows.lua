@@ -203,8 +203,12 @@ end
 
 -- The hook of the fail paths: `jid` has just failed for good. Acts at most once per child:
 -- the parent waits on the child (its dependencies set holds it) until this takes it out.
-function Flows.failed(now, jid)
-  local v = call('HMGET', Keys.job(jid), 'flow_parent', 'flow_policy', 'flow_name', 'failure')
+-- (Given the dialect `D`, it is also the recurring templates' hook, schedules.lua: the job
+-- read here says which template spawned it.)
+function Flows.failed(now, jid, D)
+  local v = call('HMGET', Keys.job(jid), 'flow_parent', 'flow_policy', 'flow_name', 'failure',
+    'spawned_from_jid')
+  if v[5] and D then Recurring.ended(D, now, v[5], jid, false) end
   local parent = v[1]
   if not parent then return end
   if call('SREM', Keys.dependencies(parent), jid) == 0 then return end

@@ -69,7 +69,7 @@ do
   -- the dedup id's place, no batch): each field's position in the reply, as upvalues (read
   -- from a table by name, each costs the server a lookup on every complete).
   local WORKER, STATE, DEDUP, PRIORITY, RETRIES, QUEUE, TIME, HELD_IN, THROTTLES, ATTEMPT,
-    CHECKPOINT, BATCH = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11
+    CHECKPOINT, BATCH, SPAWNED = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 
   local function purge(D, jids)
     for _, jid in ipairs(jids) do
@@ -158,7 +158,7 @@ do
     local v
     if next_queue == nil then
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch')
+        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'spawned_from_jid')
     else
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
         'time', 'held_in', 'throttles', 'attempt', 'checkpoint')
@@ -218,6 +218,7 @@ do
     call('ZADD', Keys.completed(), now, jid)
     retain(D, now)
     Job.release_dependents(jid, now, dependents)
+    if v[SPAWNED] then Recurring.ended(D, now, v[SPAWNED], jid, true) end
     return 'complete'
   end
 
@@ -288,7 +289,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   join_failure_group(jid, group)
   Dedup.release(jid, job.dedup)
   Batch.ended(now, jid, 'failed')
-  Flows.failed(now, jid)
+  Flows.failed(now, jid, D)
   return jid
 end
 
@@ -333,7 +334,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
     Dedup.release(jid, job.dedup)
     Batch.ended(now, jid, 'failed')
     Stats.count(queue, now, {failures = 1, failed = 1})
-    Flows.failed(now, jid)
+    Flows.failed(now, jid, D)
   else
     if delay_n > 0 then
       call('ZADD', Keys.queue(queue, 'scheduled'), now + delay_n, jid)
@@ -483,7 +484,7 @@ function Job.invalidate(D, queue, now, count)
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
         Stats.count(queue, now, {failures = 1, failed = 1})
-        Flows.failed(now, jid)
+        Flows.failed(now, jid, D)
       else
         reclaimed[#reclaimed + 1] = jid
       end

@@ -5,44 +5,48 @@ local TEMPLATE_FIELDS = {'jid', 'klass', 'state', 'queue', 'priority', 'interval
   'count', 'data', 'tags', 'backlog', 'throttles', 'cron', 'tz'}
 
 -- SPAWN: creates the jobs due from the queue's templates, catching up on missed spawns
--- (at most `backlog` of them when set), at most `limit` jobs in all.
+-- (at most `backlog` of them when set, none older than the catch-up window), at most `limit`
+-- jobs in all; each due time is decided by the template's policy (schedules.lua).
 function Recurring.spawn(D, queue, now, limit)
   if limit <= 0 then return end
   local recur = Keys.queue(queue, 'recur')
   local due = call('ZRANGEBYSCORE', recur, 0, now, 'LIMIT', 0, limit)
   local spawned = 0
   for _, id in ipairs(due) do
-    local key = Keys.recurring(id)
-    local t = call('HMGET', key, 'klass', 'data', 'priority', 'tags', 'retries', 'interval',
-      'backlog', 'throttles', 'cron')
-    local priority = tonumber(t[3]) or 0
-    local retries = tonumber(t[5]) or 0
-    local interval = tonumber(t[6]) or 0
-    local backlog = tonumber(t[7]) or 0
-    local tags = Tags.parse(t[4])
-    local at = math.floor(tonumber(call('ZSCORE', recur, id)))
-    local cron = t[9]
-    if cron then
-      at = Cron.catch_up(id, at, now, backlog)
-    elseif backlog ~= 0 and interval > 0 then
-      local missed = (now - at) / interval
-      if missed > backlog then at = at + math.ceil(missed - backlog) * interval end
-    end
+    local t = read_hash(Keys.recurring(id), Recurring.SPAWN_FIELDS)
+    local interval = tonumber(t.interval) or 0
+    local at = Recurring.first_due(id, t, math.floor(tonumber(call('ZSCORE', recur, id))), now)
+    spawned = spawned + Recurring.release(D, id, t, queue, now)
     while at <= now and spawned < limit do
-      local child = id .. '-' .. call('HINCRBY', key, 'count', 1)
-      spawned = spawned + 1
-      for _, tag in ipairs(tags) do Tags.on(child, tag, now) end
-      call('HSET', Keys.job(child), 'jid', child, 'klass', field(t[1]) or '',
-        'data', field(t[2]) or '{}', 'priority', priority, 'tags', field(t[4]) or '{}',
-        'state', 'waiting', 'worker', '', 'expires', 0, 'queue', queue, 'retries', retries,
-        'remaining', retries, 'time', string.format('%.20f', at), 'spawned_from_jid', id)
-      if t[8] then call('HSET', Keys.job(child), 'throttles', t[8]) end
-      History.put(D, child, at, queue)
-      Job.to_work(queue, child, priority, at)
-      at = cron and Cron.after(id, at, interval) or at + interval
-      call('ZADD', recur, at, id)
+      spawned = spawned + Recurring.fire(D, id, t, queue, at, now)
+      at = t.cron and Cron.after(id, at, interval) or at + interval
     end
+    call('ZADD', recur, at, id)
   end
+end
+
+-- A run of template `id` (`t`: its fields) due at `at`, put in `queue` at `now`: waiting, or
+-- scheduled when its jitter (`jittered`) puts its start after `now`. Returns its jid.
+function Recurring.make_run(D, id, t, queue, at, now, jittered)
+  t.count = call('HINCRBY', Keys.recurring(id), 'count', 1)
+  local child = id .. '-' .. t.count
+  local priority, retries = tonumber(t.priority) or 0, tonumber(t.retries) or 0
+  for _, tag in ipairs(Tags.parse(t.tags)) do Tags.on(child, tag, now) end
+  local start = at
+  if jittered then start = at + Recurring.jitter(id, at, t.jitter) end
+  local state = start > now and 'scheduled' or 'waiting'
+  call('HSET', Keys.job(child), 'jid', child, 'klass', t.klass or '',
+    'data', t.data or '{}', 'priority', priority, 'tags', t.tags or '{}',
+    'state', state, 'worker', '', 'expires', 0, 'queue', queue, 'retries', retries,
+    'remaining', retries, 'time', string.format('%.20f', at), 'spawned_from_jid', id)
+  if t.throttles then call('HSET', Keys.job(child), 'throttles', t.throttles) end
+  History.put(D, child, at, queue)
+  if state == 'scheduled' then
+    call('ZADD', Keys.queue(queue, 'scheduled'), start, child)
+  else
+    Job.to_work(queue, child, priority, at)
+  end
+  return child
 end
 
 -- Validates the arguments of `recur` (classic: queue jid klass data 'interval' interval
@@ -80,7 +84,7 @@ local function parse_recur(D, a)
   local throttles = optional_list(o.throttles, {}, 'Recur(): Arg "throttles" not JSON array: ')
   return {queue = queue, jid = jid, klass = klass, data = data, interval = interval,
     offset = offset, tags = tags, priority = priority, retries = retries, backlog = backlog,
-    throttles = throttles, options = o}
+    throttles = throttles, options = o, policy = Recurring.parse_policy(o)}
 end
 
 -- Writes template `p` (its spawn count kept), out of its old queue's schedule; the caller
@@ -96,6 +100,7 @@ local function save_template(now, p)
     'tags', cjson.encode(p.tags), 'state', 'recur', 'queue', p.queue, 'type', 'interval',
     'count', tonumber(field(old[1])) or 0, 'interval', p.interval, 'retries', p.retries,
     'backlog', p.backlog, 'throttles', cjson.encode(throttles))
+  Recurring.save_policy(key, p.policy)
   Job.register_queue(p.queue, now)
   return old_queue
 end
@@ -154,6 +159,7 @@ function Recurring.object(D, jid)
   }
   if D.show_throttles then object.throttles = decode_stored(f.throttles) or {} end
   if f.cron then object.cron, object.tz = f.cron, f.tz end
+  Recurring.policy_object(jid, object)
   return object
 end
 
@@ -186,6 +192,8 @@ function Recurring.update(D, now, a)
     elseif name == 'throttles' and D.throttle_options then
       parsed = string_list(decode(value))
       check(parsed, 'Recur(): Arg "throttles" is not JSON-encoded: ' .. value)
+    elseif Recurring.UPDATE_POLICY[name] then
+      parsed = Recurring.checked_update(name, value)
     elseif name ~= 'klass' and name ~= 'queue' then
       raise('Recur(): Unrecognized option "' .. name .. '"')
     end
@@ -208,6 +216,8 @@ function Recurring.update(D, now, a)
       Job.register_queue(value, now)
     elseif name == 'throttles' then
       call('HSET', key, 'throttles', cjson.encode(value))
+    elseif Recurring.UPDATE_POLICY[name] then
+      Recurring.apply_update(key, name, value)
     else
       call('HSET', key, name, value)
     end
@@ -248,6 +258,7 @@ function Recurring.cancel(jid)
     call('ZREM', Keys.queue(queue, 'recur'), jid)
     call('DEL', Keys.recurring(jid))
   end
+  call('DEL', Keys.backfilled(jid))
   Cron.forget(jid)
   return 1
 end
