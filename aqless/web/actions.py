@@ -14,11 +14,13 @@ from aqless import rules
 from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
-from aqless.ops import known
+from aqless.ops import bulk, known
+from aqless.ops import search as finding
 from aqless.ops.durations import plural
 from aqless.ops.emptying import DEFAULT_STATES, cancel_all, in_order, listed
 from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
+from aqless.web import tallies
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
 #: The jids the request's bulk action changed, for its audit entry (None: not a bulk action).
@@ -248,6 +250,35 @@ async def failed_retry_all(client: AnyClient, form: Form) -> str:
     return await apply(client, "retry", jids) + f" of {plural(len(groups), 'group')}"
 
 
+async def search_act(client: AnyClient, form: Form) -> str:
+    """Do ``action`` to every job the search of the form's inputs finds now (at most its
+    ``limit`` examined), in paced slices (`aqless.ops.bulk`), the progress told under the
+    form's ``progress`` id; ``to``: a move's queue."""
+    fields = {name: form.all(name) for name in (*finding.NAMED_RULES, "state", "where", "result")}
+    filters = finding.Filters.parse(fields)
+    if not filters.any:
+        raise ActionError("give at least one filter: an action never takes every job")
+    limit_text = (form.get("limit") or "").strip() or str(finding.LIMIT_DEFAULT)
+    limit = rules.RULES["search_limit"].parse(limit_text, "limit", finding.COMMAND)
+    verb = rules.parse("search.action", form.text("action"), finding.COMMAND)
+    to = rules.parse("queue", form.text("to"), finding.COMMAND) if verb == "move" else None
+    found = await finding.find(client, filters, limit=limit)
+    tally = tallies.start(form.get("progress"), len(found.jids))
+    done = bulk.Bulk(verb, 0)
+    ACTED_ON.set(done.done)
+    try:
+        if not found.jids:
+            raise ActionError("no job matches the search now: nothing done")
+        done = await bulk.act(client, verb, found.jids, queue=to, advance=tally.advance)
+        ACTED_ON.set(done.done)
+    finally:
+        tally.finish(done.outcome())
+    outcome = done.outcome()
+    if done.refused:
+        raise ActionError(outcome[0].upper() + outcome[1:])
+    return outcome[0].upper() + outcome[1:]
+
+
 # -- recurring jobs, throttles, config, patterns, workers ------------------------------------
 
 
@@ -363,6 +394,7 @@ HANDLERS: Final[dict[str, Handler]] = {
         jobs_bulk,
         failed_group,
         failed_retry_all,
+        search_act,
         recurring_update,
         recurring_cancel,
         throttle_set,
