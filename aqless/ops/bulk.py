@@ -127,6 +127,12 @@ async def _act_on(client: AnyClient, bulk: Bulk, jids: list[str]) -> None:
             bulk.done.append(job.jid)
 
 
+def check_move(queue: str | None) -> str:
+    """The queue a move puts jobs into, checked by its rule (InvalidValueError)."""
+    checked: str = rules.check("queue", queue, "search")
+    return checked
+
+
 async def act(
     client: AnyClient,
     verb: str,
@@ -140,7 +146,7 @@ async def act(
     InvalidValueError for a verb, or a move's queue, outside its rule (nothing done)."""
     verb = rules.check("search.action", verb, "search")
     if verb == "move":
-        queue = rules.check("queue", queue, "search")
+        queue = check_move(queue)
     bulk = Bulk(verb, len(jids), queue if verb == "move" else None)
     pacer = Pacer(first=20, most=CHUNK_MOST)
     async for chunk in pacer.each(list(dict.fromkeys(jids))):

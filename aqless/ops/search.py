@@ -26,6 +26,7 @@ from aqless import rules
 from aqless.client import Client
 from aqless.codecs import Sealed, decoded_text
 from aqless.errors import PayloadError
+from aqless.ops import known
 from aqless.sharding.client import AnyClient
 
 #: The command a refused search input is named under, at the CLI and the dashboard alike.
@@ -113,6 +114,18 @@ NAMED_RULES: Final = {
     "worker": "worker",
     "queue": "queue",
 }
+#: Every input of a search, as the CLI's options and the search form name them.
+INPUTS: Final = (*NAMED_RULES, "state", "where", "result")
+
+
+def limits(limit: str | None, shown: str | None = None) -> tuple[int, int]:
+    """The ``limit`` (jobs examined) and ``shown`` (jobs listed) typed, each checked by its
+    rule (InvalidValueError naming it); an empty text is the default."""
+    limit_text = (limit or "").strip() or str(LIMIT_DEFAULT)
+    shown_text = (shown or "").strip() or str(SHOWN_DEFAULT)
+    examined: int = rules.RULES["search_limit"].parse(limit_text, "limit", COMMAND)
+    listed: int = rules.parse("search.shown", shown_text, COMMAND)
+    return examined, listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +434,14 @@ async def _search_shard(shard: Client, found: Found) -> None:
     found.round_trips += 1
     jids = list(dict.fromkeys(str(jid) for listing in listings for jid in listing))
     await _examine(shard, jids, found)
+
+
+async def require_known(client: AnyClient, filters: Filters) -> None:
+    """UnknownNameError, naming the closest, for a queue or failure group never seen."""
+    if filters.queue is not None:
+        await known.require(client, "queue", filters.queue)
+    if filters.group is not None:
+        await known.require(client, "failure group", filters.group)
 
 
 async def find(client: AnyClient, filters: Filters, *, limit: int = LIMIT_DEFAULT) -> Found:

@@ -254,12 +254,10 @@ async def search_act(client: AnyClient, form: Form) -> str:
     """Do ``action`` to every job the search of the form's inputs finds now (at most its
     ``limit`` examined), in paced slices (`aqless.ops.bulk`), the progress told under the
     form's ``progress`` id; ``to``: a move's queue."""
-    fields = {name: form.all(name) for name in (*finding.NAMED_RULES, "state", "where", "result")}
-    filters = finding.Filters.parse(fields)
+    filters = finding.Filters.parse({name: form.all(name) for name in finding.INPUTS})
     if not filters.any:
         raise ActionError("give at least one filter: an action never takes every job")
-    limit_text = (form.get("limit") or "").strip() or str(finding.LIMIT_DEFAULT)
-    limit = rules.RULES["search_limit"].parse(limit_text, "limit", finding.COMMAND)
+    limit, _ = finding.limits(form.get("limit"))
     verb = rules.parse("search.action", form.text("action"), finding.COMMAND)
     to = rules.parse("queue", form.text("to"), finding.COMMAND) if verb == "move" else None
     found = await finding.find(client, filters, limit=limit)

@@ -12,7 +12,6 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from aqless import rules
 from aqless.errors import ConnectionLostError, InvalidArgumentError
 from aqless.ops import known
 from aqless.ops import search as finding
@@ -23,31 +22,12 @@ from aqless.web.pages import Refused, dashboard, html_page
 from aqless.web.reads import JSON, jobs_json
 from aqless.web.render import Links
 
-#: The form's inputs, by the names `aqless.ops.search.Filters.parse` reads.
-INPUTS: Final = (*finding.NAMED_RULES, "state", "where", "result")
+INPUTS: Final = finding.INPUTS
 
 
 def given(fields: Any) -> dict[str, list[str]]:
     """The search inputs of a query string or a form (each name's values)."""
     return {name: list(fields.getlist(name)) for name in INPUTS}
-
-
-def limits(params: Any) -> tuple[int, int]:
-    """The ``limit`` (jobs examined) and ``shown`` (jobs listed) asked for, each checked by
-    its rule (InvalidValueError naming it)."""
-    limit_text = (params.get("limit") or "").strip() or str(finding.LIMIT_DEFAULT)
-    shown_text = (params.get("shown") or "").strip() or str(finding.SHOWN_DEFAULT)
-    limit: int = rules.RULES["search_limit"].parse(limit_text, "limit", finding.COMMAND)
-    shown: int = rules.parse("search.shown", shown_text, finding.COMMAND)
-    return limit, shown
-
-
-async def known_names(client: AnyClient, filters: finding.Filters) -> None:
-    """UnknownNameError (a 404 naming the closest) for a queue or failure group never seen."""
-    if filters.queue is not None:
-        await known.require(client, "queue", filters.queue)
-    if filters.group is not None:
-        await known.require(client, "failure group", filters.group)
 
 
 async def load(client: AnyClient, request: Request) -> JSON:
@@ -83,8 +63,8 @@ async def load(client: AnyClient, request: Request) -> JSON:
         return result
     try:
         filters = finding.Filters.parse(inputs)
-        limit, shown = limits(params)
-        await known_names(client, filters)
+        limit, shown = finding.limits(params.get("limit"), params.get("shown"))
+        await finding.require_known(client, filters)
     except known.UnknownNameError as missing:
         raise Refused(404, str(missing), shown={**result, "error": str(missing)}) from missing
     except InvalidArgumentError as error:
