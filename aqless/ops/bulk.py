@@ -133,6 +133,33 @@ def check_move(queue: str | None) -> str:
     return checked
 
 
+def plan(verb: str, jids: Sequence[str], queue: str | None = None) -> Bulk:
+    """The record of `verb` (one of `VERBS`) about to be done to `jids` (`queue`: where
+    ``move`` puts them), nothing done yet; InvalidValueError for a verb, or a move's queue,
+    outside its rule."""
+    verb = rules.check("search.action", verb, "search")
+    if verb == "move":
+        queue = check_move(queue)
+    return Bulk(verb, len(dict.fromkeys(jids)), queue if verb == "move" else None)
+
+
+async def run(
+    client: AnyClient,
+    bulk: Bulk,
+    jids: Sequence[str],
+    advance: Callable[[int], object] | None = None,
+) -> Bulk:
+    """Do `bulk`'s verb to `jids`, a paced slice at a time, `bulk` filled in as each slice is
+    done (so that it says what was done should the server go away midway); `advance(n)` is
+    told of each slice (a progress bar's)."""
+    pacer = Pacer(first=20, most=CHUNK_MOST)
+    async for chunk in pacer.each(list(dict.fromkeys(jids))):
+        await _act_on(client, bulk, chunk)
+        if advance is not None:
+            advance(len(chunk))
+    return bulk
+
+
 async def act(
     client: AnyClient,
     verb: str,
@@ -143,14 +170,13 @@ async def act(
 ) -> Bulk:
     """Do `verb` (one of `VERBS`) to the jobs `jids`, a paced slice at a time; `queue`: where
     ``move`` puts them. `advance(n)` is told of each slice done (a progress bar's).
-    InvalidValueError for a verb, or a move's queue, outside its rule (nothing done)."""
-    verb = rules.check("search.action", verb, "search")
-    if verb == "move":
-        queue = check_move(queue)
-    bulk = Bulk(verb, len(jids), queue if verb == "move" else None)
-    pacer = Pacer(first=20, most=CHUNK_MOST)
-    async for chunk in pacer.each(list(dict.fromkeys(jids))):
-        await _act_on(client, bulk, chunk)
-        if advance is not None:
-            advance(len(chunk))
-    return bulk
+    InvalidValueError for a verb, or a move's queue, outside its rule (nothing done).
+
+    Examples:
+        ```python
+        found = await search.find(client, search.Filters.parse({"tag": ["nightly"]}))
+        done = await bulk.act(client, "retry", found.jids)
+        print(done.outcome())
+        ```
+    """
+    return await run(client, plan(verb, jids, queue), jids, advance)

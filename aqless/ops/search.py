@@ -469,14 +469,27 @@ async def find(client: AnyClient, filters: Filters, *, limit: int = LIMIT_DEFAUL
 #: to learn the classes.
 NAMES_MOST: Final = 200
 CLASS_SAMPLE: Final = 100
+SAMPLED: Final = 15  # queues and failure groups whose jobs the class sample reads
+
+
+def _sample_calls(prefix: str, queues: list[str], groups: list[str]) -> list[tuple[Any, ...]]:
+    """The reads of a sample of jids, each O(1) or O(sample): a few at random of the first
+    queues' sets and of the completed set, the newest and oldest of the first failure groups."""
+    calls: list[tuple[Any, ...]] = []
+    for queue in queues[:SAMPLED]:
+        calls += [("ZRANDMEMBER", f"{prefix}q:{queue}-{kind}", 3) for kind in ("work", "scheduled")]
+    for group in groups[:SAMPLED]:
+        calls += [("LRANGE", f"{prefix}f:{group}", 0, 2), ("LRANGE", f"{prefix}f:{group}", -3, -1)]
+    calls.append(("ZRANDMEMBER", f"{prefix}completed", 10))
+    return calls
 
 
 async def names(client: AnyClient) -> dict[str, Any]:
     """The names a search form offers as it is typed: queues, tags (the most used first),
-    failure groups, workers, and the classes of a sample of jobs (the first of each queue's
-    waiting jobs, the newest completed and the newest of each failure group: the protocol
-    keeps no index of classes), each list at most `NAMES_MOST` long; and what reading them
-    cost (round trips, jobs read)."""
+    failure groups, workers, and the classes of a sample of jobs (a few at random of the
+    first queues' waiting and scheduled jobs and of the completed ones, the newest and oldest
+    of the first failure groups: the protocol keeps no index of classes), each list at most
+    `NAMES_MOST` long; and what reading them cost (round trips, jobs read)."""
     started = time.perf_counter()
     queues: set[str] = set()
     tags: dict[str, float] = {}
@@ -501,10 +514,10 @@ async def names(client: AnyClient) -> dict[str, Any]:
             tags[str(tag)] = tags.get(str(tag), 0.0) + float(score)
         groups.update(map(str, group_names))
         workers.update(map(str, worker_names))
-        heads = [Index(f"{p}q:{q}-work", "zset", True).first(3) for q in list(queue_names)[:30]]
-        heads += [Index(f"{p}f:{g}", "list").first(3) for g in list(group_names)[:30]]
-        heads.append(Index(f"{p}completed", "zset", True).first(10))
-        listings = await shard.protocol.plain_many("search.names", heads)
+        listings = await shard.protocol.plain_many(
+            "search.names",
+            _sample_calls(p, list(map(str, queue_names)), list(map(str, group_names))),
+        )
         sample = list(dict.fromkeys(str(j) for listing in listings for j in listing))
         sample = sample[:CLASS_SAMPLE]
         klasses = await shard.protocol.plain_many(

@@ -198,6 +198,20 @@ async def job_undepend(client: AnyClient, form: Form) -> str:
     return f"{job.jid} no longer waits for {dependency}"
 
 
+async def flow_cancel(client: AnyClient, form: Form) -> str:
+    """Cancel a whole flow: its root (the form's ``jid``) and every job below it, at once;
+    refused, nothing cancelled, while a job of it runs."""
+    root = form.ruled("jid")
+    tree = await client.flows.tree(root)
+    if tree is None:
+        raise ActionError(f"no job {root!r}")
+    if tree.jid != root:
+        raise ActionError(f"{root} is not the root of its flow ({tree.jid} is)")
+    cancelled = await client.jobs.cancel(root)
+    ACTED_ON.set(cancelled)
+    return f"Cancelled the flow of {root}: {plural(len(cancelled), 'job')}"
+
+
 # -- many jobs -------------------------------------------------------------------------------
 
 
@@ -261,20 +275,20 @@ async def search_act(client: AnyClient, form: Form) -> str:
     verb = rules.parse("search.action", form.text("action"), finding.COMMAND)
     to = rules.parse("queue", form.text("to"), finding.COMMAND) if verb == "move" else None
     found = await finding.find(client, filters, limit=limit)
-    tally = tallies.start(form.get("progress"), len(found.jids))
-    done = bulk.Bulk(verb, 0)
-    ACTED_ON.set(done.done)
+    if not found.jids:
+        raise ActionError("no job matches the search now: nothing done")
+    doing = bulk.plan(verb, found.jids, to)
+    ACTED_ON.set(doing.done)  # filled in slice by slice: the entry names what was done
+    tally = tallies.start(form.get("progress"), doing.total)
     try:
-        if not found.jids:
-            raise ActionError("no job matches the search now: nothing done")
-        done = await bulk.act(client, verb, found.jids, queue=to, advance=tally.advance)
-        ACTED_ON.set(done.done)
+        await bulk.run(client, doing, found.jids, tally.advance)
     finally:
-        tally.finish(done.outcome())
-    outcome = done.outcome()
-    if done.refused:
-        raise ActionError(outcome[0].upper() + outcome[1:])
-    return outcome[0].upper() + outcome[1:]
+        tally.finish(doing.outcome())
+    outcome = doing.outcome()
+    outcome = outcome[0].upper() + outcome[1:]
+    if doing.refused:
+        raise ActionError(outcome)
+    return outcome
 
 
 # -- recurring jobs, throttles, config, patterns, workers ------------------------------------
@@ -389,6 +403,7 @@ HANDLERS: Final[dict[str, Handler]] = {
         job_untag,
         job_undepend,
         job_signal,
+        flow_cancel,
         jobs_bulk,
         failed_group,
         failed_retry_all,

@@ -114,11 +114,12 @@ async def names(request: Request) -> Response:
 
 
 async def progress(request: Request) -> Response:
-    """``/api/search/progress?id=``: how many jobs of an action on a search's jobs are done."""
+    """``/api/search/progress?id=``: how many jobs of an action on a search's jobs are done
+    (``started`` false: no action of that id has started in this process)."""
     board = dashboard(request)
     if not await board.may(request, "view"):
         return JSONResponse({"ok": False, "error": "forbidden"}, status_code=403)
     tally = tallies.get(request.query_params.get("id", ""))
-    if tally is None:
-        return JSONResponse({"ok": False, "error": "no such action"}, status_code=404)
-    return JSONResponse({"ok": True, **tally.document()})
+    if tally is None:  # not started yet (the page asks from the moment it sends the action)
+        return JSONResponse({"ok": True, "started": False, "total": 0, "done": 0})
+    return JSONResponse({"ok": True, "started": True, **tally.document()})

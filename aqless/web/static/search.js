@@ -44,7 +44,7 @@
 
   act.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const action = act.elements.action.value;
+    const action = act.elements.action.value; // (act.action is that select, not the URL)
     const count = act.elements.count.value;
     const to = act.elements.to.value.trim();
     const where = action === "move" ? ` to ${to || "(no queue given)"}` : "";
@@ -65,7 +65,7 @@
           const response = await fetch(`${bar.dataset.url}?id=${id}`, {credentials: "same-origin"});
           if (!response.ok) continue;
           const tally = await response.json();
-          if (!running) return;
+          if (!running || !tally.started) continue;
           bar.max = tally.total || 1;
           bar.value = tally.done;
           status.textContent = `${action}: ${tally.done} of ${tally.total}`;
@@ -75,7 +75,7 @@
     poll();
     let message;
     try {
-      const response = await fetch(act.action, {
+      const response = await fetch(act.getAttribute("action"), {
         method: "POST",
         credentials: "same-origin",
         headers: {Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded"},
