@@ -77,7 +77,8 @@ async def test_a_batch_page_lists_its_members_a_page_at_a_time(
     assert seen[job.jid] == "failed"
     assert sorted(set(seen.values())) == ["failed", "pending"]
     page = (await app_client.get(f"/batches/{bid}")).text
-    assert 'id="batch-members"' in page
+    assert f"<title>Batch {bid} · aqless</title>" in page
+    assert page.count('id="batch-members"') == 1
     assert "Next members" in page
     assert "app.Member" in page
 
