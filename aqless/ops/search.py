@@ -257,20 +257,23 @@ class Index:
         return ("ZREVRANGE" if self.reverse else "ZRANGE", self.key, 0, count - 1)
 
 
-async def indexes(shard: Client, filters: Filters) -> list[Index]:
+async def indexes(shard: Client, filters: Filters) -> tuple[list[Index], int]:
     """The keys whose jids may match `filters`: the most specific index given, else every
-    chosen state of every queue (or of the one queue given)."""
+    chosen state of every queue (or of the one queue given); and the round trips it took
+    to learn them (the queues' names, the failure groups')."""
     prefix = shard.prefix
     if filters.tag is not None:
-        return [Index(f"{prefix}t:{filters.tag}", "zset", reverse=True)]
+        return [Index(f"{prefix}t:{filters.tag}", "zset", reverse=True)], 0
     if filters.group is not None:
-        return [Index(f"{prefix}f:{filters.group}", "list")]
+        return [Index(f"{prefix}f:{filters.group}", "list")], 0
     held = {"running", "stalled"}
     if filters.worker is not None and filters.states and held.issuperset(filters.states):
-        return [Index(f"{prefix}w:{filters.worker}:jobs", "zset")]
+        return [Index(f"{prefix}w:{filters.worker}:jobs", "zset")], 0
+    trips = 0
     if filters.queue is not None:
         queues = [filters.queue]
     else:
+        trips += 1
         listed = await shard.protocol.plain("search", "ZRANGE", f"{prefix}queues", 0, -1)
         queues = [str(queue) for queue in listed]
     found: list[Index] = []
@@ -278,11 +281,12 @@ async def indexes(shard: Client, filters: Filters) -> list[Index]:
         suffixes = {QUEUE_SETS[state]: None for state in QUEUE_SETS if filters.wants_state(state)}
         found += [Index(f"{prefix}q:{queue}-{s}", "zset", reverse=r) for s, r in suffixes]
     if filters.wants_state("failed"):
+        trips += 1
         groups = await shard.protocol.plain("search", "SMEMBERS", f"{prefix}failures")
         found += [Index(f"{prefix}f:{group}", "list") for group in sorted(map(str, groups))]
     if filters.wants_state("complete") and filters.queue is None:  # a completed job has none
         found.append(Index(f"{prefix}completed", "zset", reverse=True))
-    return found
+    return found, trips
 
 
 def shares(sizes: Sequence[int], budget: int) -> list[int]:
@@ -422,7 +426,8 @@ async def _search_shard(shard: Client, found: Found) -> None:
         found.listed += 1
         await _examine(shard, [found.filters.jid], found)
         return
-    keys = await indexes(shard, found.filters)
+    keys, trips = await indexes(shard, found.filters)
+    found.round_trips += trips
     if not keys:
         return
     sizes = [int(n) for n in await shard.protocol.plain_many("search", [k.size() for k in keys])]
