@@ -212,11 +212,12 @@ class Found:
     data_bytes: int = 0
     undecodable: int = 0
     seconds: float = 0.0
+    unread_shards: int = 0  # shards the limit left unread
 
     @property
     def complete(self) -> bool:
-        """Whether every job of the indexes read was examined."""
-        return self.examined >= self.listed
+        """Whether every job the search could find was examined."""
+        return self.examined >= self.listed and not self.unread_shards
 
     def cost(self) -> dict[str, Any]:
         return {
@@ -421,6 +422,7 @@ def _meets(
 async def _search_shard(shard: Client, found: Found) -> None:
     budget = found.limit - found.examined
     if budget <= 0:
+        found.unread_shards += 1
         return
     if found.filters.jid is not None:
         found.listed += 1
