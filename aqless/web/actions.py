@@ -282,9 +282,11 @@ async def search_act(client: AnyClient, form: Form) -> str:
     tally = tallies.start(form.get("progress"), doing.total)
     try:
         await bulk.run(client, doing, found.jids, tally.advance)
-    finally:
-        tally.finish(doing.outcome())
+    except Exception as error:  # the server went away midway: say how far it got
+        tally.finish(f"{doing.outcome()}; stopped: {error}")
+        raise
     outcome = doing.outcome()
+    tally.finish(outcome)
     outcome = outcome[0].upper() + outcome[1:]
     if doing.refused:
         raise ActionError(outcome)

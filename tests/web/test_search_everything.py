@@ -201,3 +201,28 @@ def test_a_condition_compares_as_json() -> None:
     assert holds("0.x = y", [{"x": "y"}])
     assert json.dumps(finding.shares([1, 100, 100], 51)) == "[1, 25, 25]"
     assert finding.shares([0, 5], 10) == [0, 5]
+
+
+async def test_running_and_stalled_jobs_are_told_apart_and_found_by_worker(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    queue = client.queues["work"]
+    jids = [await queue.put("app.Job", {"n": n}) for n in range(3)]
+    held = await queue.pop_many(2, worker="w-1")
+    lost = held[0].jid
+    await client.redis.hset(f"{client.prefix}j:{lost}", "expires", 1)  # its lock expired
+    await client.redis.zadd(f"{client.prefix}q:work-locks", {lost: 1})
+
+    async def found(**params: str) -> set[str]:
+        answer = (await app_client.get("/api/search", params=params)).json()
+        return set(answer["jids"])
+
+    assert await found(state="stalled") == {lost}
+    assert await found(state="running") == {held[1].jid}
+    assert await found(worker="w-1", state="running,stalled") == {job.jid for job in held}
+    assert await found(worker="w-1") == {job.jid for job in held}  # every state: each set read
+    assert await found(state="waiting", queue="work") == set(jids) - {job.jid for job in held}
+    by_worker = (
+        await app_client.get("/api/search", params={"worker": "w-1", "state": "running"})
+    ).json()
+    assert by_worker["listed"] == 2  # the worker's own jobs, not the queues' sets
