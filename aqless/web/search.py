@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from aqless.errors import ConnectionLostError, InvalidArgumentError
-from aqless.ops import known
+from aqless.ops import known, suggest
 from aqless.ops import search as finding
 from aqless.ops.bulk import VERBS
 from aqless.sharding.client import AnyClient
@@ -103,12 +103,12 @@ async def page(request: Request) -> Response:
 
 async def names(request: Request) -> Response:
     """``/api/search/names``: the queues, tags, failure groups, workers and classes the
-    search form offers (`aqless.ops.search.names`: bounded reads of the indexes)."""
+    search form offers (`aqless.ops.suggest.names`: bounded reads of the indexes)."""
     board = dashboard(request)
     if not await board.may(request, "view"):
         return JSONResponse({"ok": False, "error": "forbidden"}, status_code=403)
     try:
-        return JSONResponse(await finding.names(board.client))
+        return JSONResponse(await suggest.names(board.client))
     except ConnectionLostError as error:
         return JSONResponse({"ok": False, "error": str(error)}, status_code=503)
 

@@ -9,7 +9,7 @@ import json
 import httpx
 
 import aqless
-from aqless.ops import audit
+from aqless.ops import audit, suggest
 from aqless.ops import search as finding
 from aqless.web import create_app
 from aqless.web.auth import Users
@@ -174,7 +174,7 @@ async def test_names_for_the_autocomplete_come_from_the_indexes(
     assert names["groups"] == ["billing-Boom"]
     assert {"app.Send", "app.Charge"} <= set(names["classes"])
     assert names["cost"]["round_trips"] == 3
-    assert names["cost"]["jobs_read"] <= finding.CLASS_SAMPLE
+    assert names["cost"]["jobs_read"] <= suggest.CLASS_SAMPLE
 
 
 async def test_a_bad_filter_is_refused_naming_it(app_client: httpx.AsyncClient) -> None:

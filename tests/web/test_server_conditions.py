@@ -34,6 +34,7 @@ import aqless
 from aqless._worker.counters import WorkerCounters
 from aqless._worker.info import InfoPublisher
 from aqless.ops import search as finding
+from aqless.ops import suggest
 from aqless.ops.listings import throttle_documents
 from aqless.web import create_app, held, throughput
 from aqless.web.condition import LOST, condition_code
@@ -222,7 +223,7 @@ async def test_every_direct_read_raises_the_typed_error_of_the_condition(
         reads: dict[str, Callable[[], Awaitable[object]]] = {
             "search listing": lambda: finding.find(client, by_data),
             "search scan": lambda: finding.find(client, by_jid),
-            "search names": lambda: finding.names(client),
+            "search names": lambda: suggest.names(client),
             "next starts": lambda: held.schedules(client, "q", [later]),
             "throughput": lambda: throughput.per_minute(client, "q"),
             "worker records": lambda: client.workers.records(),
