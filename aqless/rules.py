@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from aqless.errors import InvalidValueError
 
-Kind = Literal["number", "whole", "name", "names", "text", "choice", "switch"]
+Kind = Literal["number", "whole", "name", "names", "text", "choice", "switch", "condition"]
 
 #: The longest name (a queue, a group, a tag, a throttle...) any door accepts.
 NAME_MAX: Final = 128
@@ -40,7 +40,10 @@ class Rule:
             non-empty string of at most `longest` characters, without whitespace or control
             characters unless `spaces`), ``names`` (a list of such names, never a lone
             string), ``text`` (any string, non-empty unless `minimum` is 0), ``choice`` (one
-            of `choices`) or ``switch`` (True or False, not 0 or 1).
+            of `choices`), ``switch`` (True or False, not 0 or 1) or ``condition`` (a
+            field path and a value, ``path = value``: keys or list indexes joined by dots,
+            none of them empty; with `minimum` 0 the path may be left out, for the whole
+            value).
         meaning: what it is, for the reference table.
         unit: its unit (``seconds``, ``jobs``...), "" for none.
         minimum: the least value allowed (numbers), or None.
@@ -85,6 +88,9 @@ class Rule:
             return "one of " + ", ".join(self.choices)
         if self.kind == "switch":
             return "true or false"
+        if self.kind == "condition":
+            whole = " (or = value, the whole value)" if self.minimum == 0 else ""
+            return f"a condition written field.path = value{whole}"
         return "a text" if self.minimum == 0 else "a non-empty text"
 
     def check(self, value: object, name: str, command: str) -> Any:
@@ -122,6 +128,8 @@ class Rule:
             return value if value in self.choices else _REFUSED
         if self.kind == "switch":
             return value if isinstance(value, bool) else _REFUSED
+        if self.kind == "condition":
+            return value if self._is_condition(value) else _REFUSED
         if not isinstance(value, str) or (self.minimum != 0 and not value):
             return _REFUSED
         return value
@@ -149,6 +157,14 @@ class Rule:
         # isprintable: no control character, and no whitespace but the space (str's own
         # loop: a put checks its tags and queue with it)
         return value.isprintable() and (self.spaces or " " not in value)
+
+    def _is_condition(self, value: object) -> bool:
+        if not isinstance(value, str) or "=" not in value:
+            return False
+        path = value.partition("=")[0].strip()
+        if not path:
+            return self.minimum == 0
+        return all(key.strip() for key in path.split("."))
 
     def _forbidden(self) -> str:
         return "control characters" if self.spaces else "whitespace or control characters"
@@ -254,6 +270,10 @@ def _config_rules() -> dict[str, Rule]:
     }
 
 
+#: The states a queue's own sets hold jobs in, in the order listings offer them.
+_QUEUE_STATES: Final = ("waiting", "running", "scheduled", "stalled", "depends", "throttled")
+
+
 def _rules() -> dict[str, Rule]:
     return {
         # names
@@ -356,15 +376,7 @@ def _rules() -> dict[str, Rule]:
         "state": Rule(
             "choice",
             "A state of a queue's jobs a listing shows (recurring: its recurring jobs).",
-            choices=(
-                "waiting",
-                "running",
-                "scheduled",
-                "stalled",
-                "depends",
-                "throttled",
-                "recurring",
-            ),
+            choices=(*_QUEUE_STATES, "recurring"),
         ),
         "target_p95": Rule(
             "number", "The p95 wait a scaling reading sizes the slots for.", "seconds", 0, True
@@ -377,7 +389,26 @@ def _rules() -> dict[str, Rule]:
             maximum=3600,
         ),
         "search_limit": Rule(
-            "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
+            "whole", "How many jobs a search examines at most.", "jobs", 1, maximum=10_000
+        ),
+        # search over every queue and state (aqless.ops.search), and acting on what it found
+        "search.state": Rule(
+            "choice",
+            "A state a search looks in.",
+            choices=(*_QUEUE_STATES, "failed", "complete"),
+        ),
+        "search.class": Rule("name", "The job class a search finds jobs of.", longest=256),
+        "search.where": Rule("condition", "A value a found job's data holds at a field path."),
+        "search.result": Rule(
+            "condition", "A value a found job's result holds at a field path.", minimum=0
+        ),
+        "search.shown": Rule(
+            "whole", "How many found jobs a search lists.", "jobs", minimum=1, maximum=1000
+        ),
+        "search.action": Rule(
+            "choice",
+            "What to do to every job a search found.",
+            choices=("cancel", "retry", "requeue", "move", "delete"),
         ),
         # a client's settings
         "client.script_connection": Rule(

@@ -59,6 +59,12 @@ ENTRIES: tuple[Entry, ...] = (
         "Requeue failed jobs: a group's, every group's, or given jids.",
     ),
     Entry("script", "script", "script", "Print the Lua script, or the function library."),
+    Entry(
+        "search",
+        "search",
+        "search",
+        "Find jobs in every queue and state; act on all of them.",
+    ),
     Entry("server", "server", "server", "See, start, stop or reset the embedded Valkey server."),
     Entry(
         "shards",

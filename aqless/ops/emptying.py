@@ -117,20 +117,20 @@ async def cancel_all(
     for state, jids in emptying.found.items():
         done = 0
         async for chunk in pacer.each(jids):
-            done += len(chunk) - await _cancel(client, chunk, refused)
+            done += len(chunk) - await cancel_chunk(client, chunk, refused)
             if advance is not None:
                 advance(len(chunk))
         emptying.cancelled[state] = done
     for jid in list(refused):
         again: dict[str, str] = {}
-        if await _cancel(client, [jid], again) == 0:
+        if await cancel_chunk(client, [jid], again) == 0:
             refused.pop(jid)
             state = next(state for state, jids in emptying.found.items() if jid in jids)
             emptying.cancelled[state] += 1
     emptying.kept = refused
 
 
-async def _cancel(client: AnyClient, jids: list[str], refused: dict[str, str]) -> int:
+async def cancel_chunk(client: AnyClient, jids: list[str], refused: dict[str, str]) -> int:
     """Cancel `jids` together, else one by one; returns how many were refused (their
     reasons added to `refused`)."""
     if len(jids) > 1:

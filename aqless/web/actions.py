@@ -15,12 +15,14 @@ from aqless import rules
 from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
-from aqless.ops import known
+from aqless.ops import bulk, known
+from aqless.ops import search as finding
 from aqless.ops.durations import plural
 from aqless.ops.emptying import DEFAULT_STATES, cancel_all, in_order, listed
 from aqless.ops.params import parse_moment
 from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
+from aqless.web import tallies
 
 BULK_LIMIT: Final = 10_000  # jobs one group action touches at most
 #: The jids the request's bulk action changed, for its audit entry (None: not a bulk action).
@@ -198,6 +200,20 @@ async def job_undepend(client: AnyClient, form: Form) -> str:
     return f"{job.jid} no longer waits for {dependency}"
 
 
+async def flow_cancel(client: AnyClient, form: Form) -> str:
+    """Cancel a whole flow: its root (the form's ``jid``) and every job below it, at once;
+    refused, nothing cancelled, while a job of it runs."""
+    root = form.ruled("jid")
+    tree = await client.flows.tree(root)
+    if tree is None:
+        raise ActionError(f"no job {root!r}")
+    if tree.jid != root:
+        raise ActionError(f"{root} is not the root of its flow ({tree.jid} is)")
+    cancelled = await client.jobs.cancel(root)
+    ACTED_ON.set(cancelled)
+    return f"Cancelled the flow of {root}: {plural(len(cancelled), 'job')}"
+
+
 # -- many jobs -------------------------------------------------------------------------------
 
 
@@ -248,6 +264,35 @@ async def failed_retry_all(client: AnyClient, form: Form) -> str:
         if len(jids) >= BULK_LIMIT:
             break
     return await apply(client, "retry", jids) + f" of {plural(len(groups), 'group')}"
+
+
+async def search_act(client: AnyClient, form: Form) -> str:
+    """Do ``action`` to every job the search of the form's inputs finds now (at most its
+    ``limit`` examined), in paced slices (`aqless.ops.bulk`), the progress told under the
+    form's ``progress`` id; ``to``: a move's queue."""
+    filters = finding.Filters.parse({name: form.all(name) for name in finding.INPUTS})
+    if not filters.any:
+        raise ActionError("give at least one filter: an action never takes every job")
+    limit, _ = finding.limits(form.get("limit"))
+    verb = rules.parse("search.action", form.text("action"), finding.COMMAND)
+    to = rules.parse("queue", form.text("to"), finding.COMMAND) if verb == "move" else None
+    found = await finding.find(client, filters, limit=limit)
+    if not found.jids:
+        raise ActionError("no job matches the search now: nothing done")
+    doing = bulk.plan(verb, found.jids, to)
+    ACTED_ON.set(doing.done)  # filled in slice by slice: the entry names what was done
+    tally = tallies.start(form.get("progress"), doing.total)
+    try:
+        await bulk.run(client, doing, found.jids, tally.advance)
+    except Exception as error:  # the server went away midway: say how far it got
+        tally.finish(f"{doing.outcome()}; stopped: {error}")
+        raise
+    outcome = doing.outcome()
+    tally.finish(outcome)
+    outcome = outcome[0].upper() + outcome[1:]
+    if doing.refused:
+        raise ActionError(outcome)
+    return outcome
 
 
 # -- recurring jobs, throttles, config, patterns, workers ------------------------------------
@@ -393,9 +438,11 @@ HANDLERS: Final[dict[str, Handler]] = {
         job_untag,
         job_undepend,
         job_signal,
+        flow_cancel,
         jobs_bulk,
         failed_group,
         failed_retry_all,
+        search_act,
         recurring_update,
         recurring_backfill,
         throttle_set,

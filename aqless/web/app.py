@@ -53,6 +53,8 @@ def routes() -> list[BaseRoute]:
     found += [
         Route("/search", search.page, name="search"),
         Route("/api/search", api_page(search.load), name="api_search"),
+        Route("/api/search/names", search.names, name="api_search_names"),
+        Route("/api/search/progress", search.progress, name="api_search_progress"),
         Route("/events", events, name="events"),
         Route("/api/scaling", scaling.endpoint, name="api_scaling"),
         Route("/actions/{verb}", act, methods=["POST"], name="act"),

@@ -23,8 +23,11 @@ from aqless.web.security import CSRF_FIELD
 
 #: The form fields that name what an action is done to; the others are its details.
 TARGET_FIELDS: Final = ("jid", "queue", "group", "option", "name", "worker")
-SKIPPED_FIELDS: Final = (CSRF_FIELD, "next")
+SKIPPED_FIELDS: Final = (CSRF_FIELD, "next", "progress")
 MOST_TARGETS: Final = 100  # jids of one bulk action kept in its entry
+#: The actions on a search's whole set, whose entry names every jid changed (at most the
+#: search's limit, `aqless.rules` ``search_limit``).
+WHOLE_SETS: Final = ("search_act",)
 _LONGEST: Final = 200
 
 logger = logging.getLogger("aqless.web")
@@ -52,11 +55,11 @@ def action_entry(
     return audit_log.entry(who(request), "web", verb, targets, detail, _short(outcome))
 
 
-def acted_on(jids: Sequence[str]) -> dict[str, str]:
-    """A bulk action's details: how many jobs it changed, and the first `MOST_TARGETS`."""
-    listed = ", ".join(jids[:MOST_TARGETS])
-    if len(jids) > MOST_TARGETS:
-        listed += f" (and {len(jids) - MOST_TARGETS} more)"
+def acted_on(jids: Sequence[str], most: int = MOST_TARGETS) -> dict[str, str]:
+    """A bulk action's details: how many jobs it changed, and the first `most`."""
+    listed = ", ".join(jids[:most])
+    if len(jids) > most:
+        listed += f" (and {len(jids) - most} more)"
     return {"count": str(len(jids)), "jids": listed}
 
 
@@ -85,7 +88,7 @@ async def audited_action(
         message = str(error)
         status = 404 if isinstance(error, UnknownNameError) else 400
     if (jids := ACTED_ON.get()) is not None:
-        more.update(acted_on(jids))
+        more.update(acted_on(jids, len(jids) if verb in WHOLE_SETS else MOST_TARGETS))
     outcome = "ok" if status == 200 else message
     await _recorded(client, action_entry(request, form, outcome, more), length)
     return status, message

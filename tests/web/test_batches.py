@@ -54,6 +54,35 @@ async def test_the_batch_pages_draw_progress_and_escape_everything(
 
 
 @pytest.mark.parametrize("server_url", ["valkey9"], indirect=True)
+@pytest.mark.parametrize("size", [300, 700])  # a small hash comes whole, a big one scanned
+async def test_a_batch_page_lists_its_members_a_page_at_a_time(
+    client: aqless.Client, app_client: httpx.AsyncClient, size: int
+) -> None:
+    members = [("work", PutRequest("app.Member", {"n": n})) for n in range(size)]
+    bid = await client.batches.put(members)
+    job = await client.queues["work"].pop()
+    assert job is not None
+    await job.fail("work-Boom", "it broke")
+    seen: dict[str, str] = {}
+    cursor: str | None = "0"
+    pages = 0
+    while cursor is not None:
+        document = (await app_client.get(f"/api/batches/{bid}", params={"members": cursor})).json()
+        assert len(document["members"]) <= 50
+        seen.update({member["jid"]: member["outcome"] for member in document["members"]})
+        cursor, pages = document["next"], pages + 1
+        assert pages < 100
+    assert len(seen) == size
+    assert pages > 1  # paged, not read at once
+    assert seen[job.jid] == "failed"
+    assert sorted(set(seen.values())) == ["failed", "pending"]
+    page = (await app_client.get(f"/batches/{bid}")).text
+    assert f"<title>Batch {bid} · aqless</title>" in page
+    assert page.count('id="batch-members"') == 1
+    assert "Next members" in page
+    assert "app.Member" in page
+
+
 def test_a_batch_page_in_chromium_shows_its_bar_and_runs_no_markup(
     live: LiveServer, page: Page, artifacts: Path
 ) -> None:

@@ -7,6 +7,7 @@ import httpx
 
 import aqless
 from aqless.flows import FlowNode
+from aqless.ops import audit
 from tests.web.conftest import csrf_token
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
@@ -59,3 +60,29 @@ async def test_cancelling_a_flow_s_root_from_its_page_removes_the_flow_or_says_w
     done = await app_client.post("/actions/job_cancel", data={"jid": flow.root}, headers=headers)
     assert done.json()["ok"] is True
     assert [await client.jobs.get(jid) for jid in flow.jids] == [None] * 3
+
+
+async def test_the_flow_tree_cancels_the_whole_flow_and_the_audit_names_its_jobs(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    flow = await client.flows.put(
+        FlowNode("app.Sum", queue="q"), [FlowNode("app.Leaf", queue="q") for _ in range(3)]
+    )
+    page = (await app_client.get(f"/jobs/{flow.jids[2]}")).text
+    assert 'action="/actions/flow_cancel"' in page
+    assert 'data-confirm="Cancel the whole flow: its 4 jobs?"' in page
+    assert f'name="jid" value="{flow.root}"' in page
+    headers = {"accept": "application/json", "x-aqless-csrf": csrf_token(page)}
+    leaf = await app_client.post(
+        "/actions/flow_cancel", data={"jid": flow.jids[2]}, headers=headers
+    )
+    assert leaf.json() == {
+        "ok": False,
+        "message": f"{flow.jids[2]} is not the root of its flow ({flow.root} is)",
+    }
+    done = await app_client.post("/actions/flow_cancel", data={"jid": flow.root}, headers=headers)
+    assert done.json() == {"ok": True, "message": f"Cancelled the flow of {flow.root}: 4 jobs"}
+    assert await client.jobs.get_many(list(flow.jids)) == []
+    entry = (await audit.read(client, limit=1))[0]
+    assert (entry.action, entry.detail["count"]) == ("flow_cancel", "4")
+    assert set(entry.detail["jids"].split(", ")) == set(flow.jids)

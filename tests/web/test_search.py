@@ -1,5 +1,5 @@
 """Search: a jid from the header's box goes to its job's page (or the page says there is no
-such job), and a scan of one queue's jobs in one state finds those whose data holds a value
+such job), and a search of one queue's jobs in one state finds those whose data holds a value
 at a field path, reading at most the jobs it is told and saying what it read and cost."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import httpx
 import pytest
 
 import aqless
-from aqless.web.search import SCAN_MAX, Condition, SearchError
+from aqless.ops.search import LIMIT_MAX as SCAN_MAX
+from aqless.ops.search import Condition
 
 PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="alert(1)">'
 ESCAPED = "&lt;script&gt;window.__pwned=1&lt;/script&gt;"
@@ -60,7 +61,7 @@ async def test_a_scan_finds_jobs_by_a_field_of_their_data(
         2, 5, 5, True,
     )  # fmt: skip
     assert found["cost"]["jobs_read"] == 5
-    assert found["cost"]["round_trips"] == 2  # the listing, one batch of reads
+    assert found["cost"]["round_trips"] == 3  # the sizes, the listing, one batch of reads
     assert found["cost"]["data_bytes"] > 0
     quoted = (await app_client.get("/api/search", params=search('user.id = "42"'))).json()
     assert [job["jid"] for job in quoted["jobs"]] == [text]
@@ -75,8 +76,8 @@ async def test_a_scan_finds_jobs_by_a_field_of_their_data(
 
     page = (await app_client.get("/search", params=search("user.id = 42"))).text
     assert "2 matches" in page
-    assert "in 5 of 5 waiting jobs of orders" in page
-    assert "Server cost: 5 data reads in 2 round trips" in page
+    assert "in 5 jobs examined of 5 listed" in page
+    assert "Server cost: 5 job reads in 3 round trips" in page
 
 
 async def test_a_scan_reads_no_more_than_its_limit_and_says_so(
@@ -90,7 +91,7 @@ async def test_a_scan_reads_no_more_than_its_limit_and_says_so(
     assert (found["scanned"], found["total"], found["complete"]) == (10, 30, False)
     assert found["matched"] == 5
     page = (await app_client.get("/search", params=params)).text
-    assert "Not every job was read" in page
+    assert "Not every job was examined" in page
     for refused in (str(SCAN_MAX + 1), "-5", "0", "ten"):
         too_many = await app_client.get("/api/search", params={**params, "limit": refused})
         assert too_many.status_code == 400, refused
@@ -118,7 +119,7 @@ async def test_a_malformed_search_says_what_is_wrong(
     assert response.status_code == 400
     page = response.text
     assert 'id="search-error"' in page
-    assert "field.path = value" in page
+    assert "where must be a condition written field.path = value" in page
     assert "<script>x" not in page
     assert "&lt;script&gt;x&lt;/script&gt;" in page
     state = {"queue": "q", "state": "bogus", "where": "a = 1"}
@@ -142,12 +143,15 @@ async def test_a_search_of_an_unknown_queue_is_a_404_naming_the_closest(
 
 
 def test_a_condition_compares_as_json() -> None:
-    assert Condition.parse("a.b = 1").holds({"a": {"b": 1.0}})
-    assert not Condition.parse("a = 1").holds({"a": True})
-    assert not Condition.parse("a = true").holds({"a": 1})
-    assert Condition.parse("a = null").holds({"a": None})
-    assert not Condition.parse("a = null").holds({})
-    assert Condition.parse("name = Ada Lovelace").holds({"name": "Ada Lovelace"})
+    def where(text: str) -> Condition:
+        return Condition.parse("search.where", text)
+
+    assert where("a.b = 1").holds({"a": {"b": 1.0}})
+    assert not where("a = 1").holds({"a": True})
+    assert not where("a = true").holds({"a": 1})
+    assert where("a = null").holds({"a": None})
+    assert not where("a = null").holds({})
+    assert where("name = Ada Lovelace").holds({"name": "Ada Lovelace"})
     for bad in ("a", "= 1", "a..b = 1"):
-        with pytest.raises(SearchError):
-            Condition.parse(bad)
+        with pytest.raises(aqless.InvalidValueError, match="where must be a condition"):
+            where(bad)

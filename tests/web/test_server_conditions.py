@@ -33,8 +33,10 @@ from redis.retry import Retry
 import aqless
 from aqless._worker.counters import WorkerCounters
 from aqless._worker.info import InfoPublisher
+from aqless.ops import search as finding
+from aqless.ops import suggest
 from aqless.ops.listings import throttle_documents
-from aqless.web import create_app, held, search, throughput
+from aqless.web import create_app, held, throughput
 from aqless.web.condition import LOST, condition_code
 from tests.faults.harness import OwnServer, free_port, server_binary
 from tests.support.worker_processes import eventually
@@ -216,10 +218,12 @@ async def test_every_direct_read_raises_the_typed_error_of_the_condition(
     name, made = condition
     async with aqless.Client(server.url) as client:
         waiting, later, publisher = await with_data(client)
-        wanted = search.Condition.parse("a = 1")
+        by_data = finding.Filters.parse({"where": ["a = 1"], "queue": ["q"]})
+        by_jid = finding.Filters.parse({"jid": [waiting], "where": ["a = 1"]})
         reads: dict[str, Callable[[], Awaitable[object]]] = {
-            "search listing": lambda: search.listing(client, "q", "waiting", 10),
-            "search scan": lambda: search.scan_shard(client, [waiting], wanted, search.Scan([])),
+            "search listing": lambda: finding.find(client, by_data),
+            "search scan": lambda: finding.find(client, by_jid),
+            "search names": lambda: suggest.names(client),
             "next starts": lambda: held.schedules(client, "q", [later]),
             "throughput": lambda: throughput.per_minute(client, "q"),
             "worker records": lambda: client.workers.records(),

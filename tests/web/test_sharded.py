@@ -275,7 +275,7 @@ async def test_search_scheduled_and_completed_pages_cover_every_shard(cluster: C
         found = (await http.get("/api/search", params=params)).json()
         assert sorted(job["jid"] for job in found["jobs"]) == sorted(wanted)
         assert (found["scanned"], found["total"]) == (6, 6)
-        assert found["cost"]["round_trips"] == 6  # a listing and a batch of reads per shard
+        assert found["cost"]["round_trips"] == 9  # sizes, listings, a batch of reads per shard
         limited = (await http.get("/api/search", params={**params, "limit": "4"})).json()
         assert (limited["scanned"], limited["complete"]) == (4, False)
         assert (await http.get("/search", params={"jid": wanted[2]})).status_code == 303
@@ -292,3 +292,25 @@ async def test_search_scheduled_and_completed_pages_cover_every_shard(cluster: C
         assert len(completed) == 6
         assert {job["queue"] for job in completed} == {"orders"}
         assert all(job["result"]["value"] == {"shipped": job["jid"]} for job in completed)
+
+
+async def test_a_search_and_an_action_on_what_it_found_cover_every_shard(
+    cluster: Cluster,
+) -> None:
+    async with dashboard(cluster, "websearchact") as (client, http):
+        queue = client.queues["imports"]
+        routes = key_per_shard(client)
+        jids = [await queue.put("app.Import", {"n": n}, route=r) for n, r in enumerate(routes)]
+        for job in await queue.pop_many(len(jids), worker="w"):
+            await job.fail("imports-Boom", "it broke")
+        params = {"class": "app.Import", "state": "failed"}
+        found = (await http.get("/api/search", params=params)).json()
+        assert sorted(found["jids"]) == sorted(jids)
+        token = csrf_token((await http.get("/search", params=params)).text)
+        done = await http.post(
+            "/actions/search_act",
+            data={**params, "action": "retry", "csrf": token},
+            headers={"accept": "application/json"},
+        )
+        assert done.json() == {"ok": True, "message": f"Retried {len(jids)} jobs"}
+        assert {str(job.state) for job in await client.jobs.get_many(jids)} == {"waiting"}
