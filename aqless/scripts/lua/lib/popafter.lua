@@ -86,8 +86,9 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
   local reply = {'', ''}
   Stats.fold()
   for i, outcome in ipairs(framed) do
-    reply[2 * i + 1], reply[2 * i + 2] = pop_after_part(pcall(outcome[1], outcome[2],
-      outcome[3]))
+    local status, answer = pop_after_part(pcall(outcome[1], outcome[2], outcome[3]))
+    if answer == nil then answer = false end  -- (a nil would end the reply there)
+    reply[2 * i + 1], reply[2 * i + 2] = status, answer
   end
   Stats.flush()
   if pop then reply[1], reply[2] = pop_after_part(pcall(find('rateLimit.pop'), now, pop)) end
