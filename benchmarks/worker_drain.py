@@ -1,8 +1,9 @@
 """The worker's throughput and pickup latency, with a real ``aqless-run`` process.
 
 1. Drain: N queued no-op jobs (20,000 by default) run by one worker process at concurrency
-   1, 50 and 200: jobs/s, and CPU per job of the worker process (from /proc) and of the
-   server (INFO cpu).
+   1, 50 and 200: jobs/s, CPU per job of the worker process (from /proc) and of the
+   server (INFO cpu), and the server's commands and script calls per job (INFO
+   commandstats: a script's own commands count; the bench's polling of the counts too).
 2. Pickup: jobs put at a steady 200/s for 10 s into the queue of an idle worker polling only
    every 30 s; the time from put to the start of the job's code, p50/p99.
 
@@ -28,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -66,6 +67,10 @@ class Cost:
     seconds: float
     worker_cpu: float
     server_cpu: float
+    #: commands the server ran (INFO commandstats: each script call and each command a
+    #: script ran), and script calls (FCALL, EVALSHA), the bench's own polling included
+    commands: int = 0
+    script_calls: int = 0
 
     def per_job(self, jobs: int) -> tuple[float, float]:
         """Microseconds of worker and server CPU per job."""
@@ -133,6 +138,14 @@ async def server_cpu(client: aqless.Client) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
+async def server_commands(client: aqless.Client) -> tuple[int, int]:
+    """Commands the server has run so far, and of them script calls (INFO commandstats)."""
+    stats = await client.redis.info("commandstats")
+    calls = {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+    scripts = sum(calls.get(name, 0) for name in ("fcall", "fcall_ro", "evalsha", "eval"))
+    return sum(calls.values()), scripts
+
+
 async def clean(client: aqless.Client) -> None:
     """Delete the namespace's keys (and nothing else)."""
     async for key in client.redis.scan_iter(match=f"{NAMESPACE}:*", count=1000):
@@ -156,6 +169,7 @@ async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int
     await queue.put_many(PutRequest("benchjobs.noop") for _ in range(jobs))
     with worker(str(client.url), folder, concurrency, interval=0.05) as process:
         await process.ready()
+        commands, scripts = await server_commands(client)
         cpu, server, started = process.cpu(), await server_cpu(client), time.perf_counter()
         await queue.unpause()
         while True:
@@ -165,7 +179,11 @@ async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int
             process.check()
             await anyio.sleep(0.01)
         seconds = time.perf_counter() - started
-        return Cost(seconds, process.cpu() - cpu, await server_cpu(client) - server)
+        cost = Cost(seconds, process.cpu() - cpu, await server_cpu(client) - server)
+        commands_after, scripts_after = await server_commands(client)
+        return replace(
+            cost, commands=commands_after - commands, script_calls=scripts_after - scripts
+        )
 
 
 async def pickup(
@@ -209,7 +227,7 @@ def report_drain(jobs: int, results: dict[int, list[Cost]]) -> None:
     out.write(f"\nDrain: {jobs} queued no-op jobs, one aqless-run process\n")
     out.write(
         f"{'concurrency':>11} {'jobs/s':>8} {'(min-max)':>15} "
-        f"{'worker us/job':>14} {'server us/job':>14}\n"
+        f"{'worker us/job':>14} {'server us/job':>14} {'cmds/job':>9} {'calls/job':>9}\n"
     )
     for concurrency, costs in results.items():
         rates = [jobs / cost.seconds for cost in costs]
@@ -218,7 +236,8 @@ def report_drain(jobs: int, results: dict[int, list[Cost]]) -> None:
         spread = f"{min(rates):.0f}-{max(rates):.0f}"
         out.write(
             f"{concurrency:>11} {statistics.median(rates):>8.0f} {spread:>15} "
-            f"{worker_us:>14.0f} {server_us:>14.0f}\n"
+            f"{worker_us:>14.0f} {server_us:>14.0f} {middle.commands / jobs:>9.2f} "
+            f"{middle.script_calls / jobs:>9.2f}\n"
         )
 
 
