@@ -15,6 +15,7 @@ Runs on the embedded Valkey (aqless.embedded.default_url()) or --url, in the nam
 
 ``--prefetch N`` runs every worker with ``aqless-run --prefetch N`` (by AQLESS_PREFETCH).
 ``--concurrency 1 --no-pickup`` measures only the one-slot drain (round-trip bound).
+``--breakdown`` prints each drain's server commands per job by name.
 """
 
 from __future__ import annotations
@@ -138,12 +139,14 @@ async def server_cpu(client: aqless.Client) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
-async def server_commands(client: aqless.Client) -> tuple[int, int]:
-    """Commands the server has run so far, and of them script calls (INFO commandstats)."""
+async def server_commands(client: aqless.Client) -> dict[str, int]:
+    """The commands the server has run so far, by name (INFO commandstats)."""
     stats = await client.redis.info("commandstats")
-    calls = {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
-    scripts = sum(calls.get(name, 0) for name in ("fcall", "fcall_ro", "evalsha", "eval"))
-    return sum(calls.values()), scripts
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {name: count - before.get(name, 0) for name, count in after.items()}
 
 
 async def clean(client: aqless.Client) -> None:
@@ -161,7 +164,9 @@ def worker(url: str, folder: Path, concurrency: int, interval: float) -> Iterato
         process.stop()
 
 
-async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int) -> Cost:
+async def drain(
+    client: aqless.Client, folder: Path, jobs: int, concurrency: int, *, breakdown: bool = False
+) -> Cost:
     """Seconds for one worker process to run `jobs` queued no-op jobs."""
     await clean(client)
     queue = client.queues[QUEUE]
@@ -169,7 +174,7 @@ async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int
     await queue.put_many(PutRequest("benchjobs.noop") for _ in range(jobs))
     with worker(str(client.url), folder, concurrency, interval=0.05) as process:
         await process.ready()
-        commands, scripts = await server_commands(client)
+        commands = await server_commands(client)
         cpu, server, started = process.cpu(), await server_cpu(client), time.perf_counter()
         await queue.unpause()
         while True:
@@ -180,10 +185,16 @@ async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int
             await anyio.sleep(0.01)
         seconds = time.perf_counter() - started
         cost = Cost(seconds, process.cpu() - cpu, await server_cpu(client) - server)
-        commands_after, scripts_after = await server_commands(client)
-        return replace(
-            cost, commands=commands_after - commands, script_calls=scripts_after - scripts
-        )
+        ran = _delta(commands, await server_commands(client))
+        scripts = sum(ran.get(name, 0) for name in ("fcall", "fcall_ro", "evalsha", "eval"))
+        if breakdown:
+            per_job = sorted(ran.items(), key=lambda item: -item[1])
+            sys.stdout.write(
+                f"c{concurrency}: "
+                + ", ".join(f"{name} {count / jobs:.2f}" for name, count in per_job if count)
+                + "\n"
+            )
+        return replace(cost, commands=sum(ran.values()), script_calls=scripts)
 
 
 async def pickup(
@@ -268,7 +279,9 @@ async def run(options: argparse.Namespace) -> None:
             results: dict[int, list[Cost]] = {}
             for concurrency in options.concurrency:
                 results[concurrency] = [
-                    await drain(client, folder, options.jobs, concurrency)
+                    await drain(
+                        client, folder, options.jobs, concurrency, breakdown=options.breakdown
+                    )
                     for _ in range(options.repeat)
                 ]
             report_drain(options.jobs, results)
@@ -294,6 +307,9 @@ def main() -> None:
         "--prefetch", type=int, default=None, help="the workers' prefetch (default: theirs)"
     )
     parser.add_argument("--no-pickup", action="store_true", help="drain only: skip the pickup")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="print each drain's commands per job, by name"
+    )
     anyio.run(run, parser.parse_args())
 
 

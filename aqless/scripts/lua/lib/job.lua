@@ -178,7 +178,7 @@ end
 -- leaves them before it can run, so a finishing job is not looked for there.
 function Job.leave_running(queue, jid)
   call('ZREM', Keys.queue(queue, 'work'), jid)
-  call('ZREM', Keys.queue(queue, 'locks'), jid)
+  Stats.remove(Keys.queue(queue, 'locks'), jid)
   call('ZREM', Keys.queue(queue, 'scheduled'), jid)
 end
 

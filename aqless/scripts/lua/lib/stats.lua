@@ -118,12 +118,23 @@ function Stats.folded_entry(id, what, a, b, c)
   return entry
 end
 
+-- ZREM `member` from `key`, a lock set or a worker's jobs: while folding, one ZREM per set at
+-- the flush, before the call's pop (only a pop or a heartbeat adds to those sets, and neither
+-- runs among a call's outcomes; removing twice is removing once).
+function Stats.remove(key, member)
+  if not Stats.folded then return call('ZREM', key, member) end
+  local entry = Stats.folded_entry('z ' .. key, 'zrem', key)
+  entry.samples[#entry.samples + 1] = member
+end
+
 function Stats.flush()
   local folded = Stats.folded
   Stats.folded = nil
   for _, entry in ipairs(folded.order) do
     if entry.what == 'samples' then
       Stats.record(entry[1], entry[2], entry[3], entry.samples)
+    elseif entry.what == 'zrem' then
+      call('ZREM', entry[1], unpack(entry.samples))
     elseif entry.what == 'count' then
       call('HINCRBY', entry[1], entry[2], entry.delta)
     elseif call('HINCRBY', entry[1], entry[2], entry.delta) == entry.delta then
