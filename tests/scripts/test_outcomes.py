@@ -39,7 +39,7 @@ MIXED: list[Outcome] = [
     ("job.retry", 120.5, ("a5", "queue", "w", 0, "", "", "1")),
     complete("b1", "other", 121.0, "keep_data", "1"),
     complete("a6", "queue", 125.0),
-    complete("b2", "other", 179.5),
+    complete("b2", "other", 86_405.5),  # the next day: its own statistics and hour
 ]
 
 
@@ -91,8 +91,14 @@ async def recorded(lua: Lua, outcomes: list[Outcome], run: Any, pop: bool) -> tu
     await lua.redis.flushall()
     await workload(lua)
     async with EventCapture(lua.redis, "ql:*") as captured:
+        await lua.redis.config_resetstat()
         replies = await run(lua, outcomes, pop)
-    return replies, await snapshot(lua), captured.messages
+        ran = await lua.redis.info("commandstats")
+    return replies, await snapshot(lua), captured.messages, ran
+
+
+def calls(ran: dict[str, Any], command: str) -> int:
+    return int(ran.get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
 def same_replies(joined: list[Any], apart: list[Any]) -> None:
@@ -123,6 +129,12 @@ async def test_many_outcomes_in_one_call_leave_what_one_call_each_leaves(
     assert run["total"] == "3"  # a1, a2 (moved to its next queue, its run counted) and a6
     assert any(key.startswith("ql:aqless:tp:") for key in keys)
     assert joined[2]
+    # and fewer commands: the statistics' reads and writes once per queue and day (run:
+    # "queue", "other" twice), the throughput ticks once per minute, the ZREMs once per set
+    apart_ran, joined_ran = apart[3], joined[3]
+    assert calls(joined_ran, "hmget") == calls(apart_ran, "hmget") - 5 + 3
+    assert calls(joined_ran, "zrem") < calls(apart_ran, "zrem")
+    assert calls(joined_ran, "hincrby") < calls(apart_ran, "hincrby")
 
 
 @pytest.mark.parametrize(
