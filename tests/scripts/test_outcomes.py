@@ -33,7 +33,7 @@ def complete(jid: str, queue: str, now: float, *options: Argument) -> Outcome:
 # retry with none left, in two queues, each with its own now (spread over two minutes)
 MIXED: list[Outcome] = [
     complete("a1", "queue", 100.25),
-    complete("a2", "queue", 101.5, "next", "later"),
+    ("job.completeAndRequeue", 101.5, ("a2", "w", "queue", "{}", "later")),
     ("job.fail", 102.75, ("a3", "w", "group", "message", '{"x": 2}', "1")),
     ("job.retry", 119.0, ("a4", "queue", "w", 0, "group", "message", "1")),
     ("job.retry", 120.5, ("a5", "queue", "w", 0, "", "", "1")),
@@ -135,6 +135,33 @@ async def test_many_outcomes_in_one_call_leave_what_one_call_each_leaves(
     assert calls(joined_ran, "hmget") == calls(apart_ran, "hmget") - 5 + 3
     assert calls(joined_ran, "zrem") < calls(apart_ran, "zrem")
     assert calls(joined_ran, "hincrby") < calls(apart_ran, "hincrby")
+
+
+# a job named twice in one call (completed, then put again by a requeue), and a complete
+# whose next queue is its own queue: the removals left to the flush must not undo the adds
+AGAIN: list[Outcome] = [
+    complete("a1", "queue", 100.25),
+    ("job.requeue", 100.5, ("w", "queue", "a1", "klass", "{}", 0)),
+    ("job.completeAndRequeue", 101.0, ("a2", "w", "queue", "{}", "queue")),
+    complete("a3", "queue", 101.5),
+    ("job.retry", 102.0, ("a4", "queue", "w", 0, "", "", "1")),
+    complete("a4", "queue", 102.5),  # refused: a4 is waiting again
+]
+
+
+async def test_a_job_named_again_or_sent_back_to_its_queue_ends_as_one_by_one(
+    lua: Lua,
+) -> None:
+    apart = await recorded(lua, AGAIN, one_by_one, True)
+    joined = await recorded(lua, AGAIN, in_one_call, True)
+    same_replies(joined[0], apart[0])
+    assert joined[1] == apart[1]
+    assert joined[2] == apart[2]
+    states = {jid: joined[1][f"ql:j:{jid}"][1]["state"] for jid in ("a1", "a2", "a3", "a4")}
+    # a1, a2 and a4 put back in the work set (the call's pop took a1 again), a3 done
+    assert states == {"a1": "running", "a2": "waiting", "a3": "complete", "a4": "waiting"}
+    assert {"a2", "a4"} <= {jid for jid, _ in joined[1]["ql:q:queue-work"][1]}
+    assert joined[0][-2][0] == "refused"
 
 
 @pytest.mark.parametrize(

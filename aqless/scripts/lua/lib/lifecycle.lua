@@ -233,7 +233,7 @@ do
     local held_in, throttles = v[HELD_IN] or nil, v[THROTTLES]
 
     History.append(jid, now, 'done')
-    Job.leave_running(Job.home_of(queue, held_in, jid), jid)
+    Job.leave_running(Job.home_of(queue, held_in, jid), jid, next_queue == nil)
     -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
     if held_in ~= nil then
       call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')

@@ -80,12 +80,21 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
     end
     local arguments = {n = count}
     for i = 1, count do arguments[i] = a[at + 2 + i] end
-    framed[#framed + 1] = {find(command), outcome_now, arguments}
+    -- (the job it names: job.requeue's is its third argument)
+    local jid = arguments[command == 'job.requeue' and 3 or 1]
+    framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
     at = at + 3 + count
   end
-  local reply = {'', ''}
+  local reply, named = {'', ''}, {}
   Stats.fold()
   for i, outcome in ipairs(framed) do
+    -- a job named again: what the earlier outcome left to the flush is written first
+    if named[outcome[4] or ''] then
+      Stats.flush()
+      Stats.fold()
+      named = {}
+    end
+    named[outcome[4] or ''] = true
     local status, answer = pop_after_part(pcall(outcome[1], outcome[2], outcome[3]))
     if answer == nil then answer = false end  -- (a nil would end the reply there)
     reply[2 * i + 1], reply[2 * i + 2] = status, answer

@@ -118,9 +118,10 @@ function Stats.folded_entry(id, what, a, b, c)
   return entry
 end
 
--- ZREM `member` from `key`, a lock set or a worker's jobs: while folding, one ZREM per set at
--- the flush, before the call's pop (only a pop or a heartbeat adds to those sets, and neither
--- runs among a call's outcomes; removing twice is removing once).
+-- ZREM `member` from `key`: a lock set or a worker's jobs (only a pop or a heartbeat adds to
+-- those, and neither runs among a call's outcomes), or the work and scheduled sets a finished
+-- job leaves (Job.leave_running). While folding, one ZREM per set at the flush, before the
+-- call's pop; removing twice is removing once.
 function Stats.remove(key, member)
   if not Stats.folded then return call('ZREM', key, member) end
   local entry = Stats.folded_entry('z ' .. key, 'zrem', key)
