@@ -101,6 +101,17 @@ def calls(ran: dict[str, Any], command: str) -> int:
     return int(ran.get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
+async def compared(lua: Lua, outcomes: list[Outcome], *, pop: bool) -> tuple[Any, Any]:
+    """The outcomes run one call each, then in one call: the replies, every key and every
+    publication the same (each run's commands counted: INFO commandstats)."""
+    apart = await recorded(lua, outcomes, one_by_one, pop)
+    joined = await recorded(lua, outcomes, in_one_call, pop)
+    same_replies(joined[0], apart[0])
+    assert joined[1] == apart[1]
+    assert joined[2] == apart[2]
+    return joined, apart
+
+
 def same_replies(joined: list[Any], apart: list[Any]) -> None:
     assert len(joined) == len(apart)
     for one, other in zip(joined, apart, strict=True):
@@ -115,11 +126,7 @@ def same_replies(joined: list[Any], apart: list[Any]) -> None:
 async def test_many_outcomes_in_one_call_leave_what_one_call_each_leaves(
     lua: Lua, pop: bool
 ) -> None:
-    apart = await recorded(lua, MIXED, one_by_one, pop)
-    joined = await recorded(lua, MIXED, in_one_call, pop)
-    same_replies(joined[0], apart[0])
-    assert joined[1] == apart[1]
-    assert joined[2] == apart[2]
+    joined, apart = await compared(lua, MIXED, pop=pop)
     keys = joined[1]
     # the comparison covers what it should: run statistics of two queues, failures
     # counted, history appended, a publication for the tracked job
@@ -152,11 +159,7 @@ AGAIN: list[Outcome] = [
 async def test_a_job_named_again_or_sent_back_to_its_queue_ends_as_one_by_one(
     lua: Lua,
 ) -> None:
-    apart = await recorded(lua, AGAIN, one_by_one, True)
-    joined = await recorded(lua, AGAIN, in_one_call, True)
-    same_replies(joined[0], apart[0])
-    assert joined[1] == apart[1]
-    assert joined[2] == apart[2]
+    joined, _ = await compared(lua, AGAIN, pop=True)
     states = {jid: joined[1][f"ql:j:{jid}"][1]["state"] for jid in ("a1", "a2", "a3", "a4")}
     # a1, a2 and a4 put back in the work set (the call's pop took a1 again), a3 done
     assert states == {"a1": "running", "a2": "waiting", "a3": "complete", "a4": "waiting"}
@@ -189,11 +192,7 @@ async def test_a_refused_outcome_in_the_middle_errors_only_itself(
     lua: Lua, bad: Outcome, text: str, error: str
 ) -> None:
     outcomes = [*MIXED[:2], bad, *MIXED[3:]]
-    apart = await recorded(lua, outcomes, one_by_one, True)
-    joined = await recorded(lua, outcomes, in_one_call, True)
-    same_replies(joined[0], apart[0])
-    assert joined[1] == apart[1]
-    assert joined[2] == apart[2]
+    joined, _ = await compared(lua, outcomes, pop=True)
     assert joined[0][2][0] == "refused"
     assert text in joined[0][2][1]
     assert [status for status, _ in joined[0][:-1]].count("refused") == 1
