@@ -2,7 +2,9 @@
 
 Starts the embedded Valkey 9 under `valgrind --tool=callgrind`, loads the function library
 and runs, in each vocabulary, put / pop of one job / heartbeat / complete `--jobs` times,
-then put / pop of 50 jobs / complete again (figures per job), zeroing the counters before
+then put / pop of 50 jobs / complete again, and for aqless's worker (`fenced`) put / pop
+of 50 / the 50 completes in one `jobs.outcomes` call (`outcomes50`, `lifecycle/j`: the
+lifecycle with the outcomes joined) (figures per job), zeroing the counters before
 each phase and dumping them after it (callgrind_control). Instructions are the server's
 whole work for the calls (reading the request, the script, the reply); unlike time they do
 not depend on what else the machine runs. Needs valgrind. With --keep, the dumps stay
@@ -79,15 +81,19 @@ def measure(jobs: int, port: int, keep: Path | None = None) -> dict[str, float]:
             connection.function_load(build_library(), replace=True)
             function = function_name()
             for vocabulary in NAMES:
-                for phases in (PHASES, BATCH_PHASES):
+                for phases in (PHASES, BATCH_PHASES, JOINED_PHASES):
+                    if phases is JOINED_PHASES and vocabulary != "fenced":
+                        continue  # aqless's worker's calls only
                     connection.flushdb()
                     for phase in phases:
-                        calls = jobs // BATCH if phase == "pop50" else jobs
-                        suffix = "50" if phases is BATCH_PHASES and phase != "pop50" else ""
-                        label = f"{vocabulary}-{phase}{suffix}"
+                        label = f"{vocabulary}-{phase}"
+                        if phases is BATCH_PHASES and phase != "pop50":
+                            label += "50"
+                        elif phases is JOINED_PHASES and phase != "outcomes50":
+                            label += "-joined"
                         _control(server.pid, "--zero")
-                        for i in range(calls):
-                            connection.fcall(function, 0, *command(vocabulary, phase, i))
+                        for call in _calls(vocabulary, phase, jobs):
+                            connection.fcall(function, 0, *call)
                         _control(server.pid, f"--dump={label}")
             connection.close()
         finally:
@@ -101,6 +107,26 @@ def measure(jobs: int, port: int, keep: Path | None = None) -> dict[str, float]:
             if trigger and summary:
                 counts[trigger.group(1)] = int(summary.group(1)) / jobs / 1000
         return counts
+
+
+#: put, pop of 50 and the 50 completes in one call (``jobs.outcomes``, aqless's worker's)
+JOINED_PHASES = ("put", "pop50", "outcomes50")
+
+
+def _calls(vocabulary: str, phase: str, jobs: int) -> list[list[str | int]]:
+    """The calls of a phase for `jobs` jobs: one a job; a pop or outcomes call per 50."""
+    if phase == "pop50":
+        return [command(vocabulary, phase, i) for i in range(jobs // BATCH)]
+    if phase != "outcomes50":
+        return [command(vocabulary, phase, i) for i in range(jobs)]
+    calls: list[list[str | int]] = []
+    for first in range(0, jobs, BATCH):
+        call: list[str | int] = ["jobs.outcomes", 3, "", "", ""]
+        for i in range(first, min(first + BATCH, jobs)):
+            name, now, *arguments = command(vocabulary, "complete", i)
+            call += [name, now, len(arguments), *arguments]
+        calls.append(call)
+    return calls
 
 
 def main() -> None:
@@ -121,6 +147,12 @@ def main() -> None:
             counts.get(f"{vocabulary}-{p}", 0) for p in ("put50", "pop50", "complete50")
         )
         sys.stdout.write(f"{vocabulary:<8} {'lifecycle50':<11} {lifecycle:8.1f}k instructions\n")
+        joined = [counts.get(f"{vocabulary}-{p}") for p in ("put-joined", "pop50-joined")]
+        outcomes = counts.get(f"{vocabulary}-outcomes50")
+        if outcomes is not None and None not in joined:
+            sys.stdout.write(f"{vocabulary:<8} {'outcomes50':<11} {outcomes:8.1f}k instructions\n")
+            total = sum(value or 0 for value in joined) + outcomes
+            sys.stdout.write(f"{vocabulary:<8} {'lifecycle/j':<11} {total:8.1f}k instructions\n")
 
 
 if __name__ == "__main__":

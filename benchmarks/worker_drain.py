@@ -1,8 +1,9 @@
 """The worker's throughput and pickup latency, with a real ``aqless-run`` process.
 
 1. Drain: N queued no-op jobs (20,000 by default) run by one worker process at concurrency
-   1, 50 and 200: jobs/s, and CPU per job of the worker process (from /proc) and of the
-   server (INFO cpu).
+   1, 50 and 200: jobs/s, CPU per job of the worker process (from /proc) and of the
+   server (INFO cpu), and the server's commands and script calls per job (INFO
+   commandstats: a script's own commands count; the bench's polling of the counts too).
 2. Pickup: jobs put at a steady 200/s for 10 s into the queue of an idle worker polling only
    every 30 s; the time from put to the start of the job's code, p50/p99.
 
@@ -14,6 +15,7 @@ Runs on the embedded Valkey (aqless.embedded.default_url()) or --url, in the nam
 
 ``--prefetch N`` runs every worker with ``aqless-run --prefetch N`` (by AQLESS_PREFETCH).
 ``--concurrency 1 --no-pickup`` measures only the one-slot drain (round-trip bound).
+``--breakdown`` prints each drain's server commands per job by name.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -66,6 +68,10 @@ class Cost:
     seconds: float
     worker_cpu: float
     server_cpu: float
+    #: commands the server ran (INFO commandstats: each script call and each command a
+    #: script ran), and script calls (FCALL, EVALSHA), the bench's own polling included
+    commands: int = 0
+    script_calls: int = 0
 
     def per_job(self, jobs: int) -> tuple[float, float]:
         """Microseconds of worker and server CPU per job."""
@@ -133,6 +139,16 @@ async def server_cpu(client: aqless.Client) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
+async def server_commands(client: aqless.Client) -> dict[str, int]:
+    """The commands the server has run so far, by name (INFO commandstats)."""
+    stats = await client.redis.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+
+
+def _delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {name: count - before.get(name, 0) for name, count in after.items()}
+
+
 async def clean(client: aqless.Client) -> None:
     """Delete the namespace's keys (and nothing else)."""
     async for key in client.redis.scan_iter(match=f"{NAMESPACE}:*", count=1000):
@@ -148,7 +164,9 @@ def worker(url: str, folder: Path, concurrency: int, interval: float) -> Iterato
         process.stop()
 
 
-async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int) -> Cost:
+async def drain(
+    client: aqless.Client, folder: Path, jobs: int, concurrency: int, *, breakdown: bool = False
+) -> Cost:
     """Seconds for one worker process to run `jobs` queued no-op jobs."""
     await clean(client)
     queue = client.queues[QUEUE]
@@ -156,6 +174,7 @@ async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int
     await queue.put_many(PutRequest("benchjobs.noop") for _ in range(jobs))
     with worker(str(client.url), folder, concurrency, interval=0.05) as process:
         await process.ready()
+        commands = await server_commands(client)
         cpu, server, started = process.cpu(), await server_cpu(client), time.perf_counter()
         await queue.unpause()
         while True:
@@ -165,7 +184,17 @@ async def drain(client: aqless.Client, folder: Path, jobs: int, concurrency: int
             process.check()
             await anyio.sleep(0.01)
         seconds = time.perf_counter() - started
-        return Cost(seconds, process.cpu() - cpu, await server_cpu(client) - server)
+        cost = Cost(seconds, process.cpu() - cpu, await server_cpu(client) - server)
+        ran = _delta(commands, await server_commands(client))
+        scripts = sum(ran.get(name, 0) for name in ("fcall", "fcall_ro", "evalsha", "eval"))
+        if breakdown:
+            per_job = sorted(ran.items(), key=lambda item: -item[1])
+            sys.stdout.write(
+                f"c{concurrency}: "
+                + ", ".join(f"{name} {count / jobs:.2f}" for name, count in per_job if count)
+                + "\n"
+            )
+        return replace(cost, commands=sum(ran.values()), script_calls=scripts)
 
 
 async def pickup(
@@ -209,7 +238,7 @@ def report_drain(jobs: int, results: dict[int, list[Cost]]) -> None:
     out.write(f"\nDrain: {jobs} queued no-op jobs, one aqless-run process\n")
     out.write(
         f"{'concurrency':>11} {'jobs/s':>8} {'(min-max)':>15} "
-        f"{'worker us/job':>14} {'server us/job':>14}\n"
+        f"{'worker us/job':>14} {'server us/job':>14} {'cmds/job':>9} {'calls/job':>9}\n"
     )
     for concurrency, costs in results.items():
         rates = [jobs / cost.seconds for cost in costs]
@@ -218,7 +247,8 @@ def report_drain(jobs: int, results: dict[int, list[Cost]]) -> None:
         spread = f"{min(rates):.0f}-{max(rates):.0f}"
         out.write(
             f"{concurrency:>11} {statistics.median(rates):>8.0f} {spread:>15} "
-            f"{worker_us:>14.0f} {server_us:>14.0f}\n"
+            f"{worker_us:>14.0f} {server_us:>14.0f} {middle.commands / jobs:>9.2f} "
+            f"{middle.script_calls / jobs:>9.2f}\n"
         )
 
 
@@ -249,7 +279,9 @@ async def run(options: argparse.Namespace) -> None:
             results: dict[int, list[Cost]] = {}
             for concurrency in options.concurrency:
                 results[concurrency] = [
-                    await drain(client, folder, options.jobs, concurrency)
+                    await drain(
+                        client, folder, options.jobs, concurrency, breakdown=options.breakdown
+                    )
                     for _ in range(options.repeat)
                 ]
             report_drain(options.jobs, results)
@@ -275,6 +307,9 @@ def main() -> None:
         "--prefetch", type=int, default=None, help="the workers' prefetch (default: theirs)"
     )
     parser.add_argument("--no-pickup", action="store_true", help="drain only: skip the pickup")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="print each drain's commands per job, by name"
+    )
     anyio.run(run, parser.parse_args())
 
 

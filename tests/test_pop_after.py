@@ -5,7 +5,8 @@ the worker's in tests/worker/test_one_at_a_time.py."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 import anyio
 from redis.exceptions import ResponseError
@@ -158,3 +159,101 @@ async def test_held_calls_fly_from_the_pop_s_own_task_when_nothing_is_in_flight(
     assert replies == {"complete": "done", "pop": "[popped]"}
     assert [call[0] for batch in send.batches for call in batch] == ["queue.popAfter"]
     assert batcher.round_trips == 1
+
+
+def test_many_outcomes_and_a_pop_join_as_jobs_outcomes() -> None:
+    outcomes: list[Call] = [
+        ("job.complete", ("1.5", "a", "w", "q", "{}")),
+        ("job.fail", ("1.75", "b", "w", "g", "m", "", "1")),
+    ]
+    assert PopAfter().join_many(outcomes, POP) == (
+        "jobs.outcomes",
+        (
+            *("2.5", "q", "w", 1, "job.complete", "1.5", 4, "a", "w", "q", "{}"),
+            *("job.fail", "1.75", 6, "b", "w", "g", "m", "", "1"),
+        ),
+    )
+    complete, failed, popped = PopAfter().split_many(
+        ["ok", "[]", "ok", "complete", "refused", "user_function:1: Fail(): stale"], 2
+    )
+    assert (complete, popped) == ("complete", "[]")
+    assert isinstance(failed, ResponseError)
+    assert str(failed) == "user_function:1: Fail(): stale"
+    assert PopAfter().join_many([*outcomes, ("job.log", ("1", "c", "m"))], POP) is None
+
+
+class _Outcomes(_Recording):
+    """Answers a ``jobs.outcomes`` call: each outcome "done", but b's refused."""
+
+    async def __call__(self, calls: Sequence[Call]) -> list[Reply]:
+        self.batches.append(list(calls))
+        replies: list[Reply] = []
+        for command, args in calls:
+            if command != "jobs.outcomes":
+                replies.append(command)
+                continue
+            reply: list[Reply] = ["ok", "[popped]"]
+            jids = [args[i + 1] for i, arg in enumerate(args) if arg in ("job.complete",)]
+            for _ in jids:
+                reply += ["ok", "done"]
+            reply[4:6] = ["refused", "user_function:1: Complete(): Job b is stale"]
+            replies.append(reply)
+        return replies
+
+
+def _completing(
+    batcher: Batcher, replies: dict[str, object]
+) -> Callable[[str], Coroutine[Any, Any, None]]:
+    """A caller completing `jid` through the batcher, its reply kept in `replies`."""
+
+    async def complete(jid: str) -> None:
+        replies[jid] = await batcher.submit(("job.complete", ("1", jid, "w", "q", "{}")), jid)
+
+    return complete
+
+
+async def test_the_batcher_joins_every_outcome_ahead_of_the_pop() -> None:
+    send = _Outcomes()
+    batcher = Batcher(send, pairing=PopAfter())
+    replies: dict[str, object] = {}
+    complete = _completing(batcher, replies)
+
+    async def pop() -> None:
+        replies["pop"] = await batcher.submit_ordered(
+            lambda ahead: ("rateLimit.pop", ("2", "q", "w", len(ahead)))
+        )
+
+    with batcher.gathering(), anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            for jid in "abc":
+                group.start_soon(complete, jid)
+            group.start_soon(batcher.submit, ("job.log", ("1", "x", "m")))
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(pop)
+    assert [[command for command, _ in batch] for batch in send.batches] == [
+        ["job.log", "jobs.outcomes"]
+    ]
+    (_, (_, outcomes_args)) = send.batches[0]
+    assert outcomes_args[:4] == ("2", "q", "w", 3)  # the pop knew of the 3 outcomes ahead
+    assert replies["a"] == replies["c"] == "done"
+    assert isinstance(replies["b"], ResponseError)  # only b's outcome was refused
+    assert replies["pop"] == "[popped]"
+
+
+async def test_outcomes_with_no_pop_behind_them_join_too() -> None:
+    send = _Outcomes()
+    batcher = Batcher(send, pairing=PopAfter())
+    replies: dict[str, object] = {}
+    complete = _completing(batcher, replies)
+
+    with batcher.gathering(), anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            await group.start(batcher.run)
+            for jid in "abc":
+                group.start_soon(complete, jid)
+            await anyio.wait_all_tasks_blocked()
+            batcher.close()
+    assert [[command for command, _ in batch] for batch in send.batches] == [["jobs.outcomes"]]
+    assert send.batches[0][0][1][:4] == ("1", "", "", "")  # no pop
+    assert replies["a"] == replies["c"] == "done"
+    assert isinstance(replies["b"], ResponseError)

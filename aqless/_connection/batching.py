@@ -11,8 +11,8 @@ in flight may run before or after it). A call that reports a running job's outco
 which jid it `releases`; an ordered call is made from the jids released by the calls ahead
 of it. The worker pops this way (see aqless._worker.pops).
 
-With a ``Pairing``, an ordered call and the last call ahead of it that releases a jid go as
-one call when the pairing can join them (the worker's outcome and its next pop: see
+With a ``Pairing``, an ordered call and the calls ahead of it that release a jid go as one
+call when the pairing can join them (the worker's outcomes and its next pop: see
 aqless._connection.pop_after); each caller gets its own part of the joined reply.
 
 A Batcher is built with a `BatchingPolicy`; its owner asks the connection layer for one
@@ -59,13 +59,18 @@ _UNMADE: Call = ("", ())
 
 
 class Pairing(Protocol):
-    """Joins a call and the ordered call behind it into one, and splits the joined reply."""
+    """Joins calls and the ordered call behind them into one, and splits the joined reply."""
 
-    def join(self, first: Call, ordered: Call) -> Call | None:
-        """The one call doing both, or None if these two cannot be joined."""
+    def joins(self, first: Call) -> bool:
+        """Whether `first` may be joined with an ordered call."""
 
-    def split(self, reply: Reply) -> tuple[Reply, Reply]:
-        """The replies of the first call and of the ordered one, from the joined call's."""
+    def join_many(self, firsts: Sequence[Call], ordered: Call | None) -> Call | None:
+        """The one call doing them all (each `joins`) and then the ordered one, if any, or
+        None if they cannot be joined."""
+
+    def split_many(self, reply: Reply, count: int) -> list[Reply]:
+        """The replies of the `count` first calls and then of the ordered one (anything,
+        without one), from the joined call's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +108,17 @@ class _Pending:
         self.done = asyncio.Event()  # see aqless._concurrency.wakeup for why not anyio's
         self.reply: Reply = None
         self.error: BaseException | None = None
-        #: a joined call's two calls (see Pairing)
-        self.parts: tuple[_Pending, _Pending] | None = None
+        #: a joined call's calls, the ordered one last (see Pairing)
+        self.parts: tuple[_Pending, ...] | None = None
 
     def land(self, reply: Reply, pairing: Pairing | None) -> None:
         if self.parts is None or pairing is None:
             self.reply = reply
             self.done.set()
             return
-        for part, part_reply in zip(self.parts, pairing.split(reply), strict=True):
+        popped = self.parts[-1].make is not None  # the ordered call: the pop
+        replies = pairing.split_many(reply, len(self.parts) - popped)
+        for part, part_reply in zip(self.parts, replies[: len(self.parts)], strict=True):
             part.land(part_reply, None)
 
     def fail(self, error: BaseException) -> None:
@@ -304,6 +311,8 @@ class Batcher:
         """The queued calls, ordered ones last and made now (after every other call)."""
         batch, self._queue = self._queue, []
         if not self._ordered:
+            if self._pairing is not None and len(batch) > 1:
+                self._join(batch, self._pairing, ordered=False)
             return batch
         self._ordered = 0
         batch.sort(key=lambda pending: pending.make is not None)  # stable
@@ -312,7 +321,7 @@ class Batcher:
         for pending in batch:
             if pending.make is not None:
                 try:
-                    released = [ahead.releases for ahead in made if ahead.releases is not None]
+                    released = _releasing(made)
                     pending.call = pending.make(in_flight + released)
                 except Exception as error:  # its caller's bug, not the batch's
                     pending.error = error
@@ -324,26 +333,36 @@ class Batcher:
         return made
 
     @staticmethod
-    def _join(made: list[_Pending], pairing: Pairing) -> None:
-        """Join the ordered call last in `made` with the last call ahead of it that releases
-        a jid, if the pairing can (the calls of a batch come from different callers, so
-        moving one behind the others changes no caller's order)."""
-        ordered = made[-1]
-        for index in range(len(made) - 2, -1, -1):
-            first = made[index]
-            if first.releases is not None and first.parts is None:
-                call = pairing.join(first.call, ordered.call)
-                if call is not None:
-                    joined = _Pending(call, releases=first.releases)
-                    joined.parts = (first, ordered)
-                    del made[index]
-                    made[-1] = joined
-                return
+    def _join(made: list[_Pending], pairing: Pairing, *, ordered: bool = True) -> None:
+        """Join the ordered call last in `made` (`ordered`; else none: two calls at least)
+        with the calls ahead of it that release a jid, those the pairing can join, in their
+        order (the calls of a batch come from different callers, so moving them behind the
+        others changes no caller's order)."""
+        last = made[-1] if ordered else None
+        firsts = [
+            pending
+            for pending in (made[:-1] if ordered else made)
+            if pending.releases is not None
+            and pending.parts is None
+            and pairing.joins(pending.call)
+        ]
+        if len(firsts) < (1 if ordered else 2):
+            return
+        call = pairing.join_many(
+            [first.call for first in firsts], None if last is None else last.call
+        )
+        if call is None:
+            return
+        joined = _Pending(call)
+        joined.parts = tuple(firsts) if last is None else (*firsts, last)
+        chosen = {id(first) for first in firsts}
+        made[:] = [p for p in made if id(p) not in chosen and p is not last]
+        made.append(joined)
 
     async def _fly(self, batch: list[_Pending], *, ordered: bool = False) -> None:
         if ordered:
             self._ordered_in_flight += 1
-        key = self._flying([p.releases for p in batch if p.releases is not None])
+        key = self._flying(_releasing(batch))
         try:
             replies = await self._send([pending.call for pending in batch])
         except BaseException as error:  # the round trip failed: every call of it did
@@ -364,7 +383,7 @@ class Batcher:
                 pending.land(reply, self._pairing)
         finally:
             if self._on_landed is not None:
-                self._land_releases(key, _released_by(batch))
+                self._land_releases(key, _releasing(batch, landed=True))
             else:
                 self._releasing.pop(key, None)
             self._in_flight -= 1
@@ -402,11 +421,12 @@ class Batcher:
             self._wake_sender()
 
 
-def _released_by(batch: Sequence[_Pending]) -> list[str]:
-    """The jids released by the calls of a batch that got their replies."""
+def _releasing(batch: Sequence[_Pending], *, landed: bool = False) -> list[str]:
+    """The jids released by the calls of a batch (a joined call's parts'); `landed`: only
+    by those that got their replies."""
     return [
         part.releases
         for pending in batch
         for part in (pending.parts or (pending,))
-        if part.releases is not None and part.error is None
+        if part.releases is not None and not (landed and part.error is not None)
     ]

@@ -16,6 +16,7 @@ local function start_call(keys)
   Throttle.forget()
   Groups.forget()
   Groups.rates.forget()
+  Stats.folded = nil  -- (a call stopped while folding: jobs.outcomes)
 end
 
 local function main(keys, argv)

@@ -175,11 +175,19 @@ end
 -- Removes a running job from the sets of its queue that can hold it: the locks, the work
 -- set (a throttle release may have put it back there) and, as the reference does, the
 -- scheduled set. A job enters the depends and throttled sets only in those states and
--- leaves them before it can run, so a finishing job is not looked for there.
-function Job.leave_running(queue, jid)
-  call('ZREM', Keys.queue(queue, 'work'), jid)
-  call('ZREM', Keys.queue(queue, 'locks'), jid)
-  call('ZREM', Keys.queue(queue, 'scheduled'), jid)
+-- leaves them before it can run, so a finishing job is not looked for there. `finished`:
+-- the job leaves its queue for good (no next queue), so that, within jobs.outcomes, its
+-- removals from the work and scheduled sets may wait for the call's flush as well (nothing
+-- else in the call adds it back: an outcome naming the same job again flushes first).
+function Job.leave_running(queue, jid, finished)
+  if finished then
+    Stats.remove(Keys.queue(queue, 'work'), jid)
+    Stats.remove(Keys.queue(queue, 'scheduled'), jid)
+  else
+    call('ZREM', Keys.queue(queue, 'work'), jid)
+    call('ZREM', Keys.queue(queue, 'scheduled'), jid)
+  end
+  Stats.remove(Keys.queue(queue, 'locks'), jid)
 end
 
 function Job.register_queue(queue, now)

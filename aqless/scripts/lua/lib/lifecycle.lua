@@ -234,7 +234,7 @@ do
     local held_in, throttles = v[HELD_IN] or nil, v[THROTTLES]
 
     History.append(jid, now, 'done')
-    Job.leave_running(Job.home_of(queue, held_in, jid), jid)
+    Job.leave_running(Job.home_of(queue, held_in, jid), jid, next_queue == nil)
     -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
     if held_in ~= nil then
       call('HDEL', Keys.job(jid), 'held_in', 'checkpoint')
@@ -250,7 +250,7 @@ do
     Throttle.release_all(jid, now, throttles, none_pending)
     Stats.record_one(queue, 'run', now, now - (tonumber(v[TIME]) or now))
     Stats.tick(queue, now, 'c')
-    call('ZREM', Keys.worker_jobs(worker), jid)
+    Stats.remove(Keys.worker_jobs(worker), jid)
     Events.if_tracked('completed', jid)
     if next_queue ~= nil then
       return to_next(D, now, jid, queue, next_queue, v, data, keep, delay, depends)
@@ -276,7 +276,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
 
   Events.failed(jid, group, message, worker)
   Events.if_tracked('failed', jid)
-  call('ZREM', Keys.worker_jobs(worker), jid)
+  Stats.remove(Keys.worker_jobs(worker), jid)
   History.append(jid, now, 'failed', {worker = worker, group = group})
   Stats.count(job.queue, now, {failures = 1, failed = 1})
   Job.leave_queue(Job.home(job, jid), jid)
@@ -309,8 +309,8 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
   local key = Keys.job(jid)
   local remaining = call('HINCRBY', key, 'remaining', -1)
   call('HDEL', key, 'grace')
-  call('ZREM', Keys.queue(Job.home(job, jid), 'locks'), jid)
-  call('ZREM', Keys.worker_jobs(worker), jid)
+  Stats.remove(Keys.queue(Job.home(job, jid), 'locks'), jid)
+  Stats.remove(Keys.worker_jobs(worker), jid)
   Throttle.release_all(jid, now, job.throttles or false)
   if queue == job.queue then
     Job.settle_home(jid, job)

@@ -47,3 +47,59 @@ function Queue.pop_after(now, queue, worker, limit, a, first, find)
   local popped, pop_reply = pop_after_part(pcall(find('rateLimit.pop'), now, pop))
   return {popped, pop_reply, outcome, outcome_reply}
 end
+
+-- Many outcomes in one call (aqless's own, `jobs.outcomes`): the outcomes a worker holds,
+-- each framed as command, now, argument count, arguments, then (when `queue` is not '') the
+-- pop. The framing is checked whole before anything runs. Each outcome runs as its own call
+-- would and answers on its own: a refused one (a lost lock, a stale attempt) is its own
+-- refusal's text and stops neither the outcomes after it nor the pop. Their daily statistics
+-- are folded (Stats.fold) and written once per queue before the pop.
+-- Returns {'ok', 'refused' or '' (no pop), the pop's reply or refusal, then 'ok' or 'refused'
+-- and the reply or refusal's text of each outcome, in order}.
+function Queue.outcomes(now, queue, worker, limit, a, first, find)
+  local pop = nil
+  if queue ~= '' then
+    pop = {queue, worker, Queue.pop_count(REQLESS, queue, worker, limit), n = 3}
+  end
+  local at = first
+  if a[at] == DATA_APART then
+    if pop then pop[4], pop.n = DATA_APART, 4 end
+    at = at + 1
+  end
+  local framed = {}
+  while at <= a.n do
+    local command, outcome_now, count = a[at], number(a[at + 1]), number(a[at + 2])
+    check(POP_AFTER_OUTCOMES[command], 'Outcomes(): Arg "command" not an outcome: '
+      .. tostring(command))
+    if not outcome_now then
+      raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[at + 1]))
+    end
+    if not count or count < 0 or count ~= math.floor(count) or at + 2 + count > a.n then
+      raise('Outcomes(): Arg "count" not a count of the arguments left: '
+        .. tostring(a[at + 2]))
+    end
+    local arguments = {n = count}
+    for i = 1, count do arguments[i] = a[at + 2 + i] end
+    -- (the job it names: job.requeue's is its third argument)
+    local jid = arguments[command == 'job.requeue' and 3 or 1]
+    framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
+    at = at + 3 + count
+  end
+  local reply, named = {'', ''}, {}
+  Stats.fold()
+  for i, outcome in ipairs(framed) do
+    -- a job named again: what the earlier outcome left to the flush is written first
+    if named[outcome[4] or ''] then
+      Stats.flush()
+      Stats.fold()
+      named = {}
+    end
+    named[outcome[4] or ''] = true
+    local status, answer = pop_after_part(pcall(outcome[1], outcome[2], outcome[3]))
+    if answer == nil then answer = false end  -- (a nil would end the reply there)
+    reply[2 * i + 1], reply[2 * i + 2] = status, answer
+  end
+  Stats.flush()
+  if pop then reply[1], reply[2] = pop_after_part(pcall(find('rateLimit.pop'), now, pop)) end
+  return reply
+end

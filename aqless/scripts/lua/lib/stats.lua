@@ -25,6 +25,11 @@ end
 -- STAT for one sample: one read of the summary and the sample's bucket, one write.
 function Stats.record_one(queue, kind, now, value)
   local key = Keys.stats(kind, day_bin(now), queue)
+  if Stats.folded then
+    local entry = Stats.folded_entry(key, 'samples', queue, kind, now)
+    entry.samples[#entry.samples + 1] = value
+    return
+  end
   local bucket = histogram_field(value)
   local current = call('HMGET', key, 'total', 'mean', 'vk', bucket)
   local total, mean, vk = welford(tonumber(current[1]), tonumber(current[2]),
@@ -69,15 +74,74 @@ end
 function Stats.tick(queue, now, kind)
   local offset = now % 3600
   local key = Keys.throughput(now - offset, queue)
-  if call('HINCRBY', key, kind .. math.floor(offset / 60), 1) == 1 then
+  local field = kind .. math.floor(offset / 60)
+  if Stats.folded then
+    local entry = Stats.folded_entry(key .. ' ' .. field, 'tick', key, field, offset)
+    entry.delta = entry.delta + 1
+    return
+  end
+  if call('HINCRBY', key, field, 1) == 1 then
     call('EXPIRE', key, 90000 - math.floor(offset))
   end
 end
 
 function Stats.count(queue, at, counters)
   local key = Keys.stats('stats', day_bin(at), queue)
-  for name, delta in pairs(counters) do call('HINCRBY', key, name, delta) end
+  for name, delta in pairs(counters) do
+    if Stats.folded then
+      local entry = Stats.folded_entry(key .. ' ' .. name, 'count', key, name)
+      entry.delta = entry.delta + delta
+    else
+      call('HINCRBY', key, name, delta)
+    end
+  end
   if counters.failed == 1 then Stats.tick(queue, at, 'f') end
+end
+
+-- Folding (aqless's own, jobs.outcomes: docs/protocol/CORE.md 5.8): between Stats.fold and
+-- Stats.flush, the samples, counters and ticks of a call's outcomes are gathered rather than
+-- written, by key (and field), in the order first met; the flush writes each once: a queue's
+-- day of run samples as Stats.record does (one read, one write, the same running arithmetic
+-- sample by sample), a counter with one HINCRBY of its sum, a minute's tick with one HINCRBY
+-- of its count, setting the hour's expiry when that count made the field, as the tick that
+-- made it would have (from that tick's offset).
+function Stats.fold() Stats.folded = {order = {}} end
+
+function Stats.folded_entry(id, what, a, b, c)
+  local folded = Stats.folded
+  local entry = folded[id]
+  if entry == nil then
+    entry = {what = what, a, b, c, delta = 0, samples = {}}
+    folded[id] = entry
+    folded.order[#folded.order + 1] = entry
+  end
+  return entry
+end
+
+-- ZREM `member` from `key`: a lock set or a worker's jobs (only a pop or a heartbeat adds to
+-- those, and neither runs among a call's outcomes), or the work and scheduled sets a finished
+-- job leaves (Job.leave_running). While folding, one ZREM per set at the flush, before the
+-- call's pop; removing twice is removing once.
+function Stats.remove(key, member)
+  if not Stats.folded then return call('ZREM', key, member) end
+  local entry = Stats.folded_entry('z ' .. key, 'zrem', key)
+  entry.samples[#entry.samples + 1] = member
+end
+
+function Stats.flush()
+  local folded = Stats.folded
+  Stats.folded = nil
+  for _, entry in ipairs(folded.order) do
+    if entry.what == 'samples' then
+      Stats.record(entry[1], entry[2], entry[3], entry.samples)
+    elseif entry.what == 'zrem' then
+      call('ZREM', entry[1], unpack(entry.samples))
+    elseif entry.what == 'count' then
+      call('HINCRBY', entry[1], entry[2], entry.delta)
+    elseif call('HINCRBY', entry[1], entry[2], entry.delta) == entry.delta then
+      call('EXPIRE', entry[1], 90000 - math.floor(entry[3]))
+    end
+  end
 end
 
 local function summary(key)

@@ -1,0 +1,219 @@
+"""`jobs.outcomes` (popafter.lua): the outcomes a worker holds, and its next pop, in one call.
+
+The guard is differential, as for `queue.popAfter`: the same workload is run once as one call
+per outcome followed by the pop's, and once as one `jobs.outcomes` carrying them all, on a
+fresh database each time; the replies, every key (type, content, expiry: job states, history,
+the daily statistics folded per queue) and every publication must be the same.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from redis.exceptions import ResponseError
+
+from aqless._connection.protocol import error_for
+from aqless.scripts.loader import Argument
+from tests.conftest import EventCapture, Lua
+from tests.scripts._queues_helpers import refused, rpop, rput, snapshot
+
+Outcome = tuple[str, float, tuple[Argument, ...]]
+
+# jobs a1..a6 in "queue" and b1, b2 in "other", all popped by "w" (attempt 1 each)
+JOBS = {"queue": ("a1", "a2", "a3", "a4", "a5", "a6"), "other": ("b1", "b2")}
+
+
+def complete(jid: str, queue: str, now: float, *options: Argument) -> Outcome:
+    return ("job.complete", now, (jid, "w", queue, '{"n": 1}', *options, "attempt", "1"))
+
+
+# a worker's outcomes: completes (one to a next queue, one kept data), a fail, a retry, a
+# retry with none left, in two queues, each with its own now (spread over two minutes)
+MIXED: list[Outcome] = [
+    complete("a1", "queue", 100.25),
+    ("job.completeAndRequeue", 101.5, ("a2", "w", "queue", "{}", "later")),
+    ("job.fail", 102.75, ("a3", "w", "group", "message", '{"x": 2}', "1")),
+    ("job.retry", 119.0, ("a4", "queue", "w", 0, "group", "message", "1")),
+    ("job.retry", 120.5, ("a5", "queue", "w", 0, "", "", "1")),
+    complete("b1", "other", 121.0, "keep_data", "1"),
+    complete("a6", "queue", 125.0),
+    complete("b2", "other", 86_405.5),  # the next day: its own statistics and hour
+]
+
+
+async def workload(lua: Lua) -> None:
+    """The jobs put at different times (their waits differ), a5 with no retry left, "c"
+    waiting behind them to be popped, a1 tracked, a6 with a dependent."""
+    when = 1.0
+    for queue, jids in JOBS.items():
+        for jid in jids:
+            retries = 0 if jid == "a5" else 3
+            await rput(lua, when, jid, "retries", retries, queue=queue)
+            when += 3.5
+    await rput(lua, 41, "d", "depends", '["a6"]')
+    await lua("job.track", 42, "a1")
+    for at, queue in ((50, "queue"), (60, "other")):
+        assert sorted(await rpop(lua, at, 10, queue=queue, worker="w")) == list(JOBS[queue])
+    await rput(lua, 70, "c")
+
+
+async def one_by_one(lua: Lua, outcomes: list[Outcome], pop: bool) -> list[Any]:
+    replies: list[Any] = []
+    for command, now, args in outcomes:
+        try:
+            replies.append(("ok", await lua(command, now, *args)))
+        except ResponseError as error:
+            replies.append(("refused", str(error)))
+    if pop:
+        replies.append(await lua("rateLimit.pop", 200, "queue", "w", 2))
+    return replies
+
+
+def framed(outcomes: list[Outcome]) -> list[Argument]:
+    args: list[Argument] = []
+    for command, now, outcome_args in outcomes:
+        args += [command, repr(now), len(outcome_args), *outcome_args]
+    return args
+
+
+async def in_one_call(lua: Lua, outcomes: list[Outcome], pop: bool) -> list[Any]:
+    head: tuple[Argument, ...] = ("queue", "w", 2) if pop else ("", "", "")
+    reply = await lua("jobs.outcomes", 200, *head, *framed(outcomes))
+    pop_status, popped, *parts = reply
+    assert pop_status == ("ok" if pop else "")
+    replies: list[Any] = [(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
+    return [*replies, popped] if pop else replies
+
+
+async def recorded(lua: Lua, outcomes: list[Outcome], run: Any, pop: bool) -> tuple[Any, ...]:
+    await lua.redis.flushall()
+    await workload(lua)
+    async with EventCapture(lua.redis, "ql:*") as captured:
+        await lua.redis.config_resetstat()
+        replies = await run(lua, outcomes, pop)
+        ran = await lua.redis.info("commandstats")
+    return replies, await snapshot(lua), captured.messages, ran
+
+
+def calls(ran: dict[str, Any], command: str) -> int:
+    return int(ran.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+async def compared(lua: Lua, outcomes: list[Outcome], *, pop: bool) -> tuple[Any, Any]:
+    """The outcomes run one call each, then in one call: the replies, every key and every
+    publication the same (each run's commands counted: INFO commandstats)."""
+    apart = await recorded(lua, outcomes, one_by_one, pop)
+    joined = await recorded(lua, outcomes, in_one_call, pop)
+    same_replies(joined[0], apart[0])
+    assert joined[1] == apart[1]
+    assert joined[2] == apart[2]
+    return joined, apart
+
+
+def same_replies(joined: list[Any], apart: list[Any]) -> None:
+    assert len(joined) == len(apart)
+    for one, other in zip(joined, apart, strict=True):
+        if isinstance(one, tuple) and one[0] == "refused":
+            assert other[0] == "refused"
+            assert one[1].split(": ", 1)[1] in other[1]  # as the server decorates a call's
+        else:
+            assert one == other
+
+
+@pytest.mark.parametrize("pop", [True, False], ids=["with a pop", "without"])
+async def test_many_outcomes_in_one_call_leave_what_one_call_each_leaves(
+    lua: Lua, pop: bool
+) -> None:
+    joined, apart = await compared(lua, MIXED, pop=pop)
+    keys = joined[1]
+    # the comparison covers what it should: run statistics of two queues, failures
+    # counted, history appended, a publication for the tracked job
+    assert json.loads(await lua("job.get", 300, "a1"))["history"][-1]["what"] == "done"
+    assert any(key.startswith("ql:s:run:") and key.endswith(":other") for key in keys)
+    run = next(v for k, (_, v, _) in keys.items() if k.startswith("ql:s:run:") and "queue" in k)
+    assert run["total"] == "3"  # a1, a2 (moved to its next queue, its run counted) and a6
+    assert any(key.startswith("ql:aqless:tp:") for key in keys)
+    assert joined[2]
+    # and fewer commands: the statistics' reads and writes once per queue and day (run:
+    # "queue", "other" twice), the throughput ticks once per minute, the ZREMs once per set
+    apart_ran, joined_ran = apart[3], joined[3]
+    assert calls(joined_ran, "hmget") == calls(apart_ran, "hmget") - 5 + 3
+    assert calls(joined_ran, "zrem") < calls(apart_ran, "zrem")
+    assert calls(joined_ran, "hincrby") < calls(apart_ran, "hincrby")
+
+
+# a job named twice in one call (completed, then put again by a requeue), and a complete
+# whose next queue is its own queue: the removals left to the flush must not undo the adds
+AGAIN: list[Outcome] = [
+    complete("a1", "queue", 100.25),
+    ("job.requeue", 100.5, ("w", "queue", "a1", "klass", "{}", 0)),
+    ("job.completeAndRequeue", 101.0, ("a2", "w", "queue", "{}", "queue")),
+    complete("a3", "queue", 101.5),
+    ("job.retry", 102.0, ("a4", "queue", "w", 0, "", "", "1")),
+    complete("a4", "queue", 102.5),  # refused: a4 is waiting again
+]
+
+
+async def test_a_job_named_again_or_sent_back_to_its_queue_ends_as_one_by_one(
+    lua: Lua,
+) -> None:
+    joined, _ = await compared(lua, AGAIN, pop=True)
+    states = {jid: joined[1][f"ql:j:{jid}"][1]["state"] for jid in ("a1", "a2", "a3", "a4")}
+    # a1, a2 and a4 put back in the work set (the call's pop took a1 again), a3 done
+    assert states == {"a1": "running", "a2": "waiting", "a3": "complete", "a4": "waiting"}
+    assert {"a2", "a4"} <= {jid for jid, _ in joined[1]["ql:q:queue-work"][1]}
+    assert joined[0][-2][0] == "refused"
+
+
+@pytest.mark.parametrize(
+    ("bad", "text", "error"),
+    [
+        (
+            ("job.complete", 102.0, ("a3", "thief", "queue", "{}")),
+            "Job has been handed out to another worker: w",
+            "LockLostError",
+        ),
+        (
+            ("job.fail", 102.0, ("a3", "w", "group", "message", "", "0")),
+            "Job a3 attempt 0 is stale: the job is on attempt 1",
+            "StaleAttemptError",
+        ),
+        (
+            ("job.retry", 102.0, ("a3", "queue", "w", 0, "", "", "7")),
+            "Job a3 attempt 7 is stale: the job is on attempt 1",
+            "StaleAttemptError",
+        ),
+    ],
+    ids=["lost lock", "stale fail", "stale retry"],
+)
+async def test_a_refused_outcome_in_the_middle_errors_only_itself(
+    lua: Lua, bad: Outcome, text: str, error: str
+) -> None:
+    outcomes = [*MIXED[:2], bad, *MIXED[3:]]
+    joined, _ = await compared(lua, outcomes, pop=True)
+    assert joined[0][2][0] == "refused"
+    assert text in joined[0][2][1]
+    assert [status for status, _ in joined[0][:-1]].count("refused") == 1
+    assert await lua.redis.hget("ql:j:a3", "state") == "running"
+    assert await lua.redis.hget("ql:j:a6", "state") == "complete"
+    assert type(error_for(bad[0], joined[0][2][1])).__name__ == error
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (("queue", "w", 1, "queue.put", 9, 0), 'Outcomes(): Arg "command" not an outcome'),
+        (("queue", "w", 1, "job.fail", "x", 0), 'Outcomes(): Arg "now" not a number: x'),
+        (("queue", "w", 1, "job.fail", 9, 5, "a1"), 'Arg "count" not a count of the'),
+        (("queue", "w", 1, "job.fail", 9, -1), 'Arg "count" not a count of the'),
+        (("queue", "w", "x"), 'Arg "limit" missing or not a number: x'),
+    ],
+)
+async def test_bad_framing_is_refused_before_any_outcome_runs(
+    lua: Lua, args: tuple[Argument, ...], text: str
+) -> None:
+    await workload(lua)
+    ok = framed([complete("a1", "queue", 100)])
+    await refused(lua, text, "jobs.outcomes", 200, *args[:3], *ok, *args[3:])

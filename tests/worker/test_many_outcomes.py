@@ -1,0 +1,72 @@
+"""Many slots: the outcomes a worker holds when it pops go with that pop in one script call
+(``jobs.outcomes``, aqless._connection.pop_after), not one call each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+import aqless
+from aqless import JobState, PutRequest
+from aqless.scripts.loader import Call
+from tests.support.worker import Recorder, make_worker, one
+
+
+async def test_many_slots_report_their_outcomes_with_the_pop_in_one_call(
+    client: aqless.Client,
+) -> None:
+    recorder = Recorder()
+    jids = await client.queues["q"].put_many(PutRequest("app.job") for _ in range(400))
+    worker = make_worker(client, ["q"], one(recorder), concurrency=50, burst=True)
+    sent: list[Call] = []
+    send = client.protocol._send
+
+    async def counting_send(calls: Sequence[Call]) -> list[Any]:
+        sent.extend(calls)
+        return await send(calls)
+
+    client.protocol._send = counting_send  # type: ignore[method-assign]
+    counters = await worker.run()
+    assert (counters.started, counters.completed) == (400, 400)
+    assert sorted(recorder.jids) == sorted(jids)
+    joined = [args for command, args in sent if command == "jobs.outcomes"]
+    assert joined  # several outcomes went in one call with a pop
+    alone = sum(command == "job.complete" for command, _ in sent)
+    together = sum(list(args).count("job.complete") for args in joined)
+    in_one = sum(command == "queue.popAfter" for command, _ in sent)
+    assert alone + together + in_one == 400  # each outcome sent once
+    # one call each would be 400 calls for the outcomes (and a pop's besides)
+    outcome_calls = alone + len(joined) + in_one
+    assert outcome_calls < 400 / 2, outcome_calls
+    for job in await client.jobs.get_many(jids[:50]):
+        assert [entry.what for entry in job.history] == ["put", "popped", "done"]
+
+
+async def test_a_lost_reply_of_a_joined_call_loses_no_outcome(client: aqless.Client) -> None:
+    """The joined call runs, its reply is lost: each outcome in it is sent again (refused,
+    found done), and every job completes once."""
+    recorder = Recorder()
+    jids = await client.queues["q"].put_many(PutRequest("app.job") for _ in range(200))
+    worker = make_worker(client, ["q"], one(recorder), concurrency=20, burst=True)
+    send = client.protocol._send
+    lost: list[Call] = []
+
+    async def reply_lost_once(calls: Sequence[Call]) -> list[Any]:
+        replies = await send(calls)
+        joined = [call for call in calls if call[0] == "jobs.outcomes"]
+        if joined and not lost:
+            lost.extend(joined)
+            raise RedisConnectionError("the connection dropped before the reply came")
+        return replies
+
+    client.protocol._send = reply_lost_once  # type: ignore[method-assign]
+    with anyio.fail_after(60):
+        counters = await worker.run()
+    assert lost, "no joined call was sent"
+    assert sorted(recorder.jids) == sorted(jids)  # each ran once
+    assert counters.completed + counters.failed <= 200
+    states = {job.state for job in await client.jobs.get_many(jids)}
+    assert states == {JobState.COMPLETE}
