@@ -522,8 +522,10 @@ class WorkflowContext:
             self._record["parked"] = marker
             self._left()
         outcomes = ChildrenResults.from_json(json.loads(reply), self.job.client.codec)
+        by_jid = {outcome.jid: outcome for outcome in outcomes}  # earlier gathers' too
         results = []
-        for child, outcome in zip(children, outcomes, strict=True):
+        for child in children:
+            outcome = by_jid[child.jid]
             if outcome.failed:
                 failure = outcome.failure
                 group, message = (failure.group, failure.message) if failure else ("", "")

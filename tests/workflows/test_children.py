@@ -166,3 +166,30 @@ async def test_a_sealed_child_s_result_is_read_through_the_codec(server_url: str
         stored = str(await client.redis.hget(f"ql:j:{child_jid(jid, 'square-6')}", "result"))
         assert stored.startswith(ENVELOPE_PREFIX)  # sealed, and opened to be summed
         await client.jobs.cancel(jid)
+
+
+async def test_a_second_gather_keeps_the_first_gathers_children_in_the_flow(
+    client: aqless.Client,
+) -> None:
+    """Each gather adds its children to the workflow's flow children: a cancel of the
+    workflow reaches every child, and each gather reads its own children's results."""
+    handlers, runs = aqless.Handlers(), Counter[str]()
+    fan_out(handlers, runs)
+
+    @handlers.workflow("wf.TwoRounds")
+    async def rounds(ctx: WorkflowContext) -> list[int]:
+        first = [
+            await ctx.child("wf.Square", {"n": n}, queue="kids2", name=f"a{n}") for n in (1, 2)
+        ]
+        second = [await ctx.child("wf.Square", {"n": n}, queue="kids2", name=f"b{n}") for n in (3,)]
+        return [sum(await ctx.gather(*first)), sum(await ctx.gather(*second))]
+
+    jid = await client.queues["wf2"].put("wf.TwoRounds", {})
+    worker = make_worker(client, ["wf2", "kids2"], handlers=handlers, concurrency=2, interval=0.1)
+    async with running(worker):
+        assert await client.result(jid, timeout=10) == [1 + 4, 9]
+    tree = await client.flows.tree(jid)
+    assert tree is not None
+    assert [node.jid for node in tree.children] == [
+        child_jid(jid, name) for name in ("a1", "a2", "b3")
+    ]

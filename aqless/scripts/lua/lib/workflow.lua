@@ -149,7 +149,15 @@ function Job.await_children(now, jid, worker, attempt, data, children_text)
   local children = Job.gathered_children(children_text)
   local job = Job.workflow_held('AwaitChildren', jid, worker, attempt, data)
   call('SET', Keys.flows(), 1)
-  call('HSET', Keys.job(jid), 'flow_children', cjson.encode(children))
+  -- the children of earlier gathers (or of the flow that put the workflow) stay listed: a
+  -- cancel of the workflow reaches them all
+  local listed = cjson.decode(call('HGET', Keys.job(jid), 'flow_children') or '[]')
+  local seen = {}
+  for _, child in ipairs(listed) do seen[child] = true end
+  for _, child in ipairs(children) do
+    if not seen[child] then listed[#listed + 1], seen[child] = child, true end
+  end
+  call('HSET', Keys.job(jid), 'flow_children', cjson.encode(listed))
   local pending = 0
   for _, child in ipairs(children) do
     local state = call('HGET', Keys.job(child), 'state')
