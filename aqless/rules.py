@@ -330,7 +330,11 @@ def _rules() -> dict[str, Rule]:
         "per": Rule("number", "A rate limit's window.", "seconds", minimum=0, above=True),
         "worker.concurrency": Rule("whole", "Jobs a worker runs at once.", "jobs", minimum=1),
         "worker.prefetch": Rule(
-            "whole", "Jobs a worker pops beyond its free slots and holds.", "jobs", minimum=0
+            "whole",
+            "Jobs a worker pops beyond its free slots and holds (unset: one while a one-slot "
+            "worker's runs are short).",
+            "jobs",
+            minimum=0,
         ),
         "worker.interval": Rule(
             "number", "A worker's longest wait between polls while idle.", "seconds", 0, True

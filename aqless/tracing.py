@@ -18,6 +18,14 @@ Both spans carry the messaging attributes (``messaging.system``, ``.operation.ty
 and ``aqless.retries_left``. The ``process`` span is current while the job's code runs: the
 spans that code makes are its children.
 
+**Sampling.** The worker decides once per job, before any span or attribute is made: with
+no SDK, or a sampler that drops every span, it only removes the context; under the SDK's
+default sampler (ParentBased), a job whose put's span was not sampled gets no ``process``
+span either (the SDK's would record nothing), and its parent's context is current while its
+code runs, so that code's spans stay in the put's trace, unsampled: an unsampled job costs
+the worker a few µs, a sampled one some 40 (measured by
+``benchmarks/tracing_cost.py``).
+
 **Where the context lives.** In the job's data, under the reserved key ``"_aqless_trace"``
 (`TRACE_KEY`), as the propagator's carrier (W3C ``traceparent``/``tracestate`` by default):
 ``{"user": 42, "_aqless_trace": {"traceparent": "00-..."}}``. Only data that is a JSON object
@@ -150,7 +158,7 @@ class Tracing:
     ) -> None:
         self._provider = tracer_provider
         self.full_attributes = full_attributes
-        self._cached: tuple[trace.TracerProvider, trace.Tracer, bool] | None = None
+        self._cached: tuple[trace.TracerProvider, trace.Tracer, bool, bool] | None = None
         # the last carrier read and the context it gave, with the propagator that read it:
         # the jobs of one put_many (or of one request's puts) share it
         self._last_parent: tuple[TextMapPropagator, Mapping[Any, Any], Context] | None = None
@@ -159,12 +167,19 @@ class Tracing:
     def _tracer(self) -> tuple[trace.Tracer, bool]:
         """The provider's tracer, made once per provider (an SDK provider makes a new one
         at each call), and whether it records spans."""
+        cached = self._cached_tracer()
+        return cached[1], cached[2]
+
+    def _cached_tracer(self) -> tuple[trace.TracerProvider, trace.Tracer, bool, bool]:
+        """The provider, its tracer, whether it records spans, and whether it records none
+        under a parent that was not sampled (see `_follows_unsampled`)."""
         provider = self._provider if self._provider is not None else trace.get_tracer_provider()
         cached = self._cached
         if cached is None or cached[0] is not provider:
             tracer = provider.get_tracer("aqless", __version__)
-            cached = self._cached = (provider, tracer, not _records_nothing(tracer))
-        return cached[1], cached[2]
+            records = not _records_nothing(tracer)
+            cached = self._cached = (provider, tracer, records, _follows_unsampled(tracer))
+        return cached
 
     def instrument(self, client: Client | ShardedClient) -> None:
         """Trace every put of `client`, a plain or a sharded deployment's (idempotent).
@@ -238,9 +253,11 @@ class Tracing:
         """
         data = job.data
         carrier = data.pop(TRACE_KEY, None) if isinstance(data, dict) else None
-        tracer, records = self._tracer()
+        _, tracer, records, follows_unsampled = self._cached_tracer()
         if not records:
             return await perform()
+        if follows_unsampled and _unsampled(carrier):  # decided once, before any span
+            return await self._unsampled(carrier, perform)
         attributes: dict[str, str | int] = {
             "messaging.system": _SYSTEM,
             "messaging.operation.type": "process",
@@ -270,6 +287,20 @@ class Tracing:
         finally:
             otel_context.detach(token)
             span.end()
+
+    async def _unsampled(self, carrier: object, perform: Perform) -> Any:
+        """Run a job whose producer's span was not sampled, under a sampler that samples
+        no span below such a parent: no span is made (the SDK's would record nothing), and
+        the parent's context is current while the code runs, so its own spans are not
+        sampled either."""
+        parent = self._parent(carrier)
+        if parent is None:
+            return await perform()
+        token = otel_context.attach(parent)
+        try:
+            return await perform()
+        finally:
+            otel_context.detach(token)
 
     def _parent(self, carrier: object) -> Context | None:
         """The context `carrier` (a job's) holds; None when it is no carrier."""
@@ -339,10 +370,49 @@ def _record(span: trace.Span, error: Exception) -> None:
 
 
 def _records_nothing(tracer: trace.Tracer) -> bool:
-    """Whether `tracer` is OpenTelemetry's no-op one, or a proxy for it (no provider set)."""
+    """Whether `tracer` is OpenTelemetry's no-op one, or a proxy for it (no provider set),
+    or the SDK's with a sampler that drops every span."""
     if isinstance(tracer, trace.ProxyTracer):  # what it hands over to (private: may go)
         return isinstance(getattr(tracer, "_tracer", None), trace.NoOpTracer)
-    return isinstance(tracer, trace.NoOpTracer)
+    return isinstance(tracer, trace.NoOpTracer) or _sampler(tracer) == "AlwaysOffSampler"
+
+
+#: what the SDK's ParentBased sampler says of itself when it samples nothing below a parent
+#: that was not sampled (its default)
+_DROPS_UNSAMPLED: Final = (
+    "remoteParentNotSampled:AlwaysOffSampler",
+    "localParentNotSampled:AlwaysOffSampler",
+)
+
+
+def _follows_unsampled(tracer: trace.Tracer) -> bool:
+    """Whether `tracer` samples no span whose parent was not sampled (the SDK's default
+    sampler, ParentBased, as it describes itself): a job put in an unsampled trace then
+    needs no span of its own."""
+    description = _sampler(tracer)
+    return description.startswith("ParentBased{") and all(
+        part in description for part in _DROPS_UNSAMPLED
+    )
+
+
+def _sampler(tracer: trace.Tracer) -> str:
+    """The description of the SDK tracer's sampler ("" for another tracer)."""
+    sampler = getattr(tracer, "sampler", None)
+    describe = getattr(sampler, "get_description", None)
+    return describe() if callable(describe) else ""
+
+
+def _unsampled(carrier: object) -> bool:
+    """Whether `carrier` is a lone W3C ``traceparent`` whose sampled flag is off (other
+    carriers go to the propagator, which decides)."""
+    if not isinstance(carrier, Mapping) or len(carrier) != 1:
+        return False
+    header = carrier.get("traceparent")
+    return isinstance(header, str) and len(header) == 55 and header[-2:] in _UNSAMPLED_FLAGS
+
+
+#: W3C trace flags without the sampled bit (version 00 defines only that bit)
+_UNSAMPLED_FLAGS: Final = frozenset(f"{flags:02x}" for flags in range(0, 256, 2))
 
 
 _default = Tracing()

@@ -39,6 +39,7 @@ import logging
 from collections.abc import Callable, KeysView, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, fields
+from functools import partial
 from typing import TYPE_CHECKING, Final, Literal, TypedDict, Unpack, cast
 
 import anyio
@@ -54,6 +55,7 @@ from aqless._worker.budget import SlotBudget as SlotBudget  # public: aqless.wor
 from aqless._worker.counters import (
     WorkerCounters as WorkerCounters,  # public: aqless.WorkerCounters
 )
+from aqless._worker.holding import AUTO_SLOTS, HoldRule
 from aqless._worker.info import InfoPublisher
 from aqless._worker.locks import LockKeeper
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
@@ -125,7 +127,7 @@ class _WorkerAsPushTaker:
 
     @property
     def capacity(self) -> int:
-        return self._worker.concurrency + self._worker.prefetch
+        return self._worker.concurrency + self._worker.prefetching
 
     @property
     def interval(self) -> float:
@@ -237,7 +239,10 @@ class Worker:
             raise ConfigurationError("give either retry or backoff, not both")
         if settings.prefetch and budget is not None:
             raise ConfigurationError("prefetch cannot be used with a shared slot budget")
-        concurrency, prefetch, max_jobs = settings.concurrency, settings.prefetch, settings.max_jobs
+        concurrency, max_jobs = settings.concurrency, settings.max_jobs
+        # left unset, a worker of few slots holds a job while runs are short (the HoldRule)
+        adaptive = settings.prefetch is None and budget is None and concurrency <= AUTO_SLOTS
+        prefetch = 1 if adaptive else settings.prefetch or 0
         #: the settings the worker was made with
         self.settings = settings
         self.client = client
@@ -247,7 +252,8 @@ class Worker:
         self.reserver = reserver if isinstance(reserver, Reserver) else Reserver(reserver)
         self.handlers = handlers if handlers is not None else Handlers()
         self.concurrency = concurrency
-        #: how many jobs the worker pops beyond its free slots and holds for one
+        #: the most jobs the worker pops beyond its free slots and holds for one (with the
+        #: default prefetch, `prefetching` says how many it holds now)
         self.prefetch = prefetch
         self.interval = settings.interval
         self.grace = settings.grace
@@ -274,6 +280,18 @@ class Worker:
         self._served = ServedQueues(client, self.selection, settings.refresh)
         #: whether the server answers, as the worker's calls tell (see aqless._worker.outage)
         self.outage = ServerOutage(self.name)
+        #: decides the default prefetch (None: a fixed one, or none)
+        self.hold_rule = (
+            HoldRule(
+                self._running,
+                taken=lambda: self.counters.started,
+                more=lambda: self._maybe_more,
+                hand_back=partial(self._hand_back_one, reason="held too long, never started"),
+                wake=self._wakeup.fire,
+            )
+            if adaptive
+            else None
+        )
         self._popper = Popper(
             client,
             self._running,
@@ -352,6 +370,12 @@ class Worker:
         """The jids of the jobs running now, from their pop until their outcome is
         reported, with the jobs held for a slot (a live, read-only view)."""
         return self._running.by_jid.keys()
+
+    @property
+    def prefetching(self) -> int:
+        """How many jobs the worker pops beyond its free slots and holds for one now: its
+        ``prefetch``, or with the default, what its HoldRule decided (0 or 1)."""
+        return self._running.prefetch
 
     @property
     def held(self) -> list[str]:
@@ -510,7 +534,7 @@ class Worker:
             self.name,
             ", ".join(self.selection.specs),
             self.concurrency,
-            f", prefetch {self.prefetch}" if self.prefetch else "",
+            _prefetch_words(self.prefetch, adaptive=self.hold_rule is not None),
             self.reserver.name,
         )
         with own_errors():  # a refused subscription is its typed error, not a group's
@@ -537,6 +561,8 @@ class Worker:
             services.start_soon(self._housekeeping)
             services.start_soon(keep_schedules, self.client)
             services.start_soon(self._info.run)
+            if self.hold_rule is not None:
+                services.start_soon(self.hold_rule.run)
             try:
                 async with anyio.create_task_group() as jobs:
                     self._jobs = jobs
@@ -572,6 +598,8 @@ class Worker:
             finally:
                 self._popping = False
             self._maybe_more = len(popped) >= asked
+            if not self._maybe_more and self.hold_rule is not None:
+                self.hold_rule.stop_holding()
             for job in popped:
                 self._take(jobs, job)
             if self._popper.failures == 0 and self._popper.unknown_held:
@@ -694,6 +722,8 @@ class Worker:
             self._locks.lose(stale, "popped again by this worker")
         self._locks.watch(running)
         self.counters.started += 1
+        if self.hold_rule is not None:
+            self.hold_rule.busy()
 
     def _start_held(self, jobs: TaskGroup) -> None:
         """Start the jobs held for a slot, as many as there are free slots: at once, with
@@ -709,13 +739,18 @@ class Worker:
         if group is None:
             return
         while self._running.waiting:
-            running = self._running.waiting[0]
-            self._running.unhold(running)
-            group.start_soon(self._give_back_held, running)
+            self._hand_back_one(self._running.waiting[0])
 
-    async def _give_back_held(self, running: RunningJob) -> None:
+    def _hand_back_one(self, running: RunningJob, reason: str = "held, never started") -> None:
+        """Give one job held for a slot back to its queue (the worker stops, or the job was
+        held too long: see aqless._worker.holding), with `reason` in its history."""
+        group = self._jobs
+        if group is not None and self._running.unhold(running):
+            group.start_soon(self._give_back_held, running, reason)
+
+    async def _give_back_held(self, running: RunningJob, reason: str) -> None:
         try:
-            await self._performer.give_back_unstarted(running, "held, never started")
+            await self._performer.give_back_unstarted(running, reason)
         except Exception:  # a bug must cost one job (its lock expires), not the worker
             logger.exception("job %s: handing it back failed", running.job.jid)
         finally:
@@ -879,6 +914,13 @@ class Worker:
         if self._running.unhold(running):  # held for a slot: it will never start
             self._running.remove(running)
             self._wakeup.fire()
+
+
+def _prefetch_words(prefetch: int, *, adaptive: bool) -> str:
+    """The worker's prefetch, for its first log line."""
+    if adaptive:
+        return ", prefetch 1 while runs are short"
+    return f", prefetch {prefetch}" if prefetch else ""
 
 
 def _task_name(running: RunningJob) -> str:

@@ -8,6 +8,10 @@ thread of the process: the batch span processor's too), not wall time. Modes:
 - ``off``: no middleware, and data without a trace context (an uninstrumented producer);
 - ``noop``: the middleware on OpenTelemetry's no-op tracer (the API, no SDK);
 - ``unsampled``: an SDK provider whose sampler drops every span;
+- ``unsampled-parent``: an SDK provider with the default sampler (ParentBased), every job's
+  context saying its producer's span was not sampled (a put in an unsampled trace);
+- ``ratio``: the same, but one job in ten carries a sampled context (a producer sampling a
+  tenth of its traces: what sampling on costs the worker);
 - ``sampled``: an SDK provider, every span sampled, a `BatchSpanProcessor` whose exporter
   drops the spans (what `compare.py`'s ``features`` workload runs);
 - ``sampled-batch``: the same, every job carrying the same context (the jobs of one
@@ -48,15 +52,25 @@ from opentelemetry.trace import SpanKind
 import aqless
 from aqless import tracing
 
-MODES = ("off", "noop", "unsampled", "sampled", "sampled-batch", "sampled-full")
+MODES = (
+    "off",
+    "noop",
+    "unsampled",
+    "unsampled-parent",
+    "ratio",
+    "sampled",
+    "sampled-batch",
+    "sampled-full",
+)
 # a producer's context as `put` writes it (sampled flag set: a ParentBased sampler keeps it)
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 PLAIN = json.dumps({"user": 42})
 CARRYING = json.dumps({"user": 42, tracing.TRACE_KEY: {"traceparent": TRACEPARENT}})
 
 
-def carrying(n: int) -> list[str]:
-    """The data of `n` jobs each put in a trace of its own (a put per web request)."""
+def carrying(n: int, sampled_every: int = 1) -> list[str]:
+    """The data of `n` jobs each put in a trace of its own (a put per web request), one in
+    `sampled_every` of them sampled (0: none)."""
     random = Random(n)  # noqa: S311 (ids for a benchmark)
     return [
         json.dumps(
@@ -64,12 +78,17 @@ def carrying(n: int) -> list[str]:
                 "user": 42,
                 tracing.TRACE_KEY: {
                     "traceparent": f"00-{random.getrandbits(128):032x}-"
-                    f"{random.getrandbits(64):016x}-01"
+                    f"{random.getrandbits(64):016x}-"
+                    f"{'01' if sampled_every and i % sampled_every == 0 else '00'}"
                 },
             }
         )
-        for _ in range(n)
+        for i in range(n)
     ]
+
+
+#: the share of the jobs sampled, one in so many, by mode (the others: every job)
+SAMPLED_EVERY = {"unsampled-parent": 0, "ratio": 10}
 
 
 def say(line: str) -> None:
@@ -124,7 +143,7 @@ def runner(mode: str) -> tuple[Callable[[int], float], Callable[[], None]]:
         elif mode == "sampled-batch":  # the jobs of one put_many: one context
             texts = [CARRYING] * n
         else:
-            texts = carrying(n)
+            texts = carrying(n, SAMPLED_EVERY.get(mode, 1))
         started = time.process_time()
         for i, text in enumerate(texts):
             job = aqless.Job(None, fields(i, text))
@@ -142,9 +161,10 @@ def runner(mode: str) -> tuple[Callable[[int], float], Callable[[], None]]:
     def cleanup() -> None:
         if provider is not None:
             provider.shutdown()  # exports what the batch processor holds
-        if mode.startswith("sampled") and exporter.spans != ran:
+        expected = ran if mode.startswith("sampled") else ran // 10 if mode == "ratio" else 0
+        if exporter.spans < expected:
             # a full queue drops spans: that round measured less than a span per job
-            say(f"({mode}: {ran - exporter.spans:,} of {ran:,} spans dropped)")
+            say(f"({mode}: {expected - exporter.spans:,} of {expected:,} spans dropped)")
 
     return run, cleanup
 

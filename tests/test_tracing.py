@@ -12,6 +12,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, Sampler
 from opentelemetry.trace import SpanKind, StatusCode
 
 import aqless
@@ -351,3 +352,69 @@ async def test_a_job_put_in_an_unsampled_trace_records_no_span(client: aqless.Cl
     await run(client, "t")
     assert finished("process t") == []
     assert seen == [{}]
+
+
+class SpanCountingProvider(TracerProvider):
+    """An SDK provider (by default with the SDK's sampler, ParentBased) that counts the
+    spans started."""
+
+    def __init__(self, sampler: Sampler | None = None) -> None:
+        super().__init__(sampler)
+        self.started = 0
+
+    def get_tracer(self, *arguments: Any, **options: Any) -> trace.Tracer:
+        tracer = super().get_tracer(*arguments, **options)
+        start_span = tracer.start_span
+
+        def counted(*span_arguments: Any, **span_options: Any) -> trace.Span:
+            self.started += 1
+            return start_span(*span_arguments, **span_options)
+
+        setattr(tracer, "start_span", counted)  # noqa: B010 (a method of this one tracer)
+        return tracer
+
+
+@handlers.register("t.Where")
+async def where(job: aqless.Job) -> None:
+    seen.append(trace.get_current_span().get_span_context())
+    with trace.get_tracer("job code").start_as_current_span("lookup"):
+        pass
+
+
+@pytest.mark.parametrize("sampled", [False, True])
+async def test_an_unsampled_job_makes_no_span_and_its_code_stays_in_its_trace(
+    client: aqless.Client, sampled: bool
+) -> None:
+    provider = SpanCountingProvider()
+    traced = tracing.Tracing(provider)
+    flags = "01" if sampled else "00"
+    carrier = {"traceparent": f"00-{TRACE_ID}-{SPAN_ID}-{flags}"}
+    await client.queues["t"].put("t.Where", {TRACE_KEY: carrier})
+    worker = aqless.Worker(
+        client, ["t"], handlers=handlers, middleware=[traced.middleware], burst=True
+    )
+    with anyio.fail_after(20):
+        await worker.run()
+    assert provider.started == (1 if sampled else 0)  # unsampled: decided before any span
+    (current,) = seen
+    assert isinstance(current, trace.SpanContext)
+    assert current.trace_id == int(TRACE_ID, 16)  # the job's code runs in the put's trace
+    assert current.trace_flags.sampled is sampled
+    assert len(finished("lookup")) == (1 if sampled else 0)  # its code's spans follow
+
+
+async def test_a_sampler_that_drops_every_span_makes_none(client: aqless.Client) -> None:
+    provider = SpanCountingProvider(ALWAYS_OFF)
+    carrier = {"traceparent": f"00-{TRACE_ID}-{SPAN_ID}-01"}
+    await client.queues["t"].put("t.Look", {TRACE_KEY: carrier, "n": 1})
+    worker = aqless.Worker(
+        client,
+        ["t"],
+        handlers=handlers,
+        middleware=[tracing.Tracing(provider).middleware],
+        burst=True,
+    )
+    with anyio.fail_after(20):
+        await worker.run()
+    assert provider.started == 0
+    assert seen == [{"n": 1}]

@@ -7,8 +7,9 @@ from typing import Final, Literal
 
 #: Jobs run at once (``concurrency``, ``--concurrency``).
 CONCURRENCY: Final = 10
-#: Jobs popped beyond the free slots and held for one (``prefetch``, ``--prefetch``).
-PREFETCH: Final = 0
+#: Jobs popped beyond the free slots and held for one (``prefetch``, ``--prefetch``); None:
+#: the worker decides, holding one while its runs are short (aqless._worker.holding).
+PREFETCH: Final = None
 #: The order queues are popped in (``reserver``, ``--reserver``).
 RESERVER: Final[Literal["ordered"]] = "ordered"
 #: Seconds between polls while idle (``interval``, ``--interval``).

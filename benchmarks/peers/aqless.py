@@ -122,8 +122,8 @@ class AqlessRunner(AsyncRunner):
         return result
 
 
-def _prefetch() -> int:
-    """The worker's prefetch from AQLESS_PREFETCH, or its default."""
+def _prefetch() -> int | None:
+    """The worker's prefetch from AQLESS_PREFETCH, or its default (None: decided by the worker)."""
     from aqless._worker import defaults
 
     value = os.environ.get("AQLESS_PREFETCH", "")

@@ -1,7 +1,8 @@
 """One job at a time: a worker with one slot reports each job's outcome and pops the next
 in one script call (``queue.popAfter``, aqless._connection.pop_after), with the failure
 semantics of the two calls: a refused outcome does not stop the pop, and a lost reply loses
-neither the outcome nor the popped job."""
+neither the outcome nor the popped job. (``prefetch=0``: the default may hold the next job
+while runs are short, and send its pops ahead: tests/worker/test_default_prefetch.py.)"""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ async def test_one_slot_reports_and_pops_in_one_call(
     recorder = Recorder()
     jids = [await client.queues["q"].put("app.job", {"n": n}) for n in range(6)]
     sent = Sent(client, monkeypatch)
-    worker = make_worker(client, handlers=one(recorder), concurrency=1)
+    worker = make_worker(client, handlers=one(recorder), concurrency=1, prefetch=0)
     async with running(worker):
         await all_complete(client, jids)
         await until(lambda: worker.counters.completed == 6)
@@ -69,7 +70,7 @@ async def test_failures_and_retries_go_with_the_next_pop_too(
     queue = client.queues["q"]
     jids = [await queue.put("app.job", {"n": n}) for n in range(4)]
     sent = Sent(client, monkeypatch)
-    worker = make_worker(client, handlers=one(code), concurrency=1)
+    worker = make_worker(client, handlers=one(code), concurrency=1, prefetch=0)
     async with running(worker):
         await until(lambda: worker.counters.completed == 3 and worker.counters.failed == 1)
     states = [job.state for job in await client.jobs.get_many(jids)]
@@ -91,7 +92,7 @@ async def test_a_refused_outcome_still_pops_the_next_job(
 
     first, second = [await client.queues["q"].put("app.job", {"n": n}) for n in range(2)]
     sent = Sent(client, monkeypatch)
-    worker = make_worker(client, handlers=one(taken), concurrency=1)
+    worker = make_worker(client, handlers=one(taken), concurrency=1, prefetch=0)
     async with running(worker):
         await all_complete(client, [second])
     assert recorder.jids == [first, second]
@@ -119,7 +120,7 @@ async def test_a_lost_reply_loses_neither_the_outcome_nor_the_popped_job(
         return reply
 
     monkeypatch.setattr(script, "send", reply_lost_once)
-    worker = make_worker(client, handlers=one(recorder), concurrency=1)
+    worker = make_worker(client, handlers=one(recorder), concurrency=1, prefetch=0)
     async with running(worker):
         await all_complete(client, jids)
         await until(lambda: worker.counters.completed == 3)
