@@ -377,6 +377,13 @@ def _rules() -> dict[str, Rule]:
         "search_limit": Rule(
             "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
         ),
+        # workers under control: what an operator asks of a running aqless worker
+        "worker_command": Rule(
+            "choice",
+            "What an operator asks of a running aqless worker: quiet (take no more jobs), "
+            "stop (quiet, then exit once its jobs end or its grace runs out), or resume.",
+            choices=("quiet", "stop", "resume"),
+        ),
         # a client's settings
         "client.script_connection": Rule(
             "choice",

@@ -683,6 +683,20 @@ class Workers(Protocol):
     async def forget(self, *workers: str) -> None: ...
     @on_shards(every)
     async def records(self) -> dict[str, WorkerInfo]: ...
+    @on_shards(every)
+    async def control(self, worker: str, command: str) -> None:
+        """Ask a running aqless worker to quiet, stop or resume (`aqless.Workers.control`);
+        on a sharded deployment, asked on every shard.
+
+        Raises:
+            InvalidValueError: `worker` is no worker's name, or `command` is not one of
+                quiet, stop, resume; nothing is written.
+
+        Examples:
+            ```python
+            await client.workers.control("host-1-4242", "stop")
+            ```
+        """
     async def seen(self) -> SeenWorkers: ...
 
 
