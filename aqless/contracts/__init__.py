@@ -697,6 +697,7 @@ class Workers(Protocol):
             await client.workers.control("host-1-4242", "stop")
             ```
         """
+
     async def seen(self) -> SeenWorkers: ...
 
 
