@@ -15,6 +15,7 @@ from aqless.errors import AqlessError, InvalidArgumentError
 from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
 from aqless.ops import known
+from aqless.ops.control import control_worker
 from aqless.ops.durations import plural
 from aqless.ops.emptying import DEFAULT_STATES, cancel_all, in_order, listed
 from aqless.schedules import CronSchedule
@@ -341,12 +342,24 @@ async def worker_forget(client: AnyClient, form: Form) -> str:
     return f"Forgot worker {name}"
 
 
+def worker_control(command: str) -> Handler:
+    """Ask the live aqless worker named in the form to `command` (quiet, stop, resume)."""
+
+    async def handler(client: AnyClient, form: Form) -> str:
+        return await control_worker(client, form.text("worker"), command)
+
+    return handler
+
+
 HANDLERS: Final[dict[str, Handler]] = {
     "job_retry": one_job(requeue, "Put {jid} back into {queue}"),
     "job_cancel": one_job(Job.cancel, "Cancelled {jid}"),
     "job_track": one_job(Job.track, "Tracking {jid}"),
     "job_untrack": one_job(Job.untrack, "Stopped tracking {jid}"),
     "job_timeout": one_job(Job.timeout, "Took {jid} away from its worker"),
+    "worker_quiet": worker_control("quiet"),
+    "worker_stop": worker_control("stop"),
+    "worker_resume": worker_control("resume"),
 } | {
     handler.__name__: handler
     for handler in (
