@@ -135,19 +135,32 @@ def worker() -> None:
     """
 
 
-def _control_command(command: str, short_help: str) -> None:
-    @worker.command(name=command, short_help=short_help, help=short_help)
+def _control_command(command: str, short_help: str, text: str) -> None:
+    help_text = f"{text}\n\n\b\nExamples:\n  aqless worker {command} web-1-4242"
+
+    @worker.command(name=command, short_help=short_help, help=help_text)
     @click.argument("name", metavar="NAME")
     def act(name: str) -> None:
         done = run_any(lambda client: control_worker(client, name, command))
         emit({"worker": name, "asked": command}, done)
 
 
-_control_command("quiet", "Take no more jobs; the running ones finish (resume undoes it).")
 _control_command(
-    "stop", "Quiet, then exit once the running jobs end, or hand them back after the grace."
+    "quiet",
+    "Take no more jobs; the running ones finish.",
+    "Ask the aqless worker NAME to take no more jobs; its running jobs finish. It stays up, "
+    "shown as quiet, until `aqless worker resume NAME`.",
 )
-_control_command("resume", "Take jobs again after a quiet.")
-
+_control_command(
+    "stop",
+    "Quiet, then exit once the running jobs end.",
+    "Ask the aqless worker NAME to quiet, then exit once its running jobs end; those still "
+    "running when its grace (aqless-run --grace) runs out are handed back. aqless-run exits 0.",
+)
+_control_command(
+    "resume",
+    "Take jobs again after a quiet.",
+    "Ask the aqless worker NAME, quiet or paused, to take jobs again.",
+)
 
 COMMANDS = (workers, worker)
