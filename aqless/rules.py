@@ -374,6 +374,9 @@ def _rules() -> dict[str, Rule]:
             minimum=0,
             maximum=3600,
         ),
+        "page_size": Rule(
+            "choice", "Rows a page of a dashboard listing shows.", choices=("25", "50", "100")
+        ),
         "search_limit": Rule(
             "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
         ),
