@@ -66,10 +66,11 @@ end
 do
   -- The fields complete reads of the job, one HMGET (a table by name would cost the server
   -- more than the read), to finish it or to move it to its next queue (then the priority in
-  -- the dedup id's place, no batch): each field's position in the reply, as upvalues (read
+  -- the dedup id's place; its batch is read, not used), and its class last (Stats.by_class):
+  -- each field's position in the reply, as upvalues (read
   -- from a table by name, each costs the server a lookup on every complete).
   local WORKER, STATE, DEDUP, PRIORITY, RETRIES, QUEUE, TIME, HELD_IN, THROTTLES, ATTEMPT,
-    CHECKPOINT, BATCH = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11
+    CHECKPOINT, BATCH, KLASS = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
 
   local function purge(D, jids)
     for _, jid in ipairs(jids) do
@@ -158,10 +159,10 @@ do
     local v
     if next_queue == nil then
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch')
+        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'klass')
     else
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-        'time', 'held_in', 'throttles', 'attempt', 'checkpoint')
+        'time', 'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'klass')
     end
     local holder, state = v[WORKER] or nil, v[STATE] or nil
     local job_queue = v[QUEUE] or nil
@@ -247,8 +248,10 @@ do
         Throttle.sole_pending(throttles))
     end
     Throttle.release_all(jid, now, throttles, none_pending)
-    Stats.record_one(queue, 'run', now, now - (tonumber(v[TIME]) or now))
+    local ran = now - (tonumber(v[TIME]) or now)
+    Stats.record_one(queue, 'run', now, ran)
     Stats.tick(queue, now, 'c')
+    Stats.by_class(queue, now, v[KLASS], 'c', ran)
     call('ZREM', Keys.worker_jobs(worker), jid)
     Events.if_tracked('completed', jid)
     if next_queue ~= nil then
@@ -267,7 +270,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
   local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'dedup',
-    'attempt'})
+    'attempt', 'klass'})
   if job.state == nil then refuse_job(D, 'fail_missing', jid, job) end
   Job.check_attempt('Fail', jid, attempt, job.attempt)
   if job.state ~= 'running' then refuse_job(D, 'fail_state', jid, job) end
@@ -277,7 +280,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   Events.if_tracked('failed', jid)
   call('ZREM', Keys.worker_jobs(worker), jid)
   History.append(jid, now, 'failed', {worker = worker, group = group})
-  Stats.count(job.queue, now, {failures = 1, failed = 1})
+  Stats.count(job.queue, now, {failures = 1, failed = 1}, job.klass)
   Job.leave_queue(Job.home(job, jid), jid)
   Job.settle_home(jid, job)
   local key = Keys.job(jid)
@@ -299,7 +302,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
   check(group ~= '', 'Retry(): Arg "group" empty')
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
-    'throttles', 'dedup', 'attempt'})
+    'throttles', 'dedup', 'attempt', 'klass'})
   if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
   Job.check_attempt('Retry', jid, attempt, job.attempt)
   if job.state ~= 'running' then refuse_job(D, 'retry_state', jid, job) end
@@ -332,7 +335,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
     join_failure_group(jid, group)
     Dedup.release(jid, job.dedup)
     Batch.ended(now, jid, 'failed')
-    Stats.count(queue, now, {failures = 1, failed = 1})
+    Stats.count(queue, now, {failures = 1, failed = 1}, job.klass)
     Flows.failed(now, jid)
   else
     if delay_n > 0 then
@@ -451,7 +454,7 @@ function Job.invalidate(D, queue, now, count)
   local grace = Config.number('grace-period')
   for _, jid in ipairs(expired) do
     local key = Keys.job(jid)
-    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in', 'dedup'})
+    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in', 'dedup', 'klass'})
     local worker = job.worker or ''
     call('ZREM', Keys.worker_jobs(worker), jid)
     local warned = job.grace == '1'
@@ -482,7 +485,7 @@ function Job.invalidate(D, queue, now, count)
         Batch.ended(now, jid, 'failed')
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
-        Stats.count(queue, now, {failures = 1, failed = 1})
+        Stats.count(queue, now, {failures = 1, failed = 1}, job.klass)
         Flows.failed(now, jid)
       else
         reclaimed[#reclaimed + 1] = jid
