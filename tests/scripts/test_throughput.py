@@ -19,11 +19,13 @@ KEY = f"ql:aqless:tp:{HOUR}:queue"
 
 async def minutes(redis: aioredis.Redis, key: str) -> dict[str, str]:
     """The hash's per-minute fields (its per-class fields left out)."""
-    return {name: count for name, count in (await redis.hgetall(key)).items() if "|" not in name}
+    found = {str(name): str(count) for name, count in (await redis.hgetall(key)).items()}
+    return {name: count for name, count in found.items() if "|" not in name}
 
 
 async def classes(redis: aioredis.Redis, key: str) -> dict[str, str]:
-    return {name: count for name, count in (await redis.hgetall(key)).items() if "|" in name}
+    found = {str(name): str(count) for name, count in (await redis.hgetall(key)).items()}
+    return {name: count for name, count in found.items() if "|" in name}
 
 
 async def expires_in(redis: aioredis.Redis, key: str) -> int:
