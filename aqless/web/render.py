@@ -20,7 +20,7 @@ from aqless.documents import json_preview
 from aqless.ops.durations import duration, relative
 from aqless.ops.emptying import DEFAULT_STATES, in_order
 from aqless.ops.known import limit_label
-from aqless.web import charts, throughput, workflows
+from aqless.web import charts, classes, throughput, workflows
 from aqless.web.security import CSRF_FIELD, root_path, set_private_cookie
 
 FLASH_COOKIE: Final = "aqless_flash"
@@ -55,6 +55,7 @@ def environment() -> jinja2.Environment:
     )
     env.globals.update(throughput_charts=throughput.throughput_charts)
     env.globals.update(page_numbers=page_numbers, page_sizes=PAGE_SIZES)
+    env.globals.update(class_charts=classes.class_charts)
     # what the queue page's "Empty" cancels: `aqless queue empty`'s default states
     env.globals.update(emptied_states=in_order(DEFAULT_STATES))
     return env

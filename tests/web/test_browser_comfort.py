@@ -140,3 +140,17 @@ def test_an_admin_quiets_then_stops_a_real_worker_from_the_workers_page(
         assert worker.process.returncode == 0
     finally:
         spawner.close()
+
+
+def test_the_classes_page_draws_its_charts(live: LiveServer, page: Page, artifacts: Path) -> None:
+    from tests.cli.test_stats_by_class import finish
+
+    live.run(lambda client: finish(client, "mail", "app.Send", [0.2, 0.4, 3.0, -1.0]))
+    page.goto(live.url + "/classes")
+    expect(page.locator("svg rect.bar.s-p95").first).to_be_visible()
+    expect(page.locator('tr[data-class="app.Send"][data-window="hour"] .rate')).to_have_text(
+        "25.0%"
+    )
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(path=artifacts / "classes-dark.png", full_page=True)
+    page.emulate_media(color_scheme="light")
