@@ -92,3 +92,16 @@ async def test_a_job_out_of_retries_counts_as_failed(
     remaining = await lua(v.retry, HOUR + 200, "a", "queue", "worker", 0)
     assert remaining < 0
     assert await redis.hgetall(KEY) == {"f3": "1", "klass|f": "1"}
+
+
+@BOTH
+async def test_a_job_whose_lock_expires_out_of_retries_counts_as_failed_for_its_class(
+    lua: Lua, redis: aioredis.Redis, v: Vocabulary
+) -> None:
+    await lua("config.set", 0, "grace-period", 0)
+    await redis.hset("ql:config", "heartbeat", -10)  # stored unchecked (another client)
+    await put(lua, v, HOUR, "a", "retries", 0)
+    await pop(lua, v, HOUR + 1)
+    assert await lua(v.pop, HOUR + 130, "queue", "other", 1) == v.empty  # reclaims, fails
+    assert (await lua.json(v.get, HOUR + 131, "a"))["state"] == "failed"
+    assert await redis.hgetall(KEY) == {"f2": "1", "klass|f": "1"}
