@@ -374,13 +374,14 @@ def _rules() -> dict[str, Rule]:
             minimum=0,
             maximum=3600,
         ),
-        "page_size": Rule(
-            "choice", "Rows a page of a dashboard listing shows.", choices=("25", "50", "100")
-        ),
         "search_limit": Rule(
             "whole", "How many jobs a dashboard search reads at most.", minimum=1, maximum=10_000
         ),
-        # workers under control: what an operator asks of a running aqless worker
+        # operators' control and comfort (issue 42): a request to a running aqless worker,
+        # the dashboard's page sizes
+        "page_size": Rule(
+            "choice", "Rows a page of a dashboard listing shows.", choices=("25", "50", "100")
+        ),
         "worker_command": Rule(
             "choice",
             "What an operator asks of a running aqless worker: quiet (take no more jobs), "
