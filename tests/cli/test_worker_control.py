@@ -84,3 +84,24 @@ async def test_a_worker_without_a_record_is_refused_with_the_closest_names(
     assert await client.redis.keys("ql:aqless:control:*") == []
     refused = await run_cli("worker", "kill", "ruby-worker")
     assert refused.code == 2  # no such command
+
+
+async def test_a_paused_worker_says_so_in_its_record_at_once(
+    client: aqless.Client, run_cli: Cli
+) -> None:
+    worker = aqless.Worker(client, ["q"], interval=0.1)
+    name = worker.name
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker.run)
+
+        async def mode_is(mode: str) -> bool:
+            return await recorded_mode(client, name) == mode
+
+        await eventually(lambda: mode_is("running"), 3, "its record")
+        worker.pause()  # as SIGUSR2 does
+        await eventually(lambda: mode_is("paused"), 0.5, "the record says paused")
+        (listed,) = (await run_cli("--json", "workers")).json()
+        assert listed["info"]["mode"] == "paused"
+        worker.resume_popping()
+        await eventually(lambda: mode_is("running"), 0.5, "the record says running")
+        worker.stop()
