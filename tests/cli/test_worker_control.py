@@ -25,6 +25,16 @@ async def recorded_mode(client: aqless.Client, name: str) -> str | None:
     return None if record is None else record.mode
 
 
+async def record_says(client: aqless.Client, name: str, mode: str | None, within: float) -> None:
+    """Wait until the worker's record says `mode` (None: until it has a record)."""
+
+    async def there() -> bool:
+        found = await recorded_mode(client, name)
+        return found is not None if mode is None else found == mode
+
+    await eventually(there, within, f"{name}'s record says {mode or 'anything'}")
+
+
 async def test_quiet_resume_and_stop_a_running_worker_from_the_cli(
     client: aqless.Client, run_cli: Cli
 ) -> None:
@@ -33,20 +43,14 @@ async def test_quiet_resume_and_stop_a_running_worker_from_the_cli(
     async with anyio.create_task_group() as group:
         group.start_soon(worker.run)
 
-        async def recorded() -> bool:
-            return await recorded_mode(client, name) is not None
-
-        await eventually(recorded, 3, "its record")
+        await record_says(client, name, None, 3)
 
         outcome = await run_cli("worker", "quiet", name)
         assert outcome.code == 0, outcome.stderr
         assert "takes no more jobs" in outcome.stdout
         await mode_reaches(worker, "quiet")
 
-        async def recorded_quiet() -> bool:  # written at once on the change
-            return await recorded_mode(client, name) == "quiet"
-
-        await eventually(recorded_quiet, 0.5, "its record says quiet")
+        await record_says(client, name, "quiet", 0.5)  # written at once on the change
         (listed,) = (await run_cli("--json", "workers")).json()
         assert listed["info"]["mode"] == "quiet"
         row = next(line for line in (await run_cli("workers")).stdout.splitlines() if name in line)
@@ -94,14 +98,11 @@ async def test_a_paused_worker_says_so_in_its_record_at_once(
     async with anyio.create_task_group() as group:
         group.start_soon(worker.run)
 
-        async def mode_is(mode: str) -> bool:
-            return await recorded_mode(client, name) == mode
-
-        await eventually(lambda: mode_is("running"), 3, "its record")
+        await record_says(client, name, "running", 3)
         worker.pause()  # as SIGUSR2 does
-        await eventually(lambda: mode_is("paused"), 0.5, "the record says paused")
+        await record_says(client, name, "paused", 0.5)
         (listed,) = (await run_cli("--json", "workers")).json()
         assert listed["info"]["mode"] == "paused"
         worker.resume_popping()
-        await eventually(lambda: mode_is("running"), 0.5, "the record says running")
+        await record_says(client, name, "running", 0.5)
         worker.stop()
