@@ -4,8 +4,9 @@ this hour and over the last day, read from what the script keeps (what `aqless s
 
 The script counts each completion and failure of a job in its queue's hour hash
 ``ql:aqless:tp:<hour>:<queue>`` (aqless's own, expiring 25 hours after its hour began;
-stats.lua's Stats.tick and Stats.by_class): ``<klass>|c`` and ``<klass>|f`` are the class's
-completed and failed jobs of the hour, ``<klass>|r<i>`` its runs of at most 2^(i/2) ms. So a
+stats.lua's Stats.tick and Stats.by_class): ``<klass>|r<i>`` counts the class's completions
+of the hour whose run took at most 2^(i/2) ms (their sum: its completed jobs), ``<klass>|f``
+its failed jobs. So a
 quantile here is the upper bound of its bucket (within a factor of √2), as the protocol's own
 histograms give upper bounds. Reading costs one HGETALL per queue and hour (24 a queue, in
 one round trip a server), whatever the number of jobs.
@@ -40,13 +41,12 @@ class _Counts:
     buckets: dict[int, int] = field(default_factory=dict)
 
     def add(self, kind: str, count: int) -> None:
-        if kind == "c":
-            self.completed += count
-        elif kind == "f":
+        if kind == "f":
             self.failed += count
-        elif kind.startswith("r") and kind[1:].isdigit():
+        elif kind.startswith("r") and kind[1:].isdigit():  # a completion, by its run time
             bucket = int(kind[1:])
             self.buckets[bucket] = self.buckets.get(bucket, 0) + count
+            self.completed += count
 
     def quantile(self, share: float) -> float | None:
         runs = sum(self.buckets.values())

@@ -251,7 +251,7 @@ do
     local ran = now - (tonumber(v[TIME]) or now)
     Stats.record_one(queue, 'run', now, ran)
     Stats.tick(queue, now, 'c')
-    Stats.by_class(queue, now, v[KLASS], 'c', ran)
+    Stats.by_class(queue, now, v[KLASS], ran)
     call('ZREM', Keys.worker_jobs(worker), jid)
     Events.if_tracked('completed', jid)
     if next_queue ~= nil then

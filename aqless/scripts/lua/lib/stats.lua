@@ -75,18 +75,19 @@ function Stats.tick(queue, now, kind)
 end
 
 -- PER CLASS (aqless's own): in the hash THROUGHPUT keeps (made, and set to expire, by the
--- Stats.tick just before), a job class's completed ('<klass>|c') and failed ('<klass>|f')
--- jobs of the hour, and for a completion its run time's bucket '<klass>|r<i>': runs of at
--- most 2^(i/2) ms (i >= 0; a run of 1 ms or less counts in 0). Two HINCRBYs a completion,
--- one a failure; a job without a class counts in none.
-function Stats.by_class(queue, now, klass, kind, seconds)
+-- Stats.tick just before), a job class's completions of the hour by run time, '<klass>|r<i>'
+-- counting runs of at most 2^(i/2) ms (i >= 0; a run of 1 ms or less counts in 0: their
+-- sum is the class's completed jobs), and its failed jobs, '<klass>|f'. One HINCRBY a
+-- completion or failure; a job without a class counts in none.
+function Stats.by_class(queue, now, klass, seconds)
   if not klass or klass == '' then return end
-  local key = Keys.throughput(now - now % 3600, queue)
-  call('HINCRBY', key, klass .. '|' .. kind, 1)
-  if seconds == nil then return end
-  local bucket = 0
-  if seconds > 0.001 then bucket = math.ceil(2 * math.log(seconds * 1000) / math.log(2)) end
-  call('HINCRBY', key, klass .. '|r' .. bucket, 1)
+  local field = klass .. '|f'
+  if seconds ~= nil then
+    local bucket = 0
+    if seconds > 0.001 then bucket = math.ceil(2 * math.log(seconds * 1000) / math.log(2)) end
+    field = klass .. '|r' .. bucket
+  end
+  call('HINCRBY', Keys.throughput(now - now % 3600, queue), field, 1)
 end
 
 function Stats.count(queue, at, counters, klass)
@@ -94,7 +95,7 @@ function Stats.count(queue, at, counters, klass)
   for name, delta in pairs(counters) do call('HINCRBY', key, name, delta) end
   if counters.failed == 1 then
     Stats.tick(queue, at, 'f')
-    Stats.by_class(queue, at, klass, 'f')
+    Stats.by_class(queue, at, klass)
   end
 end
 
