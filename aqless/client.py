@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Final, Literal, Self
 from urllib.parse import quote
 
 import anyio
@@ -1038,6 +1039,20 @@ def worker_index_key(prefix: str) -> str:
     return prefix + "aqless:workers"
 
 
+def worker_control_key(prefix: str, name: str) -> str:
+    """What an operator asked of an aqless worker (quiet, stop, resume), until the worker
+    reads it (aqless._worker.control): aqless's own, as its record is."""
+    return f"{prefix}aqless:control:{name}"
+
+
+#: The event on a worker's channel (``ql:w:<worker>``) that tells it to read its control
+#: key now; its ``command`` field says what was asked, for those who watch the channel.
+CONTROL_EVENT: Final = "aqless:control"
+#: Seconds a control request waits for its worker to read it (a worker reads it within a
+#: second; one that died leaves it to expire).
+CONTROL_TTL: Final = 60
+
+
 class Workers(WorkersScripted):
     """The workers the server has seen: ``client.workers``.
 
@@ -1118,6 +1133,38 @@ class Workers(WorkersScripted):
             WorkerInfo.parse(name, hash_fields(raw)) for name, raw in zip(names, raws, strict=True)
         )
         return {info.name: info for info in found if info is not None}
+
+    async def control(self, worker: str, command: str) -> None:
+        """Ask a running aqless worker to ``quiet`` (take no more jobs; its running jobs
+        finish), ``stop`` (quiet, then exit once its running jobs end or its grace runs
+        out: `aqless-run` exits 0) or ``resume`` (take jobs again after a quiet). The
+        request waits in the worker's control key (``ql:aqless:control:<worker>``, for
+        `CONTROL_TTL` seconds), and an event on the worker's channel tells it to read it
+        now; a worker reads the key every second anyway. The worker says what it is doing
+        in its record (`WorkerInfo.mode`). Other clients' workers read no such key.
+
+        Args:
+            worker: the worker's name.
+            command: ``"quiet"``, ``"stop"`` or ``"resume"``.
+
+        Raises:
+            InvalidValueError: `worker` is no worker's name, or `command` is none of those;
+                nothing is written.
+
+        Examples:
+            ```python
+            await client.workers.control("host-1-4242", "quiet")
+            ```
+        """
+        rules.check("worker", worker, "workers.control")
+        rules.check("worker_command", command, "workers.control")
+        prefix = self._client.prefix
+        key = worker_control_key(prefix, worker)
+        event = json.dumps({"event": CONTROL_EVENT, "command": command, "worker": worker})
+        await self._client.protocol.plain_many(
+            "workers.control",
+            [("SET", key, command, "EX", CONTROL_TTL), ("PUBLISH", f"{prefix}w:{worker}", event)],
+        )
 
     async def seen(self) -> SeenWorkers:
         """The workers that hold jobs or publish a record, each with both; and the other

@@ -431,6 +431,9 @@ class WorkerInfo:
     completed: int
     failed: int
     per_minute: float
+    #: running, paused (``pause()``, SIGUSR2), quiet (asked by an operator: takes no more
+    #: jobs), stopping; a record written before aqless kept it reads running
+    mode: str = "running"
 
     def fields(self) -> dict[str, str]:
         """The record as the worker stores it: each field as text (`parse` reads it back).
@@ -452,6 +455,7 @@ class WorkerInfo:
             "completed": str(self.completed),
             "failed": str(self.failed),
             "per_minute": f"{self.per_minute:.2f}",
+            "mode": self.mode,
         }
 
     @classmethod
@@ -476,6 +480,7 @@ class WorkerInfo:
                 completed=int(raw.get("completed", "0")),
                 failed=int(raw.get("failed", "0")),
                 per_minute=float(raw.get("per_minute", "0")),
+                mode=raw.get("mode", "running"),
             )
         except (KeyError, ValueError):
             return None

@@ -414,6 +414,17 @@ def _rules() -> dict[str, Rule]:
             "What to do to every job a search found.",
             choices=("cancel", "retry", "requeue", "move", "delete"),
         ),
+        # operators' control and comfort (issue 42): a request to a running aqless worker,
+        # the dashboard's page sizes
+        "page_size": Rule(
+            "choice", "Rows a page of a dashboard listing shows.", choices=("25", "50", "100")
+        ),
+        "worker_command": Rule(
+            "choice",
+            "What an operator asks of a running aqless worker: quiet (take no more jobs), "
+            "stop (quiet, then exit once its jobs end or its grace runs out), or resume.",
+            choices=("quiet", "stop", "resume"),
+        ),
         # a client's settings
         "client.script_connection": Rule(
             "choice",

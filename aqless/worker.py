@@ -52,6 +52,7 @@ from aqless._connection.batching import Batcher
 from aqless._connection.server_checks import check_eviction_policy
 from aqless._worker import process as _process
 from aqless._worker.budget import SlotBudget as SlotBudget  # public: aqless.worker.SlotBudget
+from aqless._worker.control import ControlReader
 from aqless._worker.counters import (
     WorkerCounters as WorkerCounters,  # public: aqless.WorkerCounters
 )
@@ -272,6 +273,8 @@ class Worker:
         self._budget = budget
         self._member = None if budget is None else budget.join(self._running)
         self.paused = False
+        #: an operator asked it to take no more jobs (`aqless.Workers.control`); it is paused
+        self.quiet = False
         self._state: _State = "new"
         self._batcher: Batcher | None = None
         self._wakeup = Wakeup()  # a slot freed, a put arrived, stop or resume was asked
@@ -318,11 +321,23 @@ class Worker:
         self._pipelined = False
         self._ahead = Wakeup()  # a slot freed while it was: pop ahead (see _pop_ahead)
         self._popping_ahead = False
+        self._control = ControlReader(client, self.name, self._obey)
         self._locks = LockKeeper(
-            client, self.name, self._running.by_jid, on_lost=self._on_lost, outage=self.outage
+            client,
+            self.name,
+            self._running.by_jid,
+            on_lost=self._on_lost,
+            outage=self.outage,
+            on_control=self._control.read_soon,
         )
         self._info = InfoPublisher(
-            client, self.name, self.selection.specs, concurrency, self.counters, self.outage
+            client,
+            self.name,
+            self.selection.specs,
+            concurrency,
+            self.counters,
+            self.outage,
+            mode=lambda: self.mode,
         )
         # with prefetch, a held job starts while the job before reports (in another task)
         self._runners = Runners(self._perform, _task_name, keep=concurrency + min(prefetch, 1))
@@ -363,6 +378,14 @@ class Worker:
     @property
     def state(self) -> _State:
         """new, running, stopping or stopped."""
+        return self._state
+
+    @property
+    def mode(self) -> str:
+        """What its record and process title say it does: running, paused, quiet (an
+        operator asked it to take no more jobs), stopping, or new or stopped."""
+        if self._state == "running" and self.paused:
+            return "quiet" if self.quiet else "paused"
         return self._state
 
     @property
@@ -460,6 +483,7 @@ class Worker:
         """
         self.paused = True
         self._pickup.want(False)  # and stop taking pushed jobs
+        self._info.publish_soon()
 
     def resume_popping(self) -> None:
         """Pop again after `pause()`.
@@ -469,8 +493,9 @@ class Worker:
             worker.resume_popping()
             ```
         """
-        self.paused = False
+        self.paused = self.quiet = False
         self._wakeup.fire()
+        self._info.publish_soon()
 
     async def perform(self, job: Job) -> str:
         """Run one popped job's code as `run()` would (handler, middleware, timeout) and
@@ -501,6 +526,20 @@ class Worker:
             self._state = "stopping"
         self._pickup.want(False)  # jobs pushed until the server hears it still run
         self._wakeup.fire()
+        self._info.publish_soon()
+
+    def _obey(self, command: str) -> None:
+        """An operator's request, read from the worker's control key (see
+        aqless._worker.control): quiet pauses it (shown as quiet), stop is `stop()`, resume
+        is `resume_popping()`."""
+        if command == "quiet":
+            self.quiet = True
+            self.pause()
+        elif command == "stop":
+            self.quiet = True
+            self.stop()
+        elif command == "resume" and self._state == "running":
+            self.resume_popping()
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -563,6 +602,7 @@ class Worker:
             services.start_soon(self._info.run)
             if self.hold_rule is not None:
                 services.start_soon(self.hold_rule.run)
+            services.start_soon(self._control.run)
             try:
                 async with anyio.create_task_group() as jobs:
                     self._jobs = jobs
@@ -867,7 +907,7 @@ class Worker:
 
     async def _housekeeping(self) -> None:
         while True:
-            mode = "paused" if self.paused else self._state
+            mode = self.mode
             running = len(self._running.by_jid)
             _process.set_title(
                 f"aqless-run {self.name}: {mode}, {running}/{self.concurrency} running, "

@@ -1,7 +1,8 @@
 """The record an aqless worker publishes about itself (`aqless.models.WorkerInfo`, read by
 ``client.workers.records()`` for the dashboard and ``aqless workers``): host, pid, queues,
-concurrency, version, when it started, when it was last seen, and what it completed (and so
-its jobs per minute).
+concurrency, version, when it started, when it was last seen, what it completed (and so
+its jobs per minute), and its mode (running, paused, quiet, stopping: written at once when
+it changes).
 
 The record is a hash ``<prefix>aqless:w:<name>`` (no qless key starts with ``ql:aqless:``)
 written again every `PUBLISH_EVERY` seconds with a time to live of `TTL`, so a worker that
@@ -17,11 +18,12 @@ import logging
 import os
 import socket
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import anyio
 
+from aqless._concurrency.wakeup import Wakeup
 from aqless._version import __version__
 from aqless._worker.counters import WorkerCounters
 from aqless._worker.outage import ServerOutage
@@ -51,8 +53,11 @@ class InfoPublisher:
         concurrency: int,
         counters: WorkerCounters,
         outage: ServerOutage | None = None,
+        mode: Callable[[], str] = lambda: "running",
     ) -> None:
         self.client = client
+        self.mode = mode
+        self._soon = Wakeup()
         self.outage = outage if outage is not None else ServerOutage(name)
         self.name = name
         self.queues = tuple(queues)
@@ -89,6 +94,7 @@ class InfoPublisher:
             completed=self.counters.completed,
             failed=self.counters.failed,
             per_minute=self.per_minute(now),
+            mode=self.mode(),
         )
 
     async def publish(self) -> None:
@@ -108,8 +114,10 @@ class InfoPublisher:
         )
 
     async def run(self) -> None:
-        await anyio.sleep(FIRST_AFTER)  # the worker's first pops and offers go first
+        with anyio.move_on_after(FIRST_AFTER):  # the worker's first pops and offers go first
+            await self._soon.event.wait()  # unless its mode changed meanwhile
         while True:
+            wake = self._soon.event  # before the write: a change during it is not lost
             try:
                 await self.publish()
             except ConnectionLostError as error:  # the next write tries again
@@ -119,7 +127,12 @@ class InfoPublisher:
                 logger.warning("worker %s: publishing its record failed: %s", self.name, error)
             else:
                 self.outage.answered()
-            await anyio.sleep(PUBLISH_EVERY)
+            with anyio.move_on_after(PUBLISH_EVERY):
+                await wake.wait()
+
+    def publish_soon(self) -> None:
+        """The worker's mode changed: write the record now, not at the next turn."""
+        self._soon.fire()
 
     async def withdraw(self) -> None:
         with anyio.move_on_after(2.0, shield=True):

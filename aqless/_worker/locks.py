@@ -22,7 +22,7 @@ from aqless._concurrency.backoff import HEARTBEAT
 from aqless._concurrency.wakeup import Wakeup
 from aqless._worker.outage import ServerOutage
 from aqless._worker.running import RunningJob
-from aqless.client import Client
+from aqless.client import CONTROL_EVENT, Client
 from aqless.errors import ConnectionLostError, ScriptError, ServerUnavailableError
 from aqless.events import RECONNECTED, EventStream
 
@@ -46,6 +46,8 @@ class LockKeeper:
         running: the running jobs by jid (shared with the worker, which adds and removes).
         on_lost: called with every running job taken away.
         outage: told when a renewal finds no server, and when one finds it again.
+        on_control: called when an operator's request waits for the worker (an
+            ``aqless:control`` event; see aqless._worker.control).
     """
 
     def __init__(
@@ -55,8 +57,10 @@ class LockKeeper:
         running: MutableMapping[str, RunningJob],
         on_lost: Callable[[RunningJob], None] = lambda job: None,
         outage: ServerOutage | None = None,
+        on_control: Callable[[], None] = lambda: None,
     ) -> None:
         self._client = client
+        self._on_control = on_control
         self._outage = outage if outage is not None else ServerOutage(worker)
         self._worker = worker
         self._running = running
@@ -150,6 +154,9 @@ class LockKeeper:
             async for event in events:
                 if event.kind == RECONNECTED:
                     self.renew_soon()  # events may have been lost: ask the server
+                    continue
+                if event.kind == CONTROL_EVENT:
+                    self._on_control()
                     continue
                 running = self._running.get(event.jid or "")
                 if running is None or running.settled:

@@ -49,6 +49,9 @@ CHANGES: Final[dict[str, str | None]] = {
     "shards add": None,
     "shards remove": None,
     "shards forget": None,
+    "worker quiet": None,
+    "worker stop": None,
+    "worker resume": None,
 }
 _LONGEST: Final = 200  # characters of one argument kept in the log
 _RECORDED: Final = "aqless.audited"

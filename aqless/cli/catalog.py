@@ -89,6 +89,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("untag", "jobs", "untag", "Remove tags from a job (or a recurring job)."),
     Entry("untrack", "jobs", "untrack", "Stop tracking jobs."),
     Entry("web", "web", "web", "Serve the web dashboard."),
+    Entry("worker", "workers", "worker", "Quiet, stop or resume a running aqless worker."),
     Entry(
         "workers", "workers", "workers", "Workers: host, pid, queues, jobs; or one worker's jobs."
     ),

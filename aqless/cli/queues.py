@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 
 import click
-from rich.console import Group
+from rich.console import Group, RenderableType
 
 import aqless
 from aqless.cli.histogram import histogram_chart
@@ -16,6 +16,8 @@ from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.cli.scaling_view import read_scaling, scaling_table
 from aqless.documents import counts_document, job_document, stats_document
 from aqless.ops import known
+from aqless.ops.classes import ClassFigures, class_figures
+from aqless.ops.durations import duration
 from aqless.ops.params import Ruled
 from aqless.rules import RULES
 
@@ -101,6 +103,38 @@ def jobs(queue: str, state: str, count: int, offset: int) -> None:
         emit(document, jobs_table(f"{queue}: {state}", found))
 
 
+async def _class_figures(client: AnyClient, queue: str | None) -> list[ClassFigures]:
+    if queue is not None:
+        await known.require(client, "queue", queue)
+    return await class_figures(client, None if queue is None else [queue])
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else duration(value)
+
+
+def class_table(figures: list[ClassFigures]) -> RenderableType:
+    """Each class's figures, its hour then its day (run times are upper bounds)."""
+    rows = [
+        (
+            figure.queue,
+            figure.klass,
+            figure.window,
+            figure.completed,
+            figure.failed,
+            "-" if figure.failure_rate is None else f"{figure.failure_rate:.1%}",
+            f"{figure.per_minute:.2f}",
+            _seconds(figure.p50),
+            _seconds(figure.p95),
+            _seconds(figure.p99),
+        )
+        for figure in figures
+    ]
+    columns = ("queue", "class", "over", "completed#", "failed#", "failure rate#",
+               "jobs/min#", "p50 ≤#", "p95 ≤#", "p99 ≤#")  # fmt: skip
+    return table(None, columns, rows) if rows else "no job completed or failed in the last day"
+
+
 def _day(value: datetime.datetime | None) -> datetime.date | None:
     return None if value is None else value.date()
 
@@ -133,12 +167,19 @@ def _day(value: datetime.datetime | None) -> datetime.date | None:
     help="With --scaling: read twice, this many seconds apart, and take the throughput "
     "between the two readings (0: over the day so far).",
 )
+@click.option(
+    "--by-class",
+    is_flag=True,
+    help="Instead: each job class's run time p50/p95/p99, failure rate and throughput in "
+    "QUEUE (every queue without it), over this hour and over the last day.",
+)
 def stats(
     queue: str | None,
     date: datetime.datetime | None,
     scaling: bool,
     target: float,
     sample: float,
+    by_class: bool,
 ) -> None:
     """A queue's statistics for one day: wait and run times with their histograms, and
     its failure and retry counts. With --scaling, the scaling signals instead: waiting
@@ -151,7 +192,15 @@ def stats(
       aqless stats emails --date 2024-05-01
       aqless stats --scaling --target 0.5 --sample 30
       aqless --json stats emails --scaling | jq .slots
+      aqless stats --by-class
+      aqless --json stats emails --by-class
     """
+    if by_class:
+        if date is not None or scaling:
+            raise click.UsageError("--by-class reads the last day: no --date, no --scaling")
+        figures = run_any(lambda client: _class_figures(client, queue))
+        emit([figure.document() for figure in figures], class_table(figures))
+        return
     if scaling:
         if date is not None:
             raise click.UsageError("--scaling reads today: it takes no --date")

@@ -1,5 +1,5 @@
 """workers: the workers (what they publish of themselves, the jobs they hold), and the jobs
-one of them holds."""
+one of them holds; worker quiet/stop/resume: ask a running aqless worker to."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from aqless.cli.runtime import AnyClient, emit, run_any
 from aqless.documents import job_document, seen_worker_document, worker_info_document
 from aqless.models import SeenWorker, WorkerCounts, WorkerInfo
 from aqless.ops import known
+from aqless.ops.control import control_worker, mode_of
 
 
 def worker_row(seen: SeenWorker) -> tuple[object, ...]:
     counts, info = seen.counts, seen.info
     if info is None:
-        known: tuple[object, ...] = ("-",) * 9
+        known: tuple[object, ...] = ("-",) * 10
     else:
         known = (
             info.host,
@@ -30,6 +31,7 @@ def worker_row(seen: SeenWorker) -> tuple[object, ...]:
             ago(info.seen),
             f"{info.per_minute:.1f}",
             info.completed,
+            info.mode,
         )
     return (counts.name, *known, counts.jobs, counts.stalled)
 
@@ -45,6 +47,7 @@ COLUMNS = (
     "last seen",
     "jobs/min#",
     "completed#",
+    "mode",
     "jobs#",
     "stalled#",
 )
@@ -52,6 +55,7 @@ COLUMNS = (
 
 def info_fields(info: WorkerInfo) -> list[tuple[str, object]]:
     return [
+        ("mode", mode_of(info)),
         ("host", info.host),
         ("pid", info.pid),
         ("queues", ", ".join(info.queues)),
@@ -117,4 +121,46 @@ def workers(name: str | None, every_client: bool) -> None:
     emit(document, *views)
 
 
-COMMANDS = (workers,)
+@click.group(short_help="Quiet, stop or resume a running aqless worker.")
+def worker() -> None:
+    """Ask a running aqless worker (one `aqless workers` lists with a mode) to quiet, stop
+    or resume. It reads the request within a second and says what it does in its record
+    (the mode column of `aqless workers`). Workers of other qless clients read no request.
+
+    \b
+    Examples:
+      aqless worker quiet web-1-4242     take no more jobs; the running ones finish
+      aqless worker stop web-1-4242      quiet, then exit once they end (or after its grace)
+      aqless worker resume web-1-4242    take jobs again after a quiet
+    """
+
+
+def _control_command(command: str, short_help: str, text: str) -> None:
+    help_text = f"{text}\n\n\b\nExamples:\n  aqless worker {command} web-1-4242"
+
+    @worker.command(name=command, short_help=short_help, help=help_text)
+    @click.argument("name", metavar="NAME")
+    def act(name: str) -> None:
+        done = run_any(lambda client: control_worker(client, name, command))
+        emit({"worker": name, "asked": command}, done)
+
+
+_control_command(
+    "quiet",
+    "Take no more jobs; the running ones finish.",
+    "Ask the aqless worker NAME to take no more jobs; its running jobs finish. It stays up, "
+    "shown as quiet, until `aqless worker resume NAME`.",
+)
+_control_command(
+    "stop",
+    "Quiet, then exit once the running jobs end.",
+    "Ask the aqless worker NAME to quiet, then exit once its running jobs end; those still "
+    "running when its grace (aqless-run --grace) runs out are handed back. aqless-run exits 0.",
+)
+_control_command(
+    "resume",
+    "Take jobs again after a quiet.",
+    "Ask the aqless worker NAME, quiet or paused, to take jobs again.",
+)
+
+COMMANDS = (workers, worker)

@@ -1482,6 +1482,21 @@ class Workers(Protocol):
             ```
         """
 
+    @on_shards(every)
+    async def control(self, worker: str, command: str) -> None:
+        """Ask a running aqless worker to quiet, stop or resume (`aqless.Workers.control`);
+        on a sharded deployment, asked on every shard.
+
+        Raises:
+            InvalidValueError: `worker` is no worker's name, or `command` is not one of
+                quiet, stop, resume; nothing is written.
+
+        Examples:
+            ```python
+            await client.workers.control("host-1-4242", "stop")
+            ```
+        """
+
     async def seen(self) -> SeenWorkers:
         """The workers that hold jobs or publish a record. Parameters and errors:
         `aqless.Workers.seen`.

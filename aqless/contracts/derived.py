@@ -150,6 +150,7 @@ class ShardedWorkersRouted:
     jobs = routed(contracts.Workers.jobs)
     forget = routed(contracts.Workers.forget)
     records = routed(contracts.Workers.records)
+    control = routed(contracts.Workers.control)
 
 
 class ShardedQueuePatternsRouted:

@@ -100,6 +100,7 @@ class WorkersVerbs(Facade):
     jobs = blocking(contracts.Workers.jobs)
     forget = blocking(contracts.Workers.forget)
     records = blocking(contracts.Workers.records)
+    control = blocking(contracts.Workers.control)
     seen = blocking(contracts.Workers.seen)
 
 

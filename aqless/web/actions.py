@@ -17,6 +17,7 @@ from aqless.job import Job, RecurringJob
 from aqless.models import PriorityPattern
 from aqless.ops import bulk, known
 from aqless.ops import search as finding
+from aqless.ops.control import control_worker
 from aqless.ops.durations import plural
 from aqless.ops.emptying import DEFAULT_STATES, cancel_all, in_order, listed
 from aqless.ops.params import parse_moment
@@ -416,6 +417,15 @@ async def worker_forget(client: AnyClient, form: Form) -> str:
     return f"Forgot worker {name}"
 
 
+def worker_control(command: str) -> Handler:
+    """Ask the live aqless worker named in the form to `command` (quiet, stop, resume)."""
+
+    async def handler(client: AnyClient, form: Form) -> str:
+        return await control_worker(client, form.text("worker"), command)
+
+    return handler
+
+
 HANDLERS: Final[dict[str, Handler]] = {
     "job_retry": one_job(requeue, "Put {jid} back into {queue}"),
     "job_cancel": one_job(Job.cancel, "Cancelled {jid}"),
@@ -425,6 +435,9 @@ HANDLERS: Final[dict[str, Handler]] = {
     "recurring_pause": one_template(RecurringJob.pause, "Paused {jid}"),
     "recurring_resume": one_template(RecurringJob.resume, "Resumed {jid}"),
     "recurring_cancel": one_template(RecurringJob.cancel, "Stopped recurring job {jid}"),
+    "worker_quiet": worker_control("quiet"),
+    "worker_stop": worker_control("stop"),
+    "worker_resume": worker_control("resume"),
 } | {
     handler.__name__: handler
     for handler in (

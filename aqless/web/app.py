@@ -13,7 +13,7 @@ from starlette.staticfiles import StaticFiles
 
 from aqless.ops import audit
 from aqless.sharding.client import AnyClient
-from aqless.web import audit_page, batches, reads, render, scaling, search, shards
+from aqless.web import audit_page, batches, classes, reads, render, scaling, search, shards
 from aqless.web.auth import RequireUser, Users
 from aqless.web.pages import Dashboard, act, api_page, events, html_page
 from aqless.web.reads import Loader
@@ -41,6 +41,7 @@ PAGES: Final[Sequence[tuple[str, str, str, Loader]]] = (
     ("/completed", "completed", "completed.html", reads.completed),
     ("/shards", "shards", "shards.html", shards.shards),
     ("/audit", "audit", "audit.html", audit_page.audit),
+    ("/classes", "classes", "classes.html", classes.classes),
 )
 
 

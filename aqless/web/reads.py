@@ -70,6 +70,21 @@ def page_number(request: Request) -> int:
     return page
 
 
+def page_size(request: Request) -> int:
+    """The ``size`` parameter: rows a page shows, 25 (the default), 50 or 100."""
+    return int(
+        rules.parse(
+            "page_size", request.query_params.get("size", str(PAGE_SIZE)), command_of(request)
+        )
+    )
+
+
+def window(request: Request) -> tuple[int, int, int]:
+    """The page asked for, its size, and the offset of its first row."""
+    page, size = page_number(request), page_size(request)
+    return page, size, (page - 1) * size
+
+
 def past_the_end(request: Request, page: int, last: int | None) -> InvalidValueError:
     """The refusal of a page beyond the listing's `last` (None: not known, the page is
     empty)."""
@@ -79,12 +94,12 @@ def past_the_end(request: Request, page: int, last: int | None) -> InvalidValueE
     )
 
 
-def paging(request: Request, page: int, total: int) -> JSON:
-    """The listing's page, pages and total; a page past the last is refused."""
-    pages = max(1, math.ceil(total / PAGE_SIZE))
+def paging(request: Request, page: int, total: int, size: int = PAGE_SIZE) -> JSON:
+    """The listing's page, pages, total and page size; a page past the last is refused."""
+    pages = max(1, math.ceil(total / size))
     if page > pages:
         raise past_the_end(request, page, pages)
-    return {"page": page, "pages": pages, "total": total}
+    return {"page": page, "pages": pages, "total": total, "size": size}
 
 
 async def jobs_json(client: AnyClient, jids: Sequence[str]) -> list[JSON]:
@@ -117,22 +132,21 @@ async def overview(client: AnyClient, request: Request) -> JSON:
 async def queue(client: AnyClient, request: Request) -> JSON:
     name = request.path_params["name"]
     state: str = query(request, "state", "waiting")
-    page = page_number(request)
+    page, size, offset = window(request)
     await known.require(client, "queue", name)
-    offset = (page - 1) * PAGE_SIZE
     q = client.queues[name]
     counts = counts_document(await q.counts())
     jobs: list[JSON] = []
     if state == "waiting":
         # a peek lists the stalled jobs first (a pop takes them back first): they have their
         # own tab, and the page says how many come before these
-        peeked = await q.peek(PAGE_SIZE, offset=offset + int(counts["stalled"]))
+        peeked = await q.peek(size, offset=offset + int(counts["stalled"]))
         jobs = [job_document(job) for job in peeked if job.state == "waiting"]
     elif state == "recurring":
-        rjids = await q.jobs(state, offset=offset, count=PAGE_SIZE)
+        rjids = await q.jobs(state, offset=offset, count=size)
         jobs = [recurring_document(template) for template in await templates_by_id(client, rjids)]
     else:
-        jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=PAGE_SIZE))
+        jobs = await jobs_json(client, await q.jobs(state, offset=offset, count=size))
     if state == "running":
         jobs = await with_progress(client, jobs)
     if state == "scheduled":
@@ -151,7 +165,7 @@ async def queue(client: AnyClient, request: Request) -> JSON:
         "state": state,
         "states": list(QUEUE_STATES),
         "jobs": jobs,
-        **paging(request, page, int(counts[state])),
+        **paging(request, page, int(counts[state]), size),
         "throttle": {"maximum": throttle.maximum, "ttl": throttle.ttl},
         "rate_limit": rate_limit_document(await q.rate_limit.get()),
         "heartbeat": await q.heartbeat(),
@@ -197,11 +211,11 @@ async def failed(client: AnyClient, request: Request) -> JSON:
 
 async def failed_group(client: AnyClient, request: Request) -> JSON:
     group = request.path_params["group"]
-    page = page_number(request)
+    page, size, offset = window(request)
     await known.require(client, "failure group", group)
-    listing = await client.jobs.failed(group, offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE)
+    listing = await client.jobs.failed(group, offset=offset, count=size)
     jobs = await jobs_json(client, listing.jids)
-    return {"group": group, "jobs": jobs, **paging(request, page, listing.total)}
+    return {"group": group, "jobs": jobs, **paging(request, page, listing.total, size)}
 
 
 async def tracked(client: AnyClient, request: Request) -> JSON:
@@ -211,14 +225,14 @@ async def tracked(client: AnyClient, request: Request) -> JSON:
 
 async def tags(client: AnyClient, request: Request) -> JSON:
     tag = request.query_params.get("tag", "").strip()
-    page = page_number(request)
+    page, size, offset = window(request)
     result: JSON = {"tag": tag, "top": await client.tags.top(count=50), "jobs": []}
     if tag:
-        listing = await client.jobs.tagged(tag, offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE)
+        listing = await client.jobs.tagged(tag, offset=offset, count=size)
         result["jobs"] = await jobs_json(client, listing.jids)
-        result.update(paging(request, page, listing.total))
+        result.update(paging(request, page, listing.total, size))
     else:
-        result.update(paging(request, page, 0))
+        result.update(paging(request, page, 0, size))
     return result
 
 

@@ -15,12 +15,13 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from aqless import rules
 from aqless.documents import json_preview
 from aqless.ops.durations import duration, relative
 from aqless.ops.emptying import DEFAULT_STATES, in_order
 from aqless.ops.known import limit_label
 from aqless.rules import OVERLAPS
-from aqless.web import charts, throughput, workflows
+from aqless.web import charts, classes, throughput, workflows
 from aqless.web.security import CSRF_FIELD, root_path, set_private_cookie
 
 FLASH_COOKIE: Final = "aqless_flash"
@@ -54,6 +55,8 @@ def environment() -> jinja2.Environment:
         queue_charts=charts.queue_charts, shard_chart=charts.shard_chart, csrf_field=CSRF_FIELD
     )
     env.globals.update(throughput_charts=throughput.throughput_charts)
+    env.globals.update(page_numbers=page_numbers, page_sizes=PAGE_SIZES)
+    env.globals.update(class_charts=classes.class_charts)
     # what the queue page's "Empty" cancels: `aqless queue empty`'s default states
     env.globals.update(emptied_states=in_order(DEFAULT_STATES))
     env.globals.update(overlaps=OVERLAPS)  # the recurring form's choices
@@ -161,3 +164,24 @@ def html(
         for name in (FLASH_COOKIE, TYPED_COOKIE):
             response.delete_cookie(name, path=root_path(request) or "/")
     return response
+
+
+#: The page sizes a listing offers (the rule ``page_size``); the first is the default.
+PAGE_SIZES: Final = tuple(int(size) for size in rules.RULES["page_size"].choices)
+
+
+def page_numbers(page: int, pages: int, around: int = 2) -> list[int | None]:
+    """The page numbers a pager links: the first, the last, and `around` either side of
+    `page`; None where numbers are left out (drawn as an ellipsis). Bounded whatever
+    `pages` is.
+
+    >>> page_numbers(7, 40)
+    [1, None, 5, 6, 7, 8, 9, None, 40]
+    """
+    shown = sorted({1, pages, *range(max(1, page - around), min(pages, page + around) + 1)})
+    numbers: list[int | None] = []
+    for number in shown:
+        if numbers and number - (numbers[-1] or 0) > 1:
+            numbers.append(None)
+        numbers.append(number)
+    return numbers

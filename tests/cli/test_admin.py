@@ -21,7 +21,7 @@ async def test_workers_and_one_workers_jobs(client: aqless.Client, run_cli: Cli)
     job = await pop_one(client.queues["q"], worker="w-1")
     await pop_one(client.queues["q"], worker="w-2")
     rows = [line.split() for line in (await run_cli("workers")).stdout.splitlines()]
-    unknown_record = ["-"] * 9  # another client's worker: no host, pid, queues...
+    unknown_record = ["-"] * 10  # another client's worker: no host, pid, queues, mode...
     assert ["w-1", *unknown_record, "1", "0"] in rows
     assert ["w-2", *unknown_record, "1", "0"] in rows
     listing = (await run_cli("--json", "workers")).json()

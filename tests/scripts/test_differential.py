@@ -23,7 +23,10 @@ writes aqless's own `attempt` field into the job hash (other clients ignore it),
 aqless's own replies (pops with data_apart, pushes on ql:push:<worker>) end each job object
 with it; every reply, publication and key other clients read is as it was. Recorded again
 for the throttles' index: `throttle.set` and `queue.throttle.set` add the id to aqless's
-own set `ql:throttles` (other clients neither read nor write it). To record it again from
+own set `ql:throttles` (other clients neither read nor write it). Recorded again for the
+per-class figures: complete and each failure add one to a job class's run-time bucket or
+failures in aqless's own hour hash `ql:aqless:tp:<hour>:<q>` (fields `<klass>|r<i>`,
+`<klass>|f`); only those fields were added. To record it again from
 the current Lua:
 
     AQLESS_DIFFERENTIAL_RECORD=1 python -m pytest tests/scripts/test_differential.py

@@ -1,4 +1,5 @@
-// aqless dashboard: live updates, confirmations, select-all. No inline script anywhere
+// aqless dashboard: live updates (which a toggle turns off and on, remembered by the
+// browser; "updated" says when the numbers shown were read), confirmations, select-all. No inline script anywhere
 // (the Content-Security-Policy forbids it); this file is all the script there is.
 "use strict";
 
@@ -11,6 +12,12 @@
   const GONE = "The dashboard does not answer: it is stopped, restarting or out of reach.";
   let busy = false, again = false, streaming = false, failure = null, retrying = null;
   let updated = Date.now(), leaving = false;
+  const toggle = document.getElementById("live-toggle");
+  const updatedMark = document.getElementById("updated");
+  const livePage = document.querySelector("[data-live]") !== null;
+  const STORED = "aqless.live";
+  let off = false;
+  try { off = localStorage.getItem(STORED) === "off"; } catch (error) { /* storage refused */ }
   // leaving the page (a form sent, a link followed) closes its stream: that is no failure,
   // and the page's own address may be gone by then (a cancelled job's)
   addEventListener("beforeunload", () => { leaving = true; setTimeout(() => { leaving = false; }, 5000); });
@@ -20,10 +27,25 @@
   // while refreshes fail; grey while the event stream is away but nothing failed yet.
   function showState() {
     if (liveMark) {
-      liveMark.classList.toggle("on", streaming && failure === null);
+      liveMark.classList.toggle("on", streaming && failure === null && !off);
       liveMark.classList.toggle("down", failure !== null);
-      liveMark.textContent = failure === null ? "live" : "not live";
-      liveMark.title = failure === null ? "Live updates" : "Not live: " + failure;
+      liveMark.classList.toggle("off", off);
+      liveMark.textContent = failure !== null ? "not live" : off ? "paused" : "live";
+      liveMark.title = failure !== null ? "Not live: " + failure
+        : off ? "Live updates are off" : "Live updates";
+    }
+    if (toggle && livePage) {
+      toggle.hidden = false;
+      toggle.textContent = off ? "auto-refresh: off" : "auto-refresh: on";
+      toggle.setAttribute("aria-pressed", String(!off));
+      toggle.title = off ? "Turn live updates on" : "Turn live updates off (kept for this browser)";
+    }
+    if (updatedMark && livePage) {
+      const when = new Date(updated);
+      updatedMark.hidden = false;
+      updatedMark.textContent = "updated " + when.toLocaleTimeString();
+      updatedMark.title = "The numbers shown were read at " + when.toLocaleString();
+      updatedMark.dateTime = when.toISOString();
     }
     if (!banner) return;
     banner.hidden = failure === null;
@@ -54,7 +76,7 @@
   }
 
   async function refresh() {
-    if (leaving) return;
+    if (leaving || off) return;
     if (busy) { again = true; return; }
     busy = true;
     try {
@@ -113,6 +135,17 @@
     });
   }
   setInterval(() => { if (!document.hidden) refresh(); }, POLL_MS);
+  if (toggle) {
+    toggle.addEventListener("click", () => {
+      off = !off;
+      try { localStorage.setItem(STORED, off ? "off" : "on"); } catch (error) { /* kept for this page */ }
+      body.dataset.live = off ? "off" : "on";
+      showState();
+      if (!off) refresh(); // what changed while it was off, at once
+    });
+  }
+  body.dataset.live = off ? "off" : "on";
+  showState();
 
   // A bulk form's question names what its pressed button does and to how many jobs.
   function bulkQuestion(form, submitter) {

@@ -66,10 +66,12 @@ end
 do
   -- The fields complete reads of the job, one HMGET (a table by name would cost the server
   -- more than the read), to finish it or to move it to its next queue (then the priority in
-  -- the dedup id's place, no batch): each field's position in the reply, as upvalues (read
-  -- from a table by name, each costs the server a lookup on every complete).
+  -- the dedup id's place; its batch and template are read, not used), its template
+  -- (Recurring.ended) and its class last (Stats.by_class): each field's position in the
+  -- reply, as upvalues (read from a table by name, each costs the server a lookup on every
+  -- complete).
   local WORKER, STATE, DEDUP, PRIORITY, RETRIES, QUEUE, TIME, HELD_IN, THROTTLES, ATTEMPT,
-    CHECKPOINT, BATCH, SPAWNED = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+    CHECKPOINT, BATCH, SPAWNED, KLASS = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 
   local function purge(D, jids)
     for _, jid in ipairs(jids) do
@@ -158,10 +160,11 @@ do
     local v
     if next_queue == nil then
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'spawned_from_jid')
+        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'spawned_from_jid', 'klass')
     else
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-        'time', 'held_in', 'throttles', 'attempt', 'checkpoint')
+        'time', 'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'spawned_from_jid',
+        'klass')
     end
     local holder, state = v[WORKER] or nil, v[STATE] or nil
     local job_queue = v[QUEUE] or nil
@@ -248,8 +251,10 @@ do
         Throttle.sole_pending(throttles))
     end
     Throttle.release_all(jid, now, throttles, none_pending)
-    Stats.record_one(queue, 'run', now, now - (tonumber(v[TIME]) or now))
+    local ran = now - (tonumber(v[TIME]) or now)
+    Stats.record_one(queue, 'run', now, ran)
     Stats.tick(queue, now, 'c')
+    Stats.by_class(queue, now, v[KLASS], ran)
     Stats.remove(Keys.worker_jobs(worker), jid)
     Events.if_tracked('completed', jid)
     if next_queue ~= nil then
@@ -268,7 +273,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   local decoded = nil
   if data ~= nil then decoded = decode(data) or nil end  -- JSON false: no data (reference)
   local job = Job.read(jid, {'queue', 'state', 'worker', 'held_in', 'throttles', 'dedup',
-    'attempt'})
+    'attempt', 'klass'})
   if job.state == nil then refuse_job(D, 'fail_missing', jid, job) end
   Job.check_attempt('Fail', jid, attempt, job.attempt)
   if job.state ~= 'running' then refuse_job(D, 'fail_state', jid, job) end
@@ -278,7 +283,7 @@ function Job.fail(D, now, jid, worker, group, message, data, attempt)
   Events.if_tracked('failed', jid)
   Stats.remove(Keys.worker_jobs(worker), jid)
   History.append(jid, now, 'failed', {worker = worker, group = group})
-  Stats.count(job.queue, now, {failures = 1, failed = 1})
+  Stats.count(job.queue, now, {failures = 1, failed = 1}, job.klass)
   Job.leave_queue(Job.home(job, jid), jid)
   Job.settle_home(jid, job)
   local key = Keys.job(jid)
@@ -300,7 +305,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
   local delay_n = optional_number(delay, 0, 'Retry(): Arg "delay" not a number: ')
   check(group ~= '', 'Retry(): Arg "group" empty')
   local job = Job.read(jid, {'queue', 'state', 'retries', 'worker', 'priority', 'held_in',
-    'throttles', 'dedup', 'attempt'})
+    'throttles', 'dedup', 'attempt', 'klass'})
   if job.state == nil then refuse_job(D, 'retry_missing', jid, job) end
   Job.check_attempt('Retry', jid, attempt, job.attempt)
   if job.state ~= 'running' then refuse_job(D, 'retry_state', jid, job) end
@@ -333,7 +338,7 @@ function Job.retry(D, now, jid, queue, worker, delay, group, message, attempt)
     join_failure_group(jid, group)
     Dedup.release(jid, job.dedup)
     Batch.ended(now, jid, 'failed')
-    Stats.count(queue, now, {failures = 1, failed = 1})
+    Stats.count(queue, now, {failures = 1, failed = 1}, job.klass)
     Flows.failed(now, jid, D)
   else
     if delay_n > 0 then
@@ -452,7 +457,7 @@ function Job.invalidate(D, queue, now, count)
   local grace = Config.number('grace-period')
   for _, jid in ipairs(expired) do
     local key = Keys.job(jid)
-    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in', 'dedup'})
+    local job = Job.read(jid, {'worker', 'grace', 'queue', 'held_in', 'dedup', 'klass'})
     local worker = job.worker or ''
     call('ZREM', Keys.worker_jobs(worker), jid)
     local warned = job.grace == '1'
@@ -483,7 +488,7 @@ function Job.invalidate(D, queue, now, count)
         Batch.ended(now, jid, 'failed')
         Events.if_tracked('failed', jid)
         Events.failed(jid, group, message, worker)
-        Stats.count(queue, now, {failures = 1, failed = 1})
+        Stats.count(queue, now, {failures = 1, failed = 1}, job.klass)
         Flows.failed(now, jid, D)
       else
         reclaimed[#reclaimed + 1] = jid

@@ -85,7 +85,23 @@ function Stats.tick(queue, now, kind)
   end
 end
 
-function Stats.count(queue, at, counters)
+-- PER CLASS (aqless's own): in the hash THROUGHPUT keeps (made, and set to expire, by the
+-- Stats.tick just before), a job class's completions of the hour by run time, '<klass>|r<i>'
+-- counting runs of at most 2^(i/2) ms (i >= 0; a run of 1 ms or less counts in 0: their
+-- sum is the class's completed jobs), and its failed jobs, '<klass>|f'. One HINCRBY a
+-- completion or failure; a job without a class counts in none.
+function Stats.by_class(queue, now, klass, seconds)
+  if not klass or klass == '' then return end
+  local field = klass .. '|f'
+  if seconds ~= nil then
+    local bucket = 0
+    if seconds > 0.001 then bucket = math.ceil(2 * math.log(seconds * 1000) / math.log(2)) end
+    field = klass .. '|r' .. bucket
+  end
+  call('HINCRBY', Keys.throughput(now - now % 3600, queue), field, 1)
+end
+
+function Stats.count(queue, at, counters, klass)
   local key = Keys.stats('stats', day_bin(at), queue)
   for name, delta in pairs(counters) do
     if Stats.folded then
@@ -95,7 +111,10 @@ function Stats.count(queue, at, counters)
       call('HINCRBY', key, name, delta)
     end
   end
-  if counters.failed == 1 then Stats.tick(queue, at, 'f') end
+  if counters.failed == 1 then
+    Stats.tick(queue, at, 'f')
+    Stats.by_class(queue, at, klass)
+  end
 end
 
 -- Folding (aqless's own, jobs.outcomes: docs/protocol/CORE.md 5.8): between Stats.fold and
