@@ -34,8 +34,8 @@ class AqlessRunner(AsyncRunner):
     async def open(self, options: Options) -> None:
         import aqless
 
-        self.client = aqless.Client(options.url)
         self.features = Features(options.features)
+        self.client = aqless.Client(options.url, codec=self.features.codec)
         self.features.client(self.client)
         self.queue = self.client.queues[QUEUE]
         await self.queue.length()  # connect and load the script outside the measure
