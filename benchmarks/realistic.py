@@ -2,7 +2,7 @@
 
 A page of orders with ids (random UUIDs), names, e-mail addresses, dates, prices and short
 free-text notes; the same seed gives the same bytes on every run and in every process (zstd
-level 1 squeezes 100 KB of it about 3.9 to 1, where "x" padding shrinks a thousandfold).
+level 1 squeezes 100 KB of it about 3.9 to 1, where "x" padding shrinks 4,500-fold).
 ``benchmarks/codecs.py`` encodes the page itself; ``benchmarks/compare.py`` (its
 ``--payload-text realistic``) cuts its text to each payload size for every library.
 
