@@ -49,7 +49,9 @@ class AqlessRunner(AsyncRunner):
     async def put_many(self, total: int) -> None:
         import aqless
 
-        await self.queue.put_many([aqless.PutRequest(KLASS, payload(i)) for i in range(total)])
+        requests = [aqless.PutRequest(KLASS, payload(i)) for i in range(total)]
+        batch = os.environ.get("AQLESS_PUT_BATCH", "")  # to compare batches; unset: the default
+        await self.queue.put_many(requests, **({"batch": int(batch)} if batch else {}))
 
     async def work(self, options: Options) -> None:
         import aqless
