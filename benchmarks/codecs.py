@@ -1,8 +1,9 @@
 """Payload codecs: what compression and encryption cost and spare, on a realistic payload.
 
 The payload is ~100 KB of JSON made to look like an application's: orders with ids (random
-UUIDs), names, e-mail addresses, dates, prices and short free-text notes, from a seeded
-generator (so every run measures the same bytes). Prints:
+UUIDs), names, e-mail addresses, dates, prices and short free-text notes, from the seeded
+generator in ``benchmarks/realistic.py`` (so every run measures the same bytes; compare.py's
+``--payload-text realistic`` uses it too). Prints:
 
 1. Zstandard (levels 1 and 3) against LZ4 (when the ``lz4`` package is installed) on that
    payload: ratio, compress and decompress time;
@@ -27,57 +28,32 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
 
-import aqless
-from aqless.codecs import BlobStore, DirectoryStore, KeyRing, PayloadCodec, Zstd, sweep_blobs
-from aqless.puts import PutRequest
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-FIRST = ("Ada", "Grace", "Linus", "Alan", "Barbara", "Ken", "Dennis", "Margaret", "Edsger")
-LAST = ("Lovelace", "Hopper", "Torvalds", "Turing", "Liskov", "Thompson", "Ritchie", "Knuth")
-LETTERS = "abcdefghijklmnopqrstuvwxyz     "
-
-
-def order(rng: random.Random) -> dict[str, Any]:
-    first, last = rng.choice(FIRST), rng.choice(LAST)
-    return {
-        "id": str(uuid.UUID(int=rng.getrandbits(128))),
-        "customer": {
-            "name": f"{first} {last}",
-            "email": f"{first.lower()}.{last.lower()}{rng.randint(1, 999)}@example.com",
-            "address": f"{rng.randint(1, 999)} {rng.choice(('Oak', 'Elm', 'Main'))} Street",
-        },
-        "created": f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T"
-        f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z",
-        "lines": [
-            {
-                "sku": f"SKU-{rng.randint(10000, 99999)}",
-                "qty": rng.randint(1, 5),
-                "price": round(rng.uniform(1, 500), 2),
-            }
-            for _ in range(rng.randint(1, 4))
-        ],
-        "status": rng.choice(("paid", "pending", "shipped")),
-        "note": "".join(rng.choice(LETTERS) for _ in range(rng.randint(0, 40))),
-    }
-
-
-def payload(size: int = 100_000, seed: int = 7) -> dict[str, Any]:
-    """About `size` bytes of JSON: a page of orders."""
-    rng = random.Random(seed)  # noqa: S311 - made-up data, not secrets
-    orders: list[dict[str, Any]] = []
-    while len(json.dumps(orders, separators=(",", ":"))) < size:
-        orders.append(order(rng))
-    return {"page": 1, "orders": orders}
+import aqless  # noqa: E402
+from aqless.codecs import (  # noqa: E402
+    BlobStore,
+    DirectoryStore,
+    KeyRing,
+    PayloadCodec,
+    Zstd,
+    sweep_blobs,
+)
+from aqless.puts import PutRequest  # noqa: E402
+from benchmarks.realistic import payload  # noqa: E402
 
 
 def micros(action: Callable[[], object], times: int = 200) -> float:

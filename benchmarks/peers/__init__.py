@@ -21,3 +21,5 @@ LIBRARIES: dict[str, list[str] | None] = {
 }
 # every venv gets these too: uvloop for the asyncio peers, hiredis for redis-py's parser
 SPEEDUPS = ["uvloop", "hiredis"]
+# rows that run aqless's runner with features on in every run: name -> (runner, --features)
+VARIANTS: dict[str, tuple[str, str]] = {"aqless+zstd": ("aqless", "zstd")}

@@ -1,11 +1,15 @@
-"""aqless's optional features, switched on for compare.py's ``features`` workload.
+"""aqless's optional features, switched on for compare.py's ``features`` workload (and
+``zstd`` for its ``aqless+zstd`` row).
 
 - ``metrics``: ``aqless.metrics.Metrics`` on a registry of its own, instrumenting the worker
   (a counter and a histogram observed per job), never scraped;
 - ``tracing``: ``aqless.tracing`` on the put side and as the worker's first middleware, on an
   OpenTelemetry SDK provider whose batch processor hands the spans to an exporter that
   counts and drops them (in process, no network: what an OTLP exporter costs on the wire
-  is not aqless's).
+  is not aqless's);
+- ``zstd``: the client made with ``codec=PayloadCodec(compression=Zstd())`` (aqless.codecs,
+  its defaults: level 1, data of 1 KB or more), so puts compress and the worker, through the
+  same client, decompresses before the handler.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import aqless
 
-KNOWN = ("metrics", "tracing")
+KNOWN = ("metrics", "tracing", "zstd")
 
 
 class Features:
@@ -31,6 +35,7 @@ class Features:
         self.spans = 0  # exported (and dropped) by the tracing provider
         self.tracing: Any = self._tracing() if "tracing" in self.names else None
         self.metrics: Any = self._metrics() if "metrics" in self.names else None
+        self.codec: Any = self._codec() if "zstd" in self.names else None
 
     def _tracing(self) -> Any:
         from opentelemetry.sdk.trace import TracerProvider
@@ -59,6 +64,11 @@ class Features:
         from aqless.metrics import Metrics
 
         return Metrics(CollectorRegistry())
+
+    def _codec(self) -> Any:
+        from aqless.codecs import PayloadCodec, Zstd
+
+        return PayloadCodec(compression=Zstd())
 
     def client(self, client: aqless.Client) -> None:
         """Trace `client`'s puts."""

@@ -36,17 +36,30 @@ WORKLOADS: tuple[str, ...] = ("enqueue_one_by_one", "enqueue_fastest", "drain", 
 WORKLOADS += ("latency_2proc", "produce")
 # the length of the payload's string field (``--payload-bytes``; compare.py's payload workload)
 PAD_BYTES = 64
+# what fills it (``--payload-text``): "x" repeated, or the realistic generator's JSON text
+PAD_TEXTS = ("x", "realistic")
+PAD = "x" * PAD_BYTES
 
 
 def payload(i: int) -> dict[str, Any]:
     """The same JSON payload for every library: one string field of `PAD_BYTES`."""
-    return {"n": i, "pad": "x" * PAD_BYTES}
+    return {"n": i, "pad": PAD}
 
 
-def set_payload_bytes(size: int) -> None:
-    """The size of every `payload` from now on (this process's runner)."""
-    global PAD_BYTES
-    PAD_BYTES = size
+def pad_text(size: int, text: str = "x") -> str:
+    """`size` characters of `text` ("x": the letter repeated; "realistic": the seeded orders
+    of ``benchmarks/realistic.py``, the same bytes in every process)."""
+    if text == "realistic":
+        from benchmarks import realistic
+
+        return realistic.text(size)
+    return "x" * size
+
+
+def set_payload_bytes(size: int, text: str = "x") -> None:
+    """The size and text of every `payload` from now on (this process's runner)."""
+    global PAD_BYTES, PAD
+    PAD_BYTES, PAD = size, pad_text(size, text)
 
 
 def noop(n: int, pad: str) -> None:
@@ -357,7 +370,7 @@ class Options:
     seconds: float
     timeout: float
     budget: float  # drain: seconds before measuring what was done so far
-    features: tuple[str, ...] = ()  # aqless only: "metrics", "tracing" (compare's features)
+    features: tuple[str, ...] = ()  # aqless only: "metrics", "tracing", "zstd"
 
 
 class Runner:
@@ -557,7 +570,8 @@ def main(runner: Runner) -> None:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--budget", type=float, default=60.0)
     parser.add_argument("--payload-bytes", type=int, default=PAD_BYTES)
-    parser.add_argument("--features", default="", help="aqless: metrics,tracing")
+    parser.add_argument("--payload-text", choices=PAD_TEXTS, default="x")
+    parser.add_argument("--features", default="", help="aqless: metrics,tracing,zstd")
     arguments = parser.parse_args()
     options = Options(
         arguments.url,
@@ -571,7 +585,7 @@ def main(runner: Runner) -> None:
     )
     global ACTIVE
     ACTIVE = runner
-    set_payload_bytes(arguments.payload_bytes)
+    set_payload_bytes(arguments.payload_bytes, arguments.payload_text)
     try:
         result = getattr(runner, arguments.workload)(options)
     except NotImplementedError:

@@ -34,8 +34,8 @@ class AqlessRunner(AsyncRunner):
     async def open(self, options: Options) -> None:
         import aqless
 
-        self.client = aqless.Client(options.url)
         self.features = Features(options.features)
+        self.client = aqless.Client(options.url, codec=self.features.codec)
         self.features.client(self.client)
         self.queue = self.client.queues[QUEUE]
         await self.queue.length()  # connect and load the script outside the measure
@@ -49,7 +49,9 @@ class AqlessRunner(AsyncRunner):
     async def put_many(self, total: int) -> None:
         import aqless
 
-        await self.queue.put_many([aqless.PutRequest(KLASS, payload(i)) for i in range(total)])
+        requests = [aqless.PutRequest(KLASS, payload(i)) for i in range(total)]
+        batch = os.environ.get("AQLESS_PUT_BATCH", "")  # to compare batches; unset: the default
+        await self.queue.put_many(requests, **({"batch": int(batch)} if batch else {}))
 
     async def work(self, options: Options) -> None:
         import aqless
