@@ -507,6 +507,30 @@ class PreparedPut(NamedTuple):
     order: float | None  # the priority it waits at among the client's puts; None when delayed
 
 
+#: The most bytes of arguments one round trip of `put_many` carries (whatever its `batch`):
+#: a thousand 100 KB payloads in one pipeline cost more in buffers, on both sides, than in
+#: round trips.
+ROUND_TRIP_BYTES = 4 * 1024 * 1024
+
+
+def round_trips(
+    prepared: Sequence[PreparedPut], most: int, most_bytes: int = ROUND_TRIP_BYTES
+) -> list[slice]:
+    """The slices of `prepared` that go in one round trip each: at most `most` puts and, past
+    the first put, at most `most_bytes` bytes of arguments."""
+    slices: list[slice] = []
+    start, size = 0, 0
+    for index, put in enumerate(prepared):
+        weight = sum(len(arg) for arg in put.arguments if isinstance(arg, str | bytes))
+        if index > start and (index - start >= most or size + weight > most_bytes):
+            slices.append(slice(start, index))
+            start, size = index, 0
+        size += weight
+    if start < len(prepared):
+        slices.append(slice(start, len(prepared)))
+    return slices
+
+
 #: The options sent as JSON lists, in the order the script reads them.
 _LISTED = ("tags", "depends", "throttles", "rate_limits")
 #: The options sent beside put's six arguments.

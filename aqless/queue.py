@@ -37,6 +37,7 @@ from aqless.puts import (
     new_jid,
     prepare_put,
     refuse_dedup_on_requeue,
+    round_trips,
     stored_data,
 )
 from aqless.scaling.estimate import QueueScaling, read_scaling
@@ -279,7 +280,8 @@ class Queue(QueueScripted):
 
         Args:
             requests: the jobs, as `aqless.PutRequest` (class, data and `put`'s options).
-            batch: jobs per round trip (default 1000).
+            batch: jobs per round trip (default 1000); a round trip also carries at most
+                4 MiB of payloads (`aqless.puts.ROUND_TRIP_BYTES`), past its first job.
             durable: as `put`'s (default False).
 
         Returns:
@@ -350,9 +352,8 @@ class Queue(QueueScripted):
         commands = [put.command for put in prepared]
         jids: list[str] = []
         refusal: Exception | None = None
-        for start in range(0, len(prepared), batch):
-            chunk = prepared[start : start + batch]
-            names = commands[start : start + batch]
+        for trip in round_trips(prepared, batch):
+            chunk, names = prepared[trip], commands[trip]
             replies = await self._client.protocol.many(
                 command,
                 [put.arguments for put in chunk],

@@ -388,6 +388,21 @@ async def test_put_many_batch_size(counted: Counted) -> None:
     assert await queue.length() == 250
 
 
+async def test_put_many_round_trips_carry_at_most_their_bytes(counted: Counted) -> None:
+    """Big payloads go fewer to a round trip than `batch`: 40 jobs of 400 KB in four round
+    trips of 4 MiB at most (ten each), in order; a payload over the cap goes alone."""
+    queue = counted.client.queues["bulk"]
+    big = "x" * 400_000
+    requests = [PutRequest("app.Job", {"n": n, "pad": big}) for n in range(40)]
+    jids = await queue.put_many(requests)
+    assert counted.round_trips.count == 4
+    assert [(await get_job(counted.client, jid)).data["n"] for jid in jids] == list(range(40))
+    counted.round_trips.count = 0
+    huge = [PutRequest("app.Job", {"pad": "y" * 5_000_000}), PutRequest("app.Job", {"n": 1})]
+    assert len(await queue.put_many(huge)) == 2
+    assert counted.round_trips.count == 2  # the huge one alone, then the small one
+
+
 async def test_put_many_options_and_defaults(timed_client: aqless.Client) -> None:
     queue = timed_client.queues["q"]
     jids = await queue.put_many(
