@@ -241,12 +241,8 @@ class Spool:
         if self._closed:
             raise ClientClosedError("this spool's client is closed; make a new one")
         self.start()
-        given = dict(options)
-        jid = given.get("jid") or default_options(klass, data).get("jid") or new_jid()
-        given["jid"] = jid
-        if given.get("dedup") is None and given.get("replace") is not False:
-            given["dedup"] = Dedup(f"spool:{jid}", ttl=self.dedup_ttl)
-        chosen = cast(PutOptions, given)
+        jid = options.get("jid") or default_options(klass, data).get("jid") or new_jid()
+        chosen = self._deduplicated(options, jid)
         if not self._store.waiting(None):  # nothing waits ahead of it: straight to the server
             try:
                 result = await self._client.queues[queue].put_result(klass, data, **chosen)
@@ -256,6 +252,15 @@ class Spool:
             except ConnectionLostError as error:
                 logger.debug("spooling %s: %s", jid, error)
         return await self._spool(queue, klass, data, chosen)
+
+    def _deduplicated(self, options: PutOptions, jid: str) -> PutOptions:
+        """`options` with the jid, and, unless they name their own dedup id or
+        ``replace=False``, the spool's (``spool:<jid>``)."""
+        given = dict(options)
+        given["jid"] = jid
+        if given.get("dedup") is None and given.get("replace") is not False:
+            given["dedup"] = Dedup(f"spool:{jid}", ttl=self.dedup_ttl)
+        return cast(PutOptions, given)
 
     async def _spool(
         self, queue: str, klass: JobClass, data: Any, options: PutOptions
