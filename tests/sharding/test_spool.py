@@ -10,6 +10,7 @@ away (otherwise the Cluster refuses every slot once a primary is lost)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -19,10 +20,18 @@ import redis
 import aqless
 import aqless.sync
 from aqless._concurrency.backoff import Delays
+from aqless.puts import PutSender
 from aqless.sharding.client import ShardedClient
+from aqless.sharding.queue import ShardedQueue
 from tests.faults.cluster import Cluster, valkey_cluster
 from tests.faults.harness import ask, until
-from tests.support.sharding import addresses, deployment, home_port, keys_of_a_shard
+from tests.support.sharding import (
+    addresses,
+    deployment,
+    home_port,
+    keys_of_a_shard,
+    run_docs_snippet,
+)
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 
@@ -129,6 +138,35 @@ async def test_a_sharded_file_spool_outlives_its_producer(cluster: Cluster, tmp_
     assert path.read_bytes() == b""
 
 
+async def test_the_put_hooks_wrap_a_sharded_spooled_put_once(cluster: Cluster) -> None:
+    """A hook sees the ShardedQueue once, before the put is placed, whether the put is sent
+    or kept; the job keeps what it wrote. A closed client's spool refuses puts."""
+    seen: list[str] = []
+
+    async def stamp(
+        queue: ShardedQueue, requests: list[aqless.PutRequest], send: PutSender
+    ) -> list[str]:
+        seen.append(type(queue).__name__)
+        return await send([replace(r, data={**r.data, "stamped": True}) for r in requests])
+
+    async with deployment(cluster, "spool-hooks", shards=2) as client:
+        client.put_hooks.append(stamp)
+        spool = client.spool()
+        spool.retry = FAST
+        route = keys_of_a_shard(client, 1, "hook-")[0]
+        port, bus = kill_shard(cluster, client.shards.shard(1).namespace)
+        receipt = await spool.put(QUEUE, "tasks.Send", {"n": 1}, route=route)
+        assert receipt.spooled
+        await anyio.to_thread.run_sync(restart, cluster, port, bus)
+        await flushed(spool)
+        job = await client.jobs.get(receipt.jid)
+        assert isinstance(job, aqless.Job)
+        assert job.data == {"n": 1, "stamped": True}
+        assert seen == ["ShardedQueue"]
+    with pytest.raises(aqless.ClientClosedError):
+        await spool.put(QUEUE, "tasks.Send", {"n": 2}, route=route)
+
+
 def test_a_blocking_sharded_client_s_spool(cluster: Cluster) -> None:
     with aqless.sync.ShardedClient(addresses(cluster), deployment="spool-sync", shards=2) as client:
         spool = client.spool(capacity=20)
@@ -147,3 +185,11 @@ def test_a_blocking_sharded_client_s_spool(cluster: Cluster) -> None:
         assert spool.stats().flushed == 3
         jobs = client.jobs.get_many([receipt.jid for receipt in kept])
         assert [job.data for job in jobs] == [0, 1, 2]
+
+
+def test_the_outage_guide_s_sharded_example_runs(cluster: Cluster) -> None:
+    result = run_docs_snippet(cluster, "tests/sharding/test_spool.py")
+    assert result.returncode == 0, result.stderr
+    jid, outcome, *shard = result.stdout.split()
+    assert len(jid) == 32
+    assert (outcome, shard[:2]) == ("queued", ["for", "shard"])
