@@ -9,6 +9,7 @@ away (otherwise the Cluster refuses every slot once a primary is lost)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -115,7 +116,9 @@ async def test_a_shard_away_has_its_puts_spooled_and_sent_once_in_order(cluster:
         assert (stats.depth, stats.flushed, stats.dropped) == (0, stats.spooled, 0)
 
 
-async def test_a_sharded_file_spool_outlives_its_producer(cluster: Cluster, tmp_path: Path) -> None:
+async def test_a_sharded_file_spool_outlives_its_producer_and_a_forgotten_shard(
+    cluster: Cluster, tmp_path: Path
+) -> None:
     path = tmp_path / "sharded.spool"
     async with deployment(cluster, "spool-file", shards=2) as client:
         spool = client.spool(path=path)
@@ -126,7 +129,11 @@ async def test_a_sharded_file_spool_outlives_its_producer(cluster: Cluster, tmp_
         assert all(receipt.spooled for receipt in kept)
         assert (await spool.put(QUEUE, "tasks.Send", 99, route=live)).queued
     # the producer is gone; its closing flush could not reach shard 1
-    assert sum(b'"j"' in line for line in path.read_bytes().splitlines()) == 5
+    lines = path.read_bytes().splitlines()
+    assert [json.loads(line)["s"] for line in lines] == [1] * 5
+    # the last two as if kept for a shard forgotten since: sent to their jid's shard now
+    moved = [json.dumps({**json.loads(line), "s": 7}).encode() for line in lines[3:]]
+    path.write_bytes(b"\n".join([*lines[:3], *moved]) + b"\n")
     await anyio.to_thread.run_sync(restart, cluster, port, bus)
     async with deployment(cluster, "spool-file", shards=None) as client:
         spool = client.spool(path=path)
