@@ -110,6 +110,7 @@ if TYPE_CHECKING:
     from aqless.sharding.client import ShardedClient
     from aqless.sharding.map import Shard, ShardMap
     from aqless.sharding.queue import ShardedQueue, ShardedQueues
+    from aqless.sharding.spool import ShardedSpool
     from aqless.spool import PutReceipt, Spool, SpoolStats
     from aqless.worker import Heartbeats, ShardedWorker, Worker, WorkerCounters, WorkerSettings
 
@@ -258,6 +259,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ShardedQueue",
         "ShardedQueues",
     ),
+    "aqless.sharding.spool": ("ShardedSpool",),
     "aqless.spool": (
         "PutReceipt",
         "Spool",
@@ -392,6 +394,7 @@ __all__ = [
     "ShardedQueuePatterns",
     "ShardedQueues",
     "ShardedRateLimits",
+    "ShardedSpool",
     "ShardedThrottles",
     "ShardedWorker",
     "SignalRefusedError",

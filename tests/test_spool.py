@@ -382,3 +382,27 @@ async def test_a_put_spooled_during_an_outage_is_sealed_by_the_clients_codec(
         job = await client.jobs.get(receipt.jid)
         assert isinstance(job, aqless.Job)
         assert job.data == {"email": "ada@example.com"}
+
+
+async def test_a_file_keeps_one_shard_s_puts_when_another_s_land_first(tmp_path: Path) -> None:
+    from aqless.spool.entries import SpooledPut
+    from aqless.spool.stores import FileStore
+
+    path = tmp_path / "shards.spool"
+    store = FileStore(path)
+    for number in range(1, 7):  # shards 0 and 1 in turn
+        store.append(SpooledPut(number, "queue.put", f"j{number}", (), None, 0.0, number % 2))
+    await store.synced()
+    assert store.waiting(0) == 3
+    assert store.shards() == [1, 0]
+    landed = [put.number for put in store.head(10, 0)]
+    assert landed == [2, 4, 6]
+    store.drop(landed)  # shard 0's land while shard 1's wait: a "gone" line
+    assert json.loads(path.read_bytes().splitlines()[-1]) == {"gone": [2, 4, 6]}
+    store.drop([1])  # now the oldest: a "done" line
+    assert json.loads(path.read_bytes().splitlines()[-1]) == {"done": 1}
+    store.close()
+    again = FileStore(path)
+    assert [(put.jid, put.shard) for put in again.head(10, 1)] == [("j3", 1), ("j5", 1)]
+    assert again.depth == 2
+    again.close()

@@ -24,6 +24,7 @@ names for it, the sign that the map it holds is older than the job.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -35,7 +36,7 @@ import anyio
 from aqless import codecs
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
-from aqless._connection.lifecycle import Lifecycle
+from aqless._connection.lifecycle import ClientState, Lifecycle
 from aqless._connection.protocol import Clock
 from aqless.batches.sharded import ShardedBatches
 from aqless.client import Client, ShardedConfig, ShardedJobs, ShardedTags, ShardedWorkers
@@ -54,6 +55,7 @@ from aqless.sharding import store as shard_store
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
 from aqless.sharding.queue import ShardedPutHook, ShardedQueues
 from aqless.sharding.reads import ShardReport, shard_reports
+from aqless.sharding.spool import ShardedSpool
 
 __all__ = ["AnyClient", "ShardedClient"]
 
@@ -158,6 +160,7 @@ class ShardedClient(ShardedClientRouted):
         self.put_hooks: list[ShardedPutHook] = []
         self.workers = ShardedWorkers(self)
         self.tags = ShardedTags(self)
+        self._spools: list[ShardedSpool] = []  # flushing while the client is open (see spool)
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -194,6 +197,8 @@ class ShardedClient(ShardedClientRouted):
             await self._release(opened)
             raise
         self._lifecycle.opened()
+        for spool in self._spools:
+            spool.start()
         return self
 
     async def _read_or_make_map(self) -> ShardMap:
@@ -404,6 +409,50 @@ class ShardedClient(ShardedClientRouted):
             await self._adopt(changed)
         return changed.pinned[queue]
 
+    def spool(
+        self,
+        *,
+        capacity: int = 10_000,
+        path: str | os.PathLike[str] | None = None,
+        dedup_ttl: float = 86_400.0,
+        batch: int = 500,
+    ) -> ShardedSpool:
+        """A spool for this client's puts while a shard cannot be reached (reliable push,
+        as ``aqless.Client.spool``): ``await spool.put("emails", Send, data)`` places the
+        put on its shard and puts it there, or keeps it for that shard and says so
+        (`aqless.PutReceipt`). One spool holds every shard's puts; each shard's are sent,
+        in order and each once, when it answers again, by a task that starts and stops
+        with the client; puts placed on the shards that answer go straight to them. See
+        `aqless.ShardedSpool` and docs/guides/outage.md.
+
+        Args:
+            capacity: the most puts the spool holds (default 10,000).
+            path: a file that keeps the puts across a restart of the process (``{pid}``
+                stands for the process's id). Default None: in memory.
+            dedup_ttl: seconds each put's dedup id is held on its shard (default 86,400).
+            batch: puts sent to a shard per round trip of a flush (default 500).
+
+        Raises:
+            InvalidValueError: a setting outside its rule (see `aqless.Spool`).
+            ConfigurationError: the file at `path` is in use by another process's spool,
+                or damaged.
+            ClientClosedError: the client was closed.
+
+        Examples:
+            ```python
+            async with aqless.ShardedClient(nodes, deployment="billing") as client:
+                spool = client.spool(capacity=10_000)
+                receipt = await spool.put("invoices", "billing.Invoice", {"id": 7})
+                print(receipt.jid, "queued" if receipt.queued else "spooled")
+            ```
+        """
+        self._lifecycle.check_usable()
+        made = ShardedSpool(self, capacity=capacity, path=path, dedup_ttl=dedup_ttl, batch=batch)
+        self._spools.append(made)
+        if self._lifecycle.state is ClientState.OPENED:
+            made.start()
+        return made
+
     def _primary_of(self, namespace: str) -> str:
         node = self.redis.get_node_from_key(f"{namespace}:ql:")
         if node is None:
@@ -419,6 +468,10 @@ class ShardedClient(ShardedClientRouted):
             await client.aclose()
             ```
         """
+        if self._lifecycle.state is not ClientState.CLOSED:
+            with anyio.CancelScope(shield=True):
+                for spool in self._spools:  # their last flush, while the shards still answer
+                    await spool.aclose()
         if self._lifecycle.close():
             await self._release(self._clients)
 

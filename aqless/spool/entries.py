@@ -28,6 +28,8 @@ class SpooledPut:
         arguments: the command's arguments, every one text or a number.
         at: the Unix time the job may run from (its delay ends then); None: at once.
         order: the priority it waits at among the client's puts; None when delayed.
+        shard: the shard of a sharded deployment it was placed on at the call; None for
+            a plain client's put.
     """
 
     number: int
@@ -36,14 +38,15 @@ class SpooledPut:
     arguments: tuple[str | int | float, ...]
     at: float | None
     order: float | None
+    shard: int | None = None
 
     @classmethod
-    def of(cls, number: int, put: PreparedPut, now: float) -> SpooledPut:
-        """The spooled form of `put`, prepared at `now`."""
+    def of(cls, number: int, put: PreparedPut, now: float, shard: int | None = None) -> SpooledPut:
+        """The spooled form of `put`, prepared at `now` (placed on `shard`)."""
         arguments = tuple(_plain(argument) for argument in put.arguments)
         delay = float(arguments[_delay_index(put.command)])
         return cls(number, put.command, put.jid, arguments, now + delay if delay else None,
-                   put.order)  # fmt: skip
+                   put.order, shard)  # fmt: skip
 
     def arguments_at(self, now: float) -> list[Argument]:
         """The arguments to send at `now`: the delay made what is left of it."""
@@ -56,13 +59,16 @@ class SpooledPut:
         """The entry as one line of a spool file."""
         entry = {"n": self.number, "c": self.command, "j": self.jid, "a": self.arguments,
                  "t": self.at, "o": self.order}  # fmt: skip
+        if self.shard is not None:
+            entry["s"] = self.shard
         return json.dumps(entry, separators=(",", ":")).encode() + b"\n"
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any]) -> SpooledPut:
         """The put a spool file's line (decoded) holds."""
+        shard = entry.get("s")
         return cls(int(entry["n"]), str(entry["c"]), str(entry["j"]), tuple(entry["a"]),
-                   entry["t"], entry["o"])  # fmt: skip
+                   entry["t"], entry["o"], None if shard is None else int(shard))  # fmt: skip
 
 
 def _delay_index(command: str) -> int:

@@ -241,13 +241,9 @@ class Spool:
         if self._closed:
             raise ClientClosedError("this spool's client is closed; make a new one")
         self.start()
-        given = dict(options)
-        jid = given.get("jid") or default_options(klass, data).get("jid") or new_jid()
-        given["jid"] = jid
-        if given.get("dedup") is None and given.get("replace") is not False:
-            given["dedup"] = Dedup(f"spool:{jid}", ttl=self.dedup_ttl)
-        chosen = cast(PutOptions, given)
-        if not self.depth:  # nothing waits ahead of it: straight to the server
+        jid = options.get("jid") or default_options(klass, data).get("jid") or new_jid()
+        chosen = self._deduplicated(options, jid)
+        if not self._store.waiting(None):  # nothing waits ahead of it: straight to the server
             try:
                 result = await self._client.queues[queue].put_result(klass, data, **chosen)
                 return PutReceipt(result.jid, spooled=False, deduplicated=result.deduplicated)
@@ -256,6 +252,15 @@ class Spool:
             except ConnectionLostError as error:
                 logger.debug("spooling %s: %s", jid, error)
         return await self._spool(queue, klass, data, chosen)
+
+    def _deduplicated(self, options: PutOptions, jid: str) -> PutOptions:
+        """`options` with the jid, and, unless they name their own dedup id or
+        ``replace=False``, the spool's (``spool:<jid>``)."""
+        given = dict(options)
+        given["jid"] = jid
+        if given.get("dedup") is None and given.get("replace") is not False:
+            given["dedup"] = Dedup(f"spool:{jid}", ttl=self.dedup_ttl)
+        return cast(PutOptions, given)
 
     async def _spool(
         self, queue: str, klass: JobClass, data: Any, options: PutOptions
@@ -270,8 +275,12 @@ class Spool:
         (jid,) = await inside_hooks(self._client.put_hooks, target, keep)([request])
         return PutReceipt(jid, spooled=True)
 
-    async def _keep(self, queue: str, request: PutRequest) -> str:
-        client = self._client
+    def _client_of(self, shard: int | None) -> ScriptClient:
+        """The client a put placed on `shard` is sent through (a plain client's: itself)."""
+        return self._client
+
+    async def _keep(self, queue: str, request: PutRequest, shard: int | None = None) -> str:
+        client = self._client_of(shard)
         put = prepare_put(
             request.klass,
             request.data,
@@ -284,7 +293,7 @@ class Spool:
         if self.depth >= self.capacity:
             self._counts["refused"] += 1
             raise SpoolFullError(put.jid, self.capacity)
-        self._store.append(SpooledPut.of(self._store.next_number, put, client.clock()))
+        self._store.append(SpooledPut.of(self._store.next_number, put, client.clock(), shard))
         self._counts["spooled"] += 1
         self._waiting.set()
         await self._store.synced()  # on disk before the call returns (a file's)
@@ -321,17 +330,32 @@ class Spool:
             return await self._send_batch()
 
     async def _send_batch(self) -> int:
-        puts = self._store.head(self.batch)
+        """Each shard's oldest puts (a batch a shard; a plain client's are one shard's),
+        a round trip a shard; a shard that cannot be reached keeps its puts waiting and
+        its error is raised once the others' are sent."""
+        done = 0
+        away: ConnectionLostError | None = None
+        for shard in self._store.shards():
+            try:
+                done += await self._send_share(shard, self._store.head(self.batch, shard))
+            except ConnectionLostError as error:
+                away = away or error
+        if away is not None:
+            raise away
+        return done
+
+    async def _send_share(self, shard: int | None, puts: list[SpooledPut]) -> int:
         if not puts:
             return 0
-        now = self._client.clock()
-        replies = await self._client.protocol.many(
+        client = self._client_of(shard)
+        now = client.clock()
+        replies = await client.protocol.many(
             "queue.put",
             [put.arguments_at(now) for put in puts],
             [put.order for put in puts],
             commands=[put.command for put in puts],
         )
-        done = 0
+        taken: list[int] = []
         away: ConnectionLostError | None = None
         for put, reply in zip(puts, replies, strict=True):
             if isinstance(reply, ConnectionLostError):
@@ -342,12 +366,12 @@ class Spool:
                 self._counts["dropped"] += 1
             else:
                 self._counts["flushed"] += 1
-            done += 1
-        if done:
-            self._store.drop_through(puts[done - 1].number)
+            taken.append(put.number)
+        if taken:
+            self._store.drop(taken)
         if away is not None:
             raise away
-        return done
+        return len(taken)
 
     def start(self) -> None:
         """Start the flushing task (the client's `open` does; so does the first `put`).

@@ -2,7 +2,9 @@
 (`FileStore`) that outlives the process.
 
 A spool file is append-only: each put is a line of JSON (`SpooledPut.line`), and each flush
-that the server took appends ``{"done": N}``, meaning every put numbered N or less landed.
+that the server took appends ``{"done": N}``, meaning every put numbered N or less landed,
+or, when it took puts of one shard of a sharded deployment while older puts of another
+wait, ``{"gone": [N, ...]}``, naming the puts that landed.
 A put's line is fsynced before its call returns; the puts of concurrent calls share one
 fsync, made in a thread so that the event loop goes on meanwhile. A ``done`` line is not
 waited for: lost in a crash, it only makes the next process send puts again, which their
@@ -19,7 +21,8 @@ import fcntl
 import json
 import logging
 import os
-from collections import deque
+from collections import Counter
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import IO
 
@@ -32,10 +35,12 @@ logger = logging.getLogger(__name__)
 
 
 class MemoryStore:
-    """The puts of a spool, in the order they came; lost with the process."""
+    """The puts of a spool, in the order they came; lost with the process. A sharded
+    client's puts carry their shard: each shard's puts are read and dropped apart."""
 
     def __init__(self) -> None:
-        self._puts: deque[SpooledPut] = deque()
+        self._puts: dict[int, SpooledPut] = {}  # by number, oldest first
+        self._per_shard: Counter[int | None] = Counter()
         self.next_number = 1
         self.name = "memory"
 
@@ -43,18 +48,39 @@ class MemoryStore:
     def depth(self) -> int:
         return len(self._puts)
 
+    def waiting(self, shard: int | None) -> int:
+        """How many puts for `shard` wait (None: a plain client's)."""
+        return self._per_shard[shard]
+
+    def shards(self) -> list[int | None]:
+        """The shards whose puts wait, by their oldest put."""
+        return list(dict.fromkeys(put.shard for put in self._puts.values()))
+
     def append(self, put: SpooledPut) -> None:
-        self._puts.append(put)
+        self._puts[put.number] = put
+        self._per_shard[put.shard] += 1
         self.next_number = put.number + 1
 
-    def head(self, count: int) -> list[SpooledPut]:
-        """The `count` oldest puts (fewer when fewer wait)."""
-        return [self._puts[index] for index in range(min(count, len(self._puts)))]
+    def head(self, count: int, shard: int | None = None) -> list[SpooledPut]:
+        """The `count` oldest puts for `shard` (fewer when fewer wait)."""
+        found: list[SpooledPut] = []
+        for put in self._puts.values():
+            if len(found) == count:
+                break
+            if put.shard == shard:
+                found.append(put)
+        return found
 
-    def drop_through(self, number: int) -> None:
-        """Forget the puts numbered `number` or less: the server took them."""
-        while self._puts and self._puts[0].number <= number:
-            self._puts.popleft()
+    def drop(self, numbers: Collection[int]) -> None:
+        """Forget the puts numbered `numbers`: the server took them."""
+        for number in numbers:
+            put = self._puts.pop(number, None)
+            if put is not None:
+                self._per_shard[put.shard] -= 1
+
+    def _keep_all(self, puts: Iterable[SpooledPut]) -> None:
+        for put in puts:
+            MemoryStore.append(self, put)
 
     async def synced(self) -> None:
         """Return once every put appended so far is kept (in memory: at once)."""
@@ -74,9 +100,8 @@ class FileStore(MemoryStore):
         self.name = str(path)
         self._lock = _locked(path)
         try:
-            for put in _read(path):
-                super().append(put)
-            self._file = _rewritten(path, self._puts)
+            self._keep_all(_read(path))
+            self._file = _rewritten(path, self._puts.values())
         except BaseException:
             self._lock.close()
             raise
@@ -106,10 +131,14 @@ class FileStore(MemoryStore):
         finally:
             self._syncing = None
 
-    def drop_through(self, number: int) -> None:
-        super().drop_through(number)
+    def drop(self, numbers: Collection[int]) -> None:
+        super().drop(numbers)
         if self.depth:
-            self._file.write(json.dumps({"done": number}).encode() + b"\n")
+            through = max(numbers)  # every put left newer: all up to it are done
+            done = (
+                {"done": through} if next(iter(self._puts)) > through else {"gone": sorted(numbers)}
+            )
+            self._file.write(json.dumps(done).encode() + b"\n")
             self._file.flush()
         else:  # nothing left: start the file again
             self._file.truncate(0)
@@ -154,13 +183,16 @@ def _read(path: Path) -> list[SpooledPut]:
         if "done" in entry:
             done = int(entry["done"])
             pending = {number: put for number, put in pending.items() if number > done}
+        elif "gone" in entry:
+            for number in entry["gone"]:
+                pending.pop(int(number), None)
         else:
             put = SpooledPut.from_entry(entry)
             pending[put.number] = put
     return [pending[number] for number in sorted(pending)]
 
 
-def _rewritten(path: Path, puts: deque[SpooledPut]) -> IO[bytes]:
+def _rewritten(path: Path, puts: Iterable[SpooledPut]) -> IO[bytes]:
     """`path` written again with `puts` alone (a new file, fsynced, then renamed over
     it), open to append."""
     fresh = path.parent / f"{path.name}.new"

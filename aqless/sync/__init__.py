@@ -26,7 +26,7 @@ from aqless.sync.parts import (
     SyncThrottles,
     SyncWorkers,
 )
-from aqless.sync.spool import SyncSpool
+from aqless.sync.spool import SyncShardedSpool, SyncSpool
 
 # One façade serves plain and sharded clients; these names stay for code that used them.
 SyncShardedConfig = SyncConfig
@@ -53,6 +53,7 @@ __all__ = [
     "SyncShardedJobs",
     "SyncShardedQueue",
     "SyncShardedQueues",
+    "SyncShardedSpool",
     "SyncSpool",
     "SyncTags",
     "SyncThrottle",

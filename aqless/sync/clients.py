@@ -29,7 +29,7 @@ from aqless.sync.parts import (
     SyncWorkers,
 )
 from aqless.sync.runtime import BlockingClient
-from aqless.sync.spool import SyncSpool
+from aqless.sync.spool import SyncShardedSpool, SyncSpool
 
 C = TypeVar("C", bound=contracts.Client)
 Q = TypeVar("Q", SyncQueues, SyncShardedQueues)
@@ -114,7 +114,7 @@ class Client(SyncClientSurface[PlainClient, SyncQueues]):
         path: str | os.PathLike[str] | None = None,
         dedup_ttl: float = 86_400.0,
         batch: int = 500,
-    ) -> SyncSpool:
+    ) -> SyncSpool[PlainClient]:
         """A spool for this client's puts while the server cannot be reached (see
         ``aqless.Client.spool``): ``spool.put("emails", Send, data)`` blocks until the job
         is queued or kept, and returns an `aqless.PutReceipt`. The spool is made on the
@@ -209,6 +209,42 @@ class ShardedClient(SyncClientSurface[AsyncShardedClient, SyncShardedQueues]):  
             return client.shard_of(key)
 
         return self.call(owner)
+
+    def spool(
+        self,
+        *,
+        capacity: int = 10_000,
+        path: str | os.PathLike[str] | None = None,
+        dedup_ttl: float = 86_400.0,
+        batch: int = 500,
+    ) -> SyncShardedSpool:
+        """A spool for this client's puts while a shard cannot be reached (see
+        ``aqless.ShardedClient.spool``): ``spool.put("invoices", Invoice, data)`` places
+        the put, and blocks until it is queued on its shard or kept for it. The spool is
+        made on the client's loop now (the shard map read first, if not yet), so its
+        settings and file are checked at the call.
+
+        Args:
+            capacity: the most puts the spool holds (default 10,000).
+            path: a file that keeps the puts across a restart of the process (``{pid}``
+                stands for the process's id). Default None: in memory.
+            dedup_ttl: seconds each put's dedup id is held on its shard (default 86,400).
+            batch: puts sent to a shard per round trip of a flush (default 500).
+
+        Raises:
+            InvalidValueError: a setting outside its rule (see `aqless.Spool`).
+            ConfigurationError: the file at `path` is in use by another process's spool,
+                or damaged.
+
+        Examples:
+            ```python
+            client = aqless.sync.ShardedClient("redis+cluster://node-1:7000", deployment="billing")
+            spool = client.spool(path="/var/lib/app/puts-{pid}.spool")
+            receipt = spool.put("invoices", "billing.Invoice", {"id": 7}, route="customer-42")
+            ```
+        """
+        settings = {"capacity": capacity, "path": path, "dedup_ttl": dedup_ttl, "batch": batch}
+        return SyncShardedSpool(self, settings)
 
     def shard_report(self) -> list[ShardReport]:
         """Each shard's queue counts, lag and primary's memory.
