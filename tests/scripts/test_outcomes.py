@@ -217,3 +217,36 @@ async def test_bad_framing_is_refused_before_any_outcome_runs(
     await workload(lua)
     ok = framed([complete("a1", "queue", 100)])
     await refused(lua, text, "jobs.outcomes", 200, *args[:3], *ok, *args[3:])
+
+
+RETAINED = 200  # jobs-history-count: a slack of 2 jobs (CORE.md 5.7)
+
+
+async def test_completions_in_one_call_count_the_retention_once_within_its_bound(
+    lua: Lua,
+) -> None:
+    """The retention marker counts a call's completions in one second with one HINCRBY,
+    and the call purges once if one of them would have purged: the completed jobs kept
+    after each call pass jobs-history-count by at most its slack (1%), as one by one."""
+    await lua("config.set", 0, "jobs-history-count", RETAINED)
+    jids = [f"r{k}" for k in range(RETAINED + 12)]
+    for k, jid in enumerate(jids):
+        await rput(lua, 1 + k / 1000, jid)
+    assert len(await rpop(lua, 2, len(jids), worker="w")) == len(jids)
+    kept, expected, count = [], [], 0
+    for first in range(0, len(jids), 2):  # two completions a call, all in second 500
+        pair = [complete(jid, "queue", 500 + first / 1000) for jid in jids[first : first + 2]]
+        await lua.redis.config_resetstat()
+        await lua("jobs.outcomes", 500.5, "", "", "", *framed(pair))
+        ran = await lua.redis.info("commandstats")
+        # one for the minute's tick, one for the class's run-time bucket, one for the marker
+        assert calls(ran, "hincrby") == 3
+        kept.append(int(await lua.redis.zcard("ql:completed")))
+        count += 2
+        # the completions since the second began: first + 1 and first + 2; 1, 4, 7... purge
+        if first % 3 == 0 or (first + 1) % 3 == 0:
+            count = min(count, RETAINED)
+        expected.append(count)
+    assert kept == expected
+    assert max(kept) == RETAINED + 2  # the bound is reached, never passed
+    assert await lua.redis.hgetall("ql:aqless:retention") == {"500": str(len(jids))}

@@ -98,7 +98,13 @@ function Stats.by_class(queue, now, klass, seconds)
     if seconds > 0.001 then bucket = math.ceil(2 * math.log(seconds * 1000) / math.log(2)) end
     field = klass .. '|r' .. bucket
   end
-  call('HINCRBY', Keys.throughput(now - now % 3600, queue), field, 1)
+  local key = Keys.throughput(now - now % 3600, queue)
+  if Stats.folded then  -- (after the tick's entry, met first: the hash's expiry is set)
+    local entry = Stats.folded_entry(key .. ' ' .. field, 'count', key, field)
+    entry.delta = entry.delta + 1
+    return
+  end
+  call('HINCRBY', key, field, 1)
 end
 
 function Stats.count(queue, at, counters, klass)
@@ -157,6 +163,8 @@ function Stats.flush()
       call('ZREM', entry[1], unpack(entry.samples))
     elseif entry.what == 'count' then
       call('HINCRBY', entry[1], entry[2], entry.delta)
+    elseif entry.what == 'retain' then
+      Job.retention_flush(entry[1], entry[2], entry[3], entry.delta, entry.now)
     elseif call('HINCRBY', entry[1], entry[2], entry.delta) == entry.delta then
       call('EXPIRE', entry[1], 90000 - math.floor(entry[3]))
     end
