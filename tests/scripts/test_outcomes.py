@@ -87,9 +87,13 @@ async def in_one_call(lua: Lua, outcomes: list[Outcome], pop: bool) -> list[Any]
     return [*replies, popped] if pop else replies
 
 
-async def recorded(lua: Lua, outcomes: list[Outcome], run: Any, pop: bool) -> tuple[Any, ...]:
+async def recorded(
+    lua: Lua, outcomes: list[Outcome], run: Any, pop: bool, more: Any = None
+) -> tuple[Any, ...]:
     await lua.redis.flushall()
     await workload(lua)
+    if more is not None:
+        await more(lua)
     async with EventCapture(lua.redis, "ql:*") as captured:
         await lua.redis.config_resetstat()
         replies = await run(lua, outcomes, pop)
@@ -101,11 +105,14 @@ def calls(ran: dict[str, Any], command: str) -> int:
     return int(ran.get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
-async def compared(lua: Lua, outcomes: list[Outcome], *, pop: bool) -> tuple[Any, Any]:
+async def compared(
+    lua: Lua, outcomes: list[Outcome], *, pop: bool, more: Any = None
+) -> tuple[Any, Any]:
     """The outcomes run one call each, then in one call: the replies, every key and every
-    publication the same (each run's commands counted: INFO commandstats)."""
-    apart = await recorded(lua, outcomes, one_by_one, pop)
-    joined = await recorded(lua, outcomes, in_one_call, pop)
+    publication the same (each run's commands counted: INFO commandstats); `more`: what the
+    workload needs besides."""
+    apart = await recorded(lua, outcomes, one_by_one, pop, more)
+    joined = await recorded(lua, outcomes, in_one_call, pop, more)
     same_replies(joined[0], apart[0])
     assert joined[1] == apart[1]
     assert joined[2] == apart[2]
@@ -165,6 +172,35 @@ async def test_a_job_named_again_or_sent_back_to_its_queue_ends_as_one_by_one(
     assert states == {"a1": "running", "a2": "waiting", "a3": "complete", "a4": "waiting"}
     assert {"a2", "a4"} <= {jid for jid, _ in joined[1]["ql:q:queue-work"][1]}
     assert joined[0][-2][0] == "refused"
+
+
+async def full_queue_throttle(lua: Lua) -> None:
+    """Queue "tq" runs one job at a time (its queue throttle's maximum 1): t1 holds it."""
+    await lua("throttle.set", 75, "ql:q:tq", 1)
+    await rput(lua, 76, "t1", queue="tq")
+    assert await rpop(lua, 77, 5, queue="tq", worker="w") == ["t1"]
+
+
+# t1's completion frees its queue throttle's slot, which the call leaves for its flush; the
+# put of c into tq (a requeue) counts that throttle's locks: the freed slot counts as free
+FREED: list[Outcome] = [
+    complete("t1", "tq", 100.0),
+    ("job.requeue", 100.5, ("w", "tq", "c", "klass", "{}", 0)),
+    complete("a1", "queue", 101.0),
+]
+
+
+async def test_a_throttle_slot_freed_in_the_call_is_free_for_the_outcomes_after(
+    lua: Lua,
+) -> None:
+    joined, apart = await compared(lua, FREED, pop=True, more=full_queue_throttle)
+    keys = joined[1]
+    assert keys["ql:j:c"][1]["state"] == "waiting"  # not parked behind t1's slot
+    assert [jid for jid, _ in keys["ql:q:tq-work"][1]] == ["c"]
+    assert "ql:th:ql:q:tq-locks" not in keys
+    assert "ql:th:ql:q:tq-pending" not in keys
+    # the released slots of a1 and t1 (each job holds its queue's): ZREMs at the flush
+    assert calls(joined[3], "zrem") < calls(apart[3], "zrem")
 
 
 @pytest.mark.parametrize(

@@ -143,14 +143,24 @@ function Stats.folded_entry(id, what, a, b, c)
   return entry
 end
 
--- ZREM `member` from `key`: a lock set or a worker's jobs (only a pop or a heartbeat adds to
--- those, and neither runs among a call's outcomes), or the work and scheduled sets a finished
--- job leaves (Job.leave_running). While folding, one ZREM per set at the flush, before the
--- call's pop; removing twice is removing once.
+-- ZREM `member` from `key`: a lock set (a queue's, a throttle's) or a worker's jobs (only a
+-- pop or a heartbeat adds to those, and neither runs among a call's outcomes), or the work
+-- and scheduled sets a finished job leaves (Job.leave_running). While folding, one ZREM per
+-- set at the flush, before the call's pop; removing twice is removing once. A count of a
+-- throttle's locks among the outcomes (a put's, a release's) settles its set first.
 function Stats.remove(key, member)
   if not Stats.folded then return call('ZREM', key, member) end
   local entry = Stats.folded_entry('z ' .. key, 'zrem', key)
   entry.samples[#entry.samples + 1] = member
+end
+
+-- The removals from `key` left for the flush, written now.
+function Stats.settle(key)
+  local entry = Stats.folded and Stats.folded['z ' .. key]
+  if entry and #entry.samples > 0 then
+    call('ZREM', key, unpack(entry.samples))
+    entry.samples = {}
+  end
 end
 
 function Stats.flush()
@@ -160,7 +170,7 @@ function Stats.flush()
     if entry.what == 'samples' then
       Stats.record(entry[1], entry[2], entry[3], entry.samples)
     elseif entry.what == 'zrem' then
-      call('ZREM', entry[1], unpack(entry.samples))
+      if #entry.samples > 0 then call('ZREM', entry[1], unpack(entry.samples)) end
     elseif entry.what == 'count' then
       call('HINCRBY', entry[1], entry[2], entry.delta)
     elseif entry.what == 'retain' then
