@@ -239,7 +239,9 @@ class Job:
 
     @property
     def history(self) -> tuple[HistoryEntry, ...]:
-        """What happened to the job, oldest first."""
+        """What happened to the job, oldest first. A job a worker runs comes without it (the
+        worker's pop leaves it out, sparing the server a read per job): empty there until
+        ``(await job.refresh()).history`` reads it."""
         history = self._history
         if history is None:
             history = self._history = _history(self._history_fields)

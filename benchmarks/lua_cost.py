@@ -6,7 +6,7 @@ reading INFO commandstats around each phase. Then again with pops of 50 jobs (a 
 with 50 slots): put, `pop50` (figures per job) and complete. Prints a table; `lifecycle`
 is put + pop + heartbeat + complete one job at a time, `lifecycle50` put + pop50 +
 complete. The `fenced` vocabulary is aqless's worker's calls: its own pop (rateLimit.pop with
-data_apart, each job's attempt in the reply), heartbeat and complete with the attempt, and
+data_apart_no_history, each job's attempt in the reply, no history), heartbeat and complete with the attempt, and
 complete with keep_data and no data (the job's code left its data as it was).
 
     python benchmarks/lua_cost.py [--jobs 2000] [--url redis://...]
@@ -62,8 +62,8 @@ ARGUMENTS: dict[str, Callable[[int], list[str | int]]] = {
 # worker completes a job whose data its code left alone with keep_data and no data
 TRAILING: dict[str, dict[str, list[str | int]]] = {
     "fenced": {
-        "pop": ["data_apart"],
-        "pop50": ["data_apart"],
+        "pop": ["data_apart_no_history"],
+        "pop50": ["data_apart_no_history"],
         "heartbeat": ["", 1],
         "complete": ["keep_data", 1, "attempt", 1],
     },

@@ -450,6 +450,11 @@ def _decoded(command: str, reply: Any) -> Any:
 #: data would cost the server time in proportion to its size, and the client a second parse.
 DATA_APART = "data_apart"
 
+#: ``DATA_APART`` for aqless's workers: the job objects also leave out their history, which
+#: a worker does not read (the server spares reading each job's history list); such a job's
+#: ``history`` is empty until it is read again (``Job.refresh``).
+DATA_APART_NO_HISTORY = "data_apart_no_history"
+
 
 def decoded_apart(command: str, reply: Any) -> Any:
     """The value of a pop's reply made with ``DATA_APART``: its first item is the JSON text

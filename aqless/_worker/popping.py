@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from aqless._concurrency.backoff import POP, apart
-from aqless._connection.protocol import DATA_APART
+from aqless._connection.protocol import DATA_APART_NO_HISTORY
 from aqless._worker.budget import SlotBudget
 from aqless._worker.outage import ServerOutage
 from aqless._worker.outcomes import failure_group
@@ -153,7 +153,7 @@ class Popper:
             coming += wanted
             self.in_flight += 1
             sent.append(queue)
-            return queue, name, wanted, DATA_APART
+            return queue, name, wanted, DATA_APART_NO_HISTORY
 
         try:
             for queue in self._reserver.order(await self._served.current()):

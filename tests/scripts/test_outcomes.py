@@ -87,9 +87,13 @@ async def in_one_call(lua: Lua, outcomes: list[Outcome], pop: bool) -> list[Any]
     return [*replies, popped] if pop else replies
 
 
-async def recorded(lua: Lua, outcomes: list[Outcome], run: Any, pop: bool) -> tuple[Any, ...]:
+async def recorded(
+    lua: Lua, outcomes: list[Outcome], run: Any, pop: bool, more: Any = None
+) -> tuple[Any, ...]:
     await lua.redis.flushall()
     await workload(lua)
+    if more is not None:
+        await more(lua)
     async with EventCapture(lua.redis, "ql:*") as captured:
         await lua.redis.config_resetstat()
         replies = await run(lua, outcomes, pop)
@@ -101,11 +105,14 @@ def calls(ran: dict[str, Any], command: str) -> int:
     return int(ran.get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
-async def compared(lua: Lua, outcomes: list[Outcome], *, pop: bool) -> tuple[Any, Any]:
+async def compared(
+    lua: Lua, outcomes: list[Outcome], *, pop: bool, more: Any = None
+) -> tuple[Any, Any]:
     """The outcomes run one call each, then in one call: the replies, every key and every
-    publication the same (each run's commands counted: INFO commandstats)."""
-    apart = await recorded(lua, outcomes, one_by_one, pop)
-    joined = await recorded(lua, outcomes, in_one_call, pop)
+    publication the same (each run's commands counted: INFO commandstats); `more`: what the
+    workload needs besides."""
+    apart = await recorded(lua, outcomes, one_by_one, pop, more)
+    joined = await recorded(lua, outcomes, in_one_call, pop, more)
     same_replies(joined[0], apart[0])
     assert joined[1] == apart[1]
     assert joined[2] == apart[2]
@@ -167,6 +174,35 @@ async def test_a_job_named_again_or_sent_back_to_its_queue_ends_as_one_by_one(
     assert joined[0][-2][0] == "refused"
 
 
+async def full_queue_throttle(lua: Lua) -> None:
+    """Queue "tq" runs one job at a time (its queue throttle's maximum 1): t1 holds it."""
+    await lua("throttle.set", 75, "ql:q:tq", 1)
+    await rput(lua, 76, "t1", queue="tq")
+    assert await rpop(lua, 77, 5, queue="tq", worker="w") == ["t1"]
+
+
+# t1's completion frees its queue throttle's slot, which the call leaves for its flush; the
+# put of c into tq (a requeue) counts that throttle's locks: the freed slot counts as free
+FREED: list[Outcome] = [
+    complete("t1", "tq", 100.0),
+    ("job.requeue", 100.5, ("w", "tq", "c", "klass", "{}", 0)),
+    complete("a1", "queue", 101.0),
+]
+
+
+async def test_a_throttle_slot_freed_in_the_call_is_free_for_the_outcomes_after(
+    lua: Lua,
+) -> None:
+    joined, apart = await compared(lua, FREED, pop=True, more=full_queue_throttle)
+    keys = joined[1]
+    assert keys["ql:j:c"][1]["state"] == "waiting"  # not parked behind t1's slot
+    assert [jid for jid, _ in keys["ql:q:tq-work"][1]] == ["c"]
+    assert "ql:th:ql:q:tq-locks" not in keys
+    assert "ql:th:ql:q:tq-pending" not in keys
+    # the released slots of a1 and t1 (each job holds its queue's): ZREMs at the flush
+    assert calls(joined[3], "zrem") < calls(apart[3], "zrem")
+
+
 @pytest.mark.parametrize(
     ("bad", "text", "error"),
     [
@@ -217,3 +253,36 @@ async def test_bad_framing_is_refused_before_any_outcome_runs(
     await workload(lua)
     ok = framed([complete("a1", "queue", 100)])
     await refused(lua, text, "jobs.outcomes", 200, *args[:3], *ok, *args[3:])
+
+
+RETAINED = 200  # jobs-history-count: a slack of 2 jobs (CORE.md 5.7)
+
+
+async def test_completions_in_one_call_count_the_retention_once_within_its_bound(
+    lua: Lua,
+) -> None:
+    """The retention marker counts a call's completions in one second with one HINCRBY,
+    and the call purges once if one of them would have purged: the completed jobs kept
+    after each call pass jobs-history-count by at most its slack (1%), as one by one."""
+    await lua("config.set", 0, "jobs-history-count", RETAINED)
+    jids = [f"r{k}" for k in range(RETAINED + 12)]
+    for k, jid in enumerate(jids):
+        await rput(lua, 1 + k / 1000, jid)
+    assert len(await rpop(lua, 2, len(jids), worker="w")) == len(jids)
+    kept, expected, count = [], [], 0
+    for first in range(0, len(jids), 2):  # two completions a call, all in second 500
+        pair = [complete(jid, "queue", 500 + first / 1000) for jid in jids[first : first + 2]]
+        await lua.redis.config_resetstat()
+        await lua("jobs.outcomes", 500.5, "", "", "", *framed(pair))
+        ran = await lua.redis.info("commandstats")
+        # one for the minute's tick, one for the class's run-time bucket, one for the marker
+        assert calls(ran, "hincrby") == 3
+        kept.append(int(await lua.redis.zcard("ql:completed")))
+        count += 2
+        # the completions since the second began: first + 1 and first + 2; 1, 4, 7... purge
+        if first % 3 == 0 or (first + 1) % 3 == 0:
+            count = min(count, RETAINED)
+        expected.append(count)
+    assert kept == expected
+    assert max(kept) == RETAINED + 2  # the bound is reached, never passed
+    assert await lua.redis.hgetall("ql:aqless:retention") == {"500": str(len(jids))}

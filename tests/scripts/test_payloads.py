@@ -3,6 +3,8 @@
 - ``data_apart``, the last argument of ``rateLimit.pop`` (and of ``queue.popAfter``'s pop):
   each job's stored data text comes after the reply's JSON text, as it is, instead of
   escaped into the job object.
+- ``data_apart_no_history``, the same for aqless's workers, whose job objects also leave out
+  their history (no job's history list is read).
 - ``keep_data``, an option of ``job.complete`` and ``job.completeAndRequeue``: the job keeps
   its stored data; the `data` argument is neither decoded nor written.
 
@@ -123,6 +125,46 @@ async def test_pop_after_passes_data_apart_to_its_pop(lua: Lua) -> None:
     assert json.loads(text) == expected
     assert texts == expected_texts == [DATA["string"], DATA["number"]]
     assert await lua.redis.hget("ql:j:escapes", "data") == '{"done":1}'
+
+
+def lranges(ran: dict[str, Any]) -> int:
+    return int(ran.get("cmdstat_lrange", {}).get("calls", 0))
+
+
+# the worker's pops (at 20): alone, after one outcome, after many (of the first job, `escapes`)
+POPS: dict[str, Callable[[str], tuple[Argument, ...]]] = {
+    "rateLimit.pop": lambda option: ("queue", "w", 3, option),
+    "queue.popAfter": lambda option: ("queue", "w", 3, option, *OUTCOME),
+    "jobs.outcomes": lambda option: ("queue", "w", 3, option, *OUTCOME[:2], 4, *OUTCOME[2:]),
+}
+
+
+@pytest.mark.parametrize("command", list(POPS))
+async def test_the_workers_pop_without_history_does_what_data_apart_does_reading_none(
+    lua: Lua, command: str
+) -> None:
+    async def run(option: str) -> tuple[Any, ...]:
+        async def pop(lua: Lua) -> tuple[Any, int]:
+            await lua.redis.config_resetstat()
+            reply = await lua(command, 20, *POPS[command](option))
+            return reply, lranges(await lua.redis.info("commandstats"))
+
+        return await recorded(lua, lambda lua: popped_then(lua, pop))
+
+    (apart, apart_lranges), *apart_state = await run("data_apart")
+    (bare, bare_lranges), *bare_state = await run("data_apart_no_history")
+    assert bare_state == apart_state  # keys and publications
+    assert (apart_lranges, bare_lranges) == (3, 0)  # a history read per job popped
+    if command != "rateLimit.pop":  # the pop's part of the reply; the outcomes' the same
+        assert bare[2:] == apart[2:] == ["ok", "complete"]
+        apart, bare = apart[1], bare[1]
+    (text, *texts), (bare_text, *bare_texts) = apart, bare
+    expected = json.loads(text)
+    assert len(expected["jobs"]) == 3
+    for job in expected["jobs"]:
+        assert job.pop("history")[-1]["what"] == "popped"
+    assert json.loads(bare_text) == expected
+    assert bare_texts == texts
 
 
 @pytest.mark.parametrize(

@@ -70,3 +70,26 @@ async def test_a_lost_reply_of_a_joined_call_loses_no_outcome(client: aqless.Cli
     assert counters.completed + counters.failed <= 200
     states = {job.state for job in await client.jobs.get_many(jids)}
     assert states == {JobState.COMPLETE}
+
+
+async def test_the_workers_pops_read_no_history(client: aqless.Client) -> None:
+    """The worker pops with ``data_apart_no_history``: the server reads no job's history
+    list for it, and the job its code gets has none until read again."""
+    seen: list[tuple[str, ...]] = []
+    read_again: list[tuple[str, ...]] = []
+
+    async def look(job: aqless.Job) -> None:
+        seen.append(tuple(entry.what for entry in job.history))
+        if len(seen) == 1:
+            read_again.append(tuple(entry.what for entry in (await job.refresh()).history))
+
+    await client.queues["q"].put_many(PutRequest("app.job") for _ in range(60))
+    worker = make_worker(client, ["q"], one(look), concurrency=10, burst=True)
+    await client.redis.config_resetstat()
+    counters = await worker.run()
+    ran = await client.redis.info("commandstats")
+    assert counters.completed == 60
+    # the refresh's read alone (a pop with history reads one list a job)
+    assert ran["cmdstat_lrange"]["calls"] == 1
+    assert read_again == [("put", "popped")]
+    assert seen == [()] * 60

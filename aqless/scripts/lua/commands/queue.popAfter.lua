@@ -1,8 +1,9 @@
 --[=[ queue.popAfter
-  Args     queue, worker, limit, ([data_apart], command, command's now, command's argument...)
+  Args     queue, worker, limit, ([data_apart or data_apart_no_history], command, command's
+           now, command's argument...)
            (aqless's own: runs the outcome `command` (job.complete, job.completeAndRequeue,
            job.fail, job.retry or job.requeue) as its own call would, then pops as
-           rateLimit.pop, with data_apart when given)
+           rateLimit.pop, with that option when given)
   Reads    as the command, as rateLimit.pop
   Writes   as the command, as rateLimit.pop
   Returns  {ok or refused, rateLimit.pop's reply or the text of its refusal, ok or refused, the

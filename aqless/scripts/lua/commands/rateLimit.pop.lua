@@ -1,5 +1,5 @@
 --[=[ rateLimit.pop
-  Args     queue, worker, limit, [data_apart]
+  Args     queue, worker, limit, [data_apart or data_apart_no_history]
   Reads    as queue.pop, rate limits, ql:q:<q>-scheduled
   Writes   as queue.pop, ql:rl:<id>-starts
   Returns  {"jobs": queue.pop's reply, "wait": seconds until a rate limit that held the pop back
@@ -7,12 +7,17 @@
            scheduled job is due; null when neither, "held": whether a rate limit held the pop
            back, or the next scheduled job names one} (JSON); with data_apart (aqless's own), a
            list: that JSON text with no "data" in the job objects, then each job's stored data
-           text as it is, in the order of the jobs
+           text as it is, in the order of the jobs; with data_apart_no_history (aqless's
+           workers') the same, and the job objects have no "history"
   Errors   as pop
 ]=]
 Commands['rateLimit.pop'] = function(D, now, queue, worker, limit, data_apart)
   local apart = nil
-  if data_apart == DATA_APART then apart = {''} end
+  if data_apart == DATA_APART then
+    apart = {''}
+  elseif data_apart == Queue.NO_HISTORY then
+    apart = {'', no_history = true}
+  end
   local jobs = Queue.pop(D, now, queue, worker, limit, apart)
   RateLimit.note_scheduled(queue, now)
   local reply = '{"jobs":' .. jobs .. ',"wait":' .. cjson.encode(RateLimit.wait or cjson.null)

@@ -62,6 +62,13 @@ do
     return ',"attempt":' .. whole_text(attempt or 0)
   end
 
+  -- The `history` pair of the job object: none in a pop's for aqless's workers, which do not
+  -- read it (`apart.no_history`: data_apart_no_history in rateLimit.pop).
+  local function history_pair(D, jid, apart)
+    if apart ~= nil and apart.no_history then return '' end
+    return ',"history":' .. History.json(D, jid)
+  end
+
   -- The job object (17 keys classic, 18 reqless) as JSON text, or nil when the job does not
   -- exist. `f`: the job's fields (Job.read_full) when the caller holds them as they are
   -- stored. Concatenated, not encoded: the values are those cjson would write of the decoded
@@ -102,7 +109,7 @@ do
       ',"remaining":' .. whole_text(f[REMAINING]) ..
       data_key .. data ..
       ',"tags":' .. json_stored(f[TAGS]) ..
-      ',"history":' .. History.json(D, jid) ..
+      history_pair(D, jid, apart) ..
       ',"failure":' .. json_stored(f[FAILURE]) ..
       ',"spawned_from_jid":' .. spawned ..
       ',"dependents":' .. dependents ..

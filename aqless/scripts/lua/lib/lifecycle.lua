@@ -102,20 +102,43 @@ do
   -- 100, or jobs-history <= 0) at every completion, as the reference does. The marker
   -- ql:aqless:retention holds one field, the second of the last purge by time, counting the
   -- completions in it (one HINCRBY a completion); a new second's field replaces the others.
+  -- While a call's outcomes are folded (Stats.fold), a second's completions are counted with
+  -- one HINCRBY at the flush, which purges once if a completion among them would have: the
+  -- purge comes later in the call, never later than the call (Job.retention_count).
   local function retain(D, now)
     local history = Config.number('jobs-history')
     local keep = whole(Config.number('jobs-history-count'))
     local slack = math.floor(keep / 100)
     if history > 0 and slack > 0 then
-      local marker, second = Keys.retention(), integer_text(math.floor(now))
-      local since = call('HINCRBY', marker, second, 1)
-      if (since - 1) % (slack + 1) ~= 0 then return end
-      if since == 1 then
-        call('DEL', marker)
-        call('HSET', marker, second, 1)
+      local second = integer_text(math.floor(now))
+      if Stats.folded then
+        local entry = Stats.folded_entry('r ' .. second, 'retain', D, second, slack)
+        entry.delta, entry.now = entry.delta + 1, math.max(entry.now or now, now)
+        return
       end
+      if not Job.retention_count(second, 1, slack) then return end
     end
     purge_completed(D, now, history, keep)
+  end
+
+  -- Counts `n` completions in `second` on the marker; whether one of them is a purge's (the
+  -- second's first, or one after every `slack` + 1). A new second's field replaces the others.
+  function Job.retention_count(second, n, slack)
+    local marker = Keys.retention()
+    local since = call('HINCRBY', marker, second, n)
+    if since == n then
+      call('DEL', marker)
+      call('HSET', marker, second, n)
+    end
+    return math.floor((since - 1) / (slack + 1)) ~= math.floor((since - n - 1) / (slack + 1))
+  end
+
+  -- The flush's part (Stats.flush) of a folded second's completions: its count and its purge.
+  function Job.retention_flush(D, second, slack, n, now)
+    if Job.retention_count(second, n, slack) then
+      purge_completed(D, now, Config.number('jobs-history'),
+        whole(Config.number('jobs-history-count')))
+    end
   end
 
   -- The first field of complete's write of the job: its data, or, when the job keeps the

@@ -98,7 +98,13 @@ function Stats.by_class(queue, now, klass, seconds)
     if seconds > 0.001 then bucket = math.ceil(2 * math.log(seconds * 1000) / math.log(2)) end
     field = klass .. '|r' .. bucket
   end
-  call('HINCRBY', Keys.throughput(now - now % 3600, queue), field, 1)
+  local key = Keys.throughput(now - now % 3600, queue)
+  if Stats.folded then  -- (after the tick's entry, met first: the hash's expiry is set)
+    local entry = Stats.folded_entry(key .. ' ' .. field, 'count', key, field)
+    entry.delta = entry.delta + 1
+    return
+  end
+  call('HINCRBY', key, field, 1)
 end
 
 function Stats.count(queue, at, counters, klass)
@@ -137,14 +143,24 @@ function Stats.folded_entry(id, what, a, b, c)
   return entry
 end
 
--- ZREM `member` from `key`: a lock set or a worker's jobs (only a pop or a heartbeat adds to
--- those, and neither runs among a call's outcomes), or the work and scheduled sets a finished
--- job leaves (Job.leave_running). While folding, one ZREM per set at the flush, before the
--- call's pop; removing twice is removing once.
+-- ZREM `member` from `key`: a lock set (a queue's, a throttle's) or a worker's jobs (only a
+-- pop or a heartbeat adds to those, and neither runs among a call's outcomes), or the work
+-- and scheduled sets a finished job leaves (Job.leave_running). While folding, one ZREM per
+-- set at the flush, before the call's pop; removing twice is removing once. A count of a
+-- throttle's locks among the outcomes (a put's, a release's) settles its set first.
 function Stats.remove(key, member)
   if not Stats.folded then return call('ZREM', key, member) end
   local entry = Stats.folded_entry('z ' .. key, 'zrem', key)
   entry.samples[#entry.samples + 1] = member
+end
+
+-- The removals from `key` left for the flush, written now.
+function Stats.settle(key)
+  local entry = Stats.folded and Stats.folded['z ' .. key]
+  if entry and #entry.samples > 0 then
+    call('ZREM', key, unpack(entry.samples))
+    entry.samples = {}
+  end
 end
 
 function Stats.flush()
@@ -154,9 +170,11 @@ function Stats.flush()
     if entry.what == 'samples' then
       Stats.record(entry[1], entry[2], entry[3], entry.samples)
     elseif entry.what == 'zrem' then
-      call('ZREM', entry[1], unpack(entry.samples))
+      if #entry.samples > 0 then call('ZREM', entry[1], unpack(entry.samples)) end
     elseif entry.what == 'count' then
       call('HINCRBY', entry[1], entry[2], entry.delta)
+    elseif entry.what == 'retain' then
+      Job.retention_flush(entry[1], entry[2], entry[3], entry.delta, entry.now)
     elseif call('HINCRBY', entry[1], entry[2], entry.delta) == entry.delta then
       call('EXPIRE', entry[1], 90000 - math.floor(entry[3]))
     end

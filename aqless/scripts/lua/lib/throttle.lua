@@ -37,14 +37,19 @@ end
 
 -- 0 means unlimited; a negative maximum (stored before throttle.set refused one) admits no
 -- one (as the reference).
+-- (A count of the locks first writes the removals from them a folding call left for its
+-- flush: Throttle.release.)
 function Throttle.available(tid)
   local maximum = Throttle.maximum(tid)
-  return maximum == 0 or call('ZCARD', locks_key(tid)) < maximum
+  if maximum == 0 then return true end
+  Stats.settle(locks_key(tid))
+  return call('ZCARD', locks_key(tid)) < maximum
 end
 
 local function free_slots(tid)
   local maximum = Throttle.maximum(tid)
   if maximum == 0 then return 10 end
+  Stats.settle(locks_key(tid))
   return math.floor(maximum - call('ZCARD', locks_key(tid)))
 end
 
@@ -129,8 +134,11 @@ end
 
 -- Frees the job's slot (or its place in line) and moves as many pending jobs back to
 -- their queue's work set as there are free slots. Moved jobs acquire at their next pop.
--- `none_pending`: the caller knows the pending set does not exist.
+-- `none_pending`: the caller knows the pending set does not exist; then, while a call's
+-- outcomes are folded, the slot is freed at the flush (Stats.remove: only a pop adds to the
+-- locks, and a count of them settles first).
 function Throttle.release(tid, jid, now, none_pending)
+  if none_pending and Stats.folded then return Stats.remove(locks_key(tid), jid) end
   if call('ZREM', locks_key(tid), jid) == 0 then call('ZREM', pending_key(tid), jid) end
   if none_pending or call('ZCARD', pending_key(tid)) == 0 then return end
   local slots = free_slots(tid)
