@@ -5,9 +5,10 @@ Runs put, pop, heartbeat and complete N times in each vocabulary, both as the sc
 reading INFO commandstats around each phase. Then again with pops of 50 jobs (a worker
 with 50 slots): put, `pop50` (figures per job) and complete. Prints a table; `lifecycle`
 is put + pop + heartbeat + complete one job at a time, `lifecycle50` put + pop50 +
-complete. The `fenced` vocabulary is aqless's worker's calls: its own pop (rateLimit.pop with
-data_apart_no_history, each job's attempt in the reply, no history), heartbeat and complete with the attempt, and
-complete with keep_data and no data (the job's code left its data as it was).
+complete. The `fenced` vocabulary is aqless's worker's calls: its own pop (rateLimit.pop
+with data_apart_no_history, each job's attempt in the reply, no history), heartbeat and
+complete with the attempt, and complete with keep_data and no data (the job's code left its
+data as it was).
 
     python benchmarks/lua_cost.py [--jobs 2000] [--url redis://...]
 """
