@@ -243,8 +243,12 @@ async def prepare(client: aqless.Client, heartbeat: int = 2) -> None:
     await client.config.set("jobs-history-count", 10_000_000)
 
 
-async def put_jobs(client: aqless.Client, count: int, sleep: float = 0.0) -> list[str]:
-    requests = [aqless.PutRequest("faultjobs.work", {"sleep": sleep}) for _ in range(count)]
+async def put_jobs(
+    client: aqless.Client, count: int, sleep: float = 0.0, retries: int | None = None
+) -> list[str]:
+    requests = [
+        aqless.PutRequest("faultjobs.work", {"sleep": sleep}, retries=retries) for _ in range(count)
+    ]
     jids: list[str] = []
     for start in range(0, count, 5_000):
         jids += await client.queues[QUEUE].put_many(requests[start : start + 5_000])
