@@ -13,7 +13,6 @@ from typing import Any, Final
 from starlette.requests import Request
 
 from aqless import rules, scripts
-from aqless._concurrency.routing import gathered
 from aqless._connection.protocol import raising_aqless_errors
 from aqless._version import __version__
 from aqless.client import Client
@@ -32,7 +31,7 @@ from aqless.documents import (
 from aqless.errors import InvalidValueError
 from aqless.job import RecurringJob
 from aqless.ops import known
-from aqless.ops.listings import recurring_templates, templates_by_id, throttle_documents
+from aqless.ops.listings import recurring_page, templates_by_id, throttle_documents
 from aqless.sharding.client import AnyClient
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
@@ -257,8 +256,13 @@ async def worker(client: AnyClient, request: Request) -> JSON:
 
 
 async def recurring(client: AnyClient, request: Request) -> JSON:
-    shards = await gathered(client.servers, recurring_templates)
-    return {"jobs": [recurring_document(template) for found in shards for template in found]}
+    """A page of every queue's recurring jobs (`aqless.ops.listings.recurring_page`)."""
+    page, size, offset = window(request)
+    templates, total = await recurring_page(client, offset, size)
+    return {
+        "jobs": [recurring_document(template) for template in templates],
+        **paging(request, page, total, size),
+    }
 
 
 async def throttles(client: AnyClient, request: Request) -> JSON:

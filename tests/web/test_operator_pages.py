@@ -40,9 +40,37 @@ async def test_the_recurring_page_reads_the_templates_in_bulk(counted: Counted) 
     transport = httpx.ASGITransport(app=create_app(client))
     async with httpx.AsyncClient(transport=transport, base_url="http://dash") as http:
         before = counted.round_trips.count
-        document = (await http.get("/api/recurring")).json()
-        assert counted.round_trips.count - before == 3  # names, ids, templates
+        document = (await http.get("/api/recurring", params={"size": 50})).json()
+        assert counted.round_trips.count - before == 3  # counts, ids, templates
         page = await http.get("/api/queues/reports", params={"state": "recurring", "page": 2})
     by_name = sorted(f"r{n}" for n in range(40))  # same next spawn: by id
     assert [job["jid"] for job in document["jobs"]] == by_name
+    assert (document["total"], document["pages"]) == (40, 1)
     assert [job["jid"] for job in page.json()["jobs"]] == by_name[25:]
+
+
+async def test_the_recurring_page_reads_one_page_whatever_the_templates_kept(
+    counted: Counted,
+) -> None:
+    client = counted.client
+    for name, many in (("a-reports", 30), ("b-reports", 200), ("c-reports", 30)):
+        for n in range(many):
+            await client.queues[name].recur("app.Report", {}, interval=60, jid=f"{name}-{n:03}")
+    transport = httpx.ASGITransport(app=create_app(client))
+    async with httpx.AsyncClient(transport=transport, base_url="http://dash") as http:
+        before = counted.round_trips.count
+        last = (await http.get("/api/recurring", params={"page": 11})).json()
+        # the counts, then the last queue's ids and templates: the 230 before are skipped
+        assert counted.round_trips.count - before == 3
+        before = counted.round_trips.count
+        across = (await http.get("/api/recurring", params={"page": 2})).json()
+        assert counted.round_trips.count - before == 5  # the counts, two queues' reads
+        html = (await http.get("/recurring", params={"page": 2})).text
+    assert (last["total"], last["pages"], last["page"]) == (260, 11, 11)
+    assert [job["jid"] for job in last["jobs"]] == [f"c-reports-{n:03}" for n in range(20, 30)]
+    assert [job["jid"] for job in across["jobs"]] == [
+        *(f"a-reports-{n:03}" for n in range(25, 30)),
+        *(f"b-reports-{n:03}" for n in range(20)),
+    ]
+    assert "260 recurring jobs" in html
+    assert 'href="/recurring?page=11"' in html
