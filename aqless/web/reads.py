@@ -198,14 +198,23 @@ async def flow_of(client: AnyClient, jid: str) -> JSON | None:
 
 
 async def failed(client: AnyClient, request: Request) -> JSON:
-    groups = []
+    """A page of the failure groups, the biggest first, each with its newest jobs (only the
+    page's groups are sampled: the work is bounded by the page, not by the groups kept)."""
+    page, size, offset = window(request)
     counts = await client.jobs.failure_groups()
-    for group, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    groups = []
+    for group, count in ordered[offset : offset + size]:
         sample = await client.jobs.failed(group, count=FAILED_SAMPLES)
         groups.append(
             {"group": group, "count": count, "samples": await jobs_json(client, sample.jids)}
         )
-    return {"groups": groups, "total": sum(counts.values())}
+    return {
+        "groups": groups,
+        **paging(request, page, len(ordered), size),
+        "total": sum(counts.values()),  # failed jobs (the paging's total counts groups)
+        "group_total": len(ordered),
+    }
 
 
 async def failed_group(client: AnyClient, request: Request) -> JSON:

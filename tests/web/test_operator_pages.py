@@ -74,3 +74,32 @@ async def test_the_recurring_page_reads_one_page_whatever_the_templates_kept(
     ]
     assert "260 recurring jobs" in html
     assert 'href="/recurring?page=11"' in html
+
+
+async def test_the_failed_page_samples_only_its_page_of_groups(counted: Counted) -> None:
+    client = counted.client
+    queue = client.queues["fails"]
+    for n in range(60):
+        jid = await queue.put("app.Job", {}, jid=f"f{n:02}")
+        job = await queue.pop()
+        assert job is not None
+        assert job.jid == jid
+        await job.fail(f"app.Error{n:02}", "boom")
+    transport = httpx.ASGITransport(app=create_app(client))
+    async with httpx.AsyncClient(transport=transport, base_url="http://dash") as http:
+        before = counted.round_trips.count
+        last = (await http.get("/api/failed", params={"page": 3})).json()
+        read_last = counted.round_trips.count - before
+        before = counted.round_trips.count
+        first = (await http.get("/api/failed", params={"size": 50})).json()
+        read_first = counted.round_trips.count - before
+        html = (await http.get("/failed", params={"page": 2})).text
+    # the groups' counts, then each group on the page: its newest jobs' ids and the jobs
+    assert read_last == 1 + 2 * 10
+    assert read_first == 1 + 2 * 50
+    assert [g["group"] for g in last["groups"]] == [f"app.Error{n:02}" for n in range(50, 60)]
+    assert (last["total"], last["group_total"], last["pages"]) == (60, 60, 3)
+    assert len(first["groups"]) == 50
+    assert "60 failure groups" in html
+    assert "app.Error49" in html
+    assert "app.Error00" not in html
