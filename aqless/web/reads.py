@@ -84,20 +84,13 @@ def window(request: Request) -> tuple[int, int, int]:
     return page, size, (page - 1) * size
 
 
-def past_the_end(request: Request, page: int, last: int | None) -> InvalidValueError:
-    """The refusal of a page beyond the listing's `last` (None: not known, the page is
-    empty)."""
-    bound = "the last page" if last is None else f"{last}, the last page"
-    return InvalidValueError(
-        command_of(request), "page", page, f"a whole number from 1 up to {bound}"
-    )
-
-
 def paging(request: Request, page: int, total: int, size: int = PAGE_SIZE) -> JSON:
     """The listing's page, pages, total and page size; a page past the last is refused."""
     pages = max(1, math.ceil(total / size))
     if page > pages:
-        raise past_the_end(request, page, pages)
+        raise InvalidValueError(
+            command_of(request), "page", page, f"a whole number from 1 up to {pages}, the last page"
+        )
     return {"page": page, "pages": pages, "total": total, "size": size}
 
 
@@ -340,11 +333,20 @@ async def about(client: Client, request: Request) -> JSON:
     }
 
 
+async def completed_total(client: AnyClient) -> int:
+    """How many completed jobs are kept: the size of each server's completed set."""
+    total = 0
+    for server in client.servers:
+        total += int(
+            await server.protocol.plain("jobs.completed", "ZCARD", f"{server.prefix}completed")
+        )
+    return total
+
+
 async def completed(client: AnyClient, request: Request) -> JSON:
-    page = page_number(request)
-    jids = await client.jobs.completed(offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE + 1)
-    more = len(jids) > PAGE_SIZE
-    if page > 1 and not jids:
-        raise past_the_end(request, page, None)
-    jobs = await with_outcome(client, await jobs_json(client, jids[:PAGE_SIZE]))
-    return {"jobs": jobs, "page": page, "pages": page + 1 if more else page, "total": None}
+    """A page of the completed jobs kept, the most recent first."""
+    page, size, offset = window(request)
+    listing = paging(request, page, await completed_total(client), size)
+    jids = await client.jobs.completed(offset=offset, count=size)
+    jobs = await with_outcome(client, await jobs_json(client, jids))
+    return {"jobs": jobs, **listing}

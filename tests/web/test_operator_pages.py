@@ -6,6 +6,8 @@ from __future__ import annotations
 import httpx
 
 import aqless
+from aqless import PutRequest
+from aqless.ops import audit
 from aqless.web import create_app
 from tests.support.clients import Counted
 from tests.support.commandstats import calls
@@ -103,3 +105,36 @@ async def test_the_failed_page_samples_only_its_page_of_groups(counted: Counted)
     assert "60 failure groups" in html
     assert "app.Error49" in html
     assert "app.Error00" not in html
+
+
+async def test_the_completed_audit_and_batches_pages_are_numbered_with_totals(
+    client: aqless.Client, app_client: httpx.AsyncClient
+) -> None:
+    queue = client.queues["finished"]
+    for n in range(60):
+        await queue.put("app.Job", {}, jid=f"done{n:02}")
+        job = await queue.pop()
+        assert job is not None
+        await job.complete()
+    for n in range(55):
+        await audit.record(client, audit.entry("ops@host", "cli", f"action{n:02}"))
+    for n in range(30):
+        await client.batches.put([("finished", PutRequest("app.Member", {}))], description=f"b{n}")
+    completed = (await app_client.get("/api/completed", params={"page": 3})).json()
+    entries = (await app_client.get("/api/audit", params={"page": 2, "size": 50})).json()
+    batches = (await app_client.get("/api/batches", params={"page": 2})).json()
+    assert (completed["total"], completed["pages"], completed["size"]) == (60, 3, 25)
+    assert [job["jid"] for job in completed["jobs"]] == [f"done{n:02}" for n in range(9, -1, -1)]
+    assert (entries["total"], entries["pages"], len(entries["entries"])) == (55, 2, 5)
+    assert [e["action"] for e in entries["entries"]] == [f"action{n:02}" for n in range(4, -1, -1)]
+    assert (batches["total"], batches["pages"], len(batches["batches"])) == (30, 2, 5)
+    for path, total in (("/completed", "60 completed jobs"), ("/audit", "55 entries")):
+        html = (await app_client.get(path)).text
+        assert total in html
+        assert f'href="{path}?page=3"' in html
+        assert f'href="{path}?size=50"' in html
+    batches_html = (await app_client.get("/batches")).text
+    assert "30 batches" in batches_html
+    assert 'href="/batches?page=2"' in batches_html
+    past = await app_client.get("/api/completed", params={"page": 4})
+    assert past.status_code == 400
