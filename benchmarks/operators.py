@@ -229,6 +229,7 @@ def page_paths(arguments: argparse.Namespace) -> list[str]:
         "/config",
         "/patterns",
         "/about",
+        "/shards",
         "/audit",
         "/classes",
         "/search?jid=job-7",
