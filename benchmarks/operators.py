@@ -1,7 +1,7 @@
 """The operators' pages and commands at scale: one queue of `--waiting` jobs, failed jobs in 50
-groups, completed, scheduled and recurring ones, a few throttles; then each dashboard
-page (its `/api` twin, in-process) and each CLI command (a process of its own, start-up
-included) timed, with the server's work for it read from INFO commandstats (its CPU time,
+groups, completed, scheduled (and tagged) and recurring ones, a few throttles; then each
+dashboard page and its `/api` twin (in-process) and each CLI command (a process of its own,
+start-up included) timed, with the server's work for it read from INFO commandstats (its CPU time,
 its commands, its SCANs); and `aqless queue empty` of `--empty` jobs timed while another
 client pings the server, whose latency (p50, p99, max) says how long the emptying held it.
 
@@ -11,9 +11,10 @@ one. Run on demand, not in the test suite:
 
     python benchmarks/operators.py [--waiting 100000] [--empty 20000] [--repeat 3] [--url ...]
 
-Without `--url`, an embedded Valkey is started (and thrown away). The same script run with
-another checkout first on PYTHONPATH measures that checkout (a command or page it lacks
-prints n/a).
+Without `--url`, an embedded Valkey is started (and thrown away); with `--url` and
+`--reuse`, the dataset a run before built there (with the same sizes) is timed again. The
+same script run with another checkout first on PYTHONPATH measures that checkout (a command
+or page it lacks prints n/a).
 """
 
 from __future__ import annotations
