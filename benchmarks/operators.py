@@ -1,7 +1,7 @@
 """The operators' pages and commands at scale: one queue of `--waiting` jobs, failed jobs in 50
-groups, completed, scheduled and recurring ones, a few throttles; then each dashboard
-page (its `/api` twin, in-process) and each CLI command (a process of its own, start-up
-included) timed, with the server's work for it read from INFO commandstats (its CPU time,
+groups, completed, scheduled (and tagged) and recurring ones, a few throttles; then each
+dashboard page and its `/api` twin (in-process) and each CLI command (a process of its own,
+start-up included) timed, with the server's work for it read from INFO commandstats (its CPU time,
 its commands, its SCANs); and `aqless queue empty` of `--empty` jobs timed while another
 client pings the server, whose latency (p50, p99, max) says how long the emptying held it.
 
@@ -11,9 +11,10 @@ one. Run on demand, not in the test suite:
 
     python benchmarks/operators.py [--waiting 100000] [--empty 20000] [--repeat 3] [--url ...]
 
-Without `--url`, an embedded Valkey is started (and thrown away). The same script run with
-another checkout first on PYTHONPATH measures that checkout (a command or page it lacks
-prints n/a).
+Without `--url`, an embedded Valkey is started (and thrown away); with `--url` and
+`--reuse`, the dataset a run before built there (with the same sizes) is timed again. The
+same script run with another checkout first on PYTHONPATH measures that checkout (a command
+or page it lacks prints n/a).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ QUEUE = "big"
 EMPTIED = "drain"
 TEMPLATES = "reports"
 GROUPS = 50
+TAG = "nightly"
 WORKER = "bench-worker"
 BATCH = 2000
 
@@ -60,6 +62,11 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--empty", type=int, default=20_000, help="jobs `queue empty` cancels")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each page and command")
     parser.add_argument("--url", help="a server to fill (FLUSHALL first!); default: embedded")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --url: time the dataset a run before built there (built by the same sizes)",
+    )
     parser.add_argument(
         "--parts",
         default="pages,commands,empty",
@@ -125,7 +132,7 @@ def build(url: str, arguments: argparse.Namespace) -> None:
     builder.calls([("config.set", "jobs-history-count", 10 * arguments.completed + 1)])
     builder.finish("failed", arguments.failed, "failed")
     builder.finish("done", arguments.completed, "complete")
-    builder.put(QUEUE, "later", arguments.scheduled, 3600)
+    builder.put(QUEUE, "later", arguments.scheduled, 3600, "tags", f'["{TAG}"]')
     builder.put(QUEUE, "job", arguments.waiting, 0)
     builder.calls(
         [
@@ -188,20 +195,68 @@ def row(name: str, figures: Figures | None) -> str:
     return f"| {name} | {wall:,.0f} | {cpu:,.1f} | {commands:,} | {scans:,} |"
 
 
+def last_page(count: int, size: int = 25) -> int:
+    return max(1, -(-count // size))
+
+
+def page_paths(arguments: argparse.Namespace) -> list[str]:
+    """Every dashboard page, with the listings' first and last pages (the deepest offset)
+    and their biggest page size, and the search page's ways of looking."""
+    waiting, per_group = arguments.waiting, arguments.failed // GROUPS
+    group = "app.Job-Error0"
+    return [
+        "/",
+        f"/queues/{QUEUE}?state=waiting",
+        f"/queues/{QUEUE}?state=waiting&page={last_page(waiting)}",
+        f"/queues/{QUEUE}?state=waiting&size=100&page={last_page(waiting, 100)}",
+        f"/queues/{QUEUE}?state=scheduled&page={last_page(arguments.scheduled)}",
+        f"/queues/{QUEUE}?state=running",
+        f"/queues/{TEMPLATES}?state=recurring&size=100&page={last_page(arguments.recurring, 100)}",
+        "/jobs/job-0",
+        "/jobs/failed-0",
+        "/failed",
+        f"/failed/{group}?page={last_page(per_group)}",
+        f"/failed/{group}?size=100&page={last_page(per_group, 100)}",
+        "/completed",
+        f"/completed?page={last_page(arguments.completed)}",
+        "/tracked",
+        "/tags",
+        f"/tags?tag={TAG}&size=100&page={last_page(arguments.scheduled, 100)}",
+        "/workers",
+        f"/workers/{WORKER}",
+        "/recurring",
+        "/throttles",
+        "/batches",
+        "/config",
+        "/patterns",
+        "/about",
+        "/shards",
+        "/audit",
+        "/classes",
+        "/search?jid=job-7",
+        "/search?class=app.Report",
+        f"/search?group={group}&state=failed",
+        f"/search?tag={TAG}",
+        "/search?state=complete&where=n=1",
+        "/search?queue=big&state=waiting&where=to=nobody",
+        "/search?result=x=1&limit=5000",
+        "/api/search/names",
+        "/api/scaling",
+    ]
+
+
+def twins(path: str) -> list[str]:
+    """The page and its `/api` twin (the endpoints that are only JSON alone)."""
+    if path.startswith("/api/"):
+        return [path]
+    return [path, "/api/overview" if path == "/" else "/api" + path]
+
+
 def pages(url: str, connection: redis.Redis, arguments: argparse.Namespace) -> list[str]:
-    """Each page's `/api` twin, in-process, on one client warmed up first."""
+    """Each page and its `/api` twin, in-process, on one client warmed up first."""
     from aqless.web import create_app
 
-    per_group = arguments.failed // GROUPS
-    paths = [
-        "/api/throttles",
-        "/api/recurring",
-        f"/api/queues/{TEMPLATES}?state=recurring",
-        f"/api/queues/{QUEUE}?state=waiting&page={max(1, -(-arguments.waiting // 25))}",
-        f"/api/failed/app.Job-Error0?page={max(1, -(-per_group // 25))}",
-        "/api/failed",
-        "/api/overview",
-    ]
+    paths = [twin for path in page_paths(arguments) for twin in twins(path)]
     lines = []
 
     async def visit() -> None:
@@ -211,16 +266,19 @@ def pages(url: str, connection: redis.Redis, arguments: argparse.Namespace) -> l
                 await http.get("/api/about")  # the connection and the script, before timing
                 for path in paths:
                     figures = []
+                    status = 200
                     for _ in range(arguments.repeat):
                         before = server_work(connection)
                         start = time.perf_counter()
                         reply = await http.get(path)
                         wall = (time.perf_counter() - start) * 1000
                         after = server_work(connection)
-                        if reply.status_code != 200:
+                        status = reply.status_code
+                        if status not in (200, 303):  # 303: a jid search's way to the job
                             break
                         figures.append((wall, *(a - b for a, b in zip(after, before, strict=True))))
-                    lines.append(row(f"page `{path}`", medians(figures)))
+                    name = f"page `{path}`" if status == 200 else f"page `{path}` ({status})"
+                    lines.append(row(name, medians(figures)))
 
     anyio.run(visit)
     return lines
@@ -251,6 +309,8 @@ def commands(url: str, connection: redis.Redis, arguments: argparse.Namespace) -
         ("recurring", "list"),
         ("jobs", QUEUE, "failed", "--offset", str(max(0, arguments.failed - 25))),
         ("throttle", "list"),
+        ("search", "--class", "app.Job", "--where", "to = nobody"),
+        ("search", "--group", "app.Job-Error0"),
     ]
     return [
         row(
@@ -321,7 +381,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     arguments = parse(argv)
     with server(arguments.url) as url:
         started = time.perf_counter()
-        build(url, arguments)
+        if not (arguments.reuse and arguments.url):
+            build(url, arguments)
         say(f"built in {time.perf_counter() - started:.0f} s; aqless from {aqless.__file__}")
         connection = redis.Redis.from_url(url)
         say(f"\n| what | ms (median of {arguments.repeat}) | server CPU ms | commands | SCANs |")

@@ -3,6 +3,7 @@ percentiles, the window of readings, and a queue's signals read from a real serv
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -19,6 +20,7 @@ from aqless.scaling import (
     slots_for,
     wait_quantile,
 )
+from aqless.scaling.erlang import MOST_SLOTS
 from tests.support.clients import ManualClock
 
 pytest_plugins = ["tests.support.client_fixtures"]
@@ -147,6 +149,20 @@ def test_jobs_waiting_beyond_the_target_add_to_the_arrival_rate() -> None:
     backed_up = reading(noon + 60, 6000, waiting=1200).since(reading(noon, 0, waiting=0))
     # 100 jobs a second may leave 200 waiting under a 2 s target: the other 1000 drain
     assert backed_up.arrival_rate == pytest.approx(100 + 1000 / BACKLOG_DRAIN)
+
+
+def test_a_target_past_the_most_slots_recommends_slots_that_keep_up() -> None:
+    """A backlog whose target needs more than MOST_SLOTS slots is a reading (the fewest that
+    keep up, at least MOST_SLOTS, and the wait they give), not a refusal."""
+    noon = 100 * DAY + DAY / 2
+    for load, slots in ((MOST_SLOTS - 0.5, MOST_SLOTS), (122_627.5, 122_628)):
+        backlog = dataclasses.replace(
+            reading(noon, 0), run_mean=8.0, waiting=round(load / 8.0 * BACKLOG_DRAIN)
+        )
+        flooded = backlog.since(None)
+        assert flooded.slots == slots
+        assert flooded.predicted_p95 is not None
+        assert 2.0 < flooded.predicted_p95 < math.inf  # the target missed, the wait finite
 
 
 def test_a_window_takes_the_throughput_over_about_its_length() -> None:

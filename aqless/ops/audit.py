@@ -148,3 +148,11 @@ async def read(client: AnyClient, *, limit: int = 100, offset: int = 0) -> list[
             key(client), start, start + limit - 1
         )
     return [AuditEntry.parse(item) for item in raw]
+
+
+async def page(client: AnyClient, *, limit: int, offset: int = 0) -> tuple[list[AuditEntry], int]:
+    """`read`'s entries, and how many the log holds (one round trip more)."""
+    entries = await read(client, limit=limit, offset=offset)
+    with raising_aqless_errors("audit.read"):
+        total: int = await log_client(client).redis.llen(key(client))
+    return entries, total

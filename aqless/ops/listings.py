@@ -42,6 +42,36 @@ async def recurring_templates(server: Client, queues: Sequence[str] = ()) -> lis
     return found
 
 
+async def recurring_page(
+    client: AnyClient, offset: int, count: int
+) -> tuple[list[RecurringJob], int]:
+    """`count` recurring templates from the `offset`-th, of every queue on every server (in
+    the order `recurring_templates` lists them), and how many there are in all: each
+    server's queue counts in one call, then only the queues the page reaches, two calls
+    each. The work is bounded by the page and the number of queues, never by the templates
+    kept."""
+    listed = [
+        (server, counts.name, counts.recurring)
+        for server in client.servers
+        for counts in await server.queues.counts()
+        if counts.recurring
+    ]
+    found: list[RecurringJob] = []
+    for server, name, held in listed:
+        if offset >= held:
+            offset -= held
+            continue
+        if len(found) < count:
+            rjids = await server.queues[name].jobs(
+                "recurring", offset=offset, count=count - len(found)
+            )
+            if rjids:
+                reply = await server.protocol.json("recurringJob.getMulti", *rjids)
+                found += [RecurringJob(server, template) for template in reply or []]
+        offset = 0
+    return found, sum(held for _, _, held in listed)
+
+
 async def templates_by_id(client: AnyClient, rjids: Sequence[str]) -> list[RecurringJob]:
     """The recurring templates among `rjids` that exist, in their order: one call a server
     (each shard asked for them all, as a template's shard is not known from its id)."""

@@ -8,6 +8,7 @@ the run count, which is the count of completions).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Protocol
@@ -16,8 +17,9 @@ import anyio
 
 from aqless import rules
 from aqless._concurrency.task_groups import own_errors
+from aqless.errors import InvalidArgumentError
 from aqless.models import Durations, HistoryEntry, QueueCounts, QueueStats
-from aqless.scaling.erlang import slots_for, wait_quantile
+from aqless.scaling.erlang import MOST_SLOTS, slots_for, wait_quantile
 
 __all__ = [
     "BACKLOG_DRAIN",
@@ -223,7 +225,11 @@ def scaling_record(
     arrival = rate + excess / BACKLOG_DRAIN
     slots, predicted = 0, None
     if run_mean is not None and arrival > 0:
-        slots = slots_for(arrival, run_mean, target_p95, _QUANTILE)
+        try:
+            slots = slots_for(arrival, run_mean, target_p95, _QUANTILE)
+        except InvalidArgumentError:  # the target needs more than it looks for: the fewest
+            # slots that keep up, at least the most it looks for (the target is then missed)
+            slots = max(MOST_SLOTS, math.floor(arrival * run_mean) + 1)
     if slots == 0 and waiting + running > 0:
         slots = 1
     if run_mean is not None and slots > 0:

@@ -18,7 +18,7 @@ from aqless.sharding.client import AnyClient
 from aqless.web.actions import ACTED_ON, ActionError, Form, Handler
 from aqless.web.auth import who
 from aqless.web.previous import previous_value
-from aqless.web.reads import JSON, PAGE_SIZE, page_number
+from aqless.web.reads import JSON, paging, window
 from aqless.web.security import CSRF_FIELD
 
 #: The form fields that name what an action is done to; the others are its details.
@@ -104,11 +104,9 @@ async def _recorded(client: AnyClient, entry: audit_log.AuditEntry, length: int)
 
 async def audit(client: AnyClient, request: Request) -> JSON:
     """The Audit page: a page of the log, newest first."""
-    page = page_number(request)
-    entries = await audit_log.read(client, limit=PAGE_SIZE + 1, offset=(page - 1) * PAGE_SIZE)
-    more = len(entries) > PAGE_SIZE
+    page, size, offset = window(request)
+    entries, total = await audit_log.page(client, limit=size, offset=offset)
     return {
-        "entries": [entry.document() for entry in entries[:PAGE_SIZE]],
-        "page": page,
-        "pages": page + 1 if more else page,
+        "entries": [entry.document() for entry in entries],
+        **paging(request, page, total, size),
     }

@@ -10,10 +10,10 @@ from starlette.requests import Request
 from aqless.batches import Batch
 from aqless.documents import job_document
 from aqless.sharding.client import AnyClient
-from aqless.web.reads import NotFound
+from aqless.web.reads import NotFound, paging, window
 
 JSON = dict[str, Any]
-#: batches per page of the listing, and (about) members per page of a batch
+#: (about) members per page of a batch
 PAGE = 50
 
 
@@ -23,16 +23,12 @@ def batch_document(batch: Batch) -> JSON:
 
 
 async def batches(client: AnyClient, request: Request) -> JSON:
-    try:
-        page = max(1, int(request.query_params.get("page", "1")))
-    except ValueError:
-        page = 1
-    found = await client.batches.recent(offset=(page - 1) * PAGE, count=PAGE)
+    """A page of the batches kept, newest first (``page``, ``size`` as every listing)."""
+    page, size, offset = window(request)
+    found = await client.batches.recent(offset=offset, count=size)
     return {
         "batches": [batch_document(batch) for batch in found.batches],
-        "total": found.total,
-        "page": page,
-        "pages": max(1, -(-found.total // PAGE)),
+        **paging(request, page, found.total, size),
     }
 
 

@@ -13,7 +13,6 @@ from typing import Any, Final
 from starlette.requests import Request
 
 from aqless import rules, scripts
-from aqless._concurrency.routing import gathered
 from aqless._connection.protocol import raising_aqless_errors
 from aqless._version import __version__
 from aqless.client import Client
@@ -32,7 +31,7 @@ from aqless.documents import (
 from aqless.errors import InvalidValueError
 from aqless.job import RecurringJob
 from aqless.ops import known
-from aqless.ops.listings import recurring_templates, templates_by_id, throttle_documents
+from aqless.ops.listings import recurring_page, templates_by_id, throttle_documents
 from aqless.sharding.client import AnyClient
 from aqless.web import config_docs
 from aqless.web.condition import memory_of
@@ -85,20 +84,13 @@ def window(request: Request) -> tuple[int, int, int]:
     return page, size, (page - 1) * size
 
 
-def past_the_end(request: Request, page: int, last: int | None) -> InvalidValueError:
-    """The refusal of a page beyond the listing's `last` (None: not known, the page is
-    empty)."""
-    bound = "the last page" if last is None else f"{last}, the last page"
-    return InvalidValueError(
-        command_of(request), "page", page, f"a whole number from 1 up to {bound}"
-    )
-
-
 def paging(request: Request, page: int, total: int, size: int = PAGE_SIZE) -> JSON:
     """The listing's page, pages, total and page size; a page past the last is refused."""
     pages = max(1, math.ceil(total / size))
     if page > pages:
-        raise past_the_end(request, page, pages)
+        raise InvalidValueError(
+            command_of(request), "page", page, f"a whole number from 1 up to {pages}, the last page"
+        )
     return {"page": page, "pages": pages, "total": total, "size": size}
 
 
@@ -199,14 +191,23 @@ async def flow_of(client: AnyClient, jid: str) -> JSON | None:
 
 
 async def failed(client: AnyClient, request: Request) -> JSON:
-    groups = []
+    """A page of the failure groups, the biggest first, each with its newest jobs (only the
+    page's groups are sampled: the work is bounded by the page, not by the groups kept)."""
+    page, size, offset = window(request)
     counts = await client.jobs.failure_groups()
-    for group, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    groups = []
+    for group, count in ordered[offset : offset + size]:
         sample = await client.jobs.failed(group, count=FAILED_SAMPLES)
         groups.append(
             {"group": group, "count": count, "samples": await jobs_json(client, sample.jids)}
         )
-    return {"groups": groups, "total": sum(counts.values())}
+    return {
+        "groups": groups,
+        **paging(request, page, len(ordered), size),
+        "total": sum(counts.values()),  # failed jobs (the paging's total counts groups)
+        "group_total": len(ordered),
+    }
 
 
 async def failed_group(client: AnyClient, request: Request) -> JSON:
@@ -257,8 +258,13 @@ async def worker(client: AnyClient, request: Request) -> JSON:
 
 
 async def recurring(client: AnyClient, request: Request) -> JSON:
-    shards = await gathered(client.servers, recurring_templates)
-    return {"jobs": [recurring_document(template) for found in shards for template in found]}
+    """A page of every queue's recurring jobs (`aqless.ops.listings.recurring_page`)."""
+    page, size, offset = window(request)
+    templates, total = await recurring_page(client, offset, size)
+    return {
+        "jobs": [recurring_document(template) for template in templates],
+        **paging(request, page, total, size),
+    }
 
 
 async def throttles(client: AnyClient, request: Request) -> JSON:
@@ -327,11 +333,20 @@ async def about(client: Client, request: Request) -> JSON:
     }
 
 
+async def completed_total(client: AnyClient) -> int:
+    """How many completed jobs are kept: the size of each server's completed set."""
+    total = 0
+    for server in client.servers:
+        total += int(
+            await server.protocol.plain("jobs.completed", "ZCARD", f"{server.prefix}completed")
+        )
+    return total
+
+
 async def completed(client: AnyClient, request: Request) -> JSON:
-    page = page_number(request)
-    jids = await client.jobs.completed(offset=(page - 1) * PAGE_SIZE, count=PAGE_SIZE + 1)
-    more = len(jids) > PAGE_SIZE
-    if page > 1 and not jids:
-        raise past_the_end(request, page, None)
-    jobs = await with_outcome(client, await jobs_json(client, jids[:PAGE_SIZE]))
-    return {"jobs": jobs, "page": page, "pages": page + 1 if more else page, "total": None}
+    """A page of the completed jobs kept, the most recent first."""
+    page, size, offset = window(request)
+    listing = paging(request, page, await completed_total(client), size)
+    jids = await client.jobs.completed(offset=offset, count=size)
+    jobs = await with_outcome(client, await jobs_json(client, jids))
+    return {"jobs": jobs, **listing}
