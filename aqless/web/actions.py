@@ -118,6 +118,33 @@ async def queue_throttle(client: AnyClient, form: Form) -> str:
     return f"{name} runs at most {maximum} jobs at once" if maximum else f"{name} is unthrottled"
 
 
+async def group_set(client: AnyClient, form: Form) -> str:
+    """A fairness group's weight, concurrency cap and rate limit (those filled in; the
+    others stay), from the queue page's groups table. Every value is checked before any is
+    written, by the rules the verbs and `aqless groups set` check them with: concurrency
+    0 lifts the cap, a rate limit of "none" lifts the limit. An empty `group` is the jobs
+    put without one."""
+    queue = client.queues[form.text("queue")]
+    named = (form.get("group") or "").strip()
+    group = rules.check("group", named, "dashboard") if named else None
+    given = {name for name in ("weight", "concurrency", "limit") if (form.get(name) or "").strip()}
+    if not given:
+        raise ActionError("give a weight, a concurrency cap or a rate limit")
+    weight = form.ruled("weight") if "weight" in given else None
+    concurrency = form.ruled("concurrency") if "concurrency" in given else None
+    lifted = "limit" in given and form.text("limit").lower() == "none"
+    limit = form.ruled("limit") if "limit" in given and not lifted else None
+    per = form.ruled("per") if limit is not None and (form.get("per") or "").strip() else 1.0
+    if weight is not None:
+        await queue.set_group_weight(group, weight)
+    if concurrency is not None:
+        await queue.set_group_concurrency(group, concurrency)
+    if "limit" in given:
+        await queue.set_group_rate_limit(group, limit, per=per)
+    shown = "(none)" if group is None else group
+    return f"Set group {shown} of {queue.name}: " + ", ".join(sorted(given))
+
+
 async def queue_empty(client: AnyClient, form: Form) -> str:
     """Cancel the queue's waiting, scheduled, depends and throttled jobs, paced as the CLI's
     `queue empty` (the same code); the jobs others depend on are kept, and said."""
@@ -444,6 +471,7 @@ HANDLERS: Final[dict[str, Handler]] = {
         queue_pause,
         queue_unpause,
         queue_throttle,
+        group_set,
         queue_empty,
         job_move,
         job_priority,

@@ -39,6 +39,15 @@ async def _queue_throttle(client: AnyClient, form: Form) -> str:
     return str((await client.queues[form.text("queue")].throttle()).maximum)
 
 
+async def _group(client: AnyClient, form: Form) -> str | None:
+    name = (form.get("group") or "").strip() or None
+    for group in await client.queues[form.text("queue")].groups():
+        if group.name == name:
+            rate = f"{group.rate_limit}/{group.rate_period:g}" if group.rate_limit else "none"
+            return f"weight {group.weight:g}, concurrency {group.concurrency}, rate {rate}"
+    return None
+
+
 async def _throttle(client: AnyClient, form: Form) -> str:
     found = await client.throttles[form.text("name")].get()
     return f"maximum {found.maximum}, ttl {found.ttl}"
@@ -63,6 +72,7 @@ PREVIOUS: Final[dict[str, Previous]] = {
     "job_priority": _job_priority,
     "job_move": _job_queue,
     "queue_throttle": _queue_throttle,
+    "group_set": _group,
     "recurring_update": _recurring,
     "throttle_set": _throttle,
     "throttle_delete": _throttle,
