@@ -4,7 +4,6 @@ rate limit."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -16,13 +15,11 @@ from aqless.cli.runtime import AnyClient, emit, note, run_any
 from aqless.documents import group_document
 from aqless.errors import InvalidArgumentError
 from aqless.ops import known
+from aqless.ops.groups import NONE, GroupSettings, Rate
 from aqless.ops.params import Ruled
 from aqless.puts import checked_group
 
 T = TypeVar("T")
-
-#: What `--concurrency` and `--rate` take to lift a cap or a limit.
-NONE = "none"
 
 
 class ListingGroup(click.Group):
@@ -88,17 +85,6 @@ def _rate(group: aqless.GroupCounts) -> str:
     if not group.rate_limit:
         return ""
     return f"{group.rate_used}/{group.rate_limit} per {duration(group.rate_period)}"
-
-
-@dataclass(frozen=True, slots=True)
-class Rate:
-    """`--rate` as given: at most `limit` starts in any `per` seconds; None lifts it."""
-
-    limit: int | None
-    per: float = 1.0
-
-    def __str__(self) -> str:  # how the audit log keeps it
-        return NONE if self.limit is None else f"{self.limit}/{self.per:g}"
 
 
 def _checked(
@@ -194,12 +180,7 @@ def set_group(
             if group not in names:
                 missing = known.UnknownNameError("group", group, known.closest(group, names))
                 note(f"warning: {missing} in {queue}: set all the same")
-        if weight is not None:
-            await target.set_group_weight(group, weight)
-        if concurrency is not None:
-            await target.set_group_concurrency(group, concurrency)
-        if rate is not None:
-            await target.set_group_rate_limit(group, rate.limit, per=rate.per)
+        await GroupSettings(weight, concurrency, rate).apply(client, queue, group)
 
     run_any(act)
     document: dict[str, object] = {"queue": queue, "group": group}

@@ -20,6 +20,7 @@ from aqless.ops import search as finding
 from aqless.ops.control import control_worker
 from aqless.ops.durations import plural
 from aqless.ops.emptying import DEFAULT_STATES, cancel_all, in_order, listed
+from aqless.ops.groups import NONE, GroupSettings, Rate
 from aqless.ops.params import parse_moment
 from aqless.schedules import CronSchedule
 from aqless.sharding.client import AnyClient
@@ -124,7 +125,7 @@ async def group_set(client: AnyClient, form: Form) -> str:
     written, by the rules the verbs and `aqless groups set` check them with: concurrency
     0 lifts the cap, a rate limit of "none" lifts the limit. An empty `group` is the jobs
     put without one."""
-    queue = client.queues[form.text("queue")]
+    queue = form.text("queue")
     named = (form.get("group") or "").strip()
     group = rules.check("group", named, "dashboard") if named else None
     given = {name for name in ("weight", "concurrency", "limit") if (form.get(name) or "").strip()}
@@ -132,17 +133,13 @@ async def group_set(client: AnyClient, form: Form) -> str:
         raise ActionError("give a weight, a concurrency cap or a rate limit")
     weight = form.ruled("weight") if "weight" in given else None
     concurrency = form.ruled("concurrency") if "concurrency" in given else None
-    lifted = "limit" in given and form.text("limit").lower() == "none"
+    lifted = "limit" in given and form.text("limit").lower() == NONE
     limit = form.ruled("limit") if "limit" in given and not lifted else None
     per = form.ruled("per") if limit is not None and (form.get("per") or "").strip() else 1.0
-    if weight is not None:
-        await queue.set_group_weight(group, weight)
-    if concurrency is not None:
-        await queue.set_group_concurrency(group, concurrency)
-    if "limit" in given:
-        await queue.set_group_rate_limit(group, limit, per=per)
+    rate = Rate(limit, per) if "limit" in given else None
+    await GroupSettings(weight, concurrency, rate).apply(client, queue, group)
     shown = "(none)" if group is None else group
-    return f"Set group {shown} of {queue.name}: " + ", ".join(sorted(given))
+    return f"Set group {shown} of {queue}: " + ", ".join(sorted(given))
 
 
 async def queue_empty(client: AnyClient, form: Form) -> str:
