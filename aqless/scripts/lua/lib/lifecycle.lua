@@ -66,12 +66,12 @@ end
 do
   -- The fields complete reads of the job, one HMGET (a table by name would cost the server
   -- more than the read), to finish it or to move it to its next queue (then the priority in
-  -- the dedup id's place; its batch and template are read, not used), its template
-  -- (Recurring.ended) and its class last (Stats.by_class): each field's position in the
-  -- reply, as upvalues (read from a table by name, each costs the server a lookup on every
-  -- complete).
+  -- the dedup id's place, and no batch or template, which only finishing needs): its class
+  -- (Stats.by_class), batch and template (Recurring.ended) last; each field's position in
+  -- the reply, as upvalues (read from a table by name, each costs the server a lookup on
+  -- every complete).
   local WORKER, STATE, DEDUP, PRIORITY, RETRIES, QUEUE, TIME, HELD_IN, THROTTLES, ATTEMPT,
-    CHECKPOINT, BATCH, SPAWNED, KLASS = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
+    CHECKPOINT, KLASS, BATCH, SPAWNED = 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 
   local function purge(D, jids)
     for _, jid in ipairs(jids) do
@@ -183,11 +183,10 @@ do
     local v
     if next_queue == nil then
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'dedup', 'retries', 'queue', 'time',
-        'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'spawned_from_jid', 'klass')
+        'held_in', 'throttles', 'attempt', 'checkpoint', 'klass', 'batch', 'spawned_from_jid')
     else
       v = call('HMGET', Keys.job(jid), 'worker', 'state', 'priority', 'retries', 'queue',
-        'time', 'held_in', 'throttles', 'attempt', 'checkpoint', 'batch', 'spawned_from_jid',
-        'klass')
+        'time', 'held_in', 'throttles', 'attempt', 'checkpoint', 'klass')
     end
     local holder, state = v[WORKER] or nil, v[STATE] or nil
     local job_queue = v[QUEUE] or nil
