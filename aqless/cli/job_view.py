@@ -10,11 +10,10 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.json import JSON
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from aqless.cli.progress_view import progress_view
-from aqless.cli.render import ago, duration, fields, joined, moment, number, short, table
+from aqless.cli.render import TableView, ago, duration, fields, joined, moment, number, short, table
 from aqless.cli.runtime import to_json
 from aqless.cli.workflow_view import parked_text, steps_view
 from aqless.documents import json_preview
@@ -47,7 +46,7 @@ def _details(details: Mapping[str, Any]) -> str:
     return " ".join(f"{name}={short(value, 40)}" for name, value in details.items())
 
 
-def history_view(history: Sequence[HistoryEntry]) -> Table:
+def history_view(history: Sequence[HistoryEntry]) -> TableView:
     """The history as a timeline: when, time since the first entry, what, details."""
     start = history[0].when if history else 0.0
     rows = (
@@ -154,7 +153,7 @@ def recurring_view(job: RecurringJob, next_runs: Sequence[datetime] = ()) -> Ren
     return Group(summary, data_panel(job.data))
 
 
-def jobs_table(title: str | None, jobs: Iterable[Job]) -> Table:
+def jobs_table(title: str | None, jobs: Iterable[Job]) -> TableView:
     rows = (
         (
             job.jid,

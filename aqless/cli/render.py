@@ -12,6 +12,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from aqless.cli.long_table import LongTable
 from aqless.ops.durations import duration as duration
 from aqless.ops.durations import plural as plural
 from aqless.ops.durations import relative
@@ -45,16 +46,26 @@ def joined(values: Iterable[str]) -> str:
     return ", ".join(values) or "-"
 
 
-def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
+#: what `table` draws
+TableView = Table | LongTable
+
+#: past this many rows a table is drawn a line at a time (aqless.cli.long_table)
+LONG = 200
+
+
+def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> TableView:
     """A table; columns whose name ends with ``#`` hold numbers and align right."""
+    cells = [[cell if isinstance(cell, Text) else str(cell) for cell in row] for row in rows]
+    if len(cells) > LONG:
+        return LongTable(title, columns, cells)
     view = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for column in columns:
         if column.endswith("#"):
             view.add_column(column[:-1], justify="right")
         else:
             view.add_column(column)
-    for row in rows:
-        view.add_row(*(cell if isinstance(cell, Text) else str(cell) for cell in row))
+    for row in cells:
+        view.add_row(*row)
     return view
 
 

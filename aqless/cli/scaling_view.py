@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import anyio
-from rich.table import Table
 
 import aqless
-from aqless.cli.render import duration, table
+from aqless.cli.render import TableView, duration, table
 from aqless.cli.runtime import AnyClient
 from aqless.ops import known
 
@@ -49,7 +48,7 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else duration(value)
 
 
-def scaling_table(target: float, readings: Sequence[aqless.QueueScaling]) -> Table:
+def scaling_table(target: float, readings: Sequence[aqless.QueueScaling]) -> TableView:
     """One row per queue: what waits, the day's wait percentiles (upper bounds) and run
     mean, the throughput and the window it covers, and the slots for the target."""
     rows = [

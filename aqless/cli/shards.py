@@ -7,10 +7,9 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import click
-from rich.table import Table
 
 import aqless
-from aqless.cli.render import duration, table
+from aqless.cli.render import TableView, duration, table
 from aqless.cli.runtime import AnyClient, NotSharded, emit, run_any, settings
 from aqless.documents import shard_document
 from aqless.sharding.client import FORGET_GRACE
@@ -25,7 +24,7 @@ def megabytes(used: int | None) -> str:
     return "-" if used is None else f"{used / 1_048_576:.1f} MB"
 
 
-def shards_table(reports: list[ShardReport]) -> Table:
+def shards_table(reports: list[ShardReport]) -> TableView:
     rows = [
         (
             report.id,

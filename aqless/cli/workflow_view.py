@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
-from aqless.cli.render import ago, moment, short, table
+from aqless.cli.render import TableView, ago, moment, short, table
 from aqless.job import Job
 from aqless.workflows.record import parked, steps
 
@@ -19,7 +17,7 @@ def parked_text(job: Job) -> str | None:
     return f"{why.describe()} until {moment(why.until)} ({ago(why.until)})"
 
 
-def steps_view(job: Job) -> Table | None:
+def steps_view(job: Job) -> TableView | None:
     """The workflow's steps as a timeline; None for a job that kept none."""
     kept = steps(job.data)
     if not kept:
