@@ -50,6 +50,7 @@ from aqless.flows.results import ChildrenResults
 from aqless.models import JobState
 from aqless.puts import PutOptions
 from aqless.queue import Queue
+from aqless.sharding.members import is_shard
 from aqless.workflows.children import Child, child_jid
 from aqless.workflows.record import KEY
 
@@ -468,7 +469,7 @@ class WorkflowContext:
             self._occur(f"child:{name}")
             return Child(name, str(kept["jid"]))
         self._forward()
-        jid = child_jid(self.job.jid, name)
+        jid = child_jid(self.job.jid, name, sharded=is_shard(self.job.client))
         # replace=False: a replay after a crash finds the job (running, or done) and
         # leaves it as it is
         once: PutOptions = {**options, "jid": jid, "replace": False}
