@@ -388,15 +388,10 @@ class WorkflowContext:
         if wait.get("timed_out"):
             raise SignalTimeoutError(signal, timeout or 0)
         until = wait["until"]
-        self._record["parked"] = {"kind": "signal", "until": until, "signal": signal}
-        text = self._text()
-        self._record.pop("parked")
-        reply = await self._call(
-            "job.awaitSignal", text, key, signal, FOREVER if until is None else until
+        marker = {"kind": "signal", "until": until, "signal": signal}
+        reply = await self._awaiting(
+            "job.awaitSignal", marker, key, signal, FOREVER if until is None else until
         )
-        if reply == "parked":
-            self._record["parked"] = {"kind": "signal", "until": until, "signal": signal}
-            self._left()
         if reply == "timeout":
             wait["timed_out"] = True
             raise SignalTimeoutError(signal, timeout or 0)
@@ -593,18 +588,6 @@ class WorkflowContext:
         self._occur(f"{verb}:{key}")
         return key, jids, entries, None
 
-    async def _awaiting(self, command: str, marker: dict[str, Any], *args: str) -> str:
-        """Call `command` (job.awaitChildren, job.awaitFirst) with the data and `args`: its
-        reply, unless the job parked (marked with `marker`): then the run ends here."""
-        self._record["parked"] = marker
-        text = self._text()
-        self._record.pop("parked")
-        reply = await self._call(command, text, *args)
-        if reply == "parked":
-            self._record["parked"] = marker
-            self._left()
-        return reply
-
     # -- deterministic values -------------------------------------------------------------
 
     def now(self) -> float:
@@ -711,6 +694,19 @@ class WorkflowContext:
         )
         if reply not in ("parked", "scheduled"):
             job.released = False  # it took a signal or timed out: still this worker's
+        return reply
+
+    async def _awaiting(self, command: str, marker: dict[str, Any], *args: str | float) -> str:
+        """Call `command` (job.awaitSignal, job.awaitChildren, job.awaitFirst) with the data
+        and `args`: its reply, unless the job parked (marked with `marker`, kept in the data
+        sent): then the run ends here."""
+        self._record["parked"] = marker
+        text = self._text()
+        self._record.pop("parked")
+        reply = await self._call(command, text, *args)
+        if reply == "parked":
+            self._record["parked"] = marker
+            self._left()
         return reply
 
     async def _parking(self, command: str, text: str | bytes, until: float) -> None:
