@@ -25,7 +25,8 @@ Kind = Literal["number", "whole", "name", "names", "text", "choice", "switch", "
 #: The longest name (a queue, a group, a tag, a throttle...) any door accepts.
 NAME_MAX: Final = 128
 
-#: The largest result a workflow step may keep, in bytes of JSON (aqless.workflows).
+#: The largest result a workflow step, gather or race may keep, in bytes of JSON
+#: (aqless.workflows).
 STEP_RESULT_MAX: Final = 65536
 #: What a recurring job's due run may do while its last run is live (its ``overlap``).
 OVERLAPS: Final = ("skip", "buffer_one", "buffer_all", "cancel_other", "allow_all")
@@ -456,7 +457,12 @@ def _rules() -> dict[str, Rule]:
         ),
         "workflow.latest": Rule("whole", "A code change's newest version.", minimum=1),
         "workflow.result_bytes": Rule(
-            "whole", "A step result's size as JSON.", "bytes", 0, maximum=STEP_RESULT_MAX
+            "whole",
+            "What a workflow keeps of a step's result, a gather's results or a race's "
+            "winner's result: its size as JSON.",
+            "bytes",
+            0,
+            maximum=STEP_RESULT_MAX,
         ),
         # recurring templates registered by name
         "name": Rule("name", "A recurring template's name, its id: registered again, it updates."),

@@ -17,6 +17,9 @@ results. A child is put once: a run after a crash finds the children it started.
 lingers ``pause`` seconds between starting its children and gathering them: the tests kill
 its worker there.)
 
+``quote`` races two carriers (``ctx.first``): the first child to answer wins and the other
+is cancelled (``cancel=True``), still running. A run after a crash gets the same winner.
+
 Here the order is put, the approval is sent while it waits, and the worker finishes it. The
 same workflows run under ``aqless-run --handlers workflow:handlers orders``.
 
@@ -95,6 +98,22 @@ async def parcel(job: aqless.Job) -> int:
     return 5 + 2 * int(job.data["weight"])
 
 
+@handlers.workflow("workflow.quote")
+async def quote(ctx: aqless.WorkflowContext) -> str:
+    asks = [
+        await ctx.child("workflow.carrier", {"seconds": seconds}, queue="carriers", name=name)
+        for name, seconds in (("slowboat", 30.0), ("swiftly", 0.05))
+    ]
+    winner, price = await ctx.first(*asks, cancel=True)
+    return f"{winner.name}: {price}"
+
+
+@handlers.register("workflow.carrier")
+async def carrier(job: aqless.Job) -> int:
+    await anyio.sleep(float(job.data["seconds"]))
+    return 5 if float(job.data["seconds"]) > 1 else 7
+
+
 async def parked_order(client: aqless.Client, jid: str) -> Parked:
     """Why the order waits, once it is parked (a worker is running it)."""
     for _ in range(600):
@@ -133,6 +152,16 @@ async def main() -> None:
             worker.stop()
         ran = await client.redis.hgetall("workflow:parcels:runs")
         print("parcels run once each:", sorted(ran.values()) == ["1", "1", "1"])
+
+        quoted = await client.queues["orders"].put("workflow.quote", {})
+        worker = aqless.Worker(
+            client, ["orders", "carriers"], handlers=handlers, concurrency=3, interval=0.1
+        )
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(worker.run)
+            print("quote:", await client.result(quoted, timeout=30))
+            worker.stop()
+        print("the slow carrier cancelled:", await client.queues["carriers"].length() == 0)
 
 
 if __name__ == "__main__":

@@ -46,10 +46,11 @@ from aqless.errors import (
     StepNameTakenError,
     WorkflowError,
 )
-from aqless.flows.results import ChildrenResults
+from aqless.flows.results import ChildrenResults, ChildResult
 from aqless.models import JobState
 from aqless.puts import PutOptions
 from aqless.queue import Queue
+from aqless.sharding.members import is_shard
 from aqless.workflows.children import Child, child_jid
 from aqless.workflows.record import KEY
 
@@ -124,7 +125,7 @@ class WorkflowContext:
         self._undoing = False
         self._children = 0
         self._named: set[str] = set()
-        self._gathers = 0
+        self._awaited: dict[str, int] = {}  # gathers and firsts so far, by verb
 
     # -- steps ----------------------------------------------------------------------------
 
@@ -205,8 +206,7 @@ class WorkflowContext:
         except Exception as error:
             await self._step_failed(name, entry, error, retry)
             raise
-        text = encode_json(result, f"the result of step {name!r}")
-        rules.check("workflow.result_bytes", len(text.encode("utf-8")), "workflow.step")
+        text = _kept(result, f"the result of step {name!r}", "workflow.step")
         steps[name] = {
             **entry,
             "result": json.loads(text),
@@ -388,15 +388,10 @@ class WorkflowContext:
         if wait.get("timed_out"):
             raise SignalTimeoutError(signal, timeout or 0)
         until = wait["until"]
-        self._record["parked"] = {"kind": "signal", "until": until, "signal": signal}
-        text = self._text()
-        self._record.pop("parked")
-        reply = await self._call(
-            "job.awaitSignal", text, key, signal, FOREVER if until is None else until
+        marker = {"kind": "signal", "until": until, "signal": signal}
+        reply = await self._awaiting(
+            "job.awaitSignal", marker, key, signal, FOREVER if until is None else until
         )
-        if reply == "parked":
-            self._record["parked"] = {"kind": "signal", "until": until, "signal": signal}
-            self._left()
         if reply == "timeout":
             wait["timed_out"] = True
             raise SignalTimeoutError(signal, timeout or 0)
@@ -468,7 +463,7 @@ class WorkflowContext:
             self._occur(f"child:{name}")
             return Child(name, str(kept["jid"]))
         self._forward()
-        jid = child_jid(self.job.jid, name)
+        jid = child_jid(self.job.jid, name, sharded=is_shard(self.job.client))
         # replace=False: a replay after a crash finds the job (running, or done) and
         # leaves it as it is
         once: PutOptions = {**options, "jid": jid, "replace": False}
@@ -501,38 +496,97 @@ class WorkflowContext:
             total = sum(await ctx.gather(*parts))
             ```
         """
-        jids = [child.jid for child in children]
-        if not jids or len(set(jids)) != len(jids):
-            raise WorkflowError("gather takes one or more children, each once")
-        self._gathers += 1
-        key = str(self._gathers)
-        gathered: dict[str, Any] = self._record.setdefault("gathers", {})
-        done = gathered.get(key)
-        if isinstance(done, dict) and done.get("jids") == jids and "results" in done:
-            self._occur(f"gather:{key}")
+        key, jids, gathered, done = self._children_awaited("gather", children, "results")
+        if done is not None:
             return list(done["results"])
-        self._forward()
-        self._occur(f"gather:{key}")
         marker = {"kind": "children", "until": None, "children": jids}
-        self._record["parked"] = marker
-        text = self._text()
-        self._record.pop("parked")
-        reply = await self._call("job.awaitChildren", text, json.dumps(jids))
-        if reply == "parked":
-            self._record["parked"] = marker
-            self._left()
+        reply = await self._awaiting("job.awaitChildren", marker, json.dumps(jids))
         outcomes = ChildrenResults.from_json(json.loads(reply), self.job.client.codec)
         by_jid = {outcome.jid: outcome for outcome in outcomes}  # earlier gathers' too
-        results = []
-        for child in children:
-            outcome = by_jid[child.jid]
-            if outcome.failed:
-                failure = outcome.failure
-                group, message = (failure.group, failure.message) if failure else ("", "")
-                raise ChildFailedError(child.name, child.jid, group, message)
-            results.append(outcome.value())
+        results = [_result_of(child, by_jid[child.jid]) for child in children]
+        _kept(results, f"the results of gather {key}", "workflow.gather")
         gathered[key] = {"jids": jids, "results": results}  # stored with the next write
         return results
+
+    async def first(self, *children: Child, cancel: bool = False) -> tuple[Child, Any]:
+        """The first of the children to end, and its result (a race): at once when one has
+        ended (the first such in the order given), else the job parks (in ``depends``,
+        holding no worker slot) until one does. The winner is kept, by the server at the
+        moment it ends and in the record: a replay returns the same winner and result,
+        whatever the others did since.
+
+        The losers are left running (default): they stay the workflow's children, a later
+        `gather` or `first` reads them, and a cancel of the workflow removes them. With
+        `cancel`, each loser that has yet to end is cancelled when the race is decided (one
+        that runs is stopped as a cancelled job is); one whose cancel would be refused
+        (another job depends on it, or it started children of its own that run) is left.
+
+        Args:
+            *children: what `child` returned (at least one).
+            cancel: cancel the losers (default False: leave them running).
+
+        Returns:
+            The winner and its result.
+
+        Raises:
+            ChildFailedError: the winner failed for good (the first to end did, by failing);
+                its losers are cancelled all the same with `cancel`.
+            JobGoneError: the winner no longer exists (cancelled, or expired unread).
+            ResultDroppedError: the winner's result was not kept.
+            InvalidValueError: the winner's result is over ``rules.STEP_RESULT_MAX`` bytes
+                of JSON (``workflow.result_bytes``).
+            WorkflowError: no child given, or one given twice.
+
+        Examples:
+            ```python
+            fast = await ctx.child("quotes.Ask", {"to": "acme"}, queue="quotes", name="acme")
+            slow = await ctx.child("quotes.Ask", {"to": "bolt"}, queue="quotes", name="bolt")
+            winner, quote = await ctx.first(fast, slow, cancel=True)
+            ```
+        """
+        key, jids, raced, done = self._children_awaited("first", children, "winner")
+        if done is not None:
+            winner = next(child for child in children if child.jid == done["winner"])
+            if "failure" in done:
+                failure = done["failure"]
+                raise ChildFailedError(
+                    winner.name, winner.jid, failure["group"], failure["message"]
+                )
+            return winner, done["result"]
+        marker = {"kind": "children", "until": None, "children": jids, "first": True}
+        losers = "cancel" if cancel else ""
+        reply = await self._awaiting("job.awaitFirst", marker, key, json.dumps(jids), losers)
+        [outcome] = ChildrenResults.from_json(json.loads(reply), self.job.client.codec)
+        winner = next(child for child in children if child.jid == outcome.jid)
+        try:
+            result = _result_of(winner, outcome)
+        except ChildFailedError as failed:  # kept too: a replay raises it without a call
+            failure = {"group": failed.group, "message": failed.message}
+            raced[key] = {"jids": jids, "winner": winner.jid, "failure": failure}
+            raise
+        _kept(result, f"the result of first {key}", "workflow.first")
+        raced[key] = {"jids": jids, "winner": winner.jid, "result": result}  # with the next write
+        return winner, result
+
+    def _children_awaited(
+        self, verb: str, children: tuple[Child, ...], decided: str
+    ) -> tuple[str, list[str], dict[str, Any], dict[str, Any] | None]:
+        """The key of this run's next `verb` (gather, first) of `children`, their jids, the
+        record's entries of that verb, and the one of that key when it is kept and holds
+        `decided` (else None: the run goes forward to it)."""
+        jids = [child.jid for child in children]
+        if not jids or len(set(jids)) != len(jids):
+            raise WorkflowError(f"{verb} takes one or more children, each once")
+        key = str(self._awaited.setdefault(verb, 0) + 1)
+        self._awaited[verb] += 1
+        entries: dict[str, Any] = self._record.setdefault(f"{verb}s", {})
+        done = entries.get(key)
+        if isinstance(done, dict) and done.get("jids") == jids and decided in done:
+            self._occur(f"{verb}:{key}")
+            return key, jids, entries, done
+        self._forward()
+        self._occur(f"{verb}:{key}")
+        return key, jids, entries, None
 
     # -- deterministic values -------------------------------------------------------------
 
@@ -642,6 +696,19 @@ class WorkflowContext:
             job.released = False  # it took a signal or timed out: still this worker's
         return reply
 
+    async def _awaiting(self, command: str, marker: dict[str, Any], *args: str | float) -> str:
+        """Call `command` (job.awaitSignal, job.awaitChildren, job.awaitFirst) with the data
+        and `args`: its reply, unless the job parked (marked with `marker`, kept in the data
+        sent): then the run ends here."""
+        self._record["parked"] = marker
+        text = self._text()
+        self._record.pop("parked")
+        reply = await self._call(command, text, *args)
+        if reply == "parked":
+            self._record["parked"] = marker
+            self._left()
+        return reply
+
     async def _parking(self, command: str, text: str | bytes, until: float) -> None:
         await self._call(command, text, until)
         self._left()
@@ -651,6 +718,24 @@ class WorkflowContext:
         job = self.job
         job.state, job.worker_name, job.expires_at = JobState.SCHEDULED, "", 0.0
         raise Parked
+
+
+def _result_of(child: Child, outcome: ChildResult) -> Any:
+    """`child`'s result from its `outcome`: ChildFailedError when it failed for good."""
+    if outcome.failed:
+        failure = outcome.failure
+        group, message = (failure.group, failure.message) if failure else ("", "")
+        raise ChildFailedError(child.name, child.jid, group, message)
+    return outcome.value()
+
+
+def _kept(value: Any, what: str, command: str) -> str:
+    """`value` as the JSON text the record keeps: PayloadError when it is not JSON,
+    InvalidValueError (``workflow.result_bytes``) when it is over ``rules.STEP_RESULT_MAX``
+    bytes: a step's result, a gather's results, a race's winner's."""
+    text = encode_json(value, what)
+    rules.check("workflow.result_bytes", len(text.encode("utf-8")), command)
+    return text
 
 
 async def _called(callback: Callable[..., Any], job: Job, error: BaseException) -> None:

@@ -53,6 +53,7 @@ from aqless.sharding import pubsub as shard_pubsub
 from aqless.sharding import resize as shard_resize
 from aqless.sharding import store as shard_store
 from aqless.sharding.map import ShardMap, checked_deployment, placed_namespaces
+from aqless.sharding.members import mark_shard
 from aqless.sharding.queue import ShardedPutHook, ShardedQueues
 from aqless.sharding.reads import ShardReport, shard_reports
 from aqless.sharding.spool import ShardedSpool
@@ -238,6 +239,7 @@ class ShardedClient(ShardedClientRouted):
                     sharded_pubsub=sharded,
                     codec=self.codec,
                 )
+                mark_shard(client)
                 self._clients[shard.id] = client
                 await client.open()
         self._map = shard_map

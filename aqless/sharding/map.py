@@ -36,7 +36,17 @@ from typing import Any, Literal, get_args
 from aqless._concurrency.routing import PutTargets
 from aqless.errors import ConfigurationError
 
-__all__ = ["BUCKETS", "Shard", "ShardMap", "bucket", "group_key", "map_key", "placed_namespaces"]
+__all__ = [
+    "BUCKETS",
+    "Shard",
+    "ShardMap",
+    "bucket",
+    "bucket_hash",
+    "bucket_of",
+    "group_key",
+    "map_key",
+    "placed_namespaces",
+]
 
 #: How many buckets the keys are spread over: the unit a generation gives to a shard.
 BUCKETS = 1024
@@ -47,7 +57,17 @@ ShardState = Literal["active", "draining"]
 def bucket(key: str) -> int:
     """The bucket of a jid or routing key: its UTF-8 bytes' 8-byte BLAKE2b digest, read as a
     big-endian number, modulo 1024."""
-    digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+    return bucket_of(bucket_hash(key.encode()).digest())
+
+
+def bucket_hash(start: bytes) -> hashlib.blake2b:
+    """The hash whose digest gives a key's bucket (`bucket_of`), fed `start`: a search over
+    keys sharing a start copies it and feeds each its own end."""
+    return hashlib.blake2b(start, digest_size=8)
+
+
+def bucket_of(digest: bytes) -> int:
+    """The bucket of the key whose `bucket_hash` gave `digest`."""
     return int.from_bytes(digest, "big") % BUCKETS
 
 

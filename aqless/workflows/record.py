@@ -13,12 +13,14 @@ The record is a JSON object::
      "versions": {"<change id>": 1},
      "children": {"<name>": {"jid": "<its jid>", "queue": "<its queue>"}},
      "gathers": {"1": {"jids": ["<jid>", ...], "results": [...]}},
+     "firsts": {"1": {"jids": ["<jid>", ...], "winner": "<jid>", "result": ...}},
      "parked": {"kind": "sleep" | "signal" | "retry" | "children", "until": <time or null>,
-                "signal": "<signal>", "children": ["<jid>", ...]},
+                "signal": "<signal>", "children": ["<jid>", ...], "first": true},
      "compensating": {"error": "<type: text>", "group": "<failure group>"}}
 
 A step counts as done once its ``result`` is in the stored record; an undo is a step named
-``undo:<step>``. ``parked`` says why a
+``undo:<step>``. A race (``ctx.first``) keeps its winner's ``failure`` (group, message)
+instead of a ``result`` when the winner failed. ``parked`` says why a
 scheduled workflow waits (a workflow waiting for its children is in ``depends``); it is
 stale once the job is no longer scheduled (or depends).
 """
@@ -45,19 +47,21 @@ class Parked:
             retry is due later) or ``children`` (waiting for its children, in ``depends``).
         until: when it wakes (epoch seconds), None for a wait without a timeout.
         signal: the signal waited for ("" unless `kind` is ``signal``).
+        first: waiting for the first of its children to end (``ctx.first``), not for all.
     """
 
     kind: str
     until: float | None
     signal: str = ""
+    first: bool = False
 
     def describe(self) -> str:
         """One line: ``waiting for signal 'approval'``, ``asleep``, ``step retry``,
-        ``waiting for children``."""
+        ``waiting for children``, ``waiting for the first of its children``."""
         if self.kind == "signal":
             return f"waiting for signal {self.signal!r}"
         if self.kind == "children":
-            return "waiting for children"
+            return "waiting for the first of its children" if self.first else "waiting for children"
         return "asleep" if self.kind == "sleep" else "step retry"
 
 
@@ -130,4 +134,5 @@ def parked(state: JobState | str, data: Any) -> Parked | None:
         kind=str(marker.get("kind", "")),
         until=float(until) if isinstance(until, int | float) else None,
         signal=str(marker.get("signal", "")),
+        first=marker.get("first") is True,
     )

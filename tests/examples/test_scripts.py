@@ -38,6 +38,8 @@ PROMISES = {
         "runs: {'charge': '1', 'ship': '1'}",
         "postage: 27",
         "parcels run once each: True",
+        "quote: swiftly: 7",
+        "the slow carrier cancelled: True",
     ],
     "deduplication.py": [
         "5 puts of charge:7 made 1 job, 1 waiting",

@@ -150,6 +150,7 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {"flow.put", "flow.children", "flow.tree"}
     aqless_own |= {"group.counts", "group.set"}
     aqless_own |= {"job.sleep", "job.awaitSignal", "job.signal", "job.awaitChildren"}
+    aqless_own |= {"job.awaitFirst"}
     aqless_own |= {"throttle.all", "throttle.index", "queue.failedJobs", "recurringJob.getMulti"}
     aqless_own |= {"queue.latency", "jobs.outcomes"}
     assert entries == set(CLASSIC_COMMANDS + REQLESS_COMMANDS) | aqless_own

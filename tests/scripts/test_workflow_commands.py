@@ -148,3 +148,87 @@ async def test_a_gather_is_refused_without_a_trace(lua: Lua) -> None:
         lua, "another worker", "job.awaitChildren", 3, "wf", "w2", 1, DATA, '["k"]'
     )
     assert isinstance(error_for("job.awaitChildren", message), LockLostError)
+
+
+async def test_a_race_parks_until_its_first_child_ends_and_keeps_that_winner(lua: Lua) -> None:
+    await rput(lua, 1, "wf")
+    for kid in ("k1", "k2", "k3"):
+        await rput(lua, 1, kid, queue="kids")
+    await popped(lua, 2)
+    kids = '["k1","k2","k3"]'
+    assert await lua("job.awaitFirst", 3, "wf", "w1", 1, DATA, "1", kids, "") == "parked"
+    assert await lua.redis.hget("ql:j:wf", "state") == "depends"
+    await lua("rateLimit.pop", 4, "kids", "w2", 10, "data_apart")
+    await lua("job.complete", 5, "k2", "w2", "kids", "{}", "result", '"two"')
+    # released by the first to end: it waits for the others no more
+    assert await lua.redis.hget("ql:j:wf", "state") == "waiting"
+    assert await lua.redis.hget("ql:j:wf", "wf-won:1") == "k2"
+    assert await lua.redis.exists("ql:j:wf-dependencies", "ql:j:k1-dependents") == 0
+    await lua("job.complete", 6, "k1", "w2", "kids", "{}", "result", '"one"')  # later
+    await popped(lua, 7)
+    [won] = json.loads(await lua("job.awaitFirst", 8, "wf", "w1", 2, DATA, "1", kids, ""))
+    assert (won["jid"], won["result"]) == ("k2", '"two"')  # not k1, first in the order
+    assert await lua.redis.hget("ql:j:wf", "wf-first") is None
+    assert await lua.redis.hget("ql:j:k3", "state") == "running"  # a loser, left running
+    assert json.loads(await lua.redis.hget("ql:j:wf", "flow_children") or "") == ["k1", "k2", "k3"]
+
+
+async def test_a_race_with_an_ended_child_is_decided_at_once_and_may_cancel_its_losers(
+    lua: Lua,
+) -> None:
+    await rput(lua, 1, "wf")
+    for kid in ("k1", "k2", "k3"):
+        await rput(lua, 1, kid, queue="kids")
+    await rput(lua, 1, "k4", queue="later")
+    await rput(lua, 1, "other", "depends", '["k4"]', queue="later")
+    await lua("rateLimit.pop", 2, "kids", "w2", 3, "data_apart")  # k1, k2, k3 run
+    await lua("job.fail", 3, "k3", "w2", "kids-ValueError", "no", "{}")
+    await lua("job.complete", 3, "k2", "w2", "kids", "{}", "result", "2")
+    await popped(lua, 4)
+    kids = '["k1","k2","k3","k4"]'
+    [won] = json.loads(await lua("job.awaitFirst", 5, "wf", "w1", 1, DATA, "1", kids, "cancel"))
+    # k2 and k3 had both ended: the first in the order given wins
+    assert (won["jid"], won["state"]) == ("k2", "complete")
+    # k1 ran and is cancelled (it left the flow first); k4 is a dependency of another job: left
+    assert await lua.redis.exists("ql:j:k1") == 0
+    assert await lua.redis.zscore("ql:w:w2:jobs", "k1") is None
+    assert await lua.redis.hget("ql:j:k4", "state") == "waiting"
+    assert await lua.redis.hget("ql:j:k3", "state") == "failed"  # ended: no loser to cancel
+    assert json.loads(await lua.redis.hget("ql:j:wf", "flow_children") or "") == ["k2", "k3", "k4"]
+    assert await lua.redis.hget("ql:j:wf", "state") == "running"
+
+
+async def test_a_gather_after_a_race_waits_for_all_of_its_children(lua: Lua) -> None:
+    """The race's mark goes once it is decided: a later gather's children each release only
+    their own share of it."""
+    await rput(lua, 1, "wf")
+    for kid in ("k1", "k2", "k3"):
+        await rput(lua, 1, kid, queue="kids")
+    await popped(lua, 2)
+    assert await lua("job.awaitFirst", 3, "wf", "w1", 1, DATA, "1", '["k1"]', "") == "parked"
+    await lua("rateLimit.pop", 4, "kids", "w2", 10, "data_apart")
+    await lua("job.complete", 5, "k1", "w2", "kids", "{}", "result", "1")
+    await popped(lua, 6)
+    [won] = json.loads(await lua("job.awaitFirst", 7, "wf", "w1", 2, DATA, "1", '["k1"]', ""))
+    assert won["jid"] == "k1"
+    assert await lua("job.awaitChildren", 8, "wf", "w1", 2, DATA, '["k2","k3"]') == "parked"
+    await lua("job.complete", 9, "k2", "w2", "kids", "{}", "result", "2")
+    assert await lua.redis.hget("ql:j:wf", "state") == "depends"  # k3 still runs
+    await lua("job.complete", 10, "k3", "w2", "kids", "{}", "result", "3")
+    assert await lua.redis.hget("ql:j:wf", "state") == "waiting"
+
+
+async def test_a_race_is_refused_without_a_trace(lua: Lua) -> None:
+    await rput(lua, 1, "wf")
+    await popped(lua, 2)
+    message = await refused(
+        lua, "not a JSON list of jids", "job.awaitFirst", 3, "wf", "w1", 1, DATA, "1", "[]", ""
+    )
+    assert isinstance(error_for("job.awaitFirst", message), InvalidArgumentError)
+    await refused(
+        lua, 'Arg "key" missing', "job.awaitFirst", 3, "wf", "w1", 1, DATA, "", '["k"]', ""
+    )
+    message = await refused(
+        lua, "another worker", "job.awaitFirst", 3, "wf", "w2", 1, DATA, "1", '["k"]', ""
+    )
+    assert isinstance(error_for("job.awaitFirst", message), LockLostError)

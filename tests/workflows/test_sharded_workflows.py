@@ -12,7 +12,9 @@ import pytest
 import aqless
 import aqless.sync
 from aqless import WorkflowContext
+from aqless.sharding.members import is_shard
 from aqless.workflows import record
+from aqless.workflows.children import child_jid
 from tests.faults.cluster import Cluster
 from tests.support.sharding import addresses, deployment
 
@@ -88,10 +90,46 @@ async def test_a_sharded_workflow_s_children_live_and_are_found_on_its_shard(
             for jid in jids:
                 assert await client.result(jid, timeout=15) == 0 + 2 + 4
             worker.stop()
+        assert all(is_shard(shard) for shard in client.clients)  # its shards' clients
         for jid in jids:
             job = await client.jobs.get(jid)
             assert isinstance(job, aqless.Job)
-            kids = [kid["jid"] for kid in job.data[record.KEY]["children"].values()]
+            started = job.data[record.KEY]["children"]
+            kids = [kid["jid"] for kid in started.values()]
+            # the sharded jid: the same name gives it on every run, in the workflow's bucket
+            assert kids == [child_jid(jid, name, sharded=True) for name in started]
             for kid in kids:  # a lookup by jid finds each child, on its workflow's shard
                 assert client.shard_of(kid) == client.shard_of(jid)
                 assert await client.result(kid, timeout=1) in (0, 2, 4)
+
+
+async def test_a_sharded_workflow_races_its_children_on_its_shard(cluster: Cluster) -> None:
+    handlers = aqless.Handlers()
+
+    @handlers.workflow("wf.Race")
+    async def race(ctx: WorkflowContext) -> list[Any]:
+        slow = await ctx.child("wf.Wait", {"s": 30}, queue="kids", name="slow")
+        fast = await ctx.child("wf.Wait", {"s": 0}, queue="kids", name="fast")
+        winner, result = await ctx.first(slow, fast, cancel=True)
+        return [winner.name, result]
+
+    @handlers.register("wf.Wait")
+    async def wait(job: aqless.Job) -> int:
+        await anyio.sleep(float(job.data["s"]))
+        return int(job.data["s"])
+
+    async with deployment(cluster, "workflow-races") as client:
+        jids = await client.queues["race"].put_many(
+            [aqless.PutRequest("wf.Race", {}) for _ in range(4)]
+        )
+        worker = aqless.ShardedWorker(
+            client, ["race", "kids"], handlers=handlers, concurrency=12, interval=0.1
+        )
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(worker.run)
+            for jid in jids:
+                assert await client.result(jid, timeout=15) == ["fast", 0]
+            worker.stop()
+        for jid in jids:  # each loser cancelled, found (gone) where a lookup asks
+            assert await client.jobs.get(child_jid(jid, "slow", sharded=True)) is None
+            assert await client.result(child_jid(jid, "fast", sharded=True), timeout=1) == 0

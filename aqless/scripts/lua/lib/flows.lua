@@ -161,10 +161,14 @@ function Flows.put(now, worker, tree_text)
   return tree.jid
 end
 
--- The parent stops waiting for `child` and, with nothing else to wait for, is released as
+-- The parent stops waiting for `child` (nil: it did not wait for it) and, with nothing else
+-- to wait for, or waiting for the first of its children (Flows.first_ended), is released as
 -- a completed dependency would release it (Job.leave_depends).
-function Flows.release_parent(now, parent)
-  if call('SCARD', Keys.dependencies(parent)) > 0 then return end
+function Flows.release_parent(now, parent, child)
+  if call('SCARD', Keys.dependencies(parent)) > 0 then
+    if child ~= nil then Flows.first_ended(now, parent, child) end
+    return
+  end
   local f = Job.read(parent, {'queue', 'priority', 'scheduled', 'state'})
   if f.state ~= 'depends' or f.queue == nil then return end
   Job.leave_depends(now, parent, f)
@@ -216,7 +220,7 @@ function Flows.failed(now, jid, D)
   if (v[2] or 'fail') == 'fail' then
     Flows.fail_parent(now, parent, jid, v[3] or nil, v[4] or nil)
   else
-    Flows.release_parent(now, parent)
+    Flows.release_parent(now, parent, jid)
   end
 end
 
@@ -250,20 +254,21 @@ function Flows.removal(jids)
   return all, seen, parents
 end
 
--- Refuses the removal of a job of a flow that runs (before anything is written).
-function Flows.check_removal(all, parents)
+-- Why the removal of `all` is refused (nil: it is not): a job of a flow among them runs.
+function Flows.removal_refusal(all, parents)
   for _, jid in ipairs(all) do
     if parents[jid] ~= nil and call('HGET', Keys.job(jid), 'state') == 'running' then
-      raise('Cancel(): job ' .. jid .. ' of a flow is running; a flow is not removed while'
-        .. ' a job it would lose runs')
+      return 'Cancel(): job ' .. jid .. ' of a flow is running; a flow is not removed while'
+        .. ' a job it would lose runs'
     end
   end
+  return nil
 end
 
 -- A removed job leaves its parent, which stays: the parent no longer lists it nor waits
 -- for it, and is released when it waits for nothing else.
 function Flows.leave_parent(now, jid, parent)
-  call('SREM', Keys.dependencies(parent), jid)
+  local waited = call('SREM', Keys.dependencies(parent), jid) == 1
   call('SREM', Keys.dependents(jid), parent)
   local key = Keys.job(parent)
   local children = decode_stored(call('HGET', key, 'flow_children'))
@@ -275,7 +280,33 @@ function Flows.leave_parent(now, jid, parent)
       call('HDEL', key, 'flow_children')
     end
   end
-  Flows.release_parent(now, parent)
+  Flows.release_parent(now, parent, waited and jid or nil)
+end
+
+-- A workflow waiting for the first of its children to end (ctx.first; its field `wf-first`
+-- holds the race's key) is released by the first, `child`, which it keeps as the race's
+-- winner (`wf-won:<key>`), and stops waiting for the others. Whether it was.
+function Flows.first_ended(now, parent, child)
+  local key = Keys.job(parent)
+  local race = call('HGET', key, 'wf-first')
+  if not race then return false end
+  call('HSET', key, 'wf-won:' .. race, child)
+  call('HDEL', key, 'wf-first')
+  for _, other in ipairs(call('SMEMBERS', Keys.dependencies(parent))) do
+    call('SREM', Keys.dependents(other), parent)
+  end
+  call('DEL', Keys.dependencies(parent))
+  local f = Job.read(parent, {'queue', 'priority', 'scheduled', 'state'})
+  if f.state == 'depends' and f.queue ~= nil then Job.leave_depends(now, parent, f) end
+  return true
+end
+
+-- A flow child's outcome, as flow.children lists it.
+function Flows.outcome(child)
+  local c = call('HMGET', Keys.job(child), 'state', 'result', 'result_dropped', 'failure',
+    'flow_name', 'flow_policy')
+  return {jid = child, state = c[1], result = c[2] or nil, dropped = c[3] or nil,
+    failure = decode_stored(c[4]), name = c[5] or '', policy = c[6] or 'fail'}
 end
 
 function Flows.children(jid)
@@ -284,12 +315,7 @@ function Flows.children(jid)
   if not v[1] then return nil end
   local children = decode_stored(v[2]) or NOTHING
   local found = {}
-  for i, child in ipairs(children) do
-    local c = call('HMGET', Keys.job(child), 'state', 'result', 'result_dropped', 'failure',
-      'flow_name', 'flow_policy')
-    found[i] = {jid = child, state = c[1], result = c[2] or nil, dropped = c[3] or nil,
-      failure = decode_stored(c[4]), name = c[5] or '', policy = c[6] or 'fail'}
-  end
+  for i, child in ipairs(children) do found[i] = Flows.outcome(child) end
   return json_array(found)
 end
 

@@ -268,6 +268,8 @@ function Job.release_dependents(jid, now, dependents)
     if call('SCARD', Keys.dependencies(dependent)) == 0 then
       local f = Job.read(dependent, {'queue', 'priority', 'scheduled'})
       if f.queue ~= nil then Job.leave_depends(now, dependent, f) end
+    else
+      Flows.first_ended(now, dependent, jid)
     end
   end
   call('DEL', Keys.dependents(jid))
@@ -293,16 +295,25 @@ end
 ---------------------------------------------------------------------------------------------
 -- cancel
 
-function Job.cancel(D, now, jids)
-  local all, named, parents = Flows.removal(jids)
+-- Why a cancel removing `all` (Flows.removal's, with `named` and `parents`) is refused, nil
+-- when it is not: one of them is a dependency of a job it leaves, or a job of a flow runs.
+function Job.cancel_refusal(all, named, parents)
   for _, jid in ipairs(all) do
     local parent = parents[jid]
     for _, dependent in ipairs(call('SMEMBERS', Keys.dependents(jid))) do
-      check(named[dependent] or dependent == parent, 'Cancel(): ' .. jid ..
-        ' is a dependency of ' .. dependent .. ' but is not mentioned to be canceled')
+      if not (named[dependent] or dependent == parent) then
+        return 'Cancel(): ' .. jid .. ' is a dependency of ' .. dependent ..
+          ' but is not mentioned to be canceled'
+      end
     end
   end
-  Flows.check_removal(all, parents)
+  return Flows.removal_refusal(all, parents)
+end
+
+function Job.cancel(D, now, jids)
+  local all, named, parents = Flows.removal(jids)
+  local refusal = Job.cancel_refusal(all, named, parents)
+  if refusal then raise(refusal) end
   for _, jid in ipairs(all) do
     local job = Job.read(jid, {'state', 'queue', 'failure', 'worker', 'tags', 'held_in',
       'dedup'})

@@ -133,24 +133,28 @@ function Job.signal(now, jid, signal, payload, id)
   return 'woken'
 end
 
--- The children's jids of a gather, checked: a JSON list of jids, at least one.
-function Job.gathered_children(text)
+-- The children's jids of a gather or a race (`verb`), checked: a JSON list of jids, at
+-- least one.
+function Job.gathered_children(verb, text)
   local ok, children = pcall(cjson.decode, text or '')
-  check(ok and type(children) == 'table' and #children > 0,
-    'AwaitChildren(): Arg "children" not a JSON list of jids: ' .. tostring(text))
+  local refusal = verb .. '(): Arg "children" not a JSON list of jids: ' .. tostring(text)
+  check(ok and type(children) == 'table' and #children > 0, refusal)
   for _, child in ipairs(children) do
-    check(type(child) == 'string' and child ~= '',
-      'AwaitChildren(): Arg "children" not a JSON list of jids: ' .. tostring(text))
+    check(type(child) == 'string' and child ~= '', refusal)
   end
   return children
 end
 
-function Job.await_children(now, jid, worker, attempt, data, children_text)
-  local children = Job.gathered_children(children_text)
-  local job = Job.workflow_held('AwaitChildren', jid, worker, attempt, data)
+-- Whether a child in `state` (false: gone) has yet to end.
+function Job.child_pending(state)
+  return state and state ~= 'complete' and state ~= 'failed'
+end
+
+-- Lists `children` among the workflow's flow children, after those listed before (earlier
+-- gathers' or the flow's that put it: a cancel of the workflow reaches them all), and makes
+-- each that exists its child under the policy continue. Their states (false: gone), in order.
+function Job.adopt_children(jid, children)
   call('SET', Keys.flows(), 1)
-  -- the children of earlier gathers (or of the flow that put the workflow) stay listed: a
-  -- cancel of the workflow reaches them all
   local listed = cjson.decode(call('HGET', Keys.job(jid), 'flow_children') or '[]')
   local seen = {}
   for _, child in ipairs(listed) do seen[child] = true end
@@ -158,19 +162,86 @@ function Job.await_children(now, jid, worker, attempt, data, children_text)
     if not seen[child] then listed[#listed + 1], seen[child] = child, true end
   end
   call('HSET', Keys.job(jid), 'flow_children', cjson.encode(listed))
-  local pending = 0
-  for _, child in ipairs(children) do
+  local states = {}
+  for i, child in ipairs(children) do
     local state = call('HGET', Keys.job(child), 'state')
     if state then
       call('HSET', Keys.job(child), 'flow_parent', jid, 'flow_policy', 'continue')
     end
-    if state and state ~= 'complete' and state ~= 'failed' then
-      pending = pending + 1
+    states[i] = state or false
+  end
+  return states
+end
+
+-- Parks the held workflow in depends on those of `children` that have yet to end.
+function Job.await_pending(now, jid, job, worker, data, children, states, why)
+  for i, child in ipairs(children) do
+    if Job.child_pending(states[i]) then
       call('SADD', Keys.dependencies(jid), child)
       call('SADD', Keys.dependents(child), jid)
     end
   end
-  if pending == 0 then return Flows.children(jid) end
-  Job.workflow_park(now, jid, job, worker, data, now, 'waiting for children', true)
-  return 'parked'
+  call('HDEL', Keys.job(jid), 'wf-first')
+  Job.workflow_park(now, jid, job, worker, data, now, why, true)
+end
+
+function Job.await_children(now, jid, worker, attempt, data, children_text)
+  local children = Job.gathered_children('AwaitChildren', children_text)
+  local job = Job.workflow_held('AwaitChildren', jid, worker, attempt, data)
+  local states = Job.adopt_children(jid, children)
+  for _, state in ipairs(states) do
+    if Job.child_pending(state) then
+      Job.await_pending(now, jid, job, worker, data, children, states, 'waiting for children')
+      return 'parked'
+    end
+  end
+  return Flows.children(jid)
+end
+
+-- A race (ctx.first) of `key`: its winner is the first of `children` to end. One that had
+-- ended (or gone) when the race is first looked at wins, the first such in the order given;
+-- else the workflow parks in depends until one ends (Flows.first_ended keeps it). The
+-- winner is kept (`wf-won:<key>`): every later look answers it. With `cancel`, the losers
+-- that have yet to end are cancelled (Job.cancel_losers).
+function Job.await_first(D, now, jid, worker, attempt, data, key, children_text, cancel)
+  check(key and key ~= '', 'AwaitFirst(): Arg "key" missing')
+  local children = Job.gathered_children('AwaitFirst', children_text)
+  local job = Job.workflow_held('AwaitFirst', jid, worker, attempt, data)
+  local won = call('HGET', Keys.job(jid), 'wf-won:' .. key)
+  if not won then
+    local states = Job.adopt_children(jid, children)
+    for i, child in ipairs(children) do
+      if not won and not Job.child_pending(states[i]) then won = child end
+    end
+    if not won then
+      Job.await_pending(now, jid, job, worker, data, children, states,
+        'waiting for the first of its children')
+      call('HSET', Keys.job(jid), 'wf-first', key)
+      return 'parked'
+    end
+    call('HSET', Keys.job(jid), 'wf-won:' .. key, won)
+  end
+  call('HDEL', Keys.job(jid), 'wf-first')
+  if cancel == 'cancel' then Job.cancel_losers(D, now, jid, children, won) end
+  return json_array({Flows.outcome(won)})
+end
+
+-- Cancels each of `children` but `won` that has yet to end, as Job.cancel would, once it
+-- has left the workflow's flow (so one that runs may go); one whose cancel would still be
+-- refused (another job depends on it, or it is a flow's parent whose job runs) is left.
+function Job.cancel_losers(D, now, jid, children, won)
+  for _, child in ipairs(children) do
+    if child ~= won and Job.child_pending(call('HGET', Keys.job(child), 'state')) then
+      local all, named, parents = Flows.removal({child})
+      if parents[child] == jid then  -- as once it has left the workflow's flow
+        parents[child] = nil
+        if call('HEXISTS', Keys.job(child), 'flow_children') == 1 then parents[child] = false end
+      end
+      if Job.cancel_refusal(all, named, parents) == nil then
+        Flows.leave_parent(now, child, jid)
+        call('HDEL', Keys.job(child), 'flow_parent', 'flow_name', 'flow_policy')
+        Job.cancel(D, now, {child})
+      end
+    end
+  end
 end
