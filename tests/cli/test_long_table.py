@@ -11,9 +11,7 @@ from aqless.cli.render import LONG, table
 
 
 def drawn(view: object, width: int = 80, color: bool = False) -> list[str]:
-    console = Console(
-        width=width, color_system="standard" if color else None, force_terminal=color
-    )
+    console = Console(width=width, color_system="standard" if color else None, force_terminal=color)
     with console.capture() as captured:
         console.print(view)
     return captured.get().splitlines()
