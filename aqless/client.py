@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, ClassVar, Final, Literal, Self
-from urllib.parse import quote
 
 import anyio
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from aqless import codecs, rules
+from aqless._client import connecting
 from aqless._concurrency.routing import (
     ShardedPart,
     by_jids,
@@ -29,7 +26,6 @@ from aqless._concurrency.routing import (
 )
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
-from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.lifecycle import ClientState, Lifecycle
 from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
 from aqless._connection.server_checks import check_eviction_policy
@@ -72,36 +68,6 @@ from aqless.scripts.loader import AnyRedis
 from aqless.scripts.options import checked_value
 from aqless.spool import Spool
 from aqless.workflows import signals
-
-# what the embedded server's URL looks like, for checking the options before it starts
-EMBEDDED_URL_SHAPE = "unix:///embedded/valkey.sock"
-
-
-def address_url(host: str | None, port: int | None, unix_socket_path: str | None) -> str | None:
-    """The URL of ``Client(host=..., port=...)`` or ``Client(unix_socket_path=...)`` (None
-    when none is given): ``redis://host:port`` (``localhost:6379`` by default) or
-    ``unix://path``; ``db``, ``username``, ``password`` go to the connection as they are."""
-    if unix_socket_path is not None:
-        if host is not None or port is not None:
-            raise ConfigurationError("give host/port or unix_socket_path, not both")
-        if not unix_socket_path:
-            raise ConfigurationError("unix_socket_path must not be empty")
-        return f"unix://{quote(unix_socket_path)}"
-    if host is None and port is None:
-        return None
-    if host is not None and (not host or any(c in host for c in "/@?#")):
-        raise ConfigurationError(f"not a host name or address: {host!r}")
-    if port is not None and not (type(port) is int and 0 < port < 65536):  # not a bool
-        raise ConfigurationError(f"a port is a number from 1 to 65535, got {port!r}")
-    name = host or "localhost"
-    if ":" in name and not name.startswith("["):  # an IPv6 address
-        name = f"[{name}]"
-    return f"redis://{name}:{port or 6379}"
-
-
-def default_worker_name() -> str:
-    """`<host>-<pid>`: how the server tells this process's locks from others'."""
-    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class Client(ClientScripted):
@@ -187,7 +153,7 @@ class Client(ClientScripted):
         # by open(), and only for a client whose options are good.
         if url is not None and redis is not None:
             raise ConfigurationError("give a url or a redis client, not both")
-        address = address_url(host, port, unix_socket_path)
+        address = connecting.address_url(host, port, unix_socket_path)
         if address is not None and (url is not None or redis is not None):
             raise ConfigurationError(
                 "give host/port/unix_socket_path or a url or a redis client, not two of them"
@@ -201,7 +167,7 @@ class Client(ClientScripted):
         self.url = url or os.environ.get("AQLESS_URL") or os.environ.get("REDIS_URL")
         self.namespace = namespace
         self.prefix = f"{namespace}:ql:" if namespace else "ql:"
-        self.worker_name = worker_name or default_worker_name()
+        self.worker_name = worker_name or connecting.default_worker_name()
         self.clock = clock
         self.strict = strict
         self.sharded_pubsub = sharded_pubsub
@@ -228,11 +194,14 @@ class Client(ClientScripted):
                 )
             self._use(redis)
         elif self.url is not None and urls.scheme_of(self.url) in (urls.SENTINEL, urls.CLUSTER):
-            self._use(self._connect_many(urls.parse(self.url)))
+            many, self._sentinels = connecting.connect_many(
+                urls.parse(self.url), namespace, connection_options
+            )
+            self._use(many)
         elif self.url is not None:
-            self._use(self._connect(self.url))
+            self._use(connecting.connect(self.url, self._connection_options))
         else:  # the embedded server's URL is known once open() has found it
-            self._pool(EMBEDDED_URL_SHAPE)
+            connecting.connection_pool(connecting.EMBEDDED_URL_SHAPE, connection_options)
         self.queues = Queues(self)
         self.jobs = Jobs(self)
         self.batches = Batches(self)
@@ -283,7 +252,7 @@ class Client(ClientScripted):
                 print(await client.config.get("heartbeat"))
             ```
         """
-        primary, sentinel_connections = _sentinel_primary(
+        primary, sentinel_connections = connecting.sentinel_primary(
             sentinels, service_name, sentinel_options or {}, connection_options
         )
         client = cls(redis=primary, namespace=namespace, worker_name=worker_name, clock=clock)
@@ -349,55 +318,6 @@ class Client(ClientScripted):
         client._owns_redis = True
         return client
 
-    def _connect_many(self, url: urls.ManyHosts) -> AnyRedis:
-        """The redis-py client of a ``redis+sentinel://`` or ``redis+cluster://`` URL."""
-        options = dict(self._connection_options)
-        if url.username is not None:
-            options["username"] = url.username
-        if url.password is not None:
-            options["password"] = url.password
-        if url.scheme == urls.CLUSTER:
-            if _cluster.hash_tag(self.namespace or "") is None:
-                raise ConfigurationError(
-                    "on a Redis Cluster the namespace must carry a hash tag, such as "
-                    f"'{{billing}}', so that all of its keys are in one slot; "
-                    f"got {self.namespace!r}"
-                )
-            return _cluster.connect(url.hosts, **options)
-        primary, self._sentinels = _sentinel_primary(url.hosts, url.path, {}, options)
-        return primary
-
-    def _connect(self, url: str) -> aioredis.Redis:
-        # No silent resends: a script call resent after a dropped connection may run
-        # twice (a second pop takes more jobs). A dropped call raises
-        # ConnectionLostError, and the layer that knows what it meant decides.
-        redis = aioredis.Redis(connection_pool=self._pool(url), retry=Retry(NoBackoff(), 0))
-        redis.auto_close_connection_pool = True  # owns the pool: closed with the client
-        return redis
-
-    def _pool(self, url: str) -> aioredis.ConnectionPool:
-        """A connection pool for `url` with the client's options; connects nothing."""
-        options = dict(self._connection_options)
-        if options.get("socket_connect_timeout") is None and options.get("socket_timeout") is None:
-            # a connect the network leaves unanswered fails in seconds, not the kernel's minutes
-            options["socket_connect_timeout"] = CONNECT_TIMEOUT
-        try:
-            if "max_connections" in options:  # a full pool waits rather than failing a call
-                pool: aioredis.ConnectionPool = aioredis.BlockingConnectionPool.from_url(
-                    url, decode_responses=True, **options
-                )
-            else:  # redis-py's own default (100) fails calls beyond it
-                pool = aioredis.ConnectionPool.from_url(
-                    url, decode_responses=True, max_connections=2**31, **options
-                )
-        except ValueError as error:
-            raise ConfigurationError(f"bad server URL {url!r}: {error}") from error
-        try:  # makes a connection object without connecting: rejects unknown options
-            pool.connection_class(**pool.connection_kwargs)
-        except TypeError as error:
-            raise ConfigurationError(f"bad connection option: {error}") from error
-        return pool
-
     def _use(self, redis: AnyRedis) -> None:
         self._protocol = ScriptCaller(
             redis,
@@ -430,7 +350,7 @@ class Client(ClientScripted):
             from aqless import embedded
 
             self.url = await embedded.default_url_async()
-            self._use(self._connect(self.url))
+            self._use(connecting.connect(self.url, self._connection_options))
         await check_eviction_policy(self.protocol.wire, strict=self.strict, refusing=self.aclose)
         self._lifecycle.opened()
         for spool in self._spools:
@@ -686,23 +606,6 @@ class Client(ClientScripted):
 
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"
-
-
-def _sentinel_primary(
-    sentinels: Sequence[tuple[str, int]],
-    service_name: str,
-    sentinel_options: dict[str, Any],
-    options: dict[str, Any],
-) -> tuple[aioredis.Redis, list[aioredis.Redis]]:
-    """A client of the primary Sentinel names for `service_name`, and the connections to
-    the Sentinels (the caller closes them)."""
-    from redis.asyncio.sentinel import Sentinel
-
-    sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
-        sentinels, sentinel_kwargs=sentinel_options
-    )
-    primary = sentinel.master_for(service_name, decode_responses=True, **options)
-    return primary, list(sentinel.sentinels)
 
 
 class Queues(QueuesScripted):
