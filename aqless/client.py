@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Final, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 import anyio
 import redis.asyncio as aioredis
@@ -16,6 +15,17 @@ from redis.asyncio.cluster import RedisCluster
 
 from aqless import codecs, rules
 from aqless._client import connecting
+from aqless._client.config import Config as Config
+from aqless._client.jobs import Jobs as Jobs
+from aqless._client.queues import Queues as Queues
+from aqless._client.throttles import Throttle as Throttle
+from aqless._client.throttles import Throttles as Throttles
+from aqless._client.workers import CONTROL_EVENT as CONTROL_EVENT
+from aqless._client.workers import CONTROL_TTL as CONTROL_TTL
+from aqless._client.workers import Workers as Workers
+from aqless._client.workers import worker_control_key as worker_control_key
+from aqless._client.workers import worker_index_key as worker_index_key
+from aqless._client.workers import worker_record_key as worker_record_key
 from aqless._concurrency.routing import (
     ShardedPart,
     by_jids,
@@ -27,21 +37,16 @@ from aqless._concurrency.routing import (
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.lifecycle import ClientState, Lifecycle
-from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
+from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
-from aqless.codecs import PayloadCodec, decoded_value
+from aqless.codecs import PayloadCodec
 from aqless.contracts.derived import (
     ClientScripted,
-    ConfigScripted,
-    JobsScripted,
-    QueuesScripted,
     ShardedConfigRouted,
     ShardedJobsRouted,
     ShardedWorkersRouted,
     TagsScripted,
-    ThrottleScripted,
-    WorkersScripted,
 )
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
@@ -49,23 +54,13 @@ from aqless.flows.client import Flows
 from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimits
 from aqless.models import (
-    JobResult,
     JobState,
-    Page,
-    QueueCounts,
     SeenWorkers,
-    WorkerCounts,
-    WorkerInfo,
-    WorkerJobs,
-    listed,
 )
 from aqless.patterns import QueuePatterns
-from aqless.progress import Progress
-from aqless.queue import PutHook, Queue
-from aqless.results import await_result, read_result
-from aqless.scaling.estimate import QueueScaling, every_queue_scaling
+from aqless.queue import PutHook
+from aqless.results import await_result
 from aqless.scripts.loader import AnyRedis
-from aqless.scripts.options import checked_value
 from aqless.spool import Spool
 from aqless.workflows import signals
 
@@ -606,512 +601,6 @@ class Client(ClientScripted):
 
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"
-
-
-class Queues(QueuesScripted):
-    """``client.queues[name]`` (no I/O), and every queue's counts and names.
-
-    Examples:
-        ```python
-        emails = client.queues["emails"]
-        for counts in await client.queues.counts():
-            print(counts.name, counts.waiting)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def __getitem__(self, name: str) -> Queue:
-        return Queue(self._client, name)
-
-    async def counts(self) -> list[QueueCounts]:
-        """Every queue's counts by state, one `QueueCounts` per queue the server knows.
-
-        Examples:
-            ```python
-            backlog = {c.name: c.waiting for c in await client.queues.counts()}
-            ```
-        """
-        reply = await self._client.protocol.json("queues.counts")
-        return [QueueCounts.from_json(counts) for counts in reply or []]
-
-    async def scaling(
-        self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
-    ) -> list[QueueScaling]:
-        """Every queue's `Queue.scaling`, each over the time since its reading in
-        `previous` (the last call's answer), if any.
-
-        Args:
-            target_p95: the 95th-percentile wait to keep under, in seconds.
-            previous: the last call's answer (default ``()``: each over the day so far).
-
-        Examples:
-            ```python
-            readings = await client.queues.scaling(30.0)
-            readings = await client.queues.scaling(30.0, previous=readings)
-            print(sum(r.slots for r in readings))
-            ```
-        """
-        return await every_queue_scaling(self, target_p95, previous)
-
-
-class Jobs(JobsScripted):
-    """Jobs by id, tag, tracking, completion and failure: ``client.jobs``.
-
-    Examples:
-        ```python
-        job = await client.jobs.get(jid)
-        page = await client.jobs.tagged("invoices", count=50)
-        print(job and job.state, page.total, page.jids)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    async def get(self, jid: str) -> Job | RecurringJob | None:
-        """The job or recurring job with this id, or None.
-
-        Args:
-            jid: the job's (or the recurring job's) id.
-
-        Examples:
-            ```python
-            job = await client.jobs.get(jid)
-            if isinstance(job, aqless.Job):
-                print(job.queue_name, job.state)
-            ```
-        """
-        fields = await self._client.protocol.json("job.get", jid)
-        if fields is not None:
-            return Job(self._client, fields)
-        template = await self._client.protocol.json("recurringJob.get", jid)
-        if template is not None:
-            return RecurringJob(self._client, template)
-        return None
-
-    async def stored_result(self, jid: str) -> JobResult | None:
-        """The job's kept return value and state now, without waiting; None when the job
-        does not exist (see `Client.result` to wait for it).
-
-        Args:
-            jid: the job's id.
-
-        Examples:
-            ```python
-            stored = await client.jobs.stored_result(jid)
-            if stored is not None:
-                print(stored.state, stored.value)
-            ```
-        """
-        return await read_result(self._client, jid)
-
-    async def get_many(self, jids: Sequence[str]) -> list[Job]:
-        """The jobs that exist among `jids`, in order (missing ones are skipped), read in
-        one call.
-
-        Args:
-            jids: the ids to read; none: no call, an empty list.
-
-        Examples:
-            ```python
-            jobs = await client.jobs.get_many([first_jid, second_jid])
-            print([job.state for job in jobs])
-            ```
-        """
-        if not jids:
-            return []
-        reply = await self._client.protocol.json("job.getMulti", *jids)
-        return [Job(self._client, fields) for fields in reply or []]
-
-    async def progress(self, *jids: str) -> dict[str, Progress]:
-        """The last progress report of each job among `jids` that made one (`job.progress`),
-        by jid; a job that made none, or does not exist, is left out.
-
-        Args:
-            *jids: the jobs to read; none: no call, an empty dict.
-
-        Examples:
-            ```python
-            reports = await client.jobs.progress(first_jid, second_jid)
-            for jid, report in reports.items():
-                print(jid, report.fraction)
-            ```
-        """
-        if not jids:
-            return {}
-        reply = await self._client.protocol.json("jobs.progress", *jids)
-        return {
-            str(jid): Progress.from_json(fields)
-            for jid, fields in (reply or {}).items()
-            if isinstance(fields, dict)
-        }
-
-    async def checkpoints(self, *jids: str) -> dict[str, Any]:
-        """The last checkpoint state (decoded JSON) of each job among `jids` that holds one
-        (`Job.checkpoint`), by jid; a job without one is left out.
-
-        Args:
-            *jids: the jobs to read; none: no call, an empty dict.
-
-        Examples:
-            ```python
-            states = await client.jobs.checkpoints(jid)
-            print(states.get(jid))  # e.g. {"row": 1200}
-            ```
-        """
-        if not jids:
-            return {}
-        reply = await self._client.protocol.json("jobs.checkpoints", *jids)
-        codec = self._client.codec
-        return {str(jid): decoded_value(codec, state) for jid, state in (reply or {}).items()}
-
-    async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids tagged `tag`, a page at a time, with the total.
-
-        Args:
-            tag: the tag.
-            offset: how many jids to skip (default 0).
-            count: the most jids in the page (default 25).
-
-        Raises:
-            InvalidValueError: `offset` or `count` outside its rule; nothing read.
-
-        Examples:
-            ```python
-            page = await client.jobs.tagged("invoices", offset=0, count=50)
-            print(page.total, page.jids)
-            ```
-        """
-        offset, count = rules.checked_listing(offset, count, "jobs.tagged")
-        reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)
-        return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
-
-    async def tracked(self) -> tuple[list[Job], list[str]]:
-        """The tracked jobs, and the tracked jids whose jobs are gone.
-
-        Examples:
-            ```python
-            jobs, gone = await client.jobs.tracked()
-            print([job.jid for job in jobs], gone)
-            ```
-        """
-        reply = await self._client.protocol.json("jobs.tracked")
-        jobs = [Job(self._client, fields) for fields in listed_objects(reply.get("jobs"))]
-        return jobs, listed(reply.get("expired"))
-
-    async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids failed in `group`, most recent first, a page at a time, with the total.
-
-        Args:
-            group: the failure group (the `group` a job failed with).
-            offset: how many jids to skip (default 0).
-            count: the most jids in the page (default 25).
-
-        Raises:
-            InvalidValueError: `offset` or `count` outside its rule; nothing read.
-
-        Examples:
-            ```python
-            page = await client.jobs.failed("app.errors.Timeout", count=10)
-            print(page.total, page.jids)
-            ```
-        """
-        offset, count = rules.checked_listing(offset, count, "jobs.failedByGroup")
-        reply = await self._client.protocol.json("jobs.failedByGroup", group, offset, count)
-        return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
-
-    async def failure_groups(self) -> dict[str, int]:
-        """Every failure group with the number of jobs failed in it.
-
-        Examples:
-            ```python
-            for group, count in (await client.jobs.failure_groups()).items():
-                print(group, count)
-            ```
-        """
-        reply = await self._client.protocol.json("failureGroups.counts")
-        return {str(group): int(count) for group, count in (reply or {}).items()}
-
-    async def cancel(self, *jids: str) -> list[str]:
-        """Cancel several jobs in one call; returns the jids cancelled: `jids`, then those of
-        the jobs below a flow parent among them, which go with it (docs/guides/flows.md).
-        Jobs that depend on each other can only be cancelled together; a job of a flow
-        whose parent stays leaves it (the parent stops waiting for it).
-
-        Raises:
-            JobDependedOnError: a job outside `jids` (other than a flow parent) depends on
-                one of them; nothing was cancelled.
-            FlowRunningError: a job of a flow it would remove is running; nothing was
-                cancelled.
-
-        Examples:
-            ```python
-            cancelled = await client.jobs.cancel(first_jid, second_jid)
-            print(cancelled)  # the two jids, then any flow children that went with them
-            ```
-        """
-        if not jids:
-            return []
-        return listed(await self._client.protocol.call("job.cancel", *jids))
-
-
-def listed_objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-class Config(ConfigScripted):
-    """The deployment's settings (`heartbeat`, `grace-period`, `jobs-history`...):
-    ``client.config``.
-
-    Examples:
-        ```python
-        await client.config.set("heartbeat", 120)  # seconds
-        print(await client.config.get("heartbeat"))  # "120"
-        await client.config.unset("heartbeat")  # back to the default
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    async def get(self, option: str) -> str | None:
-        """An option's value, as text (its default when not set), or None for an unknown
-        one.
-
-        Args:
-            option: the option's name (``heartbeat``, ``<queue>-heartbeat``...).
-
-        Examples:
-            ```python
-            seconds = float(await client.config.get("heartbeat") or 60)
-            ```
-        """
-        value = await self._client.protocol.call("config.get", option)
-        return None if value is None else str(value)
-
-    async def set(self, option: str, value: str | float, *, force: bool = False) -> None:
-        """Set a configuration option (e.g. ``heartbeat``, ``<queue>-heartbeat``).
-        ConfigValueError, before anything is sent, for a value outside the option's rule
-        (`aqless.rules`: a positive number of seconds for ``heartbeat``, a whole number from
-        0 for ``jobs-history-count``...), or for a name the scripts do not read unless
-        `force` (another qless client's own option: then any value is stored).
-
-        Args:
-            option: the option's name.
-            value: its value, a number or text (``"120"`` keeps a number's rule too);
-                durations in seconds.
-            force: store an option the scripts do not read, with any value (default
-                False).
-
-        Raises:
-            ConfigValueError: `value` outside the option's rule, or `option` unknown
-                without `force`; nothing sent.
-
-        Examples:
-            ```python
-            await client.config.set("heartbeat", 120)  # seconds
-            await client.config.set("emails-heartbeat", 30)  # the queue emails only
-            await client.config.set("my-tool-colour", "blue", force=True)
-            ```
-        """
-        checked = checked_value(option, value, force=force)
-        await self._client.protocol.call("config.set", option, checked)
-
-    async def all(self) -> dict[str, str]:
-        """Every option: the defaults overlaid with what was set, values as text.
-
-        Examples:
-            ```python
-            for option, value in (await client.config.all()).items():
-                print(option, value)
-            ```
-        """
-        reply = await self._client.protocol.json("config.getAll")
-        return {str(name): str(value) for name, value in reply.items()}
-
-
-def worker_record_key(prefix: str, name: str) -> str:
-    """The record an aqless worker publishes about itself (aqless._worker.info)."""
-    return f"{prefix}aqless:w:{name}"  # no qless key starts with ql:aqless:
-
-
-def worker_index_key(prefix: str) -> str:
-    """The names of the workers whose records are alive, by when each was last written."""
-    return prefix + "aqless:workers"
-
-
-def worker_control_key(prefix: str, name: str) -> str:
-    """What an operator asked of an aqless worker (quiet, stop, resume), until the worker
-    reads it (aqless._worker.control): aqless's own, as its record is."""
-    return f"{prefix}aqless:control:{name}"
-
-
-#: The event on a worker's channel (``ql:w:<worker>``) that tells it to read its control
-#: key now; its ``command`` field says what was asked, for those who watch the channel.
-CONTROL_EVENT: Final = "aqless:control"
-#: Seconds a control request waits for its worker to read it (a worker reads it within a
-#: second; one that died leaves it to expire).
-CONTROL_TTL: Final = 60
-
-
-class Workers(WorkersScripted):
-    """The workers the server has seen: ``client.workers``.
-
-    Examples:
-        ```python
-        for worker in await client.workers.counts():
-            print(worker.name, worker.jobs, worker.stalled)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    async def counts(self) -> list[WorkerCounts]:
-        """Every worker, most recently active first, with how many jobs it holds (and how
-        many of those are stalled).
-
-        Examples:
-            ```python
-            busiest = max(await client.workers.counts(), key=lambda w: w.jobs)
-            ```
-        """
-        reply = await self._client.protocol.json("workers.counts")
-        return [
-            WorkerCounts(name=str(w["name"]), jobs=int(w["jobs"]), stalled=int(w["stalled"]))
-            for w in listed_objects(reply)
-        ]
-
-    async def jobs(self, worker: str) -> WorkerJobs:
-        """The jids one worker holds, its running and its stalled jobs apart.
-
-        Args:
-            worker: the worker's name.
-
-        Examples:
-            ```python
-            held = await client.workers.jobs("host-1-4242")
-            print(held.jobs, held.stalled)
-            ```
-        """
-        reply = await self._client.protocol.json("worker.jobs", worker)
-        return WorkerJobs(
-            jobs=tuple(listed(reply["jobs"])), stalled=tuple(listed(reply["stalled"]))
-        )
-
-    async def forget(self, *workers: str) -> None:
-        """Drop workers from the list of workers (their jobs are not touched); none given,
-        nothing sent.
-
-        Args:
-            workers: the workers' names.
-
-        Examples:
-            ```python
-            await client.workers.forget("host-1-4242", "host-2-17")
-            ```
-        """
-        if workers:
-            await self._client.protocol.call("worker.forget", *workers)
-
-    async def records(self) -> dict[str, WorkerInfo]:
-        """What each live aqless worker says of itself (host, pid, queues, slots, version,
-        jobs per minute...), by name; other clients' workers publish no record.
-
-        Examples:
-            ```python
-            for name, info in (await client.workers.records()).items():
-                print(name, info.host, info.pid, info.queues)
-            ```
-        """
-        protocol, prefix = self._client.protocol, self._client.prefix
-        listed = await protocol.plain("workers.records", "ZRANGE", worker_index_key(prefix), 0, -1)
-        names = [str(name) for name in listed]
-        raws = await protocol.plain_many(
-            "workers.records", [("HGETALL", worker_record_key(prefix, name)) for name in names]
-        )
-        found = (
-            WorkerInfo.parse(name, hash_fields(raw)) for name, raw in zip(names, raws, strict=True)
-        )
-        return {info.name: info for info in found if info is not None}
-
-    async def control(self, worker: str, command: str) -> None:
-        """Ask a running aqless worker to ``quiet`` (take no more jobs; its running jobs
-        finish), ``stop`` (quiet, then exit once its running jobs end or its grace runs
-        out: `aqless-run` exits 0) or ``resume`` (take jobs again after a quiet). The
-        request waits in the worker's control key (``ql:aqless:control:<worker>``, for
-        `CONTROL_TTL` seconds), and an event on the worker's channel tells it to read it
-        now; a worker reads the key every second anyway. The worker says what it is doing
-        in its record (`WorkerInfo.mode`). Other clients' workers read no such key.
-
-        Args:
-            worker: the worker's name.
-            command: ``"quiet"``, ``"stop"`` or ``"resume"``.
-
-        Raises:
-            InvalidValueError: `worker` is no worker's name, or `command` is none of those;
-                nothing is written.
-
-        Examples:
-            ```python
-            await client.workers.control("host-1-4242", "quiet")
-            ```
-        """
-        rules.check("worker", worker, "workers.control")
-        rules.check("worker_command", command, "workers.control")
-        prefix = self._client.prefix
-        key = worker_control_key(prefix, worker)
-        event = json.dumps({"event": CONTROL_EVENT, "command": command, "worker": worker})
-        await self._client.protocol.plain_many(
-            "workers.control",
-            [("SET", key, command, "EX", CONTROL_TTL), ("PUBLISH", f"{prefix}w:{worker}", event)],
-        )
-
-    async def seen(self) -> SeenWorkers:
-        """The workers that hold jobs or publish a record, each with both; and the other
-        clients qless lists.
-
-        Examples:
-            ```python
-            seen = await client.workers.seen()
-            print(len(seen.workers), seen.others)
-            ```
-        """
-        return SeenWorkers.of(await self.counts(), await self.records())
-
-
-class Throttle(ThrottleScripted):
-    """A named concurrency limit (``client.throttles[name]``); jobs name it in `throttles`.
-
-    Examples:
-        ```python
-        smtp = client.throttles["smtp"]
-        await smtp.set(5)
-        await client.queues["emails"].put(send_email, data, throttles=["smtp"])
-        ```
-    """
-
-    def __init__(self, client: Client, name: str) -> None:
-        self._client = client
-        self.name = name
-
-
-class Throttles:
-    """Named throttles: ``client.throttles["smtp"]`` (no I/O).
-
-    Examples:
-        ```python
-        info = await client.throttles["smtp"].get()
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def __getitem__(self, name: str) -> Throttle:
-        return Throttle(self._client, name)
 
 
 class Tags(TagsScripted):
