@@ -7,7 +7,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, Literal, Self
 
 import anyio
 import redis.asyncio as aioredis
@@ -18,6 +18,12 @@ from aqless._client import connecting
 from aqless._client.config import Config as Config
 from aqless._client.jobs import Jobs as Jobs
 from aqless._client.queues import Queues as Queues
+from aqless._client.sharded import ShardedConfig as ShardedConfig
+from aqless._client.sharded import ShardedJobs as ShardedJobs
+from aqless._client.sharded import ShardedWorkers as ShardedWorkers
+from aqless._client.tags import TAG_PAGE as TAG_PAGE
+from aqless._client.tags import ShardedTags as ShardedTags
+from aqless._client.tags import Tags as Tags
 from aqless._client.throttles import Throttle as Throttle
 from aqless._client.throttles import Throttles as Throttles
 from aqless._client.workers import CONTROL_EVENT as CONTROL_EVENT
@@ -26,14 +32,6 @@ from aqless._client.workers import Workers as Workers
 from aqless._client.workers import worker_control_key as worker_control_key
 from aqless._client.workers import worker_index_key as worker_index_key
 from aqless._client.workers import worker_record_key as worker_record_key
-from aqless._concurrency.routing import (
-    ShardedPart,
-    by_jids,
-    every,
-    gathered,
-    in_order,
-    routed,
-)
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
 from aqless._connection.lifecycle import ClientState, Lifecycle
@@ -43,19 +41,13 @@ from aqless.batches.client import Batches
 from aqless.codecs import PayloadCodec
 from aqless.contracts.derived import (
     ClientScripted,
-    ShardedConfigRouted,
-    ShardedJobsRouted,
-    ShardedWorkersRouted,
-    TagsScripted,
 )
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.flows.client import Flows
-from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimits
 from aqless.models import (
     JobState,
-    SeenWorkers,
 )
 from aqless.patterns import QueuePatterns
 from aqless.queue import PutHook
@@ -601,184 +593,6 @@ class Client(ClientScripted):
 
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"
-
-
-class Tags(TagsScripted):
-    """The tags in use: ``client.tags.top()``.
-
-    Examples:
-        ```python
-        popular = await client.tags.top(count=10)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-
-# -- a sharded deployment's parts: each verb the plain one's, routed over the shards ------------
-# (aqless._concurrency.routing): a jid asked only of the shards its bucket names, a listing
-# of every shard at once, interleaved; settings written to every shard (whose workers read
-# their own) and read from the first.
-
-
-class ShardedJobs(ShardedPart, ShardedJobsRouted):
-    """Jobs by id (each asked only of the shards its bucket names), tag, tracking,
-    completion and failure.
-
-    Examples:
-        ```python
-        job = await client.jobs.get(jid)  # asks only the shards its bucket names
-        ```
-    """
-
-    #: the plain class whose verbs document the derived ones
-    documented_by: ClassVar[type] = Jobs
-
-    def _part(self, client: Client) -> Jobs:
-        return client.jobs
-
-    async def get(self, jid: str) -> Job | RecurringJob | None:
-        """The job or recurring job with this id, or None.
-
-        Examples:
-            ```python
-            job = await client.jobs.get(jid)
-            ```
-        """
-        found = await self._client.find_job(jid)
-        return None if found is None else found[1]
-
-    # they hand back the plain jobs' `aqless.Job`s, so they are routed here
-    get_many = routed(Jobs.get_many, by_jids, in_order)
-    tracked = routed(Jobs.tracked, every)
-
-
-class ShardedConfig(ShardedPart, ShardedConfigRouted):
-    """The deployment's settings: written to every shard, read from the first.
-
-    Examples:
-        ```python
-        await client.config.set("heartbeat", 120)  # on every shard
-        ```
-    """
-
-    #: the plain class whose verbs document the derived ones
-    documented_by: ClassVar[type] = Config
-
-    def _part(self, client: Client) -> Config:
-        return client.config
-
-
-class ShardedWorkers(ShardedPart, ShardedWorkersRouted):
-    """The workers every shard has seen, merged by name: a ShardedWorker's worker has the
-    same name on every shard."""
-
-    #: the plain class whose verbs document the derived ones
-    documented_by: ClassVar[type] = Workers
-
-    def _part(self, client: Client) -> Workers:
-        return client.workers
-
-    async def seen(self) -> SeenWorkers:
-        """The workers that hold jobs or publish a record on any shard, each with both;
-        and the other clients the shards list."""
-        return SeenWorkers.of(await self.counts(), await self.records())
-
-
-class ShardedTags(ShardedPart):
-    """The tags in use over the shards: ``client.tags.top()``."""
-
-    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """The tags carried by two jobs or more over the deployment (the protocol's ``tag
-        top`` with each tag's counter summed over the shards: a tag on one job of each
-        of two shards is there), most used first, ties by name as a sorted set orders
-        them (descending). Exact, reading no more than it must (`_TagCounters`)."""
-        offset, count = rules.checked_listing(offset, count, "tags.top")
-        wanted = offset + count
-        counters = _TagCounters(self._client.clients, page=max(wanted, TAG_PAGE))
-        await counters.read_more()
-        while not counters.settled(wanted):
-            await counters.read_more()
-        return counters.ranked()[offset:wanted]
-
-
-#: the least number of tag counters read from each shard at the first round
-TAG_PAGE = 100
-
-
-class _TagCounters:
-    """Every shard's tag counters (``ql:tags``, those at 1 too), read most used first, a
-    page a round (twice as long at each), until no tag unread can rank among the first
-    wanted (Fagin's threshold algorithm): a tag not read on any shard counts at most the
-    sum of the lowest counters read on the shards not read to their end. A tag read on
-    some shards has its counters on the others read by ZMSCORE, so each total is exact."""
-
-    def __init__(self, clients: Sequence[Client], *, page: int) -> None:
-        self._clients = clients
-        self._keys = [f"{client.prefix}tags" for client in clients]
-        self._by_tag: dict[str, list[float | None]] = {}  # by shard; None: not read yet
-        self._read = [0] * len(clients)
-        self._lowest = [0.0] * len(clients)
-        self._exhausted = [False] * len(clients)
-        self._page = page
-
-    async def read_more(self) -> None:
-        """The next page of every shard not read to its end, then the counters the tags
-        read have on the other shards."""
-        shards = range(len(self._clients))
-        for shard, entries in zip(shards, await gathered(shards, self._next_page), strict=True):
-            for tag, counter in entries:
-                self._by_tag.setdefault(tag, [None] * len(self._clients))[shard] = counter
-            self._read[shard] += len(entries)
-            self._lowest[shard] = entries[-1][1] if entries else 0.0
-            self._exhausted[shard] = len(entries) < self._page
-        self._page *= 2
-        await gathered(shards, self._fill_in)
-
-    async def _next_page(self, shard: int) -> list[tuple[str, float]]:
-        if self._exhausted[shard]:
-            return []
-        first = self._read[shard]
-        redis: Any = self._clients[shard].redis
-        with _cluster.calls("reading the tags"):
-            entries = await redis.zrevrange(
-                self._keys[shard], first, first + self._page - 1, withscores=True
-            )
-        return [(str(tag), float(counter)) for tag, counter in entries]
-
-    async def _fill_in(self, shard: int) -> None:
-        unknown = [tag for tag, counters in self._by_tag.items() if counters[shard] is None]
-        if unknown and not self._exhausted[shard]:
-            redis: Any = self._clients[shard].redis
-            with _cluster.calls("reading the tags"):
-                found = await redis.zmscore(self._keys[shard], unknown)
-        else:  # read to its end: a tag not read there is not there
-            found = [None] * len(unknown)
-        for tag, counter in zip(unknown, found, strict=True):
-            self._by_tag[tag][shard] = 0.0 if counter is None else float(counter)
-
-    def _totals(self) -> list[tuple[float, str]]:
-        """(total, tag) of the tags at 2 or more, ordered as a sorted set read in
-        reverse: by total, then by name, descending."""
-        totals = ((sum(c or 0.0 for c in counters), tag) for tag, counters in self._by_tag.items())
-        return sorted((pair for pair in totals if pair[0] >= 2), reverse=True)
-
-    def settled(self, wanted: int) -> bool:
-        """Whether the first `wanted` tags are known: no tag unread can reach them."""
-        unread_at_most = sum(
-            lowest
-            for lowest, exhausted in zip(self._lowest, self._exhausted, strict=True)
-            if not exhausted
-        )
-        totals = self._totals()
-        return unread_at_most < 2 or (
-            len(totals) >= wanted and totals[wanted - 1][0] > unread_at_most
-        )
-
-    def ranked(self) -> list[str]:
-        """The tags at 2 or more read so far, most used first."""
-        return [tag for _, tag in self._totals()]
 
 
 @asynccontextmanager
