@@ -38,7 +38,7 @@ import asyncio
 import logging
 from collections.abc import Callable, KeysView, Sequence
 from contextlib import nullcontext, suppress
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import partial
 from typing import TYPE_CHECKING, Final, Literal, TypedDict, Unpack, cast
 
@@ -58,6 +58,7 @@ from aqless._worker.counters import (
 )
 from aqless._worker.holding import AUTO_SLOTS, HoldRule
 from aqless._worker.info import InfoPublisher
+from aqless._worker.locks import Heartbeats as Heartbeats  # public: aqless.Heartbeats
 from aqless._worker.locks import LockKeeper
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
 from aqless._worker.observers import WorkerObserver
@@ -96,22 +97,6 @@ logger = logging.getLogger(__name__)
 
 _State = Literal["new", "running", "stopping", "stopped"]
 _Limit = Literal["max_jobs", "max_memory"]
-
-
-@dataclass(frozen=True, slots=True)
-class Heartbeats:
-    """A worker's lock renewals since it started (`Worker.heartbeats`): how many the server
-    took, and how many it refused (the job was no longer the worker's).
-
-    Examples:
-        ```python
-        beats = worker.heartbeats
-        print(f"{beats.renewals} renewed, {beats.refusals} refused")
-        ```
-    """
-
-    renewals: int = 0
-    refusals: int = 0
 
 
 class _WorkerAsPushTaker:
