@@ -34,13 +34,11 @@ they start as slots free, as the running jobs go on.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, KeysView, Sequence
-from contextlib import nullcontext, suppress
 from dataclasses import fields
 from functools import partial
-from typing import TYPE_CHECKING, Final, Literal, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Final, TypedDict, Unpack, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -58,8 +56,11 @@ from aqless._worker.counters import (
 )
 from aqless._worker.holding import AUTO_SLOTS, HoldRule
 from aqless._worker.info import InfoPublisher
+from aqless._worker.intake import State as _State
 from aqless._worker.locks import Heartbeats as Heartbeats  # public: aqless.Heartbeats
 from aqless._worker.locks import LockKeeper
+from aqless._worker.loop import Limit as _Limit
+from aqless._worker.loop import ReserveLoop
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
 from aqless._worker.observers import WorkerObserver
 from aqless._worker.outage import ServerOutage
@@ -76,10 +77,9 @@ from aqless._worker.served import ServedQueues
 from aqless._worker.settings import WorkerKeywords
 from aqless._worker.settings import WorkerSettings as WorkerSettings  # public: aqless.*
 from aqless.client import Client
-from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError, ScriptError
+from aqless.errors import AqlessError, ConfigurationError
 from aqless.handlers import Handlers
 from aqless.job import Job
-from aqless.schedules import keep_schedules
 
 if TYPE_CHECKING:
     from aqless.sharding.client import ShardedClient
@@ -94,9 +94,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-_State = Literal["new", "running", "stopping", "stopped"]
-_Limit = Literal["max_jobs", "max_memory"]
 
 
 class _WorkerAsPushTaker:
@@ -141,7 +138,7 @@ class WorkerOptions(WorkerKeywords, WorkerParts, total=False):
     """Every keyword of `Worker` but its budget: the settings and the parts."""
 
 
-class Worker:
+class Worker(ReserveLoop):
     """Runs jobs from some queues, `concurrency` at a time (default 10), as coroutines in
     one process. Delivery is at least once: a job whose worker dies runs again elsewhere,
     so handlers should be idempotent.
@@ -567,378 +564,6 @@ class Worker:
         _process.set_title(f"aqless-run {self.name}: stopped")
         logger.info("worker %s stopped: %s", self.name, self.counters)
         return self.counters
-
-    async def _serve(self) -> None:
-        # a job ending while the next pop is on its way reports with the pop after it,
-        # sent at once when the pops may run ahead (see _pop_ahead)
-        policy = self.client.protocol.worker_batching(
-            prefetching=self.prefetch > 0, on_landed=self._running.landed
-        )
-        self._pipelined = policy.in_order
-        async with (
-            self.client.protocol.batching(policy) as self._batcher,
-            anyio.create_task_group() as services,
-        ):
-            await services.start(self._locks.listen)
-            services.start_soon(self._locks.keep)
-            services.start_soon(self._pickup.run)
-            services.start_soon(self._housekeeping)
-            services.start_soon(keep_schedules, self.client)
-            services.start_soon(self._info.run)
-            if self.hold_rule is not None:
-                services.start_soon(self.hold_rule.run)
-            services.start_soon(self._control.run)
-            try:
-                async with anyio.create_task_group() as jobs:
-                    self._jobs = jobs
-                    if self._pipelined:
-                        services.start_soon(self._pop_ahead_when_asked, jobs)
-                    if self.resume:
-                        await self._resume(jobs)
-                    await self._reserve_loop(jobs)
-                    await self._wind_down()
-                    self._jobs = None
-            finally:
-                with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
-                    await self._performer.aclose()
-            services.cancel_scope.cancel()
-        await self._info.withdraw()
-        if self._member is not None:  # its push connection is closed: no push can come
-            self._member.settle()
-
-    async def _reserve_loop(self, jobs: TaskGroup) -> None:
-        while self._state == "running":
-            wake = self._wakeup.event
-            if self.paused or self._popper.free() <= 0:
-                if self._pushes_only():  # its slots are offered: pushes come, pops wait
-                    await self._wait_for_pushes(wake)
-                    continue
-                self._pickup.want(False)
-                self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
-                await self._wait_for_a_slot(wake)
-                continue
-            self._popping = True
-            try:
-                popped, asked = await self._popper.pop(self.interval)
-            finally:
-                self._popping = False
-            self._maybe_more = len(popped) >= asked
-            if not self._maybe_more and self.hold_rule is not None:
-                self.hold_rule.stop_holding()
-            for job in popped:
-                self._take(jobs, job)
-            if self._popper.failures == 0 and self._popper.unknown_held:
-                await self._resume_unknown(jobs)
-            if self.max_jobs is not None and self.counters.started >= self.max_jobs:
-                logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
-                self.limit_reached = "max_jobs"
-                self.finish()
-                break
-            # (a pop that asked for none, its slots taken by a worker sharing its budget,
-            # says nothing of the queues)
-            if (
-                self.burst
-                and asked
-                and not popped
-                and not self._running.by_jid
-                and not self._popper.held
-                and not self._popping_ahead
-            ):
-                logger.info("worker %s found no more work; finishing", self.name)
-                self.finish()
-                break
-            if len(popped) < asked:
-                self._pickup.want(True)
-                with anyio.move_on_after(self._popper.idle_wait(self.interval)):
-                    await wake.wait()
-
-    def _pushes_only(self) -> bool:
-        """Whether the budget has no slot for a pop but some offered to this worker's
-        server, and no news calls for a pop: the worker waits for pushes, and listens."""
-        member = self._member
-        return (
-            not self.paused
-            and not self._maybe_more
-            and self._pickup.offers
-            and member is not None
-            and member.offered() > 0
-        )
-
-    async def _wait_for_pushes(self, wake: asyncio.Event) -> None:
-        self._pickup.want(True)
-        with anyio.move_on_after(self._popper.idle_wait(self.interval)):
-            await self._wait_for_a_slot(wake)
-
-    async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:
-        """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
-        to share its round trip."""
-        batcher = self._batcher
-        gathering = (
-            batcher.gathering()
-            if batcher is not None and not self.paused and self._running.free() <= 0
-            else nullcontext()
-        )
-        with gathering:
-            if self._budget is not None:  # another worker may free the slot this one lacks
-                short = not self.paused and self._maybe_more and self._running.free() > 0
-                self._budget.wait(id(self), self._wakeup.fire, short=short)
-            try:
-                await wake.wait()
-            finally:
-                if self._budget is not None:
-                    self._budget.stop_waiting(id(self))
-
-    def _take_slot(self, job: Job) -> tuple[RunningJob, RunningJob | None]:
-        now = self.client.clock()
-        lock_seconds = max(job.expires_at - now, 0.3)
-        return self._running.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
-
-    def _known(self, job: Job) -> bool:
-        """Whether the worker already holds this attempt of the job or a later one (a pop's
-        reply read after that of the take-back or pop that made the later attempt): the job
-        is then not started again. A job without an attempt never runs: every way a job
-        reaches the worker (a pop, a push, a take-back) carries it, and its heartbeats,
-        outcome and the writes its code fences are checked against it; one that came without
-        (a bug) is logged and left to the lock's expiry, which costs the job a retry, not the
-        worker its run."""
-        if job.attempt is None:
-            logger.error("job %s reached worker %s without an attempt: not run", job.jid, self.name)
-            return True
-        known = self._running.by_jid.get(job.jid)
-        return known is not None and (known.job.attempt or 0) >= job.attempt
-
-    def _take(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
-        """Start a popped or pushed job if a slot is free, else hold it for one."""
-        if self._known(job):
-            return
-        self._start_held(jobs)  # the jobs held before it go first
-        if self._running.free_slots() > 0:
-            self._start(jobs, job, pushed=pushed)
-            return
-        # a pushed job that came while the slots are full (see aqless._worker.pickup) is
-        # held too: the worker runs no more than `concurrency` jobs at once
-        now = self.client.clock()
-        lock_seconds = max(job.expires_at - now, 0.3)
-        running, stale = self._running.hold(job, lock_seconds, renew_at=now + lock_seconds / 3)
-        self._admit(running, stale)
-        if self._state != "running" and not self._run_held:
-            self._hand_back_held()
-
-    def _start(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
-        if self._known(job):
-            return
-        running, stale = self._take_slot(job)
-        if self._member is not None and not pushed:
-            self._member.popped(job.jid)
-        self._admit(running, stale)
-        if self._budget is not None:
-            self._budget.took()
-        self._runners.start(jobs, running)
-
-    def _admit(self, running: RunningJob, stale: RunningJob | None) -> None:
-        """Count a job taken, started or held, and have its lock renewed."""
-        job = running.job
-        own_throttle = f"{self.client.prefix}q:{job.queue_name}"
-        running.frees = bool(job.dependents) or any(
-            throttle != own_throttle or job.queue_name in self._served.throttled
-            for throttle in job.throttles
-        )
-        if stale is not None:  # its lock expired (e.g. in an outage) and we popped it again
-            self._locks.lose(stale, "popped again by this worker")
-        self._locks.watch(running)
-        self.counters.started += 1
-        if self.hold_rule is not None:
-            self.hold_rule.busy()
-
-    def _start_held(self, jobs: TaskGroup) -> None:
-        """Start the jobs held for a slot, as many as there are free slots: at once, with
-        no round trip."""
-        while (running := self._running.start_waiting()) is not None:
-            if self._budget is not None:
-                self._budget.took()
-            self._runners.start(jobs, running)
-
-    def _hand_back_held(self) -> None:
-        """Give the jobs held for a slot back to their queues (the worker stops)."""
-        group = self._jobs
-        if group is None:
-            return
-        while self._running.waiting:
-            self._hand_back_one(self._running.waiting[0])
-
-    def _hand_back_one(self, running: RunningJob, reason: str = "held, never started") -> None:
-        """Give one job held for a slot back to its queue (the worker stops, or the job was
-        held too long: see aqless._worker.holding), with `reason` in its history."""
-        group = self._jobs
-        if group is not None and self._running.unhold(running):
-            group.start_soon(self._give_back_held, running, reason)
-
-    async def _give_back_held(self, running: RunningJob, reason: str) -> None:
-        try:
-            await self._performer.give_back_unstarted(running, reason)
-        except Exception:  # a bug must cost one job (its lock expires), not the worker
-            logger.exception("job %s: handing it back failed", running.job.jid)
-        finally:
-            self._running.remove(running)
-            self._wakeup.fire()
-
-    async def _perform(self, running: RunningJob) -> None:
-        try:
-            await self._performer.perform(running)
-        except Exception:  # a bug must cost one job (its lock expires), not the worker
-            logger.exception("job %s: running or reporting it failed", running.job.jid)
-        finally:
-            self._release(running)
-            self._running.remove(running)
-            # reported: what it released (dependents, throttles) can be popped now
-            if self._state != "running" or self.burst or running.frees:
-                self._wakeup.fire()
-
-    def _release(self, running: RunningJob) -> None:
-        """The job's slot may take the next job: its outcome is on its way (any pop sent
-        from now on runs after it), or there is nothing to report. A job held for a slot
-        starts in it at once."""
-        if not self._running.release(running):
-            return
-        if self._jobs is not None and self._running.waiting:
-            self._start_held(self._jobs)
-        if self._maybe_more or self._state != "running":
-            self._wakeup.fire()
-            self._pop_ahead()
-        if self._budget is not None:
-            self._budget.freed()
-
-    def _pop_ahead(self) -> None:
-        """With prefetch, a slot that frees while the loop's pop is on its way sends the
-        next pop now, with the outcome that freed it, rather than after the first lands:
-        two pops on their way keep the server busy while the worker reads the other's
-        reply and runs its job, so neither waits for the other (see aqless._worker.running
-        for how the second pop counts the jobs the first will bring)."""
-        if (
-            self._popping
-            and self._popper.in_flight  # sent: what it asked for is counted
-            and not self._popping_ahead
-            and self._pipelined
-            and not self.paused
-            and self._state == "running"
-            and self._popper.free() > 0
-        ):
-            self._popping_ahead = True
-            self._ahead.fire()
-
-    async def _pop_ahead_when_asked(self, jobs: TaskGroup) -> None:
-        """The pops ahead of the loop's, for ever (cancel to stop)."""
-        while True:
-            wanted = self._ahead.event
-            if not self._popping_ahead:
-                await wanted.wait()
-                continue
-            try:
-                if self._popper.free() > 0:  # else the loop's pop landed meanwhile, and took it
-                    popped, _ = await self._popper.pop(self.interval, ahead=True)
-                    for job in popped:
-                        self._take(jobs, job)
-            finally:
-                self._popping_ahead = False
-                self._wakeup.fire()
-
-    async def _wind_down(self) -> None:
-        while self._popping_ahead:  # its jobs are taken (and handed back) like the loop's
-            await self._wakeup.event.wait()
-        if not self._run_held:
-            self._hand_back_held()
-        self._runners.close()
-        self._pickup.want(False)
-        with anyio.move_on_after(5.0):
-            await self._pickup.quiet()  # the jobs pushed until the server heard it run
-            with suppress(ConnectionLostError, ScriptError):
-                await self._pickup.withdraw()
-        if self._running.by_jid:
-            logger.info("worker %s stopping: %d jobs running", self.name, len(self._running.by_jid))
-        with anyio.move_on_after(self.grace) as waited:
-            while self._running.by_jid and not self._hard_stop:
-                await self._wakeup.event.wait()  # fired as slots free, and by stop()
-        expired = waited.cancelled_caught and self.grace > 0 and not self._hard_stop
-        self.hand_back_running("grace expired" if expired else "worker stopping")
-
-    async def _resume_unknown(self, jobs: TaskGroup) -> None:
-        """Take back the jobs a pop whose reply was lost took; if the network fails again
-        meanwhile, look again after the next pop that gets its reply."""
-        self._popper.unknown_held = False
-        try:
-            await self._resume(jobs)
-        except ConnectionLostError as lost:
-            self._popper.unknown_held = True
-            logger.warning("looking for jobs held but unknown failed (%s); again later", lost)
-
-    async def _resume(self, jobs: TaskGroup) -> None:
-        """Run the jobs the server lists as held by this worker's name that it is not
-        running: left by an earlier process of the same name (``resume``), popped by a call
-        whose reply a dropped connection lost, or pushed on a subscription that dropped.
-        The server hands each back as a new attempt, with its checkpoint (see
-        Popper.take_back), so a run of the earlier attempt, wherever it goes on, is fenced
-        out."""
-        held = await self.client.workers.jobs(self.name)
-        if self._running.coming:  # a pop on its way may bring some of them: look after it
-            self._popper.unknown_held = True
-            return
-        by_jid = self._running.by_jid
-        unknown = [jid for jid in (*held.jobs, *held.stalled) if jid not in by_jid]
-        for job in await self._popper.take_back(unknown):
-            logger.info("taking back job %s (%s), attempt %s", job.jid, job.klass_name, job.attempt)
-            self._start(jobs, job)
-
-    # -- housekeeping --------------------------------------------------------------------------
-
-    async def _housekeeping(self) -> None:
-        while True:
-            mode = self.mode
-            running = len(self._running.by_jid)
-            _process.set_title(
-                f"aqless-run {self.name}: {mode}, {running}/{self.concurrency} running, "
-                f"{self.counters.started} taken"
-            )
-            if self.max_memory is not None and self._state == "running":
-                rss = _process.resident_memory()
-                if rss is not None and rss > self.max_memory:
-                    logger.warning(
-                        "worker %s uses %d MB, over its limit of %d MB: finishing",
-                        self.name,
-                        rss >> 20,
-                        self.max_memory >> 20,
-                    )
-                    self.limit_reached = "max_memory"
-                    self.finish()
-            await anyio.sleep(1.0)
-
-    def _take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
-        """Start jobs the server popped for this worker on a put (see aqless._worker.pickup),
-        and fail those whose data cannot be read."""
-        group = self._jobs
-        if group is None:  # cannot happen: pushes end before the group closes
-            for job in jobs:
-                logger.error("job %s pushed to a stopped worker; its lock will expire", job.jid)
-            return
-        for job in jobs:
-            self._take(group, job, pushed=True)
-        for refused in unreadable:
-            group.start_soon(self._popper.fail_unreadable, refused)
-
-    def _pushes_may_be_lost(self) -> None:
-        """Look for jobs this worker holds but never heard of, after the next pop."""
-        self._popper.unknown_held = True
-        self._wakeup.fire()
-
-    def _news(self) -> None:
-        """A put event: a pop may find a job now."""
-        self._maybe_more = True
-        self._wakeup.fire()
-
-    def _on_lost(self, running: RunningJob) -> None:
-        self.counters.lost += 1
-        if self._running.unhold(running):  # held for a slot: it will never start
-            self._running.remove(running)
-            self._wakeup.fire()
 
 
 def _prefetch_words(prefetch: int, *, adaptive: bool) -> str:
