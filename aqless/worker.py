@@ -35,8 +35,7 @@ they start as slots free, as the running jobs go on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, KeysView, Sequence
-from dataclasses import fields
+from collections.abc import KeysView, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Final, TypedDict, Unpack, cast
 
@@ -76,8 +75,9 @@ from aqless._worker.running import RunningJob, RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless._worker.settings import WorkerKeywords
 from aqless._worker.settings import WorkerSettings as WorkerSettings  # public: aqless.*
+from aqless._worker.shards import ShardFollower
 from aqless.client import Client
-from aqless.errors import AqlessError, ConfigurationError
+from aqless.errors import ConfigurationError
 from aqless.handlers import Handlers
 from aqless.job import Job
 
@@ -581,7 +581,7 @@ def _task_name(running: RunningJob) -> str:
 _PARTS: Final = WorkerParts.__optional_keys__
 
 
-class ShardedWorker:
+class ShardedWorker(ShardFollower[Worker]):
     """Runs jobs from some queues on every shard, `concurrency` at a time in all.
 
     `ShardedWorker` runs one `Worker` per shard in one task group, each on its shard's client,
@@ -657,11 +657,6 @@ class ShardedWorker:
         self._live = 0
         self._retired: set[int] = set()  # forgotten shards whose workers were stopped
 
-    def _spent(self) -> None:
-        """Every job of `max_jobs` is taken: finish."""
-        self.limit_reached = "max_jobs"
-        self.finish()
-
     def _worker(self, shard_id: int) -> Worker:
         shard = self.client.shard(shard_id)
         return Worker(shard, self._queues, self._shard_settings, budget=self.budget, **self._parts)
@@ -697,31 +692,6 @@ class ShardedWorker:
                 group.start_soon(self._follow_map, group)
         return self.counters
 
-    def _start(self, group: TaskGroup, worker: Worker) -> None:
-        self._live += 1
-
-        async def run_one() -> None:
-            try:
-                await worker.run()
-            finally:
-                self._live -= 1
-                if self._live == 0:  # every shard's worker is done: so is the map's reader
-                    group.cancel_scope.cancel()
-
-        group.start_soon(run_one)
-
-    async def _follow_map(self, group: TaskGroup) -> None:
-        """Every ``client.refresh`` seconds: read the map, start a worker for each new
-        shard, stop the worker of each forgotten one."""
-        while not self._stopping:
-            await anyio.sleep(self.client.refresh)
-            try:
-                await self.client.reread_map()
-            except AqlessError as error:
-                logger.warning("cannot read the shard map again (%s)", error)
-                continue
-            self.follow(group)
-
     def follow(self, group: TaskGroup) -> None:
         """Match the workers to the shard map the client holds now: start a worker for
         each new shard in `group`, stop the worker of each forgotten one. `run` does it
@@ -733,31 +703,12 @@ class ShardedWorker:
             worker.follow(group)  # the task group running the shards' workers
             ```
         """
-        if self._stopping:
-            return
-        shards = self.client.shards.shards
-        known = {shard.id for shard in shards}
-        for shard_id, worker in self.by_shard.items():
-            if shard_id not in known and shard_id not in self._retired:
-                self._retired.add(shard_id)
-                worker.stop()
-        for shard in shards:
-            if shard.id not in self.by_shard:
-                worker = self._worker(shard.id)
-                if self._paused:
-                    worker.pause()
-                self.by_shard[shard.id] = worker
-                self._start(group, worker)
+        self._follow(group)
 
     @property
     def counters(self) -> WorkerCounters:
         """What the shards' workers did, summed."""
-        total = WorkerCounters()
-        for worker in self.by_shard.values():
-            for field in fields(WorkerCounters):
-                name = field.name
-                setattr(total, name, getattr(total, name) + getattr(worker.counters, name))
-        return total
+        return self._summed()
 
     @property
     def running(self) -> list[str]:
@@ -807,7 +758,3 @@ class ShardedWorker:
         """
         self._paused = False
         self._each(Worker.resume_popping)
-
-    def _each(self, verb: Callable[[Worker], None]) -> None:
-        for worker in self.by_shard.values():
-            verb(worker)
