@@ -1,22 +1,8 @@
 """Worker: runs up to `concurrency` jobs at once as coroutines in one process.
 
-The worker's loop pops as many jobs as it has free slots, from its queues in the order its
-reserver gives (aqless._worker.popping), and starts each job's code in a task of its own.
-When a pop comes back short it subscribes to ``ql:log`` and pops again as soon as a job is
-put into one of its queues (or every `interval` seconds, for jobs that become due or are put
-by scripts that publish nothing); when its slots are full it unsubscribes again, so a busy
-worker reads no events. Meanwhile it offers to take its queues' next jobs, and a put pops
-the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
-without a pop.
-
-With ``prefetch`` (off by default), the worker pops up to that many jobs beyond its free
-slots and holds them, their locks renewed like the running jobs', until a slot frees: the
-held job then starts at once, while the outcome of the one before and the pop of the next
-are on their way, so the worker and the server work at the same time instead of taking
-turns. A slot that frees while the loop's pop is on its way sends the next pop at once,
-with its outcome (``_pop_ahead``): two pops on their way, the second counting what the
-first asked for (aqless._worker.running). A held job waits behind the running ones, and no
-other worker can take it meanwhile.
+Its loop (aqless._worker.loop) pops into its free slots, and listens for puts while its
+queues are empty; jobs reach the slots and leave them in aqless._worker.intake, where
+``prefetch`` holds them for one.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._worker.locks), and the perform step
@@ -59,7 +45,7 @@ from aqless._worker.intake import State as _State
 from aqless._worker.locks import Heartbeats as Heartbeats  # public: aqless.Heartbeats
 from aqless._worker.locks import LockKeeper
 from aqless._worker.loop import Limit as _Limit
-from aqless._worker.loop import ReserveLoop
+from aqless._worker.loop import ReserveLoop, WorkerAsPushTaker
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
 from aqless._worker.observers import WorkerObserver
 from aqless._worker.outage import ServerOutage
@@ -68,7 +54,7 @@ from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless._worker.policies import attempt as attempt  # public: aqless.worker.attempt
-from aqless._worker.popping import Popper, Unreadable
+from aqless._worker.popping import Popper
 from aqless._worker.reservers import QueueSelection, Reserver
 from aqless._worker.runners import Runners
 from aqless._worker.running import RunningJob, RunningJobs
@@ -94,33 +80,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class _WorkerAsPushTaker:
-    """The worker as its Pickup sees it (aqless._worker.pickup.PushTaker)."""
-
-    __slots__ = ("_worker",)
-
-    def __init__(self, worker: Worker) -> None:
-        self._worker = worker
-
-    @property
-    def name(self) -> str:
-        return self._worker.name
-
-    @property
-    def capacity(self) -> int:
-        return self._worker.concurrency + self._worker.prefetching
-
-    @property
-    def interval(self) -> float:
-        return self._worker.interval
-
-    def take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
-        self._worker._take_pushed(jobs, unreadable)
-
-    def pushes_may_be_lost(self) -> None:
-        self._worker._pushes_may_be_lost()
 
 
 class WorkerParts(TypedDict, total=False):
@@ -291,7 +250,7 @@ class Worker(ReserveLoop):
         # pushes (see aqless._worker.pickup) suit workers that take work for ever, on slots
         # of their own or offered within a shared budget
         pushed = max_jobs is None and not burst and (budget is None or budget.pushes)
-        taker = _WorkerAsPushTaker(self) if pushed else None
+        taker = WorkerAsPushTaker(self) if pushed else None
         member = self._member if pushed else None
         self._pickup = Pickup(client, self._served, self._news, taker, member, self.outage)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open

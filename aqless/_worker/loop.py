@@ -1,20 +1,33 @@
 """A Worker's run: its services in one task group, the reserve loop, and how it winds down.
 
-The loop pops as many jobs as the worker has free slots, from its queues in the order its
-reserver gives (aqless._worker.popping), and starts each (aqless._worker.intake). When a pop
-comes back short, the worker listens for puts into its queues (and offers to take their
-next jobs: aqless._worker.pickup) and pops again when one comes, or every `interval`
-seconds; when its slots are full it stops listening. With ``prefetch``, a slot that frees
-while the loop's pop is on its way sends the next pop at once, with its outcome
-(``_pop_ahead``). Jobs held under the worker's name that it never heard of are taken back
-(``_resume``). Stopping hands back the held jobs, then waits up to `grace` seconds for the
-running ones. A part of `aqless.Worker` (its base class), whose ``__init__`` makes the state
-declared here."""
+The worker's loop pops as many jobs as it has free slots, from its queues in the order its
+reserver gives (aqless._worker.popping), and starts each job's code in a task of its own.
+When a pop comes back short it subscribes to ``ql:log`` and pops again as soon as a job is
+put into one of its queues (or every `interval` seconds, for jobs that become due or are put
+by scripts that publish nothing); when its slots are full it unsubscribes again, so a busy
+worker reads no events. Meanwhile it offers to take its queues' next jobs, and a put pops
+the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
+without a pop.
+
+With ``prefetch`` (off by default), the worker pops up to that many jobs beyond its free
+slots and holds them, their locks renewed like the running jobs', until a slot frees: the
+held job then starts at once, while the outcome of the one before and the pop of the next
+are on their way, so the worker and the server work at the same time instead of taking
+turns. A slot that frees while the loop's pop is on its way sends the next pop at once,
+with its outcome (``_pop_ahead``): two pops on their way, the second counting what the
+first asked for (aqless._worker.running). A held job waits behind the running ones, and no
+other worker can take it meanwhile.
+
+Jobs held under the worker's name that it never heard of are taken back (``_resume``).
+Stopping hands back the held jobs, then waits up to `grace` seconds for the running ones. A
+part of `aqless.Worker` (its base class), whose ``__init__`` makes the state declared here.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from contextlib import nullcontext, suppress
 from typing import TYPE_CHECKING, Literal
 
@@ -28,7 +41,9 @@ from aqless._worker.control import ControlReader
 from aqless._worker.info import InfoPublisher
 from aqless._worker.intake import JobIntake
 from aqless._worker.pickup import Pickup
+from aqless._worker.popping import Unreadable
 from aqless.errors import ConnectionLostError, ScriptError
+from aqless.job import Job
 from aqless.schedules import keep_schedules
 
 # the worker's own logger, as before these parts had a module of their own
@@ -287,3 +302,30 @@ class ReserveLoop(JobIntake):
                     self.limit_reached = "max_memory"
                     self.finish()
             await anyio.sleep(1.0)
+
+
+class WorkerAsPushTaker:
+    """The worker as its Pickup sees it (aqless._worker.pickup.PushTaker)."""
+
+    __slots__ = ("_worker",)
+
+    def __init__(self, worker: ReserveLoop) -> None:
+        self._worker = worker
+
+    @property
+    def name(self) -> str:
+        return self._worker.name
+
+    @property
+    def capacity(self) -> int:
+        return self._worker.concurrency + self._worker._running.prefetch
+
+    @property
+    def interval(self) -> float:
+        return self._worker.interval
+
+    def take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
+        self._worker._take_pushed(jobs, unreadable)
+
+    def pushes_may_be_lost(self) -> None:
+        self._worker._pushes_may_be_lost()
