@@ -16,7 +16,11 @@ from redis.asyncio.cluster import RedisCluster
 from aqless import codecs, rules
 from aqless._client import connecting
 from aqless._client.config import Config as Config
+from aqless._client.connecting import EMBEDDED_URL_SHAPE as EMBEDDED_URL_SHAPE
+from aqless._client.connecting import address_url as address_url
+from aqless._client.connecting import default_worker_name as default_worker_name
 from aqless._client.jobs import Jobs as Jobs
+from aqless._client.jobs import listed_objects as listed_objects
 from aqless._client.queues import Queues as Queues
 from aqless._client.sharded import ShardedConfig as ShardedConfig
 from aqless._client.sharded import ShardedJobs as ShardedJobs
@@ -39,16 +43,12 @@ from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
 from aqless.codecs import PayloadCodec
-from aqless.contracts.derived import (
-    ClientScripted,
-)
+from aqless.contracts.derived import ClientScripted
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.flows.client import Flows
 from aqless.limits import RateLimits
-from aqless.models import (
-    JobState,
-)
+from aqless.models import JobState
 from aqless.patterns import QueuePatterns
 from aqless.queue import PutHook
 from aqless.results import await_result
