@@ -2,106 +2,59 @@
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, ClassVar, Final, Literal, Self
-from urllib.parse import quote
+from typing import Any, Literal, Self
 
 import anyio
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 
 from aqless import codecs, rules
-from aqless._concurrency.routing import (
-    ShardedPart,
-    by_jids,
-    every,
-    gathered,
-    in_order,
-    routed,
-)
+from aqless._client import connecting
+from aqless._client.config import Config as Config
+from aqless._client.connecting import EMBEDDED_URL_SHAPE as EMBEDDED_URL_SHAPE
+from aqless._client.connecting import address_url as address_url
+from aqless._client.connecting import default_worker_name as default_worker_name
+from aqless._client.jobs import Jobs as Jobs
+from aqless._client.jobs import listed_objects as listed_objects
+from aqless._client.queues import Queues as Queues
+from aqless._client.sharded import ShardedConfig as ShardedConfig
+from aqless._client.sharded import ShardedJobs as ShardedJobs
+from aqless._client.sharded import ShardedWorkers as ShardedWorkers
+from aqless._client.tags import TAG_PAGE as TAG_PAGE
+from aqless._client.tags import ShardedTags as ShardedTags
+from aqless._client.tags import Tags as Tags
+from aqless._client.throttles import Throttle as Throttle
+from aqless._client.throttles import Throttles as Throttles
+from aqless._client.workers import CONTROL_EVENT as CONTROL_EVENT
+from aqless._client.workers import CONTROL_TTL as CONTROL_TTL
+from aqless._client.workers import Workers as Workers
+from aqless._client.workers import worker_control_key as worker_control_key
+from aqless._client.workers import worker_index_key as worker_index_key
+from aqless._client.workers import worker_record_key as worker_record_key
 from aqless._connection import cluster as _cluster
 from aqless._connection import urls
-from aqless._connection.endpoint import CONNECT_TIMEOUT
 from aqless._connection.lifecycle import ClientState, Lifecycle
-from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection, hash_fields
+from aqless._connection.protocol import Clock, ScriptCaller, ScriptConnection
 from aqless._connection.server_checks import check_eviction_policy
 from aqless.batches.client import Batches
-from aqless.codecs import PayloadCodec, decoded_value
-from aqless.contracts.derived import (
-    ClientScripted,
-    ConfigScripted,
-    JobsScripted,
-    QueuesScripted,
-    ShardedConfigRouted,
-    ShardedJobsRouted,
-    ShardedWorkersRouted,
-    TagsScripted,
-    ThrottleScripted,
-    WorkersScripted,
-)
+from aqless.codecs import PayloadCodec
+from aqless.contracts.derived import ClientScripted
 from aqless.errors import ConfigurationError
 from aqless.events import EventStream, PubSubSource, wait_for
 from aqless.flows.client import Flows
-from aqless.job import Job, RecurringJob
 from aqless.limits import RateLimits
-from aqless.models import (
-    JobResult,
-    JobState,
-    Page,
-    QueueCounts,
-    SeenWorkers,
-    WorkerCounts,
-    WorkerInfo,
-    WorkerJobs,
-    listed,
-)
+from aqless.models import JobState
 from aqless.patterns import QueuePatterns
-from aqless.progress import Progress
-from aqless.queue import PutHook, Queue
-from aqless.results import await_result, read_result
-from aqless.scaling.estimate import QueueScaling, every_queue_scaling
+from aqless.queue import PutHook
+from aqless.results import await_result
 from aqless.scripts.loader import AnyRedis
-from aqless.scripts.options import checked_value
 from aqless.spool import Spool
 from aqless.workflows import signals
-
-# what the embedded server's URL looks like, for checking the options before it starts
-EMBEDDED_URL_SHAPE = "unix:///embedded/valkey.sock"
-
-
-def address_url(host: str | None, port: int | None, unix_socket_path: str | None) -> str | None:
-    """The URL of ``Client(host=..., port=...)`` or ``Client(unix_socket_path=...)`` (None
-    when none is given): ``redis://host:port`` (``localhost:6379`` by default) or
-    ``unix://path``; ``db``, ``username``, ``password`` go to the connection as they are."""
-    if unix_socket_path is not None:
-        if host is not None or port is not None:
-            raise ConfigurationError("give host/port or unix_socket_path, not both")
-        if not unix_socket_path:
-            raise ConfigurationError("unix_socket_path must not be empty")
-        return f"unix://{quote(unix_socket_path)}"
-    if host is None and port is None:
-        return None
-    if host is not None and (not host or any(c in host for c in "/@?#")):
-        raise ConfigurationError(f"not a host name or address: {host!r}")
-    if port is not None and not (type(port) is int and 0 < port < 65536):  # not a bool
-        raise ConfigurationError(f"a port is a number from 1 to 65535, got {port!r}")
-    name = host or "localhost"
-    if ":" in name and not name.startswith("["):  # an IPv6 address
-        name = f"[{name}]"
-    return f"redis://{name}:{port or 6379}"
-
-
-def default_worker_name() -> str:
-    """`<host>-<pid>`: how the server tells this process's locks from others'."""
-    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class Client(ClientScripted):
@@ -187,7 +140,7 @@ class Client(ClientScripted):
         # by open(), and only for a client whose options are good.
         if url is not None and redis is not None:
             raise ConfigurationError("give a url or a redis client, not both")
-        address = address_url(host, port, unix_socket_path)
+        address = connecting.address_url(host, port, unix_socket_path)
         if address is not None and (url is not None or redis is not None):
             raise ConfigurationError(
                 "give host/port/unix_socket_path or a url or a redis client, not two of them"
@@ -201,7 +154,7 @@ class Client(ClientScripted):
         self.url = url or os.environ.get("AQLESS_URL") or os.environ.get("REDIS_URL")
         self.namespace = namespace
         self.prefix = f"{namespace}:ql:" if namespace else "ql:"
-        self.worker_name = worker_name or default_worker_name()
+        self.worker_name = worker_name or connecting.default_worker_name()
         self.clock = clock
         self.strict = strict
         self.sharded_pubsub = sharded_pubsub
@@ -228,11 +181,14 @@ class Client(ClientScripted):
                 )
             self._use(redis)
         elif self.url is not None and urls.scheme_of(self.url) in (urls.SENTINEL, urls.CLUSTER):
-            self._use(self._connect_many(urls.parse(self.url)))
+            many, self._sentinels = connecting.connect_many(
+                urls.parse(self.url), namespace, connection_options
+            )
+            self._use(many)
         elif self.url is not None:
-            self._use(self._connect(self.url))
+            self._use(connecting.connect(self.url, self._connection_options))
         else:  # the embedded server's URL is known once open() has found it
-            self._pool(EMBEDDED_URL_SHAPE)
+            connecting.connection_pool(connecting.EMBEDDED_URL_SHAPE, connection_options)
         self.queues = Queues(self)
         self.jobs = Jobs(self)
         self.batches = Batches(self)
@@ -283,7 +239,7 @@ class Client(ClientScripted):
                 print(await client.config.get("heartbeat"))
             ```
         """
-        primary, sentinel_connections = _sentinel_primary(
+        primary, sentinel_connections = connecting.sentinel_primary(
             sentinels, service_name, sentinel_options or {}, connection_options
         )
         client = cls(redis=primary, namespace=namespace, worker_name=worker_name, clock=clock)
@@ -349,55 +305,6 @@ class Client(ClientScripted):
         client._owns_redis = True
         return client
 
-    def _connect_many(self, url: urls.ManyHosts) -> AnyRedis:
-        """The redis-py client of a ``redis+sentinel://`` or ``redis+cluster://`` URL."""
-        options = dict(self._connection_options)
-        if url.username is not None:
-            options["username"] = url.username
-        if url.password is not None:
-            options["password"] = url.password
-        if url.scheme == urls.CLUSTER:
-            if _cluster.hash_tag(self.namespace or "") is None:
-                raise ConfigurationError(
-                    "on a Redis Cluster the namespace must carry a hash tag, such as "
-                    f"'{{billing}}', so that all of its keys are in one slot; "
-                    f"got {self.namespace!r}"
-                )
-            return _cluster.connect(url.hosts, **options)
-        primary, self._sentinels = _sentinel_primary(url.hosts, url.path, {}, options)
-        return primary
-
-    def _connect(self, url: str) -> aioredis.Redis:
-        # No silent resends: a script call resent after a dropped connection may run
-        # twice (a second pop takes more jobs). A dropped call raises
-        # ConnectionLostError, and the layer that knows what it meant decides.
-        redis = aioredis.Redis(connection_pool=self._pool(url), retry=Retry(NoBackoff(), 0))
-        redis.auto_close_connection_pool = True  # owns the pool: closed with the client
-        return redis
-
-    def _pool(self, url: str) -> aioredis.ConnectionPool:
-        """A connection pool for `url` with the client's options; connects nothing."""
-        options = dict(self._connection_options)
-        if options.get("socket_connect_timeout") is None and options.get("socket_timeout") is None:
-            # a connect the network leaves unanswered fails in seconds, not the kernel's minutes
-            options["socket_connect_timeout"] = CONNECT_TIMEOUT
-        try:
-            if "max_connections" in options:  # a full pool waits rather than failing a call
-                pool: aioredis.ConnectionPool = aioredis.BlockingConnectionPool.from_url(
-                    url, decode_responses=True, **options
-                )
-            else:  # redis-py's own default (100) fails calls beyond it
-                pool = aioredis.ConnectionPool.from_url(
-                    url, decode_responses=True, max_connections=2**31, **options
-                )
-        except ValueError as error:
-            raise ConfigurationError(f"bad server URL {url!r}: {error}") from error
-        try:  # makes a connection object without connecting: rejects unknown options
-            pool.connection_class(**pool.connection_kwargs)
-        except TypeError as error:
-            raise ConfigurationError(f"bad connection option: {error}") from error
-        return pool
-
     def _use(self, redis: AnyRedis) -> None:
         self._protocol = ScriptCaller(
             redis,
@@ -430,7 +337,7 @@ class Client(ClientScripted):
             from aqless import embedded
 
             self.url = await embedded.default_url_async()
-            self._use(self._connect(self.url))
+            self._use(connecting.connect(self.url, self._connection_options))
         await check_eviction_policy(self.protocol.wire, strict=self.strict, refusing=self.aclose)
         self._lifecycle.opened()
         for spool in self._spools:
@@ -686,707 +593,6 @@ class Client(ClientScripted):
 
     def __repr__(self) -> str:
         return f"<Client {self.url or 'embedded'} {self.prefix}>"
-
-
-def _sentinel_primary(
-    sentinels: Sequence[tuple[str, int]],
-    service_name: str,
-    sentinel_options: dict[str, Any],
-    options: dict[str, Any],
-) -> tuple[aioredis.Redis, list[aioredis.Redis]]:
-    """A client of the primary Sentinel names for `service_name`, and the connections to
-    the Sentinels (the caller closes them)."""
-    from redis.asyncio.sentinel import Sentinel
-
-    sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
-        sentinels, sentinel_kwargs=sentinel_options
-    )
-    primary = sentinel.master_for(service_name, decode_responses=True, **options)
-    return primary, list(sentinel.sentinels)
-
-
-class Queues(QueuesScripted):
-    """``client.queues[name]`` (no I/O), and every queue's counts and names.
-
-    Examples:
-        ```python
-        emails = client.queues["emails"]
-        for counts in await client.queues.counts():
-            print(counts.name, counts.waiting)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def __getitem__(self, name: str) -> Queue:
-        return Queue(self._client, name)
-
-    async def counts(self) -> list[QueueCounts]:
-        """Every queue's counts by state, one `QueueCounts` per queue the server knows.
-
-        Examples:
-            ```python
-            backlog = {c.name: c.waiting for c in await client.queues.counts()}
-            ```
-        """
-        reply = await self._client.protocol.json("queues.counts")
-        return [QueueCounts.from_json(counts) for counts in reply or []]
-
-    async def scaling(
-        self, target_p95: float, *, previous: Sequence[QueueScaling] = ()
-    ) -> list[QueueScaling]:
-        """Every queue's `Queue.scaling`, each over the time since its reading in
-        `previous` (the last call's answer), if any.
-
-        Args:
-            target_p95: the 95th-percentile wait to keep under, in seconds.
-            previous: the last call's answer (default ``()``: each over the day so far).
-
-        Examples:
-            ```python
-            readings = await client.queues.scaling(30.0)
-            readings = await client.queues.scaling(30.0, previous=readings)
-            print(sum(r.slots for r in readings))
-            ```
-        """
-        return await every_queue_scaling(self, target_p95, previous)
-
-
-class Jobs(JobsScripted):
-    """Jobs by id, tag, tracking, completion and failure: ``client.jobs``.
-
-    Examples:
-        ```python
-        job = await client.jobs.get(jid)
-        page = await client.jobs.tagged("invoices", count=50)
-        print(job and job.state, page.total, page.jids)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    async def get(self, jid: str) -> Job | RecurringJob | None:
-        """The job or recurring job with this id, or None.
-
-        Args:
-            jid: the job's (or the recurring job's) id.
-
-        Examples:
-            ```python
-            job = await client.jobs.get(jid)
-            if isinstance(job, aqless.Job):
-                print(job.queue_name, job.state)
-            ```
-        """
-        fields = await self._client.protocol.json("job.get", jid)
-        if fields is not None:
-            return Job(self._client, fields)
-        template = await self._client.protocol.json("recurringJob.get", jid)
-        if template is not None:
-            return RecurringJob(self._client, template)
-        return None
-
-    async def stored_result(self, jid: str) -> JobResult | None:
-        """The job's kept return value and state now, without waiting; None when the job
-        does not exist (see `Client.result` to wait for it).
-
-        Args:
-            jid: the job's id.
-
-        Examples:
-            ```python
-            stored = await client.jobs.stored_result(jid)
-            if stored is not None:
-                print(stored.state, stored.value)
-            ```
-        """
-        return await read_result(self._client, jid)
-
-    async def get_many(self, jids: Sequence[str]) -> list[Job]:
-        """The jobs that exist among `jids`, in order (missing ones are skipped), read in
-        one call.
-
-        Args:
-            jids: the ids to read; none: no call, an empty list.
-
-        Examples:
-            ```python
-            jobs = await client.jobs.get_many([first_jid, second_jid])
-            print([job.state for job in jobs])
-            ```
-        """
-        if not jids:
-            return []
-        reply = await self._client.protocol.json("job.getMulti", *jids)
-        return [Job(self._client, fields) for fields in reply or []]
-
-    async def progress(self, *jids: str) -> dict[str, Progress]:
-        """The last progress report of each job among `jids` that made one (`job.progress`),
-        by jid; a job that made none, or does not exist, is left out.
-
-        Args:
-            *jids: the jobs to read; none: no call, an empty dict.
-
-        Examples:
-            ```python
-            reports = await client.jobs.progress(first_jid, second_jid)
-            for jid, report in reports.items():
-                print(jid, report.fraction)
-            ```
-        """
-        if not jids:
-            return {}
-        reply = await self._client.protocol.json("jobs.progress", *jids)
-        return {
-            str(jid): Progress.from_json(fields)
-            for jid, fields in (reply or {}).items()
-            if isinstance(fields, dict)
-        }
-
-    async def checkpoints(self, *jids: str) -> dict[str, Any]:
-        """The last checkpoint state (decoded JSON) of each job among `jids` that holds one
-        (`Job.checkpoint`), by jid; a job without one is left out.
-
-        Args:
-            *jids: the jobs to read; none: no call, an empty dict.
-
-        Examples:
-            ```python
-            states = await client.jobs.checkpoints(jid)
-            print(states.get(jid))  # e.g. {"row": 1200}
-            ```
-        """
-        if not jids:
-            return {}
-        reply = await self._client.protocol.json("jobs.checkpoints", *jids)
-        codec = self._client.codec
-        return {str(jid): decoded_value(codec, state) for jid, state in (reply or {}).items()}
-
-    async def tagged(self, tag: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids tagged `tag`, a page at a time, with the total.
-
-        Args:
-            tag: the tag.
-            offset: how many jids to skip (default 0).
-            count: the most jids in the page (default 25).
-
-        Raises:
-            InvalidValueError: `offset` or `count` outside its rule; nothing read.
-
-        Examples:
-            ```python
-            page = await client.jobs.tagged("invoices", offset=0, count=50)
-            print(page.total, page.jids)
-            ```
-        """
-        offset, count = rules.checked_listing(offset, count, "jobs.tagged")
-        reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)
-        return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
-
-    async def tracked(self) -> tuple[list[Job], list[str]]:
-        """The tracked jobs, and the tracked jids whose jobs are gone.
-
-        Examples:
-            ```python
-            jobs, gone = await client.jobs.tracked()
-            print([job.jid for job in jobs], gone)
-            ```
-        """
-        reply = await self._client.protocol.json("jobs.tracked")
-        jobs = [Job(self._client, fields) for fields in listed_objects(reply.get("jobs"))]
-        return jobs, listed(reply.get("expired"))
-
-    async def failed(self, group: str, *, offset: int = 0, count: int = 25) -> Page:
-        """The jids failed in `group`, most recent first, a page at a time, with the total.
-
-        Args:
-            group: the failure group (the `group` a job failed with).
-            offset: how many jids to skip (default 0).
-            count: the most jids in the page (default 25).
-
-        Raises:
-            InvalidValueError: `offset` or `count` outside its rule; nothing read.
-
-        Examples:
-            ```python
-            page = await client.jobs.failed("app.errors.Timeout", count=10)
-            print(page.total, page.jids)
-            ```
-        """
-        offset, count = rules.checked_listing(offset, count, "jobs.failedByGroup")
-        reply = await self._client.protocol.json("jobs.failedByGroup", group, offset, count)
-        return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
-
-    async def failure_groups(self) -> dict[str, int]:
-        """Every failure group with the number of jobs failed in it.
-
-        Examples:
-            ```python
-            for group, count in (await client.jobs.failure_groups()).items():
-                print(group, count)
-            ```
-        """
-        reply = await self._client.protocol.json("failureGroups.counts")
-        return {str(group): int(count) for group, count in (reply or {}).items()}
-
-    async def cancel(self, *jids: str) -> list[str]:
-        """Cancel several jobs in one call; returns the jids cancelled: `jids`, then those of
-        the jobs below a flow parent among them, which go with it (docs/guides/flows.md).
-        Jobs that depend on each other can only be cancelled together; a job of a flow
-        whose parent stays leaves it (the parent stops waiting for it).
-
-        Raises:
-            JobDependedOnError: a job outside `jids` (other than a flow parent) depends on
-                one of them; nothing was cancelled.
-            FlowRunningError: a job of a flow it would remove is running; nothing was
-                cancelled.
-
-        Examples:
-            ```python
-            cancelled = await client.jobs.cancel(first_jid, second_jid)
-            print(cancelled)  # the two jids, then any flow children that went with them
-            ```
-        """
-        if not jids:
-            return []
-        return listed(await self._client.protocol.call("job.cancel", *jids))
-
-
-def listed_objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-class Config(ConfigScripted):
-    """The deployment's settings (`heartbeat`, `grace-period`, `jobs-history`...):
-    ``client.config``.
-
-    Examples:
-        ```python
-        await client.config.set("heartbeat", 120)  # seconds
-        print(await client.config.get("heartbeat"))  # "120"
-        await client.config.unset("heartbeat")  # back to the default
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    async def get(self, option: str) -> str | None:
-        """An option's value, as text (its default when not set), or None for an unknown
-        one.
-
-        Args:
-            option: the option's name (``heartbeat``, ``<queue>-heartbeat``...).
-
-        Examples:
-            ```python
-            seconds = float(await client.config.get("heartbeat") or 60)
-            ```
-        """
-        value = await self._client.protocol.call("config.get", option)
-        return None if value is None else str(value)
-
-    async def set(self, option: str, value: str | float, *, force: bool = False) -> None:
-        """Set a configuration option (e.g. ``heartbeat``, ``<queue>-heartbeat``).
-        ConfigValueError, before anything is sent, for a value outside the option's rule
-        (`aqless.rules`: a positive number of seconds for ``heartbeat``, a whole number from
-        0 for ``jobs-history-count``...), or for a name the scripts do not read unless
-        `force` (another qless client's own option: then any value is stored).
-
-        Args:
-            option: the option's name.
-            value: its value, a number or text (``"120"`` keeps a number's rule too);
-                durations in seconds.
-            force: store an option the scripts do not read, with any value (default
-                False).
-
-        Raises:
-            ConfigValueError: `value` outside the option's rule, or `option` unknown
-                without `force`; nothing sent.
-
-        Examples:
-            ```python
-            await client.config.set("heartbeat", 120)  # seconds
-            await client.config.set("emails-heartbeat", 30)  # the queue emails only
-            await client.config.set("my-tool-colour", "blue", force=True)
-            ```
-        """
-        checked = checked_value(option, value, force=force)
-        await self._client.protocol.call("config.set", option, checked)
-
-    async def all(self) -> dict[str, str]:
-        """Every option: the defaults overlaid with what was set, values as text.
-
-        Examples:
-            ```python
-            for option, value in (await client.config.all()).items():
-                print(option, value)
-            ```
-        """
-        reply = await self._client.protocol.json("config.getAll")
-        return {str(name): str(value) for name, value in reply.items()}
-
-
-def worker_record_key(prefix: str, name: str) -> str:
-    """The record an aqless worker publishes about itself (aqless._worker.info)."""
-    return f"{prefix}aqless:w:{name}"  # no qless key starts with ql:aqless:
-
-
-def worker_index_key(prefix: str) -> str:
-    """The names of the workers whose records are alive, by when each was last written."""
-    return prefix + "aqless:workers"
-
-
-def worker_control_key(prefix: str, name: str) -> str:
-    """What an operator asked of an aqless worker (quiet, stop, resume), until the worker
-    reads it (aqless._worker.control): aqless's own, as its record is."""
-    return f"{prefix}aqless:control:{name}"
-
-
-#: The event on a worker's channel (``ql:w:<worker>``) that tells it to read its control
-#: key now; its ``command`` field says what was asked, for those who watch the channel.
-CONTROL_EVENT: Final = "aqless:control"
-#: Seconds a control request waits for its worker to read it (a worker reads it within a
-#: second; one that died leaves it to expire).
-CONTROL_TTL: Final = 60
-
-
-class Workers(WorkersScripted):
-    """The workers the server has seen: ``client.workers``.
-
-    Examples:
-        ```python
-        for worker in await client.workers.counts():
-            print(worker.name, worker.jobs, worker.stalled)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    async def counts(self) -> list[WorkerCounts]:
-        """Every worker, most recently active first, with how many jobs it holds (and how
-        many of those are stalled).
-
-        Examples:
-            ```python
-            busiest = max(await client.workers.counts(), key=lambda w: w.jobs)
-            ```
-        """
-        reply = await self._client.protocol.json("workers.counts")
-        return [
-            WorkerCounts(name=str(w["name"]), jobs=int(w["jobs"]), stalled=int(w["stalled"]))
-            for w in listed_objects(reply)
-        ]
-
-    async def jobs(self, worker: str) -> WorkerJobs:
-        """The jids one worker holds, its running and its stalled jobs apart.
-
-        Args:
-            worker: the worker's name.
-
-        Examples:
-            ```python
-            held = await client.workers.jobs("host-1-4242")
-            print(held.jobs, held.stalled)
-            ```
-        """
-        reply = await self._client.protocol.json("worker.jobs", worker)
-        return WorkerJobs(
-            jobs=tuple(listed(reply["jobs"])), stalled=tuple(listed(reply["stalled"]))
-        )
-
-    async def forget(self, *workers: str) -> None:
-        """Drop workers from the list of workers (their jobs are not touched); none given,
-        nothing sent.
-
-        Args:
-            workers: the workers' names.
-
-        Examples:
-            ```python
-            await client.workers.forget("host-1-4242", "host-2-17")
-            ```
-        """
-        if workers:
-            await self._client.protocol.call("worker.forget", *workers)
-
-    async def records(self) -> dict[str, WorkerInfo]:
-        """What each live aqless worker says of itself (host, pid, queues, slots, version,
-        jobs per minute...), by name; other clients' workers publish no record.
-
-        Examples:
-            ```python
-            for name, info in (await client.workers.records()).items():
-                print(name, info.host, info.pid, info.queues)
-            ```
-        """
-        protocol, prefix = self._client.protocol, self._client.prefix
-        listed = await protocol.plain("workers.records", "ZRANGE", worker_index_key(prefix), 0, -1)
-        names = [str(name) for name in listed]
-        raws = await protocol.plain_many(
-            "workers.records", [("HGETALL", worker_record_key(prefix, name)) for name in names]
-        )
-        found = (
-            WorkerInfo.parse(name, hash_fields(raw)) for name, raw in zip(names, raws, strict=True)
-        )
-        return {info.name: info for info in found if info is not None}
-
-    async def control(self, worker: str, command: str) -> None:
-        """Ask a running aqless worker to ``quiet`` (take no more jobs; its running jobs
-        finish), ``stop`` (quiet, then exit once its running jobs end or its grace runs
-        out: `aqless-run` exits 0) or ``resume`` (take jobs again after a quiet). The
-        request waits in the worker's control key (``ql:aqless:control:<worker>``, for
-        `CONTROL_TTL` seconds), and an event on the worker's channel tells it to read it
-        now; a worker reads the key every second anyway. The worker says what it is doing
-        in its record (`WorkerInfo.mode`). Other clients' workers read no such key.
-
-        Args:
-            worker: the worker's name.
-            command: ``"quiet"``, ``"stop"`` or ``"resume"``.
-
-        Raises:
-            InvalidValueError: `worker` is no worker's name, or `command` is none of those;
-                nothing is written.
-
-        Examples:
-            ```python
-            await client.workers.control("host-1-4242", "quiet")
-            ```
-        """
-        rules.check("worker", worker, "workers.control")
-        rules.check("worker_command", command, "workers.control")
-        prefix = self._client.prefix
-        key = worker_control_key(prefix, worker)
-        event = json.dumps({"event": CONTROL_EVENT, "command": command, "worker": worker})
-        await self._client.protocol.plain_many(
-            "workers.control",
-            [("SET", key, command, "EX", CONTROL_TTL), ("PUBLISH", f"{prefix}w:{worker}", event)],
-        )
-
-    async def seen(self) -> SeenWorkers:
-        """The workers that hold jobs or publish a record, each with both; and the other
-        clients qless lists.
-
-        Examples:
-            ```python
-            seen = await client.workers.seen()
-            print(len(seen.workers), seen.others)
-            ```
-        """
-        return SeenWorkers.of(await self.counts(), await self.records())
-
-
-class Throttle(ThrottleScripted):
-    """A named concurrency limit (``client.throttles[name]``); jobs name it in `throttles`.
-
-    Examples:
-        ```python
-        smtp = client.throttles["smtp"]
-        await smtp.set(5)
-        await client.queues["emails"].put(send_email, data, throttles=["smtp"])
-        ```
-    """
-
-    def __init__(self, client: Client, name: str) -> None:
-        self._client = client
-        self.name = name
-
-
-class Throttles:
-    """Named throttles: ``client.throttles["smtp"]`` (no I/O).
-
-    Examples:
-        ```python
-        info = await client.throttles["smtp"].get()
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def __getitem__(self, name: str) -> Throttle:
-        return Throttle(self._client, name)
-
-
-class Tags(TagsScripted):
-    """The tags in use: ``client.tags.top()``.
-
-    Examples:
-        ```python
-        popular = await client.tags.top(count=10)
-        ```
-    """
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-
-# -- a sharded deployment's parts: each verb the plain one's, routed over the shards ------------
-# (aqless._concurrency.routing): a jid asked only of the shards its bucket names, a listing
-# of every shard at once, interleaved; settings written to every shard (whose workers read
-# their own) and read from the first.
-
-
-class ShardedJobs(ShardedPart, ShardedJobsRouted):
-    """Jobs by id (each asked only of the shards its bucket names), tag, tracking,
-    completion and failure.
-
-    Examples:
-        ```python
-        job = await client.jobs.get(jid)  # asks only the shards its bucket names
-        ```
-    """
-
-    #: the plain class whose verbs document the derived ones
-    documented_by: ClassVar[type] = Jobs
-
-    def _part(self, client: Client) -> Jobs:
-        return client.jobs
-
-    async def get(self, jid: str) -> Job | RecurringJob | None:
-        """The job or recurring job with this id, or None.
-
-        Examples:
-            ```python
-            job = await client.jobs.get(jid)
-            ```
-        """
-        found = await self._client.find_job(jid)
-        return None if found is None else found[1]
-
-    # they hand back the plain jobs' `aqless.Job`s, so they are routed here
-    get_many = routed(Jobs.get_many, by_jids, in_order)
-    tracked = routed(Jobs.tracked, every)
-
-
-class ShardedConfig(ShardedPart, ShardedConfigRouted):
-    """The deployment's settings: written to every shard, read from the first.
-
-    Examples:
-        ```python
-        await client.config.set("heartbeat", 120)  # on every shard
-        ```
-    """
-
-    #: the plain class whose verbs document the derived ones
-    documented_by: ClassVar[type] = Config
-
-    def _part(self, client: Client) -> Config:
-        return client.config
-
-
-class ShardedWorkers(ShardedPart, ShardedWorkersRouted):
-    """The workers every shard has seen, merged by name: a ShardedWorker's worker has the
-    same name on every shard."""
-
-    #: the plain class whose verbs document the derived ones
-    documented_by: ClassVar[type] = Workers
-
-    def _part(self, client: Client) -> Workers:
-        return client.workers
-
-    async def seen(self) -> SeenWorkers:
-        """The workers that hold jobs or publish a record on any shard, each with both;
-        and the other clients the shards list."""
-        return SeenWorkers.of(await self.counts(), await self.records())
-
-
-class ShardedTags(ShardedPart):
-    """The tags in use over the shards: ``client.tags.top()``."""
-
-    async def top(self, *, offset: int = 0, count: int = 25) -> list[str]:
-        """The tags carried by two jobs or more over the deployment (the protocol's ``tag
-        top`` with each tag's counter summed over the shards: a tag on one job of each
-        of two shards is there), most used first, ties by name as a sorted set orders
-        them (descending). Exact, reading no more than it must (`_TagCounters`)."""
-        offset, count = rules.checked_listing(offset, count, "tags.top")
-        wanted = offset + count
-        counters = _TagCounters(self._client.clients, page=max(wanted, TAG_PAGE))
-        await counters.read_more()
-        while not counters.settled(wanted):
-            await counters.read_more()
-        return counters.ranked()[offset:wanted]
-
-
-#: the least number of tag counters read from each shard at the first round
-TAG_PAGE = 100
-
-
-class _TagCounters:
-    """Every shard's tag counters (``ql:tags``, those at 1 too), read most used first, a
-    page a round (twice as long at each), until no tag unread can rank among the first
-    wanted (Fagin's threshold algorithm): a tag not read on any shard counts at most the
-    sum of the lowest counters read on the shards not read to their end. A tag read on
-    some shards has its counters on the others read by ZMSCORE, so each total is exact."""
-
-    def __init__(self, clients: Sequence[Client], *, page: int) -> None:
-        self._clients = clients
-        self._keys = [f"{client.prefix}tags" for client in clients]
-        self._by_tag: dict[str, list[float | None]] = {}  # by shard; None: not read yet
-        self._read = [0] * len(clients)
-        self._lowest = [0.0] * len(clients)
-        self._exhausted = [False] * len(clients)
-        self._page = page
-
-    async def read_more(self) -> None:
-        """The next page of every shard not read to its end, then the counters the tags
-        read have on the other shards."""
-        shards = range(len(self._clients))
-        for shard, entries in zip(shards, await gathered(shards, self._next_page), strict=True):
-            for tag, counter in entries:
-                self._by_tag.setdefault(tag, [None] * len(self._clients))[shard] = counter
-            self._read[shard] += len(entries)
-            self._lowest[shard] = entries[-1][1] if entries else 0.0
-            self._exhausted[shard] = len(entries) < self._page
-        self._page *= 2
-        await gathered(shards, self._fill_in)
-
-    async def _next_page(self, shard: int) -> list[tuple[str, float]]:
-        if self._exhausted[shard]:
-            return []
-        first = self._read[shard]
-        redis: Any = self._clients[shard].redis
-        with _cluster.calls("reading the tags"):
-            entries = await redis.zrevrange(
-                self._keys[shard], first, first + self._page - 1, withscores=True
-            )
-        return [(str(tag), float(counter)) for tag, counter in entries]
-
-    async def _fill_in(self, shard: int) -> None:
-        unknown = [tag for tag, counters in self._by_tag.items() if counters[shard] is None]
-        if unknown and not self._exhausted[shard]:
-            redis: Any = self._clients[shard].redis
-            with _cluster.calls("reading the tags"):
-                found = await redis.zmscore(self._keys[shard], unknown)
-        else:  # read to its end: a tag not read there is not there
-            found = [None] * len(unknown)
-        for tag, counter in zip(unknown, found, strict=True):
-            self._by_tag[tag][shard] = 0.0 if counter is None else float(counter)
-
-    def _totals(self) -> list[tuple[float, str]]:
-        """(total, tag) of the tags at 2 or more, ordered as a sorted set read in
-        reverse: by total, then by name, descending."""
-        totals = ((sum(c or 0.0 for c in counters), tag) for tag, counters in self._by_tag.items())
-        return sorted((pair for pair in totals if pair[0] >= 2), reverse=True)
-
-    def settled(self, wanted: int) -> bool:
-        """Whether the first `wanted` tags are known: no tag unread can reach them."""
-        unread_at_most = sum(
-            lowest
-            for lowest, exhausted in zip(self._lowest, self._exhausted, strict=True)
-            if not exhausted
-        )
-        totals = self._totals()
-        return unread_at_most < 2 or (
-            len(totals) >= wanted and totals[wanted - 1][0] > unread_at_most
-        )
-
-    def ranked(self) -> list[str]:
-        """The tags at 2 or more read so far, most used first."""
-        return [tag for _, tag in self._totals()]
 
 
 @asynccontextmanager

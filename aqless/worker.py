@@ -1,22 +1,8 @@
 """Worker: runs up to `concurrency` jobs at once as coroutines in one process.
 
-The worker's loop pops as many jobs as it has free slots, from its queues in the order its
-reserver gives (aqless._worker.popping), and starts each job's code in a task of its own.
-When a pop comes back short it subscribes to ``ql:log`` and pops again as soon as a job is
-put into one of its queues (or every `interval` seconds, for jobs that become due or are put
-by scripts that publish nothing); when its slots are full it unsubscribes again, so a busy
-worker reads no events. Meanwhile it offers to take its queues' next jobs, and a put pops
-the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
-without a pop.
-
-With ``prefetch`` (off by default), the worker pops up to that many jobs beyond its free
-slots and holds them, their locks renewed like the running jobs', until a slot frees: the
-held job then starts at once, while the outcome of the one before and the pop of the next
-are on their way, so the worker and the server work at the same time instead of taking
-turns. A slot that frees while the loop's pop is on its way sends the next pop at once,
-with its outcome (``_pop_ahead``): two pops on their way, the second counting what the
-first asked for (aqless._worker.running). A held job waits behind the running ones, and no
-other worker can take it meanwhile.
+Its loop (aqless._worker.loop) pops into its free slots, and listens for puts while its
+queues are empty; jobs reach the slots and leave them in aqless._worker.intake, where
+``prefetch`` holds them for one.
 
 Alongside, a LockKeeper heartbeats every running job and cancels the code of any job taken
 away (see aqless._worker.locks), and the perform step
@@ -34,13 +20,10 @@ they start as slots free, as the running jobs go on.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable, KeysView, Sequence
-from contextlib import nullcontext, suppress
-from dataclasses import dataclass, fields
+from collections.abc import KeysView, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Final, Literal, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Final, TypedDict, Unpack, cast
 
 import anyio
 from anyio.abc import TaskGroup
@@ -58,7 +41,11 @@ from aqless._worker.counters import (
 )
 from aqless._worker.holding import AUTO_SLOTS, HoldRule
 from aqless._worker.info import InfoPublisher
+from aqless._worker.intake import State as _State
+from aqless._worker.locks import Heartbeats as Heartbeats  # public: aqless.Heartbeats
 from aqless._worker.locks import LockKeeper
+from aqless._worker.loop import Limit as _Limit
+from aqless._worker.loop import ReserveLoop, WorkerAsPushTaker
 from aqless._worker.middleware import Middleware as Middleware  # public: aqless.worker.Middleware
 from aqless._worker.observers import WorkerObserver
 from aqless._worker.outage import ServerOutage
@@ -67,18 +54,18 @@ from aqless._worker.perform import Performer, outcome_of
 from aqless._worker.pickup import Pickup
 from aqless._worker.policies import RequeuePolicy, RetryPolicy
 from aqless._worker.policies import attempt as attempt  # public: aqless.worker.attempt
-from aqless._worker.popping import Popper, Unreadable
+from aqless._worker.popping import Popper
 from aqless._worker.reservers import QueueSelection, Reserver
 from aqless._worker.runners import Runners
 from aqless._worker.running import RunningJob, RunningJobs
 from aqless._worker.served import ServedQueues
 from aqless._worker.settings import WorkerKeywords
 from aqless._worker.settings import WorkerSettings as WorkerSettings  # public: aqless.*
+from aqless._worker.shards import ShardFollower
 from aqless.client import Client
-from aqless.errors import AqlessError, ConfigurationError, ConnectionLostError, ScriptError
+from aqless.errors import ConfigurationError
 from aqless.handlers import Handlers
 from aqless.job import Job
-from aqless.schedules import keep_schedules
 
 if TYPE_CHECKING:
     from aqless.sharding.client import ShardedClient
@@ -93,52 +80,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-_State = Literal["new", "running", "stopping", "stopped"]
-_Limit = Literal["max_jobs", "max_memory"]
-
-
-@dataclass(frozen=True, slots=True)
-class Heartbeats:
-    """A worker's lock renewals since it started (`Worker.heartbeats`): how many the server
-    took, and how many it refused (the job was no longer the worker's).
-
-    Examples:
-        ```python
-        beats = worker.heartbeats
-        print(f"{beats.renewals} renewed, {beats.refusals} refused")
-        ```
-    """
-
-    renewals: int = 0
-    refusals: int = 0
-
-
-class _WorkerAsPushTaker:
-    """The worker as its Pickup sees it (aqless._worker.pickup.PushTaker)."""
-
-    __slots__ = ("_worker",)
-
-    def __init__(self, worker: Worker) -> None:
-        self._worker = worker
-
-    @property
-    def name(self) -> str:
-        return self._worker.name
-
-    @property
-    def capacity(self) -> int:
-        return self._worker.concurrency + self._worker.prefetching
-
-    @property
-    def interval(self) -> float:
-        return self._worker.interval
-
-    def take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
-        self._worker._take_pushed(jobs, unreadable)
-
-    def pushes_may_be_lost(self) -> None:
-        self._worker._pushes_may_be_lost()
 
 
 class WorkerParts(TypedDict, total=False):
@@ -156,7 +97,7 @@ class WorkerOptions(WorkerKeywords, WorkerParts, total=False):
     """Every keyword of `Worker` but its budget: the settings and the parts."""
 
 
-class Worker:
+class Worker(ReserveLoop):
     """Runs jobs from some queues, `concurrency` at a time (default 10), as coroutines in
     one process. Delivery is at least once: a job whose worker dies runs again elsewhere,
     so handlers should be idempotent.
@@ -309,7 +250,7 @@ class Worker:
         # pushes (see aqless._worker.pickup) suit workers that take work for ever, on slots
         # of their own or offered within a shared budget
         pushed = max_jobs is None and not burst and (budget is None or budget.pushes)
-        taker = _WorkerAsPushTaker(self) if pushed else None
+        taker = WorkerAsPushTaker(self) if pushed else None
         member = self._member if pushed else None
         self._pickup = Pickup(client, self._served, self._news, taker, member, self.outage)
         self._jobs: TaskGroup | None = None  # the running jobs' group, while it is open
@@ -583,378 +524,6 @@ class Worker:
         logger.info("worker %s stopped: %s", self.name, self.counters)
         return self.counters
 
-    async def _serve(self) -> None:
-        # a job ending while the next pop is on its way reports with the pop after it,
-        # sent at once when the pops may run ahead (see _pop_ahead)
-        policy = self.client.protocol.worker_batching(
-            prefetching=self.prefetch > 0, on_landed=self._running.landed
-        )
-        self._pipelined = policy.in_order
-        async with (
-            self.client.protocol.batching(policy) as self._batcher,
-            anyio.create_task_group() as services,
-        ):
-            await services.start(self._locks.listen)
-            services.start_soon(self._locks.keep)
-            services.start_soon(self._pickup.run)
-            services.start_soon(self._housekeeping)
-            services.start_soon(keep_schedules, self.client)
-            services.start_soon(self._info.run)
-            if self.hold_rule is not None:
-                services.start_soon(self.hold_rule.run)
-            services.start_soon(self._control.run)
-            try:
-                async with anyio.create_task_group() as jobs:
-                    self._jobs = jobs
-                    if self._pipelined:
-                        services.start_soon(self._pop_ahead_when_asked, jobs)
-                    if self.resume:
-                        await self._resume(jobs)
-                    await self._reserve_loop(jobs)
-                    await self._wind_down()
-                    self._jobs = None
-            finally:
-                with anyio.CancelScope(shield=True):  # bounded: SIGKILL follows SIGTERM
-                    await self._performer.aclose()
-            services.cancel_scope.cancel()
-        await self._info.withdraw()
-        if self._member is not None:  # its push connection is closed: no push can come
-            self._member.settle()
-
-    async def _reserve_loop(self, jobs: TaskGroup) -> None:
-        while self._state == "running":
-            wake = self._wakeup.event
-            if self.paused or self._popper.free() <= 0:
-                if self._pushes_only():  # its slots are offered: pushes come, pops wait
-                    await self._wait_for_pushes(wake)
-                    continue
-                self._pickup.want(False)
-                self._maybe_more = True  # puts go unheard meanwhile: look when a slot frees
-                await self._wait_for_a_slot(wake)
-                continue
-            self._popping = True
-            try:
-                popped, asked = await self._popper.pop(self.interval)
-            finally:
-                self._popping = False
-            self._maybe_more = len(popped) >= asked
-            if not self._maybe_more and self.hold_rule is not None:
-                self.hold_rule.stop_holding()
-            for job in popped:
-                self._take(jobs, job)
-            if self._popper.failures == 0 and self._popper.unknown_held:
-                await self._resume_unknown(jobs)
-            if self.max_jobs is not None and self.counters.started >= self.max_jobs:
-                logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
-                self.limit_reached = "max_jobs"
-                self.finish()
-                break
-            # (a pop that asked for none, its slots taken by a worker sharing its budget,
-            # says nothing of the queues)
-            if (
-                self.burst
-                and asked
-                and not popped
-                and not self._running.by_jid
-                and not self._popper.held
-                and not self._popping_ahead
-            ):
-                logger.info("worker %s found no more work; finishing", self.name)
-                self.finish()
-                break
-            if len(popped) < asked:
-                self._pickup.want(True)
-                with anyio.move_on_after(self._popper.idle_wait(self.interval)):
-                    await wake.wait()
-
-    def _pushes_only(self) -> bool:
-        """Whether the budget has no slot for a pop but some offered to this worker's
-        server, and no news calls for a pop: the worker waits for pushes, and listens."""
-        member = self._member
-        return (
-            not self.paused
-            and not self._maybe_more
-            and self._pickup.offers
-            and member is not None
-            and member.offered() > 0
-        )
-
-    async def _wait_for_pushes(self, wake: asyncio.Event) -> None:
-        self._pickup.want(True)
-        with anyio.move_on_after(self._popper.idle_wait(self.interval)):
-            await self._wait_for_a_slot(wake)
-
-    async def _wait_for_a_slot(self, wake: asyncio.Event) -> None:
-        """Wait for `wake`; the outcome that frees a slot waits for the pop that follows it,
-        to share its round trip."""
-        batcher = self._batcher
-        gathering = (
-            batcher.gathering()
-            if batcher is not None and not self.paused and self._running.free() <= 0
-            else nullcontext()
-        )
-        with gathering:
-            if self._budget is not None:  # another worker may free the slot this one lacks
-                short = not self.paused and self._maybe_more and self._running.free() > 0
-                self._budget.wait(id(self), self._wakeup.fire, short=short)
-            try:
-                await wake.wait()
-            finally:
-                if self._budget is not None:
-                    self._budget.stop_waiting(id(self))
-
-    def _take_slot(self, job: Job) -> tuple[RunningJob, RunningJob | None]:
-        now = self.client.clock()
-        lock_seconds = max(job.expires_at - now, 0.3)
-        return self._running.take(job, lock_seconds, renew_at=now + lock_seconds / 3)
-
-    def _known(self, job: Job) -> bool:
-        """Whether the worker already holds this attempt of the job or a later one (a pop's
-        reply read after that of the take-back or pop that made the later attempt): the job
-        is then not started again. A job without an attempt never runs: every way a job
-        reaches the worker (a pop, a push, a take-back) carries it, and its heartbeats,
-        outcome and the writes its code fences are checked against it; one that came without
-        (a bug) is logged and left to the lock's expiry, which costs the job a retry, not the
-        worker its run."""
-        if job.attempt is None:
-            logger.error("job %s reached worker %s without an attempt: not run", job.jid, self.name)
-            return True
-        known = self._running.by_jid.get(job.jid)
-        return known is not None and (known.job.attempt or 0) >= job.attempt
-
-    def _take(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
-        """Start a popped or pushed job if a slot is free, else hold it for one."""
-        if self._known(job):
-            return
-        self._start_held(jobs)  # the jobs held before it go first
-        if self._running.free_slots() > 0:
-            self._start(jobs, job, pushed=pushed)
-            return
-        # a pushed job that came while the slots are full (see aqless._worker.pickup) is
-        # held too: the worker runs no more than `concurrency` jobs at once
-        now = self.client.clock()
-        lock_seconds = max(job.expires_at - now, 0.3)
-        running, stale = self._running.hold(job, lock_seconds, renew_at=now + lock_seconds / 3)
-        self._admit(running, stale)
-        if self._state != "running" and not self._run_held:
-            self._hand_back_held()
-
-    def _start(self, jobs: TaskGroup, job: Job, *, pushed: bool = False) -> None:
-        if self._known(job):
-            return
-        running, stale = self._take_slot(job)
-        if self._member is not None and not pushed:
-            self._member.popped(job.jid)
-        self._admit(running, stale)
-        if self._budget is not None:
-            self._budget.took()
-        self._runners.start(jobs, running)
-
-    def _admit(self, running: RunningJob, stale: RunningJob | None) -> None:
-        """Count a job taken, started or held, and have its lock renewed."""
-        job = running.job
-        own_throttle = f"{self.client.prefix}q:{job.queue_name}"
-        running.frees = bool(job.dependents) or any(
-            throttle != own_throttle or job.queue_name in self._served.throttled
-            for throttle in job.throttles
-        )
-        if stale is not None:  # its lock expired (e.g. in an outage) and we popped it again
-            self._locks.lose(stale, "popped again by this worker")
-        self._locks.watch(running)
-        self.counters.started += 1
-        if self.hold_rule is not None:
-            self.hold_rule.busy()
-
-    def _start_held(self, jobs: TaskGroup) -> None:
-        """Start the jobs held for a slot, as many as there are free slots: at once, with
-        no round trip."""
-        while (running := self._running.start_waiting()) is not None:
-            if self._budget is not None:
-                self._budget.took()
-            self._runners.start(jobs, running)
-
-    def _hand_back_held(self) -> None:
-        """Give the jobs held for a slot back to their queues (the worker stops)."""
-        group = self._jobs
-        if group is None:
-            return
-        while self._running.waiting:
-            self._hand_back_one(self._running.waiting[0])
-
-    def _hand_back_one(self, running: RunningJob, reason: str = "held, never started") -> None:
-        """Give one job held for a slot back to its queue (the worker stops, or the job was
-        held too long: see aqless._worker.holding), with `reason` in its history."""
-        group = self._jobs
-        if group is not None and self._running.unhold(running):
-            group.start_soon(self._give_back_held, running, reason)
-
-    async def _give_back_held(self, running: RunningJob, reason: str) -> None:
-        try:
-            await self._performer.give_back_unstarted(running, reason)
-        except Exception:  # a bug must cost one job (its lock expires), not the worker
-            logger.exception("job %s: handing it back failed", running.job.jid)
-        finally:
-            self._running.remove(running)
-            self._wakeup.fire()
-
-    async def _perform(self, running: RunningJob) -> None:
-        try:
-            await self._performer.perform(running)
-        except Exception:  # a bug must cost one job (its lock expires), not the worker
-            logger.exception("job %s: running or reporting it failed", running.job.jid)
-        finally:
-            self._release(running)
-            self._running.remove(running)
-            # reported: what it released (dependents, throttles) can be popped now
-            if self._state != "running" or self.burst or running.frees:
-                self._wakeup.fire()
-
-    def _release(self, running: RunningJob) -> None:
-        """The job's slot may take the next job: its outcome is on its way (any pop sent
-        from now on runs after it), or there is nothing to report. A job held for a slot
-        starts in it at once."""
-        if not self._running.release(running):
-            return
-        if self._jobs is not None and self._running.waiting:
-            self._start_held(self._jobs)
-        if self._maybe_more or self._state != "running":
-            self._wakeup.fire()
-            self._pop_ahead()
-        if self._budget is not None:
-            self._budget.freed()
-
-    def _pop_ahead(self) -> None:
-        """With prefetch, a slot that frees while the loop's pop is on its way sends the
-        next pop now, with the outcome that freed it, rather than after the first lands:
-        two pops on their way keep the server busy while the worker reads the other's
-        reply and runs its job, so neither waits for the other (see aqless._worker.running
-        for how the second pop counts the jobs the first will bring)."""
-        if (
-            self._popping
-            and self._popper.in_flight  # sent: what it asked for is counted
-            and not self._popping_ahead
-            and self._pipelined
-            and not self.paused
-            and self._state == "running"
-            and self._popper.free() > 0
-        ):
-            self._popping_ahead = True
-            self._ahead.fire()
-
-    async def _pop_ahead_when_asked(self, jobs: TaskGroup) -> None:
-        """The pops ahead of the loop's, for ever (cancel to stop)."""
-        while True:
-            wanted = self._ahead.event
-            if not self._popping_ahead:
-                await wanted.wait()
-                continue
-            try:
-                if self._popper.free() > 0:  # else the loop's pop landed meanwhile, and took it
-                    popped, _ = await self._popper.pop(self.interval, ahead=True)
-                    for job in popped:
-                        self._take(jobs, job)
-            finally:
-                self._popping_ahead = False
-                self._wakeup.fire()
-
-    async def _wind_down(self) -> None:
-        while self._popping_ahead:  # its jobs are taken (and handed back) like the loop's
-            await self._wakeup.event.wait()
-        if not self._run_held:
-            self._hand_back_held()
-        self._runners.close()
-        self._pickup.want(False)
-        with anyio.move_on_after(5.0):
-            await self._pickup.quiet()  # the jobs pushed until the server heard it run
-            with suppress(ConnectionLostError, ScriptError):
-                await self._pickup.withdraw()
-        if self._running.by_jid:
-            logger.info("worker %s stopping: %d jobs running", self.name, len(self._running.by_jid))
-        with anyio.move_on_after(self.grace) as waited:
-            while self._running.by_jid and not self._hard_stop:
-                await self._wakeup.event.wait()  # fired as slots free, and by stop()
-        expired = waited.cancelled_caught and self.grace > 0 and not self._hard_stop
-        self.hand_back_running("grace expired" if expired else "worker stopping")
-
-    async def _resume_unknown(self, jobs: TaskGroup) -> None:
-        """Take back the jobs a pop whose reply was lost took; if the network fails again
-        meanwhile, look again after the next pop that gets its reply."""
-        self._popper.unknown_held = False
-        try:
-            await self._resume(jobs)
-        except ConnectionLostError as lost:
-            self._popper.unknown_held = True
-            logger.warning("looking for jobs held but unknown failed (%s); again later", lost)
-
-    async def _resume(self, jobs: TaskGroup) -> None:
-        """Run the jobs the server lists as held by this worker's name that it is not
-        running: left by an earlier process of the same name (``resume``), popped by a call
-        whose reply a dropped connection lost, or pushed on a subscription that dropped.
-        The server hands each back as a new attempt, with its checkpoint (see
-        Popper.take_back), so a run of the earlier attempt, wherever it goes on, is fenced
-        out."""
-        held = await self.client.workers.jobs(self.name)
-        if self._running.coming:  # a pop on its way may bring some of them: look after it
-            self._popper.unknown_held = True
-            return
-        by_jid = self._running.by_jid
-        unknown = [jid for jid in (*held.jobs, *held.stalled) if jid not in by_jid]
-        for job in await self._popper.take_back(unknown):
-            logger.info("taking back job %s (%s), attempt %s", job.jid, job.klass_name, job.attempt)
-            self._start(jobs, job)
-
-    # -- housekeeping --------------------------------------------------------------------------
-
-    async def _housekeeping(self) -> None:
-        while True:
-            mode = self.mode
-            running = len(self._running.by_jid)
-            _process.set_title(
-                f"aqless-run {self.name}: {mode}, {running}/{self.concurrency} running, "
-                f"{self.counters.started} taken"
-            )
-            if self.max_memory is not None and self._state == "running":
-                rss = _process.resident_memory()
-                if rss is not None and rss > self.max_memory:
-                    logger.warning(
-                        "worker %s uses %d MB, over its limit of %d MB: finishing",
-                        self.name,
-                        rss >> 20,
-                        self.max_memory >> 20,
-                    )
-                    self.limit_reached = "max_memory"
-                    self.finish()
-            await anyio.sleep(1.0)
-
-    def _take_pushed(self, jobs: Sequence[Job], unreadable: Sequence[Unreadable] = ()) -> None:
-        """Start jobs the server popped for this worker on a put (see aqless._worker.pickup),
-        and fail those whose data cannot be read."""
-        group = self._jobs
-        if group is None:  # cannot happen: pushes end before the group closes
-            for job in jobs:
-                logger.error("job %s pushed to a stopped worker; its lock will expire", job.jid)
-            return
-        for job in jobs:
-            self._take(group, job, pushed=True)
-        for refused in unreadable:
-            group.start_soon(self._popper.fail_unreadable, refused)
-
-    def _pushes_may_be_lost(self) -> None:
-        """Look for jobs this worker holds but never heard of, after the next pop."""
-        self._popper.unknown_held = True
-        self._wakeup.fire()
-
-    def _news(self) -> None:
-        """A put event: a pop may find a job now."""
-        self._maybe_more = True
-        self._wakeup.fire()
-
-    def _on_lost(self, running: RunningJob) -> None:
-        self.counters.lost += 1
-        if self._running.unhold(running):  # held for a slot: it will never start
-            self._running.remove(running)
-            self._wakeup.fire()
-
 
 def _prefetch_words(prefetch: int, *, adaptive: bool) -> str:
     """The worker's prefetch, for its first log line."""
@@ -971,7 +540,7 @@ def _task_name(running: RunningJob) -> str:
 _PARTS: Final = WorkerParts.__optional_keys__
 
 
-class ShardedWorker:
+class ShardedWorker(ShardFollower[Worker]):
     """Runs jobs from some queues on every shard, `concurrency` at a time in all.
 
     `ShardedWorker` runs one `Worker` per shard in one task group, each on its shard's client,
@@ -1047,11 +616,6 @@ class ShardedWorker:
         self._live = 0
         self._retired: set[int] = set()  # forgotten shards whose workers were stopped
 
-    def _spent(self) -> None:
-        """Every job of `max_jobs` is taken: finish."""
-        self.limit_reached = "max_jobs"
-        self.finish()
-
     def _worker(self, shard_id: int) -> Worker:
         shard = self.client.shard(shard_id)
         return Worker(shard, self._queues, self._shard_settings, budget=self.budget, **self._parts)
@@ -1087,31 +651,6 @@ class ShardedWorker:
                 group.start_soon(self._follow_map, group)
         return self.counters
 
-    def _start(self, group: TaskGroup, worker: Worker) -> None:
-        self._live += 1
-
-        async def run_one() -> None:
-            try:
-                await worker.run()
-            finally:
-                self._live -= 1
-                if self._live == 0:  # every shard's worker is done: so is the map's reader
-                    group.cancel_scope.cancel()
-
-        group.start_soon(run_one)
-
-    async def _follow_map(self, group: TaskGroup) -> None:
-        """Every ``client.refresh`` seconds: read the map, start a worker for each new
-        shard, stop the worker of each forgotten one."""
-        while not self._stopping:
-            await anyio.sleep(self.client.refresh)
-            try:
-                await self.client.reread_map()
-            except AqlessError as error:
-                logger.warning("cannot read the shard map again (%s)", error)
-                continue
-            self.follow(group)
-
     def follow(self, group: TaskGroup) -> None:
         """Match the workers to the shard map the client holds now: start a worker for
         each new shard in `group`, stop the worker of each forgotten one. `run` does it
@@ -1123,31 +662,12 @@ class ShardedWorker:
             worker.follow(group)  # the task group running the shards' workers
             ```
         """
-        if self._stopping:
-            return
-        shards = self.client.shards.shards
-        known = {shard.id for shard in shards}
-        for shard_id, worker in self.by_shard.items():
-            if shard_id not in known and shard_id not in self._retired:
-                self._retired.add(shard_id)
-                worker.stop()
-        for shard in shards:
-            if shard.id not in self.by_shard:
-                worker = self._worker(shard.id)
-                if self._paused:
-                    worker.pause()
-                self.by_shard[shard.id] = worker
-                self._start(group, worker)
+        self._follow(group)
 
     @property
     def counters(self) -> WorkerCounters:
         """What the shards' workers did, summed."""
-        total = WorkerCounters()
-        for worker in self.by_shard.values():
-            for field in fields(WorkerCounters):
-                name = field.name
-                setattr(total, name, getattr(total, name) + getattr(worker.counters, name))
-        return total
+        return self._summed()
 
     @property
     def running(self) -> list[str]:
@@ -1197,7 +717,3 @@ class ShardedWorker:
         """
         self._paused = False
         self._each(Worker.resume_popping)
-
-    def _each(self, verb: Callable[[Worker], None]) -> None:
-        for worker in self.by_shard.values():
-            verb(worker)

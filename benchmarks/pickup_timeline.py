@@ -100,7 +100,7 @@ def instrument(stamps: Stamps) -> None:
         taking(self, jobs, unreadable)
 
     Subscriber.data_received = data_received  # type: ignore[method-assign]
-    Worker._take_pushed = take_pushed  # type: ignore[method-assign]
+    Worker._take_pushed = take_pushed  # type: ignore[method-assign, assignment]
 
 
 def percentile(values: list[float], fraction: float) -> float:

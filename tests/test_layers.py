@@ -18,8 +18,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "client",
         (
-            "aqless.client", "aqless.queue", "aqless.job", "aqless.models", "aqless.events",
-            "aqless.patterns", "aqless.embedded", "aqless.puts", "aqless.typed",
+            "aqless.client", "aqless._client", "aqless.queue", "aqless.job", "aqless.models",
+            "aqless.events", "aqless.patterns", "aqless.embedded", "aqless.puts", "aqless.typed",
             "aqless.schedules", "aqless.results", "aqless.limits", "aqless.progress",
             "aqless.sync", "aqless.sharding", "aqless.contracts", "aqless.scaling",
             "aqless.batches", "aqless.flows", "aqless.workflows", "aqless.spool",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 
 import anyio
 from anyio.abc import TaskStatus
@@ -27,6 +28,23 @@ from aqless.errors import ConnectionLostError, ScriptError, ServerUnavailableErr
 from aqless.events import RECONNECTED, EventStream
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeats:
+    """A worker's lock renewals since it started (`Worker.heartbeats`): how many the server
+    took, and how many it refused (the job was no longer the worker's).
+
+    Examples:
+        ```python
+        beats = worker.heartbeats
+        print(f"{beats.renewals} renewed, {beats.refusals} refused")
+        ```
+    """
+
+    renewals: int = 0
+    refusals: int = 0
+
 
 #: The longest sleep between two looks at the running jobs.
 _TICK = 1.0
