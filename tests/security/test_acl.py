@@ -25,6 +25,8 @@ from tests.security.acl import PASSWORD, ROLES, commands, documented, rules_for
 NAMESPACES = (None, "{a}", "{b}")
 #: What every role may do besides the data commands.
 PLUMBING = {"ping", "fcall", "subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"}
+#: A big put's transaction (aqless.scripts.staging) is the client's, around the script call.
+PLUMBING |= {"multi", "exec"}
 #: The reads aqless makes itself, outside the script: a sharded deployment's tag listing
 #: (aqless.client.ShardedTags) reads each shard's tag counts with ZMSCORE.
 CLIENT_READS = {"zmscore"}
