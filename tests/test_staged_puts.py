@@ -195,3 +195,40 @@ async def test_a_spool_flushes_big_puts_staged(client: aqless.Client) -> None:
     assert job is not None
     assert job.data == BIG
     assert await leftovers(client) == []
+
+
+@pytest.mark.every_deployment
+@pytest.mark.deployments("cluster", "acl", "valkey9", reason="the staged key's slot and ACL")
+async def test_a_big_put_on_every_deployment(client: aqless.Client) -> None:
+    queue = client.queues["staged"]
+    jid = await queue.put("app.Big", BIG)
+    jids = await queue.put_many([PutRequest("app.Big", OTHER) for _ in range(3)])
+    found = await client.jobs.get_many([jid, *jids])
+    assert [job.data for job in found] == [BIG, OTHER, OTHER, OTHER]
+    staged_keys = [f"{client.protocol.prefix}j:{each}-staged" for each in (jid, *jids)]
+    assert [await client.redis.exists(key) for key in staged_keys] == [0, 0, 0, 0]
+
+
+async def test_a_transaction_cut_before_its_exec_leaves_nothing(client: aqless.Client) -> None:
+    """The connection drops after MULTI, the staged HSET and the call were queued, before
+    EXEC: the server runs none of them, and the next put connects again."""
+    queue = client.queues["staged"]
+    await queue.put("app.Small", {})  # connected, the protocol loaded
+    put = staged("queue.put", ("1.0", WORKER, "staged", "cut", "app.Big", stored(BIG), 0), "ql:")
+    assert put is not None
+    function = client.protocol.script.function
+    replies = await client.protocol.wire.pipeline(
+        [
+            ("MULTI",),
+            ("HSET", put.key, "data", put.data),
+            ("FCALL", function, 0, "queue.put", *put.arguments),
+        ]
+    )
+    assert [str(reply) for reply in replies] == ["OK", "QUEUED", "QUEUED"]
+    client.protocol.abandon_connection("cut before EXEC")
+    assert await client.redis.exists(put.key, f"{client.protocol.prefix}j:cut") == 0
+    assert await queue.put("app.Big", BIG, jid="cut") == "cut"
+    job = await client.jobs.get("cut")
+    assert job is not None
+    assert job.data == BIG
+    assert await leftovers(client) == []

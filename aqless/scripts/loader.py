@@ -19,7 +19,12 @@ from aqless.errors import ConfigurationError
 from aqless.scripts import build, build_library, function_name, sha1
 from aqless.scripts.staging import Staged, staged
 
-__all__ = ["AnyRedis", "Argument", "Call", "Reply", "Script", "Wire"]
+__all__ = ["NO_PERMISSION", "AnyRedis", "Argument", "Call", "Reply", "Script", "Wire", "refusal"]
+
+#: How servers word an ACL's refusal, lower case: of a command (redis-py's NoPermissionError,
+#: "NOPERM ..." on the wire), or of one a script runs (Valkey: "ACL failure in script: ...",
+#: Redis 7: "The user executing the script can't run ...").
+NO_PERMISSION = ("acl failure", "noperm", "no permissions to", "user executing the script can't")
 
 #: One argument of a command as it goes on the wire.
 Argument = str | bytes | int | float
@@ -258,10 +263,13 @@ class Script:
             replies[own] if done is None else _transaction_reply(replies[own], replies[done])
             for own, done in places
         ]
+        # ACL rules older than staging (no MULTI, EXEC or RENAME): every put from now on
+        # goes with its data; a put refused wrote nothing and goes again (one whose MULTI
+        # alone was refused ran all the same, outside a transaction)
+        if any(done and _no_permission(replies[own - 2]) for own, done in places):
+            self._stages = False
         refused = [n for n, (_, done) in enumerate(places) if done and _no_permission(answers[n])]
         if refused:
-            # ACL rules older than staging (no MULTI, EXEC or RENAME): those puts wrote
-            # nothing; they go again with their data, as every put does from now on
             self._stages = False
             again = await self._lean_pipeline(wire, head, [calls[n] for n in refused], then)
             for n, reply in zip(refused, again, strict=False):
@@ -274,11 +282,7 @@ class Script:
 def _no_permission(reply: Reply) -> bool:
     """Whether `reply` is an ACL's refusal."""
     text = str(reply).lower()
-    return isinstance(reply, ResponseError) and any(mark in text for mark in _NO_PERMISSION)
-
-
-#: How a server words an ACL's refusal (of a command, or of one a script calls).
-_NO_PERMISSION = ("noperm", "no permissions to", "acl failure")
+    return isinstance(reply, ResponseError) and any(mark in text for mark in NO_PERMISSION)
 
 
 def _transaction(
