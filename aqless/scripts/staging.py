@@ -2,8 +2,8 @@
 
 A put's data passed as an argument of the script is copied into Lua (a string made, and the
 garbage collection that allocation drives), checked as JSON there, and copied out again by
-the job's HSET: for a 100 KB payload that is ~120 µs of the server's time, where the HSET of
-the same bytes costs ~12. So a put whose data has at least `STAGED_BYTES` bytes goes as one
+the job's HSET: for a 100 KB payload, ~350k of the ~840k instructions the server spends on
+the put (benchmarks/HISTORY.md). So a put whose data has at least `STAGED_BYTES` bytes goes as one
 transaction, on one connection::
 
     MULTI
@@ -35,10 +35,11 @@ Argument: TypeAlias = str | bytes | int | float
 
 __all__ = ["STAGED_BYTES", "Staged", "staged"]
 
-#: The size from which a put's data is staged (measured in benchmarks/HISTORY.md: below it,
-#: the transaction's four commands cost the server about what the data's trip through Lua
-#: does).
-STAGED_BYTES = 16 * 1024
+#: The size from which a put's data is staged. The transaction costs the server ~25k
+#: instructions more than a call; the data's trip through Lua costs more from ~4 KB of JSON
+#: text with escapes (JSON in a string, checked by cjson) and from ~12 KB of plain text
+#: (`python -m benchmarks.lua_instructions --payloads ...`, benchmarks/HISTORY.md).
+STAGED_BYTES = 8 * 1024
 
 #: For each put command staged: where put's own arguments (worker, queue, jid, klass, data,
 #: delay, options...) begin among its arguments after `now` (a deduplicated put's three come
