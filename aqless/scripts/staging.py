@@ -35,11 +35,13 @@ Argument: TypeAlias = str | bytes | int | float
 
 __all__ = ["STAGED_BYTES", "Staged", "staged"]
 
-#: The size from which a put's data is staged. The transaction costs the server ~25k
-#: instructions more than a call; the data's trip through Lua costs more from ~4 KB of JSON
-#: text with escapes (JSON in a string, checked by cjson) and from ~12 KB of plain text
-#: (`python -m benchmarks.lua_instructions --payloads ...`, benchmarks/HISTORY.md).
-STAGED_BYTES = 8 * 1024
+#: The size from which a put's data is staged: the smallest at which staging spares the
+#: server work for every kind of JSON text. The transaction costs ~25k instructions more than
+#: a call; the data's trip through Lua costs as much at ~10 KB of text with escapes (JSON in
+#: a string, checked by cjson) and more than that only past ~12 KB of plain text (8 KB: 289k
+#: instructions a put as a call, 296k staged; 16 KB: 338k and 317k; `python -m
+#: benchmarks.lua_instructions --payloads ...`, benchmarks/HISTORY.md).
+STAGED_BYTES = 16 * 1024
 
 #: For each put command staged: where put's own arguments (worker, queue, jid, klass, data,
 #: delay, options...) begin among its arguments after `now` (a deduplicated put's three come

@@ -487,7 +487,7 @@ def test_the_sharded_example_keeps_each_customers_order(cluster: Cluster) -> Non
 
 
 async def test_big_puts_are_staged_on_their_jobs_shard(cluster: Cluster) -> None:
-    """A put of 8 KB or more goes beside the script (aqless.scripts.staging), in its
+    """A put of 16 KB or more goes beside the script (aqless.scripts.staging), in its
     transaction on the shard the job is placed on; the blocking client's the same."""
     big = {"text": "x" * STAGED_BYTES}
     async with deployment(cluster, "staged") as client:
