@@ -232,3 +232,18 @@ async def test_a_transaction_cut_before_its_exec_leaves_nothing(client: aqless.C
     assert job is not None
     assert job.data == BIG
     assert await leftovers(client) == []
+
+
+async def test_a_durable_staged_put_waits_behind_its_transaction(client: aqless.Client) -> None:
+    """WAITAOF goes right behind the staged transaction: its refusal (no replica here)
+    comes after the put landed, and names its job."""
+    if not await client.protocol.knows("WAITAOF"):
+        pytest.skip("this server has no WAITAOF")
+    wanted = aqless.Durability(local=False, replicas=1, timeout=0.05)
+    with pytest.raises(aqless.NotDurableError) as caught:
+        await client.queues["staged"].put("app.Big", BIG, jid="durable", durable=wanted)
+    assert "durable" in str(caught.value)
+    job = await client.jobs.get("durable")
+    assert job is not None
+    assert job.data == BIG
+    assert await leftovers(client) == []
