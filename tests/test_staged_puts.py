@@ -209,6 +209,18 @@ async def test_a_big_put_on_every_deployment(client: aqless.Client) -> None:
     assert [await client.redis.exists(key) for key in staged_keys] == [0, 0, 0, 0]
 
 
+async def test_a_staged_put_loads_the_protocol_where_the_server_lost_it(
+    client: aqless.Client,
+) -> None:
+    await client.queues["staged"].put("app.Small", {})  # connected, the protocol loaded
+    await client.redis.function_flush()
+    jid = await client.queues["staged"].put("app.Big", BIG)
+    job = await client.jobs.get(jid)
+    assert job is not None
+    assert job.data == BIG
+    assert await leftovers(client) == []
+
+
 async def test_a_transaction_cut_before_its_exec_leaves_nothing(client: aqless.Client) -> None:
     """The connection drops after MULTI, the staged HSET and the call were queued, before
     EXEC: the server runs none of them, and the next put connects again."""
