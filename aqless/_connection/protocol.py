@@ -53,7 +53,7 @@ from aqless.errors import (
     StaleAttemptError,
 )
 from aqless.scripts.contracts import exception_name
-from aqless.scripts.loader import AnyRedis, Argument, Call, Reply, Script
+from aqless.scripts.loader import NO_PERMISSION, AnyRedis, Argument, Call, Reply, Script
 
 Clock = Callable[[], float]
 
@@ -69,15 +69,10 @@ _DECORATION = re.compile(
     r"^(?:user_(?:script|function):\d+: )?(?P<text>.*?)(?: script: .*)?$", re.DOTALL
 )
 
-# ACL refusals: of the call itself (redis-py's NoPermissionError, "NOPERM ..." on the wire), or
-# of a command the script runs (Valkey: "ACL failure in script: ...", Redis 7: "The user
-# executing the script can't run ...")
-_NO_PERMISSION = ("acl failure", "noperm", "no permissions to", "user executing the script can't")
-
 
 def error_for(command: str, server_text: str) -> ScriptError:
     """The most specific exception for a refusal of `command` with the server's text."""
-    if any(marker in server_text.lower() for marker in _NO_PERMISSION):
+    if any(marker in server_text.lower() for marker in NO_PERMISSION):
         # the text itself may say "script: "; only the server's last decoration goes
         return PermissionDeniedError(command, server_text.rsplit(" script: ", 1)[0])
     match = _DECORATION.match(server_text)

@@ -17,8 +17,14 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from aqless.errors import ConfigurationError
 from aqless.scripts import build, build_library, function_name, sha1
+from aqless.scripts.staging import Staged, staged
 
-__all__ = ["AnyRedis", "Argument", "Call", "Reply", "Script", "Wire"]
+__all__ = ["NO_PERMISSION", "AnyRedis", "Argument", "Call", "Reply", "Script", "Wire", "refusal"]
+
+#: How servers word an ACL's refusal, lower case: of a command (redis-py's NoPermissionError,
+#: "NOPERM ..." on the wire), or of one a script runs (Valkey: "ACL failure in script: ...",
+#: Redis 7: "The user executing the script can't run ...").
+NO_PERMISSION = ("acl failure", "noperm", "no permissions to", "user executing the script can't")
 
 #: One argument of a command as it goes on the wire.
 Argument = str | bytes | int | float
@@ -35,6 +41,16 @@ class Wire(Protocol):
 
     async def call(self, argv: Sequence[Argument]) -> Any: ...
     async def pipeline(self, argvs: Sequence[Sequence[Argument]]) -> list[Any]: ...
+
+
+def refusal(text: str) -> ResponseError:
+    """The exception for an error reply: NoScriptError for ``NOSCRIPT``, else a
+    ResponseError with the text, less a generic ``ERR``; other codes (``LOADING``,
+    ``READONLY``, ``OOM``...) stay in the text for aqless._connection.protocol to read."""
+    code, _, rest = text.partition(" ")
+    if code == "NOSCRIPT":
+        return NoScriptError(rest)
+    return ResponseError(rest if code == "ERR" else text)
 
 
 def _missing_function(error: ResponseError) -> bool:
@@ -85,6 +101,8 @@ class Script:
                 "on a Redis Cluster the script needs a (hash-tagged) key prefix"
             )
         self._keys: Sequence[str] = () if prefix is None else (prefix,)
+        self._prefix = prefix or "ql:"
+        self._stages = wire is not None  # until an ACL refuses it (see _lean_pipeline)
         self._functions = functions
         self.source = build()
         self.sha = sha1()
@@ -145,6 +163,11 @@ class Script:
 
     async def send(self, command: str, args: Sequence[Argument]) -> Reply:
         """One call whose arguments begin with its `now` (as text)."""
+        if self._stages and staged(command, args, self._prefix) is not None:
+            (reply,) = await self.send_many([(command, args)])
+            if isinstance(reply, BaseException):
+                raise reply
+            return reply
         argv = (command, *args)
         if self._functions:
             try:
@@ -171,7 +194,8 @@ class Script:
         """Calls whose arguments begin with their own `now` (as text), pipelined in one
         round trip (not a transaction: each call is atomic on its own). A refused call's
         reply is its ResponseError, in place. `then`, a plain command (e.g. WAITAOF), goes
-        right behind them on the same connection; its reply comes last."""
+        right behind them on the same connection; its reply comes last. Over the lean
+        connection a big put's data goes beside its call (aqless.scripts.staging)."""
         replies = await self._pipeline(calls, then)
         if replies and isinstance(replies[0], ResponseError):
             first = replies[0]
@@ -186,11 +210,11 @@ class Script:
 
     async def _pipeline(self, calls: Sequence[Call], then: Sequence[Argument]) -> list[Reply]:
         head = self._fcall if self._functions else self._evalsha
+        if self._wire is not None:
+            return await self._lean_pipeline(self._wire, head, calls, then)
         argvs = [(*head, command, *args) for command, args in calls]
         if then:
             argvs.append(tuple(then))
-        if self._wire is not None:
-            return await self._wire.pipeline(argvs)
         route = await self._route()  # one slot: a Cluster's pipeline goes to one node
         pipeline = self._redis.pipeline(transaction=False)
         for argv in argvs:
@@ -209,3 +233,78 @@ class Script:
 
     async def _send_routed(self, argv: tuple[Argument, ...]) -> Reply:
         return await self._redis.execute_command(*argv, **await self._route())
+
+    async def _lean_pipeline(
+        self,
+        wire: Wire,
+        head: tuple[Argument, ...],
+        calls: Sequence[Call],
+        then: Sequence[Argument],
+    ) -> list[Reply]:
+        """`_pipeline` over the lean connection: a big put goes as its staged transaction
+        (see aqless.scripts.staging), its reply taken from EXEC's."""
+        argvs: list[Sequence[Argument]] = []
+        places: list[tuple[int, int | None]] = []  # each call's reply, and its EXEC's
+        for command, args in calls:
+            beside = staged(command, args, self._prefix) if self._stages else None
+            if beside is None:
+                places.append((len(argvs), None))
+                argvs.append((*head, command, *args))
+            else:
+                places.append((len(argvs) + 2, len(argvs) + 4))
+                argvs += _transaction(head, command, beside)
+        if then:
+            places.append((len(argvs), None))
+            argvs.append(tuple(then))
+        replies = await wire.pipeline(argvs)
+        if len(replies) == len(places):  # nothing staged
+            return replies
+        answers = [
+            replies[own] if done is None else _transaction_reply(replies[own], replies[done])
+            for own, done in places
+        ]
+        # ACL rules older than staging (no MULTI, EXEC or RENAME): every put from now on
+        # goes with its data; a put refused wrote nothing and goes again (one whose MULTI
+        # alone was refused ran all the same, outside a transaction)
+        if any(done and _no_permission(replies[own - 2]) for own, done in places):
+            self._stages = False
+        refused = [n for n, (_, done) in enumerate(places) if done and _no_permission(answers[n])]
+        if refused:
+            self._stages = False
+            again = await self._lean_pipeline(wire, head, [calls[n] for n in refused], then)
+            for n, reply in zip(refused, again, strict=False):
+                answers[n] = reply
+            if then:
+                answers[-1] = again[-1]
+        return answers
+
+
+def _no_permission(reply: Reply) -> bool:
+    """Whether `reply` is an ACL's refusal."""
+    text = str(reply).lower()
+    return isinstance(reply, ResponseError) and any(mark in text for mark in NO_PERMISSION)
+
+
+def _transaction(
+    head: tuple[Argument, ...], command: str, beside: Staged
+) -> tuple[tuple[Argument, ...], ...]:
+    """A staged call's five commands: MULTI, its data's HSET, the call, DEL, EXEC."""
+    return (
+        ("MULTI",),
+        ("HSET", beside.key, "data", beside.data),
+        (*head, command, *beside.arguments),
+        ("DEL", beside.key),
+        ("EXEC",),
+    )
+
+
+def _transaction_reply(queued: Reply, done: Reply) -> Reply:
+    """A staged call's reply: its own in EXEC's list (HSET's, the call's, DEL's), or, where
+    the transaction was refused (EXECABORT), the call's own refusal when it was refused as
+    it was queued (or sent once more, on a Cluster's MOVED), else EXEC's."""
+    if isinstance(done, list):
+        reply = done[1]  # (a refusal inside EXEC's reply comes as hiredis made it)
+        return refusal(str(reply)) if isinstance(reply, Exception) else reply
+    if queued in ("QUEUED", b"QUEUED"):
+        return done
+    return queued

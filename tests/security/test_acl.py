@@ -19,12 +19,15 @@ from redis.exceptions import NoPermissionError
 import aqless
 from aqless.scripts import build_library
 from aqless.scripts.loader import Script
+from aqless.scripts.staging import STAGED_BYTES
 from tests.scripts.invariants import snapshot
 from tests.security.acl import PASSWORD, ROLES, commands, documented, rules_for
 
 NAMESPACES = (None, "{a}", "{b}")
 #: What every role may do besides the data commands.
 PLUMBING = {"ping", "fcall", "subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"}
+#: A big put's transaction (aqless.scripts.staging) is the client's, around the script call.
+PLUMBING |= {"multi", "exec"}
 #: The reads aqless makes itself, outside the script: a sharded deployment's tag listing
 #: (aqless.client.ShardedTags) reads each shard's tag counts with ZMSCORE.
 CLIENT_READS = {"zmscore"}
@@ -158,6 +161,35 @@ async def test_a_producer_of_an_older_acl_still_puts_without_pushes(
             job = await producer.jobs.get(jid)
             assert isinstance(job, aqless.Job)
             assert job.state == "waiting"
+    finally:
+        command(admin, "ACL", "DELUSER", "aqless-older")
+        admin.close()
+
+
+@pytest.mark.parametrize("refused", ["+multi", "+rename"])
+async def test_a_producer_of_an_acl_older_than_staging_puts_big_data_as_before(
+    redis: aioredis.Redis, server_url: str, deployed: None, refused: str
+) -> None:
+    """Before big puts were staged (aqless.scripts.staging), the rule had no MULTI, EXEC or
+    RENAME: the refused staged put wrote nothing and is sent again with its data."""
+    older = [word for word in rules_for("producer") if word != refused]
+    admin = redis_sync(server_url)
+    command(admin, "ACL", "SETUSER", "aqless-older", "reset", *older)
+    big = {"text": "x" * STAGED_BYTES}
+    try:
+        async with aqless.Client(
+            server_url, username="aqless-older", password=PASSWORD
+        ) as producer:
+            queue = producer.queues["q"]
+            await redis.config_resetstat()
+            jid = await queue.put("app.Send", big)
+            jids = await queue.put_many([aqless.PutRequest("app.Send", big) for _ in range(2)])
+            found = await producer.jobs.get_many([jid, *jids])
+            assert [job.data for job in found] == [big] * 3
+            assert await redis.keys("*-staged") == []
+            stats = (await redis.info("commandstats")).get("cmdstat_multi", {})
+            tried = stats.get("calls", 0) + stats.get("rejected_calls", 0)
+            assert tried == 1  # the first put only: the client stopped staging
     finally:
         command(admin, "ACL", "DELUSER", "aqless-older")
         admin.close()

@@ -17,6 +17,7 @@ import pytest
 from redis.crc import key_slot
 
 import aqless
+from aqless.scripts.staging import STAGED_BYTES
 from aqless.sharding.map import BUCKETS, Shard, ShardMap, bucket, placed_namespaces
 from tests.faults.cluster import Cluster
 from tests.faults.harness import ask
@@ -34,12 +35,13 @@ pytestmark = pytest.mark.timeout(60)
 pytest_plugins = ["tests.support.sharding_fixtures"]
 
 
-def fcalls(cluster: Cluster) -> int:
+def fcalls(cluster: Cluster, command: str = "fcall") -> int:
+    """How many calls of `command` the cluster's nodes ran since their stats were reset."""
     total = 0
     for port in cluster.ports:
         stats = ask(port, "INFO", "commandstats")
         assert isinstance(stats, dict)
-        total += int(stats.get("cmdstat_fcall", {"calls": 0})["calls"])
+        total += int(stats.get(f"cmdstat_{command}", {"calls": 0})["calls"])
     return total
 
 
@@ -482,3 +484,18 @@ def test_the_sharded_example_keeps_each_customers_order(cluster: Cluster) -> Non
     spread = re.search(r"customers per shard: 0: (\d+), 1: (\d+), 2: (\d+)", result.stdout)
     assert spread is not None, result.stdout
     assert sum(int(n) for n in spread.groups()) == 12
+
+
+async def test_big_puts_are_staged_on_their_jobs_shard(cluster: Cluster) -> None:
+    """A put of 16 KB or more goes beside the script (aqless.scripts.staging), in its
+    transaction on the shard the job is placed on; the blocking client's the same."""
+    big = {"text": "x" * STAGED_BYTES}
+    async with deployment(cluster, "staged") as client:
+        for port in cluster.ports:
+            ask(port, "CONFIG", "RESETSTAT")
+        queue = client.queues["work"]
+        jids = [await queue.put("app.Work", big) for _ in range(6)]
+        jids += await queue.put_many([aqless.PutRequest("app.Work", big) for _ in range(6)])
+        assert [job.data for job in await client.jobs.get_many(jids)] == [big] * 12
+        assert fcalls(cluster, "rename") == 12  # each a new job taking its staged hash
+        assert not any(ask(port, "KEYS", "*-staged") for port in cluster.ports)

@@ -1,9 +1,9 @@
 --[=[ queue.put | put
   Args     worker, queue, jid, klass, data, delay, [name, value]... (options: retries, tags,
-           priority, depends, rate_limits, group (aqless's own, see groups.lua); throttles
-           for queue.put)
+           priority, depends, rate_limits, group (aqless's own, see groups.lua), staged
+           (aqless's own, below); throttles for queue.put)
   Reads    ql:j:<jid>, ql:j:<jid>-dependencies, ql:j:<dependency>, ql:config, throttles,
-           ql:offers:<q>, ql:q:<q>-groups
+           ql:offers:<q>, ql:q:<q>-groups, ql:j:<staged>-staged
   Writes   ql:j:<jid>, ql:j:<jid>-history, ql:j:<jid>-dependencies,
            ql:j:<dependency>-dependents, <q>-* (old and new queue), ql:queues, ql:w:<old
            worker>:jobs, ql:completed, ql:t:<tag>, ql:tags, ql:f:<group>, ql:failures,
@@ -24,8 +24,16 @@
            'Put(): Arg "throttles" not JSON array: <value>'   InvalidArgumentError
            'Put(): Arg "rate_limits" not JSON array: <value>'   InvalidArgumentError
            'Put(): Arg "group" empty'   InvalidArgumentError
+           'Put(): Arg "staged" names no staged data: <staged>'   InvalidArgumentError
            cjson   InvalidArgumentError
 ]=]
+-- Option `staged` <jid> (aqless's own): the job's data is not the `data` argument (sent
+-- empty) but the field `data` of the hash ql:j:<jid>-staged, which aqless's client writes,
+-- with aqless's own JSON encoding of the data, in the transaction of the call
+-- (MULTI, HSET, this call, DEL of that hash, EXEC: aqless.scripts.staging). The script does
+-- not check that text again. A new job takes the hash as its own (RENAME): no byte of the
+-- data passes through the script; a job put again reads it (HGET). A refused put, or one
+-- that puts nothing (putNew, putDeduplicated), leaves the hash to the DEL.
 Commands['queue.put'] = function(D, now, worker, queue, jid, klass, data, delay, a, first)
   return Job.put(D, now, a)
 end

@@ -1,7 +1,7 @@
 --[=[ queue.putNew
   Args     worker, queue, jid, klass, data, delay, [name, value]... (aqless's own: as put, but
            it makes a job only when no job of the jid exists, see below)
-  Reads    ql:j:<jid>; as put
+  Reads    ql:j:<jid>; as put (staged: the data beside the call, see queue.put)
   Writes   as put (none when a job of the jid exists)
   Returns  {jid, outcome}: the jid, and put, or existed when a job of the jid existed
   Errors   'Put(): Arg "jid" missing'   InvalidArgumentError

@@ -43,6 +43,8 @@ function Keys.paused() return PREFIX .. 'paused_queues' end
 function Keys.queue(q, kind) return PREFIX .. 'q:' .. q .. '-' .. kind end
 function Keys.job(jid) return PREFIX .. 'j:' .. jid end
 function Keys.history(jid) return PREFIX .. 'j:' .. jid .. '-history' end
+-- a put's data written beside the script (Job.put's `staged` option)
+function Keys.staged(jid) return PREFIX .. 'j:' .. jid .. '-staged' end
 function Keys.dependencies(jid) return PREFIX .. 'j:' .. jid .. '-dependencies' end
 function Keys.dependents(jid) return PREFIX .. 'j:' .. jid .. '-dependents' end
 function Keys.recurring(jid) return PREFIX .. 'r:' .. jid end

@@ -15,8 +15,13 @@ do
     check(queue and queue ~= '', 'Queue(): no queue name provided')
     check(jid, 'Put(): Arg "jid" missing')
     check(klass, 'Put(): Arg "klass" missing')
+    local o = NOTHING
+    if not Groups.only_option(a) then o = options(a, 7) end  -- (group: see Groups.put_option)
+    -- a staged put's data is not an argument: aqless's client wrote it (JSON it made) beside
+    -- the call, in Keys.staged(<staged>), and the script never reads it in (see Job.put)
+    local staged = o.staged
     -- (the hot paths test before they raise: a message is text made, the data's size)
-    if not plain_json(data) and decode(data) == false then
+    if staged == nil and not plain_json(data) and decode(data) == false then
       raise('Put(): Arg "data" missing or not JSON: ' .. tostring(data))
     end
     local delay_n = number(delay)
@@ -24,8 +29,6 @@ do
     if a.n > 6 and (a.n - 6) % 2 == 1 then
       raise('Odd number of additional args: ' .. (a.n - 6) .. ' option arguments')
     end
-    local o = NOTHING
-    if not Groups.only_option(a) then o = options(a, 7) end  -- (group: see Groups.put_option)
     if o == NOTHING then  -- the usual put
       return a[1], queue, jid, klass, data, delay_n, nil, nil, nil, NOTHING, NOTHING, nil
     end
@@ -42,7 +45,7 @@ do
       'Put(): Arg "rate_limits" not JSON array: ')
     -- values, not a table of them (a table made costs the server as much as a small command)
     return a[1], queue, jid, klass, data, delay_n, retries, tags, priority, depends, throttles,
-      rate_limits
+      rate_limits, staged
   end
 
   -- Checks put's arguments as put does, writing nothing (flow.put checks each job so before
@@ -139,10 +142,31 @@ do
     return false
   end
 
+  -- A staged put's data (option `staged`, the jid its client wrote it under), before put
+  -- writes anything. A new job (`old` is NOTHING, and no hash of its jid) takes the staged
+  -- hash as its own (RENAME: no byte of the data enters the script), then NOTHING; a job put
+  -- again gets the staged text (HGET, the rare path). Refused when nothing was staged.
+  local function staged_data(jid, staged, old, existing)
+    local key = Keys.staged(staged)
+    local data
+    if old == NOTHING and (existing == 0 or call('EXISTS', Keys.job(jid)) == 0) then
+      data = NOTHING
+      local renamed = redis.pcall('RENAME', key, Keys.job(jid))
+      if renamed.err then  -- nothing staged; any other refusal (an ACL's) as it is
+        check(renamed.err:find('no such key', 1, true), renamed.err)
+        data = false
+      end
+    else
+      data = call('HGET', key, 'data')
+    end
+    check(data, 'Put(): Arg "staged" names no staged data: ' .. staged)
+    return data
+  end
+
   -- Puts the job the put list `a` describes; returns its jid.
   function Job.put(D, now, a)
     local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
-      depends, given_throttles, rate_limits = parse(D, a)
+      depends, given_throttles, rate_limits, staged = parse(D, a)
     local group = Groups.put_option(a)
     -- One EXISTS answers four questions put asks (and whether the queue is grouped, see
     -- groups.lua), when the answer is no as it mostly is:
@@ -154,6 +178,7 @@ do
     local old, existing = old_fields(jid, Groups.exists_with(queue, Keys.job(jid),
       Keys.tracked(), Keys.offers(queue), Keys.throttle(stem)))
     local no_offers = existing == 0
+    if staged ~= nil then data = staged_data(jid, staged, old, existing) end
     if no_offers then
       Events.learn_tracked(false)
       Throttle.learn_unlimited(stem)
@@ -171,7 +196,11 @@ do
     local state = 'waiting'
     if delay > 0 then state = 'scheduled' end
     Groups.leave_old(jid, group, old)
-    call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, 'data', data,
+    local data_field = 'data'
+    if data == NOTHING then  -- staged, a new job: its hash is the staged one, data in it
+      data_field, data = 'jid', jid  -- (jid written twice, data left as it is)
+    end
+    call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, data_field, data,
       'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
       'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
       'time', time_field(now), 'throttles', throttles_text(throttles), Groups.field(group))
