@@ -4,12 +4,13 @@ Starts the embedded Valkey 9 under `valgrind --tool=callgrind`, loads the functi
 and runs, in each vocabulary, put / pop of one job / heartbeat / complete `--jobs` times,
 then put / pop of 50 jobs / complete again, and for aqless's worker (`fenced`) put / pop
 of 50 / the 50 completes in one `jobs.outcomes` call (`outcomes50`, `lifecycle/j`: the
-lifecycle with the outcomes joined) (figures per job), zeroing the counters before
-each phase and dumping them after it (callgrind_control). Instructions are the server's
-whole work for the calls (reading the request, the script, the reply); unlike time they do
-not depend on what else the machine runs. Needs valgrind. With --keep, the dumps stay
-(`callgrind_annotate --inclusive=yes FOLDER/callgrind.out.N` shows where a phase's
-instructions go).
+lifecycle with the outcomes joined), and puts pushed to an offering worker (`put-pushed`,
+against `put-offerless` into a queue nobody offers to take) (figures per job), zeroing
+the counters before each phase and dumping them after it (callgrind_control).
+Instructions are the server's whole work for the calls (reading the request, the script,
+the reply); unlike time they do not depend on what else the machine runs. Needs
+valgrind. With --keep, the dumps stay (`callgrind_annotate --inclusive=yes
+FOLDER/callgrind.out.N` shows where a phase's instructions go).
 
 With --payloads, puts of data of those sizes are counted too, each as the script's argument
 and staged beside the call as aqless's client sends it (aqless.scripts.staging).
@@ -118,6 +119,7 @@ def measure(
                     data = text(size) if payload_text == "realistic" else "x" * size
                     _payload_puts(connection, function, jobs, data, staged_put=mode == "staged")
                     _control(server.pid, f"--dump=payload-{size}-{mode}")
+            _measure_pushed(connection, function, server.pid, jobs)
             connection.close()
         finally:
             server.terminate()
@@ -161,6 +163,22 @@ def _put(
     pipeline.fcall(function, 0, "queue.put", *beside.arguments)
     pipeline.delete(beside.key)
     pipeline.execute()
+
+
+def _measure_pushed(connection: redis.Redis, function: str, pid: int, jobs: int) -> None:
+    """`fenced-put-pushed`: puts each pushed to an offering worker (subscribed to its push
+    channel, and to put events as a put listener is), and `fenced-put-offerless` the same
+    puts into a queue nobody offers to take (the push's cost is the difference)."""
+    connection.flushdb()
+    listener = connection.pubsub()
+    listener.subscribe("ql:push:w", "ql:log", "ql:pushed")
+    connection.fcall(function, 0, "worker.offer", 0, "w", 1_000_000, 3600, "pq")
+    for label, queue in (("fenced-put-offerless", "oq"), ("fenced-put-pushed", "pq")):
+        _control(pid, "--zero")
+        for i in range(jobs):
+            connection.fcall(function, 0, "queue.put", 1, "w", queue, f"{queue}{i}", "K", "{}", 0)
+        _control(pid, f"--dump={label}")
+    listener.close()
 
 
 #: put, pop of 50 and the 50 completes in one call (``jobs.outcomes``, aqless's worker's)
@@ -210,6 +228,10 @@ def main() -> None:
             counts.get(f"{vocabulary}-{p}", 0) for p in ("put50", "pop50", "complete50")
         )
         sys.stdout.write(f"{vocabulary:<8} {'lifecycle50':<11} {lifecycle:8.1f}k instructions\n")
+        for phase in ("put-offerless", "put-pushed"):
+            value = counts.get(f"{vocabulary}-{phase}")
+            if value is not None:
+                sys.stdout.write(f"{vocabulary:<8} {phase:<13} {value:8.1f}k instructions\n")
         joined = [counts.get(f"{vocabulary}-{p}") for p in ("put-joined", "pop50-joined")]
         outcomes = counts.get(f"{vocabulary}-outcomes50")
         if outcomes is not None and None not in joined:

@@ -26,7 +26,9 @@ for the throttles' index: `throttle.set` and `queue.throttle.set` add the id to 
 own set `ql:throttles` (other clients neither read nor write it). Recorded again for the
 per-class figures: complete and each failure add one to a job class's run-time bucket or
 failures in aqless's own hour hash `ql:aqless:tp:<hour>:<q>` (fields `<klass>|r<i>`,
-`<klass>|f`); only those fields were added. To record it again from
+`<klass>|f`); only those fields were added. Recorded again for pushes without history:
+aqless's own push on ql:push:<worker> leaves out the job's history, as its workers' pops
+do; only those publications changed. To record it again from
 the current Lua:
 
     AQLESS_DIFFERENTIAL_RECORD=1 python -m pytest tests/scripts/test_differential.py

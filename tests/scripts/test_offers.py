@@ -47,8 +47,11 @@ async def test_a_put_pops_its_job_for_a_listening_offer_and_publishes_it(lua: Lu
         await rput(lua, 1, "jid")
     jobs = pushed_jobs(captured.on("ql:push:w1"))
     assert [(job["jid"], job["worker"], job["state"]) for job in jobs] == [("jid", "w1", "running")]
-    # the job as stored, whole, and its attempt (a push is aqless's own, as its pops)
-    assert jobs[0] == {**await lua.json("job.get", 1, "jid"), "attempt": 1}
+    # the job as stored and its attempt (a push is aqless's own, as its pops), without its
+    # history, which a worker does not read (as its own pops leave it out)
+    stored = await lua.json("job.get", 1, "jid")
+    assert "history" not in jobs[0]
+    assert jobs[0] == {**{k: v for k, v in stored.items() if k != "history"}, "attempt": 1}
     # the push and the news that it was pushed (for the other workers) come before the put
     # event, so that no worker hearing the event has to wait to learn whether a push follows
     assert captured.channels() == ["ql:push:w1", "ql:pushed", "ql:log"]
@@ -80,6 +83,31 @@ async def test_a_push_reads_the_configuration_with_one_command(lua: Lua) -> None
     # HGET: the queue's throttle maximum; HGETALL: the configuration, then the offers
     assert reads == (1, 2)
     assert (await lua.json("job.get", 1, "jid"))["expires"] == 121  # the heartbeat was read
+
+
+async def test_a_push_asks_after_no_key_puts_question_found_absent(lua: Lua) -> None:
+    # put's one EXISTS found only the offers: the push's pop asks neither whether anything
+    # is tracked nor for the job's history (the push leaves it out)
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await lua.redis.config_resetstat()
+        await rput(lua, 1, "jid")
+        stats = await lua.redis.info("commandstats")
+    assert len(pushed_jobs(captured.on("ql:push:w1"))) == 1
+    assert int(stats["cmdstat_exists"]["calls"]) == 3  # put's, the pop's, the relations'
+    assert "cmdstat_lrange" not in stats
+
+
+async def test_a_pushed_tracked_job_is_tracked(lua: Lua) -> None:
+    # put's EXISTS counts the tracking set then: each push asks after its own job
+    await rput(lua, 0, "jid2", queue="elsewhere")
+    await lua("track", 0, "track", "jid2")
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"), EventCapture(lua.redis, "ql:*") as captured:
+        await rput(lua, 1, "jid")
+        await rput(lua, 2, "jid2")
+    assert [job["tracked"] for job in pushed_jobs(captured.on("ql:push:w1"))] == [False, True]
+    assert captured.on("ql:popped") == ["jid2"]
 
 
 async def test_a_push_leaves_what_a_put_and_a_pop_leave(lua: Lua) -> None:

@@ -75,7 +75,8 @@ do
   -- fields (empty lists as {}, numbers to 14 digits). `unrelated`: the caller knows that the
   -- job has neither dependents nor dependencies. `apart`: a list that takes the job's stored
   -- data text (aqless's own pops, see `data_apart` in rateLimit.pop), which the object then
-  -- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs.
+  -- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs
+  -- (`apart.inline`: the data stays in the object, see Worker.PUSHED).
   -- `own`: a reply only aqless reads (its pops and pushes): the object ends with the job's
   -- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent) and its checkpoint.
   function Job.json(D, jid, f, unrelated, apart, own)
@@ -92,7 +93,7 @@ do
     local tracked = 'false'
     if Events.is_tracked(jid) then tracked = 'true' end
     local data_key, data = '', ''
-    if apart == nil then
+    if apart == nil or apart.inline then
       data_key, data = ',"data":', cjson.encode(f[DATA] or '{}')
     else
       apart[#apart + 1] = f[DATA] or '{}'

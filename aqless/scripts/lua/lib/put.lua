@@ -213,7 +213,7 @@ do
 
     local waiting = place(now, queue, jid, old, depends, delay, throttles, state, priority)
     Job.register_queue(queue, now)
-    if waiting and not no_offers then Worker.push(now, queue) end
+    if waiting and not no_offers then Worker.push(now, queue, existing == 1) end
     if not takes_lock then Events.put(jid, queue) end
     Events.if_tracked('put', jid)
     return jid

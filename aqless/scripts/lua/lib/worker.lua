@@ -140,14 +140,25 @@ local function taker(now, queue)
   return best
 end
 
+-- The pushed job's object: its data in it (a message is one text), its history left out, as
+-- the worker's own pops leave it out (see Job.json)
+Worker.PUSHED = {no_history = true, inline = true}
+
 -- After a put made `queue` hold a waiting job: pops one job for an offering worker and
--- publishes it to that worker (exactly a put followed by that worker's pop).
-function Worker.push(now, queue)
+-- publishes it to that worker (exactly a put followed by that worker's pop). `alone`: the
+-- caller knows that of the tracking set, the queue's throttle and its offers only the offers
+-- exist (put's one EXISTS), so the pop asks after neither of the others.
+function Worker.push(now, queue, alone)
   local worker = taker(now, queue)
   if worker == nil then return end
+  if alone then
+    Events.learn_tracked(false)
+    Throttle.learn_unlimited(Keys.queue_throttle(queue))
+  end
   local popped, known = Queue.pop_jids(REQLESS, now, queue, worker, 1)
   if #popped > 0 then
-    Events.publish(push_channel(worker), Job.list_json(REQLESS, popped, known, nil, true))
+    Events.publish(push_channel(worker),
+      Job.list_json(REQLESS, popped, known, Worker.PUSHED, true))
     Events.publish('pushed', popped[1])
   end
 end
