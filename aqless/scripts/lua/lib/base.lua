@@ -40,7 +40,29 @@ local Keys = {}
 function Keys.config() return PREFIX .. 'config' end
 function Keys.queues() return PREFIX .. 'queues' end
 function Keys.paused() return PREFIX .. 'paused_queues' end
-function Keys.queue(q, kind) return PREFIX .. 'q:' .. q .. '-' .. kind end
+-- A queue's keys and a worker's jobs key are made once and kept (a pop or a call of many
+-- outcomes names the same few for each of its jobs), for the prefix they were made with
+-- (api.lua forgets them when a call's prefix differs), at most MEMO_LIMIT of each.
+Keys.made, Keys.made_workers, Keys.made_count = {}, {}, 0
+function Keys.forget_made()
+  Keys.made, Keys.made_workers, Keys.made_count = {}, {}, 0
+end
+function Keys.queue(q, kind)
+  local made = Keys.made[q]
+  if made == nil then
+    if q == nil or kind == nil then return PREFIX .. 'q:' .. q .. '-' .. kind end
+    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
+    Keys.made_count = Keys.made_count + 1
+    made = {}
+    Keys.made[q] = made
+  end
+  local key = made[kind]
+  if key == nil then
+    key = PREFIX .. 'q:' .. q .. '-' .. kind
+    made[kind] = key
+  end
+  return key
+end
 function Keys.job(jid) return PREFIX .. 'j:' .. jid end
 function Keys.history(jid) return PREFIX .. 'j:' .. jid .. '-history' end
 function Keys.dependencies(jid) return PREFIX .. 'j:' .. jid .. '-dependencies' end
@@ -55,7 +77,16 @@ function Keys.tags() return PREFIX .. 'tags' end
 function Keys.failures() return PREFIX .. 'failures' end
 function Keys.failed(group) return PREFIX .. 'f:' .. group end
 function Keys.workers() return PREFIX .. 'workers' end
-function Keys.worker_jobs(worker) return PREFIX .. 'w:' .. worker .. ':jobs' end
+function Keys.worker_jobs(worker)
+  local key = Keys.made_workers[worker]
+  if key == nil then
+    key = PREFIX .. 'w:' .. worker .. ':jobs'
+    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
+    Keys.made_count = Keys.made_count + 1
+    Keys.made_workers[worker] = key
+  end
+  return key
+end
 function Keys.stats(kind, bin, q)
   return PREFIX .. 's:' .. kind .. ':' .. integer_text(bin) .. ':' .. q
 end

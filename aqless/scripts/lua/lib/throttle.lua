@@ -123,6 +123,7 @@ end
 -- Parks a job that could not get its throttles: state `throttled`, in the queue's
 -- throttled set and in the pending set of the first full throttle.
 function Throttle.park(queue, jid, throttles, state, now)
+  Job.unrelated = nil
   local tid = Throttle.first_unavailable(throttles)
   if tid ~= nil then call('ZADD', pending_key(tid), now, jid) end
   call('ZADD', Keys.queue(queue, 'throttled'), now, jid)
