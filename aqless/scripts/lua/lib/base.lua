@@ -16,16 +16,15 @@ local MEMO_LIMIT, MEMO_KEY_LIMIT = 1000, 256
 local function memo(f)
   local known, size = {}, 0
   return function(key)
+    local value = known[key]  -- (reading with nil or NaN is no error: nothing is found)
+    if value ~= nil then return value end
     if key ~= key then return f(key) end  -- NaN: no table key
     -- long texts (a failure's message, a logged line) are rarely met twice: not kept
     if type(key) == 'string' and #key > MEMO_KEY_LIMIT then return f(key) end
-    local value = known[key]
-    if value == nil then
-      value = f(key)
-      if size >= MEMO_LIMIT then known, size = {}, 0 end
-      known[key] = value
-      size = size + 1
-    end
+    value = f(key)
+    if size >= MEMO_LIMIT then known, size = {}, 0 end
+    known[key] = value
+    size = size + 1
     return value
   end
 end
@@ -43,9 +42,9 @@ function Keys.paused() return PREFIX .. 'paused_queues' end
 -- A queue's keys and a worker's jobs key are made once and kept (a pop or a call of many
 -- outcomes names the same few for each of its jobs), for the prefix they were made with
 -- (api.lua forgets them when a call's prefix differs), at most MEMO_LIMIT of each.
-Keys.made, Keys.made_workers, Keys.made_count = {}, {}, 0
+Keys.made, Keys.made_workers, Keys.made_throttles, Keys.made_count = {}, {}, {}, 0
 function Keys.forget_made()
-  Keys.made, Keys.made_workers, Keys.made_count = {}, {}, 0
+  Keys.made, Keys.made_workers, Keys.made_throttles, Keys.made_count = {}, {}, {}, 0
 end
 function Keys.queue(q, kind)
   local made = Keys.made[q]
@@ -99,6 +98,23 @@ end
 -- (lifecycle.lua's retain)
 function Keys.retention() return PREFIX .. 'aqless:retention' end
 function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
+-- A throttle's locks or pending set (`suffix`: '-locks' or '-pending'), kept as Keys.queue's.
+function Keys.throttle_set(tid, suffix)
+  local made = Keys.made_throttles[tid]
+  if made == nil then
+    if tid == nil then return Keys.throttle(tid) .. suffix end
+    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
+    Keys.made_count = Keys.made_count + 1
+    made = {}
+    Keys.made_throttles[tid] = made
+  end
+  local key = made[suffix]
+  if key == nil then
+    key = Keys.throttle(tid) .. suffix
+    made[suffix] = key
+  end
+  return key
+end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 -- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)
 function Keys.offers(q) return PREFIX .. 'offers:' .. q end

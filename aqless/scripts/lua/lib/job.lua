@@ -266,7 +266,7 @@ function Job.learn_unrelated(completes)
     jids[jid] = true
     if completes[i + 1] ~= queue then
       queue = completes[i + 1]
-      local key = Keys.throttle(Keys.queue_throttle(queue)) .. '-pending'
+      local key = Keys.throttle_set(Keys.queue_throttle(queue), '-pending')
       if not pending[key] then
         pending[key] = true
         keys[#keys + 1] = key

@@ -4,8 +4,8 @@
 
 local Throttle = {}
 
-local function locks_key(tid) return Keys.throttle(tid) .. '-locks' end
-local function pending_key(tid) return Keys.throttle(tid) .. '-pending' end
+local function locks_key(tid) return Keys.throttle_set(tid, '-locks') end
+local function pending_key(tid) return Keys.throttle_set(tid, '-pending') end
 
 -- Maximums read during this call (throttle.set and throttle.delete forget theirs); made
 -- when a call first needs one.
