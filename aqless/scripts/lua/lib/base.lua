@@ -42,7 +42,10 @@ function Keys.paused() return PREFIX .. 'paused_queues' end
 -- A queue's keys and a worker's jobs key are made once and kept (a pop or a call of many
 -- outcomes names the same few for each of its jobs), for the prefix they were made with
 -- (api.lua forgets them when a call's prefix differs), at most MEMO_LIMIT of each.
-Keys.made, Keys.made_workers, Keys.made_throttles, Keys.made_count = {}, {}, {}, 0
+Keys.made = {}
+Keys.made_workers = {}
+Keys.made_throttles = {}
+Keys.made_count = 0
 function Keys.forget_made()
   Keys.made, Keys.made_workers, Keys.made_throttles, Keys.made_count = {}, {}, {}, 0
 end

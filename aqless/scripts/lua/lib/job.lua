@@ -126,13 +126,15 @@ function Job.list_json(D, jids, known, apart, own)
   local unrelated = false
   if #jids > 1 and #jids <= 2500 then
     local keys = {}
-    for i, jid in ipairs(jids) do
+    for i = 1, #jids do
+      local jid = jids[i]
       keys[2 * i - 1], keys[2 * i] = Keys.dependents(jid), Keys.dependencies(jid)
     end
     unrelated = call('EXISTS', unpack(keys)) == 0
   end
   local texts = {}
-  for _, jid in ipairs(jids) do
+  for i = 1, #jids do
+    local jid = jids[i]
     local text = Job.json(D, jid, known and known[jid] or nil, unrelated, apart, own)
     if text ~= nil then texts[#texts + 1] = text end
   end

@@ -95,7 +95,8 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
   local reply, named = {'', ''}, {}
   Job.learn_unrelated(completes)
   Stats.fold()
-  for i, outcome in ipairs(framed) do
+  for i = 1, #framed do
+    local outcome = framed[i]
     -- a job named again: what the earlier outcome left to the flush is written first
     if named[outcome[4] or ''] then
       Stats.flush()

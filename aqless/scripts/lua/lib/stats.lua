@@ -53,8 +53,8 @@ function Stats.record(queue, kind, now, samples)
   local key = Keys.stats(kind, day_bin(now), queue)
   local fields = {'total', 'mean', 'vk'}
   local added = {}
-  for _, value in ipairs(samples) do
-    local bucket = histogram_field(value)
+  for i = 1, #samples do  -- (numeric loops: ipairs costs a call per step)
+    local bucket = histogram_field(samples[i])
     if added[bucket] == nil then
       added[bucket] = 0
       fields[#fields + 1] = bucket
@@ -63,7 +63,7 @@ function Stats.record(queue, kind, now, samples)
   end
   local current = call('HMGET', key, unpack(fields))
   local total, mean, vk = tonumber(current[1]), tonumber(current[2]), tonumber(current[3])
-  for _, value in ipairs(samples) do total, mean, vk = welford(total, mean, vk, value) end
+  for i = 1, #samples do total, mean, vk = welford(total, mean, vk, samples[i]) end
   local writes = {'total', total, 'mean', mean, 'vk', vk}
   for i = 4, #fields do
     writes[#writes + 1] = fields[i]
