@@ -39,15 +39,18 @@ local Keys = {}
 function Keys.config() return PREFIX .. 'config' end
 function Keys.queues() return PREFIX .. 'queues' end
 function Keys.paused() return PREFIX .. 'paused_queues' end
--- A queue's keys and a worker's jobs key are made once and kept (a pop or a call of many
--- outcomes names the same few for each of its jobs), for the prefix they were made with
--- (api.lua forgets them when a call's prefix differs), at most MEMO_LIMIT of each.
+-- A queue's keys, a worker's jobs key, a throttle's sets and a channel are made once and
+-- kept (a pop or a call of many outcomes names the same few for each of its jobs), for the
+-- prefix they were made with (api.lua forgets them when a call's prefix differs), for at
+-- most MEMO_LIMIT queues, workers, throttles and channels in all.
 Keys.made = {}
 Keys.made_workers = {}
 Keys.made_throttles = {}
+Keys.made_channels = {}
 Keys.made_count = 0
 function Keys.forget_made()
   Keys.made, Keys.made_workers, Keys.made_throttles, Keys.made_count = {}, {}, {}, 0
+  Keys.made_channels = {}
 end
 function Keys.queue(q, kind)
   local made = Keys.made[q]
@@ -121,7 +124,16 @@ end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 -- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)
 function Keys.offers(q) return PREFIX .. 'offers:' .. q end
-function Keys.channel(name) return PREFIX .. name end
+function Keys.channel(name)
+  local key = Keys.made_channels[name]
+  if key == nil then
+    key = PREFIX .. name
+    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
+    Keys.made_count = Keys.made_count + 1
+    Keys.made_channels[name] = key
+  end
+  return key
+end
 -- The throttle every job of a queue holds: its id is the queue's key stem.
 function Keys.queue_throttle(q) return PREFIX .. 'q:' .. q end
 

@@ -287,7 +287,7 @@ do
     local v = read_owned(D, jid, worker, queue, next_queue, attempt)
     local held_in, throttles = v[HELD_IN] or nil, v[THROTTLES]
 
-    History.append(jid, now, 'done')
+    History.done(jid, now)
     Job.leave_running(Job.home_of(queue, held_in, jid), jid, next_queue == nil)
     -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
     if held_in ~= nil then
