@@ -52,14 +52,18 @@ function Keys.forget_made()
   Keys.made, Keys.made_workers, Keys.made_throttles, Keys.made_count = {}, {}, {}, 0
   Keys.made_channels = {}
 end
+-- Keeps `value` under `name` in the table Keys[kind] (one of those above); returns it.
+function Keys.remember(kind, name, value)
+  if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
+  Keys.made_count = Keys.made_count + 1
+  Keys[kind][name] = value
+  return value
+end
 function Keys.queue(q, kind)
   local made = Keys.made[q]
   if made == nil then
     if q == nil or kind == nil then return PREFIX .. 'q:' .. q .. '-' .. kind end
-    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
-    Keys.made_count = Keys.made_count + 1
-    made = {}
-    Keys.made[q] = made
+    made = Keys.remember('made', q, {})
   end
   local key = made[kind]
   if key == nil then
@@ -84,13 +88,8 @@ function Keys.failed(group) return PREFIX .. 'f:' .. group end
 function Keys.workers() return PREFIX .. 'workers' end
 function Keys.worker_jobs(worker)
   local key = Keys.made_workers[worker]
-  if key == nil then
-    key = PREFIX .. 'w:' .. worker .. ':jobs'
-    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
-    Keys.made_count = Keys.made_count + 1
-    Keys.made_workers[worker] = key
-  end
-  return key
+  if key ~= nil then return key end
+  return Keys.remember('made_workers', worker, PREFIX .. 'w:' .. worker .. ':jobs')
 end
 function Keys.stats(kind, bin, q)
   return PREFIX .. 's:' .. kind .. ':' .. integer_text(bin) .. ':' .. q
@@ -109,10 +108,7 @@ function Keys.throttle_set(tid, suffix)
   local made = Keys.made_throttles[tid]
   if made == nil then
     if tid == nil then return Keys.throttle(tid) .. suffix end
-    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
-    Keys.made_count = Keys.made_count + 1
-    made = {}
-    Keys.made_throttles[tid] = made
+    made = Keys.remember('made_throttles', tid, {})
   end
   local key = made[suffix]
   if key == nil then
@@ -126,13 +122,8 @@ function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 function Keys.offers(q) return PREFIX .. 'offers:' .. q end
 function Keys.channel(name)
   local key = Keys.made_channels[name]
-  if key == nil then
-    key = PREFIX .. name
-    if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
-    Keys.made_count = Keys.made_count + 1
-    Keys.made_channels[name] = key
-  end
-  return key
+  if key ~= nil then return key end
+  return Keys.remember('made_channels', name, PREFIX .. name)
 end
 -- The throttle every job of a queue holds: its id is the queue's key stem.
 function Keys.queue_throttle(q) return PREFIX .. 'q:' .. q end
