@@ -286,3 +286,61 @@ async def test_completions_in_one_call_count_the_retention_once_within_its_bound
     assert kept == expected
     assert max(kept) == RETAINED + 2  # the bound is reached, never passed
     assert await lua.redis.hgetall("ql:aqless:retention") == {"500": str(len(jids))}
+
+
+# completes only, all in second 100, of jobs none of which has dependents (a1 is tracked)
+COMPLETES: list[Outcome] = [
+    complete(jid, queue, 100 + k / 10)
+    for k, (queue, jid) in enumerate(
+        (queue, jid) for queue, jids in JOBS.items() for jid in jids if jid != "a6"
+    )
+]
+
+
+async def test_a_call_of_completes_asks_after_their_relations_once_and_adds_them_once(
+    lua: Lua,
+) -> None:
+    """The completes of one call: one EXISTS of all their dependents and pending sets (and
+    one for the tracking set) instead of one each, and their entries in ql:completed with one
+    ZADD for their second (CORE.md 5.7, 6.38); every key as one call each leaves."""
+    joined, apart = await compared(lua, COMPLETES, pop=False)
+    assert calls(apart[3], "exists") >= len(COMPLETES)  # (one call each: at least one)
+    assert calls(joined[3], "exists") == 2
+    assert calls(apart[3], "zadd") == len(COMPLETES)
+    assert calls(joined[3], "zadd") == 1
+    assert len(joined[1]["ql:completed"][1]) == len(COMPLETES)
+
+
+async def test_a_dependency_registered_in_the_call_is_released_by_a_later_complete(
+    lua: Lua,
+) -> None:
+    """A complete to a next queue that waits on a3 makes a3's dependents set within the
+    call: the answer asked before the outcomes ran is forgotten, and a3's complete releases
+    a2 as one call each does."""
+    outcomes: list[Outcome] = [
+        complete("a1", "queue", 100.0),
+        ("job.completeAndRequeue", 100.5, ("a2", "w", "queue", "{}", "next", "depends", '["a3"]')),
+        complete("a3", "queue", 101.0),
+        complete("b1", "other", 101.5),
+    ]
+    await compared(lua, outcomes, pop=False)
+    assert json.loads(await lua("job.get", 300, "a2"))["state"] == "waiting"
+
+
+async def test_a_job_parked_in_the_call_is_released_by_a_later_complete(lua: Lua) -> None:
+    """A requeue (a put) that parks its job behind the queue's full throttle makes the
+    throttle's pending set within the call: the answer asked before the outcomes ran is
+    forgotten, and the next complete moves the parked job back to its queue's work set, as
+    one call each does."""
+
+    async def full(lua: Lua) -> None:  # the six jobs of "queue" hold all its slots
+        await lua("throttle.set", 45, "ql:q:queue", 6)
+
+    outcomes: list[Outcome] = [
+        complete("b1", "other", 100.0),
+        ("job.requeue", 100.5, ("w", "queue", "c", "klass", "{}", 0)),
+        complete("a1", "queue", 101.0),
+        complete("b2", "other", 101.5),
+    ]
+    await compared(lua, outcomes, pop=False, more=full)
+    assert await lua.redis.zscore("ql:q:queue-work", "c") is not None  # out of the line

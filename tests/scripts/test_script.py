@@ -264,6 +264,10 @@ async def test_the_library_forgets_each_call_s_prefix_and_caches(redis: aioredis
     assert json.loads(await prefixed("pop", 0, "q", "w", 1))[0]["expires"] == 10
     await plain("put", 0, "w", "q", "jid", "k", "{}", 0)
     assert json.loads(await plain("pop", 0, "q", "w", 1))[0]["expires"] == 60
+    # the keys the library keeps made (a queue's, a worker's jobs) are each prefix's own
+    for prefix in ("{a}:ql:", "ql:"):
+        assert await redis.zcard(f"{prefix}w:w:jobs") == 1
+        assert await redis.zcard(f"{prefix}q:q-locks") == 1
     await plain("track", 0, "track", "jid")
     assert json.loads(await prefixed("get", 0, "jid"))["tracked"] is False
     await prefixed("queue.throttle.set", 0, "q", 1)

@@ -6,17 +6,20 @@
 -- cache is cleared here (a script starts afresh anyway).
 local function start_call(keys)
   call = redis.call
+  local prefix = PREFIX
   PREFIX = 'ql:'
   if #keys > 0 then
     check(#keys == 1 and string.sub(keys[1], -1) == ':', 'No Keys should be provided')
     PREFIX = keys[1]
   end
+  if PREFIX ~= prefix then Keys.forget_made() end
   Config.forget()
   Events.forget()
   Throttle.forget()
   Groups.forget()
   Groups.rates.forget()
   Stats.folded = nil  -- (a call stopped while folding: jobs.outcomes)
+  Job.unrelated = nil
 end
 
 local function main(keys, argv)

@@ -16,16 +16,15 @@ local MEMO_LIMIT, MEMO_KEY_LIMIT = 1000, 256
 local function memo(f)
   local known, size = {}, 0
   return function(key)
+    local value = known[key]  -- (reading with nil or NaN is no error: nothing is found)
+    if value ~= nil then return value end
     if key ~= key then return f(key) end  -- NaN: no table key
     -- long texts (a failure's message, a logged line) are rarely met twice: not kept
     if type(key) == 'string' and #key > MEMO_KEY_LIMIT then return f(key) end
-    local value = known[key]
-    if value == nil then
-      value = f(key)
-      if size >= MEMO_LIMIT then known, size = {}, 0 end
-      known[key] = value
-      size = size + 1
-    end
+    value = f(key)
+    if size >= MEMO_LIMIT then known, size = {}, 0 end
+    known[key] = value
+    size = size + 1
     return value
   end
 end
@@ -40,7 +39,39 @@ local Keys = {}
 function Keys.config() return PREFIX .. 'config' end
 function Keys.queues() return PREFIX .. 'queues' end
 function Keys.paused() return PREFIX .. 'paused_queues' end
-function Keys.queue(q, kind) return PREFIX .. 'q:' .. q .. '-' .. kind end
+-- A queue's keys, a worker's jobs key, a throttle's sets and a channel are made once and
+-- kept (a pop or a call of many outcomes names the same few for each of its jobs), for the
+-- prefix they were made with (api.lua forgets them when a call's prefix differs), for at
+-- most MEMO_LIMIT queues, workers, throttles and channels in all.
+Keys.made = {}
+Keys.made_workers = {}
+Keys.made_throttles = {}
+Keys.made_channels = {}
+Keys.made_count = 0
+function Keys.forget_made()
+  Keys.made, Keys.made_workers, Keys.made_throttles, Keys.made_count = {}, {}, {}, 0
+  Keys.made_channels = {}
+end
+-- Keeps `value` under `name` in the table Keys[kind] (one of those above); returns it.
+function Keys.remember(kind, name, value)
+  if Keys.made_count >= MEMO_LIMIT then Keys.forget_made() end
+  Keys.made_count = Keys.made_count + 1
+  Keys[kind][name] = value
+  return value
+end
+function Keys.queue(q, kind)
+  local made = Keys.made[q]
+  if made == nil then
+    if q == nil or kind == nil then return PREFIX .. 'q:' .. q .. '-' .. kind end
+    made = Keys.remember('made', q, {})
+  end
+  local key = made[kind]
+  if key == nil then
+    key = PREFIX .. 'q:' .. q .. '-' .. kind
+    made[kind] = key
+  end
+  return key
+end
 function Keys.job(jid) return PREFIX .. 'j:' .. jid end
 function Keys.history(jid) return PREFIX .. 'j:' .. jid .. '-history' end
 -- a put's data written beside the script (Job.put's `staged` option)
@@ -57,7 +88,11 @@ function Keys.tags() return PREFIX .. 'tags' end
 function Keys.failures() return PREFIX .. 'failures' end
 function Keys.failed(group) return PREFIX .. 'f:' .. group end
 function Keys.workers() return PREFIX .. 'workers' end
-function Keys.worker_jobs(worker) return PREFIX .. 'w:' .. worker .. ':jobs' end
+function Keys.worker_jobs(worker)
+  local key = Keys.made_workers[worker]
+  if key ~= nil then return key end
+  return Keys.remember('made_workers', worker, PREFIX .. 'w:' .. worker .. ':jobs')
+end
 function Keys.stats(kind, bin, q)
   return PREFIX .. 's:' .. kind .. ':' .. integer_text(bin) .. ':' .. q
 end
@@ -70,10 +105,28 @@ end
 -- (lifecycle.lua's retain)
 function Keys.retention() return PREFIX .. 'aqless:retention' end
 function Keys.throttle(tid) return PREFIX .. 'th:' .. tid end
+-- A throttle's locks or pending set (`suffix`: '-locks' or '-pending'), kept as Keys.queue's.
+function Keys.throttle_set(tid, suffix)
+  local made = Keys.made_throttles[tid]
+  if made == nil then
+    if tid == nil then return Keys.throttle(tid) .. suffix end
+    made = Keys.remember('made_throttles', tid, {})
+  end
+  local key = made[suffix]
+  if key == nil then
+    key = Keys.throttle(tid) .. suffix
+    made[suffix] = key
+  end
+  return key
+end
 function Keys.patterns(kind) return PREFIX .. 'qp:' .. kind end
 -- aqless's own: the offers of idle workers to take a queue's next jobs (worker.lua)
 function Keys.offers(q) return PREFIX .. 'offers:' .. q end
-function Keys.channel(name) return PREFIX .. name end
+function Keys.channel(name)
+  local key = Keys.made_channels[name]
+  if key ~= nil then return key end
+  return Keys.remember('made_channels', name, PREFIX .. name)
+end
 -- The throttle every job of a queue holds: its id is the queue's key stem.
 function Keys.queue_throttle(q) return PREFIX .. 'q:' .. q end
 

@@ -35,6 +35,13 @@ function History.append(jid, now, what, item)
   end
 end
 
+-- A `done` entry (complete's), its text kept by second: the completes of a call of many
+-- outcomes mostly write the same one.
+History.done_text = memo(function(second)
+  return '[' .. integer_text(second) .. ',"done"]'
+end)
+function History.done(jid, now) push(jid, History.done_text(math.floor(now))) end
+
 -- An entry whose item is one pair; `what` and `key` are words of this script.
 function History.pair(jid, now, what, key, value)
   if value == nil then return History.append(jid, now, what, {}) end

@@ -127,13 +127,15 @@ function Job.list_json(D, jids, known, apart, own)
   local unrelated = false
   if #jids > 1 and #jids <= 2500 then
     local keys = {}
-    for i, jid in ipairs(jids) do
+    for i = 1, #jids do
+      local jid = jids[i]
       keys[2 * i - 1], keys[2 * i] = Keys.dependents(jid), Keys.dependencies(jid)
     end
     unrelated = call('EXISTS', unpack(keys)) == 0
   end
   local texts = {}
-  for _, jid in ipairs(jids) do
+  for i = 1, #jids do
+    local jid = jids[i]
     local text = Job.json(D, jid, known and known[jid] or nil, unrelated, apart, own)
     if text ~= nil then texts[#texts + 1] = text end
   end
@@ -205,6 +207,7 @@ end
 -- DEPEND: registers the dependencies that are neither missing nor complete; returns how
 -- many were registered.
 function Job.add_dependencies(jid, dependencies)
+  Job.unrelated = nil
   local added = 0
   for _, dependency in ipairs(dependencies) do
     local state = call('HGET', Keys.job(dependency), 'state')
@@ -224,6 +227,10 @@ end
 -- (when something does, one more EXISTS tells which: the throttle's release would have
 -- asked anyway).
 function Job.dependents_and_tracking(jid, pending)
+  local unrelated = Job.unrelated
+  if unrelated and unrelated[jid] and (pending == nil or unrelated.pending[pending]) then
+    return NOTHING, pending ~= nil  -- (tracking: Events.is_tracked asks once a call)
+  end
   local existing, none_pending = nil, false
   if pending == nil then
     existing = call('EXISTS', Keys.tracked(), Keys.dependents(jid))
@@ -244,6 +251,34 @@ function Job.dependents_and_tracking(jid, pending)
   local dependents = call('SMEMBERS', Keys.dependents(jid))
   Events.learn_tracked(existing == 2 or #dependents == 0)
   return dependents, none_pending
+end
+
+-- What a call of many outcomes (jobs.outcomes) learns before they run: one EXISTS of the
+-- dependents sets of the jobs its completes name and of their queues' throttles' pending
+-- sets. When none exists, Job.unrelated holds those jids, and `pending` those sets, and the
+-- completes ask nothing more (Job.dependents_and_tracking). Whatever could make one of
+-- those keys within the call (Job.add_dependencies, Throttle.park) forgets it all.
+-- `completes`: the jid and the queue of each complete, in turn.
+function Job.learn_unrelated(completes)
+  Job.unrelated = nil
+  if #completes < 4 then return end
+  local keys, jids, pending, queue = {}, {}, {}, nil
+  for i = 1, #completes, 2 do
+    local jid = completes[i]
+    keys[#keys + 1] = Keys.dependents(jid)
+    jids[jid] = true
+    if completes[i + 1] ~= queue then
+      queue = completes[i + 1]
+      local key = Keys.throttle_set(Keys.queue_throttle(queue), '-pending')
+      if not pending[key] then
+        pending[key] = true
+        keys[#keys + 1] = key
+      end
+    end
+  end
+  if #keys > 5000 or call('EXISTS', unpack(keys)) > 0 then return end
+  jids.pending = pending
+  Job.unrelated = jids
 end
 
 -- A job waiting on nothing any more leaves its queue's depends set: scheduled if it was put

@@ -102,21 +102,47 @@ do
   -- 100, or jobs-history <= 0) at every completion, as the reference does. The marker
   -- ql:aqless:retention holds one field, the second of the last purge by time, counting the
   -- completions in it (one HINCRBY a completion); a new second's field replaces the others.
-  -- While a call's outcomes are folded (Stats.fold), a second's completions are counted with
-  -- one HINCRBY at the flush, which purges once if a completion among them would have: the
-  -- purge comes later in the call, never later than the call (Job.retention_count).
-  local function retain(D, now)
-    local history = Config.number('jobs-history')
-    local keep = whole(Config.number('jobs-history-count'))
-    local slack = math.floor(keep / 100)
+  -- While a call's outcomes are folded (Stats.fold), a second's completions enter the
+  -- completed set with one ZADD and are counted with one HINCRBY at the flush, which purges
+  -- once if a completion among them would have: the purge comes later in the call, never
+  -- later than the call (Job.retention_count). (Nothing among the outcomes reads the
+  -- completed set before: a job named again flushes first.)
+  -- (while folding, the settings are read once a call, and each second's entry is found by
+  -- its number)
+  local function retain(D, now, jid)
+    local folded = Stats.folded
+    local r = folded and folded.retention
+    local history, keep, slack
+    if r then
+      history, keep, slack = r.history, r.keep, r.slack
+    else
+      history = Config.number('jobs-history')
+      keep = whole(Config.number('jobs-history-count'))
+      slack = math.floor(keep / 100)
+      if folded then
+        r = {history = history, keep = keep, slack = slack}
+        folded.retention = r
+      end
+    end
     if history > 0 and slack > 0 then
-      local second = integer_text(math.floor(now))
-      if Stats.folded then
-        local entry = Stats.folded_entry('r ' .. second, 'retain', D, second, slack)
+      if folded then
+        local at = math.floor(now)
+        local entry = r[at]
+        if entry == nil then
+          local second = integer_text(at)
+          entry = Stats.folded_entry('r ' .. second, 'retain', D, second, slack)
+          r[at] = entry
+        end
         entry.delta, entry.now = entry.delta + 1, math.max(entry.now or now, now)
+        local members = entry.samples
+        members[#members + 1], members[#members + 2] = now, jid
         return
       end
+      local second = integer_text(math.floor(now))
+      call('ZADD', Keys.completed(), now, jid)
       if not Job.retention_count(second, 1, slack) then return end
+    else
+      call('ZADD', Keys.completed(), now, jid)
     end
     purge_completed(D, now, history, keep)
   end
@@ -133,8 +159,12 @@ do
     return math.floor((since - 1) / (slack + 1)) ~= math.floor((since - n - 1) / (slack + 1))
   end
 
-  -- The flush's part (Stats.flush) of a folded second's completions: its count and its purge.
-  function Job.retention_flush(D, second, slack, n, now)
+  -- The flush's part (Stats.flush) of a folded second's completions: their entries in the
+  -- completed set (`members`: score, jid, ...), their count and the purge.
+  function Job.retention_flush(D, second, slack, n, now, members)
+    for i = 1, #members, 5000 do
+      call('ZADD', Keys.completed(), unpack(members, i, math.min(i + 4999, #members)))
+    end
     if Job.retention_count(second, n, slack) then
       purge_completed(D, now, Config.number('jobs-history'),
         whole(Config.number('jobs-history-count')))
@@ -240,8 +270,7 @@ do
     call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
       'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[RETRIES]) or 5,
       'time', time_field(now), unpack(result))
-    call('ZADD', Keys.completed(), now, jid)
-    retain(D, now)
+    retain(D, now, jid)
     Job.release_dependents(jid, now, dependents)
     if v[SPAWNED] then Recurring.ended(D, now, v[SPAWNED], jid, true) end
     return 'complete'
@@ -258,7 +287,7 @@ do
     local v = read_owned(D, jid, worker, queue, next_queue, attempt)
     local held_in, throttles = v[HELD_IN] or nil, v[THROTTLES]
 
-    History.append(jid, now, 'done')
+    History.done(jid, now)
     Job.leave_running(Job.home_of(queue, held_in, jid), jid, next_queue == nil)
     -- done: its checkpoint (checkpoint.lua) goes, and `held_in` when the job has one
     if held_in ~= nil then

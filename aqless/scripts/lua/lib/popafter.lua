@@ -70,7 +70,7 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
     if pop then pop[4], pop.n = a[at], 4 end
     at = at + 1
   end
-  local framed = {}
+  local framed, completes = {}, {}
   while at <= a.n do
     local command, outcome_now, count = a[at], number(a[at + 1]), number(a[at + 2])
     check(POP_AFTER_OUTCOMES[command], 'Outcomes(): Arg "command" not an outcome: '
@@ -87,11 +87,16 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
     -- (the job it names: job.requeue's is its third argument)
     local jid = arguments[command == 'job.requeue' and 3 or 1]
     framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
+    if command == 'job.complete' and jid and arguments[3] then
+      completes[#completes + 1], completes[#completes + 2] = jid, arguments[3]
+    end
     at = at + 3 + count
   end
   local reply, named = {'', ''}, {}
+  Job.learn_unrelated(completes)
   Stats.fold()
-  for i, outcome in ipairs(framed) do
+  for i = 1, #framed do
+    local outcome = framed[i]
     -- a job named again: what the earlier outcome left to the flush is written first
     if named[outcome[4] or ''] then
       Stats.flush()
@@ -104,6 +109,7 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
     reply[2 * i + 1], reply[2 * i + 2] = status, answer
   end
   Stats.flush()
+  Job.unrelated = nil
   if pop then reply[1], reply[2] = pop_after_part(pcall(find('rateLimit.pop'), now, pop)) end
   return reply
 end

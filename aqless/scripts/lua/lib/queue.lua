@@ -85,7 +85,8 @@ local function take_waiting(now, queue, worker, count, grouped, rates, texts, po
       batch = call('ZREVRANGE', work, 0, count - #popped - 1)
     end
     if #batch == 0 then break end
-    for i, jid in ipairs(batch) do
+    for i = 1, #batch do  -- (numeric: ipairs costs a call per step)
+      local jid = batch[i]
       local job = fields[i] or Job.read_for_pop(jid)
       local state = job[STATE] or nil
       local throttles = Throttle.parse(job[THROTTLES] or nil)

@@ -24,12 +24,19 @@ end
 
 -- STAT for one sample: one read of the summary and the sample's bucket, one write.
 function Stats.record_one(queue, kind, now, value)
-  local key = Keys.stats(kind, day_bin(now), queue)
-  if Stats.folded then
-    local entry = Stats.folded_entry(key, 'samples', queue, kind, now)
+  local folded = Stats.folded
+  if folded then
+    local day = day_bin(now)
+    local by_day = Stats.found(folded.days, kind, queue)
+    local entry = by_day[day]
+    if entry == nil then
+      entry = Stats.folded_entry(Keys.stats(kind, day, queue), 'samples', queue, kind, now)
+      by_day[day] = entry
+    end
     entry.samples[#entry.samples + 1] = value
     return
   end
+  local key = Keys.stats(kind, day_bin(now), queue)
   local bucket = histogram_field(value)
   local current = call('HMGET', key, 'total', 'mean', 'vk', bucket)
   local total, mean, vk = welford(tonumber(current[1]), tonumber(current[2]),
@@ -46,8 +53,8 @@ function Stats.record(queue, kind, now, samples)
   local key = Keys.stats(kind, day_bin(now), queue)
   local fields = {'total', 'mean', 'vk'}
   local added = {}
-  for _, value in ipairs(samples) do
-    local bucket = histogram_field(value)
+  for i = 1, #samples do  -- (numeric loops: ipairs costs a call per step)
+    local bucket = histogram_field(samples[i])
     if added[bucket] == nil then
       added[bucket] = 0
       fields[#fields + 1] = bucket
@@ -56,7 +63,7 @@ function Stats.record(queue, kind, now, samples)
   end
   local current = call('HMGET', key, unpack(fields))
   local total, mean, vk = tonumber(current[1]), tonumber(current[2]), tonumber(current[3])
-  for _, value in ipairs(samples) do total, mean, vk = welford(total, mean, vk, value) end
+  for i = 1, #samples do total, mean, vk = welford(total, mean, vk, samples[i]) end
   local writes = {'total', total, 'mean', mean, 'vk', vk}
   for i = 4, #fields do
     writes[#writes + 1] = fields[i]
@@ -73,13 +80,21 @@ end
 -- fields per queue, one HINCRBY a job.
 function Stats.tick(queue, now, kind)
   local offset = now % 3600
-  local key = Keys.throughput(now - offset, queue)
-  local field = kind .. math.floor(offset / 60)
-  if Stats.folded then
-    local entry = Stats.folded_entry(key .. ' ' .. field, 'tick', key, field, offset)
+  local folded = Stats.folded
+  if folded then
+    local minute = math.floor(offset / 60)
+    local by_minute = Stats.found(folded.minutes, kind, queue, now - offset)
+    local entry = by_minute[minute]
+    if entry == nil then
+      local key, field = Keys.throughput(now - offset, queue), kind .. minute
+      entry = Stats.folded_entry(key .. ' ' .. field, 'tick', key, field, offset)
+      by_minute[minute] = entry
+    end
     entry.delta = entry.delta + 1
     return
   end
+  local key = Keys.throughput(now - offset, queue)
+  local field = kind .. math.floor(offset / 60)
   if call('HINCRBY', key, field, 1) == 1 then
     call('EXPIRE', key, 90000 - math.floor(offset))
   end
@@ -92,19 +107,23 @@ end
 -- completion or failure; a job without a class counts in none.
 function Stats.by_class(queue, now, klass, seconds)
   if not klass or klass == '' then return end
-  local field = klass .. '|f'
+  local bucket = -1  -- (failed)
   if seconds ~= nil then
-    local bucket = 0
+    bucket = 0
     if seconds > 0.001 then bucket = math.ceil(2 * math.log(seconds * 1000) / math.log(2)) end
-    field = klass .. '|r' .. bucket
   end
-  local key = Keys.throughput(now - now % 3600, queue)
-  if Stats.folded then  -- (after the tick's entry, met first: the hash's expiry is set)
-    local entry = Stats.folded_entry(key .. ' ' .. field, 'count', key, field)
-    entry.delta = entry.delta + 1
-    return
+  local folded, hour = Stats.folded, now - now % 3600
+  local by_bucket = folded and Stats.found(folded.classes, klass, queue, hour)
+  local entry = by_bucket and by_bucket[bucket]
+  if entry == nil then
+    local key, field = Keys.throughput(hour, queue), klass .. '|f'
+    if bucket >= 0 then field = klass .. '|r' .. bucket end
+    if not folded then return call('HINCRBY', key, field, 1) end
+    -- (after the tick's entry, met first: the hash's expiry is set)
+    entry = Stats.folded_entry(key .. ' ' .. field, 'count', key, field)
+    by_bucket[bucket] = entry
   end
-  call('HINCRBY', key, field, 1)
+  entry.delta = entry.delta + 1
 end
 
 function Stats.count(queue, at, counters, klass)
@@ -130,7 +149,32 @@ end
 -- sample by sample), a counter with one HINCRBY of its sum, a minute's tick with one HINCRBY
 -- of its count, setting the hour's expiry when that count made the field, as the tick that
 -- made it would have (from that tick's offset).
-function Stats.fold() Stats.folded = {order = {}} end
+function Stats.fold()
+  Stats.folded = {order = {}, z = {}, days = {}, minutes = {}, classes = {}}
+end
+
+-- While folding, an entry is found by the values it is made of rather than by its id, a
+-- text made for each outcome: Stats.found(folded.<kind>, a, b[, c]) is the table of the
+-- entries made of a, b (and c), by the last value.
+function Stats.found(t, a, b, c)
+  local by_a = t[a]
+  if by_a == nil then
+    by_a = {}
+    t[a] = by_a
+  end
+  local found = by_a[b]
+  if found == nil then
+    found = {}
+    by_a[b] = found
+  end
+  if c == nil then return found end
+  local by_c = found[c]
+  if by_c == nil then
+    by_c = {}
+    found[c] = by_c
+  end
+  return by_c
+end
 
 function Stats.folded_entry(id, what, a, b, c)
   local folded = Stats.folded
@@ -149,8 +193,13 @@ end
 -- set at the flush, before the call's pop; removing twice is removing once. A count of a
 -- throttle's locks among the outcomes (a put's, a release's) settles its set first.
 function Stats.remove(key, member)
-  if not Stats.folded then return call('ZREM', key, member) end
-  local entry = Stats.folded_entry('z ' .. key, 'zrem', key)
+  local folded = Stats.folded
+  if not folded then return call('ZREM', key, member) end
+  local entry = folded.z[key]
+  if entry == nil then
+    entry = Stats.folded_entry('z ' .. key, 'zrem', key)
+    folded.z[key] = entry
+  end
   entry.samples[#entry.samples + 1] = member
 end
 
@@ -174,7 +223,8 @@ function Stats.flush()
     elseif entry.what == 'count' then
       call('HINCRBY', entry[1], entry[2], entry.delta)
     elseif entry.what == 'retain' then
-      Job.retention_flush(entry[1], entry[2], entry[3], entry.delta, entry.now)
+      Job.retention_flush(entry[1], entry[2], entry[3], entry.delta, entry.now,
+        entry.samples)
     elseif call('HINCRBY', entry[1], entry[2], entry.delta) == entry.delta then
       call('EXPIRE', entry[1], 90000 - math.floor(entry[3]))
     end

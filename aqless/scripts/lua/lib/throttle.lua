@@ -4,8 +4,8 @@
 
 local Throttle = {}
 
-local function locks_key(tid) return Keys.throttle(tid) .. '-locks' end
-local function pending_key(tid) return Keys.throttle(tid) .. '-pending' end
+local function locks_key(tid) return Keys.throttle_set(tid, '-locks') end
+local function pending_key(tid) return Keys.throttle_set(tid, '-pending') end
 
 -- Maximums read during this call (throttle.set and throttle.delete forget theirs); made
 -- when a call first needs one.
@@ -123,6 +123,7 @@ end
 -- Parks a job that could not get its throttles: state `throttled`, in the queue's
 -- throttled set and in the pending set of the first full throttle.
 function Throttle.park(queue, jid, throttles, state, now)
+  Job.unrelated = nil
   local tid = Throttle.first_unavailable(throttles)
   if tid ~= nil then call('ZADD', pending_key(tid), now, jid) end
   call('ZADD', Keys.queue(queue, 'throttled'), now, jid)
