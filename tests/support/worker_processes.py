@@ -302,10 +302,11 @@ async def states(aq: aqless.Client, jids: list[str]) -> Counter[str]:
 
 
 async def reach_states(
-    aq: aqless.Client, jids: list[str], expected: dict[str, int], timeout: float = 5
+    aq: aqless.Client, jids: list[str], expected: dict[str, int], timeout: float = PATIENCE
 ) -> None:
     """Wait until the jobs are in the `expected` states (a worker reports an outcome just
-    after the code's side effects)."""
+    after the code's side effects). The wait may include a worker process's start (its
+    imports took over 5 s on a loaded 2-core machine), hence PATIENCE."""
 
     async def reached() -> bool:
         return await states(aq, jids) == expected
