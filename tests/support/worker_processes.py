@@ -49,12 +49,16 @@ async def noop(job):
 
 
 async def sleeper(job):
-    """Sleeps `sleep` seconds (the Redis key, else the job's data) between two marks."""
+    """Sleeps `sleep` seconds (the Redis key, else the job's data) between two marks. The
+    seconds are read before the first mark: a test that sees the job started may set the
+    key for the next runs (read after the mark, a loaded machine let a first run read the
+    next runs' 0 s and end at once)."""
     r = job.client.redis
+    seconds = await _seconds(job, "sleep")
     await r.rpush("started", job.jid)
     await r.rpush("pids", f"{os.getpid()} {job.worker_name}")
     try:
-        await anyio.sleep(await _seconds(job, "sleep"))
+        await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await r.rpush("cancelled", f"{job.jid} {time.time()}")
