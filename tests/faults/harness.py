@@ -480,9 +480,10 @@ class Killer:
 
     async def kill_during(self, group: anyio.abc.TaskGroup, total: int, kills: int) -> None:
         """Kill `kills` workers, one each time another share of the `total` jobs completed
-        (the last at 80%): the kills meet the drain however fast it goes, and a worker's
-        replacement gets the time its share takes to start (kills every 2 s found every job
-        done on a fast machine, and every replacement still starting on a loaded one)."""
+        (the last at kills / (kills + 2) of them): the kills meet the drain however fast it
+        goes, and the replacements start in step with it. Kills by the clock need a drain
+        long enough for the fastest machine, and on a loaded one hit replacements still
+        starting (a kill a second: 100 flows drained in 112 s, 86 kills)."""
         for number in range(1, kills + 1):
             share = total * number // (kills + 2)
 
