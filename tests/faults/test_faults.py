@@ -47,27 +47,25 @@ def check(report: Report, *, duplicates_at_most: int) -> None:
     assert report.duplicates <= duplicates_at_most, report
 
 
-KILLS = 8  # the most workers the random-kill test kills
+KILLS = 8  # the workers the random-kill test kills, one each tenth of the jobs
 
 
-async def test_sigkill_random_workers_while_3000_jobs_drain(tmp_path: Path) -> None:
+async def test_sigkill_random_workers_while_1500_jobs_drain(tmp_path: Path) -> None:
     with own_server() as server, workers(server.url, tmp_path) as spawn:
         async with aqless.Client(server.url) as client:
             await prepare(client)
             # a job's lock lost to a kill spends one of its retries, and a job can be held by
             # every worker killed in turn (re-popped by the next one to die): retries past
             # the most kills keep the jobs, which are what this test counts
-            jids = await put_jobs(client, 3_000, sleep=0.2, retries=KILLS + 1)  # ~150/s: ~20 s
+            jids = await put_jobs(client, 1_500, sleep=0.2, retries=KILLS + 1)  # ~150/s: ~10 s
             killer = Killer(spawn, client, WORKER)
             killer.start(3)
             async with anyio.create_task_group() as group:
-                while await completed_count(client) < 2_600 and killer.kills < KILLS:
-                    await anyio.sleep(2.0)
-                    await killer.kill_one(group)
+                await killer.kill_during(group, len(jids), KILLS)
+                assert await completed_count(client) < len(jids), "drained before the kills"
                 await drained(client, len(jids), timeout=60, jids=jids, spawned=spawn.started)
             report = await account(client, server.url, jids)
             report.faults, report.recoveries = killer.kills, killer.recoveries
-            assert killer.kills >= 4, "the jobs drained before the faults happened"
             # only the jobs running in a killed worker (10 slots) may have run twice
             check(report, duplicates_at_most=10 * killer.kills)
             assert max(report.recoveries) < 15
@@ -91,7 +89,8 @@ async def test_the_server_restarted_mid_drain_loses_nothing_acknowledged(
     with own_server(appendfsync) as server, workers(server.url, tmp_path) as spawn:
         async with aqless.Client(server.url) as client:
             await prepare(client, heartbeat=10)
-            jids = await put_jobs(client, 1_500, sleep=0.02)
+            # 300 complete before the restart, 500 after: the drain after it is not the point
+            jids = await put_jobs(client, 800, sleep=0.02)
             for _ in range(2):
                 spawn(*WORKER)
             await eventually(lambda: _at_least(client, 300), 30, "300 jobs complete")

@@ -73,8 +73,10 @@ async def reloading(server: OwnServer, client: aqless.Client) -> AsyncIterator[N
     await pipeline.execute()
 
     def reload() -> None:
+        # DEBUG RELOAD replies once the data is loaded again: seconds, more on a loaded
+        # machine than redis-py's default 5 s socket timeout allows
         with redis.Redis(
-            unix_socket_path=str(server.socket), retry=Retry(NoBackoff(), 0)
+            unix_socket_path=str(server.socket), retry=Retry(NoBackoff(), 0), socket_timeout=60
         ) as connection:
             connection.execute_command("DEBUG", "RELOAD")
 

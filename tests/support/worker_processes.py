@@ -49,12 +49,16 @@ async def noop(job):
 
 
 async def sleeper(job):
-    """Sleeps `sleep` seconds (the Redis key, else the job's data) between two marks."""
+    """Sleeps `sleep` seconds (the Redis key, else the job's data) between two marks. The
+    seconds are read before the first mark: a test that sees the job started may set the
+    key for the next runs (read after the mark, a loaded machine let a first run read the
+    next runs' 0 s and end at once)."""
     r = job.client.redis
+    seconds = await _seconds(job, "sleep")
     await r.rpush("started", job.jid)
     await r.rpush("pids", f"{os.getpid()} {job.worker_name}")
     try:
-        await anyio.sleep(await _seconds(job, "sleep"))
+        await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
             await r.rpush("cancelled", f"{job.jid} {time.time()}")
@@ -302,10 +306,11 @@ async def states(aq: aqless.Client, jids: list[str]) -> Counter[str]:
 
 
 async def reach_states(
-    aq: aqless.Client, jids: list[str], expected: dict[str, int], timeout: float = 5
+    aq: aqless.Client, jids: list[str], expected: dict[str, int], timeout: float = PATIENCE
 ) -> None:
     """Wait until the jobs are in the `expected` states (a worker reports an outcome just
-    after the code's side effects)."""
+    after the code's side effects). The wait may include a worker process's start (its
+    imports took over 5 s on a loaded 2-core machine), hence PATIENCE."""
 
     async def reached() -> bool:
         return await states(aq, jids) == expected

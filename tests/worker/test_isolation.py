@@ -156,11 +156,12 @@ async def test_a_timed_out_isolated_job_loses_its_process_and_fails(
     client: aqless.Client, tmp_path: Path
 ) -> None:
     jid = await put(client, tmp_path)
-    # the timeout counts from the job's start, which here includes starting its process
-    worker = make_worker(client, ["q"], isolated(isolated_jobs.blocks, timeout=3))
+    # the timeout counts from the job's start, which here includes starting its process: 3 s
+    # ended jobs whose child had not yet noted its pid on a loaded machine
+    worker = make_worker(client, ["q"], isolated(isolated_jobs.blocks, timeout=8))
     async with running(worker):
         pid = await pid_of(tmp_path, jid)
-        job = await until_state(client, jid, JobState.FAILED, timeout=6)
+        job = await until_state(client, jid, JobState.FAILED, timeout=20)
         assert gone(pid), "the job failed before its process was gone"
     assert job.failure is not None
     assert job.failure.group == "q-JobTimeoutError"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import anyio
 import pytest
@@ -34,6 +35,13 @@ async def test_a_refused_renewal_of_a_job_being_reported_is_not_sent_again_at_on
     assert running.lost is None  # a job being reported is not lost by a refusal
 
 
+#: A SUBSCRIBE command (or PSUBSCRIBE, SSUBSCRIBE) as the client sends it: the start of a RESP
+#: array whose first string is the command's name. Matching the word anywhere also matched
+#: the FUNCTION LOAD of the script's library, whose source mentions subscribing: the put of
+#: a test on a server without the library was reset.
+_SUBSCRIBE = re.compile(rb"(?:^|\r\n)\*\d+\r\n\$\d+\r\n[PS]?SUBSCRIBE\r\n", re.IGNORECASE)
+
+
 class _SubscriptionResetting(LoopbackProxy):
     """Forwards to the server, but resets the first `resets` connections that subscribe."""
 
@@ -57,7 +65,7 @@ class _SubscriptionResetting(LoopbackProxy):
     ) -> None:
         try:
             while data := await source.read(65536):
-                if watch and self.resets and b"SUBSCRIBE" in data.upper():
+                if watch and self.resets and _SUBSCRIBE.search(data):
                     self.resets -= 1
                     other.transport.abort()  # the client's side: a reset, not a reply
                     return

@@ -149,7 +149,7 @@ async def test_usr2_logs_the_stacks_and_pauses_until_cont(
     await anyio.sleep(1.5)  # a put event and a poll would have woken it
     assert await states(aq, jids) == {"waiting": 2}
     worker.send(signal.SIGCONT)
-    await reach_states(aq, jids, {"complete": 2}, timeout=3)
+    await reach_states(aq, jids, {"complete": 2})
 
 
 @processes

@@ -37,7 +37,7 @@ server_free = pytest.mark.usefixtures("valkey_only")
 async def finished(spawn: Spawner, *arguments: str, url: bool = True) -> tuple[int, str]:
     """Run aqless-run to its end: its exit status and its output."""
     process = spawn(*arguments, url=url)
-    return await process.exited(timeout=10), process.log()
+    return await process.exited(), process.log()
 
 
 def long_options() -> list[str]:
@@ -230,6 +230,7 @@ async def around(job):
 """
 
 
+@pytest.mark.timeout(60)  # three aqless-run processes, one after another
 async def test_path_puts_folders_first_on_the_module_path(
     aq: aqless.Client, spawn: Spawner, tmp_path: Path
 ) -> None:

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 import aqless
-from aqless._worker.info import PUBLISH_EVERY
+from aqless._worker import info
 from tests.support.servers import RestartableValkey, restartable_valkey
 from tests.support.worker import Gate, all_complete, make_worker, one, running, until
 from tests.support.worker_processes import WORKER, Spawner, count_reaches
@@ -108,18 +108,27 @@ async def test_a_long_outage_is_recalled_at_most_every_interval(
 
 
 async def test_the_worker_s_record_adds_no_line_of_its_own_to_an_outage(
-    server: RestartableValkey, aq: aqless.Client, caplog: pytest.LogCaptureFixture
+    server: RestartableValkey,
+    aq: aqless.Client,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # a write a second, not every 10 s: one meets the outage within a second or two
+    monkeypatch.setattr(info, "PUBLISH_EVERY", 1.0)
     caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger=info.logger.name)  # the failed write's own line
     worker = make_worker(aq, handlers=one(Gate()))
     async with running(worker):
 
         async def published() -> bool:
             return bool(await aq.redis.exists(f"ql:aqless:w:{worker.name}"))
 
+        def write_failed() -> bool:
+            return any("publishing its record failed" in r.getMessage() for r in caplog.records)
+
         await until(published, timeout=10)
         server.stop()
-        await anyio.sleep(PUBLISH_EVERY + 1)  # a write of the record fails meanwhile
+        await until(write_failed, timeout=20, what="a write of the record failed")
         server.start()
         await until(lambda: any(BACK in r.getMessage() for r in caplog.records), timeout=20)
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]

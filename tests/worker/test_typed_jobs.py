@@ -82,7 +82,10 @@ async def test_a_class_method_per_queue_is_typed(client: aqless.Client) -> None:
 async def test_an_isolated_typed_handler_gets_its_data(client: aqless.Client) -> None:
     handlers = Handlers()
     handlers.add(typed_in_child, "app.child", isolate=True)
-    job = await process(client, handlers, "app.child", {"customer": "cy", "quantity": 3})
+    # the child is a fresh interpreter importing aqless and pydantic: seconds under load
+    job = await process(
+        client, handlers, "app.child", {"customer": "cy", "quantity": 3}, timeout=20
+    )
     assert job.state == JobState.COMPLETE, job.failure
     assert job.failure is None
 
