@@ -21,38 +21,34 @@ A workflow is an async function of a `WorkflowContext`, registered with
   that failed for good).
 - ``ctx.step(..., undo=fn)``: a run that raises after such steps runs their undos, newest
   first, each once, and fails the job for good (a saga).
+
+The context is made of parts, each a module: the run's replay of the record and its writes
+(workflow_replay), steps and undos (workflow_steps), sleeps and signals (workflow_waits),
+children (workflow_children), recorded values and versions (workflow_values).
 """
 
 from __future__ import annotations
 
-import random
-import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from aqless import rules
 from aqless._worker.workflow_children import ChildJobs
-from aqless._worker.workflow_replay import Parked, Replay
+from aqless._worker.workflow_replay import Parked
 from aqless._worker.workflow_steps import Steps
+from aqless._worker.workflow_values import Values
 from aqless._worker.workflow_waits import Waits
-from aqless.errors import (
-    ConnectionLostError,
-    LockLostError,
-    WorkflowError,
-)
+from aqless.errors import ConnectionLostError, LockLostError, WorkflowError
 
 if TYPE_CHECKING:
     from aqless.job import Job
 
 __all__ = ["Parked", "WorkflowContext", "WorkflowFunction", "run_workflow"]
 
-T = TypeVar("T")
-
 #: A workflow's code: an async function of its context.
 WorkflowFunction = Callable[["WorkflowContext"], Awaitable[Any]]
 
 
-class WorkflowContext(ChildJobs, Waits, Steps, Replay):
+class WorkflowContext(Values, ChildJobs, Waits, Steps):
     """What a workflow's code is given (``ctx``): one per run of the job, made by the
     worker, never by the workflow's code.
 
@@ -78,73 +74,6 @@ class WorkflowContext(ChildJobs, Waits, Steps, Replay):
         if not isinstance(job.data, dict):
             raise WorkflowError(f"job {job.jid}: a workflow's data must be a JSON object")
         super().__init__(job)
-
-    # -- deterministic values -------------------------------------------------------------
-
-    def now(self) -> float:
-        """The time (epoch seconds, the server's clock) as the first run read it here.
-
-        Examples:
-            ```python
-            started = ctx.now()  # the same on every run of this workflow
-            ```
-        """
-        return float(self._value("now", self._clock))
-
-    def uuid(self) -> str:
-        """A random UUID (32 hex digits), the same on every run.
-
-        Examples:
-            ```python
-            key = ctx.uuid()  # an idempotency key for a step's call, stable over retries
-            await ctx.step("charge", charge, ctx.data["amount"], key)
-            ```
-        """
-        return str(self._value("uuid", lambda: uuid.uuid4().hex))
-
-    def random(self) -> float:
-        """A random number in [0, 1), the same on every run (not for secrets).
-
-        Examples:
-            ```python
-            if ctx.random() < 0.1:  # one order in ten, decided once
-                await ctx.step("audit", audit, ctx.data["order"])
-            ```
-        """
-        return float(self._value("random", random.random))  # not for secrets
-
-    def version(self, change_id: str, *, latest: int = 1) -> int:
-        """Which side of a code change a workflow takes: `latest` for a workflow that reached
-        this point under the new code (new ones), 0 for one whose earlier runs went past this
-        point before the change (it goes on the old way). Recorded: stable over its runs.
-
-        Args:
-            change_id: the change's name, the same in every version of the code.
-            latest: the newest version at this point (default 1, at least 1).
-
-        Raises:
-            InvalidValueError: `change_id` is not a valid name, or `latest` is not a whole
-                number from 1.
-
-        Examples:
-            ```python
-            if ctx.version("fraud-check") >= 1:  # workflows started under the new code
-                await ctx.step("fraud", check_fraud, ctx.data["order"])
-            ```
-        """
-        rules.check("change_id", change_id, "workflow.version")
-        rules.check("workflow.latest", latest, "workflow.version")
-        versions: dict[str, Any] = self._record.setdefault("versions", {})
-        if change_id not in versions:
-            versions[change_id] = 0 if self._position < self._recorded else latest
-        return int(versions[change_id])
-
-    def _value(self, kind: str, make: Callable[[], Any]) -> Any:
-        values: list[Any] = self._record.setdefault("values", {}).setdefault(kind, [])
-        index = self._used[kind] = self._used.get(kind, 0) + 1
-        if index > len(values):
-            values.append(make())  # stored with the next write, before anything it decides
-        return values[index - 1]
 
 
 def run_workflow(function: WorkflowFunction) -> Callable[[Job], Awaitable[Any]]:
