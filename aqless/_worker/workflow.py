@@ -70,6 +70,8 @@ class WorkflowContext(Values, ChildJobs, Waits, Steps):
         ```
     """
 
+    data: dict[str, Any]  # Replay sets it; declared here, the reference shows its type
+
     def __init__(self, job: Job) -> None:
         if not isinstance(job.data, dict):
             raise WorkflowError(f"job {job.jid}: a workflow's data must be a JSON object")
