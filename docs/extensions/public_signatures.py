@@ -4,6 +4,8 @@ modules.
 - A default taken from a private module's constant (``concurrency: int = CONCURRENCY``,
   ``defaults.RESERVER``) shows its value (``10``, ``'ordered'``), in a function's parameters
   and in a dataclass field's ``field(default=...)`` (so in the dataclass's signature too).
+- A class made of parts kept in modules named after its own keeps them as its bases: their
+  members are its inherited members (its directive hides the bases and shows the members).
 - A name in a signature or a default whose home is a private module (``aqless._worker...``)
   and which no public module exports (a type alias such as ``Middleware``) is shown as plain
   text: no link and no tooltip naming the private module. Names the package exports
@@ -44,7 +46,7 @@ class PublicSignatures(griffe.Extension):
         exported = _exported(pkg)
         for obj in _walk(pkg):
             if isinstance(obj, griffe.Class):
-                obj.bases = [_public(base, exported) for base in obj.bases]
+                obj.bases = [b if _part(obj, b) else _public(b, exported) for b in obj.bases]
             if isinstance(obj, griffe.Function):
                 _signature(obj, pkg, exported)
                 for overload in obj.overloads or ():
@@ -52,6 +54,14 @@ class PublicSignatures(griffe.Extension):
             elif isinstance(obj, griffe.Attribute):
                 obj.annotation = _public(obj.annotation, exported)
                 obj.value = _public(_literal(obj.value, pkg), exported)
+
+
+def _part(cls: griffe.Class, base: str | griffe.Expr) -> bool:
+    """Whether `base` is a part of `cls` kept in a module named after its own (aqless._worker.
+    workflow's WorkflowContext, its steps in workflow_steps): kept, so that its members are
+    the class's inherited members, which its directive shows (``inherited_members``)."""
+    path = base.canonical_path if isinstance(base, griffe.Expr) else base
+    return path.startswith(f"{cls.module.path}_")
 
 
 def _signature(function: griffe.Function, pkg: griffe.Module, exported: set[str]) -> None:

@@ -89,6 +89,14 @@ def _script_checks(function: griffe.Function) -> bool:
     return declared is not None and any(a in rules.RULES for a in declared.arguments)
 
 
+def _part(cls: griffe.Class, member: griffe.Object | griffe.Alias) -> bool:
+    """Whether inherited `member` comes from a part of `cls` kept in a module named after its
+    own (WorkflowContext's steps in aqless._worker.workflow_steps): the reference shows it as
+    the class's (docs/extensions/public_signatures.py)."""
+    target = member.final_target if isinstance(member, griffe.Alias) else member
+    return target.module.path.startswith(f"{cls.module.path}_")
+
+
 def _docstring(obj: griffe.Object) -> str:
     return obj.docstring.value if obj.docstring else ""
 
@@ -127,8 +135,14 @@ def callables() -> Iterator[tuple[str, griffe.Object, bool]]:
             elif verb := _scripted_verb(method, root):
                 yield f"{public}.{method_name}", verb, _script_checks(verb)
         for method_name, method in target.inherited_members.items():
-            if not method_name.startswith("_") and (verb := _scripted_verb(method, root)):
+            if method_name.startswith("_"):
+                continue
+            if verb := _scripted_verb(method, root):
                 yield f"{public}.{method_name}", verb, _script_checks(verb)
+            elif _part(target, method) and isinstance(method.final_target, griffe.Function):
+                inherited = method.final_target
+                if "property" not in inherited.labels:
+                    yield f"{public}.{method_name}", inherited, _raises_here(inherited)
 
 
 def _is_exception(public: str) -> bool:
