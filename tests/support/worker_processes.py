@@ -55,8 +55,9 @@ async def sleeper(job):
     next runs' 0 s and end at once)."""
     r = job.client.redis
     seconds = await _seconds(job, "sleep")
-    await r.rpush("started", job.jid)
+    # the pid first: a test that sees the job started may kill its worker at once
     await r.rpush("pids", f"{os.getpid()} {job.worker_name}")
+    await r.rpush("started", job.jid)
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
