@@ -45,6 +45,13 @@ ENVELOPE_PREFIX = '{"aqless:codec":'
 _ENCRYPTED = "aes-gcm"
 
 
+def _head(codecs: list[str], key: str) -> bytes:
+    """An envelope's JSON up to its payload's field: ``{"aqless:codec":1,...,"key":"k2"``."""
+    return json.dumps({MARK: VERSION, "codecs": codecs, "key": key}, separators=(",", ":"))[
+        :-1
+    ].encode()
+
+
 def header(codecs: list[str], key: str) -> bytes:
     """What the seal authenticates beside the bytes."""
     return f"{MARK}/{VERSION}|{','.join(codecs)}|{key}".encode()
@@ -143,14 +150,14 @@ class PayloadCodec:
                 store.put(name, payload)
             except OSError as error:
                 raise BlobStoreError(f"the store did not keep {name}: {error}") from error
-            fields: dict[str, Any] = {"blob": name, "size": len(payload)}
+            blob = f',"blob":{json.dumps(name)},"size":{len(payload)}}}'
+            return _head(codecs, key) + blob.encode()
         elif not codecs:
             return text  # nothing changed it: plain JSON, as every client reads
-        else:
-            fields = {"data": base64.b64encode(payload).decode("ascii")}
-        return json.dumps(
-            {MARK: VERSION, "codecs": codecs, "key": key, **fields}, separators=(",", ":")
-        )
+        # base64's letters need no escape in JSON: the text is joined, not encoded (json.dumps
+        # reads every character of a string it writes, ~100 us for 50 KB)
+        data = binascii.b2a_base64(payload, newline=False)
+        return b"".join((_head(codecs, key), b',"data":"', data, b'"}'))
 
     # -- reading ------------------------------------------------------------------------------
 
