@@ -5,6 +5,8 @@ stores what one thread would, raises what one thread would, before anything is s
 from __future__ import annotations
 
 import base64
+import binascii
+import importlib
 import json
 import os
 import random
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import aqless
-from aqless.codecs import DirectoryStore, KeyRing, PayloadCodec, Zstd, threads
+from aqless.codecs import DirectoryStore, KeyRing, PayloadCodec, Zstd, envelope, threads
 from aqless.errors import ConfigurationError, PayloadError
 
 TEXT = json.dumps({"rows": [{"id": n, "email": f"user{n}@example.com"} for n in range(300)]})
@@ -40,7 +42,9 @@ def chains(tmp_path: Path) -> dict[str, PayloadCodec]:
 @pytest.mark.parametrize("name", ["zstd", "keys", "zstd+keys", "store"])
 def test_the_joined_envelope_is_the_json_the_stdlib_writes_of_it(tmp_path: Path, name: str) -> None:
     codec = chains(tmp_path)[name]
-    encoded = as_bytes(codec.encode_text(TEXT, "jid-1"))
+    written = codec.encode_text(TEXT, "jid-1")
+    assert isinstance(written, str)  # an envelope is text, as it always was
+    encoded = written.encode()
     envelope = json.loads(encoded)
     assert encoded == json.dumps(envelope, separators=(",", ":")).encode()
     assert list(envelope)[:3] == ["aqless:codec", "codecs", "key"]
@@ -153,3 +157,24 @@ def test_each_level_writes_what_a_reader_of_any_level_opens(level: int) -> None:
 def test_a_level_zstd_has_not_is_refused(level: int) -> None:
     with pytest.raises(ConfigurationError, match="level from 1 to 22"):
         Zstd(level=level)
+
+
+def test_pybase64_writes_and_reads_what_the_standard_library_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("pybase64")
+    fast_encode, fast_decode = envelope._base64()
+
+    def no_pybase64(name: str) -> object:
+        raise ImportError(name)
+
+    monkeypatch.setattr(importlib, "import_module", no_pybase64)
+    encode, decode = envelope._base64()
+    assert encode is not fast_encode
+    data = os.urandom(30_001)
+    assert fast_encode(data) == encode(data)
+    assert fast_decode(encode(data).decode()) == decode(encode(data).decode()) == data
+    for bad in ("YWJj\n", "ab$=", "abc"):  # a newline, a letter not of base64, no padding
+        for read in (fast_decode, decode):
+            with pytest.raises(binascii.Error):
+                read(bad)

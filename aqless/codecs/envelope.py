@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from aqless._connection.data_text import encode_data
@@ -45,11 +47,25 @@ ENVELOPE_PREFIX = '{"aqless:codec":'
 _ENCRYPTED = "aes-gcm"
 
 
-def _head(codecs: list[str], key: str) -> bytes:
+def _base64() -> tuple[Callable[[bytes], bytes], Callable[[str], bytes]]:
+    """Base64 encode and decode (validating: binascii.Error for anything else): pybase64's
+    (SIMD: ~1 us for 26 KB where binascii takes ~20 us, and decodes as fast) when
+    installed, the standard library's otherwise; the same bytes either way."""
+    try:
+        fast = importlib.import_module("pybase64")
+    except ImportError:
+        return partial(binascii.b2a_base64, newline=False), partial(base64.b64decode, validate=True)
+    return fast.b64encode, partial(fast.b64decode, validate=True)
+
+
+_b64encode, _b64decode = _base64()
+
+
+@lru_cache(maxsize=64)
+def _head(codecs: tuple[str, ...], key: str) -> bytes:
     """An envelope's JSON up to its payload's field: ``{"aqless:codec":1,...,"key":"k2"``."""
-    return json.dumps({MARK: VERSION, "codecs": codecs, "key": key}, separators=(",", ":"))[
-        :-1
-    ].encode()
+    head = {MARK: VERSION, "codecs": list(codecs), "key": key}
+    return json.dumps(head, separators=(",", ":"))[:-1].encode()
 
 
 def header(codecs: list[str], key: str) -> bytes:
@@ -151,13 +167,14 @@ class PayloadCodec:
             except OSError as error:
                 raise BlobStoreError(f"the store did not keep {name}: {error}") from error
             blob = f',"blob":{json.dumps(name)},"size":{len(payload)}}}'
-            return _head(codecs, key) + blob.encode()
+            return _head(tuple(codecs), key).decode() + blob
         elif not codecs:
             return text  # nothing changed it: plain JSON, as every client reads
         # base64's letters need no escape in JSON: the text is joined, not encoded (json.dumps
-        # reads every character of a string it writes, ~100 us for 50 KB)
-        data = binascii.b2a_base64(payload, newline=False)
-        return b"".join((_head(codecs, key), b',"data":"', data, b'"}'))
+        # reads every character of a string it writes, ~100 us for 35 KB); an envelope is
+        # text (str), as it always was
+        data = _b64encode(payload)
+        return b"".join((_head(tuple(codecs), key), b',"data":"', data, b'"}')).decode("ascii")
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -211,7 +228,7 @@ class PayloadCodec:
                 raise BlobMissingError(key, f"blob {blob} is empty")
             return payload
         try:
-            return base64.b64decode(str(envelope.get("data", "")), validate=True)
+            return _b64decode(str(envelope.get("data", "")))
         except binascii.Error as error:
             raise CodecError(key, "an envelope whose data is not base64") from error
 
