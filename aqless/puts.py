@@ -374,7 +374,7 @@ def stored_data(data: Any, queue: str, jid: str, codec: PayloadCodec | None) -> 
     not JSON. Every write of a job's data in a put's shape goes through it."""
     if codec is None:
         return encode_data(data, "job data")
-    return codec.for_queue(queue).encode(data, "job data", jid)
+    return codec.for_queue(queue).encode_to_send(encode_data(data, "job data"), jid)
 
 
 def new_jid() -> str:
