@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextvars
 import importlib
 import json
 import os
@@ -178,3 +179,19 @@ def test_pybase64_writes_and_reads_what_the_standard_library_does(
         for read in (fast_decode, decode):
             with pytest.raises(binascii.Error):
                 read(bad)
+
+
+async def test_the_helper_thread_encodes_in_the_callers_context(server_url: str) -> None:
+    seen: set[object] = set()
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="none")
+
+    class Noting(Zstd):
+        def compress(self, plain: bytes) -> bytes:
+            seen.add(marker.get())
+            return super().compress(plain)
+
+    marker.set("the caller's")
+    codec = PayloadCodec(compression=Noting())
+    async with aqless.Client(server_url, codec=codec) as client:
+        await client.queues["q"].put_many([aqless.PutRequest("app.Job", rows(n)) for n in range(8)])
+    assert seen == {"the caller's"}

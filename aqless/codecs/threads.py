@@ -13,6 +13,7 @@ anything is sent, and the first failure in the order of the requests is raised.
 
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -59,7 +60,9 @@ def map_split(
     if size(first) < SPLIT_BYTES:
         return [first, *(encode(item) for item in items[1:])]
     middle = (len(items) + 1) // 2
-    later: Future[list[Done]] = _pool().submit(_each, encode, items[middle:])
+    # in the caller's context: a class's default options or a typed handler may read it
+    context = contextvars.copy_context()
+    later: Future[list[Done]] = _pool().submit(context.run, _each, encode, items[middle:])
     try:
         done = [first, *(encode(item) for item in items[1:middle])]
     except BaseException:
