@@ -1,14 +1,18 @@
 """Encoding many payloads on two threads: this one and a helper.
 
 python-zstandard compresses without holding the GIL, and compression is most of what a
-large payload costs to encode (~150 us of a 100 KB one where the rest is ~70 us), so
+large payload costs to encode (~150 us of a 100 KB one where the rest is ~45 us), so
 `Queue.put_many` encodes the second half of its requests on a helper thread while this
-thread encodes the first: the encode phase takes ~60% of the time on two cores. Only where
-it pays: from `SPLIT_FROM` puts whose first put's arguments are at least `SPLIT_BYTES`
-(measured: benchmarks/HISTORY.md, "put_many's encode phase"), and only for a chain that
-compresses and neither seals nor stores (a key ring's cipher and a store given by the
-application are not known to be safe on two threads). Everything is still encoded before
-anything is sent, and the first failure in the order of the requests is raised.
+thread encodes the first: where a second core is free (the server is idle while a
+put_many encodes, since nothing is sent before the end), the compression of one half runs
+beside the other half's. Two threads compressing alone measured 1.6x one thread's rate on
+a free moment of a loaded 2-core machine; the whole encode, 0.9x to 1.1x on that load
+(benchmarks/HISTORY.md, "100 KB put_many with compression: the client's encode"). Only
+from `SPLIT_FROM` puts whose first put's arguments are at least `SPLIT_BYTES`, and only
+for a chain that compresses and neither seals nor stores (a key ring's cipher and a store
+given by the application are not known to be safe on two threads). The helper runs in the
+caller's context (contextvars). Everything is still encoded before anything is sent, and
+the first failure in the order of the requests is raised.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ __all__ = ["SPLIT_BYTES", "SPLIT_FROM", "map_split", "splits"]
 
 #: the fewest items worth a helper thread
 SPLIT_FROM = 4
-#: the fewest bytes of the first item's encoding worth a helper thread (a 10 KB payload of
-#: realistic JSON compresses in ~15 us, about what handing a half to a thread costs)
+#: the fewest bytes of the first item's encoding worth a helper thread: a smaller envelope
+#: compressed in less than ~15 us, little beside handing a half to a thread and back
 SPLIT_BYTES = 4096
 
 Item = TypeVar("Item")
