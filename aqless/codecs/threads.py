@@ -5,9 +5,9 @@ large payload costs to encode (~150 us of a 100 KB one where the rest is ~45 us)
 `Queue.put_many` encodes the second half of its requests on a helper thread while this
 thread encodes the first: where a second core is free (the server is idle while a
 put_many encodes, since nothing is sent before the end), the compression of one half runs
-beside the other half's. Two threads compressing alone measured 1.6x one thread's rate on
-a free moment of a loaded 2-core machine; the whole encode, 0.9x to 1.1x on that load
-(benchmarks/HISTORY.md, "100 KB put_many with compression: the client's encode"). Only
+beside the other half's. The encode of 100 KB puts measured 1.69x one thread's rate on a
+2-core machine at load average 1.6, 0.9x to 1.1x at 8 to 15 (benchmarks/HISTORY.md, "100
+KB put_many with compression: the client's encode"). Only
 from `SPLIT_FROM` puts whose first put's arguments are at least `SPLIT_BYTES`, and only
 for a chain that compresses and neither seals nor stores (a key ring's cipher and a store
 given by the application are not known to be safe on two threads). The helper runs in the
