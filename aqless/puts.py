@@ -374,7 +374,7 @@ def stored_data(data: Any, queue: str, jid: str, codec: PayloadCodec | None) -> 
     not JSON. Every write of a job's data in a put's shape goes through it."""
     if codec is None:
         return encode_data(data, "job data")
-    return codec.for_queue(queue).encode(data, "job data", jid)
+    return codec.for_queue(queue).encode_to_send(encode_data(data, "job data"), jid)
 
 
 def new_jid() -> str:
@@ -513,6 +513,11 @@ class PreparedPut(NamedTuple):
 ROUND_TRIP_BYTES = 4 * 1024 * 1024
 
 
+def put_bytes(put: PreparedPut) -> int:
+    """The length of a prepared put's text arguments (its data's, most often)."""
+    return sum(len(arg) for arg in put.arguments if isinstance(arg, str | bytes))
+
+
 def round_trips(
     prepared: Sequence[PreparedPut], most: int, most_bytes: int = ROUND_TRIP_BYTES
 ) -> list[slice]:
@@ -521,7 +526,7 @@ def round_trips(
     slices: list[slice] = []
     start, size = 0, 0
     for index, put in enumerate(prepared):
-        weight = sum(len(arg) for arg in put.arguments if isinstance(arg, str | bytes))
+        weight = put_bytes(put)
         if index > start and (index - start >= most or size + weight > most_bytes):
             slices.append(slice(start, index))
             start, size = index, 0

@@ -11,6 +11,7 @@ import anyio
 
 from aqless import rules
 from aqless._connection.protocol import DATA_APART, decoded_apart, encode_json
+from aqless.codecs.threads import map_split
 from aqless.contracts.derived import QueueScripted
 from aqless.errors import (
     AqlessError,
@@ -36,6 +37,7 @@ from aqless.puts import (
     inside_hooks,
     new_jid,
     prepare_put,
+    put_bytes,
     refuse_dedup_on_requeue,
     round_trips,
     stored_data,
@@ -344,10 +346,11 @@ class Queue(QueueScripted):
         requeue: bool = False,
         results: list[PutResult] | None = None,
     ) -> list[str]:
-        prepared = [
-            self._prepared(request.klass, request.data, request.options(), requeue)
-            for request in requests
-        ]
+        def prepared_one(request: PutRequest) -> PreparedPut:
+            return self._prepared(request.klass, request.data, request.options(), requeue)
+
+        codec = self._client.codec and self._client.codec.for_queue(self.name)
+        prepared = map_split(prepared_one, requests, put_bytes, codec)  # two threads, or one
         command = "job.requeue" if requeue else "queue.put"
         commands = [put.command for put in prepared]
         jids: list[str] = []

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from aqless._connection.data_text import encode_data
@@ -43,6 +45,27 @@ MARK = "aqless:codec"
 VERSION = 1
 ENVELOPE_PREFIX = '{"aqless:codec":'
 _ENCRYPTED = "aes-gcm"
+
+
+def _base64() -> tuple[Callable[[bytes], bytes], Callable[[str], bytes]]:
+    """Base64 encode and decode (validating: binascii.Error for anything else): pybase64's
+    (SIMD: ~1 us for 26 KB where binascii takes ~20 us, and decodes as fast) when
+    installed, the standard library's otherwise; the same bytes either way."""
+    try:
+        fast = importlib.import_module("pybase64")
+    except ImportError:
+        return partial(binascii.b2a_base64, newline=False), partial(base64.b64decode, validate=True)
+    return fast.b64encode, partial(fast.b64decode, validate=True)
+
+
+_b64encode, _b64decode = _base64()
+
+
+@lru_cache(maxsize=64)
+def _head(codecs: tuple[str, ...], key: str) -> bytes:
+    """An envelope's JSON up to its payload's field: ``{"aqless:codec":1,...,"key":"k2"``."""
+    head = {MARK: VERSION, "codecs": list(codecs), "key": key}
+    return json.dumps(head, separators=(",", ":"))[:-1].encode()
 
 
 def header(codecs: list[str], key: str) -> bytes:
@@ -124,6 +147,14 @@ class PayloadCodec:
 
     def encode_text(self, text: str | bytes, jid: str) -> str | bytes:
         """`encode` of JSON text already written."""
+        encoded = self.encode_to_send(text, jid)
+        if encoded is text or isinstance(encoded, str):
+            return encoded  # plain JSON as given, or a claim check's envelope
+        return encoded.decode("ascii")  # an envelope: text, as it always was
+
+    def encode_to_send(self, text: str | bytes, jid: str) -> str | bytes:
+        """`encode_text`, an envelope left as the bytes that are sent (a put sends them:
+        decoding ~35 KB of base64 to text only for it to be encoded again costs ~10 µs)."""
         plain = text.encode() if isinstance(text, str) else text
         codecs: list[str] = []
         payload = plain
@@ -143,14 +174,14 @@ class PayloadCodec:
                 store.put(name, payload)
             except OSError as error:
                 raise BlobStoreError(f"the store did not keep {name}: {error}") from error
-            fields: dict[str, Any] = {"blob": name, "size": len(payload)}
+            blob = f',"blob":{json.dumps(name)},"size":{len(payload)}}}'
+            return _head(tuple(codecs), key).decode() + blob  # short: text
         elif not codecs:
             return text  # nothing changed it: plain JSON, as every client reads
-        else:
-            fields = {"data": base64.b64encode(payload).decode("ascii")}
-        return json.dumps(
-            {MARK: VERSION, "codecs": codecs, "key": key, **fields}, separators=(",", ":")
-        )
+        # base64's letters need no escape in JSON: the text is joined, not encoded (json.dumps
+        # reads every character of a string it writes, ~100 us for 35 KB)
+        data = _b64encode(payload)
+        return b"".join((_head(tuple(codecs), key), b',"data":"', data, b'"}'))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -204,7 +235,7 @@ class PayloadCodec:
                 raise BlobMissingError(key, f"blob {blob} is empty")
             return payload
         try:
-            return base64.b64decode(str(envelope.get("data", "")), validate=True)
+            return _b64decode(str(envelope.get("data", "")))
         except binascii.Error as error:
             raise CodecError(key, "an envelope whose data is not base64") from error
 

@@ -1,0 +1,197 @@
+"""The codec chain's encoding, fast paths against the plain ones: the envelope joined as
+bytes is the JSON the stdlib encoder writes of it, and put_many's encoding on two threads
+stores what one thread would, raises what one thread would, before anything is sent."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextvars
+import importlib
+import json
+import os
+import random
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+import aqless
+from aqless.codecs import DirectoryStore, KeyRing, PayloadCodec, Zstd, envelope, threads
+from aqless.errors import ConfigurationError, PayloadError
+
+TEXT = json.dumps({"rows": [{"id": n, "email": f"user{n}@example.com"} for n in range(300)]})
+
+
+def as_bytes(encoded: str | bytes) -> bytes:
+    return encoded.encode() if isinstance(encoded, str) else encoded
+
+
+def chains(tmp_path: Path) -> dict[str, PayloadCodec]:
+    ring = KeyRing({"k-2": KeyRing.new_key()})
+    return {
+        "zstd": PayloadCodec(compression=Zstd()),
+        "keys": PayloadCodec(keys=ring),
+        "zstd+keys": PayloadCodec(compression=Zstd(), keys=ring),
+        "store": PayloadCodec(
+            compression=Zstd(), store=DirectoryStore(tmp_path), store_threshold=0
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", ["zstd", "keys", "zstd+keys", "store"])
+def test_the_joined_envelope_is_the_json_the_stdlib_writes_of_it(tmp_path: Path, name: str) -> None:
+    codec = chains(tmp_path)[name]
+    written = codec.encode_text(TEXT, "jid-1")
+    assert isinstance(written, str)  # an envelope is text, as it always was
+    encoded = written.encode()
+    envelope = json.loads(encoded)
+    assert encoded == json.dumps(envelope, separators=(",", ":")).encode()
+    assert list(envelope)[:3] == ["aqless:codec", "codecs", "key"]
+    if name == "store":
+        assert list(envelope)[3:] == ["blob", "size"]
+    else:
+        assert list(envelope)[3:] == ["data"]
+        base64.b64decode(envelope["data"], validate=True)  # base64, no newline
+    assert codec.decode(encoded.decode()) == json.loads(TEXT)
+
+
+def rows(seed: int, count: int = 200) -> dict[str, object]:
+    """About 12 KB of JSON that compresses as an application's would (not to nothing)."""
+    rng = random.Random(seed)  # noqa: S311 - made-up data
+    return {"rows": [{"id": rng.getrandbits(64), "n": rng.random()} for _ in range(count)]}
+
+
+def unencodable(n: int) -> object:
+    """A value JSON refuses, its type named by `n` (what PayloadError's text says)."""
+    return type(f"Bad{n}", (), {})()
+
+
+class Watched(Zstd):
+    """Zstd that notes the thread of each compression."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[str] = set()
+
+    def compress(self, plain: bytes) -> bytes:
+        self.threads.add(threading.current_thread().name)
+        return super().compress(plain)
+
+
+@pytest.fixture
+async def raw(server_url: str) -> AsyncIterator[aqless.Client]:
+    async with aqless.Client(server_url) as client:
+        await client.redis.flushall()
+        yield client
+
+
+async def test_put_many_on_two_threads_stores_what_one_thread_would(
+    server_url: str, raw: aqless.Client
+) -> None:
+    zstd = Watched()
+    codec = PayloadCodec(compression=zstd)
+    requests = [aqless.PutRequest("app.Job", rows(n), jid=f"two-{n}") for n in range(9)]
+    async with aqless.Client(server_url, codec=codec) as client:
+        jids = await client.queues["q"].put_many(requests)
+    assert jids == [f"two-{n}" for n in range(9)]
+    assert any(name.startswith("aqless-encode") for name in zstd.threads)  # split
+    serial = PayloadCodec(compression=Zstd())
+    for n, jid in enumerate(jids):
+        stored = await raw.redis.hget(f"ql:j:{jid}", "data")
+        assert stored == as_bytes(serial.encode(rows(n), "job data", jid)).decode()
+
+
+async def test_small_payloads_stay_on_one_thread(server_url: str) -> None:
+    zstd = Watched()
+    small = {"rows": list(range(400))}  # 1.6 KB of JSON, compressed to less than 4 KB
+    async with aqless.Client(server_url, codec=PayloadCodec(compression=zstd)) as client:
+        await client.queues["q"].put_many([aqless.PutRequest("app.Job", small)] * 9)
+    assert zstd.threads == {threading.current_thread().name}
+
+
+@pytest.mark.parametrize(
+    ("bad", "first"),
+    [((7,), 7), ((2,), 2), ((6, 3), 3)],
+    ids=["helper's half", "this thread's half", "both: the first in order"],
+)
+async def test_a_payload_that_fails_on_either_thread_raises_before_anything_is_sent(
+    server_url: str, raw: aqless.Client, bad: tuple[int, ...], first: int
+) -> None:
+    codec = PayloadCodec(compression=Zstd())
+    requests = [
+        aqless.PutRequest(
+            "app.Job", {**rows(n), "bad": type(f"Bad{n}", (), {})()} if n in bad else rows(n)
+        )
+        for n in range(9)
+    ]
+    async with aqless.Client(server_url, codec=codec) as client:
+        with pytest.raises(PayloadError) as raised:
+            await client.queues["q"].put_many(requests)
+    assert f"type Bad{first} " in str(raised.value)
+    assert await raw.redis.keys("*") == []
+
+
+def test_a_forked_child_gets_a_helper_thread_of_its_own() -> None:
+    assert threads._pool().submit(lambda: 7).result(timeout=5) == 7  # the parent's thread
+    child = os.fork()
+    if child == 0:  # the child: its copy of the executor has no thread to run anything
+        ran = False
+        try:
+            ran = threads._pool().submit(lambda: 7).result(timeout=5) == 7
+        finally:
+            os._exit(0 if ran else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("level", [3, 1, -1, -5])
+def test_each_level_writes_what_a_reader_of_any_level_opens(level: int) -> None:
+    written = PayloadCodec(compression=Zstd(level=level)).encode(rows(1), "job data", "jid")
+    envelope = json.loads(written)
+    assert envelope["codecs"] == ["zstd"]
+    assert PayloadCodec().decode(as_bytes(written).decode()) == rows(1)  # no Zstd given
+
+
+@pytest.mark.parametrize("level", [0, 23, -131073])
+def test_a_level_zstd_has_not_is_refused(level: int) -> None:
+    with pytest.raises(ConfigurationError, match="level from 1 to 22"):
+        Zstd(level=level)
+
+
+def test_pybase64_writes_and_reads_what_the_standard_library_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("pybase64")
+    fast_encode, fast_decode = envelope._base64()
+
+    def no_pybase64(name: str) -> object:
+        raise ImportError(name)
+
+    monkeypatch.setattr(importlib, "import_module", no_pybase64)
+    encode, decode = envelope._base64()
+    assert encode is not fast_encode
+    data = os.urandom(30_001)
+    assert fast_encode(data) == encode(data)
+    assert fast_decode(encode(data).decode()) == decode(encode(data).decode()) == data
+    for bad in ("YWJj\n", "ab$=", "abc"):  # a newline, a letter not of base64, no padding
+        for read in (fast_decode, decode):
+            with pytest.raises(binascii.Error):
+                read(bad)
+
+
+async def test_the_helper_thread_encodes_in_the_callers_context(server_url: str) -> None:
+    seen: set[object] = set()
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="none")
+
+    class Noting(Zstd):
+        def compress(self, plain: bytes) -> bytes:
+            seen.add(marker.get())
+            return super().compress(plain)
+
+    marker.set("the caller's")
+    codec = PayloadCodec(compression=Noting())
+    async with aqless.Client(server_url, codec=codec) as client:
+        await client.queues["q"].put_many([aqless.PutRequest("app.Job", rows(n)) for n in range(8)])
+    assert seen == {"the caller's"}
