@@ -9,14 +9,15 @@ worker reads no events. Meanwhile it offers to take its queues' next jobs, and a
 the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
 without a pop.
 
-With ``prefetch`` (off by default), the worker pops up to that many jobs beyond its free
-slots and holds them, their locks renewed like the running jobs', until a slot frees: the
-held job then starts at once, while the outcome of the one before and the pop of the next
-are on their way, so the worker and the server work at the same time instead of taking
-turns. A slot that frees while the loop's pop is on its way sends the next pop at once,
-with its outcome (``_pop_ahead``): two pops on their way, the second counting what the
-first asked for (aqless._worker.running). A held job waits behind the running ones, and no
-other worker can take it meanwhile.
+A slot that frees while the loop's pop is on its way sends the next pop at once, with its
+outcome (``_pop_ahead``): two pops on their way, the second counting what the first asked
+for (aqless._worker.running), so the server pops and completes one group of jobs while the
+worker runs another, instead of the two taking turns (on a connection that runs calls in
+the order sent, aqless._connection.protocol ``in_order``). With ``prefetch`` (off by
+default), the worker pops up to that many jobs beyond its free slots and holds them, their
+locks renewed like the running jobs', until a slot frees: the held job then starts at once,
+while the outcome of the one before and the pop of the next are on their way. A held job
+waits behind the running ones, and no other worker can take it meanwhile.
 
 Jobs held under the worker's name that it never heard of are taken back (``_resume``).
 Stopping hands back the held jobs, then waits up to `grace` seconds for the running ones. A
@@ -123,6 +124,8 @@ class ReserveLoop(JobIntake):
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":
             wake = self._wakeup.event
+            if self._took_max_jobs():  # a pop ahead may have brought the last ones
+                break
             if self.paused or self._popper.free() <= 0:
                 if self._pushes_only():  # its slots are offered: pushes come, pops wait
                     await self._wait_for_pushes(wake)
@@ -143,10 +146,7 @@ class ReserveLoop(JobIntake):
                 self._take(jobs, job)
             if self._popper.failures == 0 and self._popper.unknown_held:
                 await self._resume_unknown(jobs)
-            if self.max_jobs is not None and self.counters.started >= self.max_jobs:
-                logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
-                self.limit_reached = "max_jobs"
-                self.finish()
+            if self._took_max_jobs():
                 break
             # (a pop that asked for none, its slots taken by a worker sharing its budget,
             # says nothing of the queues)
@@ -165,6 +165,15 @@ class ReserveLoop(JobIntake):
                 self._pickup.want(True)
                 with anyio.move_on_after(self._popper.idle_wait(self.interval)):
                     await wake.wait()
+
+    def _took_max_jobs(self) -> bool:
+        """Whether the worker took its `max_jobs`: it finishes."""
+        if self.max_jobs is None or self.counters.started < self.max_jobs:
+            return False
+        logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
+        self.limit_reached = "max_jobs"
+        self.finish()
+        return True
 
     def _pushes_only(self) -> bool:
         """Whether the budget has no slot for a pop but some offered to this worker's
@@ -203,8 +212,8 @@ class ReserveLoop(JobIntake):
                     self._budget.stop_waiting(id(self))
 
     def _pop_ahead(self) -> None:
-        """With prefetch, a slot that frees while the loop's pop is on its way sends the
-        next pop now, with the outcome that freed it, rather than after the first lands:
+        """A slot that frees while the loop's pop is on its way sends the next pop now,
+        with the outcome that freed it, rather than after the first lands:
         two pops on their way keep the server busy while the worker reads the other's
         reply and runs its job, so neither waits for the other (see aqless._worker.running
         for how the second pop counts the jobs the first will bring)."""

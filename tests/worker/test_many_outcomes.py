@@ -93,3 +93,49 @@ async def test_the_workers_pops_read_no_history(client: aqless.Client) -> None:
     assert ran["cmdstat_lrange"]["calls"] == 1
     assert read_again == [("put", "popped")]
     assert seen == [()] * 60
+
+
+async def test_free_slots_send_the_next_pop_while_one_is_on_its_way(
+    client: aqless.Client,
+) -> None:
+    """Without prefetch too, a slot that frees while the worker's pop is on its way sends
+    the next pop at once (two pops on their way), yet the server never sees the worker hold
+    more jobs than its slots."""
+    recorder = Recorder()
+    jids = await client.queues["q"].put_many(PutRequest("app.job") for _ in range(400))
+    worker = make_worker(client, ["q"], one(recorder), concurrency=8, prefetch=0, burst=True)
+    flying = most_flying = 0
+    send = client.protocol._send
+
+    async def counting_send(calls: Sequence[Call]) -> list[Any]:
+        nonlocal flying, most_flying
+        popping = sum(
+            command == "rateLimit.pop"
+            or (command in ("queue.popAfter", "jobs.outcomes") and bool(args[2]))
+            for command, args in calls
+        )
+        flying += popping
+        most_flying = max(most_flying, flying)
+        try:
+            return await send(calls)
+        finally:
+            flying -= popping
+
+    client.protocol._send = counting_send  # type: ignore[method-assign]
+    most = 0
+
+    async def watch() -> None:  # as often as the server answers
+        nonlocal most
+        while True:
+            most = max(most, len((await client.workers.jobs(worker.name)).jobs))
+
+    async with anyio.create_task_group() as watching:
+        watching.start_soon(watch)
+        with anyio.fail_after(60):
+            counters = await worker.run()
+        watching.cancel_scope.cancel()
+    assert (counters.started, counters.completed) == (400, 400)
+    assert sorted(recorder.jids) == sorted(jids)
+    if client.protocol.in_order:  # the second pop counts the outcomes ahead of it
+        assert most_flying == 2
+    assert most <= 8, most
