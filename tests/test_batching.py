@@ -397,12 +397,11 @@ async def test_a_call_held_for_an_ordered_call_that_took_off_waits_for_the_next(
 
 
 async def test_a_worker_asks_the_connection_for_its_batching_policy(client: Client) -> None:
-    """Only a worker that prefetches holds calls behind its pops; the connection says
-    whether its batches run in the order sent (the lean connection's do), for every worker's
-    pops ahead."""
+    """Only a worker whose pops run ahead holds calls behind them; the connection says
+    whether its batches run in the order sent (the lean connection's do)."""
     landed: list[str] = []
     plain = client.protocol.worker_batching(prefetching=False, on_landed=landed.extend)
-    assert plain == BatchingPolicy(in_order=client.protocol.in_order, on_landed=landed.extend)
+    assert plain == BatchingPolicy()
     ahead = client.protocol.worker_batching(prefetching=True, on_landed=landed.extend)
     assert ahead == BatchingPolicy(
         hold_behind_ordered=True, in_order=client.protocol.in_order, on_landed=landed.extend

@@ -296,14 +296,13 @@ class ScriptCaller:
     def worker_batching(
         self, *, prefetching: bool, on_landed: Callable[[Sequence[str]], None]
     ) -> BatchingPolicy:
-        """The batching of a worker. Where this connection runs the batches in the order
-        sent (`in_order`), the outcomes in flight count for the pops made behind them
-        (`on_landed` told of those that landed), so that a worker may have two pops on
-        their way for its free slots; for one that prefetches, calls made while a pop is
-        in flight also go with the next pop."""
-        return BatchingPolicy(
-            hold_behind_ordered=prefetching, in_order=self.in_order, on_landed=on_landed
-        )
+        """The batching of a worker: plain, or for one whose pops run ahead (`prefetching`),
+        calls made while a pop is in flight go with the next pop and, where this connection
+        runs the batches in the order sent (`in_order`), the outcomes in flight count for
+        the pops made behind them (`on_landed` told of those that landed)."""
+        if not prefetching:
+            return PLAIN
+        return BatchingPolicy(hold_behind_ordered=True, in_order=self.in_order, on_landed=on_landed)
 
     @asynccontextmanager
     async def batching(self, policy: BatchingPolicy = PLAIN) -> AsyncIterator[Batcher]:

@@ -9,15 +9,14 @@ worker reads no events. Meanwhile it offers to take its queues' next jobs, and a
 the job for it and pushes it on its own channel (aqless._worker.pickup): those jobs start
 without a pop.
 
-A slot that frees while the loop's pop is on its way sends the next pop at once, with its
-outcome (``_pop_ahead``): two pops on their way, the second counting what the first asked
-for (aqless._worker.running), so the server pops and completes one group of jobs while the
-worker runs another, instead of the two taking turns (on a connection that runs calls in
-the order sent, aqless._connection.protocol ``in_order``). With ``prefetch`` (off by
-default), the worker pops up to that many jobs beyond its free slots and holds them, their
-locks renewed like the running jobs', until a slot frees: the held job then starts at once,
-while the outcome of the one before and the pop of the next are on their way. A held job
-waits behind the running ones, and no other worker can take it meanwhile.
+With ``prefetch`` (off by default), the worker pops up to that many jobs beyond its free
+slots and holds them, their locks renewed like the running jobs', until a slot frees: the
+held job then starts at once, while the outcome of the one before and the pop of the next
+are on their way, so the worker and the server work at the same time instead of taking
+turns. A slot that frees while the loop's pop is on its way sends the next pop at once,
+with its outcome (``_pop_ahead``): two pops on their way, the second counting what the
+first asked for (aqless._worker.running). A held job waits behind the running ones, and no
+other worker can take it meanwhile.
 
 Jobs held under the worker's name that it never heard of are taken back (``_resume``).
 Stopping hands back the held jobs, then waits up to `grace` seconds for the running ones. A
@@ -212,8 +211,8 @@ class ReserveLoop(JobIntake):
                     self._budget.stop_waiting(id(self))
 
     def _pop_ahead(self) -> None:
-        """A slot that frees while the loop's pop is on its way sends the next pop now,
-        with the outcome that freed it, rather than after the first lands:
+        """With prefetch, a slot that frees while the loop's pop is on its way sends the
+        next pop now, with the outcome that freed it, rather than after the first lands:
         two pops on their way keep the server busy while the worker reads the other's
         reply and runs its job, so neither waits for the other (see aqless._worker.running
         for how the second pop counts the jobs the first will bring)."""

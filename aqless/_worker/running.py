@@ -9,10 +9,9 @@ outcomes go ahead of the pop in its round trip, known by the jid each outcome ca
 
 A worker with `prefetch` holds up to that many jobs more, popped but waiting for a slot
 (``hold``): they are listed (so their locks are renewed) and counted against the pops like
-running jobs, but hold no slot until one frees (``start_waiting``). A worker, prefetching or
-not, may have two pops on their way at once: the jobs a pop asked for count as taken
-(``coming``) from when it is sent until its jobs are listed, so the second pop asks only
-for what is left.
+running jobs, but hold no slot until one frees (``start_waiting``). Such a worker may have
+two pops on their way at once: the jobs a pop asked for count as taken (``coming``) from
+when it is sent until its jobs are listed, so the second pop asks only for what is left.
 """
 
 from __future__ import annotations
