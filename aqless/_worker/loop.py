@@ -123,6 +123,8 @@ class ReserveLoop(JobIntake):
     async def _reserve_loop(self, jobs: TaskGroup) -> None:
         while self._state == "running":
             wake = self._wakeup.event
+            if self._took_max_jobs():  # a pop ahead may have brought the last ones
+                break
             if self.paused or self._popper.free() <= 0:
                 if self._pushes_only():  # its slots are offered: pushes come, pops wait
                     await self._wait_for_pushes(wake)
@@ -143,10 +145,7 @@ class ReserveLoop(JobIntake):
                 self._take(jobs, job)
             if self._popper.failures == 0 and self._popper.unknown_held:
                 await self._resume_unknown(jobs)
-            if self.max_jobs is not None and self.counters.started >= self.max_jobs:
-                logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
-                self.limit_reached = "max_jobs"
-                self.finish()
+            if self._took_max_jobs():
                 break
             # (a pop that asked for none, its slots taken by a worker sharing its budget,
             # says nothing of the queues)
@@ -165,6 +164,15 @@ class ReserveLoop(JobIntake):
                 self._pickup.want(True)
                 with anyio.move_on_after(self._popper.idle_wait(self.interval)):
                     await wake.wait()
+
+    def _took_max_jobs(self) -> bool:
+        """Whether the worker took its `max_jobs`: it finishes."""
+        if self.max_jobs is None or self.counters.started < self.max_jobs:
+            return False
+        logger.info("worker %s took its %d jobs; finishing", self.name, self.max_jobs)
+        self.limit_reached = "max_jobs"
+        self.finish()
+        return True
 
     def _pushes_only(self) -> bool:
         """Whether the budget has no slot for a pop but some offered to this worker's

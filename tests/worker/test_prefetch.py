@@ -203,6 +203,25 @@ async def test_max_jobs_counts_the_held_jobs_and_runs_them(client: aqless.Client
     assert (await get_job(client, third)).state == JobState.WAITING
 
 
+async def test_max_jobs_taken_by_a_pop_ahead_finishes_the_worker(client: aqless.Client) -> None:
+    """Short jobs at two slots: the pop sent ahead of the loop's, as a slot frees, may
+    bring the last of `max_jobs`; the loop, whose slots count as taken, finishes then
+    rather than wait for a slot for ever."""
+
+    async def fine(job: Job) -> None:
+        pass
+
+    jids = [await client.queues["q"].put("app.job") for _ in range(5)]
+    worker = make_worker(client, ["q"], one(fine), concurrency=2, prefetch=1, max_jobs=3)
+    async with running(worker) as run:
+        with anyio.fail_after(20):
+            counters = await run.stopped()
+    assert (counters.started, counters.completed) == (3, 3)
+    assert worker.limit_reached == "max_jobs"
+    counts = await client.queues["q"].counts()
+    assert (counts.waiting, counts.running, len(jids)) == (2, 0, 5)
+
+
 async def test_burst_runs_every_job_held_or_not(client: aqless.Client) -> None:
     jids = [await client.queues["q"].put("app.job") for _ in range(7)]
     seen: list[str] = []
