@@ -9,6 +9,7 @@ The async ones run inside an async function on the test's loop; those of the blo
 variants (``aqless.sync``) run in a thread, on an ``aqless.sync.Client``. ``AQLESS_URL``
 names the module's server, so ``aqless.Client()`` reaches it.
 
+The order is shuffled by a seed each failure names; ``AQLESS_DOCS_SEED=<seed>`` repeats it.
 ``PENDING`` lists, by reason, the examples that cannot run here. The list only shrinks: the
 test fails when a listed example runs, and when an unlisted one fails.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import os
 import random
 import re
 import textwrap
@@ -34,6 +36,7 @@ import aqless
 import aqless.sync
 from tests.docs.test_docstrings import _docstring, callables
 from tests.support import servers
+from tests.support.docs import seed
 
 FENCE = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 TIMEOUT = 2.0  # seconds an example may take
@@ -65,6 +68,7 @@ def examples() -> list[Example]:
 
 
 ALL = examples()
+SEED = seed(os.environ.get("PYTEST_XDIST_TESTRUNUID"))
 
 #: Examples that cannot run here, by reason. The list only shrinks.
 WAITS = (
@@ -324,13 +328,10 @@ ORDER_DEPENDENT = frozenset({"aqless.Worker.run#0"})
 
 
 def _order(blocking: bool) -> list[Example]:
-    """The examples of one kind, each twice, shuffled (the seed is the run's)."""
-    chosen = [
-        example
-        for example in ALL
-        if example.blocking is blocking and example.name not in NEVER_ENDS
-    ] * 2
-    random.Random(uuid.uuid4().int).shuffle(chosen)  # noqa: S311 (an order, not a secret)
+    """The examples of one kind, each twice, shuffled by `SEED` (AQLESS_DOCS_SEED repeats
+    an order, as for the guides' blocks)."""
+    chosen = [e for e in ALL if e.blocking is blocking and e.name not in NEVER_ENDS] * 2
+    random.Random(SEED).shuffle(chosen)  # noqa: S311 (an order, not a secret)
     return chosen
 
 
@@ -488,7 +489,7 @@ def _judge(failures: dict[str, str], ran: set[str]) -> None:
     broken = {name: why for name, why in failures.items() if name not in pending}
     running = sorted((ran & pending) - set(failures) - ORDER_DEPENDENT)
     report = "\n".join(f"--- {name}\n{why}" for name, why in sorted(broken.items()))
-    assert not broken, f"{len(broken)} examples of the reference fail:\n{report}"
+    assert not broken, f"{len(broken)} examples fail (AQLESS_DOCS_SEED={SEED}):\n{report}"
     assert not running, f"these examples run now: remove them from PENDING: {running}"
 
 
