@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 
 import aqless
+import aqless.flows
 import aqless.sync
 from tests.docs.test_docstrings import _docstring, callables
 from tests.support import servers
@@ -100,9 +101,6 @@ PENDING: dict[str, frozenset[str]] = {
             "aqless.RequeuePolicy.covering#0",
             "aqless.RequeuePolicy.draw_delay#0",
             "aqless.RetryPolicy.exhausted#0",
-            "aqless.ScalingWindow.forget#0",
-            "aqless.ScalingWindow.read#0",
-            "aqless.ScalingWindow.update#0",
             "aqless.ShardedSpool#0",
             "aqless.Spool.aclose#0",
             "aqless.Worker.finish#0",
@@ -126,8 +124,6 @@ PENDING: dict[str, frozenset[str]] = {
             "aqless.contracts.Flows.chain#0",
             "aqless.contracts.Flows.put#0",
             "aqless.contracts.Job.refresh#0",
-            "aqless.contracts.Jobs.cancel#0",
-            "aqless.contracts.Jobs.get_many#0",
             "aqless.contracts.RecurringJob.backfill#0",
             "aqless.errors.needs_extra#0",
             "aqless.events.PubSubSource#0",
@@ -137,18 +133,14 @@ PENDING: dict[str, frozenset[str]] = {
             "aqless.flows.ChildrenResults.child#0",
             "aqless.flows.ChildrenResults.from_json#0",
             "aqless.flows.Flow#0",
-            "aqless.flows.FlowNode#0",
             "aqless.flows.FlowNode.with_children#0",
             "aqless.flows.FlowTree#0",
             "aqless.flows.FlowTree.find#0",
             "aqless.flows.FlowTree.from_json#0",
             "aqless.flows.FlowTree.walk#0",
-            "aqless.flows.Flows.chain#0",
-            "aqless.flows.Flows.put#0",
             "aqless.flows.Flows.put_tree#0",
             "aqless.flows.Flows.send#0",
             "aqless.flows.Flows.tree#0",
-            "aqless.flows.chained#0",
             "aqless.flows.draw#0",
             "aqless.metrics.Metrics.asgi_app#0",
             "aqless.metrics.Metrics.instrument#0",
@@ -365,6 +357,9 @@ def _common() -> dict[str, Any]:
         "datetime": datetime,
         "json": json,
         "PutRequest": aqless.PutRequest,
+        "FlowNode": aqless.flows.FlowNode,
+        "chained": aqless.flows.chained,
+        "window": aqless.ScalingWindow(120.0),
         "BatchCallback": aqless.BatchCallback,
         "send_email": send_email,
         "alert": alert,
@@ -400,6 +395,8 @@ async def _names(client: aqless.Client) -> dict[str, Any]:
         "first_jid": first,
         "second_jid": second,
         "other_jid": second,
+        "first": first,
+        "second": second,
         "recurring": recurring,
         "name": name,
         "rid": name,
