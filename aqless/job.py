@@ -373,9 +373,10 @@ class Job:
         Examples:
             ```python
             job = await client.queues["emails"].pop()
-            await job.complete(result={"sent": True})
-            # or hand it on to the next stage in 60 s:
-            await job.complete("emails-followup", delay=60)
+            if job is not None and not job.data.get("followup"):
+                await job.complete(result={"sent": True})
+            elif job is not None:  # or hand it on to the next stage in 60 s
+                await job.complete("emails-followup", delay=60)
             ```
         """
         command = "job.complete" if next_queue is None else "job.completeAndRequeue"
