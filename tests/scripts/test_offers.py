@@ -305,3 +305,34 @@ async def test_a_put_that_takes_a_job_from_a_worker_keeps_the_protocols_event_or
         await rput(lua, 1, "jid")
     # put, then lock_lost (CORE.md 7.3); the push follows
     assert captured.channels() == ["ql:log", "ql:w:w2", "ql:log", "ql:push:w1", "ql:pushed"]
+
+
+@pytest.mark.parametrize("command", ["queue.popAfter", "jobs.outcomes"])
+async def test_a_pop_after_outcomes_keeps_within_the_standing_offer(lua: Lua, command: str) -> None:
+    """A worker's pop sent with its outcomes may cross a push it has not read yet: while its
+    offer stands, the pop takes at most the slots offered less the jobs locked to it."""
+    await offer(lua, 0, "w1", 2)
+    async with listening(lua.redis, "w1"):
+        for jid in ("a", "b", "c", "d"):
+            await rput(lua, 1, jid)  # a and b are pushed; c and d wait
+    assert sorted(await lua.redis.zrange("ql:w:w1:jobs", 0, -1)) == ["a", "b"]
+    complete = ("job.complete", 2, "a", "w1", "queue", "{}")
+    if command == "queue.popAfter":
+        await lua(command, 2, "queue", "w1", 3, *complete)
+    else:
+        await lua(command, 2, "queue", "w1", 3, complete[0], 2, 4, *complete[2:])
+    # a done, b still locked: one slot of the two was left, so one job of the three asked
+    locked = set(await lua.redis.zrange("ql:w:w1:jobs", 0, -1))
+    waiting = set(await lua.redis.zrange("ql:q:queue-work", 0, -1))
+    assert len(locked) == 2
+    assert "b" in locked
+    assert locked | waiting == {"b", "c", "d"}
+    assert len(waiting) == 1
+    # with no offer standing, the pop takes what it asks
+    await lua("worker.withdraw", 3, "w1", "queue")
+    complete = ("job.complete", 3, "b", "w1", "queue", "{}")
+    if command == "queue.popAfter":
+        await lua(command, 3, "queue", "w1", 3, *complete)
+    else:
+        await lua(command, 3, "queue", "w1", 3, complete[0], 3, 4, *complete[2:])
+    assert sorted(await lua.redis.zrange("ql:w:w1:jobs", 0, -1)) == ["c", "d"]

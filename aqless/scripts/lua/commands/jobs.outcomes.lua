@@ -4,7 +4,8 @@
            job.completeAndRequeue, job.fail, job.retry or job.requeue) as its own call would,
            in order, then, unless queue is '', pops as rateLimit.pop, with that option when
            given; the outcomes' daily statistics are written once per queue and day)
-  Reads    as the commands, as rateLimit.pop
+  Reads    as the commands, as rateLimit.pop, ql:offers:<q> (while the worker's offer on the
+           queue stands, the pop takes at most its offered slots less the jobs locked to it)
   Writes   as the commands, as rateLimit.pop
   Returns  {ok, refused or '' (no pop), rateLimit.pop's reply or the text of its refusal,
            then for each outcome: ok or refused, the command's reply or the text of its

@@ -4,7 +4,9 @@
            (aqless's own: runs the outcome `command` (job.complete, job.completeAndRequeue,
            job.fail, job.retry or job.requeue) as its own call would, then pops as
            rateLimit.pop, with that option when given)
-  Reads    as the command, as rateLimit.pop
+  Reads    as the command, as rateLimit.pop, ql:offers:<q> (the pop takes at most the
+           offered slots less the jobs locked to the worker while its offer stands: see
+           jobs.outcomes)
   Writes   as the command, as rateLimit.pop
   Returns  {ok or refused, rateLimit.pop's reply or the text of its refusal, ok or refused, the
            command's reply or the text of its refusal} (a refused command does not stop the pop)

@@ -48,6 +48,7 @@ function Queue.pop_after(now, queue, worker, limit, a, first, find)
   local outcome, outcome_reply = pop_after_part(pcall(find(command), outcome_now, arguments))
   -- the per-call caches (configuration, tracking, throttle maximums) hold nothing an
   -- outcome changes: the pop reads what it would read in a call of its own
+  pop[3] = Queue.room_left(now, queue, worker, count)
   local popped, pop_reply = pop_after_part(pcall(find('rateLimit.pop'), now, pop))
   return {popped, pop_reply, outcome, outcome_reply}
 end
@@ -110,6 +111,22 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
   end
   Stats.flush()
   Job.unrelated = nil
-  if pop then reply[1], reply[2] = pop_after_part(pcall(find('rateLimit.pop'), now, pop)) end
+  if pop then
+    pop[3] = Queue.room_left(now, queue, worker, pop[3])
+    reply[1], reply[2] = pop_after_part(pcall(find('rateLimit.pop'), now, pop))
+  end
   return reply
+end
+
+-- The most jobs a worker's pop after its outcomes may take: `count`, or fewer while the
+-- worker's offer on the queue stands, so that the jobs locked to it (those a put pushed
+-- meanwhile included, which the worker may not have read yet) stay within the slots it
+-- offered.
+function Queue.room_left(now, queue, worker, count)
+  local offer = call('HGET', Keys.offers(queue), worker)
+  local slots = offer and tonumber(string.match(offer, '^(%d+) '))
+  if not slots then return count end
+  local room = slots - call('ZCOUNT', Keys.worker_jobs(worker), now, '+inf')
+  if room < count then return math.max(room, 0) end
+  return count
 end
