@@ -22,6 +22,7 @@ import redis
 
 import aqless
 from aqless.ops import audit
+from aqless.scripts.staging import STAGED_BYTES
 from aqless.web import create_app
 from tests.faults.harness import OwnServer, server_binary
 from tests.support.worker_processes import eventually
@@ -114,9 +115,15 @@ def verbs(
     client: aqless.Client, running: aqless.Job, waiting: aqless.Job
 ) -> dict[str, Callable[[], Awaitable[object]]]:
     queue = client.queues["q"]
+    big = {"pad": "x" * STAGED_BYTES}
     return {
         "put": lambda: queue.put("app.Job", {}, jid="refused-put"),
         "put_many": lambda: queue.put_many([aqless.PutRequest("app.Job", {}, jid="refused-many")]),
+        # a big put's data goes beside the script, in a transaction (aqless.scripts.staging)
+        "put, staged": lambda: queue.put("app.Job", big, jid="refused-staged"),
+        "put_many, staged": lambda: queue.put_many(
+            [aqless.PutRequest("app.Job", big, jid="refused-many-staged")]
+        ),
         "pop": lambda: queue.pop(worker="w"),
         "recur": lambda: queue.recur("app.Job", {}, interval=60, jid="refused-recur"),
         "pause": lambda: queue.pause(),
