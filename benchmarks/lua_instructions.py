@@ -15,7 +15,9 @@ FOLDER/callgrind.out.N` shows where a phase's instructions go).
 With --payloads, puts of data of those sizes are counted too, each as the script's argument
 and staged beside the call as aqless's client sends it (aqless.scripts.staging), then the
 staged jobs' pops of 50 as aqless's worker sends them (`payload-<size>-pop50`) and their
-completes, 50 in one `jobs.outcomes` call (`payload-<size>-outcomes50`), figures per job.
+completes, 50 in one `jobs.outcomes` call (`payload-<size>-outcomes50`), and the pops of
+the same jobs with `data_beside` (`payload-<size>-pop50-beside`) with the worker's HGETs of
+the data they left out (`payload-<size>-read-beside`), figures per job.
 
     python -m benchmarks.lua_instructions [--jobs 200] [--keep FOLDER] [--payloads 1000,100000]
         [--payload-text realistic|x]
@@ -126,6 +128,7 @@ def measure(
                     for call in _payload_calls(phase, jobs):
                         connection.fcall(function, 0, *call)
                     _control(server.pid, f"--dump=payload-{size}-{phase}")
+                _measure_beside(connection, function, server.pid, jobs, data, size)
             _measure_pushed(connection, function, server.pid, jobs)
             connection.close()
         finally:
@@ -173,6 +176,28 @@ def _payload_calls(phase: str, jobs: int) -> list[list[str | int]]:
             call += ["job.complete", "1700000002", len(arguments), *arguments]
         calls.append(call)
     return calls
+
+
+def _measure_beside(
+    connection: redis.Redis, function: str, pid: int, jobs: int, data: str, size: int
+) -> None:
+    """`payload-<size>-pop50-beside`: the same jobs (put again) popped with data_beside,
+    and `payload-<size>-read-beside` the worker's HGETs of the data the pops left out
+    (aqless._worker.beside)."""
+    connection.flushdb()
+    _payload_puts(connection, function, jobs, data, staged_put=True)
+    _control(pid, "--zero")
+    left: list[str] = []
+    for call in _payload_calls("pop50", jobs):
+        reply = connection.fcall(function, 0, *call[:-1], "data_beside")
+        jids = [job["jid"] for job in json.loads(reply[0])["jobs"]]
+        left += [jid for jid, text in zip(jids, reply[1:], strict=True) if text is None]
+    _control(pid, f"--dump=payload-{size}-pop50-beside")
+    pipeline = connection.pipeline(transaction=False)
+    for jid in left:
+        pipeline.hget(f"ql:j:{jid}", "data")
+    pipeline.execute()
+    _control(pid, f"--dump=payload-{size}-read-beside")
 
 
 def _put(
@@ -244,7 +269,7 @@ def main() -> None:
         for mode in ("plain", "staged"):
             count = counts[f"payload-{size}-{mode}"]
             sys.stdout.write(f"put {size:,} B {mode:<6} {count:8.1f}k instructions\n")
-        for phase in ("pop50", "outcomes50"):
+        for phase in ("pop50", "outcomes50", "pop50-beside", "read-beside"):
             count = counts[f"payload-{size}-{phase}"]
             sys.stdout.write(f"{phase} {size:,} B {count:8.1f}k instructions\n")
     for vocabulary in NAMES:

@@ -11,6 +11,8 @@ import pytest
 
 import aqless
 from aqless import Job
+from aqless._connection.protocol import DATA_APART_NO_HISTORY, DATA_BESIDE
+from aqless._worker.beside import BesideData
 from tests.support.worker import all_complete, make_worker, one, running, until
 
 DATA: list[Any] = [
@@ -140,3 +142,58 @@ async def test_a_pushed_job_whose_data_python_cannot_read_fails_at_once(
     failure = json.loads(str(await client.redis.hget(key, "failure")))
     assert failure["group"] == "q-PayloadError"
     assert "not JSON" in failure["message"]
+
+
+# -- big data, read beside the pop (aqless._worker.beside) ----------------------------------
+
+
+async def hstrlens(client: aqless.Client) -> int:
+    """The HSTRLENs the server ran: a pop with data_beside runs one per job."""
+    stats = await client.redis.info("commandstats")
+    return int(stats.get("cmdstat_hstrlen", {}).get("calls", 0))
+
+
+async def test_big_data_is_read_beside_the_pop_and_small_data_pays_nothing(
+    client: aqless.Client,
+) -> None:
+    """Once a queue's jobs had big data, the worker's pops leave it out of their replies
+    and the worker reads it (HGET); the jobs get their data as it was put all the same. A
+    queue whose jobs have small data only is popped as before."""
+    seen: dict[str, Any] = {}
+
+    async def code(job: Job) -> None:
+        seen[job.jid] = job.data
+
+    await client.redis.config_resetstat()
+    small = [await client.queues["small"].put("app.job", {"n": n}) for n in range(6)]
+    worker = make_worker(client, handlers=one(code), concurrency=4, queues=["small"])
+    async with running(worker):
+        await all_complete(client, small)
+    assert await hstrlens(client) == 0  # small data: popped as before
+
+    data = [{"n": n, "pad": "x" * (n % 3) * 20_000} for n in range(12)]  # big and small
+    big = [await client.queues["big"].put("app.job", value) for value in data]
+    worker = make_worker(client, handlers=one(code), concurrency=4, queues=["big"])
+    async with running(worker):
+        await all_complete(client, big)
+    assert await hstrlens(client) > 0  # its later pops left the big data beside
+    assert [seen[jid] for jid in big] == data
+    assert [seen[jid] for jid in small] == [{"n": n} for n in range(6)]
+
+
+async def test_a_job_gone_before_its_data_is_read_is_not_run(client: aqless.Client) -> None:
+    """The data a pop left out is read after it: a job cancelled (its hash deleted) in
+    between is left out of the jobs to run; the others get their data."""
+    prefix = client.protocol.prefix
+    await client.redis.hset(f"{prefix}j:here", "data", '{"big":1}')
+    beside = BesideData(client)
+    popped: list[dict[str, Any]] = [
+        {"jid": "here", "data": None},
+        {"jid": "gone", "data": None},
+        {"jid": "inline", "data": "[1]"},
+    ]
+    read = await beside.read("q", popped)
+    assert read == [{"jid": "here", "data": '{"big":1}'}, {"jid": "inline", "data": "[1]"}]
+    assert beside.option("q") == DATA_BESIDE  # data was left out: big
+    await beside.read("q", [{"jid": "inline", "data": "[1]"}])
+    assert beside.option("q") == DATA_APART_NO_HISTORY  # none big any more
