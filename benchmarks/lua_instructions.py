@@ -16,8 +16,8 @@ With --payloads, puts of data of those sizes are counted too, each as the script
 and staged beside the call as aqless's client sends it (aqless.scripts.staging), then the
 staged jobs' pops of 50 as aqless's worker sends them (`payload-<size>-pop50`) and their
 completes, 50 in one `jobs.outcomes` call (`payload-<size>-outcomes50`), and the pops of
-the same jobs with `data_beside` (`payload-<size>-pop50-beside`) with the worker's HGETs of
-the data they left out (`payload-<size>-read-beside`), figures per job.
+the same jobs with `data_beside` (`payload-<size>-pop50-beside`) with the worker's HMGETs
+of the data they left out (`payload-<size>-read-beside`), figures per job.
 
     python -m benchmarks.lua_instructions [--jobs 200] [--keep FOLDER] [--payloads 1000,100000]
         [--payload-text realistic|x]
@@ -182,7 +182,7 @@ def _measure_beside(
     connection: redis.Redis, function: str, pid: int, jobs: int, data: str, size: int
 ) -> None:
     """`payload-<size>-pop50-beside`: the same jobs (put again) popped with data_beside,
-    and `payload-<size>-read-beside` the worker's HGETs of the data the pops left out
+    and `payload-<size>-read-beside` the worker's HMGETs of the data the pops left out
     (aqless._worker.beside)."""
     connection.flushdb()
     _payload_puts(connection, function, jobs, data, staged_put=True)
@@ -195,7 +195,7 @@ def _measure_beside(
     _control(pid, f"--dump=payload-{size}-pop50-beside")
     pipeline = connection.pipeline(transaction=False)
     for jid in left:
-        pipeline.hget(f"ql:j:{jid}", "data")
+        pipeline.hmget(f"ql:j:{jid}", "data", "jid")
     pipeline.execute()
     _control(pid, f"--dump=payload-{size}-read-beside")
 

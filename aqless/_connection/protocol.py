@@ -450,14 +450,13 @@ DATA_APART = "data_apart"
 #: ``history`` is empty until it is read again (``Job.refresh``).
 DATA_APART_NO_HISTORY = "data_apart_no_history"
 
-#: ``DATA_APART_NO_HISTORY`` for a worker whose jobs' data is big: each data of
-#: ``BESIDE_BYTES`` or more is None in its job's fields, for the worker to read with a plain
-#: HGET (``data_beside``): made a Lua string and copied into the script's reply, 100 KB of
-#: data costs the server ~4x what the HGET's reply costs.
+#: ``DATA_APART_NO_HISTORY`` for a worker whose jobs' data is big: each job's data is None
+#: in its fields, for the worker to read with a plain HMGET (``data_beside``; see
+#: aqless._worker.beside): made a Lua string and copied into the script's reply, 100 KB of
+#: data costs the server ~5x what the HMGET's reply costs.
 DATA_BESIDE = "data_beside"
 
-#: The smallest data a pop with ``DATA_BESIDE`` leaves for the worker to read (the script's
-#: Job.BESIDE_BYTES).
+#: The smallest data that makes a worker pop its queue with ``DATA_BESIDE``.
 BESIDE_BYTES = 16384
 
 

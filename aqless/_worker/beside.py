@@ -1,15 +1,16 @@
 """Big job data read beside the pop: the pop's counterpart of a staged put.
 
 A pop hands each job's data to the worker through the script: the server makes the stored
-text a Lua string (hashed whole, then copied) and copies it again into the reply, ~450k
-instructions for 100 KB of data, where a plain HGET of it costs ~110k
-(benchmarks/HISTORY.md). So a worker whose jobs from a queue had big data pops that queue
-with ``DATA_BESIDE``: the script leaves each data of ``BESIDE_BYTES`` or more out of its
-reply (None in the job's fields), and the worker reads those with plain HGETs, sent
-together in one round trip. Small data comes in the reply as before, and a queue whose jobs
-had no big data is popped as before: its jobs pay nothing for this.
+text a Lua string (hashed whole, then copied) and copies it again into the reply, ~545k
+instructions more for 100 KB of data than for 100 B, where a plain HMGET of it costs ~110k
+(benchmarks/HISTORY.md). So a worker whose last jobs from a queue had data of
+``BESIDE_BYTES`` or more pops that queue with ``DATA_BESIDE``: the script leaves every job's
+data out of its reply (None in the job's fields), and the worker reads them with plain
+HMGETs (``data`` and ``jid``, which tells a job that is gone), sent together in one round
+trip. A queue whose jobs have small data is popped as before: its jobs pay nothing for this,
+and a queue whose jobs' data is small again goes back to it at its next pop.
 
-A job whose hash is gone by the HGET (cancelled, or completed by an operator, between the
+A job whose hash is gone by the read (cancelled, or completed by an operator, between the
 pop and the read) is not run: it is no longer there to run.
 """
 
@@ -41,25 +42,25 @@ class BesideData:
 
     async def read(self, queue: str, popped: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """`popped` (a pop's job fields) with the data the pop left out read in; a job
-        whose data is gone is left out. `queue` learns whether its jobs have big data."""
+        that is gone is left out. `queue` learns whether its jobs have big data."""
         left = [fields for fields in popped if fields.get("data") is None]
-        if popped and queue:
-            big = bool(left) or any(_big(fields["data"]) for fields in popped)
-            (self._big.add if big else self._big.discard)(queue)
-        if not left:
-            return popped
-        protocol = self._client.protocol
-        calls = [("HGET", f"{protocol.prefix}j:{fields['jid']}", "data") for fields in left]
         gone: list[str] = []
-        for fields, data in zip(left, await protocol.plain_many("HGET", calls), strict=True):
-            if data is None:
-                gone.append(str(fields.get("jid")))
-            fields["data"] = data.decode() if isinstance(data, bytes) else data
+        if left:
+            protocol = self._client.protocol
+            calls = [("HMGET", f"{protocol.prefix}j:{job['jid']}", "data", "jid") for job in left]
+            replies = await protocol.plain_many("HMGET", calls)
+            for fields, (data, jid) in zip(left, replies, strict=True):
+                if jid is None:
+                    gone.append(str(fields.get("jid")))
+                fields["data"] = "{}" if data is None else _text(data)  # (as the pop: {})
+        if popped and queue:
+            big = any(len(fields["data"]) >= BESIDE_BYTES for fields in popped)
+            (self._big.add if big else self._big.discard)(queue)
         if not gone:
             return popped
         logger.info("jobs %s are gone since their pop: not run", ", ".join(gone))
-        return [fields for fields in popped if fields["data"] is not None]
+        return [fields for fields in popped if str(fields.get("jid")) not in gone]
 
 
-def _big(data: object) -> bool:
-    return isinstance(data, str | bytes) and len(data) >= BESIDE_BYTES
+def _text(data: str | bytes) -> str:
+    return data.decode() if isinstance(data, bytes) else data

@@ -273,9 +273,8 @@ def sized(size: int) -> str:
     return '{"p":"' + "y" * (size - 8) + '"}'
 
 
-# the jobs' data by jid, in the order a pop takes them: the smallest data left beside the
-# reply is 16384 bytes (Job.BESIDE_BYTES)
-BESIDE = {"below": sized(16383), "at": sized(16384), "big": sized(100_000), "small": "{}"}
+# the jobs' data by jid, in the order a pop takes them
+BESIDE = {"big": sized(100_000), "small": "{}", "edge": sized(16384)}
 
 
 async def beside_jobs(lua: Lua) -> None:
@@ -308,8 +307,8 @@ async def test_a_pop_with_data_beside_does_what_no_history_does_but_leaves_big_d
         assert beside_reply[2:] == bare_reply[2:] == ["ok", "complete"]
         bare_reply, beside_reply = bare_reply[1], beside_reply[1]
     assert beside_reply[0] == bare_reply[0]
-    assert bare_reply[1:] == list(BESIDE.values())[:3]
-    assert beside_reply[1:] == [BESIDE["below"], None, None]  # read by the worker
+    assert bare_reply[1:] == list(BESIDE.values())
+    assert beside_reply[1:] == [None, None, None]  # read by the worker, beside
 
 
 async def test_a_pop_with_data_beside_refused_leaves_the_next_pops_reading_data(lua: Lua) -> None:
@@ -317,6 +316,6 @@ async def test_a_pop_with_data_beside_refused_leaves_the_next_pops_reading_data(
     await beside_jobs(lua)
     await refused(lua, 'Arg "limit"', "rateLimit.pop", 10, "queue", "w", "x", "data_beside")
     [job] = json.loads(await lua("pop", 11, "queue", "w", 1))
-    assert job["data"] == BESIDE["below"]
+    assert job["data"] == BESIDE["big"]
     _, data = await lua("rateLimit.pop", 12, "queue", "w", 1, "data_apart")
-    assert data == BESIDE["at"]
+    assert data == BESIDE["small"]

@@ -9,8 +9,8 @@
            list: that JSON text with no "data" in the job objects, then each job's stored data
            text as it is, in the order of the jobs; with data_apart_no_history (aqless's
            workers') the same, and the job objects have no "history"; with data_beside
-           (aqless's workers', for big data) the same, but false in place of each data of
-           16384 bytes or more, which the worker reads itself (HGET ql:j:<jid> data)
+           (aqless's workers', for big data) the same, but false in place of each job's
+           data, which the worker reads itself (HMGET ql:j:<jid> data jid)
   Errors   as pop
 ]=]
 Commands['rateLimit.pop'] = function(D, now, queue, worker, limit, data_apart)

@@ -24,7 +24,9 @@ end
 -- The same but `worker` and `expires`, which a pop writes before it presents the job (each
 -- field read costs the server about as much as a small table). `Job.pop_data`: the field
 -- read in data's place: `data`, or, while a pop with data_beside runs (Job.beside_pop), a
--- field no job has, so that no job's data is made a Lua string (Job.data_beside reads it).
+-- field no job has, so that no job's data is made a Lua string: made one and copied into
+-- the reply, 100 KB of data costs the server ~545k instructions more than 100 B (Valkey 9's
+-- Lua hashes the whole string); the worker's plain HMGET of it, ~110k.
 Job.pop_data = 'data'
 function Job.read_for_pop(jid)
   return call('HMGET', Keys.job(jid), 'time', 'held_in', 'jid', 'klass', 'state', 'queue',
@@ -40,20 +42,6 @@ function Job.beside_pop(pop, ...)
   Job.pop_data = 'data'
   if not ok then error(reply, 0) end
   return reply
-end
-
--- The smallest data a pop with data_beside leaves for the worker to read (see
--- Job.data_beside); the size from which a put's data is staged (aqless.scripts.staging).
-Job.BESIDE_BYTES = 16384
-
--- A job's data for a pop with data_beside (its HMGET left it out): the stored text, or false
--- when it has at least Job.BESIDE_BYTES bytes: the worker reads it with a plain HGET, sent
--- beside the script. Made a Lua string, 100 KB of data costs the server ~450k instructions
--- (hashed and copied), and again copied into the reply; the HGET, ~110k.
-function Job.data_beside(jid)
-  local key = Keys.job(jid)
-  if call('HSTRLEN', key, 'data') >= Job.BESIDE_BYTES then return false end
-  return call('HGET', key, 'data') or '{}'
 end
 
 -- The job object. (Its fields' positions as upvalues: read from Job.at per use, a pop of
@@ -104,7 +92,8 @@ do
   -- data text (aqless's own pops, see `data_apart` in rateLimit.pop), which the object then
   -- leaves out: escaped into a JSON string, a payload of 100 KB costs the server ~130 µs
   -- (`apart.inline`: the data stays in the object, see Worker.PUSHED; `apart.beside`: a
-  -- pop with data_beside, whose fields have no data: see Job.data_beside).
+  -- pop with data_beside, whose fields have no data: false in its place, the worker reads
+  -- it, see Job.read_for_pop).
   -- `own`: a reply only aqless reads (its pops and pushes): the object ends with the job's
   -- `attempt` (aqless's own field, see Job.check_attempt; 0 when absent) and its checkpoint.
   function Job.json(D, jid, f, unrelated, apart, own)
@@ -124,7 +113,7 @@ do
     if apart == nil or apart.inline then
       data_key, data = ',"data":', cjson.encode(f[DATA] or '{}')
     elseif apart.beside and not f[DATA] then
-      apart[#apart + 1] = Job.data_beside(jid)
+      apart[#apart + 1] = false
     else
       apart[#apart + 1] = f[DATA] or '{}'
     end

@@ -17,7 +17,7 @@ local POP_AFTER_OUTCOMES = {
 -- each job's data comes apart from the reply's JSON, as stored, not escaped into it; the
 -- worker's, `data_apart_no_history` (Queue.NO_HISTORY), also leaves out each job's history;
 -- `data_beside` (Queue.BESIDE, the worker's when its jobs' data is big) also leaves out
--- each data of Job.BESIDE_BYTES or more, which the worker reads itself (Job.data_beside).
+-- each job's data, which the worker reads itself (see Job.read_for_pop).
 local DATA_APART = 'data_apart'
 Queue.NO_HISTORY = 'data_apart_no_history'
 Queue.BESIDE = 'data_beside'
