@@ -278,8 +278,10 @@ BESIDE = {"big": sized(100_000), "small": "{}", "edge": sized(16384)}
 
 
 async def beside_jobs(lua: Lua) -> None:
+    """The BESIDE jobs, the big one tracked (a tracked job's pop publishes more)."""
     for i, (jid, data) in enumerate(BESIDE.items()):
         assert await lua("queue.put", i, "w", "queue", jid, "K", data, 0, "priority", -i) == jid
+    await lua("job.track", 8, "big")
 
 
 @pytest.mark.parametrize("command", list(POPS))
