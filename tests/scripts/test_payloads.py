@@ -285,7 +285,7 @@ async def beside_jobs(lua: Lua) -> None:
 
 
 @pytest.mark.parametrize("command", list(POPS))
-async def test_a_pop_with_data_beside_does_what_no_history_does_but_leaves_big_data_out(
+async def test_a_pop_with_data_beside_does_what_no_history_does_but_leaves_the_data_out(
     lua: Lua, command: str
 ) -> None:
     async def run(option: str) -> tuple[Any, ...]:
