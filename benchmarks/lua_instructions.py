@@ -13,7 +13,11 @@ valgrind. With --keep, the dumps stay (`callgrind_annotate --inclusive=yes
 FOLDER/callgrind.out.N` shows where a phase's instructions go).
 
 With --payloads, puts of data of those sizes are counted too, each as the script's argument
-and staged beside the call as aqless's client sends it (aqless.scripts.staging).
+and staged beside the call as aqless's client sends it (aqless.scripts.staging), then the
+staged jobs' pops of 50 as aqless's worker sends them (`payload-<size>-pop50`) and their
+completes, 50 in one `jobs.outcomes` call (`payload-<size>-outcomes50`), and the pops of
+the same jobs with `data_beside` (`payload-<size>-pop50-beside`) with the worker's HMGETs
+of the data they left out (`payload-<size>-read-beside`), figures per job.
 
     python -m benchmarks.lua_instructions [--jobs 200] [--keep FOLDER] [--payloads 1000,100000]
         [--payload-text realistic|x]
@@ -119,6 +123,12 @@ def measure(
                     data = text(size) if payload_text == "realistic" else "x" * size
                     _payload_puts(connection, function, jobs, data, staged_put=mode == "staged")
                     _control(server.pid, f"--dump=payload-{size}-{mode}")
+                for phase in ("pop50", "outcomes50"):  # the staged puts' jobs
+                    _control(server.pid, "--zero")
+                    for call in _payload_calls(phase, jobs):
+                        connection.fcall(function, 0, *call)
+                    _control(server.pid, f"--dump=payload-{size}-{phase}")
+                _measure_beside(connection, function, server.pid, jobs, data, size)
             _measure_pushed(connection, function, server.pid, jobs)
             connection.close()
         finally:
@@ -148,6 +158,46 @@ def _payload_puts(
             _put(connection, function, arguments, staged_put=staged_put)
     finally:
         staging.STAGED_BYTES = threshold
+
+
+def _payload_calls(phase: str, jobs: int) -> list[list[str | int]]:
+    """The calls of aqless's worker for `_payload_puts`'s jobs: pops of 50 (`pop50`), or
+    their completes, 50 to a ``jobs.outcomes`` call (`outcomes50`)."""
+    pop: list[str | int] = ["rateLimit.pop", "1700000001", "payload", "w", BATCH]
+    pop.append("data_apart_no_history")
+    if phase == "pop50":
+        return [pop for _ in range(jobs // BATCH)]
+    calls: list[list[str | int]] = []
+    for first in range(0, jobs, BATCH):
+        call: list[str | int] = ["jobs.outcomes", "1700000002", "", "", ""]
+        for i in range(first, min(first + BATCH, jobs)):
+            arguments: list[str | int] = [f"job-{i}", "w", "payload", "", "keep_data", 1]
+            arguments += ["attempt", 1]
+            call += ["job.complete", "1700000002", len(arguments), *arguments]
+        calls.append(call)
+    return calls
+
+
+def _measure_beside(
+    connection: redis.Redis, function: str, pid: int, jobs: int, data: str, size: int
+) -> None:
+    """`payload-<size>-pop50-beside`: the same jobs (put again) popped with data_beside,
+    and `payload-<size>-read-beside` the worker's HMGETs of the data the pops left out
+    (aqless._worker.beside)."""
+    connection.flushdb()
+    _payload_puts(connection, function, jobs, data, staged_put=True)
+    _control(pid, "--zero")
+    left: list[str] = []
+    for call in _payload_calls("pop50", jobs):
+        reply = connection.fcall(function, 0, *call[:-1], "data_beside")
+        jids = [job["jid"] for job in json.loads(reply[0])["jobs"]]
+        left += [jid for jid, text in zip(jids, reply[1:], strict=True) if text is None]
+    _control(pid, f"--dump=payload-{size}-pop50-beside")
+    pipeline = connection.pipeline(transaction=False)
+    for jid in left:
+        pipeline.hmget(f"ql:j:{jid}", "data", "jid")
+    pipeline.execute()
+    _control(pid, f"--dump=payload-{size}-read-beside")
 
 
 def _put(
@@ -219,6 +269,9 @@ def main() -> None:
         for mode in ("plain", "staged"):
             count = counts[f"payload-{size}-{mode}"]
             sys.stdout.write(f"put {size:,} B {mode:<6} {count:8.1f}k instructions\n")
+        for phase in ("pop50", "outcomes50", "pop50-beside", "read-beside"):
+            count = counts[f"payload-{size}-{phase}"]
+            sys.stdout.write(f"{phase} {size:,} B {count:8.1f}k instructions\n")
     for vocabulary in NAMES:
         for phase in ("put", "pop", "heartbeat", "complete", "put50", "pop50", "complete50"):
             value = counts.get(f"{vocabulary}-{phase}")

@@ -1,18 +1,21 @@
 """A put's data text: msgspec's where it writes the stdlib encoder's bytes, else the stdlib's
 (aqless._connection.data_text). Other qless clients read the stored text, so it must not
-change by a byte; the stored text of a real put is checked in tests/test_queue.py."""
+change by a byte; the stored text of a real put is checked in tests/test_queue.py. A job's
+data read: msgspec's where it reads the text, else json's, as the same values."""
 
 from __future__ import annotations
 
 import datetime
+import json
 import math
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aqless._connection.data_text import encode_data, written_alike
+from aqless._connection.data_text import decode_data, encode_data, written_alike
 from aqless._connection.protocol import encode_json
 from aqless.errors import PayloadError
 
@@ -95,3 +98,60 @@ json_values = st.recursive(
 @given(json_values)
 def test_any_json_value_is_written_as_json_writes_it(value: Any) -> None:
     assert as_text(encode_data(value, "job data")) == encode_json(value, "job data")
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, of the same types all the way down (1 == 1.0 == True would not tell), -0.0 as
+    -0.0, NaN as NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[key], b[key]) for key in a)
+    return bool(a == b)
+
+
+@given(json_values, st.booleans())
+def test_any_json_text_is_read_as_json_reads_it(value: Any, ascii: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii)
+    assert same(decode_data(text), json.loads(text))
+    assert same(decode_data(text.encode()), json.loads(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NaN",  # msgspec refuses these, json reads them: as it always did here
+        "[Infinity, -Infinity]",
+        "1e400",
+        "-1.7976931348623159e308",
+        '"\\ud800"',  # an escaped lone surrogate
+        '{"a": 1, "a": 2}',  # the last wins
+        "1" * 4000,
+        "-0.0",
+        "9007199254740993.0",
+        "123456789e-330",
+        '"\ud800"',  # a lone surrogate in the text itself (a str, not UTF-8)
+    ],
+)
+def test_texts_msgspec_refuses_or_reads_differently_are_read_as_json_does(text: str) -> None:
+    assert same(decode_data(text), json.loads(text))
+
+
+@pytest.mark.parametrize("text", ["", "[1,]", "01", "{'a': 1}", '"\t"', "1" * 5000])
+def test_what_json_refuses_to_read_is_refused(text: str) -> None:
+    """Refused with json's own error (its text included): msgspec's is never raised."""
+    try:
+        json.loads(text)
+    except ValueError as error:
+        refusal = error
+    with pytest.raises(type(refusal), match=re.escape(str(refusal))):
+        decode_data(text)
+
+
+def test_nesting_too_deep_is_refused_as_json_refuses_it() -> None:
+    with pytest.raises(RecursionError):
+        decode_data("[" * 100_000 + "]" * 100_000)

@@ -13,16 +13,24 @@ null...). So msgspec encodes only data that is made of JSON's own types (dict wi
 string keys, list, tuple, ASCII string without DEL, int, bool, None, and a float 0 or of a
 magnitude from 1e-4 to 1e16), of at most `_MOST_VALUES` values, which a walk over the data
 checks; anything else goes to ``json`` as before, refusals included.
+
+Decoding (``decode_data``, a job's data as a worker reads it) is msgspec's too where it is
+installed: ~50 µs for 100 KB of JSON text where ``json.loads`` takes ~90. msgspec reads
+what ``json`` reads as the same values (integers of any length, floats correctly rounded,
+the last of duplicate keys); it refuses some texts that ``json`` reads (NaN and Infinity,
+numbers past a float's range, escaped lone surrogates), and those go to ``json``, so a text
+decodes to what it always did, and a text ``json`` refuses is refused as before.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from aqless._connection.protocol import encode_json
 
-__all__ = ["encode_data"]
+__all__ = ["decode_data", "encode_data"]
 
 #: past this many values, the walk costs about what it spares
 _MOST_VALUES = 256
@@ -41,6 +49,30 @@ def _msgspec_encode() -> Callable[[Any], bytes] | None:
 
 
 _encode_fast = _msgspec_encode()
+
+
+def _msgspec_decode() -> tuple[Callable[[str | bytes], Any], type[Exception]] | None:
+    try:
+        from msgspec import DecodeError
+        from msgspec.json import Decoder
+    except ImportError:  # pragma: no cover - msgspec is optional
+        return None
+    return Decoder().decode, DecodeError
+
+
+_decode_fast = _msgspec_decode()
+
+
+def decode_data(text: str | bytes) -> Any:
+    """The value of JSON `text`, as ``json.loads`` reads it (its ValueError or
+    RecursionError for text that is not JSON)."""
+    if _decode_fast is not None:
+        decode, refused = _decode_fast
+        try:
+            return decode(text)
+        except (refused, UnicodeError):  # json may still read it (see above)
+            pass
+    return json.loads(text)
 
 
 def encode_data(value: object, what: str) -> str | bytes:

@@ -450,12 +450,22 @@ DATA_APART = "data_apart"
 #: ``history`` is empty until it is read again (``Job.refresh``).
 DATA_APART_NO_HISTORY = "data_apart_no_history"
 
+#: ``DATA_APART_NO_HISTORY`` for a worker whose jobs' data is big: each job's data is None
+#: in its fields, for the worker to read with a plain HMGET (``data_beside``; see
+#: aqless._worker.beside): made a Lua string and copied into the script's reply, 100 KB of
+#: data costs the server ~5x what the HMGET's reply costs.
+DATA_BESIDE = "data_beside"
+
+#: The smallest data that makes a worker pop its queue with ``DATA_BESIDE``.
+BESIDE_BYTES = 16384
+
 
 def decoded_apart(command: str, reply: Any) -> Any:
     """The value of a pop's reply made with ``DATA_APART``: its first item is the JSON text
     of the reply whose job objects have no `data`, the next ones each job's data text, in
     the order of the jobs; each goes back into its object (a text, as `data` is in every job
-    object: aqless.job.Job decodes it)."""
+    object: aqless.job.Job decodes it; None for a data left for the caller to read, with
+    ``DATA_BESIDE``)."""
     if not isinstance(reply, list) or not reply:
         raise ScriptError(command, f"expected a list, got {reply!r}")
     value = _decoded(command, reply[0])

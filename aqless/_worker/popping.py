@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from aqless._concurrency.backoff import POP, apart
-from aqless._connection.protocol import DATA_APART_NO_HISTORY
+from aqless._worker.beside import BesideData
 from aqless._worker.budget import SlotBudget
 from aqless._worker.outage import ServerOutage
 from aqless._worker.outcomes import failure_group
@@ -93,6 +93,7 @@ class Popper:
         self._may_pop = may_pop
         self._budget = budget
         self._limit = (running.concurrency + 3) // 4
+        self._beside = BesideData(client)  # the queues whose data it reads itself
         self.failures = 0  # pops failed in a row
         #: pops sent, whose replies have not come yet
         self.in_flight = 0
@@ -153,7 +154,7 @@ class Popper:
             coming += wanted
             self.in_flight += 1
             sent.append(queue)
-            return queue, name, wanted, DATA_APART_NO_HISTORY
+            return queue, name, wanted, self._beside.option(queue)
 
         try:
             for queue in self._reserver.order(await self._served.current()):
@@ -212,8 +213,9 @@ class Popper:
         return await self._jobs("", reply or [])
 
     async def _jobs(self, queue: str, popped: list[dict[str, Any]]) -> list[Job]:
-        """The popped jobs; those that cannot run fail (see `fail_unreadable`)."""
-        jobs, unreadable = readable_jobs(self._client, popped)
+        """The popped jobs, their data read when the pop left it out (see BesideData);
+        those that cannot run fail (see `fail_unreadable`)."""
+        jobs, unreadable = readable_jobs(self._client, await self._beside.read(queue, popped))
         for job in unreadable:
             await self.fail_unreadable(job)
         return jobs

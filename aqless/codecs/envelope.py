@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
-from aqless._connection.data_text import encode_data
+from aqless._connection.data_text import decode_data, encode_data
 from aqless.errors import (
     BlobMissingError,
     BlobStoreError,
@@ -263,7 +263,7 @@ def is_envelope(value: object) -> bool:
 
 def _json(text: str | bytes) -> Any:
     try:
-        return json.loads(text)
+        return decode_data(text)
     except (ValueError, RecursionError) as error:
         shown = text[:80] if isinstance(text, str) else text[:80].decode("utf-8", "replace")
         raise PayloadError(f"stored job data is not JSON: {shown!r}") from error

@@ -263,3 +263,61 @@ async def test_a_refused_complete_with_keep_data_is_refused_as_before(lua: Lua) 
         "1",
     )
     assert await lua.redis.hget("ql:j:j", "data") == STORED
+
+
+# -- data_beside -------------------------------------------------------------------------------
+
+
+def sized(size: int) -> str:
+    """A JSON text of exactly `size` bytes."""
+    return '{"p":"' + "y" * (size - 8) + '"}'
+
+
+# the jobs' data by jid, in the order a pop takes them
+BESIDE = {"big": sized(100_000), "small": "{}", "edge": sized(16384)}
+
+
+async def beside_jobs(lua: Lua) -> None:
+    """The BESIDE jobs, the big one tracked (a tracked job's pop publishes more)."""
+    for i, (jid, data) in enumerate(BESIDE.items()):
+        assert await lua("queue.put", i, "w", "queue", jid, "K", data, 0, "priority", -i) == jid
+    await lua("job.track", 8, "big")
+
+
+@pytest.mark.parametrize("command", list(POPS))
+async def test_a_pop_with_data_beside_does_what_no_history_does_but_leaves_the_data_out(
+    lua: Lua, command: str
+) -> None:
+    async def run(option: str) -> tuple[Any, ...]:
+        async def pop(lua: Lua) -> Any:
+            await lua("rateLimit.pop", 15, "queue", "w", 1)  # the first job, for the outcome
+            return await lua(command, 20, *POPS[command](option))
+
+        await lua.redis.flushall()
+        await beside_jobs(lua)
+        # (OUTCOME's job)
+        assert await lua("queue.put", 9, "w", "queue", "escapes", "K", "{}", 0, "priority", 9)
+        async with EventCapture(lua.redis, "ql:*") as captured:
+            reply = await pop(lua)
+        return reply, await snapshot(lua), captured.messages
+
+    bare = await run("data_apart_no_history")
+    beside = await run("data_beside")
+    assert beside[1:] == bare[1:]  # keys and publications
+    (bare_reply, beside_reply) = (bare[0], beside[0])
+    if command != "rateLimit.pop":  # the pop's part of the reply; the outcomes' the same
+        assert beside_reply[2:] == bare_reply[2:] == ["ok", "complete"]
+        bare_reply, beside_reply = bare_reply[1], beside_reply[1]
+    assert beside_reply[0] == bare_reply[0]
+    assert bare_reply[1:] == list(BESIDE.values())
+    assert beside_reply[1:] == [None, None, None]  # read by the worker, beside
+
+
+async def test_a_pop_with_data_beside_refused_leaves_the_next_pops_reading_data(lua: Lua) -> None:
+    # a function library keeps its tables between calls: the next pops read data again
+    await beside_jobs(lua)
+    await refused(lua, 'Arg "limit"', "rateLimit.pop", 10, "queue", "w", "x", "data_beside")
+    [job] = json.loads(await lua("pop", 11, "queue", "w", 1))
+    assert job["data"] == BESIDE["big"]
+    _, data = await lua("rateLimit.pop", 12, "queue", "w", 1, "data_apart")
+    assert data == BESIDE["small"]

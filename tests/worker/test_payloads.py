@@ -11,6 +11,8 @@ import pytest
 
 import aqless
 from aqless import Job
+from aqless._connection.protocol import DATA_APART_NO_HISTORY, DATA_BESIDE
+from aqless._worker.beside import BesideData
 from tests.support.worker import all_complete, make_worker, one, running, until
 
 DATA: list[Any] = [
@@ -140,3 +142,76 @@ async def test_a_pushed_job_whose_data_python_cannot_read_fails_at_once(
     failure = json.loads(str(await client.redis.hget(key, "failure")))
     assert failure["group"] == "q-PayloadError"
     assert "not JSON" in failure["message"]
+
+
+# -- big data, read beside the pop (aqless._worker.beside) ----------------------------------
+
+
+def read_beside(client: aqless.Client) -> list[str]:
+    """The jids whose data the worker reads beside its pops, as it reads them (the
+    protocol's plain calls, recorded on their way)."""
+    read: list[str] = []
+    protocol = client.protocol
+    plain_many = protocol.plain_many
+
+    async def recording(what: str, calls: Any) -> list[Any]:
+        if what == "HMGET":
+            read.extend(str(call[1]).rsplit("j:", 1)[1] for call in calls)
+        return await plain_many(what, calls)
+
+    protocol.plain_many = recording  # type: ignore[method-assign,assignment]
+    return read
+
+
+async def test_big_data_is_read_beside_the_pop_and_small_data_pays_nothing(
+    client: aqless.Client,
+) -> None:
+    """Once a queue's jobs had big data, the worker's pops leave the data out of their
+    replies and the worker reads it (HMGET); the jobs get their data as it was put all the
+    same. A queue whose jobs have small data only is popped as before."""
+    seen: dict[str, Any] = {}
+
+    async def code(job: Job) -> None:
+        seen[job.jid] = job.data
+
+    read = read_beside(client)
+    small = [await client.queues["small"].put("app.job", {"n": n}) for n in range(6)]
+    worker = make_worker(client, handlers=one(code), concurrency=4, queues=["small"])
+    async with running(worker):
+        await all_complete(client, small)
+    assert read == []  # small data: popped as before
+
+    data = [{"n": n, "pad": "x" * 20_000} for n in range(12)]
+    big = [await client.queues["big"].put("app.job", value) for value in data]
+    worker = make_worker(client, handlers=one(code), concurrency=4, queues=["big"])
+    async with running(worker):
+        await all_complete(client, big)
+    assert set(read) <= set(big[1:])  # the pops after the first big data (one job each)
+    assert len(read) >= 6  # (a few may have been sent before the first came back)
+    assert [seen[jid] for jid in big] == data
+    assert [seen[jid] for jid in small] == [{"n": n} for n in range(6)]
+
+
+async def test_a_job_gone_before_its_data_is_read_is_not_run(client: aqless.Client) -> None:
+    """The data a pop left out is read after it: a job cancelled (its hash deleted) in
+    between is left out of the jobs to run; the others get their data (a hash without
+    data, as another writer may leave one, reads as the pop would: {})."""
+    prefix = client.protocol.prefix
+    await client.redis.hset(f"{prefix}j:big", mapping={"jid": "big", "data": "x" * 20_000})
+    await client.redis.hset(f"{prefix}j:bare", "jid", "bare")
+    beside = BesideData(client)
+    popped: list[dict[str, Any]] = [
+        {"jid": "big", "data": None},
+        {"jid": "gone", "data": None},
+        {"jid": "bare", "data": None},
+        {"jid": "inline", "data": "[1]"},
+    ]
+    read = await beside.read("q", popped)
+    assert read == [
+        {"jid": "big", "data": "x" * 20_000},
+        {"jid": "bare", "data": "{}"},
+        {"jid": "inline", "data": "[1]"},
+    ]
+    assert beside.option("q") == DATA_BESIDE  # big data came: the next pops leave it out
+    await beside.read("q", [{"jid": "inline", "data": "[1]"}])
+    assert beside.option("q") == DATA_APART_NO_HISTORY  # none big any more

@@ -1,6 +1,6 @@
 --[=[ jobs.outcomes
-  Args     queue, worker, limit, ([data_apart or data_apart_no_history], (command, command's
-           now, count, count arguments)...) (aqless's own: runs each outcome `command` (job.complete,
+  Args     queue, worker, limit, ([data_apart, data_apart_no_history or data_beside],
+           (command, command's now, count, count arguments)...) (aqless's own: runs each outcome `command` (job.complete,
            job.completeAndRequeue, job.fail, job.retry or job.requeue) as its own call would,
            in order, then, unless queue is '', pops as rateLimit.pop, with that option when
            given; the outcomes' daily statistics are written once per queue and day)

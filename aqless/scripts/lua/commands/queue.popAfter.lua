@@ -1,6 +1,6 @@
 --[=[ queue.popAfter
-  Args     queue, worker, limit, ([data_apart or data_apart_no_history], command, command's
-           now, command's argument...)
+  Args     queue, worker, limit, ([data_apart, data_apart_no_history or data_beside],
+           command, command's now, command's argument...)
            (aqless's own: runs the outcome `command` (job.complete, job.completeAndRequeue,
            job.fail, job.retry or job.requeue) as its own call would, then pops as
            rateLimit.pop, with that option when given)

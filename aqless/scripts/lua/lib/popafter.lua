@@ -15,9 +15,13 @@ local POP_AFTER_OUTCOMES = {
 
 -- The pop options of aqless's pops (rateLimit.pop's, and here the pop's after `limit`):
 -- each job's data comes apart from the reply's JSON, as stored, not escaped into it; the
--- worker's, `data_apart_no_history` (Queue.NO_HISTORY), also leaves out each job's history.
+-- worker's, `data_apart_no_history` (Queue.NO_HISTORY), also leaves out each job's history;
+-- `data_beside` (Queue.BESIDE, the worker's when its jobs' data is big) also leaves out
+-- each job's data, which the worker reads itself (see Job.read_for_pop).
 local DATA_APART = 'data_apart'
 Queue.NO_HISTORY = 'data_apart_no_history'
+Queue.BESIDE = 'data_beside'
+Queue.POP_OPTIONS = {[DATA_APART] = true, [Queue.NO_HISTORY] = true, [Queue.BESIDE] = true}
 
 -- A command run under pcall: 'ok' and its reply, or 'refused' and the text of its refusal
 -- (the script's own, or the server's error for a command it ran, e.g. WRONGTYPE, an ACL's).
@@ -35,7 +39,7 @@ function Queue.pop_after(now, queue, worker, limit, a, first, find)
   local count = Queue.pop_count(REQLESS, queue, worker, limit)
   local pop = {queue, worker, count, n = 3}
   local skip = first - 1  -- the pop's arguments
-  if a[first] == DATA_APART or a[first] == Queue.NO_HISTORY then
+  if Queue.POP_OPTIONS[a[first]] then
     pop[4], pop.n, skip = a[first], 4, first
   end
   local command, at = a[skip + 1], a[skip + 2]
@@ -67,7 +71,7 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
     pop = {queue, worker, Queue.pop_count(REQLESS, queue, worker, limit), n = 3}
   end
   local at = first
-  if a[at] == DATA_APART or a[at] == Queue.NO_HISTORY then
+  if Queue.POP_OPTIONS[a[at]] then
     if pop then pop[4], pop.n = a[at], 4 end
     at = at + 1
   end
