@@ -74,8 +74,10 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
   local framed, completes = {}, {}
   while at <= a.n do
     local command, outcome_now, count = a[at], number(a[at + 1]), number(a[at + 2])
-    check(POP_AFTER_OUTCOMES[command], 'Outcomes(): Arg "command" not an outcome: '
-      .. tostring(command))
+    -- (the hot path tests before it raises: a message is text made)
+    if not POP_AFTER_OUTCOMES[command] then
+      raise('Outcomes(): Arg "command" not an outcome: ' .. tostring(command))
+    end
     if not outcome_now then
       raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[at + 1]))
     end
@@ -83,8 +85,15 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
       raise('Outcomes(): Arg "count" not a count of the arguments left: '
         .. tostring(a[at + 2]))
     end
-    local arguments = {n = count}
-    for i = 1, count do arguments[i] = a[at + 2 + i] end
+    -- (one constructor sizes the table once: filled in a loop, it is rebuilt as it grows;
+    -- unpack has a limit, so a long list takes the loop)
+    local arguments
+    if count <= 64 then
+      arguments = {n = count, unpack(a, at + 3, at + 2 + count)}
+    else
+      arguments = {n = count}
+      for i = 1, count do arguments[i] = a[at + 2 + i] end
+    end
     -- (the job it names: job.requeue's is its third argument)
     local jid = arguments[command == 'job.requeue' and 3 or 1]
     framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
