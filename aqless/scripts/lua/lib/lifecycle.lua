@@ -188,6 +188,7 @@ do
     if not keep and decode(data) == false then
       raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
     end
+    if o == NOTHING then return nil end  -- (no options: nothing more to check)
     local delay, depends = nil, nil
     if o.delay ~= nil then
       delay = number(o.delay)
@@ -297,11 +298,12 @@ do
     end
     -- (read before the release, which changes none of these keys)
     local dependents, none_pending = nil, false
+    local throttle_list = Throttle.parse(throttles)
     if next_queue == nil then
       dependents, none_pending = Job.dependents_and_tracking(jid,
-        Throttle.sole_pending(throttles))
+        Throttle.sole_pending(throttle_list))
     end
-    Throttle.release_all(jid, now, throttles, none_pending)
+    Throttle.release_list(jid, now, throttle_list, none_pending)
     local ran = now - (tonumber(v[TIME]) or now)
     Stats.record_one(queue, 'run', now, ran)
     Stats.tick(queue, now, 'c')
