@@ -33,7 +33,9 @@ from pathlib import Path
 
 import redis
 
+from aqless._connection.pop_after import PopAfter
 from aqless.scripts import build_library, function_name, staging
+from aqless.scripts.loader import Argument, Call
 from benchmarks.lua_cost import BATCH, BATCH_PHASES, NAMES, PHASES, command
 from benchmarks.realistic import text
 
@@ -185,19 +187,22 @@ def _measure_pushed(connection: redis.Redis, function: str, pid: int, jobs: int)
 JOINED_PHASES = ("put", "pop50", "outcomes50")
 
 
-def _calls(vocabulary: str, phase: str, jobs: int) -> list[list[str | int]]:
+def _calls(vocabulary: str, phase: str, jobs: int) -> list[Sequence[Argument]]:
     """The calls of a phase for `jobs` jobs: one a job; a pop or outcomes call per 50."""
     if phase == "pop50":
         return [command(vocabulary, phase, i) for i in range(jobs // BATCH)]
     if phase != "outcomes50":
         return [command(vocabulary, phase, i) for i in range(jobs)]
-    calls: list[list[str | int]] = []
+    calls: list[Sequence[Argument]] = []
     for first in range(0, jobs, BATCH):
-        call: list[str | int] = ["jobs.outcomes", 3, "", "", ""]
+        outcomes: list[Call] = []
         for i in range(first, min(first + BATCH, jobs)):
             name, now, *arguments = command(vocabulary, "complete", i)
-            call += [name, now, len(arguments), *arguments]
-        calls.append(call)
+            outcomes.append((str(name), (now, *arguments)))
+        joined = PopAfter().join_many(outcomes, None)  # framed as aqless's worker frames it
+        if joined is None:
+            raise SystemExit("the completes did not join")
+        calls.append([joined[0], *joined[1]])
     return calls
 
 

@@ -53,6 +53,65 @@ function Queue.pop_after(now, queue, worker, limit, a, first, find)
   return {popped, pop_reply, outcome, outcome_reply}
 end
 
+-- One outcome of `jobs.outcomes` framed (command, now, count, arguments) from `a` at `at`,
+-- checked, added to `framed` as {entry, now, arguments, jid} (and to `completes`, jid and
+-- queue, when a complete); returns the position after it.
+function Queue.frame_outcome(a, at, framed, completes, find)
+  local command, outcome_now, count = a[at], number(a[at + 1]), number(a[at + 2])
+  -- (the hot path tests before it raises: a message is text made)
+  if not POP_AFTER_OUTCOMES[command] then
+    raise('Outcomes(): Arg "command" not an outcome: ' .. tostring(command))
+  end
+  if not outcome_now then
+    raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[at + 1]))
+  end
+  if not count or count < 0 or count ~= math.floor(count) or at + 2 + count > a.n then
+    raise('Outcomes(): Arg "count" not a count of the arguments left: '
+      .. tostring(a[at + 2]))
+  end
+  -- (one constructor sizes the table once: filled in a loop, it is rebuilt as it grows;
+  -- unpack has a limit, so a long list takes the loop)
+  local arguments
+  if count <= 64 then
+    arguments = {n = count, unpack(a, at + 3, at + 2 + count)}
+  else
+    arguments = {n = count}
+    for i = 1, count do arguments[i] = a[at + 2 + i] end
+  end
+  -- (the job it names: job.requeue's is its third argument)
+  local jid = arguments[command == 'job.requeue' and 3 or 1]
+  framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
+  if command == 'job.complete' and jid and arguments[3] then
+    completes[#completes + 1], completes[#completes + 2] = jid, arguments[3]
+  end
+  return at + 3 + count
+end
+
+-- A run of aqless's worker's plain completes (the job's data left as it was, its attempt
+-- given) framed in `jobs.outcomes` as `job.complete*`, worker, queue, count, then each
+-- one's now, jid and attempt: 3 arguments a job instead of the 11 of its own frame. Each
+-- runs as `job.complete now jid worker queue '' keep_data 1 attempt <attempt>` does (the
+-- handler's option checks left out: there are none). Framed as Queue.frame_outcome does.
+Queue.KEPT_COMPLETES = 'job.complete*'
+function Queue.frame_kept_completes(a, at, framed, completes)
+  local worker, queue, count = a[at + 1], a[at + 2], number(a[at + 3])
+  local last = count and at + 3 + 3 * count
+  if not count or count < 0 or count ~= math.floor(count) or last > a.n then
+    raise('Outcomes(): Arg "count" not a count of the arguments left: '
+      .. tostring(a[at + 3]))
+  end
+  local function complete(now, given)  -- (given: the jid and the attempt)
+    return Job.complete(REQLESS, now, given[1], worker, queue, '', NOTHING, true, given[2])
+  end
+  for i = at + 4, last, 3 do
+    local outcome_now, jid = number(a[i]), a[i + 1]
+    if not outcome_now then raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[i])) end
+    framed[#framed + 1] = {complete, outcome_now, {jid, a[i + 2]}, jid}
+    completes[#completes + 1], completes[#completes + 2] = jid, queue
+  end
+  return last + 1
+end
+
 -- Many outcomes in one call (aqless's own, `jobs.outcomes`): the outcomes a worker holds,
 -- each framed as command, now, argument count, arguments, then (when `queue` is not '') the
 -- pop. The framing is checked whole before anything runs. Each outcome runs as its own call
@@ -73,34 +132,11 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
   end
   local framed, completes = {}, {}
   while at <= a.n do
-    local command, outcome_now, count = a[at], number(a[at + 1]), number(a[at + 2])
-    -- (the hot path tests before it raises: a message is text made)
-    if not POP_AFTER_OUTCOMES[command] then
-      raise('Outcomes(): Arg "command" not an outcome: ' .. tostring(command))
-    end
-    if not outcome_now then
-      raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[at + 1]))
-    end
-    if not count or count < 0 or count ~= math.floor(count) or at + 2 + count > a.n then
-      raise('Outcomes(): Arg "count" not a count of the arguments left: '
-        .. tostring(a[at + 2]))
-    end
-    -- (one constructor sizes the table once: filled in a loop, it is rebuilt as it grows;
-    -- unpack has a limit, so a long list takes the loop)
-    local arguments
-    if count <= 64 then
-      arguments = {n = count, unpack(a, at + 3, at + 2 + count)}
+    if a[at] == Queue.KEPT_COMPLETES then
+      at = Queue.frame_kept_completes(a, at, framed, completes)
     else
-      arguments = {n = count}
-      for i = 1, count do arguments[i] = a[at + 2 + i] end
+      at = Queue.frame_outcome(a, at, framed, completes, find)
     end
-    -- (the job it names: job.requeue's is its third argument)
-    local jid = arguments[command == 'job.requeue' and 3 or 1]
-    framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
-    if command == 'job.complete' and jid and arguments[3] then
-      completes[#completes + 1], completes[#completes + 2] = jid, arguments[3]
-    end
-    at = at + 3 + count
   end
   local reply, named = {'', ''}, {}
   Job.learn_unrelated(completes)
