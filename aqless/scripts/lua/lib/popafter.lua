@@ -91,7 +91,8 @@ end
 -- given) framed in `jobs.outcomes` as `job.complete*`, worker, queue, count, then each
 -- one's now, jid and attempt: 3 arguments a job instead of the 11 of its own frame. Each
 -- runs as `job.complete now jid worker queue '' keep_data 1 attempt <attempt>` does (the
--- handler's option checks left out: there are none). Framed as Queue.frame_outcome does.
+-- handler's option checks left out: there are none). Framed as Queue.frame_outcome does,
+-- each entry {complete, now, jid, jid, attempt} (Queue.outcomes passes the fifth along).
 Queue.KEPT_COMPLETES = 'job.complete*'
 function Queue.frame_kept_completes(a, at, framed, completes)
   local worker, queue, count = a[at + 1], a[at + 2], number(a[at + 3])
@@ -100,13 +101,14 @@ function Queue.frame_kept_completes(a, at, framed, completes)
     raise('Outcomes(): Arg "count" not a count of the arguments left: '
       .. tostring(a[at + 3]))
   end
-  local function complete(now, given)  -- (given: the jid and the attempt)
-    return Job.complete(REQLESS, now, given[1], worker, queue, '', NOTHING, true, given[2])
+  local function complete(now, jid, attempt)
+    return Job.complete(REQLESS, now, jid, worker, queue, '', NOTHING, true, attempt)
   end
   for i = at + 4, last, 3 do
     local outcome_now, jid = number(a[i]), a[i + 1]
     if not outcome_now then raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[i])) end
-    framed[#framed + 1] = {complete, outcome_now, {jid, a[i + 2]}, jid}
+    -- (the entry's third value is the jid, its fifth the attempt: no table of the two)
+    framed[#framed + 1] = {complete, outcome_now, jid, jid, a[i + 2]}
     completes[#completes + 1], completes[#completes + 2] = jid, queue
   end
   return last + 1
@@ -150,7 +152,7 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
       named = {}
     end
     named[outcome[4] or ''] = true
-    local status, answer = pop_after_part(pcall(outcome[1], outcome[2], outcome[3]))
+    local status, answer = pop_after_part(pcall(outcome[1], outcome[2], outcome[3], outcome[5]))
     if answer == nil then answer = false end  -- (a nil would end the reply there)
     reply[2 * i + 1], reply[2 * i + 2] = status, answer
   end
