@@ -5,7 +5,8 @@ and runs, in each vocabulary, put / pop of one job / heartbeat / complete `--job
 then put / pop of 50 jobs / complete again, and for aqless's worker (`fenced`) put / pop
 of 50 / the 50 completes in one `jobs.outcomes` call (`outcomes50`, `lifecycle/j`: the
 lifecycle with the outcomes joined), and puts pushed to an offering worker (`put-pushed`,
-against `put-offerless` into a queue nobody offers to take) (figures per job), zeroing
+against `put-offerless` into a queue nobody offers to take), and the puts as `put_many`
+sends them, up to 100 in one `jobs.puts` call (`put-many`) (figures per job), zeroing
 the counters before each phase and dumping them after it (callgrind_control).
 Instructions are the server's whole work for the calls (reading the request, the script,
 the reply); unlike time they do not depend on what else the machine runs. Needs
@@ -34,7 +35,7 @@ from pathlib import Path
 import redis
 
 from aqless._connection.pop_after import PopAfter
-from aqless.scripts import build_library, function_name, staging
+from aqless.scripts import build_library, function_name, loader, staging
 from aqless.scripts.loader import Argument, Call
 from benchmarks.lua_cost import BATCH, BATCH_PHASES, NAMES, PHASES, command
 from benchmarks.realistic import text
@@ -122,6 +123,7 @@ def measure(
                     _payload_puts(connection, function, jobs, data, staged_put=mode == "staged")
                     _control(server.pid, f"--dump=payload-{size}-{mode}")
             _measure_pushed(connection, function, server.pid, jobs)
+            _measure_put_many(connection, function, server.pid, jobs)
             connection.close()
         finally:
             server.terminate()
@@ -183,6 +185,21 @@ def _measure_pushed(connection: redis.Redis, function: str, pid: int, jobs: int)
     listener.close()
 
 
+def _measure_put_many(connection: redis.Redis, function: str, pid: int, jobs: int) -> None:
+    """`fenced-put-many`: the puts sent as ``Queue.put_many`` sends a round trip of them
+    (aqless.scripts.loader: runs of up to 100 puts in one ``jobs.puts`` call)."""
+    connection.flushdb()
+    puts: list[Call] = []
+    for i in range(jobs):
+        name, *arguments = command("fenced", "put", i)
+        puts.append((str(name), arguments))
+    sent, _ = loader._join_puts(puts, lambda call: False)
+    _control(pid, "--zero")
+    for call in sent:
+        connection.fcall(function, 0, call[0], *call[1])
+    _control(pid, "--dump=fenced-put-many")
+
+
 #: put, pop of 50 and the 50 completes in one call (``jobs.outcomes``, aqless's worker's)
 JOINED_PHASES = ("put", "pop50", "outcomes50")
 
@@ -233,7 +250,7 @@ def main() -> None:
             counts.get(f"{vocabulary}-{p}", 0) for p in ("put50", "pop50", "complete50")
         )
         sys.stdout.write(f"{vocabulary:<8} {'lifecycle50':<11} {lifecycle:8.1f}k instructions\n")
-        for phase in ("put-offerless", "put-pushed"):
+        for phase in ("put-offerless", "put-pushed", "put-many"):
             value = counts.get(f"{vocabulary}-{phase}")
             if value is not None:
                 sys.stdout.write(f"{vocabulary:<8} {phase:<13} {value:8.1f}k instructions\n")

@@ -53,6 +53,17 @@ function Queue.pop_after(now, queue, worker, limit, a, first, find)
   return {popped, pop_reply, outcome, outcome_reply}
 end
 
+-- The `count` arguments of `a` from `at`, as a list with its length `n`: a call's own
+-- arguments, framed in a call of many.
+-- (one constructor sizes the table once: filled in a loop, it is rebuilt as it grows;
+-- unpack has a limit, so a long list takes the loop)
+function Queue.arguments_at(a, at, count)
+  if count <= 64 then return {n = count, unpack(a, at, at + count - 1)} end
+  local arguments = {n = count}
+  for i = 1, count do arguments[i] = a[at + i - 1] end
+  return arguments
+end
+
 -- One outcome of `jobs.outcomes` framed (command, now, count, arguments) from `a` at `at`,
 -- checked, added to `framed` as {entry, now, arguments, jid} (and to `completes`, jid and
 -- queue, when a complete); returns the position after it.
@@ -69,15 +80,7 @@ function Queue.frame_outcome(a, at, framed, completes, find)
     raise('Outcomes(): Arg "count" not a count of the arguments left: '
       .. tostring(a[at + 2]))
   end
-  -- (one constructor sizes the table once: filled in a loop, it is rebuilt as it grows;
-  -- unpack has a limit, so a long list takes the loop)
-  local arguments
-  if count <= 64 then
-    arguments = {n = count, unpack(a, at + 3, at + 2 + count)}
-  else
-    arguments = {n = count}
-    for i = 1, count do arguments[i] = a[at + 2 + i] end
-  end
+  local arguments = Queue.arguments_at(a, at + 3, count)
   -- (the job it names: job.requeue's is its third argument)
   local jid = arguments[command == 'job.requeue' and 3 or 1]
   framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
@@ -176,4 +179,27 @@ function Queue.room_left(now, queue, worker, count)
   local room = slots - call('ZCOUNT', Keys.worker_jobs(worker), now, '+inf')
   if room < count then return math.max(room, 0) end
   return count
+end
+
+-- Many puts in one call (aqless's own, `jobs.puts`): each framed as its now, the count of its
+-- arguments and its arguments, checked whole before any runs; each then runs as its own
+-- `queue.put` call would, in order, and answers on its own (a refused put stops none after
+-- it). Returns {'ok' or 'refused', the jid or the refusal's text, ...}, one pair a put.
+function Queue.puts(a, first, find)
+  local framed, at = {}, first
+  while at <= a.n do
+    local put_now, count = number(a[at]), number(a[at + 1])
+    if not put_now then raise('Puts(): Arg "now" not a number: ' .. tostring(a[at])) end
+    if not count or count < 0 or count ~= math.floor(count) or at + 1 + count > a.n then
+      raise('Puts(): Arg "count" not a count of the arguments left: ' .. tostring(a[at + 1]))
+    end
+    framed[#framed + 1], framed[#framed + 2] = put_now, Queue.arguments_at(a, at + 2, count)
+    at = at + 2 + count
+  end
+  local put, reply = find('queue.put'), {}
+  for i = 1, #framed, 2 do
+    local status, answer = pop_after_part(pcall(put, framed[i], framed[i + 1]))
+    reply[i], reply[i + 1] = status, answer
+  end
+  return reply
 end
