@@ -273,8 +273,9 @@ class Queue(QueueScripted):
     async def put_many(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[str]:
-        """Put many jobs, pipelined: one round trip per `batch` jobs. Every payload is encoded
-        before anything is sent. Not a transaction: if the server refuses one job, the
+        """Put many jobs, pipelined: one round trip per `batch` jobs, the server running up
+        to 100 of its plain puts in one script call. Every payload is encoded before
+        anything is sent. Not a transaction: if the server refuses one job, the
         others are still put, and the first refusal is raised afterwards. With `durable`
         (as `put`'s), each batch is confirmed in its round trip; the first batch that is
         not raises NotDurableError (naming every job put so far) and the rest are not put.

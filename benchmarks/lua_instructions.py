@@ -5,7 +5,8 @@ and runs, in each vocabulary, put / pop of one job / heartbeat / complete `--job
 then put / pop of 50 jobs / complete again, and for aqless's worker (`fenced`) put / pop
 of 50 / the 50 completes in one `jobs.outcomes` call (`outcomes50`, `lifecycle/j`: the
 lifecycle with the outcomes joined), and puts pushed to an offering worker (`put-pushed`,
-against `put-offerless` into a queue nobody offers to take) (figures per job), zeroing
+against `put-offerless` into a queue nobody offers to take), and the puts as `put_many`
+sends them, up to 100 in one `jobs.puts` call (`put-many`) (figures per job), zeroing
 the counters before each phase and dumping them after it (callgrind_control).
 Instructions are the server's whole work for the calls (reading the request, the script,
 the reply); unlike time they do not depend on what else the machine runs. Needs
@@ -37,7 +38,9 @@ from pathlib import Path
 
 import redis
 
-from aqless.scripts import build_library, function_name, staging
+from aqless._connection.pop_after import PopAfter
+from aqless.scripts import build_library, function_name, loader, staging
+from aqless.scripts.loader import Argument, Call
 from benchmarks.lua_cost import BATCH, BATCH_PHASES, NAMES, PHASES, command
 from benchmarks.realistic import text
 
@@ -130,6 +133,7 @@ def measure(
                     _control(server.pid, f"--dump=payload-{size}-{phase}")
                 _measure_beside(connection, function, server.pid, jobs, data, size)
             _measure_pushed(connection, function, server.pid, jobs)
+            _measure_put_many(connection, function, server.pid, jobs)
             connection.close()
         finally:
             server.terminate()
@@ -231,23 +235,41 @@ def _measure_pushed(connection: redis.Redis, function: str, pid: int, jobs: int)
     listener.close()
 
 
+def _measure_put_many(connection: redis.Redis, function: str, pid: int, jobs: int) -> None:
+    """`fenced-put-many`: the puts sent as ``Queue.put_many`` sends a round trip of them
+    (aqless.scripts.loader: runs of up to 100 puts in one ``jobs.puts`` call)."""
+    connection.flushdb()
+    puts: list[Call] = []
+    for i in range(jobs):
+        name, *arguments = command("fenced", "put", i)
+        puts.append((str(name), arguments))
+    sent, _ = loader._join_puts(puts, lambda call: False)
+    _control(pid, "--zero")
+    for call in sent:
+        connection.fcall(function, 0, call[0], *call[1])
+    _control(pid, "--dump=fenced-put-many")
+
+
 #: put, pop of 50 and the 50 completes in one call (``jobs.outcomes``, aqless's worker's)
 JOINED_PHASES = ("put", "pop50", "outcomes50")
 
 
-def _calls(vocabulary: str, phase: str, jobs: int) -> list[list[str | int]]:
+def _calls(vocabulary: str, phase: str, jobs: int) -> list[Sequence[Argument]]:
     """The calls of a phase for `jobs` jobs: one a job; a pop or outcomes call per 50."""
     if phase == "pop50":
         return [command(vocabulary, phase, i) for i in range(jobs // BATCH)]
     if phase != "outcomes50":
         return [command(vocabulary, phase, i) for i in range(jobs)]
-    calls: list[list[str | int]] = []
+    calls: list[Sequence[Argument]] = []
     for first in range(0, jobs, BATCH):
-        call: list[str | int] = ["jobs.outcomes", 3, "", "", ""]
+        outcomes: list[Call] = []
         for i in range(first, min(first + BATCH, jobs)):
             name, now, *arguments = command(vocabulary, "complete", i)
-            call += [name, now, len(arguments), *arguments]
-        calls.append(call)
+            outcomes.append((str(name), (now, *arguments)))
+        joined = PopAfter().join_many(outcomes, None)  # framed as aqless's worker frames it
+        if joined is None:
+            raise SystemExit("the completes did not join")
+        calls.append([joined[0], *joined[1]])
     return calls
 
 
@@ -281,7 +303,7 @@ def main() -> None:
             counts.get(f"{vocabulary}-{p}", 0) for p in ("put50", "pop50", "complete50")
         )
         sys.stdout.write(f"{vocabulary:<8} {'lifecycle50':<11} {lifecycle:8.1f}k instructions\n")
-        for phase in ("put-offerless", "put-pushed"):
+        for phase in ("put-offerless", "put-pushed", "put-many"):
             value = counts.get(f"{vocabulary}-{phase}")
             if value is not None:
                 sys.stdout.write(f"{vocabulary:<8} {phase:<13} {value:8.1f}k instructions\n")

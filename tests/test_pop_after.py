@@ -182,6 +182,29 @@ def test_many_outcomes_and_a_pop_join_as_jobs_outcomes() -> None:
     assert PopAfter().join_many([*outcomes, ("job.log", ("1", "c", "m"))], POP) is None
 
 
+def test_plain_completes_join_in_runs_of_three_arguments_a_job() -> None:
+    """A complete of a job whose data was left as it was (`` '' keep_data 1 attempt n``)
+    goes in a run of them, worker and queue once, then its now, jid and attempt; anything
+    else (another outcome, another queue, a complete with data or without its attempt) ends
+    the run and is framed on its own."""
+
+    def kept(now: str, jid: str, queue: str = "q") -> Call:
+        return ("job.complete", (now, jid, "w", queue, "", "keep_data", "1", "attempt", 3))
+
+    with_data: Call = ("job.complete", ("5", "e", "w", "q", "{}", "attempt", 1))
+    outcomes = [kept("1", "a"), kept("2", "b"), with_data, kept("6", "f"), kept("7", "g", "r")]
+    assert PopAfter().join_many(outcomes, None) == (
+        "jobs.outcomes",
+        (
+            *("1", "", "", ""),
+            *("job.complete*", "w", "q", 2, "1", "a", 3, "2", "b", 3),
+            *("job.complete", "5", 6, "e", "w", "q", "{}", "attempt", 1),
+            *("job.complete*", "w", "q", 1, "6", "f", 3),
+            *("job.complete*", "w", "r", 1, "7", "g", 3),
+        ),
+    )
+
+
 class _Outcomes(_Recording):
     """Answers a ``jobs.outcomes`` call: each outcome "done", but b's refused."""
 

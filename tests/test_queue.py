@@ -359,13 +359,13 @@ async def test_put_many_10000_jobs_in_10_round_trips(counted: Counted) -> None:
     queue = client.queues["bulk"]
     requests = [PutRequest("app.Job", {"n": n}, jid=f"job-{n}") for n in range(10_000)]
     jids = await queue.put_many(requests)
-    # one pipeline of 1000 puts per round trip
+    # one pipeline of 1000 puts per round trip, up to 100 puts a script call (jobs.puts)
     assert round_trips.count == 10, f"{round_trips.count} round trips for 10,000 jobs"
     assert jids == [f"job-{n}" for n in range(10_000)]
     assert await queue.length() == 10_000
     assert (await get_job(client, "job-9999")).data == {"n": 9999}
     info = await client.redis.info("commandstats")
-    assert info["cmdstat_fcall"]["calls"] >= 10_000
+    assert info["cmdstat_fcall"]["calls"] >= 100  # the puts, in calls of 100
 
 
 async def test_put_many_reloads_a_lost_protocol_once(counted: Counted) -> None:

@@ -29,6 +29,10 @@ OUTCOMES = frozenset(
     {"job.complete", "job.completeAndRequeue", "job.fail", "job.retry", "job.requeue"}
 )
 
+#: The frame of a run of plain completes in ``jobs.outcomes`` (popafter.lua): worker, queue,
+#: count, then each one's now, jid and attempt (3 arguments a job instead of 11).
+KEPT_COMPLETES = "job.complete*"
+
 
 class PopAfter:
     """The batcher's Pairing of outcome calls with the worker's pop behind them."""
@@ -56,8 +60,20 @@ class PopAfter:
             command, (now, *outcome_args) = firsts[0]
             return "queue.popAfter", (*pop_args, command, now, *outcome_args)
         framed: list[Argument] = list(pop_args)
+        head: tuple[Argument, Argument] | None = None  # a run of plain completes' worker, queue
+        jobs: list[Argument] = []  # and each one's now, jid and attempt
         for command, (now, *outcome_args) in firsts:
-            framed += (command, now, len(outcome_args), *outcome_args)
+            plain = _plain_complete(command, outcome_args)
+            if head is not None and (plain is None or (plain[1], plain[2]) != head):
+                framed += (KEPT_COMPLETES, *head, len(jobs) // 3, *jobs)
+                head, jobs = None, []
+            if plain is None:
+                framed += (command, now, len(outcome_args), *outcome_args)
+            else:
+                head = (plain[1], plain[2])
+                jobs += (now, plain[0], plain[3])
+        if head is not None:
+            framed += (KEPT_COMPLETES, *head, len(jobs) // 3, *jobs)
         return "jobs.outcomes", tuple(framed)
 
     def split(self, reply: Reply) -> tuple[Reply, Reply]:
@@ -75,6 +91,19 @@ class PopAfter:
             return [error] * (count + 1)
         replies = [_part(reply[i], _at(reply, i + 1)) for i in range(2, 2 + 2 * count, 2)]
         return [*replies, _part(reply[0], reply[1])]
+
+
+def _plain_complete(
+    command: str, args: Sequence[Argument]
+) -> tuple[Argument, Argument, Argument, Argument] | None:
+    """The jid, worker, queue and attempt of aqless's worker's plain complete (the job's
+    data left as it was: ``jid worker queue '' keep_data 1 attempt n``), else None."""
+    if command != "job.complete" or len(args) != 8:
+        return None
+    jid, worker, queue, data, keep, one, fence, attempt = args
+    if data != "" or keep != "keep_data" or str(one) != "1" or fence != "attempt":
+        return None
+    return jid, worker, queue, attempt
 
 
 def _at(reply: list[Reply], index: int) -> Reply:

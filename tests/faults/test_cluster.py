@@ -81,8 +81,8 @@ async def test_two_deployments_run_the_whole_lifecycle_each_on_its_node(
         # calls name their node: redis-py never asks a server where FCALL's keys are
         assert "cmdstat_command|getkeys" not in stats
         if expected:
-            # a put each, and the outcomes (one call each, or several joined in one)
-            assert stats["cmdstat_fcall"]["calls"] > JOBS
+            # the puts (up to 100 a call) and the outcomes (several joined in one, or one each)
+            assert stats["cmdstat_fcall"]["calls"] > JOBS // 100
 
 
 async def lifecycle(cluster: Cluster, namespace: str) -> None:

@@ -152,7 +152,7 @@ def test_the_table_is_what_the_contracts_cover() -> None:
     aqless_own |= {"job.sleep", "job.awaitSignal", "job.signal", "job.awaitChildren"}
     aqless_own |= {"job.awaitFirst"}
     aqless_own |= {"throttle.all", "throttle.index", "queue.failedJobs", "recurringJob.getMulti"}
-    aqless_own |= {"queue.latency", "jobs.outcomes"}
+    aqless_own |= {"queue.latency", "jobs.outcomes", "jobs.puts"}
     assert entries == set(CLASSIC_COMMANDS + REQLESS_COMMANDS) | aqless_own
     assert {name for contract in contracts() for name in contract.names} == entries
     assert set(CLASSIC_COMMANDS) == CLASSIC_NAMES

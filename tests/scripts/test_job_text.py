@@ -100,6 +100,33 @@ async def test_history_written_by_this_script(
     assert history == [presented(entry, reqless) for entry in stored]
 
 
+async def test_put_entries_in_one_second_name_each_put_s_queue_in_its_vocabulary(
+    lua: Lua, redis: aioredis.Redis
+) -> None:
+    """A put's history entry is kept from the put before it in the same second and queue
+    (history.lua): a put in the other vocabulary, into another queue or in another second
+    writes its own."""
+    puts = [
+        ("put", 5.25, "q1", "a"),
+        ("queue.put", 5.5, "q1", "b"),
+        ("put", 5.75, "q1", "c"),
+        ("put", 5.9, "q2", "d"),
+        ("put", 6.1, "q2", "e"),
+        ("queue.put", 6.2, 'q"3', "f"),
+    ]
+    for command, now, queue, jid in puts:
+        await lua(command, now, "worker", queue, jid, "K", "{}", 0)
+    entries = [await redis.lrange(f"ql:j:{jid}-history", 0, -1) for *_, jid in puts]
+    assert entries == [
+        ['[5,"put",{"q":"q1"}]'],
+        ['[5,"put",{"queue":"q1"}]'],
+        ['[5,"put",{"q":"q1"}]'],
+        ['[5,"put",{"q":"q2"}]'],
+        ['[6,"put",{"q":"q2"}]'],
+        ['[6,"put",{"queue":"q\\"3"}]'],
+    ]
+
+
 @BOTH
 @pytest.mark.parametrize(
     ("stored", "shown"),

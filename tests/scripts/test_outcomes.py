@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from redis.exceptions import ResponseError
 
+from aqless._connection.pop_after import KEPT_COMPLETES, PopAfter
 from aqless._connection.protocol import error_for
-from aqless.scripts.loader import Argument
+from aqless.scripts.loader import Argument, Call
 from tests.conftest import EventCapture, Lua
 from tests.scripts._queues_helpers import refused, rpop, rput, snapshot
 
@@ -80,11 +81,27 @@ def framed(outcomes: list[Outcome]) -> list[Argument]:
 
 async def in_one_call(lua: Lua, outcomes: list[Outcome], pop: bool) -> list[Any]:
     head: tuple[Argument, ...] = ("queue", "w", 2) if pop else ("", "", "")
-    reply = await lua("jobs.outcomes", 200, *head, *framed(outcomes))
+    return parted(await lua("jobs.outcomes", 200, *head, *framed(outcomes)), pop)
+
+
+def parted(reply: Any, pop: bool) -> list[Any]:
+    """A `jobs.outcomes` reply as `one_by_one`'s: (status, reply) per outcome, then the pop's."""
     pop_status, popped, *parts = reply
     assert pop_status == ("ok" if pop else "")
     replies: list[Any] = [(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
     return [*replies, popped] if pop else replies
+
+
+async def as_the_worker_joins(lua: Lua, outcomes: list[Outcome], pop: bool) -> list[Any]:
+    """The outcomes in one call framed as aqless's worker frames them (PopAfter: runs of
+    plain completes as `job.complete*`)."""
+    calls: list[Call] = [(command, (repr(now), *args)) for command, now, args in outcomes]
+    joined = PopAfter().join_many(calls, ("rateLimit.pop", (200, "queue", "w", 2)) if pop else None)
+    assert joined is not None
+    assert joined[0] == "jobs.outcomes"
+    now, *args = joined[1]
+    assert KEPT_COMPLETES in args
+    return parted(await lua("jobs.outcomes", float(now), *args), pop)
 
 
 async def recorded(
@@ -106,13 +123,13 @@ def calls(ran: dict[str, Any], command: str) -> int:
 
 
 async def compared(
-    lua: Lua, outcomes: list[Outcome], *, pop: bool, more: Any = None
+    lua: Lua, outcomes: list[Outcome], *, pop: bool, more: Any = None, joins: Any = in_one_call
 ) -> tuple[Any, Any]:
     """The outcomes run one call each, then in one call: the replies, every key and every
     publication the same (each run's commands counted: INFO commandstats); `more`: what the
-    workload needs besides."""
+    workload needs besides; `joins`: how the one call is made."""
     apart = await recorded(lua, outcomes, one_by_one, pop, more)
-    joined = await recorded(lua, outcomes, in_one_call, pop, more)
+    joined = await recorded(lua, outcomes, joins, pop, more)
     same_replies(joined[0], apart[0])
     assert joined[1] == apart[1]
     assert joined[2] == apart[2]
@@ -237,6 +254,44 @@ async def test_a_refused_outcome_in_the_middle_errors_only_itself(
     assert type(error_for(bad[0], joined[0][2][1])).__name__ == error
 
 
+def kept(jid: str, queue: str, now: float, attempt: Argument = "1") -> Outcome:
+    """aqless's worker's complete of a job whose data its code left as it was."""
+    return ("job.complete", now, (jid, "w", queue, "", "keep_data", "1", "attempt", attempt))
+
+
+@pytest.mark.parametrize("pop", [True, False], ids=["with a pop", "without"])
+async def test_runs_of_plain_completes_leave_what_one_call_each_leaves(lua: Lua, pop: bool) -> None:
+    """The worker's completes of jobs whose data was left as it was go in runs (worker and
+    queue once, then each one's now, jid and attempt: popafter.lua's `job.complete*`), each
+    run as its own call: broken by another outcome, another queue, a stale attempt refused
+    in the middle of one, a job named twice (its second complete refused), a tracked job."""
+    outcomes: list[Outcome] = [
+        kept("a1", "queue", 100.25),
+        kept("a2", "queue", 100.5),
+        kept("a3", "queue", 101.0, attempt="2"),  # stale: refused, the run goes on
+        kept("b1", "other", 101.5),
+        ("job.fail", 102.75, ("a4", "w", "group", "message", '{"x": 2}', "1")),
+        kept("a5", "queue", 103.0),
+        kept("a5", "queue", 103.5),  # named again: not running any more
+        complete("a6", "queue", 104.0),
+        kept("b2", "other", 86_405.5),
+    ]
+    joined, _ = await compared(lua, outcomes, pop=pop, joins=as_the_worker_joins)
+    replies = joined[0]
+    assert [reply[0] for reply in replies[: len(outcomes)]] == [
+        "ok",
+        "ok",
+        "refused",
+        "ok",
+        "ok",
+        "ok",
+        "refused",
+        "ok",
+        "ok",
+    ]
+    assert json.loads(await lua("job.get", 300, "a1"))["history"][-1]["what"] == "done"
+
+
 @pytest.mark.parametrize(
     ("args", "text"),
     [
@@ -244,6 +299,10 @@ async def test_a_refused_outcome_in_the_middle_errors_only_itself(
         (("queue", "w", 1, "job.fail", "x", 0), 'Outcomes(): Arg "now" not a number: x'),
         (("queue", "w", 1, "job.fail", 9, 5, "a1"), 'Arg "count" not a count of the'),
         (("queue", "w", 1, "job.fail", 9, -1), 'Arg "count" not a count of the'),
+        (("queue", "w", 1, "job.complete*", "w", "queue", 2, 9, "a2", 1), 'Arg "count" not a'),
+        (("queue", "w", 1, "job.complete*", "w", "queue", -1), 'Arg "count" not a count'),
+        (("queue", "w", 1, "job.complete*", "w", "queue", "x"), 'Arg "count" not a count'),
+        (("queue", "w", 1, "job.complete*", "w", "queue", 1, "x", "a2", 1), '"now" not a number'),
         (("queue", "w", "x"), 'Arg "limit" missing or not a number: x'),
     ],
 )

@@ -3,7 +3,10 @@
            (command, command's now, count, count arguments)...) (aqless's own: runs each outcome `command` (job.complete,
            job.completeAndRequeue, job.fail, job.retry or job.requeue) as its own call would,
            in order, then, unless queue is '', pops as rateLimit.pop, with that option when
-           given; the outcomes' daily statistics are written once per queue and day)
+           given; the outcomes' daily statistics are written once per queue and day; a run of
+           plain completes may be framed as job.complete*, worker, queue, count, then each
+           one's now, jid and attempt, each run as job.complete now jid worker queue ''
+           keep_data 1 attempt <attempt>)
   Reads    as the commands, as rateLimit.pop, ql:offers:<q> (while the worker's offer on the
            queue stands, the pop takes at most its offered slots less the jobs locked to it)
   Writes   as the commands, as rateLimit.pop

@@ -57,9 +57,18 @@ end
 -- Appends an entry's text (History.pair_text).
 function History.push(jid, entry) push(jid, entry) end
 
--- A `put` entry; its item key is the writer's vocabulary's ({q} or {queue}).
+-- A `put` entry; its item key is the writer's vocabulary's ({q} or {queue}). The last text
+-- made is kept with what made it (the second, the key, the queue): puts come in runs into
+-- one queue within a second.
+History.last_put = {}
 function History.put(D, jid, now, queue)
-  History.pair(jid, now, 'put', D.history_queue, queue)
+  local second, key, last = math.floor(now), D.history_queue, History.last_put
+  if last[1] ~= second or last[2] ~= key or last[3] ~= queue or queue == nil then
+    if queue == nil then return History.pair(jid, now, 'put', key, queue) end
+    last[1], last[2], last[3] = second, key, queue
+    last[4] = History.pair_text(now, 'put', key, queue)
+  end
+  push(jid, last[4])
 end
 
 -- A stored entry as presented: its item with `when` and `what` added. A put entry names its

@@ -209,6 +209,7 @@ end
 -- removals from the work and scheduled sets may wait for the call's flush as well (nothing
 -- else in the call adds it back: an outcome naming the same job again flushes first).
 function Job.leave_running(queue, jid, finished)
+  if finished and Stats.folded then return Stats.remove_finished(queue, jid) end
   if finished then
     Stats.remove(Keys.queue(queue, 'work'), jid)
     Stats.remove(Keys.queue(queue, 'scheduled'), jid)

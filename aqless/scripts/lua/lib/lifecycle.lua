@@ -171,11 +171,12 @@ do
     end
   end
 
-  -- The first field of complete's write of the job: its data, or, when the job keeps the
-  -- stored data, its new state (written twice in one HSET: one write serves both).
-  local function data_pair(data, keep, state)
-    if keep then return 'state', state end
-    return 'data', data
+  -- The last fields of complete's write of the job: its data, unless the job keeps the
+  -- stored data, then the `result` pairs (a field written twice in one HSET is looked for
+  -- twice in the job's hash).
+  local function data_and_result(data, keep, result)
+    if keep then return unpack(result) end
+    return 'data', data, unpack(result)
   end
 
   -- Checks complete's arguments before anything is read; returns the options parsed: the
@@ -187,6 +188,7 @@ do
     if not keep and decode(data) == false then
       raise('Complete(): Arg "data" missing or not JSON: ' .. tostring(data))
     end
+    if o == NOTHING then return nil end  -- (no options: nothing more to check)
     local delay, depends = nil, nil
     if o.delay ~= nil then
       delay = number(o.delay)
@@ -242,10 +244,10 @@ do
     -- (the reference stores `waiting` for a delayed job too; aqless stores the state it has)
     local scheduled = delay > 0 and #depends == 0
     local next_state = scheduled and 'scheduled' or 'waiting'
-    local name, value = data_pair(data, keep, next_state)
-    call('HSET', Keys.job(jid), name, value, 'state', next_state, 'worker', '',
+    call('HSET', Keys.job(jid), 'state', next_state, 'worker', '',
       'failure', '{}', 'queue', next_queue, 'expires', 0,
-      'remaining', tonumber(v[RETRIES]) or 5, 'time', time_field(now))
+      'remaining', tonumber(v[RETRIES]) or 5, 'time', time_field(now),
+      data_and_result(data, keep, NOTHING))
     if scheduled then
       call('ZADD', Keys.queue(next_queue, 'scheduled'), now + delay, jid)
       return 'scheduled'
@@ -266,10 +268,9 @@ do
     Events.completed(jid, queue)
     Dedup.release(jid, v[DEDUP] or nil)
     Batch.ended(now, jid, 'done', v[BATCH])
-    local name, value = data_pair(data, keep, 'complete')
-    call('HSET', Keys.job(jid), name, value, 'state', 'complete', 'worker', '',
+    call('HSET', Keys.job(jid), 'state', 'complete', 'worker', '',
       'failure', '{}', 'queue', '', 'expires', 0, 'remaining', tonumber(v[RETRIES]) or 5,
-      'time', time_field(now), unpack(result))
+      'time', time_field(now), data_and_result(data, keep, result))
     retain(D, now, jid)
     Job.release_dependents(jid, now, dependents)
     if v[SPAWNED] then Recurring.ended(D, now, v[SPAWNED], jid, true) end
@@ -297,11 +298,12 @@ do
     end
     -- (read before the release, which changes none of these keys)
     local dependents, none_pending = nil, false
+    local throttle_list = Throttle.parse(throttles)
     if next_queue == nil then
       dependents, none_pending = Job.dependents_and_tracking(jid,
-        Throttle.sole_pending(throttles))
+        Throttle.sole_pending(throttle_list))
     end
-    Throttle.release_all(jid, now, throttles, none_pending)
+    Throttle.release_list(jid, now, throttle_list, none_pending)
     local ran = now - (tonumber(v[TIME]) or now)
     Stats.record_one(queue, 'run', now, ran)
     Stats.tick(queue, now, 'c')

@@ -57,6 +57,70 @@ function Queue.pop_after(now, queue, worker, limit, a, first, find)
   return {popped, pop_reply, outcome, outcome_reply}
 end
 
+-- The `count` arguments of `a` from `at`, as a list with its length `n`: a call's own
+-- arguments, framed in a call of many.
+-- (one constructor sizes the table once: filled in a loop, it is rebuilt as it grows;
+-- unpack has a limit, so a long list takes the loop)
+function Queue.arguments_at(a, at, count)
+  if count <= 64 then return {n = count, unpack(a, at, at + count - 1)} end
+  local arguments = {n = count}
+  for i = 1, count do arguments[i] = a[at + i - 1] end
+  return arguments
+end
+
+-- One outcome of `jobs.outcomes` framed (command, now, count, arguments) from `a` at `at`,
+-- checked, added to `framed` as {entry, now, arguments, jid} (and to `completes`, jid and
+-- queue, when a complete); returns the position after it.
+function Queue.frame_outcome(a, at, framed, completes, find)
+  local command, outcome_now, count = a[at], number(a[at + 1]), number(a[at + 2])
+  -- (the hot path tests before it raises: a message is text made)
+  if not POP_AFTER_OUTCOMES[command] then
+    raise('Outcomes(): Arg "command" not an outcome: ' .. tostring(command))
+  end
+  if not outcome_now then
+    raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[at + 1]))
+  end
+  if not count or count < 0 or count ~= math.floor(count) or at + 2 + count > a.n then
+    raise('Outcomes(): Arg "count" not a count of the arguments left: '
+      .. tostring(a[at + 2]))
+  end
+  local arguments = Queue.arguments_at(a, at + 3, count)
+  -- (the job it names: job.requeue's is its third argument)
+  local jid = arguments[command == 'job.requeue' and 3 or 1]
+  framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
+  if command == 'job.complete' and jid and arguments[3] then
+    completes[#completes + 1], completes[#completes + 2] = jid, arguments[3]
+  end
+  return at + 3 + count
+end
+
+-- A run of aqless's worker's plain completes (the job's data left as it was, its attempt
+-- given) framed in `jobs.outcomes` as `job.complete*`, worker, queue, count, then each
+-- one's now, jid and attempt: 3 arguments a job instead of the 11 of its own frame. Each
+-- runs as `job.complete now jid worker queue '' keep_data 1 attempt <attempt>` does (the
+-- handler's option checks left out: there are none). Framed as Queue.frame_outcome does,
+-- each entry {complete, now, jid, jid, attempt} (Queue.outcomes passes the fifth along).
+Queue.KEPT_COMPLETES = 'job.complete*'
+function Queue.frame_kept_completes(a, at, framed, completes)
+  local worker, queue, count = a[at + 1], a[at + 2], number(a[at + 3])
+  local last = count and at + 3 + 3 * count
+  if not count or count < 0 or count ~= math.floor(count) or last > a.n then
+    raise('Outcomes(): Arg "count" not a count of the arguments left: '
+      .. tostring(a[at + 3]))
+  end
+  local function complete(now, jid, attempt)
+    return Job.complete(REQLESS, now, jid, worker, queue, '', NOTHING, true, attempt)
+  end
+  for i = at + 4, last, 3 do
+    local outcome_now, jid = number(a[i]), a[i + 1]
+    if not outcome_now then raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[i])) end
+    -- (the entry's third value is the jid, its fifth the attempt: no table of the two)
+    framed[#framed + 1] = {complete, outcome_now, jid, jid, a[i + 2]}
+    completes[#completes + 1], completes[#completes + 2] = jid, queue
+  end
+  return last + 1
+end
+
 -- Many outcomes in one call (aqless's own, `jobs.outcomes`): the outcomes a worker holds,
 -- each framed as command, now, argument count, arguments, then (when `queue` is not '') the
 -- pop. The framing is checked whole before anything runs. Each outcome runs as its own call
@@ -77,25 +141,11 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
   end
   local framed, completes = {}, {}
   while at <= a.n do
-    local command, outcome_now, count = a[at], number(a[at + 1]), number(a[at + 2])
-    check(POP_AFTER_OUTCOMES[command], 'Outcomes(): Arg "command" not an outcome: '
-      .. tostring(command))
-    if not outcome_now then
-      raise('Outcomes(): Arg "now" not a number: ' .. tostring(a[at + 1]))
+    if a[at] == Queue.KEPT_COMPLETES then
+      at = Queue.frame_kept_completes(a, at, framed, completes)
+    else
+      at = Queue.frame_outcome(a, at, framed, completes, find)
     end
-    if not count or count < 0 or count ~= math.floor(count) or at + 2 + count > a.n then
-      raise('Outcomes(): Arg "count" not a count of the arguments left: '
-        .. tostring(a[at + 2]))
-    end
-    local arguments = {n = count}
-    for i = 1, count do arguments[i] = a[at + 2 + i] end
-    -- (the job it names: job.requeue's is its third argument)
-    local jid = arguments[command == 'job.requeue' and 3 or 1]
-    framed[#framed + 1] = {find(command), outcome_now, arguments, jid}
-    if command == 'job.complete' and jid and arguments[3] then
-      completes[#completes + 1], completes[#completes + 2] = jid, arguments[3]
-    end
-    at = at + 3 + count
   end
   local reply, named = {'', ''}, {}
   Job.learn_unrelated(completes)
@@ -109,7 +159,7 @@ function Queue.outcomes(now, queue, worker, limit, a, first, find)
       named = {}
     end
     named[outcome[4] or ''] = true
-    local status, answer = pop_after_part(pcall(outcome[1], outcome[2], outcome[3]))
+    local status, answer = pop_after_part(pcall(outcome[1], outcome[2], outcome[3], outcome[5]))
     if answer == nil then answer = false end  -- (a nil would end the reply there)
     reply[2 * i + 1], reply[2 * i + 2] = status, answer
   end
@@ -133,4 +183,27 @@ function Queue.room_left(now, queue, worker, count)
   local room = slots - call('ZCOUNT', Keys.worker_jobs(worker), now, '+inf')
   if room < count then return math.max(room, 0) end
   return count
+end
+
+-- Many puts in one call (aqless's own, `jobs.puts`): each framed as its now, the count of its
+-- arguments and its arguments, checked whole before any runs; each then runs as its own
+-- `queue.put` call would, in order, and answers on its own (a refused put stops none after
+-- it). Returns {'ok' or 'refused', the jid or the refusal's text, ...}, one pair a put.
+function Queue.puts(a, first, find)
+  local framed, at = {}, first
+  while at <= a.n do
+    local put_now, count = number(a[at]), number(a[at + 1])
+    if not put_now then raise('Puts(): Arg "now" not a number: ' .. tostring(a[at])) end
+    if not count or count < 0 or count ~= math.floor(count) or at + 1 + count > a.n then
+      raise('Puts(): Arg "count" not a count of the arguments left: ' .. tostring(a[at + 1]))
+    end
+    framed[#framed + 1], framed[#framed + 2] = put_now, Queue.arguments_at(a, at + 2, count)
+    at = at + 2 + count
+  end
+  local put, reply = find('queue.put'), {}
+  for i = 1, #framed, 2 do
+    local status, answer = pop_after_part(pcall(put, framed[i], framed[i + 1]))
+    reply[i], reply[i + 1] = status, answer
+  end
+  return reply
 end

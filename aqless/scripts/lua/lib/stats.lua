@@ -53,17 +53,29 @@ function Stats.record(queue, kind, now, samples)
   local key = Keys.stats(kind, day_bin(now), queue)
   local fields = {'total', 'mean', 'vk'}
   local added = {}
+  local second, bucket = nil, nil  -- (the last sample's: samples come in runs of a second)
   for i = 1, #samples do  -- (numeric loops: ipairs costs a call per step)
-    local bucket = histogram_field(samples[i])
-    if added[bucket] == nil then
-      added[bucket] = 0
+    local whole_seconds = math.floor(samples[i])
+    if whole_seconds ~= second then
+      second, bucket = whole_seconds, histogram_field_kept(whole_seconds)
+    end
+    local count = added[bucket]
+    if count == nil then
+      count = 0
       fields[#fields + 1] = bucket
     end
-    added[bucket] = added[bucket] + 1
+    added[bucket] = count + 1
   end
   local current = call('HMGET', key, unpack(fields))
   local total, mean, vk = tonumber(current[1]), tonumber(current[2]), tonumber(current[3])
-  for i = 1, #samples do total, mean, vk = welford(total, mean, vk, samples[i]) end
+  local first = 1
+  if total == nil then total, mean, vk, first = 1, samples[1], 0, 2 end
+  for i = first, #samples do  -- (welford's steps, written out: a call costs more)
+    local value, old = samples[i], mean
+    total = total + 1
+    mean = mean + (value - mean) / total
+    vk = vk + (value - mean) * (value - old)
+  end
   local writes = {'total', total, 'mean', mean, 'vk', vk}
   for i = 4, #fields do
     writes[#writes + 1] = fields[i]
@@ -110,7 +122,10 @@ function Stats.by_class(queue, now, klass, seconds)
   local bucket = -1  -- (failed)
   if seconds ~= nil then
     bucket = 0
-    if seconds > 0.001 then bucket = math.ceil(2 * math.log(seconds * 1000) / math.log(2)) end
+    -- (math.log(2), written out: a call costs the server more than the constant)
+    if seconds > 0.001 then
+      bucket = math.ceil(2 * math.log(seconds * 1000) / 0.6931471805599453)
+    end
   end
   local folded, hour = Stats.folded, now - now % 3600
   local by_bucket = folded and Stats.found(folded.classes, klass, queue, hour)
@@ -150,7 +165,7 @@ end
 -- of its count, setting the hour's expiry when that count made the field, as the tick that
 -- made it would have (from that tick's offset).
 function Stats.fold()
-  Stats.folded = {order = {}, z = {}, days = {}, minutes = {}, classes = {}}
+  Stats.folded = {order = {}, z = {}, days = {}, minutes = {}, classes = {}, finished = {}}
 end
 
 -- While folding, an entry is found by the values it is made of rather than by its id, a
@@ -189,7 +204,8 @@ end
 
 -- ZREM `member` from `key`: a lock set (a queue's, a throttle's) or a worker's jobs (only a
 -- pop or a heartbeat adds to those, and neither runs among a call's outcomes), or the work
--- and scheduled sets a finished job leaves (Job.leave_running). While folding, one ZREM per
+-- and scheduled sets a finished job leaves (Job.leave_running; while folding, the three sets
+-- of its queue as one entry: Stats.remove_finished). While folding, one ZREM per
 -- set at the flush, before the call's pop; removing twice is removing once. A count of a
 -- throttle's locks among the outcomes (a put's, a release's) settles its set first.
 function Stats.remove(key, member)
@@ -201,6 +217,19 @@ function Stats.remove(key, member)
     folded.z[key] = entry
   end
   entry.samples[#entry.samples + 1] = member
+end
+
+-- Stats.remove of a finished job from its queue's work, scheduled and locks sets
+-- (Job.leave_running), while folding: one entry for the three.
+function Stats.remove_finished(queue, member)
+  local folded = Stats.folded
+  local entry = folded.finished[queue]
+  if entry == nil then
+    entry = Stats.folded_entry('f ' .. queue, 'finished', queue)
+    folded.finished[queue] = entry
+  end
+  local samples = entry.samples
+  samples[#samples + 1] = member
 end
 
 -- The removals from `key` left for the flush, written now.
@@ -219,7 +248,11 @@ function Stats.flush()
     if entry.what == 'samples' then
       Stats.record(entry[1], entry[2], entry[3], entry.samples)
     elseif entry.what == 'zrem' then
-      if #entry.samples > 0 then call('ZREM', entry[1], unpack(entry.samples)) end
+      if #entry.samples > 0 then call_batched('ZREM', entry[1], entry.samples) end
+    elseif entry.what == 'finished' then
+      call_batched('ZREM', Keys.queue(entry[1], 'work'), entry.samples)
+      call_batched('ZREM', Keys.queue(entry[1], 'scheduled'), entry.samples)
+      call_batched('ZREM', Keys.queue(entry[1], 'locks'), entry.samples)
     elseif entry.what == 'count' then
       call('HINCRBY', entry[1], entry[2], entry.delta)
     elseif entry.what == 'retain' then

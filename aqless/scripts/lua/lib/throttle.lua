@@ -28,9 +28,9 @@ function Throttle.learn_unlimited(tid)
   maximums[tid] = 0
 end
 
--- The pending set of a job's only throttle, from its stored list; nil for several or none.
-function Throttle.sole_pending(stored)
-  local throttles = Throttle.parse(stored)
+-- The pending set of a job's only throttle, from its list (Throttle.parse); nil for several
+-- or none.
+function Throttle.sole_pending(throttles)
   if #throttles ~= 1 then return nil end
   return pending_key(throttles[1])
 end
@@ -62,7 +62,7 @@ local parse_kept = memo(function(text)
   return string_list(decode_stored(text)) or {}
 end)
 function Throttle.parse(text)
-  if type(text) ~= 'string' then return {} end
+  if type(text) ~= 'string' then return NOTHING end
   return parse_kept(text)
 end
 
@@ -169,8 +169,12 @@ end
 -- pending set of the list's only throttle does not exist, see Throttle.sole_pending).
 function Throttle.release_all(jid, now, stored, none_pending)
   if stored == nil then stored = call('HGET', Keys.job(jid), 'throttles') end
-  local throttles = Throttle.parse(stored)
-  for _, tid in ipairs(throttles) do Throttle.release(tid, jid, now, none_pending) end
+  Throttle.release_list(jid, now, Throttle.parse(stored), none_pending)
+end
+
+-- The same, given the list parsed (Throttle.parse).
+function Throttle.release_list(jid, now, throttles, none_pending)
+  for i = 1, #throttles do Throttle.release(throttles[i], jid, now, none_pending) end
 end
 
 function Throttle.set(tid, maximum, expiration)
