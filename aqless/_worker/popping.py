@@ -126,7 +126,7 @@ class Popper:
         free = self.free()
         if free <= 0:
             return False
-        if free >= self.limit():
+        if not self.pairs or free >= self.limit():
             return True
         running = self._running
         return not (running.free_slots() < running.concurrency or running.waiting or running.coming)

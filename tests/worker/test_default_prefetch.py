@@ -24,6 +24,7 @@ from aqless.scripts.loader import Call
 from aqless.worker import SlotBudget, Worker
 from tests.support.worker import (
     WORKER,
+    Gate,
     Recorder,
     all_complete,
     get_job,
@@ -205,3 +206,23 @@ async def test_a_default_one_slot_drain_pops_two_jobs_a_call_within_its_locks(
     assert (counters.started, counters.completed) == (400, 400)
     assert most <= 1 + HOLD, most
     assert PAIR * asked[PAIR] >= 300, asked  # most jobs came two a call
+
+
+async def test_a_worker_of_many_slots_pops_whatever_is_free_not_pairs(
+    client: aqless.Client,
+) -> None:
+    """Only the default one-slot worker waits for two free places before it pops: a worker
+    of eight slots (a pop asks for two at most) with one slot free pops one job at once."""
+    gate, recorder = Gate(), Recorder()
+    handlers = aqless.Handlers()
+    handlers.register("app.gated")(gate)
+    handlers.register("app.quick")(recorder)
+    worker = make_worker(client, ["q"], handlers, concurrency=8, burst=True)
+    gated = [await client.queues["q"].put("app.gated") for _ in range(7)]
+    async with running(worker):
+        await until(lambda: len(gate.entered) == 7)  # seven slots busy, one free
+        quick = await client.queues["q"].put("app.quick")
+        await until(lambda: recorder.jids == [quick])  # ran while the seven wait
+        assert gate.inside == 7
+        gate.open.set()
+        await all_complete(client, [*gated, quick])
