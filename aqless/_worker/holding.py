@@ -37,9 +37,9 @@ __all__ = ["AUTO_SLOTS", "HOLD", "HOLD_BOUND", "SHORT_RUNS", "HoldRule", "holds"
 AUTO_SLOTS: Final = 1
 #: The jobs held beyond the slot while runs are short. The worker pops two a call once two
 #: have freed, and has two left to run while that pop is on its way. Against one held job
-#: and pops of one (no-op drains, benchmarks/HISTORY.md): with three, the worker's and the
-#: server's CPU per job fell by a fifth to a quarter and the pace rose; with two (one job
-#: left to run during the pop), the CPU fell but the pace did not rise.
+#: and pops of one (no-op drains, benchmarks/HISTORY.md): with three, the worker's CPU per
+#: job fell by about a quarter, the server's by about a seventh, and the pace rose; with two
+#: (one job left to run during the pop), the CPU fell but the pace did not rise.
 HOLD: Final = 3
 #: The longest a job is held for a slot by the default prefetch, in seconds, before it is
 #: handed back to its queue.
