@@ -39,7 +39,7 @@ from aqless._worker.control import ControlReader
 from aqless._worker.counters import (
     WorkerCounters as WorkerCounters,  # public: aqless.WorkerCounters
 )
-from aqless._worker.holding import AUTO_SLOTS, HoldRule
+from aqless._worker.holding import AUTO_SLOTS, HOLD, HoldRule
 from aqless._worker.info import InfoPublisher
 from aqless._worker.intake import State as _State
 from aqless._worker.locks import Heartbeats as Heartbeats  # public: aqless.Heartbeats
@@ -184,7 +184,7 @@ class Worker(ReserveLoop):
         concurrency, max_jobs = settings.concurrency, settings.max_jobs
         # left unset, a worker of few slots holds a job while runs are short (the HoldRule)
         adaptive = settings.prefetch is None and budget is None and concurrency <= AUTO_SLOTS
-        prefetch = 1 if adaptive else settings.prefetch or 0
+        prefetch = HOLD if adaptive else settings.prefetch or 0
         #: the settings the worker was made with
         self.settings = settings
         self.client = client
@@ -246,6 +246,7 @@ class Worker(ReserveLoop):
             may_pop=lambda: self._state == "running" and not self.paused,
             budget=budget,
             outage=self.outage,
+            pairs=adaptive,
         )
         # pushes (see aqless._worker.pickup) suit workers that take work for ever, on slots
         # of their own or offered within a shared budget
@@ -338,7 +339,7 @@ class Worker(ReserveLoop):
     @property
     def prefetching(self) -> int:
         """How many jobs the worker pops beyond its free slots and holds for one now: its
-        ``prefetch``, or with the default, what its HoldRule decided (0 or 1)."""
+        ``prefetch``, or with the default, what its HoldRule decided (0 or 3)."""
         return self._running.prefetch
 
     @property
@@ -528,7 +529,7 @@ class Worker(ReserveLoop):
 def _prefetch_words(prefetch: int, *, adaptive: bool) -> str:
     """The worker's prefetch, for its first log line."""
     if adaptive:
-        return ", prefetch 1 while runs are short"
+        return f", prefetch {prefetch} while runs are short"
     return f", prefetch {prefetch}" if prefetch else ""
 
 

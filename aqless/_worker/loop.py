@@ -125,7 +125,7 @@ class ReserveLoop(JobIntake):
             wake = self._wakeup.event
             if self._took_max_jobs():  # a pop ahead may have brought the last ones
                 break
-            if self.paused or self._popper.free() <= 0:
+            if self.paused or not self._popper.ready():
                 if self._pushes_only():  # its slots are offered: pushes come, pops wait
                     await self._wait_for_pushes(wake)
                     continue
@@ -197,7 +197,7 @@ class ReserveLoop(JobIntake):
         batcher = self._batcher
         gathering = (
             batcher.gathering()
-            if batcher is not None and not self.paused and self._running.free() <= 0
+            if batcher is not None and not self.paused and not self._popper.ready()
             else nullcontext()
         )
         with gathering:
@@ -223,7 +223,7 @@ class ReserveLoop(JobIntake):
             and self._pipelined
             and not self.paused
             and self._state == "running"
-            and self._popper.free() > 0
+            and self._popper.ready()
         ):
             self._popping_ahead = True
             self._ahead.fire()
@@ -236,7 +236,7 @@ class ReserveLoop(JobIntake):
                 await wanted.wait()
                 continue
             try:
-                if self._popper.free() > 0:  # else the loop's pop landed meanwhile, and took it
+                if self._popper.ready():  # else the loop's pop landed meanwhile, and took it
                     popped, _ = await self._popper.pop(self.interval, ahead=True)
                     for job in popped:
                         self._take(jobs, job)

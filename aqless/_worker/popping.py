@@ -8,6 +8,11 @@ while some groups' jobs run the server works on the others' outcomes and next po
 (measured: a drain at 50 or 200 slots goes 25-35% faster than with halves, and eighths gain
 nothing). A worker sharing a `SlotBudget` with others also asks it for no more than its
 free slots, reserving them while its pop is on its way.
+
+A one-slot worker that holds jobs by default (`pairs`, aqless._worker.holding) pops two jobs
+a call while it holds: it waits until two have freed (the held jobs run meanwhile), so that
+each call carries two outcomes and a pop of two, and the server pays a call's fixed part
+once for two jobs.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ if TYPE_CHECKING:
     from aqless._worker.counters import WorkerCounters
 
 logger = logging.getLogger(__name__)
+
+#: The jobs a one-slot worker's pop asks for while it holds jobs by default (`Popper.pairs`).
+PAIR = 2
 
 #: a popped or pushed job's fields that make no Job, and why
 Unreadable = tuple[dict[str, Any], PayloadError]
@@ -68,6 +76,8 @@ class Popper:
             waits for its round trip).
         budget: slots shared with other workers, or None.
         outage: told when a pop finds no server, and when one finds it again.
+        pairs: while the worker holds jobs (its ``prefetch``, set by its HoldRule), pop
+            `PAIR` jobs a call, once that many have freed (see the module's documentation).
     """
 
     def __init__(
@@ -82,6 +92,7 @@ class Popper:
         may_pop: Callable[[], bool],
         budget: SlotBudget | None = None,
         outage: ServerOutage | None = None,
+        pairs: bool = False,
     ) -> None:
         self._client = client
         self._outage = outage if outage is not None else ServerOutage(client.worker_name)
@@ -94,6 +105,7 @@ class Popper:
         self._budget = budget
         self._limit = (running.concurrency + 3) // 4
         self._beside = BesideData(client)  # the queues whose data it reads itself
+        self.pairs = pairs
         self.failures = 0  # pops failed in a row
         #: pops sent, whose replies have not come yet
         self.in_flight = 0
@@ -104,6 +116,21 @@ class Popper:
         #: the worker may hold jobs it never heard of: a pop failed (it may have run, its
         #: jobs unknown), or jobs pushed to it may have been lost
         self.unknown_held = False
+
+    def limit(self) -> int:
+        """The most jobs one pop asks for: a quarter of the slots, or `PAIR` (`pairs`)."""
+        return PAIR if self.pairs and self._running.prefetch else self._limit
+
+    def ready(self) -> bool:
+        """Whether a pop may go now: a job fits, and with `pairs`, as many as a pop asks
+        for, or the worker has no job in hand (none running, held or coming)."""
+        free = self.free()
+        if free <= 0:
+            return False
+        if not self.pairs or free >= self.limit():
+            return True
+        running = self._running
+        return not (running.free_slots() < running.concurrency or running.waiting or running.coming)
 
     def free(self, released: Sequence[str] | None = None) -> int:
         """How many jobs the worker may take now; with `released`, when a pop is sent
@@ -142,7 +169,7 @@ class Popper:
         def arguments(queue: str, released: Sequence[str]) -> tuple[str, str, int, str]:
             nonlocal asked, reserved, coming
             landed.extend(released)
-            wanted = max(0, min(self._own_free(landed), self._limit - len(popped)))
+            wanted = max(0, min(self._own_free(landed), self.limit() - len(popped)))
             if not self._may_pop():  # since the pop was asked for
                 wanted = 0
             if budget is not None:

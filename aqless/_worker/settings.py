@@ -95,13 +95,13 @@ class WorkerSettings:
     ``prefetch`` pops that many jobs beyond the free slots and holds them (locked,
     heartbeated) until a slot frees, to start at once (not with a shared budget): a held job
     waits behind the running ones and no other worker can take it meanwhile, so use 0 where
-    a job must not wait behind another; left at None, a one-slot worker holds one job while
-    its runs are short (a few ms) and its queue has more, and hands a job held 50 ms back
-    to its queue (see the worker guide).
+    a job must not wait behind another; left at None, a one-slot worker holds three jobs
+    while its runs are short (a few ms) and its queue has more, popping two a call, and
+    hands a job held 50 ms back to its queue (see the worker guide).
 
     Attributes:
         concurrency: jobs run at once (default 10).
-        prefetch: jobs popped beyond the free slots and held for one (default None: one
+        prefetch: jobs popped beyond the free slots and held for one (default None: three
             while a one-slot worker's runs are short, none otherwise).
         reserver: the order queues are popped in (default ``"ordered"``).
         priorities: order queues by the stored priority patterns (default False).
@@ -143,8 +143,8 @@ class WorkerSettings:
             "heartbeated) until a slot frees, when one starts at once: one job at a time no longer "
             "waits a round trip for the next. A held job waits behind the running ones, and no "
             "other worker can take it meanwhile: 0 never holds one. Default: a one-slot worker "
-            "holds one while its runs are short and its queue has more, and hands a job held 50 ms "
-            "back to its queue.",
+            "holds three while its runs are short and its queue has more, popping two a call, and "
+            "hands a job held 50 ms back to its queue.",
             rule="worker.prefetch",
             metavar="N",
         ),
