@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
@@ -71,6 +73,11 @@ def checked_name(name: str) -> str:
 
 #: The command a recurring job's inputs are refused for.
 RECUR = "queue.recurAtInterval"
+
+#: Round trips of a put_many sent before the first one's replies are read: the client packs
+#: and sends the next while the server runs this one's puts (benchmarks/HISTORY.md,
+#: "put_many: the next round trip beside the server's work").
+AHEAD_TRIPS = 1
 
 
 def recurring_jid(name: str | None, jid: str | None) -> str | None:
@@ -352,32 +359,49 @@ class Queue(QueueScripted):
         codec = self._client.codec and self._client.codec.for_queue(self.name)
         prepared = map_split(prepared_one, requests, put_bytes, codec)  # two threads, or one
         command = "job.requeue" if requeue else "queue.put"
-        commands = [put.command for put in prepared]
         jids: list[str] = []
         refusal: Exception | None = None
-        for trip in round_trips(prepared, batch):
-            chunk, names = prepared[trip], commands[trip]
-            replies = await self._client.protocol.many(
-                command,
-                [put.arguments for put in chunk],
-                [put.order for put in chunk],
-                then=() if wait is None else wait.command(),
-                commands=names,
-            )
-            copies = None if wait is None else replies.pop()  # WAITAOF's reply comes last
-            for name, reply in zip(names, replies, strict=True):
-                if isinstance(reply, AqlessError):
-                    refusal = refusal or reply
-                else:
-                    result = PutResult.from_reply(name, reply)
-                    jids.append(result.jid)
-                    if results is not None:
-                        results.append(result)
-            if wait is not None:
-                wait.confirm(copies, list(jids))
+        chunks = [prepared[trip] for trip in round_trips(prepared, batch)]
+        # the next round trip goes while the server works through this one (not with
+        # `durable`: a round trip not confirmed stops the rest)
+        ahead = 0 if wait is not None else AHEAD_TRIPS
+        sent: deque[tuple[list[PreparedPut], asyncio.Future[list[Any]]]] = deque()
+        try:
+            for n, chunk in enumerate(chunks):
+                sent.append((chunk, asyncio.ensure_future(self._trip(command, chunk, wait))))
+                while sent and (len(sent) > ahead or n == len(chunks) - 1):
+                    done, replies = sent[0][0], await sent[0][1]
+                    sent.popleft()
+                    copies = None if wait is None else replies.pop()  # WAITAOF's comes last
+                    for put, reply in zip(done, replies, strict=True):
+                        if isinstance(reply, AqlessError):
+                            refusal = refusal or reply
+                        else:
+                            result = PutResult.from_reply(put.command, reply)
+                            jids.append(result.jid)
+                            if results is not None:
+                                results.append(result)
+                    if wait is not None:
+                        wait.confirm(copies, list(jids))
+        finally:
+            for _, left in sent:  # the put_many failed or was cancelled
+                left.cancel()
+                left.add_done_callback(_retrieved)
         if refusal is not None:
             raise refusal
         return jids
+
+    def _trip(
+        self, command: str, chunk: list[PreparedPut], wait: Durability | None
+    ) -> Awaitable[list[Any]]:
+        """One round trip of `_put_many`: its puts, then `wait`'s command when given."""
+        return self._client.protocol.many(
+            command,
+            [put.arguments for put in chunk],
+            [put.order for put in chunk],
+            then=() if wait is None else wait.command(),
+            commands=[put.command for put in chunk],
+        )
 
     async def recur(
         self,
@@ -885,6 +909,13 @@ def _group_name(group: str | None) -> str:
 
 
 #: What a put hook is given as its queue: a `Queue`, or a sharded deployment's queue.
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """A round trip left behind by a put_many that failed: its own error is not raised
+    (the put_many's is), and not reported as never retrieved."""
+    if not future.cancelled():
+        future.exception()
+
+
 def _released(jid: str, requeue: bool) -> str | None:
     """The running job a put ends its worker's hold on: a requeue's (``Job.move``), which
     may be running here (see aqless._worker.pops)."""
