@@ -280,11 +280,12 @@ class Queue(QueueScripted):
     async def put_many(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[str]:
-        """Put many jobs, pipelined: one round trip per `batch` jobs. Every payload is encoded
-        before anything is sent. Not a transaction: if the server refuses one job, the
-        others are still put, and the first refusal is raised afterwards. With `durable`
-        (as `put`'s), each batch is confirmed in its round trip; the first batch that is
-        not raises NotDurableError (naming every job put so far) and the rest are not put.
+        """Put many jobs, pipelined: one round trip per `batch` jobs, the next one sent while
+        the server runs the one before. Every payload is encoded before anything is sent.
+        Not a transaction: if the server refuses one job, the others are still put, and the
+        first refusal is raised afterwards. With `durable` (as `put`'s), each batch is
+        confirmed in its round trip before the next is sent; the first batch that is not
+        raises NotDurableError (naming every job put so far) and the rest are not put.
         A deduplicated request's jid is that of the job holding its dedup id.
 
         Args:
