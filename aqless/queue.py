@@ -978,7 +978,8 @@ def _group_name(group: str | None) -> str:
 async def _first(groups: Groups[PreparedPut] | None, trip: asyncio.Future[Any] | None) -> None:
     """Waits for the helper's next group or `trip`'s replies, whichever comes first."""
     waits: list[asyncio.Future[Any]] = [] if trip is None else [trip]
-    changed = None if groups is None else asyncio.ensure_future(groups.changed())
+    helped = groups is not None and groups.helping  # (a helper stopped: the trip alone)
+    changed = asyncio.ensure_future(groups.changed()) if groups is not None and helped else None
     if changed is not None:
         waits.append(changed)
     try:

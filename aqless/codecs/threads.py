@@ -156,9 +156,14 @@ class Groups(Generic[Item]):
             self._prefix += 1
         return bounds[self._prefix - 1][1] if self._prefix else 0
 
+    @property
+    def helping(self) -> bool:
+        """Whether the helper may still finish a group."""
+        return not self._helper.done()
+
     async def changed(self) -> None:
-        """Waits for the helper to finish a group (or to stop)."""
-        if not self._helper.done():
+        """Waits for the helper to finish a group (at once when it has stopped)."""
+        if self.helping:
             self._changed.clear()
             await self._changed.wait()
 
