@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict, TypeVar, cast
 
 from aqless import rules
-from aqless._connection.data_text import encode_data
+from aqless._connection.data_text import encode_data, written_alike
 from aqless._connection.protocol import Clock, encode_json
 from aqless.codecs import PayloadCodec, Sealed
 from aqless.errors import (
@@ -498,6 +498,10 @@ class PutRequest:
         return cast(PutOptions, {name: value for name, value in given.items() if value is not None})
 
 
+#: A prepared put's `unencoded` when its data is among its arguments, encoded.
+ENCODED: Any = object()
+
+
 class PreparedPut(NamedTuple):
     """A put as the script takes it."""
 
@@ -505,6 +509,23 @@ class PreparedPut(NamedTuple):
     jid: str
     arguments: list[Argument]  # after the command: the dedup id's first, when given
     order: float | None  # the priority it waits at among the client's puts; None when delayed
+    #: the data `prepare_put` left for `encode_later` (its argument empty till then)
+    unencoded: Any = ENCODED
+
+
+#: Where a put's data sits among its arguments: after worker, queue, jid and klass (a
+#: deduplicated put's come after the dedup id, its mode and its ttl).
+_DATA = 4
+_DEDUP_ARGUMENTS = 3
+
+
+def encode_later(put: PreparedPut, codec: PayloadCodec | None) -> None:
+    """The data `prepare_put(..., later=True)` left unencoded, encoded (through `codec`)
+    into its argument, in place; nothing for a put whose data is encoded."""
+    if put.unencoded is not ENCODED:
+        at = _DATA + (_DEDUP_ARGUMENTS if put.command == DEDUP_COMMAND else 0)
+        queue = str(put.arguments[at - 3])
+        put.arguments[at] = stored_data(put.unencoded, queue, put.jid, codec)
 
 
 #: The most bytes of arguments one round trip of `put_many` carries (whatever its `batch`):
@@ -518,22 +539,23 @@ def put_bytes(put: PreparedPut) -> int:
     return sum(len(arg) for arg in put.arguments if isinstance(arg, str | bytes))
 
 
-def round_trips(
-    prepared: Sequence[PreparedPut], most: int, most_bytes: int = ROUND_TRIP_BYTES
-) -> list[slice]:
-    """The slices of `prepared` that go in one round trip each: at most `most` puts and, past
-    the first put, at most `most_bytes` bytes of arguments."""
-    slices: list[slice] = []
-    start, size = 0, 0
-    for index, put in enumerate(prepared):
-        weight = put_bytes(put)
+def trip_end(
+    prepared: Sequence[PreparedPut],
+    start: int,
+    stop: int,
+    most: int,
+    most_bytes: int = ROUND_TRIP_BYTES,
+) -> int:
+    """Where the round trip of `prepared` that begins at `start` ends, among the puts before
+    `stop`: it carries at most `most` puts and, past its first, at most `most_bytes` bytes
+    of arguments."""
+    size = 0
+    for index in range(start, stop):
+        weight = put_bytes(prepared[index])
         if index > start and (index - start >= most or size + weight > most_bytes):
-            slices.append(slice(start, index))
-            start, size = index, 0
+            return index
         size += weight
-    if start < len(prepared):
-        slices.append(slice(start, len(prepared)))
-    return slices
+    return stop
 
 
 #: The options sent as JSON lists, in the order the script reads them.
@@ -565,13 +587,15 @@ def prepare_put(
     requeue: bool = False,
     make_jid: Callable[[], str] = new_jid,
     codec: PayloadCodec | None = None,
+    later: bool = False,
 ) -> PreparedPut:
     """The script's command and arguments for a put into `queue` by `worker`: the options
     given, else the class's defaults; the data checked against a typed handler's type and
     encoded (through `codec` when given: aqless.codecs; a claim-check store that fails
     raises here, before anything is sent; data read as `Sealed` raises its CodecError);
     `at` made a delay on `clock`; a jid by `make_jid` when neither the options nor the
-    class's defaults give one. Refused
+    class's defaults give one. With `later`, data that cannot fail to encode (msgspec
+    writes it: `written_alike`) is left for `encode_later`, its argument empty. Refused
     (TypeError) for an option of another name, (ConfigurationError) for a requeue with a
     dedup id."""
     if options and not options.keys() <= PUT_OPTIONS:
@@ -606,14 +630,10 @@ def prepare_put(
     jid = jid or make_jid()
     if isinstance(data, Sealed):  # data this client could not open: never put as its text
         raise data.error
-    arguments: list[Argument] = [
-        worker,
-        queue,
-        jid,
-        class_name(klass),
-        stored_data(put_payload(klass, queue, data), queue, jid, codec),
-        wait,
-    ]
+    value = put_payload(klass, queue, data)
+    unencoded = value if later and written_alike(value) else ENCODED
+    stored = "" if unencoded is not ENCODED else stored_data(value, queue, jid, codec)
+    arguments: list[Argument] = [worker, queue, jid, class_name(klass), stored, wait]
     if chosen:
         for option in ("priority", "retries"):
             if option in chosen:
@@ -630,7 +650,7 @@ def prepare_put(
     if never_replaces(options, requeue):
         command = NEW_COMMAND
     order = None if delay else (priority or 0.0)
-    return PreparedPut(command, jid, arguments, order)
+    return PreparedPut(command, jid, arguments, order, unencoded)
 
 
 Target = TypeVar("Target")

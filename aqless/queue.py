@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, Unpack, overload
 
 import anyio
 
 from aqless import rules
 from aqless._connection.protocol import DATA_APART, decoded_apart, encode_json
-from aqless.codecs.threads import map_split
+from aqless.codecs.threads import SPLIT_BYTES, SPLIT_FROM, Groups, map_split, splits
 from aqless.contracts.derived import QueueScripted
 from aqless.errors import (
     AqlessError,
@@ -22,6 +25,7 @@ from aqless.errors import (
 from aqless.job import Job
 from aqless.models import GroupCounts, JobState, Overlap, QueueStats, listed
 from aqless.puts import (
+    ENCODED,
     Durability,
     Durable,
     JobClass,
@@ -34,13 +38,14 @@ from aqless.puts import (
     checked_queue,
     class_name,
     durability,
+    encode_later,
     inside_hooks,
     new_jid,
     prepare_put,
     put_bytes,
     refuse_dedup_on_requeue,
-    round_trips,
     stored_data,
+    trip_end,
 )
 from aqless.scaling.estimate import QueueScaling, read_scaling
 from aqless.schedules import Planned, cron_schedule, policy_options, set_schedule
@@ -71,6 +76,14 @@ def checked_name(name: str) -> str:
 
 #: The command a recurring job's inputs are refused for.
 RECUR = "queue.recurAtInterval"
+
+#: Round trips of a put_many sent before the first one's replies are read: the client packs
+#: and sends the next while the server runs this one's puts (benchmarks/HISTORY.md,
+#: "put_many: the next round trip beside the server's work").
+AHEAD_TRIPS = 1
+#: Bytes of encoded data in a group that put_many's encoding threads take at a time (its
+#: first put's size tells how many puts make it).
+GROUP_BYTES = 128 * 1024
 
 
 def recurring_jid(name: str | None, jid: str | None) -> str | None:
@@ -108,7 +121,7 @@ class Queue(QueueScripted):
     # -- putting ------------------------------------------------------------------------------
 
     def _prepared(
-        self, klass: JobClass, data: Any, options: PutOptions, requeue: bool
+        self, klass: JobClass, data: Any, options: PutOptions, requeue: bool, later: bool = False
     ) -> PreparedPut:
         return prepare_put(
             klass,
@@ -119,6 +132,7 @@ class Queue(QueueScripted):
             clock=self._client.clock,
             requeue=requeue,
             codec=self._client.codec,
+            later=later,
         )
 
     @overload
@@ -273,12 +287,17 @@ class Queue(QueueScripted):
     async def put_many(
         self, requests: Iterable[PutRequest], *, batch: int = 1000, durable: Durable = False
     ) -> list[str]:
-        """Put many jobs, pipelined: one round trip per `batch` jobs, the server running up
-        to 100 of its plain puts in one script call. Every payload is encoded before
-        anything is sent. Not a transaction: if the server refuses one job, the
-        others are still put, and the first refusal is raised afterwards. With `durable`
-        (as `put`'s), each batch is confirmed in its round trip; the first batch that is
-        not raises NotDurableError (naming every job put so far) and the rest are not put.
+        """Put many jobs, pipelined: one round trip per `batch` jobs, the next one sent while
+        the server runs the one before, and the server running up to 100 plain puts in one
+        script call. Every request is checked, and every payload that could fail to encode
+        (PayloadError) is encoded, before anything is sent; with a codec that only
+        compresses, big payloads of JSON's own types are compressed while the round trips
+        of those done are sent (a compression that fails, out of memory, raises there: the
+        round trips before it were put). Not a transaction: if the server refuses one job,
+        the others are still put, and the first refusal is raised afterwards. With
+        `durable` (as `put`'s), each batch is confirmed in its round trip before the next is
+        sent; the first batch that is not raises NotDurableError (naming every job put so
+        far) and the rest are not put.
         A deduplicated request's jid is that of the job holding its dedup id.
 
         Args:
@@ -347,38 +366,109 @@ class Queue(QueueScripted):
         requeue: bool = False,
         results: list[PutResult] | None = None,
     ) -> list[str]:
-        def prepared_one(request: PutRequest) -> PreparedPut:
-            return self._prepared(request.klass, request.data, request.options(), requeue)
+        def prepared_one(request: PutRequest, later: bool = False) -> PreparedPut:
+            options = request.options()
+            return self._prepared(request.klass, request.data, options, requeue, later)
 
         codec = self._client.codec and self._client.codec.for_queue(self.name)
-        prepared = map_split(prepared_one, requests, put_bytes, codec)  # two threads, or one
+        encode = partial(encode_later, codec=self._client.codec)
+        groups: Groups[PreparedPut] | None = None
+        if wait is None and len(requests) >= SPLIT_FROM and splits(codec):
+            # every request checked before anything is sent (its JSON made where it could
+            # fail); data that cannot fail encoded in groups beside the sending, when the
+            # first request's is big enough and the second's is such data
+            head = [prepared_one(requests[0]), prepared_one(requests[1], later=True)]
+            size = put_bytes(head[0])
+            if size >= SPLIT_BYTES and head[1].unencoded is not ENCODED:
+                prepared = head + [prepared_one(request, later=True) for request in requests[2:]]
+                groups = Groups(prepared, encode, max(1, GROUP_BYTES // size))
+            else:
+                encode(head[1])
+                prepared = head + map_split(prepared_one, requests[2:], put_bytes, codec)
+        else:
+            prepared = map_split(prepared_one, requests, put_bytes, codec)  # two threads, or one
+        try:
+            return await self._send_many(prepared, groups, batch, wait, requeue, results)
+        finally:
+            if groups is not None:
+                groups.stop()
+
+    async def _send_many(
+        self,
+        prepared: list[PreparedPut],
+        groups: Groups[PreparedPut] | None,
+        batch: int,
+        wait: Durability | None,
+        requeue: bool,
+        results: list[PutResult] | None,
+    ) -> list[str]:
+        """`_put_many`'s round trips, `AHEAD_TRIPS` ahead of the replies read (none with
+        `wait`); with `groups`, the puts encoded by then, this thread encoding groups too."""
         command = "job.requeue" if requeue else "queue.put"
-        commands = [put.command for put in prepared]
         jids: list[str] = []
         refusal: Exception | None = None
-        for trip in round_trips(prepared, batch):
-            chunk, names = prepared[trip], commands[trip]
-            replies = await self._client.protocol.many(
-                command,
-                [put.arguments for put in chunk],
-                [put.order for put in chunk],
-                then=() if wait is None else wait.command(),
-                commands=names,
-            )
-            copies = None if wait is None else replies.pop()  # WAITAOF's reply comes last
-            for name, reply in zip(names, replies, strict=True):
-                if isinstance(reply, AqlessError):
-                    refusal = refusal or reply
-                else:
-                    result = PutResult.from_reply(name, reply)
-                    jids.append(result.jid)
-                    if results is not None:
-                        results.append(result)
-            if wait is not None:
-                wait.confirm(copies, list(jids))
+        ahead = 0 if wait is not None else AHEAD_TRIPS
+        sent: deque[tuple[list[PreparedPut], asyncio.Future[list[Any]]]] = deque()
+        start = 0
+        try:
+            while start < len(prepared) or sent:
+                ready = len(prepared) if groups is None else groups.ready()
+                if start < ready and len(sent) <= ahead:
+                    while start < ready and len(sent) <= ahead:
+                        stop = trip_end(prepared, start, ready, batch)
+                        chunk, start = prepared[start:stop], stop
+                        going = asyncio.ensure_future(self._trip(command, chunk, wait))
+                        sent.append((chunk, going))
+                    await asyncio.sleep(0)  # they are written before this thread encodes more
+                elif sent and (groups is None or sent[0][1].done()):
+                    chunk, trip = sent.popleft()
+                    refusal = self._took(chunk, await trip, wait, jids, results) or refusal
+                elif groups is not None and groups.take():
+                    continue
+                else:  # the helper's next group, or the first round trip's replies
+                    await _first(groups, sent[0][1] if sent else None)
+        finally:
+            for _, left in sent:  # the put_many failed or was cancelled
+                left.cancel()
+                left.add_done_callback(_retrieved)
         if refusal is not None:
             raise refusal
         return jids
+
+    @staticmethod
+    def _took(
+        chunk: list[PreparedPut],
+        replies: list[Any],
+        wait: Durability | None,
+        jids: list[str],
+        results: list[PutResult] | None,
+    ) -> Exception | None:
+        """A round trip's replies noted (jids, results); its first refusal."""
+        refusal: Exception | None = None
+        copies = None if wait is None else replies.pop()  # WAITAOF's reply comes last
+        for put, reply in zip(chunk, replies, strict=True):
+            if isinstance(reply, AqlessError):
+                refusal = refusal or reply
+            else:
+                result = PutResult.from_reply(put.command, reply)
+                jids.append(result.jid)
+                if results is not None:
+                    results.append(result)
+        if wait is not None:
+            wait.confirm(copies, list(jids))
+        return refusal
+
+    def _trip(
+        self, command: str, chunk: list[PreparedPut], wait: Durability | None
+    ) -> Awaitable[list[Any]]:
+        """One round trip of `_put_many`: its puts, then `wait`'s command when given."""
+        return self._client.protocol.many(
+            command,
+            [put.arguments for put in chunk],
+            [put.order for put in chunk],
+            then=() if wait is None else wait.command(),
+            commands=[put.command for put in chunk],
+        )
 
     async def recur(
         self,
@@ -886,6 +976,27 @@ def _group_name(group: str | None) -> str:
 
 
 #: What a put hook is given as its queue: a `Queue`, or a sharded deployment's queue.
+async def _first(groups: Groups[PreparedPut] | None, trip: asyncio.Future[Any] | None) -> None:
+    """Waits for the helper's next group or `trip`'s replies, whichever comes first."""
+    waits: list[asyncio.Future[Any]] = [] if trip is None else [trip]
+    helped = groups is not None and groups.helping  # (a helper stopped: the trip alone)
+    changed = asyncio.ensure_future(groups.changed()) if groups is not None and helped else None
+    if changed is not None:
+        waits.append(changed)
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if changed is not None:
+            changed.cancel()
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """A round trip left behind by a put_many that failed: its own error is not raised
+    (the put_many's is), and not reported as never retrieved."""
+    if not future.cancelled():
+        future.exception()
+
+
 def _released(jid: str, requeue: bool) -> str | None:
     """The running job a put ends its worker's hold on: a requeue's (``Job.move``), which
     may be running here (see aqless._worker.pops)."""

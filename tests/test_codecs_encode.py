@@ -7,13 +7,16 @@ from __future__ import annotations
 import base64
 import binascii
 import contextvars
+import datetime
 import importlib
 import json
 import os
 import random
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,21 +66,48 @@ def rows(seed: int, count: int = 200) -> dict[str, object]:
     return {"rows": [{"id": rng.getrandbits(64), "n": rng.random()} for _ in range(count)]}
 
 
+#: rows whose envelope (~49 KB) is a group of its own: put_many's threads take one a time
+BIG = 2000
+
+
 def unencodable(n: int) -> object:
     """A value JSON refuses, its type named by `n` (what PayloadError's text says)."""
     return type(f"Bad{n}", (), {})()
 
 
 class Watched(Zstd):
-    """Zstd that notes the thread of each compression."""
+    """Zstd that notes the thread of each compression; with `wait_from`, the caller's
+    thread waits (5 s at most), from its compression of that number on, for the helper to
+    take one (the helper could otherwise wake only once the caller had taken them all)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, wait_from: int | None = None) -> None:
         super().__init__()
-        self.threads: set[str] = set()
+        self.threads: list[str] = []
+        self.caller = threading.current_thread().name
+        self.helping = threading.Event()
+        self.wait_from = wait_from
 
     def compress(self, plain: bytes) -> bytes:
-        self.threads.add(threading.current_thread().name)
+        name = threading.current_thread().name
+        self.threads.append(name)
+        if name != self.caller:
+            self.helping.set()
+        elif self.wait_from is not None and self.threads.count(name) >= self.wait_from:
+            self.helping.wait(5)
         return super().compress(plain)
+
+
+#: the caller's compressions before put_many's helper starts when the data is encoded at
+#: once: the first two requests', and the first of the rest
+HELPED_FROM = 4
+
+
+async def stored_as_one_thread_would(raw: aqless.Client, jids: list[str], count: int) -> None:
+    """Job `jids[n]` holds what one thread encodes of `rows(n, count)`."""
+    serial = PayloadCodec(compression=Zstd())
+    for n, jid in enumerate(jids):
+        stored = await raw.redis.hget(f"ql:j:{jid}", "data")
+        assert stored == as_bytes(serial.encode(rows(n, count), "job data", jid)).decode()
 
 
 @pytest.fixture
@@ -90,17 +120,36 @@ async def raw(server_url: str) -> AsyncIterator[aqless.Client]:
 async def test_put_many_on_two_threads_stores_what_one_thread_would(
     server_url: str, raw: aqless.Client
 ) -> None:
-    zstd = Watched()
+    zstd = Watched(wait_from=HELPED_FROM)
     codec = PayloadCodec(compression=zstd)
-    requests = [aqless.PutRequest("app.Job", rows(n), jid=f"two-{n}") for n in range(9)]
+    requests = [aqless.PutRequest("app.Job", rows(n, BIG), jid=f"two-{n}") for n in range(9)]
     async with aqless.Client(server_url, codec=codec) as client:
         jids = await client.queues["q"].put_many(requests)
     assert jids == [f"two-{n}" for n in range(9)]
     assert any(name.startswith("aqless-encode") for name in zstd.threads)  # split
-    serial = PayloadCodec(compression=Zstd())
-    for n, jid in enumerate(jids):
-        stored = await raw.redis.hget(f"ql:j:{jid}", "data")
-        assert stored == as_bytes(serial.encode(rows(n), "job data", jid)).decode()
+    await stored_as_one_thread_would(raw, jids, BIG)
+
+
+async def test_a_slow_helper_leaves_the_requests_to_this_thread(
+    server_url: str, raw: aqless.Client
+) -> None:
+    """Each thread takes the next request not taken: while the helper is held up on its
+    first, this thread encodes the others (a half each gave it five)."""
+
+    class Slow(Watched):
+        def compress(self, plain: bytes) -> bytes:
+            packed = super().compress(plain)
+            if threading.current_thread().name != self.caller:
+                time.sleep(0.3)  # the helper: held up on its first
+            return packed
+
+    zstd = Slow(wait_from=HELPED_FROM)
+    requests = [aqless.PutRequest("app.Job", rows(n, BIG), jid=f"slow-{n}") for n in range(9)]
+    async with aqless.Client(server_url, codec=PayloadCodec(compression=zstd)) as client:
+        jids = await client.queues["q"].put_many(requests)
+    assert jids == [f"slow-{n}" for n in range(9)]
+    assert zstd.threads.count(zstd.caller) == 8  # the helper's one took it all the while
+    await stored_as_one_thread_would(raw, jids, BIG)
 
 
 async def test_small_payloads_stay_on_one_thread(server_url: str) -> None:
@@ -108,7 +157,7 @@ async def test_small_payloads_stay_on_one_thread(server_url: str) -> None:
     small = {"rows": list(range(400))}  # 1.6 KB of JSON, compressed to less than 4 KB
     async with aqless.Client(server_url, codec=PayloadCodec(compression=zstd)) as client:
         await client.queues["q"].put_many([aqless.PutRequest("app.Job", small)] * 9)
-    assert zstd.threads == {threading.current_thread().name}
+    assert set(zstd.threads) == {threading.current_thread().name}
 
 
 @pytest.mark.parametrize(
@@ -195,3 +244,94 @@ async def test_the_helper_thread_encodes_in_the_callers_context(server_url: str)
     async with aqless.Client(server_url, codec=codec) as client:
         await client.queues["q"].put_many([aqless.PutRequest("app.Job", rows(n)) for n in range(8)])
     assert seen == {"the caller's"}
+
+
+def padded(n: int) -> dict[str, object]:
+    """~60 KB of data msgspec writes as the stdlib does (so put_many may encode it later):
+    random words, compressing about 2x."""
+    rng = random.Random(n)  # noqa: S311 - made-up data
+    words = (
+        "".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 9))) for _ in range(9000)
+    )
+    return {"n": n, "pad": " ".join(words)}
+
+
+async def test_put_many_encodes_groups_beside_the_sending(
+    server_url: str, raw: aqless.Client
+) -> None:
+    """Data that cannot fail to encode goes through the chain in groups, on the caller's
+    thread and the helper's, while the groups done are sent: every job holds what one
+    thread would have stored, in the order of the requests."""
+    zstd = Watched(wait_from=2)  # the first request's, then the groups
+    requests = [aqless.PutRequest("app.Job", padded(n), jid=f"g-{n}") for n in range(12)]
+    async with aqless.Client(server_url, codec=PayloadCodec(compression=zstd)) as client:
+        jids = await client.queues["q"].put_many(requests, batch=3)
+    assert jids == [f"g-{n}" for n in range(12)]
+    assert any(name.startswith("aqless-encode") for name in zstd.threads)
+    serial = PayloadCodec(compression=Zstd())
+    for n, jid in enumerate(jids):
+        stored = await raw.redis.hget(f"ql:j:{jid}", "data")
+        assert stored == as_bytes(serial.encode(padded(n), "job data", jid)).decode()
+    assert [job.jid for job in await raw.queues["q"].peek(12)] == jids
+
+
+async def test_data_that_could_fail_is_checked_before_anything_is_sent(
+    server_url: str, raw: aqless.Client
+) -> None:
+    requests = [aqless.PutRequest("app.Job", padded(n)) for n in range(8)]
+    requests[6] = aqless.PutRequest("app.Job", {"when": datetime.date(2024, 1, 1)})
+    codec = PayloadCodec(compression=Zstd())
+    async with aqless.Client(server_url, codec=codec) as client:
+        with pytest.raises(PayloadError, match="not JSON-serializable"):
+            await client.queues["q"].put_many(requests)
+    assert await raw.redis.keys("*") == []
+
+
+async def test_a_compression_that_fails_stops_the_put_many_there(
+    server_url: str, raw: aqless.Client
+) -> None:
+    """A compression failing (out of memory, say) fails the put_many when its group's turn
+    comes: the round trips before it were put, nothing after it is."""
+
+    class Failing(Zstd):
+        def compress(self, plain: bytes) -> bytes:
+            if b'"n":9,' in plain[:16]:
+                raise MemoryError("no room")
+            return super().compress(plain)
+
+    requests = [aqless.PutRequest("app.Job", padded(n), jid=f"f-{n}") for n in range(12)]
+    async with aqless.Client(server_url, codec=PayloadCodec(compression=Failing())) as client:
+        with pytest.raises(MemoryError, match="no room"):
+            await client.queues["q"].put_many(requests, batch=2)
+    jobs = await raw.jobs.get_many([f"f-{n}" for n in range(12)])
+    put = sorted(int(job.jid.split("-")[1]) for job in jobs)
+    assert put == list(range(len(put)))  # a prefix, in order
+    assert len(put) < 9
+
+
+async def test_the_first_round_trips_go_before_the_last_payloads_are_compressed(
+    server_url: str,
+) -> None:
+    events: list[str] = []
+
+    class Noting(Zstd):
+        def compress(self, plain: bytes) -> bytes:
+            events.append("compressed")
+            time.sleep(0.001)  # each a millisecond, on either thread: groups done in turn
+            return super().compress(plain)
+
+    requests = [aqless.PutRequest("app.Job", padded(n % 4)) for n in range(60)]
+    async with aqless.Client(server_url, codec=PayloadCodec(compression=Noting())) as client:
+        await client.queues["q"].length()  # connected
+        wire = client.protocol.wire
+        send = wire._send
+
+        async def noting(packed: list[bytes], expected: int, blocks: float = 0.0) -> Any:
+            events.append("sent")
+            return await send(packed, expected, blocks)
+
+        wire._send = noting  # type: ignore[method-assign]
+        assert len(await client.queues["q"].put_many(requests, batch=2)) == 60
+    last = len(events) - 1 - events[::-1].index("compressed")
+    assert events.index("sent") < last  # before: every compression, then every send
+    assert events.count("compressed") == 60
