@@ -401,13 +401,14 @@ async def test_put_many_sends_the_next_round_trip_before_reading_this_ones(
     requests = [PutRequest("app.Job", {"n": n}, jid=f"ahead-{n}") for n in range(5)]
     jids = await counted.client.queues["bulk"].put_many(requests, batch=2)
     assert jids == [f"ahead-{n}" for n in range(5)]
-    assert events[:3] == ["sent 2", "sent 2", "read 2"]  # the second before the first's replies
+    # the second before the first's replies (each round trip's puts go as one jobs.puts call)
+    assert [event.split()[0] for event in events[:3]] == ["sent", "sent", "read"]
     in_flight, most = 0, 0
     for event in events:
         in_flight += 1 if event.startswith("sent") else -1
         most = max(most, in_flight)
     assert most == 2
-    assert sorted(events) == ["read 1", "read 2", "read 2", "sent 1", "sent 2", "sent 2"]
+    assert [event.split()[0] for event in events].count("sent") == 3  # 2, 2 and 1 jobs
     queued = await counted.client.queues["bulk"].peek(5)
     assert [job.jid for job in queued] == jids  # put in their order
 
