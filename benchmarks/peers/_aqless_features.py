@@ -9,11 +9,13 @@
   is not aqless's);
 - ``zstd``: the client made with ``codec=PayloadCodec(compression=Zstd())`` (aqless.codecs,
   its defaults: level 1, data of 1 KB or more), so puts compress and the worker, through the
-  same client, decompresses before the handler.
+  same client, decompresses before the handler. ``AQLESS_ZSTD_LEVEL`` sets another level
+  (to compare levels; unset: the default).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +70,8 @@ class Features:
     def _codec(self) -> Any:
         from aqless.codecs import PayloadCodec, Zstd
 
-        return PayloadCodec(compression=Zstd())
+        level = os.environ.get("AQLESS_ZSTD_LEVEL", "")
+        return PayloadCodec(compression=Zstd(level=int(level)) if level else Zstd())
 
     def client(self, client: aqless.Client) -> None:
         """Trace `client`'s puts."""
