@@ -163,6 +163,27 @@ do
     return data
   end
 
+  -- The last pairs of a put's HSET: a picked-up job's first attempt (Worker.hand_over's, in
+  -- the place the pop's HSET would add it), else the job's group.
+  local function last_pairs(group, picked)
+    if picked then return 'attempt', 1 end
+    return Groups.field(group)
+  end
+
+  -- The fields of a job put and picked up, by Job.at's positions, as stored now (the put
+  -- having written the pop's state, worker, expires and attempt); a staged job's data (not
+  -- an argument) read back.
+  local function picked_fields(jid, klass, data, queue, priority, retries, tags, throttles,
+      now, worker, expires)
+    if data == NOTHING then data = call('HGET', Keys.job(jid), 'data') end
+    local f, at = {}, Job.at
+    f[at.time], f[at.jid], f[at.klass], f[at.state] = time_field(now), jid, klass, 'running'
+    f[at.queue], f[at.priority], f[at.retries], f[at.remaining] = queue, priority, retries, retries
+    f[at.data], f[at.tags], f[at.throttles] = data, tags_text(tags), throttles_text(throttles)
+    f[at.attempt], f[at.worker], f[at.expires] = 1, worker, expires
+    return f
+  end
+
   -- Puts the job the put list `a` describes; returns its jid.
   function Job.put(D, now, a)
     local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
@@ -196,14 +217,26 @@ do
     local state = 'waiting'
     if delay > 0 then state = 'scheduled' end
     Groups.leave_old(jid, group, old)
-    local data_field = 'data'
+    -- the pickup (Worker.pickup): a new job, waiting at once, alone in a queue offered
+    local taker, picked, tried = nil, false, false
+    if existing == 1 and old == NOTHING and delay <= 0 and #depends == 0 and group == nil
+      and rate_limits == nil and #given_throttles == 0 and not Groups.is_grouped(queue) then
+      tried = true
+      taker, picked = Worker.pickup(now, queue, stem)
+    end
+    local shown_state, shown_worker, expires = state, '', 0
+    if picked then
+      shown_state, shown_worker, expires = 'running', taker, now + Config.heartbeat(queue)
+    end
+    local data_field, given_data = 'data', data
     if data == NOTHING then  -- staged, a new job: its hash is the staged one, data in it
       data_field, data = 'jid', jid  -- (jid written twice, data left as it is)
     end
     call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, data_field, data,
-      'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
-      'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-      'time', time_field(now), 'throttles', throttles_text(throttles), Groups.field(group))
+      'priority', priority, 'tags', tags_text(tags), 'state', shown_state,
+      'worker', shown_worker, 'expires', expires, 'queue', queue, 'retries', retries,
+      'remaining', retries, 'time', time_field(now), 'throttles', throttles_text(throttles),
+      last_pairs(group, picked))
     RateLimit.store(jid, rate_limits, old.state ~= nil)
     Groups.on_put(queue, jid, group)
     Job.settle_home(jid, old)
@@ -211,9 +244,15 @@ do
     if old ~= NOTHING then call('HDEL', Keys.job(jid), 'checkpoint') end
     Job.add_dependencies(jid, depends)
 
-    local waiting = place(now, queue, jid, old, depends, delay, throttles, state, priority)
+    local waiting = picked or place(now, queue, jid, old, depends, delay, throttles, state,
+      priority)
     Job.register_queue(queue, now)
-    if waiting and not no_offers then Worker.push(now, queue, existing == 1) end
+    if picked then
+      Worker.hand_over(now, queue, taker, picked_fields(jid, klass, given_data, queue, priority,
+        retries, tags, throttles, now, taker, expires), throttles)
+    elseif waiting and not no_offers and (taker or not tried) then
+      Worker.push(now, queue, existing == 1, taker)
+    end
     if not takes_lock then Events.put(jid, queue) end
     Events.if_tracked('put', jid)
     return jid
