@@ -97,6 +97,17 @@ async def job_there(lua: Lua) -> None:
     await rput(lua, 1, "jid", "priority", 4, queue="elsewhere")
 
 
+async def dependent(lua: Lua) -> None:
+    # (a set only another client's script leaves: no verb makes a job depend on a jid that
+    # names no job)
+    await lua.redis.sadd("ql:j:jid-dependents", "child")
+
+
+async def history(lua: Lua) -> None:
+    await lua("config.set", 1, "max-job-history", 1)
+    await lua.redis.rpush("ql:j:jid-history", '[0,"put",{"queue":"gone"}]', '[0,"done"]')
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -139,6 +150,8 @@ CASES = [
     Case("a job's own rate limit", options=("rate_limits", '["rl"]'), fast=False),
     Case("a recurring job", setup=recurring, fast=False),
     Case("the job put again", setup=job_there, fast=False),
+    Case("dependents of its jid", setup=dependent, fast=False),
+    Case("a history of its jid", setup=history, fast=False),
     Case("a group", options=("group", "g"), fast=False),
     Case("deduplicated", command="queue.putDeduplicated"),
 ]

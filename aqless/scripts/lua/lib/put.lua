@@ -88,8 +88,9 @@ do
   -- `tags` are on), the dependencies `depends` no longer names, its queue, its place in a
   -- throttle's line, its worker, the completed set, its failure group. Returns whether the
   -- put took the job from another worker (then put is published here, before lock_lost; else
-  -- the caller publishes it last).
-  local function leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends)
+  -- the caller publishes it last). `picked`: the put's history entry waits for the pickup's
+  -- (Worker.hand_over).
+  local function leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends, picked)
     Tags.all_off(D, jid, old_tags)
     if #depends > 0 and old.state ~= nil then
       for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
@@ -103,7 +104,7 @@ do
     -- first (aqless._worker.pickup); the protocol's order of put, then lock_lost, comes first.
     local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= worker
     if takes_lock then Events.put(jid, queue) end
-    History.put(D, jid, now, queue)
+    if not picked then History.put(D, jid, now, queue) end
     if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
     -- a parked job leaves its line too: the reference leaves it there (REQLESS 6.8), and a
     -- later release would add it to the work set wherever the put placed it
@@ -209,7 +210,15 @@ do
     local old_tags = NOTHING
     if old.tags ~= nil then old_tags = Tags.parse(old.tags) end
     local tags = given_tags or old_tags
-    local takes_lock = leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends)
+    -- the pickup (Worker.pickup): a new job, waiting at once, alone in a queue offered
+    local taker, picked, tried = nil, false, false
+    if existing == 1 and old == NOTHING and delay <= 0 and #depends == 0 and group == nil
+      and rate_limits == nil and #given_throttles == 0 and not Groups.is_grouped(queue) then
+      tried = true
+      taker, picked = Worker.pickup(now, queue, stem, jid)
+    end
+    local takes_lock = leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends,
+      picked)
 
     local old_stem = nil
     if old.queue ~= nil then old_stem = Keys.queue_throttle(old.queue) end
@@ -217,13 +226,6 @@ do
     local state = 'waiting'
     if delay > 0 then state = 'scheduled' end
     Groups.leave_old(jid, group, old)
-    -- the pickup (Worker.pickup): a new job, waiting at once, alone in a queue offered
-    local taker, picked, tried = nil, false, false
-    if existing == 1 and old == NOTHING and delay <= 0 and #depends == 0 and group == nil
-      and rate_limits == nil and #given_throttles == 0 and not Groups.is_grouped(queue) then
-      tried = true
-      taker, picked = Worker.pickup(now, queue, stem)
-    end
     local shown_state, shown_worker, expires = state, '', 0
     if picked then
       shown_state, shown_worker, expires = 'running', taker, now + Config.heartbeat(queue)
@@ -249,7 +251,7 @@ do
     Job.register_queue(queue, now)
     if picked then
       Worker.hand_over(now, queue, taker, picked_fields(jid, klass, given_data, queue, priority,
-        retries, tags, throttles, now, taker, expires), throttles)
+        retries, tags, throttles, now, taker, expires), throttles, History.put_text(D, now, queue))
     elseif waiting and not no_offers and (taker or not tried) then
       Worker.push(now, queue, existing == 1, taker)
     end

@@ -169,12 +169,14 @@ end
 -- pop Worker.push would run for it is sure to take exactly this job from nothing else than
 -- its own fields: the queue is not paused, caps neither its concurrency nor its pop's
 -- passes, holds no other waiting job nor any scheduled one, no recurring job nor rate limit,
--- and no lock of it has expired. Then Worker.hand_over does what that pop would have done,
+-- and no lock of it has expired; and of the job's jid neither a history (then the put's
+-- entry and the pop's go in one RPUSH) nor dependents nor dependencies exist (the pushed
+-- object then asks after neither). Then Worker.hand_over does what that pop would have done,
 -- without the work set's round (ZADD, ZREVRANGE, ZREM) and without reading the job back.
 -- The caller knows (put's one EXISTS) that of the tracking set, the queue's throttle and its
 -- offers only the offers may exist, that the queue is not grouped, and that the job is new
 -- and has no dependency, no delay, no throttle nor rate limit of its own.
-function Worker.pickup(now, queue, tid)
+function Worker.pickup(now, queue, tid, jid)
   local worker = taker(now, queue)
   if worker == nil then return nil, false end
   Events.learn_tracked(false)
@@ -183,7 +185,8 @@ function Worker.pickup(now, queue, tid)
     or (REQLESS.max_concurrency and Config.number(queue .. '-max-concurrency', 0) > 0)
     or call('SISMEMBER', Keys.paused(), queue) == 1
     or call('EXISTS', Keys.queue(queue, 'work'), Keys.queue(queue, 'scheduled'),
-      Keys.queue(queue, 'recur'), RateLimit.definition_key(tid)) > 0 then
+      Keys.queue(queue, 'recur'), RateLimit.definition_key(tid), Keys.history(jid),
+      Keys.dependents(jid), Keys.dependencies(jid)) > 0 then
     return worker, false
   end
   local expired = call('ZRANGEBYSCORE', Keys.queue(queue, 'locks'), '-inf', now, 'LIMIT', 0, 1)
@@ -192,14 +195,15 @@ end
 
 -- What the pop of Worker.push writes and publishes when it takes the job a put has just
 -- written (Worker.pickup said so), from the job's fields `f` (by Job.at's positions, as the
--- put wrote them: with the pop's state, worker, expires and attempt) and its throttle list.
-function Worker.hand_over(now, queue, worker, f, throttles)
+-- put wrote them: with the pop's state, worker, expires and attempt), its throttle list and
+-- the put's history entry (which the put left to this, see History.first_two).
+function Worker.hand_over(now, queue, worker, f, throttles, put_entry)
   local jid, at = f[Job.at.jid], Job.at
   local rates = RateLimit.begin(now)
   RateLimit.learn_none(rates, Keys.queue_throttle(queue))
   call('ZADD', Keys.workers(), now, worker)
   Throttle.try_acquire(jid, throttles, nil)
-  History.push(jid, History.pair_text(now, 'popped', 'worker', worker))
+  History.first_two(jid, put_entry, History.pair_text(now, 'popped', 'worker', worker))
   Events.if_tracked('popped', jid)
   local expires, popped = f[at.expires], {jid}
   call('ZADD', Keys.worker_jobs(worker), expires, jid)
@@ -207,8 +211,7 @@ function Worker.hand_over(now, queue, worker, f, throttles)
   Stats.record(queue, 'wait', now, {now - (tonumber(f[at.time]) or now)})
   Groups.rates.record(popped, now)
   RateLimit.finish(rates, popped, 1)
-  local known = {}
-  known[jid] = f
-  Events.publish(push_channel(worker), Job.list_json(REQLESS, popped, known, Worker.PUSHED, true))
+  Events.publish(push_channel(worker), '[' .. Job.json(REQLESS, jid, f, true, Worker.PUSHED,
+    true) .. ']')
   Events.publish('pushed', jid)
 end
