@@ -70,6 +70,11 @@ function History.put_text(D, now, queue)
   return last[4]
 end
 function History.put(D, jid, now, queue)
+  local last = History.last_put
+  if last[3] == queue and queue ~= nil and last[1] == math.floor(now)
+    and last[2] == D.history_queue then
+    return push(jid, last[4])  -- (the run's text without a call to make it)
+  end
   if queue == nil then return History.pair(jid, now, 'put', D.history_queue, queue) end
   push(jid, History.put_text(D, now, queue))
 end

@@ -164,12 +164,10 @@ do
     return data
   end
 
-  -- The last pairs of a put's HSET: a picked-up job's first attempt (Worker.hand_over's, in
-  -- the place the pop's HSET would add it), else the job's group.
-  local function last_pairs(group, picked)
-    if picked then return 'attempt', 1 end
-    return Groups.field(group)
-  end
+  -- The last pair of a picked-up job's HSET: its first attempt (Worker.hand_over's, where
+  -- the pop's HSET would add it); other puts end with Groups.field's (chosen, not wrapped in
+  -- a function of both: every put would pay for the call).
+  local function first_attempt() return 'attempt', 1 end
 
   -- The fields of a job put and picked up, by Job.at's positions, as stored now (the put
   -- having written the pop's state, worker, expires and attempt); a staged job's data (not
@@ -238,7 +236,7 @@ do
       'priority', priority, 'tags', tags_text(tags), 'state', shown_state,
       'worker', shown_worker, 'expires', expires, 'queue', queue, 'retries', retries,
       'remaining', retries, 'time', time_field(now), 'throttles', throttles_text(throttles),
-      last_pairs(group, picked))
+      (picked and first_attempt or Groups.field)(group))
     RateLimit.store(jid, rate_limits, old.state ~= nil)
     Groups.on_put(queue, jid, group)
     Job.settle_home(jid, old)
