@@ -148,7 +148,8 @@ Worker.PUSHED = {no_history = true, inline = true}
 -- publishes it to that worker (exactly a put followed by that worker's pop). `alone`: the
 -- caller knows that of the tracking set, the queue's throttle and its offers only the offers
 -- exist (put's one EXISTS), so the pop asks after neither of the others.
--- `chosen`: the taker Worker.pickup already drew (then it is not drawn again).
+-- `chosen`: the taker Worker.pickup already drew (then it is not drawn again). (A put whose
+-- new job is sure to be the pop's only choice takes a shorter road: Worker.hand_over.)
 function Worker.push(now, queue, alone, chosen)
   local worker = chosen or taker(now, queue)
   if worker == nil then return end
