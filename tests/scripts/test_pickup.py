@@ -108,6 +108,17 @@ async def history(lua: Lua) -> None:
     await lua.redis.rpush("ql:j:jid-history", '[0,"put",{"queue":"gone"}]', '[0,"done"]')
 
 
+async def job_done_without_history(lua: Lua) -> None:
+    await job_there(lua)
+    await rpop(lua, 2, queue="elsewhere", worker="w2")  # (its attempt 1)
+    assert await lua("job.complete", 3, "jid", "w2", "elsewhere", "{}") == "complete"
+    await lua.redis.delete("ql:j:jid-history")
+
+
+async def dependency(lua: Lua) -> None:
+    await rput(lua, 1, "first", queue="elsewhere")
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -117,6 +128,7 @@ class Case:
     command: str = "queue.put"
     staged: bool = False
     delay: float = 0
+    waits: bool = True  # the job waits (else nothing is pushed, and no pop follows the put)
     fast: bool = True  # the shorter road is taken
 
 
@@ -152,6 +164,11 @@ CASES = [
     Case("the job put again", setup=job_there, fast=False),
     Case("dependents of its jid", setup=dependent, fast=False),
     Case("a history of its jid", setup=history, fast=False),
+    Case("a job done put again, its history gone", setup=job_done_without_history, fast=False),
+    Case("a delayed put", delay=10, fast=False, waits=False),
+    Case(
+        "a dependency", setup=dependency, options=("depends", '["first"]'), fast=False, waits=False
+    ),
     Case("a group", options=("group", "g"), fast=False),
     Case("deduplicated", command="queue.putDeduplicated"),
 ]
@@ -195,8 +212,9 @@ async def test_a_pushed_put_leaves_what_a_put_and_the_workers_pop_leave(
     await case.setup(lua)
     async with EventCapture(lua.redis, "ql:*") as reference_events:
         await put(lua, case)
-        reply = await lua.json("queue.pop", NOW, "queue", "w1", 1)
+        reply = await lua.json("queue.pop", NOW, "queue", "w1", 1) if case.waits else []
     popped = [job["jid"] for job in reply]
+    assert popped or not case.waits or case.setup in (paused, no_pop_passes)
     objects = []
     for jid in popped:
         stored = await lua.json("job.get", NOW, jid)
