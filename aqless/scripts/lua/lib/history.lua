@@ -61,14 +61,28 @@ function History.push(jid, entry) push(jid, entry) end
 -- made is kept with what made it (the second, the key, the queue): puts come in runs into
 -- one queue within a second.
 History.last_put = {}
-function History.put(D, jid, now, queue)
+function History.put_text(D, now, queue)
   local second, key, last = math.floor(now), D.history_queue, History.last_put
-  if last[1] ~= second or last[2] ~= key or last[3] ~= queue or queue == nil then
-    if queue == nil then return History.pair(jid, now, 'put', key, queue) end
+  if last[1] ~= second or last[2] ~= key or last[3] ~= queue then
     last[1], last[2], last[3] = second, key, queue
     last[4] = History.pair_text(now, 'put', key, queue)
   end
-  push(jid, last[4])
+  return last[4]
+end
+function History.put(D, jid, now, queue)
+  local last = History.last_put
+  if last[3] == queue and queue ~= nil and last[1] == math.floor(now)
+    and last[2] == D.history_queue then
+    return push(jid, last[4])  -- (the run's text without a call to make it)
+  end
+  if queue == nil then return History.pair(jid, now, 'put', D.history_queue, queue) end
+  push(jid, History.put_text(D, now, queue))
+end
+
+-- The first two entries of a job whose history does not exist (a put picked up at once,
+-- Worker.hand_over): one RPUSH, as two pushes leave them (no limit trims two).
+function History.first_two(jid, first, second)
+  call('RPUSH', Keys.history(jid), first, second)
 end
 
 -- A stored entry as presented: its item with `when` and `what` added. A put entry names its

@@ -88,8 +88,9 @@ do
   -- `tags` are on), the dependencies `depends` no longer names, its queue, its place in a
   -- throttle's line, its worker, the completed set, its failure group. Returns whether the
   -- put took the job from another worker (then put is published here, before lock_lost; else
-  -- the caller publishes it last).
-  local function leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends)
+  -- the caller publishes it last). `picked`: the put's history entry waits for the pickup's
+  -- (Worker.hand_over).
+  local function leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends, picked)
     Tags.all_off(D, jid, old_tags)
     if #depends > 0 and old.state ~= nil then
       for _, dependency in ipairs(call('SMEMBERS', Keys.dependencies(jid))) do
@@ -103,7 +104,7 @@ do
     -- first (aqless._worker.pickup); the protocol's order of put, then lock_lost, comes first.
     local takes_lock = old.worker ~= nil and old.worker ~= '' and old.worker ~= worker
     if takes_lock then Events.put(jid, queue) end
-    History.put(D, jid, now, queue)
+    if not picked then History.put(D, jid, now, queue) end
     if old.queue ~= nil then Job.leave_queue(Job.home(old, jid), jid) end
     -- a parked job leaves its line too: the reference leaves it there (REQLESS 6.8), and a
     -- later release would add it to the work set wherever the put placed it
@@ -163,6 +164,25 @@ do
     return data
   end
 
+  -- The last pair of a picked-up job's HSET: its first attempt (Worker.hand_over's, where
+  -- the pop's HSET would add it); other puts end with Groups.field's (chosen, not wrapped in
+  -- a function of both: every put would pay for the call).
+  local function first_attempt() return 'attempt', 1 end
+
+  -- The fields of a job put and picked up, by Job.at's positions, as stored now (the put
+  -- having written the pop's state, worker, expires and attempt); a staged job's data (not
+  -- an argument) read back.
+  local function picked_fields(jid, klass, data, queue, priority, retries, tags, throttles,
+      now, worker, expires)
+    if data == NOTHING then data = call('HGET', Keys.job(jid), 'data') end
+    local f, at = {}, Job.at
+    f[at.time], f[at.jid], f[at.klass], f[at.state] = time_field(now), jid, klass, 'running'
+    f[at.queue], f[at.priority], f[at.retries], f[at.remaining] = queue, priority, retries, retries
+    f[at.data], f[at.tags], f[at.throttles] = data, tags_text(tags), throttles_text(throttles)
+    f[at.attempt], f[at.worker], f[at.expires] = 1, worker, expires
+    return f
+  end
+
   -- Puts the job the put list `a` describes; returns its jid.
   function Job.put(D, now, a)
     local worker, queue, jid, klass, data, delay, given_retries, given_tags, given_priority,
@@ -188,7 +208,15 @@ do
     local old_tags = NOTHING
     if old.tags ~= nil then old_tags = Tags.parse(old.tags) end
     local tags = given_tags or old_tags
-    local takes_lock = leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends)
+    -- the pickup (Worker.pickup): a new job, waiting at once, alone in a queue offered
+    local taker, picked, tried = nil, false, false
+    if existing == 1 and old == NOTHING and delay <= 0 and #depends == 0 and group == nil
+      and rate_limits == nil and #given_throttles == 0 and not Groups.is_grouped(queue) then
+      tried = true
+      taker, picked = Worker.pickup(now, queue, stem, jid)
+    end
+    local takes_lock = leave_old(D, now, jid, queue, worker, old, old_tags, tags, depends,
+      picked)
 
     local old_stem = nil
     if old.queue ~= nil then old_stem = Keys.queue_throttle(old.queue) end
@@ -196,14 +224,19 @@ do
     local state = 'waiting'
     if delay > 0 then state = 'scheduled' end
     Groups.leave_old(jid, group, old)
-    local data_field = 'data'
+    local shown_state, shown_worker, expires = state, '', 0
+    if picked then
+      shown_state, shown_worker, expires = 'running', taker, now + Config.heartbeat(queue)
+    end
+    local data_field, given_data = 'data', data
     if data == NOTHING then  -- staged, a new job: its hash is the staged one, data in it
       data_field, data = 'jid', jid  -- (jid written twice, data left as it is)
     end
     call('HSET', Keys.job(jid), 'jid', jid, 'klass', klass, data_field, data,
-      'priority', priority, 'tags', tags_text(tags), 'state', state, 'worker', '',
-      'expires', 0, 'queue', queue, 'retries', retries, 'remaining', retries,
-      'time', time_field(now), 'throttles', throttles_text(throttles), Groups.field(group))
+      'priority', priority, 'tags', tags_text(tags), 'state', shown_state,
+      'worker', shown_worker, 'expires', expires, 'queue', queue, 'retries', retries,
+      'remaining', retries, 'time', time_field(now), 'throttles', throttles_text(throttles),
+      (picked and first_attempt or Groups.field)(group))
     RateLimit.store(jid, rate_limits, old.state ~= nil)
     Groups.on_put(queue, jid, group)
     Job.settle_home(jid, old)
@@ -211,9 +244,15 @@ do
     if old ~= NOTHING then call('HDEL', Keys.job(jid), 'checkpoint') end
     Job.add_dependencies(jid, depends)
 
-    local waiting = place(now, queue, jid, old, depends, delay, throttles, state, priority)
+    local waiting = picked or place(now, queue, jid, old, depends, delay, throttles, state,
+      priority)
     Job.register_queue(queue, now)
-    if waiting and not no_offers then Worker.push(now, queue, existing == 1) end
+    if picked then
+      Worker.hand_over(now, queue, taker, picked_fields(jid, klass, given_data, queue, priority,
+        retries, tags, throttles, now, taker, expires), throttles, History.put_text(D, now, queue))
+    elseif waiting and not no_offers and (taker or not tried) then
+      Worker.push(now, queue, existing == 1, taker)
+    end
     if not takes_lock then Events.put(jid, queue) end
     Events.if_tracked('put', jid)
     return jid

@@ -148,8 +148,10 @@ Worker.PUSHED = {no_history = true, inline = true}
 -- publishes it to that worker (exactly a put followed by that worker's pop). `alone`: the
 -- caller knows that of the tracking set, the queue's throttle and its offers only the offers
 -- exist (put's one EXISTS), so the pop asks after neither of the others.
-function Worker.push(now, queue, alone)
-  local worker = taker(now, queue)
+-- `chosen`: the taker Worker.pickup already drew (then it is not drawn again). (A put whose
+-- new job is sure to be the pop's only choice takes a shorter road: Worker.hand_over.)
+function Worker.push(now, queue, alone, chosen)
+  local worker = chosen or taker(now, queue)
   if worker == nil then return end
   if alone then
     Events.learn_tracked(false)
@@ -161,4 +163,56 @@ function Worker.push(now, queue, alone)
       Job.list_json(REQLESS, popped, known, Worker.PUSHED, true))
     Events.publish('pushed', popped[1])
   end
+end
+
+-- The pickup: a put of a new job into a queue that some worker offers to take, before the
+-- put writes the job. Returns the taker (nil: none, then no push at all) and whether the
+-- pop Worker.push would run for it is sure to take exactly this job from nothing else than
+-- its own fields: the queue is not paused, caps neither its concurrency nor its pop's
+-- passes, holds no other waiting job nor any scheduled one, no recurring job nor rate limit,
+-- and no lock of it has expired; and of the job's jid neither a history (then the put's
+-- entry and the pop's go in one RPUSH) nor dependents nor dependencies exist (the pushed
+-- object then asks after neither). Then Worker.hand_over does what that pop would have done,
+-- without the work set's round (ZADD, ZREVRANGE, ZREM) and without reading the job back.
+-- The caller knows (put's one EXISTS) that of the tracking set, the queue's throttle and its
+-- offers only the offers may exist, that the queue is not grouped, and that the job is new
+-- and has no dependency, no delay, no throttle nor rate limit of its own.
+function Worker.pickup(now, queue, tid, jid)
+  local worker = taker(now, queue)
+  if worker == nil then return nil, false end
+  Events.learn_tracked(false)
+  Throttle.learn_unlimited(tid)
+  if Config.number(queue .. '-max-pop-retry', Config.number('max-pop-retry')) <= 0
+    or (REQLESS.max_concurrency and Config.number(queue .. '-max-concurrency', 0) > 0)
+    or call('SISMEMBER', Keys.paused(), queue) == 1
+    or call('EXISTS', Keys.queue(queue, 'work'), Keys.queue(queue, 'scheduled'),
+      Keys.queue(queue, 'recur'), RateLimit.definition_key(tid), Keys.history(jid),
+      Keys.dependents(jid), Keys.dependencies(jid)) > 0 then
+    return worker, false
+  end
+  local expired = call('ZRANGEBYSCORE', Keys.queue(queue, 'locks'), '-inf', now, 'LIMIT', 0, 1)
+  return worker, #expired == 0
+end
+
+-- What the pop of Worker.push writes and publishes when it takes the job a put has just
+-- written (Worker.pickup said so), from the job's fields `f` (by Job.at's positions, as the
+-- put wrote them: with the pop's state, worker, expires and attempt), its throttle list and
+-- the put's history entry (which the put left to this, see History.first_two).
+function Worker.hand_over(now, queue, worker, f, throttles, put_entry)
+  local jid, at = f[Job.at.jid], Job.at
+  local rates = RateLimit.begin(now)
+  RateLimit.learn_none(rates, Keys.queue_throttle(queue))
+  call('ZADD', Keys.workers(), now, worker)
+  Throttle.try_acquire(jid, throttles, nil)
+  History.first_two(jid, put_entry, History.pair_text(now, 'popped', 'worker', worker))
+  Events.if_tracked('popped', jid)
+  local expires, popped = f[at.expires], {jid}
+  call('ZADD', Keys.worker_jobs(worker), expires, jid)
+  call('ZADD', Keys.queue(queue, 'locks'), expires, jid)
+  Stats.record(queue, 'wait', now, {now - (tonumber(f[at.time]) or now)})
+  Groups.rates.record(popped, now)
+  RateLimit.finish(rates, popped, 1)
+  Events.publish(push_channel(worker), '[' .. Job.json(REQLESS, jid, f, true, Worker.PUSHED,
+    true) .. ']')
+  Events.publish('pushed', jid)
 end
