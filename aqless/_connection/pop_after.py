@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from redis.exceptions import ResponseError
 
-from aqless.scripts.loader import Argument, Call, Reply, refusal
+from aqless.scripts.loader import Argument, Call, Reply, answered
 
 __all__ = ["OUTCOMES", "POP", "PopAfter"]
 
@@ -89,8 +89,8 @@ class PopAfter:
         if not isinstance(reply, list) or len(reply) < 1 + 2 * count:
             error = ResponseError(f"joined outcomes: unexpected reply {reply!r}")
             return [error] * (count + 1)
-        replies = [_part(reply[i], _at(reply, i + 1)) for i in range(2, 2 + 2 * count, 2)]
-        return [*replies, _part(reply[0], reply[1])]
+        replies = [answered(reply[i], _at(reply, i + 1)) for i in range(2, 2 + 2 * count, 2)]
+        return [*replies, answered(reply[0], reply[1])]
 
 
 def _plain_complete(
@@ -108,12 +108,3 @@ def _plain_complete(
 
 def _at(reply: list[Reply], index: int) -> Reply:
     return reply[index] if index < len(reply) else None
-
-
-def _part(status: Reply, reply: Reply) -> Reply:
-    """One call's reply: as it came, or the refusal whose text came (as the server's)."""
-    return reply if _text(status) == "ok" else refusal(_text(reply))
-
-
-def _text(part: Reply) -> str:
-    return part.decode() if isinstance(part, bytes) else str(part)

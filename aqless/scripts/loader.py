@@ -53,6 +53,13 @@ def refusal(text: str) -> ResponseError:
     return ResponseError(rest if code == "ERR" else text)
 
 
+def answered(status: Reply, reply: Reply) -> Reply:
+    """One call's reply from a script that ran several (``jobs.outcomes``, ``jobs.puts``),
+    given as ``ok`` and the reply, or ``refused`` and the refusal's text: as it came, or
+    that refusal (as the server's)."""
+    return reply if _text(status) == "ok" else refusal(_text(reply))
+
+
 def _missing_function(error: ResponseError) -> bool:
     return str(error).startswith("Function not found")
 
@@ -341,9 +348,7 @@ def _split_puts(replies: list[Reply], sizes: Sequence[int]) -> list[Reply]:
         elif not isinstance(reply, list) or len(reply) != 2 * size:
             answers += [ResponseError(f"joined puts: unexpected reply {reply!r}")] * size
         else:
-            for i in range(0, 2 * size, 2):
-                ok = _text(reply[i]) == "ok"
-                answers.append(reply[i + 1] if ok else refusal(_text(reply[i + 1])))
+            answers += [answered(reply[i], reply[i + 1]) for i in range(0, 2 * size, 2)]
     return answers + list(replies[len(sizes) :])
 
 
