@@ -41,6 +41,7 @@ from aqless.errors import (
     ScriptError,
 )
 from aqless.scripts.loader import Argument
+from aqless.scripts.staging import PUT_START
 from aqless.typed import put_payload
 
 # What a caller names: the rest (prepare_put, class_name...) serves the queues' own code.
@@ -513,19 +514,13 @@ class PreparedPut(NamedTuple):
     unencoded: Any = ENCODED
 
 
-#: Where a put's data sits among its arguments: after worker, queue, jid and klass (a
-#: deduplicated put's come after the dedup id, its mode and its ttl).
-_DATA = 4
-_DEDUP_ARGUMENTS = 3
-
-
 def encode_later(put: PreparedPut, codec: PayloadCodec | None) -> None:
     """The data `prepare_put(..., later=True)` left unencoded, encoded (through `codec`)
     into its argument, in place; nothing for a put whose data is encoded."""
     if put.unencoded is not ENCODED:
-        at = _DATA + (_DEDUP_ARGUMENTS if put.command == DEDUP_COMMAND else 0)
-        queue = str(put.arguments[at - 3])
-        put.arguments[at] = stored_data(put.unencoded, queue, put.jid, codec)
+        start = PUT_START[put.command]  # then worker, queue, jid, klass, data...
+        queue = str(put.arguments[start + 1])
+        put.arguments[start + 4] = stored_data(put.unencoded, queue, put.jid, codec)
 
 
 #: The most bytes of arguments one round trip of `put_many` carries (whatever its `batch`):

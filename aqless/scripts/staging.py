@@ -21,7 +21,7 @@ codec's envelope): the script does not check it again.
 
 The staged key is in the job's own key space (its prefix: on a Cluster the prefix's hash tag
 keeps it in the deployment's slot; on a sharded deployment the transaction goes to the
-job's shard). Puts of the commands in `_PUT_START` are staged (``job.requeue``, flows and
+job's shard). Puts of the commands in `PUT_START` are staged (``job.requeue``, flows and
 batches carry their data as before), and only over the client's own (lean) connection.
 """
 
@@ -33,7 +33,7 @@ from typing import NamedTuple, TypeAlias
 #: an argument on the wire (aqless.scripts.loader's `Argument`, which imports this module)
 Argument: TypeAlias = str | bytes | int | float
 
-__all__ = ["STAGED_BYTES", "Staged", "staged"]
+__all__ = ["PUT_START", "STAGED_BYTES", "Staged", "staged"]
 
 #: The size from which a put's data is staged: the smallest at which staging spares the
 #: server work for every kind of JSON text. The transaction costs ~25k instructions more than
@@ -43,10 +43,10 @@ __all__ = ["STAGED_BYTES", "Staged", "staged"]
 #: benchmarks.lua_instructions --payloads ...`, benchmarks/HISTORY.md).
 STAGED_BYTES = 16 * 1024
 
-#: For each put command staged: where put's own arguments (worker, queue, jid, klass, data,
-#: delay, options...) begin among its arguments after `now` (a deduplicated put's three come
-#: first).
-_PUT_START = {"queue.put": 0, "queue.putNew": 0, "queue.putDeduplicated": 3}
+#: For each put command (those staged, and those aqless.puts.prepare_put makes): where put's
+#: own arguments (worker, queue, jid, klass, data, delay, options...) begin among its
+#: arguments after `now` (a deduplicated put's three come first).
+PUT_START = {"queue.put": 0, "queue.putNew": 0, "queue.putDeduplicated": 3}
 
 
 class Staged(NamedTuple):
@@ -61,7 +61,7 @@ class Staged(NamedTuple):
 def staged(command: str, args: Sequence[Argument], prefix: str) -> Staged | None:
     """The staged form of a call (`args` begin with its `now`) of a put whose data is at
     least `STAGED_BYTES` long; None for any other call."""
-    start = _PUT_START.get(command)
+    start = PUT_START.get(command)
     if start is None or len(args) < start + 7:
         return None
     data = args[start + 5]

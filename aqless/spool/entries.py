@@ -7,13 +7,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from aqless.puts import DEDUP_COMMAND, PreparedPut
+from aqless.puts import PreparedPut
 from aqless.scripts.loader import Argument
+from aqless.scripts.staging import PUT_START
 
-#: Where a put's delay sits among its arguments: after worker, queue, jid, klass and data.
+#: Where a put's delay sits among its own arguments: after worker, queue, jid, klass and data.
 _DELAY = 5
-#: The arguments a dedup id puts in front of a put's own (id, mode, ttl).
-_DEDUP_ARGUMENTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +71,7 @@ class SpooledPut:
 
 
 def _delay_index(command: str) -> int:
-    return _DELAY + (_DEDUP_ARGUMENTS if command == DEDUP_COMMAND else 0)
+    return PUT_START.get(command, 0) + _DELAY
 
 
 def _plain(argument: Argument) -> str | int | float:
