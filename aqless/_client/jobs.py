@@ -144,9 +144,7 @@ class Jobs(JobsScripted):
             print(page.total, page.jids)
             ```
         """
-        offset, count = rules.checked_listing(offset, count, "jobs.tagged")
-        reply = await self._client.protocol.json("jobs.tagged", tag, offset, count)
-        return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
+        return await self._page("jobs.tagged", tag, offset, count)
 
     async def tracked(self) -> tuple[list[Job], list[str]]:
         """The tracked jobs, and the tracked jids whose jobs are gone.
@@ -178,8 +176,12 @@ class Jobs(JobsScripted):
             print(page.total, page.jids)
             ```
         """
-        offset, count = rules.checked_listing(offset, count, "jobs.failedByGroup")
-        reply = await self._client.protocol.json("jobs.failedByGroup", group, offset, count)
+        return await self._page("jobs.failedByGroup", group, offset, count)
+
+    async def _page(self, command: str, key: str, offset: object, count: object) -> Page:
+        """A page of the jids `command` lists under `key`, its offset and count checked."""
+        offset, count = rules.checked_listing(offset, count, command)
+        reply = await self._client.protocol.json(command, key, offset, count)
         return Page(total=int(reply["total"]), jids=tuple(listed(reply["jobs"])))
 
     async def failure_groups(self) -> dict[str, int]:
