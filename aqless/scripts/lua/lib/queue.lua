@@ -158,6 +158,14 @@ function Queue.pop_jids(D, now, queue, worker, count)
     Queue.promote(queue, now, count - #reclaimed)
     known = take_waiting(now, queue, worker, count, grouped, rates, texts, popped, known, waits)
   end
+  Queue.pop_end(now, queue, worker, expires, popped, waits, rates, count)
+  return popped, known
+end
+
+-- The end of a pop of `count` jobs (also a pickup's, Worker.hand_over): the `popped` jobs
+-- locked to `worker` until `expires`, their `waits` in the wait statistic, the group rates
+-- and the rate limits (`rates`, RateLimit.begin's) told.
+function Queue.pop_end(now, queue, worker, expires, popped, waits, rates, count)
   if #popped > 0 then
     zadd_batched(Keys.worker_jobs(worker), expires, popped)
     zadd_batched(Keys.queue(queue, 'locks'), expires, popped)
@@ -165,7 +173,6 @@ function Queue.pop_jids(D, now, queue, worker, count)
   Stats.record(queue, 'wait', now, waits)
   Groups.rates.record(popped, now)
   RateLimit.finish(rates, popped, count)
-  return popped, known
 end
 
 -- A pop's arguments checked: its count as a whole number.

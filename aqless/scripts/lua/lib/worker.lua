@@ -206,12 +206,8 @@ function Worker.hand_over(now, queue, worker, f, throttles, put_entry)
   Throttle.try_acquire(jid, throttles, nil)
   History.first_two(jid, put_entry, History.pair_text(now, 'popped', 'worker', worker))
   Events.if_tracked('popped', jid)
-  local expires, popped = f[at.expires], {jid}
-  call('ZADD', Keys.worker_jobs(worker), expires, jid)
-  call('ZADD', Keys.queue(queue, 'locks'), expires, jid)
-  Stats.record(queue, 'wait', now, {now - (tonumber(f[at.time]) or now)})
-  Groups.rates.record(popped, now)
-  RateLimit.finish(rates, popped, 1)
+  Queue.pop_end(now, queue, worker, f[at.expires], {jid}, {now - (tonumber(f[at.time]) or now)},
+    rates, 1)
   Events.publish(push_channel(worker), '[' .. Job.json(REQLESS, jid, f, true, Worker.PUSHED,
     true) .. ']')
   Events.publish('pushed', jid)
